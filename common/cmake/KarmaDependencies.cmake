@@ -1,0 +1,80 @@
+# Finds what the suite builds on. Kokkos: a Kokkos the user names with
+# Kokkos_ROOT (or Kokkos_DIR) wins; otherwise the threaded Kokkos that
+# scripts/bootstrap.sh builds into the user's cache is found as a hint.
+set(_karma_cache "$ENV{KARMA_CACHE_DIR}")
+if(NOT _karma_cache)
+  if(DEFINED ENV{XDG_CACHE_HOME})
+    set(_karma_cache "$ENV{XDG_CACHE_HOME}/karma")
+  else()
+    set(_karma_cache "$ENV{HOME}/.cache/karma")
+  endif()
+endif()
+find_package(Kokkos 3.4 REQUIRED
+  HINTS "${_karma_cache}/kokkos-3.4.01-openmp" "${_karma_cache}/kokkos-3.4.01-serial-debian")
+message(STATUS "karma: Kokkos ${Kokkos_VERSION} from ${Kokkos_DIR}")
+
+# A Kokkos built with its CUDA backend as a CMake language compiles every
+# source that includes Kokkos as CUDA (see karma_kokkos_sources).
+set(KARMA_KOKKOS_LANGUAGE CXX)
+if(Kokkos_COMPILE_LANGUAGE STREQUAL "CUDA")
+  if(NOT CMAKE_CUDA_ARCHITECTURES AND Kokkos_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES "${Kokkos_CUDA_ARCHITECTURES}")
+  endif()
+  enable_language(CUDA)
+  set(KARMA_KOKKOS_LANGUAGE CUDA)
+endif()
+
+# Marks sources that include Kokkos to be compiled the way Kokkos needs
+# (all of the target's .cpp files when none are named).
+function(karma_kokkos_sources target)
+  if(KARMA_KOKKOS_LANGUAGE STREQUAL "CUDA")
+    set(_sources ${ARGN})
+    if(NOT _sources)
+      get_target_property(_sources ${target} SOURCES)
+    endif()
+    foreach(_s IN LISTS _sources)
+      if(_s MATCHES "\\.cpp$")
+        set_source_files_properties(${_s} PROPERTIES LANGUAGE CUDA)
+      endif()
+    endforeach()
+    if(Kokkos_CUDA_ARCHITECTURES)
+      set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES "${Kokkos_CUDA_ARCHITECTURES}")
+    endif()
+  endif()
+endfunction()
+
+find_package(yaml-cpp REQUIRED)
+if(TARGET yaml-cpp::yaml-cpp)
+  set(KARMA_YAML_TARGET yaml-cpp::yaml-cpp)
+else()
+  set(KARMA_YAML_TARGET yaml-cpp)  # yaml-cpp 0.7 exports an unnamespaced target
+endif()
+find_package(nlohmann_json 3.10 REQUIRED)
+
+if(KARMA_ENABLE_MPI)
+  # The C API only: the deprecated C++ bindings (libmpi_cxx) are not needed.
+  find_package(MPI REQUIRED COMPONENTS C)
+endif()
+
+if(KARMA_ENABLE_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+
+# Warnings for the suite's own targets, whichever compiler drives them.
+add_library(karma_warnings INTERFACE)
+target_compile_options(karma_warnings INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>
+  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+if(KARMA_ENABLE_WARNINGS_AS_ERRORS)
+  target_compile_options(karma_warnings INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-Werror> $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Werror>)
+endif()
+
+if(KARMA_ENABLE_SANITIZERS)
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined>
+                      $<$<COMPILE_LANGUAGE:CXX>:-fno-omit-frame-pointer>
+                      $<$<COMPILE_LANGUAGE:CXX>:-fno-sanitize-recover=undefined>)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+include(KarmaMiniapp)

@@ -1,0 +1,101 @@
+// What every mini-app shares: its command line, start-up and shutdown of
+// MPI and Kokkos, the memory check, and the results (JSON + table).
+//
+// A mini-app is an App: a name, a deck schema and a run function that turns
+// the resolved deck into a Report. run_main() does everything else.
+#pragma once
+
+#include "karma/deck.hpp"
+#include "karma/error.hpp"
+#include "karma/timing.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace karma {
+
+struct CommandLine {
+  std::string deck_path;
+  std::vector<std::string> overrides;  // --set key=value, in order
+  std::string output;                  // empty: a time-stamped file in run.results_dir
+  bool quiet = false;
+  bool help = false;
+};
+
+// `args` holds the arguments after the program name, --kokkos-* removed.
+CommandLine parse_command_line(const std::vector<std::string>& args);
+std::string usage(const std::string& executable);
+
+struct KernelResult {
+  std::string name;
+  double bytes = 0;  // moved by one execution, all ranks together
+  double flops = 0;  // done by one execution, all ranks together
+  Stats time;        // seconds; each repetition is the slowest rank's
+  double fom = 0;    // figure of merit, from the best (minimum) time
+  std::string fom_units;
+  bool higher_is_better = true;
+  nlohmann::json extra = nlohmann::json::object();
+};
+
+// Bandwidth in GB/s (1e9 bytes per second), as STREAM and BabelStream count it.
+inline double gigabytes_per_second(double bytes, double seconds) {
+  return seconds > 0 ? bytes / seconds * 1e-9 : 0.0;
+}
+
+struct Check {
+  std::string name;
+  std::string measure;  // e.g. "max relative error"
+  double error = 0;
+  double tolerance = 0;
+  bool passed() const { return error <= tolerance; }  // NaN never passes
+};
+
+struct Report {
+  std::string summary;  // one line describing the problem, for the table
+  nlohmann::json problem = nlohmann::json::object();
+  std::vector<KernelResult> kernels;
+  std::vector<Check> checks;  // global: already reduced over ranks
+  bool passed() const;
+};
+
+struct Context {
+  const Deck& deck;
+  const CommandLine& command_line;
+  int device_id = -1;  // -1: the host
+
+  // Collective: refuses, before anything is allocated, a problem that does
+  // not fit the memory of the device each rank runs on (exit 3, all ranks).
+  void require_memory(std::uint64_t bytes_per_rank, const std::string& what) const;
+  // Whether rank 0 should print progress and tables.
+  bool verbose() const;
+};
+
+struct App {
+  std::string name;     // "stream" builds karma-stream
+  std::string summary;  // one line for --help
+  Schema schema;
+  std::function<Report(const Context&)> run;
+};
+
+// The whole life of a mini-app; returns the process exit code.
+int run_main(int argc, char** argv, const App& app);
+
+// Free memory of the device this rank runs on: MemAvailable for the host,
+// the CUDA runtime's free memory for a GPU. `source` says which.
+struct MemoryInfo {
+  std::uint64_t free_bytes = 0;
+  std::string source;
+};
+MemoryInfo available_memory();
+
+// Writes text to path through a temporary file and a rename, so a reader
+// never sees half a file. Throws Error(exit_runtime_error) on failure.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+std::string format_bytes(double bytes);
+
+}  // namespace karma

@@ -1,0 +1,43 @@
+// The MPI calls the core needs, as free functions that are trivial in a
+// build without MPI (KARMA_ENABLE_MPI=OFF), so no mini-app needs #ifdefs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace karma::comm {
+
+void init(int* argc, char*** argv);
+void finalize();
+bool initialized();
+
+int rank();
+int size();
+inline bool is_root() { return rank() == 0; }
+
+// Ranks sharing a node (MPI_Comm_split_type shared): device selection and
+// memory checks are per node.
+int local_rank();
+int local_size();
+int node_count();
+
+void barrier();
+[[noreturn]] void abort(int exit_code);
+
+double max(double v);
+double min(double v);
+double sum(double v);
+std::int64_t sum(std::int64_t v);
+std::int64_t max(std::int64_t v);
+bool all(bool v);
+// Element-wise maximum over ranks, in place.
+void max_inplace(std::vector<double>& v);
+// Every rank's string, on every rank, in rank order.
+std::vector<std::string> allgather(const std::string& s);
+// Sum over the ranks of this node that share device_id.
+std::int64_t sum_on_device(std::int64_t v, int device_id);
+
+std::string library_version();  // "none" without MPI
+
+}  // namespace karma::comm

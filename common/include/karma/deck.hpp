@@ -1,0 +1,107 @@
+// YAML input decks with a schema: typed keys with defaults, ranges and
+// enumerations; anything the schema does not know is an error.
+//
+// Every error is an InputError (exit 2) whose message starts with where the
+// value came from: "deck.yaml:3:11: stream.layout: ..." for the deck,
+// "--set stream.layout=...: stream.layout: ..." for the command line.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace karma {
+
+enum class KeyType { integer, number, boolean, string, choice, integer_list, choice_list };
+
+struct KeySpec {
+  std::string path;  // dotted: "stream.shape"
+  KeyType type;
+  std::string help;
+  nlohmann::json default_value;
+  std::optional<double> min;             // integer, number and list elements
+  std::optional<double> max;
+  std::vector<std::string> choices;      // choice, choice_list
+  std::vector<std::size_t> lengths;      // allowed list lengths; empty: any >= 1
+};
+
+class Schema {
+ public:
+  Schema& integer(const std::string& path, std::int64_t def, const std::string& help,
+                  std::optional<std::int64_t> min = std::nullopt,
+                  std::optional<std::int64_t> max = std::nullopt);
+  Schema& number(const std::string& path, double def, const std::string& help,
+                 std::optional<double> min = std::nullopt,
+                 std::optional<double> max = std::nullopt);
+  Schema& boolean(const std::string& path, bool def, const std::string& help);
+  Schema& string(const std::string& path, const std::string& def, const std::string& help);
+  Schema& choice(const std::string& path, const std::string& def,
+                 const std::vector<std::string>& choices, const std::string& help);
+  Schema& integer_list(const std::string& path, const std::vector<std::int64_t>& def,
+                       const std::string& help, std::vector<std::size_t> lengths = {},
+                       std::optional<std::int64_t> min = std::nullopt);
+  Schema& choice_list(const std::string& path, const std::vector<std::string>& def,
+                      const std::vector<std::string>& choices, const std::string& help);
+
+  // The `run:` section every mini-app shares.
+  Schema& run_section(std::int64_t repetitions, std::int64_t warmup);
+
+  const KeySpec* find(const std::string& path) const;
+  bool is_section(const std::string& path) const;
+  const std::vector<KeySpec>& keys() const { return keys_; }
+  // Known key paths nearest to an unknown one (for "did you mean").
+  std::string suggest(const std::string& unknown) const;
+  // Every key with its type, default and meaning, for --help.
+  std::string help_text() const;
+
+ private:
+  Schema& add(KeySpec spec);
+  std::vector<KeySpec> keys_;
+};
+
+std::string describe_type(const KeySpec& spec);
+
+class Deck {
+ public:
+  // Reads and validates the deck, then applies `key=value` overrides.
+  static Deck load(const std::string& path, const Schema& schema,
+                   const std::vector<std::string>& overrides = {});
+  // The same from text already in memory; `name` stands for the file.
+  static Deck parse(const std::string& text, const std::string& name, const Schema& schema,
+                    const std::vector<std::string>& overrides = {});
+
+  std::int64_t integer(const std::string& path) const;
+  double number(const std::string& path) const;
+  bool boolean(const std::string& path) const;
+  std::string string(const std::string& path) const;
+  std::vector<std::int64_t> integer_list(const std::string& path) const;
+  std::vector<std::string> string_list(const std::string& path) const;
+
+  // For checks the schema cannot express (a size whose byte count
+  // overflows): throws an InputError located at the key's origin.
+  [[noreturn]] void fail(const std::string& path, const std::string& message) const;
+  // "file:line:col" or "--set ..." or "default" for a key.
+  std::string origin(const std::string& path) const;
+
+  // Every key, defaults included, as nested JSON: goes into the results.
+  nlohmann::json resolved() const;
+  const std::string& source() const { return source_; }
+  const std::string& sha256() const { return sha256_; }
+
+ private:
+  struct Value {
+    nlohmann::json value;
+    std::string origin;
+  };
+  const Value& at(const std::string& path) const;
+
+  std::string source_;
+  std::string sha256_;
+  std::map<std::string, Value> values_;
+};
+
+}  // namespace karma

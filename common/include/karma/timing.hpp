@@ -1,0 +1,47 @@
+// Fenced timing of kernels and the statistics of the repetitions.
+#pragma once
+
+#include "karma/comm.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace karma {
+
+struct Stats {
+  std::size_t count = 0;
+  double min = 0, median = 0, mean = 0, max = 0, stddev = 0;  // stddev: sample (n-1)
+};
+
+Stats summarize(std::vector<double> samples);
+
+// Times named kernels over repetitions. Each timed call starts after a fence
+// and a barrier and ends with a fence, so the device work is inside the
+// interval; each repetition's time is the slowest rank's.
+class KernelTimer {
+ public:
+  template <class Fn>
+  void time(const std::string& name, Fn&& fn) {
+    Kokkos::fence();
+    comm::barrier();
+    const auto start = std::chrono::steady_clock::now();
+    fn();
+    Kokkos::fence();
+    const auto stop = std::chrono::steady_clock::now();
+    samples_[name].push_back(std::chrono::duration<double>(stop - start).count());
+  }
+
+  // Collective: reduces every repetition over ranks, then summarises.
+  std::map<std::string, Stats> finish() const;
+  const std::vector<double>& samples(const std::string& name) const { return samples_.at(name); }
+
+ private:
+  std::map<std::string, std::vector<double>> samples_;
+};
+
+}  // namespace karma

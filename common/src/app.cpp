@@ -1,0 +1,449 @@
+#include "karma/app.hpp"
+
+#include "karma/build_info.hpp"
+#include "karma/comm.hpp"
+#include "karma/system.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace karma {
+
+// --- command line ------------------------------------------------------------
+
+std::string usage(const std::string& executable) {
+  return "usage: " + executable +
+         " DECK.yaml [--set key=value ...] [--output FILE.json] [--quiet] [--help]"
+         " [--kokkos-...]\n"
+         "  --set key=value   override a deck key (repeatable), e.g. --set run.repetitions=10\n"
+         "  --output FILE     write the results JSON to FILE (default: a time-stamped file in\n"
+         "                    run.results_dir)\n"
+         "  --quiet           print only the FOM and RESULT lines\n"
+         "  --help            this text and every deck key\n"
+         "  --kokkos-...      passed to Kokkos (e.g. --kokkos-num-threads=4)\n"
+         "exit codes: 0 ok, 1 verification failed, 2 bad input or usage, 3 resource or run-time "
+         "error\n";
+}
+
+CommandLine parse_command_line(const std::vector<std::string>& args) {
+  CommandLine cli;
+  auto value_of = [&](std::size_t& i, const std::string& option) {
+    const std::string& arg = args[i];
+    if (arg.size() > option.size() && arg[option.size()] == '=')
+      return arg.substr(option.size() + 1);
+    if (i + 1 >= args.size()) throw InputError(option + " needs a value");
+    return args[++i];
+  };
+  auto is = [](const std::string& arg, const std::string& option) {
+    return arg == option || arg.rfind(option + "=", 0) == 0;
+  };
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      cli.help = true;
+    } else if (arg == "--quiet" || arg == "-q") {
+      cli.quiet = true;
+    } else if (is(arg, "--set")) {
+      cli.overrides.push_back(value_of(i, "--set"));
+    } else if (is(arg, "--output")) {
+      cli.output = value_of(i, "--output");
+      if (cli.output.empty()) throw InputError("--output needs a file name");
+    } else if (!arg.empty() && arg[0] == '-') {
+      throw InputError("unknown option '" + arg + "' (see --help)");
+    } else if (cli.deck_path.empty()) {
+      cli.deck_path = arg;
+    } else {
+      throw InputError("more than one deck given: '" + cli.deck_path + "' and '" + arg + "'");
+    }
+  }
+  if (!cli.help && cli.deck_path.empty()) throw InputError("no deck given (see --help)");
+  return cli;
+}
+
+// --- small helpers -------------------------------------------------------------
+
+std::string format_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (bytes >= 1024.0 && u < 6) {
+    bytes /= 1024.0;
+    ++u;
+  }
+  char text[64];
+  std::snprintf(text, sizeof(text), u ? "%.2f %s" : "%.0f %s", bytes, units[u]);
+  return text;
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ignored;
+      fs::remove(temporary, ignored);
+      throw Error(exit_runtime_error, "cannot write '" + temporary + "'");
+    }
+  }
+  std::error_code ec;
+  fs::rename(temporary, path, ec);
+  if (ec) {
+    fs::remove(temporary, ec);
+    throw Error(exit_runtime_error, "cannot rename results into '" + path + "'");
+  }
+}
+
+bool Report::passed() const {
+  for (const auto& c : checks)
+    if (!c.passed()) return false;
+  return !checks.empty();  // a run that checked nothing has not passed
+}
+
+bool Context::verbose() const { return comm::is_root() && !command_line.quiet; }
+
+void Context::require_memory(std::uint64_t bytes_per_rank, const std::string& what) const {
+  const MemoryInfo memory = available_memory();
+  const std::int64_t demand =
+      comm::sum_on_device(static_cast<std::int64_t>(std::min<std::uint64_t>(
+                              bytes_per_rank, static_cast<std::uint64_t>(INT64_MAX))),
+                          device_id);
+  const bool fits = static_cast<std::uint64_t>(demand) <= memory.free_bytes;
+  // Everyone learns the worst case, so every rank refuses together.
+  const double worst_demand = comm::max(static_cast<double>(demand));
+  const double least_free = comm::min(static_cast<double>(memory.free_bytes));
+  if (!comm::all(fits)) {
+    std::ostringstream m;
+    m << "the problem does not fit: " << what << " needs " << format_bytes(worst_demand)
+      << " (" << static_cast<double>(worst_demand) << " bytes) on one "
+      << (device_id >= 0 ? "device" : "node") << " but only " << format_bytes(least_free) << " ("
+      << least_free << " bytes) is free (" << memory.source
+      << "); nothing was allocated. Use a smaller problem or more ranks.";
+    throw Error(exit_runtime_error, m.str(), /*collective=*/true);
+  }
+}
+
+namespace {
+
+std::string utc_stamp(std::chrono::system_clock::time_point t, const char* format) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[64];
+  std::strftime(text, sizeof(text), format, &utc);
+  return text;
+}
+
+// Decided before the run, so a bad --output costs no run time.
+std::string choose_output(const std::string& app, const CommandLine& cli, const Deck& deck,
+                          std::chrono::system_clock::time_point start) {
+  auto writable_ancestor = [](fs::path dir) {
+    std::error_code ec;
+    while (!dir.empty() && !fs::exists(dir, ec)) dir = dir.parent_path();
+    if (dir.empty()) dir = ".";
+    return fs::is_directory(dir, ec) && access(dir.c_str(), W_OK) == 0;
+  };
+  if (!cli.output.empty()) {
+    const fs::path out(cli.output);
+    std::error_code ec;
+    if (fs::is_directory(out, ec))
+      throw InputError("--output " + cli.output + ": is a directory; name a file");
+    const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+    if (!fs::is_directory(parent, ec))
+      throw InputError("--output " + cli.output + ": directory '" + parent.string() +
+                       "' does not exist");
+    if (access(parent.c_str(), W_OK) != 0)
+      throw InputError("--output " + cli.output + ": directory '" + parent.string() +
+                       "' is not writable");
+    return cli.output;
+  }
+  const std::string dir = deck.string("run.results_dir");
+  if (!writable_ancestor(dir))
+    deck.fail("run.results_dir", "cannot create or write directory '" + dir + "'");
+  const std::string stem = (fs::path(dir) / ("karma-" + app + "_" + hostname() + "_" +
+                                             utc_stamp(start, "%Y%m%dT%H%M%SZ")))
+                               .string();
+  return stem + ".json";
+}
+
+std::string unique_path(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return path;
+  const std::string stem = path.substr(0, path.size() - 5);  // drop ".json"
+  for (int k = 2;; ++k) {
+    const std::string candidate = stem + "_" + std::to_string(k) + ".json";
+    if (!fs::exists(candidate, ec)) return candidate;
+  }
+}
+
+nlohmann::json stats_json(const Stats& s) {
+  return {{"count", s.count}, {"min", s.min},       {"median", s.median},
+          {"mean", s.mean},   {"max", s.max},       {"stddev", s.stddev}};
+}
+
+nlohmann::json results_json(const App& app, const CommandLine& cli, const Deck& deck,
+                            const Report& report, const nlohmann::json& ranks,
+                            const std::string& command, const std::string& started,
+                            double duration_s) {
+  nlohmann::json doc;
+  doc["schema_version"] = 1;
+  doc["app"] = app.name;
+  doc["suite"] = {{"name", "karma"},
+                  {"version", build_info::version},
+                  {"git_describe", build_info::git_describe},
+                  {"git_dirty", build_info::git_dirty}};
+  doc["date"] = started;
+  doc["duration_s"] = duration_s;
+  doc["command_line"] = command;
+  doc["deck"] = {{"path", deck.source()},
+                 {"sha256", deck.sha256()},
+                 {"overrides", cli.overrides},
+                 {"resolved", deck.resolved()}};
+  doc["job"] = describe_job();
+
+  std::vector<std::string> hosts;
+  int ranks_per_node = 0;
+  for (const auto& r : ranks) {
+    const std::string h = r["host"];
+    if (std::find(hosts.begin(), hosts.end(), h) == hosts.end()) hosts.push_back(h);
+    ranks_per_node = std::max(ranks_per_node, r["local_size"].get<int>());
+  }
+  doc["hosts"] = hosts;
+  doc["mpi"] = {{"enabled", build_info::mpi_enabled},
+                {"library_version", comm::library_version()},
+                {"ranks", comm::size()},
+                {"nodes", comm::node_count()},
+                {"ranks_per_node", ranks_per_node}};
+  doc["ranks"] = ranks;
+  doc["kokkos"] = describe_kokkos();
+  doc["build"] = {{"type", build_info::build_type},
+                  {"compiler", build_info::compiler},
+                  {"cxx_flags", build_info::cxx_flags},
+                  {"cuda_flags", build_info::cuda_flags}};
+  doc["problem"] = report.problem;
+
+  auto kernels = nlohmann::json::array();
+  for (const auto& k : report.kernels) {
+    nlohmann::json j = {{"name", k.name},
+                        {"bytes", k.bytes},
+                        {"flops", k.flops},
+                        {"time_s", stats_json(k.time)},
+                        {"fom",
+                         {{"value", k.fom},
+                          {"units", k.fom_units},
+                          {"higher_is_better", k.higher_is_better},
+                          {"from", "minimum time"}}}};
+    j.update(k.extra);
+    kernels.push_back(j);
+  }
+  doc["kernels"] = kernels;
+
+  auto checks = nlohmann::json::array();
+  for (const auto& c : report.checks)
+    checks.push_back({{"name", c.name},
+                      {"measure", c.measure},
+                      {"error", c.error},
+                      {"tolerance", c.tolerance},
+                      {"passed", c.passed()}});
+  doc["verification"] = {{"passed", report.passed()}, {"checks", checks}};
+  doc["result"] = report.passed() ? "PASSED" : "FAILED";
+  return doc;
+}
+
+void print_table(const std::string& executable, const Report& report) {
+  std::printf("\n%-12s %14s %8s %12s %12s %12s %9s\n", "kernel", "FOM (best)", "units",
+              "min ms", "median ms", "max ms", "stddev%");
+  for (const auto& k : report.kernels) {
+    std::printf("%-12s %14.1f %8s %12.4f %12.4f %12.4f %9.2f\n", k.name.c_str(), k.fom,
+                k.fom_units.c_str(), k.time.min * 1e3, k.time.median * 1e3, k.time.max * 1e3,
+                k.time.mean > 0 ? 100.0 * k.time.stddev / k.time.mean : 0.0);
+  }
+  std::printf("\nverification:\n");
+  for (const auto& c : report.checks) {
+    std::printf("  %-14s %s %.3e (tolerance %.3e) %s\n", c.name.c_str(), c.measure.c_str(),
+                c.error, c.tolerance, c.passed() ? "ok" : "FAILED");
+  }
+  std::printf("%s: %s\n\n", executable.c_str(), report.passed() ? "verified" : "WRONG ANSWER");
+}
+
+void print_fom_lines(const App& app, const Report& report) {
+  for (const auto& k : report.kernels)
+    std::printf("FOM: app=%s kernel=%s value=%.6g units=%s higher_is_better=%d ranks=%d\n",
+                app.name.c_str(), k.name.c_str(), k.fom, k.fom_units.c_str(),
+                k.higher_is_better ? 1 : 0, comm::size());
+}
+
+const char* failure_reason(int code) {
+  switch (code) {
+    case exit_verification_failed: return "verification";
+    case exit_bad_input: return "bad-input";
+    case exit_runtime_error: return "runtime-error";
+    default: return "error";
+  }
+}
+
+void report_error(const std::string& executable, const Error& e) {
+  if (e.collective()) {
+    if (!comm::is_root()) return;
+    std::fprintf(stderr, "%s: error: %s\n", executable.c_str(), e.what());
+  } else {
+    std::fprintf(stderr, "%s: error on rank %d: %s\n", executable.c_str(), comm::rank(),
+                 e.what());
+  }
+  std::fflush(stderr);
+  std::printf("RESULT: FAILED reason=%s\n", failure_reason(e.code()));
+  std::fflush(stdout);
+}
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+}  // namespace
+
+int run_main(int argc, char** argv, const App& app) {
+  const std::string executable = "karma-" + app.name;
+  const auto start = std::chrono::system_clock::now();
+  comm::init(&argc, &argv);
+
+  std::string command = executable;
+  std::vector<std::string> ours;
+  std::vector<std::string> kokkos_args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    command += " " + arg;
+    (starts_with(arg, "--kokkos-") ? kokkos_args : ours).push_back(arg);
+  }
+
+  CommandLine cli;
+  std::optional<Deck> deck;
+  std::string output;
+  try {
+    cli = parse_command_line(ours);
+    if (cli.help) {
+      if (comm::is_root())
+        std::printf("%s: %s\n%s\ndeck keys:\n%s", executable.c_str(), app.summary.c_str(),
+                    usage(executable).c_str(), app.schema.help_text().c_str());
+      comm::finalize();
+      return exit_ok;
+    }
+    deck = Deck::load(cli.deck_path, app.schema, cli.overrides);
+    output = choose_output(app.name, cli, *deck, start);
+  } catch (const Error& e) {
+    report_error(executable, e);
+    if (comm::is_root() && e.code() == exit_bad_input && !cli.help)
+      std::fprintf(stderr, "%s", usage(executable).c_str());
+    comm::finalize();
+    return e.code();
+  }
+
+  // One rank per device: the node-local rank picks the device, unless the
+  // user chose one through Kokkos' own flags.
+  const int devices = visible_device_count();
+  bool user_chose_device = false;
+  for (const auto& a : kokkos_args)
+    user_chose_device |= starts_with(a, "--kokkos-device-id") ||
+                         starts_with(a, "--kokkos-map-device-id-by");
+  if (devices > 0 && !user_chose_device)
+    kokkos_args.push_back("--kokkos-device-id=" +
+                          std::to_string(comm::local_rank() % devices));
+  std::vector<char*> kokkos_argv = {argv[0]};
+  for (auto& a : kokkos_args) kokkos_argv.push_back(a.data());
+  kokkos_argv.push_back(nullptr);
+  int kokkos_argc = static_cast<int>(kokkos_argv.size()) - 1;
+  Kokkos::initialize(kokkos_argc, kokkos_argv.data());
+
+  int device_id = -1;
+#if defined(KOKKOS_ENABLE_CUDA)
+  cudaGetDevice(&device_id);
+#endif
+
+  int code = exit_ok;
+  try {
+    const Context context{*deck, cli, device_id};
+    nlohmann::json me = {{"rank", comm::rank()},
+                         {"host", hostname()},
+                         {"local_rank", comm::local_rank()},
+                         {"local_size", comm::local_size()},
+                         {"device", describe_device()}};
+    nlohmann::json ranks = nlohmann::json::array();
+    for (const auto& r : comm::allgather(me.dump())) ranks.push_back(nlohmann::json::parse(r));
+    if (context.verbose()) {
+      std::printf("%s %s (%s), Kokkos %s, %d rank(s) on %d node(s)\n", executable.c_str(),
+                  build_info::version, build_info::git_describe,
+                  describe_kokkos()["version"].get<std::string>().c_str(), comm::size(),
+                  comm::node_count());
+      for (const auto& r : ranks)
+        std::printf("  rank %d on %s: %s (%s)\n", r["rank"].get<int>(),
+                    r["host"].get<std::string>().c_str(),
+                    r["device"]["name"].get<std::string>().c_str(),
+                    r["device"]["execution_space"].get<std::string>().c_str());
+      std::fflush(stdout);
+    }
+
+    const Report report = app.run(context);
+    code = report.passed() ? exit_ok : exit_verification_failed;
+
+    if (comm::is_root()) {
+      const double duration =
+          std::chrono::duration<double>(std::chrono::system_clock::now() - start).count();
+      const nlohmann::json doc =
+          results_json(app, cli, *deck, report, ranks, command,
+                       utc_stamp(start, "%Y-%m-%dT%H:%M:%SZ"), duration);
+      if (cli.output.empty()) {
+        std::error_code ec;
+        fs::create_directories(deck->string("run.results_dir"), ec);
+        output = unique_path(output);
+      }
+      if (context.verbose()) {
+        std::printf("%s\n", report.summary.c_str());
+        print_table(executable, report);
+      }
+      try {
+        write_file_atomically(output, doc.dump(2) + "\n");
+        if (context.verbose()) std::printf("results: %s\n", output.c_str());
+      } catch (const Error& e) {
+        std::fprintf(stderr, "%s: error: %s\n", executable.c_str(), e.what());
+        code = e.code();
+      }
+      print_fom_lines(app, report);
+      if (code == exit_ok)
+        std::printf("RESULT: PASSED\n");
+      else if (code == exit_verification_failed) {
+        std::string failed;
+        for (const auto& c : report.checks)
+          if (!c.passed()) failed += (failed.empty() ? "" : ",") + c.name;
+        std::printf("RESULT: FAILED reason=verification checks=%s\n", failed.c_str());
+      } else
+        std::printf("RESULT: FAILED reason=%s\n", failure_reason(code));
+      std::fflush(stdout);
+    }
+  } catch (const Error& e) {
+    report_error(executable, e);
+    if (!e.collective()) comm::abort(e.code());
+    code = e.code();
+  } catch (const std::exception& e) {
+    report_error(executable, Error(exit_runtime_error, e.what()));
+    comm::abort(exit_runtime_error);
+  }
+
+  Kokkos::finalize();
+  comm::finalize();
+  return code;
+}
+
+}  // namespace karma

@@ -1,0 +1,150 @@
+#include "karma/comm.hpp"
+
+#include <cstdlib>
+
+#ifdef KARMA_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace karma::comm {
+
+#ifdef KARMA_HAVE_MPI
+
+namespace {
+MPI_Comm node_comm = MPI_COMM_NULL;
+int cached_rank = 0, cached_size = 1, cached_local_rank = 0, cached_local_size = 1,
+    cached_nodes = 1;
+bool we_initialized = false;
+}  // namespace
+
+void init(int* argc, char*** argv) {
+  int already = 0;
+  MPI_Initialized(&already);
+  if (!already) {
+    MPI_Init(argc, argv);
+    we_initialized = true;
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &cached_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &cached_size);
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, cached_rank, MPI_INFO_NULL,
+                      &node_comm);
+  MPI_Comm_rank(node_comm, &cached_local_rank);
+  MPI_Comm_size(node_comm, &cached_local_size);
+  int leader = cached_local_rank == 0 ? 1 : 0;
+  MPI_Allreduce(&leader, &cached_nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+}
+
+void finalize() {
+  if (node_comm != MPI_COMM_NULL) MPI_Comm_free(&node_comm);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (we_initialized && !finalized) MPI_Finalize();
+}
+
+bool initialized() {
+  int flag = 0;
+  MPI_Initialized(&flag);
+  return flag != 0;
+}
+
+int rank() { return cached_rank; }
+int size() { return cached_size; }
+int local_rank() { return cached_local_rank; }
+int local_size() { return cached_local_size; }
+int node_count() { return cached_nodes; }
+
+void barrier() {
+  if (cached_size > 1) MPI_Barrier(MPI_COMM_WORLD);
+}
+
+void abort(int exit_code) {
+  if (cached_size > 1) MPI_Abort(MPI_COMM_WORLD, exit_code);
+  std::exit(exit_code);
+}
+
+namespace {
+template <class T>
+T reduce(T v, MPI_Datatype type, MPI_Op op) {
+  if (cached_size == 1) return v;
+  T out{};
+  MPI_Allreduce(&v, &out, 1, type, op, MPI_COMM_WORLD);
+  return out;
+}
+}  // namespace
+
+double max(double v) { return reduce(v, MPI_DOUBLE, MPI_MAX); }
+double min(double v) { return reduce(v, MPI_DOUBLE, MPI_MIN); }
+double sum(double v) { return reduce(v, MPI_DOUBLE, MPI_SUM); }
+std::int64_t sum(std::int64_t v) { return reduce(v, MPI_INT64_T, MPI_SUM); }
+std::int64_t max(std::int64_t v) { return reduce(v, MPI_INT64_T, MPI_MAX); }
+bool all(bool v) { return reduce(v ? 1 : 0, MPI_INT, MPI_MIN) != 0; }
+
+void max_inplace(std::vector<double>& v) {
+  if (cached_size == 1 || v.empty()) return;
+  MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_MAX,
+                MPI_COMM_WORLD);
+}
+
+std::vector<std::string> allgather(const std::string& s) {
+  if (cached_size == 1) return {s};
+  int length = static_cast<int>(s.size());
+  std::vector<int> lengths(cached_size), offsets(cached_size, 0);
+  MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  int total = 0;
+  for (int r = 0; r < cached_size; ++r) {
+    offsets[r] = total;
+    total += lengths[r];
+  }
+  std::string all(static_cast<std::size_t>(total), '\0');
+  MPI_Allgatherv(s.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
+                 MPI_COMM_WORLD);
+  std::vector<std::string> out;
+  for (int r = 0; r < cached_size; ++r) out.push_back(all.substr(offsets[r], lengths[r]));
+  return out;
+}
+
+std::int64_t sum_on_device(std::int64_t v, int device_id) {
+  if (cached_size == 1) return v;
+  MPI_Comm device_comm;
+  MPI_Comm_split(node_comm, device_id < 0 ? 0 : device_id, cached_local_rank, &device_comm);
+  std::int64_t out = 0;
+  MPI_Allreduce(&v, &out, 1, MPI_INT64_T, MPI_SUM, device_comm);
+  MPI_Comm_free(&device_comm);
+  return out;
+}
+
+std::string library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  std::string s(text, static_cast<std::size_t>(length));
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\0')) s.pop_back();
+  return s;
+}
+
+#else  // a single-rank suite
+
+void init(int*, char***) {}
+void finalize() {}
+bool initialized() { return false; }
+int rank() { return 0; }
+int size() { return 1; }
+int local_rank() { return 0; }
+int local_size() { return 1; }
+int node_count() { return 1; }
+void barrier() {}
+void abort(int exit_code) { std::exit(exit_code); }
+double max(double v) { return v; }
+double min(double v) { return v; }
+double sum(double v) { return v; }
+std::int64_t sum(std::int64_t v) { return v; }
+std::int64_t max(std::int64_t v) { return v; }
+bool all(bool v) { return v; }
+void max_inplace(std::vector<double>&) {}
+std::vector<std::string> allgather(const std::string& s) { return {s}; }
+std::int64_t sum_on_device(std::int64_t v, int) { return v; }
+std::string library_version() { return "none"; }
+
+#endif
+
+}  // namespace karma::comm

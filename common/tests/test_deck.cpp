@@ -1,0 +1,519 @@
+// Decks: a schema of typed keys, YAML text, --set overrides, and error
+// messages that say exactly where the bad value came from.
+#include "karma/deck.hpp"
+#include "karma/error.hpp"
+#include "karma/sha256.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
+#include <string>
+#include <vector>
+
+namespace karma_test_deck {
+
+using karma::Deck;
+using karma::Schema;
+
+// One key of every KeyType, in two sections, plus the shared run section.
+Schema test_schema() {
+  Schema s;
+  s.integer("grid.cells", 64, "number of cells per side", 1, 1000)
+      .number("grid.cfl", 0.5, "Courant number of the time step", 0.0, 1.0)
+      .boolean("grid.periodic", false, "wrap the boundaries around")
+      .string("grid.name", "box", "a name for the case")
+      .choice("grid.layout", "right", {"left", "right"}, "memory order of the arrays")
+      .integer_list("grid.shape", {32}, "extents of the domain", {1, 3}, 1)
+      .choice_list("grid.kernels", {"copy", "add"}, {"copy", "mul", "add", "triad"},
+                   "kernels to run, in order")
+      .integer("solver.count", 10, "iterations of the solver", 0)
+      .run_section(5, 1);
+  return s;
+}
+
+Deck parse(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  return Deck::parse(text, "deck.yaml", test_schema(), overrides);
+}
+
+// The message of the InputError that parsing throws; a failure when none.
+std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  try {
+    parse(text, overrides);
+  } catch (const karma::InputError& e) {
+    EXPECT_EQ(e.code(), 2);
+    EXPECT_EQ(e.code(), karma::exit_bad_input);
+    EXPECT_TRUE(e.collective());
+    return e.what();
+  }
+  ADD_FAILURE() << "no InputError for deck:\n" << text;
+  return "";
+}
+
+::testing::AssertionResult starts_with(const std::string& s, const std::string& prefix) {
+  if (s.rfind(prefix, 0) == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "'" << s << "' does not start with '" << prefix << "'";
+}
+
+::testing::AssertionResult contains(const std::string& s, const std::string& part) {
+  if (s.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "'" << s << "' does not contain '" << part << "'";
+}
+
+const std::string full_deck =
+    "# every key given\n"              // line 1
+    "grid:\n"                          // line 2
+    "  cells: 100\n"                   // line 3, value at column 10
+    "  cfl: 0.25\n"                    // line 4
+    "  periodic: true\n"               // line 5
+    "  name: channel\n"                // line 6
+    "  layout: left\n"                 // line 7
+    "  shape: [4, 5, 6]\n"             // line 8, value at column 10
+    "  kernels: [triad, copy]\n"       // line 9
+    "solver:\n"                        // line 10
+    "  count: 2^25\n"                  // line 11
+    "run:\n"                           // line 12
+    "  repetitions: 3\n";              // line 13
+
+// --- values --------------------------------------------------------------------
+
+TEST(Deck, EmptyTextGivesEveryDefault) {
+  for (const std::string text : {"", "# only a comment\n", "grid:\n", "grid:\nsolver:\nrun:\n"}) {
+    SCOPED_TRACE(text);
+    const Deck d = parse(text);
+    EXPECT_EQ(d.integer("grid.cells"), 64);
+    EXPECT_DOUBLE_EQ(d.number("grid.cfl"), 0.5);
+    EXPECT_FALSE(d.boolean("grid.periodic"));
+    EXPECT_EQ(d.string("grid.name"), "box");
+    EXPECT_EQ(d.string("grid.layout"), "right");
+    EXPECT_EQ(d.integer_list("grid.shape"), std::vector<std::int64_t>{32});
+    EXPECT_EQ(d.string_list("grid.kernels"), (std::vector<std::string>{"copy", "add"}));
+    EXPECT_EQ(d.integer("solver.count"), 10);
+    EXPECT_EQ(d.integer("run.repetitions"), 5);
+    EXPECT_EQ(d.integer("run.warmup"), 1);
+    EXPECT_EQ(d.string("run.results_dir"), ".");
+  }
+}
+
+TEST(Deck, ReadsEveryTypeOfValue) {
+  const Deck d = parse(full_deck);
+  EXPECT_EQ(d.integer("grid.cells"), 100);
+  EXPECT_DOUBLE_EQ(d.number("grid.cfl"), 0.25);
+  EXPECT_TRUE(d.boolean("grid.periodic"));
+  EXPECT_EQ(d.string("grid.name"), "channel");
+  EXPECT_EQ(d.string("grid.layout"), "left");
+  EXPECT_EQ(d.integer_list("grid.shape"), (std::vector<std::int64_t>{4, 5, 6}));
+  EXPECT_EQ(d.string_list("grid.kernels"), (std::vector<std::string>{"triad", "copy"}));
+  EXPECT_EQ(d.integer("solver.count"), 33554432);  // 2^25
+  EXPECT_EQ(d.integer("run.repetitions"), 3);
+  EXPECT_EQ(d.integer("run.warmup"), 1);  // not in the deck: default
+  EXPECT_EQ(d.source(), "deck.yaml");
+}
+
+TEST(Deck, PowerSyntaxAndIntegerLimits) {
+  EXPECT_EQ(parse("solver:\n  count: 2^0\n").integer("solver.count"), 1);
+  EXPECT_EQ(parse("solver:\n  count: 10^3\n").integer("solver.count"), 1000);
+  EXPECT_EQ(parse("solver:\n  count: 2^62\n").integer("solver.count"),
+            std::int64_t{1} << 62);
+  EXPECT_EQ(parse("solver:\n  count: 9223372036854775807\n").integer("solver.count"),
+            INT64_MAX);
+  EXPECT_EQ(parse("grid:\n  shape: [2^3, 2^2, 3]\n").integer_list("grid.shape"),
+            (std::vector<std::int64_t>{8, 4, 3}));
+  EXPECT_EQ(parse("solver:\n  count: +7\n").integer("solver.count"), 7);
+}
+
+TEST(Deck, NumbersAcceptIntegerAndExponentSpellings) {
+  EXPECT_DOUBLE_EQ(parse("grid:\n  cfl: 1\n").number("grid.cfl"), 1.0);
+  EXPECT_DOUBLE_EQ(parse("grid:\n  cfl: 2.5e-1\n").number("grid.cfl"), 0.25);
+  EXPECT_DOUBLE_EQ(parse("grid:\n  cfl: 0\n").number("grid.cfl"), 0.0);  // min is inclusive
+}
+
+TEST(Deck, BooleanSpellings) {
+  EXPECT_TRUE(parse("grid:\n  periodic: True\n").boolean("grid.periodic"));
+  EXPECT_TRUE(parse("grid:\n  periodic: TRUE\n").boolean("grid.periodic"));
+  EXPECT_FALSE(parse("grid:\n  periodic: false\n").boolean("grid.periodic"));
+}
+
+TEST(Deck, AskingForAKeyOutsideTheSchemaIsAnInternalError) {
+  const Deck d = parse("");
+  try {
+    d.integer("grid.nope");
+    FAIL() << "no error";
+  } catch (const karma::InputError&) {
+    FAIL() << "a programming error is not bad input";
+  } catch (const karma::Error& e) {
+    EXPECT_EQ(e.code(), 3);
+    EXPECT_TRUE(contains(e.what(), "grid.nope"));
+  }
+}
+
+// --- errors in the deck ------------------------------------------------------------
+
+TEST(DeckErrors, YamlSyntaxError) {
+  // The second ':' on line 2 (column 11) makes the value an illegal mapping.
+  const std::string m = error_of("grid:\n  cells: 3: 4\n");
+  EXPECT_TRUE(starts_with(m, "deck.yaml:2:11: YAML syntax error")) << m;
+  // An unclosed flow list: reported where the parser gave up, never at 0:0.
+  const std::string m2 = error_of("grid:\n  shape: [64\n  layout: right\n");
+  EXPECT_TRUE(starts_with(m2, "deck.yaml:3:")) << m2;
+  EXPECT_TRUE(contains(m2, ": YAML syntax error")) << m2;
+}
+
+TEST(DeckErrors, UnknownKeySuggestsTheNearestKnownKey) {
+  EXPECT_EQ(error_of("grid:\n  cels: 3\n"),
+            "deck.yaml:2:3: grid.cels: unknown key (did you mean 'grid.cells'?)");
+  EXPECT_EQ(error_of("grid:\n  cells: 3\n  layuot: left\n"),
+            "deck.yaml:3:3: grid.layuot: unknown key (did you mean 'grid.layout'?)");
+}
+
+TEST(DeckErrors, UnknownKeyWithNothingCloseHasNoSuggestion) {
+  EXPECT_EQ(error_of("grid:\n  zzzzzzzz: 3\n"), "deck.yaml:2:3: grid.zzzzzzzz: unknown key");
+}
+
+TEST(DeckErrors, UnknownSection) {
+  EXPECT_EQ(error_of("solvr:\n  count: 3\n"),
+            "deck.yaml:1:1: solvr: unknown key (did you mean 'solver'?)");
+  EXPECT_EQ(error_of("grid:\n  cells: 3\nphysics:\n  gravity: 9.81\n"),
+            "deck.yaml:3:1: physics: unknown key");
+}
+
+TEST(DeckErrors, DuplicateKey) {
+  EXPECT_EQ(error_of("grid:\n  cells: 3\n  cells: 4\n"), "deck.yaml:3:3: grid.cells: duplicate key");
+  EXPECT_EQ(error_of("grid:\n  cells: 3\ngrid:\n  layout: left\n"),
+            "deck.yaml:3:1: grid: duplicate key");
+}
+
+TEST(DeckErrors, WrongType) {
+  EXPECT_EQ(error_of("grid:\n  shape: abc\n"),
+            "deck.yaml:2:10: grid.shape: expected a list of 1 or 3 integers >= 1, got 'abc'");
+  EXPECT_EQ(error_of("grid:\n  cells: [1, 2]\n"),
+            "deck.yaml:2:10: grid.cells: expected an integer >= 1, <= 1000, got a list");
+  EXPECT_EQ(error_of("grid:\n  name: {a: 1}\n"),
+            "deck.yaml:2:9: grid.name: expected a string, got a mapping");
+  EXPECT_EQ(error_of("grid:\n  cells: 12abc\n"), "deck.yaml:2:10: grid.cells: '12abc' is not an integer");
+  EXPECT_EQ(error_of("grid:\n  cells: 1.5\n"), "deck.yaml:2:10: grid.cells: '1.5' is not an integer");
+  EXPECT_EQ(error_of("grid:\n  shape: [4, x, 6]\n"),
+            "deck.yaml:2:14: grid.shape: 'x' is not an integer");
+  EXPECT_EQ(error_of("grid: 3\n"), "deck.yaml:1:7: grid: expected a mapping of keys");
+}
+
+TEST(DeckErrors, ValuesBelowTheMinimum) {
+  EXPECT_EQ(error_of("grid:\n  shape: [-5]\n"), "deck.yaml:2:11: grid.shape: must be >= 1, got -5");
+  EXPECT_EQ(error_of("grid:\n  shape: [0]\n"), "deck.yaml:2:11: grid.shape: must be >= 1, got 0");
+  EXPECT_EQ(error_of("grid:\n  shape: [4, 0, 6]\n"),
+            "deck.yaml:2:14: grid.shape: must be >= 1, got 0");
+  EXPECT_EQ(error_of("grid:\n  cells: 0\n"), "deck.yaml:2:10: grid.cells: must be >= 1, got 0");
+  EXPECT_EQ(error_of("solver:\n  count: -1\n"), "deck.yaml:2:10: solver.count: must be >= 0, got -1");
+  EXPECT_EQ(error_of("grid:\n  cfl: -0.5\n"), "deck.yaml:2:8: grid.cfl: must be >= 0, got -0.5");
+}
+
+TEST(DeckErrors, ValuesAboveTheMaximum) {
+  EXPECT_EQ(error_of("grid:\n  cells: 1001\n"), "deck.yaml:2:10: grid.cells: must be <= 1000, got 1001");
+  EXPECT_EQ(error_of("grid:\n  cfl: 1.5\n"), "deck.yaml:2:8: grid.cfl: must be <= 1, got 1.5");
+}
+
+// An integer outside the range is echoed as written, not rounded to six
+// significant digits ("got 1.23457e+06").
+TEST(DeckErrors, IntegerRangeMessageShowsTheValueExactly) {
+  EXPECT_EQ(error_of("grid:\n  cells: 1234567\n"),
+            "deck.yaml:2:10: grid.cells: must be <= 1000, got 1234567");
+}
+
+TEST(DeckErrors, IntegerTooLargeFor64Bits) {
+  EXPECT_EQ(error_of("solver:\n  count: 99999999999999999999\n"),
+            "deck.yaml:2:10: solver.count: '99999999999999999999' does not fit a 64-bit integer");
+  EXPECT_EQ(error_of("solver:\n  count: 9223372036854775808\n"),
+            "deck.yaml:2:10: solver.count: '9223372036854775808' does not fit a 64-bit integer");
+  EXPECT_EQ(error_of("solver:\n  count: 2^63\n"),
+            "deck.yaml:2:10: solver.count: '2^63' does not fit a 64-bit integer");
+  EXPECT_EQ(error_of("grid:\n  shape: [2^64]\n"),
+            "deck.yaml:2:11: grid.shape: '2^64' does not fit a 64-bit integer");
+}
+
+TEST(DeckErrors, ChoiceNotInTheList) {
+  EXPECT_EQ(error_of("grid:\n  layout: diagonal\n"),
+            "deck.yaml:2:11: grid.layout: 'diagonal' is not one of: left, right");
+  EXPECT_EQ(error_of("grid:\n  layout: Left\n"),
+            "deck.yaml:2:11: grid.layout: 'Left' is not one of: left, right");
+}
+
+TEST(DeckErrors, ListLengthNotAllowed) {
+  EXPECT_EQ(error_of("grid:\n  shape: [4, 5]\n"),
+            "deck.yaml:2:10: grid.shape: has 2 entries; expected a list of 1 or 3 integers >= 1");
+  EXPECT_EQ(error_of("grid:\n  shape: [4, 5, 6, 7]\n"),
+            "deck.yaml:2:10: grid.shape: has 4 entries; expected a list of 1 or 3 integers >= 1");
+  EXPECT_TRUE(starts_with(error_of("grid:\n  shape: []\n"),
+                          "deck.yaml:2:10: grid.shape: has 0 entries"));
+}
+
+TEST(DeckErrors, ChoiceListEntries) {
+  // Columns: '[' is 12, the second "copy" starts at 24.
+  EXPECT_EQ(error_of("grid:\n  kernels: [copy, add, copy]\n"),
+            "deck.yaml:2:24: grid.kernels: 'copy' is listed twice");
+  EXPECT_EQ(error_of("grid:\n  kernels: [copy, div]\n"),
+            "deck.yaml:2:19: grid.kernels: 'div' is not one of: copy, mul, add, triad");
+  EXPECT_TRUE(starts_with(error_of("grid:\n  kernels: []\n"),
+                          "deck.yaml:2:12: grid.kernels: has 0 entries; expected a list"));
+}
+
+// describe_type for a list without fixed lengths reads "a list of of ...".
+TEST(DeckErrors, ChoiceListDescriptionReadsAsEnglish) {
+  const std::string m = error_of("grid:\n  kernels: []\n");
+  EXPECT_EQ(m, "deck.yaml:2:12: grid.kernels: has 0 entries; expected a list of copy|mul|add|triad");
+  EXPECT_FALSE(contains(test_schema().help_text(), "of of"));
+}
+
+TEST(DeckErrors, BooleanNotTrueOrFalse) {
+  EXPECT_EQ(error_of("grid:\n  periodic: maybe\n"),
+            "deck.yaml:2:13: grid.periodic: 'maybe' is not true or false");
+  EXPECT_EQ(error_of("grid:\n  periodic: 1\n"),
+            "deck.yaml:2:13: grid.periodic: '1' is not true or false");
+}
+
+TEST(DeckErrors, NumberNotFinite) {
+  EXPECT_EQ(error_of("grid:\n  cfl: nan\n"), "deck.yaml:2:8: grid.cfl: 'nan' is not a finite number");
+  EXPECT_EQ(error_of("grid:\n  cfl: 1e999\n"), "deck.yaml:2:8: grid.cfl: '1e999' is not a finite number");
+  EXPECT_EQ(error_of("grid:\n  cfl: inf\n"), "deck.yaml:2:8: grid.cfl: 'inf' is not a finite number");
+  EXPECT_EQ(error_of("grid:\n  cfl: fast\n"), "deck.yaml:2:8: grid.cfl: 'fast' is not a finite number");
+}
+
+TEST(DeckErrors, TopLevelMustBeAMapping) {
+  EXPECT_EQ(error_of("- a\n- b\n"), "deck.yaml:1:1: deck: expected a mapping of keys");
+  EXPECT_EQ(error_of("just a sentence\n"), "deck.yaml:1:1: deck: expected a mapping of keys");
+}
+
+// A key with no value ("cells:") is reported on the key's own line, not at
+// whatever token follows it (here the next key, on line 3).
+TEST(DeckErrors, EmptyValueIsReportedOnTheKeysLine) {
+  const std::string m = error_of("grid:\n  cells:\n  layout: left\n");
+  EXPECT_TRUE(contains(m, "grid.cells: expected an integer >= 1, <= 1000, got nothing")) << m;
+  EXPECT_TRUE(starts_with(m, "deck.yaml:2:")) << m;
+}
+
+TEST(DeckErrors, ExplicitNullValueIsReportedAtTheValue) {
+  EXPECT_EQ(error_of("grid:\n  cells: ~\n"),
+            "deck.yaml:2:10: grid.cells: expected an integer >= 1, <= 1000, got nothing");
+}
+
+TEST(DeckErrors, TheFirstBadValueIsReported) {
+  EXPECT_EQ(error_of("grid:\n  cells: 3\n  layout: up\n  cfl: 7\n"),
+            "deck.yaml:3:11: grid.layout: 'up' is not one of: left, right");
+}
+
+// --- --set overrides -------------------------------------------------------------
+
+TEST(DeckOverrides, SetWinsOverTheDeck) {
+  const Deck d = parse(full_deck, {"grid.cells=7", "grid.layout=right", "run.warmup=0"});
+  EXPECT_EQ(d.integer("grid.cells"), 7);
+  EXPECT_EQ(d.string("grid.layout"), "right");
+  EXPECT_EQ(d.integer("run.warmup"), 0);
+  EXPECT_EQ(d.integer("run.repetitions"), 3);  // untouched deck value stays
+  EXPECT_EQ(d.origin("grid.cells"), "--set grid.cells=7");
+}
+
+TEST(DeckOverrides, LaterSetWins) {
+  EXPECT_EQ(parse("", {"grid.cells=7", "grid.cells=9"}).integer("grid.cells"), 9);
+  EXPECT_EQ(parse("", {"grid.cells=9", "grid.cells=7"}).integer("grid.cells"), 7);
+}
+
+TEST(DeckOverrides, ListsAndOtherTypes) {
+  const Deck d = parse("", {"grid.shape=[4,5,6]", "grid.kernels=[mul, triad]", "grid.cfl=0.125",
+                            "grid.periodic=true", "solver.count=2^10", "grid.name=a=b"});
+  EXPECT_EQ(d.integer_list("grid.shape"), (std::vector<std::int64_t>{4, 5, 6}));
+  EXPECT_EQ(d.string_list("grid.kernels"), (std::vector<std::string>{"mul", "triad"}));
+  EXPECT_DOUBLE_EQ(d.number("grid.cfl"), 0.125);
+  EXPECT_TRUE(d.boolean("grid.periodic"));
+  EXPECT_EQ(d.integer("solver.count"), 1024);
+  EXPECT_EQ(d.string("grid.name"), "a=b");  // only the first '=' separates
+}
+
+TEST(DeckOverrides, ErrorsNameTheAssignment) {
+  EXPECT_EQ(error_of("", {"grid.cells=0"}), "--set grid.cells=0: grid.cells: must be >= 1, got 0");
+  EXPECT_EQ(error_of("", {"grid.shape=[4,5]"}),
+            "--set grid.shape=[4,5]: grid.shape: has 2 entries; expected a list of 1 or 3 "
+            "integers >= 1");
+  EXPECT_EQ(error_of("", {"grid.layout=up"}),
+            "--set grid.layout=up: grid.layout: 'up' is not one of: left, right");
+  EXPECT_EQ(error_of("", {"grid.shape=abc"}),
+            "--set grid.shape=abc: grid.shape: expected a list of 1 or 3 integers >= 1, got 'abc'");
+  EXPECT_TRUE(starts_with(error_of("", {"grid.shape=[4,5"}),
+                          "--set grid.shape=[4,5: grid.shape: cannot parse value"));
+  // A good deck does not rescue a bad override, and the deck's own position is not used.
+  EXPECT_EQ(error_of(full_deck, {"grid.cells=1001"}),
+            "--set grid.cells=1001: grid.cells: must be <= 1000, got 1001");
+}
+
+TEST(DeckOverrides, UnknownKeyGetsASuggestion) {
+  EXPECT_EQ(error_of("", {"grid.cels=3"}),
+            "--set grid.cels=3: grid.cels: unknown key (did you mean 'grid.cells'?)");
+  EXPECT_EQ(error_of("", {"gird.cells=3"}),
+            "--set gird.cells=3: gird.cells: unknown key (did you mean 'grid.cells'?)");
+  EXPECT_EQ(error_of("", {"nothing.like.it=3"}),
+            "--set nothing.like.it=3: nothing.like.it: unknown key");
+}
+
+// A section is not a key: suggesting the very name the user typed is no help.
+TEST(DeckOverrides, SuggestionIsNeverTheUnknownNameItself) {
+  const std::string m = error_of("", {"grid=3"});
+  EXPECT_TRUE(starts_with(m, "--set grid=3: grid: unknown key")) << m;
+  EXPECT_FALSE(contains(m, "did you mean 'grid'?")) << m;
+}
+
+TEST(DeckOverrides, MalformedAssignment) {
+  EXPECT_EQ(error_of("", {"grid.cells"}), "--set grid.cells: expected --set key.path=value");
+  EXPECT_EQ(error_of("", {"=5"}), "--set =5: expected --set key.path=value");
+  // The first malformed one is reported even after good ones.
+  EXPECT_EQ(error_of("", {"grid.cells=5", "oops"}), "--set oops: expected --set key.path=value");
+}
+
+// --- origins, fail(), resolved(), sha256(), help ----------------------------------------
+
+TEST(DeckOrigin, FailNamesWhereTheValueCameFrom) {
+  const Deck d = parse(full_deck, {"solver.count=4"});
+  EXPECT_EQ(d.origin("grid.cells"), "deck.yaml:3:10");
+  EXPECT_EQ(d.origin("grid.shape"), "deck.yaml:8:10");
+  EXPECT_EQ(d.origin("solver.count"), "--set solver.count=4");
+  EXPECT_EQ(d.origin("run.warmup"), "deck.yaml (default value)");
+  try {
+    d.fail("grid.shape", "4*5*6 cells overflow");
+    FAIL() << "fail() returned";
+  } catch (const karma::InputError& e) {
+    EXPECT_EQ(e.code(), 2);
+    EXPECT_STREQ(e.what(), "deck.yaml:8:10: grid.shape: 4*5*6 cells overflow");
+  }
+  try {
+    d.fail("solver.count", "too few");
+    FAIL() << "fail() returned";
+  } catch (const karma::InputError& e) {
+    EXPECT_STREQ(e.what(), "--set solver.count=4: solver.count: too few");
+  }
+  try {
+    d.fail("run.warmup", "not now");
+    FAIL() << "fail() returned";
+  } catch (const karma::InputError& e) {
+    EXPECT_STREQ(e.what(), "deck.yaml (default value): run.warmup: not now");
+  }
+}
+
+TEST(DeckResolved, NestedJsonWithEveryKeyIncludingDefaults) {
+  const Deck d = parse("grid:\n  cells: 100\n  shape: [4, 5, 6]\n", {"run.warmup=0"});
+  nlohmann::json r = d.resolved();  // not const: a missing key reads as null
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(r.size(), 3u);  // grid, solver, run
+  ASSERT_TRUE(r.contains("grid") && r["grid"].is_object());
+  EXPECT_EQ(r["grid"].size(), 7u);
+  EXPECT_EQ(r["grid"]["cells"], 100);
+  EXPECT_EQ(r["grid"]["shape"], nlohmann::json({4, 5, 6}));
+  EXPECT_EQ(r["grid"]["cfl"], 0.5);
+  EXPECT_EQ(r["grid"]["periodic"], false);
+  EXPECT_EQ(r["grid"]["name"], "box");
+  EXPECT_EQ(r["grid"]["layout"], "right");
+  EXPECT_EQ(r["grid"]["kernels"], nlohmann::json({"copy", "add"}));
+  EXPECT_EQ(r["solver"]["count"], 10);
+  ASSERT_TRUE(r.contains("run") && r["run"].is_object());
+  EXPECT_EQ(r["run"].size(), 3u);
+  EXPECT_EQ(r["run"]["repetitions"], 5);
+  EXPECT_EQ(r["run"]["warmup"], 0);
+  EXPECT_EQ(r["run"]["results_dir"], ".");
+  EXPECT_FALSE(r.contains("grid.cells"));  // nested, not dotted
+}
+
+TEST(DeckSha256, IsTheDigestOfTheText) {
+  const Deck d = parse(full_deck);
+  EXPECT_EQ(d.sha256(), karma::sha256_hex(full_deck));
+  EXPECT_EQ(d.sha256().size(), 64u);
+  // The text, not its meaning: a comment changes the digest; --set does not.
+  EXPECT_NE(parse(full_deck + "# more\n").sha256(), d.sha256());
+  EXPECT_EQ(parse(full_deck, {"grid.cells=7"}).sha256(), d.sha256());
+  EXPECT_EQ(parse("").sha256(),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+TEST(DeckLoad, ReadsAFileAndNamesItInMessages) {
+  const std::string path = ::testing::TempDir() + "karma_test_deck_load_" + std::to_string(getpid()) + ".yaml";
+  {
+    std::ofstream out(path);
+    out << "grid:\n  cells: 12\n  layout: sideways\n";
+  }
+  try {
+    Deck::load(path, test_schema());
+    ADD_FAILURE() << "no error";
+  } catch (const karma::InputError& e) {
+    EXPECT_EQ(std::string(e.what()), path + ":3:11: grid.layout: 'sideways' is not one of: left, right");
+  }
+  {
+    std::ofstream out(path);
+    out << "grid:\n  cells: 12\n";
+  }
+  const Deck d = Deck::load(path, test_schema(), {"grid.layout=left"});
+  EXPECT_EQ(d.integer("grid.cells"), 12);
+  EXPECT_EQ(d.string("grid.layout"), "left");
+  EXPECT_EQ(d.source(), path);
+  EXPECT_EQ(d.origin("grid.cells"), path + ":2:10");
+  EXPECT_EQ(d.sha256(), karma::sha256_hex("grid:\n  cells: 12\n"));
+  std::remove(path.c_str());
+}
+
+TEST(DeckLoad, MissingFileIsBadInput) {
+  try {
+    Deck::load("/nonexistent-karma-dir/deck.yaml", test_schema());
+    FAIL() << "no error";
+  } catch (const karma::InputError& e) {
+    EXPECT_EQ(e.code(), 2);
+    EXPECT_TRUE(starts_with(e.what(), "cannot open deck '/nonexistent-karma-dir/deck.yaml'"));
+  }
+}
+
+TEST(Schema, HelpMentionsEveryKeyItsDefaultAndHelp) {
+  const Schema s = test_schema();
+  const std::string help = s.help_text();
+  for (const auto& k : s.keys()) {
+    const std::string leaf = k.path.substr(k.path.rfind('.') + 1);
+    EXPECT_TRUE(contains(help, "  " + leaf + "  (")) << k.path;
+    EXPECT_TRUE(contains(help, "default: " + k.default_value.dump() + ")")) << k.path;
+    EXPECT_TRUE(contains(help, k.help)) << k.path;
+  }
+  EXPECT_TRUE(contains(help, "cells  (an integer >= 1, <= 1000; default: 64)"));
+  EXPECT_TRUE(contains(help, "shape  (a list of 1 or 3 integers >= 1; default: [32])"));
+  EXPECT_TRUE(contains(help, "layout  (one of left|right; default: \"right\")"));
+  EXPECT_TRUE(contains(help, "repetitions  (an integer >= 1; default: 5)"));
+  EXPECT_TRUE(starts_with(help, "grid:\n"));
+  EXPECT_TRUE(contains(help, "\nsolver:\n"));
+  EXPECT_TRUE(contains(help, "\nrun:\n"));
+  EXPECT_EQ(s.keys().size(), 11u);
+}
+
+TEST(Schema, FindSectionsAndSuggestions) {
+  const Schema s = test_schema();
+  ASSERT_NE(s.find("grid.cells"), nullptr);
+  EXPECT_EQ(s.find("grid.cells")->type, karma::KeyType::integer);
+  EXPECT_EQ(s.find("grid.kernels")->type, karma::KeyType::choice_list);
+  EXPECT_EQ(s.find("grid"), nullptr);
+  EXPECT_EQ(s.find("cells"), nullptr);
+  EXPECT_TRUE(s.is_section("grid"));
+  EXPECT_TRUE(s.is_section("run"));
+  EXPECT_FALSE(s.is_section("grid.cells"));
+  EXPECT_FALSE(s.is_section("gri"));
+  EXPECT_EQ(s.suggest("grid.cels"), "grid.cells");
+  EXPECT_EQ(s.suggest("run.repetiton"), "run.repetitions");
+  EXPECT_EQ(s.suggest("run.warmpu"), "run.warmup");
+  EXPECT_EQ(s.suggest("qqqqqqqq.zzzzzz"), "");
+}
+
+TEST(Schema, RedeclaringAKeyReplacesIt) {
+  Schema s = test_schema();
+  s.integer("run.repetitions", 20, "more repetitions", 2);
+  EXPECT_EQ(s.keys().size(), 11u);
+  const Deck d = Deck::parse("", "d.yaml", s);
+  EXPECT_EQ(d.integer("run.repetitions"), 20);
+  try {
+    Deck::parse("run:\n  repetitions: 1\n", "d.yaml", s);
+    FAIL() << "no error";
+  } catch (const karma::InputError& e) {
+    EXPECT_STREQ(e.what(), "d.yaml:2:16: run.repetitions: must be >= 2, got 1");
+  }
+}
+
+}  // namespace karma_test_deck

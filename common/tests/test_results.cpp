@@ -1,0 +1,504 @@
+// The results document's checker, the atomic writer, the command line and
+// the small helpers of app.hpp.
+#include "karma/app.hpp"
+#include "karma/error.hpp"
+#include "karma/results_schema.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace karma_test_results {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// A conforming document with the fields app.cpp's results_json writes: two
+// ranks on one node, two kernels, two passing checks.
+json valid_document() {
+  json doc;
+  doc["schema_version"] = 1;
+  doc["app"] = "stream";
+  doc["suite"] = {{"name", "karma"},
+                  {"version", "0.1.0"},
+                  {"git_describe", "v0.1.0-3-gabcdef0"},
+                  {"git_dirty", false}};
+  doc["date"] = "2024-05-01T12:00:00Z";
+  doc["duration_s"] = 1.25;
+  doc["command_line"] = "karma-stream small.yaml --set run.repetitions=3";
+  doc["deck"] = {{"path", "small.yaml"},
+                 {"sha256", std::string(64, 'a')},
+                 {"overrides", json::array({"run.repetitions=3"})},
+                 {"resolved", {{"run", {{"repetitions", 3}}}}}};
+  doc["job"] = nullptr;
+  doc["hosts"] = json::array({"node1"});
+  doc["mpi"] = {{"enabled", true},
+                {"library_version", "Open MPI v4.1"},
+                {"ranks", 2},
+                {"nodes", 1},
+                {"ranks_per_node", 2}};
+  auto ranks = json::array();
+  for (int r = 0; r < 2; ++r)
+    ranks.push_back({{"rank", r},
+                     {"host", "node1"},
+                     {"local_rank", r},
+                     {"local_size", 2},
+                     {"device", {{"kind", "host"}, {"name", "cpu"}, {"execution_space", "OpenMP"}}}});
+  doc["ranks"] = ranks;
+  doc["kokkos"] = {{"version", "3.4.1"},
+                   {"default_execution_space", "OpenMP"},
+                   {"default_host_execution_space", "OpenMP"},
+                   {"backends", json::array({"OpenMP", "Serial"})}};
+  doc["build"] = {{"type", "Release"},
+                  {"compiler", "GNU 12.2.0"},
+                  {"cxx_flags", "-O3"},
+                  {"cuda_flags", ""}};
+  doc["problem"] = {{"shape", json::array({1024})}};
+  auto kernels = json::array();
+  for (const char* name : {"copy", "triad"})
+    kernels.push_back({{"name", name},
+                       {"bytes", 16384.0},
+                       {"flops", 0.0},
+                       {"time_s",
+                        {{"count", 3},
+                         {"min", 1e-5},
+                         {"median", 2e-5},
+                         {"mean", 2e-5},
+                         {"max", 3e-5},
+                         {"stddev", 1e-5}}},
+                       {"fom",
+                        {{"value", 1.6384},
+                         {"units", "GB/s"},
+                         {"higher_is_better", true},
+                         {"from", "minimum time"}}}});
+  doc["kernels"] = kernels;
+  auto checks = json::array();
+  for (const char* name : {"a", "dot"})
+    checks.push_back({{"name", name},
+                      {"measure", "max relative error"},
+                      {"error", 1e-16},
+                      {"tolerance", 1e-14},
+                      {"passed", true}});
+  doc["verification"] = {{"passed", true}, {"checks", checks}};
+  doc["result"] = "PASSED";
+  return doc;
+}
+
+std::string joined(const std::vector<std::string>& problems) {
+  std::string out;
+  for (const auto& p : problems) out += p + "\n";
+  return out;
+}
+
+// Some problem line starts with `field`.
+::testing::AssertionResult has_problem(const std::vector<std::string>& problems,
+                                       const std::string& field) {
+  for (const auto& p : problems)
+    if (p.rfind(field, 0) == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "no problem starting with '" << field << "' in:\n"
+                                       << joined(problems);
+}
+
+TEST(ValidateResults, ValidDocumentHasNoProblems) {
+  const auto problems = karma::validate_results(valid_document());
+  EXPECT_TRUE(problems.empty()) << joined(problems);
+  karma::ResultsExpectation expect;
+  expect.app = "stream";
+  expect.ranks = 2;
+  expect.result = "PASSED";
+  EXPECT_TRUE(karma::validate_results(valid_document(), expect).empty());
+}
+
+TEST(ValidateResults, AFailedRunIsStillAValidDocument) {
+  json doc = valid_document();
+  doc["verification"]["checks"][1]["passed"] = false;
+  doc["verification"]["checks"][1]["error"] = nullptr;  // how NaN is written
+  doc["verification"]["passed"] = false;
+  doc["result"] = "FAILED";
+  const auto problems = karma::validate_results(doc);
+  EXPECT_TRUE(problems.empty()) << joined(problems);
+  karma::ResultsExpectation expect;
+  expect.result = "FAILED";
+  EXPECT_TRUE(karma::validate_results(doc, expect).empty());
+}
+
+TEST(ValidateResults, NotAnObject) {
+  EXPECT_EQ(karma::validate_results(json::array()),
+            std::vector<std::string>{"the document is not a JSON object"});
+  EXPECT_FALSE(karma::validate_results(json("text")).empty());
+}
+
+TEST(ValidateResults, MissingSchemaVersion) {
+  json doc = valid_document();
+  doc.erase("schema_version");
+  const auto problems = karma::validate_results(doc);
+  EXPECT_EQ(problems, std::vector<std::string>{"schema_version: missing"});
+}
+
+TEST(ValidateResults, WrongSchemaVersion) {
+  json doc = valid_document();
+  doc["schema_version"] = 2;
+  auto problems = karma::validate_results(doc);
+  ASSERT_EQ(problems.size(), 1u) << joined(problems);
+  EXPECT_TRUE(has_problem(problems, "schema_version: 2"));
+  doc["schema_version"] = "1";
+  problems = karma::validate_results(doc);
+  EXPECT_TRUE(has_problem(problems, "schema_version: expected an integer, got string"));
+}
+
+TEST(ValidateResults, KernelsEmpty) {
+  json doc = valid_document();
+  doc["kernels"] = json::array();
+  const auto problems = karma::validate_results(doc);
+  EXPECT_EQ(problems, std::vector<std::string>{"kernels: empty"});
+}
+
+TEST(ValidateResults, FomValueNotPositive) {
+  json doc = valid_document();
+  doc["kernels"][1]["fom"]["value"] = 0;
+  auto problems = karma::validate_results(doc);
+  EXPECT_EQ(problems, std::vector<std::string>{"kernels[1].fom.value: not positive"});
+  doc["kernels"][1]["fom"]["value"] = -3.0;
+  problems = karma::validate_results(doc);
+  EXPECT_TRUE(has_problem(problems, "kernels[1].fom.value"));
+}
+
+TEST(ValidateResults, TimeMinAboveMedian) {
+  json doc = valid_document();
+  doc["kernels"][0]["time_s"]["min"] = 2.5e-5;
+  const auto problems = karma::validate_results(doc);
+  ASSERT_EQ(problems.size(), 1u) << joined(problems);
+  EXPECT_TRUE(has_problem(problems, "kernels[0].time_s"));
+  EXPECT_EQ(problems[0].find("kernels[1]"), std::string::npos);
+}
+
+TEST(ValidateResults, TimeZeroOrNoRepetitions) {
+  json doc = valid_document();
+  doc["kernels"][0]["time_s"]["min"] = 0.0;
+  EXPECT_TRUE(has_problem(karma::validate_results(doc), "kernels[0].time_s"));
+  doc = valid_document();
+  doc["kernels"][0]["time_s"]["count"] = 0;
+  EXPECT_TRUE(has_problem(karma::validate_results(doc), "kernels[0].time_s.count"));
+  doc = valid_document();
+  doc["kernels"][0]["time_s"].erase("stddev");
+  EXPECT_EQ(karma::validate_results(doc),
+            std::vector<std::string>{"kernels[0].time_s.stddev: missing"});
+}
+
+TEST(ValidateResults, PassedDisagreesWithAFailedCheck) {
+  json doc = valid_document();
+  doc["verification"]["checks"][0]["passed"] = false;
+  const auto problems = karma::validate_results(doc);
+  EXPECT_EQ(problems, std::vector<std::string>{"verification.passed disagrees with its checks"});
+}
+
+TEST(ValidateResults, ResultPassedWhileVerificationFailed) {
+  json doc = valid_document();
+  doc["verification"]["checks"][0]["passed"] = false;
+  doc["verification"]["passed"] = false;
+  const auto problems = karma::validate_results(doc);
+  ASSERT_EQ(problems.size(), 1u) << joined(problems);
+  EXPECT_TRUE(has_problem(problems, "result: \"PASSED\" disagrees with verification.passed"));
+}
+
+TEST(ValidateResults, NoChecksIsNotVerified) {
+  json doc = valid_document();
+  doc["verification"]["checks"] = json::array();
+  const auto problems = karma::validate_results(doc);
+  EXPECT_TRUE(has_problem(problems, "verification.checks: empty"));
+  EXPECT_TRUE(has_problem(problems, "verification.passed disagrees"));
+}
+
+TEST(ValidateResults, CheckWithoutError) {
+  json doc = valid_document();
+  doc["verification"]["checks"][1].erase("error");
+  EXPECT_EQ(karma::validate_results(doc),
+            std::vector<std::string>{"verification.checks[1].error: missing"});
+}
+
+TEST(ValidateResults, RanksArrayLengthDiffersFromMpiRanks) {
+  json doc = valid_document();
+  doc["ranks"].erase(1);
+  const auto problems = karma::validate_results(doc);
+  EXPECT_EQ(problems, std::vector<std::string>{"ranks: 1 entries for 2 ranks"});
+}
+
+TEST(ValidateResults, RanksOutOfOrder) {
+  json doc = valid_document();
+  doc["ranks"][0]["rank"] = 1;
+  doc["ranks"][1]["rank"] = 0;
+  const auto problems = karma::validate_results(doc);
+  EXPECT_TRUE(has_problem(problems, "ranks[0].rank: out of order"));
+  EXPECT_TRUE(has_problem(problems, "ranks[1].rank: out of order"));
+}
+
+TEST(ValidateResults, MissingNestedFieldsAreNamedByPath) {
+  json doc = valid_document();
+  doc["ranks"][1]["device"].erase("execution_space");
+  doc["kokkos"]["backends"] = json::array();
+  doc["build"].erase("compiler");
+  doc["hosts"] = json::array();
+  doc["job"] = 3;
+  const auto problems = karma::validate_results(doc);
+  EXPECT_TRUE(has_problem(problems, "ranks[1].device.execution_space: missing"));
+  EXPECT_TRUE(has_problem(problems, "kokkos.backends: empty"));
+  EXPECT_TRUE(has_problem(problems, "build.compiler: missing"));
+  EXPECT_TRUE(has_problem(problems, "hosts: empty"));
+  EXPECT_TRUE(has_problem(problems, "job: expected null or an object"));
+  EXPECT_EQ(problems.size(), 5u) << joined(problems);
+}
+
+TEST(ValidateResults, Sha256OfWrongLength) {
+  json doc = valid_document();
+  doc["deck"]["sha256"] = std::string(63, 'a');
+  EXPECT_EQ(karma::validate_results(doc),
+            std::vector<std::string>{"deck.sha256: not 64 hex digits"});
+  doc["deck"]["sha256"] = std::string(65, 'a');
+  EXPECT_TRUE(has_problem(karma::validate_results(doc), "deck.sha256"));
+}
+
+// The problem says "not 64 hex digits", and a deck's digest is lower-case hex.
+TEST(ValidateResults, Sha256OfNonHexDigits) {
+  json doc = valid_document();
+  doc["deck"]["sha256"] = std::string(64, 'z');
+  EXPECT_TRUE(has_problem(karma::validate_results(doc), "deck.sha256"));
+}
+
+TEST(ValidateResults, ExpectationMismatches) {
+  const json doc = valid_document();
+  karma::ResultsExpectation app;
+  app.app = "babel";
+  EXPECT_EQ(karma::validate_results(doc, app),
+            std::vector<std::string>{"app: \"stream\", expected babel"});
+  karma::ResultsExpectation ranks;
+  ranks.ranks = 4;
+  EXPECT_EQ(karma::validate_results(doc, ranks),
+            std::vector<std::string>{"mpi.ranks: 2, expected 4"});
+  karma::ResultsExpectation result;
+  result.result = "FAILED";
+  EXPECT_EQ(karma::validate_results(doc, result),
+            std::vector<std::string>{"result: \"PASSED\", expected FAILED"});
+}
+
+TEST(ValidateResults, NegativeDurationBytesAndFlops) {
+  json doc = valid_document();
+  doc["duration_s"] = -1.0;
+  doc["kernels"][0]["bytes"] = -1.0;
+  doc["kernels"][1]["flops"] = -2.0;
+  const auto problems = karma::validate_results(doc);
+  EXPECT_TRUE(has_problem(problems, "duration_s: negative"));
+  EXPECT_TRUE(has_problem(problems, "kernels[0].bytes: negative"));
+  EXPECT_TRUE(has_problem(problems, "kernels[1].flops: negative"));
+  EXPECT_EQ(problems.size(), 3u) << joined(problems);
+}
+
+// --- write_file_atomically -----------------------------------------------------
+
+// A fresh directory per test, removed afterwards.
+class AtomicWrite : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = fs::temp_directory_path().string() + "/karma_test_results_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::vector<std::string> entries() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename().string());
+    return names;
+  }
+  static std::string read(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  fs::path dir_;
+};
+
+TEST_F(AtomicWrite, WritesTheContent) {
+  const fs::path out = dir_ / "results.json";
+  const std::string text = "{\n  \"a\": 1\n}\n";
+  karma::write_file_atomically(out.string(), text);
+  EXPECT_EQ(read(out), text);
+  EXPECT_EQ(entries(), std::vector<std::string>{"results.json"});
+}
+
+TEST_F(AtomicWrite, OverwritesAndLeavesNoTemporary) {
+  const fs::path out = dir_ / "results.json";
+  karma::write_file_atomically(out.string(), std::string(10000, 'x'));
+  karma::write_file_atomically(out.string(), "short");
+  EXPECT_EQ(read(out), "short");  // truncated, not "short" + the old tail
+  for (const auto& name : entries()) EXPECT_EQ(name.find(".tmp."), std::string::npos) << name;
+  EXPECT_EQ(entries().size(), 1u);
+}
+
+TEST_F(AtomicWrite, ReplacesTheFileRatherThanWritingIntoIt) {
+  // A reader holding the old file keeps the old content: the new one is a
+  // different file renamed over the name.
+  const fs::path out = dir_ / "results.json";
+  karma::write_file_atomically(out.string(), "old");
+  std::ifstream reader(out, std::ios::binary);
+  ASSERT_TRUE(reader.good());
+  karma::write_file_atomically(out.string(), "new");
+  std::string seen;
+  reader >> seen;
+  EXPECT_EQ(seen, "old");
+  EXPECT_EQ(read(out), "new");
+}
+
+TEST_F(AtomicWrite, MissingDirectoryIsARuntimeErrorAndLeavesNothing) {
+  const fs::path out = dir_ / "missing" / "results.json";
+  try {
+    karma::write_file_atomically(out.string(), "text");
+    FAIL() << "no error";
+  } catch (const karma::InputError&) {
+    FAIL() << "an I/O failure is not bad input";
+  } catch (const karma::Error& e) {
+    EXPECT_EQ(e.code(), 3);
+    EXPECT_EQ(e.code(), karma::exit_runtime_error);
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "missing"));
+  EXPECT_TRUE(entries().empty());
+}
+
+TEST_F(AtomicWrite, RenameOntoADirectoryFailsAndRemovesTheTemporary) {
+  fs::create_directory(dir_ / "taken");
+  std::ofstream(dir_ / "taken" / "inside") << "x";
+  try {
+    karma::write_file_atomically((dir_ / "taken").string(), "text");
+    FAIL() << "no error";
+  } catch (const karma::Error& e) {
+    EXPECT_EQ(e.code(), 3);
+  }
+  EXPECT_EQ(entries(), std::vector<std::string>{"taken"});
+  EXPECT_TRUE(fs::is_directory(dir_ / "taken"));
+}
+
+// --- command line -----------------------------------------------------------------
+
+karma::CommandLine parse(const std::vector<std::string>& args) {
+  return karma::parse_command_line(args);
+}
+
+std::string input_error_of(const std::vector<std::string>& args) {
+  try {
+    parse(args);
+  } catch (const karma::InputError& e) {
+    EXPECT_EQ(e.code(), 2);
+    return e.what();
+  }
+  ADD_FAILURE() << "no InputError";
+  return "";
+}
+
+TEST(CommandLine, DeckAlone) {
+  const auto cli = parse({"deck.yaml"});
+  EXPECT_EQ(cli.deck_path, "deck.yaml");
+  EXPECT_TRUE(cli.overrides.empty());
+  EXPECT_TRUE(cli.output.empty());
+  EXPECT_FALSE(cli.quiet);
+  EXPECT_FALSE(cli.help);
+}
+
+TEST(CommandLine, RepeatedSetKeepsOrderInBothSpellings) {
+  const auto cli = parse({"--set", "a.b=1", "deck.yaml", "--set=c.d=2", "--set", "a.b=3"});
+  EXPECT_EQ(cli.deck_path, "deck.yaml");
+  EXPECT_EQ(cli.overrides, (std::vector<std::string>{"a.b=1", "c.d=2", "a.b=3"}));
+}
+
+TEST(CommandLine, OutputInBothSpellings) {
+  EXPECT_EQ(parse({"deck.yaml", "--output", "out.json"}).output, "out.json");
+  EXPECT_EQ(parse({"deck.yaml", "--output=dir/out.json"}).output, "dir/out.json");
+  // The value after --output is taken as the file, even if it looks like a deck.
+  const auto cli = parse({"--output", "x.yaml", "deck.yaml"});
+  EXPECT_EQ(cli.output, "x.yaml");
+  EXPECT_EQ(cli.deck_path, "deck.yaml");
+}
+
+TEST(CommandLine, QuietAndHelp) {
+  EXPECT_TRUE(parse({"deck.yaml", "--quiet"}).quiet);
+  EXPECT_TRUE(parse({"-q", "deck.yaml"}).quiet);
+  const auto help = parse({"--help"});
+  EXPECT_TRUE(help.help);
+  EXPECT_TRUE(help.deck_path.empty());
+  EXPECT_TRUE(parse({"-h"}).help);
+  EXPECT_TRUE(parse({"deck.yaml", "--help"}).help);
+}
+
+TEST(CommandLine, NoDeckIsBadInput) {
+  EXPECT_EQ(input_error_of({}), "no deck given (see --help)");
+  EXPECT_EQ(input_error_of({"--quiet", "--set", "a.b=1"}), "no deck given (see --help)");
+}
+
+TEST(CommandLine, TwoDecksAreBadInput) {
+  EXPECT_EQ(input_error_of({"one.yaml", "two.yaml"}),
+            "more than one deck given: 'one.yaml' and 'two.yaml'");
+}
+
+TEST(CommandLine, UnknownOptionIsBadInput) {
+  EXPECT_EQ(input_error_of({"deck.yaml", "--bogus"}), "unknown option '--bogus' (see --help)");
+  EXPECT_EQ(input_error_of({"deck.yaml", "--setx=1"}), "unknown option '--setx=1' (see --help)");
+  EXPECT_EQ(input_error_of({"deck.yaml", "--outputs=x"}),
+            "unknown option '--outputs=x' (see --help)");
+}
+
+TEST(CommandLine, OptionWithoutValueIsBadInput) {
+  EXPECT_EQ(input_error_of({"deck.yaml", "--output"}), "--output needs a value");
+  EXPECT_EQ(input_error_of({"deck.yaml", "--output="}), "--output needs a file name");
+  EXPECT_EQ(input_error_of({"deck.yaml", "--set"}), "--set needs a value");
+}
+
+TEST(CommandLine, UsageNamesTheExecutableAndOptions) {
+  const std::string u = karma::usage("karma-stream");
+  EXPECT_EQ(u.rfind("usage: karma-stream DECK.yaml", 0), 0u) << u;
+  for (const char* option : {"--set", "--output", "--quiet", "--help"})
+    EXPECT_NE(u.find(option), std::string::npos) << option;
+}
+
+// --- small helpers ------------------------------------------------------------------
+
+TEST(FormatBytes, BinaryUnits) {
+  EXPECT_EQ(karma::format_bytes(1536), "1.50 KiB");
+  EXPECT_EQ(karma::format_bytes(0), "0 B");
+  EXPECT_EQ(karma::format_bytes(1023), "1023 B");
+  EXPECT_EQ(karma::format_bytes(1024), "1.00 KiB");
+  EXPECT_EQ(karma::format_bytes(3.0 * 1024 * 1024 * 1024), "3.00 GiB");
+  EXPECT_EQ(karma::format_bytes(1.5 * 1024 * 1024), "1.50 MiB");
+}
+
+TEST(Bandwidth, GigabytesPerSecond) {
+  EXPECT_DOUBLE_EQ(karma::gigabytes_per_second(2e9, 2.0), 1.0);
+  EXPECT_DOUBLE_EQ(karma::gigabytes_per_second(3e6, 1e-3), 3.0);
+  EXPECT_EQ(karma::gigabytes_per_second(1e9, 0.0), 0.0);
+}
+
+TEST(Report, PassesOnlyWhenEveryCheckPassesAndThereIsOne) {
+  karma::Report r;
+  EXPECT_FALSE(r.passed());  // nothing checked
+  r.checks.push_back({"a", "max relative error", 1e-15, 1e-14});
+  EXPECT_TRUE(r.passed());
+  r.checks.push_back({"b", "max relative error", 1e-14, 1e-14});  // equal: passes
+  EXPECT_TRUE(r.passed());
+  r.checks.push_back({"c", "max relative error", std::numeric_limits<double>::quiet_NaN(), 1.0});
+  EXPECT_FALSE(r.checks.back().passed());
+  EXPECT_FALSE(r.passed());
+  r.checks.back().error = 2.0;
+  EXPECT_FALSE(r.passed());
+  r.checks.back().error = 0.5;
+  EXPECT_TRUE(r.passed());
+}
+
+}  // namespace karma_test_results

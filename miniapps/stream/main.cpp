@@ -1,0 +1,240 @@
+// karma-stream: deck -> run -> report. The kernels are in stream_kernels.hpp.
+#include "stream_kernels.hpp"
+
+#include "karma/app.hpp"
+#include "karma/array.hpp"
+#include "karma/comm.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <sstream>
+
+namespace {
+
+using namespace karma;
+using stream::Kernel;
+
+std::vector<std::string> kernel_names() {
+  std::vector<std::string> names;
+  for (const auto& k : stream::kernel_table) names.push_back(k.name);
+  return names;
+}
+
+Schema stream_schema() {
+  Schema s;
+  s.integer_list("stream.shape", {std::int64_t{1} << 25},
+                 "array extents: [n] for 1D, [nx, ny, nz] for 3D; per rank with weak "
+                 "scaling, global with strong (2^k is accepted)",
+                 {1, 3}, 1);
+  s.choice("stream.layout", "right", {"left", "right"},
+           "array layout: left (Fortran order) or right (C order); matters for 3D");
+  s.choice("stream.precision", "double", {"float", "double"}, "element type");
+  s.choice_list("stream.kernels", kernel_names(), kernel_names(),
+                "kernels to run; each repetition runs them in the order copy, mul, add, "
+                "triad, dot, nstream");
+  s.choice("stream.scaling", "weak", {"weak", "strong"},
+           "weak: shape is per rank; strong: shape is global and its first extent is split "
+           "over the ranks");
+  s.run_section(100, 2);
+  return s;
+}
+
+struct Config {
+  std::vector<std::int64_t> global_shape;
+  std::vector<std::int64_t> local_shape;
+  Layout layout;
+  Precision precision;
+  std::vector<const stream::KernelSpec*> kernels;  // in table order
+  bool strong;
+  std::int64_t repetitions;
+  std::int64_t warmup;
+};
+
+std::int64_t product(const std::vector<std::int64_t>& v) {
+  std::int64_t p = 1;
+  for (auto x : v) p *= x;  // callers check overflow first
+  return p;
+}
+
+Config read_config(const Deck& deck) {
+  Config c;
+  c.layout = layout_from_string(deck.string("stream.layout"));
+  c.precision = precision_from_string(deck.string("stream.precision"));
+  c.strong = deck.string("stream.scaling") == "strong";
+  c.repetitions = deck.integer("run.repetitions");
+  c.warmup = deck.integer("run.warmup");
+  const auto chosen = deck.string_list("stream.kernels");
+  for (const auto& k : stream::kernel_table)
+    if (std::find(chosen.begin(), chosen.end(), k.name) != chosen.end()) c.kernels.push_back(&k);
+
+  const auto shape = deck.integer_list("stream.shape");
+  const std::int64_t ranks = comm::size();
+  c.global_shape = shape;
+  c.local_shape = shape;
+  if (c.strong) {
+    if (shape[0] < ranks)
+      deck.fail("stream.shape", "strong scaling splits the first extent (" +
+                                    std::to_string(shape[0]) + ") over " + std::to_string(ranks) +
+                                    " ranks: it must be at least the number of ranks");
+    c.local_shape[0] = shape[0] / ranks + (comm::rank() < shape[0] % ranks ? 1 : 0);
+  } else {
+    // Weak scaling: the global problem is ranks copies of the deck's.
+    c.global_shape[0] = 0;
+    if (__builtin_mul_overflow(shape[0], ranks, &c.global_shape[0]))
+      deck.fail("stream.shape", "the global size over " + std::to_string(ranks) +
+                                    " ranks overflows 64 bits");
+  }
+
+  // Three arrays of the whole global problem must be countable in bytes.
+  const std::int64_t element_bytes = c.precision == Precision::single ? 4 : 8;
+  std::int64_t bytes = 3 * element_bytes;
+  for (auto extent : c.global_shape)
+    if (__builtin_mul_overflow(bytes, extent, &bytes))
+      deck.fail("stream.shape",
+                "3 arrays of this shape need more than 2^63 bytes: the byte count overflows");
+  return c;
+}
+
+std::string join_shape(const std::vector<std::int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// 256-byte aligned arrays: see karma::allocate_aligned.
+template <class DataType, class Layout>
+AlignedArray<DataType, Layout> allocate_array(const std::string& label,
+                                              const std::vector<std::int64_t>& shape) {
+  constexpr std::size_t alignment = 256;
+  if (shape.size() == 1) return allocate_aligned<DataType, Layout>(label, alignment, shape[0]);
+  return allocate_aligned<DataType, Layout>(label, alignment, shape[0], shape[1], shape[2]);
+}
+
+template <class DataType, class Layout, class Index>
+Report run_typed(const Context& ctx, const Config& cfg) {
+  using View = UnmanagedArray<DataType, Layout, DefaultMemory>;
+  using T = typename View::non_const_value_type;
+  const std::int64_t local_elements = product(cfg.local_shape);
+  const std::uint64_t footprint = 3 * sizeof(T) * static_cast<std::uint64_t>(local_elements);
+  ctx.require_memory(footprint, "3 arrays of " + std::to_string(local_elements) + " " +
+                                    to_string(cfg.precision) + " per rank");
+
+  const auto a = allocate_array<DataType, Layout>("stream::a", cfg.local_shape);
+  const auto b = allocate_array<DataType, Layout>("stream::b", cfg.local_shape);
+  const auto c = allocate_array<DataType, Layout>("stream::c", cfg.local_shape);
+  const stream::Arrays<View> x{a.view, b.view, c.view};
+  stream::initialize<View, Index>(x);
+  const stream::DotResult dot_result("stream::dot_result");
+
+  const double global_elements = comm::sum(static_cast<double>(local_elements));
+  stream::Gold<T> gold;
+  KernelTimer timer;
+  double dot_error = 0;
+  const std::int64_t iterations = cfg.warmup + cfg.repetitions;
+  for (std::int64_t it = 0; it < iterations; ++it) {
+    for (const auto* k : cfg.kernels) {
+      double dot = 0;
+      auto body = [&] {
+        dot = stream::execute<View, Index>(k->kernel, x, dot_result);
+        if (k->kernel == Kernel::dot) dot = comm::sum(dot);
+      };
+      if (it < cfg.warmup)
+        body();
+      else
+        timer.time(k->name, body);
+      const double per_element = gold.apply(k->kernel);
+      if (k->kernel == Kernel::dot) {
+        const double expected = per_element * global_elements;
+        const double e = std::abs(dot - expected) / std::abs(expected);
+        dot_error = (e == e) ? std::max(dot_error, e) : std::numeric_limits<double>::infinity();
+      }
+    }
+  }
+  Kokkos::fence();
+  const auto stats = timer.finish();
+
+  Report report;
+  // Every element of every array is compared with the scalar recurrence.
+  const double tolerance = 100 * std::numeric_limits<T>::epsilon();
+  const std::pair<const char*, std::pair<View, T>> arrays[] = {
+      {"a", {x.a, gold.a}}, {"b", {x.b, gold.b}}, {"c", {x.c, gold.c}}};
+  for (const auto& [name, array] : arrays) {
+    const double e = comm::max(stream::max_relative_error<View, Index>(array.first, array.second));
+    report.checks.push_back({std::string("array ") + name, "max relative error", e, tolerance});
+  }
+  const bool ran_dot = std::any_of(cfg.kernels.begin(), cfg.kernels.end(),
+                                   [](auto* k) { return k->kernel == Kernel::dot; });
+  if (ran_dot) {
+    // The elements' own error, plus the bound for summing N doubles.
+    const double dot_tolerance =
+        tolerance + global_elements * std::numeric_limits<double>::epsilon();
+    report.checks.push_back({"dot", "max relative error over all runs", dot_error, dot_tolerance});
+  }
+
+  for (const auto* k : cfg.kernels) {
+    const Stats& s = stats.at(k->name);
+    KernelResult r;
+    r.name = k->name;
+    r.bytes = k->arrays_touched * sizeof(T) * global_elements;
+    r.flops = k->flops_per_element * global_elements;
+    r.time = s;
+    r.fom = gigabytes_per_second(r.bytes, s.min);
+    r.fom_units = "GB/s";
+    r.extra["bandwidth_GBps"] = {{"best", r.fom},
+                                 {"median", gigabytes_per_second(r.bytes, s.median)},
+                                 {"worst", gigabytes_per_second(r.bytes, s.max)}};
+    report.kernels.push_back(r);
+  }
+
+  const auto local_shapes = comm::allgather(join_shape(cfg.local_shape));
+  report.problem = {{"dimensions", cfg.local_shape.size()},
+                    {"shape_global", cfg.global_shape},
+                    {"shape_per_rank", local_shapes},
+                    {"elements_global", global_elements},
+                    {"layout", to_string(cfg.layout)},
+                    {"precision", to_string(cfg.precision)},
+                    {"element_bytes", sizeof(T)},
+                    {"scaling", cfg.strong ? "strong" : "weak"},
+                    {"footprint_bytes_per_rank", footprint},
+                    {"repetitions", cfg.repetitions},
+                    {"warmup", cfg.warmup},
+                    {"index_type", sizeof(Index) == 4 ? "int32" : "int64"},
+                    {"bandwidth_from", "total bytes over the slowest rank's minimum time"}};
+  std::ostringstream summary;
+  summary << "stream: " << cfg.local_shape.size() << "D shape " << join_shape(cfg.global_shape)
+          << " (global), " << to_string(cfg.precision) << ", layout " << to_string(cfg.layout)
+          << ", " << (cfg.strong ? "strong" : "weak") << " scaling, "
+          << format_bytes(static_cast<double>(footprint)) << " per rank; " << cfg.repetitions
+          << " repetitions after " << cfg.warmup << " warm-up(s)";
+  report.summary = summary.str();
+  return report;
+}
+
+Report run_stream(const Context& ctx) {
+  const Config cfg = read_config(ctx.deck);
+  // 32-bit indices where j + u * m (stream_kernels.hpp) cannot overflow them.
+  const bool small_index = product(cfg.local_shape) <= std::numeric_limits<int>::max() - 64;
+  return dispatch_precision(cfg.precision, [&](auto t) {
+    using T = decltype(t);
+    return dispatch_layout(cfg.layout, [&](auto l) {
+      using L = decltype(l);
+      if (cfg.local_shape.size() == 1)
+        return small_index ? run_typed<T*, L, int>(ctx, cfg)
+                           : run_typed<T*, L, std::int64_t>(ctx, cfg);
+      return small_index ? run_typed<T***, L, int>(ctx, cfg)
+                         : run_typed<T***, L, std::int64_t>(ctx, cfg);
+    });
+  });
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  const App app{"stream",
+                "memory bandwidth of copy, mul, add, triad, dot and nstream (BabelStream's "
+                "kernels) over 1D or 3D arrays",
+                stream_schema(), run_stream};
+  return run_main(argc, argv, app);
+}

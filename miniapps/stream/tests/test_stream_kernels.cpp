@@ -1,0 +1,364 @@
+// The STREAM kernels and their checker on small arrays: every kernel against
+// the scalar recurrence (Gold), a corrupted element caught, the accounting
+// table, and the iteration policy covering every element once.
+#include "stream_kernels.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace karma_test_stream {
+
+using namespace karma::stream;
+
+using Shape = std::array<std::size_t, 3>;
+
+template <class View>
+View make(const std::string& label, const Shape& shape) {
+  if constexpr (rank_of<View>() == 1)
+    return View(label, shape[0]);
+  else
+    return View(label, shape[0], shape[1], shape[2]);
+}
+
+template <class View>
+std::size_t elements(const View& v) {
+  return v.size();
+}
+
+// Multi-indices used to corrupt an array: first, middle and last element.
+template <class View>
+void set_element(const View& v, int which, double value) {
+  using T = typename View::non_const_value_type;
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
+  if constexpr (rank_of<View>() == 1) {
+    const std::size_t n = v.extent(0);
+    const std::size_t i = which == 0 ? 0 : which == 1 ? n / 2 : n - 1;
+    h(i) = static_cast<T>(value);
+  } else {
+    const std::size_t n0 = v.extent(0), n1 = v.extent(1), n2 = v.extent(2);
+    if (which == 0)
+      h(0, 0, 0) = static_cast<T>(value);
+    else if (which == 1)
+      h(n0 / 2, n1 - 1, 0) = static_cast<T>(value);
+    else
+      h(n0 - 1, n1 - 1, n2 - 1) = static_cast<T>(value);
+  }
+  Kokkos::deep_copy(v, h);
+}
+
+template <class View>
+double host_element(const View& v, int which) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
+  if constexpr (rank_of<View>() == 1) {
+    const std::size_t n = v.extent(0);
+    return static_cast<double>(h(which == 0 ? 0 : which == 1 ? n / 2 : n - 1));
+  } else {
+    const std::size_t n0 = v.extent(0), n1 = v.extent(1), n2 = v.extent(2);
+    if (which == 0) return static_cast<double>(h(0, 0, 0));
+    if (which == 1) return static_cast<double>(h(n0 / 2, n1 - 1, 0));
+    return static_cast<double>(h(n0 - 1, n1 - 1, n2 - 1));
+  }
+}
+
+template <class View>
+struct Run {
+  using T = typename View::non_const_value_type;
+  Arrays<View> x;
+  Gold<T> gold;
+  double worst_dot_error = 0;  // relative, over every dot executed
+  int dots = 0;
+};
+
+// Initialises, then runs every kernel in table order `iterations` times,
+// replaying each on the gold scalars and comparing every dot product.
+template <class View, class Index>
+Run<View> run_kernels(const Shape& shape, int iterations) {
+  Run<View> r{{make<View>("a", shape), make<View>("b", shape), make<View>("c", shape)}, {}, 0, 0};
+  initialize<View, Index>(r.x);
+  const double n = static_cast<double>(elements(r.x.a));
+  for (int it = 0; it < iterations; ++it) {
+    for (const auto& spec : kernel_table) {
+      const double result = execute<View, Index>(spec.kernel, r.x);
+      const double per_element = r.gold.apply(spec.kernel);
+      if (spec.kernel == Kernel::dot) {
+        const double expected = per_element * n;
+        const double e = std::abs(result - expected) / std::abs(expected);
+        r.worst_dot_error = e == e ? std::max(r.worst_dot_error, e)
+                                   : std::numeric_limits<double>::infinity();
+        ++r.dots;
+      } else {
+        EXPECT_EQ(result, 0.0) << spec.name << " returns a value";
+      }
+    }
+  }
+  Kokkos::fence();
+  return r;
+}
+
+template <class View>
+double tolerance() {
+  return 100.0 * std::numeric_limits<typename View::non_const_value_type>::epsilon();
+}
+
+template <class View, class Index>
+void expect_matches_gold(const Shape& shape) {
+  constexpr int iterations = 3;
+  const Run<View> r = run_kernels<View, Index>(shape, iterations);
+  const double tol = tolerance<View>();
+  EXPECT_LE((max_relative_error<View, Index>(r.x.a, r.gold.a)), tol);
+  EXPECT_LE((max_relative_error<View, Index>(r.x.b, r.gold.b)), tol);
+  EXPECT_LE((max_relative_error<View, Index>(r.x.c, r.gold.c)), tol);
+  EXPECT_EQ(r.dots, iterations);
+  const double n = static_cast<double>(elements(r.x.a));
+  EXPECT_LE(r.worst_dot_error, tol + n * std::numeric_limits<double>::epsilon());
+  // The gold values moved away from the start values: the check is not vacuous.
+  EXPECT_NE(static_cast<double>(r.gold.a), start_a);
+  EXPECT_NE(static_cast<double>(r.gold.b), start_b);
+  EXPECT_NE(static_cast<double>(r.gold.c), start_c);
+  // And the arrays hold them, at both ends.
+  for (int which : {0, 2}) {
+    EXPECT_NEAR(host_element(r.x.a, which), static_cast<double>(r.gold.a),
+                tol * std::abs(static_cast<double>(r.gold.a)));
+    EXPECT_NEAR(host_element(r.x.c, which), static_cast<double>(r.gold.c),
+                tol * std::abs(static_cast<double>(r.gold.c)));
+  }
+}
+
+template <class View, class Index>
+void expect_corruption_caught(const Shape& shape) {
+  using T = typename View::non_const_value_type;
+  const Run<View> r = run_kernels<View, Index>(shape, 2);
+  const double tol = tolerance<View>();
+  ASSERT_LE((max_relative_error<View, Index>(r.x.b, r.gold.b)), tol);
+
+  // Ten times the tolerance (1e-6 at least), on one element at a time.
+  const double relative = std::max(1e-6, 10.0 * tol);
+  const double good_b = static_cast<double>(r.gold.b);
+  const double bad_b = static_cast<double>(static_cast<T>(good_b * (1.0 + relative)));
+  const double actual = std::abs(bad_b - good_b) / std::abs(good_b);
+  for (int which : {2, 0, 1}) {
+    SCOPED_TRACE("element " + std::to_string(which));
+    set_element(r.x.b, which, bad_b);
+    const double e = max_relative_error<View, Index>(r.x.b, r.gold.b);
+    EXPECT_GT(e, tol);
+    EXPECT_NEAR(e, actual, 1e-3 * actual);
+    set_element(r.x.b, which, good_b);
+    EXPECT_LE((max_relative_error<View, Index>(r.x.b, r.gold.b)), tol);
+  }
+  // The others were not touched.
+  EXPECT_LE((max_relative_error<View, Index>(r.x.a, r.gold.a)), tol);
+
+  // A NaN anywhere is as wrong as can be: infinity, or the largest double
+  // (which a device can produce without <limits>); never NaN, which would
+  // compare as passing nothing and failing nothing.
+  for (int which : {0, 1, 2}) {
+    SCOPED_TRACE("NaN at element " + std::to_string(which));
+    set_element(r.x.c, which, std::numeric_limits<double>::quiet_NaN());
+    const double e = max_relative_error<View, Index>(r.x.c, r.gold.c);
+    EXPECT_FALSE(std::isnan(e));
+    EXPECT_GE(e, std::numeric_limits<double>::max()) << e;
+    EXPECT_GT(e, tol);
+    set_element(r.x.c, which, static_cast<double>(r.gold.c));
+  }
+  EXPECT_LE((max_relative_error<View, Index>(r.x.c, r.gold.c)), tol);
+}
+
+using D1 = karma::Array<double*>;
+using F1 = karma::Array<float*, karma::Left>;
+using F3Left = karma::Array<float***, karma::Left>;
+using D3Right = karma::Array<double***, karma::Right>;
+using D3Left = karma::Array<double***, karma::Left>;
+
+const Shape shape1{1001, 1, 1};
+const Shape shape3{5, 7, 3};
+const Shape shape3_larger{17, 9, 13};
+
+TEST(StreamKernels, Double1DIntIndex) { expect_matches_gold<D1, int>(shape1); }
+TEST(StreamKernels, Double1DInt64Index) { expect_matches_gold<D1, std::int64_t>(shape1); }
+TEST(StreamKernels, Float1DIntIndex) { expect_matches_gold<F1, int>(shape1); }
+TEST(StreamKernels, Float3DLeftIntIndex) { expect_matches_gold<F3Left, int>(shape3); }
+TEST(StreamKernels, Float3DLeftInt64Index) { expect_matches_gold<F3Left, std::int64_t>(shape3); }
+TEST(StreamKernels, Double3DRightIntIndex) { expect_matches_gold<D3Right, int>(shape3); }
+TEST(StreamKernels, Double3DRightInt64Index) {
+  expect_matches_gold<D3Right, std::int64_t>(shape3);
+}
+TEST(StreamKernels, Double3DLeftLargerIntIndex) { expect_matches_gold<D3Left, int>(shape3_larger); }
+
+TEST(StreamVerification, Double1DCorruptionCaught) { expect_corruption_caught<D1, int>(shape1); }
+TEST(StreamVerification, Double1DInt64CorruptionCaught) {
+  expect_corruption_caught<D1, std::int64_t>(shape1);
+}
+TEST(StreamVerification, Float3DLeftCorruptionCaught) {
+  expect_corruption_caught<F3Left, int>(shape3);
+}
+TEST(StreamVerification, Float3DLeftInt64CorruptionCaught) {
+  expect_corruption_caught<F3Left, std::int64_t>(shape3);
+}
+TEST(StreamVerification, Double3DRightCorruptionCaught) {
+  expect_corruption_caught<D3Right, int>(shape3);
+}
+TEST(StreamVerification, Double3DRightInt64CorruptionCaught) {
+  expect_corruption_caught<D3Right, std::int64_t>(shape3);
+}
+
+// An array every element of which is 1 except the ones set here.
+template <class View>
+View ones(const Shape& shape) {
+  View v = make<View>("ones", shape);
+  Kokkos::deep_copy(v, 1.0);
+  return v;
+}
+
+TEST(StreamVerification, MaxRelativeErrorOnKnownValues) {
+  auto v = ones<D3Left>(shape3);
+  EXPECT_EQ((max_relative_error<D3Left, int>(v, 1.0)), 0.0);
+  EXPECT_DOUBLE_EQ((max_relative_error<D3Left, int>(v, 2.0)), 0.5);
+  EXPECT_DOUBLE_EQ((max_relative_error<D3Left, int>(v, -1.0)), 2.0);  // scale is |expected|
+  set_element(v, 1, 1.25);
+  set_element(v, 2, 0.875);
+  EXPECT_DOUBLE_EQ((max_relative_error<D3Left, int>(v, 1.0)), 0.25);  // the worst, not the last
+  // Expected zero: the absolute difference.
+  auto z = ones<D1>(shape1);
+  Kokkos::deep_copy(z, 0.0);
+  set_element(z, 1, -3e-3);
+  EXPECT_DOUBLE_EQ((max_relative_error<D1, std::int64_t>(z, 0.0)), 3e-3);
+}
+
+// Gold against the recurrence worked out by hand from the start values
+// a = 0.1, b = 0.2, c = 0, scalar 0.4.
+TEST(StreamGold, OnePassByHand) {
+  Gold<double> g;
+  EXPECT_EQ(g.apply(Kernel::copy), 0.0);
+  EXPECT_DOUBLE_EQ(g.c, 0.1);
+  g.apply(Kernel::mul);
+  EXPECT_DOUBLE_EQ(g.b, 0.04);
+  g.apply(Kernel::add);
+  EXPECT_DOUBLE_EQ(g.c, 0.14);
+  g.apply(Kernel::triad);
+  EXPECT_DOUBLE_EQ(g.a, 0.096);
+  EXPECT_DOUBLE_EQ(g.apply(Kernel::dot), 0.096 * 0.04);
+  EXPECT_DOUBLE_EQ(g.a, 0.096);  // dot changes nothing
+  g.apply(Kernel::nstream);
+  EXPECT_DOUBLE_EQ(g.a, 0.096 + 0.04 + 0.4 * 0.14);
+  EXPECT_DOUBLE_EQ(g.b, 0.04);
+  EXPECT_DOUBLE_EQ(g.c, 0.14);
+}
+
+TEST(StreamGold, FloatRecurrenceRoundsInFloat) {
+  Gold<float> g;
+  g.apply(Kernel::copy);
+  g.apply(Kernel::mul);
+  EXPECT_EQ(g.b, 0.4f * 0.1f);
+  static_assert(std::is_same<decltype(g.a), float>::value, "Gold<float> holds floats");
+}
+
+TEST(StreamTable, KernelsInOrderWithTheirAccounting) {
+  static_assert(sizeof(kernel_table) / sizeof(kernel_table[0]) == 6, "six kernels");
+  const Kernel kernels[] = {Kernel::copy, Kernel::mul, Kernel::add,
+                            Kernel::triad, Kernel::dot, Kernel::nstream};
+  const char* names[] = {"copy", "mul", "add", "triad", "dot", "nstream"};
+  const int arrays[] = {2, 2, 3, 3, 2, 4};
+  const int flops[] = {0, 1, 1, 2, 2, 3};
+  for (int i = 0; i < 6; ++i) {
+    SCOPED_TRACE(names[i]);
+    EXPECT_EQ(kernel_table[i].kernel, kernels[i]);
+    EXPECT_EQ(std::string(kernel_table[i].name), names[i]);
+    EXPECT_EQ(kernel_table[i].arrays_touched, arrays[i]);
+    EXPECT_EQ(kernel_table[i].flops_per_element, flops[i]);
+  }
+  // Bytes of one triad over 1000 doubles, as the app counts them.
+  EXPECT_EQ(kernel_table[3].arrays_touched * sizeof(double) * 1000, 24000u);
+}
+
+// --- the iteration policy -------------------------------------------------------------
+
+// Counts the visits of each element and records a linear index there.
+template <class View, class Counts>
+struct Visit {
+  View v;
+  Counts counts;
+  template <class I>
+  KOKKOS_INLINE_FUNCTION void operator()(const I i) const {
+    Kokkos::atomic_add(&counts(i), 1);
+    v(i) = static_cast<double>(i);
+  }
+  template <class I>
+  KOKKOS_INLINE_FUNCTION void operator()(const I i, const I j, const I k) const {
+    Kokkos::atomic_add(&counts(i, j, k), 1);
+    v(i, j, k) = static_cast<double>(i + v.extent(0) * (j + v.extent(1) * k));
+  }
+};
+
+template <class View, class Index>
+void expect_policy_visits_each_element_once(const Shape& shape) {
+  using Layout = typename View::array_layout;
+  using Counts = std::conditional_t<rank_of<View>() == 1, karma::Array<int*, Layout>,
+                                    karma::Array<int***, Layout>>;
+  const View v = make<View>("v", shape);
+  const Counts counts = make<Counts>("counts", shape);
+  const auto policy = policy_for<View, Index>(v);
+  static_assert(std::is_same<typename decltype(policy)::index_type, Index>::value,
+                "the policy uses the requested index type");
+  Kokkos::parallel_for("visit", policy, Visit<View, Counts>{v, counts});
+  Kokkos::fence();
+  auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
+  auto hc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, counts);
+  int wrong_count = 0, wrong_value = 0;
+  if constexpr (rank_of<View>() == 1) {
+    for (std::size_t i = 0; i < v.extent(0); ++i) {
+      wrong_count += hc(i) != 1;
+      wrong_value += hv(i) != static_cast<double>(i);
+    }
+  } else {
+    const std::size_t n0 = v.extent(0), n1 = v.extent(1), n2 = v.extent(2);
+    for (std::size_t k = 0; k < n2; ++k)
+      for (std::size_t j = 0; j < n1; ++j)
+        for (std::size_t i = 0; i < n0; ++i) {
+          wrong_count += hc(i, j, k) != 1;
+          wrong_value += hv(i, j, k) != static_cast<double>(i + n0 * (j + n1 * k));
+        }
+  }
+  EXPECT_EQ(wrong_count, 0);
+  EXPECT_EQ(wrong_value, 0);
+}
+
+TEST(StreamPolicy, Left3DVisitsEachElementOnce) {
+  expect_policy_visits_each_element_once<D3Left, int>(shape3);
+  expect_policy_visits_each_element_once<F3Left, std::int64_t>(shape3_larger);
+}
+
+TEST(StreamPolicy, Right3DVisitsEachElementOnce) {
+  expect_policy_visits_each_element_once<D3Right, int>(shape3);
+  expect_policy_visits_each_element_once<D3Right, std::int64_t>(shape3_larger);
+}
+
+TEST(StreamPolicy, OneDVisitsEachElementOnce) {
+  expect_policy_visits_each_element_once<D1, int>(shape1);
+  expect_policy_visits_each_element_once<D1, std::int64_t>(shape1);
+}
+
+TEST(StreamPolicy, IteratesInMemoryOrder) {
+  using LeftPolicy = decltype(policy_for<D3Left, int>(std::declval<D3Left>()));
+  using RightPolicy = decltype(policy_for<D3Right, int>(std::declval<D3Right>()));
+  static_assert(LeftPolicy::outer_direction == Kokkos::Iterate::Left &&
+                    LeftPolicy::inner_direction == Kokkos::Iterate::Left,
+                "LayoutLeft iterates left-fastest");
+  static_assert(RightPolicy::outer_direction == Kokkos::Iterate::Right &&
+                    RightPolicy::inner_direction == Kokkos::Iterate::Right,
+                "LayoutRight iterates right-fastest");
+  const auto p1 = policy_for<D1, int>(D1("w", 1001));
+  EXPECT_EQ(p1.begin(), 0);
+  EXPECT_EQ(p1.end(), 1001);
+}
+
+}  // namespace karma_test_stream
