@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <fstream>
+#include <iomanip>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -59,7 +60,11 @@ std::optional<std::int64_t> parse_integer(const std::string& text) {
   const auto base = decimal(text.substr(0, caret));
   const auto exponent = decimal(text.substr(caret + 1));
   if (!base || !exponent || *exponent < 0) return std::nullopt;
-  std::int64_t result = 1;
+  // |base| <= 1 never overflows, so it must not loop 2^63 times either.
+  if (*base == 0) return *exponent == 0 ? 1 : 0;
+  if (*base == 1) return 1;
+  if (*base == -1) return *exponent % 2 ? -1 : 1;
+  std::int64_t result = 1;  // any other base overflows within 63 steps
   for (std::int64_t k = 0; k < *exponent; ++k)
     if (__builtin_mul_overflow(result, *base, &result)) return std::nullopt;
   return result;
@@ -74,10 +79,26 @@ std::optional<double> parse_number(const std::string& text) {
   return v;
 }
 
+// Integers exactly (1234567, not 1.23457e+06); other numbers as they come.
 std::string format_bound(double v) {
+  if (v == std::floor(v) && std::abs(v) < 9.2e18) return std::to_string(static_cast<std::int64_t>(v));
   std::ostringstream s;
-  s << v;
+  s << std::setprecision(17) << v;
   return s.str();
+}
+
+// Text that is an integer in form, though maybe too large: [+-]digits or
+// [+-]digits^digits.
+bool looks_like_integer(const std::string& text) {
+  auto digits = [](const std::string& s) {
+    const std::size_t start = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
+    return s.size() > start && s.find_first_not_of("0123456789", start) == std::string::npos;
+  };
+  const auto caret = text.find('^');
+  if (caret == std::string::npos) return digits(text);
+  const std::string exponent = text.substr(caret + 1);
+  return digits(text.substr(0, caret)) && !exponent.empty() &&
+         exponent.find_first_not_of("0123456789") == std::string::npos;
 }
 
 void check_range(const KeySpec& spec, double v, const YAML::Mark& mark) {
@@ -102,12 +123,10 @@ const std::string& scalar_of(const YAML::Node& node, const KeySpec& spec) {
 std::int64_t integer_value(const YAML::Node& node, const KeySpec& spec) {
   const std::string& text = scalar_of(node, spec);
   const auto v = parse_integer(text);
-  if (!v) {
-    const bool digits = !text.empty() && text.find_first_not_of("+-0123456789^") == std::string::npos;
-    throw ValueProblem{quoted(text) + (digits ? " does not fit a 64-bit integer"
-                                              : " is not an integer"),
+  if (!v)
+    throw ValueProblem{quoted(text) + (looks_like_integer(text) ? " does not fit a 64-bit integer"
+                                                                : " is not an integer"),
                        node.Mark()};
-  }
   check_range(spec, static_cast<double>(*v), node.Mark());
   return *v;
 }
@@ -299,6 +318,7 @@ std::string Schema::suggest(const std::string& unknown) const {
   std::string best;
   std::size_t best_distance = std::numeric_limits<std::size_t>::max();
   for (const auto& c : candidates) {
+    if (c == unknown) continue;
     const std::size_t d = parent_of(c) == section ? edit_distance(leaf, last_component(c))
                                                   : edit_distance(unknown, c);
     if (d < best_distance) {
@@ -317,7 +337,7 @@ std::string describe_type(const KeySpec& spec) {
     if (spec.max) r += (r.empty() ? " " : ",") + std::string(" <= ") + format_bound(*spec.max);
     return r;
   };
-  auto lengths = [&] {
+  auto lengths = [&] {  // "a list of" or "a list of 1 or 3"
     if (spec.lengths.empty()) return std::string("a list of");
     std::vector<std::string> l;
     for (auto n : spec.lengths) l.push_back(std::to_string(n));
@@ -330,7 +350,8 @@ std::string describe_type(const KeySpec& spec) {
     case KeyType::string: return "a string";
     case KeyType::choice: return "one of " + join(spec.choices, "|");
     case KeyType::integer_list: return lengths() + " integers" + range();
-    case KeyType::choice_list: return lengths() + " of " + join(spec.choices, "|");
+    case KeyType::choice_list:
+      return lengths() + (spec.lengths.empty() ? " " : " of ") + join(spec.choices, "|");
   }
   return "?";
 }
@@ -386,12 +407,16 @@ Deck Deck::parse(const std::string& text, const std::string& name, const Schema&
           if (!seen.insert(key.Scalar()).second)
             throw InputError(where(name, key.Mark()) + ": " + path + ": duplicate key");
           if (const KeySpec* spec = schema.find(path)) {
-            const YAML::Mark mark = value.Mark().is_null() ? key.Mark() : value.Mark();
+            // An empty value (`key:` and nothing) is placed by yaml-cpp at the
+            // next token, often on another line: name the key's place instead.
+            const bool empty = value.IsNull() && (value.Mark().is_null() ||
+                                                  value.Mark().line != key.Mark().line);
+            const YAML::Mark mark = empty ? key.Mark() : value.Mark();
             try {
               deck.values_[path] = {convert(value, *spec), where(name, mark)};
             } catch (const ValueProblem& p) {
-              throw InputError(where(name, p.mark.is_null() ? mark : p.mark) + ": " + path +
-                               ": " + p.message);
+              throw InputError(where(name, empty || p.mark.is_null() ? mark : p.mark) + ": " +
+                               path + ": " + p.message);
             }
           } else if (schema.is_section(path)) {
             if (!value.IsNull()) walk(value, path);
@@ -411,6 +436,8 @@ Deck Deck::parse(const std::string& text, const std::string& name, const Schema&
       throw InputError(origin + ": expected --set key.path=value");
     const std::string path = assignment.substr(0, eq);
     const KeySpec* spec = schema.find(path);
+    if (!spec && schema.is_section(path))
+      throw InputError(origin + ": " + path + ": is a section; --set names one of its keys");
     if (!spec) {
       const std::string hint = schema.suggest(path);
       throw InputError(origin + ": " + path + ": unknown key" +

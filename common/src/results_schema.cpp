@@ -79,7 +79,9 @@ std::vector<std::string> validate_results(const json& doc, const ResultsExpectat
   if (const json* d = c.object(doc, "", "deck")) {
     c.string(*d, "deck", "path");
     if (const json* h = c.string(*d, "deck", "sha256"))
-      c.require(h->get<std::string>().size() == 64, "deck.sha256: not 64 hex digits");
+      c.require(h->get<std::string>().size() == 64 &&
+                    h->get<std::string>().find_first_not_of("0123456789abcdef") == std::string::npos,
+                "deck.sha256: not 64 lower-case hex digits");
     c.array(*d, "deck", "overrides");
     c.object(*d, "deck", "resolved");
   }

@@ -354,11 +354,13 @@ TEST(DeckOverrides, UnknownKeyGetsASuggestion) {
             "--set nothing.like.it=3: nothing.like.it: unknown key");
 }
 
-// A section is not a key: suggesting the very name the user typed is no help.
+// A section is not a key: say so, and never suggest the very name typed.
 TEST(DeckOverrides, SuggestionIsNeverTheUnknownNameItself) {
   const std::string m = error_of("", {"grid=3"});
-  EXPECT_TRUE(starts_with(m, "--set grid=3: grid: unknown key")) << m;
+  EXPECT_EQ(m, "--set grid=3: grid: is a section; --set names one of its keys");
   EXPECT_FALSE(contains(m, "did you mean 'grid'?")) << m;
+  const std::string n = error_of("", {"grid.cellz.x=3"});
+  EXPECT_FALSE(contains(n, "did you mean 'grid.cellz.x'")) << n;
 }
 
 TEST(DeckOverrides, MalformedAssignment) {

@@ -262,7 +262,7 @@ TEST(ValidateResults, Sha256OfWrongLength) {
   json doc = valid_document();
   doc["deck"]["sha256"] = std::string(63, 'a');
   EXPECT_EQ(karma::validate_results(doc),
-            std::vector<std::string>{"deck.sha256: not 64 hex digits"});
+            std::vector<std::string>{"deck.sha256: not 64 lower-case hex digits"});
   doc["deck"]["sha256"] = std::string(65, 'a');
   EXPECT_TRUE(has_problem(karma::validate_results(doc), "deck.sha256"));
 }

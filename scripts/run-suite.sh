@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Quick start: install what is missing, build the suite (preset `default`),
+# and run every mini-app on its default deck. Results: results/*.json.
+#
+# usage: scripts/run-suite.sh [--ranks N] [--preset NAME] [-- extra mini-app arguments]
+#   --ranks N    run each mini-app with mpiexec -n N (default: 1, no mpiexec)
+#   --preset P   CMake preset to build (default: default; `cuda` needs Kokkos_ROOT)
+# Exit status: 0 when every mini-app verified, else the first failing exit code.
+set -euo pipefail
+# shellcheck source=scripts/common.sh
+source "$(dirname "$0")/common.sh"
+
+ranks=1
+preset=default
+extra=()
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --ranks) ranks=$2; shift 2 ;;
+    --preset) preset=$2; shift 2 ;;
+    --) shift; extra=("$@"); break ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    *) echo "run-suite: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+build_and_run() {
+  local kokkos
+  kokkos=$(karma_kokkos_root)
+  karma_build "$preset" "$kokkos"
+
+  # Threads on a CPU: spread and pinned, as STREAM wants, unless the user chose.
+  export OMP_PROC_BIND=${OMP_PROC_BIND:-spread} OMP_PLACES=${OMP_PLACES:-threads}
+  local launcher=()
+  if [[ $ranks -gt 1 ]]; then launcher=(mpiexec -n "$ranks"); fi
+
+  cd "$karma_root"
+  local status=0 summary=()
+  for deck in inputs/*/default.yaml; do
+    local app exe
+    app=$(basename "$(dirname "$deck")")
+    exe=build/$preset/miniapps/$app/karma-$app
+    [[ -x $exe ]] || { echo "run-suite: $exe was not built" >&2; status=3; continue; }
+    echo "=== karma-$app on $deck (${ranks} rank(s))"
+    local code=0
+    "${launcher[@]}" "$exe" "$deck" "${extra[@]}" || code=$?
+    summary+=("karma-$app: exit $code")
+    if [[ $code -ne 0 && $status -eq 0 ]]; then status=$code; fi
+  done
+  echo "=== summary (results in $karma_root/results)"
+  printf '  %s\n' "${summary[@]}"
+  return "$status"
+}
+build_and_run
