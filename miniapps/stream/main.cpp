@@ -188,7 +188,9 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     report.kernels.push_back(r);
   }
 
-  const auto local_shapes = comm::allgather(join_shape(cfg.local_shape));
+  auto local_shapes = nlohmann::json::array();
+  for (const auto& shape : comm::allgather(nlohmann::json(cfg.local_shape).dump()))
+    local_shapes.push_back(nlohmann::json::parse(shape));
   report.problem = {{"dimensions", cfg.local_shape.size()},
                     {"shape_global", cfg.global_shape},
                     {"shape_per_rank", local_shapes},
