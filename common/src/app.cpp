@@ -345,8 +345,6 @@ int run_main(int argc, char** argv, const App& app) {
     output = choose_output(app.name, cli, *deck, start);
   } catch (const Error& e) {
     report_error(executable, e);
-    if (comm::is_root() && e.code() == exit_bad_input && !cli.help)
-      std::fprintf(stderr, "%s", usage(executable).c_str());
     comm::finalize();
     return e.code();
   }
