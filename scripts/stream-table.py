@@ -27,7 +27,7 @@ def main(directory):
     runs = sorted(glob.glob(os.path.join(directory, "stream_*-2p*-r*.json")))
     by_size = {}
     for path in runs:
-        m = re.search(r"_(\w+)-2p(\d+)-r(\d+)\.json$", path)
+        m = re.search(r"_(float|double)-2p(\d+)-r(\d+)\.json$", path)
         reference = os.path.join(directory, "babelstream", f"{m[1]}-2p{m[2]}-r{m[3]}.csv")
         if not os.path.exists(reference):
             continue

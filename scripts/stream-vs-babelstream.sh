@@ -24,8 +24,11 @@ status=0
 run_pair() {  # precision log2(size) round
   local precision=$1 k=$2 round=$3 flag=()
   [[ $precision == float ]] && flag=(--float)
+  # BabelStream's own check fails for float at 2^28 (its float sum overflows
+  # to inf); its timings still stand, so note its exit status and go on.
   "$babelstream" -s $((1 << k)) -n 100 --only All --csv "${flag[@]}" \
-    > "$out/babelstream/$precision-2p$k-r$round.csv"
+    > "$out/babelstream/$precision-2p$k-r$round.csv" 2>&1 ||
+    echo "stream-vs-babelstream: BabelStream exited $? ($precision, 2^$k, round $round)" >&2
   "$karma" "$deck" --set "stream.shape=[2^$k]" --set "stream.precision=$precision" \
     --output "$out/stream_${device}_$precision-2p$k-r$round.json" --quiet | grep '^RESULT' || status=1
 }
