@@ -31,6 +31,9 @@ def main(directory):
         reference = os.path.join(directory, "babelstream", f"{m[1]}-2p{m[2]}-r{m[3]}.csv")
         if not os.path.exists(reference):
             continue
+        if set(babelstream(reference)) != set(KERNELS):
+            print(f"(skipped {os.path.basename(path)}: {reference} has no figures for every kernel)")
+            continue
         doc = json.load(open(path))
         karma = {k["name"]: k["fom"]["value"] for k in doc["kernels"]}
         by_size.setdefault((m[1], int(m[2])), []).append((int(m[3]), karma, babelstream(reference), doc))
