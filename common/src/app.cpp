@@ -110,6 +110,12 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   }
 }
 
+nlohmann::json allgather_json(const nlohmann::json& value) {
+  auto all = nlohmann::json::array();
+  for (const auto& text : comm::allgather(value.dump())) all.push_back(nlohmann::json::parse(text));
+  return all;
+}
+
 bool Report::passed() const {
   for (const auto& c : checks)
     if (!c.passed()) return false;
@@ -378,8 +384,7 @@ int run_main(int argc, char** argv, const App& app) {
                          {"local_rank", comm::local_rank()},
                          {"local_size", comm::local_size()},
                          {"device", describe_device()}};
-    nlohmann::json ranks = nlohmann::json::array();
-    for (const auto& r : comm::allgather(me.dump())) ranks.push_back(nlohmann::json::parse(r));
+    const nlohmann::json ranks = allgather_json(me);
     if (context.verbose()) {
       std::printf("%s %s (%s), Kokkos %s, %d rank(s) on %d node(s)\n", executable.c_str(),
                   build_info::version, build_info::git_describe,

@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -40,15 +41,17 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
   return out;
 }
 
+// [+-]digits, nothing else.
+bool is_decimal(const std::string& s) {
+  const std::size_t start = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
+  return s.size() > start && s.find_first_not_of("0123456789", start) == std::string::npos;
+}
+
 // Strict decimal integer, or base^exponent (decks often size things in
 // powers of two: `shape: [2^28]`). Nothing else: "12abc", "1.5" and "1e6" fail.
 std::optional<std::int64_t> parse_integer(const std::string& text) {
   auto decimal = [](const std::string& s) -> std::optional<std::int64_t> {
-    if (s.empty()) return std::nullopt;
-    std::size_t i = (s[0] == '-' || s[0] == '+') ? 1 : 0;
-    if (i == s.size()) return std::nullopt;
-    for (std::size_t k = i; k < s.size(); ++k)
-      if (s[k] < '0' || s[k] > '9') return std::nullopt;
+    if (!is_decimal(s)) return std::nullopt;
     errno = 0;
     char* end = nullptr;
     const long long v = std::strtoll(s.c_str(), &end, 10);
@@ -90,15 +93,10 @@ std::string format_bound(double v) {
 // Text that is an integer in form, though maybe too large: [+-]digits or
 // [+-]digits^digits.
 bool looks_like_integer(const std::string& text) {
-  auto digits = [](const std::string& s) {
-    const std::size_t start = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
-    return s.size() > start && s.find_first_not_of("0123456789", start) == std::string::npos;
-  };
   const auto caret = text.find('^');
-  if (caret == std::string::npos) return digits(text);
+  if (caret == std::string::npos) return is_decimal(text);
   const std::string exponent = text.substr(caret + 1);
-  return digits(text.substr(0, caret)) && !exponent.empty() &&
-         exponent.find_first_not_of("0123456789") == std::string::npos;
+  return is_decimal(text.substr(0, caret)) && is_decimal(exponent) && std::isdigit(exponent[0]);
 }
 
 void check_range(const KeySpec& spec, double v, const YAML::Mark& mark) {

@@ -188,12 +188,9 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     report.kernels.push_back(r);
   }
 
-  auto local_shapes = nlohmann::json::array();
-  for (const auto& shape : comm::allgather(nlohmann::json(cfg.local_shape).dump()))
-    local_shapes.push_back(nlohmann::json::parse(shape));
   report.problem = {{"dimensions", cfg.local_shape.size()},
                     {"shape_global", cfg.global_shape},
-                    {"shape_per_rank", local_shapes},
+                    {"shape_per_rank", allgather_json(cfg.local_shape)},
                     {"elements_global", global_elements},
                     {"layout", to_string(cfg.layout)},
                     {"precision", to_string(cfg.precision)},

@@ -98,4 +98,7 @@ void write_file_atomically(const std::string& path, const std::string& text);
 
 std::string format_bytes(double bytes);
 
+// Collective: every rank's value, on every rank, as a JSON array in rank order.
+nlohmann::json allgather_json(const nlohmann::json& value);
+
 }  // namespace karma
