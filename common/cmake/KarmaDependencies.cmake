@@ -23,6 +23,22 @@ if(Kokkos_COMPILE_LANGUAGE STREQUAL "CUDA")
   enable_language(CUDA)
   set(KARMA_KOKKOS_LANGUAGE CUDA)
 endif()
+# Hand-written CUDA and vendor-library variants of the mini-apps exist only in
+# a build whose Kokkos has the CUDA backend (sources test KOKKOS_ENABLE_CUDA).
+set(KARMA_HAVE_CUDA OFF)
+if(Kokkos_DEVICES MATCHES "CUDA" OR KARMA_KOKKOS_LANGUAGE STREQUAL "CUDA")
+  set(KARMA_HAVE_CUDA ON)
+  find_package(CUDAToolkit REQUIRED)
+endif()
+
+# karma_link_cublas(target): links cuBLAS where CUDA is on and defines
+# KARMA_HAVE_CUBLAS for the sources; a no-op elsewhere.
+function(karma_link_cublas target)
+  if(KARMA_HAVE_CUDA)
+    target_link_libraries(${target} PRIVATE CUDA::cublas)
+    target_compile_definitions(${target} PRIVATE KARMA_HAVE_CUBLAS=1)
+  endif()
+endfunction()
 
 # Marks sources that include Kokkos to be compiled the way Kokkos needs
 # (all of the target's .cpp files when none are named).
