@@ -45,8 +45,13 @@ REQUIRED_PACKAGES=(
     libgtest-dev
     libbenchmark-dev
     nlohmann-json3-dev
+    libopenblas-dev   # CBLAS dgemv, karma-matvec's CPU reference
     xz-utils          # Debian source tarballs
     ca-certificates   # https apt mirrors
+    python3-pytest      # the cluster tools' tests (scripts/tests)
+    python3-matplotlib  # karma-report's plots
+    slurm-wlm           # the real-scheduler test: slurmctld + slurmd on this machine
+    munge               # Slurm's authentication, for that test
 )
 
 KOKKOS_VERSION=3.4.01

@@ -34,19 +34,29 @@ build_and_run() {
   if [[ $ranks -gt 1 ]]; then launcher=(mpiexec -n "$ranks"); fi
 
   cd "$karma_root"
-  local status=0 summary=()
-  for deck in inputs/*/default.yaml; do
-    local app exe
+  local status=0 summary=() decks=(inputs/*/default.yaml)
+  local total=${#decks[@]} k=0 suite_start=$SECONDS
+  for deck in "${decks[@]}"; do
+    local app exe left=() d start
+    k=$((k + 1))
     app=$(basename "$(dirname "$deck")")
     exe=build/$preset/miniapps/$app/karma-$app
-    [[ -x $exe ]] || { echo "run-suite: $exe was not built" >&2; status=3; continue; }
-    echo "=== karma-$app on $deck (${ranks} rank(s))"
+    # What runs now and what is left, so a long suite shows where it is.
+    for d in "${decks[@]:k}"; do left+=("$(basename "$(dirname "$d")")"); done
+    echo "=== [$k/$total] karma-$app on $deck (${ranks} rank(s)); left: ${left[*]:-none}"
+    [[ -x $exe ]] || {
+      echo "run-suite: $exe was not built" >&2
+      summary+=("karma-$app: not built")
+      if [[ $status -eq 0 ]]; then status=3; fi
+      continue
+    }
     local code=0
+    start=$SECONDS
     "${launcher[@]}" "$exe" "$deck" "${extra[@]}" || code=$?
-    summary+=("karma-$app: exit $code")
+    summary+=("karma-$app: exit $code after $((SECONDS - start)) s")
     if [[ $code -ne 0 && $status -eq 0 ]]; then status=$code; fi
   done
-  echo "=== summary (results in $karma_root/results)"
+  echo "=== summary: $total mini-app(s) in $((SECONDS - suite_start)) s (results in $karma_root/results)"
   printf '  %s\n' "${summary[@]}"
   return "$status"
 }

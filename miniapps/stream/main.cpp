@@ -4,6 +4,7 @@
 #include "karma/app.hpp"
 #include "karma/array.hpp"
 #include "karma/comm.hpp"
+#include "karma/progress.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -133,6 +134,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   KernelTimer timer;
   double dot_error = 0;
   const std::int64_t iterations = cfg.warmup + cfg.repetitions;
+  Progress progress(ctx, "repetition", iterations);  // warm-ups count too
   for (std::int64_t it = 0; it < iterations; ++it) {
     for (const auto* k : cfg.kernels) {
       double dot = 0;
@@ -151,6 +153,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
         dot_error = (e == e) ? std::max(dot_error, e) : std::numeric_limits<double>::infinity();
       }
     }
+    progress.step();
   }
   Kokkos::fence();
   const auto stats = timer.finish();

@@ -1,0 +1,420 @@
+"""karma-batch: campaign file -> one job script per run, submitted and
+followed to the end."""
+
+import argparse
+import datetime
+import fnmatch
+import json
+import os
+import shutil
+import sys
+import time
+
+from . import ToolError, __version__, atomic_write, campaign as campaign_mod, jobs, main_wrapper
+
+MANIFEST = "campaign.json"
+SUFFIX = {"slurm": ".sbatch", "pbs": ".pbs"}
+
+DESCRIPTION = """\
+Writes one batch job script per run of a campaign (Slurm or PBS/Torque), one
+MPI rank per GPU, each job with its own results directory; submits them and
+shows what is submitted, running and left.
+
+  karma-batch generate CAMPAIGN.yaml -o OUT   # OUT/jobs/*.sbatch|*.pbs, OUT/campaign.json
+  karma-batch submit OUT                      # sbatch/qsub every job not yet submitted
+  karma-batch status OUT                      # one line per job, then the counts
+  karma-batch wait OUT --timeout 3600         # until every job has ended
+  karma-batch cancel OUT                      # scancel/qdel what is pending or running
+
+Each job writes into RESULTS/<job name>/: karma-<app>.json (the mini-app's
+results), environment/ (karma-envcapture), the scheduler's log and exit_code.
+Compare machines with karma-compare; report with karma-report.
+`karma-batch --help-campaign` describes the campaign file."""
+
+EPILOG = """\
+exit status: 0 done (status/wait: every job passed); 1 a job failed or was
+lost; 2 bad campaign or arguments (nothing written); 3 scheduler or file
+system error; 5 (status) jobs still to run; 124 (wait) timed out."""
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _tools_dir():
+    return campaign_mod.tools_dir()
+
+
+def _envcapture_path():
+    return os.path.join(_tools_dir(), "karma-envcapture")
+
+
+# --- generate -------------------------------------------------------------------
+
+
+def generate(args):
+    out = os.path.abspath(args.output)
+    camp = campaign_mod.load(args.campaign, out_dir=out, bin_dir=args.bin_dir,
+                             check_keys=not args.no_key_check, tool_dir=_tools_dir())
+    scheduler = args.scheduler or camp.scheduler
+    for w in camp.warnings:
+        print(f"karma-batch: warning: {w}", file=sys.stderr)
+    if os.path.exists(out) and not args.force:
+        raise ToolError(f"{out} exists; choose another -o or add --force to replace it", 2)
+
+    # Everything goes into a sibling temporary directory, renamed into place
+    # at the end: OUT is whole or absent, never half written.
+    parent = os.path.dirname(out)
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except OSError as e:
+        raise ToolError(f"cannot create {parent}: {e.strerror}", 3) from None
+    staging = os.path.join(parent, f".{os.path.basename(out)}.tmp.{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        os.makedirs(os.path.join(staging, "jobs"))
+        envcapture = _envcapture_path()
+        entries = []
+        for job in camp.jobs:
+            script = os.path.join("jobs", job.name + SUFFIX[scheduler])
+            text = jobs.render(job, camp, scheduler, envcapture)
+            with open(os.path.join(staging, script), "w", encoding="utf-8") as f:
+                f.write(text)
+            os.chmod(os.path.join(staging, script), 0o755)
+            entry = job.as_dict()
+            entry.update(script=script, job_id=None, submitted=None,
+                         results_file=jobs.results_file(job))
+            entries.append(entry)
+        manifest = {
+            "karma_batch_manifest": 1,
+            "karma_version": __version__,
+            "generated": _now(),
+            "scheduler": scheduler,
+            "campaign": {"name": camp.name, "path": camp.path, "sha256": camp.sha256},
+            "results_dir": camp.results_dir,
+            "jobs": entries,
+        }
+        with open(os.path.join(staging, MANIFEST), "w", encoding="utf-8") as f:
+            json.dump(manifest, f, indent=2)
+            f.write("\n")
+        if os.path.exists(out):
+            aside = staging + ".old"
+            os.rename(out, aside)
+            os.rename(staging, out)
+            shutil.rmtree(aside, ignore_errors=True)
+        else:
+            os.rename(staging, out)
+    except OSError as e:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise ToolError(f"cannot write the job scripts under {out}: {e}", 3) from None
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+    print(f"karma-batch: {len(camp.jobs)} {scheduler} job script(s) for campaign "
+          f"'{camp.name}' in {os.path.join(out, 'jobs')}")
+    for job in camp.jobs:
+        gpus = f", {job.gpus_per_rank} GPU/rank" if job.gpus_per_rank else ""
+        print(f"  {job.name}: karma-{job.app}, {job.nodes} node(s) x {job.ranks_per_node} "
+              f"rank(s){gpus}, {job.time}")
+    print(f"results will go to {camp.results_dir}/<job>/; next: karma-batch submit {out}")
+    return 0
+
+
+# --- manifest -------------------------------------------------------------------
+
+
+def _load_manifest(out):
+    path = os.path.join(out, MANIFEST)
+    try:
+        with open(path, encoding="utf-8") as f:
+            manifest = json.load(f)
+    except FileNotFoundError:
+        raise ToolError(f"{path} not found: is {out} a directory made by "
+                        "`karma-batch generate`?", 2) from None
+    except (OSError, ValueError) as e:
+        raise ToolError(f"{path}: cannot read: {e}", 2) from None
+    if manifest.get("karma_batch_manifest") != 1:
+        raise ToolError(f"{path}: not a karma-batch manifest of version 1", 2)
+    return manifest
+
+
+def _save_manifest(out, manifest):
+    atomic_write(os.path.join(out, MANIFEST), json.dumps(manifest, indent=2) + "\n")
+
+
+def _selected(manifest, patterns):
+    if not patterns:
+        return manifest["jobs"]
+    chosen = [j for j in manifest["jobs"] if any(fnmatch.fnmatchcase(j["name"], p)
+                                                 for p in patterns)]
+    if not chosen:
+        raise ToolError(f"no job matches {', '.join(patterns)}", 2)
+    return chosen
+
+
+# --- status -----------------------------------------------------------------------
+
+PASSED, FAILED, LOST, RUNNING, PENDING, UNSUBMITTED = (
+    "passed", "failed", "lost", "running", "pending", "not submitted")
+ORDER = (PASSED, FAILED, LOST, RUNNING, PENDING, UNSUBMITTED)
+
+
+def job_state(entry, scheduler_state):
+    """(state, detail) of one job from the scheduler's view and its files."""
+    if not entry.get("job_id"):
+        return UNSUBMITTED, ""
+    code_file = os.path.join(entry["results_dir"], jobs.EXIT_CODE_FILE)
+    if os.path.exists(code_file):
+        try:
+            with open(code_file) as f:
+                code = int(f.read().strip())
+        except (OSError, ValueError):
+            return FAILED, f"unreadable {code_file}"
+        result = None
+        try:
+            with open(entry["results_file"]) as f:
+                doc = json.load(f)
+            result = doc.get("result") if doc.get("schema_version") == 1 else "other schema"
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError):
+            result = "unreadable results"
+        if code == 0 and result == "PASSED":
+            return PASSED, "PASSED"
+        if result is None:
+            return FAILED, f"exit {code}, no results file: see {_log_hint(entry)}"
+        return FAILED, f"exit {code}, results {result}: see {_log_hint(entry)}"
+    if scheduler_state == jobs.PENDING:
+        return PENDING, ""
+    if scheduler_state == jobs.RUNNING:
+        return RUNNING, ""
+    return LOST, f"ended without writing {jobs.EXIT_CODE_FILE}: see {_log_hint(entry)}"
+
+
+def _log_hint(entry):
+    return os.path.join(entry["results_dir"], "job*.out")  # Slurm: job-<id>.out, PBS: job.out
+
+
+def collect(out, manifest, patterns=None, query=True):
+    chosen = _selected(manifest, patterns)
+    ids = [j["job_id"] for j in chosen if j.get("job_id")]
+    seen = jobs.states(manifest["scheduler"], ids) if (query and ids) else {}
+    rows = []
+    for entry in chosen:
+        state, detail = job_state(entry, seen.get(entry.get("job_id"), jobs.UNKNOWN))
+        rows.append((entry, state, detail))
+    return rows
+
+
+def summary_line(rows):
+    counts = {s: 0 for s in ORDER}
+    for _, state, _ in rows:
+        counts[state] += 1
+    parts = [f"{counts[s]} {s}" for s in ORDER if counts[s]]
+    left = [e["name"] for e, s, _ in rows if s in (RUNNING, PENDING, UNSUBMITTED)]
+    text = f"{len(rows)} job(s): " + ", ".join(parts)
+    if left:
+        shown = ", ".join(left[:6]) + (f", ... ({len(left) - 6} more)" if len(left) > 6 else "")
+        text += f"; left: {shown}"
+    return text, counts
+
+
+def print_table(rows, stream=sys.stdout):
+    width = max([len(e["name"]) for e, _, _ in rows] + [4])
+    print(f"{'job':<{width}}  {'id':>10}  {'nodes x ranks':>13}  state", file=stream)
+    for entry, state, detail in rows:
+        shape = f"{entry['nodes']} x {entry['ranks_per_node']}"
+        extra = f"  {detail}" if detail and detail != "PASSED" else ""
+        print(f"{entry['name']:<{width}}  {entry.get('job_id') or '-':>10}  {shape:>13}  "
+              f"{state}{extra}", file=stream)
+
+
+def _exit_for(counts):
+    if counts[FAILED] or counts[LOST]:
+        return 1
+    if counts[RUNNING] or counts[PENDING] or counts[UNSUBMITTED]:
+        return 5
+    return 0
+
+
+def status(args):
+    out = os.path.abspath(args.directory)
+    manifest = _load_manifest(out)
+    rows = collect(out, manifest, args.only)
+    if args.json:
+        print(json.dumps([{"name": e["name"], "job_id": e.get("job_id"), "state": s,
+                           "detail": d, "results_file": e["results_file"]}
+                          for e, s, d in rows], indent=2))
+    else:
+        print_table(rows)
+    text, counts = summary_line(rows)
+    print(text, file=sys.stderr if args.json else sys.stdout)
+    return _exit_for(counts)
+
+
+def wait(args):
+    out = os.path.abspath(args.directory)
+    manifest = _load_manifest(out)
+    if not any(j.get("job_id") for j in _selected(manifest, args.only)):
+        raise ToolError(f"no job of {out} has been submitted: run karma-batch submit {out}", 2)
+    start = time.monotonic()
+    last = None
+    while True:
+        rows = collect(out, manifest, args.only)
+        text, counts = summary_line(rows)
+        if text != last:
+            print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
+            last = text
+        if not (counts[RUNNING] or counts[PENDING]):
+            print_table(rows)
+            return _exit_for(counts) if not counts[UNSUBMITTED] else 5
+        if args.timeout is not None and time.monotonic() - start >= args.timeout:
+            print_table(rows)
+            print(f"karma-batch: timed out after {args.timeout:g} s with jobs still to run",
+                  file=sys.stderr)
+            return 124
+        time.sleep(args.interval)
+
+
+# --- submit -----------------------------------------------------------------------
+
+
+def submit(args):
+    out = os.path.abspath(args.directory)
+    manifest = _load_manifest(out)
+    scheduler = manifest["scheduler"]
+    chosen = _selected(manifest, args.only)
+    if args.resubmit_failed:
+        for entry, state, _ in collect(out, manifest, args.only):
+            if state in (FAILED, LOST):
+                entry["job_id"] = None
+    todo = [j for j in chosen if not j.get("job_id")]
+    if not todo:
+        print(f"karma-batch: every selected job of {out} is already submitted")
+        return 0
+    for k, entry in enumerate(todo, start=1):
+        script = os.path.join(out, entry["script"])
+        if args.dry_run:
+            print(f"[{k}/{len(todo)}] would submit {entry['name']}: "
+                  f"{'sbatch' if scheduler == 'slurm' else 'qsub'} {script}")
+            continue
+        # Slurm opens the job's log in this directory when the job starts.
+        try:
+            os.makedirs(entry["results_dir"], exist_ok=True)
+            stale = os.path.join(entry["results_dir"], jobs.EXIT_CODE_FILE)
+            if os.path.exists(stale):
+                os.unlink(stale)
+        except OSError as e:
+            raise ToolError(f"cannot create {entry['results_dir']}: {e.strerror}", 3) from None
+        try:
+            job_id = jobs.submit(scheduler, script)
+        except ToolError as e:
+            submitted = k - 1
+            raise ToolError(f"{e} ({submitted} of {len(todo)} job(s) were submitted and are "
+                            f"recorded in {os.path.join(out, MANIFEST)}; fix the problem and "
+                            "run submit again for the rest)", e.code) from None
+        entry["job_id"] = job_id
+        entry["submitted"] = _now()
+        _save_manifest(out, manifest)  # after each job: a failure later loses nothing
+        print(f"[{k}/{len(todo)}] submitted {entry['name']} as job {job_id}", flush=True)
+    if not args.dry_run:
+        print(f"karma-batch: follow them with: karma-batch status {out}  "
+              f"(or: karma-batch wait {out})")
+    return 0
+
+
+def cancel(args):
+    out = os.path.abspath(args.directory)
+    manifest = _load_manifest(out)
+    rows = collect(out, manifest, args.only)
+    live = [(e, s) for e, s, _ in rows if s in (RUNNING, PENDING)]
+    if not live:
+        print("karma-batch: no pending or running job to cancel")
+        return 0
+    jobs.cancel(manifest["scheduler"], [e["job_id"] for e, _ in live])
+    for entry, state in live:
+        print(f"cancelled {entry['name']} (job {entry['job_id']}, was {state})")
+    return 0
+
+
+# --- command line ---------------------------------------------------------------
+
+
+def parser():
+    p = argparse.ArgumentParser(prog="karma-batch", description=DESCRIPTION, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"karma-batch {__version__}")
+    p.add_argument("--help-campaign", action="store_true",
+                   help="describe the campaign file and exit")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    g = sub.add_parser("generate", help="write the job scripts of a campaign",
+                       description="Write one job script per job of the campaign into "
+                       "OUT/jobs and the list of jobs into OUT/campaign.json. A campaign "
+                       "error writes nothing.")
+    g.add_argument("campaign", help="campaign file (YAML; see --help-campaign)")
+    g.add_argument("-o", "--output", required=True, metavar="OUT",
+                   help="directory to create for the job scripts and the manifest")
+    g.add_argument("--scheduler", choices=("slurm", "pbs"),
+                   help="overrides the campaign's scheduler")
+    g.add_argument("--bin-dir", help="directory with the karma-<app> executables "
+                   "(overrides the campaign's bin_dir)")
+    g.add_argument("--no-key-check", action="store_true",
+                   help="do not run karma-<app> --help to check set/sweep keys")
+    g.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    g.set_defaults(func=generate)
+
+    s = sub.add_parser("submit", help="submit the jobs not yet submitted",
+                       description="Submit (sbatch or qsub) every job of OUT that has no job "
+                       "id yet, creating its results directory first; job ids are recorded in "
+                       "OUT/campaign.json after each submission.")
+    s.add_argument("directory", metavar="OUT")
+    s.add_argument("--only", action="append", metavar="GLOB",
+                   help="only jobs whose name matches (repeatable)")
+    s.add_argument("--dry-run", action="store_true", help="print what would be submitted")
+    s.add_argument("--resubmit-failed", action="store_true",
+                   help="submit failed and lost jobs again")
+    s.set_defaults(func=submit)
+
+    st = sub.add_parser("status", help="what is done, running and left",
+                        description="One line per job (passed, failed, lost, running, "
+                        "pending, not submitted), then the counts and what is left.")
+    st.add_argument("directory", metavar="OUT")
+    st.add_argument("--only", action="append", metavar="GLOB")
+    st.add_argument("--json", action="store_true", help="the table as JSON on stdout")
+    st.set_defaults(func=status)
+
+    w = sub.add_parser("wait", help="wait until every submitted job has ended",
+                       description="Print the counts whenever they change until no job is "
+                       "pending or running, then the table.")
+    w.add_argument("directory", metavar="OUT")
+    w.add_argument("--only", action="append", metavar="GLOB")
+    w.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="give up after this long (exit 124)")
+    w.add_argument("--interval", type=float, default=10.0, metavar="SECONDS",
+                   help="seconds between looks (default 10)")
+    w.set_defaults(func=wait)
+    c = sub.add_parser("cancel", help="cancel the jobs still pending or running",
+                       description="scancel (or qdel) every job of OUT that the scheduler "
+                       "still has pending or running.")
+    c.add_argument("directory", metavar="OUT")
+    c.add_argument("--only", action="append", metavar="GLOB")
+    c.set_defaults(func=cancel)
+    return p
+
+
+def main(argv=None):
+    p = parser()
+    args = p.parse_args(argv)
+    if args.help_campaign:
+        print(campaign_mod.CAMPAIGN_HELP, end="")
+        return 0
+    if not args.command:
+        p.print_usage(sys.stderr)
+        print("karma-batch: error: name a command: generate, submit, status, wait or cancel",
+              file=sys.stderr)
+        return 2
+    if getattr(args, "interval", 1) is not None and getattr(args, "interval", 1) <= 0:
+        p.error("--interval must be > 0")
+    return main_wrapper("karma-batch", lambda: args.func(args))

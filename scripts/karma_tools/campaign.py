@@ -1,0 +1,639 @@
+"""Campaign files: what to run, where and how often; read strictly, expanded
+into one Job per batch job.
+
+A campaign is YAML (the subset yamlsub reads). Every mistake is reported as
+"FILE:LINE:COL: KEY: message" and nothing is generated. The keys are listed in
+CAMPAIGN_HELP, which `karma-batch --help-campaign` prints.
+"""
+
+import difflib
+import hashlib
+import itertools
+import os
+import re
+import shutil
+import subprocess
+
+from . import ToolError, yamlsub
+
+CAMPAIGN_HELP = """\
+A campaign file (YAML) lists runs of karma mini-apps; karma-batch writes one
+job script per run and per point of its sweeps.
+
+  name: h200-eval                 # campaign name: letters, digits, '.', '_', '-'
+  scheduler: slurm                # slurm (sbatch) or pbs (qsub); --scheduler overrides
+  results_dir: results            # one subdirectory per job (default: OUT/results)
+  bin_dir: /opt/karma/bin         # where karma-<app> is (default: beside karma-batch,
+                                  # else looked up in PATH when the job runs)
+  time: "00:30:00"                # wall-time limit per job (HH:MM:SS, or minutes)
+  ranks_per_node: 4               # MPI ranks per node: one per GPU
+  gpus_per_rank: 1                # 0 on CPU-only nodes
+  cpus_per_rank: 16               # optional: --cpus-per-task and OMP_NUM_THREADS
+  launcher: srun                  # srun | mpirun (Open MPI) | mpiexec (MPICH, Cray
+                                  # PALS, Intel MPI) | none (1 rank) | a template
+                                  # with {nodes} {ranks} {ranks_per_node}
+                                  # {gpus_per_rank} {cpus_per_rank}
+  environment:                    # lines every job runs before karma, in this order:
+    setup: ["source /opt/spack/share/spack/setup-env.sh"]   # shell lines (or a | block)
+    modules: [gcc/12.2, cuda/12.4, openmpi/4.1]            # module load ...
+    variables: {OMP_PROC_BIND: spread, OMP_PLACES: threads} # export NAME="value"
+  slurm: {partition: gpu, account: abc123, qos: normal, constraint: h200,
+          exclusive: true, extra: ["--mail-type=NONE"]}
+  pbs: {flavor: pro, queue: gpu, account: abc123, place: "scatter:excl",
+        extra: ["-l filesystems=home"]}   # flavor: pro (select=) or torque (nodes=)
+  runs:
+    - name: stream-scaling          # unique; names the jobs and their directories
+      app: stream                   # runs karma-stream
+      deck: "{inputs}/stream/default.yaml"   # {inputs}: the suite's decks; other
+                                    # relative paths are relative to this file
+      set: ["stream.shape=[2^28]"]  # --set overrides (a list, or a key: value map)
+      sweep:                        # one job per value (per combination)
+        run.repetitions: [50, 100]
+      nodes: [1, 2, 4, 8]           # one job per node count
+      scaling: [weak, strong]       # one job per scaling: sets scaling_key per job
+      scaling_key: stream.scaling   # (the default: <app>.scaling)
+      repeat: 3                     # identical jobs per point (rounds)
+      args: ["--kokkos-print-configuration"]   # extra mini-app arguments
+      # per run, these override the campaign's: ranks_per_node, gpus_per_rank,
+      # cpus_per_rank, time, launcher, executable, environment (modules and
+      # setup lines are added after the campaign's, variables override)
+
+Weak scaling keeps the deck's size per rank; strong scaling keeps it global
+and splits it over the ranks: the mini-app reads <app>.scaling (change the key
+with scaling_key). Integers, lists and strings in set/sweep are passed as
+written (2^28 stays 2^28). When karma-<app> can be run here, karma-batch checks
+every set/sweep key against its --help.
+
+The YAML subset: block and flow mappings and lists, quoted and plain scalars,
+'|' blocks, comments. Anchors, aliases, tags, '>' blocks and several
+documents are refused with their position.
+"""
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_APP = re.compile(r"^[a-z0-9][a-z0-9_]*$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_DECK_KEY = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)+$")
+
+LAUNCHERS = ("srun", "mpirun", "mpiexec", "none")
+PLACEHOLDERS = ("nodes", "ranks", "ranks_per_node", "gpus_per_rank", "cpus_per_rank")
+
+TOP_KEYS = ("name", "scheduler", "results_dir", "bin_dir", "time", "ranks_per_node",
+            "gpus_per_rank", "cpus_per_rank", "launcher", "environment", "slurm", "pbs", "runs")
+RUN_KEYS = ("name", "app", "deck", "set", "sweep", "args", "nodes", "ranks_per_node",
+            "gpus_per_rank", "cpus_per_rank", "scaling", "scaling_key", "repeat", "time",
+            "launcher", "executable", "environment")
+ENV_KEYS = ("setup", "modules", "variables")
+SLURM_KEYS = ("partition", "account", "qos", "constraint", "exclusive", "extra")
+PBS_KEYS = ("flavor", "queue", "account", "place", "extra")
+
+
+class Environment:
+    def __init__(self, setup=(), modules=(), variables=None):
+        self.setup = list(setup)
+        self.modules = list(modules)
+        self.variables = dict(variables or {})
+
+    def merged(self, other):
+        variables = dict(self.variables)
+        variables.update(other.variables)
+        return Environment(self.setup + other.setup, self.modules + other.modules, variables)
+
+    def as_dict(self):
+        return {"setup": self.setup, "modules": self.modules, "variables": self.variables}
+
+
+class Job:
+    """One batch job: one run of one mini-app at one point of its sweeps."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+    @property
+    def ranks(self):
+        return self.nodes * self.ranks_per_node
+
+    def as_dict(self):
+        keys = ("name", "run", "app", "deck", "executable", "overrides", "args", "nodes",
+                "ranks_per_node", "ranks", "gpus_per_rank", "cpus_per_rank", "scaling",
+                "sweep", "round", "time", "launcher", "results_dir")
+        d = {k: getattr(self, k) for k in keys}
+        d["environment"] = self.environment.as_dict()
+        return d
+
+
+class Campaign:
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+
+class _Checker:
+    """Type checks with errors that name file, line, column and key."""
+
+    def __init__(self, source):
+        self.source = source
+
+    def fail(self, node, path, message, at_key=False):
+        line, col = (node.key_line, node.key_col) if at_key else (node.line, node.col)
+        raise ToolError(f"{self.source}:{line}:{col}: {path}: {message}", 2)
+
+    def mapping(self, node, path, allowed, required=()):
+        if not isinstance(node.value, dict):
+            self.fail(node, path, f"expected a mapping of keys ({', '.join(allowed)}), "
+                      f"got {_describe(node)}")
+        for key, value in node.value.items():
+            if key not in allowed:
+                near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+                hint = f" (did you mean '{near[0]}'?)" if near else \
+                    f" (known keys: {', '.join(allowed)})"
+                self.fail(value, _join(path, key), "unknown key" + hint, at_key=True)
+        for key in required:
+            if key not in node.value or node.value[key].value is None:
+                self.fail(node, _join(path, key), "is required")
+        return node.value
+
+    def string(self, node, path, pattern=None, what=None):
+        if isinstance(node.value, bool) or not isinstance(node.value, (str, int, float)):
+            self.fail(node, path, f"expected a string, got {_describe(node)}")
+        value = node.value if isinstance(node.value, str) else node.raw
+        if value == "":
+            self.fail(node, path, "must not be empty")
+        if pattern and not pattern.match(value):
+            self.fail(node, path, f"'{value}' is not {what}")
+        return value
+
+    def choice(self, node, path, choices):
+        value = self.string(node, path)
+        if value not in choices:
+            self.fail(node, path, f"'{value}' is not one of: {', '.join(choices)}")
+        return value
+
+    def integer(self, node, path, minimum):
+        if isinstance(node.value, bool) or not isinstance(node.value, int):
+            self.fail(node, path, f"expected an integer, got {_describe(node)}")
+        if node.value < minimum:
+            self.fail(node, path, f"must be >= {minimum}, got {node.value}")
+        return node.value
+
+    def boolean(self, node, path):
+        if not isinstance(node.value, bool):
+            self.fail(node, path, f"expected true or false, got {_describe(node)}")
+        return node.value
+
+    def integers(self, node, path, minimum):
+        """An integer or a non-empty list of distinct integers."""
+        if isinstance(node.value, list):
+            if not node.value:
+                self.fail(node, path, "the list is empty")
+            values = [self.integer(n, f"{path}[{i}]", minimum) for i, n in enumerate(node.value)]
+            for i, v in enumerate(values):
+                if v in values[:i]:
+                    self.fail(node.value[i], f"{path}[{i}]", f"{v} is listed twice")
+            return values
+        return [self.integer(node, path, minimum)]
+
+    def strings(self, node, path, allow_block=False):
+        """A list of strings (or one string; with allow_block a '|' block
+        gives one line per line)."""
+        if isinstance(node.value, str):
+            if allow_block:
+                return [line for line in node.value.split("\n") if line.strip()]
+            return [node.value]
+        if not isinstance(node.value, list):
+            self.fail(node, path, f"expected a list of strings, got {_describe(node)}")
+        return [self.string(n, f"{path}[{i}]") for i, n in enumerate(node.value)]
+
+
+def _join(path, key):
+    return f"{path}.{key}" if path else key
+
+
+def _describe(node):
+    v = node.value
+    if v is None:
+        return "nothing"
+    if isinstance(v, bool):
+        return f"the boolean {node.raw}"
+    if isinstance(v, dict):
+        return "a mapping"
+    if isinstance(v, list):
+        return "a list"
+    if isinstance(v, (int, float)):
+        return f"the number {node.raw}"
+    return f"the string '{v}'"
+
+
+def parse_time(checker, node, path):
+    """Wall time as HH:MM:SS from 'HH:MM:SS', 'MM:SS', 'D-HH:MM:SS' or minutes."""
+    if isinstance(node.value, int) and not isinstance(node.value, bool):
+        if node.value < 1:
+            checker.fail(node, path, f"must be >= 1 minute, got {node.value}")
+        seconds = node.value * 60
+    else:
+        text = checker.string(node, path)
+        m = re.match(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)$", text)
+        if not m:
+            checker.fail(node, path, f"'{text}' is not a time: use HH:MM:SS, D-HH:MM:SS "
+                         "or whole minutes")
+        days, hours, minutes, secs = (int(g) if g else 0 for g in m.groups())
+        if m.group(1) and not m.group(2):
+            checker.fail(node, path, f"'{text}': use D-HH:MM:SS")
+        if minutes >= 60 and m.group(2) or secs >= 60:
+            checker.fail(node, path, f"'{text}': minutes and seconds must be below 60")
+        seconds = ((days * 24 + hours) * 60 + minutes) * 60 + secs
+        if seconds < 1:
+            checker.fail(node, path, "must be longer than 0")
+    return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def _environment(checker, node, path):
+    if node is None or node.value is None:
+        return Environment()
+    entries = checker.mapping(node, path, ENV_KEYS)
+    env = Environment()
+    if "setup" in entries:
+        env.setup = checker.strings(entries["setup"], _join(path, "setup"), allow_block=True)
+    if "modules" in entries:
+        env.modules = checker.strings(entries["modules"], _join(path, "modules"))
+        for i, module in enumerate(env.modules):
+            if re.search(r"\s", module):
+                n = entries["modules"].value[i] if isinstance(entries["modules"].value, list) \
+                    else entries["modules"]
+                checker.fail(n, f"{path}.modules[{i}]", f"'{module}': one module per entry")
+    if "variables" in entries:
+        vnode = entries["variables"]
+        if not isinstance(vnode.value, dict):
+            checker.fail(vnode, _join(path, "variables"),
+                         f"expected NAME: value pairs, got {_describe(vnode)}")
+        for name, value in vnode.value.items():
+            vpath = f"{path}.variables.{name}"
+            if not _ENV_NAME.match(name):
+                checker.fail(value, vpath, f"'{name}' is not a shell variable name", at_key=True)
+            if isinstance(value.value, (dict, list)) or value.value is None:
+                checker.fail(value, vpath, f"expected a value, got {_describe(value)}")
+            env.variables[name] = value.text()
+    return env
+
+
+def _overrides(checker, node, path):
+    """--set arguments ['key=value', ...] from a list or a mapping, each with
+    the node it came from (for key checks)."""
+    out = []
+    if isinstance(node.value, dict):
+        for key, value in node.value.items():
+            if not _DECK_KEY.match(key):
+                checker.fail(value, f"{path}.{key}", "not a deck key (section.key)", at_key=True)
+            if value.value is None:
+                checker.fail(value, f"{path}.{key}", "has no value")
+            out.append((key, value.text(), value))
+        return out
+    for i, text in enumerate(checker.strings(node, path)):
+        item = node.value[i] if isinstance(node.value, list) else node
+        key, eq, value = text.partition("=")
+        if not eq or not _DECK_KEY.match(key.strip()) or not value.strip():
+            checker.fail(item, f"{path}[{i}]", f"'{text}' is not key=value with a deck key "
+                         "(e.g. stream.shape=[2^28])")
+        out.append((key.strip(), value.strip(), item))
+    return out
+
+
+def _sweep(checker, node, path):
+    """[(key, [(value text, node), ...]), ...] from `sweep:`."""
+    if not isinstance(node.value, dict) or not node.value:
+        checker.fail(node, path, "expected deck keys, each with a list of values")
+    out = []
+    for key, values in node.value.items():
+        kpath = f"{path}.{key}"
+        if not _DECK_KEY.match(key):
+            checker.fail(values, kpath, "not a deck key (section.key)", at_key=True)
+        if not isinstance(values.value, list) or not values.value:
+            checker.fail(values, kpath, "expected a non-empty list of values to sweep over")
+        texts = [(v.text(), v) for v in values.value]
+        seen = set()
+        for i, (t, v) in enumerate(texts):
+            if v.value is None:
+                checker.fail(v, f"{kpath}[{i}]", "an empty value")
+            if t in seen:
+                checker.fail(v, f"{kpath}[{i}]", f"'{t}' is listed twice")
+            seen.add(t)
+        out.append((key, texts))
+    return out
+
+
+def tools_dir():
+    """The directory of the karma-* tools: scripts/ in the sources (beside
+    this package), PREFIX/bin when installed (the package is in
+    PREFIX/share/karma/python)."""
+    import sys
+
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for candidate in (package_parent,
+                      os.path.normpath(os.path.join(package_parent, "..", "..", "..", "bin"))):
+        if os.path.isfile(os.path.join(candidate, "karma-batch")):
+            return candidate
+    return os.path.dirname(os.path.realpath(sys.argv[0]))
+
+
+def inputs_dir(tool_dir):
+    """The suite's decks: $KARMA_INPUTS, the installed share/karma/inputs, or
+    the source tree's inputs/."""
+    candidates = [os.environ.get("KARMA_INPUTS", ""),
+                  os.path.join(tool_dir, "..", "share", "karma", "inputs"),
+                  os.path.join(tool_dir, "..", "inputs")]
+    for c in candidates:
+        if c and os.path.isdir(c):
+            return os.path.realpath(c)
+    return None
+
+
+def _slug(key, text):
+    """A short, file-name-safe tag for a sweep point: stream.shape=[2^28] ->
+    shape2p28."""
+    value = text.replace("^", "p").replace(",", "x")
+    value = re.sub(r"[\[\]{}\s'\"]", "", value)
+    value = re.sub(r"[^A-Za-z0-9._-]+", "-", value).strip("-.") or "v"
+    return key.split(".")[-1] + value
+
+
+class KeyLister:
+    """Deck keys of a mini-app, from `karma-<app> --help` (cached)."""
+
+    def __init__(self):
+        self.cache = {}
+        self.warnings = []
+
+    def keys(self, executable):
+        if executable in self.cache:
+            return self.cache[executable]
+        keys = None
+        path = executable if os.path.isabs(executable) else shutil.which(executable)
+        if path and os.access(path, os.X_OK):
+            env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+            try:
+                out = subprocess.run([path, "--help"], capture_output=True, text=True,
+                                     timeout=60, env=env, stdin=subprocess.DEVNULL)
+                if out.returncode == 0:
+                    keys = parse_help_keys(out.stdout)
+            except (OSError, subprocess.TimeoutExpired):
+                keys = None
+            if not keys:
+                self.warnings.append(f"could not list the deck keys of {path} (its --help "
+                                     "failed); set/sweep keys are not checked")
+                keys = None
+        self.cache[executable] = keys
+        return keys
+
+
+def parse_help_keys(text):
+    """Deck keys from a mini-app's --help: 'section:' lines, then '  key  (' lines."""
+    keys, section, in_keys = set(), None, False
+    for line in text.splitlines():
+        if line.startswith("deck keys:"):
+            in_keys = True
+            continue
+        if not in_keys:
+            continue
+        m = re.match(r"^([A-Za-z0-9_]+):\s*$", line)
+        if m:
+            section = m.group(1)
+            continue
+        m = re.match(r"^  ([A-Za-z0-9_]+)  \(", line)
+        if m and section:
+            keys.add(f"{section}.{m.group(1)}")
+    return keys
+
+
+def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None):
+    """The campaign at `path`, checked and expanded into jobs. `out_dir` is
+    where karma-batch writes (the default results_dir is under it); `bin_dir`
+    overrides the campaign's."""
+    if not os.path.isfile(path):
+        raise ToolError(f"{path}: no such campaign file", 2)
+    tool_dir = tool_dir or tools_dir()
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        root = yamlsub.parse(data.decode("utf-8"), path)
+    except UnicodeDecodeError as e:
+        raise ToolError(f"{path}:1:1: not UTF-8 text ({e.reason})", 2) from None
+    except yamlsub.YamlError as e:
+        raise ToolError(f"{e.source}:{e.line}:{e.col}: YAML syntax error: {e.message}", 2) \
+            from None
+    check = _Checker(path)
+    base = os.path.dirname(os.path.abspath(path))
+    top = check.mapping(root, "", TOP_KEYS, required=("name", "runs"))
+
+    name = check.string(top["name"], "name", _NAME,
+                        "a name of letters, digits, '.', '_' and '-'")
+    scheduler = check.choice(top["scheduler"], "scheduler", ("slurm", "pbs")) \
+        if "scheduler" in top else "slurm"
+
+    def where(key, default):
+        if key not in top or top[key].value is None:
+            return default
+        value = check.string(top[key], key)
+        return os.path.normpath(os.path.join(base, os.path.expanduser(value)))
+
+    out_dir = os.path.abspath(out_dir) if out_dir else None
+    results_dir = where("results_dir", os.path.join(out_dir, "results") if out_dir else
+                        os.path.join(base, "results", name))
+    campaign_bin = os.path.abspath(bin_dir) if bin_dir else where("bin_dir", None)
+
+    defaults = {
+        "time": parse_time(check, top["time"], "time") if "time" in top else "00:30:00",
+        "ranks_per_node": check.integers(top["ranks_per_node"], "ranks_per_node", 1)
+        if "ranks_per_node" in top else [1],
+        "gpus_per_rank": check.integer(top["gpus_per_rank"], "gpus_per_rank", 0)
+        if "gpus_per_rank" in top else 1,
+        "cpus_per_rank": check.integer(top["cpus_per_rank"], "cpus_per_rank", 1)
+        if "cpus_per_rank" in top else None,
+        "launcher": _launcher(check, top["launcher"], "launcher") if "launcher" in top
+        else None,
+    }
+    environment = _environment(check, top.get("environment"), "environment")
+
+    slurm = {}
+    if "slurm" in top:
+        entries = check.mapping(top["slurm"], "slurm", SLURM_KEYS)
+        for key, node in entries.items():
+            if key == "exclusive":
+                slurm[key] = check.boolean(node, "slurm.exclusive")
+            elif key == "extra":
+                slurm[key] = check.strings(node, "slurm.extra")
+                for i, line in enumerate(slurm[key]):
+                    if not line.startswith("-"):
+                        check.fail(node.value[i] if isinstance(node.value, list) else node,
+                                   f"slurm.extra[{i}]", f"'{line}' is not an sbatch option "
+                                   "(--option=value)")
+            else:
+                slurm[key] = check.string(node, f"slurm.{key}")
+    pbs = {"flavor": "pro"}
+    if "pbs" in top:
+        entries = check.mapping(top["pbs"], "pbs", PBS_KEYS)
+        for key, node in entries.items():
+            if key == "flavor":
+                pbs[key] = check.choice(node, "pbs.flavor", ("pro", "torque"))
+            elif key == "extra":
+                pbs[key] = check.strings(node, "pbs.extra")
+                for i, line in enumerate(pbs[key]):
+                    if not line.startswith("-"):
+                        check.fail(node.value[i] if isinstance(node.value, list) else node,
+                                   f"pbs.extra[{i}]", f"'{line}' is not a qsub option (-l ...)")
+            else:
+                pbs[key] = check.string(node, f"pbs.{key}")
+
+    runs_node = top["runs"]
+    if not isinstance(runs_node.value, list) or not runs_node.value:
+        check.fail(runs_node, "runs", "expected a non-empty list of runs")
+    inputs = inputs_dir(tool_dir)
+    lister = KeyLister()
+    jobs, run_names, job_names = [], {}, {}
+    for index, run_node in enumerate(runs_node.value):
+        jobs.extend(_expand_run(check, run_node, f"runs[{index}]", base, inputs, results_dir,
+                                campaign_bin, tool_dir, defaults, environment, run_names,
+                                job_names, lister if check_keys else None))
+    warnings = list(lister.warnings)
+    for exe in sorted({j.executable for j in jobs}):
+        if os.path.isabs(exe) and not os.access(exe, os.X_OK):
+            warnings.append(f"{exe} is not an executable here; the jobs need it on the "
+                            "compute nodes")
+        elif not os.path.isabs(exe) and not shutil.which(exe):
+            warnings.append(f"{exe} is not in PATH here; the jobs look for it in theirs "
+                            "(or set bin_dir)")
+    return Campaign(name=name, path=os.path.abspath(path), sha256=hashlib.sha256(data).hexdigest(),
+                    scheduler=scheduler, results_dir=results_dir, slurm=slurm, pbs=pbs,
+                    jobs=jobs, warnings=warnings)
+
+
+def _launcher(check, node, path):
+    text = check.string(node, path)
+    if text in LAUNCHERS:
+        return text
+    if " " not in text and "{" not in text:
+        check.fail(node, path, f"'{text}' is not one of {', '.join(LAUNCHERS)} nor a "
+                   "template such as 'mpiexec -n {ranks}'")
+    for field in re.findall(r"{([^{}]*)}", text):
+        if field not in PLACEHOLDERS:
+            check.fail(node, path, f"unknown placeholder {{{field}}} (known: "
+                       + ", ".join("{" + p + "}" for p in PLACEHOLDERS) + ")")
+    return text
+
+
+def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool_dir,
+                defaults, environment, run_names, job_names, lister):
+    entries = check.mapping(node, path, RUN_KEYS, required=("name", "app", "deck"))
+    run = check.string(entries["name"], f"{path}.name", _NAME,
+                       "a name of letters, digits, '.', '_' and '-'")
+    if run in run_names:
+        check.fail(entries["name"], f"{path}.name", f"'{run}' is also the name of "
+                   f"{run_names[run]}")
+    run_names[run] = path
+    app = check.string(entries["app"], f"{path}.app", _APP, "a mini-app name (stream, mgs, ...)")
+
+    deck_node = entries["deck"]
+    deck_text = check.string(deck_node, f"{path}.deck")
+    if "{inputs}" in deck_text:
+        if inputs is None:
+            check.fail(deck_node, f"{path}.deck", "{inputs}: the suite's decks were not found "
+                       "(set KARMA_INPUTS to the inputs directory)")
+        deck = os.path.normpath(deck_text.replace("{inputs}", inputs))
+    else:
+        deck = os.path.normpath(os.path.join(base, os.path.expanduser(deck_text)))
+    if not os.path.isfile(deck):
+        check.fail(deck_node, f"{path}.deck", f"no such deck: {deck}")
+
+    def value(key, parse, default):
+        return parse(entries[key]) if key in entries else default
+
+    rpn_list = value("ranks_per_node",
+                     lambda n: check.integers(n, f"{path}.ranks_per_node", 1),
+                     defaults["ranks_per_node"])
+    nodes_list = value("nodes", lambda n: check.integers(n, f"{path}.nodes", 1), [1])
+    gpus = value("gpus_per_rank", lambda n: check.integer(n, f"{path}.gpus_per_rank", 0),
+                 defaults["gpus_per_rank"])
+    cpus = value("cpus_per_rank", lambda n: check.integer(n, f"{path}.cpus_per_rank", 1),
+                 defaults["cpus_per_rank"])
+    time = value("time", lambda n: parse_time(check, n, f"{path}.time"), defaults["time"])
+    launcher = value("launcher", lambda n: _launcher(check, n, f"{path}.launcher"),
+                     defaults["launcher"])
+    repeat = value("repeat", lambda n: check.integer(n, f"{path}.repeat", 1), 1)
+    scaling_key = value("scaling_key", lambda n: check.string(n, f"{path}.scaling_key", _DECK_KEY,
+                                                                "a deck key (section.key)"),
+                        f"{app}.scaling")
+    scalings = [None]
+    if "scaling" in entries:
+        snode = entries["scaling"]
+        items = snode.value if isinstance(snode.value, list) else [snode]
+        if isinstance(snode.value, list) and not items:
+            check.fail(snode, f"{path}.scaling", "the list is empty")
+        scalings = [check.choice(n, f"{path}.scaling", ("weak", "strong")) for n in items]
+        if len(set(scalings)) != len(scalings):
+            check.fail(snode, f"{path}.scaling", "a scaling is listed twice")
+    overrides = _overrides(check, entries["set"], f"{path}.set") if "set" in entries else []
+    sweep = _sweep(check, entries["sweep"], f"{path}.sweep") if "sweep" in entries else []
+    args = value("args", lambda n: check.strings(n, f"{path}.args"), [])
+    for i, a in enumerate(args):
+        if a in ("--output", "-o") or a.startswith("--output="):
+            check.fail(entries["args"], f"{path}.args[{i}]", "karma-batch chooses --output "
+                       "(one results directory per job)")
+    env = environment.merged(_environment(check, entries.get("environment"),
+                                          f"{path}.environment"))
+
+    if "executable" in entries:
+        executable = os.path.normpath(os.path.join(
+            base, os.path.expanduser(check.string(entries["executable"], f"{path}.executable"))))
+    elif campaign_bin:
+        executable = os.path.join(campaign_bin, f"karma-{app}")
+    elif os.path.isfile(os.path.join(tool_dir, f"karma-{app}")):
+        executable = os.path.join(tool_dir, f"karma-{app}")  # installed beside the tools
+    else:
+        executable = f"karma-{app}"  # found in PATH when the job runs
+
+    if lister is not None:
+        known = lister.keys(executable)
+        if known is not None:
+            # (key, node, path, whether the node's key is where the key is written)
+            checks = [(k, n, f"{path}.set", isinstance(entries["set"].value, dict))
+                      for k, _, n in overrides]
+            checks += [(k, entries["sweep"].value[k], f"{path}.sweep.{k}", True)
+                       for k, _ in sweep]
+            if scalings != [None]:
+                checks.append((scaling_key, entries.get("scaling_key", entries["scaling"]),
+                               f"{path}.scaling_key", False))
+            for key, n, where, at_key in checks:
+                if key not in known:
+                    near = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+                    hint = f" (did you mean '{near[0]}'?)" if near else ""
+                    check.fail(n, where, f"{key}: not a deck key of karma-{app}{hint}; see "
+                               f"karma-{app} --help", at_key=at_key)
+
+    jobs = []
+    sweep_points = list(itertools.product(*[[(k, t) for t, _ in vals] for k, vals in sweep]))
+    for scaling, nodes, rpn, point, rnd in itertools.product(
+            scalings, nodes_list, rpn_list, sweep_points, range(1, repeat + 1)):
+        if launcher == "none" and nodes * rpn > 1:
+            check.fail(entries.get("launcher", node), f"{path}.launcher",
+                       f"'none' runs one rank, but nodes x ranks_per_node = {nodes * rpn}")
+        parts = [run]
+        if scaling:
+            parts.append(scaling)
+        parts.append(f"n{nodes}x{rpn}")
+        parts.extend(_slug(k, t) for k, t in point)
+        if repeat > 1:
+            parts.append(f"r{rnd}")
+        job_name = ".".join(parts)
+        if job_name in job_names:
+            check.fail(entries.get("sweep", node), path, f"two jobs would be named '{job_name}' "
+                       f"(the other from {job_names[job_name]}); make the sweep values or run "
+                       "names distinct")
+        job_names[job_name] = path
+        job_overrides = [f"{k}={v}" for k, v, _ in overrides]
+        if scaling:
+            job_overrides.append(f"{scaling_key}={scaling}")
+        job_overrides.extend(f"{k}={t}" for k, t in point)
+        jobs.append(Job(name=job_name, run=run, app=app, deck=deck, executable=executable,
+                        overrides=job_overrides, args=args, nodes=nodes, ranks_per_node=rpn,
+                        gpus_per_rank=gpus, cpus_per_rank=cpus, scaling=scaling,
+                        sweep={k: t for k, t in point}, round=rnd, time=time,
+                        launcher=launcher, environment=env,
+                        results_dir=os.path.join(results_dir, job_name)))
+    return jobs

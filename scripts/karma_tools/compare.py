@@ -1,0 +1,619 @@
+"""karma-compare: a procurement table from the results of two or more
+machines (or runs): per mini-app figure of merit, each machine's value, its
+ratio to a baseline, a weighted geometric mean of the ratios, and flags for
+results that should not be compared as they are."""
+
+import argparse
+import csv
+import fnmatch
+import io
+import json
+import math
+import os
+import re
+import sys
+
+from . import ToolError, __version__, atomic_write, main_wrapper
+from .results import format_size, format_value, load_set
+
+DESCRIPTION = """\
+Compares karma results of two or more machines. Each SET is a directory (or
+one JSON file) of results, optionally labelled LABEL=DIR; the first is the
+baseline unless --baseline names another.
+
+Rows: one per mini-app, case and kernel of the baseline. A case is a deck
+configuration (its values apart from the run: section) at a number of ranks;
+repeated runs of a case are aggregated (--aggregate, default median). Another
+set's runs match a case exactly, or else by the same app and the same
+non-numeric settings (layout, variant, scaling, ...), in which case what differs
+is flagged: precision, problem size, other parameters. Flags also mark failed
+verification (such runs count in no mean), a different Kokkos backend, and
+different node counts.
+
+Ratio: > 1 means better than the baseline (a higher FOM, or a lower time).
+--per-node multiplies each ratio by nodes(baseline run) / nodes(run). The
+summary is the weighted geometric mean of each set's ratios (weights from
+--weights; by default every mini-app weighs 1, shared by its rows), and, with
+--system-nodes, that mean times the set's system size over the baseline's:
+the system-level figure procurement suites such as ATS-5 use.
+
+Weights file: one 'PATTERN WEIGHT' per line, '#' comments. PATTERN is app,
+app/kernel or app/case/kernel (shell globs allowed). Each row takes its most
+specific pattern (the later line on a tie); a pattern's weight is shared
+equally by the rows that take it; rows no pattern covers weigh 0.
+
+Output: Markdown on stdout, or files with --markdown/--csv/--json (each
+written whole or not at all)."""
+
+EPILOG = "exit status: 0 compared; 2 bad input (schema version, empty set, bad weights); " \
+         "3 could not write an output"
+
+
+class Group:
+    """Runs of one set with the same deck values, ranks and nodes."""
+
+    def __init__(self, key, app, values):
+        self.key = key
+        self.app = app
+        self.values = values
+        self.runs = []
+
+    @property
+    def stem(self):
+        stems = [r.deck_stem for r in self.runs]
+        return max(set(stems), key=stems.count)
+
+    def kernels(self):
+        names = []
+        for r in self.runs:
+            for k in r.kernels:
+                if k not in names:
+                    names.append(k)
+        return names
+
+    def backends(self):
+        return sorted({r.backend for r in self.runs})
+
+    def devices(self):
+        return sorted({r.device for r in self.runs})
+
+
+def _is_selection(value):
+    return isinstance(value, list) and value and all(isinstance(v, str) for v in value)
+
+
+def group_runs(runs):
+    groups = {}
+    for r in runs:
+        values = {k: v for k, v in r.deck_values().items() if not _is_selection(v)}
+        values["ranks"] = r.ranks
+        values["nodes"] = r.nodes
+        key = (r.app, json.dumps(values, sort_keys=True))
+        if key not in groups:
+            groups[key] = Group(key, r.app, values)
+        groups[key].runs.append(r)
+    return groups
+
+
+def loose_identity(group):
+    """What must agree for two cases to be compared at all: the app and its
+    non-numeric settings other than precision."""
+    parts = []
+    for k, v in sorted(group.values.items()):
+        if k in ("ranks", "nodes") or k.endswith(".precision"):
+            continue
+        if isinstance(v, (str, bool)):
+            parts.append((k, json.dumps(v)))
+    return (group.app, tuple(parts))
+
+
+def _category(key, a, b):
+    if key.endswith(".precision"):
+        return "precision"
+    if key in ("ranks", "nodes"):
+        return "scale"
+    if all(isinstance(x, int) and not isinstance(x, bool) or
+           (isinstance(x, list) and all(isinstance(y, int) for y in x)) for x in (a, b)):
+        return "problem size"
+    return "parameter"
+
+
+def differences(base, other):
+    """[(category, key, baseline value, other value)] between two groups."""
+    out = []
+    for k in sorted(set(base.values) | set(other.values)):
+        a, b = base.values.get(k), other.values.get(k)
+        if a != b:
+            out.append((_category(k, a, b), k, a, b))
+    return out
+
+
+def aggregate(values, how, higher_is_better=True):
+    """Repeated runs' values as one: median, mean, best or worst."""
+    values = sorted(values)
+    if not values:
+        return None
+    if how == "median":
+        n = len(values)
+        return values[n // 2] if n % 2 else 0.5 * (values[n // 2 - 1] + values[n // 2])
+    if how == "mean":
+        return sum(values) / len(values)
+    if how == "best":
+        return values[-1] if higher_is_better else values[0]
+    if how == "worst":
+        return values[0] if higher_is_better else values[-1]
+    raise ValueError(how)
+
+
+def case_labels(groups):
+    """A short, distinct label for each baseline group: the deck's name,
+    then each setting in which the group departs from the most common value
+    among the groups of that deck (two groups with the same label would
+    have the same settings, so labels are distinct)."""
+    by_stem = {}
+    for g in groups:
+        by_stem.setdefault((g.app, g.stem), []).append(g)
+    labels = {}
+    for (_, stem), members in by_stem.items():
+        keys = sorted({k for g in members for k in g.values})
+        mode = {}
+        for k in keys:
+            texts = [json.dumps(g.values.get(k), sort_keys=True) for g in members]
+            # Most common; ties go to the first in order, so labels are stable.
+            mode[k] = max(texts, key=lambda t: (texts.count(t), -texts.index(t)))
+        for g in members:
+            parts = []
+            for k in keys:
+                v = g.values.get(k)
+                if json.dumps(v, sort_keys=True) == mode[k]:
+                    continue
+                short = k.split(".")[-1]
+                parts.append(f"{v} {short}" if k in ("ranks", "nodes") else
+                             f"{short}={format_size(v)}")
+            labels[g.key] = f"{stem} ({', '.join(parts)})" if parts else stem
+    return labels
+
+
+class Weights:
+    def __init__(self, path=None, apps=()):
+        self.path = path
+        self.rules = []  # (components, weight, line)
+        if path is None:
+            self.rules = [((app,), 1.0, 0) for app in apps]
+            return
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except OSError as e:
+            raise ToolError(f"{path}: cannot read the weights file ({e.strerror})", 2) from None
+        for number, line in enumerate(lines, start=1):
+            text = line.split("#", 1)[0].strip()
+            if not text:
+                continue
+            fields = text.split()
+            if len(fields) != 2:
+                raise ToolError(f"{path}:{number}: expected 'PATTERN WEIGHT' (app, app/kernel "
+                                f"or app/case/kernel, then a number), got '{text}'", 2)
+            parts = tuple(fields[0].split("/"))
+            if not 1 <= len(parts) <= 3 or any(not p for p in parts):
+                raise ToolError(f"{path}:{number}: '{fields[0]}' is not app, app/kernel or "
+                                "app/case/kernel", 2)
+            try:
+                weight = float(fields[1])
+            except ValueError:
+                weight = -1
+            if not (weight >= 0 and math.isfinite(weight)):
+                raise ToolError(f"{path}:{number}: weight '{fields[1]}' is not a number >= 0",
+                                2)
+            self.rules.append((parts, weight, number))
+        if not self.rules:
+            raise ToolError(f"{path}: no weights (lines 'PATTERN WEIGHT')", 2)
+
+    @staticmethod
+    def _matches(parts, row):
+        app, case, kernel = row
+        if len(parts) == 1:
+            return fnmatch.fnmatchcase(app, parts[0])
+        if len(parts) == 2:
+            return fnmatch.fnmatchcase(app, parts[0]) and fnmatch.fnmatchcase(kernel, parts[1])
+        return all(fnmatch.fnmatchcase(x, p) for x, p in zip(row, parts))
+
+    def assign(self, rows):
+        """{row: weight}, and the patterns no row took (for a warning)."""
+        chosen = {}
+        for row in rows:
+            best = None
+            for index, (parts, weight, line) in enumerate(self.rules):
+                if self._matches(parts, row):
+                    if best is None or len(parts) >= len(self.rules[best][0]):
+                        best = index
+            chosen[row] = best
+        takers = {}
+        for row, index in chosen.items():
+            if index is not None:
+                takers.setdefault(index, []).append(row)
+        weights = {row: 0.0 for row in rows}
+        for index, members in takers.items():
+            for row in members:
+                weights[row] = self.rules[index][1] / len(members)
+        unused = [(self.rules[i][2], "/".join(self.rules[i][0]))
+                  for i in range(len(self.rules)) if i not in takers]
+        return weights, unused
+
+
+def compare(sets, baseline_label, how="median", per_node=False, weights_path=None,
+            system_nodes=None):
+    """The comparison as a plain dict (what --json writes)."""
+    labels = [s.label for s in sets]
+    if len(set(labels)) != len(labels):
+        raise ToolError("two result sets have the same label; name them LABEL=DIR", 2)
+    if baseline_label not in labels:
+        raise ToolError(f"--baseline {baseline_label}: no set of that label (sets: "
+                        f"{', '.join(labels)})", 2)
+    base = next(s for s in sets if s.label == baseline_label)
+    others = [s for s in sets if s is not base]
+    if not base.runs:
+        raise ToolError(f"{base.path}: the baseline has no karma results", 2)
+    grouped = {s.label: group_runs(s.runs) for s in sets}
+    labels_by_key = case_labels(list(grouped[base.label].values()))
+    base_groups = sorted(grouped[base.label].values(),
+                         key=lambda g: (g.app, g.stem, labels_by_key[g.key]))
+
+    # Other sets' groups matched to baseline groups: exact, else loose (1:1).
+    matches = {s.label: {} for s in others}
+    notes = []
+    for s in others:
+        theirs = grouped[s.label]
+        exact_keys = {g.key for g in base_groups if g.key in theirs}
+        taken = set(exact_keys)
+        for g in base_groups:
+            if g.key in theirs:
+                matches[s.label][g.key] = (theirs[g.key], [])
+                continue
+            candidates = [h for h in theirs.values()
+                          if h.key not in taken and loose_identity(h) == loose_identity(g)]
+            if len(candidates) > 1:
+                same_stem = [h for h in candidates if h.stem == g.stem]
+                candidates = same_stem or candidates
+            if len(candidates) > 1:
+                same_scale = [h for h in candidates
+                              if h.values.get("ranks") == g.values.get("ranks")]
+                candidates = same_scale or candidates
+            if len(candidates) == 1:
+                h = candidates[0]
+                taken.add(h.key)
+                matches[s.label][g.key] = (h, differences(g, h))
+            elif len(candidates) > 1:
+                notes.append(f"{s.label}: {len(candidates)} runs could stand for "
+                             f"{g.app}/{labels_by_key[g.key]}; none was chosen (make the "
+                             "cases distinct, or compare fewer runs at a time)")
+        for h in theirs.values():
+            if h.key not in taken:
+                notes.append(f"{s.label}: {h.app}/{h.stem} ({len(h.runs)} run(s), e.g. "
+                             f"{h.runs[0].path}) matches no baseline case; not compared")
+
+    rows = []
+    for g in base_groups:
+        case = labels_by_key[g.key]
+        for kernel in g.kernels():
+            rows.append((g, case, kernel))
+    row_ids = [(g.app, case, kernel) for g, case, kernel in rows]
+    weight_rules = Weights(weights_path, sorted({g.app for g in base_groups}))
+    weights, unused = weight_rules.assign(row_ids)
+    for line, pattern in unused:
+        notes.append(f"{weights_path}:{line}: '{pattern}' covers no row")
+
+    out_rows = []
+    for (g, case, kernel), row_id in zip(rows, row_ids):
+        base_entry = _entry(g, kernel, how)
+        row = {"app": g.app, "case": case, "kernel": kernel, "units": base_entry["units"],
+               "higher_is_better": base_entry["higher_is_better"],
+               "weight": weights[row_id], "values": {base.label: base_entry}}
+        base_ok = base_entry["value"] is not None and not base_entry["failed"]
+        base_entry["ratio"] = 1.0 if base_ok else None
+        for s in others:
+            m = matches[s.label].get(g.key)
+            if m is None:
+                row["values"][s.label] = None
+                continue
+            h, diffs = m
+            e = _entry(h, kernel, how)
+            if e["value"] is None:
+                row["values"][s.label] = None
+                continue
+            flags = list(e["flags"])
+            for category, key, a, b in diffs:
+                if category == "scale":
+                    continue
+                flags.append(f"{category} differs: {key} {format_size(a)} vs {format_size(b)}")
+            if e["nodes"] != base_entry["nodes"] or e["ranks"] != base_entry["ranks"]:
+                flags.append(f"scale differs: {e['nodes']} node(s)/{e['ranks']} rank(s) vs "
+                             f"{base_entry['nodes']}/{base_entry['ranks']}"
+                             + ("" if per_node else " (use --per-node to compare per node)"))
+            if e["backends"] != base_entry["backends"]:
+                flags.append(f"backend differs: {'/'.join(e['backends'])} vs "
+                             f"{'/'.join(base_entry['backends'])}")
+            if e["units"] != base_entry["units"]:
+                flags.append(f"units differ: {e['units']} vs {base_entry['units']}")
+            ratio = None
+            if base_ok and e["value"] and base_entry["value"] and e["units"] == base_entry["units"]:
+                ratio = e["value"] / base_entry["value"] if row["higher_is_better"] \
+                    else base_entry["value"] / e["value"]
+                if per_node:
+                    ratio *= base_entry["nodes"] / e["nodes"]
+            e["ratio"] = ratio
+            e["flags"] = flags
+            row["values"][s.label] = e
+        out_rows.append(row)
+
+    summary = {}
+    total_weight = sum(r["weight"] for r in out_rows if r["values"][base.label]["ratio"])
+    for s in sets:
+        num, den, used, excluded = 0.0, 0.0, 0, []
+        for r in out_rows:
+            e = r["values"].get(s.label)
+            if r["weight"] <= 0:
+                continue
+            where = f"{r['app']}/{r['case']}/{r['kernel']}"
+            if e is None:
+                excluded.append(f"{where}: no run")
+            elif e["failed"]:
+                excluded.append(f"{where}: verification failed")
+            elif e["ratio"] is None:
+                excluded.append(f"{where}: no ratio (baseline failed or missing)")
+            else:
+                num += r["weight"] * math.log(e["ratio"])
+                den += r["weight"]
+                used += 1
+        mean = math.exp(num / den) if den > 0 else None
+        entry = {"geometric_mean": mean, "rows_used": used,
+                 "rows_weighted": sum(1 for r in out_rows if r["weight"] > 0),
+                 "weight_used": den, "weight_total": total_weight, "excluded": excluded,
+                 "runs": len(s.runs), "path": s.path}
+        if system_nodes:
+            entry["system_nodes"] = system_nodes[s.label]
+            entry["system_figure"] = None if mean is None else \
+                mean * system_nodes[s.label] / system_nodes[base.label]
+        summary[s.label] = entry
+
+    return {
+        "karma_compare": 1,
+        "karma_version": __version__,
+        "baseline": base.label,
+        "sets": [{"label": s.label, "path": s.path, "runs": len(s.runs),
+                  "devices": sorted({r.device for r in s.runs}),
+                  "backends": sorted({r.backend for r in s.runs}),
+                  "skipped_files": len(s.skipped)} for s in sets],
+        "aggregate": how,
+        "per_node": per_node,
+        "weights": weights_path,
+        "rows": out_rows,
+        "summary": summary,
+        "notes": notes,
+    }
+
+
+def _entry(group, kernel, how):
+    runs = [r for r in group.runs
+            if kernel in r.kernels and r.kernels[kernel]["value"] is not None]
+    passed = [r for r in runs if r.passed]
+    failed = [r for r in runs if not r.passed]
+    k0 = runs[0].kernels[kernel] if runs else {"units": "", "higher_is_better": True}
+    use = passed or failed
+    value = aggregate([r.kernels[kernel]["value"] for r in use], how, k0["higher_is_better"])
+    flags = []
+    if failed:
+        flags.append(f"verification FAILED in {len(failed)} of {len(runs)} run(s): "
+                     + ", ".join(os.path.basename(r.path) for r in failed[:3]))
+    return {"value": value, "units": k0["units"], "higher_is_better": k0["higher_is_better"],
+            "runs": len(use), "failed": not passed and bool(failed),
+            "nodes": group.values.get("nodes"), "ranks": group.values.get("ranks"),
+            "backends": group.backends(), "devices": group.devices(),
+            "files": [r.path for r in use], "flags": flags}
+
+
+# --- output -------------------------------------------------------------------------
+
+
+def _fmt_ratio(r):
+    return "-" if r is None else f"{r:.3f}"
+
+
+def markdown(result):
+    base = result["baseline"]
+    labels = [s["label"] for s in result["sets"]]
+    others = [l for l in labels if l != base]
+    out = ["# karma comparison", ""]
+    out.append(f"Baseline: **{base}**. Ratios above 1 are better than the baseline (a higher "
+               "figure of merit, or a lower time)" +
+               (", per node (x nodes of the baseline run / nodes of the run)" if
+                result["per_node"] else "") + f". Repeated runs: {result['aggregate']}.")
+    out.append("")
+    out.append("| set | path | runs | devices | Kokkos backend |")
+    out.append("|---|---|---|---|---|")
+    for s in result["sets"]:
+        out.append(f"| {s['label']} | `{s['path']}` | {s['runs']} | {', '.join(s['devices'])} | "
+                   f"{', '.join(s['backends'])} |")
+    out.append("")
+    out.append("## Summary")
+    out.append("")
+    system = any("system_figure" in v for v in result["summary"].values())
+    head = "| set | weighted geometric mean of ratios | rows used |"
+    sep = "|---|---|---|"
+    if system:
+        head += " system nodes | system figure |"
+        sep += "---|---|"
+    out += [head, sep]
+    for label in labels:
+        v = result["summary"][label]
+        mean = "-" if v["geometric_mean"] is None else f"{v['geometric_mean']:.3f}"
+        line = f"| {label} | {mean} | {v['rows_used']} of {v['rows_weighted']} |"
+        if system:
+            fig = "-" if v.get("system_figure") is None else f"{v['system_figure']:.3f}"
+            line += f" {v.get('system_nodes')} | {fig} |"
+        out.append(line)
+    out.append("")
+    weights = f"`{result['weights']}`" if result["weights"] else \
+        "every mini-app weighs 1, shared equally by its rows"
+    out.append(f"Weights: {weights}.")
+    for label in labels:
+        ex = result["summary"][label]["excluded"]
+        if ex:
+            out.append(f"{label} leaves out {len(ex)} weighted row(s): " + "; ".join(ex[:8]) +
+                       (" ..." if len(ex) > 8 else ""))
+            out.append("")
+    out.append("")
+    out.append("## Figures of merit")
+    out.append("")
+    head = "| app | case | kernel | units | weight | " + base + " |"
+    sep = "|---|---|---|---|---|---|"
+    for l in others:
+        head += f" {l} | {l}/{base} |"
+        sep += "---|---|"
+    head += " flags |"
+    sep += "---|"
+    out += [head, sep]
+    flag_notes = []
+    for r in result["rows"]:
+        b = r["values"][base]
+        cells = [r["app"], r["case"], r["kernel"], r["units"], f"{r['weight']:.3g}",
+                 _cell(b)]
+        row_flags = []
+        for l in others:
+            e = r["values"].get(l)
+            cells += [_cell(e), _fmt_ratio(e["ratio"]) if e else "-"]
+            if e and e["flags"]:
+                row_flags.append(len(flag_notes) + 1)
+                flag_notes.append(f"{l}, {r['app']}/{r['case']}/{r['kernel']}: "
+                                  + "; ".join(e["flags"]))
+        if b["flags"]:
+            row_flags.append(len(flag_notes) + 1)
+            flag_notes.append(f"{base}, {r['app']}/{r['case']}/{r['kernel']}: "
+                              + "; ".join(b["flags"]))
+        cells.append(" ".join(f"[{n}]" for n in row_flags))
+        out.append("| " + " | ".join(_escape(c) for c in cells) + " |")
+    out.append("")
+    if flag_notes:
+        out.append("## Flags")
+        out.append("")
+        out += [f"{n}. {_escape(text)}" for n, text in enumerate(flag_notes, start=1)]
+        out.append("")
+    if result["notes"]:
+        out.append("## Notes")
+        out.append("")
+        out += [f"- {_escape(n)}" for n in result["notes"]]
+        out.append("")
+    return "\n".join(out)
+
+
+def _cell(e):
+    if e is None:
+        return "-"
+    text = format_value(e["value"])
+    if e["failed"]:
+        text += " FAILED"
+    if e["runs"] > 1:
+        text += f" (n={e['runs']})"
+    return text
+
+
+def _escape(text):
+    return str(text).replace("|", "\\|")
+
+
+def csv_text(result):
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["app", "case", "kernel", "units", "higher_is_better", "weight", "set", "value",
+                "ratio", "runs", "nodes", "ranks", "verification", "flags"])
+    for r in result["rows"]:
+        for s in result["sets"]:
+            e = r["values"].get(s["label"])
+            if e is None:
+                w.writerow([r["app"], r["case"], r["kernel"], r["units"],
+                            int(r["higher_is_better"]), r["weight"], s["label"], "", "", 0, "",
+                            "", "missing", ""])
+                continue
+            w.writerow([r["app"], r["case"], r["kernel"], r["units"], int(r["higher_is_better"]),
+                        r["weight"], s["label"], e["value"],
+                        "" if e["ratio"] is None else e["ratio"], e["runs"], e["nodes"],
+                        e["ranks"], "FAILED" if e["failed"] else "PASSED", "; ".join(e["flags"])])
+    for s in result["sets"]:
+        v = result["summary"][s["label"]]
+        w.writerow(["*", "*", "weighted geometric mean", "ratio", 1, v["weight_used"],
+                    s["label"], "", "" if v["geometric_mean"] is None else v["geometric_mean"],
+                    v["rows_used"], v.get("system_nodes", ""), "", "", ""])
+    return buf.getvalue()
+
+
+def _parse_set(text):
+    label, sep, path = text.partition("=")
+    if sep and label and not os.path.exists(text):
+        return label, path
+    return None, text
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="karma-compare", description=DESCRIPTION, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("sets", nargs="+", metavar="[LABEL=]SET",
+                   help="results directory or file of one machine")
+    p.add_argument("--baseline", metavar="LABEL", help="the set others are divided by "
+                   "(default: the first)")
+    p.add_argument("--aggregate", choices=("median", "best", "mean", "worst"), default="median",
+                   help="how repeated runs of a case combine (default: median)")
+    p.add_argument("--weights", metavar="FILE", help="weights of the rows (see above)")
+    p.add_argument("--per-node", action="store_true",
+                   help="scale ratios by the node counts of the runs compared")
+    p.add_argument("--system-nodes", action="append", metavar="LABEL=N",
+                   help="nodes in a set's whole system, for the system figure (give all sets)")
+    p.add_argument("--markdown", metavar="FILE", help="write the Markdown table to FILE")
+    p.add_argument("--csv", metavar="FILE", help="write one row per case, kernel and set")
+    p.add_argument("--json", metavar="FILE", help="write everything as JSON")
+    p.add_argument("--committed-only", action="store_true",
+                   help="skip files that git ignores")
+    p.add_argument("--version", action="version", version=f"karma-compare {__version__}")
+    args = p.parse_args(argv)
+
+    def run():
+        if len(args.sets) < 2:
+            raise ToolError("give at least two result sets to compare", 2)
+        sets = []
+        for text in args.sets:
+            label, path = _parse_set(text)
+            sets.append(load_set(path, label, committed_only=args.committed_only))
+        nodes = None
+        if args.system_nodes:
+            nodes = {}
+            for item in args.system_nodes:
+                label, sep, n = item.partition("=")
+                if not sep or not re.match(r"^[0-9]+$", n) or int(n) < 1:
+                    raise ToolError(f"--system-nodes {item}: expected LABEL=N with N >= 1", 2)
+                nodes[label] = int(n)
+            missing = [s.label for s in sets if s.label not in nodes]
+            unknown = [l for l in nodes if l not in [s.label for s in sets]]
+            if missing or unknown:
+                raise ToolError("--system-nodes must name every set exactly: " +
+                                (f"missing {', '.join(missing)}" if missing else "") +
+                                ("; " if missing and unknown else "") +
+                                (f"unknown {', '.join(unknown)}" if unknown else ""), 2)
+        result = compare(sets, args.baseline or sets[0].label, how=args.aggregate,
+                         per_node=args.per_node, weights_path=args.weights, system_nodes=nodes)
+        md = markdown(result)
+        outputs = []
+        if args.markdown:
+            outputs.append((args.markdown, md + "\n"))
+        if args.csv:
+            outputs.append((args.csv, csv_text(result)))
+        if args.json:
+            outputs.append((args.json, json.dumps(result, indent=2) + "\n"))
+        for path, text in outputs:
+            atomic_write(path, text)
+        if not outputs:
+            sys.stdout.write(md + "\n")
+        else:
+            for path, _ in outputs:
+                print(f"karma-compare: wrote {path}", file=sys.stderr)
+        return 0
+
+    return main_wrapper("karma-compare", run)

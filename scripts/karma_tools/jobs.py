@@ -1,0 +1,239 @@
+"""Job scripts for Slurm (sbatch) and PBS (qsub), and the little a tool needs
+to submit them and ask how they are doing.
+
+One MPI rank per GPU: Slurm gets --ntasks-per-node=R and --gpus-per-task=G
+(each rank then sees its own G GPUs); under PBS, or under Slurm with mpirun,
+every rank sees all of the node's GPUs and karma gives node-local rank k the
+device k % (visible devices), so ranks_per_node = GPUs per node is still one
+rank per GPU.
+"""
+
+import os
+import re
+import shlex
+import subprocess
+
+from . import ToolError, __version__
+
+RESULT_NAME = "karma-{app}.json"
+EXIT_CODE_FILE = "exit_code"
+
+
+def results_file(job):
+    return os.path.join(job.results_dir, RESULT_NAME.format(app=job.app))
+
+
+def launcher_command(job, scheduler):
+    """The MPI launcher words for a job, from its launcher setting."""
+    launcher = job.launcher or ("srun" if scheduler == "slurm" else "mpiexec")
+    values = {"nodes": job.nodes, "ranks": job.ranks, "ranks_per_node": job.ranks_per_node,
+              "gpus_per_rank": job.gpus_per_rank, "cpus_per_rank": job.cpus_per_rank or 1}
+    if launcher == "none":
+        return ""
+    if launcher == "srun":
+        words = f"srun --nodes={job.nodes} --ntasks={job.ranks} " \
+                f"--ntasks-per-node={job.ranks_per_node}"
+        if job.gpus_per_rank:
+            words += f" --gpus-per-task={job.gpus_per_rank}"
+        if job.cpus_per_rank:
+            words += f" --cpus-per-task={job.cpus_per_rank}"
+        return words
+    if launcher == "mpirun":  # Open MPI
+        return f"mpirun -n {job.ranks} --map-by ppr:{job.ranks_per_node}:node"
+    if launcher == "mpiexec":  # MPICH / Cray PALS / Intel MPI
+        return f"mpiexec -n {job.ranks} --ppn {job.ranks_per_node}"
+    return launcher.format(**values)
+
+
+def _double_quoted(value):
+    """value inside double quotes: $VAR still expands, nothing else does."""
+    return '"' + re.sub(r'(["\\`])', r"\\\1", value) + '"'
+
+
+def _header_slurm(job, campaign):
+    lines = [f"#SBATCH --job-name={campaign.name}.{job.name}",
+             f"#SBATCH --nodes={job.nodes}",
+             f"#SBATCH --ntasks-per-node={job.ranks_per_node}"]
+    if job.gpus_per_rank:
+        lines.append(f"#SBATCH --gpus-per-task={job.gpus_per_rank}")
+    if job.cpus_per_rank:
+        lines.append(f"#SBATCH --cpus-per-task={job.cpus_per_rank}")
+    lines.append(f"#SBATCH --time={job.time}")
+    # Slurm opens this file when the job starts: `submit` creates the directory.
+    lines.append(f"#SBATCH --output={job.results_dir}/job-%j.out")
+    for key in ("partition", "account", "qos", "constraint"):
+        if campaign.slurm.get(key):
+            lines.append(f"#SBATCH --{key}={campaign.slurm[key]}")
+    if campaign.slurm.get("exclusive"):
+        lines.append("#SBATCH --exclusive")
+    lines.extend(f"#SBATCH {extra}" for extra in campaign.slurm.get("extra", []))
+    return lines
+
+
+def _header_pbs(job, campaign):
+    pbs = campaign.pbs
+    name = f"{campaign.name}.{job.name}"
+    cpus = job.ranks_per_node * (job.cpus_per_rank or 1)
+    gpus = job.ranks_per_node * job.gpus_per_rank
+    lines = []
+    if pbs.get("flavor") == "torque":
+        # Torque limits job names to 15 characters; the directory keeps the full name.
+        lines.append(f"#PBS -N {name[:15]}")
+        lines.append(f"#PBS -l nodes={job.nodes}:ppn={cpus}" + (f":gpus={gpus}" if gpus else ""))
+    else:
+        lines.append(f"#PBS -N {name[:230]}")
+        lines.append(f"#PBS -l select={job.nodes}:ncpus={cpus}:mpiprocs={job.ranks_per_node}"
+                     + (f":ngpus={gpus}" if gpus else ""))
+        lines.append(f"#PBS -l place={pbs.get('place', 'scatter')}")
+    lines.append(f"#PBS -l walltime={job.time}")
+    if pbs.get("queue"):
+        lines.append(f"#PBS -q {pbs['queue']}")
+    if pbs.get("account"):
+        lines.append(f"#PBS -A {pbs['account']}")
+    lines.append("#PBS -j oe")
+    lines.append(f"#PBS -o {job.results_dir}/job.out")
+    lines.extend(f"#PBS {extra}" for extra in pbs.get("extra", []))
+    return lines
+
+
+def render(job, campaign, scheduler, envcapture):
+    """The text of the job script for `job` under `scheduler`."""
+    header = _header_slurm(job, campaign) if scheduler == "slurm" else _header_pbs(job, campaign)
+    q = shlex.quote
+    out = ["#!/bin/bash"] + header
+    gpu_words = f", {job.gpus_per_rank} GPU(s) per rank" if job.gpus_per_rank else ""
+    out += [
+        "",
+        f"# karma-batch {__version__}: job {job.name} of campaign {campaign.name}",
+        f"#   karma-{job.app} on {job.nodes} node(s) x {job.ranks_per_node} rank(s)"
+        f" = {job.ranks} rank(s){gpu_words}",
+        f"#   campaign file {campaign.path} (sha256 {campaign.sha256[:16]})",
+        "# Generated: edit the campaign and run karma-batch again rather than this file.",
+        "",
+        # No `set -u`: some sites' `module` functions read unset variables.
+        "set -o pipefail",
+        f"results={q(job.results_dir)}",
+        'mkdir -p "$results" && cd "$results" || exit 3',
+        "# exit_code tells `karma-batch status` how the job ended (written last, atomically).",
+        'rm -f "$results/exit_code"',
+        "finish() {",
+        '  printf \'%s\\n\' "$1" >"$results/exit_code.tmp" && mv -f "$results/exit_code.tmp" '
+        '"$results/exit_code"',
+        '  exit "$1"',
+        "}",
+        "trap 'finish 143' TERM",
+        "trap 'finish 130' INT",
+        "",
+    ]
+    env = job.environment
+    if env.setup or env.modules or env.variables or job.cpus_per_rank:
+        out.append("# Environment (from the campaign).")
+    for line in env.setup:
+        out.append(line)
+    for module in env.modules:
+        out.append(f"module load {q(module)} || {{ echo 'karma-batch job: module load "
+                   f"{module} failed' >&2; finish 3; }}")
+    if job.cpus_per_rank and "OMP_NUM_THREADS" not in env.variables:
+        out.append(f"export OMP_NUM_THREADS={job.cpus_per_rank}")
+    for name, value in env.variables.items():
+        out.append(f"export {name}={_double_quoted(value)}")
+    if env.setup or env.modules or env.variables or job.cpus_per_rank:
+        out.append("")
+
+    command = [job.executable, job.deck]
+    for o in job.overrides:
+        command += ["--set", o]
+    command += list(job.args)
+    command += ["--output", "$results/" + RESULT_NAME.format(app=job.app)]
+    words = " ".join(q(w) if not w.startswith("$results/") else f'"{w}"' for w in command)
+    launcher = launcher_command(job, scheduler)
+    out += [
+        "# What a procurement disclosure needs about the node (the job's first node).",
+        f"{q(envcapture)} --output \"$results/environment\" --quiet ||",
+        "  echo 'karma-batch job: karma-envcapture failed; the run goes on' >&2",
+        "",
+        f'echo "karma-batch job {job.name}: start $(date -u +%Y-%m-%dT%H:%M:%SZ) on '
+        '$(hostname)"',
+        (launcher + " " if launcher else "") + words,
+        "code=$?",
+        f'echo "karma-batch job {job.name}: exit code $code"',
+        'finish "$code"',
+        "",
+    ]
+    return "\n".join(out)
+
+
+# --- the schedulers' commands ---------------------------------------------------
+
+PENDING, RUNNING, FINISHED, UNKNOWN = "pending", "running", "finished", "unknown"
+
+_SLURM_STATES = {
+    "PENDING": PENDING, "CONFIGURING": RUNNING, "RUNNING": RUNNING, "COMPLETING": RUNNING,
+    "SUSPENDED": RUNNING, "REQUEUED": PENDING, "REQUEUE_HOLD": PENDING, "RESIZING": RUNNING,
+    "STAGE_OUT": RUNNING, "SIGNALING": RUNNING, "STOPPED": RUNNING,
+}
+_PBS_STATES = {"Q": PENDING, "H": PENDING, "W": PENDING, "T": PENDING, "S": RUNNING,
+               "R": RUNNING, "E": RUNNING, "B": RUNNING, "X": FINISHED, "F": FINISHED,
+               "C": FINISHED}
+
+
+def _run(argv, timeout):
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        raise ToolError(f"{argv[0]} not found: is this a login node of a cluster with "
+                        f"{'Slurm' if argv[0] in ('sbatch', 'squeue') else 'PBS'}?", 3) from None
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"{' '.join(argv)} did not answer within {timeout} s", 3) from None
+
+
+def submit(scheduler, script, timeout=60):
+    """Submits a job script; returns the job id."""
+    if scheduler == "slurm":
+        out = _run(["sbatch", "--parsable", script], timeout)
+        if out.returncode != 0:
+            raise ToolError(f"sbatch {script} failed: {out.stderr.strip() or out.stdout.strip()}",
+                            3)
+        return out.stdout.strip().split(";")[0]
+    out = _run(["qsub", script], timeout)
+    if out.returncode != 0:
+        raise ToolError(f"qsub {script} failed: {out.stderr.strip() or out.stdout.strip()}", 3)
+    return out.stdout.strip()
+
+
+def cancel(scheduler, job_ids, timeout=60):
+    """Cancels jobs (scancel or qdel); returns the command's output."""
+    argv = (["scancel"] if scheduler == "slurm" else ["qdel"]) + list(job_ids)
+    out = _run(argv, timeout)
+    if out.returncode != 0:
+        raise ToolError(f"{' '.join(argv)} failed: {out.stderr.strip() or out.stdout.strip()}", 3)
+    return out.stdout
+
+
+def states(scheduler, job_ids, timeout=60):
+    """{job id: PENDING|RUNNING|FINISHED|UNKNOWN} as the scheduler sees them.
+    A job the scheduler has forgotten is UNKNOWN; its files tell the rest."""
+    ids = [i for i in job_ids if i]
+    result = {i: UNKNOWN for i in ids}
+    if not ids:
+        return result
+    if scheduler == "slurm":
+        out = _run(["squeue", "--noheader", "--states=all", "--format=%i|%T",
+                    "--jobs=" + ",".join(ids)], timeout)
+        for line in out.stdout.splitlines():
+            job, _, state = line.strip().partition("|")
+            if job in result:
+                result[job] = _SLURM_STATES.get(state.strip(), FINISHED)
+        return result
+    out = _run(["qstat", "-x"] + ids, timeout)
+    if out.returncode != 0 and not out.stdout:
+        out = _run(["qstat"] + ids, timeout)  # Torque has no -x
+    for line in out.stdout.splitlines():
+        fields = line.split()
+        if len(fields) >= 5 and fields[-2] in _PBS_STATES:
+            for job in ids:
+                short = job.split(".")[0]
+                if fields[0] == job or fields[0].split(".")[0] == short:
+                    result[job] = _PBS_STATES[fields[-2]]
+    return result

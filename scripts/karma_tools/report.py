@@ -1,0 +1,713 @@
+"""karma-report: a results directory -> a Markdown report with plots."""
+
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+
+from . import ToolError, __version__, atomic_write, main_wrapper
+from .results import format_size, format_value, load_set
+
+DESCRIPTION = """\
+Turns a directory of karma results into one Markdown report with plots:
+
+  * per subdirectory (a mini-app's results, e.g. results/stream/): its
+    write-up (SUBDIR/README.md, included with its links kept working), then
+    every configuration that ran (the best of repeated runs per kernel);
+  * bandwidth (or any FOM) against problem size, where a configuration ran at
+    several sizes;
+  * layout comparisons, where runs differ only in their layout;
+  * scaling curves, efficiency against ranks, where runs differ only in their
+    number of ranks (weak: same size per rank; strong: same global size);
+  * microbenchmark ratios (karma / raw pointer, or the pair --microbench-pair
+    names) from Google Benchmark JSON files.
+
+Plots go to PLOTS (default: plots/ beside the report), which the report owns
+and replaces whole. results/README.md is made with:
+
+  scripts/karma-report results --committed-only --intro results/README.intro.md \\
+      -o results/README.md"""
+
+EPILOG = "exit status: 0 written; 2 bad input (no results, schema version); 3 could not " \
+         "write, or no matplotlib for plots (use --no-plots)"
+
+
+# --- grouping ------------------------------------------------------------------
+
+
+class Config:
+    """Runs with the same deck values, device and ranks: one row of a table."""
+
+    def __init__(self, app, values, device, ranks, nodes, concurrency):
+        self.app, self.values, self.device = app, values, device
+        self.ranks, self.nodes, self.concurrency = ranks, nodes, concurrency
+        self.runs = []
+
+    def kernels(self):
+        names = []
+        for r in self.runs:
+            names += [k for k in r.kernels if k not in names]
+        return names
+
+    def best(self, kernel):
+        """(value, units, higher_is_better) of the best run for kernel."""
+        values = [(r.kernels[kernel]["value"], r.kernels[kernel]) for r in self.runs
+                  if kernel in r.kernels and r.kernels[kernel]["value"] is not None]
+        if not values:
+            return None, "", True
+        hib = values[0][1]["higher_is_better"]
+        v = (max if hib else min)(v for v, _ in values)
+        return v, values[0][1]["units"], hib
+
+    def footprint(self):
+        f = [r.problem.get("footprint_bytes_per_rank") for r in self.runs]
+        f = [x for x in f if isinstance(x, (int, float))]
+        return f[0] if f else None
+
+    @property
+    def stem(self):
+        stems = [r.deck_stem for r in self.runs]
+        return max(set(stems), key=stems.count)
+
+    def passed(self):
+        return sum(1 for r in self.runs if r.passed)
+
+
+def _is_selection(v):
+    return isinstance(v, list) and v and all(isinstance(x, str) for x in v)
+
+
+def configs_of(runs):
+    out = {}
+    for r in runs:
+        values = {k: v for k, v in r.deck_values().items() if not _is_selection(v)}
+        # Threads per rank (host) or resident threads (GPU): runs with
+        # different thread counts are different configurations.
+        concurrency = (r.doc.get("kokkos") or {}).get("concurrency")
+        key = (r.app, json.dumps(values, sort_keys=True), r.device, r.ranks, r.nodes, concurrency)
+        if key not in out:
+            out[key] = Config(r.app, values, r.device, r.ranks, r.nodes, concurrency)
+        out[key].runs.append(r)
+    def order(c):
+        sizes = []
+        for k, v in sorted(c.values.items()):
+            if _is_size(v):
+                sizes.append(v if isinstance(v, list) else [v])
+        return (c.app, c.stem, c.device, _without(c.values, lambda k, v: _is_size(v)), sizes,
+                c.ranks, c.concurrency or 0)
+
+    return sorted(out.values(), key=order)
+
+
+def format_bytes(n):
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.4g} {unit}"
+        n /= 1024.0
+
+
+def _is_size(v):
+    return (isinstance(v, int) and not isinstance(v, bool)) or \
+        (isinstance(v, list) and v and all(isinstance(x, int) for x in v))
+
+
+def _without(values, drop):
+    return json.dumps({k: v for k, v in values.items() if not drop(k, v)}, sort_keys=True)
+
+
+def varying_keys(configs):
+    keys = sorted({k for c in configs for k in c.values})
+    return [k for k in keys if len({json.dumps(c.values.get(k)) for c in configs}) > 1]
+
+
+# --- Markdown helpers ---------------------------------------------------------------
+
+
+def _cell(text):
+    return str(text).replace("|", "\\|")
+
+
+def _table(head, rows):
+    out = ["| " + " | ".join(_cell(h) for h in head) + " |",
+           "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def _anchor(title):
+    return re.sub(r"[^a-z0-9 _-]", "", title.lower()).replace(" ", "-")
+
+
+def include_markdown(path, base_dir, out_dir, demote=1):
+    """The Markdown file at path, with its headings demoted and its relative
+    links rewritten for a file in out_dir."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    src_dir = os.path.dirname(os.path.abspath(path))
+    rel = os.path.relpath(src_dir, os.path.abspath(out_dir))
+
+    def fix(m):
+        target = m.group(2)
+        if re.match(r"^([a-z][a-z0-9+.-]*:|#|/)", target, re.I):
+            return m.group(0)
+        path_part, hash_, frag = target.partition("#")
+        new = os.path.normpath(os.path.join(rel, path_part)) if path_part else ""
+        if path_part.endswith("/"):
+            new += "/"
+        return f"{m.group(1)}({new}{hash_}{frag})"
+
+    lines, fenced = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if not fenced:
+            if line.startswith("#"):
+                line = "#" * demote + line
+            line = re.sub(r"(\]|\]\s)\(([^)\s]+)\)", fix, line)
+        lines.append(line)
+    return lines
+
+
+# --- plots ---------------------------------------------------------------------------
+
+
+class Plotter:
+    def __init__(self, directory, fmt, enabled):
+        self.directory, self.fmt, self.enabled = directory, fmt, enabled
+        self.files = []
+        self.plt = None
+        if enabled:
+            try:
+                import matplotlib
+
+                matplotlib.use("Agg")
+                import matplotlib.pyplot as plt
+            except ImportError:
+                raise ToolError("matplotlib is needed for plots: install python3-matplotlib "
+                                "(Debian) or matplotlib (pip), or run with --no-plots", 3) \
+                    from None
+            plt.rcParams.update({"svg.hashsalt": "karma", "font.size": 9,
+                                 "axes.grid": True, "grid.alpha": 0.3})
+            self.plt = plt
+
+    def legend_below(self, fig, axes):
+        """One legend for the whole figure, under it, from the first axes
+        that has labelled lines."""
+        for ax in axes:
+            handles, labels = ax.get_legend_handles_labels()
+            if handles:
+                fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                           ncol=min(3, len(labels)), fontsize=8, frameon=False)
+                return
+
+    def save(self, fig, name):
+        """Saves fig as name.<fmt>; returns the file name."""
+        file = f"{name}.{self.fmt}"
+        metadata = {"Date": None} if self.fmt == "svg" else {"Software": None}
+        fig.savefig(os.path.join(self.directory, file), format=self.fmt, metadata=metadata,
+                    bbox_inches="tight", dpi=110)
+        self.plt.close(fig)
+        self.files.append(file)
+        return file
+
+    def grid(self, n, width=3.3, height=2.6):
+        cols = min(3, n)
+        rows = (n + cols - 1) // cols
+        fig, axes = self.plt.subplots(rows, cols, figsize=(width * cols, height * rows),
+                                      squeeze=False, constrained_layout=True)
+        flat = [a for row in axes for a in row]
+        for a in flat[n:]:
+            a.set_visible(False)
+        return fig, flat[:n]
+
+
+# --- the report's parts ------------------------------------------------------------------
+
+
+def series_label(config, keys):
+    parts = [f"{k.split('.')[-1]}={format_size(config.values.get(k))}" for k in keys]
+    return ", ".join(parts) if parts else config.stem
+
+
+def runs_table(configs):
+    keys = varying_keys(configs)
+    kernels = []
+    for c in configs:
+        kernels += [k for k in c.kernels() if k not in kernels]
+    units = {}
+    for c in configs:
+        for k in c.kernels():
+            units.setdefault(k, c.best(k)[1])
+    threads = len({c.concurrency for c in configs}) > 1
+    head = ["deck"] + [k.split(".")[-1] for k in keys] + ["ranks"] + \
+        (["threads"] if threads else []) + ["device", "runs"] + \
+        [f"{k} ({units[k]})" if units[k] else k for k in kernels] + ["verified"]
+    rows = []
+    for c in configs:
+        row = [c.stem] + [format_size(c.values.get(k)) for k in keys] + [c.ranks]
+        if threads:
+            row.append(c.concurrency)
+        row += [c.device, len(c.runs)]
+        for k in kernels:
+            row.append(format_value(c.best(k)[0]) if k in c.kernels() else "")
+        row.append(f"{c.passed()}/{len(c.runs)}")
+        rows.append(row)
+    return _table(head, rows)
+
+
+# Integer deck keys that tune how a kernel runs rather than how big the
+# problem is (team_size, column_blocks, tile, ...): never a size axis.
+_TUNING = re.compile(r"team|block|tile|chunk|vector|thread|unroll|batch|league|warp|cache",
+                     re.I)
+
+
+def _size_key(k, v):
+    return _is_size(v) and not _TUNING.search(k.split(".")[-1])
+
+
+def size_series(configs):
+    """{series key: [configs at different sizes]}: configurations of one deck
+    that differ only in their size keys, at two or more footprints. A series
+    in which two configurations have the same footprint is not a size sweep
+    and is left out."""
+    series = {}
+    for c in configs:
+        if c.footprint() is None:
+            continue
+        # Sizes vary along a series; the number of dimensions does not.
+        shape = {k: (len(v) if isinstance(v, list) else "n") for k, v in c.values.items()
+                 if _size_key(k, v)}
+        key = (c.app, c.stem, c.device, c.ranks, c.concurrency,
+               _without(c.values, _size_key), json.dumps(shape, sort_keys=True))
+        series.setdefault(key, []).append(c)
+    return {k: sorted(v, key=lambda c: c.footprint()) for k, v in series.items()
+            if len(v) >= 2 and len({c.footprint() for c in v}) == len(v)}
+
+
+def size_section(name, configs, plotter):
+    series = size_series(configs)
+    if not series:
+        return []
+    members = [c for v in series.values() for c in v]
+    keys = [k for k in varying_keys(members) if not _size_key(k, members[0].values.get(k))]
+    dims = [k for k in varying_keys(members) if _size_key(k, members[0].values.get(k)) and
+            len({len(c.values[k]) if isinstance(c.values.get(k), list) else 0
+                 for c in members}) > 1]
+
+    def label(c):
+        text = series_label(c, keys)
+        extra = [f"{len(c.values[k])}-D {k.split('.')[-1]}" for k in dims
+                 if isinstance(c.values.get(k), list)]
+        return ", ".join(extra + ([text] if keys else []))
+    kernels = []
+    for c in members:
+        kernels += [k for k in c.kernels() if k not in kernels]
+    out = [f"### {name}: figure of merit against problem size", ""]
+    if plotter.enabled:
+        fig, axes = plotter.grid(len(kernels))
+        for ax, kernel in zip(axes, kernels):
+            for key, cs in series.items():
+                pts = [(c.footprint(), c.best(kernel)[0]) for c in cs
+                       if c.best(kernel)[0] is not None]
+                if len(pts) < 2:
+                    continue
+                text = label(cs[0]) + (f", {cs[0].ranks} ranks" if cs[0].ranks > 1 else "")
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=text)
+            ax.set_xscale("log", base=2)
+            ax.set_ylim(bottom=0)
+            ax.set_title(kernel)
+            ax.set_xlabel("bytes per rank")
+            ax.set_ylabel(cs[0].best(kernel)[1])
+        plotter.legend_below(fig, axes)
+        file = plotter.save(fig, f"{name}-size")
+        out += [f"![{name}: figure of merit against size]({plotter.rel}/{file})", ""]
+    head = ["series", "bytes per rank"] + kernels
+    rows = []
+    for key, cs in series.items():
+        for c in cs:
+            rows.append([label(c) or c.stem, format_bytes(c.footprint())]
+                        + [format_value(c.best(k)[0]) for k in kernels])
+    return out + _table(head, rows) + [""]
+
+
+def layout_pairs(configs):
+    """[(config label, {layout: config})] for configs that differ only in
+    their layout key."""
+    groups = {}
+    for c in configs:
+        layout_keys = [k for k in c.values if k.endswith(".layout")]
+        if len(layout_keys) != 1:
+            continue
+        key = (c.app, c.device, c.ranks, c.concurrency,
+               _without(c.values, lambda k, v: k.endswith(".layout")))
+        groups.setdefault(key, {})[c.values[layout_keys[0]]] = c
+    return [(k, v) for k, v in groups.items() if len(v) >= 2]
+
+
+def layout_section(name, configs, plotter):
+    pairs = layout_pairs(configs)
+    if not pairs:
+        return []
+    members = [c for _, v in pairs for c in v.values()]
+    keys = [k for k in varying_keys(members) if not k.endswith(".layout")]
+    layouts = sorted({l for _, v in pairs for l in v})
+    out = [f"### {name}: layouts", ""]
+    kernels = []
+    for c in members:
+        kernels += [k for k in c.kernels() if k not in kernels]
+    head = ["configuration", "kernel"] + layouts + ([f"{layouts[0]} / {layouts[1]}"]
+                                                    if len(layouts) == 2 else [])
+    rows = []
+    for _, by in pairs:
+        first = next(iter(by.values()))
+        label = series_label(first, keys)
+        for k in kernels:
+            vals = [by[l].best(k)[0] if l in by else None for l in layouts]
+            row = [label, k] + [format_value(v) for v in vals]
+            if len(layouts) == 2:
+                row.append(f"{vals[0] / vals[1]:.3f}" if vals[0] and vals[1] else "-")
+            rows.append(row)
+    if plotter.enabled:
+        fig, axes = plotter.grid(len(pairs), width=4.2)
+        for ax, (_, by) in zip(axes, pairs):
+            first = next(iter(by.values()))
+            width = 0.8 / len(layouts)
+            for i, l in enumerate(layouts):
+                vals = [by[l].best(k)[0] or 0 if l in by else 0 for k in kernels]
+                ax.bar([x + i * width for x in range(len(kernels))], vals, width, label=l)
+            ax.set_xticks([x + 0.4 - width / 2 for x in range(len(kernels))])
+            ax.set_xticklabels(kernels, rotation=30)
+            ax.set_title(series_label(first, keys), fontsize=8)
+            ax.set_ylabel(first.best(kernels[0])[1])
+        plotter.legend_below(fig, axes[:1])
+        file = plotter.save(fig, f"{name}-layout")
+        out += [f"![{name}: layouts]({plotter.rel}/{file})", ""]
+    return out + _table(head, rows) + [""]
+
+
+def scaling_groups(configs):
+    groups = {}
+    for c in configs:
+        key = (c.app, c.device, c.concurrency, json.dumps(c.values, sort_keys=True))
+        groups.setdefault(key, []).append(c)
+    return [sorted(v, key=lambda c: c.ranks) for v in groups.values()
+            if len({c.ranks for c in v}) >= 2]
+
+
+def efficiency(base, config, kernel):
+    """Parallel efficiency of config against base (fewest ranks)."""
+    b, _, hib = base.best(kernel)
+    v = config.best(kernel)[0]
+    if not b or not v:
+        return None
+    n = config.ranks / base.ranks
+    if hib:  # a rate of the whole problem: perfect scaling multiplies it by n
+        return v / (b * n)
+    strong = any(str(x) == "strong" for k, x in config.values.items() if k.endswith(".scaling"))
+    return b / (v * n) if strong else b / v
+
+
+def scaling_section(name, configs, plotter):
+    groups = scaling_groups(configs)
+    if not groups:
+        return []
+    out = [f"### {name}: scaling", "",
+           "Efficiency: the FOM at N ranks over N/N0 times the FOM at the fewest ranks N0 "
+           "(for rates; for times, T0 N0 / (T N) strong and T0 / T weak).", ""]
+    members = [c for g in groups for c in g]
+    keys = varying_keys(members)
+    kernels = []
+    for c in members:
+        kernels += [k for k in c.kernels() if k not in kernels]
+    if plotter.enabled:
+        fig, axes = plotter.grid(len(groups))
+        for ax, g in zip(axes, groups):
+            for k in kernels:
+                pts = [(c.ranks, efficiency(g[0], c, k)) for c in g]
+                pts = [p for p in pts if p[1] is not None]
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=k)
+            ax.set_xscale("log", base=2)
+            ax.set_xticks([c.ranks for c in g])
+            ax.set_xticklabels([str(c.ranks) for c in g])
+            ax.minorticks_off()
+            ax.set_ylim(0, max(1.2, ax.get_ylim()[1]))
+            ax.axhline(1.0, color="grey", linewidth=0.8)
+            ax.set_xlabel("ranks")
+            ax.set_ylabel("efficiency")
+            ax.set_title(series_label(g[0], keys) or g[0].stem, fontsize=8)
+        plotter.legend_below(fig, axes)
+        file = plotter.save(fig, f"{name}-scaling")
+        out += [f"![{name}: scaling]({plotter.rel}/{file})", ""]
+    for g in groups:
+        head = ["ranks", "nodes"] + [f"{k} ({g[0].best(k)[1]})" for k in kernels]
+        rows = []
+        for c in g:
+            cells = []
+            for k in kernels:
+                e = efficiency(g[0], c, k)
+                cells.append(f"{format_value(c.best(k)[0])} ({e:.0%})" if e is not None else "-")
+            rows.append([c.ranks, c.nodes] + cells)
+        out += [f"{series_label(g[0], keys) or g[0].stem}, {g[0].device}:", ""]
+        out += _table(head, rows) + [""]
+    return out
+
+
+# --- microbenchmarks -------------------------------------------------------------------
+
+
+_TIME = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def benchmark_times(files):
+    """{run name: seconds}: the median aggregate where repetitions ran, else
+    the median of the iteration entries."""
+    samples, medians = {}, {}
+    for f in files:
+        for b in f.benchmarks:
+            name = b.get("run_name") or b.get("name")
+            t = b.get("real_time")
+            if name is None or not isinstance(t, (int, float)):
+                continue
+            seconds = t * _TIME.get(b.get("time_unit", "ns"), 1e-9)
+            if b.get("run_type") == "aggregate":
+                if b.get("aggregate_name") == "median":
+                    medians[name] = seconds
+            elif b.get("error_occurred"):
+                continue
+            else:
+                samples.setdefault(name, []).append(seconds)
+    out = {}
+    for name, values in samples.items():
+        values = sorted(values)
+        n = len(values)
+        out[name] = values[n // 2] if n % 2 else 0.5 * (values[n // 2 - 1] + values[n // 2])
+    out.update(medians)
+    return out
+
+
+def benchmark_pairs(times, ours, theirs):
+    """[(label, ours name, theirs name)]: names that differ only in the token
+    `theirs` -> `ours` (tokens split at non-alphanumerics)."""
+    pairs = []
+    pattern = re.compile(rf"(?<![A-Za-z0-9]){re.escape(theirs)}(?![A-Za-z0-9])", re.I)
+    for name in sorted(times):
+        if not pattern.search(name):
+            continue
+        partner = pattern.sub(ours, name, count=1)
+        if partner in times and partner != name:
+            pairs.append((pattern.sub("*", name, count=1), partner, name))
+    return pairs
+
+
+def microbench_section(name, files, plotter, ours, theirs):
+    times = benchmark_times(files)
+    if not times:
+        return []
+    out = [f"### {name}: microbenchmarks", ""]
+    contexts = {f.context.get("host_name", "?") for f in files}
+    out += [f"From {len(files)} Google Benchmark file(s) ({', '.join(sorted(contexts))}); "
+            "times are medians over repetitions.", ""]
+    pairs = benchmark_pairs(times, ours, theirs)
+    if not pairs:
+        rows = [[n, f"{times[n] * 1e6:.4g}"] for n in sorted(times)]
+        return out + _table(["benchmark", "time (us)"], rows) + [""]
+    rows = []
+    ratios = []
+    for label, a, b in pairs:
+        ratio = times[a] / times[b] if times[b] else None
+        ratios.append((label, ratio))
+        rows.append([label, f"{times[a] * 1e6:.4g}", f"{times[b] * 1e6:.4g}",
+                     f"{ratio:.3f}" if ratio else "-"])
+    if plotter.enabled:
+        fig, ax = plotter.plt.subplots(figsize=(6.5, 0.28 * len(ratios) + 1.0),
+                                       constrained_layout=True)
+        ax.barh(range(len(ratios)), [r or 0 for _, r in ratios], color="tab:blue")
+        ax.set_yticks(range(len(ratios)))
+        ax.set_yticklabels([l for l, _ in ratios], fontsize=7)
+        ax.invert_yaxis()
+        ax.axvline(1.0, color="black", linewidth=0.8)
+        ax.set_xlabel(f"time {ours} / time {theirs}")
+        file = plotter.save(fig, f"{name}-microbench")
+        out += [f"![{name}: {ours} / {theirs}]({plotter.rel}/{file})", ""]
+    head = ["benchmark", f"{ours} (us)", f"{theirs} (us)", f"{ours} / {theirs}"]
+    return out + _table(head, rows) + [""]
+
+
+# --- the whole report --------------------------------------------------------------------
+
+
+def sections_of(result_set):
+    """[(name, directory or None, runs, benchmark files)] per top-level
+    subdirectory of the results directory (files at the top: 'other')."""
+    root = result_set.path
+    by_dir = {}
+
+    def top(path):
+        rel = os.path.relpath(path, root)
+        parts = rel.split(os.sep)
+        return parts[0] if len(parts) > 1 else None
+
+    for r in result_set.runs:
+        by_dir.setdefault(top(r.path), ([], []))[0].append(r)
+    for b in result_set.benchmarks:
+        by_dir.setdefault(top(b.path), ([], []))[1].append(b)
+    if os.path.isdir(root):
+        for d in sorted(os.listdir(root)):
+            if os.path.isfile(os.path.join(root, d, "README.md")):
+                by_dir.setdefault(d, ([], []))
+    out = []
+    for d in sorted(by_dir, key=lambda x: (x is None, x or "")):
+        runs, benches = by_dir[d]
+        name = d or os.path.basename(os.path.abspath(root))
+        out.append((name, d, runs, benches))
+    return out
+
+
+def build(result_set, out_path, plotter, title, intro, ours, theirs, command):
+    out_dir = os.path.dirname(os.path.abspath(out_path))
+    lines = [f"# {title}", ""]
+    if intro:
+        lines += include_markdown(intro, os.path.dirname(intro), out_dir, demote=0)
+        lines.append("")
+    runs = result_set.runs
+    lines += [f"_Made by `{command}` (karma-report {__version__}) from {len(runs)} karma "
+              f"result file(s) and {len(result_set.benchmarks)} Google Benchmark file(s) "
+              "under this directory; do not edit it by hand: edit the write-ups it "
+              "includes and run that command again._", ""]
+    sections = sections_of(result_set)
+    index = []
+    for name, d, rs, bs in sections:
+        devices = sorted({r.device for r in rs})
+        passed = sum(1 for r in rs if r.passed)
+        readme = os.path.join(result_set.path, d, "README.md") if d else None
+        writeup = f"[{d}/README.md]({os.path.relpath(readme, out_dir)})" \
+            if readme and os.path.isfile(readme) else ""
+        index.append([f"[{name}](#{_anchor(name)})", len(rs), len(bs), ", ".join(devices),
+                      f"{passed}/{len(rs)}" if rs else "", writeup])
+    lines += _table(["results", "karma runs", "benchmark files", "devices", "verified",
+                     "write-up"], index) + [""]
+
+    for name, d, rs, bs in sections:
+        lines += [f"## {name}", ""]
+        readme = os.path.join(result_set.path, d, "README.md") if d else None
+        if readme and os.path.isfile(readme):
+            lines += [f"_From [{d}/README.md]({os.path.relpath(readme, out_dir)}):_", ""]
+            lines += include_markdown(readme, d, out_dir, demote=2) + [""]
+        if rs:
+            configs = configs_of(rs)
+            lines += [f"### {name}: every configuration", "",
+                      "Best figure of merit over the runs of each configuration (each run's "
+                      "FOM comes from its own fastest repetition).", ""]
+            for app in sorted({c.app for c in configs}):
+                cs = [c for c in configs if c.app == app]
+                if len({c.app for c in configs}) > 1:
+                    lines += [f"karma-{app}:", ""]
+                lines += runs_table(cs) + [""]
+            lines += size_section(name, configs, plotter)
+            lines += layout_section(name, configs, plotter)
+            lines += scaling_section(name, configs, plotter)
+            failed = [r for r in rs if not r.passed]
+            if failed:
+                lines += [f"**Verification failed** in {len(failed)} run(s): " +
+                          ", ".join(f"`{os.path.relpath(r.path, out_dir)}`" for r in failed),
+                          ""]
+        if bs:
+            lines += microbench_section(name, bs, plotter, ours, theirs)
+    while lines and lines[-1] == "":
+        lines.pop()
+    return "\n".join(lines) + "\n"
+
+
+def _matplotlib_elsewhere(argv):
+    """When this Python lacks matplotlib but the system's has it (a pyenv or
+    venv Python in PATH before Debian's python3-matplotlib), run again under
+    the system's. Returns only when that is not possible."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is not None:
+        return
+    if os.environ.get("KARMA_REPORT_REEXEC") or not sys.argv or not sys.argv[0]:
+        return
+    script = os.path.realpath(sys.argv[0])
+    if not os.path.basename(script).startswith("karma-report"):
+        return  # imported as a module (tests): let the caller see the error
+    for python in ("/usr/bin/python3", "/usr/local/bin/python3"):
+        if not os.access(python, os.X_OK) or \
+                os.path.realpath(python) == os.path.realpath(sys.executable):
+            continue
+        import subprocess
+
+        probe = subprocess.run([python, "-c", "import matplotlib"], capture_output=True)
+        if probe.returncode == 0:
+            os.environ["KARMA_REPORT_REEXEC"] = "1"
+            os.execv(python, [python, script] + list(argv))
+
+
+def main(argv=None):
+    if argv is None:
+        argv = sys.argv[1:]
+    if "--no-plots" not in argv and not any(a in ("-h", "--help", "--version") for a in argv):
+        _matplotlib_elsewhere(argv)
+    p = argparse.ArgumentParser(prog="karma-report", description=DESCRIPTION, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("results", help="results directory")
+    p.add_argument("-o", "--output", metavar="FILE.md",
+                   help="the report (default: RESULTS/report.md)")
+    p.add_argument("--plots-dir", metavar="DIR",
+                   help="where plots go (default: plots/ beside the report); replaced whole")
+    p.add_argument("--format", choices=("svg", "png"), default="svg", help="plot format")
+    p.add_argument("--no-plots", action="store_true", help="tables only (no matplotlib needed)")
+    p.add_argument("--title", default="karma results", help="the report's first heading")
+    p.add_argument("--intro", metavar="FILE.md", help="Markdown to put under the title")
+    p.add_argument("--committed-only", action="store_true",
+                   help="skip files that git ignores (e.g. local runs in results/*.json)")
+    p.add_argument("--microbench-pair", default="karma:raw", metavar="OURS:THEIRS",
+                   help="benchmark name tokens whose times are divided (default karma:raw)")
+    p.add_argument("--version", action="version", version=f"karma-report {__version__}")
+    args = p.parse_args(argv)
+
+    def run():
+        ours, sep, theirs = args.microbench_pair.partition(":")
+        if not sep or not ours or not theirs:
+            raise ToolError(f"--microbench-pair {args.microbench_pair}: expected OURS:THEIRS", 2)
+        if not os.path.isdir(args.results):
+            raise ToolError(f"{args.results}: not a directory", 2)
+        if args.intro and not os.path.isfile(args.intro):
+            raise ToolError(f"--intro {args.intro}: no such file", 2)
+        result_set = load_set(args.results, committed_only=args.committed_only)
+        out_path = args.output or os.path.join(args.results, "report.md")
+        out_dir = os.path.dirname(os.path.abspath(out_path))
+        plots_dir = os.path.abspath(args.plots_dir or os.path.join(out_dir, "plots"))
+        staging = os.path.join(os.path.dirname(plots_dir),
+                               f".{os.path.basename(plots_dir)}.tmp.{os.getpid()}")
+        plotter = Plotter(staging, args.format, not args.no_plots)
+        plotter.rel = os.path.relpath(plots_dir, out_dir)
+        command = "karma-report " + shlex.join(argv)
+        try:
+            if plotter.enabled:
+                shutil.rmtree(staging, ignore_errors=True)
+                os.makedirs(staging)
+            text = build(result_set, out_path, plotter, args.title, args.intro, ours, theirs,
+                         command)
+            if plotter.enabled:
+                # Plots first, then the report that links them.
+                aside = staging + ".old"
+                if os.path.exists(plots_dir):
+                    os.rename(plots_dir, aside)
+                os.rename(staging, plots_dir)
+                shutil.rmtree(aside, ignore_errors=True)
+        except OSError as e:
+            raise ToolError(f"cannot write the plots: {e}", 3) from None
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        atomic_write(out_path, text)
+        skipped = len(result_set.skipped)
+        print(f"karma-report: wrote {out_path} ({len(result_set.runs)} runs, "
+              f"{len(plotter.files)} plot(s) in {plots_dir if plotter.files else 'none'}"
+              + (f"; skipped {skipped} file(s)" if skipped else "") + ")", file=sys.stderr)
+        return 0
+
+    return main_wrapper("karma-report", run)

@@ -1,0 +1,61 @@
+"""Shared helpers of the tools' tests. ctest runs each test file through
+scripts/CMakeLists.txt, which sets KARMA_STREAM, KARMA_VALIDATE and
+KARMA_BUILD_DIR to this build's karma-stream, karma-validate-results and
+build directory."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.dirname(TESTS)
+ROOT = os.path.dirname(SCRIPTS)
+DATA = os.path.join(TESTS, "data")
+SAMPLES = os.path.join(DATA, "results")
+
+sys.path.insert(0, SCRIPTS)
+sys.dont_write_bytecode = True
+
+
+def tool(name, *args, env=None, timeout=120, cwd=None):
+    """Runs scripts/<name> under this Python (the one with pytest and
+    matplotlib); returns the CompletedProcess (text)."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, os.path.join(SCRIPTS, name), *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout, env=full_env,
+                          cwd=cwd, stdin=subprocess.DEVNULL)
+
+
+def built(variable, what):
+    """A path ctest passes in the environment; a clear failure without it."""
+    path = os.environ.get(variable)
+    if not path or not os.path.exists(path):
+        pytest.fail(f"{variable} must name {what} (ctest sets it; by hand: "
+                    f"{variable}=build/default/... pytest ...)")
+    return path
+
+
+@pytest.fixture
+def stream_exe():
+    return built("KARMA_STREAM", "the karma-stream executable")
+
+
+@pytest.fixture
+def validator():
+    return built("KARMA_VALIDATE", "the karma-validate-results executable")
+
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    return path

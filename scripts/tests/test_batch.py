@@ -1,0 +1,415 @@
+"""karma-batch: campaign checking, the job scripts it writes (against
+expected files), and submit/status/wait against a stand-in scheduler that runs
+each job at once (the real Slurm is in test_slurm.py)."""
+
+import hashlib
+import json
+import os
+import stat
+
+import pytest
+
+from conftest import DATA, ROOT, SCRIPTS, load_json, tool, write
+
+EXAMPLE = os.path.join(DATA, "campaigns", "example.yaml")
+EXPECTED = os.path.join(DATA, "expected")
+SMALL_DECK = os.path.join(ROOT, "inputs", "stream", "small.yaml")
+
+
+def placeholders(out):
+    with open(EXAMPLE, "rb") as f:
+        sha = hashlib.sha256(f.read()).hexdigest()
+    from karma_tools import __version__
+
+    return {"@OUT@": out, "@CAMPAIGN@": EXAMPLE, "@SHA16@": sha[:16], "@TOOLS@": SCRIPTS,
+            "@INPUTS@": os.path.join(ROOT, "inputs"), "@VERSION@": f"karma-batch {__version__}"}
+
+
+def check_expected(path, name, out):
+    """The job script at path against EXPECTED/name, whose absolute paths
+    are placeholders. KARMA_UPDATE_EXPECTED=1 rewrites the expected file."""
+    with open(path) as f:
+        text = f.read()
+    generic = text
+    for key, value in sorted(placeholders(out).items(), key=lambda kv: -len(kv[1])):
+        generic = generic.replace(value, key)
+    expected_path = os.path.join(EXPECTED, name)
+    if os.environ.get("KARMA_UPDATE_EXPECTED") == "1":
+        write(expected_path, generic)
+    with open(expected_path) as f:
+        assert generic == f.read(), f"{path} differs from {expected_path}"
+
+
+def generate(campaign, out, *extra):
+    return tool("karma-batch", "generate", campaign, "-o", out, "--bin-dir", "/opt/karma/bin",
+                *extra)
+
+
+def test_example_campaign_expands_into_jobs_and_scripts(tmp_path):
+    out = str(tmp_path / "out")
+    r = generate(EXAMPLE, out)
+    assert r.returncode == 0, r.stderr
+    manifest = load_json(os.path.join(out, "campaign.json"))
+    names = [j["name"] for j in manifest["jobs"]]
+    # One entry: 3 node counts x 2 scalings; the other: 3 sizes x 2 rounds.
+    assert names == [
+        "stream-scaling.weak.n1x4", "stream-scaling.weak.n2x4", "stream-scaling.weak.n4x4",
+        "stream-scaling.strong.n1x4", "stream-scaling.strong.n2x4", "stream-scaling.strong.n4x4",
+        "stream-sizes.n1x1.shape2p20.r1", "stream-sizes.n1x1.shape2p20.r2",
+        "stream-sizes.n1x1.shape2p25.r1", "stream-sizes.n1x1.shape2p25.r2",
+        "stream-sizes.n1x1.shape2p28.r1", "stream-sizes.n1x1.shape2p28.r2"]
+    strong = manifest["jobs"][4]
+    assert strong["overrides"] == ["stream.shape=[2^28]", "run.repetitions=50",
+                                   "stream.scaling=strong"]
+    assert (strong["nodes"], strong["ranks_per_node"], strong["ranks"]) == (2, 4, 8)
+    assert strong["results_dir"] == os.path.join(out, "results", "stream-scaling.strong.n2x4")
+    assert manifest["jobs"][8]["overrides"] == ["stream.shape=[2^25]"]
+    assert all(j["job_id"] is None for j in manifest["jobs"])
+    for name in names:
+        script = os.path.join(out, "jobs", name + ".sbatch")
+        assert os.stat(script).st_mode & stat.S_IXUSR
+    check_expected(os.path.join(out, "jobs", "stream-scaling.strong.n2x4.sbatch"),
+                   "stream-scaling.strong.n2x4.sbatch", out)
+    check_expected(os.path.join(out, "jobs", "stream-sizes.n1x1.shape2p25.r2.sbatch"),
+                   "stream-sizes.n1x1.shape2p25.r2.sbatch", out)
+    assert "karma-batch submit" in r.stdout
+
+
+@pytest.mark.parametrize("flavor", ["pro", "torque"])
+def test_pbs_scripts(tmp_path, flavor):
+    campaign = str(tmp_path / "c.yaml")
+    with open(EXAMPLE) as f:
+        text = f.read()
+    if flavor == "torque":
+        text = text.replace("pbs:\n  queue: workq", "pbs:\n  flavor: torque\n  queue: workq")
+    write(campaign, text)
+    out = str(tmp_path / "out")
+    r = generate(campaign, out, "--scheduler", "pbs")
+    assert r.returncode == 0, r.stderr
+    with open(os.path.join(out, "jobs", "stream-scaling.weak.n4x4.pbs")) as f:
+        script = f.read()
+    if flavor == "pro":
+        assert "#PBS -l select=4:ncpus=4:mpiprocs=4:ngpus=4\n" in script
+        assert "#PBS -l place=scatter\n" in script
+        assert "#PBS -N example.stream-scaling.weak.n4x4\n" in script
+    else:
+        assert "#PBS -l nodes=4:ppn=4:gpus=4\n" in script
+        assert "#PBS -N example.stream-\n" in script  # Torque: 15 characters
+    for line in ("#PBS -l walltime=00:20:00", "#PBS -q workq", "#PBS -A proj42", "#PBS -j oe",
+                 "mpiexec -n 16 --ppn 4 /opt/karma/bin/karma-stream"):
+        assert line in script
+    assert "#SBATCH" not in script
+
+
+def test_launchers_and_cpu_only_jobs(tmp_path):
+    campaign = write(str(tmp_path / "c.yaml"), f"""\
+name: cpu
+gpus_per_rank: 0
+cpus_per_rank: 8
+ranks_per_node: 2
+time: 90
+runs:
+  - name: open-mpi
+    app: stream
+    deck: {SMALL_DECK}
+    launcher: mpirun
+  - name: template
+    app: stream
+    deck: {SMALL_DECK}
+    nodes: 3
+    launcher: "mpiexec -np {{ranks}} -ppn {{ranks_per_node}} --depth {{cpus_per_rank}}"
+  - name: srun
+    app: stream
+    deck: {SMALL_DECK}
+    args: [--kokkos-print-configuration]
+    environment:
+      variables: {{OMP_NUM_THREADS: 4}}
+""")
+    out = str(tmp_path / "out")
+    r = generate(campaign, out)
+    assert r.returncode == 0, r.stderr
+    jobs = {name: open(os.path.join(out, "jobs", name + ".sbatch")).read()
+            for name in ("open-mpi.n1x2", "template.n3x2", "srun.n1x2")}
+    assert "mpirun -n 2 --map-by ppr:2:node /opt/karma/bin/karma-stream" in jobs["open-mpi.n1x2"]
+    assert "mpiexec -np 6 -ppn 2 --depth 8 /opt/karma/bin/karma-stream" in jobs["template.n3x2"]
+    srun = jobs["srun.n1x2"]
+    assert "srun --nodes=1 --ntasks=2 --ntasks-per-node=2 --cpus-per-task=8 " in srun
+    assert "--kokkos-print-configuration --output \"$results/karma-stream.json\"" in srun
+    assert "gpus" not in srun  # CPU-only: no GPU request anywhere
+    assert "#SBATCH --cpus-per-task=8" in srun and "#SBATCH --time=01:30:00" in srun
+    # A campaign variable wins over the one cpus_per_rank implies.
+    assert 'export OMP_NUM_THREADS="4"' in srun and "export OMP_NUM_THREADS=8" not in srun
+    assert "export OMP_NUM_THREADS=8" in jobs["open-mpi.n1x2"]
+
+
+BAD = [
+    ("unknown key", "name: x\nrunz: []\n", "c.yaml:2:1: runz: unknown key (did you mean 'runs'?)"),
+    ("unknown run key", "name: x\nruns:\n  - name: a\n    app: stream\n    deck: {deck}\n"
+     "    nodez: 2\n", "c.yaml:6:5: runs[0].nodez: unknown key (did you mean 'nodes'?)"),
+    ("missing deck", "name: x\nruns:\n  - name: a\n    app: stream\n    deck: nowhere.yaml\n",
+     "c.yaml:5:11: runs[0].deck: no such deck: "),
+    ("zero nodes", "name: x\nruns:\n  - name: a\n    app: stream\n    deck: {deck}\n"
+     "    nodes: [1, 0]\n", "c.yaml:6:16: runs[0].nodes[1]: must be >= 1, got 0"),
+    ("zero ranks", "name: x\nranks_per_node: 0\nruns: []\n",
+     "c.yaml:2:17: ranks_per_node: must be >= 1, got 0"),
+    ("no runs", "name: x\nruns: []\n", "c.yaml:2:7: runs: expected a non-empty list of runs"),
+    ("no name", "runs: []\n", "name: is required"),
+    ("duplicate run", "name: x\nruns:\n  - {{name: a, app: stream, deck: {deck}}}\n"
+     "  - {{name: a, app: stream, deck: {deck}}}\n", "c.yaml:4:12: runs[1].name: 'a' is also"),
+    ("bad scaling", "name: x\nruns:\n  - name: a\n    app: stream\n    deck: {deck}\n"
+     "    scaling: [weak, sideways]\n", "runs[0].scaling: 'sideways' is not one of: weak, strong"),
+    ("bad time", "name: x\ntime: 1:99:00\nruns: []\n", "c.yaml:2:7: time: '1:99:00': minutes"),
+    ("bad placeholder", "name: x\nlauncher: mpiexec -n {{rank}}\nruns: []\n",
+     "c.yaml:2:11: launcher: unknown placeholder {rank}"),
+    ("bad set", "name: x\nruns:\n  - name: a\n    app: stream\n    deck: {deck}\n"
+     "    set: [shape]\n", "runs[0].set[0]: 'shape' is not key=value"),
+    ("output in args", "name: x\nruns:\n  - name: a\n    app: stream\n    deck: {deck}\n"
+     "    args: [--output=x.json]\n", "karma-batch chooses --output"),
+    ("yaml syntax", "name: x\nruns: [\n", "c.yaml:2:7: YAML syntax error: unclosed '['"),
+    ("bad module", "name: x\nenvironment:\n  modules: [gcc 12]\nruns: []\n",
+     "environment.modules[0]: 'gcc 12': one module per entry"),
+    ("slurm typo", "name: x\nslurm: {{partitoin: gpu}}\nruns: []\n",
+     "slurm.partitoin: unknown key (did you mean 'partition'?)"),
+    ("none launcher, 2 ranks", "name: x\nruns:\n  - name: a\n    app: stream\n"
+     "    deck: {deck}\n    launcher: none\n    ranks_per_node: 2\n",
+     "runs[0].launcher: 'none' runs one rank, but nodes x ranks_per_node = 2"),
+]
+
+
+@pytest.mark.parametrize("case, text, message", BAD, ids=[b[0] for b in BAD])
+def test_bad_campaigns_write_nothing(tmp_path, case, text, message):
+    campaign = write(str(tmp_path / "c.yaml"), text.format(deck=SMALL_DECK))
+    out = tmp_path / "out"
+    r = generate(campaign, str(out))
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert message in r.stderr, r.stderr
+    assert r.stderr.startswith("karma-batch: error: ")
+    assert sorted(os.listdir(tmp_path)) == ["c.yaml"]  # no OUT, no temporary left
+
+
+def test_deck_keys_are_checked_against_the_mini_app(tmp_path, stream_exe):
+    campaign = write(str(tmp_path / "c.yaml"), f"""\
+name: x
+runs:
+  - name: a
+    app: stream
+    deck: {SMALL_DECK}
+    executable: {stream_exe}
+    set:
+      stream.shape: [2^20]
+    sweep:
+      stream.layuot: [left, right]
+""")
+    r = tool("karma-batch", "generate", campaign, "-o", tmp_path / "out")
+    assert r.returncode == 2
+    assert "c.yaml:10:7: runs[0].sweep.stream.layuot: stream.layuot: not a deck key of " \
+           "karma-stream (did you mean 'stream.layout'?)" in r.stderr, r.stderr
+    # The same with the key spelled right generates; --no-key-check skips the check.
+    fixed = campaign.replace("c.yaml", "d.yaml")
+    write(fixed, open(campaign).read().replace("layuot", "layout"))
+    assert tool("karma-batch", "generate", fixed, "-o", tmp_path / "o2").returncode == 0
+    assert tool("karma-batch", "generate", campaign, "-o", tmp_path / "o3",
+                "--no-key-check").returncode == 0
+
+
+def test_existing_output_needs_force(tmp_path):
+    out = str(tmp_path / "out")
+    assert generate(EXAMPLE, out).returncode == 0
+    r = generate(EXAMPLE, out)
+    assert r.returncode == 2 and "exists" in r.stderr
+    assert generate(EXAMPLE, out, "--force").returncode == 0
+    assert sorted(os.listdir(tmp_path)) == ["out"]
+
+
+def test_help_campaign_documents_every_key():
+    r = tool("karma-batch", "--help-campaign")
+    assert r.returncode == 0
+    from karma_tools import campaign
+
+    for key in campaign.TOP_KEYS + campaign.RUN_KEYS + campaign.ENV_KEYS:
+        assert f"{key}:" in r.stdout or f" {key}," in r.stdout, key
+
+
+# --- submit / status / wait against a stand-in scheduler ---------------------------------
+
+
+FAKE_SBATCH = """#!/bin/sh
+# Stand-in for sbatch: runs the job script at once (unless FAKE_NORUN), prints its id.
+n=$(cat "$FAKE_DIR/next" 2>/dev/null || echo 100); n=$((n + 1)); echo $n > "$FAKE_DIR/next"
+if [ -n "$FAKE_FAIL_AT" ] && [ "$n" -ge "$FAKE_FAIL_AT" ]; then
+  echo "sbatch: error: Batch job submission failed: fake" >&2; exit 1
+fi
+shift  # --parsable
+[ -n "$FAKE_NORUN" ] || SLURM_JOB_ID=$n bash "$1" > "$FAKE_DIR/job-$n.out" 2>&1
+echo "$n"
+"""
+FAKE_SQUEUE = """#!/bin/sh
+# Stand-in for squeue: FAKE_STATE (e.g. RUNNING) for every job asked about, else nothing.
+[ -z "$FAKE_STATE" ] && exit 0
+for id in $(echo "$4" | sed 's/--jobs=//; s/,/ /g'); do echo "$id|$FAKE_STATE"; done
+"""
+
+
+@pytest.fixture
+def fake_slurm(tmp_path):
+    bin_dir = tmp_path / "fakebin"
+    bin_dir.mkdir()
+    for name, text in (("sbatch", FAKE_SBATCH), ("squeue", FAKE_SQUEUE),
+                       ("scancel", '#!/bin/sh\necho "$@" > "$FAKE_DIR/scancel.args"\n')):
+        path = bin_dir / name
+        path.write_text(text)
+        path.chmod(0o755)
+    return {"PATH": f"{bin_dir}:{os.environ['PATH']}", "FAKE_DIR": str(tmp_path)}
+
+
+def small_campaign(tmp_path, stream_exe, extra_run=""):
+    return write(str(tmp_path / "c.yaml"), f"""\
+name: local
+launcher: none
+gpus_per_rank: 0
+environment:
+  variables: {{OMP_NUM_THREADS: 1, OMP_PROC_BIND: "false"}}
+runs:
+  - name: ok
+    app: stream
+    deck: {SMALL_DECK}
+    executable: {stream_exe}
+    set: [run.repetitions=2]
+  - name: bad-size
+    app: stream
+    deck: {SMALL_DECK}
+    executable: {stream_exe}
+    set: ["stream.shape=[0]"]
+{extra_run}""")
+
+
+def test_submit_status_wait_through_a_scheduler(tmp_path, fake_slurm, stream_exe, validator):
+    out = str(tmp_path / "out")
+    assert tool("karma-batch", "generate", small_campaign(tmp_path, stream_exe),
+                "-o", out).returncode == 0
+    r = tool("karma-batch", "status", out, env=fake_slurm)
+    assert r.returncode == 5 and "2 job(s): 2 not submitted; left: ok.n1x1, bad-size.n1x1" in r.stdout
+
+    r = tool("karma-batch", "submit", out, "--dry-run", env=fake_slurm)
+    assert r.returncode == 0 and "[1/2] would submit ok.n1x1: sbatch" in r.stdout
+    r = tool("karma-batch", "submit", out, env=fake_slurm)
+    assert r.returncode == 0, r.stderr
+    assert "[1/2] submitted ok.n1x1 as job 101" in r.stdout
+    assert "[2/2] submitted bad-size.n1x1 as job 102" in r.stdout
+    manifest = load_json(os.path.join(out, "campaign.json"))
+    assert [j["job_id"] for j in manifest["jobs"]] == ["101", "102"]
+
+    r = tool("karma-batch", "wait", out, "--timeout", "30", "--interval", "0.2", env=fake_slurm)
+    assert r.returncode == 1, r.stdout + r.stderr  # one job failed
+    assert "2 job(s): 1 passed, 1 failed" in r.stdout
+    r = tool("karma-batch", "status", out, "--json", env=fake_slurm)
+    states = {j["name"]: j for j in json.loads(r.stdout)}
+    assert states["ok.n1x1"]["state"] == "passed"
+    assert states["bad-size.n1x1"]["state"] == "failed"
+    assert "exit 2, no results file" in states["bad-size.n1x1"]["detail"]
+
+    # What the passing job left: results that validate, the environment, exit_code.
+    ok = manifest["jobs"][0]["results_dir"]
+    results = os.path.join(ok, "karma-stream.json")
+    import subprocess
+
+    assert subprocess.run([validator, results, "--app", "stream", "--ranks", "1",
+                           "--result", "PASSED"]).returncode == 0
+    doc = load_json(results)
+    assert doc["job"] == {"scheduler": "slurm", "id": "101"}
+    env = load_json(os.path.join(ok, "environment", "environment.json"))
+    assert env["scheduler"]["job_id"] == "101"
+    assert open(os.path.join(ok, "exit_code")).read() == "0\n"
+
+    # Submitting again submits nothing; --resubmit-failed only the failed one.
+    r = tool("karma-batch", "submit", out, env=fake_slurm)
+    assert "already submitted" in r.stdout
+    r = tool("karma-batch", "submit", out, "--resubmit-failed", env=fake_slurm)
+    assert "[1/1] submitted bad-size.n1x1 as job 103" in r.stdout
+
+
+def test_running_pending_and_lost_jobs(tmp_path, fake_slurm, stream_exe):
+    out = str(tmp_path / "out")
+    tool("karma-batch", "generate", small_campaign(tmp_path, stream_exe), "-o", out)
+    env = dict(fake_slurm, FAKE_NORUN="1")
+    assert tool("karma-batch", "submit", out, env=env).returncode == 0
+    r = tool("karma-batch", "status", out, env=dict(env, FAKE_STATE="RUNNING"))
+    assert r.returncode == 5 and "2 running; left: ok.n1x1, bad-size.n1x1" in r.stdout
+    r = tool("karma-batch", "status", out, env=dict(env, FAKE_STATE="PENDING"))
+    assert "2 pending" in r.stdout
+    r = tool("karma-batch", "wait", out, "--timeout", "0.5", "--interval", "0.1",
+             env=dict(env, FAKE_STATE="PENDING"))
+    assert r.returncode == 124 and "timed out" in r.stderr
+    r = tool("karma-batch", "cancel", out, "--only", "ok.*", env=dict(env, FAKE_STATE="RUNNING"))
+    assert r.returncode == 0 and "cancelled ok.n1x1 (job 101, was running)" in r.stdout
+    assert open(os.path.join(str(tmp_path), "scancel.args")).read().split() == ["101"]
+    # Gone from the queue without an exit_code: lost, with where to look.
+    r = tool("karma-batch", "status", out, env=env)
+    assert r.returncode == 1 and "2 lost" in r.stdout and "ended without writing exit_code" \
+        in r.stdout
+
+
+def test_a_failed_submission_keeps_what_was_submitted(tmp_path, fake_slurm, stream_exe):
+    out = str(tmp_path / "out")
+    tool("karma-batch", "generate", small_campaign(tmp_path, stream_exe), "-o", out)
+    r = tool("karma-batch", "submit", out, env=dict(fake_slurm, FAKE_FAIL_AT="102"))
+    assert r.returncode == 3
+    assert "sbatch" in r.stderr and "1 of 2 job(s) were submitted" in r.stderr
+    manifest = load_json(os.path.join(out, "campaign.json"))
+    assert [j["job_id"] for j in manifest["jobs"]] == ["101", None]
+    r = tool("karma-batch", "submit", out, env=fake_slurm)
+    assert r.returncode == 0 and "[1/1] submitted bad-size.n1x1" in r.stdout
+
+
+def test_commands_need_a_generated_directory(tmp_path):
+    r = tool("karma-batch", "status", tmp_path)
+    assert r.returncode == 2 and "campaign.json not found" in r.stderr
+    r = tool("karma-batch")
+    assert r.returncode == 2 and "name a command" in r.stderr
+
+
+FAKE_QSUB = """#!/bin/sh
+# Stand-in for qsub: runs the job at once unless FAKE_NORUN; prints a PBS job id.
+n=$(cat "$FAKE_DIR/next" 2>/dev/null || echo 200); n=$((n + 1)); echo $n > "$FAKE_DIR/next"
+[ -n "$FAKE_NORUN" ] || PBS_JOBID=$n.pbs-server bash "$1" > "$FAKE_DIR/job-$n.out" 2>&1
+echo "$n.pbs-server"
+"""
+FAKE_QSTAT = """#!/bin/sh
+# Stand-in for qstat -x: PBS Pro's table, state FAKE_STATE for every job asked about.
+[ "$1" = "-x" ] && shift
+echo "Job id            Name             User              Time Use S Queue"
+echo "----------------  ---------------- ----------------  -------- - -----"
+for id in "$@"; do echo "${id%%.*}.pbs-serv  local.ok.n1x1    root              00:00:01 $FAKE_STATE workq"; done
+"""
+
+
+def test_pbs_submit_and_status(tmp_path, stream_exe):
+    bin_dir = tmp_path / "fakebin"
+    bin_dir.mkdir()
+    for name, text in (("qsub", FAKE_QSUB), ("qstat", FAKE_QSTAT)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "FAKE_DIR": str(tmp_path),
+           "FAKE_NORUN": "1"}
+    out = str(tmp_path / "out")
+    r = tool("karma-batch", "generate", small_campaign(tmp_path, stream_exe), "-o", out,
+             "--scheduler", "pbs")
+    assert r.returncode == 0, r.stderr
+    r = tool("karma-batch", "submit", out, "--only", "ok.*", env=env)
+    assert "[1/1] submitted ok.n1x1 as job 201.pbs-server" in r.stdout, r.stderr
+    r = tool("karma-batch", "status", out, "--only", "ok.*", env=dict(env, FAKE_STATE="Q"))
+    assert "1 pending" in r.stdout, r.stdout + r.stderr
+    r = tool("karma-batch", "status", out, "--only", "ok.*", env=dict(env, FAKE_STATE="R"))
+    assert "1 running" in r.stdout
+    # Finished (F) without an exit_code: lost; then the job really runs and passes.
+    r = tool("karma-batch", "status", out, "--only", "ok.*", env=dict(env, FAKE_STATE="F"))
+    assert "1 lost" in r.stdout
+    manifest = load_json(os.path.join(out, "campaign.json"))
+    import subprocess
+
+    subprocess.run(["bash", os.path.join(out, manifest["jobs"][0]["script"])],
+                   env=dict(os.environ, PBS_JOBID="201.pbs-server"), capture_output=True)
+    r = tool("karma-batch", "status", out, "--only", "ok.*", env=dict(env, FAKE_STATE="F"))
+    assert r.returncode == 0 and "1 job(s): 1 passed" in r.stdout
+    assert load_json(manifest["jobs"][0]["results_file"])["job"] == \
+        {"scheduler": "pbs", "id": "201.pbs-server"}

@@ -1,0 +1,142 @@
+"""karma-report on sample results and on the committed results/: the tables
+hold the numbers in the JSON, the plots exist, a write-up is included with its
+links working, and bad input writes nothing."""
+
+import os
+import re
+import shutil
+
+import pytest
+
+from conftest import DATA, ROOT, SAMPLES, load_json, tool, write
+
+A = os.path.join(SAMPLES, "machine-a")
+GBENCH = os.path.join(DATA, "gbench", "microbench.json")
+
+
+def fom(path, kernel):
+    doc = load_json(path)
+    return next(k["fom"]["value"] for k in doc["kernels"] if k["name"] == kernel)
+
+
+@pytest.fixture
+def results_dir(tmp_path):
+    """A results directory as the suite lays it out: one folder per mini-app
+    with a write-up, plus Google Benchmark output."""
+    root = tmp_path / "results"
+    shutil.copytree(A, root / "stream")
+    write(str(root / "stream" / "README.md"),
+          "# STREAM here\n\nSee [the schema](../SCHEMA.md) and [a run](stream-3d-left.json).\n")
+    os.makedirs(root / "microbench")
+    shutil.copy(GBENCH, root / "microbench")
+    return root
+
+
+def table_rows(text, heading):
+    """The rows of the first table after a heading, as lists of cells."""
+    part = text.split(heading, 1)[1]
+    rows = []
+    for line in part.splitlines()[1:]:
+        if line.startswith("|"):
+            rows.append([c.strip() for c in line.strip("|").split("|")])
+        elif rows:
+            break
+    return rows[2:]  # no header, no rule
+
+
+def test_report_of_a_results_directory(results_dir):
+    out = results_dir / "README.md"
+    r = tool("karma-report", results_dir, "-o", out, "--title", "Sample results")
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert text.startswith("# Sample results\n")
+    # The write-up, included with its headings demoted and links still right.
+    assert "### STREAM here" in text
+    assert "[the schema](SCHEMA.md)" in text and "[a run](stream/stream-3d-left.json)" in text
+    # Every configuration with its best FOM per kernel: 2 rounds of 2^16 -> the better one.
+    rows = table_rows(text, "### stream: every configuration")
+    best = max(fom(f"{A}/stream-1d-2p16-r{k}.json", "copy") for k in (1, 2))
+    row = next(r for r in rows if r[4] == "[2^16]")
+    assert row[9] == f"{best:.4g}" if best < 1000 else f"{best:.0f}"
+    assert row[-1] == "2/2"
+    # Layouts: left / right from the two 3D runs.
+    rows = table_rows(text, "### stream: layouts")
+    left, right = (fom(f"{A}/stream-3d-{l}.json", "triad") for l in ("left", "right"))
+    triad = next(r for r in rows if r[1] == "triad")
+    assert triad[4] == f"{left / right:.3f}"
+    # Scaling: strong, 2 ranks against 1.
+    part = text.split("scaling=strong, shape=[2^20]", 1)[1]
+    one, two = (fom(f"{A}/stream-strong-{n}.json", "nstream") for n in (1, 2))
+    eff = two / (2 * one)
+    assert f"({eff:.0%})" in part.split("scaling=weak")[0]
+    # Microbenchmarks: medians 220/200 and 102/100 of the hand-made file.
+    assert "| BM_Stencil3D<*,left>/32 | 220 | 200 | 1.100 |" in text
+    assert "| BM_Sum3D<*,right,dynamic>/64 | 102 | 100 | 1.020 |" in text
+    # Plots: linked and present, as SVG.
+    links = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
+    assert sorted(os.path.basename(l) for l in links) == [
+        "microbench-microbench.svg", "stream-layout.svg", "stream-scaling.svg",
+        "stream-size.svg"]
+    for link in links:
+        with open(results_dir / link) as f:
+            assert "<svg" in f.read(2000)
+
+
+def test_plots_are_reproducible_and_replaced_whole(results_dir, tmp_path):
+    out = tmp_path / "r.md"
+    plots = tmp_path / "plots"
+    assert tool("karma-report", results_dir, "-o", out).returncode == 0
+    first = {f: (plots / f).read_bytes() for f in os.listdir(plots)}
+    (plots / "stale.svg").write_text("<svg/>")
+    assert tool("karma-report", results_dir, "-o", out).returncode == 0
+    second = {f: (plots / f).read_bytes() for f in os.listdir(plots)}
+    assert first == second  # same input, same bytes; the stale plot is gone
+
+
+def test_png_and_no_plots(results_dir, tmp_path):
+    r = tool("karma-report", results_dir, "-o", tmp_path / "p.md", "--format", "png",
+             "--plots-dir", tmp_path / "png")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "png" / "stream-size.png").read_bytes()[:4] == b"\x89PNG"
+    assert "](png/stream-size.png)" in (tmp_path / "p.md").read_text()
+    r = tool("karma-report", results_dir, "-o", tmp_path / "n.md", "--plots-dir",
+             tmp_path / "none", "--no-plots")
+    assert r.returncode == 0 and not (tmp_path / "none").exists()
+    assert "![" not in (tmp_path / "n.md").read_text()
+
+
+def test_committed_results(tmp_path):
+    """The report of the repository's own results/ reproduces the numbers of
+    the STREAM write-up's 3D table from the committed JSON."""
+    results = os.path.join(ROOT, "results")
+    out = tmp_path / "README.md"
+    r = tool("karma-report", results, "--committed-only", "--no-plots", "-o", out)
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    writeup = open(os.path.join(results, "stream", "README.md")).read()
+    m = re.search(r"#+ 3D arrays.*?\n(\| shape, layout.*?)\n\n", writeup, re.S)
+    assert m, "the 3D table of results/stream/README.md"
+    generated = table_rows(text, "### stream: every configuration")
+    for line in m.group(1).splitlines()[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        size, layout = re.match(r"(\d+)\^3, (\w+)", cells[0]).groups()
+        shape = f"[{size},{size},{size}]"
+        row = next(r for r in generated if r[1] == layout and r[3] == shape)
+        assert row[7:13] == cells[1:7], (cells, row)
+
+
+@pytest.mark.parametrize("case, message", [
+    ("schema", "schema_version 2, but this tool reads karma results of schema_version 1"),
+    ("empty", "no karma results found"),
+    ("missing", "not a directory"),
+])
+def test_bad_input_writes_nothing(tmp_path, case, message):
+    src = {"schema": os.path.join(SAMPLES, "schema-v2"), "empty": str(tmp_path / "empty"),
+           "missing": str(tmp_path / "missing")}[case]
+    os.makedirs(tmp_path / "empty", exist_ok=True)
+    out = tmp_path / "out" / "report.md"
+    os.makedirs(out.parent)
+    r = tool("karma-report", src, "-o", out)
+    assert r.returncode == 2, r.stderr
+    assert message in r.stderr
+    assert os.listdir(out.parent) == []
