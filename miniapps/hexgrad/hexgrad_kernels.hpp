@@ -1,0 +1,621 @@
+// hexgrad: gradients of the 8 trilinear basis functions of hexahedral
+// elements at one point of each element (Edwards et al. 2011, first test).
+//
+// The arrays are rank 3, (element, coordinate, vertex): coordinates in,
+// gradients out. The kernel is written once, as a functor templated on the
+// View types, so layout (left/right) and extents (double*[3][8] against
+// double***) are compile-time choices with one copy of the code. The host
+// reference and the checks are here too; the hand-written CUDA kernel is in
+// hexgrad_cuda.hpp.
+#pragma once
+
+#include "karma/array.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+// Full unrolling keeps the element's arrays in registers; nvcc needs no
+// more than the hint, host compilers would warn about the pragma.
+#if defined(__CUDA_ARCH__)
+#define KARMA_HEXGRAD_UNROLL _Pragma("unroll")
+#else
+#define KARMA_HEXGRAD_UNROLL
+#endif
+
+namespace karma::hexgrad {
+
+inline constexpr int dims = 3;
+inline constexpr int vertices = 8;
+inline constexpr int values_per_element = dims * vertices;  // 24 in and 24 out
+
+// Counted from element_gradients below, a multiply-add counting 2 and a
+// division 1: Jacobian 9 x (8 mul + 7 add) = 135; adjugate 9 x 3 = 27;
+// determinant 3 mul + 2 add = 5; its reciprocal 1; inverse 9 mul; gradients
+// 24 x (3 mul + 2 add) = 120. The reference gradients are the same for every
+// element (one evaluation point), computed once on the host: not counted.
+inline constexpr int flops_per_element = 135 + 27 + 5 + 1 + 9 + 120;
+
+// Vertex v of the reference cube [-1, 1]^3 in the usual hex8 order: the
+// bottom face (zeta = -1) counter-clockwise from (-1, -1), then the top face.
+KOKKOS_INLINE_FUNCTION constexpr int vertex_sign(int v, int direction) {
+  const int bit = direction == 0   ? ((v ^ (v >> 1)) & 1)
+                  : direction == 1 ? ((v >> 1) & 1)
+                                   : ((v >> 2) & 1);
+  return bit ? 1 : -1;
+}
+
+// d[i][v] = dN_v / dxi_i at the evaluation point: the same for every element.
+template <class T>
+struct ReferenceGradients {
+  T d[dims][vertices];
+};
+
+struct Point {
+  double xi = 0, eta = 0, zeta = 0;
+};
+
+// N_v = (1 + xi_v xi)(1 + eta_v eta)(1 + zeta_v zeta) / 8, differentiated.
+inline ReferenceGradients<double> reference_gradients(const Point& p) {
+  const double q[dims] = {p.xi, p.eta, p.zeta};
+  ReferenceGradients<double> r{};
+  for (int v = 0; v < vertices; ++v) {
+    double factor[dims];
+    for (int i = 0; i < dims; ++i) factor[i] = 1.0 + vertex_sign(v, i) * q[i];
+    for (int i = 0; i < dims; ++i) {
+      double product = 0.125 * vertex_sign(v, i);
+      for (int k = 0; k < dims; ++k)
+        if (k != i) product *= factor[k];
+      r.d[i][v] = product;
+    }
+  }
+  return r;
+}
+
+template <class T>
+ReferenceGradients<T> convert(const ReferenceGradients<double>& r) {
+  ReferenceGradients<T> out{};
+  for (int i = 0; i < dims; ++i)
+    for (int v = 0; v < vertices; ++v) out.d[i][v] = static_cast<T>(r.d[i][v]);
+  return out;
+}
+
+// The element math of the timed kernel, in the arrays' precision:
+// J[i][j] = sum_v d[i][v] x[j][v] (i reference, j physical direction), its
+// inverse through the adjugate, and g[j][v] = sum_i Jinv[j][i] d[i][v].
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION void element_gradients(const T (&x)[dims][vertices],
+                                                   const ReferenceGradients<T>& r,
+                                                   T (&g)[dims][vertices]) {
+  T J[dims][dims];
+  KARMA_HEXGRAD_UNROLL
+  for (int i = 0; i < dims; ++i) {
+    KARMA_HEXGRAD_UNROLL
+    for (int j = 0; j < dims; ++j) {
+      T s = r.d[i][0] * x[j][0];
+      KARMA_HEXGRAD_UNROLL
+      for (int v = 1; v < vertices; ++v) s += r.d[i][v] * x[j][v];
+      J[i][j] = s;
+    }
+  }
+  const T a00 = J[1][1] * J[2][2] - J[1][2] * J[2][1];
+  const T a01 = J[0][2] * J[2][1] - J[0][1] * J[2][2];
+  const T a02 = J[0][1] * J[1][2] - J[0][2] * J[1][1];
+  const T a10 = J[1][2] * J[2][0] - J[1][0] * J[2][2];
+  const T a11 = J[0][0] * J[2][2] - J[0][2] * J[2][0];
+  const T a12 = J[0][2] * J[1][0] - J[0][0] * J[1][2];
+  const T a20 = J[1][0] * J[2][1] - J[1][1] * J[2][0];
+  const T a21 = J[0][1] * J[2][0] - J[0][0] * J[2][1];
+  const T a22 = J[0][0] * J[1][1] - J[0][1] * J[1][0];
+  const T det = J[0][0] * a00 + J[0][1] * a10 + J[0][2] * a20;
+  const T s = T(1) / det;
+  const T inv[dims][dims] = {
+      {a00 * s, a01 * s, a02 * s}, {a10 * s, a11 * s, a12 * s}, {a20 * s, a21 * s, a22 * s}};
+  KARMA_HEXGRAD_UNROLL
+  for (int j = 0; j < dims; ++j) {
+    KARMA_HEXGRAD_UNROLL
+    for (int v = 0; v < vertices; ++v)
+      g[j][v] = inv[j][0] * r.d[0][v] + inv[j][1] * r.d[1][v] + inv[j][2] * r.d[2][v];
+  }
+}
+
+// The timed Kokkos kernel: one element per work item, every coordinate
+// loaded before the arithmetic, every gradient stored after it.
+template <class CoordView, class GradView>
+struct Gradients {
+  using T = typename GradView::non_const_value_type;
+  static_assert(std::is_same<typename CoordView::non_const_value_type, T>::value,
+                "coordinates and gradients share one precision");
+  CoordView x;
+  GradView g;
+  ReferenceGradients<T> r;
+
+  template <class Index>
+  KOKKOS_INLINE_FUNCTION void operator()(const Index e) const {
+    T c[dims][vertices];
+    KARMA_HEXGRAD_UNROLL
+    for (int j = 0; j < dims; ++j) {
+      KARMA_HEXGRAD_UNROLL
+      for (int v = 0; v < vertices; ++v) c[j][v] = x(e, j, v);
+    }
+    T out[dims][vertices];
+    element_gradients(c, r, out);
+    KARMA_HEXGRAD_UNROLL
+    for (int j = 0; j < dims; ++j) {
+      KARMA_HEXGRAD_UNROLL
+      for (int v = 0; v < vertices; ++v) g(e, j, v) = out[j][v];
+    }
+  }
+};
+
+template <class ExecSpace>
+constexpr bool is_gpu_space() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (std::is_same<ExecSpace, Kokkos::Cuda>::value) return true;
+#endif
+#if defined(KOKKOS_ENABLE_HIP)
+  if (std::is_same<ExecSpace, Kokkos::HIP>::value) return true;
+#endif
+  return false;
+}
+
+// The most threads per block on a GPU: the hand-written kernel's block, and
+// the cap under which Kokkos picks its own (128 on an H200, for occupancy).
+inline constexpr int gpu_block = 256;
+
+template <class Index, class ExecSpace = Kokkos::DefaultExecutionSpace>
+auto element_policy(std::int64_t n) {
+  using Policy =
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>, Kokkos::LaunchBounds<gpu_block>>;
+  return Policy(0, static_cast<Index>(n));
+}
+
+template <class Index, class CoordView, class GradView>
+void gradients(const CoordView& x, const GradView& g,
+               const ReferenceGradients<typename GradView::non_const_value_type>& r) {
+  Kokkos::parallel_for("hexgrad::gradients", element_policy<Index>(x.extent(0)),
+                       Gradients<CoordView, GradView>{x, g, r});
+}
+
+// --- The mesh ---------------------------------------------------------------
+
+// A counter-based generator (SplitMix64's finaliser): the same numbers on
+// any device and in any order, so every backend and every rank count builds
+// the same elements.
+KOKKOS_INLINE_FUNCTION std::uint64_t mix(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// A structured box of nx x ny x nz cells of size h, with its origin at
+// (h/2, h/2, h/2) so that no coordinate is zero. Elements are the first n
+// cells, x fastest. Every vertex moves by up to `perturbation` h in each
+// direction (seeded, shared vertices move together), so no two elements are
+// alike. Every `affine_every`-th element (e % affine_every == 0) is instead a
+// parallelepiped c + A xi about its cell's centre, with a random A near
+// (h/2) I: a non-conforming cell, which the kernel does not mind, whose
+// gradients are known in closed form. A and c are multiples of a power of
+// two near h / 2048, so its vertices are exact in double (and in float while
+// the box has fewer than about 8000 cells a side).
+//
+// The random parts are integers and every coordinate is one product (or a
+// sum of exact terms), so no compiler can fuse a multiply-add differently on
+// the host and the device: the mesh is the same, bit for bit, everywhere.
+struct Mesh {
+  std::int64_t nx = 1, ny = 1, nz = 1;
+  double h = 1;
+  double unit = 1;                      // h / 2^32: vertex coordinates are integers times this
+  std::int64_t perturbation_units = 0;  // perturbation * 2^16
+  double quantum = 1;                   // of the affine elements' A and c
+  std::int64_t half = 1;                // h / 2 in quanta
+  std::int64_t affine_every = 64;
+  std::uint64_t key = 0;  // from the seed and the rank
+
+  KOKKOS_INLINE_FUNCTION bool is_affine(std::int64_t e) const { return e % affine_every == 0; }
+
+  // Uniform in [-2^16, 2^16).
+  KOKKOS_INLINE_FUNCTION std::int64_t jitter(std::uint64_t counter) const {
+    return static_cast<std::int64_t>(mix(key ^ mix(counter)) >> 47) - 65536;
+  }
+
+  KOKKOS_INLINE_FUNCTION void element(std::int64_t e, double (&x)[dims][vertices]) const {
+    const std::int64_t cell[dims] = {e % nx, (e / nx) % ny, e / (nx * ny)};
+    if (is_affine(e)) {
+      // Counters above any vertex's: 3 * (vertex id) + coordinate < 2^62.
+      const std::uint64_t base = (std::uint64_t{1} << 62) + 16 * static_cast<std::uint64_t>(e);
+      double A[dims][dims], c[dims];
+      for (int j = 0; j < dims; ++j) {
+        c[j] = round_to_quantum((cell[j] + 1.0) * h);
+        // Off-diagonal and diagonal moves up to 5/32 of h/2.
+        for (int i = 0; i < dims; ++i)
+          A[j][i] = static_cast<double>((i == j ? half : 0) +
+                                        half * 5 * jitter(base + 3 * j + i) / (65536 * 32)) *
+                    quantum;
+      }
+      for (int v = 0; v < vertices; ++v)
+        for (int j = 0; j < dims; ++j)
+          x[j][v] = c[j] + A[j][0] * vertex_sign(v, 0) + A[j][1] * vertex_sign(v, 1) +
+                    A[j][2] * vertex_sign(v, 2);
+      return;
+    }
+    for (int v = 0; v < vertices; ++v) {
+      const std::int64_t I = cell[0] + (vertex_sign(v, 0) > 0);
+      const std::int64_t J = cell[1] + (vertex_sign(v, 1) > 0);
+      const std::int64_t K = cell[2] + (vertex_sign(v, 2) > 0);
+      const std::uint64_t id = static_cast<std::uint64_t>(I + (nx + 1) * (J + (ny + 1) * K));
+      const std::int64_t corner[dims] = {I, J, K};
+      // (corner + 1/2 + perturbation u) h, u uniform in [-1, 1), in units of h / 2^32.
+      for (int j = 0; j < dims; ++j)
+        x[j][v] = static_cast<double>((2 * corner[j] + 1) * (std::int64_t{1} << 31) +
+                                      perturbation_units * jitter(3 * id + j)) *
+                  unit;
+    }
+  }
+
+  // Nearest multiple of the quantum (no math library: host and device alike).
+  KOKKOS_INLINE_FUNCTION double round_to_quantum(double value) const {
+    const double q = value / quantum;
+    const auto k = static_cast<std::int64_t>(q < 0 ? q - 0.5 : q + 0.5);
+    return static_cast<double>(k) * quantum;
+  }
+};
+
+// The mesh of a box of cells; perturbation in [0, 0.1] of the cell size.
+inline Mesh make_mesh(std::int64_t nx, std::int64_t ny, std::int64_t nz, double perturbation,
+                      std::int64_t affine_every, std::uint64_t key) {
+  Mesh m;
+  m.nx = nx;
+  m.ny = ny;
+  m.nz = nz;
+  m.h = 1.0 / static_cast<double>(std::max({nx, ny, nz}));
+  m.unit = std::ldexp(m.h, -32);
+  m.perturbation_units = std::llround(std::ldexp(perturbation, 16));
+  // The largest power of two at most h / 2048: A's entries (about h / 2)
+  // then carry 10 bits, and the sums of the Jacobian stay exact.
+  m.quantum = std::exp2(std::floor(std::log2(m.h)) - 11);
+  m.half = std::llround(0.5 * m.h / m.quantum);
+  m.affine_every = affine_every;
+  m.key = key;
+  return m;
+}
+
+template <class View>
+struct FillMesh {
+  View x;
+  Mesh mesh;
+  std::int64_t offset;  // the mesh index of x's first element
+  template <class Index>
+  KOKKOS_INLINE_FUNCTION void operator()(const Index e) const {
+    double c[dims][vertices];
+    mesh.element(offset + e, c);
+    for (int j = 0; j < dims; ++j)
+      for (int v = 0; v < vertices; ++v)
+        x(e, j, v) = static_cast<typename View::non_const_value_type>(c[j][v]);
+  }
+};
+
+// Fills the coordinates with the policy of the kernel: on a CPU, pages land
+// near the threads that will read them.
+template <class Index, class View>
+void fill_mesh(const View& x, const Mesh& mesh, std::int64_t offset = 0) {
+  Kokkos::parallel_for("hexgrad::mesh", element_policy<Index>(x.extent(0)),
+                       FillMesh<View>{x, mesh, offset});
+}
+
+// --- The host reference -----------------------------------------------------
+
+// In double whatever the arrays' precision, written apart from the kernel:
+// the inverse Jacobian's rows from cross products of J's rows (Cramer).
+// Returns det J.
+inline double reference_element(const double (&x)[dims][vertices],
+                                const ReferenceGradients<double>& r, double (&g)[dims][vertices]) {
+  double J[dims][dims] = {};
+  for (int v = 0; v < vertices; ++v)
+    for (int i = 0; i < dims; ++i)
+      for (int j = 0; j < dims; ++j) J[i][j] += r.d[i][v] * x[j][v];
+  // Column i of J^-1 is (row(i+1) x row(i+2)) / det: J^-1[j][i] below.
+  double cross[dims][dims];
+  for (int i = 0; i < dims; ++i) {
+    const double* a = J[(i + 1) % 3];
+    const double* b = J[(i + 2) % 3];
+    cross[i][0] = a[1] * b[2] - a[2] * b[1];
+    cross[i][1] = a[2] * b[0] - a[0] * b[2];
+    cross[i][2] = a[0] * b[1] - a[1] * b[0];
+  }
+  const double det = J[0][0] * cross[0][0] + J[0][1] * cross[0][1] + J[0][2] * cross[0][2];
+  for (int j = 0; j < dims; ++j)
+    for (int v = 0; v < vertices; ++v) {
+      double s = 0;
+      for (int i = 0; i < dims; ++i) s += cross[i][j] * r.d[i][v];
+      g[j][v] = s / det;
+    }
+  return det;
+}
+
+template <class View>
+void load_element(const View& x, std::int64_t e, double (&c)[dims][vertices]) {
+  for (int j = 0; j < dims; ++j)
+    for (int v = 0; v < vertices; ++v) c[j][v] = static_cast<double>(x(e, j, v));
+}
+
+// `implementation: reference`: the plain host loop, on host arrays.
+template <class CoordView, class GradView>
+void reference_gradients(const CoordView& x, const GradView& g,
+                         const ReferenceGradients<double>& r) {
+  using T = typename GradView::non_const_value_type;
+  const std::int64_t n = static_cast<std::int64_t>(x.extent(0));
+  for (std::int64_t e = 0; e < n; ++e) {
+    double c[dims][vertices], out[dims][vertices];
+    load_element(x, e, c);
+    reference_element(c, r, out);
+    for (int j = 0; j < dims; ++j)
+      for (int v = 0; v < vertices; ++v) g(e, j, v) = static_cast<T>(out[j][v]);
+  }
+}
+
+// --- Verification -----------------------------------------------------------
+
+// The linear field the check differentiates: f(x) = field . (x - centroid).
+inline constexpr double field[dims] = {0.75, -1.25, 2.0};
+
+// The largest scaled errors over the elements checked (see README.md,
+// "Verification"). kappa_e = max(1, max |x_v| / (det J_centre)^(1/3)), the
+// coordinates' magnitude over the element's size, is how much the rounding
+// of the coordinates' sums in J is amplified: the errors of the three checks
+// that go through J are divided by it, so one tolerance in machine epsilons
+// holds for any box.
+struct Errors {
+  double reference = 0;     // |g - g_ref|_max / (|g_ref|_max kappa_e)
+  double sum_zero = 0;      // |sum_v g[j][v]| / sum_v |g[j][v]|
+  double linear_field = 0;  // |sum_v g[j][v] f(x_v) - field_j| / (|field|_max kappa_e)
+  double affine = 0;        // affine elements: |g - g_exact|_max / (|g_exact|_max kappa_e)
+  std::int64_t elements = 0;
+  std::int64_t affine_elements = 0;
+
+  void merge(const Errors& o) {
+    reference = std::max(reference, o.reference);
+    sum_zero = std::max(sum_zero, o.sum_zero);
+    linear_field = std::max(linear_field, o.linear_field);
+    affine = std::max(affine, o.affine);
+    elements += o.elements;
+    affine_elements += o.affine_elements;
+  }
+};
+
+// A NaN or a non-finite value must fail, never pass as "no larger than".
+inline double worst(double current, double e) {
+  return std::isfinite(e) ? std::max(current, e) : std::numeric_limits<double>::infinity();
+}
+
+// The exact gradients of a parallelepiped, from its edges: column i of A is
+// half the mean of the 4 edges along xi_i, and g[j][v] = sum_i Ainv[i][j] d[i][v].
+inline bool affine_gradients(const double (&x)[dims][vertices], const ReferenceGradients<double>& r,
+                             double (&g)[dims][vertices]) {
+  double A[dims][dims] = {};  // A[j][i] = dx_j / dxi_i
+  for (int v = 0; v < vertices; ++v)
+    for (int i = 0; i < dims; ++i)
+      for (int j = 0; j < dims; ++j) A[j][i] += vertex_sign(v, i) * x[j][v] / 8.0;
+  // Gauss-Jordan with partial pivoting on [A | I].
+  double m[dims][2 * dims];
+  for (int j = 0; j < dims; ++j)
+    for (int k = 0; k < 2 * dims; ++k) m[j][k] = k < dims ? A[j][k] : (k - dims == j);
+  for (int col = 0; col < dims; ++col) {
+    int pivot = col;
+    for (int row = col + 1; row < dims; ++row)
+      if (std::abs(m[row][col]) > std::abs(m[pivot][col])) pivot = row;
+    if (m[pivot][col] == 0) return false;
+    for (int k = 0; k < 2 * dims; ++k) std::swap(m[col][k], m[pivot][k]);
+    const double p = m[col][col];
+    for (int k = 0; k < 2 * dims; ++k) m[col][k] /= p;
+    for (int row = 0; row < dims; ++row) {
+      if (row == col) continue;
+      const double f = m[row][col];
+      for (int k = 0; k < 2 * dims; ++k) m[row][k] -= f * m[col][k];
+    }
+  }
+  for (int j = 0; j < dims; ++j)
+    for (int v = 0; v < vertices; ++v) {
+      double s = 0;
+      for (int i = 0; i < dims; ++i) s += m[i][dims + j] * r.d[i][v];
+      g[j][v] = s;
+    }
+  return true;
+}
+
+// det J at the element's centre, where dN_v/dxi_i = sign / 8.
+inline double centre_jacobian_determinant(const double (&x)[dims][vertices]) {
+  double J[dims][dims] = {};
+  for (int v = 0; v < vertices; ++v)
+    for (int i = 0; i < dims; ++i)
+      for (int j = 0; j < dims; ++j) J[i][j] += vertex_sign(v, i) * x[j][v] / 8.0;
+  return J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) -
+         J[0][1] * (J[1][0] * J[2][2] - J[1][2] * J[2][0]) +
+         J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
+}
+
+// Checks the elements [begin, end); element e is the mesh's offset + e.
+// `compare` is false when the results are the reference's own.
+template <class CoordView, class GradView>
+Errors check_elements(const CoordView& x, const GradView& g, const ReferenceGradients<double>& r,
+                      std::int64_t affine_every, std::int64_t offset, bool compare,
+                      std::int64_t begin, std::int64_t end) {
+  const double inf = std::numeric_limits<double>::infinity();
+  Errors err;
+  for (std::int64_t e = begin; e < end; ++e) {
+    double c[dims][vertices], got[dims][vertices], ref[dims][vertices];
+    load_element(x, e, c);
+    load_element(g, e, got);
+    double x_max = 0, centroid[dims] = {};
+    for (int j = 0; j < dims; ++j)
+      for (int v = 0; v < vertices; ++v) {
+        x_max = std::max(x_max, std::abs(c[j][v]));
+        centroid[j] += c[j][v] / vertices;
+      }
+    // kappa from the element's own size (its Jacobian at the centre, from the
+    // vertices alone), so that only the comparisons depend on the reference
+    // gradients. An inverted or degenerate element has a NaN kappa: it fails
+    // every check scaled by kappa.
+    const double size = centre_jacobian_determinant(c);
+    const double kappa = size > 0 && std::isfinite(size) ? std::max(1.0, x_max / std::cbrt(size))
+                                                         : std::numeric_limits<double>::quiet_NaN();
+
+    if (compare) {
+      const double det = reference_element(c, r, ref);
+      double diff = 0, scale = 0;
+      for (int j = 0; j < dims; ++j)
+        for (int v = 0; v < vertices; ++v) {
+          diff = worst(diff, std::abs(got[j][v] - ref[j][v]));
+          scale = std::max(scale, std::abs(ref[j][v]));
+        }
+      // No valid reference where the element is inverted at the point.
+      err.reference = worst(err.reference, det > 0 ? diff / (scale * kappa) : inf);
+    }
+    const double field_max = std::max({std::abs(field[0]), std::abs(field[1]), std::abs(field[2])});
+    for (int j = 0; j < dims; ++j) {
+      double sum = 0, magnitude = 0, derivative = 0;
+      for (int v = 0; v < vertices; ++v) {
+        sum += got[j][v];
+        magnitude += std::abs(got[j][v]);
+        double f = 0;
+        for (int k = 0; k < dims; ++k) f += field[k] * (c[k][v] - centroid[k]);
+        derivative += got[j][v] * f;
+      }
+      err.sum_zero = worst(err.sum_zero, std::abs(sum) / magnitude);
+      err.linear_field =
+          worst(err.linear_field, std::abs(derivative - field[j]) / (field_max * kappa));
+    }
+    if ((offset + e) % affine_every == 0) {
+      double exact[dims][vertices];
+      double e_affine = inf;
+      if (affine_gradients(c, r, exact)) {
+        double diff = 0, scale = 0;
+        for (int j = 0; j < dims; ++j)
+          for (int v = 0; v < vertices; ++v) {
+            diff = worst(diff, std::abs(got[j][v] - exact[j][v]));
+            scale = std::max(scale, std::abs(exact[j][v]));
+          }
+        e_affine = diff / (scale * kappa);
+      }
+      err.affine = worst(err.affine, e_affine);
+      ++err.affine_elements;
+    }
+    ++err.elements;
+  }
+  return err;
+}
+
+// Every element, on `threads` host threads (plain std::thread: the host
+// backend of a GPU build is serial).
+template <class CoordView, class GradView>
+Errors check(const CoordView& x, const GradView& g, const ReferenceGradients<double>& r,
+             std::int64_t affine_every, std::int64_t offset, bool compare, int threads) {
+  const std::int64_t n = static_cast<std::int64_t>(x.extent(0));
+  const std::int64_t parts = std::max<std::int64_t>(1, std::min<std::int64_t>(threads, n / 4096));
+  std::vector<Errors> partial(static_cast<std::size_t>(parts));
+  std::vector<std::thread> pool;
+  for (std::int64_t p = 0; p < parts; ++p)
+    pool.emplace_back([&, p] {
+      partial[static_cast<std::size_t>(p)] = check_elements(x, g, r, affine_every, offset, compare,
+                                                            n * p / parts, n * (p + 1) / parts);
+    });
+  Errors all;
+  for (std::int64_t p = 0; p < parts; ++p) {
+    pool[static_cast<std::size_t>(p)].join();
+    all.merge(partial[static_cast<std::size_t>(p)]);
+  }
+  return all;
+}
+
+#if defined(KOKKOS_ENABLE_CUDA)
+using StagingSpace = Kokkos::CudaHostPinnedSpace;  // full-speed copies from the device
+#else
+using StagingSpace = Kokkos::HostSpace;
+#endif
+
+// Copies elements [begin, begin + m) of `from` into the first m of `to`, as
+// contiguous pieces: each of the 24 planes of a LayoutLeft array, or the one
+// block of a LayoutRight one.
+template <class To, class From>
+void copy_elements(const To& to, const From& from, std::int64_t begin, std::int64_t m) {
+  const auto dst = std::make_pair(std::int64_t{0}, m);
+  const auto src = std::make_pair(begin, begin + m);
+  if constexpr (std::is_same<typename From::array_layout, Kokkos::LayoutLeft>::value) {
+    for (int j = 0; j < dims; ++j)
+      for (int v = 0; v < vertices; ++v)
+        Kokkos::deep_copy(Kokkos::subview(to, dst, j, v), Kokkos::subview(from, src, j, v));
+  } else {
+    Kokkos::deep_copy(Kokkos::subview(to, dst, Kokkos::ALL, Kokkos::ALL),
+                      Kokkos::subview(from, src, Kokkos::ALL, Kokkos::ALL));
+  }
+}
+
+// Checks arrays wherever they live. Device arrays come to the host in
+// chunks of `chunk` elements through one pinned buffer, so the host needs
+// no copy of the whole problem and the copies run at full speed; host arrays
+// are checked in place unless `stage` asks for the chunked path (tests).
+template <class View>
+Errors check_arrays(const View& x, const View& g, const ReferenceGradients<double>& r,
+                    std::int64_t affine_every, std::int64_t offset, bool compare, int threads,
+                    std::int64_t chunk = std::int64_t{1} << 19, bool stage = false) {
+  constexpr bool host_accessible =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename View::memory_space>::accessible;
+  if constexpr (host_accessible)
+    if (!stage) return check(x, g, r, affine_every, offset, compare, threads);
+  using Staging =
+      Kokkos::View<typename View::non_const_data_type, typename View::array_layout, StagingSpace>;
+  const std::int64_t n = static_cast<std::int64_t>(x.extent(0));
+  const std::int64_t size = std::max<std::int64_t>(1, std::min(n, chunk));
+  auto make = [&](const char* label) {
+    const auto alloc = Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label));
+    if constexpr (Staging::traits::rank_dynamic == 1)
+      return Staging(alloc, static_cast<std::size_t>(size));
+    else
+      return Staging(alloc, static_cast<std::size_t>(size), dims, vertices);
+  };
+  const Staging hx = make("hexgrad::check_x"), hg = make("hexgrad::check_g");
+  Errors all;
+  for (std::int64_t begin = 0; begin < n; begin += size) {
+    const std::int64_t m = std::min(size, n - begin);
+    copy_elements(hx, x, begin, m);
+    copy_elements(hg, g, begin, m);
+    const auto first = std::make_pair(std::int64_t{0}, m);
+    all.merge(check(Kokkos::subview(hx, first, Kokkos::ALL, Kokkos::ALL),
+                    Kokkos::subview(hg, first, Kokkos::ALL, Kokkos::ALL), r, affine_every,
+                    offset + begin, compare, threads));
+  }
+  return all;
+}
+
+// The fault the tests inject: the sign of dN_v/dxi flipped for the vertex
+// where it is largest (never zero: sum_v |dN_v/dxi| = 1 at any point).
+inline ReferenceGradients<double> with_flipped_sign(ReferenceGradients<double> r) {
+  int largest = 0;
+  for (int v = 1; v < vertices; ++v)
+    if (std::abs(r.d[0][v]) > std::abs(r.d[0][largest])) largest = v;
+  r.d[0][largest] = -r.d[0][largest];
+  return r;
+}
+
+// Tolerances, in units of the arrays' machine epsilon; README.md gives the
+// bounds they come from and the errors seen.
+struct Tolerances {
+  double reference, sum_zero, linear_field, affine;
+};
+
+template <class T>
+Tolerances tolerances() {
+  const double eps = std::numeric_limits<T>::epsilon();
+  return {32 * eps, 16 * eps, 32 * eps, 32 * eps};
+}
+
+}  // namespace karma::hexgrad
