@@ -1,0 +1,381 @@
+// The checks of karma-contact. Every storage is first copied into canonical
+// form (compressed rows, each row sorted); the checks then compare those
+// copies with each other, with a host brute-force search, with an O(N) scan
+// on the device for sampled rows, and the row statistics with the lists.
+#pragma once
+
+#include "contact_kernels.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace karma::contact {
+
+using Rows = RaggedRight<int, Memory>;
+
+// Insertion sort of every row: rows are short (tens of entries).
+inline void sort_rows(const Rows& r) {
+  Kokkos::parallel_for(
+      "contact::verify::sort_rows", Range(0, r.num_rows()), KOKKOS_LAMBDA(const Index i) {
+        const std::int64_t begin = r.begin(i), end = r.end(i);
+        const auto& v = r.values();
+        for (std::int64_t a = begin + 1; a < end; ++a) {
+          const int x = v(a);
+          std::int64_t b = a;
+          for (; b > begin && v(b - 1) > x; --b) v(b) = v(b - 1);
+          v(b) = x;
+        }
+      });
+}
+
+inline Rows canonical(const Rows& rows) {
+  Kokkos::View<std::int64_t*, Memory> offsets(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::canonical::offsets"),
+      rows.offsets().extent(0));
+  Kokkos::View<int*, Memory> values(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::canonical::values"),
+      rows.values().extent(0));
+  Kokkos::deep_copy(offsets, rows.offsets());
+  Kokkos::deep_copy(values, rows.values());
+  const Rows copy(offsets, values);
+  sort_rows(copy);
+  return copy;
+}
+
+inline Rows canonical(const LinkedLists& l) {
+  const auto heads = l.heads;
+  const auto pool = l.pool;
+  const Index n = static_cast<Index>(heads.extent(0));
+  Kokkos::View<std::int64_t*, Memory> sizes("contact::canonical::sizes", n);
+  Kokkos::parallel_for(
+      "contact::verify::list_sizes", Range(0, n), KOKKOS_LAMBDA(const Index i) {
+        std::int64_t c = 0;
+        for (unsigned k = heads(i); k != list_end; k = pool(k).next) ++c;
+        sizes(i) = c;
+      });
+  const auto rows = Rows::from_sizes("contact::canonical", sizes, /*zero_fill=*/false);
+  Kokkos::parallel_for(
+      "contact::verify::list_copy", Range(0, n), KOKKOS_LAMBDA(const Index i) {
+        std::int64_t c = 0;
+        for (unsigned k = heads(i); k != list_end; k = pool(k).next) rows(i, c++) = pool(k).j;
+      });
+  sort_rows(rows);
+  return rows;
+}
+
+template <class Dynamic>
+Rows canonical_dynamic(const Dynamic& d) {
+  const Rows rows = to_compressed(d, "contact::canonical");
+  sort_rows(rows);
+  return rows;
+}
+
+// --- row signatures: each row's size and the wrapping sum of its pair hashes ----------
+//
+// Order-independent, so taken straight from any storage without sorting:
+// two storages hold the same rows when every signature agrees, and the sum
+// of all hashes is the pair checksum.
+struct Signatures {
+  Kokkos::View<std::int64_t*, Memory> count;
+  Kokkos::View<std::uint64_t*, Memory> hash;
+};
+
+inline Signatures make_signatures(Index n) {
+  return {Kokkos::View<std::int64_t*, Memory>(
+              Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::signature_counts"), n),
+          Kokkos::View<std::uint64_t*, Memory>(
+              Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::signature_hashes"), n)};
+}
+
+template <class Access>
+void array_signatures(const Access& rows, const Signatures& sig) {
+  Kokkos::parallel_for(
+      "contact::verify::signatures", Range(0, rows.num_rows()), KOKKOS_LAMBDA(const Index i) {
+        const std::int64_t size = rows.size(i), begin = rows.begin(i);
+        std::uint64_t h = 0;
+        for (std::int64_t k = 0; k < size; ++k) h += pair_hash(i, rows.at(begin, i, k));
+        sig.count(i) = size;
+        sig.hash(i) = h;
+      });
+}
+
+inline void list_signatures(const LinkedLists& l, const Signatures& sig) {
+  const auto heads = l.heads;
+  const auto pool = l.pool;
+  Kokkos::parallel_for(
+      "contact::verify::list_signatures", Range(0, static_cast<Index>(heads.extent(0))),
+      KOKKOS_LAMBDA(const Index i) {
+        std::int64_t c = 0;
+        std::uint64_t h = 0;
+        for (unsigned k = heads(i); k != list_end; k = pool(k).next) {
+          h += pair_hash(i, pool(k).j);
+          ++c;
+        }
+        sig.count(i) = c;
+        sig.hash(i) = h;
+      });
+}
+
+inline std::int64_t signatures_differing(const Signatures& a, const Signatures& b) {
+  if (a.count.extent(0) != b.count.extent(0))
+    return static_cast<std::int64_t>(std::max(a.count.extent(0), b.count.extent(0)));
+  std::int64_t wrong = 0;
+  Kokkos::parallel_reduce(
+      "contact::verify::signatures_differing", Range(0, static_cast<Index>(a.count.extent(0))),
+      KOKKOS_LAMBDA(const Index i, std::int64_t& w) {
+        w += (a.count(i) != b.count(i) || a.hash(i) != b.hash(i)) ? 1 : 0;
+      },
+      wrong);
+  return wrong;
+}
+
+struct SignatureSummary {
+  std::uint64_t checksum = 0;  // the pair checksum
+  std::int64_t entries = 0, longest = 0, empty = 0;
+};
+
+inline SignatureSummary summarize_signatures(const Signatures& sig) {
+  SignatureSummary s;
+  const Index n = static_cast<Index>(sig.count.extent(0));
+  Kokkos::parallel_reduce(
+      "contact::verify::pair_checksum", Range(0, n),
+      KOKKOS_LAMBDA(const Index i, std::uint64_t& h) { h += sig.hash(i); }, s.checksum);
+  Kokkos::parallel_reduce(
+      "contact::verify::entries", Range(0, n),
+      KOKKOS_LAMBDA(const Index i, std::int64_t& e) { e += sig.count(i); }, s.entries);
+  Kokkos::parallel_reduce(
+      "contact::verify::empty_rows", Range(0, n),
+      KOKKOS_LAMBDA(const Index i, std::int64_t& z) { z += sig.count(i) == 0 ? 1 : 0; }, s.empty);
+  Kokkos::parallel_reduce(
+      "contact::verify::longest_row", Range(0, n),
+      KOKKOS_LAMBDA(const Index i, std::int64_t& m) { m = sig.count(i) > m ? sig.count(i) : m; },
+      Kokkos::Max<std::int64_t>(s.longest));
+  if (n == 0) s.longest = 0;
+  return s;
+}
+
+// Errors of sorted rows over elements 0 .. N-1.
+struct StructureErrors {
+  std::int64_t out_of_range = 0, self = 0, duplicates = 0, asymmetric = 0;
+  std::int64_t total() const { return out_of_range + self + duplicates + asymmetric; }
+};
+
+inline StructureErrors structure_errors(const Rows& r) {
+  const Index n = r.num_rows();
+  Kokkos::View<std::int64_t[4], Memory> errors("contact::verify::structure_errors");
+  Kokkos::parallel_for(
+      "contact::verify::structure", Range(0, n), KOKKOS_LAMBDA(const Index i) {
+        const std::int64_t begin = r.begin(i), end = r.end(i);
+        for (std::int64_t k = begin; k < end; ++k) {
+          const int j = r.values()(k);
+          if (j < 0 || j >= n) {
+            Kokkos::atomic_increment(&errors(0));
+            continue;
+          }
+          if (j == i) Kokkos::atomic_increment(&errors(1));
+          if (k > begin && r.values()(k - 1) == j) Kokkos::atomic_increment(&errors(2));
+          // i must be in row j: binary search of the sorted row.
+          std::int64_t lo = r.begin(j), hi = r.end(j);
+          while (lo < hi) {
+            const std::int64_t mid = lo + (hi - lo) / 2;
+            if (r.values()(mid) < i)
+              lo = mid + 1;
+            else
+              hi = mid;
+          }
+          if (lo == r.end(j) || r.values()(lo) != i) Kokkos::atomic_increment(&errors(3));
+        }
+      });
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, errors);
+  StructureErrors e;
+  e.out_of_range = h(0);
+  e.self = h(1);
+  e.duplicates = h(2);
+  e.asymmetric = h(3);
+  return e;
+}
+
+// Rows whose sorted contents differ (every row when the row counts differ).
+inline std::int64_t rows_differing(const Rows& a, const Rows& b) {
+  if (a.num_rows() != b.num_rows()) return a.num_rows() > b.num_rows() ? a.num_rows() : b.num_rows();
+  std::int64_t wrong = 0;
+  Kokkos::parallel_reduce(
+      "contact::verify::rows_differing", Range(0, a.num_rows()),
+      KOKKOS_LAMBDA(const Index i, std::int64_t& count) {
+        const std::int64_t size = a.row_size(i);
+        bool same = size == b.row_size(i);
+        for (std::int64_t k = 0; same && k < size; ++k) same = a(i, k) == b(i, k);
+        count += same ? 0 : 1;
+      },
+      wrong);
+  return wrong;
+}
+
+// Wrapping sum of pair_hash over every (i, j): the order does not matter.
+inline std::uint64_t pair_checksum(const Rows& r) {
+  std::uint64_t sum = 0;
+  Kokkos::parallel_reduce(
+      "contact::verify::pair_checksum", Range(0, r.num_rows()),
+      KOKKOS_LAMBDA(const Index i, std::uint64_t& s) {
+        for (std::int64_t k = r.begin(i); k < r.end(i); ++k) s += pair_hash(i, r.values()(k));
+      },
+      sum);
+  return sum;
+}
+
+KOKKOS_INLINE_FUNCTION std::uint64_t stats_hash(Index i, double mn, double mx, double sum,
+                                                double avg) {
+  // min, max and sum are whole numbers; the average's bits count as they are.
+  std::uint64_t avg_bits;
+  static_assert(sizeof(avg_bits) == sizeof(avg), "double is 64-bit");
+  memcpy(&avg_bits, &avg, sizeof(avg));
+  std::uint64_t h = mix64(static_cast<std::uint64_t>(i) ^ 0x5851f42d4c957f2dULL);
+  h = mix64(h ^ static_cast<std::uint64_t>(mn));
+  h = mix64(h ^ (static_cast<std::uint64_t>(mx) << 16));
+  h = mix64(h ^ static_cast<std::uint64_t>(sum));
+  return mix64(h ^ avg_bits);
+}
+
+// Wrapping sum of every row's stats_hash.
+inline std::uint64_t stats_checksum(const RowStats& s) {
+  std::uint64_t sum = 0;
+  Kokkos::parallel_reduce(
+      "contact::verify::stats_checksum", Range(0, static_cast<Index>(s.extent(0))),
+      KOKKOS_LAMBDA(const Index i, std::uint64_t& h) {
+        h += stats_hash(i, s(i, 0), s(i, 1), s(i, 2), s(i, 3));
+      },
+      sum);
+  return sum;
+}
+
+// Rows whose statistics differ from a plain recomputation over the lists.
+inline std::int64_t stats_rows_wrong(const RowStats& s, const Rows& r) {
+  if (static_cast<Index>(s.extent(0)) != r.num_rows()) return r.num_rows() + 1;
+  std::int64_t wrong = 0;
+  Kokkos::parallel_reduce(
+      "contact::verify::stats", Range(0, r.num_rows()),
+      KOKKOS_LAMBDA(const Index i, std::int64_t& count) {
+        const std::int64_t size = r.row_size(i);
+        double mn = 0, mx = 0, sum = 0;
+        for (std::int64_t k = 0; k < size; ++k) {
+          const double v = row_value(r(i, k));
+          mn = (k == 0 || v < mn) ? v : mn;
+          mx = (k == 0 || v > mx) ? v : mx;
+          sum += v;
+        }
+        const double avg = size > 0 ? sum / static_cast<double>(size) : 0.0;
+        const bool same = s(i, 0) == mn && s(i, 1) == mx && s(i, 2) == sum && s(i, 3) == avg;
+        count += same ? 0 : 1;
+      },
+      wrong);
+  return wrong;
+}
+
+// Sampled rows against an O(N) scan of all boxes on the device: a row is
+// wrong if its size or its pair-hash sum differs from the scan's.
+inline std::int64_t sample_rows_wrong(const Boxes& boxes, const Kokkos::View<Index*, Memory>& samples,
+                                      const Signatures& sig) {
+  using Team = Kokkos::TeamPolicy<Exec>;
+  const Index n = static_cast<Index>(boxes.extent(0));
+  Kokkos::View<std::int64_t, Memory> wrong("contact::verify::sample_wrong");
+  Kokkos::parallel_for(
+      "contact::verify::sample_rows", Team(static_cast<int>(samples.extent(0)), Kokkos::AUTO),
+      KOKKOS_LAMBDA(const Team::member_type& t) {
+        const Index i = samples(t.league_rank());
+        int a[6];
+        for (int d = 0; d < 6; ++d) a[d] = boxes(i, d);
+        std::int64_t count = 0;
+        std::uint64_t hash = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(t, n),
+            [&](const Index j, std::int64_t& c) {
+              int b[6];
+              for (int d = 0; d < 6; ++d) b[d] = boxes(j, d);
+              c += (j != i && overlap(a, b)) ? 1 : 0;
+            },
+            count);
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(t, n),
+            [&](const Index j, std::uint64_t& h) {
+              int b[6];
+              for (int d = 0; d < 6; ++d) b[d] = boxes(j, d);
+              if (j != i && overlap(a, b)) h += pair_hash(i, j);
+            },
+            hash);
+        Kokkos::single(Kokkos::PerTeam(t), [&]() {
+          if (count != sig.count(i) || hash != sig.hash(i)) Kokkos::atomic_increment(&wrong());
+        });
+      });
+  std::int64_t h = 0;
+  Kokkos::deep_copy(h, wrong);
+  return h;
+}
+
+// Every row against a host O(N^2) search: the overlapping j, in increasing
+// order, must be exactly the sorted row.
+template <class HostBoxes, class HostRows>
+std::int64_t brute_force_rows_wrong(const HostBoxes& boxes, const HostRows& r) {
+  const Index n = static_cast<Index>(boxes.extent(0));
+  if (r.num_rows() != n) return n + 1;
+  std::int64_t wrong = 0;
+  Kokkos::parallel_reduce(
+      "contact::verify::brute_force",
+      Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace, Kokkos::IndexType<Index>>(0, n),
+      [=](const Index i, std::int64_t& count) {
+        int a[6];
+        for (int d = 0; d < 6; ++d) a[d] = boxes(i, d);
+        std::int64_t k = r.begin(i);
+        const std::int64_t end = r.end(i);
+        bool same = true;
+        for (Index j = 0; j < n && same; ++j) {
+          int b[6];
+          for (int d = 0; d < 6; ++d) b[d] = boxes(j, d);
+          if (j == i || !overlap(a, b)) continue;
+          same = k < end && r.values()(k) == j;
+          ++k;
+        }
+        count += (same && k == end) ? 0 : 1;
+      },
+      wrong);
+  return wrong;
+}
+
+// --- fault injection, for the tests that show the checks fail ---------------------------
+
+// The first entry of `row` becomes the row itself (self) or an element half
+// the mesh away (foreign); nothing happens to an empty row.
+KOKKOS_INLINE_FUNCTION int corrupted(int j, Index row, bool self, Index elements) {
+  return self ? static_cast<int>(row) : static_cast<int>((j + elements / 2) % elements);
+}
+
+struct ListAccessForFault {
+  Kokkos::View<unsigned*, Memory> heads;
+  Kokkos::View<ListNode*, Memory> pool;
+  KOKKOS_INLINE_FUNCTION bool has_first(Index i) const { return heads(i) != list_end; }
+  KOKKOS_INLINE_FUNCTION int& first(Index i) const { return pool(heads(i)).j; }
+};
+struct CompressedAccessForFault {
+  Rows rows;
+  KOKKOS_INLINE_FUNCTION bool has_first(Index i) const { return rows.row_size(i) > 0; }
+  KOKKOS_INLINE_FUNCTION int& first(Index i) const { return rows(i, 0); }
+};
+template <class Dynamic>
+struct DynamicAccessForFault {
+  Dynamic lists;
+  KOKKOS_INLINE_FUNCTION bool has_first(Index i) const { return lists.row_size(i) > 0; }
+  KOKKOS_INLINE_FUNCTION int& first(Index i) const { return lists(i, 0); }
+};
+
+template <class Access>
+void inject_fault(const Access& a, Index row, bool self, Index elements) {
+  Kokkos::parallel_for(
+      "contact::inject_fault", Range(0, 1), KOKKOS_LAMBDA(const Index) {
+        if (a.has_first(row)) a.first(row) = corrupted(a.first(row), row, self, elements);
+      });
+}
+
+}  // namespace karma::contact

@@ -1,0 +1,388 @@
+// karma-contact's kernels on small meshes: the mesh and its boxes, the
+// cell-list search feeding all three storages against a brute-force search,
+// the row statistics, and every checker shown to catch a corrupted list.
+#include "contact_kernels.hpp"
+#include "contact_verify.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <set>
+#include <vector>
+
+namespace karma_test_contact {
+
+using namespace karma::contact;
+using HostRows = karma::RaggedRight<int, Kokkos::HostSpace>;
+
+// A scene at one step: nodes, boxes and cell lists.
+struct Scene {
+  MeshShape shape;
+  Coords xyz;
+  Boxes boxes;
+  CellLists cells;
+};
+
+Scene make_scene(int n, std::int64_t step, int cell = unit, std::uint64_t seed = 7) {
+  Scene s;
+  s.shape = mesh_shape(n);
+  s.xyz = Coords("xyz", s.shape.nodes);
+  make_nodes(s.shape, seed, s.xyz);
+  s.boxes = Boxes("boxes", s.shape.elements);
+  const std::int64_t bz = b_bottom(n, step);
+  make_boxes(s.shape, s.xyz, static_cast<int>(bz), s.boxes);
+  bin(s.boxes, make_grid(n, bz, cell), s.cells);
+  return s;
+}
+
+Rows csr_rows(const Scene& s, bool pairs) {
+  CompressedRows c;
+  c.sizes = Kokkos::View<int*, Memory>("sizes", s.shape.elements);
+  c.offsets = Kokkos::View<std::int64_t*, Memory>("offsets", s.shape.elements + 1);
+  const Search search(s.boxes, s.cells, pairs);
+  count_rows(search, c);
+  fill_rows(search, c);
+  return c.rows;
+}
+
+std::vector<std::vector<int>> host_lists(const Rows& r) {
+  const auto h = karma::to_host(r);
+  std::vector<std::vector<int>> lists(h.num_rows());
+  for (std::int64_t i = 0; i < h.num_rows(); ++i)
+    for (std::int64_t k = 0; k < h.row_size(i); ++k) lists[i].push_back(h(i, k));
+  return lists;
+}
+
+Rows rows_from(const std::vector<std::vector<int>>& lists) {
+  const Rows r = Rows::from_rows("rows", lists);
+  sort_rows(r);
+  return r;
+}
+
+TEST(Mesh, PerturbationsAreBoundedAndDeterministic) {
+  const MeshShape shape = mesh_shape(3);
+  EXPECT_EQ(shape.elements, 5 * 27);
+  EXPECT_EQ(shape.nodes, 64 + 7 * 7 * 4);
+  Coords a("a", shape.nodes), b("b", shape.nodes), c("c", shape.nodes);
+  make_nodes(shape, 11, a);
+  make_nodes(shape, 11, b);
+  make_nodes(shape, 12, c);
+  auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a);
+  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, b);
+  auto hc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c);
+  int differ = 0, moved = 0;
+  for (std::int64_t v = 0; v < shape.nodes; ++v)
+    for (int d = 0; d < 3; ++d) {
+      EXPECT_EQ(ha(v, d), hb(v, d));
+      differ += ha(v, d) != hc(v, d);
+      const bool in_a = v < shape.nodes_a;
+      const std::int64_t m = in_a ? 4 : 7, w = in_a ? v : v - shape.nodes_a;
+      const std::int64_t index[3] = {w % m, (w / m) % m, w / (m * m)};
+      const int base = static_cast<int>(index[d]) * (in_a ? h_a : h_b);
+      const int amplitude = in_a ? perturb_a : perturb_b;
+      EXPECT_LE(std::abs(ha(v, d) - base), amplitude);
+      moved += ha(v, d) != base;
+    }
+  EXPECT_GT(differ, 3 * shape.nodes / 2);  // another seed moves nearly every coordinate
+  EXPECT_GT(moved, 3 * shape.nodes / 2);
+}
+
+TEST(Mesh, BoxesCoverTheirElementsAndBlockBMoves) {
+  const int n = 3;
+  const Scene s0 = make_scene(n, 0), s30 = make_scene(n, 30);
+  auto b0 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, s0.boxes);
+  auto b30 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, s30.boxes);
+  const auto& shape = s0.shape;
+  for (std::int64_t e = 0; e < shape.elements; ++e) {
+    const bool in_a = e < shape.elements_a;
+    const std::int64_t f = in_a ? e : e - shape.elements_a, m = in_a ? n : 2 * n;
+    const std::int64_t index[3] = {f % m, (f / m) % m, f / (m * m)};
+    const int h = in_a ? h_a : h_b, slack = (in_a ? perturb_a : perturb_b) + inflate;
+    for (int d = 0; d < 3; ++d) {
+      const std::int64_t lift = (!in_a && d == 2) ? b_bottom(n, 0) : 0;
+      const std::int64_t lo = index[d] * h + lift, hi = lo + h;
+      EXPECT_GE(b0(e, d), lo - slack);
+      EXPECT_LE(b0(e, d), lo + slack - 2 * inflate);
+      EXPECT_GE(b0(e, 3 + d), hi - slack + 2 * inflate);
+      EXPECT_LE(b0(e, 3 + d), hi + slack);
+      const int moved = (!in_a && d == 2) ? 30 * step_move : 0;
+      EXPECT_EQ(b0(e, d) - b30(e, d), moved);
+      EXPECT_EQ(b0(e, 3 + d) - b30(e, 3 + d), moved);
+    }
+  }
+  // 30 steps end 1.0 deep inside A.
+  EXPECT_EQ(b_bottom(n, 30), (n - 1) * h_a);
+}
+
+TEST(Grid, CellOfClampsOutsideValues) {
+  const Grid g = make_grid(2, b_bottom(2, 0), unit);
+  EXPECT_EQ(g.cell_of(0, g.lo[0] - 10 * unit), 0);
+  EXPECT_EQ(g.cell_of(0, g.lo[0]), 0);
+  EXPECT_EQ(g.cell_of(0, g.lo[0] + unit), 1);
+  EXPECT_EQ(g.cell_of(2, 1 << 30), g.dims[2] - 1);
+  EXPECT_EQ(g.cells, static_cast<std::int64_t>(g.dims[0]) * g.dims[1] * g.dims[2]);
+}
+
+// The cell-list search against the O(N^2) one, at several positions and
+// cell sizes (a tiny cell lists a box in many cells; a huge one puts all in
+// one), searching rows or pairs: every row exact, structure clean.
+TEST(Search, MatchesBruteForceForAnyCellSize) {
+  for (std::int64_t step : {0, 12, 30}) {
+    std::uint64_t checksum = 0;
+    for (int cell : {unit / 4, unit, 3 * unit, 40 * unit}) {
+      const Scene s = make_scene(3, step, cell);
+      const auto host_boxes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, s.boxes);
+      for (bool pairs : {false, true}) {
+        const Rows r = csr_rows(s, pairs);
+        sort_rows(r);
+        EXPECT_EQ(brute_force_rows_wrong(host_boxes, karma::to_host(r)), 0)
+            << "step " << step << " cell " << cell << " pairs " << pairs;
+        EXPECT_EQ(structure_errors(r).total(), 0);
+        if (cell == unit / 4 && !pairs) checksum = pair_checksum(r);
+        EXPECT_EQ(pair_checksum(r), checksum);
+      }
+    }
+  }
+}
+
+// A grid far too small for the scene: boxes outside it land in clamped
+// border cells and are still found exactly once.
+TEST(Search, ClampedGridStillFindsEveryPair) {
+  const Scene s = make_scene(3, 20);
+  Scene small = s;
+  Grid g;
+  g.lo[0] = g.lo[1] = g.lo[2] = unit;
+  g.cell = unit;
+  g.dims[0] = g.dims[1] = g.dims[2] = 2;
+  g.cells = 8;
+  CellLists cl;
+  bin(s.boxes, g, cl);
+  small.cells = cl;
+  const Rows a = csr_rows(s, false), b = csr_rows(small, true);
+  sort_rows(a);
+  sort_rows(b);
+  EXPECT_EQ(rows_differing(a, b), 0);
+  EXPECT_GT(a.num_entries(), 0);
+}
+
+template <class Dynamic>
+Rows dynamic_rows(const Scene& s, bool pairs, std::int64_t capacity, int& refills) {
+  const Search search(s.boxes, s.cells, pairs);
+  Dynamic d("dyn", s.shape.elements, capacity);
+  refills = 0;
+  fill_dynamic(search, d);
+  if (d.max_count() > d.capacity()) {
+    d.reallocate(d.max_count());
+    fill_dynamic(search, d);
+    ++refills;
+  }
+  EXPECT_EQ(d.overflowed_rows(), 0);
+  return canonical_dynamic(d);
+}
+
+Rows linked_rows(const Scene& s, bool pairs, std::int64_t pool, int& refills) {
+  const Search search(s.boxes, s.cells, pairs);
+  LinkedLists l;
+  l.heads = Kokkos::View<unsigned*, Memory>("heads", s.shape.elements);
+  l.pool = Kokkos::View<ListNode*, Memory>("pool", pool);
+  l.top = Kokkos::View<unsigned long long, Memory>("top");
+  refills = 0;
+  const std::uint64_t taken = fill_lists(search, l);
+  if (taken > l.pool.extent(0)) {
+    l.pool = Kokkos::View<ListNode*, Memory>("pool", taken);
+    fill_lists(search, l);
+    ++refills;
+  }
+  return canonical(l);
+}
+
+// Rows or pairs, overflowing or not: the same lists everywhere.
+TEST(Storages, AllThreeHoldTheSameListsAfterOverflow) {
+  using Right = karma::DynamicRaggedRight<int, Memory>;
+  using Left = karma::DynamicRaggedRight<int, Memory, Kokkos::LayoutLeft>;
+  const Scene s = make_scene(4, 26);
+  const Rows reference = canonical(csr_rows(s, false));
+  for (bool pairs : {false, true}) {
+    SCOPED_TRACE(pairs ? "pairs" : "rows");
+    int refills = 0;
+    EXPECT_EQ(rows_differing(canonical(csr_rows(s, pairs)), reference), 0);
+    EXPECT_EQ(rows_differing(dynamic_rows<Right>(s, pairs, 4, refills), reference), 0);
+    EXPECT_EQ(refills, 1);
+    EXPECT_EQ(rows_differing(dynamic_rows<Left>(s, pairs, 200, refills), reference), 0);
+    EXPECT_EQ(refills, 0);
+    EXPECT_EQ(rows_differing(dynamic_rows<Left>(s, pairs, 1, refills), reference), 0);
+    EXPECT_EQ(refills, 1);
+    EXPECT_EQ(rows_differing(linked_rows(s, pairs, 10, refills), reference), 0);
+    EXPECT_EQ(refills, 1);
+    EXPECT_EQ(rows_differing(linked_rows(s, pairs, reference.num_entries(), refills), reference), 0);
+    EXPECT_EQ(refills, 0);
+  }
+}
+
+TEST(Stats, EveryStorageAndLaneCountAgrees) {
+  const Scene s = make_scene(4, 28);
+  const Rows rows = csr_rows(s, true);
+  const Rows sorted = canonical(rows);
+  RowStats stats("stats", s.shape.elements);
+  std::uint64_t expected = 0;
+  for (int lanes : {1, 4, 32}) {
+    Kokkos::deep_copy(stats, -1.0);
+    array_row_stats(CompressedAccess{rows}, stats, lanes);
+    EXPECT_EQ(stats_rows_wrong(stats, sorted), 0) << lanes << " lanes";
+    if (lanes == 1) expected = stats_checksum(stats);
+    EXPECT_EQ(stats_checksum(stats), expected);
+  }
+  // A row statistic off by one is caught, and changes the checksum.
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, stats);
+  h(17, 2) += 1;
+  Kokkos::deep_copy(stats, h);
+  EXPECT_EQ(stats_rows_wrong(stats, sorted), 1);
+  EXPECT_NE(stats_checksum(stats), expected);
+}
+
+TEST(Stats, EmptyRowsAreZeros) {
+  const Rows rows = rows_from({{}, {3}, {}, {1, 2}});
+  RowStats stats("stats", 4);
+  array_row_stats(CompressedAccess{rows}, stats, 1);
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, stats);
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(h(0, k), 0.0);
+  EXPECT_EQ(h(1, 0), row_value(3));
+  EXPECT_EQ(h(1, 3), row_value(3));
+  EXPECT_EQ(h(3, 2), row_value(1) + row_value(2));
+  EXPECT_EQ(h(3, 3), (row_value(1) + row_value(2)) / 2.0);
+  EXPECT_EQ(stats_rows_wrong(stats, rows), 0);
+}
+
+// Each kind of corruption is seen by the checks that should see it.
+class Corrupted : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    scene = make_scene(3, 25);
+    good = canonical(csr_rows(scene, false));
+    lists = host_lists(good);
+    host_boxes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, scene.boxes);
+    row = static_cast<int>(scene.shape.elements_a);  // B's first element
+    ASSERT_GE(lists[row].size(), 2u);
+  }
+  void expect_caught(const std::vector<std::vector<int>>& bad, const StructureErrors& expected) {
+    const Rows r = rows_from(bad);
+    const StructureErrors e = structure_errors(r);
+    EXPECT_EQ(e.out_of_range, expected.out_of_range);
+    EXPECT_EQ(e.self, expected.self);
+    EXPECT_EQ(e.duplicates, expected.duplicates);
+    EXPECT_EQ(e.asymmetric, expected.asymmetric);
+    EXPECT_EQ(rows_differing(r, good), 1);
+    EXPECT_NE(pair_checksum(r), pair_checksum(good));
+    EXPECT_EQ(brute_force_rows_wrong(host_boxes, karma::to_host(r)), 1);
+    Kokkos::View<Index*, Memory> samples("samples", 3);
+    auto hs = Kokkos::create_mirror_view(samples);
+    hs(0) = 0;
+    hs(1) = row;
+    hs(2) = scene.shape.elements - 1;
+    Kokkos::deep_copy(samples, hs);
+    EXPECT_EQ(sample_rows_wrong(scene.boxes, samples, signatures_of(r)), 1);
+    EXPECT_EQ(signatures_differing(signatures_of(r), signatures_of(good)), 1);
+  }
+  static Signatures signatures_of(const Rows& r) {
+    const Signatures sig = make_signatures(r.num_rows());
+    array_signatures(CompressedAccess{r}, sig);
+    return sig;
+  }
+  Scene scene;
+  Rows good;
+  std::vector<std::vector<int>> lists;
+  decltype(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, Boxes())) host_boxes;
+  int row = 0;
+};
+
+TEST_F(Corrupted, CleanListsPassEveryCheck) {
+  EXPECT_EQ(structure_errors(good).total(), 0);
+  EXPECT_EQ(brute_force_rows_wrong(host_boxes, karma::to_host(good)), 0);
+  Kokkos::View<Index*, Memory> samples("samples", 1);
+  Kokkos::deep_copy(samples, Index(row));
+  EXPECT_EQ(sample_rows_wrong(scene.boxes, samples, signatures_of(good)), 0);
+  // The signatures' checksum is the pair checksum; their sizes the rows'.
+  const SignatureSummary sum = summarize_signatures(signatures_of(good));
+  EXPECT_EQ(sum.checksum, pair_checksum(good));
+  EXPECT_EQ(sum.entries, good.num_entries());
+  EXPECT_EQ(sum.empty, 0);
+  EXPECT_GT(sum.longest, 26);  // in contact: more than a block's own 26 neighbours
+}
+
+TEST_F(Corrupted, SignaturesOfEveryStorageAgree) {
+  const Index n = scene.shape.elements;
+  const Signatures want = signatures_of(good), got = make_signatures(n);
+  const Search search(scene.boxes, scene.cells, true);
+  karma::DynamicRaggedRight<int, Memory, Kokkos::LayoutLeft> d("d", n, 200);
+  fill_dynamic(search, d);
+  array_signatures(DynamicAccess<decltype(d)>{d}, got);
+  EXPECT_EQ(signatures_differing(got, want), 0);
+  LinkedLists l;
+  l.heads = Kokkos::View<unsigned*, Memory>("heads", n);
+  l.pool = Kokkos::View<ListNode*, Memory>("pool", good.num_entries());
+  l.top = Kokkos::View<unsigned long long, Memory>("top");
+  fill_lists(search, l);
+  list_signatures(l, got);
+  EXPECT_EQ(signatures_differing(got, want), 0);
+  inject_fault(ListAccessForFault{l.heads, l.pool}, row, /*self=*/true, n);
+  list_signatures(l, got);
+  EXPECT_EQ(signatures_differing(got, want), 1);
+}
+
+TEST_F(Corrupted, SelfPair) {
+  auto bad = lists;
+  bad[row].push_back(row);
+  StructureErrors e;
+  e.self = 1;
+  expect_caught(bad, e);
+}
+
+TEST_F(Corrupted, Duplicate) {
+  auto bad = lists;
+  bad[row].push_back(bad[row][0]);
+  StructureErrors e;
+  e.duplicates = 1;
+  expect_caught(bad, e);
+}
+
+TEST_F(Corrupted, MissingPartner) {
+  auto bad = lists;
+  bad[row].pop_back();  // row j still lists row: asymmetric once
+  StructureErrors e;
+  e.asymmetric = 1;
+  expect_caught(bad, e);
+}
+
+TEST_F(Corrupted, OutOfRange) {
+  auto bad = lists;
+  bad[row].push_back(static_cast<int>(scene.shape.elements) + 5);
+  StructureErrors e;
+  e.out_of_range = 1;
+  expect_caught(bad, e);
+}
+
+TEST_F(Corrupted, FaultInjectionChangesEveryStorage) {
+  const Index n = scene.shape.elements;
+  const Rows r = csr_rows(scene, true);
+  inject_fault(CompressedAccessForFault{r}, row, /*self=*/true, n);
+  const Rows c = canonical(r);
+  EXPECT_EQ(structure_errors(c).self, 1);
+  EXPECT_EQ(rows_differing(c, good), 1);
+
+  karma::DynamicRaggedRight<int, Memory> d("d", n, 64);
+  fill_dynamic(Search(scene.boxes, scene.cells, true), d);
+  inject_fault(DynamicAccessForFault<decltype(d)>{d}, row, /*self=*/false, n);
+  EXPECT_EQ(rows_differing(canonical_dynamic(d), good), 1);
+
+  LinkedLists l;
+  l.heads = Kokkos::View<unsigned*, Memory>("heads", n);
+  l.pool = Kokkos::View<ListNode*, Memory>("pool", good.num_entries());
+  l.top = Kokkos::View<unsigned long long, Memory>("top");
+  fill_lists(Search(scene.boxes, scene.cells, true), l);
+  inject_fault(ListAccessForFault{l.heads, l.pool}, row, /*self=*/false, n);
+  EXPECT_EQ(rows_differing(canonical(l), good), 1);
+}
+
+}  // namespace karma_test_contact

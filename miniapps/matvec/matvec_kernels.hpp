@@ -1,0 +1,649 @@
+// Dense y = B x over a karma array B of either layout: the kernels, the
+// seeded data, and the host reference in long double.
+//
+// B is the operator the kernels see. For y = A x it is A; for y = A^T x it is
+// the same storage read with the other layout and swapped extents (A
+// LayoutLeft M x N is exactly A^T LayoutRight N x M), so transposition needs
+// no kernel of its own: the layout of B decides everything.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace karma::matvec {
+
+enum class Variant { row_per_thread, team_per_row, mdrange };
+
+struct VariantSpec {
+  Variant variant;
+  const char* name;
+};
+
+inline constexpr VariantSpec variant_table[] = {
+    {Variant::row_per_thread, "row-per-thread"},
+    {Variant::team_per_row, "team-per-row"},
+    {Variant::mdrange, "mdrange"},
+};
+
+template <class ExecSpace>
+KOKKOS_INLINE_FUNCTION constexpr bool is_gpu_space() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (std::is_same<ExecSpace, Kokkos::Cuda>::value) return true;
+#endif
+#if defined(KOKKOS_ENABLE_HIP)
+#if KOKKOS_VERSION >= 40000
+  if (std::is_same<ExecSpace, Kokkos::HIP>::value) return true;
+#else
+  if (std::is_same<ExecSpace, Kokkos::Experimental::HIP>::value) return true;
+#endif
+#endif
+  return false;
+}
+
+template <class View>
+using value_t = typename View::non_const_value_type;
+
+template <class View>
+KOKKOS_INLINE_FUNCTION constexpr bool is_left() {
+  return std::is_same<typename View::array_layout, Kokkos::LayoutLeft>::value;
+}
+
+// Host loops compiled for the CPU's vector ISA as well as for the baseline,
+// chosen when the program starts (GCC function multiversioning), as OpenBLAS
+// picks its kernels: the suite's default flags target baseline x86-64 (SSE2).
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12 && defined(__x86_64__) && \
+    !defined(__CUDACC__) && !defined(__HIPCC__) && !defined(__SANITIZE_ADDRESS__)
+#define KARMA_MATVEC_HOST_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define KARMA_MATVEC_HOST_CLONES
+#endif
+
+// Independent partial sums per thread. On a CPU eight break the floating-point
+// add's latency chain (gcc does not reassociate a single sum without
+// -ffast-math); on a GPU four keep four loads in flight per thread.
+template <class ExecSpace>
+KOKKOS_INLINE_FUNCTION constexpr int partial_sums() {
+  return is_gpu_space<ExecSpace>() ? 4 : 8;
+}
+
+// ---------------------------------------------------------------------------
+// Seeded data. Every entry is a pure function of its global indices, so any
+// rank, any decomposition and the host reference agree without moving data.
+
+KOKKOS_INLINE_FUNCTION std::uint64_t splitmix64(std::uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// A value in [-1, 1) with 24 significant bits: exact in float and double, so
+// both precisions multiply the same numbers.
+KOKKOS_INLINE_FUNCTION double unit_value(std::uint64_t h) {
+  return static_cast<double>(h >> 40) * (1.0 / 8388608.0) - 1.0;
+}
+
+KOKKOS_INLINE_FUNCTION double matrix_entry(std::uint64_t seed, std::int64_t row, std::int64_t col) {
+  return unit_value(splitmix64(splitmix64(seed ^ static_cast<std::uint64_t>(row)) +
+                               static_cast<std::uint64_t>(col)));
+}
+
+KOKKOS_INLINE_FUNCTION double vector_entry(std::uint64_t seed, std::int64_t index) {
+  return unit_value(splitmix64(splitmix64(~seed) + static_cast<std::uint64_t>(index)));
+}
+
+// Where this rank's B sits in the global A: y = A x over the rows
+// [row0, row0 + rows) of A, or y = A^T x over those rows as B's columns.
+struct Placement {
+  std::uint64_t seed = 0;
+  bool transpose = false;
+  std::int64_t row0 = 0;
+  KOKKOS_INLINE_FUNCTION double entry(std::int64_t r, std::int64_t k) const {
+    return transpose ? matrix_entry(seed, row0 + k, r) : matrix_entry(seed, row0 + r, k);
+  }
+};
+
+// Fills B with the seeded entries in its own memory order (first touch
+// places a CPU's pages where its threads will read them).
+template <class Matrix>
+void fill_matrix(const Matrix& b, const Placement& where) {
+  using Exec = typename Matrix::execution_space;
+  using T = value_t<Matrix>;
+  constexpr auto order = is_left<Matrix>() ? Kokkos::Iterate::Left : Kokkos::Iterate::Right;
+  using Policy =
+      Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2, order, order>, Kokkos::IndexType<std::int64_t>>;
+  const auto rows = static_cast<std::int64_t>(b.extent(0));
+  const auto cols = static_cast<std::int64_t>(b.extent(1));
+  if (rows == 0 || cols == 0) return;
+  Kokkos::parallel_for(
+      "matvec::fill_matrix", Policy({0, 0}, {rows, cols}),
+      KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t k) {
+        b(r, k) = static_cast<T>(where.entry(r, k));
+      });
+}
+
+// v(i) = vector_entry(seed, first + i).
+template <class Vector>
+void fill_vector(const Vector& v, std::uint64_t seed, std::int64_t first) {
+  using Exec = typename Vector::execution_space;
+  using T = value_t<Vector>;
+  Kokkos::parallel_for(
+      "matvec::fill_vector",
+      Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(
+          0, static_cast<std::int64_t>(v.extent(0))),
+      KOKKOS_LAMBDA(const std::int64_t i) {
+        v(i) = static_cast<T>(vector_entry(seed, first + i));
+      });
+}
+
+// ---------------------------------------------------------------------------
+// Kernels.
+
+// sum_{t < n} a[t] x[t] with U partial sums: the host's contiguous dot.
+template <int U, class T>
+KARMA_MATVEC_HOST_CLONES KOKKOS_INLINE_FUNCTION T contiguous_dot(const std::int64_t n,
+                                                                 const T* KOKKOS_RESTRICT a,
+                                                                 const T* KOKKOS_RESTRICT x) {
+  T s[U];
+  for (int u = 0; u < U; ++u) s[u] = T(0);
+  std::int64_t t = 0;
+  for (; t + U <= n; t += U)
+    for (int u = 0; u < U; ++u) s[u] += a[t + u] * x[t + u];
+  for (; t < n; ++t) s[0] += a[t] * x[t];
+  for (int w = U / 2; w > 0; w /= 2)
+    for (int u = 0; u < w; ++u) s[u] += s[u + w];
+  return s[0];
+}
+
+// sum_{t < count} B(i, j0 + t * stride) * x(j0 + t * stride) with U partial sums.
+template <int U, class Matrix, class Vector>
+KOKKOS_INLINE_FUNCTION value_t<Matrix> strided_dot(const Matrix& b, const Vector& x,
+                                                   const std::int64_t i, const std::int64_t j0,
+                                                   const std::int64_t stride,
+                                                   const std::int64_t count) {
+  using T = value_t<Matrix>;
+  if constexpr (!is_gpu_space<typename Matrix::execution_space>() && !is_left<Matrix>()) {
+    if (stride == 1 && count > 0) return contiguous_dot<U>(count, &b(i, j0), &x(j0));
+  }
+  T s[U];
+  for (int u = 0; u < U; ++u) s[u] = T(0);
+  std::int64_t t = 0;
+  for (; t + U <= count; t += U) {
+    for (int u = 0; u < U; ++u) {
+      const std::int64_t j = j0 + (t + u) * stride;
+      s[u] += b(i, j) * x(j);
+    }
+  }
+  for (; t < count; ++t) {
+    const std::int64_t j = j0 + t * stride;
+    s[0] += b(i, j) * x(j);
+  }
+  for (int w = U / 2; w > 0; w /= 2)
+    for (int u = 0; u < w; ++u) s[u] += s[u + w];
+  return s[0];
+}
+
+// The paper's naive kernel: one thread per row of B, walking the row.
+template <class Matrix, class Vector, class Result>
+struct RowPerThread {
+  Matrix b;
+  Vector x;
+  Result y;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const {
+    constexpr int U = partial_sums<typename Matrix::execution_space>();
+    y(i) = strided_dot<U>(b, x, i, 0, 1, static_cast<std::int64_t>(b.extent(1)));
+  }
+};
+
+// R sums carried through one vector reduction (+= and a zero default are
+// all Kokkos needs of a reduction value).
+template <class T, int R>
+struct RowSums {
+  T s[R];
+  KOKKOS_INLINE_FUNCTION RowSums() {
+    for (int r = 0; r < R; ++r) s[r] = T(0);
+  }
+  KOKKOS_INLINE_FUNCTION RowSums& operator+=(const RowSums& o) {
+    for (int r = 0; r < R; ++r) s[r] += o.s[r];
+    return *this;
+  }
+  KOKKOS_INLINE_FUNCTION void operator+=(const volatile RowSums& o) volatile {
+    for (int r = 0; r < R; ++r) s[r] += o.s[r];
+  }
+};
+
+// A team per team_size x R rows: each team thread takes R adjacent rows and
+// its vector lanes reduce over the columns. On a GPU the lanes are a warp's
+// threadIdx.x and read U interleaved column sets (j = t + u * nq), so 32 lanes
+// read 32 adjacent columns of a LayoutRight row: coalesced; R > 1 rows share
+// each load of x and keep R x U loads in flight per lane. On a CPU the vector
+// length is 1 and a lane takes contiguous chunks of a row.
+template <class Matrix, class Vector, class Result, int R = 1>
+struct TeamPerRow {
+  using Exec = typename Matrix::execution_space;
+  using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  static constexpr int U = partial_sums<Exec>();
+  Matrix b;
+  Vector x;
+  Result y;
+  int team_size = 1;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& member) const {
+    using T = value_t<Matrix>;
+    const std::int64_t rows = static_cast<std::int64_t>(b.extent(0));
+    const std::int64_t cols = static_cast<std::int64_t>(b.extent(1));
+    const std::int64_t first = static_cast<std::int64_t>(member.league_rank()) * team_size * R;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(member, team_size), [&](const int g) {
+      const std::int64_t i0 = first + static_cast<std::int64_t>(g) * R;
+      if (i0 >= rows) return;
+      if constexpr (is_gpu_space<Exec>()) {
+        // Rows past the end repeat the last row (no branch in the loop) and
+        // are not stored.
+        std::int64_t row[R];
+        for (int r = 0; r < R; ++r) row[r] = i0 + r < rows ? i0 + r : rows - 1;
+        const std::int64_t nq = (cols + U - 1) / U;
+        RowSums<T, R> sums;
+        Kokkos::parallel_reduce(
+            Kokkos::ThreadVectorRange(member, nq),
+            [&](const std::int64_t t, RowSums<T, R>& partial) {
+              for (int u = 0; u < U; ++u) {
+                const std::int64_t j = t + u * nq;
+                if (j < cols) {
+                  const T xj = x(j);
+                  for (int r = 0; r < R; ++r) partial.s[r] += b(row[r], j) * xj;
+                }
+              }
+            },
+            sums);
+        Kokkos::single(Kokkos::PerThread(member), [&]() {
+          for (int r = 0; r < R; ++r)
+            if (i0 + r < rows) y(i0 + r) = sums.s[r];
+        });
+      } else {
+        // A lane takes a contiguous chunk, summed with independent partial sums.
+        constexpr std::int64_t chunk = 512;
+        for (int r = 0; r < R && i0 + r < rows; ++r) {
+          const std::int64_t i = i0 + r;
+          T sum = T(0);
+          Kokkos::parallel_reduce(
+              Kokkos::ThreadVectorRange(member, (cols + chunk - 1) / chunk),
+              [&](const std::int64_t t, T& partial) {
+                const std::int64_t j0 = t * chunk;
+                partial += strided_dot<U>(b, x, i, j0, 1, cols - j0 < chunk ? cols - j0 : chunk);
+              },
+              sum);
+          Kokkos::single(Kokkos::PerThread(member), [&]() { y(i) = sum; });
+        }
+      }
+    });
+  }
+};
+
+// a[i] += a0[i] x0 + a1[i] x1 + a2[i] x2 + a3[i] x3: four contiguous column
+// segments into one accumulator segment (restrict lets the compiler vectorize).
+template <class T>
+KARMA_MATVEC_HOST_CLONES KOKKOS_INLINE_FUNCTION void add_four_columns(
+    const std::int64_t n, T* KOKKOS_RESTRICT acc, const T* KOKKOS_RESTRICT a0,
+    const T* KOKKOS_RESTRICT a1, const T* KOKKOS_RESTRICT a2, const T* KOKKOS_RESTRICT a3,
+    const T x0, const T x1, const T x2, const T x3) {
+  for (std::int64_t i = 0; i < n; ++i) acc[i] += a0[i] * x0 + a1[i] * x1 + a2[i] * x2 + a3[i] * x3;
+}
+
+template <class T>
+KOKKOS_INLINE_FUNCTION void add_one_column(const std::int64_t n, T* KOKKOS_RESTRICT acc,
+                                           const T* KOKKOS_RESTRICT a0, const T x0) {
+  for (std::int64_t i = 0; i < n; ++i) acc[i] += a0[i] * x0;
+}
+
+// out[r] = sum_t a_r[t] x[t] for four contiguous rows. An OpenMP simd
+// reduction lets the compiler keep a vector of partial sums per row (gcc
+// would not reassociate otherwise; written with arrays of partial sums it
+// shuffled and spilled, at half the speed).
+#if defined(_OPENMP) && !defined(__CUDA_ARCH__)
+#define KARMA_MATVEC_SIMD_SUMS _Pragma("omp simd reduction(+ : s0, s1, s2, s3)")
+#else
+#define KARMA_MATVEC_SIMD_SUMS
+#endif
+template <class T>
+KARMA_MATVEC_HOST_CLONES KOKKOS_INLINE_FUNCTION void dot_four_rows(
+    const std::int64_t n, const T* KOKKOS_RESTRICT a0, const T* KOKKOS_RESTRICT a1,
+    const T* KOKKOS_RESTRICT a2, const T* KOKKOS_RESTRICT a3, const T* KOKKOS_RESTRICT x, T* out) {
+  T s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  KARMA_MATVEC_SIMD_SUMS
+  for (std::int64_t t = 0; t < n; ++t) {
+    const T xv = x[t];
+    s0 += a0[t] * xv;
+    s1 += a1[t] * xv;
+    s2 += a2[t] * xv;
+    s3 += a3[t] * xv;
+  }
+  out[0] = s0;
+  out[1] = s1;
+  out[2] = s2;
+  out[3] = s3;
+}
+
+// How the mdrange variant splits B: a 2D index space of (row block, column
+// block) items. Each item sums its block of rows over its set of columns into
+// P(i, c), or straight into y when there is one column block; a second pass
+// adds the column blocks' partial sums (split-K). The second dimension is what
+// a plain RangePolicy over rows lacks: parallelism when B has few rows (wide
+// matrices, and a square one on a GPU that holds 270k threads).
+struct Tiling {
+  std::int64_t rows_per_item = 1;
+  std::int64_t column_blocks = 1;
+  bool interleaved = false;           // columns c, c + C, ... (GPU) or one contiguous range (CPU)
+  std::int64_t tile0 = 1, tile1 = 1;  // MDRange tile: threads per block on a GPU
+};
+
+// Heuristics from the device's concurrency; `column_blocks` > 0 overrides.
+template <class Matrix>
+Tiling choose_tiling(const Matrix& b, std::int64_t column_blocks = 0) {
+  using Exec = typename Matrix::execution_space;
+  const std::int64_t rows = std::max<std::int64_t>(1, static_cast<std::int64_t>(b.extent(0)));
+  const std::int64_t cols = std::max<std::int64_t>(1, static_cast<std::int64_t>(b.extent(1)));
+  const std::int64_t concurrency = Exec().concurrency();
+  Tiling t;
+  if (is_gpu_space<Exec>()) {
+    // One row per thread, and at most one wave of resident threads: a grid
+    // slightly over a wave leaves its last blocks running alone. On an H200,
+    // 16384^2 LayoutLeft: 16 blocks (one wave) 4249 GB/s, 17 (1.03 waves)
+    // 3519, 33 (2.0) 4209. LayoutLeft: threadIdx.x runs over rows (adjacent
+    // rows are adjacent in memory). LayoutRight: a warp covers 4 rows x 8
+    // column sets, i.e. 64 contiguous bytes of each row, whole 32-byte sectors.
+    t.rows_per_item = 1;
+    t.interleaved = true;
+    std::int64_t c = std::max<std::int64_t>(1, concurrency / rows);
+    if (!is_left<Matrix>()) c = std::max<std::int64_t>(32, c / 32 * 32);
+    c = std::min(c, std::max<std::int64_t>(1, cols / 16));  // 16 columns a thread at least
+    t.column_blocks = column_blocks > 0 ? std::min(column_blocks, cols) : c;
+    if (is_left<Matrix>()) {
+      t.tile0 = std::min<std::int64_t>(128, rows);
+      t.tile1 = 1;
+    } else {
+      t.tile1 = std::min<std::int64_t>(32, t.column_blocks);
+      t.tile0 = std::max<std::int64_t>(1, 128 / t.tile1);
+    }
+  } else {
+    // LayoutLeft: blocks of up to 2048 rows (16 KiB of doubles: the partial
+    // sums stay in L1) swept four columns at a time, as a column-major GEMV
+    // does. LayoutRight: rows are dot products; blocks only for balance.
+    const std::int64_t items_wanted = 4 * concurrency;
+    const std::int64_t cap = is_left<Matrix>() ? 2048 : 256;
+    std::int64_t r = (rows + items_wanted - 1) / items_wanted;
+    r = std::min(cap, std::max<std::int64_t>(r, is_left<Matrix>() ? 64 : 1));
+    t.rows_per_item = r;
+    const std::int64_t row_blocks = (rows + r - 1) / r;
+    std::int64_t c = row_blocks >= items_wanted ? 1 : (items_wanted + row_blocks - 1) / row_blocks;
+    c = std::min(c, std::max<std::int64_t>(1, cols / 64));  // at least 64 columns a block
+    t.column_blocks = column_blocks > 0 ? std::min(column_blocks, cols) : c;
+    t.interleaved = false;
+  }
+  return t;
+}
+
+template <class Matrix, class Vector, class Result, class Partials>
+struct MDRangeBlocks {
+  Matrix b;
+  Vector x;
+  Result y;
+  Partials p;  // rows x column_blocks, B's layout; unused with one column block
+  Tiling tiling;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t block, const std::int64_t c) const {
+    using Exec = typename Matrix::execution_space;
+    using T = value_t<Matrix>;
+    constexpr int U = partial_sums<Exec>();
+    const std::int64_t rows = static_cast<std::int64_t>(b.extent(0));
+    const std::int64_t cols = static_cast<std::int64_t>(b.extent(1));
+    const std::int64_t nc = tiling.column_blocks;
+    const std::int64_t i0 = block * tiling.rows_per_item;
+    const std::int64_t i1 = i0 + tiling.rows_per_item < rows ? i0 + tiling.rows_per_item : rows;
+    std::int64_t j0, stride, count;
+    if (tiling.interleaved) {
+      j0 = c;
+      stride = nc;
+      count = c < cols ? (cols - c + nc - 1) / nc : 0;
+    } else {
+      const std::int64_t width = (cols + nc - 1) / nc;
+      j0 = c * width;
+      stride = 1;
+      count = j0 < cols ? (cols - j0 < width ? cols - j0 : width) : 0;
+    }
+    bool swept = false;
+    if constexpr (is_left<Matrix>() && !is_gpu_space<Exec>()) {
+      swept = stride == 1;
+    }
+    if (swept) {
+      // Column sweep over contiguous column segments of the row block.
+      T* acc = nc == 1 ? &y(i0) : &p(i0, c);
+      const std::int64_t n = i1 - i0;
+      for (std::int64_t i = 0; i < n; ++i) acc[i] = T(0);
+      std::int64_t t = 0;
+      for (; t + 4 <= count; t += 4) {
+        const std::int64_t j = j0 + t;
+        add_four_columns(n, acc, &b(i0, j), &b(i0, j + 1), &b(i0, j + 2), &b(i0, j + 3), x(j),
+                         x(j + 1), x(j + 2), x(j + 3));
+      }
+      for (; t < count; ++t) add_one_column(n, acc, &b(i0, j0 + t), x(j0 + t));
+    } else {
+      std::int64_t i = i0;
+      if constexpr (!is_gpu_space<Exec>() && !is_left<Matrix>()) {
+        // Four rows at a time share each load of x, as a row-major GEMV does.
+        for (; stride == 1 && count > 0 && i + 4 <= i1; i += 4) {
+          T sums[4];
+          dot_four_rows(count, &b(i, j0), &b(i + 1, j0), &b(i + 2, j0), &b(i + 3, j0), &x(j0),
+                        sums);
+          for (int r = 0; r < 4; ++r) {
+            if (nc == 1)
+              y(i + r) = sums[r];
+            else
+              p(i + r, c) = sums[r];
+          }
+        }
+      }
+      for (; i < i1; ++i) {
+        const T sum = strided_dot<U>(b, x, i, j0, stride, count);
+        if (nc == 1)
+          y(i) = sum;
+        else
+          p(i, c) = sum;
+      }
+    }
+  }
+};
+
+// The second pass: a team per row adds its column blocks' partial sums, so
+// a matrix with few rows and many blocks (wide) still fills the device.
+template <class Partials, class Result>
+struct SumColumnBlocks {
+  using Member = typename Kokkos::TeamPolicy<typename Result::execution_space>::member_type;
+  Partials p;
+  Result y;
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& member) const {
+    const std::int64_t i = member.league_rank();
+    value_t<Result> s = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(member, static_cast<std::int64_t>(p.extent(1))),
+        [&](const std::int64_t c, value_t<Result>& partial) { partial += p(i, c); }, s);
+    Kokkos::single(Kokkos::PerTeam(member), [&]() { y(i) = s; });
+  }
+};
+
+// Team shape for team-per-row: on a GPU 128 threads a team, vector lanes over
+// the columns and R rows a team thread; on a CPU one thread and one lane per
+// team, a row at a time. The deck's team_size / vector_length /
+// rows_per_thread > 0 override.
+struct TeamShape {
+  int team_size = 1;
+  int vector_length = 1;
+  int rows_per_thread = 1;  // R: 1, 2 or 4
+};
+
+template <class Matrix>
+TeamShape choose_team_shape(const Matrix& b, int team_size = 0, int vector_length = 0,
+                            int rows_per_thread = 0) {
+  using Exec = typename Matrix::execution_space;
+  TeamShape s;
+  if (is_gpu_space<Exec>()) {
+    // Lanes: enough for one step of U columns each, up to a warp. Rows: 4 a
+    // team thread. Measured on an H200, LayoutRight: 16384^2 with R = 1, 2, 4
+    // gave 4031, 3484 and 4346 GB/s (cuBLAS 4471); 2^22 x 64 with 4, 8, 16
+    // lanes gave 1611, 3502 and 3608 GB/s.
+    const std::int64_t quads =
+        (static_cast<std::int64_t>(b.extent(1)) + partial_sums<Exec>() - 1) / partial_sums<Exec>();
+    int v = 1;
+    while (v < 32 && v < quads) v *= 2;
+    s.vector_length = v;
+    s.team_size = std::max(1, 128 / v);
+    s.rows_per_thread = 4;
+  }
+  if (team_size > 0) s.team_size = team_size;
+  if (vector_length > 0) s.vector_length = vector_length;
+  if (rows_per_thread > 0) s.rows_per_thread = rows_per_thread;
+  return s;
+}
+
+// The mdrange variant's scratch: allocate once, outside timed regions.
+template <class Matrix>
+using PartialsFor =
+    Kokkos::View<value_t<Matrix>**, typename Matrix::array_layout, typename Matrix::memory_space>;
+
+template <class Matrix>
+PartialsFor<Matrix> allocate_partials(const Matrix& b, const Tiling& tiling) {
+  const std::size_t c =
+      tiling.column_blocks > 1 ? static_cast<std::size_t>(tiling.column_blocks) : 0;
+  return PartialsFor<Matrix>(Kokkos::view_alloc(Kokkos::WithoutInitializing, "matvec::partials"),
+                             c ? b.extent(0) : 0, c);
+}
+
+struct Settings {
+  TeamShape team;
+  Tiling tiling;
+};
+
+// y = B x with one variant. `partials` comes from allocate_partials(b, tiling).
+template <class Matrix, class Vector, class Result>
+void multiply(Variant variant, const Matrix& b, const Vector& x, const Result& y,
+              const Settings& settings, const PartialsFor<Matrix>& partials) {
+  using Exec = typename Matrix::execution_space;
+  const std::int64_t rows = static_cast<std::int64_t>(b.extent(0));
+  if (rows == 0) return;
+  switch (variant) {
+    case Variant::row_per_thread:
+      Kokkos::parallel_for("matvec::row-per-thread",
+                           Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, rows),
+                           RowPerThread<Matrix, Vector, Result>{b, x, y});
+      break;
+    case Variant::team_per_row: {
+      const TeamShape& s = settings.team;
+      const std::int64_t per_team = static_cast<std::int64_t>(s.team_size) * s.rows_per_thread;
+      const Kokkos::TeamPolicy<Exec> policy(static_cast<int>((rows + per_team - 1) / per_team),
+                                            s.team_size, s.vector_length);
+      if (s.rows_per_thread == 4)
+        Kokkos::parallel_for("matvec::team-per-row", policy,
+                             TeamPerRow<Matrix, Vector, Result, 4>{b, x, y, s.team_size});
+      else if (s.rows_per_thread == 2)
+        Kokkos::parallel_for("matvec::team-per-row", policy,
+                             TeamPerRow<Matrix, Vector, Result, 2>{b, x, y, s.team_size});
+      else
+        Kokkos::parallel_for("matvec::team-per-row", policy,
+                             TeamPerRow<Matrix, Vector, Result, 1>{b, x, y, s.team_size});
+      break;
+    }
+    case Variant::mdrange: {
+      const Tiling& t = settings.tiling;
+      constexpr auto order = is_left<Matrix>() ? Kokkos::Iterate::Left : Kokkos::Iterate::Right;
+      using Policy = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2, order, order>,
+                                           Kokkos::IndexType<std::int64_t>>;
+      const std::int64_t blocks = (rows + t.rows_per_item - 1) / t.rows_per_item;
+      Kokkos::parallel_for(
+          "matvec::mdrange", Policy({0, 0}, {blocks, t.column_blocks}, {t.tile0, t.tile1}),
+          MDRangeBlocks<Matrix, Vector, Result, PartialsFor<Matrix>>{b, x, y, partials, t});
+      if (t.column_blocks > 1) {
+        int threads = 1;  // a warp or more per row on a GPU, one thread on a CPU
+        if (is_gpu_space<Exec>())
+          while (threads < 128 && (threads < 32 || threads < t.column_blocks)) threads *= 2;
+        Kokkos::parallel_for("matvec::mdrange-sum",
+                             Kokkos::TeamPolicy<Exec>(static_cast<int>(rows), threads),
+                             SumColumnBlocks<PartialsFor<Matrix>, Result>{partials, y});
+      }
+      break;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Host reference in long double.
+
+// Rounding error of any order of summing `terms` products is at most
+// terms * unit roundoff * sum |b||x| (Higham's gamma_n); eps = 2 units gives
+// the margin for the final combination of partial sums over ranks.
+template <class T>
+double tolerance_for(std::int64_t terms) {
+  return static_cast<double>(terms + 2) * static_cast<double>(std::numeric_limits<T>::epsilon());
+}
+
+// Exact y values of sampled rows, and sum |b||x| for each: the scale that
+// summation errors are bounded by. Computed once, compared with every variant.
+struct Reference {
+  std::vector<std::int64_t> rows;
+  std::vector<long double> exact;
+  std::vector<long double> scale;
+};
+
+// Adds row `row` with y(row) = sum_{k < terms} entry(k) * xval(k).
+template <class Entry, class XValue>
+void add_reference_row(Reference& ref, std::int64_t row, std::int64_t terms, Entry&& entry,
+                       XValue&& xval) {
+  long double exact = 0, scale = 0;
+  for (std::int64_t k = 0; k < terms; ++k) {
+    const long double p = static_cast<long double>(entry(k)) * static_cast<long double>(xval(k));
+    exact += p;
+    scale += std::fabs(p);
+  }
+  ref.rows.push_back(row);
+  ref.exact.push_back(exact);
+  ref.scale.push_back(scale);
+}
+
+// max over the reference rows of |y(row) - exact| / sum |b||x|; infinity for
+// a NaN or infinite y, so a kernel that never wrote y fails.
+template <class HostVector>
+double max_scaled_error(const Reference& ref, const HostVector& y) {
+  double worst = 0;
+  for (std::size_t s = 0; s < ref.rows.size(); ++s) {
+    const long double computed = static_cast<long double>(y(ref.rows[s]));
+    const long double scale = ref.scale[s] > 0 ? ref.scale[s] : 1.0L;
+    double e = static_cast<double>(std::fabs(computed - ref.exact[s]) / scale);
+    if (!(e == e) || !std::isfinite(static_cast<double>(computed)))
+      e = std::numeric_limits<double>::infinity();
+    if (e > worst) worst = e;
+  }
+  return worst;
+}
+
+// Up to `count` row indices in [0, rows), evenly spread, first and last
+// included; all rows when there are no more than `count`.
+inline std::vector<std::int64_t> sample_rows(std::int64_t rows, std::int64_t count) {
+  std::vector<std::int64_t> out;
+  if (rows <= 0) return out;
+  if (rows <= count || count < 2) {
+    const std::int64_t n = rows <= count ? rows : 1;
+    for (std::int64_t i = 0; i < n; ++i) out.push_back(i);
+    return out;
+  }
+  for (std::int64_t s = 0; s < count; ++s)
+    out.push_back(
+        static_cast<std::int64_t>(static_cast<long double>(s) * (rows - 1) / (count - 1)));
+  return out;
+}
+
+}  // namespace karma::matvec

@@ -1,0 +1,367 @@
+// The matvec kernels on small matrices with known products (non-square,
+// 1 x N, M x 1), both layouts, transposes read as the other layout; the
+// long-double checker on seeded data, including corrupted results; the CSR
+// patterns and kernels.
+#include "csr_kernels.hpp"
+#include "matvec_kernels.hpp"
+
+#include <gtest/gtest.h>
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace karma_test_matvec {
+
+using namespace karma::matvec;
+using Exec = Kokkos::DefaultExecutionSpace;
+using Memory = Exec::memory_space;
+using Vector = Kokkos::View<double*, Memory>;
+
+template <class Layout>
+using Matrix = Kokkos::View<double**, Layout, Memory>;
+
+// The same storage read with the other layout and swapped extents: A^T.
+template <class Layout>
+using Other = std::conditional_t<std::is_same<Layout, Kokkos::LayoutLeft>::value,
+                                 Kokkos::LayoutRight, Kokkos::LayoutLeft>;
+template <class Layout>
+using Unmanaged = Kokkos::View<double**, Layout, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+template <class Layout>
+Unmanaged<Other<Layout>> transposed(const Matrix<Layout>& a) {
+  return Unmanaged<Other<Layout>>(a.data(), a.extent(1), a.extent(0));
+}
+
+template <class Layout>
+Matrix<Layout> from_rows(const std::vector<std::vector<double>>& rows) {
+  Matrix<Layout> a("a", rows.size(), rows.at(0).size());
+  auto h = Kokkos::create_mirror_view(a);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::size_t j = 0; j < rows[i].size(); ++j) h(i, j) = rows[i][j];
+  Kokkos::deep_copy(a, h);
+  return a;
+}
+
+Vector from_values(const std::vector<double>& v) {
+  Vector x("x", v.size());
+  auto h = Kokkos::create_mirror_view(x);
+  for (std::size_t i = 0; i < v.size(); ++i) h(i) = v[i];
+  Kokkos::deep_copy(x, h);
+  return x;
+}
+
+std::vector<double> to_host(const Vector& y) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y);
+  return std::vector<double>(h.data(), h.data() + h.extent(0));
+}
+
+struct Case {
+  Variant variant;
+  std::int64_t column_blocks;  // mdrange: 0 = the device's choice
+  int team_size, vector_length;
+  bool interleaved = false;  // mdrange: the GPU's split (a row per item, columns c, c + C, ...)
+  int rows_per_thread = 0;   // team-per-row: 0 = the device's choice
+  std::string name() const {
+    std::string n = variant == Variant::row_per_thread ? "row-per-thread"
+                    : variant == Variant::team_per_row ? "team-per-row"
+                                                       : "mdrange";
+    return n + " blocks=" + std::to_string(column_blocks) + (interleaved ? " interleaved" : "") +
+           " team=" + std::to_string(team_size) + "x" + std::to_string(vector_length) +
+           " rows=" + std::to_string(rows_per_thread);
+  }
+};
+
+// Every variant, with the device's own choices and with forced splits that
+// exercise the partial-sum pass and teams of several rows.
+std::vector<Case> all_cases() {
+  const int lanes = Kokkos::TeamPolicy<Exec>::vector_length_max() >= 4 ? 4 : 1;
+  // A host team has at most as many threads as the pool.
+  const int team = is_gpu_space<Exec>() ? 3 : std::min(2, Exec().concurrency());
+  return {{Variant::row_per_thread, 0, 0, 0},
+          {Variant::team_per_row, 0, 0, 0},
+          {Variant::team_per_row, 0, team, lanes},
+          {Variant::team_per_row, 0, 1, 0, false, 1},
+          {Variant::team_per_row, 0, team, lanes, false, 2},
+          {Variant::team_per_row, 0, team, 0, false, 4},
+          {Variant::mdrange, 0, 0, 0},
+          {Variant::mdrange, 3, 0, 0},
+          {Variant::mdrange, 7, 0, 0},
+          {Variant::mdrange, 1, 0, 0, true},
+          {Variant::mdrange, 5, 0, 0, true}};
+}
+
+// Runs one case; y starts as NaN so an entry the kernel skips shows.
+template <class M>
+std::vector<double> run(const Case& c, const M& b, const Vector& x) {
+  Settings s;
+  s.team = choose_team_shape(b, c.team_size, c.vector_length, c.rows_per_thread);
+  s.tiling = choose_tiling(b, c.column_blocks);
+  if (c.interleaved) {
+    s.tiling.rows_per_item = 1;
+    s.tiling.interleaved = true;
+    s.tiling.column_blocks = std::min<std::int64_t>(c.column_blocks, b.extent(1));
+    s.tiling.tile0 = s.tiling.tile1 = 1;
+  }
+  const Vector y("y", b.extent(0));
+  Kokkos::deep_copy(y, std::numeric_limits<double>::quiet_NaN());
+  multiply(c.variant, b, x, y, s, allocate_partials(b, s.tiling));
+  Kokkos::fence();
+  return to_host(y);
+}
+
+template <class Layout>
+class KnownProducts : public ::testing::Test {};
+using Layouts = ::testing::Types<Kokkos::LayoutLeft, Kokkos::LayoutRight>;
+TYPED_TEST_SUITE(KnownProducts, Layouts);
+
+TYPED_TEST(KnownProducts, TwoByThreeAndItsTranspose) {
+  const auto a = from_rows<TypeParam>({{1, 2, 3}, {4, 5, 6}});
+  for (const auto& c : all_cases()) {
+    SCOPED_TRACE(c.name());
+    EXPECT_EQ(run(c, a, from_values({1, 2, 3})), (std::vector<double>{14, 32}));
+    EXPECT_EQ(run(c, transposed(a), from_values({1, 1})), (std::vector<double>{5, 7, 9}));
+    EXPECT_EQ(run(c, transposed(a), from_values({2, -1})), (std::vector<double>{-2, -1, 0}));
+  }
+}
+
+TYPED_TEST(KnownProducts, RowAndColumnVectors) {
+  const auto row = from_rows<TypeParam>({{1, -2, 3, -4, 5}});  // 1 x 5
+  const auto col = from_rows<TypeParam>({{2}, {0}, {-1}});     // 3 x 1
+  for (const auto& c : all_cases()) {
+    SCOPED_TRACE(c.name());
+    EXPECT_EQ(run(c, row, from_values({1, 1, 1, 1, 1})), (std::vector<double>{3}));
+    EXPECT_EQ(run(c, transposed(row), from_values({2})), (std::vector<double>{2, -4, 6, -8, 10}));
+    EXPECT_EQ(run(c, col, from_values({3})), (std::vector<double>{6, 0, -3}));
+    EXPECT_EQ(run(c, transposed(col), from_values({1, 5, 1})), (std::vector<double>{1}));
+  }
+}
+
+// A(i, j) = (i + 1) - 2 (j + 1), x(j) = j + 1: y(i) = (i + 1) S1 - 2 S2 with
+// S1 = n(n+1)/2, S2 = n(n+1)(2n+1)/6; with x = ones, (A^T x)(j) = m(m+1)/2 -
+// 2 m (j + 1). Integers, exact in double.
+TYPED_TEST(KnownProducts, ClosedFormOnManyShapes) {
+  const std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {
+      {1, 37}, {37, 1}, {1, 1}, {13, 257}, {257, 13}, {64, 4096}, {1031, 97}};
+  for (const auto& [m, n] : shapes) {
+    Matrix<TypeParam> a("a", m, n);
+    auto h = Kokkos::create_mirror_view(a);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) h(i, j) = static_cast<double>((i + 1) - 2 * (j + 1));
+    Kokkos::deep_copy(a, h);
+    std::vector<double> xs(n), ones(m, 1.0);
+    for (std::int64_t j = 0; j < n; ++j) xs[j] = static_cast<double>(j + 1);
+    const double s1 = n * (n + 1) / 2.0, s2 = n * (n + 1) * (2.0 * n + 1) / 6.0;
+    for (const auto& c : all_cases()) {
+      SCOPED_TRACE(c.name() + " shape " + std::to_string(m) + " x " + std::to_string(n));
+      const auto y = run(c, a, from_values(xs));
+      ASSERT_EQ(y.size(), static_cast<std::size_t>(m));
+      for (std::int64_t i = 0; i < m; ++i) ASSERT_EQ(y[i], (i + 1) * s1 - 2 * s2) << "row " << i;
+      const auto yt = run(c, transposed(a), from_values(ones));
+      ASSERT_EQ(yt.size(), static_cast<std::size_t>(n));
+      for (std::int64_t j = 0; j < n; ++j)
+        ASSERT_EQ(yt[j], m * (m + 1) / 2.0 - 2.0 * m * (j + 1)) << "column " << j;
+    }
+  }
+}
+
+// Seeded data, the long-double reference, and the checker failing on a
+// wrong y: one entry off by a little, a NaN, an entry never written.
+template <class Layout>
+void check_seeded(bool transpose) {
+  const std::int64_t m = 67, n = 1200, row0 = 5;  // this "rank" holds rows 5..71
+  const std::uint64_t seed = 7;
+  const std::int64_t rows = transpose ? n : m, cols = transpose ? m : n;
+  Matrix<Layout> b("b", rows, cols);
+  fill_matrix(b, Placement{seed, transpose, row0});
+  Vector x("x", cols);
+  fill_vector(x, seed, transpose ? row0 : 0);
+  Reference ref;
+  for (const std::int64_t r : sample_rows(rows, rows)) {
+    if (transpose)
+      add_reference_row(
+          ref, r, m, [&](std::int64_t k) { return matrix_entry(seed, row0 + k, r); },
+          [&](std::int64_t k) { return vector_entry(seed, row0 + k); });
+    else
+      add_reference_row(
+          ref, r, n, [&](std::int64_t k) { return matrix_entry(seed, row0 + r, k); },
+          [&](std::int64_t k) { return vector_entry(seed, k); });
+  }
+  ASSERT_EQ(ref.rows.size(), static_cast<std::size_t>(rows));
+  const double tolerance = tolerance_for<double>(cols);
+  for (const auto& c : all_cases()) {
+    SCOPED_TRACE(c.name());
+    auto y = run(c, b, x);
+    auto at = [&](std::int64_t i) { return y[i]; };
+    EXPECT_LE(max_scaled_error(ref, at), tolerance);
+    // Off by a relative 1e-9 of its scale: far above rounding, far below sight.
+    const std::size_t k = ref.rows.size() / 2;
+    const double good = y[ref.rows[k]];
+    y[ref.rows[k]] = good + 1e-9 * static_cast<double>(ref.scale[k]);
+    EXPECT_GT(max_scaled_error(ref, at), tolerance);
+    y[ref.rows[k]] = std::numeric_limits<double>::quiet_NaN();
+    EXPECT_EQ(max_scaled_error(ref, at), std::numeric_limits<double>::infinity());
+    y[ref.rows[k]] = good;
+    EXPECT_LE(max_scaled_error(ref, at), tolerance);
+  }
+}
+
+TEST(Seeded, LeftMatchesReferenceAndCorruptionFails) { check_seeded<Kokkos::LayoutLeft>(false); }
+TEST(Seeded, RightMatchesReferenceAndCorruptionFails) { check_seeded<Kokkos::LayoutRight>(false); }
+TEST(Seeded, TransposedLeftStorage) { check_seeded<Kokkos::LayoutRight>(true); }
+TEST(Seeded, TransposedRightStorage) { check_seeded<Kokkos::LayoutLeft>(true); }
+
+TEST(Seeded, EntriesAreExactInFloatAndInRange) {
+  for (std::int64_t k = 0; k < 1000; ++k) {
+    const double v = matrix_entry(3, k, 2 * k + 1);
+    EXPECT_GE(v, -1.0);
+    EXPECT_LT(v, 1.0);
+    EXPECT_EQ(static_cast<double>(static_cast<float>(v)), v);
+  }
+  EXPECT_NE(matrix_entry(3, 1, 2), matrix_entry(3, 2, 1));
+  EXPECT_NE(matrix_entry(3, 1, 2), matrix_entry(4, 1, 2));
+}
+
+TEST(Sampling, EvenlySpreadWithEnds) {
+  EXPECT_EQ(sample_rows(5, 10), (std::vector<std::int64_t>{0, 1, 2, 3, 4}));
+  const auto s = sample_rows(1000, 4);
+  EXPECT_EQ(s, (std::vector<std::int64_t>{0, 333, 666, 999}));
+  EXPECT_TRUE(sample_rows(0, 4).empty());
+}
+
+TEST(Tiling, CoversRowsAndColumns) {
+  for (std::int64_t rows : {1, 7, 5000}) {
+    for (std::int64_t cols : {1, 9, 70000}) {
+      const Kokkos::View<double**, Kokkos::LayoutLeft, Memory,
+                         Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+          left(nullptr, rows, cols);
+      const auto t = choose_tiling(left);
+      EXPECT_GE(t.rows_per_item, 1);
+      EXPECT_GE(t.column_blocks, 1);
+      EXPECT_LE(t.column_blocks, cols);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// CSR.
+
+template <class Pattern>
+Csr<double, int, Memory> make_csr(const Pattern& p, std::int64_t row0, std::int64_t rows,
+                                  std::int64_t cols) {
+  return build_csr<double, int>(p, row0, cols, csr_row_sizes(p, row0, rows));
+}
+
+std::vector<double> run_csr(Variant v, const Csr<double, int, Memory>& a, const Vector& x,
+                            double mean_row) {
+  const Vector y("y", a.num_rows());
+  Kokkos::deep_copy(y, std::numeric_limits<double>::quiet_NaN());
+  multiply_csr(v, a, x, y, choose_csr_team_shape<Exec>(mean_row));
+  Kokkos::fence();
+  return to_host(y);
+}
+
+TEST(Csr, LaplacianTimesOnesIsTheBoundaryCount) {
+  // On a 2D grid, (A 1)(p) = 4 - neighbours(p): 0 inside, 1 on an edge, 2 in a corner.
+  LaplacianPattern p;
+  p.dimensions = 2;
+  p.nx = 6;
+  p.ny = 5;
+  const std::int64_t n = p.nx * p.ny;
+  const auto a = make_csr(p, 0, n, n);
+  EXPECT_EQ(a.columns.num_entries(), 5 * n - 2 * (p.nx + p.ny));
+  for (Variant v : {Variant::row_per_thread, Variant::team_per_row}) {
+    const auto y = run_csr(v, a, from_values(std::vector<double>(n, 1.0)), 5);
+    for (std::int64_t g = 0; g < n; ++g) {
+      const std::int64_t x = g % p.nx, yy = g / p.nx;
+      const int edges = (x == 0) + (x == p.nx - 1) + (yy == 0) + (yy == p.ny - 1);
+      EXPECT_EQ(y[g], edges) << "point " << g;
+    }
+  }
+}
+
+TEST(Csr, Laplacian3DRowsOfARankAndTheirColumns) {
+  LaplacianPattern p;
+  p.nx = 4;
+  p.ny = 3;
+  p.nz = 5;
+  const std::int64_t n = 60, row0 = 12, rows = 24;  // the middle planes, as rank 1 of 3 holds
+  const auto a = make_csr(p, row0, rows, n);
+  auto offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.columns.offsets());
+  auto cols = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.columns.values());
+  auto vals = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.values.values());
+  for (std::int64_t i = 0; i < rows; ++i) {
+    double sum = 0;
+    bool diagonal = false;
+    for (std::int64_t e = offsets(i); e < offsets(i + 1); ++e) {
+      if (e > offsets(i)) {
+        EXPECT_LT(cols(e - 1), cols(e));
+      }
+      if (cols(e) == row0 + i) diagonal = vals(e) == 6.0;
+      sum += vals(e);
+    }
+    EXPECT_TRUE(diagonal) << "row " << i;
+    EXPECT_GE(sum, 0.0);
+  }
+}
+
+TEST(Csr, RandomPatternDensityAndOrder) {
+  const auto p = RandomPattern::make(11, 2000, 0.05);
+  const auto a = make_csr(p, 0, 200, 2000);
+  const double expected = 0.05 * 2000 * 200;  // 20000, standard deviation ~ 138
+  EXPECT_NEAR(static_cast<double>(a.columns.num_entries()), expected, 5 * 138.0);
+  auto offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.columns.offsets());
+  auto cols = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, a.columns.values());
+  for (std::int64_t i = 0; i < 200; ++i)
+    for (std::int64_t e = offsets(i); e < offsets(i + 1); ++e) {
+      EXPECT_GE(cols(e), 0);
+      EXPECT_LT(cols(e), 2000);
+      if (e > offsets(i)) {
+        EXPECT_LT(cols(e - 1), cols(e));
+      }
+    }
+}
+
+TEST(Csr, DensityZeroAndOne) {
+  const auto empty = make_csr(RandomPattern::make(1, 50, 0.0), 0, 10, 50);
+  EXPECT_EQ(empty.columns.num_entries(), 0);
+  EXPECT_EQ(run_csr(Variant::row_per_thread, empty, from_values(std::vector<double>(50, 1.0)), 0),
+            std::vector<double>(10, 0.0));
+  // Density 1 is the dense matrix: compare with the dense kernel on the same entries.
+  const std::int64_t m = 9, n = 50, row0 = 3;
+  const auto full = make_csr(RandomPattern::make(1, n, 1.0), row0, m, n);
+  EXPECT_EQ(full.columns.num_entries(), m * n);
+  Matrix<Kokkos::LayoutRight> dense("dense", m, n);
+  fill_matrix(dense, Placement{1, false, row0});
+  Vector x("x", n);
+  fill_vector(x, 1, 0);
+  const auto expected = run({Variant::row_per_thread, 0, 0, 0}, dense, x);
+  for (Variant v : {Variant::row_per_thread, Variant::team_per_row}) {
+    const auto y = run_csr(v, full, x, n);
+    for (std::int64_t i = 0; i < m; ++i) EXPECT_NEAR(y[i], expected[i], 1e-13) << "row " << i;
+  }
+}
+
+TEST(Csr, ReferenceAcceptsKernelsAndCatchesCorruption) {
+  const std::uint64_t seed = 5;
+  const auto p = RandomPattern::make(seed, 3000, 0.02);
+  const std::int64_t rows = 150, row0 = 40;
+  const auto a = make_csr(p, row0, rows, 3000);
+  Vector x("x", 3000);
+  fill_vector(x, seed, 0);
+  Reference ref;
+  for (std::int64_t r = 0; r < rows; ++r) add_csr_reference_row(ref, r, row0 + r, p, seed);
+  const double tolerance = tolerance_for<double>(3000);
+  for (Variant v : {Variant::row_per_thread, Variant::team_per_row}) {
+    auto y = run_csr(v, a, x, 60);
+    auto at = [&](std::int64_t i) { return y[i]; };
+    EXPECT_LE(max_scaled_error(ref, at), tolerance);
+    y[rows - 1] += 1e-9 * static_cast<double>(ref.scale[rows - 1]) + 1e-9;
+    EXPECT_GT(max_scaled_error(ref, at), tolerance);
+  }
+}
+
+}  // namespace karma_test_matvec

@@ -1,0 +1,349 @@
+// karma-mgs: deck -> run -> report. The Kokkos factorizations are in
+// mgs_kernels.hpp, the hand-written CUDA one in mgs_cuda.hpp, the cuBLAS one
+// in mgs_cublas.hpp, the input in mgs_matrix.hpp, the checks in mgs_verify.hpp.
+#include "mgs_cublas.hpp"
+#include "mgs_cuda.hpp"
+#include "mgs_kernels.hpp"
+#include "mgs_matrix.hpp"
+#include "mgs_verify.hpp"
+
+#include "karma/app.hpp"
+#include "karma/array.hpp"
+#include "karma/comm.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <sstream>
+
+namespace {
+
+using namespace karma;
+using mgs::Algorithm;
+using mgs::MatrixKind;
+
+enum class Implementation { kokkos, native_cuda, cublas };
+
+const char* to_string(Implementation i) {
+  return i == Implementation::kokkos        ? "kokkos"
+         : i == Implementation::native_cuda ? "native-cuda"
+                                            : "cublas";
+}
+
+Schema mgs_schema() {
+  Schema s;
+  s.integer("mgs.n", std::int64_t{1} << 22,
+            "rows of the multivector: global (scaling: strong) or per rank (scaling: weak); "
+            "any number of ranks, split as evenly as it goes (2^k is accepted)",
+            1);
+  s.integer("mgs.m", 32, "columns (at most the global number of rows)", 1, mgs::max_columns);
+  s.choice("mgs.algorithm", "mgs", {"mgs", "mgs-fused", "cgs2"},
+           "mgs: the seed paper's level-1 kernels (m^2 + m launches); mgs-fused: the same "
+           "arithmetic right-looking, one kernel per column; cgs2: classical Gram-Schmidt "
+           "twice, two kernels per column");
+  s.choice("mgs.implementation", "kokkos", {"kokkos", "native-cuda", "cublas"},
+           "kokkos; or, for algorithm mgs in a CUDA build, hand-written CUDA (native-cuda) or "
+           "cuBLAS (cublas)");
+  s.choice("mgs.layout", "left", {"left", "right"},
+           "N x m array layout: left (columns contiguous) or right (rows contiguous)");
+  s.choice("mgs.precision", "double", {"float", "double"}, "element type");
+  s.choice("mgs.matrix", "random", {"random", "conditioned"},
+           "random: entries uniform in [-1, 1); conditioned: singular values from 1 down to "
+           "1 / mgs.condition");
+  s.number("mgs.condition", 1e6,
+           "condition number of a conditioned matrix (>= 1; at most 1 / (10 m eps), where the "
+           "MGS error bound stops saying anything)",
+           1.0);
+  s.integer("mgs.seed", 2011, "seed of the matrix", 0);
+  s.choice("mgs.scaling", "strong", {"strong", "weak"},
+           "strong: mgs.n is the global number of rows; weak: rows per rank");
+  s.choice("mgs.reductions", "auto", {"auto", "device", "host"},
+           "where reduction results go: device (one rank only) keeps them in device memory "
+           "for the next kernel; host brings each to the host (and through MPI_Allreduce); "
+           "auto: device on one rank, host on several");
+  s.boolean("mgs.corrupt", false,
+            "for tests of the checks: after the last repetition add 2 to Q(0, 0), so "
+            "verification must fail (exit 1)");
+  s.run_section(20, 2);
+  return s;
+}
+
+struct Config {
+  std::int64_t n_global = 0;
+  int m = 0;
+  Algorithm algorithm = Algorithm::mgs;
+  Implementation implementation = Implementation::kokkos;
+  Layout layout = Layout::left;
+  Precision precision = Precision::double_;
+  MatrixKind matrix = MatrixKind::random;
+  double condition = 1;
+  std::uint64_t seed = 0;
+  bool weak = false;
+  bool on_device = true;
+  bool corrupt = false;
+  std::int64_t repetitions = 0, warmup = 0;
+};
+
+Config read_config(const Deck& deck) {
+  Config c;
+  const int ranks = comm::size();
+  const std::string algorithm = deck.string("mgs.algorithm");
+  c.algorithm = algorithm == "mgs"         ? Algorithm::mgs
+                : algorithm == "mgs-fused" ? Algorithm::mgs_fused
+                                           : Algorithm::cgs2;
+  const std::string implementation = deck.string("mgs.implementation");
+  c.implementation = implementation == "kokkos"        ? Implementation::kokkos
+                     : implementation == "native-cuda" ? Implementation::native_cuda
+                                                       : Implementation::cublas;
+  c.layout = layout_from_string(deck.string("mgs.layout"));
+  c.precision = precision_from_string(deck.string("mgs.precision"));
+  c.matrix = deck.string("mgs.matrix") == "random" ? MatrixKind::random : MatrixKind::conditioned;
+  c.condition = deck.number("mgs.condition");
+  c.seed = static_cast<std::uint64_t>(deck.integer("mgs.seed"));
+  c.weak = deck.string("mgs.scaling") == "weak";
+  c.corrupt = deck.boolean("mgs.corrupt");
+  c.repetitions = deck.integer("run.repetitions");
+  c.warmup = deck.integer("run.warmup");
+  c.m = static_cast<int>(deck.integer("mgs.m"));
+
+  const std::int64_t n = deck.integer("mgs.n");
+  c.n_global = n;
+  if (c.weak && __builtin_mul_overflow(n, static_cast<std::int64_t>(ranks), &c.n_global))
+    deck.fail("mgs.n", "the global number of rows over " + std::to_string(ranks) +
+                           " ranks overflows 64 bits");
+  if (c.m > c.n_global)
+    deck.fail("mgs.m", std::to_string(c.m) +
+                           " columns need at least as many rows, but the "
+                           "matrix has " +
+                           std::to_string(c.n_global) + " (mgs.n" + (c.weak ? " x ranks" : "") +
+                           ")");
+  const std::int64_t local_rows = mgs::rows_of_rank(c.n_global, ranks, 0).count;
+  const std::int64_t element = c.precision == Precision::single ? 4 : 8;
+  std::int64_t bytes = 0;
+  if (__builtin_mul_overflow(local_rows, static_cast<std::int64_t>(2 * c.m) * element, &bytes))
+    deck.fail("mgs.n", "two arrays of this size per rank need more than 2^63 bytes");
+
+  if (c.implementation != Implementation::kokkos) {
+#if !defined(KOKKOS_ENABLE_CUDA)
+    deck.fail("mgs.implementation", "'" + implementation +
+                                        "' needs a build against a Kokkos with the CUDA backend; "
+                                        "this one runs on " +
+                                        std::string(Kokkos::DefaultExecutionSpace::name()));
+#elif !defined(KARMA_HAVE_CUBLAS)
+    if (c.implementation == Implementation::cublas)
+      deck.fail("mgs.implementation", "'cublas' needs a build with cuBLAS, which was not found");
+#endif
+    if (c.algorithm != Algorithm::mgs)
+      deck.fail("mgs.implementation",
+                "'" + implementation + "' implements algorithm mgs only, not '" + algorithm + "'");
+    if (c.implementation == Implementation::cublas && local_rows > std::numeric_limits<int>::max())
+      deck.fail("mgs.n", "cuBLAS takes 32-bit sizes: at most 2^31 - 1 rows per rank");
+  }
+
+  const double eps = c.precision == Precision::single ? std::numeric_limits<float>::epsilon()
+                                                      : std::numeric_limits<double>::epsilon();
+  if (c.matrix == MatrixKind::random) {
+    // Deck::origin names a key left at its default "<deck> (default value)".
+    const std::string origin = deck.origin("mgs.condition");
+    if (origin.size() < 15 || origin.compare(origin.size() - 15, 15, "(default value)") != 0)
+      deck.fail("mgs.condition", "applies to mgs.matrix: conditioned, but the matrix is random");
+  } else {
+    const double limit = mgs::max_condition(eps, c.m);
+    if (c.condition > limit) {
+      std::ostringstream m;
+      m << "at most " << limit << " for " << c.m << " columns in " << to_string(c.precision)
+        << " (1 / (10 m eps)): beyond it the columns are numerically dependent and no "
+           "tolerance of MGS means anything";
+      deck.fail("mgs.condition", m.str());
+    }
+    if (c.n_global > std::numeric_limits<std::int32_t>::max())
+      deck.fail("mgs.n",
+                "a conditioned matrix has at most 2^31 - 1 rows (its DCT phases are "
+                "reduced in 64-bit integers)");
+  }
+
+  const std::string reductions = deck.string("mgs.reductions");
+  if (reductions == "device" && ranks > 1)
+    deck.fail("mgs.reductions", "'device' keeps every reduction on one device; " +
+                                    std::to_string(ranks) +
+                                    " ranks must sum theirs through MPI: use host or auto");
+  c.on_device = reductions == "device" || (reductions == "auto" && ranks == 1);
+  return c;
+}
+
+std::string variant_name(const Config& c) {
+  std::string name = mgs::to_string(c.algorithm);
+  if (c.implementation != Implementation::kokkos)
+    name += std::string("-") + to_string(c.implementation);
+  return name;
+}
+
+// The implementations other than Kokkos, set up once, outside the timing.
+template <class T>
+struct Vendors {
+#if defined(KOKKOS_ENABLE_CUDA)
+  std::unique_ptr<mgs::native::Context<T>> native;
+#endif
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KARMA_HAVE_CUBLAS)
+  std::unique_ptr<mgs::blas::Context<T>> cublas;
+#endif
+  explicit Vendors(Implementation i) {
+#if defined(KOKKOS_ENABLE_CUDA)
+    if (i == Implementation::native_cuda) native = std::make_unique<mgs::native::Context<T>>();
+#endif
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KARMA_HAVE_CUBLAS)
+    if (i == Implementation::cublas) cublas = std::make_unique<mgs::blas::Context<T>>();
+#endif
+    (void)i;
+  }
+};
+
+template <class T, class L>
+Report run_typed(const Context& ctx, const Config& cfg) {
+  using View = UnmanagedArray<T**, L, DefaultMemory>;
+  const int m = cfg.m;
+  const mgs::RowRange mine = mgs::rows_of_rank(cfg.n_global, comm::size(), comm::rank());
+  const std::uint64_t footprint = 2 * sizeof(T) * static_cast<std::uint64_t>(mine.count) * m;
+  ctx.require_memory(footprint + (1 << 20), "A and a copy of it, " + std::to_string(mine.count) +
+                                                " x " + std::to_string(m) + " " +
+                                                to_string(cfg.precision) + " on a rank");
+
+  constexpr std::size_t alignment = 256;
+  const auto a0 = allocate_aligned<T**, L>("mgs::A0", alignment, mine.count, m);
+  const auto a = allocate_aligned<T**, L>("mgs::A", alignment, mine.count, m);
+  mgs::generate(a0.view, mine.begin, cfg.n_global, cfg.matrix, cfg.condition, cfg.seed);
+
+  mgs::Workspace<T> ws(m, cfg.on_device);
+  Vendors<T> vendors(cfg.implementation);
+  const std::string name = variant_name(cfg);
+  T* const data = a.view.data();
+  const auto row_stride = static_cast<std::int64_t>(a.view.stride(0));
+  const auto column_stride = static_cast<std::int64_t>(a.view.stride(1));
+
+  KernelTimer timer;
+  mgs::Tally tally;
+  auto factorize = [&] {
+    tally = {};
+    switch (cfg.implementation) {
+      case Implementation::kokkos:
+        mgs::factor(cfg.algorithm, a.view, ws, tally);
+        break;
+      case Implementation::native_cuda:
+#if defined(KOKKOS_ENABLE_CUDA)
+        mgs::native::factor_mgs(*vendors.native, data, mine.count, m, row_stride, column_stride,
+                                ws.rd(0, 0), cfg.on_device, tally);
+#endif
+        break;
+      case Implementation::cublas:
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KARMA_HAVE_CUBLAS)
+        mgs::blas::factor_mgs(*vendors.cublas, data, mine.count, m, row_stride, column_stride,
+                              ws.rd(0, 0), cfg.on_device, tally);
+#endif
+        break;
+    }
+  };
+  (void)data;
+  (void)row_stride;
+  (void)column_stride;
+  for (std::int64_t it = 0; it < cfg.warmup + cfg.repetitions; ++it) {
+    Kokkos::deep_copy(a.view, a0.view);  // every factorization starts from A
+    if (it < cfg.warmup)
+      factorize();
+    else
+      timer.time(name, factorize);
+  }
+  Kokkos::fence();
+  const auto stats = timer.finish();
+
+  if (cfg.corrupt && comm::rank() == 0 && mine.count > 0) {
+    Kokkos::parallel_for("mgs::corrupt", mgs::Policy(0, 1), mgs::AddToFirst<View>{a.view, T(2)});
+  }
+  // R: where the implementation left it (vendors keep it on the device).
+  const bool r_on_device = cfg.on_device || cfg.implementation != Implementation::kokkos;
+  const std::vector<double> r = ws.r_matrix(r_on_device);
+  const double orthogonality = mgs::orthogonality_error(mgs::gram(a.view), m);
+  const double residual = mgs::residual_error(a0.view, a.view, r);
+  const double condition_estimate = mgs::condition_from_gram(mgs::gram(a0.view), m);
+  const double kappa = cfg.matrix == MatrixKind::conditioned ? cfg.condition : condition_estimate;
+  const double eps = std::numeric_limits<T>::epsilon();
+  const mgs::Tolerances tol = mgs::tolerances(cfg.algorithm, eps, m, kappa);
+
+  Report report;
+  report.checks.push_back({"orthogonality", "||Q^T Q - I||_F", orthogonality, tol.orthogonality});
+  report.checks.push_back({"residual", "||A - QR||_F / ||A||_F", residual, tol.residual});
+  report.checks.push_back({"R", "entries of R off the upper triangle or with a diagonal <= 0",
+                           mgs::r_shape_violations(r, m), 0.0});
+
+  const Stats& s = stats.at(name);
+  const double n = static_cast<double>(cfg.n_global);
+  KernelResult k;
+  k.name = name;
+  k.flops = 2.0 * n * m * m;
+  k.bytes = static_cast<double>(tally.column_reads + tally.column_writes) * n * sizeof(T);
+  k.time = s;
+  k.fom = k.flops / s.min * 1e-9;
+  k.fom_units = "GFLOP/s";
+  k.extra["gflops"] = {{"best", k.fom}, {"median", k.flops / s.median * 1e-9}};
+  k.extra["bandwidth_GBps"] = {{"best", gigabytes_per_second(k.bytes, s.min)},
+                               {"median", gigabytes_per_second(k.bytes, s.median)},
+                               {"worst", gigabytes_per_second(k.bytes, s.max)}};
+  k.extra["launches_per_factorization"] = tally.launches;
+  k.extra["allreduces_per_factorization"] = tally.allreduces;
+  k.extra["host_waits_per_factorization"] = tally.host_waits;
+  k.extra["columns_read"] = tally.column_reads;
+  k.extra["columns_written"] = tally.column_writes;
+  report.kernels.push_back(k);
+
+  report.problem = {
+      {"n", cfg.n_global},
+      {"m", m},
+      {"rows_per_rank", allgather_json(mine.count)},
+      {"algorithm", mgs::to_string(cfg.algorithm)},
+      {"implementation", to_string(cfg.implementation)},
+      {"layout", to_string(cfg.layout)},
+      {"precision", to_string(cfg.precision)},
+      {"element_bytes", sizeof(T)},
+      {"matrix", cfg.matrix == MatrixKind::random ? "random" : "conditioned"},
+      {"condition", cfg.matrix == MatrixKind::conditioned ? nlohmann::json(cfg.condition)
+                                                          : nlohmann::json(nullptr)},
+      {"condition_estimate", condition_estimate},
+      {"seed", cfg.seed},
+      {"scaling", cfg.weak ? "weak" : "strong"},
+      {"reductions", cfg.on_device ? "device" : "host"},
+      {"footprint_bytes_per_rank", footprint},
+      {"repetitions", cfg.repetitions},
+      {"warmup", cfg.warmup},
+      {"flops_from", "2 N m^2 per factorization, whatever the algorithm does"},
+      {"bytes_from",
+       "(columns read + columns written) x N x element size, counted launch by "
+       "launch: the least each algorithm must move (see the README)"}};
+  std::ostringstream summary;
+  summary << "mgs: " << name << ", " << cfg.n_global << " x " << m << " "
+          << to_string(cfg.precision) << ", layout " << to_string(cfg.layout) << ", "
+          << (cfg.matrix == MatrixKind::random ? std::string("random")
+                                               : "condition " + std::to_string(cfg.condition))
+          << ", " << comm::size() << " rank(s), reductions on the "
+          << (cfg.on_device ? "device" : "host") << "; " << tally.launches << " launches and "
+          << tally.allreduces << " allreduces per factorization; " << cfg.repetitions
+          << " repetitions after " << cfg.warmup << " warm-up(s)";
+  report.summary = summary.str();
+  return report;
+}
+
+Report run_mgs(const Context& ctx) {
+  const Config cfg = read_config(ctx.deck);
+  return dispatch_precision(cfg.precision, [&](auto t) {
+    using T = decltype(t);
+    return dispatch_layout(cfg.layout, [&](auto l) { return run_typed<T, decltype(l)>(ctx, cfg); });
+  });
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  const App app{"mgs",
+                "Gram-Schmidt QR (modified, fused, or classical twice) of a tall N x m "
+                "multivector distributed by rows over MPI ranks",
+                mgs_schema(), run_mgs};
+  return run_main(argc, argv, app);
+}

@@ -1,0 +1,741 @@
+// Gram-Schmidt QR of a tall N x m multivector A, distributed by rows, in
+// Kokkos: A is overwritten by Q, R (m x m) is the same on every rank.
+//
+//   mgs        the seed paper's modified Gram-Schmidt: level-1 kernels (dot,
+//              axpy, norm, scale), m^2 + m launches, one reduction each;
+//   mgs-fused  the same arithmetic, right-looking: one kernel per column
+//              normalises q_i, updates every later column and computes the
+//              next column's dots with them (m + 1 launches);
+//   cgs2       classical Gram-Schmidt twice, two multi-dot kernels per
+//              column (2m launches).
+//
+// Every reduction is a local parallel_reduce followed by one MPI_Allreduce
+// (sum_over_ranks). With results kept on the device (one rank), reductions
+// write straight into device memory, their final() turns sums into entries
+// of R there, and the next kernel reads them there: the host never waits
+// inside a factorization (the seed paper's point). Otherwise each reduction
+// lands in host-visible memory, is summed over ranks, and the coefficients
+// the next kernel needs are copied back to the device, stream-ordered.
+#pragma once
+
+#include "mgs_comm.hpp"
+#include "mgs_matrix.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace karma::mgs {
+
+enum class Algorithm { mgs, mgs_fused, cgs2 };
+
+inline const char* to_string(Algorithm a) {
+  return a == Algorithm::mgs ? "mgs" : a == Algorithm::mgs_fused ? "mgs-fused" : "cgs2";
+}
+
+// What one factorization did, counted as it happens.
+struct Tally {
+  std::int64_t launches = 0;       // kernels (or library calls) started
+  std::int64_t column_reads = 0;   // N-element columns read from memory ...
+  std::int64_t column_writes = 0;  // ... and written: the bytes that must move
+  std::int64_t allreduces = 0;     // MPI_Allreduce calls (none on one rank)
+  std::int64_t host_waits = 0;     // times the host waited for the device
+  void kernel(std::int64_t reads, std::int64_t writes) {
+    ++launches;
+    column_reads += reads;
+    column_writes += writes;
+  }
+};
+
+template <class ExecSpace = Kokkos::DefaultExecutionSpace>
+constexpr bool is_gpu_space() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (std::is_same<ExecSpace, Kokkos::Cuda>::value) return true;
+#endif
+#if defined(KOKKOS_ENABLE_HIP)
+  if (std::is_same<ExecSpace, Kokkos::HIP>::value) return true;
+#endif
+  return false;
+}
+
+// Host memory the device can write: reductions on their way to MPI.
+#if defined(KOKKOS_ENABLE_CUDA)
+using ResultMemory = Kokkos::CudaHostPinnedSpace;
+#else
+using ResultMemory = Kokkos::HostSpace;
+#endif
+using DeviceMemory = Kokkos::DefaultExecutionSpace::memory_space;
+using Policy = Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>>;
+using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+
+template <class View>
+using value_t = typename View::non_const_value_type;
+
+// How rows map to work items: item w takes rows rows(w, 0), rows(w, 1), ...
+// up to rows(w, per_item - 1), those below `rows`.
+//
+// On a GPU, reductions run one item per resident thread, each striding over
+// the rows (w, w + items, ...: coalesced across a warp) with partial sums in
+// registers, added to the reduction once. A Kokkos array reduction keeps each
+// thread's running sums in shared memory at a stride of the array's size, so
+// one item per row put a warp's 32 updates of a sum on one bank: mgs-fused
+// ran at 1.8 TB/s on an H200 that way. Element-wise kernels take one row per
+// item.
+//
+// On a host, item w takes the block [w B, w B + B): contiguous for caches and
+// vector units, and a thread's running sum then adds block sums rather than
+// rows, so its sequential sums stay short. A 2-thread CPU summing 2^21 rows
+// each, row by row, lost two digits of a double dot product (CGS2's
+// orthogonality went from 1e-14 to 1e-13) and all but three of a float one.
+struct Rows {
+  static constexpr bool gpu = is_gpu_space();
+  static constexpr std::int64_t host_block = 256;
+  std::int64_t rows = 0, items = 0, per_item = 0;
+  KOKKOS_INLINE_FUNCTION std::int64_t operator()(std::int64_t w, std::int64_t u) const {
+    return gpu ? w + u * items : w * per_item + u;
+  }
+  Policy policy() const { return Policy(0, items); }
+
+  // One row per item on a GPU.
+  static Rows each(std::int64_t rows) {
+    if (gpu) return {rows, rows, 1};
+    return {rows, (rows + host_block - 1) / host_block, host_block};
+  }
+  // One item per resident GPU thread.
+  static Rows spread(std::int64_t rows) {
+    if (!gpu) return each(rows);
+    const std::int64_t threads = Kokkos::DefaultExecutionSpace().concurrency();
+    const std::int64_t items = std::max<std::int64_t>(1, std::min(rows, threads));
+    return {rows, items, (rows + items - 1) / items};
+  }
+};
+
+// Where a level-1 kernel finds its coefficient.
+template <class T>
+struct FromDevice {
+  const T* p;
+  KOKKOS_INLINE_FUNCTION T operator()() const { return *p; }
+};
+template <class T>
+struct FromHost {
+  T v;
+  KOKKOS_INLINE_FUNCTION T operator()() const { return v; }
+};
+
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define KARMA_MGS_UNROLL _Pragma("unroll")
+#else
+#define KARMA_MGS_UNROLL
+#endif
+
+// --- mgs: the level-1 kernels ------------------------------------------------
+
+// a(:, x) . a(:, y); final() takes the square root for a norm. Four
+// independent sums per item keep loads in flight on a GPU.
+template <class View>
+struct ColumnDot {
+  using value_type = value_t<View>;
+  View a;
+  int x, y;
+  Rows rows;
+  bool root;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t w, value_type& sum) const {
+    value_type s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    if (Rows::gpu) {
+      const std::int64_t n = rows.rows, stride = rows.items;
+      std::int64_t i = w;
+      for (; i + 3 * stride < n; i += 4 * stride) {
+        s0 += a(i, x) * a(i, y);
+        s1 += a(i + stride, x) * a(i + stride, y);
+        s2 += a(i + 2 * stride, x) * a(i + 2 * stride, y);
+        s3 += a(i + 3 * stride, x) * a(i + 3 * stride, y);
+      }
+      for (; i < n; i += stride) s0 += a(i, x) * a(i, y);
+    } else {
+      for (std::int64_t u = 0; u < rows.per_item; ++u) {
+        const std::int64_t i = rows(w, u);
+        if (i >= rows.rows) break;
+        s0 += a(i, x) * a(i, y);
+      }
+    }
+    sum += (s0 + s1) + (s2 + s3);
+  }
+  KOKKOS_INLINE_FUNCTION void final(value_type& sum) const {
+    if (root) sum = math::sqrt(sum);
+  }
+};
+
+// a(:, x) *= 1 / r
+template <class View, class Coef>
+struct ColumnScale {
+  View a;
+  int x;
+  Coef r;
+  Rows rows;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t w) const {
+    const value_t<View> inverse = value_t<View>(1) / r();
+    for (std::int64_t u = 0; u < rows.per_item; ++u) {
+      const std::int64_t i = rows(w, u);
+      if (i >= rows.rows) break;
+      a(i, x) *= inverse;
+    }
+  }
+};
+
+// a(:, y) -= c a(:, x)
+template <class View, class Coef>
+struct ColumnAxpy {
+  View a;
+  int x, y;
+  Coef c;
+  Rows rows;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t w) const {
+    const value_t<View> coefficient = c();
+    for (std::int64_t u = 0; u < rows.per_item; ++u) {
+      const std::int64_t i = rows(w, u);
+      if (i >= rows.rows) break;
+      a(i, y) -= coefficient * a(i, x);
+    }
+  }
+};
+
+// --- multi-dot kernels -----------------------------------------------------------
+
+// Sums one value per slot over the rows: Body::row<W>(i, part, tail) adds
+// row i's terms to part[0 .. n) and, for a Body with a tail, its last slot's
+// term to `tail` (slot n, whose index is only known at run time: an indexed
+// register array would be moved to local memory). W > 0: part is W
+// registers, indices known at compile time; W == 0: an array in local
+// memory, for more columns than registers hold, and on hosts. The partial
+// sums are added to the reduction's sums once per item.
+template <class Body, int W>
+struct MultiRows {
+  using T = typename Body::T;
+  using value_type = T[];
+  unsigned value_count;
+  Body body;
+  Rows rows;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t w, T* sums) const {
+    constexpr int P = W > 0 ? W : max_columns + 1;
+    const int n = static_cast<int>(value_count) - (Body::has_tail ? 1 : 0);
+    T part[P];
+    T tail = 0;
+    if constexpr (W > 0) {
+      KARMA_MGS_UNROLL
+      for (int k = 0; k < P; ++k) part[k] = 0;
+    } else {
+      for (int k = 0; k < n; ++k) part[k] = 0;
+    }
+    for (std::int64_t u = 0; u < rows.per_item; ++u) {
+      const std::int64_t i = rows(w, u);
+      if (i >= rows.rows) break;
+      body.template row<W>(i, part, tail);
+    }
+    if constexpr (W > 0) {
+      KARMA_MGS_UNROLL
+      for (int k = 0; k < P; ++k)
+        if (k < n) sums[k] += part[k];
+    } else {
+      for (int k = 0; k < n; ++k) sums[k] += part[k];
+    }
+    if (Body::has_tail) sums[n] += tail;
+  }
+  KOKKOS_INLINE_FUNCTION void final(T* dst) const { body.final(dst, value_count); }
+};
+
+// Runs the multi-dot `body` with `count` sums into dst (memory space Space);
+// no fence. On a GPU the partial sums live in registers, in the narrowest of
+// 4, 8, 16 or 32 that holds them: a kernel compiled for 32 holds about 170
+// registers per thread whatever the count, and the late steps, with few
+// columns left and so few loads per row, need the occupancy of a narrow one.
+template <class Space, class Body, class T>
+void multi_reduce(const char* label, const Body& body, std::int64_t rows, T* dst, unsigned count) {
+  const Kokkos::View<T*, Space, Unmanaged> out(dst, count);
+  const Rows r = Rows::spread(rows);
+  const auto run = [&](auto width) {
+    constexpr int W = decltype(width)::value;
+    Kokkos::parallel_reduce(label, r.policy(), MultiRows<Body, W>{count, body, r}, out);
+  };
+  const unsigned slots = count - (Body::has_tail ? 1 : 0);
+  if (!Rows::gpu || slots > 32)
+    run(std::integral_constant<int, 0>{});
+  else if (slots <= 4)
+    run(std::integral_constant<int, 4>{});
+  else if (slots <= 8)
+    run(std::integral_constant<int, 8>{});
+  else if (slots <= 16)
+    run(std::integral_constant<int, 16>{});
+  else
+    run(std::integral_constant<int, 32>{});
+}
+
+// --- mgs-fused ---------------------------------------------------------------
+
+// r_cc = sqrt(dst[0]), r_ck = dst[k - c] / r_cc: row c of R from the dots
+// a(:, c) . a(:, k), k >= c.
+template <class T>
+KOKKOS_INLINE_FUNCTION void dots_to_row(T* dst, unsigned count) {
+  const T d = math::sqrt(dst[0]);
+  dst[0] = d;
+  for (unsigned k = 1; k < count; ++k) dst[k] /= d;
+}
+
+// part[k - c] += a(:, c) . a(:, k), k = c .. m-1; final(): row c of R.
+template <class View>
+struct GramRow {
+  using T = value_t<View>;
+  static constexpr bool has_tail = false;
+  View a;
+  int c;
+  bool finalize;
+  template <int W>
+  KOKKOS_INLINE_FUNCTION void row(const std::int64_t r, T* part, T&) const {
+    const int m = static_cast<int>(a.extent(1));
+    const T x = a(r, c);
+    if constexpr (W > 0) {
+      KARMA_MGS_UNROLL
+      for (int t = 0; t < W; ++t)
+        if (c + t < m) part[t] += x * a(r, c + t);
+    } else {
+      for (int k = c; k < m; ++k) part[k - c] += x * a(r, k);
+    }
+  }
+  KOKKOS_INLINE_FUNCTION void final(T* dst, unsigned count) const {
+    if (finalize) dots_to_row(dst, count);
+  }
+};
+
+// One right-looking step: q_i = v_i / r_ii, v_k -= r_ik q_i for k > i, and
+// the next step's dots part[k - i - 1] += v_{i+1} . v_k (k > i) on the
+// updated columns (final(): row i+1 of R). `rrow` is row i of R, indexed by
+// column.
+//
+// Writes are deferred every other step: a `stale` step finds the columns
+// k >= i in memory as they were before step i-1 (q_{i-1} stored, not yet
+// applied) and applies r_{i-1,k} q_{i-1} first, with `rprev` (row i-1 of R),
+// the same operations in the same order as if they had been stored; a step
+// that does not `store` leaves columns k > i as they were and writes q_i
+// only. Alternating the two saves about m^2 / 4 column writes for m / 2
+// extra column reads: mgs-fused moves 22% fewer bytes at m = 32, with the
+// same operations in the same order.
+template <class View>
+struct FusedStep {
+  using T = value_t<View>;
+  static constexpr bool has_tail = false;
+  View a;
+  int i;
+  const T* rrow;
+  const T* rprev;  // null: the columns are up to date
+  bool store;
+  bool finalize;
+  template <int W>
+  KOKKOS_INLINE_FUNCTION void row(const std::int64_t r, T* part, T&) const {
+    const int m = static_cast<int>(a.extent(1));
+    const T qp = rprev ? a(r, i - 1) : T(0);
+    if constexpr (W > 0) {
+      // The whole row first: a load after a store to the same array waits
+      // for it (the compiler cannot tell the columns apart), so loads and
+      // stores interleaved would leave one load in flight per thread.
+      T v[W + 1];
+      KARMA_MGS_UNROLL
+      for (int t = 0; t <= W; ++t)
+        if (i + t < m) v[t] = a(r, i + t);
+      if (rprev) {
+        KARMA_MGS_UNROLL
+        for (int t = 0; t <= W; ++t)
+          if (i + t < m) v[t] -= rprev[i + t] * qp;
+      }
+      const T q = v[0] * (T(1) / rrow[i]);
+      a(r, i) = q;
+      const T next = v[1] - rrow[i + 1] * q;
+      if (store) a(r, i + 1) = next;
+      part[0] += next * next;
+      KARMA_MGS_UNROLL
+      for (int t = 2; t <= W; ++t)
+        if (i + t < m) {
+          const T w = v[t] - rrow[i + t] * q;
+          if (store) a(r, i + t) = w;
+          part[t - 1] += next * w;
+        }
+    } else {
+      const auto current = [&](int k) { return rprev ? a(r, k) - rprev[k] * qp : a(r, k); };
+      const T q = current(i) * (T(1) / rrow[i]);
+      a(r, i) = q;
+      const T next = current(i + 1) - rrow[i + 1] * q;
+      if (store) a(r, i + 1) = next;
+      part[0] += next * next;
+      for (int k = i + 2; k < m; ++k) {
+        const T w = current(k) - rrow[k] * q;
+        if (store) a(r, k) = w;
+        part[k - i - 1] += next * w;
+      }
+    }
+  }
+  KOKKOS_INLINE_FUNCTION void final(T* dst, unsigned count) const {
+    if (finalize) dots_to_row(dst, count);
+  }
+};
+
+// The last column of mgs-fused: q_{m-1} = v_{m-1} / r, v_{m-1} brought up to
+// date first where the previous step deferred it.
+template <class View, class Coef>
+struct FusedLast {
+  View a;
+  int j;
+  Coef r;
+  const value_t<View>* rprev;  // null: up to date
+  Rows rows;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t w) const {
+    const value_t<View> inverse = value_t<View>(1) / r();
+    for (std::int64_t u = 0; u < rows.per_item; ++u) {
+      const std::int64_t i = rows(w, u);
+      if (i >= rows.rows) break;
+      const auto v = rprev ? a(i, j) - rprev[j] * a(i, j - 1) : a(i, j);
+      a(i, j) = v * inverse;
+    }
+  }
+};
+
+// --- cgs2 --------------------------------------------------------------------
+
+// Pass 1 applied, pass 2 measured, for column c against q_0 .. q_{c-1}:
+// w = a(:, c) - Q s1 (stored), part[k] += q_k . w (k < c), tail += w . w.
+// final(): s2 = dst[0..c-1], r_cc = sqrt(w.w - |s2|^2) (Pythagoras: after
+// one pass, s2 is tiny beside w), column c of R = s1 + s2 and r_cc, written
+// to `rcol` (R(0, c), stride m); dst keeps s2 and r_cc for Finish.
+template <class View>
+struct Project {
+  using T = value_t<View>;
+  static constexpr bool has_tail = true;  // w . w
+  View a;
+  int c;
+  const T* s1;
+  T* rcol;
+  int rstride;
+  bool finalize;
+  template <int W>
+  KOKKOS_INLINE_FUNCTION void row(const std::int64_t r, T* part, T& tail) const {
+    T w = a(r, c);
+    if constexpr (W > 0) {
+      T q[W];  // Q's row, read once
+      KARMA_MGS_UNROLL
+      for (int k = 0; k < W; ++k)
+        if (k < c) {
+          q[k] = a(r, k);
+          w -= q[k] * s1[k];
+        }
+      if (c > 0) a(r, c) = w;
+      KARMA_MGS_UNROLL
+      for (int k = 0; k < W; ++k)
+        if (k < c) part[k] += q[k] * w;
+    } else {
+      for (int k = 0; k < c; ++k) w -= a(r, k) * s1[k];
+      if (c > 0) a(r, c) = w;
+      for (int k = 0; k < c; ++k) part[k] += a(r, k) * w;
+    }
+    tail += w * w;
+  }
+  KOKKOS_INLINE_FUNCTION void final(T* dst, unsigned) const {
+    if (!finalize) return;
+    T s2 = 0;
+    for (int k = 0; k < c; ++k) s2 += dst[k] * dst[k];
+    const T d = math::sqrt(dst[c] - s2);
+    dst[c] = d;
+    for (int k = 0; k < c; ++k) rcol[k * rstride] = s1[k] + dst[k];
+    rcol[c * rstride] = d;
+  }
+};
+
+// Pass 2 applied to column j and normalised: q_j = (w - Q s2) / r_jj, with
+// p2 = (s2, r_jj) from Project. With a next column the same sweep measures
+// its pass 1: part[k] += q_k . a(:, j+1), k < j, tail += q_j . a(:, j+1)
+// (no final(): the sums are the coefficients).
+template <class View>
+struct Finish {
+  using T = value_t<View>;
+  static constexpr bool has_tail = true;  // q_j . a(:, j+1)
+  View a;
+  int j;
+  const T* p2;
+  KOKKOS_INLINE_FUNCTION T finish(const std::int64_t r) const {
+    T w = a(r, j);
+    for (int k = 0; k < j; ++k) w -= a(r, k) * p2[k];
+    const T q = w * (T(1) / p2[j]);
+    a(r, j) = q;
+    return q;
+  }
+  template <int W>
+  KOKKOS_INLINE_FUNCTION void row(const std::int64_t r, T* part, T& tail) const {
+    const T v = a(r, j + 1);
+    T w = a(r, j);
+    if constexpr (W > 0) {
+      KARMA_MGS_UNROLL
+      for (int k = 0; k < W; ++k)
+        if (k < j) {
+          const T qk = a(r, k);
+          w -= qk * p2[k];
+          part[k] += qk * v;
+        }
+    } else {
+      for (int k = 0; k < j; ++k) {
+        const T qk = a(r, k);
+        w -= qk * p2[k];
+        part[k] += qk * v;
+      }
+    }
+    const T q = w * (T(1) / p2[j]);
+    a(r, j) = q;
+    tail += q * v;
+  }
+  KOKKOS_INLINE_FUNCTION void final(T*, unsigned) const {}
+};
+
+// The last column of cgs2: pass 2 and normalisation, no reduction.
+template <class View>
+struct FinishLast {
+  Finish<View> body;
+  Rows rows;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t w) const {
+    for (std::int64_t u = 0; u < rows.per_item; ++u) {
+      const std::int64_t i = rows(w, u);
+      if (i >= rows.rows) break;
+      body.finish(i);
+    }
+  }
+};
+
+// --- the factorizations --------------------------------------------------------
+
+template <class T>
+struct Workspace {
+  int m;
+  bool on_device;  // reduction results stay on the device
+  Kokkos::View<T**, Kokkos::LayoutRight, DeviceMemory> r_dev;   // R, results on the device
+  Kokkos::View<T**, Kokkos::LayoutRight, ResultMemory> r_host;  // R, results through the host
+  Kokkos::View<T*, DeviceMemory> coef1, coef2;                  // coefficients kernels read
+  Kokkos::View<T*, ResultMemory> sums;                          // reductions bound for MPI
+
+  Workspace(int columns, bool device)
+      : m(columns),
+        on_device(device),
+        r_dev("mgs::R", columns, columns),
+        r_host("mgs::R_host", columns, columns),
+        coef1("mgs::coef1", columns + 1),
+        coef2("mgs::coef2", columns + 1),
+        sums("mgs::sums", columns + 1) {}
+
+  T* rd(int i, int j) const { return r_dev.data() + static_cast<std::ptrdiff_t>(i) * m + j; }
+
+  // R in double on the host, once the device is done: from r_dev or r_host.
+  std::vector<double> r_matrix(bool from_device) const {
+    Kokkos::fence();
+    std::vector<double> out(static_cast<std::size_t>(m) * m);
+    if (from_device) {
+      auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, r_dev);
+      for (int i = 0; i < m; ++i)
+        for (int j = 0; j < m; ++j) out[i * m + j] = static_cast<double>(h(i, j));
+    } else {
+      for (int i = 0; i < m; ++i)
+        for (int j = 0; j < m; ++j) out[i * m + j] = static_cast<double>(r_host(i, j));
+    }
+    return out;
+  }
+};
+
+// Host mode: a multi-dot's local sums into ws.sums, then summed over ranks.
+template <class Body, class T>
+T* multi_over_ranks(const char* label, const Body& body, std::int64_t rows, Workspace<T>& ws,
+                    unsigned count, Tally& t) {
+  multi_reduce<ResultMemory>(label, body, rows, ws.sums.data(), count);
+  Kokkos::fence();
+  ++t.host_waits;
+  sum_over_ranks(ws.sums.data(), static_cast<int>(count));
+  ++t.allreduces;
+  return ws.sums.data();
+}
+
+// Host mode: `count` values from host-visible memory to a device buffer,
+// ordered on the stream before the next kernel; the host does not wait.
+template <class T>
+void to_device(const Kokkos::View<T*, DeviceMemory>& dst, const T* src, int count) {
+  Kokkos::deep_copy(Kokkos::DefaultExecutionSpace(),
+                    Kokkos::View<T*, DeviceMemory, Unmanaged>(dst.data(), count),
+                    Kokkos::View<const T*, ResultMemory, Unmanaged>(src, count));
+}
+
+template <class View>
+void factor_mgs(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
+  using T = value_t<View>;
+  using Result = Kokkos::View<T, DeviceMemory, Unmanaged>;
+  const auto n = static_cast<std::int64_t>(a.extent(0));
+  const Rows spread = Rows::spread(n), each = Rows::each(n);
+  for (int j = 0; j < ws.m; ++j) {
+    for (int i = 0; i < j; ++i) {
+      const ColumnDot<View> dot{a, i, j, spread, false};
+      if (ws.on_device) {
+        Kokkos::parallel_reduce("mgs::dot", spread.policy(), dot, Result(ws.rd(i, j)));
+        t.kernel(2, 0);
+        Kokkos::parallel_for("mgs::axpy", each.policy(),
+                             ColumnAxpy<View, FromDevice<T>>{a, i, j, {ws.rd(i, j)}, each});
+      } else {
+        T s = 0;
+        Kokkos::parallel_reduce("mgs::dot", spread.policy(), dot, s);
+        t.kernel(2, 0);
+        ++t.host_waits;
+        sum_over_ranks(&s, 1);
+        ++t.allreduces;
+        ws.r_host(i, j) = s;
+        Kokkos::parallel_for("mgs::axpy", each.policy(),
+                             ColumnAxpy<View, FromHost<T>>{a, i, j, {s}, each});
+      }
+      t.kernel(2, 1);
+    }
+    const ColumnDot<View> norm{a, j, j, spread, ws.on_device};
+    if (ws.on_device) {
+      Kokkos::parallel_reduce("mgs::norm", spread.policy(), norm, Result(ws.rd(j, j)));
+      t.kernel(1, 0);
+      Kokkos::parallel_for("mgs::scale", each.policy(),
+                           ColumnScale<View, FromDevice<T>>{a, j, {ws.rd(j, j)}, each});
+    } else {
+      T s = 0;
+      Kokkos::parallel_reduce("mgs::norm", spread.policy(), norm, s);
+      t.kernel(1, 0);
+      ++t.host_waits;
+      sum_over_ranks(&s, 1);
+      ++t.allreduces;
+      const T r = math::sqrt(s);
+      ws.r_host(j, j) = r;
+      Kokkos::parallel_for("mgs::scale", each.policy(),
+                           ColumnScale<View, FromHost<T>>{a, j, {r}, each});
+    }
+    t.kernel(1, 1);
+  }
+}
+
+// Host mode: row i of R from the summed dots a(:, i) . a(:, k), k >= i.
+template <class T>
+void finish_row(Workspace<T>& ws, int i, const T* s) {
+  const T d = math::sqrt(s[0]);
+  ws.r_host(i, i) = d;
+  for (int k = i + 1; k < ws.m; ++k) ws.r_host(i, k) = s[k - i] / d;
+}
+
+template <class View>
+void factor_mgs_fused(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
+  using T = value_t<View>;
+  const int m = ws.m;
+  const auto n = static_cast<std::int64_t>(a.extent(0));
+  const auto count = [&](int i) { return static_cast<unsigned>(m - i); };
+  // Host mode: rows i and i-1 of R, as summed over ranks, in two device
+  // buffers by parity.
+  const auto buffer = [&](int i) { return i % 2 == 0 ? ws.coef1 : ws.coef2; };
+  const auto row = [&](int i) -> const T* { return ws.on_device ? ws.rd(i, 0) : buffer(i).data(); };
+  const auto row_to_device = [&](int i) { to_device(buffer(i), &ws.r_host(i, 0), m); };
+  // Odd steps find the columns one step behind (see FusedStep).
+  const auto stale = [](int i) { return i % 2 == 1; };
+
+  const GramRow<View> first{a, 0, ws.on_device};
+  if (ws.on_device) {
+    multi_reduce<DeviceMemory>("mgs::fused_gram", first, n, ws.rd(0, 0), count(0));
+  } else {
+    finish_row(ws, 0, multi_over_ranks("mgs::fused_gram", first, n, ws, count(0), t));
+    row_to_device(0);
+  }
+  t.kernel(m, 0);
+  for (int i = 0; i + 1 < m; ++i) {
+    const T* previous = stale(i) ? row(i - 1) : nullptr;
+    const FusedStep<View> step{a, i, row(i), previous, stale(i), ws.on_device};
+    if (ws.on_device) {
+      multi_reduce<DeviceMemory>("mgs::fused_step", step, n, ws.rd(i + 1, i + 1), count(i + 1));
+    } else {
+      finish_row(ws, i + 1, multi_over_ranks("mgs::fused_step", step, n, ws, count(i + 1), t));
+      row_to_device(i + 1);
+    }
+    t.kernel(m - i + (stale(i) ? 1 : 0), stale(i) ? m - i : 1);
+  }
+  const int j = m - 1;
+  const T* rprev = stale(j) ? row(j - 1) : nullptr;
+  const Rows each = Rows::each(n);
+  if (ws.on_device)
+    Kokkos::parallel_for("mgs::fused_last", each.policy(),
+                         FusedLast<View, FromDevice<T>>{a, j, {ws.rd(j, j)}, rprev, each});
+  else
+    Kokkos::parallel_for("mgs::fused_last", each.policy(),
+                         FusedLast<View, FromHost<T>>{a, j, {ws.r_host(j, j)}, rprev, each});
+  t.kernel(stale(j) ? 2 : 1, 1);
+}
+
+template <class View>
+void factor_cgs2(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
+  using T = value_t<View>;
+  const int m = ws.m;
+  const auto n = static_cast<std::int64_t>(a.extent(0));
+  std::vector<T> s1(m + 1);  // host mode: pass-1 coefficients of the current column
+
+  // Project column c (pass 1 applied from coef1, pass 2 measured) -> coef2.
+  const auto project = [&](int c) {
+    const auto count = static_cast<unsigned>(c + 1);
+    const Project<View> p{a, c, ws.coef1.data(), ws.rd(0, c), m, ws.on_device};
+    if (ws.on_device) {
+      multi_reduce<DeviceMemory>("mgs::cgs2_project", p, n, ws.coef2.data(), count);
+    } else {
+      T* s = multi_over_ranks("mgs::cgs2_project", p, n, ws, count, t);
+      T s2 = 0;
+      for (int k = 0; k < c; ++k) s2 += s[k] * s[k];
+      s[c] = math::sqrt(s[c] - s2);
+      for (int k = 0; k < c; ++k) ws.r_host(k, c) = s1[k] + s[k];
+      ws.r_host(c, c) = s[c];
+      to_device(ws.coef2, s, c + 1);
+    }
+    t.kernel(c + 1, c > 0 ? 1 : 0);
+  };
+
+  project(0);
+  for (int j = 0; j + 1 < m; ++j) {
+    const auto count = static_cast<unsigned>(j + 1);
+    const Finish<View> f{a, j, ws.coef2.data()};
+    if (ws.on_device) {
+      multi_reduce<DeviceMemory>("mgs::cgs2_finish", f, n, ws.coef1.data(), count);
+    } else {
+      const T* s = multi_over_ranks("mgs::cgs2_finish", f, n, ws, count, t);
+      for (int k = 0; k <= j; ++k) s1[k] = s[k];
+      to_device(ws.coef1, s, j + 1);
+    }
+    t.kernel(j + 2, 1);
+    project(j + 1);
+  }
+  const Rows each = Rows::each(n);
+  Kokkos::parallel_for("mgs::cgs2_finish", each.policy(),
+                       FinishLast<View>{{a, m - 1, ws.coef2.data()}, each});
+  t.kernel(m, 1);
+}
+
+// For tests of the checks: a(0, 0) += delta.
+template <class View>
+struct AddToFirst {
+  View a;
+  value_t<View> delta;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t) const { a(0, 0) += delta; }
+};
+
+template <class View>
+void factor(Algorithm algorithm, const View& a, Workspace<value_t<View>>& ws, Tally& t) {
+  switch (algorithm) {
+    case Algorithm::mgs:
+      factor_mgs(a, ws, t);
+      break;
+    case Algorithm::mgs_fused:
+      factor_mgs_fused(a, ws, t);
+      break;
+    case Algorithm::cgs2:
+      factor_cgs2(a, ws, t);
+      break;
+  }
+}
+
+}  // namespace karma::mgs

@@ -1,0 +1,225 @@
+// karma-microbench: karma's arrays against raw pointers, the mdspan paper's
+// five benchmarks, with Google Benchmark. See README.md.
+#include "benchmarks.hpp"
+
+#include "karma/build_info.hpp"
+#include "karma/system.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <sstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace karma::microbench;
+
+constexpr int exit_verified = 0, exit_wrong_answer = 1, exit_usage = 2, exit_resource = 3;
+
+void print_usage(const char* exe) {
+  std::cout
+      << "usage: " << exe << " [--sizes=standard|tiny] [--benchmark_*=...] [--kokkos-*=...]\n"
+      << "\n"
+      << "karma's arrays against raw pointers and hand-written indexing: Sum3D, Stencil3D,\n"
+      << "TinyMatrixSum, Subspan3D and MatVec (Hollman et al. 2019), LayoutRight and\n"
+      << "LayoutLeft, static / mixed / dynamic extents, serial host loops and parallel\n"
+      << "kernels on Kokkos' default execution space. Names:\n"
+      << "  Family/serial|parallel/right|left/static|mixed|dynamic/shape/karma|raw\n"
+      << "\n"
+      << "  --sizes=standard   the measured sizes (default)\n"
+      << "  --sizes=tiny       every variant on a few elements (tests)\n"
+      << "  --benchmark_out=FILE\n"
+      << "                     Google Benchmark JSON (default: a time-stamped file in results/)\n"
+      << "  --benchmark_filter=REGEX, --benchmark_repetitions=N, --benchmark_min_time=SECONDS,\n"
+      << "  --benchmark_enable_random_interleaving=true, ...: Google Benchmark's flags\n"
+      << "  --kokkos-*         Kokkos' flags (--kokkos-num-threads=N, --kokkos-device-id=N)\n"
+      << "\n"
+      << "Every benchmark checks its answer. Exit codes: 0 all answers right, 1 a wrong answer,\n"
+      << "2 bad usage, 3 a benchmark could not run (memory). Ratios: "
+         "scripts/microbench-ratios.py FILE.json\n";
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+std::string utc_stamp() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y%m%dT%H%M%SZ", &utc);
+  return text;
+}
+
+// results/karma-microbench_<host>_<UTC time>.json, created if need be, never
+// overwriting a file.
+std::string default_output() {
+  const fs::path dir = "results";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const std::string stem =
+      (dir / ("karma-microbench_" + karma::hostname() + "_" + utc_stamp())).string();
+  std::string path = stem + ".json";
+  for (int k = 2; fs::exists(path, ec); ++k) path = stem + "_" + std::to_string(k) + ".json";
+  return path;
+}
+
+// Empty if the JSON can be written there, else why not.
+std::string output_problem(const std::string& path) {
+  if (path.empty()) return "--benchmark_out: empty file name";
+  const fs::path out(path);
+  std::error_code ec;
+  if (fs::is_directory(out, ec)) return "--benchmark_out=" + path + ": is a directory; name a file";
+  const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+  if (!fs::is_directory(parent, ec))
+    return "--benchmark_out=" + path + ": directory '" + parent.string() + "' does not exist";
+  if (access(parent.c_str(), W_OK) != 0)
+    return "--benchmark_out=" + path + ": directory '" + parent.string() + "' is not writable";
+  return "";
+}
+
+std::string join(const nlohmann::json& list) {
+  std::string s;
+  for (const auto& item : list) s += (s.empty() ? "" : ",") + item.get<std::string>();
+  return s.empty() ? "none" : s;
+}
+
+// One line (Google Benchmark prints the context above its table): the
+// lines, trimmed, joined by "; ".
+std::string one_line(const std::string& text) {
+  std::string s, line;
+  std::istringstream in(text);
+  while (std::getline(in, line)) {
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos) continue;
+    const auto last = line.find_last_not_of(" \t");
+    s += (s.empty() ? "" : "; ") + line.substr(first, last - first + 1);
+  }
+  return s;
+}
+
+void add_context(Sizes sizes) {
+  namespace info = karma::build_info;
+  benchmark::AddCustomContext("karma_version", info::version);
+  benchmark::AddCustomContext("karma_git", info::git_describe);
+  benchmark::AddCustomContext("karma_build_type", info::build_type);
+  benchmark::AddCustomContext("compiler", info::compiler);
+  benchmark::AddCustomContext("cxx_flags", info::cxx_flags);
+  if (*info::cuda_flags) benchmark::AddCustomContext("cuda_flags", info::cuda_flags);
+  const nlohmann::json kokkos = karma::describe_kokkos();
+  benchmark::AddCustomContext("kokkos_version", kokkos["version"].get<std::string>());
+  benchmark::AddCustomContext("kokkos_backends", join(kokkos["backends"]));
+  benchmark::AddCustomContext("kokkos_architecture", join(kokkos["architecture"]));
+  benchmark::AddCustomContext("kokkos_default_execution_space",
+                              kokkos["default_execution_space"].get<std::string>());
+  benchmark::AddCustomContext("kokkos_concurrency", std::to_string(kokkos["concurrency"].get<int>()));
+  benchmark::AddCustomContext("kokkos_configuration",
+                              one_line(kokkos["configuration"].get<std::string>()));
+  const nlohmann::json device = karma::describe_device();
+  benchmark::AddCustomContext("device", device.value("name", std::string("unknown")));
+  benchmark::AddCustomContext("device_json", device.dump());
+  benchmark::AddCustomContext("microbench_sizes", sizes == Sizes::tiny ? "tiny" : "standard");
+  benchmark::AddCustomContext("microbench_element_types",
+                              "int: Sum3D, Stencil3D, TinyMatrixSum, Subspan3D; double: MatVec");
+  benchmark::AddCustomContext("microbench_bytes",
+                              "per execution, each input element read once and each output "
+                              "element written once (TinyMatrixSum's out: read and written)");
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  Sizes sizes = Sizes::standard;
+  std::vector<std::string> args;
+  bool has_out = false, has_format = false, listing = false;
+  std::string out_path;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      print_usage(argv[0]);
+      return exit_verified;
+    }
+    if (starts_with(arg, "--sizes=")) {
+      const std::string value = arg.substr(8);
+      if (value != "standard" && value != "tiny") {
+        std::cerr << "karma-microbench: " << arg << ": expected --sizes=standard or --sizes=tiny\n";
+        return exit_usage;
+      }
+      sizes = value == "tiny" ? Sizes::tiny : Sizes::standard;
+      continue;
+    }
+    if (starts_with(arg, "--benchmark_out=")) {
+      has_out = true;
+      out_path = arg.substr(16);
+    }
+    if (starts_with(arg, "--benchmark_out_format=")) has_format = true;
+    if (arg == "--benchmark_list_tests" || arg == "--benchmark_list_tests=true") listing = true;
+    args.push_back(arg);
+  }
+  if (!has_out) {
+    out_path = default_output();
+    args.push_back("--benchmark_out=" + out_path);
+  }
+  if (!has_format) args.push_back("--benchmark_out_format=json");
+  if (const std::string problem = output_problem(out_path); !problem.empty()) {
+    std::cerr << "karma-microbench: " << problem << "\n";
+    return exit_usage;
+  }
+
+  std::vector<char*> arg_pointers{argv[0]};
+  for (auto& a : args) arg_pointers.push_back(a.data());
+  arg_pointers.push_back(nullptr);
+  int count = static_cast<int>(arg_pointers.size()) - 1;
+
+  Kokkos::initialize(count, arg_pointers.data());
+  int code = exit_verified;
+  {
+    // Kokkos has read its flags; Google Benchmark must not see them.
+    std::vector<char*> rest;
+    for (int i = 0; i < count; ++i)
+      if (!starts_with(arg_pointers[i], "--kokkos-")) rest.push_back(arg_pointers[i]);
+    rest.push_back(nullptr);
+    int rest_count = static_cast<int>(rest.size()) - 1;
+    benchmark::Initialize(&rest_count, rest.data());
+    if (benchmark::ReportUnrecognizedArguments(rest_count, rest.data())) {
+      code = exit_usage;
+    } else {
+      add_context(sizes);
+      register_all(sizes);
+      const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
+      const Outcome& o = outcome();
+      if (listing) {
+        code = ran == 0 ? exit_usage : exit_verified;
+      } else if (ran == 0) {
+        std::cerr << "karma-microbench: no benchmark matches the filter\n";
+        // Google Benchmark has opened the file and written nothing.
+        std::error_code ec;
+        if (fs::is_regular_file(out_path, ec) && fs::file_size(out_path, ec) == 0)
+          fs::remove(out_path, ec);
+        code = exit_usage;
+      } else if (o.wrong_answers > 0) {
+        std::cout << "RESULT: FAILED: " << o.wrong_answers << " benchmark run(s) computed a wrong "
+                  << "answer\n";
+        code = exit_wrong_answer;
+      } else if (o.resource_errors > 0) {
+        std::cout << "RESULT: ERROR: " << o.resource_errors << " benchmark run(s) could not run\n";
+        code = exit_resource;
+      } else {
+        std::cout << "RESULT: PASSED\n";
+      }
+      if (!listing && ran > 0) std::cout << "results: " << out_path << "\n";
+    }
+    benchmark::Shutdown();
+  }
+  Kokkos::finalize();
+  return code;
+}
