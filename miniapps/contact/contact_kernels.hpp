@@ -13,6 +13,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -252,8 +253,10 @@ inline std::int64_t bytes_of(const CellLists& c) {
                                    c.items.span() * sizeof(int));
 }
 
-// Bins every element into the cells its box touches.
-inline void bin(const Boxes& boxes, const Grid& g, CellLists& cl) {
+// Bins every element into the cells its box touches. `trace`, when given,
+// is called after each part (main.cpp's KARMA_CONTACT_TRACE).
+inline void bin(const Boxes& boxes, const Grid& g, CellLists& cl,
+                const std::function<void(const char*)>& trace = {}) {
   const Index elements = static_cast<Index>(boxes.extent(0));
   cl.grid = g;
   if (static_cast<Index>(cl.counts.extent(0)) < g.cells) {
@@ -275,7 +278,9 @@ inline void bin(const Boxes& boxes, const Grid& g, CellLists& cl) {
           for (int y = y0; y <= y1; ++y)
             for (int x = x0; x <= x1; ++x) Kokkos::atomic_increment(&counts(g.index(x, y, z)));
       });
+  if (trace) trace("bin: count");
   cl.entries = sizes_to_offsets("contact::bin_scan", counts, offsets);
+  if (trace) trace("bin: scan");
   if (static_cast<std::int64_t>(cl.items.extent(0)) < cl.entries) {
     cl.items = Kokkos::View<int*, Memory>();
     cl.items = Kokkos::View<int*, Memory>(
@@ -296,6 +301,7 @@ inline void bin(const Boxes& boxes, const Grid& g, CellLists& cl) {
               items(offsets(c) + k) = static_cast<int>(e);
             }
       });
+  if (trace) trace("bin: fill");
   // The atomics above fill a cell in any order; sorting each (short) cell
   // makes the candidate order, and so the row order, the same on every run.
   Kokkos::parallel_for(
@@ -357,37 +363,89 @@ struct Search {
 
 // --- storage 1: linked lists (HOSS) -------------------------------------------------
 
-// A head per element and one pool of nodes taken with an atomic counter;
-// a new neighbour goes to the front of its element's list.
+// A head per element and a pool of nodes taken with an atomic counter; a
+// new neighbour goes to the front of its element's list. The pool may be
+// split into stripes, each with its own counter, element i taking nodes
+// from stripe i mod stripes: one counter (HOSS) is fine on a CPU, but on an
+// H200 the threads of the whole GPU queueing on one address took 16 s to
+// build the lists of n = 32 that the other storages built in 1 ms.
 struct alignas(8) ListNode {
   int j;
   unsigned next;
 };
 inline constexpr unsigned list_end = 0xffffffffu;
 inline constexpr std::uint64_t max_pool = list_end;  // node indices are 32-bit, as the heads
+inline constexpr int stripe_pad = 16;  // counters 128 bytes apart
 
 struct LinkedLists {
   Kokkos::View<unsigned*, Memory> heads;
-  Kokkos::View<ListNode*, Memory> pool;
-  Kokkos::View<unsigned long long, Memory> top;  // nodes taken (may pass the pool's size)
+  Kokkos::View<ListNode*, Memory> pool;            // stripes x stripe_size nodes
+  Kokkos::View<unsigned long long*, Memory> tops;  // nodes taken per stripe (may pass the size)
+  int stripes = 1;
+  unsigned long long stripe_size = 0;
 };
 
 inline std::int64_t bytes_of(const LinkedLists& l) {
   return static_cast<std::int64_t>(l.heads.span() * sizeof(unsigned) +
-                                   l.pool.span() * sizeof(ListNode) + sizeof(unsigned long long));
+                                   l.pool.span() * sizeof(ListNode) +
+                                   l.tops.span() * sizeof(unsigned long long));
 }
+
+// Lists for n elements with room for at least `nodes` nodes (zeroed, so
+// first-touched, when initialize).
+inline LinkedLists make_lists(Index n, std::uint64_t nodes, int stripes, bool initialize = true) {
+  LinkedLists l;
+  l.stripes = stripes < 1 ? 1 : stripes;
+  l.stripe_size = (nodes + l.stripes - 1) / l.stripes;
+  l.heads = Kokkos::View<unsigned*, Memory>("contact::linked_list::heads", n);
+  l.tops = Kokkos::View<unsigned long long*, Memory>("contact::linked_list::tops",
+                                                     static_cast<std::size_t>(l.stripes) * stripe_pad);
+  const std::size_t size = static_cast<std::size_t>(l.stripes) * l.stripe_size;
+  if (initialize)
+    l.pool = Kokkos::View<ListNode*, Memory>("contact::linked_list::pool", size);
+  else
+    l.pool = Kokkos::View<ListNode*, Memory>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::linked_list::pool"), size);
+  return l;
+}
+
+// A larger pool: every stripe holds stripe_size nodes. The lists are gone.
+inline void grow_pool(LinkedLists& l, unsigned long long stripe_size) {
+  l.pool = Kokkos::View<ListNode*, Memory>();
+  l.stripe_size = stripe_size;
+  l.pool = Kokkos::View<ListNode*, Memory>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::linked_list::pool"),
+      static_cast<std::size_t>(l.stripes) * stripe_size);
+}
+
+// Where element i takes its nodes.
+struct ListStripe {
+  Kokkos::View<ListNode*, Memory> pool;
+  Kokkos::View<unsigned long long*, Memory> tops;
+  unsigned long long size, base;
+  Index counter;
+  KOKKOS_INLINE_FUNCTION ListStripe(const LinkedLists& l, Index i)
+      : pool(l.pool),
+        tops(l.tops),
+        size(l.stripe_size),
+        base(static_cast<unsigned long long>(i % l.stripes) * l.stripe_size),
+        counter((i % l.stripes) * stripe_pad) {}
+  // The first of `count` nodes taken, relative to the stripe.
+  KOKKOS_INLINE_FUNCTION unsigned long long take(unsigned long long count) const {
+    return Kokkos::atomic_fetch_add(&tops(counter), count);
+  }
+};
 
 // Rows: each row's list is built by one thread; only the pool is shared.
 struct ListRowSink {
-  Kokkos::View<ListNode*, Memory> pool;
-  Kokkos::View<unsigned long long, Memory> top;
-  unsigned long long size;
+  ListStripe stripe;
   unsigned head;
   KOKKOS_INLINE_FUNCTION void add(int j) {
-    const unsigned long long k = Kokkos::atomic_fetch_add(&top(), 1ULL);
-    if (k < size) {
-      pool(k) = ListNode{j, head};
-      head = static_cast<unsigned>(k);
+    const unsigned long long k = stripe.take(1);
+    if (k < stripe.size) {
+      const unsigned node = static_cast<unsigned>(stripe.base + k);
+      stripe.pool(node) = ListNode{j, head};
+      head = node;
     }
   }
 };
@@ -395,50 +453,61 @@ struct ListRowSink {
 // Pairs: both rows take a node; heads are swapped in atomically because
 // other threads push into the same rows.
 struct ListPairSink {
+  ListStripe stripe;
   Kokkos::View<unsigned*, Memory> heads;
-  Kokkos::View<ListNode*, Memory> pool;
-  Kokkos::View<unsigned long long, Memory> top;
-  unsigned long long size;
   int i;
   KOKKOS_INLINE_FUNCTION void push(int row, int value, unsigned long long k) const {
-    if (k >= size) return;
-    const unsigned next = Kokkos::atomic_exchange(&heads(row), static_cast<unsigned>(k));
-    pool(k) = ListNode{value, next};
+    if (k >= stripe.size) return;
+    const unsigned node = static_cast<unsigned>(stripe.base + k);
+    const unsigned next = Kokkos::atomic_exchange(&heads(row), node);
+    stripe.pool(node) = ListNode{value, next};
   }
   KOKKOS_INLINE_FUNCTION void add(int j) const {
-    const unsigned long long k = Kokkos::atomic_fetch_add(&top(), 2ULL);
+    const unsigned long long k = stripe.take(2);
     push(i, j, k);
     push(j, i, k + 1);
   }
 };
 
-// One search pass into the lists; returns the nodes it asked for (more than
-// the pool holds means an overflow: grow and search again).
-inline std::uint64_t fill_lists(const Search& search, const LinkedLists& l) {
-  Kokkos::deep_copy(l.top, 0ULL);
+struct PoolUse {
+  std::uint64_t largest_stripe = 0;  // above stripe_size: an overflow
+  std::uint64_t total = 0;
+};
+
+// One search pass into the lists; says how many nodes the stripes asked for
+// (more than a stripe holds means an overflow: grow and search again).
+inline PoolUse fill_lists(const Search& search, const LinkedLists& l) {
+  Kokkos::deep_copy(l.tops, 0ULL);
   const auto heads = l.heads;
-  const auto pool = l.pool;
-  const auto top = l.top;
-  const unsigned long long size = pool.extent(0);
   const Index n = static_cast<Index>(heads.extent(0));
   if (search.pairs) {
     Kokkos::deep_copy(heads, list_end);
     Kokkos::parallel_for(
         "contact::linked_list::search_pairs", Range(0, n), KOKKOS_LAMBDA(const Index i) {
-          ListPairSink sink{heads, pool, top, size, static_cast<int>(i)};
+          ListPairSink sink{ListStripe(l, i), heads, static_cast<int>(i)};
           search(i, sink);
         });
   } else {
     Kokkos::parallel_for(
         "contact::linked_list::search", Range(0, n), KOKKOS_LAMBDA(const Index i) {
-          ListRowSink sink{pool, top, size, list_end};
+          ListRowSink sink{ListStripe(l, i), list_end};
           search(i, sink);
           heads(i) = sink.head;
         });
   }
-  unsigned long long taken = 0;
-  Kokkos::deep_copy(taken, l.top);
-  return taken;
+  const auto tops = l.tops;
+  PoolUse use;
+  Kokkos::parallel_reduce(
+      "contact::linked_list::largest_stripe", Range(0, l.stripes),
+      KOKKOS_LAMBDA(const Index s, std::uint64_t& m) {
+        const std::uint64_t t = tops(s * stripe_pad);
+        m = t > m ? t : m;
+      },
+      Kokkos::Max<std::uint64_t>(use.largest_stripe));
+  Kokkos::parallel_reduce(
+      "contact::linked_list::nodes_taken", Range(0, l.stripes),
+      KOKKOS_LAMBDA(const Index s, std::uint64_t& t) { t += tops(s * stripe_pad); }, use.total);
+  return use;
 }
 
 // --- storage 2: compressed rows, two passes (count, scan, fill) ------------------

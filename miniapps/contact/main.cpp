@@ -11,10 +11,13 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <numeric>
 #include <sstream>
 
@@ -61,6 +64,11 @@ Schema contact_schema() {
             "vector lanes sharing a row in the statistics of compressed (and right-layout "
             "dynamic) rows on a GPU: 1, 2, 4, 8, 16 or 32 (0: 8 on GPUs; CPUs use 1)",
             0, 32);
+  s.integer("contact.list_stripes", 0,
+            "linked-list: counters the node pool is split into, element i taking nodes from "
+            "stripe i mod stripes (0: 1 on CPUs, one counter as in HOSS; 4096 on GPUs, where "
+            "one counter serialises the whole device)",
+            0, 1 << 20);
   s.integer("contact.brute_force_max_elements", 25000,
             "check every row against a host O(N^2) search at every step when N is at most this",
             0);
@@ -91,6 +99,7 @@ struct Config {
   std::int64_t brute_force_max = 0, sample_rows = 0;
   bool overflow_check = true;
   bool pairs = true;
+  int list_stripes = 1;
   std::string inject;
 };
 
@@ -128,6 +137,8 @@ Config read_config(const Deck& deck) {
   c.overflow_check = deck.boolean("contact.overflow_check");
   c.inject = deck.string("contact.inject_fault");
   c.pairs = deck.string("contact.search") == "pairs";
+  const std::int64_t stripes = deck.integer("contact.list_stripes");
+  c.list_stripes = stripes > 0 ? static_cast<int>(stripes) : (on_gpu ? 4096 : 1);
   return c;
 }
 
@@ -188,7 +199,12 @@ Estimate estimate(const Config& c) {
       N8 * 8 + N8 * 4 * static_cast<std::uint64_t>(std::max(c.capacity, e.max_row_bound));
   for (Storage st : c.storages) {
     const int k = static_cast<int>(st);
-    if (st == Storage::linked_list) e.storage[k] = N8 * 4 + 8 * std::max(first, E) + 8;
+    // Growth makes every stripe as large as the fullest one: room for 25%
+    // imbalance and a few rows per stripe.
+    if (st == Storage::linked_list)
+      e.storage[k] = N8 * 4 + 8 * std::max(first, E + (c.list_stripes > 1 ? E / 4 : 0)) +
+                     8 * static_cast<std::uint64_t>(c.list_stripes) *
+                         (stripe_pad + 4 * static_cast<std::uint64_t>(e.max_row_bound));
     if (st == Storage::csr) e.storage[k] = N8 * 12 + 8 + 4 * std::max(first, E);
     if (st == Storage::dynamic) e.storage[k] = dynamic_rows;
   }
@@ -253,9 +269,25 @@ Report run_typed(const Context& ctx, const Config& cfg) {
                     "): run a smaller n, or without linked-list",
                 /*collective=*/true);
 
+  // KARMA_CONTACT_TRACE=1: each phase of the warm-up and the first two steps,
+  // fenced and timed, on stderr: where a run spends its time on a new machine.
+  const bool tracing = std::getenv("KARMA_CONTACT_TRACE") != nullptr && comm::is_root();
+  int traced_steps = 0;
+  const auto trace_start = std::chrono::steady_clock::now();
+  const std::function<void(const char*)> trace = [&](const char* what) {
+    if (!tracing || traced_steps > 2) return;
+    Kokkos::fence();
+    std::fprintf(stderr, "trace %10.4f s  %s\n",
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - trace_start).count(),
+                 what);
+    std::fflush(stderr);
+  };
+  trace("start");
+
   // --- set-up (untimed) --------------------------------------------------------------
   Coords xyz(Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::nodes"), shape.nodes);
   make_nodes(shape, cfg.seed, xyz);
+  trace("nodes");
   Boxes boxes(Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::boxes"), N);
   CellLists cells;
   RowStats stats("contact::row_stats", N);
@@ -267,9 +299,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     // Every storage starts with room for N x capacity entries, first-touched
     // here so that no timed step pays for it.
     if (s == Storage::linked_list) {
-      ll.heads = Kokkos::View<unsigned*, Memory>("contact::linked_list::heads", N);
-      ll.pool = Kokkos::View<ListNode*, Memory>("contact::linked_list::pool", first_entries);
-      ll.top = Kokkos::View<unsigned long long, Memory>("contact::linked_list::top");
+      ll = make_lists(N, static_cast<std::uint64_t>(first_entries), cfg.list_stripes);
     } else if (s == Storage::csr) {
       csr.sizes = Kokkos::View<int*, Memory>("contact::csr::sizes", N);
       csr.offsets = Kokkos::View<std::int64_t*, Memory>("contact::csr::offsets", N + 1);
@@ -300,6 +330,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     Kokkos::deep_copy(samples, h);
   }
   const bool brute_force = N <= cfg.brute_force_max;
+  trace("allocated");
 
   // Row signatures: the first storage's, and the one being compared.
   const Signatures ref_sig = make_signatures(N), sig_now = make_signatures(N);
@@ -317,17 +348,17 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     };
     StorageRecord& rec = record[static_cast<int>(s)];
     if (s == Storage::linked_list) {
-      std::uint64_t taken = 0;
-      phase("search", [&] { taken = fill_lists(search, ll); });
+      PoolUse use;
+      phase("search", [&] { use = fill_lists(search, ll); });
       phase("fill", [&] {
-        if (taken <= ll.pool.extent(0)) return;
-        if (taken >= max_pool)
-          throw Error(exit_runtime_error, "the linked-list pool needs " + std::to_string(taken) +
-                                              " nodes: more than 32-bit indices reach");
+        if (use.largest_stripe <= ll.stripe_size) return;
+        if (use.largest_stripe * static_cast<std::uint64_t>(ll.stripes) >= max_pool)
+          throw Error(exit_runtime_error,
+                      "the linked-list pool needs " + std::to_string(use.largest_stripe) +
+                          " nodes in each of " + std::to_string(ll.stripes) +
+                          " stripes: more than 32-bit indices reach");
         ++rec.overflows;
-        ll.pool = Kokkos::View<ListNode*, Memory>();
-        ll.pool = Kokkos::View<ListNode*, Memory>(
-            Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::linked_list::pool"), taken);
+        grow_pool(ll, use.largest_stripe);
         fill_lists(search, ll);
         ++rec.refills;
       });
@@ -397,11 +428,15 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   for (std::int64_t w = 0; w < cfg.warmup; ++w) {
     const std::int64_t bz = b_bottom(cfg.n, 0);
     make_boxes(shape, xyz, static_cast<int>(bz), boxes);
-    bin(boxes, make_grid(cfg.n, bz, cfg.cell), cells);
+    trace("warm-up: boxes");
+    bin(boxes, make_grid(cfg.n, bz, cfg.cell), cells, trace);
+    trace("warm-up: binned");
     const Search search(boxes, cells, cfg.pairs);
     for (Storage s : cfg.storages) {
       build(s, search, false);
+      trace((std::string("warm-up: built ") + name_of(s)).c_str());
       row_stats(s);
+      trace((std::string("warm-up: stats ") + name_of(s)).c_str());
     }
     progress.step();
   }
@@ -410,7 +445,9 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     const std::int64_t bz = b_bottom(cfg.n, step);
     make_boxes(shape, xyz, static_cast<int>(bz), boxes);
     const Grid grid = make_grid(cfg.n, bz, cfg.cell);
+    trace("boxes");
     timer.time("binning", [&] { bin(boxes, grid, cells); });
+    trace("binned");
     const Search search(boxes, cells, cfg.pairs);
     shared_bytes = static_cast<std::int64_t>(xyz.span() * sizeof(int) + boxes.span() * sizeof(int) +
                                              stats.span() * sizeof(double)) +
@@ -426,10 +463,12 @@ Report run_typed(const Context& ctx, const Config& cfg) {
       const Storage s = cfg.storages[v];
       StorageRecord& rec = record[static_cast<int>(s)];
       build(s, search, true);
+      trace((std::string("built ") + name_of(s)).c_str());
       if (cfg.inject != "none" && step == last && v + 1 == cfg.storages.size()) inject(s);
       for (std::int64_t w = 0; w < cfg.warmup; ++w) row_stats(s);
       for (std::int64_t k = 0; k < cfg.sweeps; ++k)
         timer.time(std::string(name_of(s)) + ".stats", [&] { row_stats(s); });
+      trace((std::string("stats ") + name_of(s)).c_str());
       rec.peak_bytes = std::max(rec.peak_bytes, storage_bytes(s));
       live_bytes += storage_bytes(s);
 
@@ -448,18 +487,22 @@ Report run_typed(const Context& ctx, const Config& cfg) {
       else
         array_signatures(DynamicAccess<Dynamic>{dyn}, sig);
       const SignatureSummary sum = summarize_signatures(sig);
+      trace("signatures");
       if (v == 0) {
         ref = sum;
         have_reference = true;
         reference = s == Storage::linked_list ? canonical(ll)
                     : s == Storage::csr        ? canonical(csr.rows)
                                                : canonical_dynamic(dyn);
+        trace("canonical");
         const StructureErrors se = structure_errors(reference);
+        trace("structure");
         structure.out_of_range += se.out_of_range;
         structure.self += se.self;
         structure.duplicates += se.duplicates;
         structure.asymmetric += se.asymmetric;
         if (!sample_ids.empty()) sample_wrong += sample_rows_wrong(boxes, samples, ref_sig);
+        trace("sampled rows");
         if (brute_force) {
           const auto host_boxes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, boxes);
           bf_wrong += brute_force_rows_wrong(host_boxes, to_host(reference));
@@ -468,6 +511,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
         variants_wrong += signatures_differing(sig, ref_sig);
       }
       stats_wrong += stats_rows_wrong(stats, reference);
+      trace("stats checked");
       rec.pair_checksums.push_back(sum.checksum);
       rec.stats_checksums.push_back(stats_checksum(stats));
       pair_sums.push_back(rec.pair_checksums.back());
@@ -512,6 +556,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
         same = signatures_differing(sig_now, ref_sig) == 0;
       }
       if (!same && max_row > 0) ++forced_failures;
+      trace("forced overflow");
       step_json["forced_overflow"] = {{"capacity", forced_capacity},
                                       {"largest_count", asked},
                                       {"overflowed", overflowed}};
@@ -533,6 +578,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     step_json["stats_checksum"] = stats_sums.empty() ? "" : hex(stats_sums[0]);
     per_step.push_back(step_json);
     progress.step();
+    ++traced_steps;
   }
   Kokkos::fence();
 
@@ -693,6 +739,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
       {"dynamic_layout", std::is_same<DynamicLayout, Kokkos::LayoutLeft>::value ? "left" : "right"},
       {"lanes", cfg.lanes},
       {"search", cfg.pairs ? "pairs" : "rows"},
+      {"list_stripes", cfg.list_stripes},
       {"fixed_point_units_per_h", unit},
       {"scaling", "weak: every rank builds and checks its own copy of the whole problem"},
       {"pairs_all_steps_per_rank", total_pairs},

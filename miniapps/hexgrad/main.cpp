@@ -6,6 +6,7 @@
 #include "karma/app.hpp"
 #include "karma/array.hpp"
 #include "karma/comm.hpp"
+#include "karma/progress.hpp"
 
 #include <algorithm>
 #include <array>
@@ -228,11 +229,13 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   KernelTimer timer;
   const std::int64_t iterations = cfg.warmup + cfg.repetitions;
   auto timed_loop = [&](auto&& launch) {
+    Progress progress(ctx, "repetition", iterations);  // warm-ups count too
     for (std::int64_t it = 0; it < iterations; ++it) {
       if (it < cfg.warmup)
         launch();
       else
         timer.time("gradients", launch);
+      progress.step();
     }
     Kokkos::fence();
   };

@@ -317,12 +317,15 @@ Report run_typed(const Context& ctx, const Config& cfg) {
       {"bytes_from",
        "(columns read + columns written) x N x element size, counted launch by "
        "launch: the least each algorithm must move (see the README)"}};
+  const auto fewest = static_cast<std::int64_t>(comm::min(static_cast<double>(mine.count)));
+  const auto most = static_cast<std::int64_t>(comm::max(static_cast<double>(mine.count)));
   std::ostringstream summary;
   summary << "mgs: " << name << ", " << cfg.n_global << " x " << m << " "
           << to_string(cfg.precision) << ", layout " << to_string(cfg.layout) << ", "
           << (cfg.matrix == MatrixKind::random ? std::string("random")
                                                : "condition " + std::to_string(cfg.condition))
-          << ", " << comm::size() << " rank(s), reductions on the "
+          << ", " << comm::size() << " rank(s) of " << fewest
+          << (fewest == most ? "" : " to " + std::to_string(most)) << " rows, reductions on the "
           << (cfg.on_device ? "device" : "host") << "; " << tally.launches << " launches and "
           << tally.allreduces << " allreduces per factorization; " << cfg.repetitions
           << " repetitions after " << cfg.warmup << " warm-up(s)";

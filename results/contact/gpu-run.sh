@@ -1,10 +1,10 @@
 #!/bin/bash
-# The GPU measurements of results/contact/README.md, in one device session:
-# STREAM copy (the bandwidth reference) and karma-contact at n = 64 and
-# n = 126 (large.yaml), side by side in one session. Run from the repository
-# root with the CUDA binaries built (build-cuda-contact; build-cuda for
-# karma-stream); results go to $OUT (default: results/contact).
-# Usage: gpu-run.sh [SWEEPS_126] [EXTRA --set ...]
+# The GPU measurements of results/contact/README.md in one device session:
+# the kernel tests on the GPU, small traced runs, STREAM copy (the bandwidth
+# reference) and karma-contact at n = 126 (large.yaml). Run from the
+# repository root with the CUDA binaries built (build-cuda-contact; build-cuda
+# for karma-stream); results go to $OUT (default: results/contact).
+# Usage: gpu-run.sh [SWEEPS_126]
 set -u
 # The device lacks yaml-cpp: the carried Debian package supplies it.
 mkdir -p /tmp/yaml && for f in .gpu/debs/*.deb; do dpkg -x "$f" /tmp/yaml; done
@@ -14,22 +14,25 @@ export KARMA_PROGRESS=0,5
 OUT=${OUT:-results/contact}
 mkdir -p "$OUT"
 contact=${CONTACT:-build-cuda-contact/miniapps/contact/karma-contact}
+tests=${TESTS:-build-cuda-contact/miniapps/contact/tests/contact_kernel_tests}
 stream=${STREAM:-build-cuda/miniapps/stream/karma-stream}
 sweeps=${1:-20}
-shift || true
-save() { tar rf "$OUT/contact-gpu.tar" -C "$OUT" "$@" 2>/dev/null; }
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/gpu.txt"
 
-timeout 40 "$stream" inputs/stream/default.yaml --set "stream.kernels=[copy]" \
-  --set run.repetitions=50 --output "$OUT/stream-copy.json" -q 2>&1 | tail -2
-save gpu.txt stream-copy.json
+timeout 20 "$tests" > "$OUT/tests.log" 2>&1; echo "tests: exit $?"; tail -3 "$OUT/tests.log"
+# Small runs, every phase traced: n = 4 (brute force), then n = 32.
+KARMA_CONTACT_TRACE=1 timeout 20 "$contact" miniapps/contact/tests/decks/tiny.yaml \
+  --output "$OUT/contact-tiny.json" > "$OUT/contact-tiny.log" 2>&1
+echo "tiny: exit $?"; grep -E "RESULT|trace" "$OUT/contact-tiny.log" | tail -4
+KARMA_CONTACT_TRACE=1 timeout 25 "$contact" inputs/contact/default.yaml --set contact.n=32 \
+  --output "$OUT/contact-n32.json" > "$OUT/contact-n32.log" 2>&1
+echo "n32: exit $?"; grep -E "RESULT|trace" "$OUT/contact-n32.log" | tail -4
 
-# n = 64 with large.yaml's settings (100 sweeps), then n = 126.
-timeout 60 "$contact" inputs/contact/large.yaml --set contact.n=64 "$@" \
-  --output "$OUT/contact-n64.json" > "$OUT/contact-n64.log" 2>&1
-tail -25 "$OUT/contact-n64.log"
-save contact-n64.json contact-n64.log
-timeout 120 "$contact" inputs/contact/large.yaml --set contact.sweeps=$sweeps "$@" \
+timeout 30 "$stream" inputs/stream/default.yaml --set "stream.kernels=[copy]" \
+  --set run.repetitions=50 --output "$OUT/stream-copy.json" -q 2>&1 | tail -2
+
+KARMA_CONTACT_TRACE=1 timeout 100 "$contact" inputs/contact/large.yaml --set contact.sweeps=$sweeps \
   --output "$OUT/contact-n126.json" > "$OUT/contact-n126.log" 2>&1
-tail -25 "$OUT/contact-n126.log"
-save contact-n126.json contact-n126.log
+echo "n126: exit $?"; grep -v "^trace" "$OUT/contact-n126.log" | tail -22
+(cd "$OUT" && tar cf contact-gpu.tar gpu.txt tests.log contact-*.log contact-*.json stream-copy.json 2>/dev/null)
+rm -f "$OUT"/contact-tiny.json "$OUT"/contact-n32.json

@@ -182,17 +182,16 @@ Rows dynamic_rows(const Scene& s, bool pairs, std::int64_t capacity, int& refill
   return canonical_dynamic(d);
 }
 
-Rows linked_rows(const Scene& s, bool pairs, std::int64_t pool, int& refills) {
+Rows linked_rows(const Scene& s, bool pairs, std::int64_t pool, int& refills, int stripes = 1) {
   const Search search(s.boxes, s.cells, pairs);
-  LinkedLists l;
-  l.heads = Kokkos::View<unsigned*, Memory>("heads", s.shape.elements);
-  l.pool = Kokkos::View<ListNode*, Memory>("pool", pool);
-  l.top = Kokkos::View<unsigned long long, Memory>("top");
+  LinkedLists l = make_lists(s.shape.elements, pool, stripes);
   refills = 0;
-  const std::uint64_t taken = fill_lists(search, l);
-  if (taken > l.pool.extent(0)) {
-    l.pool = Kokkos::View<ListNode*, Memory>("pool", taken);
-    fill_lists(search, l);
+  const PoolUse use = fill_lists(search, l);
+  if (use.largest_stripe > l.stripe_size) {
+    grow_pool(l, use.largest_stripe);
+    const PoolUse again = fill_lists(search, l);
+    EXPECT_EQ(again.largest_stripe, use.largest_stripe);  // the same demand, now met
+    EXPECT_EQ(again.total, use.total);
     ++refills;
   }
   return canonical(l);
@@ -218,6 +217,9 @@ TEST(Storages, AllThreeHoldTheSameListsAfterOverflow) {
     EXPECT_EQ(refills, 1);
     EXPECT_EQ(rows_differing(linked_rows(s, pairs, reference.num_entries(), refills), reference), 0);
     EXPECT_EQ(refills, 0);
+    // A pool in 7 stripes, each with its own counter: too small, then grown.
+    EXPECT_EQ(rows_differing(linked_rows(s, pairs, 70, refills, 7), reference), 0);
+    EXPECT_EQ(refills, 1);
   }
 }
 
@@ -319,10 +321,7 @@ TEST_F(Corrupted, SignaturesOfEveryStorageAgree) {
   fill_dynamic(search, d);
   array_signatures(DynamicAccess<decltype(d)>{d}, got);
   EXPECT_EQ(signatures_differing(got, want), 0);
-  LinkedLists l;
-  l.heads = Kokkos::View<unsigned*, Memory>("heads", n);
-  l.pool = Kokkos::View<ListNode*, Memory>("pool", good.num_entries());
-  l.top = Kokkos::View<unsigned long long, Memory>("top");
+  LinkedLists l = make_lists(n, 2 * good.num_entries(), 5);
   fill_lists(search, l);
   list_signatures(l, got);
   EXPECT_EQ(signatures_differing(got, want), 0);
@@ -376,10 +375,7 @@ TEST_F(Corrupted, FaultInjectionChangesEveryStorage) {
   inject_fault(DynamicAccessForFault<decltype(d)>{d}, row, /*self=*/false, n);
   EXPECT_EQ(rows_differing(canonical_dynamic(d), good), 1);
 
-  LinkedLists l;
-  l.heads = Kokkos::View<unsigned*, Memory>("heads", n);
-  l.pool = Kokkos::View<ListNode*, Memory>("pool", good.num_entries());
-  l.top = Kokkos::View<unsigned long long, Memory>("top");
+  LinkedLists l = make_lists(n, good.num_entries(), 1);
   fill_lists(Search(scene.boxes, scene.cells, true), l);
   inject_fault(ListAccessForFault{l.heads, l.pool}, row, /*self=*/false, n);
   EXPECT_EQ(rows_differing(canonical(l), good), 1);

@@ -145,7 +145,7 @@ TYPED_TEST(KnownProducts, RowAndColumnVectors) {
 // 2 m (j + 1). Integers, exact in double.
 TYPED_TEST(KnownProducts, ClosedFormOnManyShapes) {
   const std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {
-      {1, 37}, {37, 1}, {1, 1}, {13, 257}, {257, 13}, {64, 4096}, {1031, 97}};
+      {1, 37}, {37, 1}, {1, 1}, {13, 257}, {257, 13}, {67, 1031}};
   for (const auto& [m, n] : shapes) {
     Matrix<TypeParam> a("a", m, n);
     auto h = Kokkos::create_mirror_view(a);
