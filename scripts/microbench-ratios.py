@@ -250,7 +250,10 @@ def format_time(seconds):
 
 
 def format_gbps(value):
-    return "-" if value is None else f"{value / 1e9:.3g}"
+    if value is None:
+        return "-"
+    gbps = value / 1e9
+    return f"{gbps:.0f}" if gbps >= 100 else f"{gbps:.3g}"
 
 
 def print_table(header, rows, markdown):

@@ -5,12 +5,13 @@
 // N = 0 and N = 1 everywhere.
 #include "karma/ragged.hpp"
 
-#include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
+#include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -36,7 +37,8 @@ std::vector<std::vector<T>> rows_on_device(const RaggedRight<T, M>& r) {
   const std::int64_t n = r.num_rows();
   Kokkos::View<std::int64_t*, M> sizes("sizes", n);
   Kokkos::parallel_for(
-      "test::sizes", Policy(0, n), KOKKOS_LAMBDA(const std::int64_t i) { sizes(i) = r.row_size(i); });
+      "test::sizes", Policy(0, n),
+      KOKKOS_LAMBDA(const std::int64_t i) { sizes(i) = r.row_size(i); });
   auto s = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, sizes);
   Kokkos::View<T*, M> flat("flat", r.num_entries());
   Kokkos::parallel_for(
@@ -347,6 +349,30 @@ TYPED_TEST(DynamicRagged, OverflowIsDetectedAndRecovered) {
   EXPECT_EQ(stored[1], expected);
   // A fill that fits needs no refill.
   EXPECT_EQ(karma::fill_growing(d, fill), 0);
+}
+
+// grow keeps every row's stored entries and count; the overflowed row then
+// lacks exactly the entries that did not fit.
+TYPED_TEST(DynamicRagged, GrowKeepsWhatTheRowsHold) {
+  using D = DynamicRaggedRight<int, Memory, TypeParam>;
+  D d("d", 4, 8);
+  push_overflowing(d);
+  d.grow(40);
+  EXPECT_EQ(d.capacity(), 40);
+  EXPECT_EQ(d.max_count(), 37);
+  EXPECT_EQ(d.overflowed_rows(), 0);  // count 37 now fits, but only 8 were kept
+  auto stored = stored_rows(d);
+  EXPECT_TRUE(stored[0].empty());
+  EXPECT_TRUE(stored[3].empty());
+  std::sort(stored[2].begin(), stored[2].end());
+  EXPECT_EQ(stored[2], (std::vector<int>{237, 238, 239, 240, 241}));
+  auto data = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, d.data());
+  std::set<int> kept;
+  for (int k = 0; k < 8; ++k) kept.insert(data(1, k));
+  EXPECT_EQ(kept.size(), 8u);
+  EXPECT_GE(*kept.begin(), 100);
+  EXPECT_LT(*kept.rbegin(), 137);
+  EXPECT_THROW(d.grow(10), karma::Error);
 }
 
 TYPED_TEST(DynamicRagged, SingleWriterStoreKeepsCounting) {

@@ -28,9 +28,9 @@ using Range = Kokkos::RangePolicy<Exec, Kokkos::IndexType<Index>>;
 // Fixed-point geometry: block A's element size h is `unit`; every length of
 // the problem (0.5, 0.2 h, 0.05, 0.05 per step) is a whole number of units.
 inline constexpr int unit = 81920;
-inline constexpr int h_a = unit;           // block A: n x n x n elements of size 1
-inline constexpr int h_b = unit / 2;       // block B: 2n x 2n x n elements of size 0.5
-inline constexpr int perturb_a = unit / 5; // nodes move by up to 0.2 h
+inline constexpr int h_a = unit;            // block A: n x n x n elements of size 1
+inline constexpr int h_b = unit / 2;        // block B: 2n x 2n x n elements of size 0.5
+inline constexpr int perturb_a = unit / 5;  // nodes move by up to 0.2 h
 inline constexpr int perturb_b = unit / 10;
 inline constexpr int inflate = unit / 20;    // boxes grow by 0.05 on every side
 inline constexpr int step_move = unit / 20;  // block B moves down 0.05 per step
@@ -172,10 +172,8 @@ inline void make_boxes(const MeshShape& s, const Coords& xyz, int b_z, const Box
           corner = nodes_a + x + sx * y + sy * z;
           lift = b_z;
         }
-        int lo[3] = {INT_MAX, INT_MAX,
-                     INT_MAX};
-        int hi[3] = {INT_MIN, INT_MIN,
-                     INT_MIN};
+        int lo[3] = {INT_MAX, INT_MAX, INT_MAX};
+        int hi[3] = {INT_MIN, INT_MIN, INT_MIN};
         for (int k = 0; k < 8; ++k) {
           const Index v = corner + (k & 1) + ((k >> 1) & 1) * sx + ((k >> 2) & 1) * sy;
           for (int c = 0; c < 3; ++c) {
@@ -223,7 +221,8 @@ inline Grid make_grid(int n, std::int64_t b_z, int cell) {
   Grid g;
   g.cell = cell;
   const std::int64_t margin = unit / 2;
-  const std::int64_t top = std::max<std::int64_t>(std::int64_t(n) * h_a, b_z + std::int64_t(n) * h_b);
+  const std::int64_t top =
+      std::max<std::int64_t>(std::int64_t(n) * h_a, b_z + std::int64_t(n) * h_b);
   const std::int64_t bottom = std::min<std::int64_t>(0, b_z);
   const std::int64_t lo[3] = {-margin, -margin, bottom - margin};
   const std::int64_t hi[3] = {std::int64_t(n) * h_a + margin, std::int64_t(n) * h_a + margin,
@@ -375,7 +374,7 @@ struct alignas(8) ListNode {
 };
 inline constexpr unsigned list_end = 0xffffffffu;
 inline constexpr std::uint64_t max_pool = list_end;  // node indices are 32-bit, as the heads
-inline constexpr int stripe_pad = 16;  // counters 128 bytes apart
+inline constexpr int stripe_pad = 16;                // counters 128 bytes apart
 
 struct LinkedLists {
   Kokkos::View<unsigned*, Memory> heads;
@@ -398,8 +397,8 @@ inline LinkedLists make_lists(Index n, std::uint64_t nodes, int stripes, bool in
   l.stripes = stripes < 1 ? 1 : stripes;
   l.stripe_size = (nodes + l.stripes - 1) / l.stripes;
   l.heads = Kokkos::View<unsigned*, Memory>("contact::linked_list::heads", n);
-  l.tops = Kokkos::View<unsigned long long*, Memory>("contact::linked_list::tops",
-                                                     static_cast<std::size_t>(l.stripes) * stripe_pad);
+  l.tops = Kokkos::View<unsigned long long*, Memory>(
+      "contact::linked_list::tops", static_cast<std::size_t>(l.stripes) * stripe_pad);
   const std::size_t size = static_cast<std::size_t>(l.stripes) * l.stripe_size;
   if (initialize)
     l.pool = Kokkos::View<ListNode*, Memory>("contact::linked_list::pool", size);
@@ -588,8 +587,8 @@ inline void fill_rows(const Search& search, CompressedRows& c) {
     c.buffer = Kokkos::View<int*, Memory>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::csr::values"), total);
   }
-  c.rows = RaggedRight<int, Memory>(c.offsets,
-                                    Kokkos::subview(c.buffer, std::make_pair(std::int64_t(0), total)));
+  c.rows = RaggedRight<int, Memory>(
+      c.offsets, Kokkos::subview(c.buffer, std::make_pair(std::int64_t(0), total)));
   const auto offsets = c.offsets;
   const auto values = c.buffer;
   const auto sizes = c.sizes;
@@ -639,8 +638,7 @@ void fill_dynamic(const Search& search, const Dynamic& lists) {
   if (search.pairs) {
     lists.clear();
     Kokkos::parallel_for(
-        "contact::dynamic::search_pairs", Range(0, lists.num_rows()),
-        KOKKOS_LAMBDA(const Index i) {
+        "contact::dynamic::search_pairs", Range(0, lists.num_rows()), KOKKOS_LAMBDA(const Index i) {
           DynamicPairSink<Dynamic> sink{lists, static_cast<int>(i)};
           search(i, sink);
         });
@@ -652,6 +650,43 @@ void fill_dynamic(const Search& search, const Dynamic& lists) {
           lists.set_count(i, sink.n);
         });
   }
+}
+
+// Overflow recovery after fill_dynamic: when some row asked for more than
+// its capacity, grow every row to the largest count (keeping what the rows
+// hold) and search again only for the rows that overflowed, each by its own
+// thread (a row's set of neighbours does not depend on how it was found).
+// Returns the number of rows refilled (0: nothing overflowed).
+template <class Dynamic>
+std::int64_t recover_dynamic(const Search& search, Dynamic& lists) {
+  const std::int64_t needed = lists.max_count();
+  const std::int64_t capacity = lists.capacity();
+  if (needed <= capacity) return 0;
+  const Index n = lists.num_rows();
+  Kokkos::View<Index*, Memory> rows(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::dynamic::overflowed"), n);
+  const auto counts = lists.counts();
+  std::int64_t overflowed = 0;
+  Kokkos::parallel_scan(
+      "contact::dynamic::find_overflowed", Range(0, n),
+      KOKKOS_LAMBDA(const Index i, std::int64_t& k, const bool final) {
+        if (counts(i) <= capacity) return;
+        if (final) rows(k) = i;
+        ++k;
+      },
+      overflowed);
+  lists.grow(needed);
+  const Dynamic grown = lists;
+  Search by_rows = search;
+  by_rows.pairs = false;
+  Kokkos::parallel_for(
+      "contact::dynamic::refill", Range(0, overflowed), KOKKOS_LAMBDA(const Index k) {
+        const Index i = rows(k);
+        DynamicRowSink<Dynamic> sink{grown, i, 0};
+        by_rows(i, sink);
+        grown.set_count(i, sink.n);
+      });
+  return overflowed;
 }
 
 // --- row statistics --------------------------------------------------------------
@@ -681,9 +716,7 @@ KOKKOS_INLINE_FUNCTION void store_stats(const RowStats& out, Index i, const Accu
   out(i, 3) = empty ? 0.0 : static_cast<double>(a.sum) / static_cast<double>(count);
 }
 
-KOKKOS_INLINE_FUNCTION Accumulator empty_accumulator() {
-  return Accumulator{INT_MAX, INT_MIN, 0};
-}
+KOKKOS_INLINE_FUNCTION Accumulator empty_accumulator() { return Accumulator{INT_MAX, INT_MIN, 0}; }
 
 // Reduction of Accumulators across the vector lanes that share a row.
 struct AccumulatorReducer {

@@ -201,7 +201,8 @@ inline StructureErrors structure_errors(const Rows& r) {
 
 // Rows whose sorted contents differ (every row when the row counts differ).
 inline std::int64_t rows_differing(const Rows& a, const Rows& b) {
-  if (a.num_rows() != b.num_rows()) return a.num_rows() > b.num_rows() ? a.num_rows() : b.num_rows();
+  if (a.num_rows() != b.num_rows())
+    return a.num_rows() > b.num_rows() ? a.num_rows() : b.num_rows();
   std::int64_t wrong = 0;
   Kokkos::parallel_reduce(
       "contact::verify::rows_differing", Range(0, a.num_rows()),
@@ -277,7 +278,8 @@ inline std::int64_t stats_rows_wrong(const RowStats& s, const Rows& r) {
 
 // Sampled rows against an O(N) scan of all boxes on the device: a row is
 // wrong if its size or its pair-hash sum differs from the scan's.
-inline std::int64_t sample_rows_wrong(const Boxes& boxes, const Kokkos::View<Index*, Memory>& samples,
+inline std::int64_t sample_rows_wrong(const Boxes& boxes,
+                                      const Kokkos::View<Index*, Memory>& samples,
                                       const Signatures& sig) {
   using Team = Kokkos::TeamPolicy<Exec>;
   const Index n = static_cast<Index>(boxes.extent(0));

@@ -70,8 +70,7 @@ Schema contact_schema() {
             "one counter serialises the whole device)",
             0, 1 << 20);
   s.integer("contact.brute_force_max_elements", 25000,
-            "check every row against a host O(N^2) search at every step when N is at most this",
-            0);
+            "check every row against a host O(N^2) search at every step when N is at most this", 0);
   s.integer("contact.sample_rows", 64,
             "rows checked at every step against an O(N) scan of all boxes on the device", 0);
   s.boolean("contact.overflow_check", true,
@@ -108,8 +107,8 @@ Config read_config(const Deck& deck) {
   const std::int64_t n = deck.integer("contact.n");
   // Element ids are 32-bit (as node indices of the lists): 5 n^3 < 2^31.
   if (n > 754)
-    deck.fail("contact.n", "n = " + std::to_string(n) + " gives 5 n^3 = " +
-                               std::to_string(5 * n * n * n) +
+    deck.fail("contact.n", "n = " + std::to_string(n) +
+                               " gives 5 n^3 = " + std::to_string(5 * n * n * n) +
                                " elements; element ids are 32-bit, so n is at most 754");
   c.n = static_cast<int>(n);
   c.shape = mesh_shape(c.n);
@@ -129,8 +128,8 @@ Config read_config(const Deck& deck) {
   c.dynamic_left = layout == "left" || (layout == "auto" && on_gpu);
   const std::int64_t lanes = deck.integer("contact.lanes");
   if (lanes != 0 && (lanes & (lanes - 1)) != 0)
-    deck.fail("contact.lanes", "must be a power of two (1, 2, 4, 8, 16 or 32), or 0, got " +
-                                   std::to_string(lanes));
+    deck.fail("contact.lanes",
+              "must be a power of two (1, 2, 4, 8, 16 or 32), or 0, got " + std::to_string(lanes));
   c.lanes = !on_gpu ? 1 : (lanes == 0 ? 8 : static_cast<int>(lanes));
   c.brute_force_max = deck.integer("contact.brute_force_max_elements");
   c.sample_rows = deck.integer("contact.sample_rows");
@@ -165,7 +164,8 @@ Estimate estimate(const Config& c) {
   const std::int64_t n = c.n, N = s.elements;
   Estimate e;
   // Box extents: an element plus its nodes' perturbation and the inflation.
-  const std::int64_t box_a = h_a + 2 * (perturb_a + inflate), box_b = h_b + 2 * (perturb_b + inflate);
+  const std::int64_t box_a = h_a + 2 * (perturb_a + inflate),
+                     box_b = h_b + 2 * (perturb_b + inflate);
   // Within a block a box reaches only its 26 neighbours (the perturbation
   // and inflation, 0.25 h, are less than half an element). Across blocks:
   const std::int64_t a_sees_b = (box_a + box_b) / h_b + 1, b_sees_a = (box_a + box_b) / h_a + 1;
@@ -176,8 +176,7 @@ Estimate estimate(const Config& c) {
   const std::int64_t layers_a =
       std::clamp<std::int64_t>(n - floor_div(b_low - perturb_a - inflate, h_a) + 1, 0, n);
   const std::int64_t layers_b =
-      a_top < b_low ? 0
-                    : std::clamp<std::int64_t>(floor_div(a_top - b_low, h_b) + 2, 0, n);
+      a_top < b_low ? 0 : std::clamp<std::int64_t>(floor_div(a_top - b_low, h_b) + 2, 0, n);
   e.entries_bound = 26 * N + layers_a * n * n * a_sees_b * a_sees_b * a_sees_b +
                     layers_b * 4 * n * n * b_sees_a * b_sees_a * b_sees_a;
   e.max_row_bound = 26 + (layers_a > 0 ? a_sees_b * a_sees_b * a_sees_b : 0);
@@ -210,8 +209,9 @@ Estimate estimate(const Config& c) {
   }
   // The first storage's rows sorted (and the row sizes on the way), two
   // sets of row signatures, and the capacity-8 rows of the overflow check.
-  e.verification = (N8 * 8 + 8 + E * 4) + N8 * 8 + 2 * N8 * 16 +
-                   (c.overflow_check ? N8 * 8 + N8 * 4 * static_cast<std::uint64_t>(e.max_row_bound) : 0);
+  e.verification =
+      (N8 * 8 + 8 + E * 4) + N8 * 8 + 2 * N8 * 16 +
+      (c.overflow_check ? N8 * 8 + N8 * 4 * static_cast<std::uint64_t>(e.max_row_bound) : 0);
   e.total = e.shared + e.verification + e.storage[0] + e.storage[1] + e.storage[2];
   return e;
 }
@@ -238,7 +238,7 @@ nlohmann::json phase_json(const std::vector<double>& v) {
 
 // Everything one storage accumulates over the run.
 struct StorageRecord {
-  std::int64_t overflows = 0, refills = 0;
+  std::int64_t overflows = 0, refills = 0, rows_refilled = 0;
   std::int64_t peak_bytes = 0;
   std::int64_t final_capacity = 0;
   double stats_bytes = 0;  // over all timed sweeps
@@ -253,21 +253,26 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   const Estimate est = estimate(cfg);
   {
     std::ostringstream what;
-    what << N << " elements, neighbour lists of at most " << est.entries_bound
-         << " entries in " << cfg.storages.size() << " storage(s) and their checks";
+    what << N << " elements, neighbour lists of at most " << est.entries_bound << " entries in "
+         << cfg.storages.size() << " storage(s) and their checks";
     ctx.require_memory(est.total, what.str());
   }
   if (est.max_row_bound >= max_row_for_int_sum)
-    throw Error(exit_runtime_error, "rows of up to " + std::to_string(est.max_row_bound) +
-                                        " entries: the statistics' 32-bit sums could overflow",
-                /*collective=*/true);
-  const bool want_ll = std::count(cfg.storages.begin(), cfg.storages.end(), Storage::linked_list) > 0;
-  if (want_ll && static_cast<std::uint64_t>(est.entries_bound) >= max_pool)
     throw Error(exit_runtime_error,
-                "the linked-list pool could need " + std::to_string(est.entries_bound) +
-                    " nodes; its node indices are 32-bit (at most " + std::to_string(max_pool - 1) +
-                    "): run a smaller n, or without linked-list",
+                "rows of up to " + std::to_string(est.max_row_bound) +
+                    " entries: the statistics' 32-bit sums could overflow",
                 /*collective=*/true);
+  const bool want_ll =
+      std::count(cfg.storages.begin(), cfg.storages.end(), Storage::linked_list) > 0;
+  const std::uint64_t first_pool = static_cast<std::uint64_t>(N) * cfg.capacity;
+  if (want_ll && std::max(static_cast<std::uint64_t>(est.entries_bound), first_pool) >= max_pool)
+    throw Error(
+        exit_runtime_error,
+        "the linked-list pool could need " +
+            std::to_string(std::max(static_cast<std::uint64_t>(est.entries_bound), first_pool)) +
+            " nodes; its node indices are 32-bit (at most " + std::to_string(max_pool - 1) +
+            "): run a smaller n or capacity, or without linked-list",
+        /*collective=*/true);
 
   // KARMA_CONTACT_TRACE=1: each phase of the warm-up and the first two steps,
   // fenced and timed, on stderr: where a run spends its time on a new machine.
@@ -277,9 +282,10 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   const std::function<void(const char*)> trace = [&](const char* what) {
     if (!tracing || traced_steps > 2) return;
     Kokkos::fence();
-    std::fprintf(stderr, "trace %10.4f s  %s\n",
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - trace_start).count(),
-                 what);
+    std::fprintf(
+        stderr, "trace %10.4f s  %s\n",
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - trace_start).count(),
+        what);
     std::fflush(stderr);
   };
   trace("start");
@@ -312,7 +318,8 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   // Sampled rows: half anywhere, half in the layers that meet (A's top, B's bottom).
   std::vector<Index> sample_ids;
   for (std::int64_t k = 0; k < cfg.sample_rows; ++k) {
-    const std::uint64_t r = mix64(cfg.seed ^ (0xa0761d6478bd642fULL + static_cast<std::uint64_t>(k)));
+    const std::uint64_t r =
+        mix64(cfg.seed ^ (0xa0761d6478bd642fULL + static_cast<std::uint64_t>(k)));
     const Index nn = cfg.n;
     Index e;
     if (k % 2 == 0)
@@ -353,10 +360,10 @@ Report run_typed(const Context& ctx, const Config& cfg) {
       phase("fill", [&] {
         if (use.largest_stripe <= ll.stripe_size) return;
         if (use.largest_stripe * static_cast<std::uint64_t>(ll.stripes) >= max_pool)
-          throw Error(exit_runtime_error,
-                      "the linked-list pool needs " + std::to_string(use.largest_stripe) +
-                          " nodes in each of " + std::to_string(ll.stripes) +
-                          " stripes: more than 32-bit indices reach");
+          throw Error(exit_runtime_error, "the linked-list pool needs " +
+                                              std::to_string(use.largest_stripe) +
+                                              " nodes in each of " + std::to_string(ll.stripes) +
+                                              " stripes: more than 32-bit indices reach");
         ++rec.overflows;
         grow_pool(ll, use.largest_stripe);
         fill_lists(search, ll);
@@ -372,15 +379,14 @@ Report run_typed(const Context& ctx, const Config& cfg) {
       });
       rec.final_capacity = static_cast<std::int64_t>(csr.buffer.extent(0));
     } else {
-      std::int64_t needed = 0;
+      std::int64_t refilled = 0;
       phase("search", [&] { fill_dynamic(search, dyn); });
       phase("fill", [&] {
-        needed = dyn.max_count();
-        if (needed <= dyn.capacity()) return;
+        refilled = recover_dynamic(search, dyn);
+        if (refilled == 0) return;
         ++rec.overflows;
-        dyn.reallocate(needed);
-        fill_dynamic(search, dyn);
         ++rec.refills;
+        rec.rows_refilled += refilled;
       });
       rec.final_capacity = dyn.capacity();
     }
@@ -416,7 +422,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   std::int64_t overflow_left = 0, forced_failures = 0;
   std::int64_t checksum_steps_differ = 0, stats_checksum_steps_differ = 0;
   StructureErrors structure;
-  std::int64_t forced_overflows = 0, forced_refills = 0;
+  std::int64_t forced_overflows = 0, forced_refills = 0, forced_rows_refilled = 0;
   nlohmann::json per_step = nlohmann::json::array();
   std::vector<double> step_entries;
   double total_pairs = 0;
@@ -492,8 +498,8 @@ Report run_typed(const Context& ctx, const Config& cfg) {
         ref = sum;
         have_reference = true;
         reference = s == Storage::linked_list ? canonical(ll)
-                    : s == Storage::csr        ? canonical(csr.rows)
-                                               : canonical_dynamic(dyn);
+                    : s == Storage::csr       ? canonical(csr.rows)
+                                              : canonical_dynamic(dyn);
         trace("canonical");
         const StructureErrors se = structure_errors(reference);
         trace("structure");
@@ -531,22 +537,22 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     if (!pair_sums.empty() &&
         std::any_of(pair_sums.begin(), pair_sums.end(), [&](auto x) { return x != pair_sums[0]; }))
       ++checksum_steps_differ;
-    if (!stats_sums.empty() &&
-        std::any_of(stats_sums.begin(), stats_sums.end(), [&](auto x) { return x != stats_sums[0]; }))
+    if (!stats_sums.empty() && std::any_of(stats_sums.begin(), stats_sums.end(),
+                                           [&](auto x) { return x != stats_sums[0]; }))
       ++stats_checksum_steps_differ;
 
     // Forced overflow: capacity 8 (less than the longest row) must overflow,
     // then grow, refill and give exactly the reference lists.
     const std::int64_t max_row = ref.longest;
     if (cfg.overflow_check && have_reference) {
-      const std::int64_t forced_capacity = std::max<std::int64_t>(0, std::min<std::int64_t>(8, max_row - 1));
+      const std::int64_t forced_capacity =
+          std::max<std::int64_t>(0, std::min<std::int64_t>(8, max_row - 1));
       Dynamic forced("contact::forced", N, forced_capacity);
       fill_dynamic(search, forced);
       const std::int64_t asked = forced.max_count();
       const bool overflowed = forced.overflowed_rows() > 0 && asked == max_row;
       forced_overflows += overflowed ? 1 : 0;
-      forced.reallocate(asked);
-      fill_dynamic(search, forced);
+      forced_rows_refilled += recover_dynamic(search, forced);
       const std::int64_t again = forced.max_count();
       ++forced_refills;
       live_bytes += forced.footprint_bytes();
@@ -557,9 +563,8 @@ Report run_typed(const Context& ctx, const Config& cfg) {
       }
       if (!same && max_row > 0) ++forced_failures;
       trace("forced overflow");
-      step_json["forced_overflow"] = {{"capacity", forced_capacity},
-                                      {"largest_count", asked},
-                                      {"overflowed", overflowed}};
+      step_json["forced_overflow"] = {
+          {"capacity", forced_capacity}, {"largest_count", asked}, {"overflowed", overflowed}};
     }
     const std::int64_t entries = have_reference ? ref.entries : -1;
     const std::int64_t empty_rows = ref.empty;
@@ -572,7 +577,8 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     step_json["pairs"] = pairs;
     step_json["entries"] = entries;
     step_json["max_row"] = max_row;
-    step_json["mean_row"] = static_cast<double>(std::max<std::int64_t>(entries, 0)) / static_cast<double>(N);
+    step_json["mean_row"] =
+        static_cast<double>(std::max<std::int64_t>(entries, 0)) / static_cast<double>(N);
     step_json["empty_rows"] = empty_rows;
     step_json["pair_checksum"] = pair_sums.empty() ? "" : hex(pair_sums[0]);
     step_json["stats_checksum"] = stats_sums.empty() ? "" : hex(stats_sums[0]);
@@ -592,8 +598,10 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     for (auto x : r.stats_checksums) mine_stats += hex(x);
   const auto all_pairs = comm::allgather(mine), all_stats = comm::allgather(mine_stats);
   const std::int64_t ranks_differ =
-      std::count_if(all_pairs.begin(), all_pairs.end(), [&](const auto& x) { return x != all_pairs[0]; }) +
-      std::count_if(all_stats.begin(), all_stats.end(), [&](const auto& x) { return x != all_stats[0]; });
+      std::count_if(all_pairs.begin(), all_pairs.end(),
+                    [&](const auto& x) { return x != all_pairs[0]; }) +
+      std::count_if(all_stats.begin(), all_stats.end(),
+                    [&](const auto& x) { return x != all_stats[0]; });
 
   Report report;
   const double ranks = comm::size();
@@ -610,19 +618,19 @@ Report run_typed(const Context& ctx, const Config& cfg) {
                            "self pairs, duplicates, asymmetric and out-of-range entries",
                            global(structure.total()), 0});
   if (cfg.storages.size() > 1)
-    report.checks.push_back({"storages agree", "rows differing from the first storage's",
-                             global(variants_wrong), 0});
+    report.checks.push_back(
+        {"storages agree", "rows differing from the first storage's", global(variants_wrong), 0});
   report.checks.push_back({"pair checksums",
                            "steps whose pair checksums differ between storages, plus ranks "
                            "whose checksums differ from rank 0's",
                            global(checksum_steps_differ) + static_cast<double>(ranks_differ), 0});
-  report.checks.push_back({"row statistics", "rows whose statistics differ from their lists",
-                           global(stats_wrong), 0});
+  report.checks.push_back(
+      {"row statistics", "rows whose statistics differ from their lists", global(stats_wrong), 0});
   report.checks.push_back({"stats checksums",
                            "steps whose row-statistics checksums differ between storages",
                            global(stats_checksum_steps_differ), 0});
-  report.checks.push_back({"overflow recovered", "rows still past capacity after a refill",
-                           global(overflow_left), 0});
+  report.checks.push_back(
+      {"overflow recovered", "rows still past capacity after a refill", global(overflow_left), 0});
   if (cfg.overflow_check)
     report.checks.push_back({"forced overflow",
                              "steps where capacity 8 did not overflow or differed after growing "
@@ -644,7 +652,8 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     const auto fill = slowest(timer, name + ".fill");
     const auto sweeps = slowest(timer, name + ".stats");
     std::vector<double> per_build(search.size());
-    for (std::size_t k = 0; k < per_build.size(); ++k) per_build[k] = binning[k] + search[k] + fill[k];
+    for (std::size_t k = 0; k < per_build.size(); ++k)
+      per_build[k] = binning[k] + search[k] + fill[k];
     totals[static_cast<int>(s)] = {sum_of(per_build), sum_of(sweeps), sum_of(search), sum_of(fill)};
     if (s == Storage::linked_list) {
       ll_build = sum_of(per_build);
@@ -658,7 +667,8 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     const auto fill = slowest(timer, name + ".fill");
     const auto sweeps = slowest(timer, name + ".stats");
     std::vector<double> per_build(search.size());
-    for (std::size_t k = 0; k < per_build.size(); ++k) per_build[k] = binning[k] + search[k] + fill[k];
+    for (std::size_t k = 0; k < per_build.size(); ++k)
+      per_build[k] = binning[k] + search[k] + fill[k];
     const Totals& t = totals[static_cast<int>(s)];
 
     KernelResult b;
@@ -690,8 +700,8 @@ Report run_typed(const Context& ctx, const Config& cfg) {
                        {"higher_is_better", true},
                        {"from", "effective bytes of all sweeps (all ranks) / their total time"}};
     st.extra["time_per_sweep_s"] = t.stats / (steps_timed * static_cast<double>(cfg.sweeps));
-    st.extra["rows_per_s"] = static_cast<double>(N) * ranks * steps_timed *
-                             static_cast<double>(cfg.sweeps) / t.stats;
+    st.extra["rows_per_s"] =
+        static_cast<double>(N) * ranks * steps_timed * static_cast<double>(cfg.sweeps) / t.stats;
     if (ll_stats > 0) st.extra["speedup_vs_linked_list"] = ll_stats / t.stats;
     report.kernels.push_back(st);
 
@@ -699,13 +709,15 @@ Report run_typed(const Context& ctx, const Config& cfg) {
         {"peak_bytes", rec.peak_bytes},
         {"bytes_per_element", static_cast<double>(rec.peak_bytes) / static_cast<double>(N)},
         {"bytes_per_element_used",
-         (s == Storage::linked_list ? 4.0 : 8.0) +
-             (s == Storage::linked_list ? 8.0 : 4.0) * sum_of(step_entries) / steps_timed /
-                 static_cast<double>(N)},
+         (s == Storage::linked_list ? 4.0 : 8.0) + (s == Storage::linked_list ? 8.0 : 4.0) *
+                                                       sum_of(step_entries) / steps_timed /
+                                                       static_cast<double>(N)},
         {"overflows", rec.overflows},
         {"refills", rec.refills},
+        {"rows_refilled", rec.rows_refilled},
         {"final_capacity", rec.final_capacity},
-        {"pair_checksums", [&] {
+        {"pair_checksums",
+         [&] {
            auto a = nlohmann::json::array();
            for (auto x : rec.pair_checksums) a.push_back(hex(x));
            return a;
@@ -753,9 +765,14 @@ Report run_typed(const Context& ctx, const Config& cfg) {
         {"peak_tracked_bytes", peak_tracked},
         {"host_max_rss_bytes", static_cast<double>(usage.ru_maxrss) * 1024.0}}},
       {"overflow_check",
-       {{"enabled", cfg.overflow_check}, {"overflows", forced_overflows}, {"refills", forced_refills}}},
+       {{"enabled", cfg.overflow_check},
+        {"overflows", forced_overflows},
+        {"refills", forced_refills},
+        {"rows_refilled", forced_rows_refilled}}},
       {"verification",
-       {{"brute_force", brute_force}, {"sample_rows", sample_ids.size()}, {"inject_fault", cfg.inject}}},
+       {{"brute_force", brute_force},
+        {"sample_rows", sample_ids.size()},
+        {"inject_fault", cfg.inject}}},
       {"stats_bytes_from",
        "per sweep: the storage's structure for the entries it holds (linked-list: 4 B head + "
        "8 B per node; csr: 8 B offset + 4 B per entry; dynamic: 8 B count + 4 B per entry) "
@@ -787,8 +804,8 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   for (const auto& c : chosen) summary << " " << c;
   summary << "; dynamic layout "
           << (std::is_same<DynamicLayout, Kokkos::LayoutLeft>::value ? "left" : "right")
-          << ", capacity " << cfg.capacity << "; " << (cfg.pairs ? "pair" : "row")
-          << " search; " << comm::size() << " rank(s), weak scaling";
+          << ", capacity " << cfg.capacity << "; " << (cfg.pairs ? "pair" : "row") << " search; "
+          << comm::size() << " rank(s), weak scaling";
   report.summary = summary.str();
   return report;
 }
@@ -802,9 +819,10 @@ Report run_contact(const Context& ctx) {
 }  // namespace
 
 int main(int argc, char* argv[]) {
-  const App app{"contact",
-                "contact detection between two moving blocks of hexahedra: neighbour lists in "
-                "linked lists, compressed rows or dynamic ragged rows, and row statistics over them",
-                contact_schema(), run_contact};
+  const App app{
+      "contact",
+      "contact detection between two moving blocks of hexahedra: neighbour lists in "
+      "linked lists, compressed rows or dynamic ragged rows, and row statistics over them",
+      contact_schema(), run_contact};
   return run_main(argc, argv, app);
 }

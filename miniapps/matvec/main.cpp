@@ -79,6 +79,10 @@ Schema matvec_schema() {
                  "csr with pattern laplacian: grid points [nx, ny] or [nx, ny, nz]; per rank "
                  "with weak scaling (the ranks' grids are stacked along the last extent)",
                  {2, 3}, 1);
+  s.integer("matvec.rounds", 1,
+            "split the repetitions into this many turns of every implementation (warm-ups in "
+            "the first), so that on a shared machine all see the same conditions",
+            1);
   s.run_section(20, 2);
   return s;
 }
@@ -101,7 +105,7 @@ struct Config {
   bool laplacian = false;
   double density = 0;
   std::vector<std::int64_t> grid;  // global
-  std::int64_t repetitions = 0, warmup = 0;
+  std::int64_t repetitions = 0, warmup = 0, rounds = 1;
 };
 
 bool is_default(const Deck& deck, const std::string& path) {
@@ -148,6 +152,7 @@ Config read_config(const Deck& deck) {
   c.density = deck.number("matvec.density");
   c.repetitions = deck.integer("run.repetitions");
   c.warmup = deck.integer("run.warmup");
+  c.rounds = deck.integer("matvec.rounds");
   const std::int64_t element_bytes = c.precision == Precision::single ? 4 : 8;
 
   if (c.csr && c.transpose)
@@ -269,32 +274,48 @@ struct Measured {
 
 // Runs each candidate warmup + repetitions times in turn (all of one, then
 // the next, so a library's idle threads never overlap another's kernels),
-// then checks the y it left. `reset` poisons y first, so a candidate that
-// writes nothing fails; `finish` completes y (the transposed product's
-// Allreduce); `error` compares y with the reference.
+// then checks the y it left. With `rounds` > 1 the repetitions are split into
+// that many turns of every candidate (warm-ups in the first only), so that on
+// a shared machine each candidate's best time comes from the same stretch of
+// time as the others'.
+// `reset` poisons y first, so a candidate that writes nothing fails; `finish`
+// completes y (the transposed product's Allreduce); `error` compares y with
+// the reference (the worst over rounds counts).
 template <class Reset, class Finish, class ErrorFn>
 Measured measure(const Context& ctx, const Config& cfg, std::vector<Candidate>& candidates,
                  double bytes, double flops, double tolerance, Reset&& reset, Finish&& finish,
                  ErrorFn&& error) {
   Measured out;
   KernelTimer timer;
+  const std::int64_t rounds = std::min(cfg.rounds, cfg.repetitions);
   Progress progress(ctx, "repetition",
                     static_cast<std::int64_t>(candidates.size()) * (cfg.warmup + cfg.repetitions));
-  for (auto& cand : candidates) {
-    reset();
-    for (std::int64_t it = 0; it < cfg.warmup + cfg.repetitions; ++it) {
-      if (it < cfg.warmup) {
-        cand.run();
-        Kokkos::fence();
-      } else {
-        timer.time(cand.name, cand.run);
+  std::vector<double> errors(candidates.size(), 0.0);
+  for (std::int64_t round = 0; round < rounds; ++round) {
+    // Repetitions of this round: an even share, the first rounds taking the rest.
+    const std::int64_t timed =
+        cfg.repetitions / rounds + (round < cfg.repetitions % rounds ? 1 : 0);
+    for (std::size_t c = 0; c < candidates.size(); ++c) {
+      auto& cand = candidates[c];
+      reset();
+      const std::int64_t warmup = round == 0 ? cfg.warmup : 0;
+      for (std::int64_t it = 0; it < warmup + timed; ++it) {
+        if (it < warmup) {
+          cand.run();
+          Kokkos::fence();
+        } else {
+          timer.time(cand.name, cand.run);
+        }
+        if (round == 0 || it >= warmup) progress.step();
       }
-      progress.step();
+      finish();
+      const double e = comm::max(error());
+      errors[c] = (e == e && errors[c] == errors[c]) ? std::max(errors[c], e) : e;
     }
-    finish();
-    out.checks.push_back(
-        {"y " + cand.name, "max error / sum |a||x|", comm::max(error()), tolerance});
   }
+  for (std::size_t c = 0; c < candidates.size(); ++c)
+    out.checks.push_back(
+        {"y " + candidates[c].name, "max error / sum |a||x|", errors[c], tolerance});
   const auto stats = timer.finish();
   for (const auto& cand : candidates) {
     const Stats& s = stats.at(cand.name);
@@ -558,6 +579,7 @@ Report run_dense(const Context& ctx, const Config& cfg) {
       {"seed", cfg.seed},
       {"footprint_bytes_per_rank", footprint},
       {"repetitions", cfg.repetitions},
+      {"rounds", std::min(cfg.rounds, cfg.repetitions)},
       {"warmup", cfg.warmup},
       {"bytes_counted", "A once, x once and y once per product, all ranks"},
       {"flops_counted", "2 m n per product"},
@@ -669,6 +691,7 @@ Report run_csr(const Context& ctx, const Config& cfg, const Pattern& pattern,
       {"seed", cfg.seed},
       {"footprint_bytes_per_rank", footprint},
       {"repetitions", cfg.repetitions},
+      {"rounds", std::min(cfg.rounds, cfg.repetitions)},
       {"warmup", cfg.warmup},
       {"bytes_counted", "values, column indices and offsets once, x once and y once, all ranks"},
       {"flops_counted", "2 per entry"},

@@ -33,7 +33,7 @@ struct MatVec {
           if constexpr (I == Impl::karma)
             matvec_karma(A, x, y);
           else
-            matvec_karma_loops(A, x, y);
+            matvec_karma_byref(A, x, y);
         } else {
           matvec_karma_parallel(A, x, y);
           Kokkos::fence();

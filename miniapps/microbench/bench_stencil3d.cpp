@@ -32,7 +32,7 @@ struct Stencil3D {
           if constexpr (I == Impl::karma)
             stencil3d_karma(in, out);
           else
-            stencil3d_karma_loops(in, out);
+            stencil3d_karma_byref(in, out);
         } else {
           stencil3d_karma_parallel(in, out);
           Kokkos::fence();

@@ -25,7 +25,7 @@ struct Subspan3D {
           if constexpr (I == Impl::karma)
             result = subspan3d_karma(a);
           else
-            result = subspan3d_karma_loops(a);
+            result = subspan3d_karma_byref(a);
         } else {
           result = subspan3d_karma_parallel(a);
           Kokkos::fence();

@@ -25,7 +25,7 @@ struct Sum3D {
           if constexpr (I == Impl::karma)
             result = sum3d_karma(a);
           else
-            result = sum3d_karma_loops(a);
+            result = sum3d_karma_byref(a);
         } else {
           result = sum3d_karma_parallel(a);
           Kokkos::fence();

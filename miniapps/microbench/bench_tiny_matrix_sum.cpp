@@ -32,7 +32,7 @@ struct TinyMatrixSum {
           if constexpr (I == Impl::karma)
             tiny_matrix_sum_karma(in, out);
           else
-            tiny_matrix_sum_karma_loops(in, out);
+            tiny_matrix_sum_karma_byref(in, out);
         } else {
           tiny_matrix_sum_karma_parallel(in, out);
           Kokkos::fence();

@@ -58,6 +58,10 @@ using value_t = typename View::non_const_value_type;
 // Serial loops are host code, inlined where they are called so that the
 // arrays they loop over stay local (see unmanaged()).
 #define KARMA_MICROBENCH_HOST_INLINE inline __attribute__((always_inline))
+// Every serial kernel, karma and raw alike, is a function of its own: the
+// timed loop calls it, and callgrind can count each one's instructions
+// (README.md).
+#define KARMA_MICROBENCH_KERNEL __attribute__((noinline))
 
 // The same array, not reference-counted. karma's serial kernels loop over
 // local, unmanaged copies of their arrays, for two reasons measured here:
@@ -136,12 +140,18 @@ KARMA_MICROBENCH_HOST_INLINE value_t<View> sum3d_karma_loops(const View& a) {
 
 // karma's serial kernel: the loops on a local, unmanaged copy.
 template <class View>
-value_t<View> sum3d_karma(const View& a) {
+KARMA_MICROBENCH_KERNEL value_t<View> sum3d_karma(const View& a) {
   return sum3d_karma_loops(unmanaged(a));
 }
 
+// karma_byref: the same loops on the caller's arrays.
+template <class View>
+KARMA_MICROBENCH_KERNEL value_t<View> sum3d_karma_byref(const View& a) {
+  return sum3d_karma_loops(a);
+}
+
 template <class Layout, class T, class E0, class E1, class E2>
-T sum3d_raw(const T* a, const Shape<E0, E1, E2>& n) {
+KARMA_MICROBENCH_KERNEL T sum3d_raw(const T* a, const Shape<E0, E1, E2>& n) {
   T sum = 0;
   if constexpr (is_right<Layout>()) {
     for (Index i = 0; i < n.n0; ++i)
@@ -228,12 +238,17 @@ KARMA_MICROBENCH_HOST_INLINE void stencil3d_karma_loops(const In& in, const Out&
 }
 
 template <class In, class Out>
-void stencil3d_karma(const In& in, const Out& out) {
+KARMA_MICROBENCH_KERNEL void stencil3d_karma(const In& in, const Out& out) {
   stencil3d_karma_loops(unmanaged(in), unmanaged(out));
 }
 
+template <class In, class Out>
+KARMA_MICROBENCH_KERNEL void stencil3d_karma_byref(const In& in, const Out& out) {
+  stencil3d_karma_loops(in, out);
+}
+
 template <class Layout, class T, class E0, class E1, class E2>
-void stencil3d_raw(const T* in, T* out, const Shape<E0, E1, E2>& n) {
+KARMA_MICROBENCH_KERNEL void stencil3d_raw(const T* in, T* out, const Shape<E0, E1, E2>& n) {
   if constexpr (is_right<Layout>()) {
     const Index sj = n.n2, si = n.n1 * n.n2;  // strides of j and i
     for (Index i = 1; i < n.n0 - 1; ++i)
@@ -344,12 +359,17 @@ KARMA_MICROBENCH_HOST_INLINE void tiny_matrix_sum_karma_loops(const In& in, cons
 }
 
 template <class In, class Out>
-void tiny_matrix_sum_karma(const In& in, const Out& out) {
+KARMA_MICROBENCH_KERNEL void tiny_matrix_sum_karma(const In& in, const Out& out) {
   tiny_matrix_sum_karma_loops(unmanaged(in), unmanaged(out));
 }
 
+template <class In, class Out>
+KARMA_MICROBENCH_KERNEL void tiny_matrix_sum_karma_byref(const In& in, const Out& out) {
+  tiny_matrix_sum_karma_loops(in, out);
+}
+
 template <class Layout, class T, class E0, class E1, class E2>
-void tiny_matrix_sum_raw(const T* in, T* out, const Shape<E0, E1, E2>& n) {
+KARMA_MICROBENCH_KERNEL void tiny_matrix_sum_raw(const T* in, T* out, const Shape<E0, E1, E2>& n) {
   if constexpr (is_right<Layout>()) {
     for (Index i = 0; i < n.n0; ++i) {
       const Index matrix = i * (n.n1 * n.n2);
@@ -445,12 +465,17 @@ KARMA_MICROBENCH_HOST_INLINE value_t<View> subspan3d_karma_loops(const View& a) 
 }
 
 template <class View>
-value_t<View> subspan3d_karma(const View& a) {
+KARMA_MICROBENCH_KERNEL value_t<View> subspan3d_karma(const View& a) {
   return subspan3d_karma_loops(unmanaged(a));
 }
 
+template <class View>
+KARMA_MICROBENCH_KERNEL value_t<View> subspan3d_karma_byref(const View& a) {
+  return subspan3d_karma_loops(a);
+}
+
 template <class Layout, class T, class E0, class E1, class E2>
-T subspan3d_raw(const T* a, const Shape<E0, E1, E2>& n) {
+KARMA_MICROBENCH_KERNEL T subspan3d_raw(const T* a, const Shape<E0, E1, E2>& n) {
   T sum = 0;
   if constexpr (is_right<Layout>()) {
     for (Index i = 0; i < n.n0; ++i) {
@@ -598,12 +623,18 @@ KARMA_MICROBENCH_HOST_INLINE void matvec_karma_loops(const Matrix& A, const Vect
 }
 
 template <class Matrix, class Vector>
-void matvec_karma(const Matrix& A, const Vector& x, const Vector& y) {
+KARMA_MICROBENCH_KERNEL void matvec_karma(const Matrix& A, const Vector& x, const Vector& y) {
   matvec_karma_loops(unmanaged(A), unmanaged(x), unmanaged(y));
 }
 
+template <class Matrix, class Vector>
+KARMA_MICROBENCH_KERNEL void matvec_karma_byref(const Matrix& A, const Vector& x,
+                                                const Vector& y) {
+  matvec_karma_loops(A, x, y);
+}
+
 template <class Layout, class T>
-void matvec_raw(const T* A, const T* x, T* y, Index rows, Index cols) {
+KARMA_MICROBENCH_KERNEL void matvec_raw(const T* A, const T* x, T* y, Index rows, Index cols) {
   if constexpr (is_right<Layout>()) {
     for (Index i = 0; i < rows; ++i) {
       const T* row = A + i * cols;

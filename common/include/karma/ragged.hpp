@@ -119,8 +119,7 @@ Compressed<T, MemorySpace> from_sizes(const std::string& label, const SizesView&
                 "row sizes are integers");
   Compressed<T, MemorySpace> c;
   c.offsets = offsets_view<MemorySpace>(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, label + "::offsets"),
-      sizes.extent(0) + 1);
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, label + "::offsets"), sizes.extent(0) + 1);
   const std::int64_t total = exclusive_scan(label + "::scan", sizes, c.offsets);
   if (zero_fill)
     c.values = Kokkos::View<T*, MemorySpace>(label + "::values", total);
@@ -155,7 +154,8 @@ template <class T, class MemorySpace>
 Compressed<T, MemorySpace> from_lists(const std::string& label,
                                       const std::vector<std::vector<T>>& lists) {
   std::vector<std::int64_t> sizes(lists.size());
-  for (std::size_t i = 0; i < lists.size(); ++i) sizes[i] = static_cast<std::int64_t>(lists[i].size());
+  for (std::size_t i = 0; i < lists.size(); ++i)
+    sizes[i] = static_cast<std::int64_t>(lists[i].size());
   auto c = from_sizes<T, MemorySpace>(label, sizes);
   auto host = Kokkos::create_mirror_view(c.values);
   std::size_t k = 0;
@@ -359,8 +359,8 @@ RaggedRight<T, typename Space::memory_space> create_mirror_view_and_copy(
   }
 }
 template <class Space, class T, class M>
-RaggedDown<T, typename Space::memory_space> create_mirror_view_and_copy(
-    const Space&, const RaggedDown<T, M>& r) {
+RaggedDown<T, typename Space::memory_space> create_mirror_view_and_copy(const Space&,
+                                                                        const RaggedDown<T, M>& r) {
   using Target = typename Space::memory_space;
   if constexpr (std::is_same<Target, M>::value) {
     return r;
@@ -382,8 +382,8 @@ RaggedDown<T, Kokkos::HostSpace> to_host(const RaggedDown<T, M>& r) {
 
 // Count, scan, fill: count(i) returns the size of row i on the device, then
 // fill(i, r) writes r(i, 0 .. size - 1). Both run as parallel_for over rows.
-template <class T, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space,
-          class CountFn, class FillFn>
+template <class T, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space, class CountFn,
+          class FillFn>
 RaggedRight<T, MemorySpace> build_ragged_right(const std::string& label, std::int64_t num_rows,
                                                const CountFn& count, const FillFn& fill) {
   using Exec = typename MemorySpace::execution_space;
@@ -489,8 +489,7 @@ class DynamicRaggedRight {
     Kokkos::parallel_reduce(
         "karma::DynamicRagged::num_entries",
         Kokkos::RangePolicy<execution_space, Kokkos::IndexType<std::int64_t>>(0, num_rows()),
-        KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& v) { v += c(i) < cap ? c(i) : cap; },
-        s);
+        KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& v) { v += c(i) < cap ? c(i) : cap; }, s);
     return s;
   }
   std::int64_t overflowed_rows() const {
@@ -503,6 +502,28 @@ class DynamicRaggedRight {
         KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& v) { v += c(i) > cap ? 1 : 0; }, s);
     return s;
   }
+  // A larger capacity that keeps every row's stored entries and its count.
+  // A row that had overflowed still lacks the entries that did not fit
+  // (count() > what it stored): refill those rows (or all, as reallocate).
+  // Other copies of the handle keep the old storage.
+  void grow(std::int64_t capacity) {
+    const std::int64_t old_capacity = this->capacity();
+    if (capacity < old_capacity)
+      throw Error(exit_runtime_error, data_.label() + ": grow to " + std::to_string(capacity) +
+                                          " below the capacity " + std::to_string(old_capacity));
+    data_type bigger(Kokkos::view_alloc(Kokkos::WithoutInitializing, data_.label()), num_rows(),
+                     capacity);
+    const data_type old = data_;
+    const counts_type c = counts_;
+    Kokkos::parallel_for(
+        "karma::DynamicRagged::grow",
+        Kokkos::RangePolicy<execution_space, Kokkos::IndexType<std::int64_t>>(0, num_rows()),
+        KOKKOS_LAMBDA(const std::int64_t i) {
+          const std::int64_t stored = c(i) < old_capacity ? c(i) : old_capacity;
+          for (std::int64_t k = 0; k < stored; ++k) bigger(i, k) = old(i, k);
+        });
+    data_ = bigger;
+  }
   // New storage of the given capacity, every row empty: the old entries are
   // gone, so refill after growing. Other copies of the handle keep the old
   // storage.
@@ -510,8 +531,7 @@ class DynamicRaggedRight {
     const std::string label = data_.label();
     counts_ = counts_type(counts_.label(), num_rows());
     data_ = data_type();  // free the old storage before taking the new
-    data_ = data_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), num_rows(),
-                      capacity);
+    data_ = data_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), num_rows(), capacity);
   }
   std::int64_t footprint_bytes() const {
     return static_cast<std::int64_t>(counts_.span() * sizeof(std::int64_t) +
@@ -555,7 +575,9 @@ class DynamicRaggedDown {
   KOKKOS_INLINE_FUNCTION std::int64_t count(std::int64_t j) const { return lists_.count(j); }
   KOKKOS_INLINE_FUNCTION std::int64_t col_size(std::int64_t j) const { return lists_.row_size(j); }
   KOKKOS_INLINE_FUNCTION bool overflowed(std::int64_t j) const { return lists_.overflowed(j); }
-  KOKKOS_INLINE_FUNCTION T& operator()(std::int64_t i, std::int64_t j) const { return lists_(j, i); }
+  KOKKOS_INLINE_FUNCTION T& operator()(std::int64_t i, std::int64_t j) const {
+    return lists_(j, i);
+  }
   KOKKOS_INLINE_FUNCTION std::int64_t push_back(std::int64_t j, const T& v) const {
     return lists_.push_back(j, v);
   }
@@ -574,6 +596,7 @@ class DynamicRaggedDown {
   std::int64_t max_count() const { return lists_.max_count(); }
   std::int64_t num_entries() const { return lists_.num_entries(); }
   std::int64_t overflowed_rows() const { return lists_.overflowed_rows(); }
+  void grow(std::int64_t capacity) { lists_.grow(capacity); }
   void reallocate(std::int64_t capacity) { lists_.reallocate(capacity); }
   std::int64_t footprint_bytes() const { return lists_.footprint_bytes(); }
 
@@ -594,10 +617,10 @@ int fill_growing(Dynamic& d, const Fill& fill) {
   fill(static_cast<const Dynamic&>(d));
   const std::int64_t again = d.max_count();
   if (again > d.capacity())
-    throw Error(exit_runtime_error, "dynamic ragged array: the refill asked for " +
-                                        std::to_string(again) + " slots in a row after growing to " +
-                                        std::to_string(d.capacity()) +
-                                        ": the fill is not deterministic in its counts");
+    throw Error(exit_runtime_error,
+                "dynamic ragged array: the refill asked for " + std::to_string(again) +
+                    " slots in a row after growing to " + std::to_string(d.capacity()) +
+                    ": the fill is not deterministic in its counts");
   return 1;
 }
 

@@ -95,7 +95,7 @@ TYPED_TEST(Layouts, Sum3DAllVersions) {
   const Shape<Index, Index, Index> dyn{N0, N1, N2};
   const Shape<Fixed<N0>, Fixed<N1>, Fixed<N2>> fixed{};
   EXPECT_EQ(sum3d_karma(h), expected);
-  EXPECT_EQ(sum3d_karma_loops(h), expected);
+  EXPECT_EQ(sum3d_karma_byref(h), expected);
   EXPECT_EQ(sum3d_raw<Layout>(h.data(), dyn), expected);
   EXPECT_EQ(sum3d_raw<Layout>(h.data(), fixed), expected);
   Array<int[N0][N1][N2], Layout, HostMemory> s("s");
@@ -119,7 +119,7 @@ TYPED_TEST(Layouts, Subspan3DAllVersions) {
   fill(h, seed_a);
   const Shape<Index, Fixed<N1>, Fixed<N2>> mixed{N0, {}, {}};
   EXPECT_EQ(subspan3d_karma(h), expected);
-  EXPECT_EQ(subspan3d_karma_loops(h), expected);
+  EXPECT_EQ(subspan3d_karma_byref(h), expected);
   EXPECT_EQ(subspan3d_raw<Layout>(h.data(), mixed), expected);
   Array<int* [N1][N2], Layout, HostMemory> m("m", N0);
   fill(dynamic_view(m), seed_a);
@@ -145,7 +145,7 @@ TYPED_TEST(Layouts, Stencil3DAllVersionsAndTheCheck) {
     return count_mismatches(out, answer);
   };
   EXPECT_EQ(run_host([&] { stencil3d_karma(in, out); }), 0);
-  EXPECT_EQ(run_host([&] { stencil3d_karma_loops(in, out); }), 0);
+  EXPECT_EQ(run_host([&] { stencil3d_karma_byref(in, out); }), 0);
   EXPECT_EQ(run_host([&] { stencil3d_raw<Layout>(in.data(), out.data(), dyn); }), 0);
   // A point the kernel skipped keeps the poison; a wrong value is caught.
   EXPECT_EQ(run_host([] {}), (N0 - 2) * (N1 - 2) * (N2 - 2));
@@ -178,7 +178,7 @@ TYPED_TEST(Layouts, TinyMatrixSumAllVersionsAndTheCheck) {
   fill(in, seed_a);
   fill(out, seed_b);
   tiny_matrix_sum_karma(in, out);
-  tiny_matrix_sum_karma_loops(in, out);
+  tiny_matrix_sum_karma_byref(in, out);
   tiny_matrix_sum_raw<Layout>(in.data(), out.data(), mixed);
   tiny_matrix_sum_raw<Layout>(in.data(), out.data(), dyn);
   EXPECT_EQ(count_mismatches(out, AccumulatedAnswer{seed_b, seed_a, 4}), 0);
@@ -217,7 +217,7 @@ TYPED_TEST(Layouts, MatVecAllVersionsAndTheCheck) {
     return count_matvec_mismatches(y, seed_a, seed_x, cols);
   };
   EXPECT_EQ(run_host([&] { matvec_karma(A, x, y); }), 0);
-  EXPECT_EQ(run_host([&] { matvec_karma_loops(A, x, y); }), 0);
+  EXPECT_EQ(run_host([&] { matvec_karma_byref(A, x, y); }), 0);
   EXPECT_EQ(run_host([&] { matvec_raw<Layout>(A.data(), x.data(), y.data(), rows, cols); }), 0);
   EXPECT_EQ(run_host([] {}), rows);
   matvec_karma(A, x, y);
