@@ -53,7 +53,8 @@ struct Subspan3D {
     }
     const std::int64_t expected = cached_expected_sum(seed_a, N0, N1, N2);
     if (result != expected)
-      report_wrong(state, "sum " + std::to_string(result) + ", expected " + std::to_string(expected));
+      report_wrong(state,
+                   "sum " + std::to_string(result) + ", expected " + std::to_string(expected));
     state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
   }
 };

@@ -63,9 +63,7 @@ std::string benchmark_name(const char* family, Where where, const char* layout, 
 
 void add_benchmark(const std::string& name, void (*run)(benchmark::State&)) {
   // Wall-clock time: parallel versions run on several threads or a GPU.
-  benchmark::RegisterBenchmark(name.c_str(), run)
-      ->UseRealTime()
-      ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark(name.c_str(), run)->UseRealTime()->Unit(benchmark::kMicrosecond);
 }
 
 std::int64_t cached_expected_sum(std::uint32_t seed, Index n0, Index n1, Index n2) {

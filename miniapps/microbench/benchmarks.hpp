@@ -165,10 +165,10 @@ void add_pair() {
 // kind of extents.
 template <class Family, class Layout, Extents E, Index N0, Index N1, Index N2>
 void add_byref_one() {
-  add_benchmark(benchmark_name(Family::name, Where::serial, layout_name<Layout>(), E,
-                               shape_name(N0, N1, N2), Impl::karma_byref),
-                &guarded<&Family::template run<Where::serial, Layout, E, N0, N1, N2,
-                                               Impl::karma_byref>>);
+  add_benchmark(
+      benchmark_name(Family::name, Where::serial, layout_name<Layout>(), E, shape_name(N0, N1, N2),
+                     Impl::karma_byref),
+      &guarded<&Family::template run<Where::serial, Layout, E, N0, N1, N2, Impl::karma_byref>>);
 }
 template <class Family, Index N0, Index N1, Index N2>
 void add_byref_variants() {

@@ -74,8 +74,8 @@ void fill(const View& a, std::uint32_t seed) {
 // definition.
 template <class View>
 auto dynamic_view(const View& a) {
-  using Dynamic = UnmanagedArray<value_t<View>***, typename View::array_layout,
-                                 typename View::memory_space>;
+  using Dynamic =
+      UnmanagedArray<value_t<View>***, typename View::array_layout, typename View::memory_space>;
   return Dynamic(a.data(), a.extent(0), a.extent(1), a.extent(2));
 }
 
@@ -153,8 +153,8 @@ struct SamplePoint {
 // The number of sampled points of a 3D array that differ from answer(i, j, k).
 template <class View, class Answer>
 Index count_mismatches(const View& a, const Answer& answer, Index samples = default_samples) {
-  const SamplePoint point{samples, static_cast<Index>(a.extent(0)),
-                          static_cast<Index>(a.extent(1)), static_cast<Index>(a.extent(2))};
+  const SamplePoint point{samples, static_cast<Index>(a.extent(0)), static_cast<Index>(a.extent(1)),
+                          static_cast<Index>(a.extent(2))};
   Index bad = 0;
   Kokkos::parallel_reduce(
       "microbench::check",
@@ -171,9 +171,8 @@ Index count_mismatches(const View& a, const Answer& answer, Index samples = defa
 // The number of sampled rows of y = A x (A and x filled from seeds) that are
 // wrong; sums of small integers are exact in double in any order.
 template <class Vector>
-Index count_matvec_mismatches(const Vector& y, std::uint32_t seed_matrix,
-                              std::uint32_t seed_vector, Index cols,
-                              Index samples = Index{1} << 10) {
+Index count_matvec_mismatches(const Vector& y, std::uint32_t seed_matrix, std::uint32_t seed_vector,
+                              Index cols, Index samples = Index{1} << 10) {
   const Index rows = y.extent(0);
   const SamplePoint point{samples, rows, 1, 1};
   Index bad = 0;

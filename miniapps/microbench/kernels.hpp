@@ -89,9 +89,9 @@ constexpr Kokkos::Iterate iterate_of() {
 }
 
 template <class Layout>
-using Policy3 = Kokkos::MDRangePolicy<DefaultSpace,
-                                      Kokkos::Rank<3, iterate_of<Layout>(), iterate_of<Layout>()>,
-                                      Kokkos::IndexType<Index>>;
+using Policy3 =
+    Kokkos::MDRangePolicy<DefaultSpace, Kokkos::Rank<3, iterate_of<Layout>(), iterate_of<Layout>()>,
+                          Kokkos::IndexType<Index>>;
 
 // [lo, n - lo) in each dimension, iterated in memory order. On a GPU the
 // tiles are karma-stream's, measured on an H200: Kokkos maps tile extents to
@@ -603,7 +603,7 @@ T subspan3d_raw_parallel(const T* a, const Shape<E0, E1, E2>& n) {
 
 template <class Matrix, class Vector>
 KARMA_MICROBENCH_HOST_INLINE void matvec_karma_loops(const Matrix& A, const Vector& x,
-                                                    const Vector& y) {
+                                                     const Vector& y) {
   using Layout = typename Matrix::array_layout;
   using T = value_t<Vector>;
   const Index rows = A.extent(0), cols = A.extent(1);
@@ -628,8 +628,7 @@ KARMA_MICROBENCH_KERNEL void matvec_karma(const Matrix& A, const Vector& x, cons
 }
 
 template <class Matrix, class Vector>
-KARMA_MICROBENCH_KERNEL void matvec_karma_byref(const Matrix& A, const Vector& x,
-                                                const Vector& y) {
+KARMA_MICROBENCH_KERNEL void matvec_karma_byref(const Matrix& A, const Vector& x, const Vector& y) {
   matvec_karma_loops(A, x, y);
 }
 

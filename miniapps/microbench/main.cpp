@@ -5,15 +5,15 @@
 #include "karma/build_info.hpp"
 #include "karma/system.hpp"
 
-#include <Kokkos_Core.hpp>
 #include <benchmark/benchmark.h>
 #include <unistd.h>
+#include <Kokkos_Core.hpp>
 
 #include <chrono>
 #include <ctime>
 #include <filesystem>
-#include <sstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -121,7 +121,8 @@ void add_context(Sizes sizes) {
   benchmark::AddCustomContext("kokkos_architecture", join(kokkos["architecture"]));
   benchmark::AddCustomContext("kokkos_default_execution_space",
                               kokkos["default_execution_space"].get<std::string>());
-  benchmark::AddCustomContext("kokkos_concurrency", std::to_string(kokkos["concurrency"].get<int>()));
+  benchmark::AddCustomContext("kokkos_concurrency",
+                              std::to_string(kokkos["concurrency"].get<int>()));
   benchmark::AddCustomContext("kokkos_configuration",
                               one_line(kokkos["configuration"].get<std::string>()));
   const nlohmann::json device = karma::describe_device();

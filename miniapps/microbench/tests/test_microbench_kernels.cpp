@@ -4,8 +4,8 @@
 #include "checks.hpp"
 #include "kernels.hpp"
 
-#include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
+#include <Kokkos_Core.hpp>
 
 #include <cstdint>
 #include <string>
@@ -193,7 +193,7 @@ TYPED_TEST(Layouts, TinyMatrixSumAllVersionsAndTheCheck) {
   tiny_matrix_sum_raw_parallel<Layout>(din.data(), dout.data(), mixed);
   EXPECT_EQ(count_mismatches(dout, AccumulatedAnswer{seed_b, seed_a, 2}), 0);
   // Static 3 x 3, as benchmarked.
-  Array<int* [3][3], Layout, DefaultMemory> s("s", M), t("t", M);
+  Array<int*[3][3], Layout, DefaultMemory> s("s", M), t("t", M);
   fill(dynamic_view(s), seed_a);
   fill(dynamic_view(t), seed_b);
   tiny_matrix_sum_karma_parallel(s, t);
