@@ -10,6 +10,7 @@
 #include "karma/app.hpp"
 #include "karma/array.hpp"
 #include "karma/comm.hpp"
+#include "karma/progress.hpp"
 
 #include <cstdint>
 #include <limits>
@@ -245,12 +246,14 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   (void)data;
   (void)row_stride;
   (void)column_stride;
+  Progress progress(ctx, "factorization", cfg.warmup + cfg.repetitions);  // warm-ups count too
   for (std::int64_t it = 0; it < cfg.warmup + cfg.repetitions; ++it) {
     Kokkos::deep_copy(a.view, a0.view);  // every factorization starts from A
     if (it < cfg.warmup)
       factorize();
     else
       timer.time(name, factorize);
+    progress.step();
   }
   Kokkos::fence();
   const auto stats = timer.finish();
