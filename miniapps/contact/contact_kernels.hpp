@@ -7,6 +7,7 @@
 // is exact: the lists, and so every checksum, are the same everywhere.
 #pragma once
 
+#include "karma/array.hpp"
 #include "karma/ragged.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -37,16 +38,6 @@ inline constexpr int step_move = unit / 20;  // block B moves down 0.05 per step
 inline constexpr int start_gap = unit / 2;   // and starts 0.5 above block A
 inline constexpr int standard_steps = 30;    // ... ending 1.0 deep inside A
 
-template <class ExecSpace>
-constexpr bool is_gpu_space() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  if (std::is_same<ExecSpace, Kokkos::Cuda>::value) return true;
-#endif
-#if defined(KOKKOS_ENABLE_HIP)
-  if (std::is_same<ExecSpace, Kokkos::HIP>::value) return true;
-#endif
-  return false;
-}
 inline constexpr bool on_gpu = is_gpu_space<Exec>();
 
 // --- hashes: counter-based, the same on every backend ---------------------------

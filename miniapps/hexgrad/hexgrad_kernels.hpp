@@ -156,16 +156,6 @@ struct Gradients {
   }
 };
 
-template <class ExecSpace>
-constexpr bool is_gpu_space() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  if (std::is_same<ExecSpace, Kokkos::Cuda>::value) return true;
-#endif
-#if defined(KOKKOS_ENABLE_HIP)
-  if (std::is_same<ExecSpace, Kokkos::HIP>::value) return true;
-#endif
-  return false;
-}
 
 // The most threads per block on a GPU: the hand-written kernel's block, and
 // the cap under which Kokkos picks its own (128 on an H200, for occupancy).

@@ -25,7 +25,7 @@ using matvec::Variant;
 namespace blas = matvec::blas;
 namespace exchange = matvec::exchange;
 
-constexpr bool device_is_gpu = matvec::is_gpu_space<DefaultSpace>();
+constexpr bool device_is_gpu = karma::is_gpu_space<DefaultSpace>();
 
 std::vector<std::string> variant_names() {
   std::vector<std::string> names;
@@ -427,7 +427,7 @@ Report run_dense(const Context& ctx, const Config& cfg) {
 
   if (settings.team.team_size > 1 || settings.team.vector_length > 1) {
     const int most =
-        Kokkos::TeamPolicy<DefaultSpace>(1, 1, settings.team.vector_length)
+        matvec::TeamRowsPolicy<Matrix>(1, 1, settings.team.vector_length)
             .team_size_max(matvec::TeamPerRow<Matrix, Vector, Vector>{}, Kokkos::ParallelForTag());
     if (settings.team.team_size > most)
       ctx.deck.fail("matvec.team_size", "at most " + std::to_string(most) + " with vector_length " +

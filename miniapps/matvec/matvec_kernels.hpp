@@ -7,6 +7,8 @@
 // no kernel of its own: the layout of B decides everything.
 #pragma once
 
+#include "karma/array.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
@@ -31,20 +33,6 @@ inline constexpr VariantSpec variant_table[] = {
     {Variant::mdrange, "mdrange"},
 };
 
-template <class ExecSpace>
-KOKKOS_INLINE_FUNCTION constexpr bool is_gpu_space() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  if (std::is_same<ExecSpace, Kokkos::Cuda>::value) return true;
-#endif
-#if defined(KOKKOS_ENABLE_HIP)
-#if KOKKOS_VERSION >= 40000
-  if (std::is_same<ExecSpace, Kokkos::HIP>::value) return true;
-#else
-  if (std::is_same<ExecSpace, Kokkos::Experimental::HIP>::value) return true;
-#endif
-#endif
-  return false;
-}
 
 template <class View>
 using value_t = typename View::non_const_value_type;
@@ -234,6 +222,7 @@ struct TeamPerRow {
   Vector x;
   Result y;
   int team_size = 1;
+  int lanes = 1;  // the policy's vector length
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member) const {
     using T = value_t<Matrix>;
@@ -248,7 +237,12 @@ struct TeamPerRow {
         // are not stored.
         std::int64_t row[R];
         for (int r = 0; r < R; ++r) row[r] = i0 + r < rows ? i0 + r : rows - 1;
-        const std::int64_t nq = (cols + U - 1) / U;
+        // nq columns a set, U sets; with more lanes than ceil(cols / U) the
+        // sets widen to the lanes (the last ones partly empty) instead of
+        // leaving lanes idle.
+        const std::int64_t sets = (cols + U - 1) / U;
+        const std::int64_t wide = lanes < cols ? lanes : cols;
+        const std::int64_t nq = sets > wide ? sets : wide;
         RowSums<T, R> sums;
         Kokkos::parallel_reduce(
             Kokkos::ThreadVectorRange(member, nq),
@@ -477,6 +471,17 @@ struct SumColumnBlocks {
   }
 };
 
+// team-per-row's policy. On a GPU, at most 51 registers a thread (ten blocks
+// of 128 threads per 2048): without the bound the R = 4 kernel took 64 and
+// ran at half occupancy. H200, GB/s without / with: LayoutRight 2^22 x 64
+// 3670 / 3990 (row-per-thread on LayoutLeft: 4368), 262144 x 1024 4330 /
+// 4382, 16384^2 4343 / 4336; LayoutLeft 16384^2 1744 / 1973. Bounds of 9 or
+// 11 blocks were slower, and so is R = 1 with this one (4031 / 2920).
+template <class Matrix, class Exec = typename Matrix::execution_space>
+using TeamRowsPolicy =
+    std::conditional_t<is_gpu_space<Exec>(), Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<128, 10>>,
+                       Kokkos::TeamPolicy<Exec>>;
+
 // Team shape for team-per-row: on a GPU 128 threads a team, vector lanes over
 // the columns and R rows a team thread; on a CPU one thread and one lane per
 // team, a row at a time. The deck's team_size / vector_length /
@@ -496,13 +501,15 @@ TeamShape choose_team_shape(const Matrix& b, int team_size = 0, int vector_lengt
     // Lanes: enough for one step of U columns each, up to a warp. Rows: 4 a
     // team thread. Measured on an H200, LayoutRight: 16384^2 with R = 1, 2, 4
     // gave 4031, 3484 and 4346 GB/s (cuBLAS 4471); 2^22 x 64 with 4, 8, 16
-    // lanes gave 1611, 3502 and 3608 GB/s.
+    // lanes gave 1611, 3502 and 3608 GB/s. Teams: 128 threads for a warp a
+    // row, 64 for fewer lanes (2^22 x 64, 16 lanes, with TeamRowsPolicy's
+    // bound: 3911 GB/s in teams of 128, 3990 in teams of 64).
     const std::int64_t quads =
         (static_cast<std::int64_t>(b.extent(1)) + partial_sums<Exec>() - 1) / partial_sums<Exec>();
     int v = 1;
     while (v < 32 && v < quads) v *= 2;
     s.vector_length = v;
-    s.team_size = std::max(1, 128 / v);
+    s.team_size = std::max(1, (v < 32 ? 64 : 128) / v);
     s.rows_per_thread = 4;
   }
   if (team_size > 0) s.team_size = team_size;
@@ -545,17 +552,19 @@ void multiply(Variant variant, const Matrix& b, const Vector& x, const Result& y
     case Variant::team_per_row: {
       const TeamShape& s = settings.team;
       const std::int64_t per_team = static_cast<std::int64_t>(s.team_size) * s.rows_per_thread;
-      const Kokkos::TeamPolicy<Exec> policy(static_cast<int>((rows + per_team - 1) / per_team),
-                                            s.team_size, s.vector_length);
-      if (s.rows_per_thread == 4)
-        Kokkos::parallel_for("matvec::team-per-row", policy,
-                             TeamPerRow<Matrix, Vector, Result, 4>{b, x, y, s.team_size});
-      else if (s.rows_per_thread == 2)
-        Kokkos::parallel_for("matvec::team-per-row", policy,
-                             TeamPerRow<Matrix, Vector, Result, 2>{b, x, y, s.team_size});
-      else
-        Kokkos::parallel_for("matvec::team-per-row", policy,
-                             TeamPerRow<Matrix, Vector, Result, 1>{b, x, y, s.team_size});
+      const int league = static_cast<int>((rows + per_team - 1) / per_team);
+      const auto run = [&](auto policy) {
+        if (s.rows_per_thread == 4)
+          Kokkos::parallel_for("matvec::team-per-row", policy,
+                               TeamPerRow<Matrix, Vector, Result, 4>{b, x, y, s.team_size, s.vector_length});
+        else if (s.rows_per_thread == 2)
+          Kokkos::parallel_for("matvec::team-per-row", policy,
+                               TeamPerRow<Matrix, Vector, Result, 2>{b, x, y, s.team_size, s.vector_length});
+        else
+          Kokkos::parallel_for("matvec::team-per-row", policy,
+                               TeamPerRow<Matrix, Vector, Result, 1>{b, x, y, s.team_size, s.vector_length});
+      };
+      run(TeamRowsPolicy<Matrix>(league, s.team_size, s.vector_length));
       break;
     }
     case Variant::mdrange: {

@@ -21,6 +21,8 @@
 #include "mgs_comm.hpp"
 #include "mgs_matrix.hpp"
 
+#include "karma/array.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -52,16 +54,6 @@ struct Tally {
   }
 };
 
-template <class ExecSpace = Kokkos::DefaultExecutionSpace>
-constexpr bool is_gpu_space() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  if (std::is_same<ExecSpace, Kokkos::Cuda>::value) return true;
-#endif
-#if defined(KOKKOS_ENABLE_HIP)
-  if (std::is_same<ExecSpace, Kokkos::HIP>::value) return true;
-#endif
-  return false;
-}
 
 // Host memory the device can write: reductions on their way to MPI.
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -114,14 +106,32 @@ struct Rows {
     }
     return {rows, (rows + host_block - 1) / host_block, host_block};
   }
-  // One item per resident GPU thread.
-  static Rows spread(std::int64_t rows) {
+  // One item per resident GPU thread, or per `share` of them.
+  static Rows spread(std::int64_t rows, std::int64_t share = 1) {
     if (!gpu) return each(rows);
-    const std::int64_t threads = Kokkos::DefaultExecutionSpace().concurrency();
+    const std::int64_t threads = Kokkos::DefaultExecutionSpace().concurrency() / share;
     const std::int64_t items = std::max<std::int64_t>(1, std::min(rows, threads));
     return {rows, items, (rows + items - 1) / items};
   }
 };
+
+// Single dots and norms. On a GPU: at most 42 registers a thread (six
+// blocks of 256 threads per 2048), and as many items as are then resident,
+// so the grid runs in one wave. Kokkos otherwise compiled ColumnDot to 48
+// registers (five blocks) and launched one item per thread of the device:
+// 1.6 waves. H200, 2^22 rows of doubles, a dot and the axpy after it: 56.6
+// us before, 52.5 after (hand-written CUDA 48.5); 2^24: 186.5, 173.1 (166.5).
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
+using DotPolicy = Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>, Kokkos::LaunchBounds<256, 6>>;
+#else
+using DotPolicy = Policy;
+#endif
+inline Rows dot_rows(std::int64_t rows) {
+  if (!Rows::gpu) return Rows::each(rows);
+  const std::int64_t threads = Kokkos::DefaultExecutionSpace().concurrency() / 4 * 3;
+  const std::int64_t items = std::max<std::int64_t>(1, std::min(rows, threads));
+  return {rows, items, (rows + items - 1) / items};
+}
 
 // Where a level-1 kernel finds its coefficient.
 template <class T>
@@ -264,9 +274,18 @@ struct MultiRows {
 template <class Space, class Body, class T>
 void multi_reduce(const char* label, const Body& body, std::int64_t rows, T* dst, unsigned count) {
   const Kokkos::View<T*, Space, Unmanaged> out(dst, count);
-  const Rows r = Rows::spread(rows);
+  // Each thread's running sums live in shared memory (count x 8 bytes a
+  // thread), which caps the resident blocks: with an item per resident
+  // thread a wide reduction ran in about three waves. Fewer items, each with
+  // more rows, fit in one. Measured per step of mgs-fused on an H200, 2^22
+  // rows, items = resident threads / share (share 1, 2, 3, 4, 6, 8, 16):
+  // 31 sums 504, 440, 449, 406, 544, 384, 629 us; 15 sums 279, 247, 258,
+  // 234, 310, 223, 382; 7 sums 120, 107, 132, 99, 124, 149, 262; 1 sum 53,
+  // 59, 48, 57, 76, 93, 168: Body::share(W) (mgs-fused: 8, 4 and 3 for 9-32,
+  // 5-8 and 1-4 sums; cgs2, measured whole: 4 and 1, 16.6 -> 14.4 ms).
   const auto run = [&](auto width) {
     constexpr int W = decltype(width)::value;
+    const Rows r = Rows::spread(rows, Body::share(W));
     Kokkos::parallel_reduce(label, r.policy(), MultiRows<Body, W>{count, body, r}, out);
   };
   const unsigned slots = count - (Body::has_tail ? 1 : 0);
@@ -284,6 +303,11 @@ void multi_reduce(const char* label, const Body& body, std::int64_t rows, T* dst
 
 // --- mgs-fused ---------------------------------------------------------------
 
+// Reduction items as resident threads / share, by register width W (see
+// multi_reduce).
+constexpr int fused_share(int w) { return w == 4 ? 3 : w == 8 ? 4 : 8; }
+constexpr int cgs2_share(int w) { return w >= 8 ? 4 : 1; }
+
 // r_cc = sqrt(dst[0]), r_ck = dst[k - c] / r_cc: row c of R from the dots
 // a(:, c) . a(:, k), k >= c.
 template <class T>
@@ -297,6 +321,7 @@ KOKKOS_INLINE_FUNCTION void dots_to_row(T* dst, unsigned count) {
 template <class View>
 struct GramRow {
   using T = value_t<View>;
+  static constexpr int share(int w) { return fused_share(w); }
   static constexpr bool has_tail = false;
   View a;
   int c;
@@ -334,6 +359,7 @@ struct GramRow {
 template <class View>
 struct FusedStep {
   using T = value_t<View>;
+  static constexpr int share(int w) { return fused_share(w); }
   static constexpr bool has_tail = false;
   View a;
   int i;
@@ -419,6 +445,7 @@ struct FusedLast {
 template <class View>
 struct Project {
   using T = value_t<View>;
+  static constexpr int share(int w) { return cgs2_share(w); }
   static constexpr bool has_tail = true;  // w . w
   View a;
   int c;
@@ -466,6 +493,7 @@ struct Project {
 template <class View>
 struct Finish {
   using T = value_t<View>;
+  static constexpr int share(int w) { return cgs2_share(w); }
   static constexpr bool has_tail = true;  // q_j . a(:, j+1)
   View a;
   int j;
@@ -581,18 +609,19 @@ void factor_mgs(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
   using T = value_t<View>;
   using Result = Kokkos::View<T, DeviceMemory, Unmanaged>;
   const auto n = static_cast<std::int64_t>(a.extent(0));
-  const Rows spread = Rows::spread(n), each = Rows::each(n);
+  const Rows spread = dot_rows(n), each = Rows::each(n);
+  const DotPolicy dots(0, spread.items);
   for (int j = 0; j < ws.m; ++j) {
     for (int i = 0; i < j; ++i) {
       const ColumnDot<View> dot{a, i, j, spread, false};
       if (ws.on_device) {
-        Kokkos::parallel_reduce("mgs::dot", spread.policy(), dot, Result(ws.rd(i, j)));
+        Kokkos::parallel_reduce("mgs::dot", dots, dot, Result(ws.rd(i, j)));
         t.kernel(2, 0);
         Kokkos::parallel_for("mgs::axpy", each.policy(),
                              ColumnAxpy<View, FromDevice<T>>{a, i, j, {ws.rd(i, j)}, each});
       } else {
         T s = 0;
-        Kokkos::parallel_reduce("mgs::dot", spread.policy(), dot, s);
+        Kokkos::parallel_reduce("mgs::dot", dots, dot, s);
         t.kernel(2, 0);
         ++t.host_waits;
         sum_over_ranks(&s, 1);
@@ -605,13 +634,13 @@ void factor_mgs(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
     }
     const ColumnDot<View> norm{a, j, j, spread, ws.on_device};
     if (ws.on_device) {
-      Kokkos::parallel_reduce("mgs::norm", spread.policy(), norm, Result(ws.rd(j, j)));
+      Kokkos::parallel_reduce("mgs::norm", dots, norm, Result(ws.rd(j, j)));
       t.kernel(1, 0);
       Kokkos::parallel_for("mgs::scale", each.policy(),
                            ColumnScale<View, FromDevice<T>>{a, j, {ws.rd(j, j)}, each});
     } else {
       T s = 0;
-      Kokkos::parallel_reduce("mgs::norm", spread.policy(), norm, s);
+      Kokkos::parallel_reduce("mgs::norm", dots, norm, s);
       t.kernel(1, 0);
       ++t.host_waits;
       sum_over_ranks(&s, 1);

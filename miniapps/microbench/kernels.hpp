@@ -44,13 +44,6 @@ constexpr bool is_right() {
   return std::is_same<Layout, Right>::value;
 }
 
-template <class ExecSpace>
-constexpr bool is_gpu_space() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  if (std::is_same<ExecSpace, Kokkos::Cuda>::value) return true;
-#endif
-  return false;
-}
 
 template <class View>
 using value_t = typename View::non_const_value_type;

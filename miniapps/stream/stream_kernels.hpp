@@ -43,16 +43,6 @@ constexpr int rank_of() {
   return static_cast<int>(View::traits::rank);
 }
 
-template <class ExecSpace>
-constexpr bool is_gpu_space() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  if (std::is_same<ExecSpace, Kokkos::Cuda>::value) return true;
-#endif
-#if defined(KOKKOS_ENABLE_HIP)
-  if (std::is_same<ExecSpace, Kokkos::HIP>::value) return true;
-#endif
-  return false;
-}
 
 // Elements one work item handles, j, j+m, j+2m, ... (coalesced across a
 // warp). On an H200 (results/README.md) one element per thread capped

@@ -51,7 +51,8 @@ stream_copy after
 
 # Knobs beside the defaults (16384^2, y = A x): mdrange's column blocks (the
 # default, 16, makes one wave), team-per-row's rows per team thread (default 4);
-# for the 64-column tall matrix, team-per-row's lanes (default 4).
+# for the 64-column tall matrix, team-per-row's lanes in teams of 128 threads (the
+# default: 16 lanes in teams of 64).
 for c in 8 17 33; do
   run "16384-left-mdrange-blocks$c" inputs/matvec/default.yaml --set matvec.layout=left \
     --set "matvec.variant=[mdrange]" --set "matvec.implementation=[kokkos]" \

@@ -14,6 +14,20 @@
 
 namespace karma {
 
+// Whether ExecSpace runs on a GPU: kernels choose their work per item by it.
+template <class ExecSpace = Kokkos::DefaultExecutionSpace>
+KOKKOS_INLINE_FUNCTION constexpr bool is_gpu_space() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (std::is_same<ExecSpace, Kokkos::Cuda>::value) return true;
+#endif
+#if defined(KOKKOS_ENABLE_HIP) && KOKKOS_VERSION >= 40000
+  if (std::is_same<ExecSpace, Kokkos::HIP>::value) return true;
+#elif defined(KOKKOS_ENABLE_HIP)
+  if (std::is_same<ExecSpace, Kokkos::Experimental::HIP>::value) return true;
+#endif
+  return false;
+}
+
 using Left = Kokkos::LayoutLeft;    // Fortran order: first index fastest
 using Right = Kokkos::LayoutRight;  // C order: last index fastest
 

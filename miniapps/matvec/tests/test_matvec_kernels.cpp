@@ -79,14 +79,17 @@ struct Case {
 // exercise the partial-sum pass and teams of several rows.
 std::vector<Case> all_cases() {
   const int lanes = Kokkos::TeamPolicy<Exec>::vector_length_max() >= 4 ? 4 : 1;
+  // More lanes than a row has column sets: the sets widen (GPU only).
+  const int wide = std::min(32, Kokkos::TeamPolicy<Exec>::vector_length_max());
   // A host team has at most as many threads as the pool.
-  const int team = is_gpu_space<Exec>() ? 3 : std::min(2, Exec().concurrency());
+  const int team = karma::is_gpu_space<Exec>() ? 3 : std::min(2, Exec().concurrency());
   return {{Variant::row_per_thread, 0, 0, 0},
           {Variant::team_per_row, 0, 0, 0},
           {Variant::team_per_row, 0, team, lanes},
           {Variant::team_per_row, 0, 1, 0, false, 1},
           {Variant::team_per_row, 0, team, lanes, false, 2},
           {Variant::team_per_row, 0, team, 0, false, 4},
+          {Variant::team_per_row, 0, team, wide, false, 4},
           {Variant::mdrange, 0, 0, 0},
           {Variant::mdrange, 3, 0, 0},
           {Variant::mdrange, 7, 0, 0},
