@@ -1,5 +1,5 @@
 // MatVec: y = A x in double (the paper's matrix-vector product).
-#include "benchmarks.hpp"
+#include "timed_run.hpp"
 
 namespace karma::microbench {
 namespace {
@@ -24,44 +24,18 @@ struct MatVec {
     fill(A, seed_a);
     fill(x, seed_x);
     Kokkos::deep_copy(y, T(poison));
+    const auto kernel = KARMA_MICROBENCH_KERNEL_OF(matvec, W, I, Layout);
     if constexpr (I != Impl::raw) {
-      for (auto _ : state) {
-        escape(A);
-        escape(x);
-        escape(y);
-        if constexpr (W == Where::serial) {
-          if constexpr (I == Impl::karma)
-            matvec_karma(A, x, y);
-          else
-            matvec_karma_byref(A, x, y);
-        } else {
-          matvec_karma_parallel(A, x, y);
-          Kokkos::fence();
-        }
-        clobber();
-      }
+      time_kernel<W>(state, kernel, A, x, y);
     } else {
       const T* pA = A.data();
       const T* px = x.data();
       T* py = y.data();
-      for (auto _ : state) {
-        escape(pA);
-        escape(px);
-        escape(py);
-        escape(rows);
-        escape(cols);
-        if constexpr (W == Where::serial) {
-          matvec_raw<Layout>(pA, px, py, rows, cols);
-        } else {
-          matvec_raw_parallel<Layout>(pA, px, py, rows, cols);
-          Kokkos::fence();
-        }
-        clobber();
-      }
+      time_kernel<W>(state, kernel, pA, px, py, rows, cols);
     }
     const Index bad = count_matvec_mismatches(y, seed_a, seed_x, Cols);
     if (bad) report_wrong(state, std::to_string(bad) + " sampled rows of y differ");
-    state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
+    set_bytes_per_iteration(state, bytes);
   }
 };
 
