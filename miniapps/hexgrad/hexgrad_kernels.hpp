@@ -156,7 +156,6 @@ struct Gradients {
   }
 };
 
-
 // The most threads per block on a GPU: the hand-written kernel's block, and
 // the cap under which Kokkos picks its own (128 on an H200, for occupancy).
 inline constexpr int gpu_block = 256;

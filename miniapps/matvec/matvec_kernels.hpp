@@ -33,7 +33,6 @@ inline constexpr VariantSpec variant_table[] = {
     {Variant::mdrange, "mdrange"},
 };
 
-
 template <class View>
 using value_t = typename View::non_const_value_type;
 
@@ -478,9 +477,9 @@ struct SumColumnBlocks {
 // 4382, 16384^2 4343 / 4336; LayoutLeft 16384^2 1744 / 1973. Bounds of 9 or
 // 11 blocks were slower, and so is R = 1 with this one (4031 / 2920).
 template <class Matrix, class Exec = typename Matrix::execution_space>
-using TeamRowsPolicy =
-    std::conditional_t<is_gpu_space<Exec>(), Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<128, 10>>,
-                       Kokkos::TeamPolicy<Exec>>;
+using TeamRowsPolicy = std::conditional_t<is_gpu_space<Exec>(),
+                                          Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<128, 10>>,
+                                          Kokkos::TeamPolicy<Exec>>;
 
 // Team shape for team-per-row: on a GPU 128 threads a team, vector lanes over
 // the columns and R rows a team thread; on a CPU one thread and one lane per
@@ -555,14 +554,17 @@ void multiply(Variant variant, const Matrix& b, const Vector& x, const Result& y
       const int league = static_cast<int>((rows + per_team - 1) / per_team);
       const auto run = [&](auto policy) {
         if (s.rows_per_thread == 4)
-          Kokkos::parallel_for("matvec::team-per-row", policy,
-                               TeamPerRow<Matrix, Vector, Result, 4>{b, x, y, s.team_size, s.vector_length});
+          Kokkos::parallel_for(
+              "matvec::team-per-row", policy,
+              TeamPerRow<Matrix, Vector, Result, 4>{b, x, y, s.team_size, s.vector_length});
         else if (s.rows_per_thread == 2)
-          Kokkos::parallel_for("matvec::team-per-row", policy,
-                               TeamPerRow<Matrix, Vector, Result, 2>{b, x, y, s.team_size, s.vector_length});
+          Kokkos::parallel_for(
+              "matvec::team-per-row", policy,
+              TeamPerRow<Matrix, Vector, Result, 2>{b, x, y, s.team_size, s.vector_length});
         else
-          Kokkos::parallel_for("matvec::team-per-row", policy,
-                               TeamPerRow<Matrix, Vector, Result, 1>{b, x, y, s.team_size, s.vector_length});
+          Kokkos::parallel_for(
+              "matvec::team-per-row", policy,
+              TeamPerRow<Matrix, Vector, Result, 1>{b, x, y, s.team_size, s.vector_length});
       };
       run(TeamRowsPolicy<Matrix>(league, s.team_size, s.vector_length));
       break;

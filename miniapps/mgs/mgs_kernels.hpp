@@ -54,7 +54,6 @@ struct Tally {
   }
 };
 
-
 // Host memory the device can write: reductions on their way to MPI.
 #if defined(KOKKOS_ENABLE_CUDA)
 using ResultMemory = Kokkos::CudaHostPinnedSpace;
@@ -122,7 +121,8 @@ struct Rows {
 // 1.6 waves. H200, 2^22 rows of doubles, a dot and the axpy after it: 56.6
 // us before, 52.5 after (hand-written CUDA 48.5); 2^24: 186.5, 173.1 (166.5).
 #if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
-using DotPolicy = Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>, Kokkos::LaunchBounds<256, 6>>;
+using DotPolicy =
+    Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>, Kokkos::LaunchBounds<256, 6>>;
 #else
 using DotPolicy = Policy;
 #endif

@@ -44,7 +44,6 @@ constexpr bool is_right() {
   return std::is_same<Layout, Right>::value;
 }
 
-
 template <class View>
 using value_t = typename View::non_const_value_type;
 

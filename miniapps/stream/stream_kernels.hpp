@@ -26,9 +26,8 @@ struct KernelSpec {
 };
 
 inline constexpr KernelSpec kernel_table[] = {
-    {Kernel::copy, "copy", 2, 0},   {Kernel::mul, "mul", 2, 1},
-    {Kernel::add, "add", 3, 1},     {Kernel::triad, "triad", 3, 2},
-    {Kernel::dot, "dot", 2, 2},     {Kernel::nstream, "nstream", 4, 3},
+    {Kernel::copy, "copy", 2, 0},   {Kernel::mul, "mul", 2, 1}, {Kernel::add, "add", 3, 1},
+    {Kernel::triad, "triad", 3, 2}, {Kernel::dot, "dot", 2, 2}, {Kernel::nstream, "nstream", 4, 3},
 };
 
 // BabelStream's start values and scalar: no array starts or stays at zero
@@ -43,7 +42,6 @@ constexpr int rank_of() {
   return static_cast<int>(View::traits::rank);
 }
 
-
 // Elements one work item handles, j, j+m, j+2m, ... (coalesced across a
 // warp). On an H200 (results/README.md) one element per thread capped
 // copy and mul at 83% of BabelStream's bandwidth: too few loads in flight.
@@ -55,9 +53,12 @@ constexpr int elements_per_item() {
   if (!is_gpu_space<ExecSpace>()) return 1;
   switch (K) {
     case Kernel::copy:
-    case Kernel::mul: return sizeof(T) >= 8 ? 2 : 4;
-    case Kernel::dot: return 2;
-    default: return 1;
+    case Kernel::mul:
+      return sizeof(T) >= 8 ? 2 : 4;
+    case Kernel::dot:
+      return 2;
+    default:
+      return 1;
   }
 }
 
@@ -264,10 +265,18 @@ double execute(Kernel kernel, const Arrays<View>& x, const DotResult& result) {
   using T = value_t<View>;
   const T s = static_cast<T>(scalar);
   switch (kernel) {
-    case Kernel::copy: for_each<Kernel::copy, View, Index>("stream::copy", x, Copy<T>{}); break;
-    case Kernel::mul: for_each<Kernel::mul, View, Index>("stream::mul", x, Mul<T>{s}); break;
-    case Kernel::add: for_each<Kernel::add, View, Index>("stream::add", x, Add<T>{}); break;
-    case Kernel::triad: for_each<Kernel::triad, View, Index>("stream::triad", x, Triad<T>{s}); break;
+    case Kernel::copy:
+      for_each<Kernel::copy, View, Index>("stream::copy", x, Copy<T>{});
+      break;
+    case Kernel::mul:
+      for_each<Kernel::mul, View, Index>("stream::mul", x, Mul<T>{s});
+      break;
+    case Kernel::add:
+      for_each<Kernel::add, View, Index>("stream::add", x, Add<T>{});
+      break;
+    case Kernel::triad:
+      for_each<Kernel::triad, View, Index>("stream::triad", x, Triad<T>{s});
+      break;
     case Kernel::nstream:
       for_each<Kernel::nstream, View, Index>("stream::nstream", x, Nstream<T>{s});
       break;
@@ -308,12 +317,23 @@ struct Gold {
   double apply(Kernel kernel) {
     const T s = static_cast<T>(scalar);
     switch (kernel) {
-      case Kernel::copy: c = a; break;
-      case Kernel::mul: b = s * c; break;
-      case Kernel::add: c = a + b; break;
-      case Kernel::triad: a = b + s * c; break;
-      case Kernel::nstream: a += b + s * c; break;
-      case Kernel::dot: return static_cast<double>(a) * static_cast<double>(b);
+      case Kernel::copy:
+        c = a;
+        break;
+      case Kernel::mul:
+        b = s * c;
+        break;
+      case Kernel::add:
+        c = a + b;
+        break;
+      case Kernel::triad:
+        a = b + s * c;
+        break;
+      case Kernel::nstream:
+        a += b + s * c;
+        break;
+      case Kernel::dot:
+        return static_cast<double>(a) * static_cast<double>(b);
     }
     return 0;
   }

@@ -70,8 +70,7 @@ inline Precision precision_from_string(const std::string& s) {
 
 template <class KokkosLayout>
 constexpr Layout layout_of() {
-  static_assert(std::is_same<KokkosLayout, Left>::value ||
-                    std::is_same<KokkosLayout, Right>::value,
+  static_assert(std::is_same<KokkosLayout, Left>::value || std::is_same<KokkosLayout, Right>::value,
                 "karma arrays use LayoutLeft or LayoutRight");
   return std::is_same<KokkosLayout, Left>::value ? Layout::left : Layout::right;
 }
@@ -109,10 +108,10 @@ struct AlignedArray {
 
 template <class DataType, class Layout = Right, class Memory = DefaultMemory, class... Extents>
 AlignedArray<DataType, Layout, Memory> allocate_aligned(const std::string& label,
-                                                        std::size_t alignment,
-                                                        Extents... extents) {
+                                                        std::size_t alignment, Extents... extents) {
   using ViewType = UnmanagedArray<DataType, Layout, Memory>;
-  const std::size_t bytes = ViewType::required_allocation_size(static_cast<std::size_t>(extents)...);
+  const std::size_t bytes =
+      ViewType::required_allocation_size(static_cast<std::size_t>(extents)...);
   AlignedArray<DataType, Layout, Memory> a;
   a.owner = Kokkos::View<unsigned char*, Memory>(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, label), bytes + alignment);
@@ -127,10 +126,8 @@ AlignedArray<DataType, Layout, Memory> allocate_aligned(const std::string& label
 // Kokkos permutes between layouts only inside one space, so stage first.
 template <class Dst, class Src>
 void copy_permuting(const Dst& dst, const Src& src) {
-  using same_layout =
-      std::is_same<typename Dst::array_layout, typename Src::array_layout>;
-  using same_space =
-      std::is_same<typename Dst::memory_space, typename Src::memory_space>;
+  using same_layout = std::is_same<typename Dst::array_layout, typename Src::array_layout>;
+  using same_space = std::is_same<typename Dst::memory_space, typename Src::memory_space>;
   if constexpr (same_layout::value || same_space::value) {
     Kokkos::deep_copy(dst, src);
   } else {
