@@ -51,3 +51,28 @@ function(karma_add_run_test)
     LABELS "run"
     ENVIRONMENT "OMP_NUM_THREADS=2;OMP_PROC_BIND=false;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
 endfunction()
+
+# karma_add_unit_tests(TARGET t SOURCES s... [PREFIX p] [LIBRARIES l...]
+#                      [LOCAL_HEADERS]): a GoogleTest executable on
+# karma_test_main, compiled as Kokkos sources, its tests discovered when ctest
+# runs (listing them at build time would need a GPU in GPU builds), labelled
+# `unit`, on two OpenMP threads. One environment variable only: CMake 3.25's
+# discovery splits a list-valued property, and the rest of the list then
+# swallowed the label. LOCAL_HEADERS: the parent folder (a mini-app's
+# headers) is on the include path.
+function(karma_add_unit_tests)
+  cmake_parse_arguments(U "LOCAL_HEADERS" "TARGET;PREFIX" "SOURCES;LIBRARIES" ${ARGN})
+  add_executable(${U_TARGET} ${U_SOURCES})
+  if(U_LOCAL_HEADERS)
+    target_include_directories(${U_TARGET} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/..)
+  endif()
+  target_link_libraries(${U_TARGET} PRIVATE karma_test_main ${U_LIBRARIES} karma_warnings)
+  karma_kokkos_sources(${U_TARGET})
+  include(GoogleTest)
+  set(prefix)
+  if(U_PREFIX)
+    set(prefix TEST_PREFIX "${U_PREFIX}")
+  endif()
+  gtest_discover_tests(${U_TARGET} ${prefix} DISCOVERY_MODE PRE_TEST
+    PROPERTIES ENVIRONMENT OMP_NUM_THREADS=2 LABELS unit)
+endfunction()
