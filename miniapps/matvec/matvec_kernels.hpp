@@ -551,22 +551,20 @@ void multiply(Variant variant, const Matrix& b, const Vector& x, const Result& y
     case Variant::team_per_row: {
       const TeamShape& s = settings.team;
       const std::int64_t per_team = static_cast<std::int64_t>(s.team_size) * s.rows_per_thread;
-      const int league = static_cast<int>((rows + per_team - 1) / per_team);
-      const auto run = [&](auto policy) {
-        if (s.rows_per_thread == 4)
-          Kokkos::parallel_for(
-              "matvec::team-per-row", policy,
-              TeamPerRow<Matrix, Vector, Result, 4>{b, x, y, s.team_size, s.vector_length});
-        else if (s.rows_per_thread == 2)
-          Kokkos::parallel_for(
-              "matvec::team-per-row", policy,
-              TeamPerRow<Matrix, Vector, Result, 2>{b, x, y, s.team_size, s.vector_length});
-        else
-          Kokkos::parallel_for(
-              "matvec::team-per-row", policy,
-              TeamPerRow<Matrix, Vector, Result, 1>{b, x, y, s.team_size, s.vector_length});
-      };
-      run(TeamRowsPolicy<Matrix>(league, s.team_size, s.vector_length));
+      const TeamRowsPolicy<Matrix> policy(static_cast<int>((rows + per_team - 1) / per_team),
+                                          s.team_size, s.vector_length);
+      if (s.rows_per_thread == 4)
+        Kokkos::parallel_for(
+            "matvec::team-per-row", policy,
+            TeamPerRow<Matrix, Vector, Result, 4>{b, x, y, s.team_size, s.vector_length});
+      else if (s.rows_per_thread == 2)
+        Kokkos::parallel_for(
+            "matvec::team-per-row", policy,
+            TeamPerRow<Matrix, Vector, Result, 2>{b, x, y, s.team_size, s.vector_length});
+      else
+        Kokkos::parallel_for(
+            "matvec::team-per-row", policy,
+            TeamPerRow<Matrix, Vector, Result, 1>{b, x, y, s.team_size, s.vector_length});
       break;
     }
     case Variant::mdrange: {

@@ -108,7 +108,10 @@ struct Rows {
   // One item per resident GPU thread, or per `share` of them.
   static Rows spread(std::int64_t rows, std::int64_t share = 1) {
     if (!gpu) return each(rows);
-    const std::int64_t threads = Kokkos::DefaultExecutionSpace().concurrency() / share;
+    return over(rows, Kokkos::DefaultExecutionSpace().concurrency() / share);
+  }
+  // At most `threads` items (GPU), each striding over the rows.
+  static Rows over(std::int64_t rows, std::int64_t threads) {
     const std::int64_t items = std::max<std::int64_t>(1, std::min(rows, threads));
     return {rows, items, (rows + items - 1) / items};
   }
@@ -128,9 +131,7 @@ using DotPolicy = Policy;
 #endif
 inline Rows dot_rows(std::int64_t rows) {
   if (!Rows::gpu) return Rows::each(rows);
-  const std::int64_t threads = Kokkos::DefaultExecutionSpace().concurrency() / 4 * 3;
-  const std::int64_t items = std::max<std::int64_t>(1, std::min(rows, threads));
-  return {rows, items, (rows + items - 1) / items};
+  return Rows::over(rows, Kokkos::DefaultExecutionSpace().concurrency() / 4 * 3);
 }
 
 // Where a level-1 kernel finds its coefficient.
