@@ -117,22 +117,24 @@ struct Rows {
   }
 };
 
-// Single dots and norms. On a GPU: at most 42 registers a thread (six
-// blocks of 256 threads per 2048), and as many items as are then resident,
-// so the grid runs in one wave. Kokkos otherwise compiled ColumnDot to 48
-// registers (five blocks) and launched one item per thread of the device:
-// 1.6 waves. H200, 2^22 rows of doubles, a dot and the axpy after it: 56.6
-// us before, 52.5 after (hand-written CUDA 48.5); 2^24: 186.5, 173.1 (166.5).
+// Single dots and norms. On a GPU a team policy: one team of 512 threads
+// per 2048 the device holds, each thread striding over the rows with eight
+// independent sums (ColumnDot). A RangePolicy reduction on Kokkos 4.6 CUDA
+// runs blocks of at most 256 threads and sums through shared memory; its
+// best shape (at most 42 registers, six blocks per multiprocessor) took
+// 27.4 ms for the whole mgs on an H200 at 2^22 x 32 doubles, this one 25.3
+// (hand-written CUDA 25.1); teams of 256 x 4, 512 x 2 and 1024 x 1 per
+// multiprocessor took 26.3, 25.5 and 25.4.
 #if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
-using DotPolicy =
-    Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>, Kokkos::LaunchBounds<256, 6>>;
+using DotPolicy = Kokkos::TeamPolicy<Kokkos::IndexType<std::int64_t>, Kokkos::LaunchBounds<512, 1>>;
+inline DotPolicy dot_policy(std::int64_t) {
+  const auto teams = Kokkos::DefaultExecutionSpace().concurrency() / 2048;
+  return DotPolicy(static_cast<int>(std::max<std::int64_t>(1, teams)), 512);
+}
 #else
 using DotPolicy = Policy;
+inline DotPolicy dot_policy(std::int64_t rows) { return Rows::each(rows).policy(); }
 #endif
-inline Rows dot_rows(std::int64_t rows) {
-  if (!Rows::gpu) return Rows::each(rows);
-  return Rows::over(rows, Kokkos::DefaultExecutionSpace().concurrency() / 4 * 3);
-}
 
 // Where a level-1 kernel finds its coefficient.
 template <class T>
@@ -154,8 +156,9 @@ struct FromHost {
 
 // --- mgs: the level-1 kernels ------------------------------------------------
 
-// a(:, x) . a(:, y); final() takes the square root for a norm. Four
-// independent sums per item keep loads in flight on a GPU.
+// a(:, x) . a(:, y); final() takes the square root for a norm. On a GPU
+// (DotPolicy) each thread strides over the rows with eight independent
+// sums, to keep loads in flight; on a host each item sums a block of rows.
 template <class View>
 struct ColumnDot {
   using value_type = value_t<View>;
@@ -163,27 +166,32 @@ struct ColumnDot {
   int x, y;
   Rows rows;
   bool root;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t w, value_type& sum) const {
-    value_type s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    if (Rows::gpu) {
-      const std::int64_t n = rows.rows, stride = rows.items;
-      std::int64_t i = w;
-      for (; i + 3 * stride < n; i += 4 * stride) {
-        s0 += a(i, x) * a(i, y);
-        s1 += a(i + stride, x) * a(i + stride, y);
-        s2 += a(i + 2 * stride, x) * a(i + 2 * stride, y);
-        s3 += a(i + 3 * stride, x) * a(i + 3 * stride, y);
-      }
-      for (; i < n; i += stride) s0 += a(i, x) * a(i, y);
-    } else {
-      for (std::int64_t u = 0; u < rows.per_item; ++u) {
-        const std::int64_t i = rows(w, u);
-        if (i >= rows.rows) break;
-        s0 += a(i, x) * a(i, y);
-      }
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
+  KOKKOS_INLINE_FUNCTION void operator()(const DotPolicy::member_type& team,
+                                         value_type& sum) const {
+    constexpr int sums = 8;
+    const std::int64_t n = rows.rows;
+    const std::int64_t stride = std::int64_t{team.league_size()} * team.team_size();
+    std::int64_t i = std::int64_t{team.league_rank()} * team.team_size() + team.team_rank();
+    value_type s[sums] = {};
+    for (; i + (sums - 1) * stride < n; i += sums * stride) {
+      KARMA_MGS_UNROLL
+      for (int k = 0; k < sums; ++k) s[k] += a(i + k * stride, x) * a(i + k * stride, y);
     }
-    sum += (s0 + s1) + (s2 + s3);
+    for (; i < n; i += stride) s[0] += a(i, x) * a(i, y);
+    sum += ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
   }
+#else
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t w, value_type& sum) const {
+    value_type s = 0;
+    for (std::int64_t u = 0; u < rows.per_item; ++u) {
+      const std::int64_t i = rows(w, u);
+      if (i >= rows.rows) break;
+      s += a(i, x) * a(i, y);
+    }
+    sum += s;
+  }
+#endif
   KOKKOS_INLINE_FUNCTION void final(value_type& sum) const {
     if (root) sum = math::sqrt(sum);
   }
@@ -344,34 +352,45 @@ struct GramRow {
   }
 };
 
+// How many steps of mgs-fused share one store of the updated columns: a step
+// stores them only every fused_depth steps (see FusedStep). Column counts at
+// m = 32, depth 1, 2, 3, 4, 6: 1088, 848, 778, 752, 738.
+inline constexpr int fused_depth = 3;
+
 // One right-looking step: q_i = v_i / r_ii, v_k -= r_ik q_i for k > i, and
 // the next step's dots part[k - i - 1] += v_{i+1} . v_k (k > i) on the
 // updated columns (final(): row i+1 of R). `rrow` is row i of R, indexed by
 // column.
 //
-// Writes are deferred every other step: a `stale` step finds the columns
-// k >= i in memory as they were before step i-1 (q_{i-1} stored, not yet
-// applied) and applies r_{i-1,k} q_{i-1} first, with `rprev` (row i-1 of R),
-// the same operations in the same order as if they had been stored; a step
-// that does not `store` leaves columns k > i as they were and writes q_i
-// only. Alternating the two saves about m^2 / 4 column writes for m / 2
-// extra column reads: mgs-fused moves 22% fewer bytes at m = 32, with the
-// same operations in the same order.
-template <class View>
+// Stores of the updated columns are deferred: a step `stale` s > 0 finds the
+// columns k >= i in memory as they were before step i - s (q_{i-s} .. q_{i-1}
+// stored, not yet applied to them) and applies r_{p,k} q_p for p = i - s ..
+// i - 1 first, in that order, from the rows of R at `rstale` (row i - s, then
+// the next rows at a stride of m): the same operations in the same order as
+// if each step had stored its columns. A step that does not `store` leaves
+// columns k > i as they were and writes q_i only. With a store every Depth
+// steps, mgs-fused saves most column writes for Depth - 1 extra column reads
+// a step.
+template <class View, int Depth = fused_depth>
 struct FusedStep {
   using T = value_t<View>;
   static constexpr int share(int w) { return fused_share(w); }
   static constexpr bool has_tail = false;
+  static constexpr int max_stale = Depth > 1 ? Depth - 1 : 1;
   View a;
   int i;
   const T* rrow;
-  const T* rprev;  // null: the columns are up to date
+  const T* rstale;  // row i - stale of R, or null with stale == 0
+  int stale;        // 0 .. Depth - 1
   bool store;
   bool finalize;
   template <int W>
   KOKKOS_INLINE_FUNCTION void row(const std::int64_t r, T* part, T&) const {
     const int m = static_cast<int>(a.extent(1));
-    const T qp = rprev ? a(r, i - 1) : T(0);
+    T qs[max_stale];  // q_{i-stale} .. q_{i-1} of this row
+    KARMA_MGS_UNROLL
+    for (int p = 0; p < max_stale; ++p)
+      if (p < stale) qs[p] = a(r, i - stale + p);
     if constexpr (W > 0) {
       // The whole row first: a load after a store to the same array waits
       // for it (the compiler cannot tell the columns apart), so loads and
@@ -380,11 +399,14 @@ struct FusedStep {
       KARMA_MGS_UNROLL
       for (int t = 0; t <= W; ++t)
         if (i + t < m) v[t] = a(r, i + t);
-      if (rprev) {
-        KARMA_MGS_UNROLL
-        for (int t = 0; t <= W; ++t)
-          if (i + t < m) v[t] -= rprev[i + t] * qp;
-      }
+      KARMA_MGS_UNROLL
+      for (int p = 0; p < max_stale; ++p)
+        if (p < stale) {
+          const T* rp = rstale + static_cast<std::ptrdiff_t>(p) * m;
+          KARMA_MGS_UNROLL
+          for (int t = 0; t <= W; ++t)
+            if (i + t < m) v[t] -= rp[i + t] * qs[p];
+        }
       const T q = v[0] * (T(1) / rrow[i]);
       a(r, i) = q;
       const T next = v[1] - rrow[i + 1] * q;
@@ -398,7 +420,11 @@ struct FusedStep {
           part[t - 1] += next * w;
         }
     } else {
-      const auto current = [&](int k) { return rprev ? a(r, k) - rprev[k] * qp : a(r, k); };
+      const auto current = [&](int k) {
+        T v = a(r, k);
+        for (int p = 0; p < stale; ++p) v -= rstale[static_cast<std::ptrdiff_t>(p) * m + k] * qs[p];
+        return v;
+      };
       const T q = current(i) * (T(1) / rrow[i]);
       a(r, i) = q;
       const T next = current(i + 1) - rrow[i + 1] * q;
@@ -417,20 +443,25 @@ struct FusedStep {
 };
 
 // The last column of mgs-fused: q_{m-1} = v_{m-1} / r, v_{m-1} brought up to
-// date first where the previous step deferred it.
+// date first where earlier steps deferred it (`stale` rows of R from
+// `rstale`, at a stride of m).
 template <class View, class Coef>
 struct FusedLast {
   View a;
   int j;
   Coef r;
-  const value_t<View>* rprev;  // null: up to date
+  const value_t<View>* rstale;
+  int stale;
   Rows rows;
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t w) const {
     const value_t<View> inverse = value_t<View>(1) / r();
+    const int m = static_cast<int>(a.extent(1));
     for (std::int64_t u = 0; u < rows.per_item; ++u) {
       const std::int64_t i = rows(w, u);
       if (i >= rows.rows) break;
-      const auto v = rprev ? a(i, j) - rprev[j] * a(i, j - 1) : a(i, j);
+      auto v = a(i, j);
+      for (int p = 0; p < stale; ++p)
+        v -= rstale[static_cast<std::ptrdiff_t>(p) * m + j] * a(i, j - stale + p);
       a(i, j) = v * inverse;
     }
   }
@@ -596,12 +627,12 @@ T* multi_over_ranks(const char* label, const Body& body, std::int64_t rows, Work
   return ws.sums.data();
 }
 
-// Host mode: `count` values from host-visible memory to a device buffer,
+// Host mode: `count` values from host-visible memory to device memory,
 // ordered on the stream before the next kernel; the host does not wait.
 template <class T>
-void to_device(const Kokkos::View<T*, DeviceMemory>& dst, const T* src, int count) {
+void to_device(T* dst, const T* src, int count) {
   Kokkos::deep_copy(Kokkos::DefaultExecutionSpace(),
-                    Kokkos::View<T*, DeviceMemory, Unmanaged>(dst.data(), count),
+                    Kokkos::View<T*, DeviceMemory, Unmanaged>(dst, count),
                     Kokkos::View<const T*, ResultMemory, Unmanaged>(src, count));
 }
 
@@ -610,11 +641,11 @@ void factor_mgs(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
   using T = value_t<View>;
   using Result = Kokkos::View<T, DeviceMemory, Unmanaged>;
   const auto n = static_cast<std::int64_t>(a.extent(0));
-  const Rows spread = dot_rows(n), each = Rows::each(n);
-  const DotPolicy dots(0, spread.items);
+  const Rows each = Rows::each(n);
+  const DotPolicy dots = dot_policy(n);
   for (int j = 0; j < ws.m; ++j) {
     for (int i = 0; i < j; ++i) {
-      const ColumnDot<View> dot{a, i, j, spread, false};
+      const ColumnDot<View> dot{a, i, j, each, false};
       if (ws.on_device) {
         Kokkos::parallel_reduce("mgs::dot", dots, dot, Result(ws.rd(i, j)));
         t.kernel(2, 0);
@@ -633,7 +664,7 @@ void factor_mgs(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
       }
       t.kernel(2, 1);
     }
-    const ColumnDot<View> norm{a, j, j, spread, ws.on_device};
+    const ColumnDot<View> norm{a, j, j, each, ws.on_device};
     if (ws.on_device) {
       Kokkos::parallel_reduce("mgs::norm", dots, norm, Result(ws.rd(j, j)));
       t.kernel(1, 0);
@@ -663,19 +694,20 @@ void finish_row(Workspace<T>& ws, int i, const T* s) {
   for (int k = i + 1; k < ws.m; ++k) ws.r_host(i, k) = s[k - i] / d;
 }
 
-template <class View>
+template <class View, int Depth = fused_depth>
 void factor_mgs_fused(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
   using T = value_t<View>;
   const int m = ws.m;
   const auto n = static_cast<std::int64_t>(a.extent(0));
   const auto count = [&](int i) { return static_cast<unsigned>(m - i); };
-  // Host mode: rows i and i-1 of R, as summed over ranks, in two device
-  // buffers by parity.
-  const auto buffer = [&](int i) { return i % 2 == 0 ? ws.coef1 : ws.coef2; };
-  const auto row = [&](int i) -> const T* { return ws.on_device ? ws.rd(i, 0) : buffer(i).data(); };
-  const auto row_to_device = [&](int i) { to_device(buffer(i), &ws.r_host(i, 0), m); };
-  // Odd steps find the columns one step behind (see FusedStep).
-  const auto stale = [](int i) { return i % 2 == 1; };
+  // Rows of R where the kernels read them: in host mode each row, once
+  // summed over ranks, is copied to its place in r_dev.
+  const auto row = [&](int i) -> const T* { return ws.rd(i, 0); };
+  const auto row_to_device = [&](int i) { to_device(ws.rd(i, 0), &ws.r_host(i, 0), m); };
+  // Step i finds the columns i % Depth steps behind; the last of every
+  // Depth steps stores them (see FusedStep).
+  const auto stale = [](int i) { return i % Depth; };
+  const auto stores = [](int i) { return i % Depth == Depth - 1; };
 
   const GramRow<View> first{a, 0, ws.on_device};
   if (ws.on_device) {
@@ -686,26 +718,27 @@ void factor_mgs_fused(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
   }
   t.kernel(m, 0);
   for (int i = 0; i + 1 < m; ++i) {
-    const T* previous = stale(i) ? row(i - 1) : nullptr;
-    const FusedStep<View> step{a, i, row(i), previous, stale(i), ws.on_device};
+    const int s = stale(i);
+    const FusedStep<View, Depth> step{a, i,         row(i),      s > 0 ? row(i - s) : nullptr,
+                                      s, stores(i), ws.on_device};
     if (ws.on_device) {
       multi_reduce<DeviceMemory>("mgs::fused_step", step, n, ws.rd(i + 1, i + 1), count(i + 1));
     } else {
       finish_row(ws, i + 1, multi_over_ranks("mgs::fused_step", step, n, ws, count(i + 1), t));
       row_to_device(i + 1);
     }
-    t.kernel(m - i + (stale(i) ? 1 : 0), stale(i) ? m - i : 1);
+    t.kernel(m - i + s, stores(i) ? m - i : 1);
   }
-  const int j = m - 1;
-  const T* rprev = stale(j) ? row(j - 1) : nullptr;
+  const int j = m - 1, s = stale(j);
+  const T* rstale = s > 0 ? row(j - s) : nullptr;
   const Rows each = Rows::each(n);
   if (ws.on_device)
     Kokkos::parallel_for("mgs::fused_last", each.policy(),
-                         FusedLast<View, FromDevice<T>>{a, j, {ws.rd(j, j)}, rprev, each});
+                         FusedLast<View, FromDevice<T>>{a, j, {ws.rd(j, j)}, rstale, s, each});
   else
     Kokkos::parallel_for("mgs::fused_last", each.policy(),
-                         FusedLast<View, FromHost<T>>{a, j, {ws.r_host(j, j)}, rprev, each});
-  t.kernel(stale(j) ? 2 : 1, 1);
+                         FusedLast<View, FromHost<T>>{a, j, {ws.r_host(j, j)}, rstale, s, each});
+  t.kernel(1 + s, 1);
 }
 
 template <class View>
@@ -728,7 +761,7 @@ void factor_cgs2(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
       s[c] = math::sqrt(s[c] - s2);
       for (int k = 0; k < c; ++k) ws.r_host(k, c) = s1[k] + s[k];
       ws.r_host(c, c) = s[c];
-      to_device(ws.coef2, s, c + 1);
+      to_device(ws.coef2.data(), s, c + 1);
     }
     t.kernel(c + 1, c > 0 ? 1 : 0);
   };
@@ -742,7 +775,7 @@ void factor_cgs2(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
     } else {
       const T* s = multi_over_ranks("mgs::cgs2_finish", f, n, ws, count, t);
       for (int k = 0; k <= j; ++k) s1[k] = s[k];
-      to_device(ws.coef1, s, j + 1);
+      to_device(ws.coef1.data(), s, j + 1);
     }
     t.kernel(j + 2, 1);
     project(j + 1);

@@ -215,6 +215,14 @@ TEST(MgsFactorization, OneColumnAndSquare) {
   against_householder<double, Kokkos::LayoutRight>(random_matrix(9, 9, 5), 1e-11);
 }
 
+// Widths the GPU kernels treat apart: 17 to 32 sums (rows shared by two
+// items), and more than 32 (sums in local memory).
+TEST(MgsFactorization, WideAgainstHouseholder) {
+  against_householder<double, Kokkos::LayoutLeft>(random_matrix(300, 24, 13), 1e-12);
+  against_householder<double, Kokkos::LayoutRight>(random_matrix(300, 24, 13), 1e-12);
+  against_householder<double, Kokkos::LayoutLeft>(random_matrix(200, 40, 17), 1e-12);
+}
+
 // Launches and columns moved, from the formulas in the README.
 TEST(MgsFactorization, LaunchAndByteCounts) {
   const int m = 7;
@@ -229,11 +237,14 @@ TEST(MgsFactorization, LaunchAndByteCounts) {
   EXPECT_EQ(t.allreduces, m * (m - 1) / 2 + m);
   factor_with<double, Kokkos::LayoutLeft>({Algorithm::mgs_fused, Impl::kokkos, true}, a, &t);
   EXPECT_EQ(t.launches, m + 1);
-  // Odd steps catch up with the previous one (one more column read) and
-  // store every updated column; even steps store q_i only (FusedStep).
+  // Step i reads q_{i-s} .. q_{i-1}, s = i % depth, to catch up with the
+  // steps before it, and stores every updated column when s = depth - 1;
+  // the others store q_i only (FusedStep).
+  const int depth = karma::mgs::fused_depth;
   std::int64_t fused = m;  // the first row of dots
-  for (int i = 0; i + 1 < m; ++i) fused += i % 2 ? (m - i + 1) + (m - i) : (m - i) + 1;
-  fused += (m - 1) % 2 ? 3 : 2;  // the last column
+  for (int i = 0; i + 1 < m; ++i)
+    fused += (m - i) + i % depth + (i % depth == depth - 1 ? m - i : 1);
+  fused += 1 + (m - 1) % depth + 1;  // the last column
   EXPECT_EQ(t.column_reads + t.column_writes, fused);
   EXPECT_EQ(t.host_waits, 0);
   factor_with<double, Kokkos::LayoutLeft>({Algorithm::mgs_fused, Impl::kokkos, false}, a, &t);
