@@ -122,9 +122,10 @@ struct Rows {
 // independent sums (ColumnDot). A RangePolicy reduction on Kokkos 4.6 CUDA
 // runs blocks of at most 256 threads and sums through shared memory; its
 // best shape (at most 42 registers, six blocks per multiprocessor) took
-// 27.4 ms for the whole mgs on an H200 at 2^22 x 32 doubles, this one 25.3
-// (hand-written CUDA 25.1); teams of 256 x 4, 512 x 2 and 1024 x 1 per
-// multiprocessor took 26.3, 25.5 and 25.4.
+// 27.4 ms for the whole mgs on an H200 at 2^22 x 32 doubles in a probe, this
+// one 25.3 (hand-written CUDA 25.1); teams of 256 x 4, 512 x 2 and 1024 x 1
+// per multiprocessor took 26.3, 25.5 and 25.4. In karma-mgs: 25.7 - 25.9
+// against 25.2 - 25.3 (results/mgs/team-dots).
 #if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
 using DotPolicy = Kokkos::TeamPolicy<Kokkos::IndexType<std::int64_t>, Kokkos::LaunchBounds<512, 1>>;
 inline DotPolicy dot_policy(std::int64_t) {
