@@ -278,9 +278,15 @@ struct MultiRows {
 
 // Runs the multi-dot `body` with `count` sums into dst (memory space Space);
 // no fence. On a GPU the partial sums live in registers, in the narrowest of
-// 4, 8, 16 or 32 that holds them: a kernel compiled for 32 holds about 170
-// registers per thread whatever the count, and the late steps, with few
-// columns left and so few loads per row, need the occupancy of a narrow one.
+// 4, 8, 16 or 32 that holds them, or for a Body with fine_widths of 4, 8,
+// 12, ..., 32: a kernel compiled for 32 holds about 250 registers per thread
+// whatever the count, the late steps, with few columns left and so few loads
+// per row, need the occupancy of a narrow one, and every slot past `count`
+// costs predicated instructions in each row. Widths every 4 took mgs-fused
+// from 9.89 to 9.49 ms on an H200 (2^22 x 32 doubles, probe) and cgs2 from
+// 14.3 to 15.3 ms (karma-mgs): cgs2 keeps powers of two. With fine widths a
+// body run at width W > 4 has more than W - 4 slots (sure_slots), which it
+// need not test.
 template <class Space, class Body, class T>
 void multi_reduce(const char* label, const Body& body, std::int64_t rows, T* dst, unsigned count) {
   const Kokkos::View<T*, Space, Unmanaged> out(dst, count);
@@ -298,24 +304,47 @@ void multi_reduce(const char* label, const Body& body, std::int64_t rows, T* dst
     const Rows r = Rows::spread(rows, Body::share(W));
     Kokkos::parallel_reduce(label, r.policy(), MultiRows<Body, W>{count, body, r}, out);
   };
+  using std::integral_constant;
   const unsigned slots = count - (Body::has_tail ? 1 : 0);
-  if (!Rows::gpu || slots > 32)
-    run(std::integral_constant<int, 0>{});
-  else if (slots <= 4)
-    run(std::integral_constant<int, 4>{});
-  else if (slots <= 8)
-    run(std::integral_constant<int, 8>{});
-  else if (slots <= 16)
-    run(std::integral_constant<int, 16>{});
-  else
-    run(std::integral_constant<int, 32>{});
+  if (!Rows::gpu || slots > 32) {
+    run(integral_constant<int, 0>{});
+  } else if constexpr (Body::fine_widths) {
+    if (slots <= 4)
+      run(integral_constant<int, 4>{});
+    else if (slots <= 8)
+      run(integral_constant<int, 8>{});
+    else if (slots <= 12)
+      run(integral_constant<int, 12>{});
+    else if (slots <= 16)
+      run(integral_constant<int, 16>{});
+    else if (slots <= 20)
+      run(integral_constant<int, 20>{});
+    else if (slots <= 24)
+      run(integral_constant<int, 24>{});
+    else if (slots <= 28)
+      run(integral_constant<int, 28>{});
+    else
+      run(integral_constant<int, 32>{});
+  } else {
+    if (slots <= 4)
+      run(integral_constant<int, 4>{});
+    else if (slots <= 8)
+      run(integral_constant<int, 8>{});
+    else if (slots <= 16)
+      run(integral_constant<int, 16>{});
+    else
+      run(integral_constant<int, 32>{});
+  }
 }
+
+// Slots a body with fine_widths run at width W > 0 surely has (multi_reduce).
+constexpr int sure_slots(int w) { return w <= 4 ? 1 : w - 3; }
 
 // --- mgs-fused ---------------------------------------------------------------
 
 // Reduction items as resident threads / share, by register width W (see
 // multi_reduce).
-constexpr int fused_share(int w) { return w == 4 ? 3 : w == 8 ? 4 : 8; }
+constexpr int fused_share(int w) { return w <= 4 ? 3 : w <= 8 ? 4 : 8; }
 constexpr int cgs2_share(int w) { return w >= 8 ? 4 : 1; }
 
 // r_cc = sqrt(dst[0]), r_ck = dst[k - c] / r_cc: row c of R from the dots
@@ -332,6 +361,7 @@ template <class View>
 struct GramRow {
   using T = value_t<View>;
   static constexpr int share(int w) { return fused_share(w); }
+  static constexpr bool fine_widths = true;
   static constexpr bool has_tail = false;
   View a;
   int c;
@@ -376,6 +406,7 @@ template <class View, int Depth = fused_depth>
 struct FusedStep {
   using T = value_t<View>;
   static constexpr int share(int w) { return fused_share(w); }
+  static constexpr bool fine_widths = true;
   static constexpr bool has_tail = false;
   static constexpr int max_stale = Depth > 1 ? Depth - 1 : 1;
   View a;
@@ -388,39 +419,51 @@ struct FusedStep {
   template <int W>
   KOKKOS_INLINE_FUNCTION void row(const std::int64_t r, T* part, T&) const {
     const int m = static_cast<int>(a.extent(1));
-    T qs[max_stale];  // q_{i-stale} .. q_{i-1} of this row
-    KARMA_MGS_UNROLL
-    for (int p = 0; p < max_stale; ++p)
-      if (p < stale) qs[p] = a(r, i - stale + p);
     if constexpr (W > 0) {
+      // Column i + t of row r at col + t ld, each one add from the last:
+      // written as a(r, i + t), every access took five or six 64-bit
+      // integer instructions (818 in all per row at W = 32, ncu), and
+      // mgs-fused took 9.49 ms against 8.49 this way (H200, probe).
+      const std::ptrdiff_t ld = static_cast<std::ptrdiff_t>(a.stride(1));
+      T* const col = &a(r, i);
+      const auto has = [&](int t) { return t <= sure_slots(W) || i + t < m; };
+      T qs[max_stale];  // q_{i-stale} .. q_{i-1} of this row
+      KARMA_MGS_UNROLL
+      for (int p = 0; p < max_stale; ++p)
+        if (p < stale) qs[p] = col[(p - stale) * ld];
       // The whole row first: a load after a store to the same array waits
       // for it (the compiler cannot tell the columns apart), so loads and
       // stores interleaved would leave one load in flight per thread.
       T v[W + 1];
+      const T* in = col;
       KARMA_MGS_UNROLL
-      for (int t = 0; t <= W; ++t)
-        if (i + t < m) v[t] = a(r, i + t);
+      for (int t = 0; t <= W; ++t, in += ld)
+        if (has(t)) v[t] = *in;
       KARMA_MGS_UNROLL
       for (int p = 0; p < max_stale; ++p)
         if (p < stale) {
-          const T* rp = rstale + static_cast<std::ptrdiff_t>(p) * m;
+          const T* rp = rstale + static_cast<std::ptrdiff_t>(p) * m + i;
           KARMA_MGS_UNROLL
           for (int t = 0; t <= W; ++t)
-            if (i + t < m) v[t] -= rp[i + t] * qs[p];
+            if (has(t)) v[t] -= rp[t] * qs[p];
         }
-      const T q = v[0] * (T(1) / rrow[i]);
-      a(r, i) = q;
-      const T next = v[1] - rrow[i + 1] * q;
-      if (store) a(r, i + 1) = next;
+      const T* rr = rrow + i;
+      const T q = v[0] * (T(1) / rr[0]);
+      col[0] = q;
+      const T next = v[1] - rr[1] * q;
+      if (store) col[ld] = next;
       part[0] += next * next;
+      T* out = col + 2 * ld;
       KARMA_MGS_UNROLL
-      for (int t = 2; t <= W; ++t)
-        if (i + t < m) {
-          const T w = v[t] - rrow[i + t] * q;
-          if (store) a(r, i + t) = w;
+      for (int t = 2; t <= W; ++t, out += ld)
+        if (has(t)) {
+          const T w = v[t] - rr[t] * q;
+          if (store) *out = w;
           part[t - 1] += next * w;
         }
     } else {
+      T qs[max_stale];
+      for (int p = 0; p < stale; ++p) qs[p] = a(r, i - stale + p);
       const auto current = [&](int k) {
         T v = a(r, k);
         for (int p = 0; p < stale; ++p) v -= rstale[static_cast<std::ptrdiff_t>(p) * m + k] * qs[p];
@@ -479,6 +522,7 @@ template <class View>
 struct Project {
   using T = value_t<View>;
   static constexpr int share(int w) { return cgs2_share(w); }
+  static constexpr bool fine_widths = false;
   static constexpr bool has_tail = true;  // w . w
   View a;
   int c;
@@ -527,6 +571,7 @@ template <class View>
 struct Finish {
   using T = value_t<View>;
   static constexpr int share(int w) { return cgs2_share(w); }
+  static constexpr bool fine_widths = false;
   static constexpr bool has_tail = true;  // q_j . a(:, j+1)
   View a;
   int j;
