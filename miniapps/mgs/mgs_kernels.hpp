@@ -117,24 +117,41 @@ struct Rows {
   }
 };
 
-// Single dots and norms. On a GPU a team policy: one team of 512 threads
-// per 2048 the device holds, each thread striding over the rows with eight
-// independent sums (ColumnDot). A RangePolicy reduction on Kokkos 4.6 CUDA
-// runs blocks of at most 256 threads and sums through shared memory; its
-// best shape (at most 42 registers, six blocks per multiprocessor) took
-// 27.4 ms for the whole mgs on an H200 at 2^22 x 32 doubles in a probe, this
-// one 25.3 (hand-written CUDA 25.1); teams of 256 x 4, 512 x 2 and 1024 x 1
-// per multiprocessor took 26.3, 25.5 and 25.4. In karma-mgs: 25.7 - 25.9
-// against 25.2 - 25.3 (results/mgs/team-dots).
+// Single dots and norms. On a GPU a team policy: teams of 512 threads, each
+// thread striding over the rows with independent sums (ColumnDot); in double
+// one team per 2048 threads the device holds and eight sums, in float two
+// teams and four sums. A RangePolicy reduction on Kokkos 4.6 CUDA runs
+// blocks of at most 256 threads and sums through shared memory; its best
+// shape (at most 42 registers, six blocks per multiprocessor) took 27.4 ms
+// for the whole mgs on an H200 at 2^22 x 32 doubles in a probe, this one
+// 25.3 (hand-written CUDA 25.1); teams of 256 x 4, 512 x 2 and 1024 x 1 per
+// multiprocessor took 26.3, 25.5 and 25.4. In karma-mgs: 25.7 - 25.9 against
+// 25.2 - 25.3 (results/mgs/team-dots). In float (probe, 2^22 x 32) one team
+// with eight sums took 13.65 ms, two with four 13.19, and 512 x 4 with four,
+// 256 x 8 with four and 1024 x 1 with eight 14.3, 15.7 and 13.5; karma-mgs's
+// hand-written CUDA takes 12.9 - 13.0 (results/mgs/fused-pointers).
+template <class T>
+struct DotShape {
+  static constexpr int team = 512;
+  static constexpr int per_sm = sizeof(T) < 8 ? 2 : 1;  // teams per 2048 threads
+  static constexpr int sums = sizeof(T) < 8 ? 4 : 8;
+};
 #if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
-using DotPolicy = Kokkos::TeamPolicy<Kokkos::IndexType<std::int64_t>, Kokkos::LaunchBounds<512, 1>>;
-inline DotPolicy dot_policy(std::int64_t) {
-  const auto teams = Kokkos::DefaultExecutionSpace().concurrency() / 2048;
-  return DotPolicy(static_cast<int>(std::max<std::int64_t>(1, teams)), 512);
+template <class T>
+using DotPolicy = Kokkos::TeamPolicy<Kokkos::IndexType<std::int64_t>,
+                                     Kokkos::LaunchBounds<DotShape<T>::team, DotShape<T>::per_sm>>;
+template <class T>
+DotPolicy<T> dot_policy(std::int64_t) {
+  const auto teams = Kokkos::DefaultExecutionSpace().concurrency() / 2048 * DotShape<T>::per_sm;
+  return DotPolicy<T>(static_cast<int>(std::max<std::int64_t>(1, teams)), DotShape<T>::team);
 }
 #else
+template <class T>
 using DotPolicy = Policy;
-inline DotPolicy dot_policy(std::int64_t rows) { return Rows::each(rows).policy(); }
+template <class T>
+DotPolicy<T> dot_policy(std::int64_t rows) {
+  return Rows::each(rows).policy();
+}
 #endif
 
 // Where a level-1 kernel finds its coefficient.
@@ -168,9 +185,9 @@ struct ColumnDot {
   Rows rows;
   bool root;
 #if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
-  KOKKOS_INLINE_FUNCTION void operator()(const DotPolicy::member_type& team,
+  KOKKOS_INLINE_FUNCTION void operator()(const typename DotPolicy<value_type>::member_type& team,
                                          value_type& sum) const {
-    constexpr int sums = 8;
+    constexpr int sums = DotShape<value_type>::sums;
     const std::int64_t n = rows.rows;
     const std::int64_t stride = std::int64_t{team.league_size()} * team.team_size();
     std::int64_t i = std::int64_t{team.league_rank()} * team.team_size() + team.team_rank();
@@ -180,7 +197,11 @@ struct ColumnDot {
       for (int k = 0; k < sums; ++k) s[k] += a(i + k * stride, x) * a(i + k * stride, y);
     }
     for (; i < n; i += stride) s[0] += a(i, x) * a(i, y);
-    sum += ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    KARMA_MGS_UNROLL
+    for (int half = sums / 2; half > 0; half /= 2)
+      KARMA_MGS_UNROLL
+      for (int k = 0; k < half; ++k) s[k] += s[k + half];
+    sum += s[0];
   }
 #else
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t w, value_type& sum) const {
@@ -688,7 +709,7 @@ void factor_mgs(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
   using Result = Kokkos::View<T, DeviceMemory, Unmanaged>;
   const auto n = static_cast<std::int64_t>(a.extent(0));
   const Rows each = Rows::each(n);
-  const DotPolicy dots = dot_policy(n);
+  const DotPolicy<T> dots = dot_policy<T>(n);
   for (int j = 0; j < ws.m; ++j) {
     for (int i = 0; i < j; ++i) {
       const ColumnDot<View> dot{a, i, j, each, false};
