@@ -147,6 +147,15 @@ nlohmann::json describe_kokkos() {
   arch.push_back("SKX");
 #endif
   k["architecture"] = arch;
+  // From Kokkos 4.6 View is built on mdspan unless Kokkos was configured with
+  // Kokkos_ENABLE_IMPL_VIEW_LEGACY; the mdspan one pads LayoutLeft and
+  // LayoutRight, so even arrays with static extents have run-time strides
+  // (results/microbench: Stencil3D on an H200).
+#if KOKKOS_VERSION >= 40600 && !defined(KOKKOS_ENABLE_IMPL_VIEW_LEGACY)
+  k["view"] = "mdspan";
+#else
+  k["view"] = "legacy";
+#endif
   k["concurrency"] = Kokkos::DefaultExecutionSpace().concurrency();
   std::ostringstream config;
   Kokkos::print_configuration(config, false);

@@ -118,6 +118,7 @@ void add_context(Sizes sizes) {
   const nlohmann::json kokkos = karma::describe_kokkos();
   benchmark::AddCustomContext("kokkos_version", kokkos["version"].get<std::string>());
   benchmark::AddCustomContext("kokkos_backends", join(kokkos["backends"]));
+  benchmark::AddCustomContext("kokkos_view", kokkos["view"].get<std::string>());
   benchmark::AddCustomContext("kokkos_architecture", join(kokkos["architecture"]));
   benchmark::AddCustomContext("kokkos_default_execution_space",
                               kokkos["default_execution_space"].get<std::string>());

@@ -21,7 +21,7 @@ if(NOT out MATCHES "results: results/karma-microbench_[^\n]*\\.json")
   message(FATAL_ERROR "the output does not name the results file")
 endif()
 file(READ "${written}" json)
-foreach(key "\"karma_git\"" "\"kokkos_version\"" "\"kokkos_backends\"" "\"compiler\""
+foreach(key "\"karma_git\"" "\"kokkos_version\"" "\"kokkos_backends\"" "\"kokkos_view\"" "\"compiler\""
     "\"cxx_flags\"" "\"MatVec/serial/left/dynamic/13x7/karma/real_time\"" "\"bytes_per_second\"")
   string(FIND "${json}" "${key}" at)
   if(at EQUAL -1)
