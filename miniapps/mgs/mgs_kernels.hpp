@@ -198,9 +198,10 @@ struct ColumnDot {
     }
     for (; i < n; i += stride) s[0] += a(i, x) * a(i, y);
     KARMA_MGS_UNROLL
-    for (int half = sums / 2; half > 0; half /= 2)
+    for (int half = sums / 2; half > 0; half /= 2) {
       KARMA_MGS_UNROLL
       for (int k = 0; k < half; ++k) s[k] += s[k + half];
+    }
     sum += s[0];
   }
 #else
@@ -297,6 +298,17 @@ struct MultiRows {
   KOKKOS_INLINE_FUNCTION void final(T* dst) const { body.final(dst, value_count); }
 };
 
+// run(integral_constant<int, W>) for the first W of the list that holds
+// `slots` (the last must).
+template <class Run, int... W>
+void run_narrowest(unsigned slots, const Run& run, std::integer_sequence<int, W...>) {
+  bool done = false;
+  ((done || slots > static_cast<unsigned>(W)
+        ? void()
+        : (run(std::integral_constant<int, W>{}), done = true, void())),
+   ...);
+}
+
 // Runs the multi-dot `body` with `count` sums into dst (memory space Space);
 // no fence. On a GPU the partial sums live in registers, in the narrowest of
 // 4, 8, 16 or 32 that holds them, or for a Body with fine_widths of 4, 8,
@@ -325,37 +337,14 @@ void multi_reduce(const char* label, const Body& body, std::int64_t rows, T* dst
     const Rows r = Rows::spread(rows, Body::share(W));
     Kokkos::parallel_reduce(label, r.policy(), MultiRows<Body, W>{count, body, r}, out);
   };
-  using std::integral_constant;
   const unsigned slots = count - (Body::has_tail ? 1 : 0);
   if (!Rows::gpu || slots > 32) {
-    run(integral_constant<int, 0>{});
-  } else if constexpr (Body::fine_widths) {
-    if (slots <= 4)
-      run(integral_constant<int, 4>{});
-    else if (slots <= 8)
-      run(integral_constant<int, 8>{});
-    else if (slots <= 12)
-      run(integral_constant<int, 12>{});
-    else if (slots <= 16)
-      run(integral_constant<int, 16>{});
-    else if (slots <= 20)
-      run(integral_constant<int, 20>{});
-    else if (slots <= 24)
-      run(integral_constant<int, 24>{});
-    else if (slots <= 28)
-      run(integral_constant<int, 28>{});
-    else
-      run(integral_constant<int, 32>{});
-  } else {
-    if (slots <= 4)
-      run(integral_constant<int, 4>{});
-    else if (slots <= 8)
-      run(integral_constant<int, 8>{});
-    else if (slots <= 16)
-      run(integral_constant<int, 16>{});
-    else
-      run(integral_constant<int, 32>{});
+    run(std::integral_constant<int, 0>{});
+    return;
   }
+  using Fine = std::integer_sequence<int, 4, 8, 12, 16, 20, 24, 28, 32>;
+  using Coarse = std::integer_sequence<int, 4, 8, 16, 32>;
+  run_narrowest(slots, run, std::conditional_t<Body::fine_widths, Fine, Coarse>{});
 }
 
 // Slots a body with fine_widths run at width W > 0 surely has (multi_reduce).
