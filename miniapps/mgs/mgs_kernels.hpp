@@ -105,13 +105,11 @@ struct Rows {
     }
     return {rows, (rows + host_block - 1) / host_block, host_block};
   }
-  // One item per resident GPU thread, or per `share` of them.
+  // One item per resident GPU thread, or per `share` of them, each striding
+  // over the rows.
   static Rows spread(std::int64_t rows, std::int64_t share = 1) {
     if (!gpu) return each(rows);
-    return over(rows, Kokkos::DefaultExecutionSpace().concurrency() / share);
-  }
-  // At most `threads` items (GPU), each striding over the rows.
-  static Rows over(std::int64_t rows, std::int64_t threads) {
+    const std::int64_t threads = Kokkos::DefaultExecutionSpace().concurrency() / share;
     const std::int64_t items = std::max<std::int64_t>(1, std::min(rows, threads));
     return {rows, items, (rows + items - 1) / items};
   }
