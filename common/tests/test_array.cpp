@@ -1,9 +1,10 @@
-// karma arrays: the aliases over Kokkos::View, the run-time layout and
-// precision dispatch, and copies that permute between layouts.
+// karma arrays: the types over Kokkos::View and their own element access,
+// the run-time layout and precision dispatch, and copies that permute
+// between layouts.
 #include "karma/array.hpp"
 
-#include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
+#include <Kokkos_Core.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -58,8 +59,7 @@ constexpr bool aliases_have_shape() {
          has_shape<karma::FArray<D, karma::HostMemory>, R, Kokkos::LayoutLeft,
                    Kokkos::HostSpace>() &&
          has_shape<karma::HostArray<D>, R, Kokkos::LayoutRight, Kokkos::HostSpace>() &&
-         has_shape<karma::HostArray<D, karma::Left>, R, Kokkos::LayoutLeft,
-                   Kokkos::HostSpace>() &&
+         has_shape<karma::HostArray<D, karma::Left>, R, Kokkos::LayoutLeft, Kokkos::HostSpace>() &&
          has_shape<karma::UnmanagedArray<D>, R, Kokkos::LayoutRight, Kokkos::HostSpace>() &&
          has_shape<karma::UnmanagedArray<D, karma::Left>, R, Kokkos::LayoutLeft,
                    Kokkos::HostSpace>();
@@ -75,13 +75,12 @@ static_assert(aliases_have_shape<7>(), "rank-7 aliases");
 
 static_assert(std::is_same<karma::Left, Kokkos::LayoutLeft>::value, "Left");
 static_assert(std::is_same<karma::Right, Kokkos::LayoutRight>::value, "Right");
-static_assert(std::is_same<karma::DefaultMemory,
-                           Kokkos::DefaultExecutionSpace::memory_space>::value,
-              "DefaultMemory");
+static_assert(
+    std::is_same<karma::DefaultMemory, Kokkos::DefaultExecutionSpace::memory_space>::value,
+    "DefaultMemory");
 static_assert(karma::UnmanagedArray<double**>::traits::memory_traits::is_unmanaged,
               "UnmanagedArray is unmanaged");
-static_assert(!karma::Array<double**>::traits::memory_traits::is_unmanaged,
-              "Array is managed");
+static_assert(!karma::Array<double**>::traits::memory_traits::is_unmanaged, "Array is managed");
 
 static_assert(karma::layout_of<karma::Left>() == karma::Layout::left, "layout_of<Left>");
 static_assert(karma::layout_of<karma::Right>() == karma::Layout::right, "layout_of<Right>");
@@ -108,7 +107,8 @@ void check_runtime_shape(std::index_sequence<I...>) {
       for (int q = 0; q < r; ++q) expected *= static_cast<std::size_t>(q + 2);
     else
       for (int q = r + 1; q < R; ++q) expected *= static_cast<std::size_t>(q + 2);
-    EXPECT_EQ(v.stride(r), expected) << "rank " << R << " stride " << r << (left ? " left" : " right");
+    EXPECT_EQ(v.stride(r), expected)
+        << "rank " << R << " stride " << r << (left ? " left" : " right");
   }
 }
 
@@ -398,6 +398,101 @@ TEST(CopyPermuting, SameLayoutCopiesVerbatim) {
   karma::copy_permuting(h, b);
   EXPECT_EQ(h.data()[1], f3(1, 0, 0));
   EXPECT_EQ(h(2, 4, 6), f3(2, 4, 6));
+}
+
+// ---------------------------------------------------------------------------
+// karma::Array computes its own offsets; they must be Kokkos' to the element.
+
+static_assert(Kokkos::is_view<karma::Array<double**>>::value, "a karma::Array is a View");
+static_assert(Kokkos::is_view<const karma::UnmanagedArray<int* [3]>>::value,
+              "a karma::Array is a View");
+static_assert(karma::detail::static_stride<int[4][5][6], karma::Left, 2>() == 20 &&
+                  karma::detail::static_stride<int* [5][6], karma::Right, 0>() == 30 &&
+                  karma::detail::static_stride<int* [5][6], karma::Left, 1>() == 0 &&
+                  karma::detail::static_stride<int***, karma::Right, 2>() == 1,
+              "strides the type fixes are compile-time, the others run-time (0)");
+
+// The address Kokkos' own View::operator() gives.
+template <class A, class... I>
+KOKKOS_INLINE_FUNCTION const void* kokkos_address(const A& a, I... i) {
+  const typename A::view_type& view = a;
+  return &view(i...);
+}
+
+// Cells of a whose address differs between karma's a(i, j, k) and Kokkos'.
+template <class A>
+int offset_mismatches3(const A& a) {
+  using Policy = Kokkos::MDRangePolicy<karma::DefaultSpace, Kokkos::Rank<3>>;
+  int bad = 0;
+  Kokkos::parallel_reduce(
+      "test_array::offsets3",
+      Policy({0, 0, 0}, {int(a.extent(0)), int(a.extent(1)), int(a.extent(2))}),
+      KOKKOS_LAMBDA(const int i, const int j, const int k, int& n) {
+        n += static_cast<const void*>(&a(i, j, k)) != kokkos_address(a, i, j, k);
+      },
+      bad);
+  return bad;
+}
+
+template <class Layout>
+void expect_kokkos_offsets() {
+  EXPECT_EQ(offset_mismatches3(karma::Array<int[4][5][6], Layout>("s")), 0);
+  EXPECT_EQ(offset_mismatches3(karma::Array<int* [5][6], Layout>("m", 4)), 0);
+  EXPECT_EQ(offset_mismatches3(karma::Array<int***, Layout>("d", 4, 5, 6)), 0);
+  // A window of a larger array: its strides are not its extents' products.
+  karma::Array<int***, Layout> big("big", 7, 5, 6);
+  const karma::Array<int***, Layout> window =
+      Kokkos::subview(big, Kokkos::make_pair(2, 6), Kokkos::ALL, Kokkos::ALL);
+  EXPECT_EQ(offset_mismatches3(window), 0);
+  EXPECT_EQ(&window(0, 0, 0), &big(2, 0, 0));
+  EXPECT_EQ(&window(3, 4, 5), &big(5, 4, 5));
+}
+
+TEST(ArrayAccess, OffsetsAreKokkosOffsetsLeft) { expect_kokkos_offsets<karma::Left>(); }
+TEST(ArrayAccess, OffsetsAreKokkosOffsetsRight) { expect_kokkos_offsets<karma::Right>(); }
+
+TEST(ArrayAccess, RanksOneTwoAndFourOnTheHost) {
+  karma::HostArray<double*, karma::Left> v("v", 9);
+  EXPECT_EQ(&v(8), v.data() + 8);
+  karma::HostArray<double* [7], karma::Left> m("m", 3);
+  EXPECT_EQ(static_cast<const void*>(&m(2, 5)), kokkos_address(m, 2, 5));
+  EXPECT_EQ(&m(2, 5), m.data() + 2 + 3 * 5);
+  karma::HostArray<double** [2][3], karma::Right> r4("r4", 4, 5);
+  EXPECT_EQ(&r4(3, 4, 1, 2), r4.data() + ((3 * 5 + 4) * 2 + 1) * 3 + 2);
+  karma::HostArray<double****, karma::Left> l4("l4", 2, 3, 4, 5);
+  EXPECT_EQ(&l4(1, 2, 3, 4), l4.data() + 1 + 2 * (2 + 3 * (3 + 4 * 4)));
+}
+
+TEST(ArrayAccess, WritesThroughKarmaReadThroughKokkos) {
+  karma::HostArray<int* [3][3]> a("a", 5);
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 3; ++k) a(i, j, k) = 100 * i + 10 * j + k;
+  const Kokkos::View<int* [3][3], Kokkos::HostSpace> plain = a;
+  int bad = 0;
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 3; ++k) bad += plain(i, j, k) != 100 * i + 10 * j + k;
+  EXPECT_EQ(bad, 0);
+  EXPECT_EQ(a.data()[9 * 4 + 3 * 2 + 1], 421);
+}
+
+// karma never pads; memory that is padded where the type fixes the stride
+// would be indexed wrongly, so building an array over it aborts.
+TEST(ArrayAccessDeathTest, PaddedMemoryUnderFixedStridesAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const Kokkos::View<double* [5][7], Kokkos::HostSpace> padded(
+      Kokkos::view_alloc("padded", Kokkos::AllowPadding), 4);
+  if (padded.stride(0) == 35) GTEST_SKIP() << "this Kokkos did not pad";
+  EXPECT_DEATH(
+      {
+        karma::HostArray<double* [5][7]> a = padded;
+        (void)a;
+      },
+      "padded memory");
+  // A type that leaves the stride to run time takes the same memory.
+  const karma::HostArray<double***> runtime = padded;
+  EXPECT_EQ(&runtime(3, 4, 6), &padded(3, 4, 6));
 }
 
 }  // namespace karma_test_array

@@ -56,16 +56,13 @@ using value_t = typename View::non_const_value_type;
 #define KARMA_MICROBENCH_KERNEL __attribute__((noinline))
 
 // The same array, not reference-counted. karma's serial kernels loop over
-// local, unmanaged copies of their arrays, for two reasons measured here:
-// - Kokkos counts references when a managed view is copied or sliced outside
-//   a parallel kernel: one atomic increment and decrement per subview (10x
-//   on Subspan3D 20^3).
-// - Kokkos stores the run-time extents of a view with three or more of them
-//   as 32-bit unsigned, and an int or unsigned store may alias those under
-//   C++'s rules: working through a reference, GCC reloads the extents after
-//   every store to an int array and does not vectorize (5x on Stencil3D).
-//   A local copy whose address is never taken lives in registers.
-// The karma_byref benchmarks measure the same loops without the copy.
+// local, unmanaged copies of their arrays: Kokkos counts references when a
+// managed view is copied or sliced outside a parallel kernel, one atomic
+// increment and decrement per subview (10x on Subspan3D 20^3). Before
+// karma::Array computed its own offsets, the copy also kept Kokkos 3.4's
+// 32-bit unsigned extents in registers, out of reach of int stores that may
+// alias them (5x on Stencil3D). The karma_byref benchmarks measure the same
+// loops without the copy.
 template <class View>
 UnmanagedArray<typename View::data_type, typename View::array_layout, typename View::memory_space>
 unmanaged(const View& a) {

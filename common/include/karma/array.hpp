@@ -1,4 +1,5 @@
-// Multidimensional arrays of the karma core: thin names over Kokkos::View.
+// Multidimensional arrays of the karma core: Kokkos::View, with karma's own
+// element access (Array, below).
 //
 // A kernel is written once against a template parameter for the layout; the
 // deck's `layout: left|right` picks the instantiation at run time through
@@ -35,10 +36,171 @@ using DefaultSpace = Kokkos::DefaultExecutionSpace;
 using DefaultMemory = DefaultSpace::memory_space;
 using HostMemory = Kokkos::HostSpace;
 
+namespace detail {
+
+// How many run-time extents a Kokkos data type has: the stars of double**[3].
+template <class T>
+struct StarCount : std::integral_constant<int, 0> {};
+template <class T>
+struct StarCount<T*> : std::integral_constant<int, 1 + StarCount<T>::value> {};
+
+// The I-th extent of a C array type such as double[3][8].
+template <class T, int I>
+KOKKOS_INLINE_FUNCTION constexpr std::int64_t array_extent() {
+  if constexpr (I == 0)
+    return static_cast<std::int64_t>(std::extent<T>::value);
+  else
+    return array_extent<std::remove_extent_t<T>, I - 1>();
+}
+
+// Rank and compile-time extents of a Kokkos data type: the run-time extents
+// come first (the stars), the compile-time ones last.
+template <class DataType>
+struct DataShape {
+  static constexpr int dynamic_rank = StarCount<std::remove_all_extents_t<DataType>>::value;
+  static constexpr int rank = dynamic_rank + static_cast<int>(std::rank<DataType>::value);
+
+  // Extent D if the type fixes it, 0 if it is given at run time.
+  template <int D>
+  KOKKOS_INLINE_FUNCTION static constexpr std::int64_t extent() {
+    if constexpr (D < dynamic_rank)
+      return 0;
+    else
+      return array_extent<DataType, D - dynamic_rank>();
+  }
+
+  // The product of extents [From, To), 0 if one of them is a run-time one.
+  template <int From, int To>
+  KOKKOS_INLINE_FUNCTION static constexpr std::int64_t product() {
+    if constexpr (From >= To) {
+      return 1;
+    } else {
+      constexpr std::int64_t first = extent<From>();
+      constexpr std::int64_t rest = product<From + 1, To>();
+      return first == 0 || rest == 0 ? 0 : first * rest;
+    }
+  }
+};
+
+// The stride of dimension D in a compact (unpadded) array when the extents in
+// the type fix it, else 0. With LayoutRight that is the product of the later
+// extents, with LayoutLeft of the earlier ones.
+template <class DataType, class Layout, int D>
+KOKKOS_INLINE_FUNCTION constexpr std::int64_t static_stride() {
+  using Shape = DataShape<DataType>;
+  if constexpr (std::is_same<Layout, Kokkos::LayoutRight>::value)
+    return Shape::template product<D + 1, Shape::rank>();
+  else
+    return Shape::template product<0, D>();
+}
+
+}  // namespace detail
+
+// karma's array: a Kokkos::View (allocation, extents, subview, deep_copy,
+// mirrors: all of View's interface) whose element access a(i, j, k) is
+// karma's own offset arithmetic:
+// - strides the type fixes are compile-time constants. Kokkos 3.4 multiplies
+//   the first index of a LayoutRight double*[3][3] by a run-time stride
+//   (m_stride, kept for padding), and Kokkos 4.6's View on mdspan keeps every
+//   stride of a LayoutLeft array run-time (layout_left_padded), even when all
+//   extents are in the type;
+// - run-time strides are signed 64-bit copies. Kokkos 3.4 stores the extents
+//   of a view with three or more run-time ones as 32-bit unsigned, which a
+//   store to an int array may alias (reloads after every store, no
+//   vectorization), and its size_t offsets, which may wrap, keep GCC from
+//   vectorizing across work items.
+// karma never pads, so a compact array's strides are those of its extents;
+// one built over padded memory whose type fixes a stride aborts.
 // DataType carries rank and extents the Kokkos way: double*** is a dynamic
 // rank-3 array, double*[3][8] has two static inner extents.
-template <class DataType, class Layout = Right, class Memory = DefaultMemory>
-using Array = Kokkos::View<DataType, Layout, Memory>;
+template <class DataType, class Layout = Right, class Memory = DefaultMemory, class... Traits>
+class Array : public Kokkos::View<DataType, Layout, Memory, Traits...> {
+ public:
+  using view_type = Kokkos::View<DataType, Layout, Memory, Traits...>;
+  using reference_type = typename view_type::reference_type;
+
+ private:
+  using Shape = detail::DataShape<DataType>;
+  static constexpr int array_rank = Shape::rank;
+  static_assert(array_rank == static_cast<int>(view_type::traits::rank),
+                "karma::Array reads the rank of DataType as Kokkos does");
+  static_assert(std::is_same<Layout, Left>::value || std::is_same<Layout, Right>::value,
+                "karma arrays use LayoutLeft or LayoutRight");
+  // Atomic and random-access (texture) views keep Kokkos' access path.
+  static constexpr bool own_access = !view_type::traits::memory_traits::is_atomic &&
+                                     !view_type::traits::memory_traits::is_random_access;
+
+  std::int64_t m_strides[array_rank > 0 ? array_rank : 1] = {};
+
+  template <std::size_t... D>
+  KOKKOS_INLINE_FUNCTION void cache_strides(std::index_sequence<D...>) {
+    ((m_strides[D] = static_cast<std::int64_t>(view_type::stride(D))), ...);
+    const bool compact =
+        this->size() == 0 || (true && ... &&
+                              (detail::static_stride<DataType, Layout, int(D)>() == 0 ||
+                               detail::static_stride<DataType, Layout, int(D)>() == m_strides[D]));
+    if (!compact) Kokkos::abort("karma::Array: padded memory under a type that fixes its strides");
+  }
+  KOKKOS_INLINE_FUNCTION void cache_strides() {
+    cache_strides(std::make_index_sequence<array_rank>{});
+  }
+
+  template <int D>
+  KOKKOS_FORCEINLINE_FUNCTION std::int64_t stride_of() const {
+    constexpr std::int64_t fixed = detail::static_stride<DataType, Layout, D>();
+    if constexpr (fixed != 0)
+      return fixed;
+    else
+      return m_strides[D];
+  }
+
+  template <std::size_t... D, class... I>
+  KOKKOS_FORCEINLINE_FUNCTION std::int64_t offset(std::index_sequence<D...>, I... i) const {
+    return (std::int64_t(0) + ... + (static_cast<std::int64_t>(i) * stride_of<int(D)>()));
+  }
+
+ public:
+  KOKKOS_DEFAULTED_FUNCTION Array() = default;
+  KOKKOS_DEFAULTED_FUNCTION Array(const Array&) = default;
+  KOKKOS_DEFAULTED_FUNCTION Array(Array&&) = default;
+  KOKKOS_DEFAULTED_FUNCTION Array& operator=(const Array&) = default;
+  KOKKOS_DEFAULTED_FUNCTION Array& operator=(Array&&) = default;
+
+  // A view of the same memory: another karma array, a subview, a Kokkos::View.
+  template <class D, class... P,
+            std::enable_if_t<std::is_constructible<view_type, const Kokkos::View<D, P...>&>::value,
+                             int> = 0>
+  KOKKOS_INLINE_FUNCTION Array(const Kokkos::View<D, P...>& other) : view_type(other) {
+    cache_strides();
+  }
+  template <class D, class... P,
+            std::enable_if_t<std::is_constructible<view_type, const Kokkos::View<D, P...>&>::value,
+                             int> = 0>
+  KOKKOS_INLINE_FUNCTION Array& operator=(const Kokkos::View<D, P...>& other) {
+    view_type::operator=(view_type(other));
+    cache_strides();
+    return *this;
+  }
+
+  // Allocating or wrapping, as View's constructors: a label or
+  // view_alloc(...) and the run-time extents, or a pointer and the extents.
+  template <class A0, class... A,
+            std::enable_if_t<!Kokkos::is_view<std::decay_t<A0>>::value &&
+                                 std::is_constructible<view_type, A0&&, A&&...>::value,
+                             int> = 0>
+  explicit Array(A0&& a0, A&&... a) : view_type(std::forward<A0>(a0), std::forward<A>(a)...) {
+    cache_strides();
+  }
+
+  template <class... I>
+  KOKKOS_FORCEINLINE_FUNCTION reference_type operator()(I... i) const {
+    if constexpr (own_access && array_rank > 0 && sizeof...(I) == array_rank &&
+                  (std::is_integral<I>::value && ...))
+      return this->data()[offset(std::index_sequence_for<I...>{}, i...)];
+    else
+      return view_type::operator()(i...);
+  }
+};
 
 template <class DataType, class Memory = DefaultMemory>
 using CArray = Array<DataType, Right, Memory>;
@@ -51,8 +213,7 @@ using HostArray = Array<DataType, Layout, HostMemory>;
 
 // A view over memory someone else owns (a raw pointer, an MPI buffer).
 template <class DataType, class Layout = Right, class Memory = HostMemory>
-using UnmanagedArray =
-    Kokkos::View<DataType, Layout, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+using UnmanagedArray = Array<DataType, Layout, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
 enum class Layout { left, right };
 enum class Precision { single, double_ };
@@ -137,3 +298,11 @@ void copy_permuting(const Dst& dst, const Src& src) {
 }
 
 }  // namespace karma
+
+// Kokkos' algorithms take a karma::Array wherever they take a View: it is one.
+namespace Kokkos {
+template <class D, class L, class M, class... T>
+struct is_view<karma::Array<D, L, M, T...>> : public std::true_type {};
+template <class D, class L, class M, class... T>
+struct is_view<const karma::Array<D, L, M, T...>> : public std::true_type {};
+}  // namespace Kokkos
