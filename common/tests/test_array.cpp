@@ -446,6 +446,13 @@ void expect_kokkos_offsets() {
   EXPECT_EQ(offset_mismatches3(window), 0);
   EXPECT_EQ(&window(0, 0, 0), &big(2, 0, 0));
   EXPECT_EQ(&window(3, 4, 5), &big(5, 4, 5));
+  // The same with extents in the type: LayoutLeft's stride 1 is then 7, not
+  // 4, and stride 2 follows from it.
+  karma::Array<int* [5][6], Layout> wide("wide", 7);
+  const karma::Array<int* [5][6], Layout> part =
+      Kokkos::subview(wide, Kokkos::make_pair(2, 6), Kokkos::ALL, Kokkos::ALL);
+  EXPECT_EQ(offset_mismatches3(part), 0);
+  EXPECT_EQ(&part(3, 4, 5), &wide(5, 4, 5));
 }
 
 TEST(ArrayAccess, OffsetsAreKokkosOffsetsLeft) { expect_kokkos_offsets<karma::Left>(); }
@@ -461,6 +468,8 @@ TEST(ArrayAccess, RanksOneTwoAndFourOnTheHost) {
   EXPECT_EQ(&r4(3, 4, 1, 2), r4.data() + ((3 * 5 + 4) * 2 + 1) * 3 + 2);
   karma::HostArray<double****, karma::Left> l4("l4", 2, 3, 4, 5);
   EXPECT_EQ(&l4(1, 2, 3, 4), l4.data() + 1 + 2 * (2 + 3 * (3 + 4 * 4)));
+  karma::HostArray<double** [3][4], karma::Left> l4s("l4s", 2, 5);
+  EXPECT_EQ(&l4s(1, 4, 2, 3), l4s.data() + 1 + 2 * (4 + 5 * (2 + 3 * 3)));
 }
 
 TEST(ArrayAccess, WritesThroughKarmaReadThroughKokkos) {
