@@ -25,6 +25,8 @@ Ir
   9,235,134 ( 0.04%)  ???:Kokkos::Impl::ParallelReduce<Kokkos::Impl::CombinedFunctorReducer<karma::microbench::sum3d_karma_parallel<Kokkos::View<int***, Kokkos::LayoutRight, Kokkos::HostSpace> >(Kokkos::View<int***, Kokkos::LayoutRight, Kokkos::HostSpace> const&)::{lambda(long, long, long, int&)#1}, void>, Kokkos::MDRangePolicy<Kokkos::OpenMP>, Kokkos::OpenMP>::execute() const [clone ._omp_fn.0] [/b/karma-microbench]
   9,300,000 ( 0.04%)  ???:Kokkos::Impl::ParallelReduce<Kokkos::Impl::CombinedFunctorReducer<karma::microbench::sum3d_karma_parallel<Kokkos::View<int***, Kokkos::LayoutRight, Kokkos::HostSpace> >(Kokkos::View<int***, Kokkos::LayoutRight, Kokkos::HostSpace> const&)::{lambda(long, long, long, int&)#1}, void>, Kokkos::MDRangePolicy<Kokkos::OpenMP>, Kokkos::OpenMP>::execute() const [/b/karma-microbench]
   5,277,634 ( 0.02%)  ???:Kokkos::Impl::ParallelReduce<Kokkos::Impl::CombinedFunctorReducer<karma::microbench::sum3d_raw_parallel<Kokkos::LayoutRight, int, long, long, long>(int const*, karma::microbench::Shape<long, long, long> const&)::{lambda(long, long, long, int&)#1}, void>, Kokkos::MDRangePolicy<Kokkos::OpenMP>, Kokkos::OpenMP>::execute() const [clone ._omp_fn.0] [/b/karma-microbench]
+      8,131 ( 0.00%)  ???:int karma::microbench::sum3d_karma<karma::Array<int* [20][20], Kokkos::LayoutRight, Kokkos::HostSpace> >(karma::Array<int* [20][20], Kokkos::LayoutRight, Kokkos::HostSpace> const&) [/b/karma-microbench]
+       8,130 ( 0.00%)  ???:int karma::microbench::sum3d_raw<Kokkos::LayoutRight, int, long, karma::microbench::Fixed<20l>, karma::microbench::Fixed<20l> >(int const*, karma::microbench::Shape<long, karma::microbench::Fixed<20l>, karma::microbench::Fixed<20l> > const&) [/b/karma-microbench]
       9,000 ( 0.00%)  ???:void karma::microbench::matvec_karma<Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>, Kokkos::View<double*, Kokkos::LayoutLeft, Kokkos::HostSpace> >(Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> const&, Kokkos::View<double*, Kokkos::LayoutLeft, Kokkos::HostSpace> const&, Kokkos::View<double*, Kokkos::LayoutLeft, Kokkos::HostSpace> const&) [/b/karma-microbench]
 """
 
@@ -48,6 +50,9 @@ class InstructionRatios(unittest.TestCase):
                          ["23,000,013", "10,000,029", "2.300", "3.600"])
         self.assertEqual(rows["Sum3D/serial/left/static/20x20x20"],
                          ["8,107", "8,105", "1.000", "-"])
+        # Kernels over karma::Array (a class derived from View) pair the same way.
+        self.assertEqual(rows["Sum3D/serial/right/mixed/?x20x20"],
+                         ["8,131", "8,130", "1.000", "-"])
         # Parallel: the outlined OpenMP function only, not execute() itself.
         self.assertEqual(rows["Sum3D/parallel/right/dynamic/?"],
                          ["9,235,134", "5,277,634", "1.750", "-"])
