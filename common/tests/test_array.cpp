@@ -419,6 +419,25 @@ KOKKOS_INLINE_FUNCTION const void* kokkos_address(const A& a, I... i) {
   return &view(i...);
 }
 
+// Kokkos::resize and Kokkos::realloc would leave a karma::Array's strides
+// behind: they must not compile for it, and still must for a plain View.
+template <class V, class = void>
+struct resizable : std::false_type {};
+template <class V>
+struct resizable<V, std::void_t<decltype(Kokkos::resize(std::declval<V&>(), 3, 4))>>
+    : std::true_type {};
+template <class V, class = void>
+struct reallocatable : std::false_type {};
+template <class V>
+struct reallocatable<V, std::void_t<decltype(Kokkos::realloc(std::declval<V&>(), 3, 4))>>
+    : std::true_type {};
+static_assert(!resizable<karma::HostArray<double**>>::value &&
+                  !reallocatable<karma::HostArray<double**>>::value,
+              "resize and realloc of a karma::Array do not compile");
+static_assert(resizable<Kokkos::View<double**, Kokkos::HostSpace>>::value &&
+                  reallocatable<Kokkos::View<double**, Kokkos::HostSpace>>::value,
+              "the detection sees Kokkos' own resize and realloc");
+
 // Cells of a whose address differs between karma's a(i, j, k) and Kokkos'.
 template <class A>
 int offset_mismatches3(const A& a) {

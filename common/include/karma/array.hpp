@@ -325,9 +325,20 @@ void copy_permuting(const Dst& dst, const Src& src) {
 }  // namespace karma
 
 // Kokkos' algorithms take a karma::Array wherever they take a View: it is one.
+// Except resize and realloc: they would replace the View under the array's
+// strides, so they do not compile; assign a new karma::Array instead.
 namespace Kokkos {
 template <class D, class L, class M, class... T>
 struct is_view<karma::Array<D, L, M, T...>> : public std::true_type {};
 template <class D, class L, class M, class... T>
 struct is_view<const karma::Array<D, L, M, T...>> : public std::true_type {};
+
+template <class D, class L, class M, class... T, class... Args>
+void resize(karma::Array<D, L, M, T...>&, Args&&...) = delete;
+template <class Property, class D, class L, class M, class... T, class... Args>
+void resize(const Property&, karma::Array<D, L, M, T...>&, Args&&...) = delete;
+template <class D, class L, class M, class... T, class... Args>
+void realloc(karma::Array<D, L, M, T...>&, Args&&...) = delete;
+template <class Property, class D, class L, class M, class... T, class... Args>
+void realloc(const Property&, karma::Array<D, L, M, T...>&, Args&&...) = delete;
 }  // namespace Kokkos
