@@ -503,24 +503,34 @@ def benchmark_pairs(times, ours, theirs):
 
 
 def microbench_section(name, files, plotter, ours, theirs):
-    times = benchmark_times(files)
-    if not times:
+    # Pairs are formed within each file: files from different machines (a
+    # GPU run and a CPU run) share benchmark names.
+    per_file = []
+    for f in sorted(files, key=lambda f: f.path):
+        times = benchmark_times([f])
+        if times:
+            per_file.append((os.path.splitext(os.path.basename(f.path))[0], times))
+    if not per_file:
         return []
     out = [f"### {name}: microbenchmarks", ""]
     contexts = {f.context.get("host_name", "?") for f in files}
     out += [f"From {len(files)} Google Benchmark file(s) ({', '.join(sorted(contexts))}); "
-            "times are medians over repetitions.", ""]
-    pairs = benchmark_pairs(times, ours, theirs)
-    if not pairs:
-        rows = [[n, f"{times[n] * 1e6:.4g}"] for n in sorted(times)]
-        return out + _table(["benchmark", "time (us)"], rows) + [""]
-    rows = []
-    ratios = []
-    for label, a, b in pairs:
-        ratio = times[a] / times[b] if times[b] else None
-        ratios.append((label, ratio))
-        rows.append([label, f"{times[a] * 1e6:.4g}", f"{times[b] * 1e6:.4g}",
-                     f"{ratio:.3f}" if ratio else "-"])
+            "times are medians over repetitions, karma and raw paired within each file.", ""]
+    several = len(per_file) > 1
+    rows, ratios, unpaired = [], [], []
+    for stem, times in per_file:
+        pairs = benchmark_pairs(times, ours, theirs)
+        if not pairs:
+            unpaired += [[f"{stem}: {n}" if several else n, f"{times[n] * 1e6:.4g}"]
+                         for n in sorted(times)]
+        for label, a, b in pairs:
+            shown = f"{stem}: {label}" if several else label
+            ratio = times[a] / times[b] if times[b] else None
+            ratios.append((shown, ratio))
+            rows.append([shown, f"{times[a] * 1e6:.4g}", f"{times[b] * 1e6:.4g}",
+                         f"{ratio:.3f}" if ratio else "-"])
+    if not rows:
+        return out + _table(["benchmark", "time (us)"], unpaired) + [""]
     if plotter.enabled:
         fig, ax = plotter.plt.subplots(figsize=(6.5, 0.28 * len(ratios) + 1.0),
                                        constrained_layout=True)

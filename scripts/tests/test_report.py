@@ -140,3 +140,24 @@ def test_bad_input_writes_nothing(tmp_path, case, message):
     assert r.returncode == 2, r.stderr
     assert message in r.stderr
     assert os.listdir(out.parent) == []
+
+
+def test_microbench_pairs_within_each_file(results_dir):
+    """A GPU run and a CPU run share benchmark names: each file's karma is
+    paired with its own raw, and each row says which file it is from."""
+    doc = load_json(GBENCH)
+    for b in doc["benchmarks"]:
+        b["real_time"] = b["real_time"] * (3.0 if "<karma" in b["name"] else 1.0)
+    write(str(results_dir / "microbench" / "other.json"), __import__("json").dumps(doc))
+    out = results_dir / "README.md"
+    r = tool("karma-report", results_dir, "-o", out, "--no-plots")
+    assert r.returncode == 0, r.stderr
+    rows = table_rows(out.read_text(), "### microbench: microbenchmarks")
+    mine = {row[0]: row[3] for row in rows}
+    label = "BM_Sum3D<*,right,dynamic>/64"
+    times = {b["name"]: b["real_time"] for b in load_json(GBENCH)["benchmarks"]
+             if b.get("aggregate_name") == "median"}
+    ratio = times["BM_Sum3D<karma,right,dynamic>/64_median"] / \
+        times["BM_Sum3D<raw,right,dynamic>/64_median"]
+    assert mine[f"microbench: {label}"] == f"{ratio:.3f}"
+    assert mine[f"other: {label}"] == f"{3 * ratio:.3f}"
