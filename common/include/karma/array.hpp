@@ -137,7 +137,7 @@ class Array : public Kokkos::View<DataType, Layout, Memory, Traits...> {
   // in the type the compiler then knows, for instance, that stride 2 of an
   // int*[512][512] is 512 times stride 1, as mdspan's layout_left_padded says.
   template <int D>
-  static constexpr bool follows_previous() {
+  KOKKOS_INLINE_FUNCTION static constexpr bool follows_previous() {
     if constexpr (std::is_same<Layout, Left>::value && D >= 2)
       return detail::static_stride<DataType, Layout, D>() == 0 &&
              Shape::template extent<D - 1>() != 0;
@@ -145,22 +145,12 @@ class Array : public Kokkos::View<DataType, Layout, Memory, Traits...> {
       return false;
   }
 
-  // Whether the stride Kokkos gives for D is the one karma's access assumes.
-  template <int D>
-  KOKKOS_INLINE_FUNCTION bool stride_as_assumed() const {
-    constexpr std::int64_t fixed = detail::static_stride<DataType, Layout, D>();
-    if constexpr (fixed != 0)
-      return m_strides[D] == fixed;
-    else if constexpr (follows_previous<D>())
-      return m_strides[D] == m_strides[D - 1] * Shape::template extent<D - 1>();
-    else
-      return true;
-  }
-
   template <std::size_t... D>
   KOKKOS_INLINE_FUNCTION void cache_strides(std::index_sequence<D...>) {
     ((m_strides[D] = static_cast<std::int64_t>(view_type::stride(D))), ...);
-    const bool as_assumed = this->size() == 0 || (true && ... && stride_as_assumed<int(D)>());
+    // The strides karma's access will use must be the ones Kokkos gave.
+    const bool as_assumed =
+        this->size() == 0 || (true && ... && (stride_of<int(D)>() == m_strides[D]));
     if (!as_assumed)
       Kokkos::abort("karma::Array: padded memory under a type that fixes its strides");
   }
