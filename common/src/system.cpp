@@ -150,7 +150,7 @@ nlohmann::json describe_kokkos() {
   // From Kokkos 4.6 View is built on mdspan unless Kokkos was configured with
   // Kokkos_ENABLE_IMPL_VIEW_LEGACY; the mdspan one pads LayoutLeft and
   // LayoutRight, so even arrays with static extents have run-time strides
-  // (results/microbench: Stencil3D on an H200).
+  // in Kokkos' own access (karma::Array computes its own: array.hpp).
 #if KOKKOS_VERSION >= 40600 && !defined(KOKKOS_ENABLE_IMPL_VIEW_LEGACY)
   k["view"] = "mdspan";
 #else
