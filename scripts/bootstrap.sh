@@ -1,41 +1,60 @@
 #!/usr/bin/env bash
-# scripts/bootstrap.sh - make a Debian 12 (bookworm) machine ready to build karma.
+# scripts/bootstrap.sh - make a machine ready to build karma for its CPU or GPU.
 #
-# Usage: scripts/bootstrap.sh [--no-kokkos] [--help]
+# Usage: scripts/bootstrap.sh [--backend auto|openmp|cuda|hip] [--arch NAME]
+#                             [--kokkos debian|pinned] [--no-kokkos] [--help]
 #
-# Step 1 installs the Debian packages the suite needs (REQUIRED_PACKAGES).
-# Step 2 finds or builds Kokkos and prints, as the only line on stdout, the
-# prefix to pass to CMake:
+# Step 1 installs the packages the suite needs (REQUIRED_PACKAGES) with apt
+# where it can (root and a reachable archive, as on Debian and Ubuntu).  Where
+# it cannot, it goes on if the compiler, CMake and MPI are there: CMake then
+# takes yaml-cpp, nlohmann-json, GoogleTest and Google Benchmark from the
+# system or builds them from a source the user gives (KARMA_<DEP>_SOURCE) or
+# downloads (common/cmake/KarmaFetch.cmake).
+# Step 2 chooses the backend and finds or builds Kokkos, and prints, as the
+# only line on stdout, the prefix to pass to CMake:
 #
 #     cmake -S . -B build -DKokkos_ROOT="$(scripts/bootstrap.sh)"
 #
+# Backend (--backend, default auto): auto takes CUDA where nvidia-smi sees a
+# GPU and nvcc exists, HIP where rocminfo sees a GPU and hipcc exists, else
+# OpenMP; the architecture comes from the device (compute capability, gfx
+# name) unless --arch names it.  What was chosen and why goes to stderr.
+#
 # Kokkos is looked for in this order:
 #   a. $Kokkos_ROOT, then $Kokkos_DIR, if set: a Kokkos the user names always wins.
-#   b. $CACHE/kokkos-3.4.01-openmp, if a previous run finished it (.complete).
-#   c. Otherwise that prefix is built (OpenMP + Serial backends) from the Kokkos
-#      3.4.01 copy inside Debian's own `trilinos` source package.  apt runs with
-#      private state in a temporary directory; the system's apt configuration,
-#      lists and caches are not touched, and root is not needed.
-#      Measured on a 2-core bookworm machine next to deb.debian.org: apt
-#      update + download (166 MB orig tarball) + extract of packages/kokkos
-#      ~5 s, configure + build (-j2) + install 8.5-19 s (varies with load),
-#      14-22 s in all; a re-run that reuses the cache takes ~0.1 s.
-#   d. Only if (c) fails (e.g. no deb-src reachable): Debian's binary
-#      libtrilinos-kokkos-dev (also Kokkos 3.4.01, but Serial backend ONLY),
-#      with a repaired copy of its CMake config in
-#      $CACHE/kokkos-3.4.01-serial-debian.
+#   b. OpenMP with --kokkos debian (the default for OpenMP unless
+#      KARMA_KOKKOS_SOURCE is set): Kokkos 3.4.01 (OpenMP + Serial) in
+#      $CACHE/kokkos-3.4.01-openmp, built once from the copy inside Debian's
+#      own `trilinos` source package (apt runs with private state; the
+#      system's apt configuration is not touched, and root is not needed);
+#      only if that fails, Debian's binary libtrilinos-kokkos-dev (Serial
+#      ONLY) with a repaired CMake config in $CACHE/kokkos-3.4.01-serial-debian.
+#   c. CUDA, HIP, or OpenMP with --kokkos pinned: the pinned Kokkos release
+#      (KOKKOS_PINNED below) built with that backend and architecture into
+#      $CACHE/kokkos-<version>-<backend>[-<arch>], from, in order:
+#      $KARMA_KOKKOS_SOURCE (a source tree or a release tarball), else a
+#      download of the release (checked against its SHA-256).  With nvcc 13
+#      or newer the project's patch scripts/kokkos/kokkos-<version>-cuda13.patch
+#      is applied first.  The build log stays in $CACHE/logs/.
 # where CACHE=${KARMA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/karma}.
+# A finished install is reused (~0.1 s); measured times are in the README.
 #
 # Environment:
 #   Kokkos_ROOT, Kokkos_DIR            use this Kokkos; nothing is built
+#   KARMA_KOKKOS_SOURCE                Kokkos source tree or release tarball
 #   KARMA_CACHE_DIR                    where built/repaired Kokkos installs live
-#   KARMA_BOOTSTRAP_FORCE_FALLBACK=1   skip (c), go straight to (d) (for testing)
+#   KARMA_BOOTSTRAP_FORCE_FALLBACK=1   skip (b)'s source build, go straight to
+#                                      the Serial fallback (for testing)
 #
-# All messages go to stderr, prefixed "bootstrap: ".  Exit status 0 on success.
+# All messages go to stderr, prefixed "bootstrap: ".  Exit status: 0 on
+# success, 2 for bad input (an unknown option, backend or architecture, a
+# backend whose compiler or device is missing, a KARMA_KOKKOS_SOURCE that is
+# not the pinned Kokkos), 3 when the machine could not be made ready (a
+# failed build or download, packages that cannot be installed).
 
 set -euo pipefail
 
-# Debian packages the suite needs to build.  Add new ones here.
+# Packages the suite needs to build and test, in apt's names.  Add new ones here.
 REQUIRED_PACKAGES=(
     build-essential
     cmake
@@ -58,37 +77,60 @@ KOKKOS_VERSION=3.4.01
 KOKKOS_SOURCE_PACKAGE=trilinos                # Debian source package that bundles Kokkos
 KOKKOS_FALLBACK_PACKAGE=libtrilinos-kokkos-dev
 
+# The Kokkos release built for GPUs (and for OpenMP on request): the newest
+# release this project has built and measured (README, "Kokkos").  The hash is
+# that of the release tarball published by the Kokkos project.
+KOKKOS_PINNED=4.6.01
+KOKKOS_PINNED_URL=https://github.com/kokkos/kokkos/releases/download/$KOKKOS_PINNED/kokkos-$KOKKOS_PINNED.tar.gz
+KOKKOS_PINNED_SHA256=b9d70e4653b87a06dbb48d63291bf248058c7c7db4bd91979676ad5609bb1a3a
+
 PROG=bootstrap
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # Keep the real stdout on fd 3 for the result line; everything else,
 # including the output of every tool we run, goes to stderr.
 exec 3>&1 1>&2
 
 log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
-die() {
+die() { # die CODE MESSAGE
+    local code=$1
+    shift
     log "error: $*"
-    exit 1
+    exit "$code"
 }
 
 usage() {
     cat <<EOF
-Usage: scripts/bootstrap.sh [--no-kokkos] [--help]
+Usage: scripts/bootstrap.sh [--backend auto|openmp|cuda|hip] [--arch NAME]
+                            [--kokkos debian|pinned] [--no-kokkos] [--help]
 
-Installs the Debian packages karma needs and prints the Kokkos prefix to pass
-to CMake as -DKokkos_ROOT=<prefix>, e.g.
+Installs the packages karma needs and prints the Kokkos prefix to pass to
+CMake as -DKokkos_ROOT=<prefix>, e.g.
 
     cmake -S . -B build -DKokkos_ROOT="\$(scripts/bootstrap.sh)"
 
 Options:
-  --no-kokkos   only install Debian packages; print nothing
+  --backend B   auto (default): CUDA where nvidia-smi sees a GPU and nvcc
+                exists, HIP where rocminfo sees one and hipcc exists, else
+                OpenMP; or name it: openmp, cuda, hip
+  --arch NAME   the device architecture, instead of reading it from the
+                device: sm_90, 90, 9.0 or HOPPER90; gfx90a or AMD_GFX90A;
+                for OpenMP a Kokkos CPU name (NATIVE, SPR, ZEN4, ...)
+  --kokkos K    debian: Kokkos $KOKKOS_VERSION from Debian (OpenMP only; the
+                default for OpenMP); pinned: Kokkos $KOKKOS_PINNED built here
+                (the default for CUDA and HIP, and for OpenMP when
+                KARMA_KOKKOS_SOURCE is set)
+  --no-kokkos   only install packages; print nothing
   --help        show this help
 
 Environment:
   Kokkos_ROOT / Kokkos_DIR          use this Kokkos instead (printed as-is)
+  KARMA_KOKKOS_SOURCE               the pinned Kokkos' source: a directory or
+                                    a release tarball (offline machines)
   KARMA_CACHE_DIR                   cache for built Kokkos (default:
                                     \${XDG_CACHE_HOME:-\$HOME/.cache}/karma)
-  KARMA_BOOTSTRAP_FORCE_FALLBACK=1  skip the source build and use Debian's
-                                    Serial-only libtrilinos-kokkos-dev
+  KARMA_BOOTSTRAP_FORCE_FALLBACK=1  skip the Debian source build and use
+                                    Debian's Serial-only libtrilinos-kokkos-dev
 EOF
 }
 
@@ -128,7 +170,7 @@ run_step() {
 }
 
 # ---------------------------------------------------------------------------
-# Step 1: Debian packages.
+# Step 1: packages.
 
 # Print the packages from the arguments that are not installed.
 missing_packages() {
@@ -140,32 +182,61 @@ missing_packages() {
     done
 }
 
-# apt_install PKG...: install PKGs as root, or tell the user how and exit 1.
+# The tools without which nothing builds, looked for as commands: on clusters
+# the compiler, CMake and MPI often come from modules, not from packages.
+missing_tools() {
+    command -v c++ >/dev/null || command -v g++ >/dev/null || echo "a C++ compiler (c++)"
+    command -v cmake >/dev/null || echo cmake
+    command -v mpicc >/dev/null || echo "MPI (mpicc)"
+}
+
+# apt_install PKG...: install PKGs; says why and returns 1 where apt cannot
+# (not root, no apt, no reachable archive).
 apt_install() {
-    if ! is_root; then
-        log "error: missing Debian packages: $*"
-        log "run this (needs root), then re-run scripts/bootstrap.sh:"
-        log "  sudo apt-get update && sudo apt-get install -y --no-install-recommends $*"
-        exit 1
+    if ! command -v apt-get >/dev/null; then
+        log "no apt-get on this machine to install: $*"
+        return 1
     fi
-    log "installing Debian packages: $*"
-    run_step "$WORK/apt-install.log" apt-get update ||
-        die "apt-get update failed"
+    if ! is_root; then
+        log "not root, so not installing: $*"
+        log "to install them: sudo apt-get update && sudo apt-get install -y --no-install-recommends $*"
+        return 1
+    fi
+    log "installing packages: $*"
+    # Short timeouts: on an offline node every archive fails at once instead of after minutes.
+    run_step "$WORK/apt-install.log" apt-get -o Acquire::Retries=0 -o Acquire::http::Timeout=20 \
+        -o Acquire::https::Timeout=20 update || {
+        log "apt-get update failed (no reachable package archive?)"
+        return 1
+    }
     run_step "$WORK/apt-install.log" env DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y --no-install-recommends "$@" ||
-        die "apt-get install failed"
+        apt-get install -y --no-install-recommends "$@" || {
+        log "apt-get install failed"
+        return 1
+    }
 }
 
 install_packages() {
-    local missing
-    mapfile -t missing < <(missing_packages "${REQUIRED_PACKAGES[@]}")
-    if ((${#missing[@]} == 0)); then
-        log "all ${#REQUIRED_PACKAGES[@]} required Debian packages are installed"
-        return 0
+    local missing=() tools=()
+    if command -v dpkg-query >/dev/null; then
+        mapfile -t missing < <(missing_packages "${REQUIRED_PACKAGES[@]}")
+        if ((${#missing[@]} == 0)); then
+            log "all ${#REQUIRED_PACKAGES[@]} required packages are installed"
+            return 0
+        fi
+        if apt_install "${missing[@]}"; then
+            mapfile -t missing < <(missing_packages "${REQUIRED_PACKAGES[@]}")
+            ((${#missing[@]} == 0)) && return 0
+        fi
+        log "warning: these packages are not installed: ${missing[*]}"
+    else
+        log "warning: no dpkg on this machine; packages are not checked"
     fi
-    apt_install "${missing[@]}"
-    mapfile -t missing < <(missing_packages "${REQUIRED_PACKAGES[@]}")
-    ((${#missing[@]} == 0)) || die "still not installed after apt-get install: ${missing[*]}"
+    mapfile -t tools < <(missing_tools)
+    ((${#tools[@]} == 0)) || die 3 "cannot build karma without: ${tools[*]}"
+    log "going on with the compiler, CMake and MPI found here; CMake takes each library from" \
+        "the system, else from KARMA_<DEP>_SOURCE or a download (README, 'Dependencies');" \
+        "a missing test tool (pytest, Slurm) shows in its test"
 }
 
 # ---------------------------------------------------------------------------
@@ -176,13 +247,13 @@ user_kokkos() {
     for var in Kokkos_ROOT Kokkos_DIR; do
         value=${!var:-}
         [[ -n $value ]] || continue
-        [[ -d $value ]] || die "\$$var is set to '$value', which is not an existing directory"
+        [[ -d $value ]] || die 2 "\$$var is set to '$value', which is not an existing directory"
         abs=$(cd -- "$value" && pwd)
         if ! find "$abs" -maxdepth 5 \( -name KokkosConfig.cmake -o -name kokkos-config.cmake \) \
             -print -quit 2>/dev/null | grep -q .; then
             log "warning: no KokkosConfig.cmake under $abs; CMake may not find Kokkos there"
         fi
-        log "using the Kokkos named by \$$var: $abs"
+        log "using the Kokkos named by \$$var: $abs (its backends: $(kokkos_devices "$abs"))"
         RESULT=$abs
         return 0
     done
@@ -308,8 +379,7 @@ build_kokkos_from_source() {
         log "packages/kokkos not found in ${tarball##*/}"
         return 1
     }
-    v=$(awk '/^set\(Kokkos_VERSION_(MAJOR|MINOR|PATCH) / { sub(/\)$/, "", $2); v = v (v == "" ? "" : ".") $2 }
-             END { print v }' "$src/CMakeLists.txt")
+    v=$(kokkos_source_version <"$src/CMakeLists.txt")
     [[ $v == "$KOKKOS_VERSION" ]] || {
         log "the $KOKKOS_SOURCE_PACKAGE source bundles Kokkos '$v', expected $KOKKOS_VERSION"
         return 1
@@ -392,30 +462,269 @@ debian_kokkos_fallback() {
 }
 
 # ---------------------------------------------------------------------------
-# Step 2: find or make Kokkos; sets RESULT.
+# Step 2: the backend and its architecture.
 
-complete_install() { # PREFIX: a finished OpenMP build from an earlier run?
+# The Kokkos version that a Kokkos CMakeLists.txt on stdin declares, spelt as
+# Kokkos' releases are (4.6.01; 4.x writes the patch level as 1, 3.4 as 01).
+kokkos_source_version() {
+    awk '/^set\(Kokkos_VERSION_(MAJOR|MINOR|PATCH) / { sub(/\)$/, "", $2); n[$1] = $2 }
+         END { if (length(n) == 3) printf "%d.%d.%02d\n", n["set(Kokkos_VERSION_MAJOR"],
+                                           n["set(Kokkos_VERSION_MINOR"], n["set(Kokkos_VERSION_PATCH"] }'
+}
+
+# The backends an installed Kokkos was built with (e.g. CUDA;SERIAL).
+kokkos_devices() {
+    local f
+    f=$(find "$1" -maxdepth 5 -name KokkosConfigCommon.cmake -print -quit 2>/dev/null)
+    [[ -n $f ]] || {
+        echo unknown
+        return
+    }
+    sed -n 's/^ *[Ss][Ee][Tt](Kokkos_DEVICES \(.*\))$/\1/p' "$f" | head -n 1
+}
+
+# The compiler in PATH, else in the toolkit's home: $CUDA_HOME ($ROCM_PATH)
+# where set, else its usual place.
+find_nvcc() {
+    command -v nvcc && return 0
+    local home=${CUDA_HOME:-/usr/local/cuda}
+    [[ -x $home/bin/nvcc ]] && echo "$home/bin/nvcc"
+}
+find_hipcc() {
+    command -v hipcc && return 0
+    local home=${ROCM_PATH:-/opt/rocm}
+    [[ -x $home/bin/hipcc ]] && echo "$home/bin/hipcc"
+}
+
+# The first NVIDIA GPU's compute capability (9.0) and name, or nothing.
+nvidia_gpu() {
+    command -v nvidia-smi >/dev/null || return 1
+    nvidia-smi --query-gpu=compute_cap,name --format=csv,noheader 2>/dev/null | head -n 1 | grep . || return 1
+}
+# The first AMD GPU agent's gfx name (gfx90a), or nothing.
+amd_gpu() {
+    command -v rocminfo >/dev/null || return 1
+    rocminfo 2>/dev/null | awk '$1 == "Name:" && $2 ~ /^gfx[0-9a-f]+/ { sub(/:.*/, "", $2); print $2; exit }' | grep .
+}
+
+NVIDIA_ARCHS="MAXWELL50 MAXWELL52 MAXWELL53 PASCAL60 PASCAL61 VOLTA70 VOLTA72 TURING75 AMPERE80 AMPERE86 ADA89 HOPPER90 BLACKWELL100 BLACKWELL120"
+AMD_ARCHS="AMD_GFX906 AMD_GFX908 AMD_GFX90A AMD_GFX940 AMD_GFX942 AMD_GFX942_APU AMD_GFX1030 AMD_GFX1100 AMD_GFX1103"
+HOST_ARCHS="NATIVE AMDAVX ARMV80 ARMV81 ARMV8_THUNDERX ARMV8_THUNDERX2 A64FX ARMV9_GRACE SNB HSW BDW ICL ICX SKL SKX KNC KNL SPR POWER8 POWER9 ZEN ZEN2 ZEN3 ZEN4 RISCV_SG2042 RISCV_RVA22V"
+
+# kokkos_arch BACKEND NAME: Kokkos' name (Kokkos_ARCH_<name>) for an
+# architecture given as the user or the device spells it; fails if unknown.
+kokkos_arch() {
+    local backend=$1 name=${2^^} cc a
+    case $backend in
+    cuda)
+        cc=${name#SM_}
+        cc=${cc#COMPUTE_}
+        cc=${cc/./}
+        for a in $NVIDIA_ARCHS; do
+            [[ $name == "$a" || ${a//[A-Z]/} == "$cc" ]] && echo "$a" && return 0
+        done
+        ;;
+    hip)
+        name=${name%%:*} # rocminfo's gfx90a:sramecc+:xnack-
+        for a in $AMD_ARCHS; do
+            [[ $name == "$a" || AMD_$name == "$a" ]] && echo "$a" && return 0
+        done
+        ;;
+    openmp)
+        for a in $HOST_ARCHS; do
+            [[ $name == "$a" ]] && echo "$a" && return 0
+        done
+        ;;
+    esac
+    return 1
+}
+
+known_archs() {
+    case $1 in
+    cuda) echo "sm_XY or $NVIDIA_ARCHS" ;;
+    hip) echo "gfxNNN or $AMD_ARCHS" ;;
+    openmp) echo "$HOST_ARCHS" ;;
+    esac
+}
+
+# Sets BACKEND (openmp, cuda, hip), ARCH (a Kokkos arch name or empty) and
+# COMPILER (nvcc or hipcc for a GPU backend) from the options, or exits 2.
+choose_backend() {
+    local requested=$1 arch=$2 gpu compiler=
+    BACKEND=$requested
+    if [[ $requested == auto ]]; then
+        BACKEND=openmp
+        if gpu=$(nvidia_gpu); then
+            if compiler=$(find_nvcc); then
+                BACKEND=cuda
+                log "backend: CUDA (auto): nvidia-smi sees ${gpu#*, } (compute capability ${gpu%%,*}), nvcc is $compiler"
+            else
+                log "nvidia-smi sees ${gpu#*, }, but there is no nvcc (PATH, ${CUDA_HOME:-/usr/local/cuda}/bin): not CUDA"
+            fi
+        fi
+        if [[ $BACKEND == openmp ]] && gpu=$(amd_gpu); then
+            if compiler=$(find_hipcc); then
+                BACKEND=hip
+                log "backend: HIP (auto): rocminfo sees a $gpu GPU, hipcc is $compiler"
+            else
+                log "rocminfo sees a $gpu GPU, but there is no hipcc (PATH, ${ROCM_PATH:-/opt/rocm}/bin): not HIP"
+            fi
+        fi
+        [[ $BACKEND == openmp ]] && log "backend: OpenMP (auto): no GPU with its compiler found (nvidia-smi + nvcc, rocminfo + hipcc)"
+    fi
+    case $BACKEND in
+    cuda)
+        compiler=$(find_nvcc) || die 2 "--backend cuda: no nvcc in PATH or ${CUDA_HOME:-/usr/local/cuda}/bin"
+        if [[ -z $arch ]]; then
+            gpu=$(nvidia_gpu) || die 2 "--backend cuda: nvidia-smi sees no NVIDIA GPU to read the architecture from; name it with --arch (e.g. --arch sm_90)"
+            arch=${gpu%%,*}
+            log "architecture: compute capability $arch of ${gpu#*, } (nvidia-smi)"
+        fi
+        ;;
+    hip)
+        compiler=$(find_hipcc) || die 2 "--backend hip: no hipcc in PATH or ${ROCM_PATH:-/opt/rocm}/bin"
+        if [[ -z $arch ]]; then
+            arch=$(amd_gpu) || die 2 "--backend hip: rocminfo sees no AMD GPU to read the architecture from; name it with --arch (e.g. --arch gfx90a)"
+            log "architecture: $arch (rocminfo)"
+        fi
+        ;;
+    openmp) ;;
+    *) die 2 "unknown backend '$BACKEND' (auto, openmp, cuda or hip)" ;;
+    esac
+    ARCH=
+    if [[ -n $arch ]]; then
+        ARCH=$(kokkos_arch "$BACKEND" "$arch") ||
+            die 2 "unknown architecture '$arch' for $BACKEND; known: $(known_archs "$BACKEND")"
+    fi
+    COMPILER=$compiler
+    if [[ $BACKEND != openmp ]]; then
+        log "$BACKEND for Kokkos_ARCH_$ARCH with $COMPILER"
+    fi
+}
+
+# ---------------------------------------------------------------------------
+# Step 3: the pinned Kokkos release, built for the chosen backend.
+
+# Prints the Kokkos version of KARMA_KOKKOS_SOURCE (a directory or a tarball),
+# or exits 2 when it is not a Kokkos source.
+kokkos_source_check() {
+    local src=$1 top v
+    if [[ -d $src ]]; then
+        [[ -f $src/CMakeLists.txt && -f $src/core/src/Kokkos_Core.hpp ]] ||
+            die 2 "KARMA_KOKKOS_SOURCE=$src is not a Kokkos source tree (no CMakeLists.txt and core/src/Kokkos_Core.hpp)"
+        v=$(kokkos_source_version <"$src/CMakeLists.txt")
+    elif [[ -f $src ]]; then
+        top=$(tar -tf "$src" 2>/dev/null | awk -F/ 'NF >= 2 && $2 == "CMakeLists.txt" { print $1; exit }') || true
+        if [[ -z $top ]] || ! tar -tf "$src" "$top/core/src/Kokkos_Core.hpp" >/dev/null 2>&1; then
+            die 2 "KARMA_KOKKOS_SOURCE=$src is not a Kokkos release tarball (no <dir>/CMakeLists.txt and <dir>/core/src/Kokkos_Core.hpp in it)"
+        fi
+        v=$(tar -xOf "$src" "$top/CMakeLists.txt" | kokkos_source_version)
+    else
+        die 2 "KARMA_KOKKOS_SOURCE=$src does not exist"
+    fi
+    [[ $v == "$KOKKOS_PINNED" ]] ||
+        die 2 "KARMA_KOKKOS_SOURCE=$src is Kokkos '${v:-of no version}', but karma pins $KOKKOS_PINNED (or set Kokkos_ROOT to a Kokkos you built)"
+}
+
+# Unpacks or downloads the pinned Kokkos into $WORK and prints its directory.
+kokkos_source_tree() {
+    local src=${KARMA_KOKKOS_SOURCE:-} tarball top
+    if [[ -d $src ]]; then
+        echo "$src"
+        return 0
+    fi
+    tarball=$src
+    if [[ -z $tarball ]]; then
+        tarball=$WORK/kokkos-$KOKKOS_PINNED.tar.gz
+        log "downloading $KOKKOS_PINNED_URL (offline? download it elsewhere and set KARMA_KOKKOS_SOURCE to the file)"
+        if command -v curl >/dev/null; then
+            curl -fsSL --retry 2 --connect-timeout 20 -o "$tarball" "$KOKKOS_PINNED_URL" || return 1
+        else
+            wget -q -T 20 -O "$tarball" "$KOKKOS_PINNED_URL" || return 1
+        fi
+        echo "$KOKKOS_PINNED_SHA256  $tarball" | sha256sum -c --status ||
+            die 3 "the download of $KOKKOS_PINNED_URL does not have the release's SHA-256 $KOKKOS_PINNED_SHA256"
+    fi
+    mkdir -p "$WORK/kokkos-src"
+    tar -xf "$tarball" -C "$WORK/kokkos-src"
+    top=$(find "$WORK/kokkos-src" -mindepth 2 -maxdepth 2 -name CMakeLists.txt -printf '%h\n' -quit)
+    [[ -n $top ]] || return 1
+    echo "$top"
+}
+
+# The CUDA major version of an nvcc ("release 13.0" -> 13).
+nvcc_major() { "$1" --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p' | head -n 1; }
+
+# Runs in a subshell with set -e, like build_kokkos_from_source.
+build_pinned_kokkos() {
+    local prefix=$1 staging=$2 logfile=$3 src patchfile t0 major
+    local args=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17
+        -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DCMAKE_INSTALL_PREFIX="$prefix"
+        -DKokkos_ENABLE_SERIAL=ON -DKokkos_ENABLE_TESTS=OFF -DKokkos_ENABLE_EXAMPLES=OFF)
+    t0=$(now)
+    src=$(kokkos_source_tree) || {
+        log "could not get the Kokkos $KOKKOS_PINNED source"
+        return 1
+    }
+    case $BACKEND in
+    openmp) args+=(-DKokkos_ENABLE_OPENMP=ON) ;;
+    cuda)
+        # CUDA as a CMake language: karma's sources then compile as CUDA
+        # without nvcc_wrapper (common/cmake/KarmaDependencies.cmake).
+        args+=(-DKokkos_ENABLE_CUDA=ON -DKokkos_ENABLE_COMPILE_AS_CMAKE_LANGUAGE=ON
+            -DCMAKE_CUDA_COMPILER="$COMPILER")
+        major=$(nvcc_major "$COMPILER")
+        patchfile=$SCRIPT_DIR/kokkos/kokkos-$KOKKOS_PINNED-cuda13.patch
+        if ((major >= 13)); then
+            log "nvcc is CUDA $major: applying ${patchfile#"$SCRIPT_DIR"/}"
+            # Never change the user's tree: patch a copy.
+            if [[ $src != "$WORK"/* ]]; then
+                cp -a "$src" "$WORK/kokkos-patched"
+                src=$WORK/kokkos-patched
+            fi
+            run_step "$logfile" patch -p1 -d "$src" -i "$patchfile"
+        fi
+        ;;
+    hip) args+=(-DKokkos_ENABLE_HIP=ON -DCMAKE_CXX_COMPILER="$COMPILER") ;;
+    esac
+    [[ -z $ARCH ]] || args+=("-DKokkos_ARCH_$ARCH=ON")
+
+    log "building Kokkos $KOKKOS_PINNED ($BACKEND${ARCH:+, $ARCH}) with $(nproc) jobs; log: $logfile"
+    run_step "$logfile" cmake -S "$src" -B "$WORK/kokkos-build" "${args[@]}"
+    run_step "$logfile" cmake --build "$WORK/kokkos-build" --parallel "$(nproc)"
+    rm -rf -- "$staging"
+    run_step "$logfile" cmake --install "$WORK/kokkos-build" --prefix "$staging"
+    printf 'kokkos %s (%s%s) from %s, %s, built %s in %s s\n' "$KOKKOS_PINNED" "$BACKEND" \
+        "${ARCH:+, $ARCH}" "${KARMA_KOKKOS_SOURCE:-$KOKKOS_PINNED_URL}" \
+        "$([[ -n ${patchfile:-} && ${major:-0} -ge 13 ]] && echo "patched for CUDA $major" || echo unpatched)" \
+        "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(since "$t0")" >"$staging/.complete"
+    log "Kokkos $KOKKOS_PINNED: download/unpack, configure, build and install took $(since "$t0") s"
+    rm -rf -- "$prefix"
+    mv -T -- "$staging" "$prefix"
+}
+
+# ---------------------------------------------------------------------------
+# Step 4: find or make Kokkos; sets RESULT.
+
+complete_install() { # PREFIX: a finished build from an earlier run?
     [[ -f $1/.complete ]] && compgen -G "$1/lib*/cmake/Kokkos/KokkosConfig.cmake" >/dev/null
 }
 
-find_kokkos() {
-    local cache prefix fallback rc
+karma_cache() {
+    local cache=${KARMA_CACHE_DIR:-${XDG_CACHE_HOME:-${HOME:?HOME is not set}/.cache}/karma}
+    mkdir -p -- "$cache" || die 3 "cannot create cache directory $cache"
+    (cd -- "$cache" && pwd)
+}
 
-    user_kokkos && return 0
-
-    cache=${KARMA_CACHE_DIR:-${XDG_CACHE_HOME:-${HOME:?HOME is not set}/.cache}/karma}
-    mkdir -p -- "$cache" || die "cannot create cache directory $cache"
-    cache=$(cd -- "$cache" && pwd)
-    prefix=$cache/kokkos-$KOKKOS_VERSION-openmp
-    fallback=$cache/kokkos-$KOKKOS_VERSION-serial-debian
-
+# reuse_or_lock CACHE PREFIX: true (RESULT set) when PREFIX is finished;
+# otherwise takes the cache's lock, so that concurrent runs build it once.
+reuse_or_lock() {
+    local cache=$1 prefix=$2
     if complete_install "$prefix"; then
-        log "reusing Kokkos $KOKKOS_VERSION (OpenMP) in $prefix"
+        log "reusing $(head -c 200 "$prefix/.complete" | head -n 1) in $prefix"
         RESULT=$prefix
         return 0
     fi
-
-    # Serialize concurrent runs sharing one cache; the loser then reuses.
     if command -v flock >/dev/null; then
         exec 9>"$cache/.bootstrap.lock"
         if ! flock -n 9; then
@@ -423,11 +732,42 @@ find_kokkos() {
             flock 9
         fi
         if complete_install "$prefix"; then
-            log "reusing Kokkos $KOKKOS_VERSION (OpenMP) in $prefix"
+            log "reusing $(head -n 1 "$prefix/.complete") in $prefix"
             RESULT=$prefix
             return 0
         fi
     fi
+    return 1
+}
+
+find_pinned_kokkos() {
+    local cache prefix tag logfile rc
+    cache=$(karma_cache)
+    tag=$BACKEND${ARCH:+-${ARCH,,}}
+    prefix=$cache/kokkos-$KOKKOS_PINNED-$tag
+    reuse_or_lock "$cache" "$prefix" && return 0
+
+    mkdir -p "$cache/logs"
+    logfile=$cache/logs/kokkos-$KOKKOS_PINNED-$tag.log
+    : >"$logfile"
+    STAGING+=("$prefix.tmp.$$")
+    set +e
+    (
+        set -e
+        build_pinned_kokkos "$prefix" "$prefix.tmp.$$" "$logfile"
+    )
+    rc=$?
+    set -e
+    ((rc == 0)) || die 3 "building Kokkos $KOKKOS_PINNED ($tag) failed; its log is $logfile"
+    RESULT=$prefix
+}
+
+find_debian_kokkos() {
+    local cache prefix fallback rc
+    cache=$(karma_cache)
+    prefix=$cache/kokkos-$KOKKOS_VERSION-openmp
+    fallback=$cache/kokkos-$KOKKOS_VERSION-serial-debian
+    reuse_or_lock "$cache" "$prefix" && return 0
 
     STAGING+=("$prefix.tmp.$$" "$fallback.tmp.$$")
     if [[ ${KARMA_BOOTSTRAP_FORCE_FALLBACK:-0} == 1 ]]; then
@@ -458,7 +798,7 @@ find_kokkos() {
     )
     rc=$?
     set -e
-    ((rc == 0)) || die "no usable Kokkos: the source build and the $KOKKOS_FALLBACK_PACKAGE fallback both failed"
+    ((rc == 0)) || die 3 "no usable Kokkos: the source build and the $KOKKOS_FALLBACK_PACKAGE fallback both failed"
     log "WARNING: Kokkos::DefaultExecutionSpace will be Serial; runs are single-threaded"
     RESULT=$fallback
 }
@@ -466,36 +806,73 @@ find_kokkos() {
 # ---------------------------------------------------------------------------
 
 main() {
-    local want_kokkos=1 arg
-    for arg in "$@"; do
-        case $arg in
-        --no-kokkos) want_kokkos=0 ;;
+    local want_kokkos=1 backend=auto arch='' kokkos=
+    while (($# > 0)); do
+        case $1 in
+        --backend | --arch | --kokkos)
+            (($# >= 2)) || die 2 "$1 needs a value (see --help)"
+            case $1 in
+            --backend) backend=$2 ;;
+            --arch) arch=$2 ;;
+            --kokkos) kokkos=$2 ;;
+            esac
+            shift 2
+            ;;
+        --backend=* | --arch=* | --kokkos=*)
+            case $1 in
+            --backend=*) backend=${1#*=} ;;
+            --arch=*) arch=${1#*=} ;;
+            --kokkos=*) kokkos=${1#*=} ;;
+            esac
+            shift
+            ;;
+        --no-kokkos)
+            want_kokkos=0
+            shift
+            ;;
         -h | --help)
             usage >&3
             exit 0
             ;;
-        *)
-            usage
-            die "unknown argument: $arg"
-            ;;
+        *) die 2 "unknown argument: $1 (see --help)" ;;
         esac
     done
+    case $kokkos in
+    "" | debian | pinned) ;;
+    *) die 2 "--kokkos takes debian or pinned, not '$kokkos'" ;;
+    esac
 
-    if ! command -v dpkg-query >/dev/null || ! command -v apt-get >/dev/null; then
-        die "this script needs a Debian system (dpkg-query and apt-get not found)"
+    if ((want_kokkos)) && ! user_kokkos; then
+        choose_backend "$backend" "$arch"
+        if [[ -z $kokkos ]]; then
+            kokkos=debian
+            [[ $BACKEND != openmp || -n ${KARMA_KOKKOS_SOURCE:-} || -n $ARCH ]] && kokkos=pinned
+        fi
+        if [[ $kokkos == debian ]]; then
+            [[ $BACKEND == openmp ]] || die 2 "--kokkos debian is OpenMP only; $BACKEND needs --kokkos pinned"
+            [[ -z ${KARMA_KOKKOS_SOURCE:-} ]] || die 2 "KARMA_KOKKOS_SOURCE is for the pinned Kokkos $KOKKOS_PINNED, not --kokkos debian"
+        elif [[ -n ${KARMA_KOKKOS_SOURCE:-} ]]; then
+            kokkos_source_check "$KARMA_KOKKOS_SOURCE"
+            KARMA_KOKKOS_SOURCE=$(realpath -- "$KARMA_KOKKOS_SOURCE")
+        fi
     fi
     if [[ -r /etc/os-release ]] && ! grep -qx 'VERSION_CODENAME=bookworm' /etc/os-release; then
-        log "warning: written for Debian 12 (bookworm); this is $(sed -n 's/^PRETTY_NAME=//p' /etc/os-release)"
+        log "note: written for Debian 12 (bookworm); this is $(sed -n 's/^PRETTY_NAME=//p' /etc/os-release | tr -d '"')"
     fi
 
     WORK=$(mktemp -d "${TMPDIR:-/tmp}/karma-bootstrap.XXXXXX")
-
     install_packages
     ((want_kokkos)) || return 0
 
-    RESULT=
-    find_kokkos
+    if [[ -z ${RESULT:-} ]]; then
+        if [[ $kokkos == pinned ]]; then
+            find_pinned_kokkos
+        else
+            find_debian_kokkos
+        fi
+    fi
     printf '%s\n' "$RESULT" >&3
 }
 
+RESULT=
 main "$@"

@@ -1,0 +1,160 @@
+"""scripts/bootstrap.sh: the backend and architecture it chooses, and bad
+input refused with one line and exit 2 before anything is installed or built.
+Devices and compilers are stand-ins (scripts in a directory put first in
+PATH), and PATH leaves out the real ones, so the tests run alike on a machine
+with or without a GPU or CUDA."""
+
+import os
+import subprocess
+
+import pytest
+
+from conftest import ROOT
+
+BOOTSTRAP = os.path.join(ROOT, "scripts", "bootstrap.sh")
+HIDDEN = {"nvcc", "nvidia-smi", "hipcc", "rocminfo"}
+
+
+@pytest.fixture()
+def machine(tmp_path):
+    """A PATH with the system's tools but no GPU tools, a place for stand-ins,
+    and an empty cache; returns (env, stand_in(name, script))."""
+    system = tmp_path / "system-bin"
+    system.mkdir()
+    for d in ("/usr/local/bin", "/usr/bin", "/bin"):
+        if not os.path.isdir(d):
+            continue
+        for name in os.listdir(d):
+            if name not in HIDDEN and not (system / name).exists():
+                (system / name).symlink_to(os.path.join(d, name))
+    fake = tmp_path / "fake-bin"
+    fake.mkdir()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = {"PATH": f"{fake}:{system}", "HOME": str(tmp_path), "KARMA_CACHE_DIR": str(tmp_path / "cache"),
+           "CUDA_HOME": str(empty), "ROCM_PATH": str(empty), "LC_ALL": "C"}
+
+    def stand_in(name, script):
+        path = fake / name
+        path.write_text("#!/bin/sh\n" + script + "\n")
+        path.chmod(0o755)
+
+    return env, stand_in
+
+
+def run(env, *args, extra=None):
+    full = dict(env)
+    full.update(extra or {})
+    return subprocess.run(["bash", BOOTSTRAP, *args], capture_output=True, text=True, env=full,
+                          timeout=600, stdin=subprocess.DEVNULL)
+
+
+H100 = "echo '9.0, NVIDIA H100 80GB HBM3'"
+NVCC13 = "echo 'Cuda compilation tools, release 13.0, V13.0.88'"
+
+
+def kokkos_tree(path, version, body=""):
+    """A stand-in Kokkos source tree declaring VERSION (major.minor.patch)."""
+    major, minor, patch = version.split(".")
+    (path / "core" / "src").mkdir(parents=True)
+    (path / "core" / "src" / "Kokkos_Core.hpp").write_text("")
+    (path / "CMakeLists.txt").write_text(
+        f"cmake_minimum_required(VERSION 3.16)\nproject(Kokkos CXX)\n"
+        f"set(Kokkos_VERSION_MAJOR {major})\nset(Kokkos_VERSION_MINOR {minor})\n"
+        f"set(Kokkos_VERSION_PATCH {patch})\n{body}\n")
+    return path
+
+
+def only_error_line(result):
+    errors = [l for l in result.stderr.splitlines() if l.startswith("bootstrap: error:")]
+    assert len(errors) == 1, result.stderr
+    return errors[0]
+
+
+def test_auto_chooses_cuda_and_reads_the_architecture(machine, tmp_path):
+    env, stand_in = machine
+    stand_in("nvidia-smi", H100)
+    stand_in("nvcc", NVCC13)
+    # A source of the wrong version stops it right after the choice, before any build.
+    wrong = kokkos_tree(tmp_path / "k", "4.5.1")
+    r = run(env, extra={"KARMA_KOKKOS_SOURCE": str(wrong)})
+    assert r.returncode == 2, r.stderr
+    assert "backend: CUDA (auto): nvidia-smi sees NVIDIA H100 80GB HBM3 (compute capability 9.0)" in r.stderr
+    assert "Kokkos_ARCH_HOPPER90" in r.stderr
+    assert "is Kokkos '4.5.01', but karma pins 4.6.01" in only_error_line(r)
+    assert r.stdout == ""
+
+
+def test_auto_without_nvcc_says_so_and_takes_openmp(machine, tmp_path):
+    env, stand_in = machine
+    stand_in("nvidia-smi", H100)
+    r = run(env, "--kokkos", "pinned", extra={"KARMA_KOKKOS_SOURCE": str(tmp_path / "missing")})
+    assert "but there is no nvcc" in r.stderr
+    assert "backend: OpenMP (auto)" in r.stderr
+    assert r.returncode == 2 and "does not exist" in only_error_line(r)
+
+
+def test_auto_chooses_hip_from_rocminfo(machine, tmp_path):
+    env, stand_in = machine
+    stand_in("rocminfo", "echo '  Name:                    gfx90a:sramecc+:xnack-'")
+    stand_in("hipcc", "exit 0")
+    wrong = kokkos_tree(tmp_path / "k", "4.6.0")
+    r = run(env, extra={"KARMA_KOKKOS_SOURCE": str(wrong)})
+    assert "backend: HIP (auto): rocminfo sees a gfx90a GPU" in r.stderr
+    assert "Kokkos_ARCH_AMD_GFX90A" in r.stderr
+    assert r.returncode == 2
+
+
+@pytest.mark.parametrize("args, stand_ins, message", [
+    (["--backend", "cuda"], {"nvidia-smi": H100}, "--backend cuda: no nvcc in PATH"),
+    (["--backend", "cuda"], {"nvcc": NVCC13}, "sees no NVIDIA GPU to read the architecture from; name it with --arch"),
+    (["--backend", "hip", "--arch", "gfx90a"], {}, "--backend hip: no hipcc in PATH"),
+    (["--backend", "hip"], {"hipcc": "exit 0"}, "rocminfo sees no AMD GPU"),
+    (["--backend", "cuda", "--arch", "sm_77"], {"nvcc": NVCC13}, "unknown architecture 'sm_77' for cuda"),
+    (["--backend", "hip", "--arch", "gfx1234"], {"hipcc": "exit 0"}, "unknown architecture 'gfx1234' for hip"),
+    (["--backend", "rocm"], {}, "unknown backend 'rocm'"),
+    (["--kokkos", "newest"], {}, "--kokkos takes debian or pinned"),
+    (["--backend", "cuda", "--arch", "90", "--kokkos", "debian"], {"nvcc": NVCC13}, "--kokkos debian is OpenMP only"),
+    (["--arch"], {}, "--arch needs a value"),
+    (["--frobnicate"], {}, "unknown argument: --frobnicate"),
+])
+def test_bad_input_is_one_line_and_exit_2(machine, args, stand_ins, message):
+    env, stand_in = machine
+    for name, script in stand_ins.items():
+        stand_in(name, script)
+    r = run(env, *args)
+    assert r.returncode == 2, r.stderr
+    assert message in only_error_line(r)
+    assert r.stdout == ""
+    assert not os.path.exists(env["KARMA_CACHE_DIR"]), "nothing is made for bad input"
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: p.mkdir() or p, "is not a Kokkos source tree"),
+    (lambda p: kokkos_tree(p, "4.6.0"), "is Kokkos '4.6.00', but karma pins 4.6.01"),
+    (lambda p: (p.write_text("not a tarball"), p)[1], "is not a Kokkos release tarball"),
+])
+def test_kokkos_source_that_is_not_the_pinned_kokkos(machine, tmp_path, make, message):
+    env, _ = machine
+    source = make(tmp_path / "source")
+    r = run(env, "--backend", "openmp", "--kokkos", "pinned", extra={"KARMA_KOKKOS_SOURCE": str(source)})
+    assert r.returncode == 2, r.stderr
+    assert message in only_error_line(r)
+
+
+def test_a_failed_kokkos_build_keeps_its_log_and_leaves_no_install(machine, tmp_path):
+    env, _ = machine
+    tree = kokkos_tree(tmp_path / "kokkos-4.6.01", "4.6.1",
+                       body='message(FATAL_ERROR "this stand-in does not build")')
+    tarball = tmp_path / "kokkos-4.6.01.tar.gz"
+    subprocess.run(["tar", "-czf", str(tarball), "-C", str(tmp_path), "kokkos-4.6.01"], check=True)
+    r = run(env, "--backend", "openmp", "--kokkos", "pinned", extra={"KARMA_KOKKOS_SOURCE": str(tarball)})
+    assert r.returncode == 3, r.stderr
+    line = only_error_line(r)
+    assert "building Kokkos 4.6.01 (openmp) failed; its log is " in line
+    log = line.split("its log is ", 1)[1].strip()
+    with open(log) as f:
+        assert "this stand-in does not build" in f.read()
+    cache = env["KARMA_CACHE_DIR"]
+    assert sorted(os.listdir(cache)) == [".bootstrap.lock", "logs"], "no install, whole or half"
+    assert tree.exists()
