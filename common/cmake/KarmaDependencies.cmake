@@ -59,13 +59,24 @@ function(karma_kokkos_sources target)
   endif()
 endfunction()
 
-find_package(yaml-cpp REQUIRED)
+# The libraries: installed ones win; otherwise built from KARMA_<NAME>_SOURCE
+# or a download of the pinned release (KarmaFetch.cmake). The versions and
+# hashes are those of the projects' release archives.
+include(KarmaFetch)
+karma_dependency(yaml-cpp PACKAGE yaml-cpp SOURCE_VERSION 0.8.0
+  URL https://github.com/jbeder/yaml-cpp/archive/refs/tags/0.8.0.tar.gz
+  SHA256 fbe74bbdcee21d656715688706da3c8becfd946d92cd44705cc6098bb23b3a16
+  OPTIONS YAML_CPP_BUILD_TESTS=OFF YAML_CPP_BUILD_TOOLS=OFF YAML_CPP_BUILD_CONTRIB=OFF
+          YAML_CPP_INSTALL=ON)
+karma_dependency(nlohmann-json PACKAGE nlohmann_json VERSION 3.10 SOURCE_VERSION 3.11.3
+  URL https://github.com/nlohmann/json/archive/refs/tags/v3.11.3.tar.gz
+  SHA256 0d8ef5af7f9794e3263480193c491549b2ba6cc74bb018906202ada498a79406
+  OPTIONS JSON_BuildTests=OFF JSON_Install=ON)
 if(TARGET yaml-cpp::yaml-cpp)
   set(KARMA_YAML_TARGET yaml-cpp::yaml-cpp)
 else()
   set(KARMA_YAML_TARGET yaml-cpp)  # yaml-cpp 0.7 exports an unnamespaced target
 endif()
-find_package(nlohmann_json 3.10 REQUIRED)
 
 if(KARMA_ENABLE_MPI)
   # The C API only: the deprecated C++ bindings (libmpi_cxx) are not needed.
@@ -73,7 +84,10 @@ if(KARMA_ENABLE_MPI)
 endif()
 
 if(KARMA_ENABLE_TESTS)
-  find_package(GTest REQUIRED)
+  karma_dependency(googletest PACKAGE GTest SOURCE_VERSION 1.14.0
+    URL https://github.com/google/googletest/archive/refs/tags/v1.14.0.tar.gz
+    SHA256 8ad598c73ad796e0d8280b082cebd82a630d73e73cd3c70057938a6501bba5d7
+    OPTIONS INSTALL_GTEST=OFF BUILD_GMOCK=OFF)
 endif()
 
 # Warnings for the suite's own targets, whichever compiler drives them.
