@@ -1,31 +1,38 @@
 #!/usr/bin/env bash
-# Quick start: install what is missing, build the suite (preset `default`),
-# and run every mini-app on its default deck. Results: results/*.json.
+# Quick start: install what is missing, build the suite for this machine's
+# GPU (CUDA, HIP) or CPU (OpenMP), and run every mini-app on its default deck.
+# Results: results/*.json.
 #
-# usage: scripts/run-suite.sh [--ranks N] [--preset NAME] [-- extra mini-app arguments]
+# usage: scripts/run-suite.sh [--backend B] [--arch A] [--kokkos K] [--ranks N] [--preset NAME]
+#                             [-- extra mini-app arguments]
+#   --backend, --arch, --kokkos   as scripts/bootstrap.sh (default: auto, the device's own)
 #   --ranks N    run each mini-app with mpiexec -n N (default: 1, no mpiexec)
-#   --preset P   CMake preset to build (default: default; `cuda` needs Kokkos_ROOT)
+#   --preset P   CMake preset to build (default: the one for Kokkos' backend: cuda, hip or default)
 # Exit status: 0 when every mini-app verified, else the first failing exit code.
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "$0")/common.sh"
 
 ranks=1
-preset=default
+preset=
 extra=()
+karma_split_setup_args "$@"
+set -- "${karma_rest_args[@]}"
 while [[ $# -gt 0 ]]; do
   case $1 in
     --ranks) ranks=$2; shift 2 ;;
     --preset) preset=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "run-suite: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
 
 build_and_run() {
-  local kokkos
-  kokkos=$(karma_kokkos_root)
+  local kokkos backend
+  kokkos=$(karma_kokkos_root "${karma_setup_args[@]}")
+  backend=$(karma_kokkos_backend "$kokkos")
+  [[ -n $preset ]] || preset=$([[ $backend == host ]] && echo default || echo "$backend")
   karma_build "$preset" "$kokkos"
 
   # Threads on a CPU: spread and pinned, as STREAM wants, unless the user chose.

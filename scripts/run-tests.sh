@@ -1,24 +1,32 @@
 #!/usr/bin/env bash
 # Quick start: install what is missing, then build and run the whole test
-# suite (unit tests and mini-app runs with 1 and 2 MPI ranks) twice: Release
-# (preset `default`) and Debug with AddressSanitizer + UBSan (preset `debug`).
+# suite (unit tests and mini-app runs with 1 and 2 MPI ranks). On a CPU twice:
+# Release (preset `default`) and Debug with AddressSanitizer + UBSan (preset
+# `debug`); on a GPU once, Release for its backend (preset `cuda` or `hip`).
 #
-# usage: scripts/run-tests.sh [--preset NAME]...   (default: --preset default --preset debug)
+# usage: scripts/run-tests.sh [--backend B] [--arch A] [--kokkos K] [--preset NAME]...
+#   --backend, --arch, --kokkos   as scripts/bootstrap.sh (default: auto, the device's own)
+#   --preset P   build and test preset P instead (repeatable)
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "$0")/common.sh"
 
 presets=()
+karma_split_setup_args "$@"
+set -- "${karma_rest_args[@]}"
 while [[ $# -gt 0 ]]; do
   case $1 in
     --preset) presets+=("$2"); shift 2 ;;
-    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "run-tests: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-[[ ${#presets[@]} -gt 0 ]] || presets=(default debug)
 
-kokkos=$(karma_kokkos_root)
+kokkos=$(karma_kokkos_root "${karma_setup_args[@]}")
+if [[ ${#presets[@]} -eq 0 ]]; then
+  backend=$(karma_kokkos_backend "$kokkos")
+  if [[ $backend == host ]]; then presets=(default debug); else presets=("$backend"); fi
+fi
 for preset in "${presets[@]}"; do
   karma_build "$preset" "$kokkos"
   echo "=== ctest --preset $preset"
