@@ -346,7 +346,8 @@ void multi_reduce(const char* label, const Body& body, std::int64_t rows, T* dst
 }
 
 // Slots a body with fine_widths run at width W > 0 surely has (multi_reduce).
-constexpr int sure_slots(int w) { return w <= 4 ? 1 : w - 3; }
+// Host-device: the fused step's kernels call it (nvcc warns #20013 otherwise).
+KOKKOS_INLINE_FUNCTION constexpr int sure_slots(int w) { return w <= 4 ? 1 : w - 3; }
 
 // --- mgs-fused ---------------------------------------------------------------
 
