@@ -2,20 +2,17 @@
 # The GPU measurements of results/contact/README.md in one device session:
 # the kernel tests on the GPU, small traced runs, STREAM copy (the bandwidth
 # reference) and karma-contact at n = 126 (large.yaml). Run from the
-# repository root with the CUDA binaries built (build-cuda-contact; build-cuda
-# for karma-stream); results go to $OUT (default: results/contact).
+# repository root after `scripts/run-suite.sh` built the CUDA suite
+# (build/cuda); results go to $OUT (default: results/contact).
 # Usage: gpu-run.sh [SWEEPS_126]
 set -u
-# The device lacks yaml-cpp: the carried Debian package supplies it.
-mkdir -p /tmp/yaml && for f in .gpu/debs/*.deb; do dpkg -x "$f" /tmp/yaml; done
-export LD_LIBRARY_PATH=/tmp/yaml/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export KARMA_PROGRESS=0,5
 OUT=${OUT:-results/contact}
 mkdir -p "$OUT"
-contact=${CONTACT:-build-cuda-contact/miniapps/contact/karma-contact}
-tests=${TESTS:-build-cuda-contact/miniapps/contact/tests/contact_kernel_tests}
-stream=${STREAM:-build-cuda/miniapps/stream/karma-stream}
+contact=${CONTACT:-build/cuda/miniapps/contact/karma-contact}
+tests=${TESTS:-build/cuda/miniapps/contact/tests/contact_kernel_tests}
+stream=${STREAM:-build/cuda/miniapps/stream/karma-stream}
 sweeps=${1:-20}
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/gpu.txt"
 

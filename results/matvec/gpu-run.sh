@@ -4,24 +4,14 @@
 # data, both layouts, both products, other shapes, float, sweeps of the
 # variants' knobs, and CSR. Run from the repository root:
 #   results/matvec/gpu-run.sh OUTDIR
-# The binaries come from a CUDA build (see results/matvec/README.md).
+# The binaries come from the CUDA build of `scripts/run-suite.sh` (build/cuda).
 set -u
-M=${M:-build-cuda-matvec/miniapps/matvec/karma-matvec}
-S=${S:-build-cuda/miniapps/stream/karma-stream}
-T=${T:-build-cuda-matvec/miniapps/matvec/tests/matvec_kernel_tests}
+M=${M:-build/cuda/miniapps/matvec/karma-matvec}
+S=${S:-build/cuda/miniapps/stream/karma-stream}
+T=${T:-build/cuda/miniapps/matvec/tests/matvec_kernel_tests}
 R=${1:?usage: gpu-run.sh OUTDIR}
 mkdir -p "$R"
 
-# The device machine has no yaml-cpp; cuBLAS may come from the pip wheel.
-if [ -d .gpu/debs ]; then
-  mkdir -p /tmp/yaml && for f in .gpu/debs/*.deb; do dpkg -x "$f" /tmp/yaml; done
-  export LD_LIBRARY_PATH=/tmp/yaml/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-fi
-if ldd "$M" | grep -q "libcublas.*not found"; then
-  d=$(python3 -c 'import nvidia.cublas,os;print(os.path.dirname(nvidia.cublas.__file__))')/lib
-  export LD_LIBRARY_PATH=$d:$LD_LIBRARY_PATH
-fi
-ldd "$M" | grep "not found"
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,clocks.mem,driver_version,power.limit \
   --format=csv | tee "$R/device.txt"
 
