@@ -17,15 +17,15 @@ HIDDEN = {"nvcc", "nvidia-smi", "hipcc", "rocminfo"}
 
 @pytest.fixture()
 def machine(tmp_path):
-    """A PATH with the system's tools but no GPU tools, a place for stand-ins,
+    """PATH's tools without the GPU ones (first of a name wins, as in PATH), a place for stand-ins,
     and an empty cache; returns (env, stand_in(name, script))."""
     system = tmp_path / "system-bin"
     system.mkdir()
-    for d in ("/usr/local/bin", "/usr/bin", "/bin"):
+    for d in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep):
         if not os.path.isdir(d):
             continue
         for name in os.listdir(d):
-            if name not in HIDDEN and not (system / name).exists():
+            if name not in HIDDEN and not os.path.lexists(system / name):
                 (system / name).symlink_to(os.path.join(d, name))
     fake = tmp_path / "fake-bin"
     fake.mkdir()
