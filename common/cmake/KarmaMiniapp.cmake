@@ -9,6 +9,21 @@ endfunction()
 
 set(KARMA_RUN_TEST_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/run_test.cmake")
 
+# This Kokkos' spelling of the host thread count, for tests: Kokkos 3.7
+# renamed --kokkos-threads to --kokkos-num-threads and 4.3 dropped the old
+# name. KARMA_KOKKOS_OTHER_THREADS_FLAG is the spelling this Kokkos does not
+# read (empty from 3.7 to 4.2, which read both).
+if(Kokkos_VERSION VERSION_LESS 3.7)
+  set(KARMA_KOKKOS_THREADS_FLAG --kokkos-threads)
+  set(KARMA_KOKKOS_OTHER_THREADS_FLAG --kokkos-num-threads)
+else()
+  set(KARMA_KOKKOS_THREADS_FLAG --kokkos-num-threads)
+  set(KARMA_KOKKOS_OTHER_THREADS_FLAG "")
+  if(Kokkos_VERSION VERSION_GREATER_EQUAL 4.3)
+    set(KARMA_KOKKOS_OTHER_THREADS_FLAG --kokkos-threads)
+  endif()
+endif()
+
 # karma_add_run_test(NAME n COMMAND exe args... [RANKS r] [EXIT code] [MATCH regex]
 #                    [APP app] [NO_OUTPUT_FLAG])
 # Runs a mini-app (under mpiexec when RANKS > 1), checks its exit code and

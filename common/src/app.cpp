@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -27,6 +28,68 @@ namespace karma {
 
 // --- command line ------------------------------------------------------------
 
+namespace {
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// As the results record it, e.g. "3.4.1".
+std::string kokkos_version() {
+  return std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) +
+         "." + std::to_string(KOKKOS_VERSION % 100);
+}
+
+// This Kokkos' spelling of a flag that only other Kokkos versions read, or
+// null: Kokkos 3.7 renamed or replaced these and 4.3 dropped the old names
+// (parse_command_line_arguments of Kokkos 3.4.01, 3.7.00 and 4.6.01).
+const char* spelling_here(const std::string& flag) {
+  static const std::vector<std::pair<std::string, const char*>> spellings = {
+#if KOKKOS_VERSION < 30700
+    {"--kokkos-num-threads", "--kokkos-threads=N"},
+    {"--kokkos-map-device-id-by", "--kokkos-num-devices=N"},
+    {"--kokkos-tools-libs", "--kokkos-tools-library=LIB"},
+#elif KOKKOS_VERSION >= 40300
+    {"--kokkos-threads", "--kokkos-num-threads=N"},
+    {"--kokkos-device", "--kokkos-device-id=N"},
+    {"--kokkos-num-devices", "--kokkos-map-device-id-by=mpi_rank"},
+    {"--kokkos-ndevices", "--kokkos-map-device-id-by=mpi_rank"},
+#endif
+  };
+  for (const auto& [other, here] : spellings)
+    if (flag == other) return here;
+  return nullptr;
+}
+
+// This Kokkos' flags that take a value, which it reads only after '='
+// (without one Kokkos 3.4 reads past the argument's end and 4.x aborts).
+bool takes_value(const std::string& flag) {
+  static const std::vector<std::string> flags = {
+    "--kokkos-device-id",
+    "--kokkos-tools-library",
+    "--kokkos-tools-args",
+#if KOKKOS_VERSION < 40300
+    "--kokkos-threads",
+    "--kokkos-numa",
+    "--kokkos-device",
+    "--kokkos-num-devices",
+    "--kokkos-ndevices",
+#endif
+#if KOKKOS_VERSION >= 30700
+    "--kokkos-num-threads",
+    "--kokkos-map-device-id-by",
+    "--kokkos-tools-libs",
+#endif
+  };
+  return std::find(flags.begin(), flags.end(), flag) != flags.end();
+}
+
+InputError unknown_kokkos_flag(const std::string& arg) {
+  const char* here = spelling_here(arg.substr(0, arg.find('=')));
+  return InputError("unknown Kokkos flag '" + arg + "': Kokkos " + kokkos_version() +
+                    (here ? std::string(" spells it ") + here : " has no such flag"));
+}
+
+}  // namespace
+
 std::string usage(const std::string& executable) {
   return "usage: " + executable +
          " DECK.yaml [--set key=value ...] [--output FILE.json] [--quiet] [--help]"
@@ -36,7 +99,11 @@ std::string usage(const std::string& executable) {
          "                    run.results_dir)\n"
          "  --quiet           print only the FOM and RESULT lines\n"
          "  --help            this text and every deck key\n"
-         "  --kokkos-...      passed to Kokkos (e.g. --kokkos-num-threads=4)\n"
+         "  --kokkos-...      Kokkos' flags; one this Kokkos (" +
+         kokkos_version() +
+         ") does not read is an error\n"
+         "                    (threads: --kokkos-threads=4 before Kokkos 3.7,\n"
+         "                    --kokkos-num-threads=4 from 3.7 on)\n"
          "exit codes: 0 ok, 1 verification failed, 2 bad input or usage, 3 resource or run-time "
          "error\n";
 }
@@ -74,6 +141,23 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
   }
   if (!cli.help && cli.deck_path.empty()) throw InputError("no deck given (see --help)");
   return cli;
+}
+
+void check_kokkos_flags(const std::vector<std::string>& args) {
+  for (const auto& arg : args) {
+    if (!starts_with(arg, "--kokkos-")) continue;
+    const auto equals = arg.find('=');
+    const std::string flag = arg.substr(0, equals);
+    if (spelling_here(flag)) throw unknown_kokkos_flag(arg);
+    if (takes_value(flag) && (equals == std::string::npos || equals + 1 == arg.size()))
+      throw InputError(flag + " needs a value, written " + flag + "=VALUE (Kokkos reads no " +
+                       "separate value)");
+  }
+}
+
+void check_kokkos_flags_consumed(int argc, char* argv[]) {
+  for (int i = 1; i < argc; ++i)
+    if (starts_with(argv[i], "--kokkos-")) throw unknown_kokkos_flag(argv[i]);
 }
 
 // --- small helpers -------------------------------------------------------------
@@ -317,8 +401,6 @@ void report_error(const std::string& executable, const Error& e) {
   std::fflush(stdout);
 }
 
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-
 }  // namespace
 
 int run_main(int argc, char** argv, const App& app) {
@@ -339,6 +421,8 @@ int run_main(int argc, char** argv, const App& app) {
   std::optional<Deck> deck;
   std::string output;
   try {
+    // First: the value of a `--kokkos-x v` would be taken for the deck.
+    check_kokkos_flags(kokkos_args);
     cli = parse_command_line(ours);
     if (cli.help) {
       if (comm::is_root())
@@ -356,12 +440,15 @@ int run_main(int argc, char** argv, const App& app) {
   }
 
   // One rank per device: the node-local rank picks the device, unless the
-  // user chose one through Kokkos' own flags.
+  // user chose one through Kokkos' own flags, which the --kokkos-device-id
+  // added here would override (Kokkos before 4.3 also reads --kokkos-device
+  // and --kokkos-num-devices or --kokkos-ndevices).
   const int devices = visible_device_count();
   bool user_chose_device = false;
   for (const auto& a : kokkos_args)
-    user_chose_device |= starts_with(a, "--kokkos-device-id") ||
-                         starts_with(a, "--kokkos-map-device-id-by");
+    user_chose_device |=
+        starts_with(a, "--kokkos-device") || starts_with(a, "--kokkos-map-device-id-by") ||
+        starts_with(a, "--kokkos-num-devices") || starts_with(a, "--kokkos-ndevices");
   if (devices > 0 && !user_chose_device)
     kokkos_args.push_back("--kokkos-device-id=" +
                           std::to_string(comm::local_rank() % devices));
@@ -378,6 +465,8 @@ int run_main(int argc, char** argv, const App& app) {
 
   int code = exit_ok;
   try {
+    // Alike on every rank (one argv), so all leave together.
+    check_kokkos_flags_consumed(kokkos_argc, kokkos_argv.data());
     const Context context{*deck, cli, device_id};
     nlohmann::json me = {{"rank", comm::rank()},
                          {"host", hostname()},

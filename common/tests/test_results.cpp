@@ -4,6 +4,8 @@
 #include "karma/error.hpp"
 #include "karma/results_schema.hpp"
 
+#include <Kokkos_Core.hpp>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -459,6 +461,65 @@ TEST(CommandLine, OptionWithoutValueIsBadInput) {
   EXPECT_EQ(input_error_of({"deck.yaml", "--output"}), "--output needs a value");
   EXPECT_EQ(input_error_of({"deck.yaml", "--output="}), "--output needs a file name");
   EXPECT_EQ(input_error_of({"deck.yaml", "--set"}), "--set needs a value");
+}
+
+// Kokkos' flags: what this Kokkos does not read is bad input, not ignored.
+std::string kokkos_flag_error(const std::vector<std::string>& args) {
+  try {
+    karma::check_kokkos_flags(args);
+  } catch (const karma::InputError& e) {
+    EXPECT_EQ(e.code(), 2);
+    return e.what();
+  }
+  return "";
+}
+
+TEST(KokkosFlags, ThisKokkosSpellingsPass) {
+#if KOKKOS_VERSION < 30700
+  const std::string threads = "--kokkos-threads=2";
+#else
+  const std::string threads = "--kokkos-num-threads=2";
+#endif
+  EXPECT_EQ(kokkos_flag_error({"deck.yaml", threads, "--kokkos-device-id=0", "--kokkos-help",
+                               "--kokkos-disable-warnings", "--set", "a.b=1"}),
+            "");
+}
+
+TEST(KokkosFlags, AnotherKokkosSpellingNamesThisOne) {
+#if KOKKOS_VERSION < 30700
+  const std::string error = kokkos_flag_error({"deck.yaml", "--kokkos-num-threads=2"});
+  EXPECT_EQ(error.rfind("unknown Kokkos flag '--kokkos-num-threads=2': Kokkos 3.", 0), 0u) << error;
+  EXPECT_NE(error.find(" spells it --kokkos-threads=N"), std::string::npos) << error;
+#elif KOKKOS_VERSION >= 40300
+  EXPECT_NE(kokkos_flag_error({"--kokkos-threads=2"}).find(" spells it --kokkos-num-threads=N"),
+            std::string::npos);
+  EXPECT_NE(kokkos_flag_error({"--kokkos-device=1"}).find(" spells it --kokkos-device-id=N"),
+            std::string::npos);
+#else
+  GTEST_SKIP() << "Kokkos 3.7 to 4.2 read both spellings";
+#endif
+}
+
+TEST(KokkosFlags, ValueOnlyAfterEquals) {
+  const std::string expected =
+      "--kokkos-device-id needs a value, written --kokkos-device-id=VALUE (Kokkos reads no "
+      "separate value)";
+  EXPECT_EQ(kokkos_flag_error({"deck.yaml", "--kokkos-device-id", "1"}), expected);
+  EXPECT_EQ(kokkos_flag_error({"deck.yaml", "--kokkos-device-id="}), expected);
+}
+
+TEST(KokkosFlags, FlagKokkosLeftIsBadInput) {
+  std::string program = "karma-stream", bogus = "--kokkos-bogus=1", deck = "deck.yaml";
+  char* left[] = {program.data(), deck.data(), bogus.data(), nullptr};
+  try {
+    karma::check_kokkos_flags_consumed(3, left);
+    FAIL() << "no error";
+  } catch (const karma::InputError& e) {
+    EXPECT_EQ(e.code(), 2);
+    EXPECT_EQ(std::string(e.what()).rfind("unknown Kokkos flag '--kokkos-bogus=1': Kokkos ", 0), 0u)
+        << e.what();
+  }
+  EXPECT_NO_THROW(karma::check_kokkos_flags_consumed(2, left));
 }
 
 TEST(CommandLine, UsageNamesTheExecutableAndOptions) {

@@ -2,6 +2,7 @@
 // five benchmarks, with Google Benchmark. See README.md.
 #include "benchmarks.hpp"
 
+#include "karma/app.hpp"
 #include "karma/build_info.hpp"
 #include "karma/system.hpp"
 
@@ -40,7 +41,9 @@ void print_usage(const char* exe) {
       << "                     Google Benchmark JSON (default: a time-stamped file in results/)\n"
       << "  --benchmark_filter=REGEX, --benchmark_repetitions=N, --benchmark_min_time=SECONDS,\n"
       << "  --benchmark_enable_random_interleaving=true, ...: Google Benchmark's flags\n"
-      << "  --kokkos-*         Kokkos' flags (--kokkos-num-threads=N, --kokkos-device-id=N)\n"
+      << "  --kokkos-*         Kokkos' flags; one this Kokkos does not read is an error (exit 2).\n"
+      << "                     Threads: --kokkos-threads=N (Kokkos before 3.7) or\n"
+      << "                     --kokkos-num-threads=N (3.7 on); device: --kokkos-device-id=N\n"
       << "\n"
       << "Every benchmark checks its answer. Exit codes: 0 all answers right, 1 a wrong answer,\n"
       << "2 bad usage, 3 a benchmark could not run (memory). Ratios: "
@@ -167,6 +170,12 @@ int main(int argc, char* argv[]) {
     if (arg == "--benchmark_list_tests" || arg == "--benchmark_list_tests=true") listing = true;
     args.push_back(arg);
   }
+  try {
+    karma::check_kokkos_flags(args);
+  } catch (const karma::InputError& e) {
+    std::cerr << "karma-microbench: " << e.what() << "\n";
+    return exit_usage;
+  }
   if (!has_out) {
     out_path = default_output();
     args.push_back("--benchmark_out=" + out_path);
@@ -183,6 +192,13 @@ int main(int argc, char* argv[]) {
   int count = static_cast<int>(arg_pointers.size()) - 1;
 
   Kokkos::initialize(count, arg_pointers.data());
+  try {
+    karma::check_kokkos_flags_consumed(count, arg_pointers.data());
+  } catch (const karma::InputError& e) {
+    std::cerr << "karma-microbench: " << e.what() << "\n";
+    Kokkos::finalize();
+    return exit_usage;
+  }
   int code = exit_verified;
   {
     // Kokkos has read its flags; Google Benchmark must not see them.

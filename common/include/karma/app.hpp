@@ -30,6 +30,16 @@ struct CommandLine {
 CommandLine parse_command_line(const std::vector<std::string>& args);
 std::string usage(const std::string& executable);
 
+// Kokkos ignores a --kokkos-* flag it does not know (3.4 silently), so these
+// make one an InputError naming it and, where it has one, this Kokkos'
+// spelling. Before Kokkos::initialize, on the --kokkos-* flags among `args`:
+// a flag only another Kokkos version reads, or one of this Kokkos' flags that
+// takes a value given without "=VALUE" (Kokkos reads no separate value).
+void check_kokkos_flags(const std::vector<std::string>& args);
+// After Kokkos::initialize(argc, argv), which removes from argv every flag it
+// reads (3.4 to 4.6): a --kokkos-* flag left there.
+void check_kokkos_flags_consumed(int argc, char* argv[]);
+
 struct KernelResult {
   std::string name;
   double bytes = 0;  // moved by one execution, all ranks together

@@ -4,7 +4,7 @@
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 execute_process(
-  COMMAND "${EXE}" --sizes=tiny --benchmark_min_time=0 --kokkos-num-threads=2
+  COMMAND "${EXE}" --sizes=tiny --benchmark_min_time=0 ${THREADS_FLAG}=2
     "--benchmark_filter=^MatVec/serial/"
   WORKING_DIRECTORY "${WORK_DIR}"
   RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
