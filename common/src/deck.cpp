@@ -492,11 +492,12 @@ void Deck::fail(const std::string& path, const std::string& message) const {
 
 nlohmann::json Deck::resolved() const {
   nlohmann::json out = nlohmann::json::object();
-  for (const auto& [path, v] : values_) out[nlohmann::json::json_pointer("/" + [&] {
-    std::string p = path;
-    std::replace(p.begin(), p.end(), '.', '/');
-    return p;
-  }())] = v.value;
+  // No lambda over the binding: C++17 cannot capture one (clang refuses).
+  for (const auto& [path, v] : values_) {
+    std::string pointer = "/" + path;
+    std::replace(pointer.begin(), pointer.end(), '.', '/');
+    out[nlohmann::json::json_pointer(pointer)] = v.value;
+  }
   return out;
 }
 
