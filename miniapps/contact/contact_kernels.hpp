@@ -266,7 +266,7 @@ inline void bin(const Boxes& boxes, const Grid& g, CellLists& cl,
         const int z0 = g.cell_of(2, boxes(e, 2)), z1 = g.cell_of(2, boxes(e, 5));
         for (int z = z0; z <= z1; ++z)
           for (int y = y0; y <= y1; ++y)
-            for (int x = x0; x <= x1; ++x) Kokkos::atomic_increment(&counts(g.index(x, y, z)));
+            for (int x = x0; x <= x1; ++x) Kokkos::atomic_add(&counts(g.index(x, y, z)), 1);
       });
   if (trace) trace("bin: count");
   cl.entries = sizes_to_offsets("contact::bin_scan", counts, offsets);
@@ -518,7 +518,7 @@ struct CountPairSink {
   int n;
   KOKKOS_INLINE_FUNCTION void add(int j) {
     ++n;
-    Kokkos::atomic_increment(&sizes(j));
+    Kokkos::atomic_add(&sizes(j), 1);
   }
 };
 

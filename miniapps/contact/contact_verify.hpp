@@ -173,11 +173,11 @@ inline StructureErrors structure_errors(const Rows& r) {
         for (std::int64_t k = begin; k < end; ++k) {
           const int j = r.values()(k);
           if (j < 0 || j >= n) {
-            Kokkos::atomic_increment(&errors(0));
+            Kokkos::atomic_add(&errors(0), std::int64_t{1});
             continue;
           }
-          if (j == i) Kokkos::atomic_increment(&errors(1));
-          if (k > begin && r.values()(k - 1) == j) Kokkos::atomic_increment(&errors(2));
+          if (j == i) Kokkos::atomic_add(&errors(1), std::int64_t{1});
+          if (k > begin && r.values()(k - 1) == j) Kokkos::atomic_add(&errors(2), std::int64_t{1});
           // i must be in row j: binary search of the sorted row.
           std::int64_t lo = r.begin(j), hi = r.end(j);
           while (lo < hi) {
@@ -187,7 +187,8 @@ inline StructureErrors structure_errors(const Rows& r) {
             else
               hi = mid;
           }
-          if (lo == r.end(j) || r.values()(lo) != i) Kokkos::atomic_increment(&errors(3));
+          if (lo == r.end(j) || r.values()(lo) != i)
+            Kokkos::atomic_add(&errors(3), std::int64_t{1});
         }
       });
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, errors);
@@ -309,7 +310,8 @@ inline std::int64_t sample_rows_wrong(const Boxes& boxes,
             },
             hash);
         Kokkos::single(Kokkos::PerTeam(t), [&]() {
-          if (count != sig.count(i) || hash != sig.hash(i)) Kokkos::atomic_increment(&wrong());
+          if (count != sig.count(i) || hash != sig.hash(i))
+            Kokkos::atomic_add(&wrong(), std::int64_t{1});
         });
       });
   std::int64_t h = 0;

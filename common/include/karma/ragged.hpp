@@ -68,7 +68,8 @@ std::int64_t exclusive_scan(const std::string& label, const SizesView& sizes,
         const std::int64_t s = i < n ? static_cast<std::int64_t>(sizes(i)) : 0;
         if (final) {
           offsets(i) = sum;
-          if (s < 0) Kokkos::atomic_increment(&negatives());
+          // atomic_add: Kokkos 4 deprecates atomic_increment, 3.4 has no atomic_inc.
+          if (s < 0) Kokkos::atomic_add(&negatives(), std::int64_t{1});
         }
         sum += s < 0 ? 0 : s;
       },
