@@ -6,10 +6,6 @@
 
 #include <Kokkos_Core.hpp>
 
-#if defined(KOKKOS_ENABLE_CUDA)
-#include <cuda_runtime_api.h>
-#endif
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -458,10 +454,7 @@ int run_main(int argc, char** argv, const App& app) {
   int kokkos_argc = static_cast<int>(kokkos_argv.size()) - 1;
   Kokkos::initialize(kokkos_argc, kokkos_argv.data());
 
-  int device_id = -1;
-#if defined(KOKKOS_ENABLE_CUDA)
-  cudaGetDevice(&device_id);
-#endif
+  const int device_id = current_device_id();
 
   int code = exit_ok;
   try {

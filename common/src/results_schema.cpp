@@ -46,6 +46,11 @@ class Checker {
   const json* array(const json& p, const std::string& path, const std::string& key) {
     return member(p, path, key, [](const json& v) { return v.is_array(); }, "an array");
   }
+  // Checks the member's kind only where it is present.
+  void optional(const json& parent, const std::string& path, const std::string& key,
+                const std::function<bool(const json&)>& kind, const char* kind_name) {
+    if (parent.is_object() && parent.contains(key)) member(parent, path, key, kind, kind_name);
+  }
   void require(bool condition, const std::string& problem) {
     if (!condition) problems_.push_back(problem);
   }
@@ -111,8 +116,25 @@ std::vector<std::string> validate_results(const json& doc, const ResultsExpectat
         c.require(*r == static_cast<int>(i), p + ".rank: out of order");
       c.string((*rs)[i], p, "host");
       if (const json* d = c.object((*rs)[i], p, "device")) {
-        c.string(*d, p + ".device", "name");
-        c.string(*d, p + ".device", "execution_space");
+        const std::string dp = p + ".device";
+        c.string(*d, dp, "name");
+        c.string(*d, dp, "execution_space");
+        if (const json* kind = c.string(*d, dp, "kind")) {
+          c.require(*kind == "gpu" || *kind == "host",
+                    dp + ".kind: " + kind->dump() + ", expected \"gpu\" or \"host\"");
+          if (*kind == "gpu") c.integer(*d, dp, "id");
+        }
+        // Fields a device may lack (older results, or a runtime that does not
+        // answer): checked only where written.
+        const auto is_string = [](const json& v) { return v.is_string(); };
+        for (const char* key : {"vendor", "architecture", "target_id", "compute_capability",
+                                "pci_bus_id", "uuid", "driver_version", "runtime_version"})
+          c.optional(*d, dp, key, is_string, "a string");
+        const auto is_count = [](const json& v) { return v.is_number_integer() && v >= 0; };
+        for (const char* key :
+             {"memory_bytes", "free_memory_bytes", "visible_devices", "multiprocessors",
+              "l2_cache_bytes", "warp_size", "hardware_threads"})
+          c.optional(*d, dp, key, is_count, "a non-negative integer");
       }
     }
   }

@@ -5,29 +5,285 @@
 
 #include <Kokkos_Core.hpp>
 
+// Kokkos enables at most one of these device backends.
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime_api.h>
+#elif defined(KOKKOS_ENABLE_HIP)
+#include <hip/hip_runtime_api.h>
 #endif
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 namespace karma {
 
-int visible_device_count() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) return 0;
-  return n;
+namespace {
+
+// Kokkos 4.0 took HIP out of Experimental, 4.5 SYCL.
+#if defined(KOKKOS_ENABLE_HIP)
+#if KOKKOS_VERSION >= 40000
+using KokkosHip = Kokkos::HIP;
 #else
-  return 0;
+using KokkosHip = Kokkos::Experimental::HIP;
+#endif
+#endif
+
+#if defined(KOKKOS_ENABLE_SYCL)
+sycl::device kokkos_sycl_device() {
+#if KOKKOS_VERSION >= 40500
+  return Kokkos::SYCL().sycl_queue().get_device();
+#elif KOKKOS_VERSION >= 40000
+  return Kokkos::Experimental::SYCL().sycl_queue().get_device();
+#else
+  // 3.x instances expose no queue; their context holds the one device.
+  return Kokkos::Experimental::SYCL().sycl_context().get_devices().front();
 #endif
 }
+#endif
+
+// The GPU runtime's own count, before Kokkos starts.
+int runtime_device_count() {
+  int n = 0;
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (cudaGetDeviceCount(&n) != cudaSuccess) return 0;
+#elif defined(KOKKOS_ENABLE_HIP)
+  if (hipGetDeviceCount(&n) != hipSuccess) return 0;
+#elif defined(KOKKOS_ENABLE_SYCL)
+  // Kokkos' SYCL backend chooses among the GPUs.
+  n = static_cast<int>(sycl::device::get_devices(sycl::info::device_type::gpu).size());
+#endif
+  return n;
+}
+
+// "0000:3b:00.0", the form lspci and /sys/bus/pci use.
+[[maybe_unused]] std::string pci_address(int domain, int bus, int device) {
+  char text[32] = {};
+  std::snprintf(text, sizeof(text), "%04x:%02x:%02x.0", domain, bus, device);
+  return text;
+}
+
+// 16 bytes as 8-4-4-4-12 hex digits.
+[[maybe_unused]] std::string uuid_text(const unsigned char* bytes) {
+  std::string text;
+  char hex[3] = {};
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) text += '-';
+    std::snprintf(hex, sizeof(hex), "%02x", bytes[i]);
+    text += hex;
+  }
+  return text;
+}
+
+// What a GPU rank records about its device; empty or zero: not known.
+struct GpuFacts {
+  int id = -1;
+  std::string vendor, name, architecture, target_id, compute_capability;
+  std::string pci_bus_id, uuid, driver_version, runtime_version;
+  std::uint64_t memory_bytes = 0;
+  int multiprocessors = 0, l2_cache_bytes = 0, warp_size = 0;
+};
+
+#if defined(KOKKOS_ENABLE_CUDA)
+// CUDA encodes 12.4 as 12040.
+std::string cuda_version_text(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+
+int kokkos_device_ordinal() { return Kokkos::Cuda().cuda_device(); }
+
+std::optional<GpuFacts> gpu_facts() {
+  // Kokkos read the properties of the device it chose when it started; the
+  // instance outlives the reference (GCC 13 warns of one to a temporary's).
+  const Kokkos::Cuda cuda;
+  const cudaDeviceProp& p = cuda.cuda_device_prop();
+  GpuFacts f;
+  f.id = kokkos_device_ordinal();
+  f.vendor = "NVIDIA";
+  f.name = p.name;
+  f.architecture = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
+  f.compute_capability = std::to_string(p.major) + "." + std::to_string(p.minor);
+  f.pci_bus_id = pci_address(p.pciDomainID, p.pciBusID, p.pciDeviceID);
+#if CUDART_VERSION >= 10000
+  // nvidia-smi's form.
+  f.uuid = "GPU-" + uuid_text(reinterpret_cast<const unsigned char*>(p.uuid.bytes));
+#endif
+  f.memory_bytes = static_cast<std::uint64_t>(p.totalGlobalMem);
+  f.multiprocessors = p.multiProcessorCount;
+  f.l2_cache_bytes = p.l2CacheSize;
+  f.warp_size = p.warpSize;
+  int v = 0;
+  if (cudaDriverGetVersion(&v) == cudaSuccess) f.driver_version = cuda_version_text(v);
+  if (cudaRuntimeGetVersion(&v) == cudaSuccess) f.runtime_version = cuda_version_text(v);
+  return f;
+}
+
+std::optional<std::uint64_t> device_free_bytes() {
+  std::size_t free_bytes = 0, total = 0;
+  if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) return std::nullopt;
+  return free_bytes;
+}
+constexpr const char* device_free_source = "the CUDA device's free memory";
+
+#elif defined(KOKKOS_ENABLE_HIP)
+// HIP_VERSION's encoding: major * 10^7 + minor * 10^5 + patch.
+std::string hip_version_text(int v) {
+  return std::to_string(v / 10000000) + "." + std::to_string(v / 100000 % 100) + "." +
+         std::to_string(v % 100000);
+}
+
+// ROCm fills the 16 bytes with the agent's unique id as hex text (rocminfo
+// prints it as GPU-<that text>); anything else is shown as a UUID.
+std::string hip_uuid_text(const hipUUID& uuid) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(uuid.bytes);
+  bool text = true, zero = true;
+  for (int i = 0; i < 16; ++i) {
+    text &= std::isxdigit(bytes[i]) != 0;
+    zero &= bytes[i] == 0;
+  }
+  if (zero) return "";
+  return "GPU-" + (text ? std::string(uuid.bytes, 16) : uuid_text(bytes));
+}
+
+int kokkos_device_ordinal() { return KokkosHip().hip_device(); }
+
+std::optional<GpuFacts> gpu_facts() {
+  // Kokkos read the properties of the device it chose when it started.
+  const hipDeviceProp_t& p = KokkosHip::hip_device_prop();
+  GpuFacts f;
+  f.id = kokkos_device_ordinal();
+  f.vendor = "AMD";
+  f.name = p.name;
+  // gcnArchName is a target id, "gfx90a:sramecc+:xnack-": the processor, then
+  // the features the code objects must match.
+  f.target_id = p.gcnArchName;
+  f.architecture = f.target_id.substr(0, f.target_id.find(':'));
+  f.pci_bus_id = pci_address(p.pciDomainID, p.pciBusID, p.pciDeviceID);
+  hipDevice_t device{};
+  hipUUID uuid{};
+  if (hipDeviceGet(&device, f.id) == hipSuccess && hipDeviceGetUuid(&uuid, device) == hipSuccess)
+    f.uuid = hip_uuid_text(uuid);
+  f.memory_bytes = static_cast<std::uint64_t>(p.totalGlobalMem);
+  f.multiprocessors = p.multiProcessorCount;  // compute units
+  f.l2_cache_bytes = p.l2CacheSize;
+  f.warp_size = p.warpSize;  // the wavefront: 64 on CDNA, 32 on RDNA
+  int v = 0;
+  // ROCm's driver version is a plain number, its runtime's HIP_VERSION-coded.
+  if (hipDriverGetVersion(&v) == hipSuccess) f.driver_version = std::to_string(v);
+  if (hipRuntimeGetVersion(&v) == hipSuccess) f.runtime_version = hip_version_text(v);
+  return f;
+}
+
+std::optional<std::uint64_t> device_free_bytes() {
+  std::size_t free_bytes = 0, total = 0;
+  if (hipMemGetInfo(&free_bytes, &total) != hipSuccess) return std::nullopt;
+  return free_bytes;
+}
+constexpr const char* device_free_source = "the HIP device's free memory";
+
+#elif defined(KOKKOS_ENABLE_SYCL)
+// Not compiled in this project's builds (no SYCL compiler on its machines).
+int kokkos_device_ordinal() {
+#if KOKKOS_VERSION >= 40100
+  return Kokkos::device_id();
+#else
+  // Its place among the GPUs, as Kokkos numbers them.
+  const auto gpus = sycl::device::get_devices(sycl::info::device_type::gpu);
+  const auto it = std::find(gpus.begin(), gpus.end(), kokkos_sycl_device());
+  return it == gpus.end() ? -1 : static_cast<int>(it - gpus.begin());
+#endif
+}
+
+std::optional<GpuFacts> gpu_facts() {
+  const sycl::device dev = kokkos_sycl_device();
+  GpuFacts f;
+  f.id = kokkos_device_ordinal();
+  f.vendor = dev.get_info<sycl::info::device::vendor>();
+  f.name = dev.get_info<sycl::info::device::name>();
+  f.driver_version = dev.get_info<sycl::info::device::driver_version>();
+  f.memory_bytes = dev.get_info<sycl::info::device::global_mem_size>();
+  f.multiprocessors = static_cast<int>(dev.get_info<sycl::info::device::max_compute_units>());
+  f.l2_cache_bytes = static_cast<int>(dev.get_info<sycl::info::device::global_mem_cache_size>());
+#if defined(SYCL_EXT_INTEL_DEVICE_INFO)
+  // Intel's extension; its aspects say what this device answers.
+  if (dev.has(sycl::aspect::ext_intel_pci_address))
+    f.pci_bus_id = dev.get_info<sycl::ext::intel::info::device::pci_address>();
+#if SYCL_EXT_INTEL_DEVICE_INFO >= 2
+  if (dev.has(sycl::aspect::ext_intel_device_info_uuid)) {
+    const auto uuid = dev.get_info<sycl::ext::intel::info::device::uuid>();
+    f.uuid = uuid_text(uuid.data());
+  }
+#endif
+#endif
+  return f;
+}
+
+std::optional<std::uint64_t> device_free_bytes() {
+#if defined(SYCL_EXT_INTEL_DEVICE_INFO) && SYCL_EXT_INTEL_DEVICE_INFO >= 4
+  const sycl::device dev = kokkos_sycl_device();
+  if (dev.has(sycl::aspect::ext_intel_free_memory))
+    return dev.get_info<sycl::ext::intel::info::device::free_memory>();
+#endif
+  return std::nullopt;
+}
+constexpr const char* device_free_source = "the SYCL device's free memory";
+
+#else
+int kokkos_device_ordinal() { return -1; }
+std::optional<GpuFacts> gpu_facts() { return std::nullopt; }
+std::optional<std::uint64_t> device_free_bytes() { return std::nullopt; }
+constexpr const char* device_free_source = "";
+#endif
+
+// The value of a "Key: value kB" line of /proc/meminfo, in bytes.
+std::optional<std::uint64_t> meminfo_bytes(const std::string& wanted) {
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  std::uint64_t kib = 0;
+  while (in >> key >> kib >> unit) {
+    if (key == wanted) return kib * 1024;
+  }
+  return std::nullopt;
+}
+
+// A field of the first processor in /proc/cpuinfo.
+std::string cpuinfo_field(const std::string& field, const std::string& otherwise) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field, 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos && colon + 2 <= line.size()) return line.substr(colon + 2);
+    }
+  }
+  return otherwise;
+}
+
+}  // namespace
+
+int visible_device_count() {
+  const int devices = runtime_device_count();
+#if KOKKOS_VERSION >= 30700
+  // Kokkos (3.7 on) numbers --kokkos-device-id among these devices only.
+  if (const char* list = std::getenv("KOKKOS_VISIBLE_DEVICES"); list && devices > 0) {
+    int listed = 0;
+    std::istringstream in(list);
+    for (std::string id; std::getline(in, id, ',');) listed += !id.empty();
+    return std::min(listed, devices);
+  }
+#endif
+  return devices;
+}
+
+int current_device_id() { return kokkos_device_ordinal(); }
 
 std::string hostname() {
   char name[256] = {};
@@ -35,61 +291,51 @@ std::string hostname() {
   return name;
 }
 
-namespace {
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(colon + 2);
-    }
-  }
-  return "unknown CPU";
-}
-}  // namespace
-
 nlohmann::json describe_device() {
   nlohmann::json d;
   d["execution_space"] = Kokkos::DefaultExecutionSpace::name();
   d["concurrency"] = Kokkos::DefaultExecutionSpace().concurrency();
-#if defined(KOKKOS_ENABLE_CUDA)
-  int id = -1;
-  cudaGetDevice(&id);
-  cudaDeviceProp p{};
-  if (id >= 0 && cudaGetDeviceProperties(&p, id) == cudaSuccess) {
-    char bus[32] = {};
-    cudaDeviceGetPCIBusId(bus, sizeof(bus), id);
+  if (const auto f = gpu_facts()) {
     d["kind"] = "gpu";
-    d["id"] = id;
-    d["name"] = p.name;
-    d["pci_bus_id"] = bus;
-    d["memory_bytes"] = static_cast<std::uint64_t>(p.totalGlobalMem);
-    d["multiprocessors"] = p.multiProcessorCount;
-    d["compute_capability"] = std::to_string(p.major) + "." + std::to_string(p.minor);
-    d["l2_cache_bytes"] = p.l2CacheSize;
+    d["vendor"] = f->vendor;
+    d["id"] = f->id;
+    d["name"] = f->name;
+#if KOKKOS_VERSION >= 40300
+    d["visible_devices"] = Kokkos::num_devices();
+#else
+    d["visible_devices"] = visible_device_count();
+#endif
+    // Only what this backend and runtime answered.
+    const auto put_known = [&d](const char* key, const std::string& value) {
+      if (!value.empty()) d[key] = value;
+    };
+    put_known("architecture", f->architecture);
+    put_known("target_id", f->target_id);
+    put_known("compute_capability", f->compute_capability);
+    put_known("pci_bus_id", f->pci_bus_id);
+    put_known("uuid", f->uuid);
+    put_known("driver_version", f->driver_version);
+    put_known("runtime_version", f->runtime_version);
+    d["memory_bytes"] = f->memory_bytes;
+    if (const auto free_bytes = device_free_bytes()) d["free_memory_bytes"] = *free_bytes;
+    d["multiprocessors"] = f->multiprocessors;
+    d["l2_cache_bytes"] = f->l2_cache_bytes;
+    if (f->warp_size > 0) d["warp_size"] = f->warp_size;
     return d;
   }
-#endif
   d["kind"] = "host";
-  d["name"] = cpu_model();
+  d["name"] = cpuinfo_field("model name", "unknown CPU");
+  d["vendor"] = cpuinfo_field("vendor_id", "unknown");
   d["hardware_threads"] = std::thread::hardware_concurrency();
+  if (const auto total = meminfo_bytes("MemTotal:")) d["memory_bytes"] = *total;
+  if (const auto free_bytes = meminfo_bytes("MemAvailable:")) d["free_memory_bytes"] = *free_bytes;
   return d;
 }
 
 MemoryInfo available_memory() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  std::size_t free_bytes = 0, total = 0;
-  if (cudaMemGetInfo(&free_bytes, &total) == cudaSuccess)
-    return {static_cast<std::uint64_t>(free_bytes), "the CUDA device's free memory"};
-#endif
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  std::uint64_t kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit) {
-    if (key == "MemAvailable:") return {kib * 1024, "MemAvailable in /proc/meminfo"};
-  }
+  if (const auto free_bytes = device_free_bytes()) return {*free_bytes, device_free_source};
+  if (const auto free_bytes = meminfo_bytes("MemAvailable:"))
+    return {*free_bytes, "MemAvailable in /proc/meminfo"};
   // No way to know: do not refuse.
   return {std::numeric_limits<std::uint64_t>::max(), "unknown"};
 }
@@ -100,6 +346,53 @@ std::string kokkos_version_string() {
   return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
          std::to_string(v % 100);
 }
+
+// Kokkos' configuration header defines KOKKOS_ARCH_<name> (empty) for each
+// architecture it was built for. Stringizing the macro after expansion gives
+// its value ("") where it is defined and its own name where it is not, so one
+// row per architecture replaces an #if ladder.
+#define KARMA_STRINGIZE(x) #x
+#define KARMA_EXPAND_AND_STRINGIZE(x) KARMA_STRINGIZE(x)
+#define KARMA_KOKKOS_ARCH(name) \
+  { #name, KARMA_EXPAND_AND_STRINGIZE(KOKKOS_ARCH_##name) }
+
+struct KokkosArch {
+  const char* name;
+  const char* expansion;  // "KOKKOS_ARCH_<name>" when not defined
+  bool defined() const { return std::string("KOKKOS_ARCH_") + name != expansion; }
+};
+
+// Those of Kokkos 3.4.01 and 4.6.01, the specific ones only: the families
+// (AMPERE, VEGA, ...) and deprecated aliases (VEGA90A, NAVI1030) repeat them.
+constexpr KokkosArch kokkos_archs[] = {
+    // Host.
+    KARMA_KOKKOS_ARCH(SSE42), KARMA_KOKKOS_ARCH(AVX), KARMA_KOKKOS_ARCH(AVX2),
+    KARMA_KOKKOS_ARCH(AMD_AVX2), KARMA_KOKKOS_ARCH(AVX512XEON), KARMA_KOKKOS_ARCH(AVX512MIC),
+    KARMA_KOKKOS_ARCH(KNC), KARMA_KOKKOS_ARCH(AMD_ZEN), KARMA_KOKKOS_ARCH(AMD_ZEN2),
+    KARMA_KOKKOS_ARCH(AMD_ZEN3), KARMA_KOKKOS_ARCH(AMD_ZEN4), KARMA_KOKKOS_ARCH(ARMV80),
+    KARMA_KOKKOS_ARCH(ARMV81), KARMA_KOKKOS_ARCH(ARMV8_THUNDERX),
+    KARMA_KOKKOS_ARCH(ARMV8_THUNDERX2), KARMA_KOKKOS_ARCH(A64FX), KARMA_KOKKOS_ARCH(ARMV9_GRACE),
+    KARMA_KOKKOS_ARCH(ARM_NEON), KARMA_KOKKOS_ARCH(POWER7), KARMA_KOKKOS_ARCH(POWER8),
+    KARMA_KOKKOS_ARCH(POWER9), KARMA_KOKKOS_ARCH(RISCV_SG2042), KARMA_KOKKOS_ARCH(RISCV_RVA22V),
+    // NVIDIA GPUs.
+    KARMA_KOKKOS_ARCH(KEPLER30), KARMA_KOKKOS_ARCH(KEPLER32), KARMA_KOKKOS_ARCH(KEPLER35),
+    KARMA_KOKKOS_ARCH(KEPLER37), KARMA_KOKKOS_ARCH(MAXWELL50), KARMA_KOKKOS_ARCH(MAXWELL52),
+    KARMA_KOKKOS_ARCH(MAXWELL53), KARMA_KOKKOS_ARCH(PASCAL60), KARMA_KOKKOS_ARCH(PASCAL61),
+    KARMA_KOKKOS_ARCH(VOLTA70), KARMA_KOKKOS_ARCH(VOLTA72), KARMA_KOKKOS_ARCH(TURING75),
+    KARMA_KOKKOS_ARCH(AMPERE80), KARMA_KOKKOS_ARCH(AMPERE86), KARMA_KOKKOS_ARCH(ADA89),
+    KARMA_KOKKOS_ARCH(HOPPER90), KARMA_KOKKOS_ARCH(BLACKWELL100), KARMA_KOKKOS_ARCH(BLACKWELL120),
+    // AMD GPUs.
+    KARMA_KOKKOS_ARCH(AMD_GFX906), KARMA_KOKKOS_ARCH(AMD_GFX908), KARMA_KOKKOS_ARCH(AMD_GFX90A),
+    KARMA_KOKKOS_ARCH(AMD_GFX940), KARMA_KOKKOS_ARCH(AMD_GFX942), KARMA_KOKKOS_ARCH(AMD_GFX942_APU),
+    KARMA_KOKKOS_ARCH(AMD_GFX1030), KARMA_KOKKOS_ARCH(AMD_GFX1100), KARMA_KOKKOS_ARCH(AMD_GFX1103),
+    // Intel GPUs.
+    KARMA_KOKKOS_ARCH(INTEL_GEN), KARMA_KOKKOS_ARCH(INTEL_DG1), KARMA_KOKKOS_ARCH(INTEL_GEN9),
+    KARMA_KOKKOS_ARCH(INTEL_GEN11), KARMA_KOKKOS_ARCH(INTEL_GEN12LP), KARMA_KOKKOS_ARCH(INTEL_XEHP),
+    KARMA_KOKKOS_ARCH(INTEL_PVC)};
+
+#undef KARMA_KOKKOS_ARCH
+#undef KARMA_EXPAND_AND_STRINGIZE
+#undef KARMA_STRINGIZE
 }  // namespace
 
 nlohmann::json describe_kokkos() {
@@ -128,24 +421,8 @@ nlohmann::json describe_kokkos() {
 #endif
   k["backends"] = backends;
   auto arch = nlohmann::json::array();
-#if defined(KOKKOS_ARCH_HOPPER90)
-  arch.push_back("HOPPER90");
-#endif
-#if defined(KOKKOS_ARCH_AMPERE80)
-  arch.push_back("AMPERE80");
-#endif
-#if defined(KOKKOS_ARCH_VOLTA70)
-  arch.push_back("VOLTA70");
-#endif
-#if defined(KOKKOS_ARCH_NATIVE)
-  arch.push_back("NATIVE");
-#endif
-#if defined(KOKKOS_ARCH_AVX2)
-  arch.push_back("AVX2");
-#endif
-#if defined(KOKKOS_ARCH_SKX)
-  arch.push_back("SKX");
-#endif
+  for (const auto& a : kokkos_archs)
+    if (a.defined()) arch.push_back(a.name);
   k["architecture"] = arch;
   // From Kokkos 4.6 View is built on mdspan unless Kokkos was configured with
   // Kokkos_ENABLE_IMPL_VIEW_LEGACY; the mdspan one pads LayoutLeft and

@@ -244,6 +244,44 @@ TEST(ValidateResults, RanksOutOfOrder) {
   EXPECT_TRUE(has_problem(problems, "ranks[1].rank: out of order"));
 }
 
+TEST(ValidateResults, GpuDeviceWithAllItsFields) {
+  json doc = valid_document();
+  doc["ranks"][0]["device"] = {{"kind", "gpu"},
+                               {"vendor", "AMD"},
+                               {"id", 0},
+                               {"name", "AMD Instinct MI250X"},
+                               {"architecture", "gfx90a"},
+                               {"target_id", "gfx90a:sramecc+:xnack-"},
+                               {"pci_bus_id", "0000:c1:00.0"},
+                               {"uuid", "GPU-4a7f3c2b1e0d9f88"},
+                               {"driver_version", "50221153"},
+                               {"runtime_version", "5.2.21153"},
+                               {"memory_bytes", 68702699520ULL},
+                               {"free_memory_bytes", 68400000000ULL},
+                               {"visible_devices", 8},
+                               {"multiprocessors", 110},
+                               {"l2_cache_bytes", 8388608},
+                               {"warp_size", 64},
+                               {"execution_space", "HIP"},
+                               {"concurrency", 1802240}};
+  const auto problems = karma::validate_results(doc);
+  EXPECT_TRUE(problems.empty()) << joined(problems);
+}
+
+TEST(ValidateResults, DeviceKindAndFieldTypes) {
+  json doc = valid_document();
+  doc["ranks"][0]["device"]["kind"] = "accelerator";
+  doc["ranks"][1]["device"]["kind"] = "gpu";  // without its id
+  doc["ranks"][1]["device"]["memory_bytes"] = -1;
+  doc["ranks"][1]["device"]["uuid"] = 7;
+  const auto problems = karma::validate_results(doc);
+  EXPECT_TRUE(has_problem(problems, "ranks[0].device.kind: \"accelerator\""));
+  EXPECT_TRUE(has_problem(problems, "ranks[1].device.id: missing"));
+  EXPECT_TRUE(has_problem(problems, "ranks[1].device.memory_bytes: expected a non-negative"));
+  EXPECT_TRUE(has_problem(problems, "ranks[1].device.uuid: expected a string"));
+  EXPECT_EQ(problems.size(), 4u) << joined(problems);
+}
+
 TEST(ValidateResults, MissingNestedFieldsAreNamedByPath) {
   json doc = valid_document();
   doc["ranks"][1]["device"].erase("execution_space");

@@ -95,7 +95,8 @@ struct App {
 int run_main(int argc, char** argv, const App& app);
 
 // Free memory of the device this rank runs on: MemAvailable for the host,
-// the CUDA runtime's free memory for a GPU. `source` says which.
+// the GPU runtime's (CUDA, HIP, SYCL) free memory for a GPU. `source` says
+// which.
 struct MemoryInfo {
   std::uint64_t free_bytes = 0;
   std::string source;

@@ -7,11 +7,15 @@
 
 namespace karma {
 
-// GPUs this process can see (0 in a host-only build); known before Kokkos
-// starts, so the node-local rank can choose among them.
+// GPUs this process can see (0 in a host-only build); asks the GPU runtime,
+// not Kokkos, so it is known before Kokkos starts and the node-local rank can
+// choose among them. Honours KOKKOS_VISIBLE_DEVICES as Kokkos does.
 int visible_device_count();
 std::string hostname();
 // Call after Kokkos has started.
+// The GPU runtime's number for the device Kokkos runs on; -1 for the host.
+int current_device_id();
+// The rank's device: results/SCHEMA.md, `ranks[].device`.
 nlohmann::json describe_device();
 nlohmann::json describe_kokkos();
 // The batch job this run belongs to (Slurm, PBS, ...), or null.
