@@ -28,12 +28,6 @@ namespace {
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
-// As the results record it, e.g. "3.4.1".
-std::string kokkos_version() {
-  return std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) +
-         "." + std::to_string(KOKKOS_VERSION % 100);
-}
-
 // This Kokkos' spelling of a flag that only other Kokkos versions read, or
 // null: Kokkos 3.7 renamed or replaced these and 4.3 dropped the old names
 // (parse_command_line_arguments of Kokkos 3.4.01, 3.7.00 and 4.6.01).
@@ -80,7 +74,7 @@ bool takes_value(const std::string& flag) {
 
 InputError unknown_kokkos_flag(const std::string& arg) {
   const char* here = spelling_here(arg.substr(0, arg.find('=')));
-  return InputError("unknown Kokkos flag '" + arg + "': Kokkos " + kokkos_version() +
+  return InputError("unknown Kokkos flag '" + arg + "': Kokkos " + kokkos_version_string() +
                     (here ? std::string(" spells it ") + here : " has no such flag"));
 }
 
@@ -96,7 +90,7 @@ std::string usage(const std::string& executable) {
          "  --quiet           print only the FOM and RESULT lines\n"
          "  --help            this text and every deck key\n"
          "  --kokkos-...      Kokkos' flags; one this Kokkos (" +
-         kokkos_version() +
+         kokkos_version_string() +
          ") does not read is an error\n"
          "                    (threads: --kokkos-threads=4 before Kokkos 3.7,\n"
          "                    --kokkos-num-threads=4 from 3.7 on)\n"

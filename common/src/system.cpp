@@ -340,12 +340,13 @@ MemoryInfo available_memory() {
   return {std::numeric_limits<std::uint64_t>::max(), "unknown"};
 }
 
-namespace {
 std::string kokkos_version_string() {
   const int v = KOKKOS_VERSION;
   return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
          std::to_string(v % 100);
 }
+
+namespace {
 
 // Kokkos' configuration header defines KOKKOS_ARCH_<name> (empty) for each
 // architecture it was built for. Stringizing the macro after expansion gives

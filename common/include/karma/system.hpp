@@ -12,6 +12,8 @@ namespace karma {
 // choose among them. Honours KOKKOS_VISIBLE_DEVICES as Kokkos does.
 int visible_device_count();
 std::string hostname();
+// As Kokkos prints it and the results record it, e.g. "4.6.1".
+std::string kokkos_version_string();
 // Call after Kokkos has started.
 // The GPU runtime's number for the device Kokkos runs on; -1 for the host.
 int current_device_id();
