@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +19,37 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+// This executable's fsync stands in for the C library's (the core is linked
+// into it statically), so the tests see what the writer syncs, and when, and
+// can make it fail; otherwise it syncs through fdatasync, which it does not
+// replace.
+namespace karma_test_fsync {
+struct Call {
+  std::string path;    // what the descriptor named
+  bool target_exists;  // whether the file being written existed by then
+};
+bool recording = false;
+int fail_with = 0;  // an errno to fail with, or 0
+std::string target;
+std::vector<Call> calls;
+}  // namespace karma_test_fsync
+
+extern "C" int fsync(int fd) {
+  namespace spy = karma_test_fsync;
+  if (spy::recording) {
+    char path[PATH_MAX] = {};
+    const ssize_t n =
+        readlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), path, sizeof(path) - 1);
+    spy::calls.push_back(
+        {n > 0 ? std::string(path, n) : "?", access(spy::target.c_str(), F_OK) == 0});
+    if (spy::fail_with) {
+      errno = spy::fail_with;
+      return -1;
+    }
+  }
+  return fdatasync(fd);
+}
 
 namespace karma_test_results {
 
@@ -385,6 +418,63 @@ TEST_F(AtomicWrite, RenameOntoADirectoryFailsAndRemovesTheTemporary) {
   }
   EXPECT_EQ(entries(), std::vector<std::string>{"taken"});
   EXPECT_TRUE(fs::is_directory(dir_ / "taken"));
+}
+
+// Durable, not only atomic: the data reaches the disk before the rename,
+// and the rename before the writer returns.
+class DurableWrite : public AtomicWrite {
+ protected:
+  void SetUp() override {
+    AtomicWrite::SetUp();
+    karma_test_fsync::calls.clear();
+    karma_test_fsync::fail_with = 0;
+    karma_test_fsync::recording = true;
+  }
+  void TearDown() override {
+    karma_test_fsync::recording = false;
+    karma_test_fsync::fail_with = 0;
+    AtomicWrite::TearDown();
+  }
+};
+
+TEST_F(DurableWrite, SyncsTheFileBeforeTheRenameAndTheDirectoryAfter) {
+  const fs::path out = dir_ / "results.json";
+  karma_test_fsync::target = out.string();
+  karma::write_file_atomically(out.string(), "text");
+  const auto& calls = karma_test_fsync::calls;
+  ASSERT_EQ(calls.size(), 2u);
+  const std::string temporary =
+      (fs::canonical(dir_) / ("results.json.tmp." + std::to_string(getpid()))).string();
+  EXPECT_EQ(calls[0].path, temporary);
+  EXPECT_FALSE(calls[0].target_exists);
+  EXPECT_EQ(calls[1].path, fs::canonical(dir_).string());
+  EXPECT_TRUE(calls[1].target_exists);
+  EXPECT_EQ(read(out), "text");
+}
+
+TEST_F(DurableWrite, ANameWithoutDirectorySyncsTheWorkingDirectory) {
+  const fs::path before = fs::current_path();
+  fs::current_path(dir_);
+  karma_test_fsync::target = "results.json";
+  karma::write_file_atomically("results.json", "text");
+  fs::current_path(before);
+  ASSERT_EQ(karma_test_fsync::calls.size(), 2u);
+  EXPECT_EQ(karma_test_fsync::calls[1].path, fs::canonical(dir_).string());
+  EXPECT_EQ(read(dir_ / "results.json"), "text");
+}
+
+TEST_F(DurableWrite, AFailedSyncIsARuntimeErrorAndLeavesNothing) {
+  const fs::path out = dir_ / "results.json";
+  karma_test_fsync::target = out.string();
+  karma_test_fsync::fail_with = EIO;
+  try {
+    karma::write_file_atomically(out.string(), "text");
+    FAIL() << "no error";
+  } catch (const karma::Error& e) {
+    EXPECT_EQ(e.code(), karma::exit_runtime_error);
+    EXPECT_NE(std::string(e.what()).find("fsync"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(entries().empty());  // neither the temporary nor a half-durable result
 }
 
 // --- command line -----------------------------------------------------------------
