@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -230,6 +231,7 @@ TEST(ValidateResults, TimeZeroOrNoRepetitions) {
 
 TEST(ValidateResults, PassedDisagreesWithAFailedCheck) {
   json doc = valid_document();
+  doc["verification"]["checks"][0]["error"] = 1e-10;  // above its tolerance: a failed check
   doc["verification"]["checks"][0]["passed"] = false;
   const auto problems = karma::validate_results(doc);
   EXPECT_EQ(problems, std::vector<std::string>{"verification.passed disagrees with its checks"});
@@ -237,6 +239,7 @@ TEST(ValidateResults, PassedDisagreesWithAFailedCheck) {
 
 TEST(ValidateResults, ResultPassedWhileVerificationFailed) {
   json doc = valid_document();
+  doc["verification"]["checks"][0]["error"] = 1e-10;  // above its tolerance: a failed check
   doc["verification"]["checks"][0]["passed"] = false;
   doc["verification"]["passed"] = false;
   const auto problems = karma::validate_results(doc);
@@ -333,6 +336,149 @@ TEST(ValidateResults, NegativeDurationBytesAndFlops) {
   EXPECT_TRUE(has_problem(problems, "kernels[0].bytes: negative"));
   EXPECT_TRUE(has_problem(problems, "kernels[1].flops: negative"));
   EXPECT_EQ(problems.size(), 3u) << joined(problems);
+}
+
+// The hostile cases: a check that says passed with its error above its
+// tolerance, a date that is not one, an app that is not of the suite.
+TEST(ValidateResults, CheckPassedWithErrorAboveTolerance) {
+  json doc = valid_document();
+  doc["verification"]["checks"][0]["error"] = 1e-10;  // tolerance 1e-14
+  EXPECT_EQ(karma::validate_results(doc),
+            std::vector<std::string>{
+                "verification.checks[0].passed: true, but error 1e-10 > tolerance 1e-14"});
+}
+
+TEST(ValidateResults, CheckFailedWithErrorWithinTolerance) {
+  json doc = valid_document();
+  doc["verification"]["checks"][1]["passed"] = false;
+  doc["verification"]["passed"] = false;
+  doc["result"] = "FAILED";
+  const auto problems = karma::validate_results(doc);
+  ASSERT_EQ(problems.size(), 1u) << joined(problems);
+  EXPECT_TRUE(has_problem(problems, "verification.checks[1].passed: false, but error"));
+}
+
+TEST(ValidateResults, CheckWithNullErrorCannotPass) {
+  json doc = valid_document();
+  doc["verification"]["checks"][0]["error"] = nullptr;  // NaN or infinite
+  EXPECT_EQ(karma::validate_results(doc),
+            std::vector<std::string>{"verification.checks[0].passed: true, but error is null "
+                                     "(NaN or infinite)"});
+}
+
+TEST(ValidateResults, CheckErrorMustBeANumberOrNull) {
+  json doc = valid_document();
+  doc["verification"]["checks"][0]["error"] = "tiny";
+  EXPECT_EQ(karma::validate_results(doc),
+            std::vector<std::string>{
+                "verification.checks[0].error: expected a number or null, got string"});
+}
+
+TEST(ValidateResults, DateMustBeAnIso8601UtcDateTime) {
+  for (const char* bad :
+       {"yesterday", "", "2024-05-01", "2024-05-01 12:00:00Z", "2024-05-01T12:00:00",
+        "2024-13-01T12:00:00Z", "2024-00-10T12:00:00Z", "2023-02-29T12:00:00Z",
+        "2024-04-31T12:00:00Z", "2024-05-01T24:00:00Z", "2024-05-01T12:60:00Z",
+        "2024-05-01T12:00:60Z", "2024-05-01T12:00:00.Z", "2024-05-01T12:00:00+02:00",
+        "2024-05-01T12:00:00Zjunk", "2024-5-1T12:00:00Z", "２０２４-05-01T12:00:00Z"}) {
+    json doc = valid_document();
+    doc["date"] = bad;
+    const auto problems = karma::validate_results(doc);
+    EXPECT_EQ(problems.size(), 1u) << bad << ":\n" << joined(problems);
+    EXPECT_TRUE(has_problem(problems, "date: ")) << bad;
+    EXPECT_FALSE(karma::is_utc_date_time(bad)) << bad;
+  }
+  for (const char* good :
+       {"2024-05-01T12:00:00Z", "2024-02-29T23:59:59Z", "2000-02-29T00:00:00Z",
+        "2016-12-31T23:59:60Z", "2024-05-01T12:00:00.125Z", "2024-05-01T12:00:00+00:00"}) {
+    json doc = valid_document();
+    doc["date"] = good;
+    EXPECT_TRUE(karma::validate_results(doc).empty()) << good;
+  }
+  json doc = valid_document();
+  doc["date"] = 20240501;
+  EXPECT_EQ(karma::validate_results(doc),
+            std::vector<std::string>{"date: expected a string, got number"});
+}
+
+TEST(ValidateResults, AppMustBeAMiniAppOfTheSuite) {
+  json doc = valid_document();
+  doc["app"] = "nosuchapp";
+  auto problems = karma::validate_results(doc);
+  ASSERT_EQ(problems.size(), 1u) << joined(problems);
+  EXPECT_TRUE(has_problem(problems, "app: \"nosuchapp\" is not a mini-app of the suite"));
+  for (const char* app : {"stream", "hexgrad", "matvec", "mgs", "contact"}) {
+    doc["app"] = app;
+    EXPECT_TRUE(karma::validate_results(doc).empty()) << app;
+  }
+  doc["app"] = "microbench";  // writes Google Benchmark JSON, never this document
+  EXPECT_TRUE(has_problem(karma::validate_results(doc), "app: "));
+}
+
+TEST(ValidateResults, CountsOutOfRange) {
+  json doc = valid_document();
+  doc["mpi"]["ranks"] = std::numeric_limits<std::uint64_t>::max();  // -1 as an int
+  doc["mpi"]["nodes"] = 0;
+  doc["mpi"]["ranks_per_node"] = -2;
+  const auto problems = karma::validate_results(doc);
+  EXPECT_TRUE(has_problem(problems, "mpi.ranks: 18446744073709551615 is not in [1, 2147483647]"));
+  EXPECT_TRUE(has_problem(problems, "mpi.nodes: 0 is not in [1, 2147483647]"));
+  EXPECT_TRUE(has_problem(problems, "mpi.ranks_per_node: -2 is not in [1, 2147483647]"));
+}
+
+TEST(ValidateResults, AnElementThatIsNotAnObjectIsOneProblem) {
+  json doc = valid_document();
+  doc["kernels"][0] = 3;
+  doc["verification"]["checks"][1] = json::array();
+  const auto problems = karma::validate_results(doc);
+  EXPECT_EQ(problems,
+            (std::vector<std::string>{"kernels[0]: expected an object, got number",
+                                      "verification.checks[1]: expected an object, got array"}));
+}
+
+// A document built in memory may hold bytes that are not UTF-8; quoting
+// them in a problem must not throw.
+TEST(ValidateResults, InvalidUtf8IsReportedNotThrown) {
+  json doc = valid_document();
+  doc["app"] =
+      "str\xff"
+      "eam";
+  doc["result"] = "PASS\xfe";
+  std::vector<std::string> problems;
+  EXPECT_NO_THROW(problems = karma::validate_results(doc));
+  EXPECT_TRUE(has_problem(problems, "app: "));
+  EXPECT_TRUE(has_problem(problems, "result: "));
+}
+
+// Every value of the document, at every depth, replaced by every kind of
+// JSON value: problems, never an exception.
+TEST(ValidateResults, AnyValueAnywhereIsAProblemNotAnException) {
+  const json valid = valid_document();
+  const std::vector<json> replacements = {nullptr,
+                                          true,
+                                          -1,
+                                          std::numeric_limits<std::uint64_t>::max(),
+                                          1e308,
+                                          "text",
+                                          "not UTF-8: \xff",
+                                          json::array(),
+                                          json::array({json::array({1})}),
+                                          json::object(),
+                                          json{{"x", {{"y", 1}}}}};
+  const json flat = valid.flatten();
+  std::size_t cases = 0;
+  for (auto it = flat.begin(); it != flat.end(); ++it) {
+    // The leaf, and each object or array holding it.
+    for (json::json_pointer p(it.key()); !p.empty(); p = p.parent_pointer()) {
+      for (const json& r : replacements) {
+        json doc = valid;
+        doc[p] = r;
+        EXPECT_NO_THROW(karma::validate_results(doc)) << p.to_string() << " = " << r.dump();
+        ++cases;
+      }
+    }
+  }
+  EXPECT_GT(cases, 500u);
 }
 
 // --- write_file_atomically -----------------------------------------------------
