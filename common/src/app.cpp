@@ -6,11 +6,14 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -166,22 +169,49 @@ std::string format_bytes(double bytes) {
 
 void write_file_atomically(const std::string& path, const std::string& text) {
   const std::string temporary = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(temporary, ignored);
-      throw Error(exit_runtime_error, "cannot write '" + temporary + "'");
+  auto failure = [&](const std::string& what) {
+    const int err = errno;
+    unlink(temporary.c_str());
+    return Error(exit_runtime_error, what + ": " + std::strerror(err));
+  };
+  // POSIX calls, not a stream, for fsync: without it a crash of the node
+  // after the rename could leave the name on an empty or partial file.
+  const int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) throw failure("cannot write '" + temporary + "'");
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const Error e = failure("cannot write '" + temporary + "'");
+      close(fd);
+      throw e;
     }
+    done += static_cast<std::size_t>(n);
   }
-  std::error_code ec;
-  fs::rename(temporary, path, ec);
-  if (ec) {
-    fs::remove(temporary, ec);
-    throw Error(exit_runtime_error, "cannot rename results into '" + path + "'");
+  if (fsync(fd) != 0) {
+    const Error e = failure("cannot write '" + temporary + "' to disk (fsync)");
+    close(fd);
+    throw e;
   }
+  if (close(fd) != 0) throw failure("cannot write '" + temporary + "'");
+  if (rename(temporary.c_str(), path.c_str()) != 0)
+    throw failure("cannot rename results into '" + path + "'");
+  // The rename itself is durable only once the directory is synced.
+  const fs::path parent = fs::path(path).parent_path();
+  const std::string directory = parent.empty() ? "." : parent.string();
+  const int dir = open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0)
+    throw Error(exit_runtime_error, "cannot open directory '" + directory + "' to sync '" + path +
+                                        "': " + std::strerror(errno));
+  // EINVAL: a file system that cannot sync directories (some network ones);
+  // there is nothing more to do there.
+  if (fsync(dir) != 0 && errno != EINVAL) {
+    const int err = errno;
+    close(dir);
+    throw Error(exit_runtime_error, "cannot sync directory '" + directory + "' after writing '" +
+                                        path + "': " + std::strerror(err));
+  }
+  close(dir);
 }
 
 nlohmann::json allgather_json(const nlohmann::json& value) {

@@ -1,12 +1,32 @@
 #include "karma/results_schema.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
+#include <set>
 
 namespace karma {
 
 namespace {
 
 using json = nlohmann::json;
+
+// A value for a message; invalid UTF-8 (possible in a document built in
+// memory) is replaced rather than thrown.
+std::string text_of(const json& v) {
+  return v.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// `digits` decimal digits at text[at...], or -1.
+int digits_at(const std::string& text, std::size_t at, std::size_t digits) {
+  if (at + digits > text.size()) return -1;
+  int value = 0;
+  for (std::size_t i = at; i < at + digits; ++i) {
+    if (text[i] < '0' || text[i] > '9') return -1;
+    value = value * 10 + (text[i] - '0');
+  }
+  return value;
+}
 
 class Checker {
  public:
@@ -16,7 +36,13 @@ class Checker {
   const json* member(const json& parent, const std::string& path, const std::string& key,
                      const std::function<bool(const json&)>& kind, const char* kind_name) {
     const std::string where = path.empty() ? key : path + "." + key;
-    if (!parent.is_object() || !parent.contains(key)) {
+    if (!parent.is_object()) {
+      // Once per parent, not once per key looked up in it.
+      if (non_objects_.insert(path).second)
+        problems_.push_back(path + ": expected an object, got " + parent.type_name());
+      return nullptr;
+    }
+    if (!parent.contains(key)) {
       problems_.push_back(where + ": missing");
       return nullptr;
     }
@@ -54,12 +80,60 @@ class Checker {
   void require(bool condition, const std::string& problem) {
     if (!condition) problems_.push_back(problem);
   }
+  // An integer in [lo, hi]; a huge one would wrap if read as an int.
+  std::optional<std::int64_t> integer_in(const json& p, const std::string& path,
+                                         const std::string& key, std::int64_t lo, std::int64_t hi) {
+    const json* v = integer(p, path, key);
+    if (!v) return std::nullopt;
+    const std::string where = path.empty() ? key : path + "." + key;
+    const bool fits = v->is_number_unsigned()
+                          ? v->get<std::uint64_t>() <= static_cast<std::uint64_t>(hi)
+                          : v->get<std::int64_t>() <= hi;
+    if (!fits || (!v->is_number_unsigned() && v->get<std::int64_t>() < lo)) {
+      problems_.push_back(where + ": " + text_of(*v) + " is not in [" + std::to_string(lo) + ", " +
+                          std::to_string(hi) + "]");
+      return std::nullopt;
+    }
+    return v->get<std::int64_t>();
+  }
 
  private:
   std::vector<std::string>& problems_;
+  std::set<std::string> non_objects_;
 };
 
 }  // namespace
+
+const std::vector<std::string>& suite_apps() {
+  static const std::vector<std::string> apps = {"stream", "hexgrad", "matvec", "mgs", "contact"};
+  return apps;
+}
+
+bool is_utc_date_time(const std::string& text) {
+  // YYYY-MM-DDTHH:MM:SS, optional fraction, then Z or +00:00.
+  const int year = digits_at(text, 0, 4), month = digits_at(text, 5, 2),
+            day = digits_at(text, 8, 2), hour = digits_at(text, 11, 2),
+            minute = digits_at(text, 14, 2), second = digits_at(text, 17, 2);
+  if (text.size() < 20 || text[4] != '-' || text[7] != '-' || text[10] != 'T' || text[13] != ':' ||
+      text[16] != ':')
+    return false;
+  if (year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 ||
+      minute > 59 || second < 0)
+    return false;
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  const int days[] = {31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (day > days[month - 1]) return false;
+  // A leap second is the last second of a UTC day.
+  if (second > 60 || (second == 60 && (hour != 23 || minute != 59))) return false;
+  std::size_t at = 19;
+  if (text[at] == '.') {
+    const std::size_t start = ++at;
+    while (at < text.size() && text[at] >= '0' && text[at] <= '9') ++at;
+    if (at == start) return false;
+  }
+  const std::string zone = text.substr(at);
+  return zone == "Z" || zone == "+00:00";
+}
 
 std::vector<std::string> validate_results(const json& doc, const ResultsExpectation& expect) {
   std::vector<std::string> problems;
@@ -70,15 +144,24 @@ std::vector<std::string> validate_results(const json& doc, const ResultsExpectat
     c.require(*v == results_schema_version,
               "schema_version: " + v->dump() + ", this checker reads version " +
                   std::to_string(results_schema_version));
-  if (const json* v = c.string(doc, "", "app"))
-    c.require(!expect.app || *v == *expect.app, "app: " + v->dump() + ", expected " +
-                                                   expect.app.value_or(""));
+  if (const json* v = c.string(doc, "", "app")) {
+    const auto& apps = suite_apps();
+    if (std::find(apps.begin(), apps.end(), v->get<std::string>()) == apps.end()) {
+      std::string known;
+      for (const auto& a : apps) known += (known.empty() ? "" : ", ") + a;
+      c.require(false, "app: " + text_of(*v) + " is not a mini-app of the suite (" + known + ")");
+    }
+    c.require(!expect.app || *v == *expect.app,
+              "app: " + text_of(*v) + ", expected " + expect.app.value_or(""));
+  }
   if (const json* s = c.object(doc, "", "suite")) {
     c.string(*s, "suite", "version");
     c.string(*s, "suite", "git_describe");
     c.boolean(*s, "suite", "git_dirty");
   }
-  c.string(doc, "", "date");
+  if (const json* v = c.string(doc, "", "date"))
+    c.require(is_utc_date_time(v->get<std::string>()),
+              "date: " + text_of(*v) + " is not an ISO 8601 UTC date-time (YYYY-MM-DDTHH:MM:SSZ)");
   if (const json* v = c.number(doc, "", "duration_s")) c.require(*v >= 0, "duration_s: negative");
   c.string(doc, "", "command_line");
   if (const json* d = c.object(doc, "", "deck")) {
@@ -98,10 +181,10 @@ std::vector<std::string> validate_results(const json& doc, const ResultsExpectat
   if (const json* m = c.object(doc, "", "mpi")) {
     c.boolean(*m, "mpi", "enabled");
     c.string(*m, "mpi", "library_version");
-    if (const json* r = c.integer(*m, "mpi", "ranks")) ranks = r->get<int>();
-    c.integer(*m, "mpi", "nodes");
-    c.integer(*m, "mpi", "ranks_per_node");
-    c.require(ranks >= 1, "mpi.ranks: must be at least 1");
+    // Upper bounds keep counts in an int; no run comes near them.
+    if (const auto r = c.integer_in(*m, "mpi", "ranks", 1, INT32_MAX)) ranks = static_cast<int>(*r);
+    c.integer_in(*m, "mpi", "nodes", 1, INT32_MAX);
+    c.integer_in(*m, "mpi", "ranks_per_node", 1, INT32_MAX);
     c.require(!expect.ranks || ranks == *expect.ranks,
               "mpi.ranks: " + std::to_string(ranks) + ", expected " +
                   std::to_string(expect.ranks.value_or(0)));
@@ -190,21 +273,34 @@ std::vector<std::string> validate_results(const json& doc, const ResultsExpectat
       bool all = !checks->empty();
       for (std::size_t i = 0; i < checks->size(); ++i) {
         const std::string cp = "verification.checks[" + std::to_string(i) + "]";
-        c.string((*checks)[i], cp, "name");
-        c.string((*checks)[i], cp, "measure");
-        c.number((*checks)[i], cp, "tolerance");
-        // A NaN or infinite error is written as null.
-        c.require((*checks)[i].contains("error"), cp + ".error: missing");
-        if (const json* ok = c.boolean((*checks)[i], cp, "passed")) all = all && *ok;
+        const json& check = (*checks)[i];
+        c.string(check, cp, "name");
+        c.string(check, cp, "measure");
+        const json* tolerance = c.number(check, cp, "tolerance");
+        // A NaN or infinite error is written as null, and never passes.
+        const json* error = c.member(
+            check, cp, "error", [](const json& v) { return v.is_number() || v.is_null(); },
+            "a number or null");
+        const json* ok = c.boolean(check, cp, "passed");
+        if (ok) all = all && ok->get<bool>();
+        if (ok && error && tolerance) {
+          const bool within =
+              error->is_number() && error->get<double>() <= tolerance->get<double>();
+          const std::string why = error->is_null()
+                                      ? "error is null (NaN or infinite)"
+                                      : "error " + text_of(*error) + (within ? " <= " : " > ") +
+                                            "tolerance " + text_of(*tolerance);
+          c.require(ok->get<bool>() == within, cp + ".passed: " + text_of(*ok) + ", but " + why);
+        }
       }
       if (p) c.require(all == passed, "verification.passed disagrees with its checks");
     }
   }
   if (const json* r = c.string(doc, "", "result")) {
     c.require(*r == (passed ? "PASSED" : "FAILED"),
-              "result: " + r->dump() + " disagrees with verification.passed");
+              "result: " + text_of(*r) + " disagrees with verification.passed");
     c.require(!expect.result || *r == *expect.result,
-              "result: " + r->dump() + ", expected " + expect.result.value_or(""));
+              "result: " + text_of(*r) + ", expected " + expect.result.value_or(""));
   }
   return problems;
 }

@@ -10,7 +10,10 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include <cerrno>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +22,37 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+// This executable's fsync stands in for the C library's (the core is linked
+// into it statically), so the tests see what the writer syncs, and when, and
+// can make it fail; otherwise it syncs through fdatasync, which it does not
+// replace.
+namespace karma_test_fsync {
+struct Call {
+  std::string path;    // what the descriptor named
+  bool target_exists;  // whether the file being written existed by then
+};
+bool recording = false;
+int fail_with = 0;  // an errno to fail with, or 0
+std::string target;
+std::vector<Call> calls;
+}  // namespace karma_test_fsync
+
+extern "C" int fsync(int fd) {
+  namespace spy = karma_test_fsync;
+  if (spy::recording) {
+    char path[PATH_MAX] = {};
+    const ssize_t n =
+        readlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), path, sizeof(path) - 1);
+    spy::calls.push_back(
+        {n > 0 ? std::string(path, n) : "?", access(spy::target.c_str(), F_OK) == 0});
+    if (spy::fail_with) {
+      errno = spy::fail_with;
+      return -1;
+    }
+  }
+  return fdatasync(fd);
+}
 
 namespace karma_test_results {
 
@@ -199,6 +233,7 @@ TEST(ValidateResults, TimeZeroOrNoRepetitions) {
 
 TEST(ValidateResults, PassedDisagreesWithAFailedCheck) {
   json doc = valid_document();
+  doc["verification"]["checks"][0]["error"] = 1e-10;  // above its tolerance: a failed check
   doc["verification"]["checks"][0]["passed"] = false;
   const auto problems = karma::validate_results(doc);
   EXPECT_EQ(problems, std::vector<std::string>{"verification.passed disagrees with its checks"});
@@ -206,6 +241,7 @@ TEST(ValidateResults, PassedDisagreesWithAFailedCheck) {
 
 TEST(ValidateResults, ResultPassedWhileVerificationFailed) {
   json doc = valid_document();
+  doc["verification"]["checks"][0]["error"] = 1e-10;  // above its tolerance: a failed check
   doc["verification"]["checks"][0]["passed"] = false;
   doc["verification"]["passed"] = false;
   const auto problems = karma::validate_results(doc);
@@ -342,6 +378,149 @@ TEST(ValidateResults, NegativeDurationBytesAndFlops) {
   EXPECT_EQ(problems.size(), 3u) << joined(problems);
 }
 
+// The hostile cases: a check that says passed with its error above its
+// tolerance, a date that is not one, an app that is not of the suite.
+TEST(ValidateResults, CheckPassedWithErrorAboveTolerance) {
+  json doc = valid_document();
+  doc["verification"]["checks"][0]["error"] = 1e-10;  // tolerance 1e-14
+  EXPECT_EQ(karma::validate_results(doc),
+            std::vector<std::string>{
+                "verification.checks[0].passed: true, but error 1e-10 > tolerance 1e-14"});
+}
+
+TEST(ValidateResults, CheckFailedWithErrorWithinTolerance) {
+  json doc = valid_document();
+  doc["verification"]["checks"][1]["passed"] = false;
+  doc["verification"]["passed"] = false;
+  doc["result"] = "FAILED";
+  const auto problems = karma::validate_results(doc);
+  ASSERT_EQ(problems.size(), 1u) << joined(problems);
+  EXPECT_TRUE(has_problem(problems, "verification.checks[1].passed: false, but error"));
+}
+
+TEST(ValidateResults, CheckWithNullErrorCannotPass) {
+  json doc = valid_document();
+  doc["verification"]["checks"][0]["error"] = nullptr;  // NaN or infinite
+  EXPECT_EQ(karma::validate_results(doc),
+            std::vector<std::string>{"verification.checks[0].passed: true, but error is null "
+                                     "(NaN or infinite)"});
+}
+
+TEST(ValidateResults, CheckErrorMustBeANumberOrNull) {
+  json doc = valid_document();
+  doc["verification"]["checks"][0]["error"] = "tiny";
+  EXPECT_EQ(karma::validate_results(doc),
+            std::vector<std::string>{
+                "verification.checks[0].error: expected a number or null, got string"});
+}
+
+TEST(ValidateResults, DateMustBeAnIso8601UtcDateTime) {
+  for (const char* bad :
+       {"yesterday", "", "2024-05-01", "2024-05-01 12:00:00Z", "2024-05-01T12:00:00",
+        "2024-13-01T12:00:00Z", "2024-00-10T12:00:00Z", "2023-02-29T12:00:00Z",
+        "2024-04-31T12:00:00Z", "2024-05-01T24:00:00Z", "2024-05-01T12:60:00Z",
+        "2024-05-01T12:00:60Z", "2024-05-01T12:00:00.Z", "2024-05-01T12:00:00+02:00",
+        "2024-05-01T12:00:00Zjunk", "2024-5-1T12:00:00Z", "２０２４-05-01T12:00:00Z"}) {
+    json doc = valid_document();
+    doc["date"] = bad;
+    const auto problems = karma::validate_results(doc);
+    EXPECT_EQ(problems.size(), 1u) << bad << ":\n" << joined(problems);
+    EXPECT_TRUE(has_problem(problems, "date: ")) << bad;
+    EXPECT_FALSE(karma::is_utc_date_time(bad)) << bad;
+  }
+  for (const char* good :
+       {"2024-05-01T12:00:00Z", "2024-02-29T23:59:59Z", "2000-02-29T00:00:00Z",
+        "2016-12-31T23:59:60Z", "2024-05-01T12:00:00.125Z", "2024-05-01T12:00:00+00:00"}) {
+    json doc = valid_document();
+    doc["date"] = good;
+    EXPECT_TRUE(karma::validate_results(doc).empty()) << good;
+  }
+  json doc = valid_document();
+  doc["date"] = 20240501;
+  EXPECT_EQ(karma::validate_results(doc),
+            std::vector<std::string>{"date: expected a string, got number"});
+}
+
+TEST(ValidateResults, AppMustBeAMiniAppOfTheSuite) {
+  json doc = valid_document();
+  doc["app"] = "nosuchapp";
+  auto problems = karma::validate_results(doc);
+  ASSERT_EQ(problems.size(), 1u) << joined(problems);
+  EXPECT_TRUE(has_problem(problems, "app: \"nosuchapp\" is not a mini-app of the suite"));
+  for (const char* app : {"stream", "hexgrad", "matvec", "mgs", "contact"}) {
+    doc["app"] = app;
+    EXPECT_TRUE(karma::validate_results(doc).empty()) << app;
+  }
+  doc["app"] = "microbench";  // writes Google Benchmark JSON, never this document
+  EXPECT_TRUE(has_problem(karma::validate_results(doc), "app: "));
+}
+
+TEST(ValidateResults, CountsOutOfRange) {
+  json doc = valid_document();
+  doc["mpi"]["ranks"] = std::numeric_limits<std::uint64_t>::max();  // -1 as an int
+  doc["mpi"]["nodes"] = 0;
+  doc["mpi"]["ranks_per_node"] = -2;
+  const auto problems = karma::validate_results(doc);
+  EXPECT_TRUE(has_problem(problems, "mpi.ranks: 18446744073709551615 is not in [1, 2147483647]"));
+  EXPECT_TRUE(has_problem(problems, "mpi.nodes: 0 is not in [1, 2147483647]"));
+  EXPECT_TRUE(has_problem(problems, "mpi.ranks_per_node: -2 is not in [1, 2147483647]"));
+}
+
+TEST(ValidateResults, AnElementThatIsNotAnObjectIsOneProblem) {
+  json doc = valid_document();
+  doc["kernels"][0] = 3;
+  doc["verification"]["checks"][1] = json::array();
+  const auto problems = karma::validate_results(doc);
+  EXPECT_EQ(problems,
+            (std::vector<std::string>{"kernels[0]: expected an object, got number",
+                                      "verification.checks[1]: expected an object, got array"}));
+}
+
+// A document built in memory may hold bytes that are not UTF-8; quoting
+// them in a problem must not throw.
+TEST(ValidateResults, InvalidUtf8IsReportedNotThrown) {
+  json doc = valid_document();
+  doc["app"] =
+      "str\xff"
+      "eam";
+  doc["result"] = "PASS\xfe";
+  std::vector<std::string> problems;
+  EXPECT_NO_THROW(problems = karma::validate_results(doc));
+  EXPECT_TRUE(has_problem(problems, "app: "));
+  EXPECT_TRUE(has_problem(problems, "result: "));
+}
+
+// Every value of the document, at every depth, replaced by every kind of
+// JSON value: problems, never an exception.
+TEST(ValidateResults, AnyValueAnywhereIsAProblemNotAnException) {
+  const json valid = valid_document();
+  const std::vector<json> replacements = {nullptr,
+                                          true,
+                                          -1,
+                                          std::numeric_limits<std::uint64_t>::max(),
+                                          1e308,
+                                          "text",
+                                          "not UTF-8: \xff",
+                                          json::array(),
+                                          json::array({json::array({1})}),
+                                          json::object(),
+                                          json{{"x", {{"y", 1}}}}};
+  const json flat = valid.flatten();
+  std::size_t cases = 0;
+  for (auto it = flat.begin(); it != flat.end(); ++it) {
+    // The leaf, and each object or array holding it.
+    for (json::json_pointer p(it.key()); !p.empty(); p = p.parent_pointer()) {
+      for (const json& r : replacements) {
+        json doc = valid;
+        doc[p] = r;
+        EXPECT_NO_THROW(karma::validate_results(doc)) << p.to_string() << " = " << r.dump();
+        ++cases;
+      }
+    }
+  }
+  EXPECT_GT(cases, 500u);
+}
+
 // --- write_file_atomically -----------------------------------------------------
 
 // A fresh directory per test, removed afterwards.
@@ -425,6 +604,63 @@ TEST_F(AtomicWrite, RenameOntoADirectoryFailsAndRemovesTheTemporary) {
   }
   EXPECT_EQ(entries(), std::vector<std::string>{"taken"});
   EXPECT_TRUE(fs::is_directory(dir_ / "taken"));
+}
+
+// Durable, not only atomic: the data reaches the disk before the rename,
+// and the rename before the writer returns.
+class DurableWrite : public AtomicWrite {
+ protected:
+  void SetUp() override {
+    AtomicWrite::SetUp();
+    karma_test_fsync::calls.clear();
+    karma_test_fsync::fail_with = 0;
+    karma_test_fsync::recording = true;
+  }
+  void TearDown() override {
+    karma_test_fsync::recording = false;
+    karma_test_fsync::fail_with = 0;
+    AtomicWrite::TearDown();
+  }
+};
+
+TEST_F(DurableWrite, SyncsTheFileBeforeTheRenameAndTheDirectoryAfter) {
+  const fs::path out = dir_ / "results.json";
+  karma_test_fsync::target = out.string();
+  karma::write_file_atomically(out.string(), "text");
+  const auto& calls = karma_test_fsync::calls;
+  ASSERT_EQ(calls.size(), 2u);
+  const std::string temporary =
+      (fs::canonical(dir_) / ("results.json.tmp." + std::to_string(getpid()))).string();
+  EXPECT_EQ(calls[0].path, temporary);
+  EXPECT_FALSE(calls[0].target_exists);
+  EXPECT_EQ(calls[1].path, fs::canonical(dir_).string());
+  EXPECT_TRUE(calls[1].target_exists);
+  EXPECT_EQ(read(out), "text");
+}
+
+TEST_F(DurableWrite, ANameWithoutDirectorySyncsTheWorkingDirectory) {
+  const fs::path before = fs::current_path();
+  fs::current_path(dir_);
+  karma_test_fsync::target = "results.json";
+  karma::write_file_atomically("results.json", "text");
+  fs::current_path(before);
+  ASSERT_EQ(karma_test_fsync::calls.size(), 2u);
+  EXPECT_EQ(karma_test_fsync::calls[1].path, fs::canonical(dir_).string());
+  EXPECT_EQ(read(dir_ / "results.json"), "text");
+}
+
+TEST_F(DurableWrite, AFailedSyncIsARuntimeErrorAndLeavesNothing) {
+  const fs::path out = dir_ / "results.json";
+  karma_test_fsync::target = out.string();
+  karma_test_fsync::fail_with = EIO;
+  try {
+    karma::write_file_atomically(out.string(), "text");
+    FAIL() << "no error";
+  } catch (const karma::Error& e) {
+    EXPECT_EQ(e.code(), karma::exit_runtime_error);
+    EXPECT_NE(std::string(e.what()).find("fsync"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(entries().empty());  // neither the temporary nor a half-durable result
 }
 
 // --- command line -----------------------------------------------------------------

@@ -6,6 +6,18 @@ only for plots)."""
 __version__ = "0.1.0"
 
 
+# The mini-apps that take a deck and write karma results (results/SCHEMA.md),
+# as their `app` names them; karma-validate-results knows the same list (a
+# test checks both against miniapps/). karma-microbench writes Google
+# Benchmark JSON instead.
+APPS = ("stream", "hexgrad", "matvec", "mgs", "contact")
+
+# Deeper nesting in a campaign or a JSON input is refused: no karma file
+# comes near it, and Python's recursion would give out long before a
+# hostile file does.
+MAX_DEPTH = 64
+
+
 class ToolError(Exception):
     """An error the user can fix; `code` is the exit status (2: bad input,
     3: run-time or environment problem), as the mini-apps use them."""
@@ -13,6 +25,74 @@ class ToolError(Exception):
     def __init__(self, message, code=2):
         super().__init__(message)
         self.code = code
+
+
+def describe(value):
+    """A JSON value for a message: its kind, and a short quote of a scalar."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, (int, float)):
+        text = repr(value)
+        return "the number " + (text if len(text) <= 24 else text[:20] + "...")
+    text = str(value)
+    return "the string " + repr(text if len(text) <= 40 else text[:36] + "...")
+
+
+def too_deep(value, limit=None):
+    """Whether a parsed JSON value nests deeper than `limit` (MAX_DEPTH);
+    iterative, so it cannot itself run out of stack."""
+    limit = MAX_DEPTH if limit is None else limit
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        children = v.values() if isinstance(v, dict) else v if isinstance(v, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children)
+    return False
+
+
+def read_json(path):
+    """The JSON document in the file at path. ToolError (2) when it is not
+    JSON: a syntax error, not UTF-8, NaN or an infinite number (JSON has
+    none), nesting deeper than MAX_DEPTH; (3) when it cannot be read."""
+    import json
+
+    def no_constant(name):
+        raise ValueError(f"{name} is not a JSON number")
+
+    def finite(text):
+        value = float(text)
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"the number {text} is out of range")
+        return value
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise ToolError(f"{path}: cannot read ({e.strerror})", 3) from None
+    try:
+        doc = json.loads(data.decode("utf-8"), parse_constant=no_constant, parse_float=finite)
+    except UnicodeDecodeError as e:
+        raise ToolError(f"{path}: not valid JSON (not UTF-8: {e.reason} at byte {e.start})",
+                        2) from None
+    except ValueError as e:
+        raise ToolError(f"{path}: not valid JSON ({e})", 2) from None
+    except RecursionError:
+        raise ToolError(f"{path}: not valid JSON here (nested too deeply)", 2) from None
+    if too_deep(doc):
+        raise ToolError(f"{path}: nested more than {MAX_DEPTH} levels deep; no karma file "
+                        "is", 2)
+    return doc
 
 
 def atomic_write(path, text):

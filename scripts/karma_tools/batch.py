@@ -10,7 +10,8 @@ import shutil
 import sys
 import time
 
-from . import ToolError, __version__, atomic_write, campaign as campaign_mod, jobs, main_wrapper
+from . import (ToolError, __version__, atomic_write, campaign as campaign_mod, describe, jobs,
+               main_wrapper, read_json)
 
 MANIFEST = "campaign.json"
 SUFFIX = {"slurm": ".sbatch", "pbs": ".pbs"}
@@ -124,19 +125,51 @@ def generate(args):
 # --- manifest -------------------------------------------------------------------
 
 
+# What status, submit, wait and cancel read of each job: (key, types, what).
+_JOB_FIELDS = (("name", str, "a string"), ("script", str, "a string"),
+               ("results_dir", str, "a string"), ("results_file", str, "a string"),
+               ("nodes", int, "an integer"), ("ranks_per_node", int, "an integer"),
+               ("job_id", (str, type(None)), "a string or null"),
+               ("submitted", (str, type(None)), "a string or null"))
+
+
 def _load_manifest(out):
     path = os.path.join(out, MANIFEST)
-    try:
-        with open(path, encoding="utf-8") as f:
-            manifest = json.load(f)
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         raise ToolError(f"{path} not found: is {out} a directory made by "
-                        "`karma-batch generate`?", 2) from None
-    except (OSError, ValueError) as e:
-        raise ToolError(f"{path}: cannot read: {e}", 2) from None
-    if manifest.get("karma_batch_manifest") != 1:
+                        "`karma-batch generate`?", 2)
+    manifest = read_json(path)
+    if not isinstance(manifest, dict) or manifest.get("karma_batch_manifest") != 1:
         raise ToolError(f"{path}: not a karma-batch manifest of version 1", 2)
+    check_manifest(path, manifest)
     return manifest
+
+
+def check_manifest(path, manifest):
+    """Refuses a manifest edited into a shape the commands cannot use,
+    naming the key, rather than failing half-way through a submission."""
+    def fail(key, message):
+        raise ToolError(f"{path}: {key}: {message} (edit the campaign and generate again "
+                        "rather than this file)", 2)
+
+    if manifest.get("scheduler") not in ("slurm", "pbs"):
+        fail("scheduler", f"expected slurm or pbs, got {describe(manifest.get('scheduler'))}")
+    entries = manifest.get("jobs")
+    if not isinstance(entries, list):
+        fail("jobs", f"expected a list of jobs, got {describe(entries)}")
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            fail(f"jobs[{i}]", f"expected an object, got {describe(entry)}")
+        for key, kinds, what in _JOB_FIELDS:
+            if key not in entry:
+                fail(f"jobs[{i}].{key}", "missing")
+            value = entry[key]
+            if not isinstance(value, kinds) or isinstance(value, bool):
+                fail(f"jobs[{i}].{key}", f"expected {what}, got {describe(value)}")
+            if kinds is int and not 1 <= value <= campaign_mod.INT_MAX:
+                fail(f"jobs[{i}].{key}", f"{value} is not in [1, {campaign_mod.INT_MAX}]")
+            if kinds is str and not value:
+                fail(f"jobs[{i}].{key}", "empty")
 
 
 def _save_manifest(out, manifest):
@@ -172,14 +205,18 @@ def job_state(entry, scheduler_state):
         except (OSError, ValueError):
             return FAILED, f"unreadable {code_file}"
         result = None
-        try:
-            with open(entry["results_file"]) as f:
-                doc = json.load(f)
-            result = doc.get("result") if doc.get("schema_version") == 1 else "other schema"
-        except FileNotFoundError:
-            pass
-        except (OSError, ValueError):
-            result = "unreadable results"
+        if os.path.lexists(entry["results_file"]):
+            try:
+                doc = read_json(entry["results_file"])
+            except ToolError:
+                doc = None
+            if not isinstance(doc, dict):
+                result = "unreadable results"
+            elif doc.get("schema_version") != 1:
+                result = "other schema"
+            else:
+                result = doc.get("result") if isinstance(doc.get("result"), str) else \
+                    "malformed results"
         if code == 0 and result == "PASSED":
             return PASSED, "PASSED"
         if result is None:

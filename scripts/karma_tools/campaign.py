@@ -14,7 +14,7 @@ import re
 import shutil
 import subprocess
 
-from . import ToolError, yamlsub
+from . import APPS, ToolError, yamlsub
 
 CAMPAIGN_HELP = """\
 A campaign file (YAML) lists runs of karma mini-apps; karma-batch writes one
@@ -43,7 +43,8 @@ job script per run and per point of its sweeps.
         extra: ["-l filesystems=home"]}   # flavor: pro (select=) or torque (nodes=)
   runs:
     - name: stream-scaling          # unique; names the jobs and their directories
-      app: stream                   # runs karma-stream
+      app: stream                   # runs karma-stream; one of stream, hexgrad, matvec,
+                                    # mgs, contact (another name needs `executable`)
       deck: "{inputs}/stream/default.yaml"   # {inputs}: the suite's decks; other
                                     # relative paths are relative to this file
       set: ["stream.shape=[2^28]"]  # --set overrides (a list, or a key: value map)
@@ -62,7 +63,10 @@ Weak scaling keeps the deck's size per rank; strong scaling keeps it global
 and splits it over the ranks: the mini-app reads <app>.scaling (change the key
 with scaling_key). Integers, lists and strings in set/sweep are passed as
 written (2^28 stays 2^28). When karma-<app> can be run here, karma-batch checks
-every set/sweep key against its --help.
+every set/sweep key and value (type, range, choices, list length) against its
+--help; when it cannot, it says so, and a wrong value stops the job at its
+start (exit 2). Counts (nodes, ranks_per_node, gpus_per_rank, cpus_per_rank,
+repeat) are at most 2^31-1, and a campaign at most 10000 jobs.
 
 The YAML subset: block and flow mappings and lists, quoted and plain scalars,
 '|' blocks, comments. Anchors, aliases, tags, '>' blocks and several
@@ -85,6 +89,11 @@ RUN_KEYS = ("name", "app", "deck", "set", "sweep", "args", "nodes", "ranks_per_n
 ENV_KEYS = ("setup", "modules", "variables")
 SLURM_KEYS = ("partition", "account", "qos", "constraint", "exclusive", "extra")
 PBS_KEYS = ("flavor", "queue", "account", "place", "extra")
+
+# Counts beyond a C int mean a typo, and the mini-apps and launchers take ints.
+INT_MAX = 2**31 - 1
+# More jobs than this is a typo too (repeat: 100000), and would take long to write.
+MAX_JOBS = 10000
 
 
 class Environment:
@@ -167,11 +176,13 @@ class _Checker:
             self.fail(node, path, f"'{value}' is not one of: {', '.join(choices)}")
         return value
 
-    def integer(self, node, path, minimum):
+    def integer(self, node, path, minimum, maximum=INT_MAX):
         if isinstance(node.value, bool) or not isinstance(node.value, int):
             self.fail(node, path, f"expected an integer, got {_describe(node)}")
         if node.value < minimum:
-            self.fail(node, path, f"must be >= {minimum}, got {node.value}")
+            self.fail(node, path, f"must be >= {minimum}, got {_short(node.raw or node.value)}")
+        if node.value > maximum:
+            self.fail(node, path, f"must be <= {maximum}, got {_short(node.raw or node.value)}")
         return node.value
 
     def boolean(self, node, path):
@@ -218,8 +229,13 @@ def _describe(node):
     if isinstance(v, list):
         return "a list"
     if isinstance(v, (int, float)):
-        return f"the number {node.raw}"
-    return f"the string '{v}'"
+        return f"the number {_short(node.raw)}"
+    return f"the string '{_short(v)}'"
+
+
+def _short(text):
+    text = str(text)
+    return text if len(text) <= 60 else text[:56] + "..."
 
 
 def parse_time(checker, node, path):
@@ -355,7 +371,8 @@ def _slug(key, text):
 
 
 class KeyLister:
-    """Deck keys of a mini-app, from `karma-<app> --help` (cached)."""
+    """Deck keys of a mini-app and their types, from `karma-<app> --help`
+    (cached): {key: DeckType or None (a type this tool does not know)}."""
 
     def __init__(self):
         self.cache = {}
@@ -372,12 +389,12 @@ class KeyLister:
                 out = subprocess.run([path, "--help"], capture_output=True, text=True,
                                      timeout=60, env=env, stdin=subprocess.DEVNULL)
                 if out.returncode == 0:
-                    keys = parse_help_keys(out.stdout)
+                    keys = parse_help_types(out.stdout)
             except (OSError, subprocess.TimeoutExpired):
                 keys = None
             if not keys:
                 self.warnings.append(f"could not list the deck keys of {path} (its --help "
-                                     "failed); set/sweep keys are not checked")
+                                     "failed); set/sweep keys and values are not checked")
                 keys = None
         self.cache[executable] = keys
         return keys
@@ -385,7 +402,14 @@ class KeyLister:
 
 def parse_help_keys(text):
     """Deck keys from a mini-app's --help: 'section:' lines, then '  key  (' lines."""
-    keys, section, in_keys = set(), None, False
+    return set(parse_help_types(text))
+
+
+def parse_help_types(text):
+    """{deck key: DeckType or None} from a mini-app's --help, whose lines
+    read '  key  (TYPE; default: VALUE)' under 'section:' (deck.cpp's
+    help_text and describe_type)."""
+    types, section, in_keys = {}, None, False
     for line in text.splitlines():
         if line.startswith("deck keys:"):
             in_keys = True
@@ -396,10 +420,172 @@ def parse_help_keys(text):
         if m:
             section = m.group(1)
             continue
+        m = re.match(r"^  ([A-Za-z0-9_]+)  \((.*); default: .*\)\s*$", line)
+        if m and section:
+            types[f"{section}.{m.group(1)}"] = DeckType.parse(m.group(2))
+            continue
         m = re.match(r"^  ([A-Za-z0-9_]+)  \(", line)
         if m and section:
-            keys.add(f"{section}.{m.group(1)}")
-    return keys
+            types[f"{section}.{m.group(1)}"] = None
+    return types
+
+
+_BOUND = r"(-?[0-9][0-9.eE+-]*)"
+_RANGE = re.compile(rf"^(?: >= {_BOUND})?(?:,? +<= {_BOUND})?$")
+
+
+class DeckType:
+    """A deck key's type as the mini-app's --help describes it, and the
+    mini-app's own reading of a value (deck.cpp's convert), so a campaign's
+    `run.repetitions: lots` is refused before any job is written."""
+
+    def __init__(self, text, kind, lo=None, hi=None, choices=(), lengths=()):
+        self.text, self.kind, self.lo, self.hi = text, kind, lo, hi
+        self.choices, self.lengths = tuple(choices), tuple(lengths)
+
+    @classmethod
+    def parse(cls, text):
+        """From describe_type's text; None for a text it does not know."""
+        def bounds(rest):
+            m = _RANGE.match(rest)
+            if not m:
+                return None
+            try:
+                return tuple(None if g is None else float(g) for g in m.groups())
+            except ValueError:
+                return None
+
+        for kind, prefix in (("integer", "an integer"), ("number", "a number")):
+            if text.startswith(prefix):
+                b = bounds(text[len(prefix):])
+                return cls(text, kind, *b) if b else None
+        if text == "true or false":
+            return cls(text, "boolean")
+        if text == "a string":
+            return cls(text, "string")
+        if text.startswith("one of "):
+            return cls(text, "choice", choices=text[len("one of "):].split("|"))
+        m = re.match(r"^a list of((?: [0-9]+(?: or [0-9]+)*)?)( integers(.*)| of (.*)| (.*))$",
+                     text)
+        if not m:
+            return None
+        lengths = [int(n) for n in re.findall(r"[0-9]+", m.group(1))]
+        if m.group(3) is not None:
+            b = bounds(m.group(3))
+            return cls(text, "integer_list", *b, lengths=lengths) if b else None
+        choices = (m.group(4) if m.group(4) is not None else m.group(5)).split("|")
+        return cls(text, "choice_list", choices=choices, lengths=lengths)
+
+    def problem(self, node):
+        """Why the mini-app would refuse this value (a yamlsub Node of the
+        text it will be given), or None."""
+        v = node.value
+        if self.kind in ("integer_list", "choice_list"):
+            if not isinstance(v, list):
+                got = "a mapping" if isinstance(v, dict) else "nothing" if v is None else \
+                    f"'{_short(self._text(node))}'"
+                return f"expected {self.text}, got {got}"
+            if (self.lengths and len(v) not in self.lengths) or not v:
+                return f"has {len(v)} entries; expected {self.text}"
+            seen = set()
+            for item in v:
+                why = self._scalar_problem(item, "integer" if self.kind == "integer_list"
+                                           else "choice")
+                if why:
+                    return why
+                text = self._text(item)
+                if self.kind == "choice_list" and text in seen:
+                    return f"'{text}' is listed twice"
+                seen.add(text)
+            return None
+        return self._scalar_problem(node, self.kind)
+
+    @staticmethod
+    def _text(node):
+        return str(node.value) if node.quoted or node.raw is None else node.raw
+
+    def _scalar_problem(self, node, kind):
+        if isinstance(node.value, (list, dict)) or node.value is None:
+            got = "a list" if isinstance(node.value, list) else \
+                "a mapping" if isinstance(node.value, dict) else "nothing"
+            return f"expected {self.text}, got {got}"
+        text = self._text(node)
+        shown = f"'{_short(text)}'"
+        if kind == "integer":
+            value = _deck_integer(text)
+            if value is None:
+                return shown + (" does not fit a 64-bit integer" if _looks_like_integer(text)
+                                else " is not an integer")
+            return self._range_problem(value)
+        if kind == "number":
+            value = _deck_number(text)
+            if value is None:
+                return f"{shown} is not a finite number"
+            return self._range_problem(value)
+        if kind == "boolean":
+            if text in ("true", "True", "TRUE", "false", "False", "FALSE"):
+                return None
+            return f"{shown} is not true or false"
+        if kind == "choice" and text not in self.choices:
+            return f"{shown} is not one of: {', '.join(self.choices)}"
+        return None
+
+    def _range_problem(self, value):
+        if self.lo is not None and value < self.lo:
+            return f"must be >= {self.lo:g}, got {value:g}"
+        if self.hi is not None and value > self.hi:
+            return f"must be <= {self.hi:g}, got {value:g}"
+        return None
+
+
+_DECIMAL = re.compile(r"^[-+]?[0-9]+$")
+
+
+def _looks_like_integer(text):
+    base, caret, exponent = text.partition("^")
+    if not caret:
+        return bool(_DECIMAL.match(text))
+    return bool(_DECIMAL.match(base) and re.match(r"^[0-9]+$", exponent))
+
+
+def _deck_integer(text):
+    """deck.cpp's parse_integer: [+-]digits or base^exponent in 64 bits."""
+    low, high = -2**63, 2**63 - 1
+    base, caret, exponent = text.partition("^")
+    if not _DECIMAL.match(base) or (caret and not _DECIMAL.match(exponent)):
+        return None
+    if any(len(t.lstrip("+-").lstrip("0")) > 20 for t in (base, exponent)):
+        return None  # beyond 64 bits (and int() of thousands of digits is refused)
+    b = int(base)
+    if not caret:
+        return b if low <= b <= high else None
+    e = int(exponent)
+    if not low <= b <= high or e < 0:
+        return None
+    if b == 0:
+        return 1 if e == 0 else 0
+    if b == 1:
+        return 1
+    if b == -1:
+        return -1 if e % 2 else 1
+    if e > 63:  # |base| >= 2 overflows 64 bits by then
+        return None
+    v = b ** e
+    return v if low <= v <= high else None
+
+
+def _deck_number(text):
+    """strtod over the whole text, finite (deck.cpp's parse_number)."""
+    try:
+        value = float(text)
+    except ValueError:
+        try:
+            value = float.fromhex(text)  # strtod reads hexadecimal too
+        except (ValueError, OverflowError):
+            return None
+    except OverflowError:
+        return None
+    return value if value == value and abs(value) != float("inf") else None
 
 
 def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None):
@@ -492,13 +678,15 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None):
                                 campaign_bin, tool_dir, defaults, environment, run_names,
                                 job_names, lister if check_keys else None))
     warnings = list(lister.warnings)
+    unchecked = "; set/sweep keys and values are checked only when its jobs start" \
+        if check_keys else ""
     for exe in sorted({j.executable for j in jobs}):
         if os.path.isabs(exe) and not os.access(exe, os.X_OK):
             warnings.append(f"{exe} is not an executable here; the jobs need it on the "
-                            "compute nodes")
+                            f"compute nodes{unchecked}")
         elif not os.path.isabs(exe) and not shutil.which(exe):
             warnings.append(f"{exe} is not in PATH here; the jobs look for it in theirs "
-                            "(or set bin_dir)")
+                            f"(or set bin_dir){unchecked}")
     return Campaign(name=name, path=os.path.abspath(path), sha256=hashlib.sha256(data).hexdigest(),
                     scheduler=scheduler, results_dir=results_dir, slurm=slurm, pbs=pbs,
                     jobs=jobs, warnings=warnings)
@@ -528,6 +716,11 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
                    f"{run_names[run]}")
     run_names[run] = path
     app = check.string(entries["app"], f"{path}.app", _APP, "a mini-app name (stream, mgs, ...)")
+    if app not in APPS and "executable" not in entries:
+        near = difflib.get_close_matches(app, APPS, n=1, cutoff=0.6)
+        hint = f"did you mean '{near[0]}'? " if near else ""
+        check.fail(entries["app"], f"{path}.app", f"'{app}' is not a mini-app of the suite "
+                   f"({', '.join(APPS)}); {hint}a mini-app of your own needs `executable:`")
 
     deck_node = entries["deck"]
     deck_text = check.string(deck_node, f"{path}.deck")
@@ -591,25 +784,54 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
     if lister is not None:
         known = lister.keys(executable)
         if known is not None:
-            # (key, node, path, whether the node's key is where the key is written)
-            checks = [(k, n, f"{path}.set", isinstance(entries["set"].value, dict))
-                      for k, _, n in overrides]
-            checks += [(k, entries["sweep"].value[k], f"{path}.sweep.{k}", True)
-                       for k, _ in sweep]
+            set_is_map = isinstance(entries["set"].value, dict) if "set" in entries else False
+            # (key, node, path, whether the node's key is where the key is
+            # written, [(value text, node, path)])
+            checks = [(k, n, f"{path}.set", set_is_map,
+                       [(t, n, f"{path}.set.{k}" if set_is_map else f"{path}.set[{i}]")])
+                      for i, (k, t, n) in enumerate(overrides)]
+            checks += [(k, entries["sweep"].value[k], f"{path}.sweep.{k}", True,
+                        [(t, v, f"{path}.sweep.{k}[{i}]") for i, (t, v) in enumerate(vals)])
+                       for k, vals in sweep]
             if scalings != [None]:
-                checks.append((scaling_key, entries.get("scaling_key", entries["scaling"]),
-                               f"{path}.scaling_key", False))
-            for key, n, where, at_key in checks:
+                snode = entries["scaling"]
+                checks.append((scaling_key, entries.get("scaling_key", snode),
+                               f"{path}.scaling_key", False,
+                               [(sc, snode, f"{path}.scaling") for sc in scalings]))
+            for key, n, where, at_key, values in checks:
                 if key not in known:
                     near = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
                     hint = f" (did you mean '{near[0]}'?)" if near else ""
                     check.fail(n, where, f"{key}: not a deck key of karma-{app}{hint}; see "
                                f"karma-{app} --help", at_key=at_key)
+                if known[key] is None:
+                    continue  # a type this tool cannot read: the mini-app checks it
+                for text, vnode, vpath in values:
+                    try:
+                        parsed = yamlsub.parse_value(text, check.source, vnode.line, vnode.col)
+                    except yamlsub.YamlError:
+                        lister.warnings.append(f"{vpath}: cannot read '{_short(text)}' here; "
+                                               f"karma-{app} checks it when the job starts")
+                        continue
+                    why = known[key].problem(parsed)
+                    if why:
+                        check.fail(vnode, vpath, f"{key}={_short(text)}: {why} (karma-{app} "
+                                   "--help)")
 
+    # Counted before anything is expanded: a typo must not fill the memory.
+    count = len(scalings) * len(nodes_list) * len(rpn_list) * repeat
+    for _, vals in sweep:
+        count *= len(vals)
+    if len(job_names) + count > MAX_JOBS:
+        check.fail(node, path, f"makes {count} jobs ({len(job_names)} before it); a campaign "
+                   f"makes at most {MAX_JOBS}")
     jobs = []
     sweep_points = list(itertools.product(*[[(k, t) for t, _ in vals] for k, vals in sweep]))
     for scaling, nodes, rpn, point, rnd in itertools.product(
             scalings, nodes_list, rpn_list, sweep_points, range(1, repeat + 1)):
+        if nodes * rpn > INT_MAX:
+            check.fail(entries.get("nodes", node), f"{path}.nodes", f"nodes x ranks_per_node = "
+                       f"{nodes} x {rpn} ranks, more than {INT_MAX}")
         if launcher == "none" and nodes * rpn > 1:
             check.fail(entries.get("launcher", node), f"{path}.launcher",
                        f"'none' runs one rank, but nodes x ranks_per_node = {nodes * rpn}")

@@ -186,6 +186,9 @@ class Weights:
                 lines = f.read().splitlines()
         except OSError as e:
             raise ToolError(f"{path}: cannot read the weights file ({e.strerror})", 2) from None
+        except UnicodeDecodeError as e:
+            raise ToolError(f"{path}: the weights file is not UTF-8 text ({e.reason} at byte "
+                            f"{e.start})", 2) from None
         for number, line in enumerate(lines, start=1):
             text = line.split("#", 1)[0].strip()
             if not text:
@@ -341,6 +344,11 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
                     else base_entry["value"] / e["value"]
                 if per_node:
                     ratio *= base_entry["nodes"] / e["nodes"]
+                # Values far apart (1e300 against 1e-300) overflow or underflow:
+                # no ratio, rather than a mean of infinities.
+                if not 0 < ratio < math.inf:
+                    flags.append("ratio out of range: the values are too far apart")
+                    ratio = None
             e["ratio"] = ratio
             e["flags"] = flags
             row["values"][s.label] = e
@@ -587,7 +595,7 @@ def main(argv=None):
             nodes = {}
             for item in args.system_nodes:
                 label, sep, n = item.partition("=")
-                if not sep or not re.match(r"^[0-9]+$", n) or int(n) < 1:
+                if not sep or not re.match(r"^[0-9]{1,12}$", n) or int(n) < 1:
                     raise ToolError(f"--system-nodes {item}: expected LABEL=N with N >= 1", 2)
                 nodes[label] = int(n)
             missing = [s.label for s in sets if s.label not in nodes]

@@ -82,7 +82,7 @@ def parse_colon_lines(text):
 
 def meminfo(path="/proc/meminfo"):
     try:
-        with open(path) as f:
+        with open(path, errors="replace") as f:
             text = f.read()
     except OSError:
         return None, None
@@ -118,6 +118,10 @@ def scheduler_environment(environ):
             "variables": variables}
 
 
+def _valid_text(text):
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def version_line(text):
     """The first line with a version number (nvcc's is its fourth)."""
     lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
@@ -129,7 +133,10 @@ def version_line(text):
 
 def capture(timeout=20, environ=None):
     """(document, {file name: text}) describing this node."""
-    environ = dict(os.environ if environ is None else environ)
+    # Bytes that are not UTF-8 (Python keeps them as lone surrogates) become
+    # U+FFFD: the JSON and the text files must be valid UTF-8.
+    environ = {_valid_text(k): _valid_text(v)
+               for k, v in (os.environ if environ is None else environ).items()}
     files = {}
     doc = {
         "karma_environment": 1,
@@ -141,7 +148,7 @@ def capture(timeout=20, environ=None):
     }
     os_release = {}
     try:
-        with open("/etc/os-release") as f:
+        with open("/etc/os-release", errors="replace") as f:
             for line in f:
                 k, sep, v = line.strip().partition("=")
                 if sep:
@@ -252,7 +259,8 @@ output). karma-batch job scripts run it into <results>/environment."""
 def main(argv=None):
     p = argparse.ArgumentParser(prog="karma-envcapture", description=DESCRIPTION,
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="exit status: 0 written; 3 could not write OUT")
+                                epilog="exit status: 0 written; 2 bad arguments (nothing "
+                                "written); 3 could not write OUT")
     p.add_argument("-o", "--output", default="environment", metavar="OUT",
                    help="directory to write (default: ./environment); replaced if it exists")
     p.add_argument("--timeout", type=float, default=20.0, metavar="SECONDS",
@@ -260,8 +268,13 @@ def main(argv=None):
     p.add_argument("--quiet", action="store_true", help="print nothing on success")
     p.add_argument("--version", action="version", version=f"karma-envcapture {__version__}")
     args = p.parse_args(argv)
+    if not 0 < args.timeout < float("inf"):  # NaN fails this too
+        p.error(f"--timeout {args.timeout:g}: expected a number of seconds > 0")
 
     def run():
+        if os.path.lexists(args.output) and not os.path.isdir(args.output):
+            raise ToolError(f"{args.output} exists and is not a directory; the capture "
+                            "replaces a directory only", 2)
         doc, files = capture(timeout=args.timeout)
         write(args.output, doc, files)
         if not args.quiet:

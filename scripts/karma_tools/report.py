@@ -9,7 +9,7 @@ import shutil
 import sys
 
 from . import ToolError, __version__, atomic_write, main_wrapper
-from .results import format_size, format_value, load_set
+from .results import format_size, format_value, is_number, load_set
 
 DESCRIPTION = """\
 Turns a directory of karma results into one Markdown report with plots:
@@ -64,7 +64,7 @@ class Config:
 
     def footprint(self):
         f = [r.problem.get("footprint_bytes_per_rank") for r in self.runs]
-        f = [x for x in f if isinstance(x, (int, float))]
+        f = [x for x in f if is_number(x)]
         return f[0] if f else None
 
     @property
@@ -144,8 +144,13 @@ def _anchor(title):
 def include_markdown(path, base_dir, out_dir, demote=1):
     """The Markdown file at path, with its headings demoted and its relative
     links rewritten for a file in out_dir."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except UnicodeDecodeError as e:
+        raise ToolError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})", 2) from None
+    except OSError as e:
+        raise ToolError(f"{path}: cannot read ({e.strerror})", 3) from None
     src_dir = os.path.dirname(os.path.abspath(path))
     rel = os.path.relpath(src_dir, os.path.abspath(out_dir))
 
@@ -339,7 +344,8 @@ def layout_pairs(configs):
     groups = {}
     for c in configs:
         layout_keys = [k for k in c.values if k.endswith(".layout")]
-        if len(layout_keys) != 1:
+        # A layout is a name; anything else in the deck is not compared.
+        if len(layout_keys) != 1 or not isinstance(c.values[layout_keys[0]], str):
             continue
         key = (c.app, c.device, c.ranks, c.concurrency,
                _without(c.values, lambda k, v: k.endswith(".layout")))

@@ -1,13 +1,148 @@
 """Reading karma results (results/SCHEMA.md, schema_version 1) and Google
 Benchmark JSON from files and directories."""
 
-import json
+import math
 import os
 import subprocess
 
-from . import ToolError
+from . import ToolError, describe, read_json
 
 SCHEMA_VERSION = 1
+# Counts fit a C int, as in the mini-apps.
+_COUNT_MAX = 2**31 - 1
+
+
+def is_number(value):
+    """A finite JSON number (not a boolean) that fits a float."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+class _Fields:
+    """The fields of one document the tools read, each checked for its type
+    before use; a mistake names the file and the key."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def fail(self, key, message):
+        raise ToolError(f"{self.path}: {key}: {message}; not a well-formed karma results "
+                        "document (results/SCHEMA.md)", 2)
+
+    def get(self, parent, key, where, kinds, what, required=False, null=False):
+        """parent[key] when it is one of `kinds` (None when absent, or null
+        and `null`); else the problem, named `where`."""
+        if key not in parent:
+            if required:
+                self.fail(where, "missing")
+            return None
+        value = parent[key]
+        if value is None and null:
+            return None
+        kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+        ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+        if not ok:
+            self.fail(where, f"expected {what}, got {describe(value)}")
+        return value
+
+    def obj(self, parent, key, where, required=False):
+        return self.get(parent, key, where, dict, "an object", required)
+
+    def string(self, parent, key, where, required=False):
+        value = self.get(parent, key, where, str, "a string", required)
+        if required and value == "":
+            self.fail(where, "empty")
+        return value
+
+    def count(self, parent, key, where):
+        value = self.get(parent, key, where, int, "an integer")
+        if value is not None and not 1 <= value <= _COUNT_MAX:
+            self.fail(where, f"{value} is not in [1, {_COUNT_MAX}]")
+        return value
+
+    def number(self, parent, key, where, positive=False):
+        """A finite number, or null (how the mini-apps write NaN)."""
+        value = self.get(parent, key, where, (int, float), "a number or null", null=True)
+        if value is None:
+            return None
+        if not is_number(value):
+            self.fail(where, f"{describe(value)} is out of range")
+        if positive and value <= 0:
+            self.fail(where, f"must be > 0, got {value}")
+        return value
+
+
+def check_run(path, doc):
+    """Refuses (ToolError, exit 2) a document whose fields the tools read
+    have the wrong types: `fom.value` a string, `kernels` null, a list
+    where an object belongs, ..."""
+    f = _Fields(path)
+    f.string(doc, "app", "app", required=True)
+    deck = f.obj(doc, "deck", "deck")
+    if deck is not None:
+        f.string(deck, "path", "deck.path")
+        f.obj(deck, "resolved", "deck.resolved")
+    f.obj(doc, "problem", "problem")
+    mpi = f.obj(doc, "mpi", "mpi", required=True)
+    f.count(mpi, "ranks", "mpi.ranks")
+    f.count(mpi, "nodes", "mpi.nodes")
+    f.string(doc, "result", "result", required=True)
+    verification = f.obj(doc, "verification", "verification")
+    if verification is not None:
+        f.get(verification, "passed", "verification.passed", bool, "true or false")
+    kokkos = f.obj(doc, "kokkos", "kokkos")
+    if kokkos is not None:
+        f.string(kokkos, "default_execution_space", "kokkos.default_execution_space")
+        concurrency = f.get(kokkos, "concurrency", "kokkos.concurrency", int, "an integer",
+                            null=True)
+        if concurrency is not None and not 0 <= concurrency <= _COUNT_MAX:
+            f.fail("kokkos.concurrency", f"{concurrency} is not in [0, {_COUNT_MAX}]")
+    ranks = f.get(doc, "ranks", "ranks", list, "a list of ranks")
+    if ranks:
+        if not isinstance(ranks[0], dict):
+            f.fail("ranks[0]", f"expected an object, got {describe(ranks[0])}")
+        device = f.obj(ranks[0], "device", "ranks[0].device")
+        if device is not None:
+            f.string(device, "name", "ranks[0].device.name")
+    kernels = f.get(doc, "kernels", "kernels", list, "a list of kernels", required=True)
+    if not kernels:
+        f.fail("kernels", "empty: the run timed nothing")
+    names = set()
+    for i, k in enumerate(kernels):
+        where = f"kernels[{i}]"
+        if not isinstance(k, dict):
+            f.fail(where, f"expected an object, got {describe(k)}")
+        name = f.string(k, "name", f"{where}.name", required=True)
+        if name in names:
+            f.fail(f"{where}.name", f"'{name}' is also an earlier kernel's name")
+        names.add(name)
+        fom = f.obj(k, "fom", f"{where}.fom", required=True)
+        f.number(fom, "value", f"{where}.fom.value", positive=True)
+        f.string(fom, "units", f"{where}.fom.units")
+        f.get(fom, "higher_is_better", f"{where}.fom.higher_is_better", bool, "true or false")
+        f.number(k, "bytes", f"{where}.bytes")
+        time_s = f.obj(k, "time_s", f"{where}.time_s")
+        if time_s is not None:
+            f.number(time_s, "min", f"{where}.time_s.min")
+
+
+def check_benchmarks(path, doc):
+    """The same for a Google Benchmark file: what karma-report reads."""
+    f = _Fields(path)
+    context = f.obj(doc, "context", "context", required=True)
+    f.string(context, "host_name", "context.host_name")
+    benchmarks = f.get(doc, "benchmarks", "benchmarks", list, "a list", required=True)
+    for i, b in enumerate(benchmarks):
+        where = f"benchmarks[{i}]"
+        if not isinstance(b, dict):
+            f.fail(where, f"expected an object, got {describe(b)}")
+        for key in ("name", "run_name", "time_unit", "run_type", "aggregate_name"):
+            f.string(b, key, f"{where}.{key}")
+        f.number(b, "real_time", f"{where}.real_time")
 
 
 class Run:
@@ -129,28 +264,23 @@ def load_set(path, label=None, committed_only=False, need_runs=True):
                               if os.path.abspath(f) in ignored)
         files = [f for f in files if os.path.abspath(f) not in ignored]
     for f in files:
-        try:
-            with open(f, encoding="utf-8") as fh:
-                doc = json.load(fh)
-        except ValueError as e:
-            raise ToolError(f"{f}: not valid JSON ({e})", 2) from None
-        except OSError as e:
-            raise ToolError(f"{f}: cannot read ({e.strerror})", 3) from None
+        doc = read_json(f)
         if isinstance(doc, dict) and "schema_version" in doc:
             version = doc["schema_version"]
             if version != SCHEMA_VERSION:
-                raise ToolError(f"{f}: schema_version {version!r}, but this tool reads karma "
+                shown = version if isinstance(version, int) and not isinstance(version, bool) \
+                    else describe(version)
+                raise ToolError(f"{f}: schema_version {shown}, but this tool reads karma "
                                 f"results of schema_version {SCHEMA_VERSION} (results/SCHEMA.md)"
                                 "; use the karma release that wrote it", 2)
             missing = [k for k in ("app", "kernels", "result", "mpi") if k not in doc]
             if missing:
                 raise ToolError(f"{f}: schema_version 1 but no {', '.join(missing)}: not a "
                                 "karma results document", 2)
-            try:
-                result.runs.append(Run(f, doc))
-            except (KeyError, TypeError, ValueError) as e:
-                raise ToolError(f"{f}: malformed karma results ({e})", 2) from None
+            check_run(f, doc)
+            result.runs.append(Run(f, doc))
         elif isinstance(doc, dict) and "benchmarks" in doc and "context" in doc:
+            check_benchmarks(f, doc)
             result.benchmarks.append(Benchmarks(f, doc))
         else:
             result.skipped.append((f, "not karma results"))

@@ -14,14 +14,17 @@ every key and value, so every error can say "campaign.yaml:12:5: runs[0].nodes:
   * ``#`` comments and one optional ``---`` document start.
 
 Anything else (anchors, aliases, tags, folded ``>`` scalars, ``?`` keys,
-several documents, tabs in indentation, duplicate keys) is refused with its
-position, never silently misread. Plain scalars become int, float, bool or
-None the way YAML 1.2's core schema says; ``00:30:00`` stays a string.
+several documents, tabs in indentation, duplicate keys, nesting deeper than
+MAX_DEPTH) is refused with its position, never silently misread. Plain
+scalars become int, float, bool or None the way YAML 1.2's core schema says;
+``00:30:00`` stays a string.
 """
 
 import re
 
-__all__ = ["Node", "YamlError", "parse", "load"]
+from . import MAX_DEPTH
+
+__all__ = ["Node", "YamlError", "parse", "parse_value", "load"]
 
 
 class YamlError(Exception):
@@ -79,10 +82,13 @@ def _resolve_plain(text):
         return True
     if text in ("false", "False", "FALSE"):
         return False
-    if _INT.match(text):
-        return int(text)
-    if _HEX.match(text):
-        return int(text, 16)
+    try:
+        if _INT.match(text):
+            return int(text)
+        if _HEX.match(text):
+            return int(text, 16)
+    except ValueError:  # beyond Python's digit limit for int(): no count is that long
+        return text
     if _FLOAT.match(text):
         return float(text)
     if text in (".inf", "+.inf", ".Inf", "+.Inf"):
@@ -158,9 +164,17 @@ class _Parser:
         self.lines = _Lines(text, source)
         self.items = self.lines.items
         self.pos = 0
+        self.depth = 0  # collections open around the one being read
 
     def error(self, line, col, message):
         raise YamlError(self.source, line, col, message)
+
+    def enter(self, line, col):
+        """One level deeper; refused past MAX_DEPTH, before Python's own
+        recursion limit could turn a hostile file into a traceback."""
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            self.error(line, col, f"nested more than {MAX_DEPTH} levels deep")
 
     # -- block structure ------------------------------------------------------
 
@@ -183,6 +197,7 @@ class _Parser:
 
     def parse_sequence(self, indent):
         number, _, _ = self.items[self.pos]
+        self.enter(number, indent + 1)
         node = Node([], number, indent + 1)
         while self.pos < len(self.items):
             number, ind, body = self.items[self.pos]
@@ -207,10 +222,12 @@ class _Parser:
                 continue
             self.pos += 1
             node.value.append(self.parse_inline_value(rest, number, offset + 1, ind))
+        self.depth -= 1
         return node
 
     def parse_mapping(self, indent):
         number, _, _ = self.items[self.pos]
+        self.enter(number, indent + 1)
         node = Node({}, number, indent + 1)
         while self.pos < len(self.items):
             number, ind, body = self.items[self.pos]
@@ -244,6 +261,7 @@ class _Parser:
                 value = self.parse_nested(ind, number, value_col, allow_same_indent_sequence=True)
             value.key_line, value.key_col = number, ind + 1
             node.value[key] = value
+        self.depth -= 1
         return node
 
     def parse_nested(self, parent_indent, number, col, allow_same_indent_sequence=False):
@@ -282,7 +300,7 @@ class _Parser:
         if first in "[{":
             # A flow collection may continue on the following lines.
             full, lines_used = self.gather_flow(text, line, col)
-            node, end = _Flow(full, self.source, line, col).parse()
+            node, end = _Flow(full, self.source, line, col, self.depth).parse()
             if full[end:].strip():
                 self.error(line, col + end, f"unexpected text after the closing bracket: "
                            f"'{full[end:].strip()}'")
@@ -439,8 +457,14 @@ def _quoted(text, start, source, line, col):
 class _Flow:
     """Flow collections: [a, b] and {k: v}, nested, on one logical line."""
 
-    def __init__(self, text, source, line, col):
+    def __init__(self, text, source, line, col, depth=0):
         self.text, self.source, self.line, self.col = text, source, line, col
+        self.depth = depth  # block collections around this one
+
+    def enter(self, i):
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            self.error(i, f"nested more than {MAX_DEPTH} levels deep")
 
     def error(self, i, message):
         raise YamlError(self.source, self.line, self.col + i, message)
@@ -478,9 +502,11 @@ class _Flow:
         return Node(_resolve_plain(raw), self.line, self.col + i, raw=raw), j
 
     def sequence(self, i):
+        self.enter(i)
         node = Node([], self.line, self.col + i)
         i = self.skip(i + 1)
         if i < len(self.text) and self.text[i] == "]":
+            self.depth -= 1
             return node, i + 1
         while True:
             item, i = self.value(i)
@@ -491,16 +517,20 @@ class _Flow:
             if self.text[i] == ",":
                 i = self.skip(i + 1)
                 if i < len(self.text) and self.text[i] == "]":
+                    self.depth -= 1
                     return node, i + 1
                 continue
             if self.text[i] == "]":
+                self.depth -= 1
                 return node, i + 1
             self.error(i, f"expected ',' or ']', got '{self.text[i]}'")
 
     def mapping(self, i):
+        self.enter(i)
         node = Node({}, self.line, self.col + i)
         i = self.skip(i + 1)
         if i < len(self.text) and self.text[i] == "}":
+            self.depth -= 1
             return node, i + 1
         while True:
             key_node, i = self.value(i)
@@ -522,8 +552,18 @@ class _Flow:
                 i = self.skip(i + 1)
                 continue
             if self.text[i] == "}":
+                self.depth -= 1
                 return node, i + 1
             self.error(i, f"expected ',' or '}}', got '{self.text[i]}'")
+
+
+def parse_value(text, source="<value>", line=1, col=1):
+    """One value as written after a key: a flow collection, a quoted or a
+    plain scalar (how a mini-app reads the text of `--set key=text`)."""
+    text = text.strip()
+    if not text:
+        return Node(None, line, col, raw="")
+    return _Parser("", source).parse_inline_value(text, line, col, -1)
 
 
 def parse(text, source="<string>"):

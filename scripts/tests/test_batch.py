@@ -263,6 +263,8 @@ def fake_slurm(tmp_path):
 
 
 def small_campaign(tmp_path, stream_exe, extra_run=""):
+    """Two jobs, one of which fails with bad input when it runs: generate it
+    with --no-key-check, or generate refuses stream.shape=[0] at once."""
     return write(str(tmp_path / "c.yaml"), f"""\
 name: local
 launcher: none
@@ -286,7 +288,7 @@ runs:
 def test_submit_status_wait_through_a_scheduler(tmp_path, fake_slurm, stream_exe, validator):
     out = str(tmp_path / "out")
     assert tool("karma-batch", "generate", small_campaign(tmp_path, stream_exe),
-                "-o", out).returncode == 0
+                "-o", out, "--no-key-check").returncode == 0
     r = tool("karma-batch", "status", out, env=fake_slurm)
     assert r.returncode == 5 and "2 job(s): 2 not submitted; left: ok.n1x1, bad-size.n1x1" in r.stdout
 
@@ -330,7 +332,8 @@ def test_submit_status_wait_through_a_scheduler(tmp_path, fake_slurm, stream_exe
 
 def test_running_pending_and_lost_jobs(tmp_path, fake_slurm, stream_exe):
     out = str(tmp_path / "out")
-    tool("karma-batch", "generate", small_campaign(tmp_path, stream_exe), "-o", out)
+    tool("karma-batch", "generate", small_campaign(tmp_path, stream_exe), "-o", out,
+         "--no-key-check")
     env = dict(fake_slurm, FAKE_NORUN="1")
     assert tool("karma-batch", "submit", out, env=env).returncode == 0
     r = tool("karma-batch", "status", out, env=dict(env, FAKE_STATE="RUNNING"))
@@ -351,7 +354,8 @@ def test_running_pending_and_lost_jobs(tmp_path, fake_slurm, stream_exe):
 
 def test_a_failed_submission_keeps_what_was_submitted(tmp_path, fake_slurm, stream_exe):
     out = str(tmp_path / "out")
-    tool("karma-batch", "generate", small_campaign(tmp_path, stream_exe), "-o", out)
+    tool("karma-batch", "generate", small_campaign(tmp_path, stream_exe), "-o", out,
+         "--no-key-check")
     r = tool("karma-batch", "submit", out, env=dict(fake_slurm, FAKE_FAIL_AT="102"))
     assert r.returncode == 3
     assert "sbatch" in r.stderr and "1 of 2 job(s) were submitted" in r.stderr
@@ -393,7 +397,7 @@ def test_pbs_submit_and_status(tmp_path, stream_exe):
            "FAKE_NORUN": "1"}
     out = str(tmp_path / "out")
     r = tool("karma-batch", "generate", small_campaign(tmp_path, stream_exe), "-o", out,
-             "--scheduler", "pbs")
+             "--scheduler", "pbs", "--no-key-check")
     assert r.returncode == 0, r.stderr
     r = tool("karma-batch", "submit", out, "--only", "ok.*", env=env)
     assert "[1/1] submitted ok.n1x1 as job 201.pbs-server" in r.stdout, r.stderr

@@ -17,6 +17,14 @@ struct ResultsExpectation {
   std::optional<std::string> result;  // "PASSED" or "FAILED"
 };
 
+// The mini-apps that write results documents, as `app` names them
+// (karma-microbench writes Google Benchmark JSON instead).
+const std::vector<std::string>& suite_apps();
+
+// `date` as the schema wants it: YYYY-MM-DDTHH:MM:SS, an optional fraction,
+// then Z or +00:00; a real calendar date and time of day.
+bool is_utc_date_time(const std::string& text);
+
 // Every way the document departs from the schema or the expectation, one
 // line each; empty when it conforms.
 std::vector<std::string> validate_results(const nlohmann::json& doc,

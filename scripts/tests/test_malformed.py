@@ -1,0 +1,440 @@
+"""Malformed input to every tool: broken JSON, wrong types at every level
+(`fom.value` a string, `kernels: null`, lists where objects belong and the
+reverse), deeply nested JSON and YAML, out-of-range counts, deck values the
+mini-app would refuse. Each is refused with the tool's documented exit code
+(2: bad input, nothing written; karma-batch status: 1 for a job whose results
+are unreadable), one message naming the file and the key or line, and never a
+traceback."""
+
+import copy
+import json
+import os
+import shutil
+
+from conftest import ROOT, SAMPLES, load_json, tool, write
+
+A = os.path.join(SAMPLES, "machine-a")
+B = os.path.join(SAMPLES, "machine-b")
+GBENCH = os.path.join(os.path.dirname(SAMPLES), "gbench", "microbench.json")
+SMALL_DECK = os.path.join(ROOT, "inputs", "stream", "small.yaml")
+VICTIM = "stream-1d-2p16-r1.json"  # the file of machine-a each case breaks
+
+
+def each_case(tmp_path, cases, check):
+    """check(directory, *case) for every case, each in a fresh directory;
+    one failure listing every case that went wrong."""
+    failures = []
+    for i, case in enumerate(cases):
+        directory = tmp_path / f"case{i}"
+        directory.mkdir()
+        try:
+            check(directory, *case)
+        except AssertionError as e:
+            failures.append(f"[{case[0]}] {e}")
+    assert not failures, f"{len(failures)} of {len(cases)} cases:\n" + "\n".join(failures)
+
+
+def refused(r, program, code=2, *needles):
+    """Exit `code`, one error message holding every needle, no traceback."""
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == code, (r.returncode, r.stdout, r.stderr)
+    assert r.stderr.count(f"{program}: error: ") == 1, r.stderr
+    for needle in needles:
+        assert needle in r.stderr, (needle, r.stderr)
+
+
+# --- results documents: karma-compare and karma-report ------------------------------------
+
+
+def _set(doc, path, value):
+    for key in path[:-1]:
+        doc = doc[key]
+    doc[path[-1]] = value
+
+
+def _typed(path, value):
+    def mutate(doc):
+        _set(doc, path, value)
+        return json.dumps(doc)
+    return mutate
+
+
+def _deep_problem(doc):
+    value = 1
+    for _ in range(100):
+        value = {"x": value}
+    doc["problem"] = value
+    return json.dumps(doc)
+
+
+def _duplicate_kernel(doc):
+    doc["kernels"][1]["name"] = doc["kernels"][0]["name"]
+    return json.dumps(doc)
+
+
+K0 = ("kernels", 0)
+# (id, the file's text from the valid document, what the message must say)
+RESULTS = [
+    ("truncated", lambda d: json.dumps(d)[:40], "not valid JSON"),
+    ("empty file", lambda d: "", "not valid JSON"),
+    ("not UTF-8", lambda d: b'{"app": "\xff"}', "not valid JSON (not UTF-8"),
+    ("NaN", lambda d: json.dumps(d).replace('"value": ', '"value": NaN, "x": ', 1),
+     "NaN is not a JSON number"),
+    ("huge float", lambda d: json.dumps(d).replace('"value": ', '"value": 1e400, "x": ', 1),
+     "1e400 is out of range"),
+    ("nested JSON", lambda d: "[" * 100000 + "]" * 100000, "nested too deeply"),
+    ("deep problem", _deep_problem, "nested more than 64 levels deep"),
+    ("fom.value a string", _typed(K0 + ("fom", "value"), "fast"),
+     "kernels[0].fom.value: expected a number or null, got the string 'fast'"),
+    ("fom.value true", _typed(K0 + ("fom", "value"), True),
+     "kernels[0].fom.value: expected a number or null, got true"),
+    ("fom.value negative", _typed(K0 + ("fom", "value"), -1.5),
+     "kernels[0].fom.value: must be > 0, got -1.5"),
+    ("fom.value zero", _typed(K0 + ("fom", "value"), 0), "kernels[0].fom.value: must be > 0"),
+    ("fom.value huge integer", _typed(K0 + ("fom", "value"), 10**400),
+     "kernels[0].fom.value: the number 1000"),
+    ("fom a list", _typed(K0 + ("fom",), [1.0]),
+     "kernels[0].fom: expected an object, got a list"),
+    ("fom.units a number", _typed(K0 + ("fom", "units"), 3),
+     "kernels[0].fom.units: expected a string, got the number 3"),
+    ("higher_is_better a string", _typed(K0 + ("fom", "higher_is_better"), "yes"),
+     "kernels[0].fom.higher_is_better: expected true or false"),
+    ("time_s.min a string", _typed(K0 + ("time_s", "min"), "x"),
+     "kernels[0].time_s.min: expected a number or null"),
+    ("bytes a list", _typed(K0 + ("bytes",), [1]), "kernels[0].bytes: expected a number"),
+    ("kernels null", _typed(("kernels",), None), "kernels: expected a list of kernels, got null"),
+    ("kernels an object", _typed(("kernels",), {"copy": 1}),
+     "kernels: expected a list of kernels, got an object"),
+    ("kernels empty", _typed(("kernels",), []), "kernels: empty"),
+    ("kernel a list", _typed(K0, ["copy"]), "kernels[0]: expected an object, got a list"),
+    ("kernel name null", _typed(K0 + ("name",), None), "kernels[0].name: expected a string"),
+    ("kernel named twice", _duplicate_kernel, "kernels[1].name: 'copy' is also"),
+    ("app a list", _typed(("app",), ["stream"]), "app: expected a string, got a list"),
+    ("result null", _typed(("result",), None), "result: expected a string, got null"),
+    ("mpi a list", _typed(("mpi",), [2]), "mpi: expected an object, got a list"),
+    ("mpi.ranks a string", _typed(("mpi", "ranks"), "2"),
+     "mpi.ranks: expected an integer, got the string '2'"),
+    ("mpi.ranks zero", _typed(("mpi", "ranks"), 0), "mpi.ranks: 0 is not in [1, 2147483647]"),
+    ("mpi.nodes huge", _typed(("mpi", "nodes"), 10**30),
+     "mpi.nodes: 1000000000000000000000000000000 is not in"),
+    ("deck a string", _typed(("deck",), "small.yaml"), "deck: expected an object, got the string"),
+    ("deck.resolved a list", _typed(("deck", "resolved"), [1]),
+     "deck.resolved: expected an object, got a list"),
+    ("problem a list", _typed(("problem",), []), "problem: expected an object, got a list"),
+    ("ranks null", _typed(("ranks",), None), "ranks: expected a list of ranks, got null"),
+    ("ranks an object", _typed(("ranks",), {"rank": 0}), "ranks: expected a list of ranks"),
+    ("rank a string", _typed(("ranks", 0), "node1"), "ranks[0]: expected an object"),
+    ("device name a number", _typed(("ranks", 0, "device", "name"), 5),
+     "ranks[0].device.name: expected a string"),
+    ("concurrency a string", _typed(("kokkos", "concurrency"), "many"),
+     "kokkos.concurrency: expected an integer"),
+    ("verification.passed a string", _typed(("verification", "passed"), "yes"),
+     "verification.passed: expected true or false"),
+    ("schema_version a string", _typed(("schema_version",), "1"),
+     "schema_version the string '1', but this tool reads"),
+]
+
+
+def _gbench(path, value):
+    def mutate(_):
+        doc = load_json(GBENCH)
+        _set(doc, path, value)
+        return json.dumps(doc)
+    return mutate
+
+
+GBENCH_CASES = [
+    ("benchmarks null", _gbench(("benchmarks",), None), "benchmarks: expected a list, got null"),
+    ("benchmark a string", _gbench(("benchmarks", 0), "Sum3D"),
+     "benchmarks[0]: expected an object, got the string"),
+    ("real_time a string", _gbench(("benchmarks", 0, "real_time"), "fast"),
+     "benchmarks[0].real_time: expected a number or null"),
+    ("benchmark name a list", _gbench(("benchmarks", 0, "name"), ["x"]),
+     "benchmarks[0].name: expected a string, got a list"),
+    ("context a list", _gbench(("context",), []), "context: expected an object, got a list"),
+]
+ALL_RESULTS = RESULTS + GBENCH_CASES
+
+
+def _broken_set(tmp_path, mutate):
+    """machine-a with one file replaced by the broken one; returns (dir, file)."""
+    root = tmp_path / "broken"
+    shutil.copytree(A, root)
+    text = mutate(copy.deepcopy(load_json(os.path.join(A, VICTIM))))
+    path = root / VICTIM
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return str(root), str(path)
+
+
+def test_compare_refuses_malformed_results(tmp_path):
+    def check(directory, case, mutate, message):
+        broken, path = _broken_set(directory, mutate)
+        out = directory / "out.md"
+        r = tool("karma-compare", B, broken, "--markdown", out)
+        refused(r, "karma-compare", 2, f"{path}: ", message)
+        assert not out.exists()
+    each_case(tmp_path, ALL_RESULTS, check)
+
+
+def test_report_refuses_malformed_results(tmp_path):
+    def check(directory, case, mutate, message):
+        broken, path = _broken_set(directory, mutate)
+        out = directory / "report.md"
+        r = tool("karma-report", broken, "-o", out, "--no-plots")
+        refused(r, "karma-report", 2, f"{path}: ", message)
+        assert not out.exists()
+    each_case(tmp_path, ALL_RESULTS, check)
+
+
+def test_other_malformed_inputs_of_compare_and_report(tmp_path):
+    weights = tmp_path / "w.txt"
+    weights.write_bytes(b"stream \xff\n")
+    r = tool("karma-compare", A, B, "--weights", weights)
+    refused(r, "karma-compare", 2, f"{weights}: the weights file is not UTF-8 text")
+    r = tool("karma-compare", f"a={A}", f"b={B}", "--system-nodes", "a=" + "9" * 5000,
+             "--system-nodes", "b=1")
+    refused(r, "karma-compare", 2, "expected LABEL=N with N >= 1")
+    results = tmp_path / "results"
+    shutil.copytree(A, results / "stream")
+    (results / "stream" / "README.md").write_bytes(b"# STREAM \xff\n")
+    r = tool("karma-report", results, "-o", tmp_path / "r.md", "--no-plots")
+    refused(r, "karma-report", 2, "README.md: not UTF-8 text")
+    assert not (tmp_path / "r.md").exists()
+
+
+def test_values_too_far_apart_give_no_ratio(tmp_path):
+    tiny = tmp_path / "tiny"
+    shutil.copytree(A, tiny)
+    single = "stream-3d-left.json"  # a case of one run: its value is the case's
+    doc = load_json(os.path.join(A, single))
+    doc["kernels"][0]["fom"]["value"] = 5e-324
+    write(str(tiny / single), json.dumps(doc))
+    out = tmp_path / "c.json"
+    r = tool("karma-compare", f"a={A}", f"tiny={tiny}", "--json", out)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    flagged = [v for row in load_json(out)["rows"] for v in [row["values"]["tiny"]]
+               if v and "ratio out of range: the values are too far apart" in v["flags"]]
+    assert len(flagged) == 1 and flagged[0]["ratio"] is None
+
+
+# --- campaigns: karma-batch generate ---------------------------------------------------------
+
+
+def _run(extra, app="stream", executable=None):
+    lines = ["name: x", "runs:", "  - name: a", f"    app: {app}", f"    deck: {SMALL_DECK}"]
+    if executable:
+        lines.append(f"    executable: {executable}")
+    return "\n".join(lines) + "\n" + extra
+
+
+def _nested_block(depth):
+    return "name: x\nruns: []\nenvironment:\n" + "".join(
+        " " * (2 * i) + f"k{i}:\n" for i in range(1, depth)) + " " * (2 * depth) + "v: 1\n"
+
+
+# (id, campaign text ({exe}: karma-stream), what the message must say)
+CAMPAIGNS = [
+    ("app misspelt", _run("", app="streem"),
+     "runs[0].app: 'streem' is not a mini-app of the suite (stream, hexgrad, matvec, mgs, "
+     "contact); did you mean 'stream'?"),
+    ("app unknown", _run("", app="nosuchapp"), "runs[0].app: 'nosuchapp' is not a mini-app"),
+    ("nodes huge", _run("    nodes: [99999999999999999999999]\n"),
+     "c.yaml:6:13: runs[0].nodes[0]: must be <= 2147483647, got 99999999999999999999999"),
+    ("nodes beyond Python's int digits", _run("    nodes: " + "9" * 5000 + "\n"),
+     "runs[0].nodes: expected an integer, got the string '99999"),
+    ("nodes null", _run("    nodes:\n"), "runs[0].nodes: expected an integer, got nothing"),
+    ("nodes a float", _run("    nodes: 1.5\n"), "runs[0].nodes: expected an integer, got the "
+     "number 1.5"),
+    ("ranks_per_node huge", "name: x\nranks_per_node: 2147483648\nruns: []\n",
+     "c.yaml:2:17: ranks_per_node: must be <= 2147483647"),
+    ("too many ranks", _run("    nodes: 65536\n    ranks_per_node: 65536\n"),
+     "nodes x ranks_per_node = 65536 x 65536 ranks, more than 2147483647"),
+    ("too many jobs", _run("    repeat: 100000\n"),
+     "runs[0]: makes 100000 jobs (0 before it); a campaign makes at most 10000"),
+    ("repetitions: lots", _run("    set: {{run.repetitions: lots}}\n", executable="{exe}"),
+     "c.yaml:7:28: runs[0].set.run.repetitions: run.repetitions=lots: 'lots' is not an integer"),
+    ("repetitions: lots in a sweep", _run("    sweep:\n      run.repetitions: [3, lots]\n",
+                                         executable="{exe}"),
+     "runs[0].sweep.run.repetitions[1]: run.repetitions=lots: 'lots' is not an integer"),
+    ("warmup below its minimum", _run('    set: ["run.warmup=-1"]\n', executable="{exe}"),
+     "runs[0].set[0]: run.warmup=-1: must be >= 0, got -1"),
+    ("shape zero", _run('    set: ["stream.shape=[0]"]\n', executable="{exe}"),
+     "runs[0].set[0]: stream.shape=[0]: must be >= 1, got 0"),
+    ("shape of two extents", _run("    set: {{stream.shape: [4, 4]}}\n", executable="{exe}"),
+     "stream.shape=[4,4]: has 2 entries; expected a list of 1 or 3 integers >= 1"),
+    ("shape beyond 64 bits", _run("    set: {{stream.shape: [2^99]}}\n", executable="{exe}"),
+     "'2^99' does not fit a 64-bit integer"),
+    ("shape a scalar", _run("    set: {{stream.shape: 1024}}\n", executable="{exe}"),
+     "stream.shape=1024: expected a list of 1 or 3 integers >= 1, got '1024'"),
+    ("layout not a choice", _run("    sweep:\n      stream.layout: [left, diagonal]\n",
+                                 executable="{exe}"),
+     "'diagonal' is not one of: left, right"),
+    ("kernel listed twice", _run("    set: {{stream.kernels: [copy, copy]}}\n",
+                                 executable="{exe}"),
+     "'copy' is listed twice"),
+    ("scaling not of the key's choices", _run("    scaling: [weak]\n    scaling_key: "
+                                              "stream.layout\n", executable="{exe}"),
+     "runs[0].scaling: stream.layout=weak: 'weak' is not one of: left, right"),
+    ("deep block YAML", _nested_block(200),
+     "c.yaml:67:129: YAML syntax error: nested more than 64 levels deep"),
+    ("deep flow YAML", "name: x\nruns: " + "[" * 100000 + "]" * 100000 + "\n",
+     "c.yaml:2:70: YAML syntax error: nested more than 64 levels deep"),
+    ("not UTF-8", b"name: \xff\nruns: []\n", "c.yaml:1:1: not UTF-8 text"),
+    ("runs an object", "name: x\nruns: {{a: 1}}\n", "runs: expected a non-empty list of runs"),
+    ("run a list", "name: x\nruns:\n  - [a, b]\n", "runs[0]: expected a mapping of keys"),
+    ("environment a list", "name: x\nenvironment: [a]\nruns: []\n",
+     "environment: expected a mapping of keys"),
+    ("set a number", _run("    set: 5\n"), "runs[0].set: expected a list of strings, got the "
+     "number 5"),
+    ("sweep values not a list", _run("    sweep: {{run.repetitions: 5}}\n"),
+     "runs[0].sweep.run.repetitions: expected a non-empty list of values"),
+]
+
+
+def test_generate_refuses_malformed_campaigns(tmp_path, stream_exe):
+    def check(directory, case, text, message):
+        path = directory / "c.yaml"
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text.format(exe=stream_exe))
+        r = tool("karma-batch", "generate", path, "-o", directory / "out")
+        refused(r, "karma-batch", 2, str(path), message)
+        assert sorted(os.listdir(directory)) == ["c.yaml"]  # nothing written
+    each_case(tmp_path, CAMPAIGNS, check)
+
+
+def test_deck_values_are_checked_only_where_the_mini_app_runs(tmp_path):
+    campaign = write(str(tmp_path / "c.yaml"), _run("    set: {run.repetitions: lots}\n",
+                                                    executable=str(tmp_path / "karma-stream")))
+    r = tool("karma-batch", "generate", campaign, "-o", tmp_path / "out")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert "set/sweep keys and values are checked only when its jobs start" in r.stderr
+
+
+# --- manifests and job results: karma-batch status ----------------------------------------
+
+
+def generate(directory):
+    campaign = write(str(directory / "c.yaml"), _run("    nodes: [1, 2]\n"))
+    out = directory / "out"
+    r = tool("karma-batch", "generate", campaign, "-o", out, "--no-key-check")
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def _manifest(path, value):
+    def mutate(manifest):
+        _set(manifest, path, value)
+        return json.dumps(manifest)
+    return mutate
+
+
+def _without_name(manifest):
+    del manifest["jobs"][0]["name"]
+    return json.dumps(manifest)
+
+
+MANIFESTS = [
+    ("truncated", lambda m: json.dumps(m)[:30], "campaign.json: not valid JSON"),
+    ("not UTF-8", lambda m: b'{"jobs": "\xff"}', "campaign.json: not valid JSON (not UTF-8"),
+    ("nested", lambda m: "[" * 100000 + "]" * 100000, "nested too deeply"),
+    ("a list", lambda m: json.dumps([m]), "not a karma-batch manifest of version 1"),
+    ("version 2", _manifest(("karma_batch_manifest",), 2), "not a karma-batch manifest"),
+    ("scheduler unknown", _manifest(("scheduler",), "lsf"),
+     "campaign.json: scheduler: expected slurm or pbs, got the string 'lsf'"),
+    ("jobs null", _manifest(("jobs",), None), "campaign.json: jobs: expected a list of jobs, "
+     "got null"),
+    ("jobs an object", _manifest(("jobs",), {"a": 1}), "jobs: expected a list of jobs, got an "
+     "object"),
+    ("job a list", _manifest(("jobs", 0), []), "jobs[0]: expected an object, got a list"),
+    ("job name missing", _without_name, "jobs[0].name: missing"),
+    ("results_dir null", _manifest(("jobs", 1, "results_dir"), None),
+     "jobs[1].results_dir: expected a string, got null"),
+    ("nodes a string", _manifest(("jobs", 0, "nodes"), "2"), "jobs[0].nodes: expected an "
+     "integer, got the string '2'"),
+    ("nodes zero", _manifest(("jobs", 0, "nodes"), 0), "jobs[0].nodes: 0 is not in [1, "),
+    ("job_id a number", _manifest(("jobs", 0, "job_id"), 5),
+     "jobs[0].job_id: expected a string or null, got the number 5"),
+]
+
+
+def test_status_refuses_malformed_manifests(tmp_path):
+    def check(directory, case, mutate, message):
+        out = generate(directory)
+        path = out / "campaign.json"
+        text = mutate(load_json(path))
+        path.write_bytes(text if isinstance(text, bytes) else text.encode())
+        r = tool("karma-batch", "status", out)
+        refused(r, "karma-batch", 2, str(path), message)
+    each_case(tmp_path, MANIFESTS, check)
+
+
+# A job that ended (exit_code 0) but left results the tool cannot read: the
+# job failed (exit 1, "a job failed"), and status says why.
+JOB_RESULTS = [
+    ("a list", "[1, 2]", "0", "exit 0, results unreadable results"),
+    ("nested", "[" * 100000 + "]" * 100000, "0", "exit 0, results unreadable results"),
+    ("not UTF-8", b"\xff\xfe", "0", "exit 0, results unreadable results"),
+    ("result a list", '{"schema_version": 1, "result": ["PASSED"]}', "0",
+     "exit 0, results malformed results"),
+    ("exit code not a number", '{"schema_version": 1, "result": "PASSED"}', "zero",
+     "unreadable"),
+]
+
+
+def test_status_of_a_job_with_malformed_results(tmp_path):
+    bin_dir = tmp_path / "fakebin"
+    bin_dir.mkdir()
+    (bin_dir / "squeue").write_text("#!/bin/sh\nexit 0\n")  # has forgotten every job
+    (bin_dir / "squeue").chmod(0o755)
+
+    def check(directory, case, results, code, detail):
+        out = generate(directory)
+        manifest = load_json(out / "campaign.json")
+        job = manifest["jobs"][0]
+        job["job_id"] = "7"
+        write(str(out / "campaign.json"), json.dumps(manifest))
+        os.makedirs(job["results_dir"])
+        with open(job["results_file"], "wb") as f:
+            f.write(results if isinstance(results, bytes) else results.encode())
+        write(os.path.join(job["results_dir"], "exit_code"), code + "\n")
+        r = tool("karma-batch", "status", out, env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
+        assert "Traceback" not in r.stderr, r.stderr
+        assert r.returncode == 1, (r.stdout, r.stderr)
+        line = next(l for l in r.stdout.splitlines() if l.startswith(job["name"]))
+        assert " failed " in line and detail in line, line
+    each_case(tmp_path, JOB_RESULTS, check)
+
+
+# --- karma-envcapture ------------------------------------------------------------------------
+
+
+ENVCAPTURE = [
+    ("timeout NaN", ["--timeout", "nan"], "--timeout nan: expected a number of seconds > 0"),
+    ("timeout negative", ["--timeout", "-1"], "--timeout -1: expected"),
+    ("timeout infinite", ["--timeout", "inf"], "--timeout inf: expected"),
+    ("timeout a word", ["--timeout", "soon"], "invalid float value: 'soon'"),
+    ("output a file", ["-o", "@FILE@"], "exists and is not a directory"),
+]
+
+
+def test_envcapture_refuses_bad_arguments(tmp_path):
+    def check(directory, case, args, message):
+        existing = write(str(directory / "afile"), "keep me\n")
+        args = [existing if a == "@FILE@" else a for a in args]
+        r = tool("karma-envcapture", *args, "--quiet", cwd=directory)
+        refused(r, "karma-envcapture", 2, message)
+        assert sorted(os.listdir(directory)) == ["afile"]
+        assert open(existing).read() == "keep me\n"
+    each_case(tmp_path, ENVCAPTURE, check)
+
+
+def test_envcapture_records_variables_that_are_not_utf8(tmp_path):
+    # Python hands undecodable bytes of the environment over as lone surrogates.
+    env = {"SLURM_JOB_NAME": "job\udcff", "LOADEDMODULES": "gcc\udcfe:cuda"}
+    r = tool("karma-envcapture", "-o", tmp_path / "env", "--quiet", "--timeout", "5", env=env)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    doc = load_json(tmp_path / "env" / "environment.json")  # valid UTF-8 JSON
+    assert doc["scheduler"]["variables"]["SLURM_JOB_NAME"] == "job\ufffd"
+    assert doc["modules"]["loaded"] == ["gcc\ufffd", "cuda"]
