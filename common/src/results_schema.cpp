@@ -204,7 +204,7 @@ std::vector<std::string> validate_results(const json& doc, const ResultsExpectat
         c.string(*d, dp, "execution_space");
         if (const json* kind = c.string(*d, dp, "kind")) {
           c.require(*kind == "gpu" || *kind == "host",
-                    dp + ".kind: " + kind->dump() + ", expected \"gpu\" or \"host\"");
+                    dp + ".kind: " + text_of(*kind) + ", expected \"gpu\" or \"host\"");
           if (*kind == "gpu") c.integer(*d, dp, "id");
         }
         // Fields a device may lack (older results, or a runtime that does not
