@@ -61,6 +61,11 @@ function(karma_dependency name)
     string(REGEX MATCH "^([^=]+)=(.*)$" _ "${option}")
     set(${CMAKE_MATCH_1} "${CMAKE_MATCH_2}" CACHE INTERNAL "set by karma_dependency(${name})")
   endforeach()
+  # CMake 4 refuses the old minimum versions some of these releases declare
+  # (yaml-cpp 0.8.0 says 3.4); this scope only, never karma's own.
+  if(CMAKE_VERSION VERSION_GREATER_EQUAL 4.0 AND NOT DEFINED CMAKE_POLICY_VERSION_MINIMUM)
+    set(CMAKE_POLICY_VERSION_MINIMUM 3.5)
+  endif()
   FetchContent_MakeAvailable(${name})
   set(KARMA_${upper}_ORIGIN ${origin} PARENT_SCOPE)
 endfunction()
