@@ -211,7 +211,8 @@ std::vector<std::string> validate_results(const json& doc, const ResultsExpectat
         // answer): checked only where written.
         const auto is_string = [](const json& v) { return v.is_string(); };
         for (const char* key : {"vendor", "architecture", "target_id", "compute_capability",
-                                "pci_bus_id", "uuid", "driver_version", "runtime_version"})
+                                "pci_bus_id", "uuid", "driver_version", "driver_api_version",
+                                "runtime_version"})
           c.optional(*d, dp, key, is_string, "a string");
         const auto is_count = [](const json& v) { return v.is_number_integer() && v >= 0; };
         for (const char* key :

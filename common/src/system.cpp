@@ -83,11 +83,39 @@ int runtime_device_count() {
   return text;
 }
 
+// The GPU kernel driver's release, as nvidia-smi's "Driver Version" (580.159.04)
+// or the amdgpu module's; the runtimes report only their API version.
+std::string kernel_driver_version(const std::string& vendor) {
+  if (vendor == "NVIDIA") {
+    // "NVRM version: NVIDIA UNIX [Open ]Kernel Module [for x86_64]  580.159.04  ..."
+    std::ifstream in("/proc/driver/nvidia/version");
+    std::string line, word;
+    std::getline(in, line);
+    const auto at = line.find("Kernel Module");
+    if (at == std::string::npos) return {};
+    std::istringstream words(line.substr(at));
+    while (words >> word)
+      if (std::isdigit(static_cast<unsigned char>(word[0])) && word.find('.') != std::string::npos)
+        return word;
+    return {};
+  }
+  if (vendor == "AMD") {
+    std::ifstream in("/sys/module/amdgpu/version");
+    std::string version;
+    in >> version;
+    return version;
+  }
+  return {};
+}
+
 // What a GPU rank records about its device; empty or zero: not known.
 struct GpuFacts {
   int id = -1;
   std::string vendor, name, architecture, target_id, compute_capability;
-  std::string pci_bus_id, uuid, driver_version, runtime_version;
+  // driver_api_version: the CUDA or HIP version the driver supports (CUDA's
+  // cudaDriverGetVersion); driver_version: the driver's own release where
+  // the runtime gives it (SYCL), else read from the kernel module.
+  std::string pci_bus_id, uuid, driver_version, driver_api_version, runtime_version;
   std::uint64_t memory_bytes = 0;
   int multiprocessors = 0, l2_cache_bytes = 0, warp_size = 0;
 };
@@ -121,7 +149,7 @@ std::optional<GpuFacts> gpu_facts() {
   f.l2_cache_bytes = p.l2CacheSize;
   f.warp_size = p.warpSize;
   int v = 0;
-  if (cudaDriverGetVersion(&v) == cudaSuccess) f.driver_version = cuda_version_text(v);
+  if (cudaDriverGetVersion(&v) == cudaSuccess) f.driver_api_version = cuda_version_text(v);
   if (cudaRuntimeGetVersion(&v) == cudaSuccess) f.runtime_version = cuda_version_text(v);
   return f;
 }
@@ -177,7 +205,7 @@ std::optional<GpuFacts> gpu_facts() {
   f.warp_size = p.warpSize;  // the wavefront: 64 on CDNA, 32 on RDNA
   int v = 0;
   // ROCm's driver version is a plain number, its runtime's HIP_VERSION-coded.
-  if (hipDriverGetVersion(&v) == hipSuccess) f.driver_version = std::to_string(v);
+  if (hipDriverGetVersion(&v) == hipSuccess) f.driver_api_version = std::to_string(v);
   if (hipRuntimeGetVersion(&v) == hipSuccess) f.runtime_version = hip_version_text(v);
   return f;
 }
@@ -314,7 +342,9 @@ nlohmann::json describe_device() {
     put_known("compute_capability", f->compute_capability);
     put_known("pci_bus_id", f->pci_bus_id);
     put_known("uuid", f->uuid);
-    put_known("driver_version", f->driver_version);
+    put_known("driver_version",
+              f->driver_version.empty() ? kernel_driver_version(f->vendor) : f->driver_version);
+    put_known("driver_api_version", f->driver_api_version);
     put_known("runtime_version", f->runtime_version);
     d["memory_bytes"] = f->memory_bytes;
     if (const auto free_bytes = device_free_bytes()) d["free_memory_bytes"] = *free_bytes;
