@@ -323,13 +323,6 @@ def generate(directory):
     return out
 
 
-def _manifest(path, value):
-    def mutate(manifest):
-        _set(manifest, path, value)
-        return json.dumps(manifest)
-    return mutate
-
-
 def _without_name(manifest):
     del manifest["jobs"][0]["name"]
     return json.dumps(manifest)
@@ -340,21 +333,21 @@ MANIFESTS = [
     ("not UTF-8", lambda m: b'{"jobs": "\xff"}', "campaign.json: not valid JSON (not UTF-8"),
     ("nested", lambda m: "[" * 100000 + "]" * 100000, "nested too deeply"),
     ("a list", lambda m: json.dumps([m]), "not a karma-batch manifest of version 1"),
-    ("version 2", _manifest(("karma_batch_manifest",), 2), "not a karma-batch manifest"),
-    ("scheduler unknown", _manifest(("scheduler",), "lsf"),
+    ("version 2", _typed(("karma_batch_manifest",), 2), "not a karma-batch manifest"),
+    ("scheduler unknown", _typed(("scheduler",), "lsf"),
      "campaign.json: scheduler: expected slurm or pbs, got the string 'lsf'"),
-    ("jobs null", _manifest(("jobs",), None), "campaign.json: jobs: expected a list of jobs, "
+    ("jobs null", _typed(("jobs",), None), "campaign.json: jobs: expected a list of jobs, "
      "got null"),
-    ("jobs an object", _manifest(("jobs",), {"a": 1}), "jobs: expected a list of jobs, got an "
+    ("jobs an object", _typed(("jobs",), {"a": 1}), "jobs: expected a list of jobs, got an "
      "object"),
-    ("job a list", _manifest(("jobs", 0), []), "jobs[0]: expected an object, got a list"),
+    ("job a list", _typed(("jobs", 0), []), "jobs[0]: expected an object, got a list"),
     ("job name missing", _without_name, "jobs[0].name: missing"),
-    ("results_dir null", _manifest(("jobs", 1, "results_dir"), None),
+    ("results_dir null", _typed(("jobs", 1, "results_dir"), None),
      "jobs[1].results_dir: expected a string, got null"),
-    ("nodes a string", _manifest(("jobs", 0, "nodes"), "2"), "jobs[0].nodes: expected an "
+    ("nodes a string", _typed(("jobs", 0, "nodes"), "2"), "jobs[0].nodes: expected an "
      "integer, got the string '2'"),
-    ("nodes zero", _manifest(("jobs", 0, "nodes"), 0), "jobs[0].nodes: 0 is not in [1, "),
-    ("job_id a number", _manifest(("jobs", 0, "job_id"), 5),
+    ("nodes zero", _typed(("jobs", 0, "nodes"), 0), "jobs[0].nodes: 0 is not in [1, "),
+    ("job_id a number", _typed(("jobs", 0, "job_id"), 5),
      "jobs[0].job_id: expected a string or null, got the number 5"),
 ]
 
