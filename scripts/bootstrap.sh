@@ -724,24 +724,23 @@ karma_cache() {
 # otherwise takes the cache's lock, so that concurrent runs build it once.
 reuse_or_lock() {
     local cache=$1 prefix=$2
-    if complete_install "$prefix"; then
-        log "reusing $(head -c 200 "$prefix/.complete" | head -n 1) in $prefix"
-        RESULT=$prefix
-        return 0
-    fi
+    reuse "$prefix" && return 0
     if command -v flock >/dev/null; then
         exec 9>"$cache/.bootstrap.lock"
         if ! flock -n 9; then
             log "another bootstrap is working in $cache; waiting for it"
             flock 9
         fi
-        if complete_install "$prefix"; then
-            log "reusing $(head -n 1 "$prefix/.complete") in $prefix"
-            RESULT=$prefix
-            return 0
-        fi
+        reuse "$prefix" && return 0
     fi
     return 1
+}
+
+# reuse PREFIX: true (RESULT set) when PREFIX is a finished install.
+reuse() {
+    complete_install "$1" || return 1
+    log "reusing $(head -n 1 "$1/.complete") in $1"
+    RESULT=$1
 }
 
 find_pinned_kokkos() {
