@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # karma-stream beside BabelStream on the same device, same sizes, rounds
-# interleaved so that both see the same machine state.
+# interleaved so that both see the same machine state. Odd rounds run
+# BabelStream first and even rounds karma first, so that an after-effect of
+# one program never falls on the other's figures alone (on an H200, karma's
+# dot at 2^25 ran about 1% lower right after BabelStream than before it:
+# results/gpu-setup/README.md).
 #
 # usage: scripts/stream-vs-babelstream.sh BABELSTREAM KARMA_STREAM OUTDIR [ROUNDS]
 #   BABELSTREAM   a BabelStream executable you built (e.g. its CUDA model)
@@ -9,7 +13,7 @@
 #                 babelstream/<precision>-2p<k>-r<round>.csv
 # Then: scripts/stream-table.py OUTDIR
 set -euo pipefail
-[[ $# -ge 3 ]] || { sed -n '2,11p' "$0"; exit 2; }
+[[ $# -ge 3 ]] || { sed -n '2,14p' "$0"; exit 2; }
 babelstream=$1 karma=$2 out=$3 rounds=${4:-3}
 deck=$(cd "$(dirname "$0")/.." && pwd)/inputs/stream/default.yaml
 mkdir -p "$out/babelstream"
@@ -24,11 +28,20 @@ status=0
 run_pair() {  # precision log2(size) round
   local precision=$1 k=$2 round=$3 flag=()
   [[ $precision == float ]] && flag=(--float)
+  if ((round % 2)); then
+    run_babelstream; run_karma
+  else
+    run_karma; run_babelstream
+  fi
+}
+run_babelstream() {  # uses run_pair's locals
   # BabelStream's own check fails for float at 2^28 (its float sum overflows
   # to inf); its timings still stand, so note its exit status and go on.
   "$babelstream" -s $((1 << k)) -n 100 --only All --csv "${flag[@]}" \
     > "$out/babelstream/$precision-2p$k-r$round.csv" 2>&1 ||
     echo "stream-vs-babelstream: BabelStream exited $? ($precision, 2^$k, round $round)" >&2
+}
+run_karma() {  # uses run_pair's locals
   "$karma" "$deck" --set "stream.shape=[2^$k]" --set "stream.precision=$precision" \
     --output "$out/stream_${device}_$precision-2p$k-r$round.json" --quiet | grep '^RESULT' || status=1
 }
