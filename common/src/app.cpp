@@ -2,6 +2,7 @@
 
 #include "karma/build_info.hpp"
 #include "karma/comm.hpp"
+#include "karma/failure.hpp"
 #include "karma/system.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -169,6 +170,7 @@ std::string format_bytes(double bytes) {
 
 void write_file_atomically(const std::string& path, const std::string& text) {
   const std::string temporary = path + ".tmp." + std::to_string(getpid());
+  set_file_to_remove_on_interrupt(temporary);
   auto failure = [&](const std::string& what) {
     const int err = errno;
     unlink(temporary.c_str());
@@ -196,6 +198,7 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   if (close(fd) != 0) throw failure("cannot write '" + temporary + "'");
   if (rename(temporary.c_str(), path.c_str()) != 0)
     throw failure("cannot rename results into '" + path + "'");
+  set_file_to_remove_on_interrupt("");
   // The rename itself is durable only once the directory is synced.
   const fs::path parent = fs::path(path).parent_path();
   const std::string directory = parent.empty() ? "." : parent.string();
@@ -229,6 +232,7 @@ bool Report::passed() const {
 bool Context::verbose() const { return comm::is_root() && !command_line.quiet; }
 
 void Context::require_memory(std::uint64_t bytes_per_rank, const std::string& what) const {
+  inject_failure_at("allocation");
   const MemoryInfo memory = available_memory();
   const std::int64_t demand =
       comm::sum_on_device(static_cast<std::int64_t>(std::min<std::uint64_t>(
@@ -240,8 +244,8 @@ void Context::require_memory(std::uint64_t bytes_per_rank, const std::string& wh
   const double least_free = comm::min(static_cast<double>(memory.free_bytes));
   if (!comm::all(fits)) {
     std::ostringstream m;
-    m << "the problem does not fit: " << what << " needs " << format_bytes(worst_demand)
-      << " (" << static_cast<double>(worst_demand) << " bytes) on one "
+    m << "the problem does not fit: " << what << " needs " << format_bytes(worst_demand) << " ("
+      << static_cast<double>(worst_demand) << " bytes) on one "
       << (device_id >= 0 ? "device" : "node") << " but only " << format_bytes(least_free) << " ("
       << least_free << " bytes) is free (" << memory.source
       << "); nothing was allocated. Use a smaller problem or more ranks.";
@@ -303,8 +307,8 @@ std::string unique_path(const std::string& path) {
 }
 
 nlohmann::json stats_json(const Stats& s) {
-  return {{"count", s.count}, {"min", s.min},       {"median", s.median},
-          {"mean", s.mean},   {"max", s.max},       {"stddev", s.stddev}};
+  return {{"count", s.count}, {"min", s.min}, {"median", s.median},
+          {"mean", s.mean},   {"max", s.max}, {"stddev", s.stddev}};
 }
 
 nlohmann::json results_json(const App& app, const CommandLine& cli, const Deck& deck,
@@ -377,8 +381,8 @@ nlohmann::json results_json(const App& app, const CommandLine& cli, const Deck& 
 }
 
 void print_table(const std::string& executable, const Report& report) {
-  std::printf("\n%-12s %14s %8s %12s %12s %12s %9s\n", "kernel", "FOM (best)", "units",
-              "min ms", "median ms", "max ms", "stddev%");
+  std::printf("\n%-12s %14s %8s %12s %12s %12s %9s\n", "kernel", "FOM (best)", "units", "min ms",
+              "median ms", "max ms", "stddev%");
   for (const auto& k : report.kernels) {
     std::printf("%-12s %14.1f %8s %12.4f %12.4f %12.4f %9.2f\n", k.name.c_str(), k.fom,
                 k.fom_units.c_str(), k.time.min * 1e3, k.time.median * 1e3, k.time.max * 1e3,
@@ -386,8 +390,8 @@ void print_table(const std::string& executable, const Report& report) {
   }
   std::printf("\nverification:\n");
   for (const auto& c : report.checks) {
-    std::printf("  %-14s %s %.3e (tolerance %.3e) %s\n", c.name.c_str(), c.measure.c_str(),
-                c.error, c.tolerance, c.passed() ? "ok" : "FAILED");
+    std::printf("  %-14s %s %.3e (tolerance %.3e) %s\n", c.name.c_str(), c.measure.c_str(), c.error,
+                c.tolerance, c.passed() ? "ok" : "FAILED");
   }
   std::printf("%s: %s\n\n", executable.c_str(), report.passed() ? "verified" : "WRONG ANSWER");
 }
@@ -397,28 +401,6 @@ void print_fom_lines(const App& app, const Report& report) {
     std::printf("FOM: app=%s kernel=%s value=%.6g units=%s higher_is_better=%d ranks=%d\n",
                 app.name.c_str(), k.name.c_str(), k.fom, k.fom_units.c_str(),
                 k.higher_is_better ? 1 : 0, comm::size());
-}
-
-const char* failure_reason(int code) {
-  switch (code) {
-    case exit_verification_failed: return "verification";
-    case exit_bad_input: return "bad-input";
-    case exit_runtime_error: return "runtime-error";
-    default: return "error";
-  }
-}
-
-void report_error(const std::string& executable, const Error& e) {
-  if (e.collective()) {
-    if (!comm::is_root()) return;
-    std::fprintf(stderr, "%s: error: %s\n", executable.c_str(), e.what());
-  } else {
-    std::fprintf(stderr, "%s: error on rank %d: %s\n", executable.c_str(), comm::rank(),
-                 e.what());
-  }
-  std::fflush(stderr);
-  std::printf("RESULT: FAILED reason=%s\n", failure_reason(e.code()));
-  std::fflush(stdout);
 }
 
 }  // namespace
@@ -437,26 +419,36 @@ int run_main(int argc, char** argv, const App& app) {
     (starts_with(arg, "--kokkos-") ? kokkos_args : ours).push_back(arg);
   }
 
+  install_interrupt_handlers(executable);
+
   CommandLine cli;
   std::optional<Deck> deck;
   std::string output;
+  std::optional<Error> failure;
   try {
     // First: the value of a `--kokkos-x v` would be taken for the deck.
     check_kokkos_flags(kokkos_args);
     cli = parse_command_line(ours);
-    if (cli.help) {
-      if (comm::is_root())
-        std::printf("%s: %s\n%s\ndeck keys:\n%s", executable.c_str(), app.summary.c_str(),
-                    usage(executable).c_str(), app.schema.help_text().c_str());
-      comm::finalize();
-      return exit_ok;
+    if (!cli.help) {
+      deck = Deck::load(cli.deck_path, app.schema, cli.overrides);
+      output = choose_output(app.name, cli, *deck, start);
     }
-    deck = Deck::load(cli.deck_path, app.schema, cli.overrides);
-    output = choose_output(app.name, cli, *deck, start);
   } catch (const Error& e) {
-    report_error(executable, e);
+    failure = e;
+  }
+  // The first collective: an input error on any one rank ends them all here.
+  const int settled =
+      settle_start(executable, failure ? &*failure : nullptr, deck ? &*deck : nullptr);
+  if (settled != exit_ok) {
     comm::finalize();
-    return e.code();
+    return settled;
+  }
+  if (cli.help) {
+    if (comm::is_root())
+      std::printf("%s: %s\n%s\ndeck keys:\n%s", executable.c_str(), app.summary.c_str(),
+                  usage(executable).c_str(), app.schema.help_text().c_str());
+    comm::finalize();
+    return exit_ok;
   }
 
   // One rank per device: the node-local rank picks the device, unless the
@@ -470,8 +462,7 @@ int run_main(int argc, char** argv, const App& app) {
         starts_with(a, "--kokkos-device") || starts_with(a, "--kokkos-map-device-id-by") ||
         starts_with(a, "--kokkos-num-devices") || starts_with(a, "--kokkos-ndevices");
   if (devices > 0 && !user_chose_device)
-    kokkos_args.push_back("--kokkos-device-id=" +
-                          std::to_string(comm::local_rank() % devices));
+    kokkos_args.push_back("--kokkos-device-id=" + std::to_string(comm::local_rank() % devices));
   std::vector<char*> kokkos_argv = {argv[0]};
   for (auto& a : kokkos_args) kokkos_argv.push_back(a.data());
   kokkos_argv.push_back(nullptr);
@@ -484,6 +475,7 @@ int run_main(int argc, char** argv, const App& app) {
   try {
     // Alike on every rank (one argv), so all leave together.
     check_kokkos_flags_consumed(kokkos_argc, kokkos_argv.data());
+    inject_failure_at("start");
     const Context context{*deck, cli, device_id};
     nlohmann::json me = {{"rank", comm::rank()},
                          {"host", hostname()},
@@ -510,9 +502,8 @@ int run_main(int argc, char** argv, const App& app) {
     if (comm::is_root()) {
       const double duration =
           std::chrono::duration<double>(std::chrono::system_clock::now() - start).count();
-      const nlohmann::json doc =
-          results_json(app, cli, *deck, report, ranks, command,
-                       utc_stamp(start, "%Y-%m-%dT%H:%M:%SZ"), duration);
+      const nlohmann::json doc = results_json(app, cli, *deck, report, ranks, command,
+                                              utc_stamp(start, "%Y-%m-%dT%H:%M:%SZ"), duration);
       if (cli.output.empty()) {
         std::error_code ec;
         fs::create_directories(deck->string("run.results_dir"), ec);
@@ -523,6 +514,7 @@ int run_main(int argc, char** argv, const App& app) {
         print_table(executable, report);
       }
       try {
+        inject_failure_at("output");
         write_file_atomically(output, doc.dump(2) + "\n");
         if (context.verbose()) std::printf("results: %s\n", output.c_str());
       } catch (const Error& e) {
@@ -542,13 +534,11 @@ int run_main(int argc, char** argv, const App& app) {
       std::fflush(stdout);
     }
   } catch (const Error& e) {
-    report_error(executable, e);
-    if (!e.collective()) comm::abort(e.code());
-    code = e.code();
+    code = settle_error(executable, e);
   } catch (const std::exception& e) {
-    report_error(executable, Error(exit_runtime_error, e.what()));
-    comm::abort(exit_runtime_error);
+    code = settle_error(executable, Error(exit_runtime_error, e.what()));
   }
+  if (code != exit_ok) leaving_with(code);
 
   Kokkos::finalize();
   comm::finalize();

@@ -1,6 +1,8 @@
 #include "karma/comm.hpp"
 
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 
 #ifdef KARMA_HAVE_MPI
 #include <mpi.h>
@@ -12,6 +14,9 @@ namespace karma::comm {
 
 namespace {
 MPI_Comm node_comm = MPI_COMM_NULL;
+// Only for all_arrive_within: its barrier can never match a collective that
+// other ranks are in on MPI_COMM_WORLD.
+MPI_Comm failure_comm = MPI_COMM_NULL;
 int cached_rank = 0, cached_size = 1, cached_local_rank = 0, cached_local_size = 1,
     cached_nodes = 1;
 bool we_initialized = false;
@@ -26,16 +31,17 @@ void init(int* argc, char*** argv) {
   }
   MPI_Comm_rank(MPI_COMM_WORLD, &cached_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &cached_size);
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, cached_rank, MPI_INFO_NULL,
-                      &node_comm);
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, cached_rank, MPI_INFO_NULL, &node_comm);
   MPI_Comm_rank(node_comm, &cached_local_rank);
   MPI_Comm_size(node_comm, &cached_local_size);
+  MPI_Comm_dup(MPI_COMM_WORLD, &failure_comm);
   int leader = cached_local_rank == 0 ? 1 : 0;
   MPI_Allreduce(&leader, &cached_nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 }
 
 void finalize() {
   if (node_comm != MPI_COMM_NULL) MPI_Comm_free(&node_comm);
+  if (failure_comm != MPI_COMM_NULL) MPI_Comm_free(&failure_comm);
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (we_initialized && !finalized) MPI_Finalize();
@@ -60,6 +66,21 @@ void barrier() {
 void abort(int exit_code) {
   if (cached_size > 1) MPI_Abort(MPI_COMM_WORLD, exit_code);
   std::exit(exit_code);
+}
+
+bool all_arrive_within(double seconds) {
+  if (cached_size == 1) return true;
+  MPI_Request request;
+  MPI_Ibarrier(failure_comm, &request);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (;;) {
+    int done = 0;
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return true;
+    // The request stays pending: the caller aborts the job next.
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 namespace {
@@ -142,6 +163,7 @@ std::int64_t max(std::int64_t v) { return v; }
 bool all(bool v) { return v; }
 void max_inplace(std::vector<double>&) {}
 std::vector<std::string> allgather(const std::string& s) { return {s}; }
+bool all_arrive_within(double) { return true; }
 std::int64_t sum_on_device(std::int64_t v, int) { return v; }
 std::string library_version() { return "none"; }
 

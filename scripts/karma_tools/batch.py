@@ -188,9 +188,12 @@ def _selected(manifest, patterns):
 
 # --- status -----------------------------------------------------------------------
 
-PASSED, FAILED, LOST, RUNNING, PENDING, UNSUBMITTED = (
-    "passed", "failed", "lost", "running", "pending", "not submitted")
-ORDER = (PASSED, FAILED, LOST, RUNNING, PENDING, UNSUBMITTED)
+PASSED, FAILED, INTERRUPTED, LOST, RUNNING, PENDING, UNSUBMITTED = (
+    "passed", "failed", "interrupted", "lost", "running", "pending", "not submitted")
+ORDER = (PASSED, FAILED, INTERRUPTED, LOST, RUNNING, PENDING, UNSUBMITTED)
+# Exit codes 128 + N: the job or its mini-app was stopped by signal N (the
+# job script's trap writes 143 for SIGTERM, 130 for SIGINT).
+_SIGNALS = {1: "SIGHUP", 2: "SIGINT", 9: "SIGKILL", 15: "SIGTERM"}
 
 
 def job_state(entry, scheduler_state):
@@ -219,6 +222,10 @@ def job_state(entry, scheduler_state):
                     "malformed results"
         if code == 0 and result == "PASSED":
             return PASSED, "PASSED"
+        if 128 < code < 160:
+            signal = _SIGNALS.get(code - 128, f"signal {code - 128}")
+            return INTERRUPTED, (f"exit {code}: stopped by {signal} (a time limit, scancel, "
+                                 f"qdel or Ctrl-C): see {_log_hint(entry)}")
         if result is None:
             return FAILED, f"exit {code}, no results file: see {_log_hint(entry)}"
         return FAILED, f"exit {code}, results {result}: see {_log_hint(entry)}"
@@ -268,7 +275,7 @@ def print_table(rows, stream=sys.stdout):
 
 
 def _exit_for(counts):
-    if counts[FAILED] or counts[LOST]:
+    if counts[FAILED] or counts[INTERRUPTED] or counts[LOST]:
         return 1
     if counts[RUNNING] or counts[PENDING] or counts[UNSUBMITTED]:
         return 5
@@ -324,7 +331,7 @@ def submit(args):
     chosen = _selected(manifest, args.only)
     if args.resubmit_failed:
         for entry, state, _ in collect(out, manifest, args.only):
-            if state in (FAILED, LOST):
+            if state in (FAILED, INTERRUPTED, LOST):
                 entry["job_id"] = None
     todo = [j for j in chosen if not j.get("job_id")]
     if not todo:
@@ -415,7 +422,8 @@ def parser():
     s.set_defaults(func=submit)
 
     st = sub.add_parser("status", help="what is done, running and left",
-                        description="One line per job (passed, failed, lost, running, "
+                        description="One line per job (passed, failed, interrupted, lost, "
+                        "running, "
                         "pending, not submitted), then the counts and what is left.")
     st.add_argument("directory", metavar="OUT")
     st.add_argument("--only", action="append", metavar="GLOB")

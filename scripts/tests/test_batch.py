@@ -5,7 +5,10 @@ each job at once (the real Slurm is in test_slurm.py)."""
 import hashlib
 import json
 import os
+import signal
 import stat
+import subprocess
+import time
 
 import pytest
 
@@ -350,6 +353,37 @@ def test_running_pending_and_lost_jobs(tmp_path, fake_slurm, stream_exe):
     r = tool("karma-batch", "status", out, env=env)
     assert r.returncode == 1 and "2 lost" in r.stdout and "ended without writing exit_code" \
         in r.stdout
+
+
+def test_a_job_stopped_by_sigterm_shows_as_interrupted(tmp_path, fake_slurm, stream_exe):
+    """A batch time limit sends SIGTERM to every process of the job: the
+    mini-app says so and writes nothing, and status calls the job interrupted,
+    not failed or lost."""
+    out = str(tmp_path / "out")
+    campaign = small_campaign(tmp_path, stream_exe)
+    with open(campaign) as f:
+        text = f.read().replace("[run.repetitions=2]", "[run.repetitions=100000000]")
+    write(campaign, text)
+    assert tool("karma-batch", "generate", campaign, "-o", out, "--no-key-check").returncode == 0
+    assert tool("karma-batch", "submit", out, "--only", "ok.*",
+                env=dict(fake_slurm, FAKE_NORUN="1")).returncode == 0
+    entry = [j for j in load_json(os.path.join(out, "campaign.json"))["jobs"]
+             if j["name"] == "ok.n1x1"][0]
+    log_path = os.path.join(entry["results_dir"], "job-101.out")
+    with open(log_path, "w") as log:
+        job = subprocess.Popen(["bash", os.path.join(out, entry["script"])], stdout=log,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while "rank 0 on" not in open(log_path).read() and time.monotonic() < deadline:
+        time.sleep(0.2)  # until the mini-app has started
+    os.killpg(job.pid, signal.SIGTERM)
+    assert job.wait(timeout=60) == 143
+    text = open(log_path).read()
+    assert "RESULT: FAILED reason=interrupted" in text and "by SIGTERM" in text, text
+    assert not os.path.lexists(entry["results_file"])
+    r = tool("karma-batch", "status", out, env=fake_slurm)
+    assert r.returncode == 1 and "1 interrupted" in r.stdout, r.stdout
+    assert "stopped by SIGTERM" in r.stdout
 
 
 def test_a_failed_submission_keeps_what_was_submitted(tmp_path, fake_slurm, stream_exe):

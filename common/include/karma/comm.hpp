@@ -24,6 +24,11 @@ int node_count();
 
 void barrier();
 [[noreturn]] void abort(int exit_code);
+// True when every rank calls this within `seconds` of the first; false on
+// the ranks that waited longer, which then must abort: the others are
+// elsewhere (in a collective, or still computing). Safe to call while other
+// ranks are inside a collective of this module.
+bool all_arrive_within(double seconds);
 
 double max(double v);
 double min(double v);
