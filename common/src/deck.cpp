@@ -11,8 +11,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <limits>
 #include <set>
@@ -84,7 +84,8 @@ std::optional<double> parse_number(const std::string& text) {
 
 // Integers exactly (1234567, not 1.23457e+06); other numbers as they come.
 std::string format_bound(double v) {
-  if (v == std::floor(v) && std::abs(v) < 9.2e18) return std::to_string(static_cast<std::int64_t>(v));
+  if (v == std::floor(v) && std::abs(v) < 9.2e18)
+    return std::to_string(static_cast<std::int64_t>(v));
   std::ostringstream s;
   s << std::setprecision(17) << v;
   return s.str();
@@ -101,11 +102,9 @@ bool looks_like_integer(const std::string& text) {
 
 void check_range(const KeySpec& spec, double v, const YAML::Mark& mark) {
   if (spec.min && v < *spec.min)
-    throw ValueProblem{"must be >= " + format_bound(*spec.min) + ", got " + format_bound(v),
-                       mark};
+    throw ValueProblem{"must be >= " + format_bound(*spec.min) + ", got " + format_bound(v), mark};
   if (spec.max && v > *spec.max)
-    throw ValueProblem{"must be <= " + format_bound(*spec.max) + ", got " + format_bound(v),
-                       mark};
+    throw ValueProblem{"must be <= " + format_bound(*spec.max) + ", got " + format_bound(v), mark};
 }
 
 const std::string& scalar_of(const YAML::Node& node, const KeySpec& spec) {
@@ -142,10 +141,9 @@ const YAML::Node& list_of(const YAML::Node& node, const KeySpec& spec) {
                            (node.IsScalar() ? quoted(node.Scalar()) : std::string("a mapping")),
                        node.Mark()};
   const std::size_t n = node.size();
-  const bool length_ok = spec.lengths.empty()
-                             ? n >= 1
-                             : std::find(spec.lengths.begin(), spec.lengths.end(), n) !=
-                                   spec.lengths.end();
+  const bool length_ok = spec.lengths.empty() ? n >= 1
+                                              : std::find(spec.lengths.begin(), spec.lengths.end(),
+                                                          n) != spec.lengths.end();
   if (!length_ok)
     throw ValueProblem{"has " + std::to_string(n) + " entries; expected " + describe_type(spec),
                        node.Mark()};
@@ -183,8 +181,7 @@ nlohmann::json convert(const YAML::Node& node, const KeySpec& spec) {
       std::set<std::string> seen;
       for (const auto& item : list_of(node, spec)) {
         const std::string v = choice_value(item, spec);
-        if (!seen.insert(v).second)
-          throw ValueProblem{quoted(v) + " is listed twice", item.Mark()};
+        if (!seen.insert(v).second) throw ValueProblem{quoted(v) + " is listed twice", item.Mark()};
         out.push_back(v);
       }
       return out;
@@ -261,8 +258,7 @@ Schema& Schema::boolean(const std::string& path, bool def, const std::string& he
   return add({path, KeyType::boolean, help, def, {}, {}, {}, {}});
 }
 
-Schema& Schema::string(const std::string& path, const std::string& def,
-                       const std::string& help) {
+Schema& Schema::string(const std::string& path, const std::string& def, const std::string& help) {
   return add({path, KeyType::string, help, def, {}, {}, {}, {}});
 }
 
@@ -300,8 +296,9 @@ const KeySpec* Schema::find(const std::string& path) const {
 
 bool Schema::is_section(const std::string& path) const {
   const std::string prefix = path + ".";
-  return std::any_of(keys_.begin(), keys_.end(),
-                     [&](const KeySpec& k) { return k.path.compare(0, prefix.size(), prefix) == 0; });
+  return std::any_of(keys_.begin(), keys_.end(), [&](const KeySpec& k) {
+    return k.path.compare(0, prefix.size(), prefix) == 0;
+  });
 }
 
 std::string Schema::suggest(const std::string& unknown) const {
@@ -342,12 +339,18 @@ std::string describe_type(const KeySpec& spec) {
     return "a list of " + join(l, " or ");
   };
   switch (spec.type) {
-    case KeyType::integer: return "an integer" + range();
-    case KeyType::number: return "a number" + range();
-    case KeyType::boolean: return "true or false";
-    case KeyType::string: return "a string";
-    case KeyType::choice: return "one of " + join(spec.choices, "|");
-    case KeyType::integer_list: return lengths() + " integers" + range();
+    case KeyType::integer:
+      return "an integer" + range();
+    case KeyType::number:
+      return "a number" + range();
+    case KeyType::boolean:
+      return "true or false";
+    case KeyType::string:
+      return "a string";
+    case KeyType::choice:
+      return "one of " + join(spec.choices, "|");
+    case KeyType::integer_list:
+      return lengths() + " integers" + range();
     case KeyType::choice_list:
       return lengths() + (spec.lengths.empty() ? " " : " of ") + join(spec.choices, "|");
   }
@@ -390,41 +393,41 @@ Deck Deck::parse(const std::string& text, const std::string& name, const Schema&
   }
 
   // Walk the deck: every key must be a known section or a known value.
-  std::function<void(const YAML::Node&, const std::string&)> walk =
-      [&](const YAML::Node& map, const std::string& prefix) {
-        if (!map.IsMap())
-          throw InputError(where(name, map.Mark()) + ": " + (prefix.empty() ? "deck" : prefix) +
-                           ": expected a mapping of keys");
-        std::set<std::string> seen;
-        for (const auto& entry : map) {
-          const YAML::Node& key = entry.first;
-          const YAML::Node& value = entry.second;
-          if (!key.IsScalar())
-            throw InputError(where(name, key.Mark()) + ": " + prefix + ": a key must be a name");
-          const std::string path = prefix.empty() ? key.Scalar() : prefix + "." + key.Scalar();
-          if (!seen.insert(key.Scalar()).second)
-            throw InputError(where(name, key.Mark()) + ": " + path + ": duplicate key");
-          if (const KeySpec* spec = schema.find(path)) {
-            // An empty value (`key:` and nothing) is placed by yaml-cpp at the
-            // next token, often on another line: name the key's place instead.
-            const bool empty = value.IsNull() && (value.Mark().is_null() ||
-                                                  value.Mark().line != key.Mark().line);
-            const YAML::Mark mark = empty ? key.Mark() : value.Mark();
-            try {
-              deck.values_[path] = {convert(value, *spec), where(name, mark)};
-            } catch (const ValueProblem& p) {
-              throw InputError(where(name, empty || p.mark.is_null() ? mark : p.mark) + ": " +
-                               path + ": " + p.message);
-            }
-          } else if (schema.is_section(path)) {
-            if (!value.IsNull()) walk(value, path);
-          } else {
-            const std::string hint = schema.suggest(path);
-            throw InputError(where(name, key.Mark()) + ": " + path + ": unknown key" +
-                             (hint.empty() ? "" : " (did you mean " + quoted(hint) + "?)"));
-          }
+  std::function<void(const YAML::Node&, const std::string&)> walk = [&](const YAML::Node& map,
+                                                                        const std::string& prefix) {
+    if (!map.IsMap())
+      throw InputError(where(name, map.Mark()) + ": " + (prefix.empty() ? "deck" : prefix) +
+                       ": expected a mapping of keys");
+    std::set<std::string> seen;
+    for (const auto& entry : map) {
+      const YAML::Node& key = entry.first;
+      const YAML::Node& value = entry.second;
+      if (!key.IsScalar())
+        throw InputError(where(name, key.Mark()) + ": " + prefix + ": a key must be a name");
+      const std::string path = prefix.empty() ? key.Scalar() : prefix + "." + key.Scalar();
+      if (!seen.insert(key.Scalar()).second)
+        throw InputError(where(name, key.Mark()) + ": " + path + ": duplicate key");
+      if (const KeySpec* spec = schema.find(path)) {
+        // An empty value (`key:` and nothing) is placed by yaml-cpp at the
+        // next token, often on another line: name the key's place instead.
+        const bool empty =
+            value.IsNull() && (value.Mark().is_null() || value.Mark().line != key.Mark().line);
+        const YAML::Mark mark = empty ? key.Mark() : value.Mark();
+        try {
+          deck.values_[path] = {convert(value, *spec), where(name, mark)};
+        } catch (const ValueProblem& p) {
+          throw InputError(where(name, empty || p.mark.is_null() ? mark : p.mark) + ": " + path +
+                           ": " + p.message);
         }
-      };
+      } else if (schema.is_section(path)) {
+        if (!value.IsNull()) walk(value, path);
+      } else {
+        const std::string hint = schema.suggest(path);
+        throw InputError(where(name, key.Mark()) + ": " + path + ": unknown key" +
+                         (hint.empty() ? "" : " (did you mean " + quoted(hint) + "?)"));
+      }
+    }
+  };
   if (!root.IsNull()) walk(root, "");
 
   for (const auto& assignment : overrides) {

@@ -6,10 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
-#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -63,19 +63,19 @@ std::string error_of(const std::string& text, const std::vector<std::string>& ov
 }
 
 const std::string full_deck =
-    "# every key given\n"              // line 1
-    "grid:\n"                          // line 2
-    "  cells: 100\n"                   // line 3, value at column 10
-    "  cfl: 0.25\n"                    // line 4
-    "  periodic: true\n"               // line 5
-    "  name: channel\n"                // line 6
-    "  layout: left\n"                 // line 7
-    "  shape: [4, 5, 6]\n"             // line 8, value at column 10
-    "  kernels: [triad, copy]\n"       // line 9
-    "solver:\n"                        // line 10
-    "  count: 2^25\n"                  // line 11
-    "run:\n"                           // line 12
-    "  repetitions: 3\n";              // line 13
+    "# every key given\n"         // line 1
+    "grid:\n"                     // line 2
+    "  cells: 100\n"              // line 3, value at column 10
+    "  cfl: 0.25\n"               // line 4
+    "  periodic: true\n"          // line 5
+    "  name: channel\n"           // line 6
+    "  layout: left\n"            // line 7
+    "  shape: [4, 5, 6]\n"        // line 8, value at column 10
+    "  kernels: [triad, copy]\n"  // line 9
+    "solver:\n"                   // line 10
+    "  count: 2^25\n"             // line 11
+    "run:\n"                      // line 12
+    "  repetitions: 3\n";         // line 13
 
 // --- values --------------------------------------------------------------------
 
@@ -115,10 +115,8 @@ TEST(Deck, ReadsEveryTypeOfValue) {
 TEST(Deck, PowerSyntaxAndIntegerLimits) {
   EXPECT_EQ(parse("solver:\n  count: 2^0\n").integer("solver.count"), 1);
   EXPECT_EQ(parse("solver:\n  count: 10^3\n").integer("solver.count"), 1000);
-  EXPECT_EQ(parse("solver:\n  count: 2^62\n").integer("solver.count"),
-            std::int64_t{1} << 62);
-  EXPECT_EQ(parse("solver:\n  count: 9223372036854775807\n").integer("solver.count"),
-            INT64_MAX);
+  EXPECT_EQ(parse("solver:\n  count: 2^62\n").integer("solver.count"), std::int64_t{1} << 62);
+  EXPECT_EQ(parse("solver:\n  count: 9223372036854775807\n").integer("solver.count"), INT64_MAX);
   EXPECT_EQ(parse("grid:\n  shape: [2^3, 2^2, 3]\n").integer_list("grid.shape"),
             (std::vector<std::int64_t>{8, 4, 3}));
   EXPECT_EQ(parse("solver:\n  count: +7\n").integer("solver.count"), 7);
@@ -180,7 +178,8 @@ TEST(DeckErrors, UnknownSection) {
 }
 
 TEST(DeckErrors, DuplicateKey) {
-  EXPECT_EQ(error_of("grid:\n  cells: 3\n  cells: 4\n"), "deck.yaml:3:3: grid.cells: duplicate key");
+  EXPECT_EQ(error_of("grid:\n  cells: 3\n  cells: 4\n"),
+            "deck.yaml:3:3: grid.cells: duplicate key");
   EXPECT_EQ(error_of("grid:\n  cells: 3\ngrid:\n  layout: left\n"),
             "deck.yaml:3:1: grid: duplicate key");
 }
@@ -192,8 +191,10 @@ TEST(DeckErrors, WrongType) {
             "deck.yaml:2:10: grid.cells: expected an integer >= 1, <= 1000, got a list");
   EXPECT_EQ(error_of("grid:\n  name: {a: 1}\n"),
             "deck.yaml:2:9: grid.name: expected a string, got a mapping");
-  EXPECT_EQ(error_of("grid:\n  cells: 12abc\n"), "deck.yaml:2:10: grid.cells: '12abc' is not an integer");
-  EXPECT_EQ(error_of("grid:\n  cells: 1.5\n"), "deck.yaml:2:10: grid.cells: '1.5' is not an integer");
+  EXPECT_EQ(error_of("grid:\n  cells: 12abc\n"),
+            "deck.yaml:2:10: grid.cells: '12abc' is not an integer");
+  EXPECT_EQ(error_of("grid:\n  cells: 1.5\n"),
+            "deck.yaml:2:10: grid.cells: '1.5' is not an integer");
   EXPECT_EQ(error_of("grid:\n  shape: [4, x, 6]\n"),
             "deck.yaml:2:14: grid.shape: 'x' is not an integer");
   EXPECT_EQ(error_of("grid: 3\n"), "deck.yaml:1:7: grid: expected a mapping of keys");
@@ -205,12 +206,14 @@ TEST(DeckErrors, ValuesBelowTheMinimum) {
   EXPECT_EQ(error_of("grid:\n  shape: [4, 0, 6]\n"),
             "deck.yaml:2:14: grid.shape: must be >= 1, got 0");
   EXPECT_EQ(error_of("grid:\n  cells: 0\n"), "deck.yaml:2:10: grid.cells: must be >= 1, got 0");
-  EXPECT_EQ(error_of("solver:\n  count: -1\n"), "deck.yaml:2:10: solver.count: must be >= 0, got -1");
+  EXPECT_EQ(error_of("solver:\n  count: -1\n"),
+            "deck.yaml:2:10: solver.count: must be >= 0, got -1");
   EXPECT_EQ(error_of("grid:\n  cfl: -0.5\n"), "deck.yaml:2:8: grid.cfl: must be >= 0, got -0.5");
 }
 
 TEST(DeckErrors, ValuesAboveTheMaximum) {
-  EXPECT_EQ(error_of("grid:\n  cells: 1001\n"), "deck.yaml:2:10: grid.cells: must be <= 1000, got 1001");
+  EXPECT_EQ(error_of("grid:\n  cells: 1001\n"),
+            "deck.yaml:2:10: grid.cells: must be <= 1000, got 1001");
   EXPECT_EQ(error_of("grid:\n  cfl: 1.5\n"), "deck.yaml:2:8: grid.cfl: must be <= 1, got 1.5");
 }
 
@@ -244,8 +247,8 @@ TEST(DeckErrors, ListLengthNotAllowed) {
             "deck.yaml:2:10: grid.shape: has 2 entries; expected a list of 1 or 3 integers >= 1");
   EXPECT_EQ(error_of("grid:\n  shape: [4, 5, 6, 7]\n"),
             "deck.yaml:2:10: grid.shape: has 4 entries; expected a list of 1 or 3 integers >= 1");
-  EXPECT_TRUE(starts_with(error_of("grid:\n  shape: []\n"),
-                          "deck.yaml:2:10: grid.shape: has 0 entries"));
+  EXPECT_TRUE(
+      starts_with(error_of("grid:\n  shape: []\n"), "deck.yaml:2:10: grid.shape: has 0 entries"));
 }
 
 TEST(DeckErrors, ChoiceListEntries) {
@@ -261,7 +264,8 @@ TEST(DeckErrors, ChoiceListEntries) {
 // describe_type for a list without fixed lengths reads "a list of of ...".
 TEST(DeckErrors, ChoiceListDescriptionReadsAsEnglish) {
   const std::string m = error_of("grid:\n  kernels: []\n");
-  EXPECT_EQ(m, "deck.yaml:2:12: grid.kernels: has 0 entries; expected a list of copy|mul|add|triad");
+  EXPECT_EQ(m,
+            "deck.yaml:2:12: grid.kernels: has 0 entries; expected a list of copy|mul|add|triad");
   EXPECT_FALSE(contains(test_schema().help_text(), "of of"));
 }
 
@@ -273,10 +277,14 @@ TEST(DeckErrors, BooleanNotTrueOrFalse) {
 }
 
 TEST(DeckErrors, NumberNotFinite) {
-  EXPECT_EQ(error_of("grid:\n  cfl: nan\n"), "deck.yaml:2:8: grid.cfl: 'nan' is not a finite number");
-  EXPECT_EQ(error_of("grid:\n  cfl: 1e999\n"), "deck.yaml:2:8: grid.cfl: '1e999' is not a finite number");
-  EXPECT_EQ(error_of("grid:\n  cfl: inf\n"), "deck.yaml:2:8: grid.cfl: 'inf' is not a finite number");
-  EXPECT_EQ(error_of("grid:\n  cfl: fast\n"), "deck.yaml:2:8: grid.cfl: 'fast' is not a finite number");
+  EXPECT_EQ(error_of("grid:\n  cfl: nan\n"),
+            "deck.yaml:2:8: grid.cfl: 'nan' is not a finite number");
+  EXPECT_EQ(error_of("grid:\n  cfl: 1e999\n"),
+            "deck.yaml:2:8: grid.cfl: '1e999' is not a finite number");
+  EXPECT_EQ(error_of("grid:\n  cfl: inf\n"),
+            "deck.yaml:2:8: grid.cfl: 'inf' is not a finite number");
+  EXPECT_EQ(error_of("grid:\n  cfl: fast\n"),
+            "deck.yaml:2:8: grid.cfl: 'fast' is not a finite number");
 }
 
 TEST(DeckErrors, TopLevelMustBeAMapping) {
@@ -429,12 +437,12 @@ TEST(DeckSha256, IsTheDigestOfTheText) {
   // The text, not its meaning: a comment changes the digest; --set does not.
   EXPECT_NE(parse(full_deck + "# more\n").sha256(), d.sha256());
   EXPECT_EQ(parse(full_deck, {"grid.cells=7"}).sha256(), d.sha256());
-  EXPECT_EQ(parse("").sha256(),
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(parse("").sha256(), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
 
 TEST(DeckLoad, ReadsAFileAndNamesItInMessages) {
-  const std::string path = ::testing::TempDir() + "karma_test_deck_load_" + std::to_string(getpid()) + ".yaml";
+  const std::string path =
+      ::testing::TempDir() + "karma_test_deck_load_" + std::to_string(getpid()) + ".yaml";
   {
     std::ofstream out(path);
     out << "grid:\n  cells: 12\n  layout: sideways\n";
@@ -443,7 +451,8 @@ TEST(DeckLoad, ReadsAFileAndNamesItInMessages) {
     Deck::load(path, test_schema());
     ADD_FAILURE() << "no error";
   } catch (const karma::InputError& e) {
-    EXPECT_EQ(std::string(e.what()), path + ":3:11: grid.layout: 'sideways' is not one of: left, right");
+    EXPECT_EQ(std::string(e.what()),
+              path + ":3:11: grid.layout: 'sideways' is not one of: left, right");
   }
   {
     std::ofstream out(path);
