@@ -5,6 +5,10 @@
 
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
+#if __has_include(<yaml-cpp/depthguard.h>)  // yaml-cpp 0.7 and later
+#include <yaml-cpp/depthguard.h>
+#define KARMA_YAML_DEPTH_GUARD 1
+#endif
 
 #include <algorithm>
 #include <cctype>
@@ -284,6 +288,14 @@ struct StructureScan : YAML::EventHandler {
 // Parses the one document of `text`; throws ValueProblem for a syntax error
 // (its message after `syntax`) or for anything StructureScan refuses.
 YAML::Node load_one_document(const std::string& text, const std::string& syntax) {
+  // yaml-cpp 0.7 calls lists nested too deep a "bad file".
+  auto problem = [&](const YAML::Exception& e) {
+#ifdef KARMA_YAML_DEPTH_GUARD
+    if (dynamic_cast<const YAML::DeepRecursion*>(&e))
+      return ValueProblem{syntax + "lists or mappings nested too deep", e.mark};
+#endif
+    return ValueProblem{syntax + e.msg, e.mark};
+  };
   StructureScan scan;
   try {
     std::istringstream in(text);
@@ -291,13 +303,13 @@ YAML::Node load_one_document(const std::string& text, const std::string& syntax)
     while (!scan.problem && parser.HandleNextDocument(scan)) {
     }
   } catch (const YAML::Exception& e) {
-    throw ValueProblem{syntax + e.msg, e.mark};
+    throw problem(e);
   }
   if (scan.problem) throw *scan.problem;
   try {
     return YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw ValueProblem{syntax + e.msg, e.mark};
+    throw problem(e);
   }
 }
 
@@ -380,8 +392,9 @@ void check_scalar(const YAML::Node& node, const SourceMap& source) {
   if (!node.IsScalar()) return;
   if (const auto problem = source_problem(node, source)) throw ValueProblem{*problem, node.Mark()};
   if (const auto problem = text_problem(node.Scalar(), false))
-    throw ValueProblem{"after YAML's escapes the text is not plain: " + problem->message,
-                       node.Mark()};
+    throw ValueProblem{
+        "in the value as YAML reads it (escapes such as \\n applied): " + problem->message,
+        node.Mark()};
 }
 
 const std::string& scalar_of(const YAML::Node& node, const KeySpec& spec, const SourceMap& source) {
@@ -610,7 +623,8 @@ std::string Schema::suggest(const std::string& unknown) const {
   std::string best;
   std::size_t best_distance = std::numeric_limits<std::size_t>::max();
   for (const auto& c : candidates) {
-    if (c == unknown) continue;
+    // Never the name itself, nor the section it is in ("run.N": not 'run').
+    if (c == unknown || (is_section(c) && unknown.compare(0, c.size() + 1, c + ".") == 0)) continue;
     const std::size_t d = parent_of(c) == section ? edit_distance(leaf, last_component(c))
                                                   : edit_distance(unknown, c);
     if (d < best_distance) {

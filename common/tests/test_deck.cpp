@@ -168,6 +168,15 @@ TEST(DeckErrors, UnknownKeySuggestsTheNearestKnownKey) {
 
 TEST(DeckErrors, UnknownKeyWithNothingCloseHasNoSuggestion) {
   EXPECT_EQ(error_of("grid:\n  zzzzzzzz: 3\n"), "deck.yaml:2:3: grid.zzzzzzzz: unknown key");
+  // A short name is close to its own section's name, which is no suggestion (found by the
+  // deck fuzzer: "run.N: unknown key (did you mean 'run'?)").
+  EXPECT_EQ(error_of("run:\n  N: 3\n"), "deck.yaml:2:3: run.N: unknown key");
+  EXPECT_EQ(error_of("", {"run.n=3"}), "--set run.n=3: run.n: unknown key");
+  // A key is still a fair guess for a name below it.
+  EXPECT_EQ(error_of("grid:\n  cells:\n    x: 3\n"),
+            "deck.yaml:3:5: grid.cells: expected an integer >= 1, <= 1000, got a mapping");
+  EXPECT_EQ(error_of("", {"grid.cells.x=3"}),
+            "--set grid.cells.x=3: grid.cells.x: unknown key (did you mean 'grid.cells'?)");
 }
 
 TEST(DeckErrors, UnknownSection) {
@@ -529,6 +538,14 @@ TEST(DeckText, AQuoteMustCloseOnItsLine) {
   EXPECT_EQ(parse("grid:\r\n  name: 'x'\r\n").string("grid.name"), "x");
 }
 
+// yaml-cpp 0.7 calls this a "bad file" (found by the deck fuzzer).
+TEST(DeckText, DeepNestingIsNamedAsSuch) {
+  const std::string m = error_of("grid:\n  shape: " + std::string(5000, '[') + "\n");
+  EXPECT_TRUE(starts_with(m, "deck.yaml:")) << m;
+  EXPECT_TRUE(contains(m, ": YAML syntax error: ")) << m;
+  EXPECT_FALSE(contains(m, "bad file")) << m;
+}
+
 TEST(DeckText, BlockScalarsTagsAnchorsAndEscapedControlsAreRefused) {
   EXPECT_EQ(error_of("grid:\n  name: |\n    abc\n"),
             "deck.yaml:2:9: grid.name: a block scalar ('|') is not allowed; write the value on "
@@ -540,11 +557,15 @@ TEST(DeckText, BlockScalarsTagsAnchorsAndEscapedControlsAreRefused) {
   EXPECT_EQ(error_of("grid:\n  cells: &n 5\nsolver:\n  count: *n\n"),
             "deck.yaml:2:10: YAML anchors (&name) are not allowed in a deck");
   EXPECT_EQ(error_of("grid:\n  name: \"a\\0b\"\n"),
-            "deck.yaml:2:9: grid.name: after YAML's escapes the text is not plain: NUL byte is "
-            "not allowed");
+            "deck.yaml:2:9: grid.name: in the value as YAML reads it (escapes such as \\n "
+            "applied): NUL byte is not allowed");
   EXPECT_EQ(error_of("grid:\n  name: \"a\\nb\"\n"),
-            "deck.yaml:2:9: grid.name: after YAML's escapes the text is not plain: control "
-            "character U+000A is not allowed");
+            "deck.yaml:2:9: grid.name: in the value as YAML reads it (escapes such as \\n "
+            "applied): control character U+000A is not allowed");
+  // A tab inside a plain value is text to YAML, but no value needs one.
+  EXPECT_EQ(error_of("grid:\n  name: a\tb\n"),
+            "deck.yaml:2:9: grid.name: in the value as YAML reads it (escapes such as \\n "
+            "applied): control character U+0009 is not allowed");
 }
 
 // '1003' in quotes is a string in YAML: a number, integer or boolean key
@@ -596,8 +617,8 @@ TEST(DeckText, OverridesFollowTheSameRules) {
             "--set grid.cells=!!str 5: grid.cells: YAML tag 'tag:yaml.org,2002:str' is not allowed "
             "in a deck");
   EXPECT_EQ(error_of("", {"grid.name=\"a\\tb\""}),
-            "--set grid.name=\"a\\tb\": grid.name: after YAML's escapes the text is not plain: "
-            "control character U+0009 is not allowed");
+            "--set grid.name=\"a\\tb\": grid.name: in the value as YAML reads it (escapes such "
+            "as \\n applied): control character U+0009 is not allowed");
   EXPECT_TRUE(starts_with(error_of("", {"grid.name=\"abc"}),
                           "--set grid.name=\"abc: grid.name: cannot parse value"));
   // Quoted strings and choices are still fine.
