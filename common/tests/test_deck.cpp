@@ -6,10 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
-#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -63,19 +63,19 @@ std::string error_of(const std::string& text, const std::vector<std::string>& ov
 }
 
 const std::string full_deck =
-    "# every key given\n"              // line 1
-    "grid:\n"                          // line 2
-    "  cells: 100\n"                   // line 3, value at column 10
-    "  cfl: 0.25\n"                    // line 4
-    "  periodic: true\n"               // line 5
-    "  name: channel\n"                // line 6
-    "  layout: left\n"                 // line 7
-    "  shape: [4, 5, 6]\n"             // line 8, value at column 10
-    "  kernels: [triad, copy]\n"       // line 9
-    "solver:\n"                        // line 10
-    "  count: 2^25\n"                  // line 11
-    "run:\n"                           // line 12
-    "  repetitions: 3\n";              // line 13
+    "# every key given\n"         // line 1
+    "grid:\n"                     // line 2
+    "  cells: 100\n"              // line 3, value at column 10
+    "  cfl: 0.25\n"               // line 4
+    "  periodic: true\n"          // line 5
+    "  name: channel\n"           // line 6
+    "  layout: left\n"            // line 7
+    "  shape: [4, 5, 6]\n"        // line 8, value at column 10
+    "  kernels: [triad, copy]\n"  // line 9
+    "solver:\n"                   // line 10
+    "  count: 2^25\n"             // line 11
+    "run:\n"                      // line 12
+    "  repetitions: 3\n";         // line 13
 
 // --- values --------------------------------------------------------------------
 
@@ -115,10 +115,8 @@ TEST(Deck, ReadsEveryTypeOfValue) {
 TEST(Deck, PowerSyntaxAndIntegerLimits) {
   EXPECT_EQ(parse("solver:\n  count: 2^0\n").integer("solver.count"), 1);
   EXPECT_EQ(parse("solver:\n  count: 10^3\n").integer("solver.count"), 1000);
-  EXPECT_EQ(parse("solver:\n  count: 2^62\n").integer("solver.count"),
-            std::int64_t{1} << 62);
-  EXPECT_EQ(parse("solver:\n  count: 9223372036854775807\n").integer("solver.count"),
-            INT64_MAX);
+  EXPECT_EQ(parse("solver:\n  count: 2^62\n").integer("solver.count"), std::int64_t{1} << 62);
+  EXPECT_EQ(parse("solver:\n  count: 9223372036854775807\n").integer("solver.count"), INT64_MAX);
   EXPECT_EQ(parse("grid:\n  shape: [2^3, 2^2, 3]\n").integer_list("grid.shape"),
             (std::vector<std::int64_t>{8, 4, 3}));
   EXPECT_EQ(parse("solver:\n  count: +7\n").integer("solver.count"), 7);
@@ -170,6 +168,15 @@ TEST(DeckErrors, UnknownKeySuggestsTheNearestKnownKey) {
 
 TEST(DeckErrors, UnknownKeyWithNothingCloseHasNoSuggestion) {
   EXPECT_EQ(error_of("grid:\n  zzzzzzzz: 3\n"), "deck.yaml:2:3: grid.zzzzzzzz: unknown key");
+  // A short name is close to its own section's name, which is no suggestion (found by the
+  // deck fuzzer: "run.N: unknown key (did you mean 'run'?)").
+  EXPECT_EQ(error_of("run:\n  N: 3\n"), "deck.yaml:2:3: run.N: unknown key");
+  EXPECT_EQ(error_of("", {"run.n=3"}), "--set run.n=3: run.n: unknown key");
+  // A key is still a fair guess for a name below it.
+  EXPECT_EQ(error_of("grid:\n  cells:\n    x: 3\n"),
+            "deck.yaml:3:5: grid.cells: expected an integer >= 1, <= 1000, got a mapping");
+  EXPECT_EQ(error_of("", {"grid.cells.x=3"}),
+            "--set grid.cells.x=3: grid.cells.x: unknown key (did you mean 'grid.cells'?)");
 }
 
 TEST(DeckErrors, UnknownSection) {
@@ -180,7 +187,8 @@ TEST(DeckErrors, UnknownSection) {
 }
 
 TEST(DeckErrors, DuplicateKey) {
-  EXPECT_EQ(error_of("grid:\n  cells: 3\n  cells: 4\n"), "deck.yaml:3:3: grid.cells: duplicate key");
+  EXPECT_EQ(error_of("grid:\n  cells: 3\n  cells: 4\n"),
+            "deck.yaml:3:3: grid.cells: duplicate key");
   EXPECT_EQ(error_of("grid:\n  cells: 3\ngrid:\n  layout: left\n"),
             "deck.yaml:3:1: grid: duplicate key");
 }
@@ -192,8 +200,10 @@ TEST(DeckErrors, WrongType) {
             "deck.yaml:2:10: grid.cells: expected an integer >= 1, <= 1000, got a list");
   EXPECT_EQ(error_of("grid:\n  name: {a: 1}\n"),
             "deck.yaml:2:9: grid.name: expected a string, got a mapping");
-  EXPECT_EQ(error_of("grid:\n  cells: 12abc\n"), "deck.yaml:2:10: grid.cells: '12abc' is not an integer");
-  EXPECT_EQ(error_of("grid:\n  cells: 1.5\n"), "deck.yaml:2:10: grid.cells: '1.5' is not an integer");
+  EXPECT_EQ(error_of("grid:\n  cells: 12abc\n"),
+            "deck.yaml:2:10: grid.cells: '12abc' is not an integer");
+  EXPECT_EQ(error_of("grid:\n  cells: 1.5\n"),
+            "deck.yaml:2:10: grid.cells: '1.5' is not an integer");
   EXPECT_EQ(error_of("grid:\n  shape: [4, x, 6]\n"),
             "deck.yaml:2:14: grid.shape: 'x' is not an integer");
   EXPECT_EQ(error_of("grid: 3\n"), "deck.yaml:1:7: grid: expected a mapping of keys");
@@ -205,12 +215,14 @@ TEST(DeckErrors, ValuesBelowTheMinimum) {
   EXPECT_EQ(error_of("grid:\n  shape: [4, 0, 6]\n"),
             "deck.yaml:2:14: grid.shape: must be >= 1, got 0");
   EXPECT_EQ(error_of("grid:\n  cells: 0\n"), "deck.yaml:2:10: grid.cells: must be >= 1, got 0");
-  EXPECT_EQ(error_of("solver:\n  count: -1\n"), "deck.yaml:2:10: solver.count: must be >= 0, got -1");
+  EXPECT_EQ(error_of("solver:\n  count: -1\n"),
+            "deck.yaml:2:10: solver.count: must be >= 0, got -1");
   EXPECT_EQ(error_of("grid:\n  cfl: -0.5\n"), "deck.yaml:2:8: grid.cfl: must be >= 0, got -0.5");
 }
 
 TEST(DeckErrors, ValuesAboveTheMaximum) {
-  EXPECT_EQ(error_of("grid:\n  cells: 1001\n"), "deck.yaml:2:10: grid.cells: must be <= 1000, got 1001");
+  EXPECT_EQ(error_of("grid:\n  cells: 1001\n"),
+            "deck.yaml:2:10: grid.cells: must be <= 1000, got 1001");
   EXPECT_EQ(error_of("grid:\n  cfl: 1.5\n"), "deck.yaml:2:8: grid.cfl: must be <= 1, got 1.5");
 }
 
@@ -244,8 +256,8 @@ TEST(DeckErrors, ListLengthNotAllowed) {
             "deck.yaml:2:10: grid.shape: has 2 entries; expected a list of 1 or 3 integers >= 1");
   EXPECT_EQ(error_of("grid:\n  shape: [4, 5, 6, 7]\n"),
             "deck.yaml:2:10: grid.shape: has 4 entries; expected a list of 1 or 3 integers >= 1");
-  EXPECT_TRUE(starts_with(error_of("grid:\n  shape: []\n"),
-                          "deck.yaml:2:10: grid.shape: has 0 entries"));
+  EXPECT_TRUE(
+      starts_with(error_of("grid:\n  shape: []\n"), "deck.yaml:2:10: grid.shape: has 0 entries"));
 }
 
 TEST(DeckErrors, ChoiceListEntries) {
@@ -261,7 +273,8 @@ TEST(DeckErrors, ChoiceListEntries) {
 // describe_type for a list without fixed lengths reads "a list of of ...".
 TEST(DeckErrors, ChoiceListDescriptionReadsAsEnglish) {
   const std::string m = error_of("grid:\n  kernels: []\n");
-  EXPECT_EQ(m, "deck.yaml:2:12: grid.kernels: has 0 entries; expected a list of copy|mul|add|triad");
+  EXPECT_EQ(m,
+            "deck.yaml:2:12: grid.kernels: has 0 entries; expected a list of copy|mul|add|triad");
   EXPECT_FALSE(contains(test_schema().help_text(), "of of"));
 }
 
@@ -273,10 +286,14 @@ TEST(DeckErrors, BooleanNotTrueOrFalse) {
 }
 
 TEST(DeckErrors, NumberNotFinite) {
-  EXPECT_EQ(error_of("grid:\n  cfl: nan\n"), "deck.yaml:2:8: grid.cfl: 'nan' is not a finite number");
-  EXPECT_EQ(error_of("grid:\n  cfl: 1e999\n"), "deck.yaml:2:8: grid.cfl: '1e999' is not a finite number");
-  EXPECT_EQ(error_of("grid:\n  cfl: inf\n"), "deck.yaml:2:8: grid.cfl: 'inf' is not a finite number");
-  EXPECT_EQ(error_of("grid:\n  cfl: fast\n"), "deck.yaml:2:8: grid.cfl: 'fast' is not a finite number");
+  EXPECT_EQ(error_of("grid:\n  cfl: nan\n"),
+            "deck.yaml:2:8: grid.cfl: 'nan' is not a finite number");
+  EXPECT_EQ(error_of("grid:\n  cfl: 1e999\n"),
+            "deck.yaml:2:8: grid.cfl: '1e999' is not a finite number");
+  EXPECT_EQ(error_of("grid:\n  cfl: inf\n"),
+            "deck.yaml:2:8: grid.cfl: 'inf' is not a finite number");
+  EXPECT_EQ(error_of("grid:\n  cfl: fast\n"),
+            "deck.yaml:2:8: grid.cfl: 'fast' is not a finite number");
 }
 
 TEST(DeckErrors, TopLevelMustBeAMapping) {
@@ -285,16 +302,42 @@ TEST(DeckErrors, TopLevelMustBeAMapping) {
 }
 
 // A key with no value ("cells:") is reported on the key's own line, not at
-// whatever token follows it (here the next key, on line 3).
+// whatever token follows it (here the next key, on line 3); it is refused, not
+// taken for "the default", and the message says how to get the default.
 TEST(DeckErrors, EmptyValueIsReportedOnTheKeysLine) {
-  const std::string m = error_of("grid:\n  cells:\n  layout: left\n");
-  EXPECT_TRUE(contains(m, "grid.cells: expected an integer >= 1, <= 1000, got nothing")) << m;
-  EXPECT_TRUE(starts_with(m, "deck.yaml:2:")) << m;
+  EXPECT_EQ(error_of("grid:\n  cells:\n  layout: left\n"),
+            "deck.yaml:2:3: grid.cells: has no value; remove the line to use the default 64");
+  EXPECT_EQ(error_of("grid:\n  cells:   # to be decided\n"),
+            "deck.yaml:2:3: grid.cells: has no value; remove the line to use the default 64");
+  EXPECT_EQ(
+      error_of("run:\n  results_dir:"),  // at the end of the text
+      "deck.yaml:2:3: run.results_dir: has no value; remove the line to use the default \".\"");
 }
 
 TEST(DeckErrors, ExplicitNullValueIsReportedAtTheValue) {
   EXPECT_EQ(error_of("grid:\n  cells: ~\n"),
-            "deck.yaml:2:10: grid.cells: expected an integer >= 1, <= 1000, got nothing");
+            "deck.yaml:2:10: grid.cells: has no value; remove the line to use the default 64");
+  EXPECT_EQ(error_of("grid:\n  shape: null\n"),
+            "deck.yaml:2:10: grid.shape: has no value; remove the line to use the default [32]");
+  EXPECT_EQ(error_of("grid:\n  name: Null\n"),
+            "deck.yaml:2:9: grid.name: has no value; remove the line to use the default \"box\"");
+  EXPECT_EQ(error_of("grid: {kernels: ~}\n"),
+            "deck.yaml:1:17: grid.kernels: has no value; remove the line to use the default "
+            "[\"copy\",\"add\"]");
+  // A null inside a list is no value either.
+  EXPECT_EQ(error_of("grid:\n  shape: [4, ~, 6]\n"),
+            "deck.yaml:2:14: grid.shape: expected a list of 1 or 3 integers >= 1, got nothing");
+}
+
+// A section may be empty (every key commented out): that is the same as
+// leaving it out. A whole deck that is one null is not.
+TEST(DeckErrors, EmptySectionIsAllowedNullDeckIsNot) {
+  EXPECT_EQ(parse("grid: ~\n").integer("grid.cells"), 64);
+  EXPECT_EQ(parse("grid:\n#  cells: 3\n").integer("grid.cells"), 64);
+  EXPECT_EQ(error_of("~\n"), "deck.yaml:1:1: deck: expected a mapping of keys, got nothing");
+  EXPECT_EQ(error_of("null"), "deck.yaml:1:1: deck: expected a mapping of keys, got nothing");
+  EXPECT_EQ(error_of("# nothing yet\n---\n"),
+            "deck.yaml:3:1: deck: expected a mapping of keys, got nothing");
 }
 
 TEST(DeckErrors, TheFirstBadValueIsReported) {
@@ -370,6 +413,218 @@ TEST(DeckOverrides, MalformedAssignment) {
   EXPECT_EQ(error_of("", {"grid.cells=5", "oops"}), "--set oops: expected --set key.path=value");
 }
 
+// --- the text itself: line breaks, bytes, documents, quotes ------------------------
+//
+// Each refusal names the place: "deck.yaml:LINE:COL: ...", and the key where
+// the problem is inside one value.
+
+std::string crlf(std::string text) {
+  std::string out;
+  for (char c : text) out += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  return out;
+}
+
+// The bug that started it: yaml-cpp reads a lone CR as nothing, so a deck
+// saved with CR line breaks was one long comment and ran every default.
+TEST(DeckText, CarriageReturnsAloneAreRefused) {
+  EXPECT_EQ(error_of("# a comment first\rgrid:\r  cells: 3\r"),
+            "deck.yaml:1:18: carriage return (CR) without a line feed: line breaks must be LF, "
+            "or CRLF throughout (a file with classic Mac line endings?)");
+  EXPECT_EQ(error_of("grid:\r  cells: 3\r"), error_of("grid:\r  cells: 3\r"));
+  EXPECT_TRUE(starts_with(error_of("grid:\r  cells: 3\r"), "deck.yaml:1:6: carriage return"));
+  // One stray CR in an otherwise CRLF deck, and one at the very end.
+  EXPECT_TRUE(starts_with(error_of("grid:\r\n  cells: 3\r  layout: left\r\n"),
+                          "deck.yaml:2:11: carriage return (CR) without a line feed"));
+  EXPECT_TRUE(starts_with(error_of("grid:\n  cells: 3\r"),
+                          "deck.yaml:2:11: carriage return (CR) without a line feed"));
+}
+
+TEST(DeckText, MixedLineBreaksAreRefused) {
+  EXPECT_EQ(error_of("grid:\r\n  cells: 3\n  layout: left\r\n"),
+            "deck.yaml:2:11: line ends with LF but line 1 ends with CRLF: use one kind of line "
+            "break throughout");
+  EXPECT_EQ(error_of("# c\ngrid:\n  cells: 3\r\n"),
+            "deck.yaml:3:11: line ends with CRLF but line 1 ends with LF: use one kind of line "
+            "break throughout");
+}
+
+// CRLF throughout (what Windows editors write) reads exactly as LF does.
+TEST(DeckText, CrlfThroughoutLoadsLikeLf) {
+  const Deck lf = parse(full_deck);
+  const Deck windows = parse(crlf(full_deck));
+  EXPECT_EQ(windows.resolved(), lf.resolved());
+  for (const auto& key : {"grid.cells", "grid.shape", "grid.kernels", "solver.count"})
+    EXPECT_EQ(windows.origin(key), lf.origin(key)) << key;
+  EXPECT_EQ(windows.string("grid.name"), "channel");  // no CR left at the end of a string
+  // Without a line break after the last line, and with errors at the same place.
+  EXPECT_EQ(parse("grid:\r\n  name: x y").string("grid.name"), "x y");
+  EXPECT_EQ(error_of(crlf("grid:\n  cells: 3\n  layout: up\n")),
+            "deck.yaml:3:11: grid.layout: 'up' is not one of: left, right");
+  EXPECT_EQ(error_of(crlf("grid:\n  cells:\n")),
+            "deck.yaml:2:3: grid.cells: has no value; remove the line to use the default 64");
+}
+
+TEST(DeckText, NulAndControlCharactersAreRefused) {
+  EXPECT_EQ(error_of(std::string("# a\0comment\ngrid:\n  cells: 3\n", 27)),
+            "deck.yaml:1:4: NUL byte: a deck is UTF-8 text (is this a binary or UTF-16 file?)");
+  EXPECT_EQ(error_of("grid:\n  cells: 3  # bell\a\n"),
+            "deck.yaml:2:19: control character U+0007 is not allowed");
+  EXPECT_EQ(error_of("grid:\n  name: a\x1b[1mb\n"),
+            "deck.yaml:2:10: control character U+001B is not allowed");
+  EXPECT_EQ(error_of("grid:\n  name: ab\x7f\n"),
+            "deck.yaml:2:11: control character U+007F is not allowed");
+  EXPECT_EQ(error_of("grid:\n  name: a\xc2\x85z\n"),  // NEL, which yaml-cpp takes for a break
+            "deck.yaml:2:10: control character U+0085 is not allowed");
+  EXPECT_EQ(error_of("grid:\n  name: a\xe2\x80\xa8z\n"),
+            "deck.yaml:2:10: Unicode line separator U+2028 is not allowed (YAML would read a "
+            "line break)");
+  // A tab is text (YAML itself refuses one in indentation).
+  EXPECT_EQ(parse("grid:\n  cells: 3\t# tab\n").integer("grid.cells"), 3);
+}
+
+TEST(DeckText, InvalidUtf8IsRefusedAndALeadingByteOrderMarkIsNot) {
+  EXPECT_EQ(error_of("grid:\n  name: caf\xe9\n"),  // Latin-1
+            "deck.yaml:2:12: invalid UTF-8 (byte 0xE9): a deck is UTF-8 text");
+  EXPECT_TRUE(starts_with(error_of("grid:\n  name: \xc0\xaf\n"),  // overlong '/'
+                          "deck.yaml:2:9: invalid UTF-8 (byte 0xC0)"));
+  EXPECT_TRUE(starts_with(error_of("grid:\n  name: \xed\xa0\x80\n"),  // a surrogate
+                          "deck.yaml:2:9: invalid UTF-8 (byte 0xED)"));
+  EXPECT_TRUE(starts_with(error_of("\xff\xfeg\0r\0"), "deck.yaml:1:1: invalid UTF-8 (byte 0xFF)"));
+  EXPECT_EQ(parse("grid:\n  name: caf\xc3\xa9\n").string("grid.name"), "caf\xc3\xa9");
+  // A UTF-8 byte order mark only at the start; columns on line 1 do not count it.
+  EXPECT_EQ(parse("\xef\xbb\xbfgrid:\n  cells: 3\n").integer("grid.cells"), 3);
+  EXPECT_EQ(error_of("\xef\xbb\xbfgrid: {cells: 0}\n"),
+            "deck.yaml:1:15: grid.cells: must be >= 1, got 0");
+  EXPECT_EQ(error_of("\xef\xbb\xbfgrid: \x01\n"),
+            "deck.yaml:1:7: control character U+0001 is not allowed");
+  EXPECT_EQ(error_of("grid:\n  name: a\xef\xbb\xbf\n"),
+            "deck.yaml:2:10: byte order mark U+FEFF is allowed only at the start of a deck");
+}
+
+TEST(DeckText, ASecondDocumentIsRefused) {
+  EXPECT_EQ(error_of("grid:\n  cells: 3\n---\ngrid:\n  cells: 4\n"),
+            "deck.yaml:3:1: a second YAML document starts here (after '---' or '...'); a deck is "
+            "one document");
+  EXPECT_TRUE(starts_with(error_of("grid:\n  cells: 3\n...\nrun:\n  warmup: 0\n"),
+                          "deck.yaml:4:1: a second YAML document starts here"));
+  EXPECT_TRUE(starts_with(error_of("grid:\n  cells: 3\n---\n"),
+                          "deck.yaml:3:1: a second YAML document starts here"));
+  // One document, marked or ended, is fine.
+  EXPECT_EQ(parse("---\ngrid:\n  cells: 3\n").integer("grid.cells"), 3);
+  EXPECT_EQ(parse("%YAML 1.2\n---\ngrid:\n  cells: 3\n...\n").integer("grid.cells"), 3);
+}
+
+// An unclosed quote ran to the end of the file: `name: "abc` became 'abc ',
+// and a quote early in a deck swallowed every line after it into one value.
+TEST(DeckText, AQuoteMustCloseOnItsLine) {
+  EXPECT_EQ(error_of("grid:\n  name: \"abc\n"),
+            "deck.yaml:2:9: grid.name: the double quote opened here is not closed on its line");
+  EXPECT_EQ(error_of("grid:\n  name: 'abc\n"),
+            "deck.yaml:2:9: grid.name: the single quote opened here is not closed on its line");
+  EXPECT_EQ(error_of("grid:\n  layout: 'left\nrun:\n  warmup: 0\n"),
+            "deck.yaml:2:11: grid.layout: the single quote opened here is not closed on its line");
+  EXPECT_EQ(error_of("grid:\n  name: \"two\n    lines\"\n"),
+            "deck.yaml:2:9: grid.name: the double quote opened here is not closed on its line");
+  // (In a flow list, YAML itself finds the list unclosed.)
+  EXPECT_EQ(error_of("grid:\n  kernels: [copy, \"add\n"),
+            "deck.yaml:3:1: YAML syntax error: end of sequence flow not found");
+  EXPECT_EQ(error_of("grid:\n  \"cells: 3\n"),  // a key
+            "deck.yaml:2:3: grid: the double quote opened here is not closed on its line");
+  EXPECT_EQ(error_of("grid:\n  name: \"a\\\n  b\"\n"),  // an escaped line break
+            "deck.yaml:2:9: grid.name: the double quote opened here is not closed on its line");
+  // Escaped quotes inside are not the end.
+  EXPECT_EQ(parse("grid:\n  name: \"a\\\"b\"\n").string("grid.name"), "a\"b");
+  EXPECT_EQ(parse("grid:\n  name: 'it''s'\n").string("grid.name"), "it's");
+  EXPECT_EQ(parse("grid:\r\n  name: 'x'\r\n").string("grid.name"), "x");
+}
+
+// yaml-cpp 0.7 calls this a "bad file" (found by the deck fuzzer).
+TEST(DeckText, DeepNestingIsNamedAsSuch) {
+  const std::string m = error_of("grid:\n  shape: " + std::string(5000, '[') + "\n");
+  EXPECT_TRUE(starts_with(m, "deck.yaml:")) << m;
+  EXPECT_TRUE(contains(m, ": YAML syntax error: ")) << m;
+  EXPECT_FALSE(contains(m, "bad file")) << m;
+}
+
+TEST(DeckText, BlockScalarsTagsAnchorsAndEscapedControlsAreRefused) {
+  EXPECT_EQ(error_of("grid:\n  name: |\n    abc\n"),
+            "deck.yaml:2:9: grid.name: a block scalar ('|') is not allowed; write the value on "
+            "one line");
+  EXPECT_EQ(error_of("grid:\n  cells: !!int 5\n"),
+            "deck.yaml:2:10: YAML tag 'tag:yaml.org,2002:int' is not allowed in a deck");
+  EXPECT_EQ(error_of("grid:\n  name: ! abc\n"),
+            "deck.yaml:2:9: grid.name: YAML tags are not allowed in a deck");
+  EXPECT_EQ(error_of("grid:\n  cells: &n 5\nsolver:\n  count: *n\n"),
+            "deck.yaml:2:10: YAML anchors (&name) are not allowed in a deck");
+  EXPECT_EQ(error_of("grid:\n  name: \"a\\0b\"\n"),
+            "deck.yaml:2:9: grid.name: in the value as YAML reads it (escapes such as \\n "
+            "applied): NUL byte is not allowed");
+  EXPECT_EQ(error_of("grid:\n  name: \"a\\nb\"\n"),
+            "deck.yaml:2:9: grid.name: in the value as YAML reads it (escapes such as \\n "
+            "applied): control character U+000A is not allowed");
+  // A tab inside a plain value is text to YAML, but no value needs one.
+  EXPECT_EQ(error_of("grid:\n  name: a\tb\n"),
+            "deck.yaml:2:9: grid.name: in the value as YAML reads it (escapes such as \\n "
+            "applied): control character U+0009 is not allowed");
+}
+
+// '1003' in quotes is a string in YAML: a number, integer or boolean key
+// refuses it rather than read the string as a number.
+TEST(DeckText, QuotedNumbersAreRefused) {
+  EXPECT_EQ(error_of("grid:\n  shape: ['1003']\n"),
+            "deck.yaml:2:11: grid.shape: '1003' is in quotes, which make it a string; write an "
+            "integer without them");
+  EXPECT_EQ(error_of("grid:\n  cells: \"5\"\n"),
+            "deck.yaml:2:10: grid.cells: '5' is in quotes, which make it a string; write an "
+            "integer without them");
+  EXPECT_EQ(error_of("grid:\n  cfl: '0.5'\n"),
+            "deck.yaml:2:8: grid.cfl: '0.5' is in quotes, which make it a string; write a number "
+            "without them");
+  EXPECT_EQ(error_of("grid:\n  periodic: \"true\"\n"),
+            "deck.yaml:2:13: grid.periodic: 'true' is in quotes, which make it a string; write "
+            "true or false without them");
+  // Strings and choices may be quoted.
+  const Deck d = parse("grid:\n  name: '5'\n  layout: \"left\"\n  kernels: ['mul']\n");
+  EXPECT_EQ(d.string("grid.name"), "5");
+  EXPECT_EQ(d.string("grid.layout"), "left");
+  EXPECT_EQ(d.string_list("grid.kernels"), std::vector<std::string>{"mul"});
+}
+
+// The same rules for --set, where they apply; the place is the assignment.
+TEST(DeckText, OverridesFollowTheSameRules) {
+  EXPECT_EQ(error_of("", {"grid.shape=['1003']"}),
+            "--set grid.shape=['1003']: grid.shape: '1003' is in quotes, which make it a string; "
+            "write an integer without them");
+  EXPECT_EQ(error_of("", {"grid.cells=\"5\""}),
+            "--set grid.cells=\"5\": grid.cells: '5' is in quotes, which make it a string; write "
+            "an integer without them");
+  EXPECT_EQ(
+      error_of("", {"grid.cells="}),
+      "--set grid.cells=: grid.cells: has no value; leave out the --set to use the default 64");
+  EXPECT_EQ(error_of("", {"grid.cells=~"}),
+            "--set grid.cells=~: grid.cells: has no value; leave out the --set to use the default "
+            "64");
+  EXPECT_EQ(error_of("", {"run.results_dir=null"}),
+            "--set run.results_dir=null: run.results_dir: has no value; leave out the --set to use "
+            "the default \".\"");
+  EXPECT_EQ(error_of("", {"grid.name=a\rb"}),
+            "--set grid.name=a\\x0Db: control character U+000D is not allowed");
+  EXPECT_EQ(error_of("", {std::string("grid.name=a\0b", 13)}),
+            "--set grid.name=a\\x00b: NUL byte is not allowed");
+  EXPECT_EQ(error_of("", {"grid.name=caf\xe9"}),
+            "--set grid.name=caf\\xE9: invalid UTF-8 (byte 0xE9): a deck is UTF-8 text");
+  EXPECT_EQ(error_of("", {"grid.cells=!!str 5"}),
+            "--set grid.cells=!!str 5: grid.cells: YAML tag 'tag:yaml.org,2002:str' is not allowed "
+            "in a deck");
+  EXPECT_EQ(error_of("", {"grid.name=\"a\\tb\""}),
+            "--set grid.name=\"a\\tb\": grid.name: in the value as YAML reads it (escapes such "
+            "as \\n applied): control character U+0009 is not allowed");
+  EXPECT_TRUE(starts_with(error_of("", {"grid.name=\"abc"}),
+                          "--set grid.name=\"abc: grid.name: cannot parse value"));
+  // Quoted strings and choices are still fine.
+  EXPECT_EQ(parse("", {"grid.name='x y'", "grid.layout=\"left\""}).string("grid.name"), "x y");
+}
+
 // --- origins, fail(), resolved(), sha256(), help ----------------------------------------
 
 TEST(DeckOrigin, FailNamesWhereTheValueCameFrom) {
@@ -429,12 +684,12 @@ TEST(DeckSha256, IsTheDigestOfTheText) {
   // The text, not its meaning: a comment changes the digest; --set does not.
   EXPECT_NE(parse(full_deck + "# more\n").sha256(), d.sha256());
   EXPECT_EQ(parse(full_deck, {"grid.cells=7"}).sha256(), d.sha256());
-  EXPECT_EQ(parse("").sha256(),
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(parse("").sha256(), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
 
 TEST(DeckLoad, ReadsAFileAndNamesItInMessages) {
-  const std::string path = ::testing::TempDir() + "karma_test_deck_load_" + std::to_string(getpid()) + ".yaml";
+  const std::string path =
+      ::testing::TempDir() + "karma_test_deck_load_" + std::to_string(getpid()) + ".yaml";
   {
     std::ofstream out(path);
     out << "grid:\n  cells: 12\n  layout: sideways\n";
@@ -443,7 +698,8 @@ TEST(DeckLoad, ReadsAFileAndNamesItInMessages) {
     Deck::load(path, test_schema());
     ADD_FAILURE() << "no error";
   } catch (const karma::InputError& e) {
-    EXPECT_EQ(std::string(e.what()), path + ":3:11: grid.layout: 'sideways' is not one of: left, right");
+    EXPECT_EQ(std::string(e.what()),
+              path + ":3:11: grid.layout: 'sideways' is not one of: left, right");
   }
   {
     std::ofstream out(path);
