@@ -59,6 +59,29 @@ std::int64_t product(const std::vector<std::int64_t>& v) {
   return p;
 }
 
+// Whether `iterations` of `kernels` keep every value and the dot sum finite
+// (nstream grows the values about 1.92x an iteration, so a long run would
+// verify against infinity); returns how many do, at most `iterations`.
+template <class T>
+std::int64_t finite_iterations(const std::vector<const stream::KernelSpec*>& kernels,
+                               const std::vector<std::int64_t>& global_shape,
+                               std::int64_t iterations) {
+  double elements = 1;
+  for (auto extent : global_shape) elements *= static_cast<double>(extent);
+  stream::Gold<T> gold;
+  for (std::int64_t it = 0; it < iterations; ++it) {
+    const T a = gold.a, b = gold.b, c = gold.c;
+    for (const auto* k : kernels) {
+      const double dot = gold.apply(k->kernel) * elements;
+      if (!std::isfinite(dot) || !std::isfinite(gold.a) || !std::isfinite(gold.b) ||
+          !std::isfinite(gold.c))
+        return it;
+    }
+    if (gold.a == a && gold.b == b && gold.c == c) return iterations;  // settled for good
+  }
+  return iterations;
+}
+
 Config read_config(const Deck& deck) {
   Config c;
   c.layout = layout_from_string(deck.string("stream.layout"));
@@ -84,8 +107,8 @@ Config read_config(const Deck& deck) {
     // Weak scaling: the global problem is ranks copies of the deck's.
     c.global_shape[0] = 0;
     if (__builtin_mul_overflow(shape[0], ranks, &c.global_shape[0]))
-      deck.fail("stream.shape", "the global size over " + std::to_string(ranks) +
-                                    " ranks overflows 64 bits");
+      deck.fail("stream.shape",
+                "the global size over " + std::to_string(ranks) + " ranks overflows 64 bits");
   }
 
   // Three arrays of the whole global problem must be countable in bytes.
@@ -95,6 +118,21 @@ Config read_config(const Deck& deck) {
     if (__builtin_mul_overflow(bytes, extent, &bytes))
       deck.fail("stream.shape",
                 "3 arrays of this shape need more than 2^63 bytes: the byte count overflows");
+
+  std::int64_t iterations = 0;
+  if (__builtin_add_overflow(c.warmup, c.repetitions, &iterations))
+    iterations = std::numeric_limits<std::int64_t>::max();
+  const std::int64_t finite =
+      c.precision == Precision::single
+          ? finite_iterations<float>(c.kernels, c.global_shape, iterations)
+          : finite_iterations<double>(c.kernels, c.global_shape, iterations);
+  if (finite < iterations)
+    deck.fail(c.warmup > c.repetitions ? "run.warmup" : "run.repetitions",
+              "run.warmup + run.repetitions = " + std::to_string(iterations) +
+                  " iterations of these kernels take the arrays' " + to_string(c.precision) +
+                  " values or the dot sum past their range after " + std::to_string(finite) +
+                  " (nstream nearly doubles them every iteration): at " + "most " +
+                  std::to_string(finite) + " in all");
   return c;
 }
 
