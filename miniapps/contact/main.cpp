@@ -105,10 +105,21 @@ struct Config {
 Config read_config(const Deck& deck) {
   Config c;
   const std::int64_t n = deck.integer("contact.n");
-  // Element ids are 32-bit (as node indices of the lists): 5 n^3 < 2^31.
+  // Element ids are 32-bit (as node indices of the lists): 5 n^3 < 2^31. The
+  // count itself is computed with overflow checks, so that the message
+  // about a huge n does not print a wrapped one.
+  std::int64_t n3 = 0, elements = 0;
+  if (__builtin_mul_overflow(n, n, &n3) || __builtin_mul_overflow(n3, n, &n3) ||
+      __builtin_mul_overflow(n3, std::int64_t{5}, &elements)) {
+    char count[32];
+    std::snprintf(count, sizeof(count), "%.2g", 5.0 * static_cast<double>(n) * n * n);
+    deck.fail("contact.n", "n = " + std::to_string(n) + " gives 5 n^3 = " + count +
+                               " elements, more than 2^63 - 1 (a 64-bit count); element ids "
+                               "are 32-bit, so n is at most 754");
+  }
   if (n > 754)
     deck.fail("contact.n", "n = " + std::to_string(n) +
-                               " gives 5 n^3 = " + std::to_string(5 * n * n * n) +
+                               " gives 5 n^3 = " + std::to_string(elements) +
                                " elements; element ids are 32-bit, so n is at most 754");
   c.n = static_cast<int>(n);
   c.shape = mesh_shape(c.n);
