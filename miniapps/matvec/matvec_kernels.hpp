@@ -670,12 +670,14 @@ struct CompensatedSum {
 }  // namespace karma::matvec
 
 // The zero that Kokkos' sum reductions start a CompensatedSum from.
+namespace Kokkos {
 template <>
-struct Kokkos::reduction_identity<karma::matvec::CompensatedSum> {
+struct reduction_identity<karma::matvec::CompensatedSum> {
   KOKKOS_FORCEINLINE_FUNCTION static karma::matvec::CompensatedSum sum() {
     return karma::matvec::CompensatedSum();
   }
 };
+}  // namespace Kokkos
 
 namespace karma::matvec {
 
