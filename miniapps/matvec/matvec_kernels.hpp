@@ -1,5 +1,7 @@
 // Dense y = B x over a karma array B of either layout: the kernels, the
-// seeded data, and the host reference in long double.
+// seeded data, the check of every entry of y against a reference computed
+// on the device from the seeded data's closed form, and a host reference in
+// long double (the unit tests' oracle for that check).
 //
 // B is the operator the kernels see. For y = A x it is A; for y = A^T x it is
 // the same storage read with the other layout and swapped extents (A
@@ -703,11 +705,11 @@ ExactEntries<Memory> allocate_exact(std::int64_t first, std::int64_t count) {
 
 // Entries first .. first + count - 1 of y = A x (rows of A from row0, `terms`
 // columns) or of y = A^T x (columns of A, `terms` rows from 0), for the
-// seeded A and x(k) = vector_entry(seed, k): one thread an entry, every a
-// regenerated from its hash (nothing stored is read, none of the measured
-// kernels' code runs). x and, for A^T, the rows' keys are computed once, so
-// an entry costs one hash. Products of two 24-bit values are exact in
-// double, so the sums are the only rounding.
+// seeded A and x(k) = vector_entry(seed, k), every a regenerated from its
+// hash (nothing stored is read, none of the measured kernels' code runs).
+// x and, for A^T, the rows' keys are computed once, so an entry of A costs
+// one hash. Products of two 24-bit values are exact in double, so the sums
+// are the only rounding.
 template <class Exec = Kokkos::DefaultExecutionSpace>
 ExactEntries<typename Exec::memory_space> dense_exact(std::uint64_t seed, bool transpose,
                                                       std::int64_t row0, std::int64_t first,
@@ -728,27 +730,32 @@ ExactEntries<typename Exec::memory_space> dense_exact(std::uint64_t seed, bool t
         if (transpose) keys(k) = row_key(seed, k);
       });
   // A team an entry, its threads over the terms (one thread on a CPU): a
-  // GPU stays busy with few long rows (64 x 2^22) as with many.
+  // GPU stays busy with few long rows (64 x 2^22) as with many. Leagues of
+  // at most 2^30 teams (a league size is an int).
   using Team = Kokkos::TeamPolicy<Exec>;
-  Kokkos::parallel_for(
-      "matvec::verify::dense_exact", Team(static_cast<int>(count), Kokkos::AUTO),
-      KOKKOS_LAMBDA(const typename Team::member_type& team) {
-        const std::int64_t i = team.league_rank();
-        const std::int64_t r = first + i;
-        const std::uint64_t key = transpose ? 0 : row_key(seed, row0 + r);
-        CompensatedSum total;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, terms),
-            [&](const std::int64_t k, CompensatedSum& part) {
-              const double a = transpose ? keyed_entry(keys(k), r) : keyed_entry(key, k);
-              part.add(a * xs(k));
-            },
-            total);
-        Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          value(i) = total.value();
-          scale(i) = total.size;
+  constexpr std::int64_t most = std::int64_t{1} << 30;
+  for (std::int64_t base = 0; base < count; base += most) {
+    const int league = static_cast<int>(count - base < most ? count - base : most);
+    Kokkos::parallel_for(
+        "matvec::verify::dense_exact", Team(league, Kokkos::AUTO),
+        KOKKOS_LAMBDA(const typename Team::member_type& team) {
+          const std::int64_t i = base + team.league_rank();
+          const std::int64_t r = first + i;
+          const std::uint64_t key = transpose ? 0 : row_key(seed, row0 + r);
+          CompensatedSum total;
+          Kokkos::parallel_reduce(
+              Kokkos::TeamThreadRange(team, terms),
+              [&](const std::int64_t k, CompensatedSum& part) {
+                const double a = transpose ? keyed_entry(keys(k), r) : keyed_entry(key, k);
+                part.add(a * xs(k));
+              },
+              total);
+          Kokkos::single(Kokkos::PerTeam(team), [&]() {
+            value(i) = total.value();
+            scale(i) = total.size;
+          });
         });
-      });
+  }
   return e;
 }
 
