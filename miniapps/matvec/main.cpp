@@ -399,9 +399,9 @@ std::string join(const std::vector<std::int64_t>& v) {
 // rank checks, computed once on the device from the closed form of A and x
 // before the timed runs and compared on the host with each implementation's
 // y, and the fault that matvec.corrupt injects. Cost: one hash and a TwoSum
-// an entry of A, i.e. about 10x one timed product at 16384^2 on the 2-core
-// VM (0.44 s; README), recorded as `seconds`; the comparison is one pass
-// over y per implementation.
+// an entry of A: at 16384^2 doubles on the 2-core VM 0.55 s, 7-9x one timed
+// product (16-29x in float; README), recorded as `seconds`; the comparison
+// is one pass over y per implementation.
 template <class T>
 struct FullCheck {
   matvec::ExactEntries<Kokkos::HostSpace> exact;
