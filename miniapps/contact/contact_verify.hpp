@@ -1,7 +1,9 @@
 // The checks of karma-contact. Every storage is first copied into canonical
 // form (compressed rows, each row sorted); the checks then compare those
-// copies with each other, with a host brute-force search, with an O(N) scan
-// on the device for sampled rows, and the row statistics with the lists.
+// copies with each other, every row with a search over the mesh's structure
+// on the device, with a host brute-force search (small meshes), with an O(N)
+// scan on the device for sampled rows, and the row statistics with the
+// lists.
 #pragma once
 
 #include "contact_kernels.hpp"
@@ -11,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace karma::contact {
@@ -348,6 +351,114 @@ std::int64_t brute_force_rows_wrong(const HostBoxes& boxes, const HostRows& r) {
   return wrong;
 }
 
+// --- every row against a search over the mesh's structure ------------------------------
+//
+// A box lies within its element's nominal cube (side h, its block's element
+// size) widened by the perturbation and the inflation: 0.25 h on every side.
+// So the only elements whose boxes can meet box i are those whose widened
+// cubes meet it: one range of indices per block and axis, computed from i's
+// box alone. Testing each of those candidates, in increasing id order (block
+// A's ids, then B's; z, y, x), gives row i exactly and sorted, without the
+// cell grid and without any code of the search that built the lists; it is
+// compared with the sorted reference row entry by entry, as the brute force
+// does. 27 to about 100 candidates a row: O(N) in all, on the device. That
+// every box lies within its widened cube is what makes the candidates
+// complete, so it is checked too (a box outside counts as a failure).
+
+KOKKOS_INLINE_FUNCTION std::int64_t floor_divide(std::int64_t a, std::int64_t b) {  // b > 0
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+// Indices a in [0, extent) whose widened cube [offset + a h - m, offset +
+// (a + 1) h + m] meets [lo, hi]: [first, last] (empty when first > last).
+KOKKOS_INLINE_FUNCTION void candidate_range(std::int64_t lo, std::int64_t hi, std::int64_t offset,
+                                            std::int64_t h, std::int64_t m, std::int64_t extent,
+                                            std::int64_t& first, std::int64_t& last) {
+  last = floor_divide(hi - offset + m, h);
+  first = -floor_divide(-(lo - offset - m - h), h);  // ceiling
+  first = first < 0 ? 0 : first;
+  last = last > extent - 1 ? extent - 1 : last;
+}
+
+// Element e's block geometry: its nominal lower corner, h and the widening m.
+struct MeshGeometry {
+  int n = 0;
+  Index elements_a = 0, elements = 0;
+  std::int64_t b_z = 0;  // block B's nominal bottom at this step
+
+  KOKKOS_INLINE_FUNCTION void cube(const Index e, std::int64_t lo[3], std::int64_t& h,
+                                   std::int64_t& m) const {
+    const bool in_a = e < elements_a;
+    const Index f = in_a ? e : e - elements_a;
+    const Index w = in_a ? n : 2 * n;
+    // (Prvalues: a conditional of the two constants themselves would odr-use
+    // them, which device code cannot.)
+    h = in_a ? std::int64_t{h_a} : std::int64_t{h_b};
+    m = in_a ? perturb_a + inflate : perturb_b + inflate;
+    lo[0] = (f % w) * h;
+    lo[1] = ((f / w) % w) * h;
+    lo[2] = (f / (w * w)) * h + (in_a ? 0 : b_z);
+  }
+};
+
+struct MeshCheck {
+  std::int64_t rows_wrong = 0, boxes_outside = 0;
+};
+
+inline MeshCheck mesh_rows_wrong(const MeshShape& shape, std::int64_t b_z, const Boxes& boxes,
+                                 const Rows& r) {
+  const MeshGeometry g{shape.n, shape.elements_a, shape.elements, b_z};
+  MeshCheck out;
+  if (r.num_rows() != g.elements || static_cast<Index>(boxes.extent(0)) != g.elements) {
+    out.rows_wrong = g.elements + 1;
+    return out;
+  }
+  Kokkos::parallel_reduce(
+      "contact::verify::box_bounds", Range(0, g.elements),
+      KOKKOS_LAMBDA(const Index e, std::int64_t& outside) {
+        std::int64_t lo[3], h, m;
+        g.cube(e, lo, h, m);
+        bool inside = true;
+        for (int d = 0; d < 3; ++d)
+          inside = inside && boxes(e, d) >= lo[d] - m && boxes(e, 3 + d) <= lo[d] + h + m;
+        outside += inside ? 0 : 1;
+      },
+      out.boxes_outside);
+  Kokkos::parallel_reduce(
+      "contact::verify::mesh_rows", Range(0, g.elements),
+      KOKKOS_LAMBDA(const Index i, std::int64_t& wrong) {
+        int a[6];
+        for (int d = 0; d < 6; ++d) a[d] = boxes(i, d);
+        std::int64_t k = r.begin(i);
+        const std::int64_t end = r.end(i);
+        bool same = true;
+        for (int block = 0; block < 2 && same; ++block) {
+          const std::int64_t h = block == 0 ? std::int64_t{h_a} : std::int64_t{h_b};
+          const std::int64_t m = block == 0 ? perturb_a + inflate : perturb_b + inflate;
+          const std::int64_t w = block == 0 ? g.n : 2 * g.n;
+          const Index base = block == 0 ? 0 : g.elements_a;
+          std::int64_t x0, x1, y0, y1, z0, z1;
+          candidate_range(a[0], a[3], 0, h, m, w, x0, x1);
+          candidate_range(a[1], a[4], 0, h, m, w, y0, y1);
+          candidate_range(a[2], a[5], block == 0 ? 0 : g.b_z, h, m, g.n, z0, z1);
+          for (std::int64_t z = z0; z <= z1 && same; ++z)
+            for (std::int64_t y = y0; y <= y1 && same; ++y)
+              for (std::int64_t x = x0; x <= x1 && same; ++x) {
+                const Index j = base + x + w * (y + w * z);
+                if (j == i) continue;
+                int b[6];
+                for (int d = 0; d < 6; ++d) b[d] = boxes(j, d);
+                if (!overlap(a, b)) continue;
+                same = k < end && r.values()(k) == j;
+                ++k;
+              }
+        }
+        wrong += (same && k == end) ? 0 : 1;
+      },
+      out.rows_wrong);
+  return out;
+}
+
 // --- fault injection, for the tests that show the checks fail ---------------------------
 
 // The first entry of `row` becomes the row itself (self) or an element half
@@ -380,6 +491,52 @@ void inject_fault(const Access& a, Index row, bool self, Index elements) {
       "contact::inject_fault", Range(0, 1), KOKKOS_LAMBDA(const Index) {
         if (a.has_first(row)) a.first(row) = corrupted(a.first(row), row, self, elements);
       });
+}
+
+// A pair the search misses, in every storage alike (inject_fault: search):
+// element j leaves the cell lists, element 0 taking its place, which a pair
+// search never reports (a pair is reported from its lower id). Every pair
+// (k, j) with k < j is then lost from both rows, symmetrically: the
+// storages agree, the structure holds, the forced-overflow rows (built by
+// the same search) agree; only a check of those rows against an
+// independent search sees it.
+inline void drop_from_cells(const CellLists& cl, int j) {
+  const auto items = cl.items;
+  Kokkos::parallel_for(
+      "contact::inject_fault::search", Range(0, cl.entries), KOKKOS_LAMBDA(const Index k) {
+        if (items(k) == j) items(k) = 0;
+      });
+}
+
+// The element for that fault: of B's bottom layer, from its middle on, the
+// first one with partners of lower id whose row and whose partners' rows
+// (the rows the fault changes) are none of `avoid` (the sampled rows).
+// Returns it and the number of rows changed.
+template <class HostBoxes>
+std::pair<Index, std::int64_t> choose_search_fault(const MeshShape& s, const HostBoxes& boxes,
+                                                   const std::vector<Index>& avoid) {
+  const Index layer = 4 * Index(s.n) * s.n;
+  const Index middle = s.n + 2 * Index(s.n) * s.n;
+  std::pair<Index, std::int64_t> fallback{-1, 0};
+  for (Index t = 0; t < layer && t < 256; ++t) {
+    const Index j = s.elements_a + (middle + t) % layer;
+    int a[6];
+    for (int d = 0; d < 6; ++d) a[d] = boxes(j, d);
+    std::vector<Index> changed{j};
+    for (Index k = 0; k < j; ++k) {
+      int b[6];
+      for (int d = 0; d < 6; ++d) b[d] = boxes(k, d);
+      if (overlap(a, b)) changed.push_back(k);
+    }
+    if (changed.size() < 2) continue;
+    const auto count = static_cast<std::int64_t>(changed.size());
+    if (fallback.first < 0) fallback = {j, count};
+    const bool seen = std::any_of(changed.begin(), changed.end(), [&](Index c) {
+      return std::find(avoid.begin(), avoid.end(), c) != avoid.end();
+    });
+    if (!seen) return {j, count};
+  }
+  return fallback;
 }
 
 }  // namespace karma::contact

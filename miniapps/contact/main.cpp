@@ -20,6 +20,7 @@
 #include <functional>
 #include <numeric>
 #include <sstream>
+#include <tuple>
 
 namespace {
 
@@ -76,9 +77,11 @@ Schema contact_schema() {
   s.boolean("contact.overflow_check", true,
             "every step, also build dynamic rows of capacity 8 (less for tiny decks): they must "
             "overflow, grow, refill and agree with the other storages");
-  s.choice("contact.inject_fault", "none", {"none", "self", "foreign"},
-           "testing: corrupt one entry of the last storage at the last step (self: a self-pair; "
-           "foreign: a far element), which verification must catch");
+  s.choice("contact.inject_fault", "none", {"none", "self", "foreign", "search"},
+           "testing: at the last step corrupt one entry of the last storage (self: a self-pair; "
+           "foreign: a far element) or make the search miss one element's pairs with lower ids "
+           "in every storage alike (search: an element of B's bottom layer whose rows are not "
+           "sampled), which verification must catch");
   s.integer("run.warmup", 1,
             "untimed rebuilds and sweeps at the start position before the timed steps", 0);
   s.string("run.results_dir", ".",
@@ -105,10 +108,21 @@ struct Config {
 Config read_config(const Deck& deck) {
   Config c;
   const std::int64_t n = deck.integer("contact.n");
-  // Element ids are 32-bit (as node indices of the lists): 5 n^3 < 2^31.
+  // Element ids are 32-bit (as node indices of the lists): 5 n^3 < 2^31. The
+  // count itself is computed with overflow checks, so that the message
+  // about a huge n does not print a wrapped one.
+  std::int64_t n3 = 0, elements = 0;
+  if (__builtin_mul_overflow(n, n, &n3) || __builtin_mul_overflow(n3, n, &n3) ||
+      __builtin_mul_overflow(n3, std::int64_t{5}, &elements)) {
+    char count[32];
+    std::snprintf(count, sizeof(count), "%.2g", 5.0 * static_cast<double>(n) * n * n);
+    deck.fail("contact.n", "n = " + std::to_string(n) + " gives 5 n^3 = " + count +
+                               " elements, more than 2^63 - 1 (a 64-bit count); element ids "
+                               "are 32-bit, so n is at most 754");
+  }
   if (n > 754)
     deck.fail("contact.n", "n = " + std::to_string(n) +
-                               " gives 5 n^3 = " + std::to_string(5 * n * n * n) +
+                               " gives 5 n^3 = " + std::to_string(elements) +
                                " elements; element ids are 32-bit, so n is at most 754");
   c.n = static_cast<int>(n);
   c.shape = mesh_shape(c.n);
@@ -337,6 +351,9 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     Kokkos::deep_copy(samples, h);
   }
   const bool brute_force = N <= cfg.brute_force_max;
+  // inject_fault: search: the element that drops out of the cell lists.
+  Index search_fault = -1;
+  std::int64_t search_fault_rows = 0;
   trace("allocated");
 
   // Row signatures: the first storage's, and the one being compared.
@@ -406,6 +423,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     return dyn.footprint_bytes();
   };
   auto inject = [&](Storage s) {
+    if (cfg.inject != "self" && cfg.inject != "foreign") return;
     // Row of B's first element: never empty (B's elements touch each other).
     const Index row = shape.elements_a;
     const bool self = cfg.inject == "self";
@@ -419,6 +437,8 @@ Report run_typed(const Context& ctx, const Config& cfg) {
 
   // --- verification tallies ------------------------------------------------------------
   std::int64_t bf_wrong = 0, sample_wrong = 0, variants_wrong = 0, stats_wrong = 0;
+  MeshCheck mesh_wrong;
+  double mesh_seconds = 0;  // the check of every row, all steps
   std::int64_t overflow_left = 0, forced_failures = 0;
   std::int64_t checksum_steps_differ = 0, stats_checksum_steps_differ = 0;
   StructureErrors structure;
@@ -452,7 +472,13 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     make_boxes(shape, xyz, static_cast<int>(bz), boxes);
     const Grid grid = make_grid(cfg.n, bz, cfg.cell);
     trace("boxes");
+    if (cfg.inject == "search" && step == last) {
+      const auto host_boxes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, boxes);
+      std::tie(search_fault, search_fault_rows) =
+          choose_search_fault(shape, host_boxes, sample_ids);
+    }
     timer.time("binning", [&] { bin(boxes, grid, cells); });
+    if (search_fault >= 0 && step == last) drop_from_cells(cells, static_cast<int>(search_fault));
     trace("binned");
     const Search search(boxes, cells, cfg.pairs);
     shared_bytes = static_cast<std::int64_t>(xyz.span() * sizeof(int) + boxes.span() * sizeof(int) +
@@ -509,6 +535,15 @@ Report run_typed(const Context& ctx, const Config& cfg) {
         structure.asymmetric += se.asymmetric;
         if (!sample_ids.empty()) sample_wrong += sample_rows_wrong(boxes, samples, ref_sig);
         trace("sampled rows");
+        {
+          Kokkos::fence();
+          Kokkos::Timer mesh_timer;
+          const MeshCheck mc = mesh_rows_wrong(shape, bz, boxes, reference);
+          mesh_seconds += mesh_timer.seconds();
+          mesh_wrong.rows_wrong += mc.rows_wrong;
+          mesh_wrong.boxes_outside += mc.boxes_outside;
+        }
+        trace("all rows");
         if (brute_force) {
           const auto host_boxes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, boxes);
           bf_wrong += brute_force_rows_wrong(host_boxes, to_host(reference));
@@ -614,6 +649,11 @@ Report run_typed(const Context& ctx, const Config& cfg) {
                              "of " + std::to_string(sample_ids.size()) +
                                  " rows per step, those differing from an O(N) device scan",
                              global(sample_wrong), 0});
+  report.checks.push_back(
+      {"all rows",
+       "rows differing from a search over the mesh's structure (candidates from element "
+       "indices, not the cell grid), plus boxes outside their elements' bounds, all steps",
+       global(mesh_wrong.rows_wrong + mesh_wrong.boxes_outside), 0});
   report.checks.push_back({"structure",
                            "self pairs, duplicates, asymmetric and out-of-range entries",
                            global(structure.total()), 0});
@@ -770,9 +810,17 @@ Report run_typed(const Context& ctx, const Config& cfg) {
         {"refills", forced_refills},
         {"rows_refilled", forced_rows_refilled}}},
       {"verification",
-       {{"brute_force", brute_force},
+       {{"all_rows",
+         "every row of the first storage, every step, against a search over the "
+         "mesh's structure; the other storages' rows against it by signature"},
+        {"all_rows_seconds", comm::max(mesh_seconds)},
+        {"boxes_outside_bounds", mesh_wrong.boxes_outside},
+        {"brute_force", brute_force},
         {"sample_rows", sample_ids.size()},
-        {"inject_fault", cfg.inject}}},
+        {"inject_fault", cfg.inject},
+        {"search_fault", search_fault < 0 ? nlohmann::json(nullptr)
+                                          : nlohmann::json{{"element", search_fault},
+                                                           {"rows_changed", search_fault_rows}}}}},
       {"stats_bytes_from",
        "per sweep: the storage's structure for the entries it holds (linked-list: 4 B head + "
        "8 B per node; csr: 8 B offset + 4 B per entry; dynamic: 8 B count + 4 B per entry) "

@@ -2,7 +2,7 @@
 // of the core's RaggedRight arrays sharing one offsets view. Patterns: seeded
 // random (each entry present with probability `density`) or the 2D / 3D
 // finite-difference Laplacian. Every row is a pure function of its global
-// index, so the host reference regenerates sampled rows without copies.
+// index, so the check regenerates every row without copies.
 #pragma once
 
 #include "matvec_kernels.hpp"
@@ -243,7 +243,32 @@ void multiply_csr(Variant variant, const Matrix& a, const Vector& x, const Resul
   }
 }
 
-// Adds global row g of the pattern to the reference (x from vector_entry).
+// Rows row0 .. row0 + rows - 1 of y = A x from the pattern's generator (the
+// definition of A, not the stored arrays) and x(j) = vector_entry(seed, j):
+// a thread a row, compensated sums (dense_exact's arithmetic: the products,
+// a pattern's 24-bit values or the Laplacian's small integers times a 24-bit
+// x, are exact in double).
+template <class Pattern, class Exec = Kokkos::DefaultExecutionSpace>
+ExactEntries<typename Exec::memory_space> csr_exact(const Pattern& pattern, std::uint64_t seed,
+                                                    std::int64_t row0, std::int64_t rows) {
+  auto e = allocate_exact<typename Exec::memory_space>(0, rows);
+  const auto value = e.value;
+  const auto scale = e.scale;
+  Kokkos::parallel_for(
+      "matvec::verify::csr_exact",
+      Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, rows),
+      KOKKOS_LAMBDA(const std::int64_t i) {
+        CompensatedSum sum;
+        pattern.row(row0 + i,
+                    [&](std::int64_t j, double v) { sum.add(v * vector_entry(seed, j)); });
+        value(i) = sum.value();
+        scale(i) = sum.size;
+      });
+  return e;
+}
+
+// Adds global row g of the pattern to the long-double reference (the unit
+// tests' oracle).
 template <class Pattern>
 void add_csr_reference_row(Reference& ref, std::int64_t local_row, std::int64_t g,
                            const Pattern& pattern, std::uint64_t seed) {

@@ -67,10 +67,10 @@ Schema matvec_schema() {
             "mdrange: column blocks, whose partial sums a second pass adds (0: chosen for the "
             "device)",
             0);
-  s.integer("matvec.verify_rows", 1024,
-            "entries of y checked on each rank against a long-double host reference (all of "
-            "them when y has no more)",
-            1);
+  s.boolean("matvec.corrupt", false,
+            "for tests of the checks: after each implementation's runs, before its y is checked, "
+            "add 4 tolerances to the middle entry of y that the last rank checks, so "
+            "verification must fail (exit 1)");
   s.choice("matvec.pattern", "random", {"random", "laplacian"},
            "csr: random (each entry present with probability `density`) or laplacian (the "
            "5-point 2D or 7-point 3D finite-difference Laplacian on `grid`)");
@@ -101,7 +101,7 @@ struct Config {
   std::uint64_t seed = 0;
   int team_size = 0, vector_length = 0, rows_per_thread = 0;
   std::int64_t column_blocks = 0;
-  std::int64_t verify_rows = 0;
+  bool corrupt = false;
   bool laplacian = false;
   double density = 0;
   std::vector<std::int64_t> grid;  // global
@@ -147,7 +147,7 @@ Config read_config(const Deck& deck) {
   if (c.rows_per_thread == 3)
     deck.fail("matvec.rows_per_thread", "must be 0 (automatic), 1, 2 or 4, got 3");
   c.column_blocks = deck.integer("matvec.column_blocks");
-  c.verify_rows = deck.integer("matvec.verify_rows");
+  c.corrupt = deck.boolean("matvec.corrupt");
   c.laplacian = deck.string("matvec.pattern") == "laplacian";
   c.density = deck.number("matvec.density");
   c.repetitions = deck.integer("run.repetitions");
@@ -395,6 +395,77 @@ std::string join(const std::vector<std::int64_t>& v) {
   return s;
 }
 
+// The check of every entry of y (matvec_kernels.hpp): the exact entries this
+// rank checks, computed once on the device from the closed form of A and x
+// before the timed runs and compared on the host with each implementation's
+// y, and the fault that matvec.corrupt injects. Cost: one hash and a TwoSum
+// an entry of A: at 16384^2 doubles on the 2-core VM 0.55 s, 7-9x one timed
+// product (16-29x in float; README), recorded as `seconds`; the comparison
+// is one pass over y per implementation.
+template <class T>
+struct FullCheck {
+  matvec::ExactEntries<Kokkos::HostSpace> exact;
+  double seconds = 0;               // computing the reference, slowest rank
+  std::int64_t corrupt_index = -1;  // the entry of y this rank corrupts; -1: none
+  T corrupt_by = 0;
+  std::int64_t corrupt_rank = -1;  // where, for the JSON: the rank and its row
+  std::int64_t corrupt_row = -1;   // (y = A x) or the entry of y (y = A^T x)
+};
+
+template <class T, class Compute>
+FullCheck<T> prepare_check(const Config& cfg, double tolerance, std::int64_t global_offset,
+                           Compute&& compute) {
+  FullCheck<T> c;
+  Kokkos::fence();
+  Kokkos::Timer timer;
+  const auto exact = compute();
+  Kokkos::fence();
+  c.seconds = comm::max(timer.seconds());
+  c.exact = matvec::to_host(exact);
+  if (cfg.corrupt) {
+    // The last rank that checks any entry (not rank 0 when there are
+    // several), the middle of its entries: where a sample of evenly spread
+    // rows would most likely not look. 4 tolerances: just past what the
+    // check must accept.
+    const std::int64_t mine = c.exact.count() > 0 ? comm::rank() : -1;
+    c.corrupt_rank = comm::max(mine);
+    if (c.corrupt_rank == comm::rank()) {
+      const std::int64_t i = c.exact.count() / 2;
+      c.corrupt_index = c.exact.first + i;
+      const double scale = c.exact.scale(i) > 0 ? c.exact.scale(i) : 1.0;
+      c.corrupt_by = static_cast<T>(4 * tolerance * scale);
+    }
+    c.corrupt_row =
+        comm::max(c.corrupt_index < 0 ? std::int64_t{-1} : global_offset + c.corrupt_index);
+  }
+  return c;
+}
+
+// Adds the fault to y in device memory, after the runs (before the
+// Allreduce of y = A^T x, so every rank's copy carries it).
+template <class Vector, class T>
+void corrupt(const Vector& y, std::int64_t index, T by) {
+  if (index < 0) return;
+  Kokkos::parallel_for(
+      "matvec::corrupt", Kokkos::RangePolicy<DefaultSpace, Kokkos::IndexType<std::int64_t>>(0, 1),
+      KOKKOS_LAMBDA(const std::int64_t) { y(index) += by; });
+  Kokkos::fence();
+}
+
+template <class T>
+nlohmann::json verification_json(const FullCheck<T>& check, const Config& cfg) {
+  return {{"entries_checked", "all: every entry of y, on every rank, for every implementation"},
+          {"entries_checked_per_rank", allgather_json(check.exact.count())},
+          {"reference",
+           "compensated double sums of the closed form of A and x (nothing stored is read), on "
+           "the device: dense a team an entry, its threads over the terms; CSR a thread a row"},
+          {"reference_seconds", check.seconds},
+          {"corrupt", cfg.corrupt},
+          {"corrupted", cfg.corrupt ? nlohmann::json{{"rank", check.corrupt_rank},
+                                                     {"entry_of_y", check.corrupt_row}}
+                                    : nlohmann::json(nullptr)}};
+}
+
 // ---------------------------------------------------------------------------
 // Dense.
 
@@ -418,12 +489,21 @@ Report run_dense(const Context& ctx, const Config& cfg) {
           ? static_cast<std::uint64_t>(rows) * settings.tiling.column_blocks * sizeof(T)
           : 0;
   const std::uint64_t vector_bytes = static_cast<std::uint64_t>(rows + cols) * sizeof(T);
+  // Entries of y this rank checks: its rows, or its share of the replicated
+  // y = A^T x (not a structured binding: C++17 lambdas cannot capture one).
+  // The check holds two doubles an entry, and x and A's row keys (16 bytes
+  // a term) while it computes them.
+  const std::pair<std::int64_t, std::int64_t> checked =
+      cfg.transpose ? split(rows, ranks, comm::rank()) : std::make_pair(std::int64_t{0}, rows);
+  const std::int64_t check_first = checked.first, check_count = checked.second;
+  const std::int64_t terms = cfg.transpose ? cfg.m_global : cfg.n;
   const std::uint64_t footprint =
       static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(cols) * sizeof(T) +
-      vector_bytes + partial_bytes + (ranks > 1 ? vector_bytes : 0);
+      vector_bytes + partial_bytes + (ranks > 1 ? vector_bytes : 0) +
+      static_cast<std::uint64_t>(check_count + terms) * 2 * sizeof(double);
   ctx.require_memory(footprint, "A (" + std::to_string(cfg.m_local) + " x " +
                                     std::to_string(cfg.n) + " " + to_string(cfg.precision) +
-                                    " per rank), x, y and scratch");
+                                    " per rank), x, y, scratch and the exact y");
 
   if (settings.team.team_size > 1 || settings.team.vector_length > 1) {
     const int most =
@@ -502,41 +582,27 @@ Report run_dense(const Context& ctx, const Config& cfg) {
   }
 #endif
 
-  // The reference: sampled entries of y from the seeded A and x, in long
-  // double. With the transpose on several ranks y is replicated, so the
-  // ranks share the sample.
-  matvec::Reference ref;
-  {
-    const auto sample = matvec::sample_rows(rows, cfg.verify_rows);
-    for (std::size_t s = 0; s < sample.size(); ++s) {
-      if (cfg.transpose && static_cast<int>(s % ranks) != comm::rank()) continue;
-      const std::int64_t r = sample[s];
-      if (cfg.transpose)
-        matvec::add_reference_row(
-            ref, r, cfg.m_global,
-            [&](std::int64_t k) { return matvec::matrix_entry(cfg.seed, k, r); },
-            [&](std::int64_t k) { return matvec::vector_entry(cfg.seed, k); });
-      else
-        matvec::add_reference_row(
-            ref, r, cfg.n,
-            [&](std::int64_t k) { return matvec::matrix_entry(cfg.seed, cfg.row0 + r, k); },
-            [&](std::int64_t k) { return matvec::vector_entry(cfg.seed, k); });
-    }
-  }
-  const std::int64_t terms = cfg.transpose ? cfg.m_global : cfg.n;
+  // The reference: every entry of y this rank checks, exact from the
+  // seeded A and x. With the transpose on several ranks y is replicated, so
+  // the ranks split its entries.
   const bool reduce_y = cfg.transpose && ranks > 1;
+  const double tolerance = matvec::tolerance_for<T>(terms);
+  const FullCheck<T> check = prepare_check<T>(cfg, tolerance, cfg.transpose ? 0 : cfg.row0, [&] {
+    return matvec::dense_exact(cfg.seed, cfg.transpose, cfg.row0, check_first, check_count, terms);
+  });
 
   const double local_bytes = (static_cast<double>(rows) * cols + rows + cols) * sizeof(T);
   const double bytes = comm::sum(local_bytes);
   const double flops = comm::sum(2.0 * static_cast<double>(rows) * cols);
   Measured measured = measure(
-      ctx, cfg, candidates, bytes, flops, matvec::tolerance_for<T>(terms),
+      ctx, cfg, candidates, bytes, flops, tolerance,
       [&] { Kokkos::deep_copy(y, std::numeric_limits<T>::quiet_NaN()); },
       [&] {
+        corrupt(y, check.corrupt_index, check.corrupt_by);
         Kokkos::deep_copy(y_host, y);
         if (reduce_y) exchange::allreduce_sum_in_place(y_host.data(), rows, sizeof(T));
       },
-      [&] { return matvec::max_scaled_error(ref, y_host); });
+      [&] { return matvec::worst_scaled_error(check.exact, y_host); });
   cublas_handle.reset();
 
   if (ranks > 1) {
@@ -588,10 +654,11 @@ Report run_dense(const Context& ctx, const Config& cfg) {
                        "y, added by MPI_Allreduce (timed apart as allreduce-y)"
                      : "rows of A per rank; x replicated by MPI_Allgatherv of each rank's block "
                        "(timed apart as allgatherv-x)"},
-      {"verification",
-       {{"entries_checked_per_rank", allgather_json(ref.rows.size())},
-        {"terms", terms},
-        {"reference", "long double from the seeded entries"}}}};
+      {"verification", [&] {
+         auto v = verification_json(check, cfg);
+         v["terms"] = terms;
+         return v;
+       }()}};
   std::ostringstream summary;
   summary << "matvec: y = A" << (cfg.transpose ? "^T" : "") << " x, A dense " << cfg.m_global
           << " x " << cfg.n << " (" << to_string(cfg.layout) << ", " << to_string(cfg.precision)
@@ -633,9 +700,11 @@ Report run_csr(const Context& ctx, const Config& cfg, const Pattern& pattern,
   const std::uint64_t footprint = static_cast<std::uint64_t>(local_entries) * entry_bytes +
                                   static_cast<std::uint64_t>(rows + 1) * 16 +
                                   static_cast<std::uint64_t>(rows + cols) * sizeof(T) +
-                                  (ranks > 1 ? static_cast<std::uint64_t>(cols) * sizeof(T) : 0);
+                                  (ranks > 1 ? static_cast<std::uint64_t>(cols) * sizeof(T) : 0) +
+                                  static_cast<std::uint64_t>(rows) * 2 * sizeof(double);
   ctx.require_memory(footprint, std::to_string(local_entries) + " entries (" +
-                                    std::to_string(entry_bytes) + " bytes each), x and y per rank");
+                                    std::to_string(entry_bytes) +
+                                    " bytes each), x, y and the exact y per rank");
   const Matrix a = matvec::build_csr<T, Index>(pattern, cfg.row0, cols, sizes);
   ReplicatedX<Vector> replicated(cols, cfg.seed);
   const Vector x = replicated.x;
@@ -655,18 +724,24 @@ Report run_csr(const Context& ctx, const Config& cfg, const Pattern& pattern,
     candidates.push_back(c);
   }
 
-  matvec::Reference ref;
-  for (const std::int64_t r : matvec::sample_rows(rows, cfg.verify_rows))
-    matvec::add_csr_reference_row(ref, r, cfg.row0 + r, pattern, cfg.seed);
+  // The reference: every row of this rank, from the pattern's generator.
   const std::int64_t global_longest = comm::max(longest);
+  const double tolerance = matvec::tolerance_for<T>(global_longest);
+  const FullCheck<T> check = prepare_check<T>(cfg, tolerance, cfg.row0, [&] {
+    return matvec::csr_exact(pattern, cfg.seed, cfg.row0, rows);
+  });
   const double entries = static_cast<double>(comm::sum(local_entries));
   const double bytes = comm::sum(static_cast<double>(local_entries) * entry_bytes +
                                  static_cast<double>(rows + 1) * sizeof(std::int64_t) +
                                  static_cast<double>(rows + cols) * sizeof(T));
   Measured measured = measure(
-      ctx, cfg, candidates, bytes, 2 * entries, matvec::tolerance_for<T>(global_longest),
+      ctx, cfg, candidates, bytes, 2 * entries, tolerance,
       [&] { Kokkos::deep_copy(y, std::numeric_limits<T>::quiet_NaN()); },
-      [&] { Kokkos::deep_copy(y_host, y); }, [&] { return matvec::max_scaled_error(ref, y_host); });
+      [&] {
+        corrupt(y, check.corrupt_index, check.corrupt_by);
+        Kokkos::deep_copy(y_host, y);
+      },
+      [&] { return matvec::worst_scaled_error(check.exact, y_host); });
   if (ranks > 1)
     measured.kernels.push_back(time_exchange(cfg, "allgatherv-x",
                                              static_cast<double>(cols) * sizeof(T) * ranks,
@@ -696,9 +771,7 @@ Report run_csr(const Context& ctx, const Config& cfg, const Pattern& pattern,
       {"bytes_counted", "values, column indices and offsets once, x once and y once, all ranks"},
       {"flops_counted", "2 per entry"},
       {"distribution", "rows of A per rank; x replicated by MPI_Allgatherv (timed apart)"},
-      {"verification",
-       {{"entries_checked_per_rank", allgather_json(ref.rows.size())},
-        {"reference", "long double from the regenerated rows"}}}};
+      {"verification", verification_json(check, cfg)}};
   std::ostringstream summary;
   summary << "matvec: y = A x, A sparse " << cfg.m_global << " x " << cfg.n << " (" << pattern_text
           << ", " << static_cast<std::int64_t>(entries) << " entries, " << to_string(cfg.precision)

@@ -1,6 +1,7 @@
 // karma-contact's kernels on small meshes: the mesh and its boxes, the
-// cell-list search feeding all three storages against a brute-force search,
-// the row statistics, and every checker shown to catch a corrupted list.
+// cell-list search feeding all three storages against a brute-force search
+// and the check of every row, the row statistics, and every checker shown
+// to catch a corrupted list or a search that misses pairs.
 #include "contact_kernels.hpp"
 #include "contact_verify.hpp"
 
@@ -23,6 +24,7 @@ struct Scene {
   Coords xyz;
   Boxes boxes;
   CellLists cells;
+  std::int64_t bz = 0;  // block B's nominal bottom
 };
 
 Scene make_scene(int n, std::int64_t step, int cell = unit, std::uint64_t seed = 7) {
@@ -31,9 +33,9 @@ Scene make_scene(int n, std::int64_t step, int cell = unit, std::uint64_t seed =
   s.xyz = Coords("xyz", s.shape.nodes);
   make_nodes(s.shape, seed, s.xyz);
   s.boxes = Boxes("boxes", s.shape.elements);
-  const std::int64_t bz = b_bottom(n, step);
-  make_boxes(s.shape, s.xyz, static_cast<int>(bz), s.boxes);
-  bin(s.boxes, make_grid(n, bz, cell), s.cells);
+  s.bz = b_bottom(n, step);
+  make_boxes(s.shape, s.xyz, static_cast<int>(s.bz), s.boxes);
+  bin(s.boxes, make_grid(n, s.bz, cell), s.cells);
   return s;
 }
 
@@ -140,11 +142,70 @@ TEST(Search, MatchesBruteForceForAnyCellSize) {
         EXPECT_EQ(brute_force_rows_wrong(host_boxes, karma::to_host(r)), 0)
             << "step " << step << " cell " << cell << " pairs " << pairs;
         EXPECT_EQ(structure_errors(r).total(), 0);
+        const MeshCheck mc = mesh_rows_wrong(s.shape, s.bz, s.boxes, r);
+        EXPECT_EQ(mc.rows_wrong, 0);
+        EXPECT_EQ(mc.boxes_outside, 0);
         if (cell == unit / 4 && !pairs) checksum = pair_checksum(r);
         EXPECT_EQ(pair_checksum(r), checksum);
       }
     }
   }
+}
+
+// The check of every row (a search over the mesh's structure) agrees with
+// the O(N^2) search on meshes from 1 to 5 elements a side, before contact,
+// in it and past the standard 30 steps (B deep inside A).
+TEST(MeshCheck, EveryRowAgreesWithTheBruteForce) {
+  for (int n : {1, 2, 5})
+    for (std::int64_t step : {0, 3, 11, 30, 45}) {
+      const Scene s = make_scene(n, step);
+      const Rows r = csr_rows(s, true);
+      sort_rows(r);
+      const auto host_boxes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, s.boxes);
+      ASSERT_EQ(brute_force_rows_wrong(host_boxes, karma::to_host(r)), 0);
+      const MeshCheck mc = mesh_rows_wrong(s.shape, s.bz, s.boxes, r);
+      EXPECT_EQ(mc.rows_wrong, 0) << "n " << n << " step " << step;
+      EXPECT_EQ(mc.boxes_outside, 0) << "n " << n << " step " << step;
+    }
+}
+
+// A box outside its element's widened cube would leave the candidates
+// incomplete: it is counted.
+TEST(MeshCheck, ABoxOutsideItsBoundsFails) {
+  const Scene s = make_scene(3, 20);
+  const Rows r = csr_rows(s, true);
+  sort_rows(r);
+  EXPECT_EQ(mesh_rows_wrong(s.shape, s.bz, s.boxes, r).boxes_outside, 0);
+  // One of B's elements moved by its own size along x: its box's top is then
+  // at least 0.85 h past the nominal cube's, more than the 0.25 h allowed.
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, s.boxes);
+  const Index e = s.shape.elements_a + 5;
+  h(e, 0) += h_b;
+  h(e, 3) += h_b;
+  Kokkos::deep_copy(s.boxes, h);
+  EXPECT_EQ(mesh_rows_wrong(s.shape, s.bz, s.boxes, r).boxes_outside, 1);
+}
+
+// The search fault (inject_fault: search): one element gone from the cell
+// lists loses its pairs with lower ids from both rows, so structure and
+// signatures across storages stay clean; the brute force and the check of
+// every row see every changed row.
+TEST(MeshCheck, CatchesTheSearchFault) {
+  const Scene s = make_scene(3, 25);
+  const auto host_boxes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, s.boxes);
+  const auto [j, changed] = choose_search_fault(s.shape, host_boxes, std::vector<Index>{});
+  ASSERT_GE(j, s.shape.elements_a);
+  ASSERT_GE(changed, 2);
+  drop_from_cells(s.cells, static_cast<int>(j));
+  const Rows r = csr_rows(s, true);
+  sort_rows(r);
+  EXPECT_EQ(structure_errors(r).total(), 0);
+  EXPECT_EQ(brute_force_rows_wrong(host_boxes, karma::to_host(r)), changed);
+  EXPECT_EQ(mesh_rows_wrong(s.shape, s.bz, s.boxes, r).rows_wrong, changed);
+  // The rows it changes avoid the rows it is told to (the sampled ones).
+  const auto [j2, changed2] = choose_search_fault(s.shape, host_boxes, std::vector<Index>{j});
+  EXPECT_NE(j2, j);
+  EXPECT_GE(changed2, 2);
 }
 
 // A grid far too small for the scene: boxes outside it land in clamped
@@ -278,6 +339,7 @@ class Corrupted : public ::testing::Test {
     EXPECT_EQ(rows_differing(r, good), 1);
     EXPECT_NE(pair_checksum(r), pair_checksum(good));
     EXPECT_EQ(brute_force_rows_wrong(host_boxes, karma::to_host(r)), 1);
+    EXPECT_EQ(mesh_rows_wrong(scene.shape, scene.bz, scene.boxes, r).rows_wrong, 1);
     Kokkos::View<Index*, Memory> samples("samples", 3);
     auto hs = Kokkos::create_mirror_view(samples);
     hs(0) = 0;
@@ -302,6 +364,7 @@ class Corrupted : public ::testing::Test {
 TEST_F(Corrupted, CleanListsPassEveryCheck) {
   EXPECT_EQ(structure_errors(good).total(), 0);
   EXPECT_EQ(brute_force_rows_wrong(host_boxes, karma::to_host(good)), 0);
+  EXPECT_EQ(mesh_rows_wrong(scene.shape, scene.bz, scene.boxes, good).rows_wrong, 0);
   Kokkos::View<Index*, Memory> samples("samples", 1);
   Kokkos::deep_copy(samples, Index(row));
   EXPECT_EQ(sample_rows_wrong(scene.boxes, samples, signatures_of(good)), 0);

@@ -1,7 +1,8 @@
 // The matvec kernels on small matrices with known products (non-square,
 // 1 x N, M x 1), both layouts, transposes read as the other layout; the
-// long-double checker on seeded data, including corrupted results; the CSR
-// patterns and kernels.
+// device reference of every entry against a long-double oracle, and the
+// checker on seeded data, including corrupted results; the CSR patterns and
+// kernels.
 #include "csr_kernels.hpp"
 #include "matvec_kernels.hpp"
 
@@ -171,11 +172,14 @@ TYPED_TEST(KnownProducts, ClosedFormOnManyShapes) {
   }
 }
 
-// Seeded data, the long-double reference, and the checker failing on a
-// wrong y: one entry off by a little, a NaN, an entry never written.
+// The device reference (dense_exact: every entry, compensated sums) equals
+// the long-double oracle to an ulp of its scale; the checker passes every
+// kernel and fails a wrong y: one entry off by a little, a NaN.
 template <class Layout>
 void check_seeded(bool transpose) {
-  const std::int64_t m = 67, n = 1200, row0 = 5;  // this "rank" holds rows 5..71
+  // This "rank" holds rows 5..71 of A; A^T x needs all of A's rows (the
+  // mini-app adds the ranks' partial products first), so row0 = 0 there.
+  const std::int64_t m = 67, n = 1200, row0 = transpose ? 0 : 5;
   const std::uint64_t seed = 7;
   const std::int64_t rows = transpose ? n : m, cols = transpose ? m : n;
   Matrix<Layout> b("b", rows, cols);
@@ -183,7 +187,7 @@ void check_seeded(bool transpose) {
   Vector x("x", cols);
   fill_vector(x, seed, transpose ? row0 : 0);
   Reference ref;
-  for (const std::int64_t r : sample_rows(rows, rows)) {
+  for (std::int64_t r = 0; r < rows; ++r) {
     if (transpose)
       add_reference_row(
           ref, r, m, [&](std::int64_t k) { return matrix_entry(seed, row0 + k, r); },
@@ -193,22 +197,35 @@ void check_seeded(bool transpose) {
           ref, r, n, [&](std::int64_t k) { return matrix_entry(seed, row0 + r, k); },
           [&](std::int64_t k) { return vector_entry(seed, k); });
   }
-  ASSERT_EQ(ref.rows.size(), static_cast<std::size_t>(rows));
+  const auto exact = to_host(dense_exact(seed, transpose, row0, 0, rows, cols));
+  ASSERT_EQ(exact.count(), rows);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const double scale = static_cast<double>(ref.scale[r]);
+    EXPECT_LE(std::fabs(exact.value(r) - static_cast<double>(ref.exact[r])),
+              std::numeric_limits<double>::epsilon() * scale)
+        << "entry " << r;
+    EXPECT_NEAR(exact.scale(r), scale, 1e-13 * scale) << "entry " << r;
+  }
+  // A share of the entries (as one of several ranks checks of A^T x).
+  const auto share = to_host(dense_exact(seed, transpose, row0, 7, 20, cols));
+  for (std::int64_t i = 0; i < 20; ++i) EXPECT_EQ(share.value(i), exact.value(7 + i));
+
   const double tolerance = tolerance_for<double>(cols);
   for (const auto& c : all_cases()) {
     SCOPED_TRACE(c.name());
     auto y = run(c, b, x);
     auto at = [&](std::int64_t i) { return y[i]; };
+    EXPECT_LE(worst_scaled_error(exact, at), tolerance);
     EXPECT_LE(max_scaled_error(ref, at), tolerance);
     // Off by a relative 1e-9 of its scale: far above rounding, far below sight.
-    const std::size_t k = ref.rows.size() / 2;
-    const double good = y[ref.rows[k]];
-    y[ref.rows[k]] = good + 1e-9 * static_cast<double>(ref.scale[k]);
-    EXPECT_GT(max_scaled_error(ref, at), tolerance);
-    y[ref.rows[k]] = std::numeric_limits<double>::quiet_NaN();
-    EXPECT_EQ(max_scaled_error(ref, at), std::numeric_limits<double>::infinity());
-    y[ref.rows[k]] = good;
-    EXPECT_LE(max_scaled_error(ref, at), tolerance);
+    const std::int64_t k = rows / 2;
+    const double good = y[k];
+    y[k] = good + 1e-9 * exact.scale(k);
+    EXPECT_GT(worst_scaled_error(exact, at), tolerance);
+    y[k] = std::numeric_limits<double>::quiet_NaN();
+    EXPECT_EQ(worst_scaled_error(exact, at), std::numeric_limits<double>::infinity());
+    y[k] = good;
+    EXPECT_LE(worst_scaled_error(exact, at), tolerance);
   }
 }
 
@@ -228,11 +245,20 @@ TEST(Seeded, EntriesAreExactInFloatAndInRange) {
   EXPECT_NE(matrix_entry(3, 1, 2), matrix_entry(4, 1, 2));
 }
 
-TEST(Sampling, EvenlySpreadWithEnds) {
-  EXPECT_EQ(sample_rows(5, 10), (std::vector<std::int64_t>{0, 1, 2, 3, 4}));
-  const auto s = sample_rows(1000, 4);
-  EXPECT_EQ(s, (std::vector<std::int64_t>{0, 333, 666, 999}));
-  EXPECT_TRUE(sample_rows(0, 4).empty());
+// Compensated sums keep what a plain sum loses, also when partial sums merge
+// (as Kokkos' reductions combine threads' values).
+TEST(Exact, CompensatedSumsKeepTheSmallTerms) {
+  const double big = 1e16;
+  CompensatedSum a;
+  for (double p : {big, 1.0, 1.0, -big, 0.5}) a.add(p);
+  EXPECT_EQ(a.value(), 2.5);
+  EXPECT_NEAR(a.size, 2 * big, 8.0);
+  CompensatedSum b, c;
+  for (double p : {big, 1.0}) b.add(p);
+  for (double p : {1.0, -big, 0.5}) c.add(p);
+  b += c;
+  EXPECT_EQ(b.value(), 2.5);
+  EXPECT_EQ(b.size, a.size);
 }
 
 TEST(Tiling, CoversRowsAndColumns) {
@@ -357,13 +383,19 @@ TEST(Csr, ReferenceAcceptsKernelsAndCatchesCorruption) {
   fill_vector(x, seed, 0);
   Reference ref;
   for (std::int64_t r = 0; r < rows; ++r) add_csr_reference_row(ref, r, row0 + r, p, seed);
+  const auto exact = to_host(csr_exact(p, seed, row0, rows));
+  for (std::int64_t r = 0; r < rows; ++r)
+    EXPECT_LE(std::fabs(exact.value(r) - static_cast<double>(ref.exact[r])),
+              std::numeric_limits<double>::epsilon() * static_cast<double>(ref.scale[r]))
+        << "row " << r;
   const double tolerance = tolerance_for<double>(3000);
   for (Variant v : {Variant::row_per_thread, Variant::team_per_row}) {
     auto y = run_csr(v, a, x, 60);
     auto at = [&](std::int64_t i) { return y[i]; };
+    EXPECT_LE(worst_scaled_error(exact, at), tolerance);
     EXPECT_LE(max_scaled_error(ref, at), tolerance);
-    y[rows - 1] += 1e-9 * static_cast<double>(ref.scale[rows - 1]) + 1e-9;
-    EXPECT_GT(max_scaled_error(ref, at), tolerance);
+    y[rows - 1] += 1e-9 * exact.scale(rows - 1) + 1e-9;
+    EXPECT_GT(worst_scaled_error(exact, at), tolerance);
   }
 }
 
