@@ -210,7 +210,8 @@ void inject_failure_at(const char* phase) {
   const char* value = std::getenv(variable);
   if (value == nullptr) return;
   const std::string text = value;
-  const std::vector<std::string> phases = {"start", "allocation", "kernel", "output"};
+  const std::vector<std::string> phases = {"start", "allocation", "kernel", "verification",
+                                           "output"};
   const auto colon = text.find(':');
   const std::string rank = text.substr(0, colon),
                     where = colon == std::string::npos ? "" : text.substr(colon + 1);
@@ -218,7 +219,8 @@ void inject_failure_at(const char* phase) {
   if (rank.empty() || rank.find_first_not_of("0123456789") != std::string::npos ||
       rank.size() > 9 || !known || (where == "output" && rank != "0"))
     throw InputError(std::string(variable) + "=" + text +
-                     ": expected RANK:PHASE, PHASE one of start, allocation, kernel, output "
+                     ": expected RANK:PHASE, PHASE one of start, allocation, kernel, verification, "
+                     "output "
                      "(output on rank 0 only, which writes the results)");
   if (std::atoi(rank.c_str()) >= comm::size())
     throw InputError(std::string(variable) + "=" + text + ": there is no rank " + rank + " of " +

@@ -76,7 +76,7 @@ def test_the_same_error_on_every_rank_is_reported_once(mpiexec, tmp_path):
 
 
 @pytest.mark.parametrize("ranks", [2, 3])
-@pytest.mark.parametrize("phase", ["start", "allocation", "kernel"])
+@pytest.mark.parametrize("phase", ["start", "allocation", "kernel", "verification"])
 def test_a_failure_on_one_rank_mid_run_ends_the_job(mpiexec, tmp_path, ranks, phase):
     failing = ranks - 1
     got, text, seconds = launch(mpiexec, [(ranks, [SMALL_DECK])], tmp_path,

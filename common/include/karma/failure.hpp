@@ -32,8 +32,9 @@ int settle_error(const std::string& executable, const Error& e);
 // RANK fails with exit_runtime_error at PHASE, as a device, memory or I/O
 // fault there would: `start` (after Kokkos starts), `allocation` (the
 // memory check before a mini-app allocates), `kernel` (the first timed
-// call) or `output` (writing the results; rank 0 only). Throws; a malformed
-// value is an InputError.
+// call), `verification` (as the mini-app returns its checks) or `output`
+// (writing the results; rank 0 only). Throws; a malformed value is an
+// InputError.
 void inject_failure_at(const char* phase);
 
 // SIGINT and SIGTERM (a batch time limit sends SIGTERM) end this rank with
