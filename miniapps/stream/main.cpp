@@ -165,7 +165,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   const auto c = allocate_array<DataType, Layout>("stream::c", cfg.local_shape);
   const stream::Arrays<View> x{a.view, b.view, c.view};
   stream::initialize<View, Index>(x);
-  const stream::DotResult dot_result("stream::dot_result");
+  const stream::DotResult dot_result = stream::make_dot_result();
 
   const double global_elements = comm::sum(static_cast<double>(local_elements));
   stream::Gold<T> gold;

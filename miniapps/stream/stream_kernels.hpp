@@ -5,6 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -46,8 +47,8 @@ constexpr int rank_of() {
 // warp). On an H200 (results/README.md) one element per thread capped
 // copy and mul at 83% of BabelStream's bandwidth: too few loads in flight.
 // Two per item (four for float) reached 99%; add, triad and nstream were
-// best at one, dot at two. Host spaces keep one, so loops stay simple and
-// vectorize.
+// best at one. Host spaces keep one, so loops stay simple and vectorize.
+// (A 1D dot on a GPU runs in teams instead: DotTeams.)
 template <Kernel K, class T, class ExecSpace = Kokkos::DefaultExecutionSpace>
 constexpr int elements_per_item() {
   if (!is_gpu_space<ExecSpace>()) return 1;
@@ -55,8 +56,6 @@ constexpr int elements_per_item() {
     case Kernel::copy:
     case Kernel::mul:
       return sizeof(T) >= 8 ? 2 : 4;
-    case Kernel::dot:
-      return 2;
     default:
       return 1;
   }
@@ -189,19 +188,13 @@ struct Nstream {  // a += b + s c
 
 // Accumulates in double for float arrays too: the sum of 2^28 floats in
 // float would lose the answer, and the extra precision moves no bytes.
-template <class View, int U>
+template <class View>
 struct Dot {
   using value_type = double;
   View a, b;
-  std::int64_t m, n;
   template <class I>
-  KOKKOS_INLINE_FUNCTION void operator()(const I j, double& sum) const {
-    double partial = 0;
-    for (int u = 0; u < U; ++u) {
-      const std::int64_t i = j + u * m;
-      if (U == 1 || i < n) partial += static_cast<double>(a(i)) * static_cast<double>(b(i));
-    }
-    sum += partial;
+  KOKKOS_INLINE_FUNCTION void operator()(const I i, double& sum) const {
+    sum += static_cast<double>(a(i)) * static_cast<double>(b(i));
   }
   template <class I>
   KOKKOS_INLINE_FUNCTION void operator()(const I i, const I j, const I k, double& sum) const {
@@ -234,11 +227,58 @@ struct MaxRelativeError {
   }
 };
 
+// Where dot writes its sums: pinned host memory on GPUs, so the device writes
+// them where the host reads them and no copy follows the kernel (6 us a call
+// on an H200).
 #if defined(KOKKOS_ENABLE_CUDA)
 using ResultMemory = Kokkos::CudaHostPinnedSpace;
+#elif defined(KOKKOS_ENABLE_HIP) && KOKKOS_VERSION >= 40000
+using ResultMemory = Kokkos::HIPHostPinnedSpace;
+#elif defined(KOKKOS_ENABLE_HIP)
+using ResultMemory = Kokkos::Experimental::HIPHostPinnedSpace;
 #else
 using ResultMemory = Kokkos::HostSpace;
 #endif
+
+// A 1D dot on a GPU, in two stages as BabelStream's CUDA dot: each team adds
+// a grid-strided share of the products and writes one partial sum; the host
+// adds the partials. Kokkos' one-kernel reduction finishes in its last block,
+// which kept that kernel 2-3 us a call slower on an H200 (results/stream/
+// README.md).
+template <class View, class ExecSpace>
+struct DotTeams {
+  View a, b;
+  std::int64_t n;
+  Kokkos::View<double*, ResultMemory> partials;  // one per team
+  KOKKOS_INLINE_FUNCTION void operator()(
+      const typename Kokkos::TeamPolicy<ExecSpace>::member_type& team) const {
+    const std::int64_t stride = std::int64_t{team.league_size()} * team.team_size();
+    double sum = 0;
+    for (std::int64_t i = std::int64_t{team.league_rank()} * team.team_size() + team.team_rank();
+         i < n; i += stride)
+      sum += static_cast<double>(a(i)) * static_cast<double>(b(i));
+    team.team_reduce(Kokkos::Sum<double>(sum));
+    if (team.team_rank() == 0) partials(team.league_rank()) = sum;
+  }
+};
+
+// Measured on an H200 with 2^25 doubles: 256 threads, and as many teams as the
+// device holds at once, ran the kernel fastest of the shapes tried.
+inline constexpr int dot_team_size = 256;
+
+// One partial per team; waits for the kernel.
+template <class View, class ExecSpace = Kokkos::DefaultExecutionSpace>
+double dot_in_teams(const View& a, const View& b,
+                    const Kokkos::View<double*, ResultMemory>& partials, int team_size) {
+  const int league = static_cast<int>(partials.extent(0));
+  Kokkos::parallel_for(
+      "stream::dot", Kokkos::TeamPolicy<ExecSpace>(league, team_size),
+      DotTeams<View, ExecSpace>{a, b, static_cast<std::int64_t>(a.extent(0)), partials});
+  Kokkos::fence();
+  double sum = 0;
+  for (int t = 0; t < league; ++t) sum += partials(t);
+  return sum;
+}
 
 template <Kernel K, class View, class Index, class Op>
 void for_each(const char* label, const Arrays<View>& x, const Op& op) {
@@ -254,9 +294,18 @@ void initialize(const Arrays<View>& x) {
   for_each<Kernel::copy, View, Index>("stream::init", x, Init<value_t<View>>{});
 }
 
-// Where dot writes its sum. Pinned host memory lets the device write it where
-// the host reads it: no separate copy after the kernel (6 us a call on an H200).
-using DotResult = Kokkos::View<double, ResultMemory>;
+struct DotResult {
+  Kokkos::View<double, ResultMemory> total;      // Kokkos' reduction
+  Kokkos::View<double*, ResultMemory> partials;  // DotTeams, GPUs only
+};
+
+inline DotResult make_dot_result() {
+  int teams = 0;
+  if constexpr (is_gpu_space<Kokkos::DefaultExecutionSpace>())
+    teams = std::max(1, Kokkos::DefaultExecutionSpace().concurrency() / dot_team_size);
+  return {Kokkos::View<double, ResultMemory>("stream::dot_total"),
+          Kokkos::View<double*, ResultMemory>("stream::dot_partials", teams)};
+}
 
 // Runs one kernel once; returns the local dot product for Kernel::dot.
 // Allocate `result` once, outside any timed region.
@@ -280,21 +329,22 @@ double execute(Kernel kernel, const Arrays<View>& x, const DotResult& result) {
     case Kernel::nstream:
       for_each<Kernel::nstream, View, Index>("stream::nstream", x, Nstream<T>{s});
       break;
-    case Kernel::dot: {
-      constexpr int U = rank_of<View>() == 1 ? elements_per_item<Kernel::dot, T>() : 1;
-      const std::int64_t n = static_cast<std::int64_t>(x.a.extent(0));
-      Kokkos::parallel_reduce("stream::dot", policy_for<View, Index, U>(x.a),
-                              Dot<View, U>{x.a, x.b, (n + U - 1) / U, n}, result);
-      Kokkos::fence();
-      return result();
-    }
+    case Kernel::dot:
+      if constexpr (rank_of<View>() == 1 && is_gpu_space<Kokkos::DefaultExecutionSpace>()) {
+        return dot_in_teams(x.a, x.b, result.partials, dot_team_size);
+      } else {
+        Kokkos::parallel_reduce("stream::dot", policy_for<View, Index>(x.a), Dot<View>{x.a, x.b},
+                                result.total);
+        Kokkos::fence();
+        return result.total();
+      }
   }
   return 0;
 }
 
 template <class View, class Index>
 double execute(Kernel kernel, const Arrays<View>& x) {
-  return execute<View, Index>(kernel, x, DotResult("stream::dot_result"));
+  return execute<View, Index>(kernel, x, make_dot_result());
 }
 
 template <class View, class Index>

@@ -3,8 +3,8 @@
 // table, and the iteration policy covering every element once.
 #include "stream_kernels.hpp"
 
-#include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
+#include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <array>
@@ -93,8 +93,8 @@ Run<View> run_kernels(const Shape& shape, int iterations) {
       if (spec.kernel == Kernel::dot) {
         const double expected = per_element * n;
         const double e = std::abs(result - expected) / std::abs(expected);
-        r.worst_dot_error = e == e ? std::max(r.worst_dot_error, e)
-                                   : std::numeric_limits<double>::infinity();
+        r.worst_dot_error =
+            e == e ? std::max(r.worst_dot_error, e) : std::numeric_limits<double>::infinity();
         ++r.dots;
       } else {
         EXPECT_EQ(result, 0.0) << spec.name << " returns a value";
@@ -189,9 +189,7 @@ TEST(StreamKernels, Float1DIntIndex) { expect_matches_gold<F1, int>(shape1); }
 TEST(StreamKernels, Float3DLeftIntIndex) { expect_matches_gold<F3Left, int>(shape3); }
 TEST(StreamKernels, Float3DLeftInt64Index) { expect_matches_gold<F3Left, std::int64_t>(shape3); }
 TEST(StreamKernels, Double3DRightIntIndex) { expect_matches_gold<D3Right, int>(shape3); }
-TEST(StreamKernels, Double3DRightInt64Index) {
-  expect_matches_gold<D3Right, std::int64_t>(shape3);
-}
+TEST(StreamKernels, Double3DRightInt64Index) { expect_matches_gold<D3Right, std::int64_t>(shape3); }
 TEST(StreamKernels, Double3DLeftLargerIntIndex) { expect_matches_gold<D3Left, int>(shape3_larger); }
 
 TEST(StreamVerification, Double1DCorruptionCaught) { expect_corruption_caught<D1, int>(shape1); }
@@ -209,6 +207,65 @@ TEST(StreamVerification, Double3DRightCorruptionCaught) {
 }
 TEST(StreamVerification, Double3DRightInt64CorruptionCaught) {
   expect_corruption_caught<D3Right, std::int64_t>(shape3);
+}
+
+// The two-stage dot that GPUs run, here on whatever device the build has: every
+// product counted once for any number of teams and any team size, also when
+// teams outnumber elements. Small integers keep every sum exact.
+TEST(StreamDotTeams, EveryProductOnceForAnyShape) {
+  using Exec = Kokkos::DefaultExecutionSpace;
+  const int widest =
+      Kokkos::TeamPolicy<Exec>(1, 1).team_size_max(DotTeams<D1, Exec>{}, Kokkos::ParallelForTag());
+  for (const std::size_t n :
+       {std::size_t{1}, std::size_t{7}, std::size_t{1001}, std::size_t{4099}}) {
+    D1 a("a", n), b("b", n);
+    auto ha = Kokkos::create_mirror_view(a);
+    auto hb = Kokkos::create_mirror_view(b);
+    double expected = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      ha(i) = static_cast<double>(1 + i % 7);
+      hb(i) = static_cast<double>(3 - static_cast<int>(i % 5));
+      expected += ha(i) * hb(i);
+    }
+    Kokkos::deep_copy(a, ha);
+    Kokkos::deep_copy(b, hb);
+    for (const int teams : {1, 3, 64}) {
+      for (const int team_size : {1, std::min(widest, 32), std::min(widest, dot_team_size)}) {
+        SCOPED_TRACE("n " + std::to_string(n) + ", " + std::to_string(teams) + " teams of " +
+                     std::to_string(team_size));
+        const Kokkos::View<double*, ResultMemory> partials("partials", teams);
+        EXPECT_EQ(dot_in_teams(a, b, partials, team_size), expected);
+      }
+    }
+  }
+}
+
+// A wrong product anywhere changes the two-stage dot: a partial that was
+// dropped or written by the wrong team would not.
+TEST(StreamDotTeams, OneChangedElementChangesTheSum) {
+  const std::size_t n = 1001;
+  D1 a("a", n), b("b", n);
+  Kokkos::deep_copy(a, 1.0);
+  Kokkos::deep_copy(b, 2.0);
+  const Kokkos::View<double*, ResultMemory> partials("partials", 5);
+  EXPECT_EQ(dot_in_teams(a, b, partials, 1), 2.0 * n);
+  for (int which : {0, 1, 2}) {
+    SCOPED_TRACE("element " + std::to_string(which));
+    set_element(a, which, 4.0);
+    EXPECT_EQ(dot_in_teams(a, b, partials, 1), 2.0 * n + 6.0);
+    set_element(a, which, 1.0);
+  }
+}
+
+// GPUs get one partial per team the device holds at once; hosts need none.
+TEST(StreamDotTeams, PartialsOnlyWhereTheTeamsRun) {
+  const DotResult r = make_dot_result();
+  if (karma::is_gpu_space<Kokkos::DefaultExecutionSpace>())
+    EXPECT_EQ(
+        r.partials.extent(0),
+        static_cast<std::size_t>(Kokkos::DefaultExecutionSpace().concurrency() / dot_team_size));
+  else
+    EXPECT_EQ(r.partials.extent(0), 0u);
 }
 
 // An array every element of which is 1 except the ones set here.
@@ -264,7 +321,7 @@ TEST(StreamGold, FloatRecurrenceRoundsInFloat) {
 
 TEST(StreamTable, KernelsInOrderWithTheirAccounting) {
   static_assert(sizeof(kernel_table) / sizeof(kernel_table[0]) == 6, "six kernels");
-  const Kernel kernels[] = {Kernel::copy, Kernel::mul, Kernel::add,
+  const Kernel kernels[] = {Kernel::copy,  Kernel::mul, Kernel::add,
                             Kernel::triad, Kernel::dot, Kernel::nstream};
   const char* names[] = {"copy", "mul", "add", "triad", "dot", "nstream"};
   const int arrays[] = {2, 2, 3, 3, 2, 4};
