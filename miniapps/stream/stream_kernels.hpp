@@ -253,17 +253,22 @@ struct DotTeams {
   KOKKOS_INLINE_FUNCTION void operator()(
       const typename Kokkos::TeamPolicy<ExecSpace>::member_type& team) const {
     const std::int64_t stride = std::int64_t{team.league_size()} * team.team_size();
-    double sum = 0;
-    for (std::int64_t i = std::int64_t{team.league_rank()} * team.team_size() + team.team_rank();
-         i < n; i += stride)
+    // Two sums, so that two products' loads are in flight per thread.
+    double sum = 0, other = 0;
+    std::int64_t i = std::int64_t{team.league_rank()} * team.team_size() + team.team_rank();
+    for (; i + stride < n; i += 2 * stride) {
       sum += static_cast<double>(a(i)) * static_cast<double>(b(i));
+      other += static_cast<double>(a(i + stride)) * static_cast<double>(b(i + stride));
+    }
+    if (i < n) sum += static_cast<double>(a(i)) * static_cast<double>(b(i));
+    sum += other;
     team.team_reduce(Kokkos::Sum<double>(sum));
     if (team.team_rank() == 0) partials(team.league_rank()) = sum;
   }
 };
 
-// Measured on an H200 with 2^25 doubles: 256 threads, and as many teams as the
-// device holds at once, ran the kernel fastest of the shapes tried.
+// Teams of 256, as many as the device holds at once: among the fastest shapes
+// measured on an H200 (results/stream/README.md).
 inline constexpr int dot_team_size = 256;
 
 // One partial per team; waits for the kernel.
