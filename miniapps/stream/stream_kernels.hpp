@@ -242,9 +242,9 @@ using ResultMemory = Kokkos::HostSpace;
 
 // A 1D dot on a GPU, in two stages as BabelStream's CUDA dot: each team adds
 // a grid-strided share of the products and writes one partial sum; the host
-// adds the partials. Kokkos' one-kernel reduction finishes in its last block,
-// which kept that kernel 2-3 us a call slower on an H200 (results/stream/
-// README.md).
+// adds the partials. Kokkos' one-kernel reduction, which also combines the
+// blocks' sums on the device, took about 3 us a call longer on an H200
+// (results/stream/README.md).
 template <class View, class ExecSpace>
 struct DotTeams {
   View a, b;
