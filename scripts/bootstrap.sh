@@ -42,6 +42,7 @@
 # Environment:
 #   Kokkos_ROOT, Kokkos_DIR            use this Kokkos; nothing is built
 #   KARMA_KOKKOS_SOURCE                Kokkos source tree or release tarball
+#   HIPCC                              the HIP compiler (default: hipcc)
 #   KARMA_CACHE_DIR                    where built/repaired Kokkos installs live
 #   KARMA_BOOTSTRAP_FORCE_FALLBACK=1   skip (b)'s source build, go straight to
 #                                      the Serial fallback (for testing)
@@ -127,6 +128,8 @@ Environment:
   Kokkos_ROOT / Kokkos_DIR          use this Kokkos instead (printed as-is)
   KARMA_KOKKOS_SOURCE               the pinned Kokkos' source: a directory or
                                     a release tarball (offline machines)
+  HIPCC                             the HIP compiler (default: hipcc in
+                                    PATH, else in \$ROCM_PATH/bin)
   KARMA_CACHE_DIR                   cache for built Kokkos (default:
                                     \${XDG_CACHE_HOME:-\$HOME/.cache}/karma)
   KARMA_BOOTSTRAP_FORCE_FALLBACK=1  skip the Debian source build and use
@@ -491,6 +494,11 @@ find_nvcc() {
     [[ -x $home/bin/nvcc ]] && echo "$home/bin/nvcc"
 }
 find_hipcc() {
+    if [[ -n ${HIPCC:-} ]]; then
+        command -v "$HIPCC" && return 0
+        log "HIPCC=$HIPCC is not a command"
+        return 1
+    fi
     command -v hipcc && return 0
     local home=${ROCM_PATH:-/opt/rocm}
     [[ -x $home/bin/hipcc ]] && echo "$home/bin/hipcc"
@@ -582,7 +590,7 @@ choose_backend() {
         fi
         ;;
     hip)
-        compiler=$(find_hipcc) || die 2 "--backend hip: no hipcc in PATH or ${ROCM_PATH:-/opt/rocm}/bin"
+        compiler=$(find_hipcc) || die 2 "--backend hip: no ${HIPCC:-hipcc in PATH or ${ROCM_PATH:-/opt/rocm}/bin}"
         if [[ -z $arch ]]; then
             arch=$(amd_gpu) || die 2 "--backend hip: rocminfo sees no AMD GPU to read the architecture from; name it with --arch (e.g. --arch gfx90a)"
             log "architecture: $arch (rocminfo)"

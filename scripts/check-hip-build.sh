@@ -13,15 +13,26 @@
 # Each architecture's bootstrap, configure and build output goes to
 # OUT_DIR/hip-GFX.log (OUT_DIR defaults to results/hip).
 #
-# Exit status: 0 when every architecture hipcc can target built without a
+# An architecture hipcc does not know (Debian 12's hipcc drives clang 15,
+# which has no gfx942: LLVM 17 added it) is built with a newer clang instead
+# where one is installed (Debian 12 has clang 19: apt-get install clang-19
+# lld-19 llvm-19). That clang compiles HIP itself, with Debian's HIP headers
+# and ROCm 5.2 device libraries; of those libraries the target lacks only
+# its ISA-version constant, which is generated from one they have, into
+# KARMA_BUILD_ROOT/hip-clang-GFX/ beside the compiler wrapper that uses it.
+#
+# Exit status: 0 when every architecture that can be targeted built without a
 # compiler warning; 1 when a bootstrap, configure or build failed or the build
-# printed `warning:`; 2 on a usage error. An architecture hipcc does not know
-# (Debian 12's ROCm 5.2 compiler, LLVM 15, has no gfx942) is reported as
-# skipped, or fails the check with --strict.
+# printed `warning:`; 2 on a usage error. An architecture neither compiler
+# knows is reported as skipped, or fails the check with --strict.
 #
 # Environment:
 #   KARMA_KOKKOS_SOURCE   Kokkos source directory or tarball, for bootstrap.sh
 #   HIPCC                 the HIP compiler (default: hipcc)
+#   KARMA_HIP_CLANG       the newer clang (default: /usr/lib/llvm-19/bin/clang++;
+#                         llvm-dis and llvm-as are taken beside it)
+#   KARMA_HIP_DEVICE_LIBS ROCm's device libraries (default: Debian's,
+#                         /usr/lib/x86_64-linux-gnu/amdgcn/bitcode)
 #   KARMA_BUILD_ROOT      where the build directories go (default: build)
 #   KARMA_JOBS            parallel build jobs (default: nproc)
 #
@@ -73,6 +84,8 @@ for arch in "${archs[@]}"; do
 done
 
 hipcc=${HIPCC:-hipcc}
+hip_clang=${KARMA_HIP_CLANG:-/usr/lib/llvm-19/bin/clang++}
+device_libs=${KARMA_HIP_DEVICE_LIBS:-/usr/lib/x86_64-linux-gnu/amdgcn/bitcode}
 build_root=${KARMA_BUILD_ROOT:-$root/build}
 jobs=${KARMA_JOBS:-$(nproc)}
 out_dir=${out_dir:-$root/results/hip}
@@ -84,12 +97,13 @@ out_dir=$(cd -- "$out_dir" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/$PROG.XXXXXX")
 trap 'rm -rf -- "$work"' EXIT
 
-# probe ARCH: can hipcc compile a kernel for ARCH? On failure prints why.
+# probe COMPILER ARCH: can COMPILER compile a kernel for ARCH? On failure
+# prints why.
 probe() {
-    local arch=$1
+    local compiler=$1 arch=$2
     printf '%s\n' '#include <hip/hip_runtime.h>' \
         '__global__ void scale(double* x) { x[threadIdx.x] *= 2.0; }' >"$work/probe.hip"
-    if "$hipcc" --offload-arch="$arch" -c "$work/probe.hip" -o "$work/probe.o" \
+    if "$compiler" -x hip --offload-arch="$arch" -c "$work/probe.hip" -o "$work/probe.o" \
         >"$work/probe.log" 2>&1; then
         return 0
     fi
@@ -97,14 +111,44 @@ probe() {
     return 1
 }
 
+# newer_clang ARCH: sets up the newer clang for ARCH (see the top) and prints
+# its wrapper's path; on failure prints why and returns non-zero.
+newer_clang() {
+    local arch=$1 dir=$build_root/hip-clang-$1 number=${1#gfx} bin
+    bin=$(dirname -- "$hip_clang")
+    [[ -x $hip_clang ]] || { echo "no $hip_clang"; return 1; }
+    [[ -d $device_libs ]] || { echo "no device libraries in $device_libs"; return 1; }
+    rm -rf -- "$dir" && mkdir -p -- "$dir/bitcode" || return 1
+    ln -s -- "$device_libs"/*.bc "$dir/bitcode/"
+    if [[ ! -e $dir/bitcode/oclc_isa_version_$number.bc ]]; then
+        # gfx942: major 9, minor 4, stepping 2, constant 9402.
+        local template version
+        template=$(find "$device_libs" -maxdepth 1 -name 'oclc_isa_version_*.bc' | head -n 1)
+        [[ -n $template ]] || { echo "no oclc_isa_version_*.bc in $device_libs"; return 1; }
+        version=$((${number:0:${#number}-2} * 1000 + 16#${number: -2:1} * 100 + 16#${number: -1}))
+        "$bin/llvm-dis" "$template" -o - |
+            sed -E "s/(@__oclc_ISA_version = .* constant i32 )[0-9]+/\1$version/" |
+            "$bin/llvm-as" -o "$dir/bitcode/oclc_isa_version_$number.bc" ||
+            { echo "could not make oclc_isa_version_$number.bc with $bin/llvm-as"; return 1; }
+    fi
+    printf '%s\n' '#!/bin/sh' \
+        "# Made by scripts/check-hip-build.sh: $hip_clang compiling HIP for $arch." \
+        "exec '$hip_clang' -Wno-unused-command-line-argument --rocm-path='${ROCM_PATH:-/usr}' \\" \
+        "    --rocm-device-lib-path='$dir/bitcode' \"\$@\"" >"$dir/hipcc"
+    chmod +x "$dir/hipcc"
+    probe "$dir/hipcc" "$arch" >/dev/null || { echo "$hip_clang cannot target it either"; return 1; }
+    echo "$dir/hipcc"
+}
+
 # check ARCH: bootstrap, configure and build for ARCH into its log; prints
 # the outcome (ok, or what failed) on stdout and returns non-zero on failure.
 check() {
-    local arch=$1 logfile=$out_dir/hip-$1.log build=$build_root/hip-$1 prefix warnings
+    local arch=$1 compiler=$2 logfile=$out_dir/hip-$1.log build=$build_root/hip-$1 prefix warnings
     local build_log=$work/build-$1.log
     : >"$logfile"
-    log "$arch: Kokkos from scripts/bootstrap.sh --backend hip --arch $arch"
-    if ! prefix=$("$root/scripts/bootstrap.sh" --backend hip --arch "$arch" 2>>"$logfile"); then
+    log "$arch: Kokkos from HIPCC=$compiler scripts/bootstrap.sh --backend hip --arch $arch"
+    if ! prefix=$(HIPCC=$compiler "$root/scripts/bootstrap.sh" --backend hip --arch "$arch" \
+        2>>"$logfile"); then
         echo "FAILED: scripts/bootstrap.sh (see $logfile)"
         return 1
     fi
@@ -114,7 +158,7 @@ check() {
     export HCC_AMDGPU_TARGET=$arch
     # -UKokkos_DIR: a build directory from an earlier run finds Kokkos anew.
     if ! cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -UKokkos_DIR \
-        -DCMAKE_CXX_COMPILER="$hipcc" -DKokkos_ROOT="$prefix" >>"$logfile" 2>&1; then
+        -DCMAKE_CXX_COMPILER="$compiler" -DKokkos_ROOT="$prefix" >>"$logfile" 2>&1; then
         echo "FAILED: configure (see $logfile)"
         return 1
     fi
@@ -140,22 +184,29 @@ failed=0
 built=0
 summary=()
 for arch in "${archs[@]}"; do
-    if ! why=$(probe "$arch"); then
+    compiler=$hipcc
+    via=""
+    if ! why=$(probe "$hipcc" "$arch"); then
         log "$arch: $hipcc cannot target it: $why"
-        if ((strict)); then
-            summary+=("$arch: FAILED: $hipcc cannot target it")
-            failed=1
-        else
-            summary+=("$arch: skipped: $hipcc cannot target it")
+        if ! compiler=$(newer_clang "$arch"); then
+            log "$arch: no newer clang: $compiler"
+            if ((strict)); then
+                summary+=("$arch: FAILED: $hipcc cannot target it, $compiler")
+                failed=1
+            else
+                summary+=("$arch: skipped: $hipcc cannot target it, $compiler")
+            fi
+            continue
         fi
-        continue
+        log "$arch: built with $hip_clang instead (wrapper: $compiler)"
+        via=" (with $hip_clang: $hipcc cannot target it)"
     fi
-    if outcome=$(check "$arch"); then
+    if outcome=$(check "$arch" "$compiler"); then
         built=$((built + 1))
     else
         failed=1
     fi
-    summary+=("$arch: $outcome")
+    summary+=("$arch: $outcome$via")
 done
 
 for line in "${summary[@]}"; do log "$line"; done

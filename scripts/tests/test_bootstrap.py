@@ -158,3 +158,19 @@ def test_a_failed_kokkos_build_keeps_its_log_and_leaves_no_install(machine, tmp_
     cache = env["KARMA_CACHE_DIR"]
     assert sorted(os.listdir(cache)) == [".bootstrap.lock", "logs"], "no install, whole or half"
     assert tree.exists()
+
+
+def test_hipcc_names_the_hip_compiler(machine, tmp_path):
+    env, _ = machine
+    compiler = tmp_path / "tools" / "my-hip-clang"
+    compiler.parent.mkdir()
+    compiler.write_text("#!/bin/sh\nexit 0\n")
+    compiler.chmod(0o755)
+    wrong = kokkos_tree(tmp_path / "k", "4.6.0")
+    r = run(env, "--backend", "hip", "--arch", "gfx942",
+            extra={"HIPCC": str(compiler), "KARMA_KOKKOS_SOURCE": str(wrong)})
+    assert f"hip for Kokkos_ARCH_AMD_GFX942 with {compiler}" in r.stderr
+    assert r.returncode == 2 and "karma pins 4.6.01" in only_error_line(r)
+    r = run(env, "--backend", "hip", "--arch", "gfx942", extra={"HIPCC": str(tmp_path / "none")})
+    assert r.returncode == 2
+    assert f"--backend hip: no {tmp_path / 'none'}" in only_error_line(r)

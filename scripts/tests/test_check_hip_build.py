@@ -55,8 +55,32 @@ def tree(tmp_path):
     hipcc = tmp_path / "hipcc"
     hipcc.write_text(HIPCC)
     hipcc.chmod(0o755)
-    env = dict(os.environ, HIPCC=str(hipcc), KARMA_JOBS="2", LC_ALL="C")
+    env = dict(os.environ, HIPCC=str(hipcc), KARMA_JOBS="2", LC_ALL="C",
+               KARMA_HIP_CLANG=str(tmp_path / "no-clang" / "clang++"))
     return root, env
+
+
+# A newer clang that targets gfx942 too, with llvm-dis and llvm-as beside it
+# that pass the text through, and device libraries with one ISA-version file.
+CLANG = HIPCC.replace("--offload-arch=gfx942) echo", "--offload-arch=gfx999) echo")
+
+
+@pytest.fixture()
+def newer_clang(tmp_path):
+    """Returns (env additions, device library directory)."""
+    bin_dir = tmp_path / "llvm" / "bin"
+    bin_dir.mkdir(parents=True)
+    for name, text in [("clang++", CLANG.replace('*) args="$args $a"', '-x|hip|--rocm*) ;;\n    *) args="$args $a"')),
+                       ("llvm-dis", '#!/bin/sh\ncat "$1"\n'),
+                       ("llvm-as", '#!/bin/sh\ncat > "$2"\n')]:
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    libs = tmp_path / "bitcode"
+    libs.mkdir()
+    (libs / "oclc_isa_version_940.bc").write_text(
+        "@__oclc_ISA_version = linkonce_odr protected addrspace(4) constant i32 9400, align 4\n")
+    (libs / "ocml.bc").write_text("ocml\n")
+    return {"KARMA_HIP_CLANG": str(bin_dir / "clang++"), "KARMA_HIP_DEVICE_LIBS": str(libs)}, libs
 
 
 def run(root, env, *args):
@@ -123,3 +147,33 @@ def test_no_hipcc(tree, tmp_path):
     r = run(root, dict(env, HIPCC=str(tmp_path / "none")), str(tmp_path / "logs"))
     assert r.returncode == 1
     assert "apt-get install hipcc libamdhip64-dev" in r.stderr
+
+
+def test_a_newer_clang_builds_what_hipcc_cannot(tree, newer_clang, tmp_path):
+    root, env = tree
+    extra, libs = newer_clang
+    r = run(root, dict(env, **extra), str(tmp_path / "logs"))
+    assert r.returncode == 0, r.stderr
+    assert "check-hip-build: gfx90a: ok, no warnings\n" in r.stderr
+    assert "check-hip-build: gfx942: ok, no warnings (with " in r.stderr
+    wrapper = root / "build" / "hip-clang-gfx942" / "hipcc"
+    # gfx90a keeps hipcc; gfx942's Kokkos and build get the wrapper.
+    assert f"HIPCC={wrapper} scripts/bootstrap.sh --backend hip --arch gfx942" in r.stderr
+    assert f"HIPCC={env['HIPCC']} scripts/bootstrap.sh --backend hip --arch gfx90a" in r.stderr
+    assert (root / "build" / "hip-gfx942" / "t").exists()
+    # The ISA version the device libraries lacked, made from the one they have;
+    # the others are the libraries themselves.
+    bitcode = wrapper.parent / "bitcode"
+    assert "constant i32 9402," in (bitcode / "oclc_isa_version_942.bc").read_text()
+    assert (bitcode / "ocml.bc").resolve() == libs / "ocml.bc"
+    assert f"--rocm-device-lib-path='{bitcode}'" in wrapper.read_text()
+
+
+def test_a_newer_clang_that_cannot_target_it_either(tree, newer_clang, tmp_path):
+    root, env = tree
+    extra, _ = newer_clang
+    (tmp_path / "llvm" / "bin" / "clang++").write_text(HIPCC)  # refuses gfx942 too
+    r = run(root, dict(env, **extra), "--strict", str(tmp_path / "logs"))
+    assert r.returncode == 1
+    assert "gfx942: FAILED: " in r.stderr and "cannot target it either" in r.stderr
+    assert "gfx90a: ok, no warnings" in r.stderr
