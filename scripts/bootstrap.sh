@@ -35,7 +35,8 @@
 #      $KARMA_KOKKOS_SOURCE (a source tree or a release tarball), else a
 #      download of the release (checked against its SHA-256).  With nvcc 13
 #      or newer the project's patch scripts/kokkos/kokkos-<version>-cuda13.patch
-#      is applied first.  The build log stays in $CACHE/logs/.
+#      is applied first, for HIP with clang 17 or newer its
+#      kokkos-<version>-hip-clang17.patch.  The build log stays in $CACHE/logs/.
 # where CACHE=${KARMA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/karma}.
 # A finished install is reused (~0.1 s); measured times are in the README.
 #
@@ -662,10 +663,24 @@ kokkos_source_tree() {
 
 # The CUDA major version of an nvcc ("release 13.0" -> 13).
 nvcc_major() { "$1" --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p' | head -n 1; }
+clang_major() { "$1" --version | sed -n 's/.*clang version \([0-9]*\)\..*/\1/p' | head -n 1; }
+
+# patch_kokkos SRC PATCHFILE LOGFILE: applies PATCHFILE to a copy of SRC
+# (never the user's tree); sets src to the patched tree.
+patch_kokkos() {
+    local tree=$1 patchfile=$2 logfile=$3
+    log "applying ${patchfile#"$SCRIPT_DIR"/}"
+    if [[ $tree != "$WORK"/* ]]; then
+        cp -a "$tree" "$WORK/kokkos-patched"
+        tree=$WORK/kokkos-patched
+    fi
+    run_step "$logfile" patch -p1 -d "$tree" -i "$patchfile"
+    src=$tree
+}
 
 # Runs in a subshell with set -e, like build_kokkos_from_source.
 build_pinned_kokkos() {
-    local prefix=$1 staging=$2 logfile=$3 src patchfile t0 major
+    local prefix=$1 staging=$2 logfile=$3 src t0 major patched=unpatched
     local args=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17
         -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DCMAKE_INSTALL_PREFIX="$prefix"
         -DKokkos_ENABLE_SERIAL=ON -DKokkos_ENABLE_TESTS=OFF -DKokkos_ENABLE_EXAMPLES=OFF)
@@ -682,21 +697,22 @@ build_pinned_kokkos() {
         args+=(-DKokkos_ENABLE_CUDA=ON -DKokkos_ENABLE_COMPILE_AS_CMAKE_LANGUAGE=ON
             -DCMAKE_CUDA_COMPILER="$COMPILER")
         major=$(nvcc_major "$COMPILER")
-        patchfile=$SCRIPT_DIR/kokkos/kokkos-$KOKKOS_PINNED-cuda13.patch
-        if ((major >= 13)); then
-            log "nvcc is CUDA $major: applying ${patchfile#"$SCRIPT_DIR"/}"
-            # Never change the user's tree: patch a copy.
-            if [[ $src != "$WORK"/* ]]; then
-                cp -a "$src" "$WORK/kokkos-patched"
-                src=$WORK/kokkos-patched
-            fi
-            run_step "$logfile" patch -p1 -d "$src" -i "$patchfile"
+        if ((${major:-0} >= 13)); then
+            log "nvcc is CUDA $major"
+            patch_kokkos "$src" "$SCRIPT_DIR/kokkos/kokkos-$KOKKOS_PINNED-cuda13.patch" "$logfile"
+            patched="patched for CUDA $major"
         fi
         ;;
     hip)
         # Kokkos 4.6 wants rocThrust for HIP by default; Debian has none, and
         # only Kokkos::sort, which karma does not call, uses it.
         args+=(-DKokkos_ENABLE_HIP=ON -DCMAKE_CXX_COMPILER="$COMPILER" -DKokkos_ENABLE_ROCTHRUST=OFF)
+        major=$(clang_major "$COMPILER")
+        if ((${major:-0} >= 17)); then
+            log "the HIP compiler is clang $major"
+            patch_kokkos "$src" "$SCRIPT_DIR/kokkos/kokkos-$KOKKOS_PINNED-hip-clang17.patch" "$logfile"
+            patched="patched for clang $major"
+        fi
         ;;
     esac
     [[ -z $ARCH ]] || args+=("-DKokkos_ARCH_$ARCH=ON")
@@ -708,7 +724,7 @@ build_pinned_kokkos() {
     run_step "$logfile" cmake --install "$WORK/kokkos-build" --prefix "$staging"
     printf 'kokkos %s (%s%s) from %s, %s, built %s in %s s\n' "$KOKKOS_PINNED" "$BACKEND" \
         "${ARCH:+, $ARCH}" "${KARMA_KOKKOS_SOURCE:-$KOKKOS_PINNED_URL}" \
-        "$([[ -n ${patchfile:-} && ${major:-0} -ge 13 ]] && echo "patched for CUDA $major" || echo unpatched)" \
+        "$patched" \
         "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(since "$t0")" >"$staging/.complete"
     log "Kokkos $KOKKOS_PINNED: download/unpack, configure, build and install took $(since "$t0") s"
     rm -rf -- "$prefix"

@@ -485,11 +485,19 @@ struct SumColumnBlocks {
 // ran at half occupancy. H200, GB/s without / with: LayoutRight 2^22 x 64
 // 3670 / 3990 (row-per-thread on LayoutLeft: 4368), 262144 x 1024 4330 /
 // 4382, 16384^2 4343 / 4336; LayoutLeft 16384^2 1744 / 1973. Bounds of 9 or
-// 11 blocks were slower, and so is R = 1 with this one (4031 / 2920).
+// 11 blocks were slower, and so is R = 1 with this one (4031 / 2920). HIP
+// reads the second number as waves per execution unit, which clang 19 could
+// not meet for gfx942 (a warning): AMD GPUs get only the team size.
+#if defined(KOKKOS_ENABLE_CUDA)
+inline constexpr unsigned team_rows_min_blocks = 10;
+#else
+inline constexpr unsigned team_rows_min_blocks = 0;
+#endif
 template <class Matrix, class Exec = typename Matrix::execution_space>
-using TeamRowsPolicy = std::conditional_t<is_gpu_space<Exec>(),
-                                          Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<128, 10>>,
-                                          Kokkos::TeamPolicy<Exec>>;
+using TeamRowsPolicy =
+    std::conditional_t<is_gpu_space<Exec>(),
+                       Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<128, team_rows_min_blocks>>,
+                       Kokkos::TeamPolicy<Exec>>;
 
 // Team shape for team-per-row: on a GPU 128 threads a team, vector lanes over
 // the columns and R rows a team thread; on a CPU one thread and one lane per

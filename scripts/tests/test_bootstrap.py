@@ -174,3 +174,26 @@ def test_hipcc_names_the_hip_compiler(machine, tmp_path):
     r = run(env, "--backend", "hip", "--arch", "gfx942", extra={"HIPCC": str(tmp_path / "none")})
     assert r.returncode == 2
     assert f"--backend hip: no {tmp_path / 'none'}" in only_error_line(r)
+
+
+@pytest.mark.parametrize("version, patched", [
+    ("HIP version: 5.2.21153-0\nDebian clang version 15.0.6", False),
+    ("Debian clang version 19.1.7", True),
+])
+def test_the_hip_patch_only_for_clang_17_and_newer(machine, tmp_path, version, patched):
+    """The stand-in tree has no HIP sources, so the patch, where applied, fails:
+    that shows it was applied, and that a failed patch ends the build (exit 3)."""
+    env, _ = machine
+    compiler = tmp_path / "hip-compiler"
+    compiler.write_text(f"#!/bin/sh\nprintf '%s\\n' '{version}'\n")
+    compiler.chmod(0o755)
+    kokkos_tree(tmp_path / "kokkos-4.6.01", "4.6.1", body='message(FATAL_ERROR "stand-in configured")')
+    r = run(env, "--backend", "hip", "--arch", "gfx942",
+            extra={"HIPCC": str(compiler), "KARMA_KOKKOS_SOURCE": str(tmp_path / "kokkos-4.6.01")})
+    assert r.returncode == 3, r.stderr
+    assert ("applying kokkos/kokkos-4.6.01-hip-clang17.patch" in r.stderr) == patched
+    log = only_error_line(r).split("its log is ", 1)[1].strip()
+    with open(log) as f:
+        text = f.read()
+    assert ("stand-in configured" in text) != patched, text
+    assert (tmp_path / "kokkos-4.6.01" / "CMakeLists.txt").exists(), "the user's tree is left alone"
