@@ -28,7 +28,8 @@ timeout is a failure. The contact deck is lowered before mutating (n 16 -> 4,
 steps 30 -> 4, sweeps 100 -> 2): as committed, one valid run takes a minute.
 
 KARMA_FUZZ_SEED and KARMA_FUZZ_COUNT change the seed and the number of
-mutations; a failure prints the seed, the mutation and the deck.
+mutations, KARMA_FUZZ_SLOWDOWN multiplies the time limits; a failure prints
+the seed, the mutation and the deck.
 """
 
 import collections
@@ -46,8 +47,10 @@ from conftest import ROOT
 
 SEED = int(os.environ.get("KARMA_FUZZ_SEED", "17"))
 COUNT = int(os.environ.get("KARMA_FUZZ_COUNT", "400"))
-TIMEOUT_S = 4.0  # a valid run of a small deck takes about half a second here
-PROBE_TIMEOUT_S = 10.0  # reading a deck takes a tenth of a second
+# Sanitized builds run several times slower: they scale both limits.
+SLOWDOWN = float(os.environ.get("KARMA_FUZZ_SLOWDOWN", "1"))
+TIMEOUT_S = 4.0 * SLOWDOWN  # a valid run of a small deck takes about half a second here
+PROBE_TIMEOUT_S = 10.0 * SLOWDOWN  # reading a deck takes a tenth of a second
 APPS = ["stream", "mgs", "hexgrad", "matvec", "contact"]
 # Lower sizes first where the committed small deck itself is slow.
 LOWER = {"contact": [("n: 16", "n: 4"), ("steps: 30", "steps: 4"), ("sweeps: 100", "sweeps: 2")]}
