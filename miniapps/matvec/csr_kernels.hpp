@@ -25,14 +25,6 @@ namespace karma::matvec {
 #define KARMA_MATVEC_HOST_DEVICE_TEMPLATE
 #endif
 
-KOKKOS_INLINE_FUNCTION double natural_log(double v) {
-#if KOKKOS_VERSION >= 40000
-  return Kokkos::log(v);
-#else
-  return Kokkos::Experimental::log(v);
-#endif
-}
-
 // Entry present with probability `density`, independently: the gaps between
 // present columns are geometric, so a row costs O(its entries), not O(n).
 // Columns ascend; values are the dense matrix's entries at those positions.
@@ -66,7 +58,7 @@ struct RandomPattern {
     for (std::uint64_t t = 0;; ++t) {
       const std::uint64_t h = splitmix64(stream + t);
       const double u = (static_cast<double>(h >> 11) + 1.0) * (1.0 / 9007199254740992.0);  // (0, 1]
-      const double skipped = natural_log(u) / log_miss;                                    // >= 0
+      const double skipped = math::log(u) / log_miss;                                      // >= 0
       if (skipped >= static_cast<double>(n - 1 - j)) break;
       j += 1 + static_cast<std::int64_t>(skipped);
       emit(j, matrix_entry(seed, g, j));

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "karma/array.hpp"
+#include "karma/math.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -624,16 +625,6 @@ double tolerance_for(std::int64_t terms) {
   return static_cast<double>(terms + 2) * static_cast<double>(std::numeric_limits<T>::epsilon());
 }
 
-// |v| (a branch-free fabs; `v < 0 ? -v : v` compiled to a branch, which
-// mispredicted on random signs and tripled the reference's time on a CPU).
-KOKKOS_INLINE_FUNCTION double absolute(double v) {
-#if KOKKOS_VERSION >= 40000
-  return Kokkos::fabs(v);
-#else
-  return Kokkos::Experimental::fabs(v);
-#endif
-}
-
 // A compensated sum (TwoSum at every step: Ogita, Rump and Oishi's Sum2)
 // and sum |p| beside it. For exact terms p_k the result is within
 // u |sum p| + gamma_{n-1}^2 sum |p| of the exact sum: for n = 2^30 terms the
@@ -653,7 +644,9 @@ struct CompensatedSum {
   }
   KOKKOS_INLINE_FUNCTION void add(const double p) {
     add_exactly(p);
-    size += absolute(p);
+    // fabs: `p < 0 ? -p : p` compiled to a branch, which mispredicted on
+    // random signs and tripled the reference's time on a CPU.
+    size += math::fabs(p);
   }
   KOKKOS_INLINE_FUNCTION CompensatedSum& operator+=(const CompensatedSum& o) {
     add_exactly(o.sum);

@@ -4,6 +4,8 @@
 // whatever the number of ranks, the layout or the backend.
 #pragma once
 
+#include "karma/math.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -13,16 +15,6 @@
 #include <vector>
 
 namespace karma::mgs {
-
-namespace math {
-#if KOKKOS_VERSION >= 30700
-using Kokkos::cos;
-using Kokkos::sqrt;
-#else
-using Kokkos::Experimental::cos;
-using Kokkos::Experimental::sqrt;
-#endif
-}  // namespace math
 
 // Widest multivector the mini-app accepts: the multi-dot kernels keep one
 // partial sum per column per GPU thread in shared memory, and the matrix
