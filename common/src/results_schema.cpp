@@ -54,23 +54,28 @@ class Checker {
     return &v;
   }
   const json* string(const json& p, const std::string& path, const std::string& key) {
-    return member(p, path, key, [](const json& v) { return v.is_string(); }, "a string");
+    return member(
+        p, path, key, [](const json& v) { return v.is_string(); }, "a string");
   }
   const json* number(const json& p, const std::string& path, const std::string& key) {
-    return member(p, path, key, [](const json& v) { return v.is_number(); }, "a number");
+    return member(
+        p, path, key, [](const json& v) { return v.is_number(); }, "a number");
   }
   const json* integer(const json& p, const std::string& path, const std::string& key) {
-    return member(p, path, key, [](const json& v) { return v.is_number_integer(); },
-                  "an integer");
+    return member(
+        p, path, key, [](const json& v) { return v.is_number_integer(); }, "an integer");
   }
   const json* boolean(const json& p, const std::string& path, const std::string& key) {
-    return member(p, path, key, [](const json& v) { return v.is_boolean(); }, "true or false");
+    return member(
+        p, path, key, [](const json& v) { return v.is_boolean(); }, "true or false");
   }
   const json* object(const json& p, const std::string& path, const std::string& key) {
-    return member(p, path, key, [](const json& v) { return v.is_object(); }, "an object");
+    return member(
+        p, path, key, [](const json& v) { return v.is_object(); }, "an object");
   }
   const json* array(const json& p, const std::string& path, const std::string& key) {
-    return member(p, path, key, [](const json& v) { return v.is_array(); }, "an array");
+    return member(
+        p, path, key, [](const json& v) { return v.is_array(); }, "an array");
   }
   // Checks the member's kind only where it is present.
   void optional(const json& parent, const std::string& path, const std::string& key,
@@ -141,9 +146,9 @@ std::vector<std::string> validate_results(const json& doc, const ResultsExpectat
   if (!doc.is_object()) return {"the document is not a JSON object"};
 
   if (const json* v = c.integer(doc, "", "schema_version"))
-    c.require(*v == results_schema_version,
-              "schema_version: " + v->dump() + ", this checker reads version " +
-                  std::to_string(results_schema_version));
+    c.require(*v == results_schema_version, "schema_version: " + v->dump() +
+                                                ", this checker reads version " +
+                                                std::to_string(results_schema_version));
   if (const json* v = c.string(doc, "", "app")) {
     const auto& apps = suite_apps();
     if (std::find(apps.begin(), apps.end(), v->get<std::string>()) == apps.end()) {
@@ -167,8 +172,8 @@ std::vector<std::string> validate_results(const json& doc, const ResultsExpectat
   if (const json* d = c.object(doc, "", "deck")) {
     c.string(*d, "deck", "path");
     if (const json* h = c.string(*d, "deck", "sha256"))
-      c.require(h->get<std::string>().size() == 64 &&
-                    h->get<std::string>().find_first_not_of("0123456789abcdef") == std::string::npos,
+      c.require(h->get<std::string>().size() == 64 && h->get<std::string>().find_first_not_of(
+                                                          "0123456789abcdef") == std::string::npos,
                 "deck.sha256: not 64 lower-case hex digits");
     c.array(*d, "deck", "overrides");
     c.object(*d, "deck", "resolved");
@@ -210,9 +215,9 @@ std::vector<std::string> validate_results(const json& doc, const ResultsExpectat
         // Fields a device may lack (older results, or a runtime that does not
         // answer): checked only where written.
         const auto is_string = [](const json& v) { return v.is_string(); };
-        for (const char* key : {"vendor", "architecture", "target_id", "compute_capability",
-                                "pci_bus_id", "uuid", "driver_version", "driver_api_version",
-                                "runtime_version"})
+        for (const char* key :
+             {"vendor", "architecture", "target_id", "compute_capability", "pci_bus_id", "uuid",
+              "driver_version", "driver_api_version", "runtime_version"})
           c.optional(*d, dp, key, is_string, "a string");
         const auto is_count = [](const json& v) { return v.is_number_integer() && v >= 0; };
         for (const char* key :

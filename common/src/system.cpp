@@ -474,8 +474,8 @@ nlohmann::json describe_kokkos() {
 nlohmann::json describe_job() {
   // The schedulers a cluster user is likely to meet, by their job-id variable.
   const std::pair<const char*, const char*> schedulers[] = {
-      {"slurm", "SLURM_JOB_ID"}, {"pbs", "PBS_JOBID"},   {"lsf", "LSB_JOBID"},
-      {"flux", "FLUX_JOB_ID"},   {"sge", "JOB_ID"},      {"cobalt", "COBALT_JOBID"}};
+      {"slurm", "SLURM_JOB_ID"}, {"pbs", "PBS_JOBID"}, {"lsf", "LSB_JOBID"},
+      {"flux", "FLUX_JOB_ID"},   {"sge", "JOB_ID"},    {"cobalt", "COBALT_JOBID"}};
   for (const auto& [scheduler, variable] : schedulers) {
     if (const char* id = std::getenv(variable)) {
       return {{"scheduler", scheduler}, {"id", id}};

@@ -3,8 +3,8 @@
 // between layouts.
 #include "karma/array.hpp"
 
-#include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
+#include <Kokkos_Core.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -59,8 +59,7 @@ constexpr bool aliases_have_shape() {
          has_shape<karma::FArray<D, karma::HostMemory>, R, Kokkos::LayoutLeft,
                    Kokkos::HostSpace>() &&
          has_shape<karma::HostArray<D>, R, Kokkos::LayoutRight, Kokkos::HostSpace>() &&
-         has_shape<karma::HostArray<D, karma::Left>, R, Kokkos::LayoutLeft,
-                   Kokkos::HostSpace>() &&
+         has_shape<karma::HostArray<D, karma::Left>, R, Kokkos::LayoutLeft, Kokkos::HostSpace>() &&
          has_shape<karma::UnmanagedArray<D>, R, Kokkos::LayoutRight, Kokkos::HostSpace>() &&
          has_shape<karma::UnmanagedArray<D, karma::Left>, R, Kokkos::LayoutLeft,
                    Kokkos::HostSpace>();
@@ -76,13 +75,12 @@ static_assert(aliases_have_shape<7>(), "rank-7 aliases");
 
 static_assert(std::is_same<karma::Left, Kokkos::LayoutLeft>::value, "Left");
 static_assert(std::is_same<karma::Right, Kokkos::LayoutRight>::value, "Right");
-static_assert(std::is_same<karma::DefaultMemory,
-                           Kokkos::DefaultExecutionSpace::memory_space>::value,
-              "DefaultMemory");
+static_assert(
+    std::is_same<karma::DefaultMemory, Kokkos::DefaultExecutionSpace::memory_space>::value,
+    "DefaultMemory");
 static_assert(karma::UnmanagedArray<double**>::traits::memory_traits::is_unmanaged,
               "UnmanagedArray is unmanaged");
-static_assert(!karma::Array<double**>::traits::memory_traits::is_unmanaged,
-              "Array is managed");
+static_assert(!karma::Array<double**>::traits::memory_traits::is_unmanaged, "Array is managed");
 
 static_assert(karma::layout_of<karma::Left>() == karma::Layout::left, "layout_of<Left>");
 static_assert(karma::layout_of<karma::Right>() == karma::Layout::right, "layout_of<Right>");
@@ -109,7 +107,8 @@ void check_runtime_shape(std::index_sequence<I...>) {
       for (int q = 0; q < r; ++q) expected *= static_cast<std::size_t>(q + 2);
     else
       for (int q = r + 1; q < R; ++q) expected *= static_cast<std::size_t>(q + 2);
-    EXPECT_EQ(v.stride(r), expected) << "rank " << R << " stride " << r << (left ? " left" : " right");
+    EXPECT_EQ(v.stride(r), expected)
+        << "rank " << R << " stride " << r << (left ? " left" : " right");
   }
 }
 

@@ -1,6 +1,6 @@
 // GoogleTest main for tests that need Kokkos running.
-#include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
+#include <Kokkos_Core.hpp>
 
 #include <cstring>
 

@@ -7,8 +7,8 @@
 #include <Kokkos_Core.hpp>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <cerrno>
 #include <climits>
@@ -85,20 +85,19 @@ json valid_document() {
                 {"ranks_per_node", 2}};
   auto ranks = json::array();
   for (int r = 0; r < 2; ++r)
-    ranks.push_back({{"rank", r},
-                     {"host", "node1"},
-                     {"local_rank", r},
-                     {"local_size", 2},
-                     {"device", {{"kind", "host"}, {"name", "cpu"}, {"execution_space", "OpenMP"}}}});
+    ranks.push_back(
+        {{"rank", r},
+         {"host", "node1"},
+         {"local_rank", r},
+         {"local_size", 2},
+         {"device", {{"kind", "host"}, {"name", "cpu"}, {"execution_space", "OpenMP"}}}});
   doc["ranks"] = ranks;
   doc["kokkos"] = {{"version", "3.4.1"},
                    {"default_execution_space", "OpenMP"},
                    {"default_host_execution_space", "OpenMP"},
                    {"backends", json::array({"OpenMP", "Serial"})}};
-  doc["build"] = {{"type", "Release"},
-                  {"compiler", "GNU 12.2.0"},
-                  {"cxx_flags", "-O3"},
-                  {"cuda_flags", ""}};
+  doc["build"] = {
+      {"type", "Release"}, {"compiler", "GNU 12.2.0"}, {"cxx_flags", "-O3"}, {"cuda_flags", ""}};
   doc["problem"] = {{"shape", json::array({1024})}};
   auto kernels = json::array();
   for (const char* name : {"copy", "triad"})
@@ -537,7 +536,8 @@ class AtomicWrite : public ::testing::Test {
   }
   std::vector<std::string> entries() const {
     std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(dir_)) names.push_back(e.path().filename().string());
+    for (const auto& e : fs::directory_iterator(dir_))
+      names.push_back(e.path().filename().string());
     return names;
   }
   static std::string read(const fs::path& p) {

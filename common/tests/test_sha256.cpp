@@ -11,7 +11,8 @@ namespace {
 
 // The prefix of this sentence of length n: varied bytes, so a permuted word
 // order or a wrong byte order in a word changes the digest.
-const std::string pattern = "The quick brown fox jumps over the lazy dog; 0123456789 ABCDEFGHIJKLMNOP";
+const std::string pattern =
+    "The quick brown fox jumps over the lazy dog; 0123456789 ABCDEFGHIJKLMNOP";
 
 bool is_lower_hex(const std::string& s) {
   for (char ch : s)

@@ -1,8 +1,8 @@
 // Statistics of repetitions (summarize) and the fenced kernel timer.
 #include "karma/timing.hpp"
 
-#include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
+#include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <chrono>

@@ -7,9 +7,9 @@ extern const char* const version;       // the project's version
 extern const char* const git_describe;  // `git describe --always --dirty`, "unknown" outside git
 extern const bool git_dirty;
 extern const char* const build_type;
-extern const char* const compiler;      // id and version
-extern const char* const cxx_flags;     // CMAKE_CXX_FLAGS plus the build type's flags
-extern const char* const cuda_flags;    // empty without the CUDA language
+extern const char* const compiler;    // id and version
+extern const char* const cxx_flags;   // CMAKE_CXX_FLAGS plus the build type's flags
+extern const char* const cuda_flags;  // empty without the CUDA language
 extern const bool mpi_enabled;
 
 }  // namespace karma::build_info

@@ -23,10 +23,10 @@ struct KeySpec {
   KeyType type;
   std::string help;
   nlohmann::json default_value;
-  std::optional<double> min;             // integer, number and list elements
+  std::optional<double> min;  // integer, number and list elements
   std::optional<double> max;
-  std::vector<std::string> choices;      // choice, choice_list
-  std::vector<std::size_t> lengths;      // allowed list lengths; empty: any >= 1
+  std::vector<std::string> choices;  // choice, choice_list
+  std::vector<std::size_t> lengths;  // allowed list lengths; empty: any >= 1
 };
 
 class Schema {

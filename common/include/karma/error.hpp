@@ -9,8 +9,8 @@ namespace karma {
 enum ExitCode : int {
   exit_ok = 0,
   exit_verification_failed = 1,
-  exit_bad_input = 2,        // bad deck, bad command line
-  exit_runtime_error = 3,    // too large for memory, I/O failure, backend error
+  exit_bad_input = 2,      // bad deck, bad command line
+  exit_runtime_error = 3,  // too large for memory, I/O failure, backend error
 };
 
 // `collective` says every rank throws the same error at the same point (a bad
