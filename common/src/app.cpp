@@ -1,4 +1,6 @@
 #include "karma/app.hpp"
+#include "karma/output.hpp"
+#include "karma/results_schema.hpp"
 
 #include "karma/build_info.hpp"
 #include "karma/comm.hpp"
@@ -255,55 +257,19 @@ void Context::require_memory(std::uint64_t bytes_per_rank, const std::string& wh
 
 namespace {
 
-std::string utc_stamp(std::chrono::system_clock::time_point t, const char* format) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(t);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[64];
-  std::strftime(text, sizeof(text), format, &utc);
-  return text;
-}
-
 // Decided before the run, so a bad --output costs no run time.
 std::string choose_output(const std::string& app, const CommandLine& cli, const Deck& deck,
                           std::chrono::system_clock::time_point start) {
-  auto writable_ancestor = [](fs::path dir) {
-    std::error_code ec;
-    while (!dir.empty() && !fs::exists(dir, ec)) dir = dir.parent_path();
-    if (dir.empty()) dir = ".";
-    return fs::is_directory(dir, ec) && access(dir.c_str(), W_OK) == 0;
-  };
   if (!cli.output.empty()) {
-    const fs::path out(cli.output);
-    std::error_code ec;
-    if (fs::is_directory(out, ec))
-      throw InputError("--output " + cli.output + ": is a directory; name a file");
-    const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
-    if (!fs::is_directory(parent, ec))
-      throw InputError("--output " + cli.output + ": directory '" + parent.string() +
-                       "' does not exist");
-    if (access(parent.c_str(), W_OK) != 0)
-      throw InputError("--output " + cli.output + ": directory '" + parent.string() +
-                       "' is not writable");
+    if (const std::string problem = output_path_problem("--output " + cli.output, cli.output);
+        !problem.empty())
+      throw InputError(problem);
     return cli.output;
   }
   const std::string dir = deck.string("run.results_dir");
-  if (!writable_ancestor(dir))
+  if (!can_create_directory(dir))
     deck.fail("run.results_dir", "cannot create or write directory '" + dir + "'");
-  const std::string stem = (fs::path(dir) / ("karma-" + app + "_" + hostname() + "_" +
-                                             utc_stamp(start, "%Y%m%dT%H%M%SZ")))
-                               .string();
-  return stem + ".json";
-}
-
-std::string unique_path(const std::string& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return path;
-  const std::string stem = path.substr(0, path.size() - 5);  // drop ".json"
-  for (int k = 2;; ++k) {
-    const std::string candidate = stem + "_" + std::to_string(k) + ".json";
-    if (!fs::exists(candidate, ec)) return candidate;
-  }
+  return default_output_name(dir, app, start);
 }
 
 nlohmann::json stats_json(const Stats& s) {
@@ -316,7 +282,7 @@ nlohmann::json results_json(const App& app, const CommandLine& cli, const Deck& 
                             const std::string& command, const std::string& started,
                             double duration_s) {
   nlohmann::json doc;
-  doc["schema_version"] = 1;
+  doc["schema_version"] = results_schema_version;
   doc["app"] = app.name;
   doc["suite"] = {{"name", "karma"},
                   {"version", build_info::version},
@@ -355,6 +321,8 @@ nlohmann::json results_json(const App& app, const CommandLine& cli, const Deck& 
   auto kernels = nlohmann::json::array();
   for (const auto& k : report.kernels) {
     nlohmann::json j = {{"name", k.name},
+                        {"implementation", k.implementation},
+                        {"variant", k.variant},
                         {"bytes", k.bytes},
                         {"flops", k.flops},
                         {"time_s", stats_json(k.time)},

@@ -1,7 +1,11 @@
 #include "karma/comm.hpp"
 
+#include "karma/error.hpp"
+
 #include <chrono>
 #include <cstdlib>
+#include <limits>
+#include <string>
 #include <thread>
 
 #ifdef KARMA_HAVE_MPI
@@ -106,6 +110,48 @@ void max_inplace(std::vector<double>& v) {
                 MPI_COMM_WORLD);
 }
 
+namespace {
+int message_count(std::int64_t count) {
+  if (count > std::numeric_limits<int>::max())
+    throw Error(exit_runtime_error,
+                "an MPI message of " + std::to_string(count) + " elements exceeds 2^31 - 1");
+  return static_cast<int>(count);
+}
+
+void check(int code, const char* what) {
+  if (code != MPI_SUCCESS) throw Error(exit_runtime_error, std::string(what) + " failed");
+}
+
+template <class T>
+void sum_array(T* values, std::int64_t count, MPI_Datatype type) {
+  if (cached_size == 1 || count == 0) return;
+  check(MPI_Allreduce(MPI_IN_PLACE, values, message_count(count), type, MPI_SUM, MPI_COMM_WORLD),
+        "MPI_Allreduce of an array");
+}
+}  // namespace
+
+void sum_in_place(float* values, std::int64_t count) { sum_array(values, count, MPI_FLOAT); }
+void sum_in_place(double* values, std::int64_t count) { sum_array(values, count, MPI_DOUBLE); }
+void sum_in_place(long double* values, std::int64_t count) {
+  sum_array(values, count, MPI_LONG_DOUBLE);
+}
+
+void allgatherv_in_place(void* full, const std::vector<std::int64_t>& counts,
+                         std::size_t element_bytes) {
+  if (cached_size == 1) return;
+  // Counted in bytes, so any element type goes; the displacements must fit too.
+  std::vector<int> bytes(counts.size()), displacements(counts.size());
+  std::int64_t offset = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    bytes[r] = message_count(counts[r] * static_cast<std::int64_t>(element_bytes));
+    displacements[r] = message_count(offset);
+    offset += counts[r] * static_cast<std::int64_t>(element_bytes);
+  }
+  check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, full, bytes.data(), displacements.data(),
+                       MPI_BYTE, MPI_COMM_WORLD),
+        "MPI_Allgatherv");
+}
+
 std::vector<std::string> allgather(const std::string& s) {
   if (cached_size == 1) return {s};
   int length = static_cast<int>(s.size());
@@ -162,6 +208,10 @@ std::int64_t sum(std::int64_t v) { return v; }
 std::int64_t max(std::int64_t v) { return v; }
 bool all(bool v) { return v; }
 void max_inplace(std::vector<double>&) {}
+void sum_in_place(float*, std::int64_t) {}
+void sum_in_place(double*, std::int64_t) {}
+void sum_in_place(long double*, std::int64_t) {}
+void allgatherv_in_place(void*, const std::vector<std::int64_t>&, std::size_t) {}
 std::vector<std::string> allgather(const std::string& s) { return {s}; }
 bool all_arrive_within(double) { return true; }
 std::int64_t sum_on_device(std::int64_t v, int) { return v; }

@@ -828,6 +828,8 @@ std::string Deck::origin(const std::string& path) const {
   return o == "default" ? source_ + " (default value)" : o;
 }
 
+bool Deck::is_default(const std::string& path) const { return at(path).origin == "default"; }
+
 void Deck::fail(const std::string& path, const std::string& message) const {
   throw InputError(origin(path) + ": " + path + ": " + message);
 }

@@ -145,10 +145,14 @@ std::vector<std::string> validate_results(const json& doc, const ResultsExpectat
   Checker c(problems);
   if (!doc.is_object()) return {"the document is not a JSON object"};
 
-  if (const json* v = c.integer(doc, "", "schema_version"))
-    c.require(*v == results_schema_version, "schema_version: " + v->dump() +
-                                                ", this checker reads version " +
-                                                std::to_string(results_schema_version));
+  int version = results_schema_version;
+  if (const json* v = c.integer(doc, "", "schema_version")) {
+    c.require(*v >= results_schema_oldest_version && *v <= results_schema_version,
+              "schema_version: " + v->dump() + ", this checker reads versions " +
+                  std::to_string(results_schema_oldest_version) + " to " +
+                  std::to_string(results_schema_version));
+    if (v->is_number_integer()) version = v->get<int>();
+  }
   if (const json* v = c.string(doc, "", "app")) {
     const auto& apps = suite_apps();
     if (std::find(apps.begin(), apps.end(), v->get<std::string>()) == apps.end()) {
@@ -246,6 +250,10 @@ std::vector<std::string> validate_results(const json& doc, const ResultsExpectat
       const json& k = (*ks)[i];
       const std::string p = "kernels[" + std::to_string(i) + "]";
       c.string(k, p, "name");
+      if (version >= 2)
+        for (const char* key : {"implementation", "variant"})
+          if (const json* v = c.string(k, p, key))
+            c.require(!v->get<std::string>().empty(), p + "." + key + ": empty");
       if (const json* v = c.number(k, p, "bytes")) c.require(*v >= 0, p + ".bytes: negative");
       if (const json* v = c.number(k, p, "flops")) c.require(*v >= 0, p + ".flops: negative");
       if (const json* t = c.object(k, p, "time_s")) {

@@ -356,6 +356,16 @@ TEST(DeckOverrides, SetWinsOverTheDeck) {
   EXPECT_EQ(d.origin("grid.cells"), "--set grid.cells=7");
 }
 
+TEST(DeckOverrides, IsDefaultOnlyForKeysNeitherTheDeckNorSetGave) {
+  const Deck d = parse("grid:\n  cells: 5\n", {"grid.layout=right"});
+  EXPECT_FALSE(d.is_default("grid.cells"));   // the deck
+  EXPECT_FALSE(d.is_default("grid.layout"));  // --set
+  EXPECT_TRUE(d.is_default("run.warmup"));
+  // A value equal to the default, written down, is not the default.
+  EXPECT_FALSE(parse("", {"run.warmup=" + std::to_string(parse("").integer("run.warmup"))})
+                   .is_default("run.warmup"));
+}
+
 TEST(DeckOverrides, LaterSetWins) {
   EXPECT_EQ(parse("", {"grid.cells=7", "grid.cells=9"}).integer("grid.cells"), 9);
   EXPECT_EQ(parse("", {"grid.cells=9", "grid.cells=7"}).integer("grid.cells"), 7);

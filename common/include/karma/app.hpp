@@ -42,10 +42,12 @@ void check_kokkos_flags_consumed(int argc, char* argv[]);
 
 struct KernelResult {
   std::string name;
-  double bytes = 0;  // moved by one execution, all ranks together
-  double flops = 0;  // done by one execution, all ranks together
-  Stats time;        // seconds; each repetition is the slowest rank's
-  double fom = 0;    // figure of merit, from the best (minimum) time
+  std::string implementation;  // "kokkos", "native-cuda", "cublas", ... (karma/harness.hpp)
+  std::string variant;         // how the implementation does it
+  double bytes = 0;            // moved by one execution, all ranks together
+  double flops = 0;            // done by one execution, all ranks together
+  Stats time;                  // seconds; each repetition is the slowest rank's
+  double fom = 0;              // figure of merit, from the best (minimum) time
   std::string fom_units;
   bool higher_is_better = true;
   nlohmann::json extra = nlohmann::json::object();

@@ -2,6 +2,7 @@
 // build without MPI (KARMA_ENABLE_MPI=OFF), so no mini-app needs #ifdefs.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,6 +39,17 @@ std::int64_t max(std::int64_t v);
 bool all(bool v);
 // Element-wise maximum over ranks, in place.
 void max_inplace(std::vector<double>& v);
+// Element-wise sum over ranks of `count` values in host memory, in place:
+// one MPI_Allreduce for the whole array (a multi-dot of k values costs one
+// collective, not k). Returns at once with one rank.
+void sum_in_place(float* values, std::int64_t count);
+void sum_in_place(double* values, std::int64_t count);
+void sum_in_place(long double* values, std::int64_t count);
+// `full` (host memory) holds every rank's block of counts[r] elements of
+// `element_bytes` each, in rank order; on entry this rank's block is filled,
+// on return all are (MPI_Allgatherv in place).
+void allgatherv_in_place(void* full, const std::vector<std::int64_t>& counts,
+                         std::size_t element_bytes);
 // Every rank's string, on every rank, in rank order.
 std::vector<std::string> allgather(const std::string& s);
 // Sum over the ranks of this node that share device_id.

@@ -86,6 +86,9 @@ class Deck {
   [[noreturn]] void fail(const std::string& path, const std::string& message) const;
   // "file:line:col" or "--set ..." or "default" for a key.
   std::string origin(const std::string& path) const;
+  // Whether the key was left at the schema's default (neither the deck
+  // nor --set gave it).
+  bool is_default(const std::string& path) const;
 
   // Every key, defaults included, as nested JSON: goes into the results.
   nlohmann::json resolved() const;

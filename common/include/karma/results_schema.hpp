@@ -9,7 +9,10 @@
 
 namespace karma {
 
-inline constexpr int results_schema_version = 1;
+// Version 2 added kernels[].implementation and kernels[].variant; the
+// checker reads version 1 documents too (without them).
+inline constexpr int results_schema_version = 2;
+inline constexpr int results_schema_oldest_version = 1;
 
 struct ResultsExpectation {
   std::optional<std::string> app;

@@ -1,0 +1,98 @@
+// The one measurement loop of the suite. A mini-app registers the variants it
+// measures (what one execution runs, moves and computes, and which
+// implementation it is); measure() runs them all: warm-ups, repetitions in
+// interleaved rounds, fences and barriers, the slowest rank's time, progress,
+// and a KernelResult each with its bandwidth and flop rates.
+//
+//   std::vector<karma::Variant> variants;
+//   variants.push_back({"copy", "kokkos", "copy", [&] { copy(a, c); }, bytes, 0});
+//   Report report;
+//   report.kernels = karma::measure(ctx, variants, {warmup, repetitions, repetitions});
+#pragma once
+
+#include "karma/app.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace karma {
+
+// How a variant's figure of merit is computed from its best (minimum) time.
+struct FigureOfMerit {
+  enum class From { bandwidth, flop_rate, count_rate };
+  From from = From::bandwidth;
+  // count_rate: `count` items per execution, reported in `units` after
+  // multiplying the rate by `scale` (e.g. elements, "Melements/s", 1e-6).
+  double count = 0;
+  std::string units;
+  double scale = 1;
+};
+
+struct Variant {
+  std::string name;            // the kernel's name in the JSON and the table
+  std::string implementation;  // "kokkos", "native-cuda", "cublas", "cblas", "reference"
+  std::string variant;         // how it is done, e.g. "team-per-row"
+  std::function<void()> run;   // one execution, timed between fences after a barrier
+  double bytes = 0;            // moved by one execution, all ranks together
+  double flops = 0;            // done by one execution, all ranks together
+  FigureOfMerit fom;
+  nlohmann::json extra = nlohmann::json::object();  // further figures for the JSON
+  // Untimed, around every execution (warm-ups too): e.g. restore the input,
+  // or check a value the execution returned.
+  std::function<void()> before_each;
+  std::function<void()> after_each;
+  // Untimed, around each turn (the variant's executions within one round):
+  // e.g. poison the output first, then check it.
+  std::function<void()> before_turn;
+  std::function<void()> after_turn;
+};
+
+// The order of executions. The repetitions are split into `rounds` rounds
+// (an even share each, the first rounds taking the rest); in every round each
+// variant, in registration order, takes one turn of its share, so neighbours
+// in time see the same machine state. rounds == repetitions interleaves
+// single executions (STREAM's order); rounds == 1 runs each variant's
+// repetitions in one block (a library's idle threads never overlap another's
+// kernels).
+struct Plan {
+  enum class WarmUp {
+    first_turn,  // `warmup` untimed executions open each variant's first turn
+    rounds,      // `warmup` untimed rounds of one execution of every variant come first
+  };
+  std::int64_t warmup = 0;
+  std::int64_t repetitions = 1;
+  std::int64_t rounds = 1;  // clamped to [1, repetitions]
+  WarmUp warm_up = WarmUp::first_turn;
+  std::string progress_unit = "repetition";  // what the progress line counts
+};
+
+// One entry of the execution order: `count` executions of variant `index`,
+// timed or not, as one turn.
+struct Turn {
+  std::size_t index = 0;
+  std::int64_t count = 0;
+  bool timed = false;
+  bool opens_turn = true;   // before_turn runs before it
+  bool closes_turn = true;  // after_turn runs after it
+};
+
+// The order in which measure() runs `variants` executions under `plan`.
+std::vector<Turn> schedule(std::size_t variants, const Plan& plan);
+
+// Collective: runs every variant as `plan` says and returns one result each,
+// in registration order. The variants' bytes, flops and extra are read after
+// the last execution, so a variant that counts its traffic as it runs can
+// set them from a hook.
+std::vector<KernelResult> measure(const Context& ctx, std::vector<Variant>& variants,
+                                  const Plan& plan);
+
+// A variant's result from the statistics of its (slowest-rank) times:
+// bandwidth_GBps (best, median, worst) when it moves bytes, GFLOPs (best,
+// median) when it computes, and its figure of merit.
+KernelResult kernel_result(const Variant& variant, const Stats& time);
+
+}  // namespace karma

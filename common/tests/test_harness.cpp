@@ -1,0 +1,205 @@
+// The measurement harness (karma/harness.hpp) and the shared helpers
+// (karma/partition.hpp, karma/overflow.hpp).
+#include "karma/app.hpp"
+#include "karma/deck.hpp"
+#include "karma/error.hpp"
+#include "karma/harness.hpp"
+#include "karma/overflow.hpp"
+#include "karma/partition.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace karma;
+
+// --- the order of executions ----------------------------------------------------
+
+std::string describe(const std::vector<Turn>& order) {
+  std::string out;
+  for (const auto& t : order)
+    out += std::string(t.opens_turn ? "[" : "") + std::to_string(t.index) + (t.timed ? "t" : "w") +
+           std::to_string(t.count) + (t.closes_turn ? "]" : "") + " ";
+  return out;
+}
+
+Plan plan_of(std::int64_t warmup, std::int64_t repetitions, std::int64_t rounds,
+             Plan::WarmUp warm_up = Plan::WarmUp::first_turn) {
+  Plan p;
+  p.warmup = warmup;
+  p.repetitions = repetitions;
+  p.rounds = rounds;
+  p.warm_up = warm_up;
+  return p;
+}
+
+TEST(HarnessSchedule, OneRoundRunsEachVariantsRepetitionsInOneTurnAfterItsWarmUps) {
+  EXPECT_EQ(describe(schedule(2, plan_of(2, 5, 1))), "[0w2 0t5] [1w2 1t5] ");
+}
+
+TEST(HarnessSchedule, RoundsSplitTheRepetitionsEvenlyTheFirstTakingTheRest) {
+  EXPECT_EQ(describe(schedule(2, plan_of(1, 7, 3))),
+            "[0w1 0t3] [1w1 1t3] [0t2] [1t2] [0t2] [1t2] ");
+  EXPECT_EQ(describe(schedule(1, plan_of(0, 4, 2))), "[0t2] [0t2] ");
+}
+
+TEST(HarnessSchedule, RoundsOfOneInterleaveSingleExecutionsAndWarmUpRounds) {
+  EXPECT_EQ(describe(schedule(3, plan_of(1, 2, 2, Plan::WarmUp::rounds))),
+            "[0w1] [1w1] [2w1] [0t1] [1t1] [2t1] [0t1] [1t1] [2t1] ");
+}
+
+TEST(HarnessSchedule, RoundsAreClampedToTheRepetitions) {
+  EXPECT_EQ(describe(schedule(1, plan_of(0, 2, 9))), "[0t1] [0t1] ");
+  EXPECT_EQ(describe(schedule(1, plan_of(0, 2, 0))), "[0t2] ");
+}
+
+// --- measure() --------------------------------------------------------------------
+
+struct Harness {
+  Schema schema;
+  Deck deck;
+  CommandLine command_line;
+  Context ctx;
+  Harness() : deck(Deck::parse("", "deck.yaml", schema, {})), ctx{deck, command_line, -1} {
+    command_line.quiet = true;
+  }
+};
+
+TEST(HarnessMeasure, RunsHooksInOrderAndTimesOnlyTheRepetitions) {
+  Harness run;
+  std::vector<std::string> log;
+  std::vector<Variant> variants(2);
+  for (int i = 0; i < 2; ++i) {
+    const std::string id = i == 0 ? "a" : "b";
+    Variant& v = variants[i];
+    v.name = id;
+    v.implementation = "kokkos";
+    v.variant = id;
+    v.bytes = 1e9;
+    v.run = [&log, id] { log.push_back(id); };
+    v.before_turn = [&log, id] { log.push_back("(" + id); };
+    v.after_turn = [&log, id] { log.push_back(id + ")"); };
+    v.before_each = [&log] { log.push_back("<"); };
+    v.after_each = [&log] { log.push_back(">"); };
+  }
+  const auto results = measure(run.ctx, variants, plan_of(1, 4, 2));
+  std::string joined;
+  for (const auto& s : log) joined += s;
+  EXPECT_EQ(joined, "(a<a><a><a>a)(b<b><b><b>b)(a<a><a>a)(b<b><b>b)");
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto& r : results) EXPECT_EQ(r.time.count, 4u) << r.name;  // warm-ups untimed
+  EXPECT_EQ(results[1].name, "b");
+}
+
+TEST(HarnessMeasure, TwoVariantsOfOneNameAreAnInternalError) {
+  Harness run;
+  std::vector<Variant> variants(2);
+  for (auto& v : variants) {
+    v.name = "same";
+    v.run = [] {};
+  }
+  EXPECT_THROW(measure(run.ctx, variants, plan_of(0, 1, 1)), Error);
+}
+
+TEST(HarnessMeasure, BytesSetByAHookDuringTheRunsCount) {
+  Harness run;
+  std::vector<Variant> variants(1);
+  Variant& v = variants[0];
+  v.name = v.variant = "counted";
+  v.implementation = "kokkos";
+  v.run = [] {};
+  v.after_each = [&v] { v.bytes = 5e9; };
+  const auto results = measure(run.ctx, variants, plan_of(0, 3, 1));
+  EXPECT_EQ(results[0].bytes, 5e9);
+  EXPECT_GT(results[0].fom, 0);
+}
+
+// --- kernel_result() ----------------------------------------------------------------
+
+Stats seconds(double min, double median, double max) {
+  Stats s;
+  s.count = 3;
+  s.min = min;
+  s.median = median;
+  s.max = max;
+  return s;
+}
+
+TEST(HarnessResult, BandwidthFigureOfMeritAndRatesFromTheTimes) {
+  Variant v;
+  v.name = "triad";
+  v.implementation = "native-cuda";
+  v.variant = "grid-stride";
+  v.bytes = 3e9;
+  v.flops = 2e9;
+  v.extra["note"] = "kept";
+  const KernelResult r = kernel_result(v, seconds(0.5, 1.0, 2.0));
+  EXPECT_EQ(r.name, "triad");
+  EXPECT_EQ(r.implementation, "native-cuda");
+  EXPECT_EQ(r.variant, "grid-stride");
+  EXPECT_DOUBLE_EQ(r.fom, 6.0);
+  EXPECT_EQ(r.fom_units, "GB/s");
+  EXPECT_DOUBLE_EQ(r.extra["bandwidth_GBps"]["best"].get<double>(), 6.0);
+  EXPECT_DOUBLE_EQ(r.extra["bandwidth_GBps"]["median"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(r.extra["bandwidth_GBps"]["worst"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(r.extra["GFLOPs"]["best"].get<double>(), 4.0);
+  EXPECT_DOUBLE_EQ(r.extra["GFLOPs"]["median"].get<double>(), 2.0);
+  EXPECT_EQ(r.extra["note"], "kept");
+}
+
+TEST(HarnessResult, FlopRateAndCountRateFiguresOfMerit) {
+  Variant v;
+  v.name = "v";
+  v.flops = 8e9;
+  v.fom.from = FigureOfMerit::From::flop_rate;
+  EXPECT_DOUBLE_EQ(kernel_result(v, seconds(2, 2, 2)).fom, 4.0);
+  EXPECT_EQ(kernel_result(v, seconds(2, 2, 2)).fom_units, "GFLOP/s");
+  EXPECT_FALSE(kernel_result(v, seconds(2, 2, 2)).extra.contains("bandwidth_GBps"));
+
+  v.fom = {FigureOfMerit::From::count_rate, 1e6, "Melements/s", 1e-6};
+  const KernelResult r = kernel_result(v, seconds(0.25, 1, 1));
+  EXPECT_DOUBLE_EQ(r.fom, 4.0);
+  EXPECT_EQ(r.fom_units, "Melements/s");
+}
+
+// --- partition and overflow -----------------------------------------------------------
+
+TEST(Partition, BlocksCoverTheRangeInOrderAndDifferByOneAtMost) {
+  for (std::int64_t n : {0, 1, 3, 1001, 10007}) {
+    for (std::int64_t parts : {1, 2, 3, 4, 7}) {
+      std::int64_t next = 0, largest = 0, smallest = n;
+      for (std::int64_t p = 0; p < parts; ++p) {
+        const Block b = block_of(n, parts, p);
+        EXPECT_EQ(b.first, next);
+        next += b.count;
+        largest = std::max(largest, b.count);
+        smallest = std::min(smallest, b.count);
+      }
+      EXPECT_EQ(next, n);
+      EXPECT_LE(largest - smallest, 1);
+    }
+  }
+  EXPECT_EQ(block_of(1001, 2, 0).count, 501);
+  EXPECT_EQ(block_of(1001, 2, 1).count, 500);
+  EXPECT_EQ(block_of(1001, 2, 1).first, 501);
+}
+
+TEST(Overflow, CheckedProductsRefuseWhatDoesNotFitInt64) {
+  constexpr std::int64_t big = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(checked_product(3, 4), 12);
+  EXPECT_EQ(checked_product(big, 1), big);
+  EXPECT_FALSE(checked_product(big, 2));
+  EXPECT_FALSE(checked_product(std::int64_t{1} << 32, std::int64_t{1} << 31));
+  EXPECT_EQ(checked_product({2, 3, 4}, 5), 120);
+  EXPECT_EQ(checked_product(std::vector<std::int64_t>{}), 1);
+  EXPECT_FALSE(
+      checked_product({std::int64_t{1} << 21, std::int64_t{1} << 21}, std::int64_t{1} << 21));
+}
+
+}  // namespace
