@@ -6,7 +6,7 @@
 // lists.
 #pragma once
 
-#include "contact_kernels.hpp"
+#include "contact_row_stats.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -1,7 +1,7 @@
-// karma-contact: deck -> run -> report. Mesh, search, storages and row
-// statistics are in contact_kernels.hpp, the checks in contact_verify.hpp.
-#include "contact_kernels.hpp"
-#include "contact_verify.hpp"
+// karma-contact: deck -> run -> report. The geometry, mesh, cell-list search,
+// the three storages and the row statistics are in contact_*.hpp, one
+// concern each; the checks in contact_verify.hpp.
+#include "contact_storages.hpp"
 
 #include "karma/app.hpp"
 #include "karma/array.hpp"
@@ -26,10 +26,6 @@ namespace {
 
 using namespace karma;
 using namespace karma::contact;
-
-enum class Storage { linked_list, csr, dynamic };
-const std::vector<std::string> storage_names = {"linked-list", "csr-two-pass", "dynamic-ragged"};
-const char* name_of(Storage s) { return storage_names[static_cast<int>(s)].c_str(); }
 
 Schema contact_schema() {
   Schema s;
@@ -250,15 +246,6 @@ nlohmann::json phase_json(const std::vector<double>& v) {
   return {{"total_s", sum_of(v)}, {"mean_s", s.mean}, {"min_s", s.min}, {"max_s", s.max}};
 }
 
-// Everything one storage accumulates over the run.
-struct StorageRecord {
-  std::int64_t overflows = 0, refills = 0, rows_refilled = 0;
-  std::int64_t peak_bytes = 0;
-  std::int64_t final_capacity = 0;
-  double stats_bytes = 0;  // over all timed sweeps
-  std::vector<std::uint64_t> pair_checksums, stats_checksums;
-};
-
 template <class DynamicLayout>
 Report run_typed(const Context& ctx, const Config& cfg) {
   using Dynamic = DynamicRaggedRight<int, Memory, DynamicLayout>;
@@ -312,23 +299,14 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   CellLists cells;
   RowStats stats("contact::row_stats", N);
   const std::int64_t first_entries = N * cfg.capacity;
-  LinkedLists ll;
-  CompressedRows csr;
-  Dynamic dyn;
-  for (Storage s : cfg.storages) {
-    // Every storage starts with room for N x capacity entries, first-touched
-    // here so that no timed step pays for it.
-    if (s == Storage::linked_list) {
-      ll = make_lists(N, static_cast<std::uint64_t>(first_entries), cfg.list_stripes);
-    } else if (s == Storage::csr) {
-      csr.sizes = Kokkos::View<int*, Memory>("contact::csr::sizes", N);
-      csr.offsets = Kokkos::View<std::int64_t*, Memory>("contact::csr::offsets", N + 1);
-      csr.buffer = Kokkos::View<int*, Memory>("contact::csr::values", first_entries);
-    } else {
-      dyn = Dynamic("contact::dynamic", N, cfg.capacity);
-      Kokkos::deep_copy(dyn.data(), 0);
-    }
-  }
+  // Every storage starts with room for N x capacity entries, first-touched
+  // here so that no timed step pays for it.
+  std::vector<NeighbourStorage> storages;
+  for (Storage s : cfg.storages)
+    storages.push_back(s == Storage::linked_list
+                           ? linked_list_storage(N, first_entries, cfg.list_stripes)
+                       : s == Storage::csr ? csr_storage(N, first_entries, cfg.lanes)
+                                           : dynamic_storage<Dynamic>(N, cfg.capacity, cfg.lanes));
   // Sampled rows: half anywhere, half in the layers that meet (A's top, B's bottom).
   std::vector<Index> sample_ids;
   for (std::int64_t k = 0; k < cfg.sample_rows; ++k) {
@@ -363,76 +341,19 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   std::int64_t shared_bytes = 0, peak_tracked = 0;
 
   // --- the phases --------------------------------------------------------------------
-  auto build = [&](Storage s, const Search& search, bool timed) {
-    auto phase = [&](const std::string& name, const std::function<void()>& fn) {
+  auto build = [&](NeighbourStorage& st, const Search& search, bool timed) {
+    const Phase phase = [&](const std::string& name, const std::function<void()>& fn) {
       if (timed)
-        timer.time(std::string(name_of(s)) + "." + name, fn);
+        timer.time(st.name + "." + name, fn);
       else
         fn();
     };
-    StorageRecord& rec = record[static_cast<int>(s)];
-    if (s == Storage::linked_list) {
-      PoolUse use;
-      phase("search", [&] { use = fill_lists(search, ll); });
-      phase("fill", [&] {
-        if (use.largest_stripe <= ll.stripe_size) return;
-        if (use.largest_stripe * static_cast<std::uint64_t>(ll.stripes) >= max_pool)
-          throw Error(exit_runtime_error, "the linked-list pool needs " +
-                                              std::to_string(use.largest_stripe) +
-                                              " nodes in each of " + std::to_string(ll.stripes) +
-                                              " stripes: more than 32-bit indices reach");
-        ++rec.overflows;
-        grow_pool(ll, use.largest_stripe);
-        fill_lists(search, ll);
-        ++rec.refills;
-      });
-      rec.final_capacity = static_cast<std::int64_t>(ll.pool.extent(0));
-    } else if (s == Storage::csr) {
-      phase("search", [&] { count_rows(search, csr); });
-      phase("fill", [&] {
-        const std::size_t before = csr.buffer.extent(0);
-        fill_rows(search, csr);
-        if (csr.buffer.extent(0) != before) ++rec.overflows;  // the values buffer grew
-      });
-      rec.final_capacity = static_cast<std::int64_t>(csr.buffer.extent(0));
-    } else {
-      std::int64_t refilled = 0;
-      phase("search", [&] { fill_dynamic(search, dyn); });
-      phase("fill", [&] {
-        refilled = recover_dynamic(search, dyn);
-        if (refilled == 0) return;
-        ++rec.overflows;
-        ++rec.refills;
-        rec.rows_refilled += refilled;
-      });
-      rec.final_capacity = dyn.capacity();
-    }
+    st.build(search, phase, record[static_cast<int>(st.kind)]);
   };
-  auto row_stats = [&](Storage s) {
-    if (s == Storage::linked_list)
-      list_row_stats(ll, stats);
-    else if (s == Storage::csr)
-      array_row_stats(CompressedAccess{csr.rows}, stats, cfg.lanes);
-    else
-      array_row_stats(DynamicAccess<Dynamic>{dyn}, stats,
-                      std::is_same<DynamicLayout, Kokkos::LayoutLeft>::value ? 1 : cfg.lanes);
-  };
-  auto storage_bytes = [&](Storage s) -> std::int64_t {
-    if (s == Storage::linked_list) return bytes_of(ll);
-    if (s == Storage::csr) return bytes_of(csr);
-    return dyn.footprint_bytes();
-  };
-  auto inject = [&](Storage s) {
+  auto inject = [&](NeighbourStorage& st) {
     if (cfg.inject != "self" && cfg.inject != "foreign") return;
     // Row of B's first element: never empty (B's elements touch each other).
-    const Index row = shape.elements_a;
-    const bool self = cfg.inject == "self";
-    if (s == Storage::linked_list)
-      inject_fault(ListAccessForFault{ll.heads, ll.pool}, row, self, N);
-    else if (s == Storage::csr)
-      inject_fault(CompressedAccessForFault{csr.rows}, row, self, N);
-    else
-      inject_fault(DynamicAccessForFault<Dynamic>{dyn}, row, self, N);
+    st.inject(shape.elements_a, cfg.inject == "self", N);
   };
 
   // --- verification tallies ------------------------------------------------------------
@@ -458,11 +379,11 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     bin(boxes, make_grid(cfg.n, bz, cfg.cell), cells, trace);
     trace("warm-up: binned");
     const Search search(boxes, cells, cfg.pairs);
-    for (Storage s : cfg.storages) {
-      build(s, search, false);
-      trace((std::string("warm-up: built ") + name_of(s)).c_str());
-      row_stats(s);
-      trace((std::string("warm-up: stats ") + name_of(s)).c_str());
+    for (auto& st : storages) {
+      build(st, search, false);
+      trace(("warm-up: built " + st.name).c_str());
+      st.row_stats(stats);
+      trace(("warm-up: stats " + st.name).c_str());
     }
     progress.step();
   }
@@ -491,41 +412,34 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     std::vector<std::uint64_t> pair_sums, stats_sums;
     nlohmann::json step_json = {{"step", step}, {"b_bottom", static_cast<double>(bz) / unit}};
     std::int64_t live_bytes = shared_bytes;
-    for (std::size_t v = 0; v < cfg.storages.size(); ++v) {
-      const Storage s = cfg.storages[v];
-      StorageRecord& rec = record[static_cast<int>(s)];
-      build(s, search, true);
-      trace((std::string("built ") + name_of(s)).c_str());
-      if (cfg.inject != "none" && step == last && v + 1 == cfg.storages.size()) inject(s);
-      for (std::int64_t w = 0; w < cfg.warmup; ++w) row_stats(s);
+    for (std::size_t v = 0; v < storages.size(); ++v) {
+      NeighbourStorage& st = storages[v];
+      StorageRecord& rec = record[static_cast<int>(st.kind)];
+      build(st, search, true);
+      trace(("built " + st.name).c_str());
+      if (cfg.inject != "none" && step == last && v + 1 == storages.size()) inject(st);
+      for (std::int64_t w = 0; w < cfg.warmup; ++w) st.row_stats(stats);
       for (std::int64_t k = 0; k < cfg.sweeps; ++k)
-        timer.time(std::string(name_of(s)) + ".stats", [&] { row_stats(s); });
-      trace((std::string("stats ") + name_of(s)).c_str());
-      rec.peak_bytes = std::max(rec.peak_bytes, storage_bytes(s));
-      live_bytes += storage_bytes(s);
+        timer.time(st.name + ".stats", [&] { st.row_stats(stats); });
+      trace(("stats " + st.name).c_str());
+      rec.peak_bytes = std::max(rec.peak_bytes, st.bytes());
+      live_bytes += st.bytes();
 
       // Checks (untimed). Every storage's row signatures against the first
       // storage's; the first one's rows, sorted, against the rules, the
       // device scan and the brute force.
-      if (s == Storage::dynamic && dyn.overflowed_rows() > 0) {
-        overflow_left += dyn.overflowed_rows();
+      if (const std::int64_t left = st.overflowed_rows(); left > 0) {
+        overflow_left += left;
         continue;
       }
       const Signatures& sig = v == 0 ? ref_sig : sig_now;
-      if (s == Storage::linked_list)
-        list_signatures(ll, sig);
-      else if (s == Storage::csr)
-        array_signatures(CompressedAccess{csr.rows}, sig);
-      else
-        array_signatures(DynamicAccess<Dynamic>{dyn}, sig);
+      st.signatures(sig);
       const SignatureSummary sum = summarize_signatures(sig);
       trace("signatures");
       if (v == 0) {
         ref = sum;
         have_reference = true;
-        reference = s == Storage::linked_list ? canonical(ll)
-                    : s == Storage::csr       ? canonical(csr.rows)
-                                              : canonical_dynamic(dyn);
+        reference = st.sorted_rows();
         trace("canonical");
         const StructureErrors se = structure_errors(reference);
         trace("structure");
@@ -560,14 +474,12 @@ Report run_typed(const Context& ctx, const Config& cfg) {
       // Effective bytes of one sweep: the storage's own structure for the
       // rows it holds, plus the four results per row.
       const double n_rows = static_cast<double>(N), ed = static_cast<double>(sum.entries);
-      const double structure_bytes = s == Storage::linked_list ? 4 * n_rows + 8 * ed
-                                     : s == Storage::csr       ? 8 * (n_rows + 1) + 4 * ed
-                                                               : 8 * n_rows + 4 * ed;
-      rec.stats_bytes += static_cast<double>(cfg.sweeps) * (structure_bytes + 32 * n_rows);
-      step_json[std::string(name_of(s))] = {{"overflowed", rec.overflows},
-                                            {"refills", rec.refills},
-                                            {"capacity", rec.final_capacity},
-                                            {"bytes", storage_bytes(s)}};
+      rec.stats_bytes +=
+          static_cast<double>(cfg.sweeps) * (st.structure_bytes(n_rows, ed) + 32 * n_rows);
+      step_json[st.name] = {{"overflowed", rec.overflows},
+                            {"refills", rec.refills},
+                            {"capacity", rec.final_capacity},
+                            {"bytes", st.bytes()}};
     }
     if (!pair_sums.empty() &&
         std::any_of(pair_sums.begin(), pair_sums.end(), [&](auto x) { return x != pair_sums[0]; }))
@@ -713,6 +625,8 @@ Report run_typed(const Context& ctx, const Config& cfg) {
 
     KernelResult b;
     b.name = name + ".build";
+    b.implementation = "kokkos";
+    b.variant = name;
     b.time = summarize(per_build);
     b.fom = t.build > 0 ? pairs_all / t.build : 0;
     b.fom_units = "pairs/s";
@@ -731,6 +645,8 @@ Report run_typed(const Context& ctx, const Config& cfg) {
 
     KernelResult st;
     st.name = name + ".stats";
+    st.implementation = "kokkos";
+    st.variant = name;
     st.time = summarize(sweeps);
     st.bytes = rec.stats_bytes * ranks / (steps_timed * static_cast<double>(cfg.sweeps));
     st.fom = gigabytes_per_second(rec.stats_bytes * ranks, t.stats);

@@ -8,14 +8,15 @@
 // First: it defines KOKKOS_ENABLE_CUDA (through Kokkos' configuration).
 #include "hexgrad_kernels.hpp"
 
-#if defined(KOKKOS_ENABLE_CUDA)
-
 #include "karma/error.hpp"
 
-#include <cuda_runtime.h>
-
 #include <cstdint>
+#include <functional>
 #include <string>
+
+#if defined(KOKKOS_ENABLE_CUDA)
+
+#include <cuda_runtime.h>
 
 namespace karma::hexgrad::native {
 
@@ -87,6 +88,37 @@ void gradients(const T* x, T* g, std::int64_t n, std::int64_t stride,
   if (status != cudaSuccess)
     throw Error(exit_runtime_error,
                 std::string("hexgrad native-cuda launch failed: ") + cudaGetErrorString(status));
+}
+
+inline constexpr bool available = true;
+
+// One execution of the kernel on the arrays of a LayoutLeft (N, 3, 8) View
+// pair, whose planes are stride(1) apart, on the default instance's stream.
+template <class T, class Index, class View>
+std::function<void()> launcher(const View& x, const View& g, std::int64_t n,
+                               const ReferenceGradients<T>& r) {
+  const auto stride = static_cast<std::int64_t>(x.stride(1));
+  if (static_cast<std::int64_t>(x.stride(2)) != dims * stride ||
+      static_cast<std::int64_t>(x.stride(0)) != 1)
+    throw Error(exit_runtime_error, "internal: native-cuda needs LayoutLeft strides");
+  const cudaStream_t stream = DefaultSpace().cuda_stream();
+  T* const xp = x.data();
+  T* const gp = g.data();
+  return [=] { gradients<T, Index>(xp, gp, n, stride, r, stream); };
+}
+
+}  // namespace karma::hexgrad::native
+
+#else
+
+namespace karma::hexgrad::native {
+
+inline constexpr bool available = false;
+
+template <class T, class Index, class View>
+std::function<void()> launcher(const View&, const View&, std::int64_t,
+                               const ReferenceGradients<T>&) {
+  throw Error(exit_runtime_error, "internal: native-cuda in a build without CUDA");
 }
 
 }  // namespace karma::hexgrad::native

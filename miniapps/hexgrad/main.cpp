@@ -1,12 +1,17 @@
-// karma-hexgrad: deck -> run -> report. The kernels are in hexgrad_kernels.hpp
-// (Kokkos, host reference, checks) and hexgrad_cuda.hpp (hand-written CUDA).
+// karma-hexgrad: deck -> mesh -> register the implementation -> measure ->
+// verify -> report. The kernels are in hexgrad_kernels.hpp (Kokkos) and
+// hexgrad_cuda.hpp (hand-written CUDA), the host reference and the checks in
+// hexgrad_verify.hpp.
 #include "hexgrad_cuda.hpp"
 #include "hexgrad_kernels.hpp"
+#include "hexgrad_verify.hpp"
 
 #include "karma/app.hpp"
 #include "karma/array.hpp"
 #include "karma/comm.hpp"
-#include "karma/progress.hpp"
+#include "karma/harness.hpp"
+#include "karma/overflow.hpp"
+#include "karma/partition.hpp"
 
 #include <algorithm>
 #include <array>
@@ -23,12 +28,6 @@ using namespace karma::hexgrad;
 
 enum class Implementation { kokkos, native_cuda, reference };
 enum class Fault { none, kernel_sign, reference_sign };
-
-#if defined(KOKKOS_ENABLE_CUDA)
-constexpr bool have_cuda = true;
-#else
-constexpr bool have_cuda = false;
-#endif
 
 Schema hexgrad_schema() {
   Schema s;
@@ -103,22 +102,22 @@ Config read_config(const Deck& deck) {
       deck.fail("hexgrad.n", "strong scaling splits " + std::to_string(n) + " elements over " +
                                  std::to_string(ranks) + " ranks: it must be at least that many");
     c.n_global = n;
-    c.n_local = n / ranks + (rank < n % ranks ? 1 : 0);
-    c.offset = rank * (n / ranks) + std::min(rank, n % ranks);
+    const Block mine = block_of(n, ranks, rank);
+    c.n_local = mine.count;
+    c.offset = mine.first;
   } else {
-    if (__builtin_mul_overflow(n, ranks, &c.n_global))
+    const auto global = checked_product(n, ranks);
+    if (!global)
       deck.fail("hexgrad.n",
                 "the global size over " + std::to_string(ranks) + " ranks overflows 64 bits");
+    c.n_global = *global;
     c.n_local = n;
   }
   c.precision = precision_from_string(deck.string("hexgrad.precision"));
   // Two arrays of 24 values per element, all ranks together, must be
   // countable in bytes.
-  std::int64_t bytes = 0;
-  if (__builtin_mul_overflow(
-          c.n_global,
-          std::int64_t{2 * values_per_element} * (c.precision == Precision::single ? 4 : 8),
-          &bytes))
+  if (!checked_product(c.n_global, std::int64_t{2 * values_per_element} *
+                                       (c.precision == Precision::single ? 4 : 8)))
     deck.fail("hexgrad.n", "two arrays of " + std::to_string(c.n_global) +
                                " elements need more than 2^63 bytes: the byte count overflows");
 
@@ -128,12 +127,10 @@ Config read_config(const Deck& deck) {
   if (any_set) {
     if (std::any_of(box.begin(), box.end(), [](auto v) { return v == 0; }))
       deck.fail("hexgrad.box", "either all three extents are 0 (a box chosen for n) or none is");
-    std::int64_t cells = 1;
-    for (auto v : box)
-      if (__builtin_mul_overflow(cells, v, &cells))
-        deck.fail("hexgrad.box", "the number of cells overflows 64 bits");
-    if (cells < box_n)
-      deck.fail("hexgrad.box", "holds " + std::to_string(cells) + " cells, fewer than the " +
+    const auto cells = checked_product(box);
+    if (!cells) deck.fail("hexgrad.box", "the number of cells overflows 64 bits");
+    if (*cells < box_n)
+      deck.fail("hexgrad.box", "holds " + std::to_string(*cells) + " cells, fewer than the " +
                                    std::to_string(box_n) + " elements of hexgrad.n");
     c.box = {box[0], box[1], box[2]};
   } else {
@@ -155,7 +152,7 @@ Config read_config(const Deck& deck) {
                      : c.implementation_name == "native-cuda" ? Implementation::native_cuda
                                                               : Implementation::reference;
   if (c.implementation == Implementation::native_cuda) {
-    if (!have_cuda)
+    if (!native::available)
       deck.fail("hexgrad.implementation",
                 "native-cuda needs a build with CUDA; this build's Kokkos has no CUDA backend");
     if (c.layout != Layout::left)
@@ -226,49 +223,38 @@ Report run_typed(const Context& ctx, const Config& cfg) {
       cfg.fault == Fault::reference_sign ? with_flipped_sign(exact) : exact;
   const ReferenceGradients<T> r = convert<T>(timed);
 
-  KernelTimer timer;
-  const std::int64_t iterations = cfg.warmup + cfg.repetitions;
-  auto timed_loop = [&](auto&& launch) {
-    Progress progress(ctx, "repetition", iterations);  // warm-ups count too
-    for (std::int64_t it = 0; it < iterations; ++it) {
-      if (it < cfg.warmup)
-        launch();
-      else
-        timer.time("gradients", launch);
-      progress.step();
-    }
-    Kokkos::fence();
-  };
-
+  const double global_n = static_cast<double>(cfg.n_global);
+  std::vector<Variant> variants(1);
+  Variant& v = variants[0];
+  v.name = "gradients";
+  v.implementation = cfg.implementation_name;
+  v.variant = std::string(to_string(cfg.layout)) + (cfg.static_extents ? "-static" : "-dynamic");
+  v.bytes = 2.0 * values_per_element * sizeof(T) * global_n;
+  v.flops = static_cast<double>(flops_per_element) * global_n;
+  v.fom = {FigureOfMerit::From::count_rate, global_n, "Melements/s", 1e-6};
   typename View::HostMirror hx, hg;
   if (cfg.implementation == Implementation::reference) {
     hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, x);
     hg = Kokkos::create_mirror_view(g);
     Kokkos::deep_copy(hg, g);
-    timed_loop([&] { reference_gradients(hx, hg, timed); });
+    v.run = [&] { reference_gradients(hx, hg, timed); };
   } else if (cfg.implementation == Implementation::kokkos) {
     const typename View::const_type xc = x;
-    timed_loop([&] { gradients<Index>(xc, g, r); });
+    v.run = [=] { gradients<Index>(xc, g, r); };
   } else {
-#if defined(KOKKOS_ENABLE_CUDA)
-    if constexpr (std::is_same<L, Left>::value) {
-      // The planes of a LayoutLeft (N, 3, 8) array are stride(1) apart.
-      const auto stride = static_cast<std::int64_t>(x.stride(1));
-      if (static_cast<std::int64_t>(x.stride(2)) != dims * stride)
-        throw Error(exit_runtime_error, "internal: unexpected LayoutLeft strides");
-      const cudaStream_t stream = DefaultSpace().cuda_stream();
-      timed_loop([&] { native::gradients<T, Index>(x.data(), g.data(), n, stride, r, stream); });
-    }
-#endif
+    v.run = native::launcher<T, Index>(x, g, n, r);
   }
-  const auto stats = timer.finish();
+  Plan plan;
+  plan.warmup = cfg.warmup;
+  plan.repetitions = cfg.repetitions;
+  Report report;
+  report.kernels = measure(ctx, variants, plan);
 
   const bool compare = cfg.implementation != Implementation::reference;
   const Errors local =
       compare ? check_arrays(x, g, checked, cfg.affine_every, cfg.offset, true, check_threads())
               : check(hx, hg, checked, cfg.affine_every, cfg.offset, false, check_threads());
   const Tolerances tol = tolerances<T>();
-  Report report;
   if (compare)
     report.checks.push_back({"reference",
                              "max over elements of |g - g_ref|_max / (|g_ref|_max kappa)",
@@ -282,26 +268,13 @@ Report run_typed(const Context& ctx, const Config& cfg) {
                            "max over affine elements of |g - g_exact|_max / (|g_exact|_max kappa)",
                            comm::max(local.affine), tol.affine});
 
-  const double global_n = static_cast<double>(cfg.n_global);
-  const Stats& s = stats.at("gradients");
-  KernelResult k;
-  k.name = "gradients";
-  k.bytes = 2.0 * values_per_element * sizeof(T) * global_n;
-  k.flops = static_cast<double>(flops_per_element) * global_n;
-  k.time = s;
-  k.fom = s.min > 0 ? global_n / s.min * 1e-6 : 0.0;
-  k.fom_units = "Melements/s";
-  k.extra["bandwidth_GBps"] = {{"best", gigabytes_per_second(k.bytes, s.min)},
-                               {"median", gigabytes_per_second(k.bytes, s.median)},
-                               {"worst", gigabytes_per_second(k.bytes, s.max)}};
-  k.extra["GFLOPs"] = {{"best", s.min > 0 ? k.flops / s.min * 1e-9 : 0.0},
-                       {"median", s.median > 0 ? k.flops / s.median * 1e-9 : 0.0}};
+  KernelResult& k = report.kernels[0];
+  const Stats& s = k.time;
   k.extra["elements_per_second"] = {{"best", s.min > 0 ? global_n / s.min : 0.0},
                                     {"median", s.median > 0 ? global_n / s.median : 0.0}};
   // Each timed repetition is one launch between fences: at small n this is
   // the launch-and-synchronise latency, not throughput.
   k.extra["time_per_launch_us"] = {{"min", s.min * 1e6}, {"median", s.median * 1e6}};
-  report.kernels.push_back(k);
 
   const char* block_note =
       cfg.implementation == Implementation::native_cuda ? "256 threads per block"

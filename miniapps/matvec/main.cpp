@@ -2,13 +2,14 @@
 // sparse (CSR) ones in csr_kernels.hpp, the vendor references in matvec_blas.hpp.
 #include "csr_kernels.hpp"
 #include "matvec_blas.hpp"
-#include "matvec_comm.hpp"
 #include "matvec_kernels.hpp"
 
 #include "karma/app.hpp"
 #include "karma/array.hpp"
 #include "karma/comm.hpp"
-#include "karma/progress.hpp"
+#include "karma/harness.hpp"
+#include "karma/overflow.hpp"
+#include "karma/partition.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -23,7 +24,6 @@ namespace {
 using namespace karma;
 using matvec::Variant;
 namespace blas = matvec::blas;
-namespace exchange = matvec::exchange;
 
 constexpr bool device_is_gpu = karma::is_gpu_space<DefaultSpace>();
 
@@ -108,28 +108,14 @@ struct Config {
   std::int64_t repetitions = 0, warmup = 0, rounds = 1;
 };
 
-bool is_default(const Deck& deck, const std::string& path) {
-  const std::string o = deck.origin(path);
-  const std::string suffix = "(default value)";
-  return o.size() >= suffix.size() &&
-         o.compare(o.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // a * b, or a deck error naming `key` when the product overflows 64 bits.
 std::int64_t multiply_checked(const Deck& deck, const std::string& key, std::int64_t a,
                               std::int64_t b, const std::string& what,
                               const std::string& overflows = "overflows 64-bit indices") {
-  std::int64_t out = 0;
-  if (__builtin_mul_overflow(a, b, &out))
+  const auto out = checked_product(a, b);
+  if (!out)
     deck.fail(key, what + " = " + std::to_string(a) + " x " + std::to_string(b) + " " + overflows);
-  return out;
-}
-
-// Rows [first, first + count) of `total` split as evenly as possible.
-std::pair<std::int64_t, std::int64_t> split(std::int64_t total, std::int64_t parts,
-                                            std::int64_t index) {
-  const std::int64_t base = total / parts, extra = total % parts;
-  return {index * base + std::min(index, extra), base + (index < extra ? 1 : 0)};
+  return *out;
 }
 
 Config read_config(const Deck& deck) {
@@ -192,7 +178,7 @@ Config read_config(const Deck& deck) {
     if (!c.csr)
       multiply_checked(deck, "matvec.n", entries, element_bytes, "bytes of A", "overflows 64 bits");
   }
-  const auto [first, count] = split(c.m_global, ranks, rank);
+  const auto [first, count] = block_of(c.m_global, ranks, rank);
   c.row0 = first;
   c.m_local = count;
 
@@ -203,7 +189,7 @@ Config read_config(const Deck& deck) {
   for (const auto& name : implementations) {
     if (name == "kokkos") continue;
     if (c.csr) {
-      if (is_default(deck, "matvec.implementation")) continue;
+      if (deck.is_default("matvec.implementation")) continue;
       deck.fail("matvec.implementation",
                 "'" + name +
                     "' has no sparse reference: format csr runs only 'kokkos' (checked "
@@ -236,7 +222,7 @@ Config read_config(const Deck& deck) {
     for (const auto& v : matvec::variant_table) {
       if (std::find(chosen.begin(), chosen.end(), v.name) == chosen.end()) continue;
       if (c.csr && v.variant == Variant::mdrange) {
-        if (is_default(deck, "matvec.variant")) continue;
+        if (deck.is_default("matvec.variant")) continue;
         deck.fail("matvec.variant",
                   "'mdrange' blocks a dense array's columns; format csr has row-per-thread and "
                   "team-per-row");
@@ -259,108 +245,62 @@ Config read_config(const Deck& deck) {
 }
 
 // ---------------------------------------------------------------------------
-// What every format shares: timing the candidates, checking each y.
-
-struct Candidate {
-  std::string name;
-  std::function<void()> run;
-  nlohmann::json info = nlohmann::json::object();
-};
+// What every format shares: timing the variants, checking each y.
 
 struct Measured {
   std::vector<KernelResult> kernels;
   std::vector<Check> checks;
 };
 
-// Runs each candidate warmup + repetitions times in turn (all of one, then
-// the next, so a library's idle threads never overlap another's kernels),
-// then checks the y it left. With `rounds` > 1 the repetitions are split into
-// that many turns of every candidate (warm-ups in the first only), so that on
-// a shared machine each candidate's best time comes from the same stretch of
-// time as the others'.
-// `reset` poisons y first, so a candidate that writes nothing fails; `finish`
-// completes y (the transposed product's Allreduce); `error` compares y with
-// the reference (the worst over rounds counts).
+// Times the products: each variant's repetitions in `rounds` turns (blocked
+// turns, so a library's idle threads never overlap another's kernels; more
+// rounds put each variant's best time in the same stretch of a shared
+// machine as the others'), warm-ups in its first turn. Each turn first
+// poisons y (`reset`), so a variant that writes nothing fails; after it,
+// `finish` completes y (the transposed product's Allreduce) and `error`
+// compares y with the reference (the worst over rounds counts).
 template <class Reset, class Finish, class ErrorFn>
-Measured measure(const Context& ctx, const Config& cfg, std::vector<Candidate>& candidates,
-                 double bytes, double flops, double tolerance, Reset&& reset, Finish&& finish,
-                 ErrorFn&& error) {
-  Measured out;
-  KernelTimer timer;
-  const std::int64_t rounds = std::min(cfg.rounds, cfg.repetitions);
-  Progress progress(ctx, "repetition",
-                    static_cast<std::int64_t>(candidates.size()) * (cfg.warmup + cfg.repetitions));
-  std::vector<double> errors(candidates.size(), 0.0);
-  for (std::int64_t round = 0; round < rounds; ++round) {
-    // Repetitions of this round: an even share, the first rounds taking the rest.
-    const std::int64_t timed =
-        cfg.repetitions / rounds + (round < cfg.repetitions % rounds ? 1 : 0);
-    for (std::size_t c = 0; c < candidates.size(); ++c) {
-      auto& cand = candidates[c];
-      reset();
-      const std::int64_t warmup = round == 0 ? cfg.warmup : 0;
-      for (std::int64_t it = 0; it < warmup + timed; ++it) {
-        if (it < warmup) {
-          cand.run();
-          Kokkos::fence();
-        } else {
-          timer.time(cand.name, cand.run);
-        }
-        if (round == 0 || it >= warmup) progress.step();
-      }
+Measured measure_products(const Context& ctx, const Config& cfg,
+                          std::vector<karma::Variant>& variants, double bytes, double flops,
+                          double tolerance, Reset&& reset, Finish&& finish, ErrorFn&& error) {
+  std::vector<double> errors(variants.size(), 0.0);
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    karma::Variant& v = variants[i];
+    v.bytes = bytes;
+    v.flops = flops;
+    v.before_turn = reset;
+    v.after_turn = [&, i] {
       finish();
       const double e = comm::max(error());
-      errors[c] = (e == e && errors[c] == errors[c]) ? std::max(errors[c], e) : e;
-    }
+      errors[i] = (e == e && errors[i] == errors[i]) ? std::max(errors[i], e) : e;
+    };
   }
-  for (std::size_t c = 0; c < candidates.size(); ++c)
-    out.checks.push_back(
-        {"y " + candidates[c].name, "max error / sum |a||x|", errors[c], tolerance});
-  const auto stats = timer.finish();
-  for (const auto& cand : candidates) {
-    const Stats& s = stats.at(cand.name);
-    KernelResult r;
-    r.name = cand.name;
-    r.bytes = bytes;
-    r.flops = flops;
-    r.time = s;
-    r.fom = gigabytes_per_second(bytes, s.min);
-    r.fom_units = "GB/s";
-    r.extra = cand.info;
-    r.extra["bandwidth_GBps"] = {{"best", r.fom},
-                                 {"median", gigabytes_per_second(bytes, s.median)},
-                                 {"worst", gigabytes_per_second(bytes, s.max)}};
-    r.extra["GFLOPs"] = {{"best", s.min > 0 ? flops / s.min * 1e-9 : 0.0},
-                         {"median", s.median > 0 ? flops / s.median * 1e-9 : 0.0}};
-    out.kernels.push_back(r);
-  }
+  Plan plan;
+  plan.warmup = cfg.warmup;
+  plan.repetitions = cfg.repetitions;
+  plan.rounds = cfg.rounds;
+  Measured out;
+  out.kernels = karma::measure(ctx, variants, plan);
+  for (std::size_t i = 0; i < variants.size(); ++i)
+    out.checks.push_back({"y " + variants[i].name, "max error / sum |a||x|", errors[i], tolerance});
   return out;
 }
 
 // Times an exchange on its own (not inside the products' times, so those
 // compare with BLAS on one device); bytes: what every rank receives.
-KernelResult time_exchange(const Config& cfg, const std::string& name, double bytes,
-                           const std::function<void()>& exchange) {
-  KernelTimer timer;
-  for (std::int64_t it = 0; it < cfg.warmup + cfg.repetitions; ++it) {
-    if (it < cfg.warmup)
-      exchange();
-    else
-      timer.time(name, exchange);
-  }
-  const Stats s = timer.finish().at(name);
-  KernelResult r;
-  r.name = name;
-  r.bytes = bytes;
-  r.flops = 0;
-  r.time = s;
-  r.fom = gigabytes_per_second(bytes, s.min);
-  r.fom_units = "GB/s";
-  r.extra["bandwidth_GBps"] = {{"best", r.fom},
-                               {"median", gigabytes_per_second(bytes, s.median)},
-                               {"worst", gigabytes_per_second(bytes, s.max)}};
-  r.extra["staged_through_host"] = !std::is_same<DefaultMemory, HostMemory>::value;
-  return r;
+KernelResult time_exchange(const Context& ctx, const Config& cfg, const std::string& name,
+                           double bytes, const std::function<void()>& exchange) {
+  std::vector<karma::Variant> variants(1);
+  karma::Variant& v = variants[0];
+  v.name = v.variant = name;
+  v.implementation = "mpi";
+  v.run = exchange;
+  v.bytes = bytes;
+  v.extra["staged_through_host"] = !std::is_same<DefaultMemory, HostMemory>::value;
+  Plan plan;
+  plan.warmup = cfg.warmup;
+  plan.repetitions = cfg.repetitions;
+  return karma::measure(ctx, variants, plan).at(0);
 }
 
 // x, replicated: each rank fills the block of x it owns, then MPI_Allgatherv
@@ -375,8 +315,10 @@ struct ReplicatedX {
   ReplicatedX(std::int64_t n, std::uint64_t seed) {
     x = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "matvec::x"), n);
     host = Kokkos::create_mirror_view(x);
-    for (int r = 0; r < comm::size(); ++r) counts.push_back(split(n, comm::size(), r).second);
-    std::tie(first, count) = split(n, comm::size(), comm::rank());
+    for (int r = 0; r < comm::size(); ++r) counts.push_back(block_of(n, comm::size(), r).count);
+    const Block mine = block_of(n, comm::size(), comm::rank());
+    first = mine.first;
+    count = mine.count;
     matvec::fill_vector(Kokkos::subview(x, std::make_pair(first, first + count)), seed, first);
     gather();
   }
@@ -384,7 +326,7 @@ struct ReplicatedX {
     if (comm::size() == 1) return;
     const auto own = std::make_pair(first, first + count);
     Kokkos::deep_copy(Kokkos::subview(host, own), Kokkos::subview(x, own));
-    exchange::allgatherv_in_place(host.data(), counts, sizeof(typename Vector::value_type));
+    comm::allgatherv_in_place(host.data(), counts, sizeof(typename Vector::value_type));
     Kokkos::deep_copy(x, host);
   }
 };
@@ -493,9 +435,8 @@ Report run_dense(const Context& ctx, const Config& cfg) {
   // y = A^T x (not a structured binding: C++17 lambdas cannot capture one).
   // The check holds two doubles an entry, and x and A's row keys (16 bytes
   // a term) while it computes them.
-  const std::pair<std::int64_t, std::int64_t> checked =
-      cfg.transpose ? split(rows, ranks, comm::rank()) : std::make_pair(std::int64_t{0}, rows);
-  const std::int64_t check_first = checked.first, check_count = checked.second;
+  const Block checked = cfg.transpose ? block_of(rows, ranks, comm::rank()) : Block{0, rows};
+  const std::int64_t check_first = checked.first, check_count = checked.count;
   const std::int64_t terms = cfg.transpose ? cfg.m_global : cfg.n;
   const std::uint64_t footprint =
       static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(cols) * sizeof(T) +
@@ -537,50 +478,31 @@ Report run_dense(const Context& ctx, const Config& cfg) {
       matvec::allocate_partials(b, uses_mdrange ? settings.tiling : matvec::Tiling{});
   Kokkos::fence();
 
-  std::vector<Candidate> candidates;
+  std::vector<karma::Variant> variants;
   for (const auto* v : cfg.variants) {
-    Candidate c{v->name, [=] { matvec::multiply(v->variant, b, x, y, settings, partials); }};
+    karma::Variant c;
+    c.name = c.variant = v->name;
+    c.implementation = "kokkos";
+    c.run = [=] { matvec::multiply(v->variant, b, x, y, settings, partials); };
     if (v->variant == Variant::team_per_row)
-      c.info = {{"team_size", settings.team.team_size},
-                {"vector_length", settings.team.vector_length},
-                {"rows_per_thread", settings.team.rows_per_thread}};
+      c.extra = {{"team_size", settings.team.team_size},
+                 {"vector_length", settings.team.vector_length},
+                 {"rows_per_thread", settings.team.rows_per_thread}};
     if (v->variant == Variant::mdrange)
-      c.info = {{"rows_per_item", settings.tiling.rows_per_item},
-                {"column_blocks", settings.tiling.column_blocks},
-                {"columns", settings.tiling.interleaved ? "interleaved" : "contiguous"},
-                {"tile", {settings.tiling.tile0, settings.tiling.tile1}}};
-    candidates.push_back(c);
+      c.extra = {{"rows_per_item", settings.tiling.rows_per_item},
+                 {"column_blocks", settings.tiling.column_blocks},
+                 {"columns", settings.tiling.interleaved ? "interleaved" : "contiguous"},
+                 {"tile", {settings.tiling.tile0, settings.tiling.tile1}}};
+    variants.push_back(std::move(c));
   }
   constexpr bool row_major = std::is_same<OpLayout, Right>::value;
   const std::int64_t ld = static_cast<std::int64_t>(row_major ? b.stride(0) : b.stride(1));
-  const std::string precision_letter = sizeof(T) == 4 ? "s" : "d";
-  std::shared_ptr<void> cublas_handle;
-#if defined(KOKKOS_ENABLE_CUDA) && defined(KARMA_HAVE_CUBLAS)
-  if (cfg.blas == Blas::cublas) {
-    auto handle = std::make_shared<blas::Cublas>();
-    cublas_handle = handle;
-    Candidate c{"cublas-" + precision_letter + "gemv",
-                [=] { handle->gemv(row_major, rows, cols, b.data(), ld, x.data(), y.data()); }};
-    c.info = {{"library", handle->version()},
-              {"call", blas::gemv_call("cublas" + std::string(sizeof(T) == 4 ? "S" : "D") + "gemv",
-                                       row_major, rows, cols, ld)}};
-    candidates.push_back(c);
-  }
-#endif
-#if defined(KARMA_HAVE_CBLAS)
-  if (cfg.blas == Blas::cblas) {
-    const int threads = Kokkos::DefaultHostExecutionSpace().concurrency();
-    const int used = blas::cblas_set_threads(threads);
-    Candidate c{"cblas-" + precision_letter + "gemv",
-                [=] { blas::cblas_gemv(row_major, rows, cols, b.data(), ld, x.data(), y.data()); }};
-    c.info = {
-        {"library", blas::cblas_library()},
-        {"threads", used},
-        {"kokkos_threads", threads},
-        {"call", blas::gemv_call("cblas_" + precision_letter + "gemv", row_major, rows, cols, ld)}};
-    candidates.push_back(c);
-  }
-#endif
+  if (cfg.blas == Blas::cublas)
+    variants.push_back(
+        blas::cublas_variant<T>(row_major, rows, cols, b.data(), ld, x.data(), y.data()));
+  if (cfg.blas == Blas::cblas)
+    variants.push_back(
+        blas::cblas_variant<T>(row_major, rows, cols, b.data(), ld, x.data(), y.data()));
 
   // The reference: every entry of y this rank checks, exact from the
   // seeded A and x. With the transpose on several ranks y is replicated, so
@@ -594,29 +516,29 @@ Report run_dense(const Context& ctx, const Config& cfg) {
   const double local_bytes = (static_cast<double>(rows) * cols + rows + cols) * sizeof(T);
   const double bytes = comm::sum(local_bytes);
   const double flops = comm::sum(2.0 * static_cast<double>(rows) * cols);
-  Measured measured = measure(
-      ctx, cfg, candidates, bytes, flops, tolerance,
+  Measured measured = measure_products(
+      ctx, cfg, variants, bytes, flops, tolerance,
       [&] { Kokkos::deep_copy(y, std::numeric_limits<T>::quiet_NaN()); },
       [&] {
         corrupt(y, check.corrupt_index, check.corrupt_by);
         Kokkos::deep_copy(y_host, y);
-        if (reduce_y) exchange::allreduce_sum_in_place(y_host.data(), rows, sizeof(T));
+        if (reduce_y) comm::sum_in_place(y_host.data(), rows);
       },
       [&] { return matvec::worst_scaled_error(check.exact, y_host); });
-  cublas_handle.reset();
+  variants.clear();  // a vendor's handle goes with its variant
 
   if (ranks > 1) {
     if (reduce_y) {
       const Vector scratch("matvec::allreduce_scratch", rows);
       const auto scratch_host = Kokkos::create_mirror_view(scratch);
-      measured.kernels.push_back(
-          time_exchange(cfg, "allreduce-y", static_cast<double>(rows) * sizeof(T) * ranks, [&] {
-            Kokkos::deep_copy(scratch_host, scratch);
-            exchange::allreduce_sum_in_place(scratch_host.data(), rows, sizeof(T));
-            Kokkos::deep_copy(scratch, scratch_host);
-          }));
+      measured.kernels.push_back(time_exchange(ctx, cfg, "allreduce-y",
+                                               static_cast<double>(rows) * sizeof(T) * ranks, [&] {
+                                                 Kokkos::deep_copy(scratch_host, scratch);
+                                                 comm::sum_in_place(scratch_host.data(), rows);
+                                                 Kokkos::deep_copy(scratch, scratch_host);
+                                               }));
     } else {
-      measured.kernels.push_back(time_exchange(cfg, "allgatherv-x",
+      measured.kernels.push_back(time_exchange(ctx, cfg, "allgatherv-x",
                                                static_cast<double>(cols) * sizeof(T) * ranks,
                                                [&] { replicated->gather(); }));
     }
@@ -715,13 +637,16 @@ Report run_csr(const Context& ctx, const Config& cfg, const Pattern& pattern,
       matvec::choose_csr_team_shape<DefaultSpace>(mean_row, cfg.team_size, cfg.vector_length);
   Kokkos::fence();
 
-  std::vector<Candidate> candidates;
+  std::vector<karma::Variant> variants;
   for (const auto* v : cfg.variants) {
-    Candidate c{std::string("csr-") + v->name,
-                [=] { matvec::multiply_csr(v->variant, a, x, y, team); }};
+    karma::Variant c;
+    c.name = std::string("csr-") + v->name;
+    c.implementation = "kokkos";
+    c.variant = v->name;
+    c.run = [=] { matvec::multiply_csr(v->variant, a, x, y, team); };
     if (v->variant == Variant::team_per_row)
-      c.info = {{"team_size", team.team_size}, {"vector_length", team.vector_length}};
-    candidates.push_back(c);
+      c.extra = {{"team_size", team.team_size}, {"vector_length", team.vector_length}};
+    variants.push_back(std::move(c));
   }
 
   // The reference: every row of this rank, from the pattern's generator.
@@ -734,8 +659,8 @@ Report run_csr(const Context& ctx, const Config& cfg, const Pattern& pattern,
   const double bytes = comm::sum(static_cast<double>(local_entries) * entry_bytes +
                                  static_cast<double>(rows + 1) * sizeof(std::int64_t) +
                                  static_cast<double>(rows + cols) * sizeof(T));
-  Measured measured = measure(
-      ctx, cfg, candidates, bytes, 2 * entries, tolerance,
+  Measured measured = measure_products(
+      ctx, cfg, variants, bytes, 2 * entries, tolerance,
       [&] { Kokkos::deep_copy(y, std::numeric_limits<T>::quiet_NaN()); },
       [&] {
         corrupt(y, check.corrupt_index, check.corrupt_by);
@@ -743,7 +668,7 @@ Report run_csr(const Context& ctx, const Config& cfg, const Pattern& pattern,
       },
       [&] { return matvec::worst_scaled_error(check.exact, y_host); });
   if (ranks > 1)
-    measured.kernels.push_back(time_exchange(cfg, "allgatherv-x",
+    measured.kernels.push_back(time_exchange(ctx, cfg, "allgatherv-x",
                                              static_cast<double>(cols) * sizeof(T) * ranks,
                                              [&] { replicated.gather(); }));
 

@@ -4,39 +4,17 @@
 #pragma once
 
 #include "karma/error.hpp"
+#include "karma/harness.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <climits>
 #include <cstdint>
+#include <memory>
 #include <string>
-
-#if defined(KARMA_HAVE_CBLAS)
-#include <cblas.h>
-#endif
-#if defined(KOKKOS_ENABLE_CUDA) && defined(KARMA_HAVE_CUBLAS)
-#include <cublas_v2.h>
-#endif
 
 namespace karma::matvec::blas {
 
-constexpr bool have_cblas() {
-#if defined(KARMA_HAVE_CBLAS)
-  return true;
-#else
-  return false;
-#endif
-}
-
-constexpr bool have_cublas() {
-#if defined(KOKKOS_ENABLE_CUDA) && defined(KARMA_HAVE_CUBLAS)
-  return true;
-#else
-  return false;
-#endif
-}
-
-// BLAS interfaces take int sizes.
 inline int blas_int(std::int64_t v, const char* what) {
   if (v > INT_MAX)
     throw Error(exit_runtime_error, std::string("BLAS GEMV takes int sizes; ") + what + " = " +
@@ -55,7 +33,15 @@ inline std::string gemv_call(const std::string& routine, bool row_major, std::in
          ", lda=" + std::to_string(ld) + ")";
 }
 
+}  // namespace karma::matvec::blas
+
 #if defined(KARMA_HAVE_CBLAS)
+
+#include <cblas.h>
+
+namespace karma::matvec::blas {
+
+constexpr bool have_cblas() { return true; }
 
 inline void cblas_gemv(bool row_major, std::int64_t rows, std::int64_t cols, const double* b,
                        std::int64_t ld, const double* x, double* y) {
@@ -89,9 +75,51 @@ inline std::string cblas_library() {
 #endif
 }
 
+// The CPU BLAS reference as a variant of the harness: y = B x (B rows x
+// cols, leading dimension ld, in its own layout) on Kokkos' host threads.
+template <class T>
+karma::Variant cblas_variant(bool row_major, std::int64_t rows, std::int64_t cols, const T* b,
+                             std::int64_t ld, const T* x, T* y) {
+  const int threads = Kokkos::DefaultHostExecutionSpace().concurrency();
+  const int used = cblas_set_threads(threads);
+  const std::string t = sizeof(T) == 4 ? "s" : "d";
+  karma::Variant v;
+  v.name = "cblas-" + t + "gemv";
+  v.implementation = "cblas";
+  v.variant = t + "gemv";
+  v.run = [=] { cblas_gemv(row_major, rows, cols, b, ld, x, y); };
+  v.extra = {{"library", cblas_library()},
+             {"threads", used},
+             {"kokkos_threads", threads},
+             {"call", gemv_call("cblas_" + t + "gemv", row_major, rows, cols, ld)}};
+  return v;
+}
+
+}  // namespace karma::matvec::blas
+
+#else
+
+namespace karma::matvec::blas {
+
+constexpr bool have_cblas() { return false; }
+
+template <class T>
+karma::Variant cblas_variant(bool, std::int64_t, std::int64_t, const T*, std::int64_t, const T*,
+                             T*) {
+  throw Error(exit_runtime_error, "internal: cblas in a build without a CBLAS");
+}
+
+}  // namespace karma::matvec::blas
+
 #endif  // KARMA_HAVE_CBLAS
 
 #if defined(KOKKOS_ENABLE_CUDA) && defined(KARMA_HAVE_CUBLAS)
+
+#include <cublas_v2.h>
+
+namespace karma::matvec::blas {
+
+constexpr bool have_cublas() { return true; }
 
 inline void check_cublas(cublasStatus_t status, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS)
@@ -145,6 +173,38 @@ class Cublas {
   cublasHandle_t handle_ = nullptr;
 };
 
-#endif  // KOKKOS_ENABLE_CUDA && KARMA_HAVE_CUBLAS
+// cuBLAS as a variant of the harness: y = B x as cblas_variant, on the
+// default Kokkos instance's stream; the handle lives as long as the variant.
+template <class T>
+karma::Variant cublas_variant(bool row_major, std::int64_t rows, std::int64_t cols, const T* b,
+                              std::int64_t ld, const T* x, T* y) {
+  auto handle = std::make_shared<Cublas>();
+  const std::string t = sizeof(T) == 4 ? "s" : "d";
+  karma::Variant v;
+  v.name = "cublas-" + t + "gemv";
+  v.implementation = "cublas";
+  v.variant = t + "gemv";
+  v.run = [=] { handle->gemv(row_major, rows, cols, b, ld, x, y); };
+  v.extra = {{"library", handle->version()},
+             {"call", gemv_call(std::string("cublas") + (sizeof(T) == 4 ? "S" : "D") + "gemv",
+                                row_major, rows, cols, ld)}};
+  return v;
+}
 
 }  // namespace karma::matvec::blas
+
+#else
+
+namespace karma::matvec::blas {
+
+constexpr bool have_cublas() { return false; }
+
+template <class T>
+karma::Variant cublas_variant(bool, std::int64_t, std::int64_t, const T*, std::int64_t, const T*,
+                              T*) {
+  throw Error(exit_runtime_error, "internal: cublas in a build without cuBLAS");
+}
+
+}  // namespace karma::matvec::blas
+
+#endif  // KOKKOS_ENABLE_CUDA && KARMA_HAVE_CUBLAS

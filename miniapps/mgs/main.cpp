@@ -10,9 +10,12 @@
 #include "karma/app.hpp"
 #include "karma/array.hpp"
 #include "karma/comm.hpp"
-#include "karma/progress.hpp"
+#include "karma/harness.hpp"
+#include "karma/overflow.hpp"
+#include "karma/partition.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <sstream>
@@ -118,22 +121,19 @@ Config read_config(const Deck& deck) {
                            "matrix has " +
                            std::to_string(c.n_global) + " (mgs.n" + (c.weak ? " x ranks" : "") +
                            ")");
-  const std::int64_t local_rows = mgs::rows_of_rank(c.n_global, ranks, 0).count;
+  const std::int64_t local_rows = block_of(c.n_global, ranks, 0).count;
   const std::int64_t element = c.precision == Precision::single ? 4 : 8;
-  std::int64_t bytes = 0;
-  if (__builtin_mul_overflow(local_rows, static_cast<std::int64_t>(2 * c.m) * element, &bytes))
+  if (!checked_product(local_rows, static_cast<std::int64_t>(2 * c.m) * element))
     deck.fail("mgs.n", "two arrays of this size per rank need more than 2^63 bytes");
 
   if (c.implementation != Implementation::kokkos) {
-#if !defined(KOKKOS_ENABLE_CUDA)
-    deck.fail("mgs.implementation", "'" + implementation +
-                                        "' needs a build against a Kokkos with the CUDA backend; "
-                                        "this one runs on " +
-                                        std::string(Kokkos::DefaultExecutionSpace::name()));
-#elif !defined(KARMA_HAVE_CUBLAS)
-    if (c.implementation == Implementation::cublas)
+    if (!mgs::native::available)
+      deck.fail("mgs.implementation", "'" + implementation +
+                                          "' needs a build against a Kokkos with the CUDA "
+                                          "backend; this one runs on " +
+                                          std::string(Kokkos::DefaultExecutionSpace::name()));
+    if (c.implementation == Implementation::cublas && !mgs::blas::available)
       deck.fail("mgs.implementation", "'cublas' needs a build with cuBLAS, which was not found");
-#endif
     if (c.algorithm != Algorithm::mgs)
       deck.fail("mgs.implementation",
                 "'" + implementation + "' implements algorithm mgs only, not '" + algorithm + "'");
@@ -179,31 +179,32 @@ std::string variant_name(const Config& c) {
   return name;
 }
 
-// The implementations other than Kokkos, set up once, outside the timing.
-template <class T>
-struct Vendors {
-#if defined(KOKKOS_ENABLE_CUDA)
-  std::unique_ptr<mgs::native::Context<T>> native;
-#endif
-#if defined(KOKKOS_ENABLE_CUDA) && defined(KARMA_HAVE_CUBLAS)
-  std::unique_ptr<mgs::blas::Context<T>> cublas;
-#endif
-  explicit Vendors(Implementation i) {
-#if defined(KOKKOS_ENABLE_CUDA)
-    if (i == Implementation::native_cuda) native = std::make_unique<mgs::native::Context<T>>();
-#endif
-#if defined(KOKKOS_ENABLE_CUDA) && defined(KARMA_HAVE_CUBLAS)
-    if (i == Implementation::cublas) cublas = std::make_unique<mgs::blas::Context<T>>();
-#endif
-    (void)i;
+// One factorization of `a` by the deck's implementation; the vendors' own
+// buffers are made here, outside the timed region.
+template <class T, class View>
+std::function<void()> factorization(const Config& cfg, const View& a, mgs::Workspace<T>& ws,
+                                    mgs::Tally& tally) {
+  const auto rows = static_cast<std::int64_t>(a.extent(0));
+  const auto row_stride = static_cast<std::int64_t>(a.stride(0));
+  const auto column_stride = static_cast<std::int64_t>(a.stride(1));
+  switch (cfg.implementation) {
+    case Implementation::native_cuda:
+      return mgs::native::factorization<T>(a.data(), rows, cfg.m, row_stride, column_stride,
+                                           ws.rd(0, 0), cfg.on_device, tally);
+    case Implementation::cublas:
+      return mgs::blas::factorization<T>(a.data(), rows, cfg.m, row_stride, column_stride,
+                                         ws.rd(0, 0), cfg.on_device, tally);
+    case Implementation::kokkos:
+      break;
   }
-};
+  return [&cfg, a, &ws, &tally] { mgs::factor(cfg.algorithm, a, ws, tally); };
+}
 
 template <class T, class L>
 Report run_typed(const Context& ctx, const Config& cfg) {
   using View = UnmanagedArray<T**, L, DefaultMemory>;
   const int m = cfg.m;
-  const mgs::RowRange mine = mgs::rows_of_rank(cfg.n_global, comm::size(), comm::rank());
+  const Block mine = block_of(cfg.n_global, comm::size(), comm::rank());
   const std::uint64_t footprint = 2 * sizeof(T) * static_cast<std::uint64_t>(mine.count) * m;
   ctx.require_memory(footprint + (1 << 20), "A and a copy of it, " + std::to_string(mine.count) +
                                                 " x " + std::to_string(m) + " " +
@@ -212,51 +213,34 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   constexpr std::size_t alignment = 256;
   const auto a0 = allocate_aligned<T**, L>("mgs::A0", alignment, mine.count, m);
   const auto a = allocate_aligned<T**, L>("mgs::A", alignment, mine.count, m);
-  mgs::generate(a0.view, mine.begin, cfg.n_global, cfg.matrix, cfg.condition, cfg.seed);
+  mgs::generate(a0.view, mine.first, cfg.n_global, cfg.matrix, cfg.condition, cfg.seed);
 
   mgs::Workspace<T> ws(m, cfg.on_device);
-  Vendors<T> vendors(cfg.implementation);
   const std::string name = variant_name(cfg);
-  T* const data = a.view.data();
-  const auto row_stride = static_cast<std::int64_t>(a.view.stride(0));
-  const auto column_stride = static_cast<std::int64_t>(a.view.stride(1));
-
-  KernelTimer timer;
+  const double n = static_cast<double>(cfg.n_global);
   mgs::Tally tally;
-  auto factorize = [&] {
+  std::vector<Variant> variants(1);
+  Variant& v = variants[0];
+  v.name = name;
+  v.implementation = to_string(cfg.implementation);
+  v.variant = mgs::to_string(cfg.algorithm);
+  v.flops = 2.0 * n * m * m;
+  v.fom.from = FigureOfMerit::From::flop_rate;
+  v.run = factorization<T>(cfg, a.view, ws, tally);
+  // Every factorization starts from A; its traffic is counted as it runs.
+  v.before_each = [&] {
+    Kokkos::deep_copy(a.view, a0.view);
     tally = {};
-    switch (cfg.implementation) {
-      case Implementation::kokkos:
-        mgs::factor(cfg.algorithm, a.view, ws, tally);
-        break;
-      case Implementation::native_cuda:
-#if defined(KOKKOS_ENABLE_CUDA)
-        mgs::native::factor_mgs(*vendors.native, data, mine.count, m, row_stride, column_stride,
-                                ws.rd(0, 0), cfg.on_device, tally);
-#endif
-        break;
-      case Implementation::cublas:
-#if defined(KOKKOS_ENABLE_CUDA) && defined(KARMA_HAVE_CUBLAS)
-        mgs::blas::factor_mgs(*vendors.cublas, data, mine.count, m, row_stride, column_stride,
-                              ws.rd(0, 0), cfg.on_device, tally);
-#endif
-        break;
-    }
   };
-  (void)data;
-  (void)row_stride;
-  (void)column_stride;
-  Progress progress(ctx, "factorization", cfg.warmup + cfg.repetitions);  // warm-ups count too
-  for (std::int64_t it = 0; it < cfg.warmup + cfg.repetitions; ++it) {
-    Kokkos::deep_copy(a.view, a0.view);  // every factorization starts from A
-    if (it < cfg.warmup)
-      factorize();
-    else
-      timer.time(name, factorize);
-    progress.step();
-  }
-  Kokkos::fence();
-  const auto stats = timer.finish();
+  v.after_each = [&v, &tally, n] {
+    v.bytes = static_cast<double>(tally.column_reads + tally.column_writes) * n * sizeof(T);
+  };
+  Plan plan;
+  plan.warmup = cfg.warmup;
+  plan.repetitions = cfg.repetitions;
+  plan.progress_unit = "factorization";
+  Report report;
+  report.kernels = measure(ctx, variants, plan);
 
   if (cfg.corrupt && comm::rank() == 0 && mine.count > 0) {
     Kokkos::parallel_for("mgs::corrupt", mgs::Policy(0, 1), mgs::AddToFirst<View>{a.view, T(2)});
@@ -271,31 +255,17 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   const double eps = std::numeric_limits<T>::epsilon();
   const mgs::Tolerances tol = mgs::tolerances(cfg.algorithm, eps, m, kappa);
 
-  Report report;
   report.checks.push_back({"orthogonality", "||Q^T Q - I||_F", orthogonality, tol.orthogonality});
   report.checks.push_back({"residual", "||A - QR||_F / ||A||_F", residual, tol.residual});
   report.checks.push_back({"R", "entries of R off the upper triangle or with a diagonal <= 0",
                            mgs::r_shape_violations(r, m), 0.0});
 
-  const Stats& s = stats.at(name);
-  const double n = static_cast<double>(cfg.n_global);
-  KernelResult k;
-  k.name = name;
-  k.flops = 2.0 * n * m * m;
-  k.bytes = static_cast<double>(tally.column_reads + tally.column_writes) * n * sizeof(T);
-  k.time = s;
-  k.fom = k.flops / s.min * 1e-9;
-  k.fom_units = "GFLOP/s";
-  k.extra["gflops"] = {{"best", k.fom}, {"median", k.flops / s.median * 1e-9}};
-  k.extra["bandwidth_GBps"] = {{"best", gigabytes_per_second(k.bytes, s.min)},
-                               {"median", gigabytes_per_second(k.bytes, s.median)},
-                               {"worst", gigabytes_per_second(k.bytes, s.max)}};
+  KernelResult& k = report.kernels[0];
   k.extra["launches_per_factorization"] = tally.launches;
   k.extra["allreduces_per_factorization"] = tally.allreduces;
   k.extra["host_waits_per_factorization"] = tally.host_waits;
   k.extra["columns_read"] = tally.column_reads;
   k.extra["columns_written"] = tally.column_writes;
-  report.kernels.push_back(k);
 
   report.problem = {
       {"n", cfg.n_global},

@@ -16,18 +16,20 @@
 
 #include <Kokkos_Core.hpp>  // defines KOKKOS_ENABLE_CUDA
 
-#if defined(KOKKOS_ENABLE_CUDA) && defined(KARMA_HAVE_CUBLAS)
-
+#include "karma/comm.hpp"
 #include "karma/error.hpp"
-#include "mgs_comm.hpp"
 #include "mgs_cuda.hpp"
 #include "mgs_kernels.hpp"
 
-#include <cublas_v2.h>
-
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <string>
+
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KARMA_HAVE_CUBLAS)
+
+#include <cublas_v2.h>
 
 namespace karma::mgs::blas {
 
@@ -111,7 +113,7 @@ void over_ranks(Context<T>& c, T* slot, bool norm, Tally& t) {
   native::check(cudaStreamSynchronize(c.stream), "cudaStreamSynchronize");
   ++t.host_waits;
   if (norm) *c.staging *= *c.staging;
-  sum_over_ranks(c.staging, 1);
+  comm::sum_in_place(c.staging, 1);
   ++t.allreduces;
   if (norm) *c.staging = math::sqrt(*c.staging);
   native::check(cudaMemcpyAsync(slot, c.staging, sizeof(T), cudaMemcpyHostToDevice, c.stream),
@@ -147,6 +149,33 @@ void factor_mgs(Context<T>& c, T* data, std::int64_t rows, int m, std::int64_t r
     check(xscal(c.handle, n, c.reciprocal(), column(j), inc), "scal");
     t.kernel(1, 1);
   }
+}
+
+inline constexpr bool available = true;
+
+// One factorization (algorithm mgs) of the rows x m array at `data` (element
+// (r, j) at data + r * row_stride + j * column_stride), R into `r` on the
+// device; the buffers are made here, once, outside the timed region.
+template <class T>
+std::function<void()> factorization(T* data, std::int64_t rows, int m, std::int64_t row_stride,
+                                    std::int64_t column_stride, T* r, bool on_device, Tally& t) {
+  auto context = std::make_shared<Context<T>>();
+  return
+      [=, &t] { factor_mgs(*context, data, rows, m, row_stride, column_stride, r, on_device, t); };
+}
+
+}  // namespace karma::mgs::blas
+
+#else
+
+namespace karma::mgs::blas {
+
+inline constexpr bool available = false;
+
+template <class T>
+std::function<void()> factorization(T*, std::int64_t, int, std::int64_t, std::int64_t, T*, bool,
+                                    Tally&) {
+  throw Error(exit_runtime_error, "internal: cublas in a build without it");
 }
 
 }  // namespace karma::mgs::blas

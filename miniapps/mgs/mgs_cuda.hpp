@@ -10,16 +10,18 @@
 
 #include <Kokkos_Core.hpp>  // defines KOKKOS_ENABLE_CUDA
 
-#if defined(KOKKOS_ENABLE_CUDA)
-
+#include "karma/comm.hpp"
 #include "karma/error.hpp"
-#include "mgs_comm.hpp"
 #include "mgs_kernels.hpp"
 
-#include <cuda_runtime.h>
-
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
+
+#if defined(KOKKOS_ENABLE_CUDA)
+
+#include <cuda_runtime.h>
 
 namespace karma::mgs::native {
 
@@ -151,7 +153,7 @@ void dot(Context<T>& c, std::int64_t n, const T* x, std::int64_t incx, const T* 
   check(cudaMemcpyAsync(c.staging, result, sizeof(T), cudaMemcpyDeviceToHost, c.stream), "copy");
   check(cudaStreamSynchronize(c.stream), "cudaStreamSynchronize");
   ++t.host_waits;
-  sum_over_ranks(c.staging, 1);
+  comm::sum_in_place(c.staging, 1);
   ++t.allreduces;
   if (root) *c.staging = math::sqrt(*c.staging);
   check(cudaMemcpyAsync(result, c.staging, sizeof(T), cudaMemcpyHostToDevice, c.stream), "copy");
@@ -181,6 +183,33 @@ void factor_mgs(Context<T>& c, T* data, std::int64_t rows, int m, std::int64_t r
     check(cudaGetLastError(), "scale_kernel launch");
     t.kernel(1, 1);
   }
+}
+
+inline constexpr bool available = true;
+
+// One factorization (algorithm mgs) of the rows x m array at `data` (element
+// (r, j) at data + r * row_stride + j * column_stride), R into `r` on the
+// device; the buffers are made here, once, outside the timed region.
+template <class T>
+std::function<void()> factorization(T* data, std::int64_t rows, int m, std::int64_t row_stride,
+                                    std::int64_t column_stride, T* r, bool on_device, Tally& t) {
+  auto context = std::make_shared<Context<T>>();
+  return
+      [=, &t] { factor_mgs(*context, data, rows, m, row_stride, column_stride, r, on_device, t); };
+}
+
+}  // namespace karma::mgs::native
+
+#else
+
+namespace karma::mgs::native {
+
+inline constexpr bool available = false;
+
+template <class T>
+std::function<void()> factorization(T*, std::int64_t, int, std::int64_t, std::int64_t, T*, bool,
+                                    Tally&) {
+  throw Error(exit_runtime_error, "internal: native-cuda in a build without it");
 }
 
 }  // namespace karma::mgs::native

@@ -10,7 +10,7 @@
 //              column (2m launches).
 //
 // Every reduction is a local parallel_reduce followed by one MPI_Allreduce
-// (sum_over_ranks). With results kept on the device (one rank), reductions
+// (comm::sum_in_place). With results kept on the device (one rank), reductions
 // write straight into device memory, their final() turns sums into entries
 // of R there, and the next kernel reads them there: the host never waits
 // inside a factorization (the seed paper's point). Otherwise each reduction
@@ -18,7 +18,7 @@
 // the next kernel needs are copied back to the device, stream-ordered.
 #pragma once
 
-#include "mgs_comm.hpp"
+#include "karma/comm.hpp"
 #include "mgs_matrix.hpp"
 
 #include "karma/array.hpp"
@@ -677,7 +677,7 @@ T* multi_over_ranks(const char* label, const Body& body, std::int64_t rows, Work
   multi_reduce<ResultMemory>(label, body, rows, ws.sums.data(), count);
   Kokkos::fence();
   ++t.host_waits;
-  sum_over_ranks(ws.sums.data(), static_cast<int>(count));
+  comm::sum_in_place(ws.sums.data(), count);
   ++t.allreduces;
   return ws.sums.data();
 }
@@ -711,7 +711,7 @@ void factor_mgs(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
         Kokkos::parallel_reduce("mgs::dot", dots, dot, s);
         t.kernel(2, 0);
         ++t.host_waits;
-        sum_over_ranks(&s, 1);
+        comm::sum_in_place(&s, 1);
         ++t.allreduces;
         ws.r_host(i, j) = s;
         Kokkos::parallel_for("mgs::axpy", each.policy(),
@@ -730,7 +730,7 @@ void factor_mgs(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
       Kokkos::parallel_reduce("mgs::norm", dots, norm, s);
       t.kernel(1, 0);
       ++t.host_waits;
-      sum_over_ranks(&s, 1);
+      comm::sum_in_place(&s, 1);
       ++t.allreduces;
       const T r = math::sqrt(s);
       ws.r_host(j, j) = r;

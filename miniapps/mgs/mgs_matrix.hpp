@@ -21,18 +21,6 @@ namespace karma::mgs {
 // generator one double per column per thread.
 inline constexpr int max_columns = 128;
 
-struct RowRange {
-  std::int64_t begin = 0;  // first global row of this rank
-  std::int64_t count = 0;
-};
-
-// Rows split as evenly as they go: the first n % ranks ranks get one more.
-inline RowRange rows_of_rank(std::int64_t n, int ranks, int rank) {
-  const std::int64_t base = n / ranks;
-  const std::int64_t extra = n % ranks;
-  return {rank * base + std::min<std::int64_t>(rank, extra), base + (rank < extra ? 1 : 0)};
-}
-
 // splitmix64's finaliser: a counter-based generator, the same on every
 // backend and independent of how work is split.
 KOKKOS_INLINE_FUNCTION std::uint64_t mix(std::uint64_t x) {

@@ -12,7 +12,7 @@
 // Rozloznik, van den Eshof 2005); both have a backward error of order eps.
 #pragma once
 
-#include "mgs_comm.hpp"
+#include "karma/comm.hpp"
 #include "mgs_kernels.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -70,7 +70,7 @@ std::vector<long double> gram(const View& a) {
   }
   for (int c = 0; c < m; ++c)
     for (int k = 0; k < c; ++k) g[c * m + k] = g[k * m + c];
-  sum_over_ranks(g.data(), m * m);
+  comm::sum_in_place(g.data(), m * m);
   return g;
 }
 
@@ -119,7 +119,7 @@ double residual_error(const AView& a, const QView& q, const std::vector<double>&
                           ResidualSums<AView, QView, decltype(r)>{2u, a, q, r}, sums);
   Kokkos::fence();
   double both[2] = {sums(0), sums(1)};
-  sum_over_ranks(both, 2);
+  comm::sum_in_place(both, 2);
   return std::sqrt(both[0]) / std::sqrt(both[1]);
 }
 

@@ -4,14 +4,14 @@
 
 #include "karma/app.hpp"
 #include "karma/build_info.hpp"
+#include "karma/error.hpp"
+#include "karma/output.hpp"
 #include "karma/system.hpp"
 
 #include <benchmark/benchmark.h>
-#include <unistd.h>
 #include <Kokkos_Core.hpp>
 
 #include <chrono>
-#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -23,7 +23,11 @@ namespace {
 namespace fs = std::filesystem;
 using namespace karma::microbench;
 
-constexpr int exit_verified = 0, exit_wrong_answer = 1, exit_usage = 2, exit_resource = 3;
+// The suite's exit codes (karma/error.hpp), in the words of a benchmark run.
+constexpr int exit_verified = karma::exit_ok;
+constexpr int exit_wrong_answer = karma::exit_verification_failed;
+constexpr int exit_usage = karma::exit_bad_input;
+constexpr int exit_resource = karma::exit_runtime_error;
 
 void print_usage(const char* exe) {
   std::cout
@@ -54,40 +58,13 @@ bool starts_with(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
 }
 
-std::string utc_stamp() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y%m%dT%H%M%SZ", &utc);
-  return text;
-}
-
 // results/karma-microbench_<host>_<UTC time>.json, created if need be, never
 // overwriting a file.
 std::string default_output() {
-  const fs::path dir = "results";
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  const std::string stem =
-      (dir / ("karma-microbench_" + karma::hostname() + "_" + utc_stamp())).string();
-  std::string path = stem + ".json";
-  for (int k = 2; fs::exists(path, ec); ++k) path = stem + "_" + std::to_string(k) + ".json";
-  return path;
-}
-
-// Empty if the JSON can be written there, else why not.
-std::string output_problem(const std::string& path) {
-  if (path.empty()) return "--benchmark_out: empty file name";
-  const fs::path out(path);
-  std::error_code ec;
-  if (fs::is_directory(out, ec)) return "--benchmark_out=" + path + ": is a directory; name a file";
-  const fs::path parent = out.parent_path().empty() ? fs::path(".") : out.parent_path();
-  if (!fs::is_directory(parent, ec))
-    return "--benchmark_out=" + path + ": directory '" + parent.string() + "' does not exist";
-  if (access(parent.c_str(), W_OK) != 0)
-    return "--benchmark_out=" + path + ": directory '" + parent.string() + "' is not writable";
-  return "";
+  fs::create_directories("results", ec);
+  return karma::unique_path(
+      karma::default_output_name("results", "microbench", std::chrono::system_clock::now()));
 }
 
 std::string join(const nlohmann::json& list) {
@@ -181,7 +158,9 @@ int main(int argc, char* argv[]) {
     args.push_back("--benchmark_out=" + out_path);
   }
   if (!has_format) args.push_back("--benchmark_out_format=json");
-  if (const std::string problem = output_problem(out_path); !problem.empty()) {
+  if (const std::string problem =
+          karma::output_path_problem("--benchmark_out=" + out_path, out_path);
+      !problem.empty()) {
     std::cerr << "karma-microbench: " << problem << "\n";
     return exit_usage;
   }

@@ -4,7 +4,9 @@
 #include "karma/app.hpp"
 #include "karma/array.hpp"
 #include "karma/comm.hpp"
-#include "karma/progress.hpp"
+#include "karma/harness.hpp"
+#include "karma/overflow.hpp"
+#include "karma/partition.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -102,22 +104,21 @@ Config read_config(const Deck& deck) {
       deck.fail("stream.shape", "strong scaling splits the first extent (" +
                                     std::to_string(shape[0]) + ") over " + std::to_string(ranks) +
                                     " ranks: it must be at least the number of ranks");
-    c.local_shape[0] = shape[0] / ranks + (comm::rank() < shape[0] % ranks ? 1 : 0);
+    c.local_shape[0] = block_of(shape[0], ranks, comm::rank()).count;
   } else {
     // Weak scaling: the global problem is ranks copies of the deck's.
-    c.global_shape[0] = 0;
-    if (__builtin_mul_overflow(shape[0], ranks, &c.global_shape[0]))
+    const auto global = checked_product(shape[0], ranks);
+    if (!global)
       deck.fail("stream.shape",
                 "the global size over " + std::to_string(ranks) + " ranks overflows 64 bits");
+    c.global_shape[0] = *global;
   }
 
   // Three arrays of the whole global problem must be countable in bytes.
   const std::int64_t element_bytes = c.precision == Precision::single ? 4 : 8;
-  std::int64_t bytes = 3 * element_bytes;
-  for (auto extent : c.global_shape)
-    if (__builtin_mul_overflow(bytes, extent, &bytes))
-      deck.fail("stream.shape",
-                "3 arrays of this shape need more than 2^63 bytes: the byte count overflows");
+  if (!checked_product(c.global_shape, 3 * element_bytes))
+    deck.fail("stream.shape",
+              "3 arrays of this shape need more than 2^63 bytes: the byte count overflows");
 
   std::int64_t iterations = 0;
   if (__builtin_add_overflow(c.warmup, c.repetitions, &iterations))
@@ -169,34 +170,37 @@ Report run_typed(const Context& ctx, const Config& cfg) {
 
   const double global_elements = comm::sum(static_cast<double>(local_elements));
   stream::Gold<T> gold;
-  KernelTimer timer;
-  double dot_error = 0;
-  const std::int64_t iterations = cfg.warmup + cfg.repetitions;
-  Progress progress(ctx, "repetition", iterations);  // warm-ups count too
-  for (std::int64_t it = 0; it < iterations; ++it) {
-    for (const auto* k : cfg.kernels) {
-      double dot = 0;
-      auto body = [&] {
-        dot = stream::execute<View, Index>(k->kernel, x, dot_result);
-        if (k->kernel == Kernel::dot) dot = comm::sum(dot);
-      };
-      if (it < cfg.warmup)
-        body();
-      else
-        timer.time(k->name, body);
+  double dot = 0, dot_error = 0;
+  std::vector<Variant> variants;
+  for (const auto* k : cfg.kernels) {
+    Variant v;
+    v.name = v.variant = k->name;
+    v.implementation = "kokkos";
+    v.bytes = k->arrays_touched * sizeof(T) * global_elements;
+    v.flops = k->flops_per_element * global_elements;
+    v.run = [&, k] {
+      dot = stream::execute<View, Index>(k->kernel, x, dot_result);
+      if (k->kernel == Kernel::dot) dot = comm::sum(dot);
+    };
+    // The scalar recurrence follows every execution, so the arrays can be
+    // checked at the end and each dot at once.
+    v.after_each = [&, k] {
       const double per_element = gold.apply(k->kernel);
-      if (k->kernel == Kernel::dot) {
-        const double expected = per_element * global_elements;
-        const double e = std::abs(dot - expected) / std::abs(expected);
-        dot_error = (e == e) ? std::max(dot_error, e) : std::numeric_limits<double>::infinity();
-      }
-    }
-    progress.step();
+      if (k->kernel != Kernel::dot) return;
+      const double expected = per_element * global_elements;
+      const double e = std::abs(dot - expected) / std::abs(expected);
+      dot_error = (e == e) ? std::max(dot_error, e) : std::numeric_limits<double>::infinity();
+    };
+    variants.push_back(std::move(v));
   }
-  Kokkos::fence();
-  const auto stats = timer.finish();
+  Plan plan;
+  plan.warmup = cfg.warmup;
+  plan.repetitions = plan.rounds = cfg.repetitions;  // every repetition runs each kernel once
+  plan.warm_up = Plan::WarmUp::rounds;
 
   Report report;
+  report.kernels = measure(ctx, variants, plan);
+
   // Every element of every array is compared with the scalar recurrence.
   const double tolerance = 100 * std::numeric_limits<T>::epsilon();
   const std::pair<const char*, std::pair<View, T>> arrays[] = {
@@ -212,21 +216,6 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     const double dot_tolerance =
         tolerance + global_elements * std::numeric_limits<double>::epsilon();
     report.checks.push_back({"dot", "max relative error over all runs", dot_error, dot_tolerance});
-  }
-
-  for (const auto* k : cfg.kernels) {
-    const Stats& s = stats.at(k->name);
-    KernelResult r;
-    r.name = k->name;
-    r.bytes = k->arrays_touched * sizeof(T) * global_elements;
-    r.flops = k->flops_per_element * global_elements;
-    r.time = s;
-    r.fom = gigabytes_per_second(r.bytes, s.min);
-    r.fom_units = "GB/s";
-    r.extra["bandwidth_GBps"] = {{"best", r.fom},
-                                 {"median", gigabytes_per_second(r.bytes, s.median)},
-                                 {"worst", gigabytes_per_second(r.bytes, s.max)}};
-    report.kernels.push_back(r);
   }
 
   report.problem = {{"dimensions", cfg.local_shape.size()},

@@ -2,7 +2,7 @@
 // cell-list search feeding all three storages against a brute-force search
 // and the check of every row, the row statistics, and every checker shown
 // to catch a corrupted list or a search that misses pairs.
-#include "contact_kernels.hpp"
+#include "contact_row_stats.hpp"
 #include "contact_verify.hpp"
 
 #include <gtest/gtest.h>

@@ -5,6 +5,7 @@
 // fail: a broken reference, a flipped sign, a scaled or corrupted element,
 // a NaN.
 #include "hexgrad_kernels.hpp"
+#include "hexgrad_verify.hpp"
 
 #include <gtest/gtest.h>
 #include <Kokkos_Core.hpp>

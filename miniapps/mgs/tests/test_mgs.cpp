@@ -361,25 +361,6 @@ TEST(MgsChecks, JacobiEigenvalues) {
 
 // --- the input -------------------------------------------------------------------
 
-TEST(MgsInput, RowsSplitUnevenlyAndCompletely) {
-  for (std::int64_t n : {1, 3, 1001, 10007}) {
-    for (int ranks : {1, 2, 3, 4, 7}) {
-      std::int64_t next = 0, largest = 0, smallest = n;
-      for (int r = 0; r < ranks; ++r) {
-        const RowRange rr = rows_of_rank(n, ranks, r);
-        EXPECT_EQ(rr.begin, next);
-        next += rr.count;
-        largest = std::max(largest, rr.count);
-        smallest = std::min(smallest, rr.count);
-      }
-      EXPECT_EQ(next, n);
-      EXPECT_LE(largest - smallest, 1);
-    }
-  }
-  EXPECT_EQ(rows_of_rank(1001, 2, 0).count, 501);
-  EXPECT_EQ(rows_of_rank(1001, 2, 1).count, 500);
-}
-
 template <class View>
 void expect_split_invariant(MatrixKind kind) {
   const std::int64_t n = 97;

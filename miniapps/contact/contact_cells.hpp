@@ -1,0 +1,184 @@
+// The cell list: the grid, the binning of boxes into cells and the search
+// over neighbouring cells that feeds every storage.
+#pragma once
+
+#include "contact_mesh.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <climits>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+namespace karma::contact {
+
+// --- the cell list --------------------------------------------------------------
+
+// A uniform grid over the whole scene. Each element is listed in every cell
+// its box touches; a pair is reported only in the cell holding the lower
+// corner of the two boxes' intersection, so exactly once, with no set.
+struct Grid {
+  int lo[3] = {0, 0, 0};
+  int cell = unit;
+  int dims[3] = {1, 1, 1};
+  Index cells = 1;
+
+  KOKKOS_INLINE_FUNCTION int cell_of(int d, int x) const {
+    const int c = (x - lo[d]) / cell;  // truncation is harmless: clamped below
+    return c < 0 ? 0 : (c >= dims[d] ? dims[d] - 1 : c);
+  }
+  KOKKOS_INLINE_FUNCTION Index index(int cx, int cy, int cz) const {
+    return cx + Index(dims[0]) * (cy + Index(dims[1]) * cz);
+  }
+};
+
+// The grid for a step, from the scene's known extent (boxes reach at most
+// 0.25 h beyond their nominal element); a box outside would still be found,
+// in a clamped border cell.
+inline Grid make_grid(int n, std::int64_t b_z, int cell) {
+  Grid g;
+  g.cell = cell;
+  const std::int64_t margin = unit / 2;
+  const std::int64_t top =
+      std::max<std::int64_t>(std::int64_t(n) * h_a, b_z + std::int64_t(n) * h_b);
+  const std::int64_t bottom = std::min<std::int64_t>(0, b_z);
+  const std::int64_t lo[3] = {-margin, -margin, bottom - margin};
+  const std::int64_t hi[3] = {std::int64_t(n) * h_a + margin, std::int64_t(n) * h_a + margin,
+                              top + margin};
+  g.cells = 1;
+  for (int d = 0; d < 3; ++d) {
+    g.lo[d] = static_cast<int>(lo[d]);
+    g.dims[d] = static_cast<int>((hi[d] - lo[d]) / cell + 1);
+    g.cells *= g.dims[d];
+  }
+  return g;
+}
+
+// Elements sorted by cell (a counting sort): cell c holds
+// items(offsets(c) .. offsets(c + 1) - 1), in increasing element order.
+struct CellLists {
+  Grid grid;
+  Kokkos::View<int*, Memory> counts;            // per cell; reused as the fill cursor
+  Kokkos::View<std::int64_t*, Memory> offsets;  // cells + 1
+  Kokkos::View<int*, Memory> items;             // a buffer: may be longer than the entries
+  std::int64_t entries = 0;
+};
+
+inline std::int64_t bytes_of(const CellLists& c) {
+  return static_cast<std::int64_t>(c.counts.span() * sizeof(int) +
+                                   c.offsets.span() * sizeof(std::int64_t) +
+                                   c.items.span() * sizeof(int));
+}
+
+// Bins every element into the cells its box touches. `trace`, when given,
+// is called after each part (main.cpp's KARMA_CONTACT_TRACE).
+inline void bin(const Boxes& boxes, const Grid& g, CellLists& cl,
+                const std::function<void(const char*)>& trace = {}) {
+  const Index elements = static_cast<Index>(boxes.extent(0));
+  cl.grid = g;
+  if (static_cast<Index>(cl.counts.extent(0)) < g.cells) {
+    cl.counts = Kokkos::View<int*, Memory>();
+    cl.offsets = Kokkos::View<std::int64_t*, Memory>();
+    cl.counts = Kokkos::View<int*, Memory>("contact::cell_counts", g.cells);
+    cl.offsets = Kokkos::View<std::int64_t*, Memory>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::cell_offsets"), g.cells + 1);
+  }
+  const auto counts = Kokkos::subview(cl.counts, std::make_pair(Index(0), g.cells));
+  const auto offsets = Kokkos::subview(cl.offsets, std::make_pair(Index(0), g.cells + 1));
+  Kokkos::deep_copy(counts, 0);
+  Kokkos::parallel_for(
+      "contact::bin_count", Range(0, elements), KOKKOS_LAMBDA(const Index e) {
+        const int x0 = g.cell_of(0, boxes(e, 0)), x1 = g.cell_of(0, boxes(e, 3));
+        const int y0 = g.cell_of(1, boxes(e, 1)), y1 = g.cell_of(1, boxes(e, 4));
+        const int z0 = g.cell_of(2, boxes(e, 2)), z1 = g.cell_of(2, boxes(e, 5));
+        for (int z = z0; z <= z1; ++z)
+          for (int y = y0; y <= y1; ++y)
+            for (int x = x0; x <= x1; ++x) Kokkos::atomic_add(&counts(g.index(x, y, z)), 1);
+      });
+  if (trace) trace("bin: count");
+  cl.entries = sizes_to_offsets("contact::bin_scan", counts, offsets);
+  if (trace) trace("bin: scan");
+  if (static_cast<std::int64_t>(cl.items.extent(0)) < cl.entries) {
+    cl.items = Kokkos::View<int*, Memory>();
+    cl.items = Kokkos::View<int*, Memory>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::cell_items"), cl.entries);
+  }
+  const auto items = cl.items;
+  Kokkos::deep_copy(counts, 0);
+  Kokkos::parallel_for(
+      "contact::bin_fill", Range(0, elements), KOKKOS_LAMBDA(const Index e) {
+        const int x0 = g.cell_of(0, boxes(e, 0)), x1 = g.cell_of(0, boxes(e, 3));
+        const int y0 = g.cell_of(1, boxes(e, 1)), y1 = g.cell_of(1, boxes(e, 4));
+        const int z0 = g.cell_of(2, boxes(e, 2)), z1 = g.cell_of(2, boxes(e, 5));
+        for (int z = z0; z <= z1; ++z)
+          for (int y = y0; y <= y1; ++y)
+            for (int x = x0; x <= x1; ++x) {
+              const Index c = g.index(x, y, z);
+              const int k = Kokkos::atomic_fetch_add(&counts(c), 1);
+              items(offsets(c) + k) = static_cast<int>(e);
+            }
+      });
+  if (trace) trace("bin: fill");
+  // The atomics above fill a cell in any order; sorting each (short) cell
+  // makes the candidate order, and so the row order, the same on every run.
+  Kokkos::parallel_for(
+      "contact::bin_sort", Range(0, g.cells), KOKKOS_LAMBDA(const Index c) {
+        const std::int64_t begin = offsets(c), end = offsets(c + 1);
+        for (std::int64_t a = begin + 1; a < end; ++a) {
+          const int v = items(a);
+          std::int64_t b = a;
+          for (; b > begin && items(b - 1) > v; --b) items(b) = items(b - 1);
+          items(b) = v;
+        }
+      });
+}
+
+// The search every storage shares: for element i, calls sink.add(j) once
+// for every other element j whose box overlaps i's (rows: every j, each row
+// filled by its own thread), or only for j > i (pairs: each pair tested
+// once and written into both rows, by atomics, as a pair search does).
+struct Search {
+  Boxes boxes;
+  Grid grid;
+  Kokkos::View<std::int64_t*, Memory> offsets;
+  Kokkos::View<int*, Memory> items;
+  bool pairs;
+
+  Search(const Boxes& b, const CellLists& cl, bool pair_search)
+      : boxes(b), grid(cl.grid), offsets(cl.offsets), items(cl.items), pairs(pair_search) {}
+
+  template <class Sink>
+  KOKKOS_INLINE_FUNCTION void operator()(const Index i, Sink& sink) const {
+    int a[6];
+    for (int d = 0; d < 6; ++d) a[d] = boxes(i, d);
+    const int x0 = grid.cell_of(0, a[0]), x1 = grid.cell_of(0, a[3]);
+    const int y0 = grid.cell_of(1, a[1]), y1 = grid.cell_of(1, a[4]);
+    const int z0 = grid.cell_of(2, a[2]), z1 = grid.cell_of(2, a[5]);
+    for (int z = z0; z <= z1; ++z) {
+      // In a cell past i's first one along an axis, the pair belongs here
+      // only if j's box also starts in this cell along that axis.
+      const int zlo = z > z0 ? grid.lo[2] + z * grid.cell : INT_MIN;
+      for (int y = y0; y <= y1; ++y) {
+        const int ylo = y > y0 ? grid.lo[1] + y * grid.cell : INT_MIN;
+        for (int x = x0; x <= x1; ++x) {
+          const int xlo = x > x0 ? grid.lo[0] + x * grid.cell : INT_MIN;
+          const Index c = grid.index(x, y, z);
+          const std::int64_t end = offsets(c + 1);
+          for (std::int64_t k = offsets(c); k < end; ++k) {
+            const int j = items(k);
+            int b[6];
+            for (int d = 0; d < 6; ++d) b[d] = boxes(j, d);
+            if ((pairs ? j > i : j != i) && overlap(a, b) && b[0] >= xlo && b[1] >= ylo &&
+                b[2] >= zlo)
+              sink.add(j);
+          }
+        }
+      }
+    }
+  }
+};
+
+}  // namespace karma::contact
