@@ -78,8 +78,12 @@ std::vector<KernelResult> measure(const Context& ctx, std::vector<Variant>& vari
   std::int64_t executions = 0;
   for (const auto& t : order) executions += t.count;
 
+  // Progress counts repetitions (warm-ups too) of every variant: one step
+  // each time as many executions as there are variants have run.
+  const auto per_step = static_cast<std::int64_t>(std::max<std::size_t>(variants.size(), 1));
+  std::int64_t done = 0;
   KernelTimer timer;
-  Progress progress(ctx, plan.progress_unit, executions);
+  Progress progress(ctx, plan.progress_unit, executions / per_step);
   for (const Turn& t : order) {
     Variant& v = variants[t.index];
     if (t.opens_turn && v.before_turn) v.before_turn();
@@ -92,7 +96,7 @@ std::vector<KernelResult> measure(const Context& ctx, std::vector<Variant>& vari
         Kokkos::fence();
       }
       if (v.after_each) v.after_each();
-      progress.step();
+      if (++done % per_step == 0) progress.step();
     }
     if (t.closes_turn && v.after_turn) v.after_turn();
   }

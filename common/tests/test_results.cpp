@@ -63,7 +63,7 @@ using nlohmann::json;
 // ranks on one node, two kernels, two passing checks.
 json valid_document() {
   json doc;
-  doc["schema_version"] = 1;
+  doc["schema_version"] = 2;
   doc["app"] = "stream";
   doc["suite"] = {{"name", "karma"},
                   {"version", "0.1.0"},
@@ -102,6 +102,8 @@ json valid_document() {
   auto kernels = json::array();
   for (const char* name : {"copy", "triad"})
     kernels.push_back({{"name", name},
+                       {"implementation", "kokkos"},
+                       {"variant", name},
                        {"bytes", 16384.0},
                        {"flops", 0.0},
                        {"time_s",
@@ -182,13 +184,35 @@ TEST(ValidateResults, MissingSchemaVersion) {
 
 TEST(ValidateResults, WrongSchemaVersion) {
   json doc = valid_document();
-  doc["schema_version"] = 2;
+  doc["schema_version"] = 3;
   auto problems = karma::validate_results(doc);
   ASSERT_EQ(problems.size(), 1u) << joined(problems);
-  EXPECT_TRUE(has_problem(problems, "schema_version: 2"));
+  EXPECT_TRUE(has_problem(problems, "schema_version: 3"));
+  doc["schema_version"] = 0;
+  EXPECT_TRUE(has_problem(karma::validate_results(doc), "schema_version: 0"));
   doc["schema_version"] = "1";
   problems = karma::validate_results(doc);
   EXPECT_TRUE(has_problem(problems, "schema_version: expected an integer, got string"));
+}
+
+TEST(ValidateResults, VersionTwoNamesEachKernelsImplementationAndVariant) {
+  json doc = valid_document();
+  doc["kernels"][0].erase("implementation");
+  doc["kernels"][1]["variant"] = "";
+  const auto problems = karma::validate_results(doc);
+  ASSERT_EQ(problems.size(), 2u) << joined(problems);
+  EXPECT_TRUE(has_problem(problems, "kernels[0].implementation: missing"));
+  EXPECT_TRUE(has_problem(problems, "kernels[1].variant: empty"));
+}
+
+TEST(ValidateResults, VersionOneHadNoImplementationOrVariant) {
+  json doc = valid_document();
+  doc["schema_version"] = 1;
+  for (auto& k : doc["kernels"]) {
+    k.erase("implementation");
+    k.erase("variant");
+  }
+  EXPECT_TRUE(karma::validate_results(doc).empty()) << joined(karma::validate_results(doc));
 }
 
 TEST(ValidateResults, KernelsEmpty) {
