@@ -215,7 +215,8 @@ def job_state(entry, scheduler_state):
                 doc = None
             if not isinstance(doc, dict):
                 result = "unreadable results"
-            elif doc.get("schema_version") != 1:
+            elif doc.get("schema_version") not in (1, 2) or \
+                    isinstance(doc.get("schema_version"), bool):
                 result = "other schema"
             else:
                 result = doc.get("result") if isinstance(doc.get("result"), str) else \

@@ -749,8 +749,9 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
     launcher = value("launcher", lambda n: _launcher(check, n, f"{path}.launcher"),
                      defaults["launcher"])
     repeat = value("repeat", lambda n: check.integer(n, f"{path}.repeat", 1), 1)
-    scaling_key = value("scaling_key", lambda n: check.string(n, f"{path}.scaling_key", _DECK_KEY,
-                                                                "a deck key (section.key)"),
+    scaling_key = value("scaling_key",
+                        lambda n: check.string(n, f"{path}.scaling_key", _DECK_KEY,
+                                               "a deck key (section.key)"),
                         f"{app}.scaling")
     scalings = [None]
     if "scaling" in entries:

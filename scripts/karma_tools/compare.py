@@ -430,7 +430,7 @@ def _fmt_ratio(r):
 def markdown(result):
     base = result["baseline"]
     labels = [s["label"] for s in result["sets"]]
-    others = [l for l in labels if l != base]
+    others = [label for label in labels if label != base]
     out = ["# karma comparison", ""]
     out.append(f"Baseline: **{base}**. Ratios above 1 are better than the baseline (a higher "
                "figure of merit, or a lower time)" +
@@ -475,8 +475,8 @@ def markdown(result):
     out.append("")
     head = "| app | case | kernel | units | weight | " + base + " |"
     sep = "|---|---|---|---|---|---|"
-    for l in others:
-        head += f" {l} | {l}/{base} |"
+    for label in others:
+        head += f" {label} | {label}/{base} |"
         sep += "---|---|"
     head += " flags |"
     sep += "---|"
@@ -487,12 +487,12 @@ def markdown(result):
         cells = [r["app"], r["case"], r["kernel"], r["units"], f"{r['weight']:.3g}",
                  _cell(b)]
         row_flags = []
-        for l in others:
-            e = r["values"].get(l)
+        for label in others:
+            e = r["values"].get(label)
             cells += [_cell(e), _fmt_ratio(e["ratio"]) if e else "-"]
             if e and e["flags"]:
                 row_flags.append(len(flag_notes) + 1)
-                flag_notes.append(f"{l}, {r['app']}/{r['case']}/{r['kernel']}: "
+                flag_notes.append(f"{label}, {r['app']}/{r['case']}/{r['kernel']}: "
                                   + "; ".join(e["flags"]))
         if b["flags"]:
             row_flags.append(len(flag_notes) + 1)
@@ -599,7 +599,7 @@ def main(argv=None):
                     raise ToolError(f"--system-nodes {item}: expected LABEL=N with N >= 1", 2)
                 nodes[label] = int(n)
             missing = [s.label for s in sets if s.label not in nodes]
-            unknown = [l for l in nodes if l not in [s.label for s in sets]]
+            unknown = [n for n in nodes if n not in [s.label for s in sets]]
             if missing or unknown:
                 raise ToolError("--system-nodes must name every set exactly: " +
                                 (f"missing {', '.join(missing)}" if missing else "") +

@@ -91,6 +91,7 @@ def configs_of(runs):
         if key not in out:
             out[key] = Config(r.app, values, r.device, r.ranks, r.nodes, concurrency)
         out[key].runs.append(r)
+
     def order(c):
         sizes = []
         for k, v in sorted(c.values.items()):
@@ -359,7 +360,7 @@ def layout_section(name, configs, plotter):
         return []
     members = [c for _, v in pairs for c in v.values()]
     keys = [k for k in varying_keys(members) if not k.endswith(".layout")]
-    layouts = sorted({l for _, v in pairs for l in v})
+    layouts = sorted({lay for _, v in pairs for lay in v})
     out = [f"### {name}: layouts", ""]
     kernels = []
     for c in members:
@@ -371,7 +372,7 @@ def layout_section(name, configs, plotter):
         first = next(iter(by.values()))
         label = series_label(first, keys)
         for k in kernels:
-            vals = [by[l].best(k)[0] if l in by else None for l in layouts]
+            vals = [by[lay].best(k)[0] if lay in by else None for lay in layouts]
             row = [label, k] + [format_value(v) for v in vals]
             if len(layouts) == 2:
                 row.append(f"{vals[0] / vals[1]:.3f}" if vals[0] and vals[1] else "-")
@@ -542,7 +543,7 @@ def microbench_section(name, files, plotter, ours, theirs):
                                        constrained_layout=True)
         ax.barh(range(len(ratios)), [r or 0 for _, r in ratios], color="tab:blue")
         ax.set_yticks(range(len(ratios)))
-        ax.set_yticklabels([l for l, _ in ratios], fontsize=7)
+        ax.set_yticklabels([text for text, _ in ratios], fontsize=7)
         ax.invert_yaxis()
         ax.axvline(1.0, color="black", linewidth=0.8)
         ax.set_xlabel(f"time {ours} / time {theirs}")
