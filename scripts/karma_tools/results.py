@@ -183,6 +183,9 @@ class Run:
         device = (ranks[0] or {}).get("device") or {}
         self.device = device.get("name") or "?"
         self.schema_version = doc.get("schema_version")
+        # Results read from a reference program's output (reference.py).
+        self.reference = (doc.get("reference") or {}).get("format") \
+            if isinstance(doc.get("reference"), dict) else None
         self.kernels = {}
         for k in doc.get("kernels") or []:
             fom = k.get("fom") or {}
