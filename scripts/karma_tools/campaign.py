@@ -25,8 +25,9 @@ job script per run and per point of its sweeps.
   scheduler: slurm                # slurm (sbatch), pbs (qsub), or local: `submit`
                                   # runs the jobs here, one after another, one node;
                                   # --scheduler overrides
-  variables:                      # {NAME} in deck, executable and args; each can
-    babelstream: cuda-stream      # be set with `generate --var NAME=VALUE`
+  variables:                      # {NAME} in deck, executable, args and environment
+    babelstream: cuda-stream      # variables; each can be set with
+                                  # `generate --var NAME=VALUE`
   round_order: interleaved        # jobs run (are submitted) round by round: round r
                                   # runs every run's job before round r+1 starts;
                                   # alternate: even rounds in reverse order
@@ -297,7 +298,7 @@ def parse_time(checker, node, path):
     return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
 
 
-def _environment(checker, node, path):
+def _environment(checker, node, path, variables=None):
     if node is None or node.value is None:
         return Environment()
     entries = checker.mapping(node, path, ENV_KEYS)
@@ -322,7 +323,7 @@ def _environment(checker, node, path):
                 checker.fail(value, vpath, f"'{name}' is not a shell variable name", at_key=True)
             if isinstance(value.value, (dict, list)) or value.value is None:
                 checker.fail(value, vpath, f"expected a value, got {_describe(value)}")
-            env.variables[name] = value.text()
+            env.variables[name] = _fill(checker, value, vpath, value.text(), variables or {})
     return env
 
 
@@ -678,7 +679,7 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
         "launcher": _launcher(check, top["launcher"], "launcher") if "launcher" in top
         else None,
     }
-    environment = _environment(check, top.get("environment"), "environment")
+    environment = _environment(check, top.get("environment"), "environment", names)
 
     slurm = {}
     if "slurm" in top:
@@ -828,7 +829,7 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
             check.fail(entries["args"], f"{path}.args[{i}]", "karma-batch chooses --output "
                        "(one results directory per job)")
     env = environment.merged(_environment(check, entries.get("environment"),
-                                          f"{path}.environment"))
+                                          f"{path}.environment", variables))
 
     if "executable" in entries:
         text = _fill(check, entries["executable"], f"{path}.executable",

@@ -13,7 +13,13 @@ row they are shown round by round and aggregated over rounds: the worst
 
 implementation and variant come from the kernel entries (schema_version 2)
 or, for schema_version 1 results, as results.kernel_identity infers them.
+Besides the resolved deck's keys, selections, match and label can name
+mpi.ranks and mpi.nodes (the run's), job.run (the campaign run) and
+job.point (the job's name without its round: match on it to pair kernels of
+one run, as matvec's Kokkos variants with the cuBLAS call beside them).
 """
+
+import re
 
 import fnmatch
 import json
@@ -79,6 +85,9 @@ def load_items(manifest_path, manifest):
         check_run(path, doc)
         run = Run(path, doc)
         deck = run.deck_values(include_run=True)
+        deck.update({"mpi.ranks": run.ranks, "mpi.nodes": run.nodes,
+                     "job.run": entry.get("run", ""),
+                     "job.point": re.sub(r"\.r[0-9]+$", "", entry["name"])})
         for note in doc.get("notes") or []:
             if isinstance(note, str):
                 notes.append(f"{entry['name']}: {note}")
@@ -154,6 +163,8 @@ def ratio_table(spec, items):
         candidates = [d for d in dens if d is not n and d["round"] == n["round"]
                       and [d["deck"].get(k) for k in spec["match"]] == match
                       and (not spec["same_variant"] or d["variant"] == n["variant"])]
+        if not candidates and n in dens:
+            continue  # a result the denominator selects too has nothing to be paired with
         if len(candidates) != 1:
             others = ", ".join(sorted(c["job"] + "/" + c["kernel"] for c in candidates))
             if dens:
