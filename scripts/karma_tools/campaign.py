@@ -725,8 +725,12 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
     warnings = list(lister.warnings)
     unchecked = "; set/sweep keys and values are checked only when its jobs start" \
         if check_keys else ""
+    references = {j.executable for j in jobs if j.reference}
     for exe in sorted({j.executable for j in jobs}):
-        if os.path.isabs(exe) and not os.access(exe, os.X_OK):
+        if exe in references and not shutil.which(exe):
+            warnings.append(f"{exe} (a reference program) is not an executable here; the "
+                            "jobs need it where they run (name it with --var)")
+        elif os.path.isabs(exe) and not os.access(exe, os.X_OK):
             warnings.append(f"{exe} is not an executable here; the jobs need it on the "
                             f"compute nodes{unchecked}")
         elif not os.path.isabs(exe) and not shutil.which(exe):

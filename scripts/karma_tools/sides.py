@@ -220,9 +220,20 @@ def campaign_tables(path):
     """(campaign name, manifest path, [tables], [notes]) of a campaign directory."""
     manifest_path, manifest = find_manifest(path)
     specs = manifest.get("compare") or []
+    if not isinstance(specs, list):
+        raise ToolError(f"{manifest_path}: compare: not a list (edit the campaign and generate "
+                        "again rather than this file)", 2)
     items, notes = load_items(manifest_path, manifest)
     name = (manifest.get("campaign") or {}).get("name", "?")
-    return name, manifest_path, [ratio_table(s, items) for s in specs], notes
+    tables = []
+    for i, spec in enumerate(specs):
+        try:
+            tables.append(ratio_table(spec, items))
+        except (KeyError, TypeError, AttributeError, ValueError):
+            raise ToolError(f"{manifest_path}: compare[{i}] is not what karma-batch generate "
+                            "writes (edit the campaign and generate again rather than this "
+                            "file)", 2) from None
+    return name, manifest_path, tables, notes
 
 
 def _selection_text(selection):

@@ -498,3 +498,41 @@ def test_stream_campaign_pairs_every_kernel(tmp_path, fakes):
     assert not table["notes"], table["notes"]
     copy = next(row for row in table["rows"] if row["numerator"] == "copy")
     assert copy["aggregates"]["worst"] == pytest.approx(100 / 200)
+
+
+def test_local_time_limit_and_cancel(tmp_path):
+    """A job past its `time:` is stopped (interrupted, 143); cancel stops the
+    running job and leaves the rest unsubmitted."""
+    import subprocess
+    import time
+
+    sleeper = executable(tmp_path / "sleeper", "#!/bin/sh\nsleep 60\n")
+    campaign = write(str(tmp_path / "c.yaml"), f"""\
+name: slow
+scheduler: local
+gpus_per_rank: 0
+runs:
+  - {{name: a, app: stream, deck: {STREAM_DECK}, executable: {sleeper}, time: "00:00:02"}}
+  - {{name: b, app: stream, deck: {STREAM_DECK}, executable: {sleeper}}}
+""")
+    out = str(tmp_path / "out")
+    assert generate(campaign, out).returncode == 0
+    r = tool("karma-batch", "submit", out, "--only", "a.*")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "ran past its time (00:00:02)" in r.stderr
+    assert "a.n1x1: interrupted (exit 143: stopped by SIGTERM" in r.stdout
+
+    runner = subprocess.Popen([sys.executable, os.path.join(ROOT, "scripts", "karma-batch"),
+                               "submit", out, "--only", "b.*"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    log = os.path.join(out, "results", "b.n1x1", "job.out")
+    deadline = time.monotonic() + 30
+    while not os.path.exists(log) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    r = tool("karma-batch", "status", out, "--only", "b.*")
+    assert r.returncode == 5 and "1 running" in r.stdout, r.stdout
+    r = tool("karma-batch", "cancel", out)
+    assert r.returncode == 0 and "cancelled b.n1x1" in r.stdout, r.stdout + r.stderr
+    assert runner.wait(timeout=60) == 143
+    r = tool("karma-batch", "status", out, "--only", "b.*")
+    assert "1 interrupted" in r.stdout, r.stdout
