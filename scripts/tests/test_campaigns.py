@@ -325,6 +325,14 @@ def test_ratio_tables_worst_of_rounds(tmp_path, fakes):
     r = tool("karma-compare", "--campaign", out)
     line = next(x for x in r.stdout.splitlines() if x.startswith("| [2^20] |"))
     assert "| 300 / 300 = 1.000 | 240 / 300 = 0.800 | 330 / 300 = 1.100 | **0.800** |" in line
+    # A campaign directory moved elsewhere (committed under results/, say)
+    # still finds its results beside campaign.json.
+    moved = str(tmp_path / "elsewhere" / "out")
+    os.renames(out, moved)
+    r = tool("karma-compare", "--campaign", moved, "--json", tmp_path / "m.json")
+    assert r.returncode == 0, r.stderr
+    assert load_json(tmp_path / "m.json")["tables"][0]["rows"][0]["rounds"] == row["rounds"]
+    out = moved
     # --aggregate picks one; a missing result is a note, not a crash.
     os.unlink(glob.glob(os.path.join(out, "results", "karma.n1x1.shape2p22.r3", "*.json"))[0])
     r = tool("karma-compare", "--campaign", out, "--aggregate", "median")
