@@ -7,35 +7,52 @@ import fnmatch
 import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import time
 
 from . import (ToolError, __version__, atomic_write, campaign as campaign_mod, describe, jobs,
-               main_wrapper, read_json)
+               main_wrapper, read_json, reference as reference_mod)
 
 MANIFEST = "campaign.json"
-SUFFIX = {"slurm": ".sbatch", "pbs": ".pbs"}
+SUFFIX = {"slurm": ".sbatch", "pbs": ".pbs", "local": ".sh"}
 
 DESCRIPTION = """\
-Writes one batch job script per run of a campaign (Slurm or PBS/Torque), one
-MPI rank per GPU, each job with its own results directory; submits them and
-shows what is submitted, running and left.
+Writes one batch job script per run of a campaign (Slurm, PBS/Torque, or
+local: this node), one MPI rank per GPU, each job with its own results
+directory; submits them and shows what is submitted, running and left.
 
-  karma-batch generate CAMPAIGN.yaml -o OUT   # OUT/jobs/*.sbatch|*.pbs, OUT/campaign.json
+  karma-batch generate CAMPAIGN.yaml -o OUT   # OUT/jobs/*.sbatch|*.pbs|*.sh, OUT/campaign.json
   karma-batch submit OUT                      # sbatch/qsub every job not yet submitted
   karma-batch status OUT                      # one line per job, then the counts
   karma-batch wait OUT --timeout 3600         # until every job has ended
   karma-batch cancel OUT                      # scancel/qdel what is pending or running
 
+Jobs are submitted round by round (every run's round 1, then round 2, ...:
+neighbours see the same machine state; `round_order: alternate` reverses
+even rounds).
+
+scheduler local (`scheduler: local` in the campaign, or generate --scheduler
+local): `submit` runs the jobs here itself, one after another in that order,
+and returns when they have ended, with wait's exit status (0 every job
+passed, 1 one failed or was interrupted); one node only, each job ended
+after its `time:` (then interrupted, exit 143). Ranks > 1 run under
+`mpiexec -n RANKS` unless `launcher:` says otherwise; one rank runs bare.
+status/wait from another shell see the job running, those after it
+pending; cancel stops the running job and the rest.
+
 Each job writes into RESULTS/<job name>/: karma-<app>.json (the mini-app's
-results), environment/ (karma-envcapture), the scheduler's log and exit_code.
-Compare machines with karma-compare; report with karma-report.
+results), environment/ (karma-envcapture), the scheduler's log (local:
+job.out) and exit_code. Compare machines with karma-compare, and the sides
+of one campaign with karma-compare --campaign OUT; report with karma-report.
 `karma-batch --help-campaign` describes the campaign file."""
 
 EPILOG = """\
-exit status: 0 done (status/wait: every job passed); 1 a job failed or was
-lost; 2 bad campaign or arguments (nothing written); 3 scheduler or file
-system error; 5 (status) jobs still to run; 124 (wait) timed out."""
+exit status: 0 done (status/wait, local submit: every job passed); 1 a job
+failed or was lost; 2 bad campaign or arguments (nothing written); 3
+scheduler or file system error; 5 (status) jobs still to run; 124 (wait)
+timed out; 143 (local submit) cancelled."""
 
 
 def _now():
@@ -55,9 +72,16 @@ def _envcapture_path():
 
 def generate(args):
     out = os.path.abspath(args.output)
+    variables = {}
+    for item in args.var or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ToolError(f"--var {item}: expected NAME=VALUE", 2)
+        variables[name] = value
     camp = campaign_mod.load(args.campaign, out_dir=out, bin_dir=args.bin_dir,
-                             check_keys=not args.no_key_check, tool_dir=_tools_dir())
-    scheduler = args.scheduler or camp.scheduler
+                             check_keys=not args.no_key_check, tool_dir=_tools_dir(),
+                             scheduler=args.scheduler, variables=variables)
+    scheduler = camp.scheduler
     for w in camp.warnings:
         print(f"karma-batch: warning: {w}", file=sys.stderr)
     if os.path.exists(out) and not args.force:
@@ -78,7 +102,8 @@ def generate(args):
         entries = []
         for job in camp.jobs:
             script = os.path.join("jobs", job.name + SUFFIX[scheduler])
-            text = jobs.render(job, camp, scheduler, envcapture)
+            text = jobs.render(job, camp, scheduler, envcapture,
+                               os.path.join(_tools_dir(), "karma-batch"))
             with open(os.path.join(staging, script), "w", encoding="utf-8") as f:
                 f.write(text)
             os.chmod(os.path.join(staging, script), 0o755)
@@ -93,6 +118,9 @@ def generate(args):
             "scheduler": scheduler,
             "campaign": {"name": camp.name, "path": camp.path, "sha256": camp.sha256},
             "results_dir": camp.results_dir,
+            "round_order": camp.round_order,
+            "variables": camp.variables,
+            "compare": camp.compare,
             "jobs": entries,
         }
         with open(os.path.join(staging, MANIFEST), "w", encoding="utf-8") as f:
@@ -118,7 +146,8 @@ def generate(args):
         gpus = f", {job.gpus_per_rank} GPU/rank" if job.gpus_per_rank else ""
         print(f"  {job.name}: karma-{job.app}, {job.nodes} node(s) x {job.ranks_per_node} "
               f"rank(s){gpus}, {job.time}")
-    print(f"results will go to {camp.results_dir}/<job>/; next: karma-batch submit {out}")
+    then = " (runs them here)" if scheduler == "local" else ""
+    print(f"results will go to {camp.results_dir}/<job>/; next: karma-batch submit {out}{then}")
     return 0
 
 
@@ -152,8 +181,9 @@ def check_manifest(path, manifest):
         raise ToolError(f"{path}: {key}: {message} (edit the campaign and generate again "
                         "rather than this file)", 2)
 
-    if manifest.get("scheduler") not in ("slurm", "pbs"):
-        fail("scheduler", f"expected slurm or pbs, got {describe(manifest.get('scheduler'))}")
+    if manifest.get("scheduler") not in campaign_mod.SCHEDULERS:
+        fail("scheduler", f"expected slurm, pbs or local, got "
+             f"{describe(manifest.get('scheduler'))}")
     entries = manifest.get("jobs")
     if not isinstance(entries, list):
         fail("jobs", f"expected a list of jobs, got {describe(entries)}")
@@ -215,7 +245,8 @@ def job_state(entry, scheduler_state):
                 doc = None
             if not isinstance(doc, dict):
                 result = "unreadable results"
-            elif doc.get("schema_version") != 1:
+            elif doc.get("schema_version") not in (1, 2) or \
+                    isinstance(doc.get("schema_version"), bool):
                 result = "other schema"
             else:
                 result = doc.get("result") if isinstance(doc.get("result"), str) else \
@@ -240,10 +271,61 @@ def _log_hint(entry):
     return os.path.join(entry["results_dir"], "job*.out")  # Slurm: job-<id>.out, PBS: job.out
 
 
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def _local_runner(job_id):
+    """The pid of the `karma-batch submit` that runs a local job
+    (job ids are local-<pid>-<k>), or None."""
+    parts = (job_id or "").split("-")
+    if len(parts) == 3 and parts[0] == "local" and parts[1].isdigit():
+        return int(parts[1])
+    return None
+
+
+def _local_states(chosen):
+    """What `karma-batch submit` (local) is doing: the job whose log it has
+    opened is running, the others it holds are pending."""
+    seen = {}
+    for entry in chosen:
+        runner = _local_runner(entry.get("job_id"))
+        if runner is None or not _alive(runner):
+            seen[entry.get("job_id")] = jobs.UNKNOWN
+        elif os.path.exists(os.path.join(entry["results_dir"], jobs.LOCAL_LOG)):
+            seen[entry["job_id"]] = jobs.RUNNING
+        else:
+            seen[entry["job_id"]] = jobs.PENDING
+    return seen
+
+
+def run_order(manifest, entries):
+    """entries round by round (campaign order within a round; even rounds
+    reversed when the campaign's round_order is alternate)."""
+    alternate = manifest.get("round_order") == "alternate"
+    index = {id(e): i for i, e in enumerate(entries)}
+
+    def key(e):
+        rnd = e.get("round") if isinstance(e.get("round"), int) else 1
+        i = index[id(e)]
+        return (rnd, -i if alternate and rnd % 2 == 0 else i)
+
+    return sorted(entries, key=key)
+
+
 def collect(out, manifest, patterns=None, query=True):
     chosen = _selected(manifest, patterns)
     ids = [j["job_id"] for j in chosen if j.get("job_id")]
-    seen = jobs.states(manifest["scheduler"], ids) if (query and ids) else {}
+    if manifest["scheduler"] == "local":
+        seen = _local_states(chosen)
+    else:
+        seen = jobs.states(manifest["scheduler"], ids) if (query and ids) else {}
     rows = []
     for entry in chosen:
         state, detail = job_state(entry, seen.get(entry.get("job_id"), jobs.UNKNOWN))
@@ -333,15 +415,17 @@ def submit(args):
         for entry, state, _ in collect(out, manifest, args.only):
             if state in (FAILED, INTERRUPTED, LOST):
                 entry["job_id"] = None
-    todo = [j for j in chosen if not j.get("job_id")]
+    todo = run_order(manifest, [j for j in chosen if not j.get("job_id")])
     if not todo:
         print(f"karma-batch: every selected job of {out} is already submitted")
         return 0
+    if scheduler == "local" and not args.dry_run:
+        return _run_local(out, manifest, todo)
     for k, entry in enumerate(todo, start=1):
         script = os.path.join(out, entry["script"])
         if args.dry_run:
-            print(f"[{k}/{len(todo)}] would submit {entry['name']}: "
-                  f"{'sbatch' if scheduler == 'slurm' else 'qsub'} {script}")
+            how = {"slurm": "sbatch", "pbs": "qsub", "local": "run here: bash"}[scheduler]
+            print(f"[{k}/{len(todo)}] would submit {entry['name']}: {how} {script}")
             continue
         # Slurm opens the job's log in this directory when the job starts.
         try:
@@ -368,6 +452,95 @@ def submit(args):
     return 0
 
 
+class _Cancelled(Exception):
+    pass
+
+
+def _seconds(hhmmss):
+    try:
+        h, m, s = (int(x) for x in hhmmss.split(":"))
+        return h * 3600 + m * 60 + s
+    except (AttributeError, ValueError):
+        return None
+
+
+def _stop(proc):
+    """SIGTERM to the job's process group (the job script's trap writes
+    exit_code 143), SIGKILL if it lingers."""
+    for sig, grace in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _run_local(out, manifest, todo):
+    """The local scheduler: runs the jobs here, one after another; returns
+    wait's exit status for them."""
+    runner = os.getpid()
+    try:
+        for k, entry in enumerate(todo, start=1):
+            os.makedirs(entry["results_dir"], exist_ok=True)
+            for stale in (jobs.EXIT_CODE_FILE, jobs.LOCAL_LOG):
+                if os.path.lexists(os.path.join(entry["results_dir"], stale)):
+                    os.unlink(os.path.join(entry["results_dir"], stale))
+            entry["job_id"] = f"local-{runner}-{k}"
+            entry["submitted"] = _now()
+    except OSError as e:
+        raise ToolError(f"cannot prepare {entry['results_dir']}: {e.strerror}", 3) from None
+    _save_manifest(out, manifest)  # every job pending: status from another shell sees them
+
+    def cancelled(signum, frame):
+        raise _Cancelled()
+
+    previous = signal.signal(signal.SIGTERM, cancelled)
+    current, done = None, 0
+    try:
+        for k, entry in enumerate(todo, start=1):
+            script = os.path.join(out, entry["script"])
+            print(f"[{k}/{len(todo)}] running {entry['name']}", flush=True)
+            with open(os.path.join(entry["results_dir"], jobs.LOCAL_LOG), "w") as log:
+                current = subprocess.Popen(["bash", script], stdout=log,
+                                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                           cwd=entry["results_dir"], start_new_session=True)
+                try:
+                    current.wait(timeout=_seconds(entry.get("time")))
+                except subprocess.TimeoutExpired:
+                    print(f"karma-batch: {entry['name']} ran past its time "
+                          f"({entry.get('time')}); stopping it", file=sys.stderr)
+                    _stop(current)
+            current = None
+            done = k
+            state, detail = job_state(entry, jobs.UNKNOWN)
+            print(f"[{k}/{len(todo)}] {entry['name']}: {state}"
+                  + (f" ({detail})" if detail and detail != "PASSED" else ""), flush=True)
+    except (_Cancelled, KeyboardInterrupt) as e:
+        if current is not None:
+            _stop(current)
+            done += 1
+        for entry in todo[done:]:
+            entry["job_id"] = None
+            entry["submitted"] = None
+        _save_manifest(out, manifest)
+        print(f"karma-batch: cancelled; {len(todo) - done} job(s) not run (submit again "
+              "runs them)", file=sys.stderr)
+        return 130 if isinstance(e, KeyboardInterrupt) else 143
+    except OSError as e:
+        raise ToolError(f"cannot run the jobs of {out}: {e}", 3) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    rows = [(e, *job_state(e, jobs.UNKNOWN)) for e in todo]
+    print_table(rows)
+    text, counts = summary_line(rows)
+    print(text)
+    return _exit_for(counts)
+
+
 def cancel(args):
     out = os.path.abspath(args.directory)
     manifest = _load_manifest(out)
@@ -376,9 +549,37 @@ def cancel(args):
     if not live:
         print("karma-batch: no pending or running job to cancel")
         return 0
-    jobs.cancel(manifest["scheduler"], [e["job_id"] for e, _ in live])
+    if manifest["scheduler"] == "local":
+        # The runner stops its job and leaves the rest unsubmitted.
+        for runner in sorted({_local_runner(e["job_id"]) for e, _ in live}):
+            try:
+                os.kill(runner, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    else:
+        jobs.cancel(manifest["scheduler"], [e["job_id"] for e, _ in live])
     for entry, state in live:
         print(f"cancelled {entry['name']} (job {entry['job_id']}, was {state})")
+    return 0
+
+
+def reference_result(args):
+    """A reference program's output (BabelStream --csv) -> karma results."""
+    try:
+        with open(args.input, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError as e:
+        raise ToolError(f"{args.input}: cannot read ({e.strerror})", 3) from None
+    import shlex
+
+    command = shlex.split(args.reference_command or "")
+    doc = reference_mod.document(args.format, text, args.exit_status, args.app, args.deck,
+                                 args.set or [], command, args.input)
+    atomic_write(args.output, json.dumps(doc, indent=2) + "\n")
+    for note in doc["notes"]:
+        print(f"karma-batch reference-result: note: {note}", file=sys.stderr)
+    print(f"{args.format}: {len(doc['kernels'])} kernel(s) -> {args.output}")
+    print(f"RESULT: {doc['result']}")
     return 0
 
 
@@ -400,8 +601,12 @@ def parser():
     g.add_argument("campaign", help="campaign file (YAML; see --help-campaign)")
     g.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="directory to create for the job scripts and the manifest")
-    g.add_argument("--scheduler", choices=("slurm", "pbs"),
-                   help="overrides the campaign's scheduler")
+    g.add_argument("--scheduler", choices=campaign_mod.SCHEDULERS,
+                   help="overrides the campaign's scheduler (local: submit runs the jobs "
+                   "here)")
+    g.add_argument("--var", action="append", metavar="NAME=VALUE",
+                   help="sets a campaign variable (repeatable), e.g. "
+                   "--var babelstream=/opt/babelstream/cuda-stream")
     g.add_argument("--bin-dir", help="directory with the karma-<app> executables "
                    "(overrides the campaign's bin_dir)")
     g.add_argument("--no-key-check", action="store_true",
@@ -446,6 +651,23 @@ def parser():
     c.add_argument("directory", metavar="OUT")
     c.add_argument("--only", action="append", metavar="GLOB")
     c.set_defaults(func=cancel)
+
+    r = sub.add_parser("reference-result", help="(job scripts) a reference program's "
+                       "output -> karma results",
+                       description="What the job script of a `reference:` run calls: reads "
+                       "the program's output (BabelStream --csv) and writes a karma results "
+                       "document of schema_version 2 whose kernels have the reference's "
+                       "implementation, with the deck and --set values the campaign gave.")
+    r.add_argument("format", choices=reference_mod.FORMATS)
+    r.add_argument("--input", required=True, help="the program's output")
+    r.add_argument("--exit-status", type=int, default=0, help="the program's exit status")
+    r.add_argument("--app", required=True, help="the mini-app it stands beside")
+    r.add_argument("--deck", required=True, help="the deck that describes what it ran")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE")
+    r.add_argument("--command", dest="reference_command",
+                   help="the command line, for the record")
+    r.add_argument("--output", required=True, metavar="FILE.json")
+    r.set_defaults(func=reference_result)
     return p
 
 

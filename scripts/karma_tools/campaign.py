@@ -7,6 +7,7 @@ CAMPAIGN_HELP, which `karma-batch --help-campaign` prints.
 """
 
 import difflib
+import fnmatch
 import hashlib
 import itertools
 import os
@@ -21,7 +22,15 @@ A campaign file (YAML) lists runs of karma mini-apps; karma-batch writes one
 job script per run and per point of its sweeps.
 
   name: h200-eval                 # campaign name: letters, digits, '.', '_', '-'
-  scheduler: slurm                # slurm (sbatch) or pbs (qsub); --scheduler overrides
+  scheduler: slurm                # slurm (sbatch), pbs (qsub), or local: `submit`
+                                  # runs the jobs here, one after another, one node;
+                                  # --scheduler overrides
+  variables:                      # {NAME} in deck, executable, args and environment
+    babelstream: cuda-stream      # variables; each can be set with
+                                  # `generate --var NAME=VALUE`
+  round_order: interleaved        # jobs run (are submitted) round by round: round r
+                                  # runs every run's job before round r+1 starts;
+                                  # alternate: even rounds in reverse order
   results_dir: results            # one subdirectory per job (default: OUT/results)
   bin_dir: /opt/karma/bin         # where karma-<app> is (default: beside karma-batch,
                                   # else looked up in PATH when the job runs)
@@ -54,10 +63,28 @@ job script per run and per point of its sweeps.
       scaling: [weak, strong]       # one job per scaling: sets scaling_key per job
       scaling_key: stream.scaling   # (the default: <app>.scaling)
       repeat: 3                     # identical jobs per point (rounds)
-      args: ["--kokkos-print-configuration"]   # extra mini-app arguments
+      args: ["--kokkos-print-configuration"]   # extra mini-app arguments; {KEY} and
+                                    # {KEY[i]} give this job's set/sweep value of a
+                                    # deck key (2^25 written out: 33554432)
+      reference: babelstream        # an external program instead of karma-<app>:
+                                    # `executable` with `args`, its output read into
+                                    # karma-<app>.json (implementation babelstream),
+                                    # deck and set/sweep describing what it ran
       # per run, these override the campaign's: ranks_per_node, gpus_per_rank,
       # cpus_per_rank, time, launcher, executable, environment (modules and
       # setup lines are added after the campaign's, variables override)
+
+  compare:                          # ratio tables of karma-compare --campaign and
+    - name: karma-vs-babelstream    # karma-report, within this campaign
+      metric: bandwidth_GBps.best   # a kernel field (default fom.value)
+      higher_is_better: true        # (default: the FOM's; false for time_s.*)
+      numerator: {implementation: kokkos}       # selections: run, implementation,
+      denominator: {implementation: babelstream}  # variant, kernel (globs or lists),
+                                    # deck: {key: value}
+      match: [stream.shape, stream.precision]   # deck keys both sides share
+      label: []                     # deck keys that tell numerator rows apart
+      same_variant: true            # pair kernels of the same variant (copy/copy)
+      aggregate: [worst, median]    # over rounds (default [worst]): worst, best, median
 
 Weak scaling keeps the deck's size per rank; strong scaling keeps it global
 and splits it over the ranks: the mini-app reads <app>.scaling (change the key
@@ -77,15 +104,25 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _APP = re.compile(r"^[a-z0-9][a-z0-9_]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _DECK_KEY = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)+$")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)(?:\[([0-9]+)\])?\}")
+_METRIC = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 LAUNCHERS = ("srun", "mpirun", "mpiexec", "none")
 PLACEHOLDERS = ("nodes", "ranks", "ranks_per_node", "gpus_per_rank", "cpus_per_rank")
 
 TOP_KEYS = ("name", "scheduler", "results_dir", "bin_dir", "time", "ranks_per_node",
-            "gpus_per_rank", "cpus_per_rank", "launcher", "environment", "slurm", "pbs", "runs")
+            "gpus_per_rank", "cpus_per_rank", "launcher", "environment", "slurm", "pbs",
+            "variables", "round_order", "runs", "compare")
 RUN_KEYS = ("name", "app", "deck", "set", "sweep", "args", "nodes", "ranks_per_node",
             "gpus_per_rank", "cpus_per_rank", "scaling", "scaling_key", "repeat", "time",
-            "launcher", "executable", "environment")
+            "launcher", "executable", "environment", "reference")
+SCHEDULERS = ("slurm", "pbs", "local")
+ROUND_ORDERS = ("interleaved", "alternate")
+COMPARE_KEYS = ("name", "title", "metric", "higher_is_better", "numerator", "denominator",
+                "match", "label", "same_variant", "aggregate")
+SELECTION_KEYS = ("run", "implementation", "variant", "kernel", "deck")
+AGGREGATES = ("worst", "best", "median")
+REFERENCES = ("babelstream",)
 ENV_KEYS = ("setup", "modules", "variables")
 SLURM_KEYS = ("partition", "account", "qos", "constraint", "exclusive", "extra")
 PBS_KEYS = ("flavor", "queue", "account", "place", "extra")
@@ -124,7 +161,7 @@ class Job:
     def as_dict(self):
         keys = ("name", "run", "app", "deck", "executable", "overrides", "args", "nodes",
                 "ranks_per_node", "ranks", "gpus_per_rank", "cpus_per_rank", "scaling",
-                "sweep", "round", "time", "launcher", "results_dir")
+                "sweep", "round", "time", "launcher", "results_dir", "reference")
         d = {k: getattr(self, k) for k in keys}
         d["environment"] = self.environment.as_dict()
         return d
@@ -261,7 +298,7 @@ def parse_time(checker, node, path):
     return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
 
 
-def _environment(checker, node, path):
+def _environment(checker, node, path, variables=None):
     if node is None or node.value is None:
         return Environment()
     entries = checker.mapping(node, path, ENV_KEYS)
@@ -286,7 +323,7 @@ def _environment(checker, node, path):
                 checker.fail(value, vpath, f"'{name}' is not a shell variable name", at_key=True)
             if isinstance(value.value, (dict, list)) or value.value is None:
                 checker.fail(value, vpath, f"expected a value, got {_describe(value)}")
-            env.variables[name] = value.text()
+            env.variables[name] = _fill(checker, value, vpath, value.text(), variables or {})
     return env
 
 
@@ -588,10 +625,11 @@ def _deck_number(text):
     return value if value == value and abs(value) != float("inf") else None
 
 
-def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None):
+def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, scheduler=None,
+         variables=None):
     """The campaign at `path`, checked and expanded into jobs. `out_dir` is
-    where karma-batch writes (the default results_dir is under it); `bin_dir`
-    overrides the campaign's."""
+    where karma-batch writes (the default results_dir is under it); `bin_dir`,
+    `scheduler` and `variables` ({name: value}) override the campaign's."""
     if not os.path.isfile(path):
         raise ToolError(f"{path}: no such campaign file", 2)
     tool_dir = tool_dir or tools_dir()
@@ -610,8 +648,14 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None):
 
     name = check.string(top["name"], "name", _NAME,
                         "a name of letters, digits, '.', '_' and '-'")
-    scheduler = check.choice(top["scheduler"], "scheduler", ("slurm", "pbs")) \
-        if "scheduler" in top else "slurm"
+    if scheduler is None:
+        scheduler = check.choice(top["scheduler"], "scheduler", SCHEDULERS) \
+            if "scheduler" in top else "slurm"
+    elif "scheduler" in top:
+        check.choice(top["scheduler"], "scheduler", SCHEDULERS)
+    names = _variables(check, top.get("variables"), variables or {}, path)
+    round_order = check.choice(top["round_order"], "round_order", ROUND_ORDERS) \
+        if "round_order" in top else "interleaved"
 
     def where(key, default):
         if key not in top or top[key].value is None:
@@ -635,7 +679,7 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None):
         "launcher": _launcher(check, top["launcher"], "launcher") if "launcher" in top
         else None,
     }
-    environment = _environment(check, top.get("environment"), "environment")
+    environment = _environment(check, top.get("environment"), "environment", names)
 
     slurm = {}
     if "slurm" in top:
@@ -676,12 +720,17 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None):
     for index, run_node in enumerate(runs_node.value):
         jobs.extend(_expand_run(check, run_node, f"runs[{index}]", base, inputs, results_dir,
                                 campaign_bin, tool_dir, defaults, environment, run_names,
-                                job_names, lister if check_keys else None))
+                                job_names, lister if check_keys else None, names, scheduler))
+    compare = _compare(check, top["compare"], run_names) if "compare" in top else []
     warnings = list(lister.warnings)
     unchecked = "; set/sweep keys and values are checked only when its jobs start" \
         if check_keys else ""
+    references = {j.executable for j in jobs if j.reference}
     for exe in sorted({j.executable for j in jobs}):
-        if os.path.isabs(exe) and not os.access(exe, os.X_OK):
+        if exe in references and not shutil.which(exe):
+            warnings.append(f"{exe} (a reference program) is not an executable here; the "
+                            "jobs need it where they run (name it with --var)")
+        elif os.path.isabs(exe) and not os.access(exe, os.X_OK):
             warnings.append(f"{exe} is not an executable here; the jobs need it on the "
                             f"compute nodes{unchecked}")
         elif not os.path.isabs(exe) and not shutil.which(exe):
@@ -689,7 +738,8 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None):
                             f"(or set bin_dir){unchecked}")
     return Campaign(name=name, path=os.path.abspath(path), sha256=hashlib.sha256(data).hexdigest(),
                     scheduler=scheduler, results_dir=results_dir, slurm=slurm, pbs=pbs,
-                    jobs=jobs, warnings=warnings)
+                    jobs=jobs, warnings=warnings, variables=names, round_order=round_order,
+                    compare=compare)
 
 
 def _launcher(check, node, path):
@@ -707,7 +757,7 @@ def _launcher(check, node, path):
 
 
 def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool_dir,
-                defaults, environment, run_names, job_names, lister):
+                defaults, environment, run_names, job_names, lister, variables, scheduler):
     entries = check.mapping(node, path, RUN_KEYS, required=("name", "app", "deck"))
     run = check.string(entries["name"], f"{path}.name", _NAME,
                        "a name of letters, digits, '.', '_' and '-'")
@@ -716,6 +766,14 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
                    f"{run_names[run]}")
     run_names[run] = path
     app = check.string(entries["app"], f"{path}.app", _APP, "a mini-app name (stream, mgs, ...)")
+    reference = check.choice(entries["reference"], f"{path}.reference", REFERENCES) \
+        if "reference" in entries else None
+    if reference and "executable" not in entries:
+        check.fail(entries["reference"], f"{path}.reference", "a reference run needs "
+                   "`executable:` (e.g. \"{babelstream}\" with a campaign variable)")
+    if reference and app not in APPS:
+        check.fail(entries["app"], f"{path}.app", f"a reference run names the mini-app it "
+                   f"stands beside ({', '.join(APPS)}), not '{app}'")
     if app not in APPS and "executable" not in entries:
         near = difflib.get_close_matches(app, APPS, n=1, cutoff=0.6)
         hint = f"did you mean '{near[0]}'? " if near else ""
@@ -723,7 +781,8 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
                    f"({', '.join(APPS)}); {hint}a mini-app of your own needs `executable:`")
 
     deck_node = entries["deck"]
-    deck_text = check.string(deck_node, f"{path}.deck")
+    deck_text = _fill(check, deck_node, f"{path}.deck", check.string(deck_node, f"{path}.deck"),
+                      variables, keep=("inputs",))
     if "{inputs}" in deck_text:
         if inputs is None:
             check.fail(deck_node, f"{path}.deck", "{inputs}: the suite's decks were not found "
@@ -749,8 +808,9 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
     launcher = value("launcher", lambda n: _launcher(check, n, f"{path}.launcher"),
                      defaults["launcher"])
     repeat = value("repeat", lambda n: check.integer(n, f"{path}.repeat", 1), 1)
-    scaling_key = value("scaling_key", lambda n: check.string(n, f"{path}.scaling_key", _DECK_KEY,
-                                                                "a deck key (section.key)"),
+    scaling_key = value("scaling_key",
+                        lambda n: check.string(n, f"{path}.scaling_key", _DECK_KEY,
+                                               "a deck key (section.key)"),
                         f"{app}.scaling")
     scalings = [None]
     if "scaling" in entries:
@@ -764,16 +824,24 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
     overrides = _overrides(check, entries["set"], f"{path}.set") if "set" in entries else []
     sweep = _sweep(check, entries["sweep"], f"{path}.sweep") if "sweep" in entries else []
     args = value("args", lambda n: check.strings(n, f"{path}.args"), [])
+    args_nodes = []
+    if "args" in entries:
+        anode = entries["args"]
+        args_nodes = anode.value if isinstance(anode.value, list) else [anode]
     for i, a in enumerate(args):
         if a in ("--output", "-o") or a.startswith("--output="):
             check.fail(entries["args"], f"{path}.args[{i}]", "karma-batch chooses --output "
                        "(one results directory per job)")
     env = environment.merged(_environment(check, entries.get("environment"),
-                                          f"{path}.environment"))
+                                          f"{path}.environment", variables))
 
     if "executable" in entries:
-        executable = os.path.normpath(os.path.join(
-            base, os.path.expanduser(check.string(entries["executable"], f"{path}.executable"))))
+        text = _fill(check, entries["executable"], f"{path}.executable",
+                     check.string(entries["executable"], f"{path}.executable"), variables)
+        # A bare name is a command found in PATH when the job runs; a path is
+        # relative to the campaign file.
+        executable = text if "/" not in text else \
+            os.path.normpath(os.path.join(base, os.path.expanduser(text)))
     elif campaign_bin:
         executable = os.path.join(campaign_bin, f"karma-{app}")
     elif os.path.isfile(os.path.join(tool_dir, f"karma-{app}")):
@@ -781,7 +849,7 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
     else:
         executable = f"karma-{app}"  # found in PATH when the job runs
 
-    if lister is not None:
+    if lister is not None and not reference:
         known = lister.keys(executable)
         if known is not None:
             set_is_map = isinstance(entries["set"].value, dict) if "set" in entries else False
@@ -832,6 +900,9 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
         if nodes * rpn > INT_MAX:
             check.fail(entries.get("nodes", node), f"{path}.nodes", f"nodes x ranks_per_node = "
                        f"{nodes} x {rpn} ranks, more than {INT_MAX}")
+        if scheduler == "local" and nodes > 1:
+            check.fail(entries.get("nodes", node), f"{path}.nodes", f"the local scheduler runs "
+                       f"on this one node, but this run asks for {nodes}")
         if launcher == "none" and nodes * rpn > 1:
             check.fail(entries.get("launcher", node), f"{path}.launcher",
                        f"'none' runs one rank, but nodes x ranks_per_node = {nodes * rpn}")
@@ -852,10 +923,154 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
         if scaling:
             job_overrides.append(f"{scaling_key}={scaling}")
         job_overrides.extend(f"{k}={t}" for k, t in point)
+        values = dict(o.split("=", 1) for o in job_overrides)
+        job_args = [_fill(check, args_nodes[i] if i < len(args_nodes) else node,
+                          f"{path}.args[{i}]", a, variables, values)
+                    for i, a in enumerate(args)]
         jobs.append(Job(name=job_name, run=run, app=app, deck=deck, executable=executable,
-                        overrides=job_overrides, args=args, nodes=nodes, ranks_per_node=rpn,
+                        overrides=job_overrides, args=job_args, nodes=nodes, ranks_per_node=rpn,
                         gpus_per_rank=gpus, cpus_per_rank=cpus, scaling=scaling,
                         sweep={k: t for k, t in point}, round=rnd, time=time,
-                        launcher=launcher, environment=env,
+                        launcher=launcher, environment=env, reference=reference,
                         results_dir=os.path.join(results_dir, job_name)))
     return jobs
+
+
+def _variables(check, node, overrides, path):
+    """{name: value} of `variables:`, with `--var NAME=VALUE` applied."""
+    names = {}
+    if node is not None and node.value is not None:
+        if not isinstance(node.value, dict):
+            check.fail(node, "variables", f"expected NAME: value pairs, got {_describe(node)}")
+        for name, value in node.value.items():
+            if not _ENV_NAME.match(name) or name == "inputs":
+                check.fail(value, f"variables.{name}", f"'{name}' is not a variable name "
+                           "(letters, digits, '_'; not 'inputs')", at_key=True)
+            if isinstance(value.value, (dict, list)) or value.value is None:
+                check.fail(value, f"variables.{name}", f"expected a value, got "
+                           f"{_describe(value)}")
+            names[name] = value.text()
+    for name, value in overrides.items():
+        if name not in names:
+            known = ", ".join(names) or "none"
+            raise ToolError(f"--var {name}: {path} has no such variable (its variables: "
+                            f"{known})", 2)
+        names[name] = value
+    return names
+
+
+def _fill(check, node, path, text, variables, deck_values=None, keep=()):
+    """text with {NAME} replaced by campaign variables and, given deck_values
+    ({key: override text}), {KEY} or {KEY[i]} by a job's deck values, integers
+    written out (2^25 -> 33554432)."""
+    from .reference import deck_value
+
+    def one(m):
+        name, index = m.group(1), m.group(2)
+        if name in keep and index is None:
+            return m.group(0)
+        if name in variables and index is None:
+            return variables[name]
+        if deck_values is not None and name in deck_values:
+            try:
+                value = deck_value(yamlsub.parse_value(deck_values[name]).plain())
+            except yamlsub.YamlError:
+                value = deck_values[name]
+            if index is not None:
+                if not isinstance(value, list) or int(index) >= len(value):
+                    check.fail(node, path, f"{{{name}[{index}]}}: {name} is "
+                               f"{deck_values[name]}, which has no entry {index}")
+                value = value[int(index)]
+            if isinstance(value, list):
+                return "[" + ",".join(str(v) for v in value) + "]"
+            return str(value)
+        known = [f"{{{v}}}" for v in variables] + \
+            [f"{{{k}}}" for k in (deck_values or {})] + [f"{{{k}}}" for k in keep]
+        check.fail(node, path, f"{m.group(0)}: not a campaign variable" +
+                   (" nor a set/sweep key of this run" if deck_values is not None else "") +
+                   f" (known: {', '.join(known) or 'none'})")
+
+    return _PLACEHOLDER.sub(one, text)
+
+
+def _glob_list(check, node, path):
+    values = check.strings(node, path)
+    if not values:
+        check.fail(node, path, "the list is empty")
+    return values
+
+
+def _selection(check, node, path, run_names):
+    entries = check.mapping(node, path, SELECTION_KEYS)
+    if not entries:
+        check.fail(node, path, f"selects nothing: name at least one of "
+                   f"{', '.join(SELECTION_KEYS)}")
+    out = {}
+    for key, value in entries.items():
+        where = f"{path}.{key}"
+        if key == "deck":
+            if not isinstance(value.value, dict) or not value.value:
+                check.fail(value, where, "expected deck keys with their values")
+            for k, v in value.value.items():
+                if not _DECK_KEY.match(k):
+                    check.fail(v, f"{where}.{k}", "not a deck key (section.key)", at_key=True)
+            from .reference import deck_value
+
+            out[key] = {k: deck_value(v.plain()) for k, v in value.value.items()}
+            continue
+        out[key] = _glob_list(check, value, where)
+        if key == "run":
+            for i, pattern in enumerate(out[key]):
+                if not any(fnmatch.fnmatchcase(r, pattern) for r in run_names):
+                    item = value.value[i] if isinstance(value.value, list) else value
+                    check.fail(item, where, f"'{pattern}' matches no run of this campaign "
+                               f"(runs: {', '.join(run_names)})")
+    return out
+
+
+def _compare(check, node, run_names):
+    """The `compare:` list as plain dicts (kept in the manifest)."""
+    if not isinstance(node.value, list) or not node.value:
+        check.fail(node, "compare", "expected a non-empty list of comparisons")
+    out, seen = [], {}
+    for i, item in enumerate(node.value):
+        path = f"compare[{i}]"
+        entries = check.mapping(item, path, COMPARE_KEYS,
+                                required=("name", "numerator", "denominator"))
+        name = check.string(entries["name"], f"{path}.name", _NAME,
+                            "a name of letters, digits, '.', '_' and '-'")
+        if name in seen:
+            check.fail(entries["name"], f"{path}.name", f"'{name}' is also the name of "
+                       f"{seen[name]}")
+        seen[name] = path
+        spec = {"name": name, "title": None, "metric": "fom.value", "higher_is_better": None,
+                "match": [], "label": [], "same_variant": False, "aggregate": ["worst"]}
+        if "title" in entries:
+            spec["title"] = check.string(entries["title"], f"{path}.title")
+        if "metric" in entries:
+            spec["metric"] = check.string(entries["metric"], f"{path}.metric", _METRIC,
+                                          "a kernel field such as fom.value or "
+                                          "bandwidth_GBps.best")
+        for key in ("higher_is_better", "same_variant"):
+            if key in entries:
+                spec[key] = check.boolean(entries[key], f"{path}.{key}")
+        for key in ("match", "label"):
+            if key in entries:
+                spec[key] = check.strings(entries[key], f"{path}.{key}")
+                for j, k in enumerate(spec[key]):
+                    if not _DECK_KEY.match(k):
+                        n = entries[key].value[j] if isinstance(entries[key].value, list) \
+                            else entries[key]
+                        check.fail(n, f"{path}.{key}[{j}]", f"'{k}' is not a deck key "
+                                   "(section.key)")
+        if "aggregate" in entries:
+            anode = entries["aggregate"]
+            items = anode.value if isinstance(anode.value, list) else [anode]
+            if not items:
+                check.fail(anode, f"{path}.aggregate", "the list is empty")
+            spec["aggregate"] = [check.choice(n, f"{path}.aggregate", AGGREGATES)
+                                 for n in items]
+        for side in ("numerator", "denominator"):
+            spec[side] = _selection(check, entries[side], f"{path}.{side}", run_names)
+        out.append(spec)
+    return out

@@ -13,7 +13,7 @@ import os
 import re
 import sys
 
-from . import ToolError, __version__, atomic_write, main_wrapper
+from . import ToolError, __version__, atomic_write, main_wrapper, sides
 from .results import format_size, format_value, load_set
 
 DESCRIPTION = """\
@@ -43,7 +43,19 @@ specific pattern (the later line on a tie); a pattern's weight is shared
 equally by the rows that take it; rows no pattern covers weigh 0.
 
 Output: Markdown on stdout, or files with --markdown/--csv/--json (each
-written whole or not at all)."""
+written whole or not at all).
+
+Within one campaign: karma-compare --campaign OUT prints the ratio tables
+that the campaign file's `compare:` section declares (OUT: the directory
+`karma-batch generate` made; see karma-batch --help-campaign): numerator
+and denominator results of the same round paired on the `match` deck keys
+(karma / BabelStream per kernel and size, Kokkos / native-cuda per layout,
+...), round by round, then the worst of the rounds (and the best or
+median, as the campaign asks; --aggregate names one instead). Results of
+schema_version 2 name each kernel's implementation and variant; for
+schema_version 1 the implementation is the deck's <app>.implementation
+when it is one string, else one a kernel name starts or ends with
+(cublas-dgemv), else kokkos."""
 
 EPILOG = "exit status: 0 compared; 2 bad input (schema version, empty set, bad weights); " \
          "3 could not write an output"
@@ -86,6 +98,8 @@ def group_runs(runs):
     groups = {}
     for r in runs:
         values = {k: v for k, v in r.deck_values().items() if not _is_selection(v)}
+        if r.reference:  # a reference program is not a case of karma's
+            values["reference"] = r.reference
         values["ranks"] = r.ranks
         values["nodes"] = r.nodes
         key = (r.app, json.dumps(values, sort_keys=True))
@@ -430,7 +444,7 @@ def _fmt_ratio(r):
 def markdown(result):
     base = result["baseline"]
     labels = [s["label"] for s in result["sets"]]
-    others = [l for l in labels if l != base]
+    others = [label for label in labels if label != base]
     out = ["# karma comparison", ""]
     out.append(f"Baseline: **{base}**. Ratios above 1 are better than the baseline (a higher "
                "figure of merit, or a lower time)" +
@@ -475,8 +489,8 @@ def markdown(result):
     out.append("")
     head = "| app | case | kernel | units | weight | " + base + " |"
     sep = "|---|---|---|---|---|---|"
-    for l in others:
-        head += f" {l} | {l}/{base} |"
+    for label in others:
+        head += f" {label} | {label}/{base} |"
         sep += "---|---|"
     head += " flags |"
     sep += "---|"
@@ -487,12 +501,12 @@ def markdown(result):
         cells = [r["app"], r["case"], r["kernel"], r["units"], f"{r['weight']:.3g}",
                  _cell(b)]
         row_flags = []
-        for l in others:
-            e = r["values"].get(l)
+        for label in others:
+            e = r["values"].get(label)
             cells += [_cell(e), _fmt_ratio(e["ratio"]) if e else "-"]
             if e and e["flags"]:
                 row_flags.append(len(flag_notes) + 1)
-                flag_notes.append(f"{l}, {r['app']}/{r['case']}/{r['kernel']}: "
+                flag_notes.append(f"{label}, {r['app']}/{r['case']}/{r['kernel']}: "
                                   + "; ".join(e["flags"]))
         if b["flags"]:
             row_flags.append(len(flag_notes) + 1)
@@ -554,6 +568,48 @@ def csv_text(result):
     return buf.getvalue()
 
 
+def campaign_main(args):
+    name, manifest_path, tables, notes = sides.campaign_tables(args.campaign)
+    if args.aggregate:
+        for t in tables:
+            for row in t["rows"]:
+                ratios = list(row["rounds"].values())
+                row["aggregates"] = {args.aggregate: sides.aggregate(ratios, args.aggregate)}
+            t["aggregate"] = [args.aggregate]
+    if not tables:
+        raise ToolError(f"{manifest_path}: the campaign declares no comparisons (add a "
+                        "`compare:` section to its campaign file and generate again)", 2)
+    lines = [f"# karma side by side: campaign {name}", ""]
+    lines += sides.markdown(tables, "##")
+    if notes:
+        lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
+    md = "\n".join(lines)
+    outputs = []
+    if args.markdown:
+        outputs.append((args.markdown, md + "\n"))
+    if args.json:
+        outputs.append((args.json, json.dumps({"karma_compare_campaign": 1, "campaign": name,
+                                               "manifest": manifest_path, "tables": tables,
+                                               "notes": notes}, indent=2) + "\n"))
+    if args.csv:
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["comparison", "match", "label", "numerator", "denominator", "round",
+                    "numerator_value", "denominator_value", "ratio"])
+        for t in tables:
+            for row in t["rows"]:
+                for rnd, ratio in row["rounds"].items():
+                    a, b = row["values"][rnd]
+                    w.writerow([t["name"], json.dumps(row["match"]), json.dumps(row["label"]),
+                                row["numerator"], row["denominator"], rnd, a, b, ratio])
+        outputs.append((args.csv, buf.getvalue()))
+    for path, text in outputs:
+        atomic_write(path, text)
+    if not outputs:
+        sys.stdout.write(md + "\n")
+    return 0
+
+
 def _parse_set(text):
     label, sep, path = text.partition("=")
     if sep and label and not os.path.exists(text):
@@ -564,12 +620,15 @@ def _parse_set(text):
 def main(argv=None):
     p = argparse.ArgumentParser(prog="karma-compare", description=DESCRIPTION, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("sets", nargs="+", metavar="[LABEL=]SET",
+    p.add_argument("sets", nargs="*", metavar="[LABEL=]SET",
                    help="results directory or file of one machine")
+    p.add_argument("--campaign", metavar="OUT",
+                   help="the ratio tables of one campaign (its compare: section) instead")
     p.add_argument("--baseline", metavar="LABEL", help="the set others are divided by "
                    "(default: the first)")
-    p.add_argument("--aggregate", choices=("median", "best", "mean", "worst"), default="median",
-                   help="how repeated runs of a case combine (default: median)")
+    p.add_argument("--aggregate", choices=("median", "best", "mean", "worst"),
+                   help="how repeated runs of a case combine (default: median; with "
+                   "--campaign: the campaign's, worst unless it says)")
     p.add_argument("--weights", metavar="FILE", help="weights of the rows (see above)")
     p.add_argument("--per-node", action="store_true",
                    help="scale ratios by the node counts of the runs compared")
@@ -584,6 +643,14 @@ def main(argv=None):
     args = p.parse_args(argv)
 
     def run():
+        if args.campaign:
+            if args.sets:
+                raise ToolError("--campaign compares within one campaign: give no result "
+                                "sets beside it", 2)
+            if args.aggregate == "mean":
+                raise ToolError("--aggregate mean: the ratio tables take worst, best or "
+                                "median", 2)
+            return campaign_main(args)
         if len(args.sets) < 2:
             raise ToolError("give at least two result sets to compare", 2)
         sets = []
@@ -599,13 +666,13 @@ def main(argv=None):
                     raise ToolError(f"--system-nodes {item}: expected LABEL=N with N >= 1", 2)
                 nodes[label] = int(n)
             missing = [s.label for s in sets if s.label not in nodes]
-            unknown = [l for l in nodes if l not in [s.label for s in sets]]
+            unknown = [n for n in nodes if n not in [s.label for s in sets]]
             if missing or unknown:
                 raise ToolError("--system-nodes must name every set exactly: " +
                                 (f"missing {', '.join(missing)}" if missing else "") +
                                 ("; " if missing and unknown else "") +
                                 (f"unknown {', '.join(unknown)}" if unknown else ""), 2)
-        result = compare(sets, args.baseline or sets[0].label, how=args.aggregate,
+        result = compare(sets, args.baseline or sets[0].label, how=args.aggregate or "median",
                          per_node=args.per_node, weights_path=args.weights, system_nodes=nodes)
         md = markdown(result)
         outputs = []

@@ -1,5 +1,6 @@
-"""Job scripts for Slurm (sbatch) and PBS (qsub), and the little a tool needs
-to submit them and ask how they are doing.
+"""Job scripts for Slurm (sbatch), PBS (qsub) and the local scheduler (run
+here, one after another, by `karma-batch submit`), and the little a tool
+needs to submit them and ask how they are doing.
 
 One MPI rank per GPU: Slurm gets --ntasks-per-node=R and --gpus-per-task=G
 (each rank then sees its own G GPUs); under PBS, or under Slurm with mpirun,
@@ -17,6 +18,10 @@ from . import ToolError, __version__
 
 RESULT_NAME = "karma-{app}.json"
 EXIT_CODE_FILE = "exit_code"
+# The local scheduler's log of a job, as Slurm's job-<id>.out and PBS's job.out.
+LOCAL_LOG = "job.out"
+# What a reference program (BabelStream) printed, read into RESULT_NAME.
+REFERENCE_OUTPUT = "reference.out"
 
 
 def results_file(job):
@@ -25,6 +30,9 @@ def results_file(job):
 
 def launcher_command(job, scheduler):
     """The MPI launcher words for a job, from its launcher setting."""
+    if scheduler == "local" and not job.launcher:
+        # One rank needs no launcher; more run under this node's mpiexec.
+        return "" if job.ranks == 1 else f"mpiexec -n {job.ranks}"
     launcher = job.launcher or ("srun" if scheduler == "slurm" else "mpiexec")
     values = {"nodes": job.nodes, "ranks": job.ranks, "ranks_per_node": job.ranks_per_node,
               "gpus_per_rank": job.gpus_per_rank, "cpus_per_rank": job.cpus_per_rank or 1}
@@ -96,9 +104,16 @@ def _header_pbs(job, campaign):
     return lines
 
 
-def render(job, campaign, scheduler, envcapture):
-    """The text of the job script for `job` under `scheduler`."""
-    header = _header_slurm(job, campaign) if scheduler == "slurm" else _header_pbs(job, campaign)
+def _header_local(job, campaign):
+    return [f"# Run by `karma-batch submit` on this node (scheduler local); its output goes "
+            f"to {job.results_dir}/{LOCAL_LOG}."]
+
+
+def render(job, campaign, scheduler, envcapture, batch_tool=None):
+    """The text of the job script for `job` under `scheduler`; `batch_tool`
+    is the karma-batch that reads a reference run's output."""
+    header = {"slurm": _header_slurm, "pbs": _header_pbs,
+              "local": _header_local}[scheduler](job, campaign)
     q = shlex.quote
     out = ["#!/bin/bash"] + header
     gpu_words = f", {job.gpus_per_rank} GPU(s) per rank" if job.gpus_per_rank else ""
@@ -147,6 +162,24 @@ def render(job, campaign, scheduler, envcapture):
     command += ["--output", "$results/" + RESULT_NAME.format(app=job.app)]
     words = " ".join(q(w) if not w.startswith("$results/") else f'"{w}"' for w in command)
     launcher = launcher_command(job, scheduler)
+    run_lines = [(launcher + " " if launcher else "") + words, "code=$?"]
+    if getattr(job, "reference", None):
+        # The reference runs as one process; what it prints (its table among
+        # other lines) becomes karma results of implementation <reference>.
+        ref = [job.executable] + list(job.args)
+        read = [batch_tool or "karma-batch", "reference-result", job.reference,
+                "--input", "$results/" + REFERENCE_OUTPUT, "--exit-status", "$code",
+                "--app", job.app, "--deck", job.deck]
+        for o in job.overrides:
+            read += ["--set", o]
+        read += ["--command", shlex.join(ref),
+                 "--output", "$results/" + RESULT_NAME.format(app=job.app)]
+        run_lines = [
+            " ".join(q(w) for w in ref) + f' >"$results/{REFERENCE_OUTPUT}" 2>&1',
+            "code=$?",
+            " ".join(f'"{w}"' if w.startswith("$") else q(w) for w in read),
+            "code=$?",
+        ]
     out += [
         "# What a procurement disclosure needs about the node (the job's first node).",
         f"{q(envcapture)} --output \"$results/environment\" --quiet ||",
@@ -154,8 +187,7 @@ def render(job, campaign, scheduler, envcapture):
         "",
         f'echo "karma-batch job {job.name}: start $(date -u +%Y-%m-%dT%H:%M:%SZ) on '
         '$(hostname)"',
-        (launcher + " " if launcher else "") + words,
-        "code=$?",
+        *run_lines,
         f'echo "karma-batch job {job.name}: exit code $code"',
         'finish "$code"',
         "",

@@ -8,8 +8,8 @@ import shlex
 import shutil
 import sys
 
-from . import ToolError, __version__, atomic_write, main_wrapper
-from .results import format_size, format_value, is_number, load_set
+from . import ToolError, __version__, atomic_write, main_wrapper, read_json, sides
+from .results import find_json, format_size, format_value, is_number, load_set
 
 DESCRIPTION = """\
 Turns a directory of karma results into one Markdown report with plots:
@@ -23,7 +23,11 @@ Turns a directory of karma results into one Markdown report with plots:
   * scaling curves, efficiency against ranks, where runs differ only in their
     number of ranks (weak: same size per rank; strong: same global size);
   * microbenchmark ratios (karma / raw pointer, or the pair --microbench-pair
-    names) from Google Benchmark JSON files.
+    names) from Google Benchmark JSON files;
+  * side by side: for each campaign directory (a campaign.json of
+    karma-batch generate) under RESULTS whose campaign file has a
+    `compare:` section, its ratio tables (as karma-compare --campaign prints
+    them: per round, then the worst of rounds).
 
 Plots go to PLOTS (default: plots/ beside the report), which the report owns
 and replaces whole. results/README.md is made with:
@@ -84,6 +88,8 @@ def configs_of(runs):
     out = {}
     for r in runs:
         values = {k: v for k, v in r.deck_values().items() if not _is_selection(v)}
+        if r.reference:  # BabelStream beside karma-stream: never the same configuration
+            values["reference"] = r.reference
         # Threads per rank (host) or resident threads (GPU): runs with
         # different thread counts are different configurations.
         concurrency = (r.doc.get("kokkos") or {}).get("concurrency")
@@ -91,6 +97,7 @@ def configs_of(runs):
         if key not in out:
             out[key] = Config(r.app, values, r.device, r.ranks, r.nodes, concurrency)
         out[key].runs.append(r)
+
     def order(c):
         sizes = []
         for k, v in sorted(c.values.items()):
@@ -359,7 +366,7 @@ def layout_section(name, configs, plotter):
         return []
     members = [c for _, v in pairs for c in v.values()]
     keys = [k for k in varying_keys(members) if not k.endswith(".layout")]
-    layouts = sorted({l for _, v in pairs for l in v})
+    layouts = sorted({lay for _, v in pairs for lay in v})
     out = [f"### {name}: layouts", ""]
     kernels = []
     for c in members:
@@ -371,7 +378,7 @@ def layout_section(name, configs, plotter):
         first = next(iter(by.values()))
         label = series_label(first, keys)
         for k in kernels:
-            vals = [by[l].best(k)[0] if l in by else None for l in layouts]
+            vals = [by[lay].best(k)[0] if lay in by else None for lay in layouts]
             row = [label, k] + [format_value(v) for v in vals]
             if len(layouts) == 2:
                 row.append(f"{vals[0] / vals[1]:.3f}" if vals[0] and vals[1] else "-")
@@ -542,7 +549,7 @@ def microbench_section(name, files, plotter, ours, theirs):
                                        constrained_layout=True)
         ax.barh(range(len(ratios)), [r or 0 for _, r in ratios], color="tab:blue")
         ax.set_yticks(range(len(ratios)))
-        ax.set_yticklabels([l for l, _ in ratios], fontsize=7)
+        ax.set_yticklabels([text for text, _ in ratios], fontsize=7)
         ax.invert_yaxis()
         ax.axvline(1.0, color="black", linewidth=0.8)
         ax.set_xlabel(f"time {ours} / time {theirs}")
@@ -605,6 +612,7 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command):
                       f"{passed}/{len(rs)}" if rs else "", writeup])
     lines += _table(["results", "karma runs", "benchmark files", "devices", "verified",
                      "write-up"], index) + [""]
+    lines += side_by_side(result_set.path, out_dir)
 
     for name, d, rs, bs in sections:
         lines += [f"## {name}", ""]
@@ -635,6 +643,31 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command):
     while lines and lines[-1] == "":
         lines.pop()
     return "\n".join(lines) + "\n"
+
+
+def side_by_side(root, out_dir):
+    """The ratio tables of every campaign directory under root."""
+    lines = []
+    for path in find_json(root):
+        if os.path.basename(path) != sides.MANIFEST:
+            continue
+        try:
+            doc = read_json(path)
+        except ToolError:
+            continue
+        if not sides.is_manifest(doc) or not doc.get("compare"):
+            continue
+        name, _, tables, notes = sides.campaign_tables(path)
+        where = os.path.relpath(os.path.dirname(path), out_dir)
+        lines += [f"## Side by side: campaign {name}", "",
+                  f"_From [{where}/campaign.json]({where}/campaign.json); "
+                  f"`karma-compare --campaign {where}` prints the same tables._", ""]
+        lines += sides.markdown(tables, "###")
+        missing = [n for n in notes if "no results" in n]
+        if missing:
+            lines += [f"{len(missing)} job(s) without results: "
+                      + "; ".join(missing[:6]) + ("; ..." if len(missing) > 6 else ""), ""]
+    return lines
 
 
 def _matplotlib_elsewhere(argv):

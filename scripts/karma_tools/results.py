@@ -1,5 +1,13 @@
-"""Reading karma results (results/SCHEMA.md, schema_version 1) and Google
-Benchmark JSON from files and directories."""
+"""Reading karma results (results/SCHEMA.md, schema_version 1 and 2) and
+Google Benchmark JSON from files and directories.
+
+schema_version 2 adds to every kernel its `implementation` (kokkos,
+native-cuda, cublas, cblas, ...) and `variant` (copy, row-per-thread,
+linked-list, ...). For schema_version 1 they are inferred, in this order
+(kernel_identity): the implementation is the deck's `<app>.implementation`
+when that is one string, else the one a kernel name starts or ends with
+(cublas-dgemv -> cublas), else kokkos; the variant is the kernel name
+without that implementation (cublas-dgemv -> dgemv)."""
 
 import math
 import os
@@ -7,7 +15,12 @@ import subprocess
 
 from . import ToolError, describe, read_json
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+SCHEMA_VERSIONS = (1, 2)
+# Implementations a schema_version 1 kernel name can carry (cublas-dgemv,
+# mgs-native-cuda); the rest are Kokkos kernels.
+KNOWN_IMPLEMENTATIONS = ("native-cuda", "native-hip", "cublas", "cblas", "hipblas", "rocblas",
+                         "babelstream")
 # Counts fit a C int, as in the mini-apps.
 _COUNT_MAX = 2**31 - 1
 
@@ -120,6 +133,8 @@ def check_run(path, doc):
         if name in names:
             f.fail(f"{where}.name", f"'{name}' is also an earlier kernel's name")
         names.add(name)
+        f.string(k, "implementation", f"{where}.implementation")
+        f.string(k, "variant", f"{where}.variant")
         fom = f.obj(k, "fom", f"{where}.fom", required=True)
         f.number(fom, "value", f"{where}.fom.value", positive=True)
         f.string(fom, "units", f"{where}.fom.units")
@@ -167,10 +182,18 @@ class Run:
         ranks = doc.get("ranks") or [{}]
         device = (ranks[0] or {}).get("device") or {}
         self.device = device.get("name") or "?"
+        self.schema_version = doc.get("schema_version")
+        # Results read from a reference program's output (reference.py).
+        self.reference = (doc.get("reference") or {}).get("format") \
+            if isinstance(doc.get("reference"), dict) else None
         self.kernels = {}
         for k in doc.get("kernels") or []:
             fom = k.get("fom") or {}
+            implementation, variant = kernel_identity(self, k)
             self.kernels[k["name"]] = {
+                "implementation": implementation,
+                "variant": variant,
+                "entry": k,
                 "value": fom.get("value"),
                 "units": fom.get("units", ""),
                 "higher_is_better": bool(fom.get("higher_is_better", True)),
@@ -203,6 +226,36 @@ class Run:
             if k.endswith(".precision"):
                 return v
         return None
+
+
+def kernel_identity(run, kernel):
+    """(implementation, variant) of a kernel entry: its own fields
+    (schema_version 2), else inferred as the module's docstring says."""
+    name = kernel.get("name", "")
+    implementation = kernel.get("implementation")
+    variant = kernel.get("variant")
+    if not isinstance(implementation, str) or not implementation:
+        implementation = None
+        from_deck = (run.resolved.get(run.app) or {}).get("implementation") \
+            if isinstance(run.resolved.get(run.app), dict) else None
+        if isinstance(from_deck, str) and from_deck:
+            implementation = from_deck
+        else:
+            for known in KNOWN_IMPLEMENTATIONS:
+                if name == known or name.startswith(known + "-") or name.endswith("-" + known):
+                    implementation = known
+                    break
+        implementation = implementation or "kokkos"
+    if not isinstance(variant, str) or not variant:
+        variant = name
+        for cut in (implementation + "-", "-" + implementation):
+            if variant.startswith(cut) and variant != cut:
+                variant = variant[len(cut):]
+                break
+            if variant.endswith(cut) and variant != cut:
+                variant = variant[:-len(cut)]
+                break
+    return implementation, variant
 
 
 class Benchmarks:
@@ -267,15 +320,16 @@ def load_set(path, label=None, committed_only=False, need_runs=True):
         doc = read_json(f)
         if isinstance(doc, dict) and "schema_version" in doc:
             version = doc["schema_version"]
-            if version != SCHEMA_VERSION:
+            if not isinstance(version, int) or isinstance(version, bool) or \
+                    version not in SCHEMA_VERSIONS:
                 shown = version if isinstance(version, int) and not isinstance(version, bool) \
                     else describe(version)
                 raise ToolError(f"{f}: schema_version {shown}, but this tool reads karma "
-                                f"results of schema_version {SCHEMA_VERSION} (results/SCHEMA.md)"
+                                "results of schema_version 1 or 2 (results/SCHEMA.md)"
                                 "; use the karma release that wrote it", 2)
             missing = [k for k in ("app", "kernels", "result", "mpi") if k not in doc]
             if missing:
-                raise ToolError(f"{f}: schema_version 1 but no {', '.join(missing)}: not a "
+                raise ToolError(f"{f}: schema_version {version} but no {', '.join(missing)}: not a "
                                 "karma results document", 2)
             check_run(f, doc)
             result.runs.append(Run(f, doc))

@@ -142,8 +142,8 @@ def test_markdown_and_csv(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    ([A, os.path.join(SAMPLES, "schema-v2")],
-     "schema_version 2, but this tool reads karma results of schema_version 1"),
+    ([A, os.path.join(SAMPLES, "schema-v3")],
+     "schema_version 3, but this tool reads karma results of schema_version 1 or 2"),
     ([A, "@EMPTY@"], "no karma results found (no JSON files)"),
     ([A, "@NOTKARMA@"], "no karma results found (1 JSON file(s), none of them karma results)"),
     ([A, "/no/such/dir"], "/no/such/dir: no such file or directory"),

@@ -335,7 +335,7 @@ MANIFESTS = [
     ("a list", lambda m: json.dumps([m]), "not a karma-batch manifest of version 1"),
     ("version 2", _typed(("karma_batch_manifest",), 2), "not a karma-batch manifest"),
     ("scheduler unknown", _typed(("scheduler",), "lsf"),
-     "campaign.json: scheduler: expected slurm or pbs, got the string 'lsf'"),
+     "campaign.json: scheduler: expected slurm, pbs or local, got the string 'lsf'"),
     ("jobs null", _typed(("jobs",), None), "campaign.json: jobs: expected a list of jobs, "
      "got null"),
     ("jobs an object", _typed(("jobs",), {"a": 1}), "jobs: expected a list of jobs, got an "

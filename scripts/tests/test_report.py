@@ -126,12 +126,12 @@ def test_committed_results(tmp_path):
 
 
 @pytest.mark.parametrize("case, message", [
-    ("schema", "schema_version 2, but this tool reads karma results of schema_version 1"),
+    ("schema", "schema_version 3, but this tool reads karma results of schema_version 1 or 2"),
     ("empty", "no karma results found"),
     ("missing", "not a directory"),
 ])
 def test_bad_input_writes_nothing(tmp_path, case, message):
-    src = {"schema": os.path.join(SAMPLES, "schema-v2"), "empty": str(tmp_path / "empty"),
+    src = {"schema": os.path.join(SAMPLES, "schema-v3"), "empty": str(tmp_path / "empty"),
            "missing": str(tmp_path / "missing")}[case]
     os.makedirs(tmp_path / "empty", exist_ok=True)
     out = tmp_path / "out" / "report.md"

@@ -4,7 +4,7 @@
 # machine, small and quick. Two "machines": machine-a runs with 2 OpenMP
 # threads, machine-b with 1 (and one size different, to be flagged).
 # machine-b/failed-verification.json is a real run edited to fail its
-# verification (the checker must flag it); schema-v2/ holds a copy whose
+# verification (the checker must flag it); schema-v3/ holds a copy whose
 # schema_version was raised (the tools must refuse it).
 #
 # usage: scripts/tests/data/make-samples.sh BUILD_DIR   (e.g. build/default)
@@ -58,11 +58,11 @@ doc["result"] = "FAILED"
 json.dump(doc, open(sys.argv[2], "w"), indent=2)
 PY
 rm "$out.new/machine-b/stream-1d-2p20-r2.json"
-mkdir -p "$out.new/schema-v2"
-python3 - "$out.new/machine-a/stream-1d-2p20-r1.json" "$out.new/schema-v2/stream.json" <<'PY'
+mkdir -p "$out.new/schema-v3"
+python3 - "$out.new/machine-a/stream-1d-2p20-r1.json" "$out.new/schema-v3/stream.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
-doc["schema_version"] = 2
+doc["schema_version"] = 3
 json.dump(doc, open(sys.argv[2], "w"), indent=2)
 PY
 rm -rf "$out" && mv "$out.new" "$out"

@@ -1,0 +1,291 @@
+"""Side-by-side ratio tables within one campaign: the `compare:` entries
+of its campaign file (kept in OUT/campaign.json by karma-batch generate)
+applied to the results of its jobs.
+
+Each kernel result of each job is an item: its run, round, implementation,
+variant, kernel name, resolved deck and metric. A comparison selects
+numerator and denominator items and pairs each numerator item with the one
+denominator item of the same round whose `match` deck keys agree (and, with
+same_variant, whose variant is the same). Ratios above 1 mean the numerator
+is better (numerator / denominator for rates, the inverse for times); per
+row they are shown round by round and aggregated over rounds: the worst
+(the lowest ratio), and optionally the best and the median.
+
+implementation and variant come from the kernel entries (schema_version 2)
+or, for schema_version 1 results, as results.kernel_identity infers them.
+Besides the resolved deck's keys, selections, match and label can name
+mpi.ranks and mpi.nodes (the run's), job.run (the campaign run) and
+job.point (the job's name without its round: match on it to pair kernels of
+one run, as matvec's Kokkos variants with the cuBLAS call beside them).
+"""
+
+import re
+
+import fnmatch
+import json
+import os
+
+from . import ToolError, read_json
+from .results import Run, check_run, format_size, format_value, is_number
+
+MANIFEST = "campaign.json"
+
+
+def is_manifest(doc):
+    return isinstance(doc, dict) and doc.get("karma_batch_manifest") == 1 and \
+        isinstance(doc.get("jobs"), list)
+
+
+def find_manifest(path):
+    """The manifest of a campaign directory (OUT, or a file in it)."""
+    candidate = path if os.path.isfile(path) else os.path.join(path, MANIFEST)
+    if not os.path.isfile(candidate):
+        raise ToolError(f"{path}: no {MANIFEST}: is it a directory made by "
+                        "`karma-batch generate`?", 2)
+    doc = read_json(candidate)
+    if not is_manifest(doc):
+        raise ToolError(f"{candidate}: not a karma-batch manifest of version 1", 2)
+    return candidate, doc
+
+
+def _results_file(manifest_path, manifest, entry):
+    """Where a job's results are: as recorded, or, when the campaign
+    directory was moved (say, committed under results/), the same place
+    relative to campaign.json."""
+    recorded = entry.get("results_file")
+    if isinstance(recorded, str) and os.path.isfile(recorded):
+        return recorded
+    if not isinstance(recorded, str):
+        return None
+    here = os.path.dirname(os.path.abspath(manifest_path))
+    results_dir = manifest.get("results_dir")
+    results_dir = results_dir if isinstance(results_dir, str) else ""
+    tail = os.path.relpath(recorded, results_dir) if results_dir else os.path.basename(recorded)
+    for candidate in (os.path.join(here, os.path.basename(results_dir), tail),
+                      os.path.join(here, tail)):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def load_items(manifest_path, manifest):
+    """([items], [notes]): one item per kernel of each job's results."""
+    items, notes = [], []
+    for entry in manifest["jobs"]:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        path = _results_file(manifest_path, manifest, entry)
+        if path is None:
+            notes.append(f"{entry['name']}: no results (not run, or it failed)")
+            continue
+        doc = read_json(path)
+        if not isinstance(doc, dict) or doc.get("schema_version") not in (1, 2):
+            notes.append(f"{path}: not karma results of schema_version 1 or 2; left out")
+            continue
+        check_run(path, doc)
+        run = Run(path, doc)
+        deck = run.deck_values(include_run=True)
+        deck.update({"mpi.ranks": run.ranks, "mpi.nodes": run.nodes,
+                     "job.run": entry.get("run", ""),
+                     "job.point": re.sub(r"\.r[0-9]+$", "", entry["name"])})
+        for note in doc.get("notes") or []:
+            if isinstance(note, str):
+                notes.append(f"{entry['name']}: {note}")
+        for name, k in run.kernels.items():
+            items.append({"job": entry["name"], "run": entry.get("run", ""),
+                          "round": entry.get("round") if isinstance(entry.get("round"), int)
+                          else 1,
+                          "kernel": name, "implementation": k["implementation"],
+                          "variant": k["variant"], "entry": k["entry"], "deck": deck,
+                          "passed": run.passed, "path": path})
+    return items, notes
+
+
+def _matches(patterns, value):
+    return any(fnmatch.fnmatchcase(str(value), p) for p in patterns)
+
+
+def selected(selection, item):
+    for key in ("run", "implementation", "variant", "kernel"):
+        if key in selection and not _matches(selection[key], item[key]):
+            return False
+    for key, value in (selection.get("deck") or {}).items():
+        if item["deck"].get(key) != value:
+            return False
+    return True
+
+
+def metric_value(entry, metric):
+    value = entry
+    for part in metric.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return None
+        value = value[part]
+    return value if is_number(value) and value > 0 else None
+
+
+def higher_is_better(spec, item):
+    if spec.get("higher_is_better") is not None:
+        return spec["higher_is_better"]
+    if spec["metric"].startswith("fom."):
+        return bool((item["entry"].get("fom") or {}).get("higher_is_better", True))
+    return not spec["metric"].startswith("time")
+
+
+def aggregate(ratios, how):
+    values = sorted(ratios)
+    if not values:
+        return None
+    if how == "worst":
+        return values[0]
+    if how == "best":
+        return values[-1]
+    n = len(values)
+    return values[n // 2] if n % 2 else 0.5 * (values[n // 2 - 1] + values[n // 2])
+
+
+def _key(values):
+    return json.dumps(values, sort_keys=True)
+
+
+def ratio_table(spec, items):
+    """One comparison: {name, title, metric, rows: [...], rounds, notes}."""
+    nums = [i for i in items if selected(spec["numerator"], i)]
+    dens = [i for i in items if selected(spec["denominator"], i)]
+    notes = []
+    if not nums:
+        notes.append("no result matches the numerator")
+    if not dens:
+        notes.append("no result matches the denominator")
+    rows = {}
+    for n in nums:
+        match = [n["deck"].get(k) for k in spec["match"]]
+        candidates = [d for d in dens if d is not n and d["round"] == n["round"]
+                      and [d["deck"].get(k) for k in spec["match"]] == match
+                      and (not spec["same_variant"] or d["variant"] == n["variant"])]
+        if not candidates and n in dens:
+            continue  # a result the denominator selects too has nothing to be paired with
+        if len(candidates) != 1:
+            others = ", ".join(sorted(c["job"] + "/" + c["kernel"] for c in candidates))
+            if dens:
+                notes.append(f"{n['job']}/{n['kernel']}: "
+                             + ("no denominator of the same round and "
+                                + ", ".join(spec["match"] or ["deck"])
+                                if not candidates else
+                                f"{len(candidates)} denominators could pair with it "
+                                f"({others}); add a match key or narrow the selections"))
+            continue
+        d = candidates[0]
+        a, b = metric_value(n["entry"], spec["metric"]), metric_value(d["entry"], spec["metric"])
+        if a is None or b is None:
+            notes.append(f"{(n if a is None else d)['job']}/{(n if a is None else d)['kernel']}: "
+                         f"no {spec['metric']}")
+            continue
+        hib = higher_is_better(spec, n)
+        ratio = a / b if hib else b / a
+        labels = [n["deck"].get(k) for k in spec["label"]]
+        key = _key([match, labels, n["kernel"], d["kernel"]])
+        row = rows.setdefault(key, {"match": match, "label": labels, "numerator": n["kernel"],
+                                    "numerator_implementation": n["implementation"],
+                                    "denominator": d["kernel"],
+                                    "denominator_implementation": d["implementation"],
+                                    "higher_is_better": hib,
+                                    "rounds": {}, "values": {}, "failed": []})
+        if n["round"] in row["rounds"]:
+            notes.append(f"{n['job']}/{n['kernel']}: a second result for round {n['round']} "
+                         "of the same row; add a label key")
+            continue
+        row["rounds"][n["round"]] = ratio
+        row["values"][n["round"]] = (a, b)
+        for side in (n, d):
+            if not side["passed"]:
+                row["failed"].append(f"{side['job']} (round {side['round']})")
+    out_rows = []
+
+    for row in rows.values():  # in the order of the jobs and their kernels
+        ratios = list(row["rounds"].values())
+        row["aggregates"] = {how: aggregate(ratios, how) for how in spec["aggregate"]}
+        row["rounds"] = {str(k): v for k, v in sorted(row["rounds"].items())}
+        row["values"] = {str(k): v for k, v in sorted(row["values"].items())}
+        out_rows.append(row)
+    rounds = sorted({int(r) for row in out_rows for r in row["rounds"]})
+    return {"name": spec["name"], "title": spec.get("title") or spec["name"],
+            "metric": spec["metric"], "match": spec["match"], "label": spec["label"],
+            "aggregate": spec["aggregate"], "numerator": spec["numerator"],
+            "denominator": spec["denominator"], "rounds": rounds, "rows": out_rows,
+            "notes": notes}
+
+
+def campaign_tables(path):
+    """(campaign name, manifest path, [tables], [notes]) of a campaign directory."""
+    manifest_path, manifest = find_manifest(path)
+    specs = manifest.get("compare") or []
+    if not isinstance(specs, list):
+        raise ToolError(f"{manifest_path}: compare: not a list (edit the campaign and generate "
+                        "again rather than this file)", 2)
+    items, notes = load_items(manifest_path, manifest)
+    name = (manifest.get("campaign") or {}).get("name", "?")
+    tables = []
+    for i, spec in enumerate(specs):
+        try:
+            tables.append(ratio_table(spec, items))
+        except (KeyError, TypeError, AttributeError, ValueError):
+            raise ToolError(f"{manifest_path}: compare[{i}] is not what karma-batch generate "
+                            "writes (edit the campaign and generate again rather than this "
+                            "file)", 2) from None
+    return name, manifest_path, tables, notes
+
+
+def _selection_text(selection):
+    parts = []
+    for key, value in selection.items():
+        if key == "deck":
+            parts += [f"{k}={format_size(v)}" for k, v in value.items()]
+        else:
+            parts.append(f"{key} {'|'.join(value)}")
+    return ", ".join(parts)
+
+
+def markdown(tables, heading="###"):
+    """The ratio tables as Markdown lines."""
+    out = []
+    for t in tables:
+        out += [f"{heading} {t['title']}", ""]
+        out += [f"Ratio of `{t['metric']}`: {_selection_text(t['numerator'])} over "
+                f"{_selection_text(t['denominator'])}, paired within each round"
+                + (f" on {', '.join(t['match'])}" if t["match"] else "")
+                + "; above 1: the numerator is better. "
+                + ", ".join(f"{how} of rounds" for how in t["aggregate"]) + ".", ""]
+        if not t["rows"]:
+            out += ["No pairs." + (" " + "; ".join(t["notes"][:4]) if t["notes"] else ""), ""]
+            continue
+        keys = t["match"] + t["label"]
+        head = [k.split(".")[-1] for k in keys] + ["numerator", "denominator"] + \
+            [f"r{r}" for r in t["rounds"]] + [f"**{how}**" for how in t["aggregate"]]
+        out.append("| " + " | ".join(head) + " |")
+        out.append("|" + "---|" * len(head))
+        for row in t["rows"]:
+            cells = [format_size(v) for v in row["match"] + row["label"]]
+            cells += [f"{row['numerator']} ({row['numerator_implementation']})",
+                      f"{row['denominator']} ({row['denominator_implementation']})"]
+            for r in t["rounds"]:
+                ratio = row["rounds"].get(str(r))
+                if ratio is None:
+                    cells.append("-")
+                else:
+                    a, b = row["values"][str(r)]
+                    if not row["higher_is_better"]:
+                        a, b = b, a  # times: the denominator's over the numerator's
+                    cells.append(f"{format_value(a)} / {format_value(b)} = {ratio:.3f}")
+            cells += ["-" if row["aggregates"][how] is None else
+                      f"**{row['aggregates'][how]:.3f}**" for how in t["aggregate"]]
+            if row["failed"]:
+                cells[-1] += " (verification FAILED: " + ", ".join(row["failed"][:3]) + ")"
+            out.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+        out.append("")
+        if t["notes"]:
+            out += [f"- {n}" for n in t["notes"][:10]]
+            if len(t["notes"]) > 10:
+                out.append(f"- ... and {len(t['notes']) - 10} more")
+            out.append("")
+    return out

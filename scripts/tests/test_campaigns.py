@@ -1,0 +1,546 @@
+"""Side-by-side campaigns: karma-batch's local scheduler (with a stand-in
+mini-app and a stand-in BabelStream), the BabelStream CSV reader, the ratio
+tables of karma-compare --campaign and karma-report, implementation and
+variant of schema_version 1 results, and every campaign file under
+campaigns/."""
+
+import glob
+import json
+import os
+import re
+import sys
+
+import pytest
+
+from conftest import ROOT, load_json, tool, write
+
+STREAM_DECK = os.path.join(ROOT, "inputs", "stream", "default.yaml")
+CAMPAIGNS = sorted(glob.glob(os.path.join(ROOT, "campaigns", "*", "*.yaml")))
+
+# A stand-in mini-app: DECK [--set K=V]... --output FILE. Its kernels' FOMs
+# are FAKE_FOM (default 100) times 1, 2, 3, ... plus fake.bonus from the deck
+# (a --set that the real mini-apps would refuse; the stand-in takes any key).
+FAKE_APP = """#!{python}
+import json, os, sys
+sys.path.insert(0, {scripts!r})
+from karma_tools.reference import resolve_deck
+args, sets, out, i = sys.argv[1:], [], None, 1
+while i < len(args):
+    if args[i] == "--set":
+        sets.append(args[i + 1]); i += 2
+    elif args[i] == "--output":
+        out = args[i + 1]; i += 2
+    else:
+        i += 1
+resolved = resolve_deck(args[0], sets)
+if resolved.get("fake", {{}}).get("fail"):
+    print("karma-fake: error: asked to fail", file=sys.stderr)
+    sys.exit(2)
+app = next(k for k in resolved if k not in ("run", "fake"))
+base = float(os.environ.get("FAKE_FOM", "100")) + resolved.get("fake", {{}}).get("bonus", 0)
+kernels = [{{"name": n, "fom": {{"value": base * (j + 1), "units": "GB/s",
+                                 "higher_is_better": True}},
+            "bandwidth_GBps": {{"best": base * (j + 1)}}, "time_s": {{"min": 1.0}}}}
+           for j, n in enumerate(resolved[app].get("kernels", ["copy"]))]
+doc = {{"schema_version": 1, "app": app, "deck": {{"path": args[0], "overrides": sets,
+       "resolved": resolved}}, "mpi": {{"ranks": 1, "nodes": 1}}, "kernels": kernels,
+       "result": "PASSED", "verification": {{"passed": True}}}}
+with open(out, "w") as f:
+    json.dump(doc, f)
+with open(os.path.join(os.path.dirname(out), "order"), "a") as f:
+    f.write("x")
+print("RESULT: PASSED")
+"""
+
+# A stand-in BabelStream: -s N [--float] --csv; max MB/s from FAKE_BS_MBPS.
+FAKE_BABELSTREAM = """#!/bin/sh
+n=33554432 size=8
+while [ $# -gt 0 ]; do
+  case $1 in -s) n=$2; shift 2 ;; --float) size=4; shift ;; *) shift ;; esac
+done
+echo 'BabelStream'
+echo 'Version: 5.0'
+echo "function,num_times,n_elements,sizeof,max_mbytes_per_sec,min_runtime,max_runtime,avg_runtime"
+for f in Copy Mul Add Triad Dot Nstream; do
+  echo "$f,100,$n,$size,${FAKE_BS_MBPS:-200000},0.001,0.002,0.0015"
+done
+exit "${FAKE_BS_EXIT:-0}"
+"""
+
+
+def executable(path, text):
+    write(str(path), text)
+    os.chmod(path, 0o755)
+    return str(path)
+
+
+@pytest.fixture
+def fakes(tmp_path):
+    app = FAKE_APP.format(python=sys.executable, scripts=os.path.join(ROOT, "scripts"))
+    return {"app": executable(tmp_path / "fake-app", app),
+            "babelstream": executable(tmp_path / "fake-babelstream", FAKE_BABELSTREAM)}
+
+
+def local_campaign(tmp_path, fakes, extra_runs="", extra=""):
+    """Karma (the stand-in) against BabelStream (the stand-in) at two sizes,
+    two rounds, alternate order."""
+    return write(str(tmp_path / "c.yaml"), f"""\
+name: side
+scheduler: local
+gpus_per_rank: 0
+round_order: alternate
+variables: {{babelstream: cuda-stream}}
+runs:
+  - name: bs
+    app: stream
+    reference: babelstream
+    executable: "{{babelstream}}"
+    deck: {STREAM_DECK}
+    sweep: {{stream.shape: ["[2^20]", "[2^22]"]}}
+    args: [-s, "{{stream.shape[0]}}", --csv]
+    repeat: 2
+  - name: karma
+    app: stream
+    executable: {fakes['app']}
+    deck: {STREAM_DECK}
+    sweep: {{stream.shape: ["[2^20]", "[2^22]"]}}
+    repeat: 2
+{extra_runs}compare:
+  - name: karma-vs-bs
+    metric: bandwidth_GBps.best
+    numerator: {{implementation: kokkos}}
+    denominator: {{implementation: babelstream}}
+    match: [stream.shape, stream.precision]
+    same_variant: true
+    aggregate: [worst, best, median]
+{extra}""")
+
+
+def generate(campaign, out, *extra):
+    return tool("karma-batch", "generate", campaign, "-o", out, "--no-key-check", *extra)
+
+
+def test_local_scheduler_runs_the_jobs_round_by_round(tmp_path, fakes):
+    out = str(tmp_path / "out")
+    r = generate(local_campaign(tmp_path, fakes), out, "--var",
+                 f"babelstream={fakes['babelstream']}")
+    assert r.returncode == 0, r.stderr
+    manifest = load_json(os.path.join(out, "campaign.json"))
+    assert manifest["scheduler"] == "local" and manifest["round_order"] == "alternate"
+    assert os.path.isfile(os.path.join(out, "jobs", "karma.n1x1.shape2p20.r1.sh"))
+    # One rank on the local scheduler: no launcher in front of the mini-app.
+    script = open(os.path.join(out, "jobs", "karma.n1x1.shape2p20.r1.sh")).read()
+    assert f"\n{fakes['app']} {STREAM_DECK} --set 'stream.shape=[2^20]'" in script
+    assert "#SBATCH" not in script and "#PBS" not in script
+    # BabelStream gets the job's size written out, through the campaign variable.
+    bs = open(os.path.join(out, "jobs", "bs.n1x1.shape2p22.r2.sh")).read()
+    assert f"{fakes['babelstream']} -s 4194304 --csv >\"$results/reference.out\" 2>&1" in bs
+
+    r = tool("karma-batch", "submit", out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    ran = re.findall(r"\] running (\S+)", r.stdout)
+    # Round 1 in campaign order, round 2 in reverse (alternate).
+    assert ran == ["bs.n1x1.shape2p20.r1", "bs.n1x1.shape2p22.r1", "karma.n1x1.shape2p20.r1",
+                   "karma.n1x1.shape2p22.r1", "karma.n1x1.shape2p22.r2",
+                   "karma.n1x1.shape2p20.r2", "bs.n1x1.shape2p22.r2", "bs.n1x1.shape2p20.r2"]
+    assert "8 job(s): 8 passed" in r.stdout
+    for entry in load_json(os.path.join(out, "campaign.json"))["jobs"]:
+        d = entry["results_dir"]
+        assert entry["job_id"].startswith("local-")
+        assert open(os.path.join(d, "exit_code")).read() == "0\n"
+        assert os.path.isfile(os.path.join(d, "environment", "environment.json"))
+        assert os.path.isfile(os.path.join(d, "job.out"))
+        doc = load_json(os.path.join(d, "karma-stream.json"))
+        kernels = {k["name"]: k for k in doc["kernels"]}
+        if entry["run"] == "bs":
+            assert doc["schema_version"] == 2 and doc["reference"]["format"] == "babelstream"
+            assert kernels["copy"]["implementation"] == "babelstream"
+            assert kernels["copy"]["fom"]["value"] == pytest.approx(200.0)  # 200000 MB/s
+            assert doc["deck"]["resolved"]["stream"]["shape"] == \
+                [2**20 if "2p20" in entry["name"] else 2**22]
+    r = tool("karma-batch", "status", out)
+    assert r.returncode == 0 and "8 passed" in r.stdout
+    r = tool("karma-batch", "submit", out)
+    assert "already submitted" in r.stdout
+
+
+def test_a_failing_local_job_fails_the_submit(tmp_path, fakes):
+    bad = f"""\
+  - name: broken
+    app: stream
+    executable: {fakes['app']}
+    deck: {STREAM_DECK}
+    set: {{fake.fail: true}}
+"""
+    out = str(tmp_path / "out")
+    assert generate(local_campaign(tmp_path, fakes, extra_runs=bad), out, "--var",
+                    f"babelstream={fakes['babelstream']}").returncode == 0
+    r = tool("karma-batch", "submit", out, "--only", "broken*", "--only", "karma*")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "broken.n1x1: failed (exit 2, no results file" in r.stdout
+    assert "5 job(s): 4 passed, 1 failed" in r.stdout
+    entry = next(j for j in load_json(os.path.join(out, "campaign.json"))["jobs"]
+                 if j["name"] == "broken.n1x1")
+    assert open(os.path.join(entry["results_dir"], "exit_code")).read() == "2\n"
+    assert "asked to fail" in open(os.path.join(entry["results_dir"], "job.out")).read()
+    r = tool("karma-batch", "status", out, "--only", "broken*")
+    assert r.returncode == 1 and "1 failed" in r.stdout
+    # Jobs not selected stay unsubmitted; status says what is left.
+    r = tool("karma-batch", "status", out)
+    assert r.returncode == 1 and "4 not submitted" in r.stdout
+
+
+def test_local_jobs_honour_the_launcher_settings(tmp_path, fakes):
+    campaign = write(str(tmp_path / "c.yaml"), f"""\
+name: ranks
+scheduler: local
+gpus_per_rank: 0
+runs:
+  - {{name: one, app: stream, deck: {STREAM_DECK}}}
+  - {{name: two, app: stream, deck: {STREAM_DECK}, ranks_per_node: 2}}
+  - {{name: mine, app: stream, deck: {STREAM_DECK}, ranks_per_node: 2,
+      launcher: "mpirun --oversubscribe -np {{ranks}}"}}
+""")
+    out = str(tmp_path / "out")
+    r = tool("karma-batch", "generate", campaign, "-o", out, "--bin-dir", "/opt/karma/bin")
+    assert r.returncode == 0, r.stderr
+    text = {n: open(os.path.join(out, "jobs", n + ".sh")).read()
+            for n in ("one.n1x1", "two.n1x2", "mine.n1x2")}
+    assert "\n/opt/karma/bin/karma-stream " in text["one.n1x1"]
+    assert "\nmpiexec -n 2 /opt/karma/bin/karma-stream " in text["two.n1x2"]
+    assert "\nmpirun --oversubscribe -np 2 /opt/karma/bin/karma-stream " in text["mine.n1x2"]
+    # Several nodes cannot run here.
+    write(campaign, open(campaign).read() + f"  - {{name: far, app: stream, deck: "
+          f"{STREAM_DECK}, nodes: 2}}\n")
+    r = tool("karma-batch", "generate", campaign, "-o", str(tmp_path / "o2"), "--bin-dir",
+             "/opt/karma/bin")
+    assert r.returncode == 2 and "c.yaml:9:" in r.stderr and \
+        "runs[3].nodes: the local scheduler runs on this one node" in r.stderr
+
+
+BABELSTREAM_OUT = """\
+CUDA Driver: 13000
+Memory Allocation: DEFAULT
+function,num_times,n_elements,sizeof,max_MB_per_sec,min_runtime,max_runtime,avg_runtime
+Copy,100,33554432,8,3.82624e+06,0.000140313,0.000147023,0.000142633
+Dot,100,33554432,8,3.92343e+06,0.000136837,0.000151008,0.000139314
+"""
+
+
+def test_babelstream_csv_reader():
+    from karma_tools import ToolError
+    from karma_tools.reference import read_babelstream_csv
+
+    kernels = read_babelstream_csv(BABELSTREAM_OUT)
+    assert [k["name"] for k in kernels] == ["copy", "dot"]
+    copy = kernels[0]
+    assert copy["implementation"] == "babelstream" and copy["variant"] == "copy"
+    assert copy["fom"]["value"] == pytest.approx(3826.24)  # MB/s -> GB/s
+    assert copy["bandwidth_GBps"]["best"] == pytest.approx(3826.24)
+    assert copy["time_s"]["min"] == pytest.approx(0.000140313)
+    assert copy["bytes"] == 2 * 33554432 * 8
+    # The newer header, and MiB/s.
+    text = BABELSTREAM_OUT.replace("max_MB_per_sec", "max_mibytes_per_sec")
+    assert read_babelstream_csv(text)[0]["fom"]["value"] == \
+        pytest.approx(3.82624e6 * 2**20 / 1e9)
+    for bad, message in (("no table here\n", "no BabelStream --csv table"),
+                         (BABELSTREAM_OUT.replace("3.82624e+06", "fast"), "<x>:4: not a "
+                          "BabelStream row"),
+                         (BABELSTREAM_OUT.split("Copy")[0], "the BabelStream table has no rows"),
+                         (BABELSTREAM_OUT.replace(",avg_runtime", ""), "header lacks")):
+        with pytest.raises(ToolError) as e:
+            read_babelstream_csv(bad, "<x>")
+        assert message in str(e.value) and e.value.code == 2
+
+
+def test_reference_result_command_writes_karma_results(tmp_path):
+    csv_file = write(str(tmp_path / "out.txt"), BABELSTREAM_OUT)
+    out = tmp_path / "karma-stream.json"
+    r = tool("karma-batch", "reference-result", "babelstream", "--input", csv_file,
+             "--exit-status", "1", "--app", "stream", "--deck", STREAM_DECK, "--set",
+             "stream.shape=[2^25]", "--command", "cuda-stream -s 33554432 --csv",
+             "--output", out)
+    assert r.returncode == 0, r.stderr
+    assert "exited 1; its timings are kept" in r.stderr
+    doc = load_json(out)
+    assert doc["deck"]["resolved"]["stream"]["shape"] == [33554432]
+    assert doc["deck"]["resolved"]["stream"]["precision"] == "double"
+    assert doc["reference"]["exit_status"] == 1 and doc["result"] == "PASSED"
+    # It reads as karma results (what compare and report use).
+    from karma_tools.results import load_set
+
+    run = load_set(str(out)).runs[0]
+    assert run.kernels["copy"]["implementation"] == "babelstream"
+    empty = write(str(tmp_path / "empty.txt"), "CUDA error\n")
+    r = tool("karma-batch", "reference-result", "babelstream", "--input", empty, "--app",
+             "stream", "--deck", STREAM_DECK, "--output", tmp_path / "x.json")
+    assert r.returncode == 2 and "no BabelStream --csv table" in r.stderr
+    assert not (tmp_path / "x.json").exists()
+
+
+def rounds_fixture(tmp_path, fakes):
+    """A generated campaign whose results are written by hand: karma's copy
+    at 2^20 is 300, 240 and 330 GB/s in rounds 1-3, BabelStream's 300."""
+    campaign = local_campaign(tmp_path, fakes)
+    text = open(campaign).read().replace("repeat: 2", "repeat: 3")
+    write(campaign, text)
+    out = str(tmp_path / "out")
+    assert generate(campaign, out).returncode == 0
+    manifest = load_json(os.path.join(out, "campaign.json"))
+    karma = {1: 300.0, 2: 240.0, 3: 330.0}
+    for entry in manifest["jobs"]:
+        shape = 2**20 if "2p20" in entry["name"] else 2**22
+        value = 300.0 if entry["run"] == "bs" else karma[entry["round"]]
+        doc = {"schema_version": 1 if entry["run"] == "karma" else 2, "app": "stream",
+               "deck": {"path": STREAM_DECK, "resolved": {"stream": {
+                   "shape": [shape], "precision": "double", "layout": "right"}}},
+               "mpi": {"ranks": 1, "nodes": 1}, "result": "PASSED",
+               "kernels": [{"name": "copy", "fom": {"value": value, "units": "GB/s"},
+                            "bandwidth_GBps": {"best": value}}]}
+        if entry["run"] == "bs":
+            doc["kernels"][0].update(implementation="babelstream", variant="copy")
+            doc["reference"] = {"format": "babelstream"}
+        os.makedirs(entry["results_dir"])
+        write(entry["results_file"], json.dumps(doc))
+    return out
+
+
+def test_ratio_tables_worst_of_rounds(tmp_path, fakes):
+    out = rounds_fixture(tmp_path, fakes)
+    r = tool("karma-compare", "--campaign", out, "--json", tmp_path / "t.json")
+    assert r.returncode == 0, r.stderr
+    tables = load_json(tmp_path / "t.json")["tables"]
+    assert [t["name"] for t in tables] == ["karma-vs-bs"]
+    rows = tables[0]["rows"]
+    assert [(row["match"], row["numerator"], row["denominator"]) for row in rows] == [
+        ([[2**20], "double"], "copy", "copy"), ([[2**22], "double"], "copy", "copy")]
+    row = rows[0]
+    assert row["rounds"] == {"1": pytest.approx(1.0), "2": pytest.approx(0.8),
+                             "3": pytest.approx(1.1)}
+    assert row["aggregates"] == {"worst": pytest.approx(0.8), "best": pytest.approx(1.1),
+                                 "median": pytest.approx(1.0)}
+    assert (row["numerator_implementation"], row["denominator_implementation"]) == \
+        ("kokkos", "babelstream")
+    # Markdown: the rounds and the worst, as the scripts printed them.
+    r = tool("karma-compare", "--campaign", out)
+    line = next(x for x in r.stdout.splitlines() if x.startswith("| [2^20] |"))
+    assert "| 300 / 300 = 1.000 | 240 / 300 = 0.800 | 330 / 300 = 1.100 | **0.800** |" in line
+    # A campaign directory moved elsewhere (committed under results/, say)
+    # still finds its results beside campaign.json.
+    moved = str(tmp_path / "elsewhere" / "out")
+    os.renames(out, moved)
+    r = tool("karma-compare", "--campaign", moved, "--json", tmp_path / "m.json")
+    assert r.returncode == 0, r.stderr
+    assert load_json(tmp_path / "m.json")["tables"][0]["rows"][0]["rounds"] == row["rounds"]
+    out = moved
+    # --aggregate picks one; a missing result is a note, not a crash.
+    os.unlink(glob.glob(os.path.join(out, "results", "karma.n1x1.shape2p22.r3", "*.json"))[0])
+    r = tool("karma-compare", "--campaign", out, "--aggregate", "median")
+    assert r.returncode == 0, r.stderr
+    assert "karma.n1x1.shape2p22.r3: no results" in r.stdout and "**median**" in r.stdout
+    assert "**worst**" not in r.stdout
+
+
+def test_report_includes_the_ratio_tables(tmp_path, fakes):
+    out = rounds_fixture(tmp_path, fakes)
+    report = tmp_path / "report.md"
+    r = tool("karma-report", out, "--no-plots", "-o", report)
+    assert r.returncode == 0, r.stderr
+    text = report.read_text()
+    assert "## Side by side: campaign side" in text
+    assert "### karma-vs-bs" in text
+    assert "| 300 / 300 = 1.000 | 240 / 300 = 0.800 | 330 / 300 = 1.100 | **0.800** |" in text
+    # BabelStream's runs are a configuration of their own, not karma's best.
+    rows = [x for x in text.splitlines() if x.startswith("| default |")]
+    assert any("babelstream" in x and "| 300 |" in x for x in rows), rows
+
+
+def test_compare_campaign_needs_a_campaign_directory(tmp_path):
+    r = tool("karma-compare", "--campaign", tmp_path)
+    assert r.returncode == 2 and "no campaign.json" in r.stderr
+    r = tool("karma-compare", "--campaign", tmp_path, tmp_path)
+    assert r.returncode == 2 and "give no result sets beside it" in r.stderr
+
+
+BAD = [
+    ("unknown compare key", "compare:\n  - {name: a, numerator: {run: karma}, "
+     "denominator: {run: bs}, matchh: [stream.shape]}\n",
+     "compare[0].matchh: unknown key (did you mean 'match'?)"),
+    ("run matches nothing", "compare:\n  - name: a\n    numerator: {run: karmaa}\n"
+     "    denominator: {run: bs}\n", "compare[0].numerator.run: 'karmaa' matches no run"),
+    ("bad aggregate", "compare:\n  - {name: a, numerator: {run: karma}, denominator: {run: bs},"
+     " aggregate: [worst, mean]}\n", "compare[0].aggregate: 'mean' is not one of: worst, best"),
+    ("empty selection", "compare:\n  - {name: a, numerator: {}, denominator: {run: bs}}\n",
+     "compare[0].numerator: selects nothing"),
+    ("bad match key", "compare:\n  - {name: a, numerator: {run: karma}, denominator: {run: bs},"
+     " match: [shape]}\n", "compare[0].match[0]: 'shape' is not a deck key"),
+    ("unknown variable", "variables: {x: 1}\nruns:\n  - name: karma\n    app: stream\n"
+     "    deck: @DECK@\n    args: [\"{y}\"]\n",
+     "runs[0].args[0]: {y}: not a campaign variable nor a set/sweep key of this run"),
+    ("reference without executable", "runs:\n  - name: bs\n    app: stream\n"
+     "    reference: babelstream\n    deck: @DECK@\n", "runs[0].reference: a reference run "
+     "needs `executable:`"),
+    ("unknown reference", "runs:\n  - name: bs\n    app: stream\n    reference: hpl\n"
+     "    executable: x\n    deck: @DECK@\n", "runs[0].reference: 'hpl' is not one of"),
+    ("bad round order", "round_order: random\nruns:\n  - {name: a, app: stream, deck: @DECK@}\n",
+     "round_order: 'random' is not one of: interleaved, alternate"),
+]
+
+
+@pytest.mark.parametrize("case, text, message", BAD, ids=[b[0] for b in BAD])
+def test_bad_campaign_keys_write_nothing(tmp_path, fakes, case, text, message):
+    if text.startswith("compare:"):
+        body = open(local_campaign(tmp_path, fakes)).read()
+        body = body[:body.index("compare:")] + text
+    else:
+        body = "name: x\nscheduler: local\n" + text.replace("@DECK@", STREAM_DECK)
+    campaign = write(str(tmp_path / "c.yaml"), body)
+    r = generate(campaign, str(tmp_path / "out"))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert message in r.stderr, r.stderr
+    assert re.search(r"c\.yaml:[0-9]+:[0-9]+: ", r.stderr), r.stderr
+    assert not (tmp_path / "out").exists()
+    assert not [f for f in os.listdir(tmp_path) if f.startswith(".out")]
+
+
+def test_unknown_var_on_the_command_line(tmp_path, fakes):
+    r = generate(local_campaign(tmp_path, fakes), str(tmp_path / "out"), "--var", "nope=1")
+    assert r.returncode == 2 and "--var nope: " in r.stderr and "babelstream" in r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_implementation_and_variant_of_schema_1_results():
+    """Today's committed results are schema_version 1: the implementation
+    comes from the deck when it names one, else from the kernel name."""
+    from karma_tools.results import load_set
+
+    matvec = load_set(os.path.join(ROOT, "results", "matvec", "cpu")).runs[0]
+    assert {n: (k["implementation"], k["variant"]) for n, k in matvec.kernels.items()} == {
+        "row-per-thread": ("kokkos", "row-per-thread"), "team-per-row": ("kokkos", "team-per-row"),
+        "mdrange": ("kokkos", "mdrange"), "cblas-dgemv": ("cblas", "dgemv")}
+    native = [r for r in load_set(os.path.join(ROOT, "results", "hexgrad")).runs
+              if "native-cuda" in os.path.basename(r.path)][0]
+    assert native.kernels["gradients"]["implementation"] == "native-cuda"
+    contact = load_set(os.path.join(ROOT, "results", "contact", "gpu")).runs[0]
+    stats = contact.kernels["linked-list.stats"]
+    assert (stats["implementation"], stats["variant"]) == ("kokkos", "linked-list.stats")
+
+
+def test_schema_2_kernels_keep_their_own_fields(tmp_path):
+    from karma_tools.results import load_set
+
+    doc = load_json(glob.glob(os.path.join(ROOT, "results", "matvec", "cpu", "*.json"))[0])
+    doc["schema_version"] = 2
+    for k in doc["kernels"]:
+        k["implementation"], k["variant"] = ("cblas", "dgemv") if "gemv" in k["name"] else \
+            ("kokkos", k["name"])
+    doc["kernels"][0]["implementation"] = "sycl"
+    write(str(tmp_path / "m.json"), json.dumps(doc))
+    run = load_set(str(tmp_path / "m.json")).runs[0]
+    assert run.kernels["row-per-thread"]["implementation"] == "sycl"
+    assert run.kernels["cblas-dgemv"]["variant"] == "dgemv"
+
+
+@pytest.mark.parametrize("campaign", CAMPAIGNS, ids=[os.path.relpath(c, ROOT)
+                                                     for c in CAMPAIGNS])
+def test_shipped_campaigns_generate(tmp_path, campaign):
+    """Each campaign under campaigns/ loads and expands; where this build's
+    mini-apps are at hand (ctest sets KARMA_BUILD_DIR), its set/sweep keys
+    and values are checked against them too."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    build = os.environ.get("KARMA_BUILD_DIR", "")
+    found = []
+    for app in ("stream", "hexgrad", "mgs", "matvec", "contact"):
+        exe = os.path.join(build, "miniapps", app, f"karma-{app}")
+        if build and os.access(exe, os.X_OK):
+            os.symlink(exe, bin_dir / f"karma-{app}")
+            found.append(app)
+    extra = [] if len(found) == 5 else ["--no-key-check"]
+    if "stream-vs-babelstream" in campaign:
+        extra += ["--var", "babelstream=/opt/babelstream/cuda-stream"]
+    out = str(tmp_path / "out")
+    r = tool("karma-batch", "generate", campaign, "-o", out, "--bin-dir", bin_dir, *extra)
+    assert r.returncode == 0, r.stderr
+    manifest = load_json(os.path.join(out, "campaign.json"))
+    assert manifest["scheduler"] == "local"
+    assert manifest["compare"], "each campaign declares its ratio tables"
+    runs = {j["run"] for j in manifest["jobs"]}
+    for spec in manifest["compare"]:
+        for side in ("numerator", "denominator"):
+            for pattern in spec[side].get("run", []):
+                assert any(re.fullmatch(pattern.replace("*", ".*"), r) for r in runs)
+    # The campaigns README names every campaign file.
+    readme = open(os.path.join(ROOT, "campaigns", "README.md")).read()
+    assert os.path.relpath(campaign, os.path.join(ROOT, "campaigns")) in readme
+
+
+def test_no_scripts_under_results():
+    found = [os.path.relpath(os.path.join(d, f), ROOT)
+             for d, _, files in os.walk(os.path.join(ROOT, "results")) for f in files
+             if f.endswith((".sh", ".py"))]
+    assert found == []
+    for gone in ("stream-vs-babelstream.sh", "stream-table.py", "hexgrad-side-by-side.sh",
+                 "hexgrad-sweep.sh", "mgs-gpu.sh", "mgs-scaling.sh", "mgs-table.py"):
+        assert not os.path.exists(os.path.join(ROOT, "scripts", gone))
+
+
+def test_stream_campaign_pairs_every_kernel(tmp_path, fakes):
+    """The shipped stream campaign run with stand-ins: every karma kernel
+    finds its BabelStream counterpart in each round."""
+    src = os.path.join(ROOT, "campaigns", "gpu", "stream-vs-babelstream.yaml")
+    text = open(src).read().replace("gpus_per_rank: 1", "gpus_per_rank: 0")
+    text = text.replace("    app: stream\n    deck:",
+                        f"    app: stream\n    executable: {fakes['app']}\n    deck:")
+    text = text.replace("repeat: 3", "repeat: 1")
+    campaign = write(str(tmp_path / "c.yaml"), text)
+    out = str(tmp_path / "out")
+    r = generate(campaign, out, "--var", f"babelstream={fakes['babelstream']}")
+    assert r.returncode == 0, r.stderr
+    r = tool("karma-batch", "submit", out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = tool("karma-compare", "--campaign", out, "--json", tmp_path / "t.json")
+    assert r.returncode == 0, r.stderr
+    table = load_json(tmp_path / "t.json")["tables"][0]
+    assert len(table["rows"]) == 3 * 6  # sizes x kernels
+    assert not table["notes"], table["notes"]
+    copy = next(row for row in table["rows"] if row["numerator"] == "copy")
+    assert copy["aggregates"]["worst"] == pytest.approx(100 / 200)
+
+
+def test_local_time_limit_and_cancel(tmp_path):
+    """A job past its `time:` is stopped (interrupted, 143); cancel stops the
+    running job and leaves the rest unsubmitted."""
+    import subprocess
+    import time
+
+    sleeper = executable(tmp_path / "sleeper", "#!/bin/sh\nsleep 60\n")
+    campaign = write(str(tmp_path / "c.yaml"), f"""\
+name: slow
+scheduler: local
+gpus_per_rank: 0
+runs:
+  - {{name: a, app: stream, deck: {STREAM_DECK}, executable: {sleeper}, time: "00:00:02"}}
+  - {{name: b, app: stream, deck: {STREAM_DECK}, executable: {sleeper}}}
+""")
+    out = str(tmp_path / "out")
+    assert generate(campaign, out).returncode == 0
+    r = tool("karma-batch", "submit", out, "--only", "a.*")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "ran past its time (00:00:02)" in r.stderr
+    assert "a.n1x1: interrupted (exit 143: stopped by SIGTERM" in r.stdout
+
+    runner = subprocess.Popen([sys.executable, os.path.join(ROOT, "scripts", "karma-batch"),
+                               "submit", out, "--only", "b.*"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    log = os.path.join(out, "results", "b.n1x1", "job.out")
+    deadline = time.monotonic() + 30
+    while not os.path.exists(log) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    r = tool("karma-batch", "status", out, "--only", "b.*")
+    assert r.returncode == 5 and "1 running" in r.stdout, r.stdout
+    r = tool("karma-batch", "cancel", out)
+    assert r.returncode == 0 and "cancelled b.n1x1" in r.stdout, r.stdout + r.stderr
+    assert runner.wait(timeout=60) == 143
+    r = tool("karma-batch", "status", out, "--only", "b.*")
+    assert "1 interrupted" in r.stdout, r.stdout
