@@ -207,3 +207,24 @@ def test_the_hip_patch_only_for_clang_17_and_newer(machine, tmp_path, version, p
         text = f.read()
     assert ("stand-in configured" in text) != patched, text
     assert (tmp_path / "kokkos-4.6.01" / "CMakeLists.txt").exists(), "the user's tree is left alone"
+
+
+def test_installs_the_missing_packages_the_style_checks_included(machine, tmp_path):
+    """As root, apt-get installs what dpkg says is missing, the style checks'
+    tools among the suite's packages; dpkg, apt-get and id are stand-ins."""
+    env, stand_in = machine
+    state = tmp_path / "installed"
+    state.mkdir()
+    log = tmp_path / "apt-get.log"
+    stand_in("id", "echo 0")
+    stand_in("dpkg-query", 'for pkg; do :; done\n'
+             'case " $MISSING " in *" $pkg "*) [ -e "$STATE/$pkg" ] || exit 1 ;; esac\n'
+             'echo installed')
+    stand_in("apt-get", 'echo "$*" >>"$LOG"\nfor a; do touch "$STATE/$a"; done')
+    missing = "libyaml-cpp-dev clang-format shellcheck flake8"
+    r = run(env, "--no-kokkos", extra={"MISSING": missing, "STATE": str(state), "LOG": str(log)})
+    assert r.returncode == 0, r.stderr
+    assert f"installing packages: {missing}" in r.stderr
+    calls = log.read_text().splitlines()
+    assert calls[-1] == f"install -y --no-install-recommends {missing}", calls
+    assert r.stdout == ""
