@@ -22,13 +22,13 @@
 # 1 when one found something or its tool is missing, 2 for bad usage.
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 checks=()
 files=()
 while [[ $# -gt 0 ]]; do
   case $1 in
     --root) [[ $# -ge 2 ]] || { echo "check-style: --root needs a value" >&2; exit 2; }
-      root=$(cd "$2" && pwd); shift 2 ;;
+      root=$(cd "$2" && pwd -P); shift 2 ;;
     --only) [[ $# -ge 2 ]] || { echo "check-style: --only needs a value" >&2; exit 2; }
       case $2 in
         format|shell|python) checks+=("$2") ;;
@@ -67,14 +67,6 @@ list_files() {
   fi
 }
 
-# The first line of a file, if it is a shebang.
-shebang() {
-  local line=''
-  IFS= read -r line <"$1" 2>/dev/null || true
-  [[ $line == '#!'* ]] && printf '%s' "$line"
-  return 0
-}
-
 cxx=() shell=() python=()
 while IFS= read -r -d '' f; do
   [[ -f $f ]] || continue  # deleted in the work tree, or not a file
@@ -83,7 +75,8 @@ while IFS= read -r -d '' f; do
     *.sh | *.bash) shell+=("$f"); continue ;;
     *.py) python+=("$f"); continue ;;
   esac
-  line=$(shebang "$f")
+  line=''  # the first line, for a shebang (read, not a command: no process a file)
+  IFS= read -r line <"$f" 2>/dev/null || true
   if [[ $line =~ ^'#!'[[:space:]]*[^[:space:]]*/(env[[:space:]]+)?(ba|da|k)?sh([[:space:]]|$) ]]; then
     shell+=("$f")
   elif [[ $line =~ ^'#!'.*python ]]; then
