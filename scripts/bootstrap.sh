@@ -73,6 +73,9 @@ REQUIRED_PACKAGES=(
     python3-matplotlib  # karma-report's plots
     slurm-wlm           # the real-scheduler test: slurmctld + slurmd on this machine
     munge               # Slurm's authentication, for that test
+    clang-format        # the style checks (scripts/check-style.sh): C++ format,
+    shellcheck          #   the shell scripts
+    flake8              #   and the Python (Debian 12 has no ruff)
 )
 
 KOKKOS_VERSION=3.4.01

@@ -51,8 +51,8 @@ def template_args(text):
 def describe(impl, args):
     """(layout, extents, shape) of a kernel instantiation, or None."""
     if impl.startswith("karma"):
-        view = re.match(r"(?:Kokkos::View|karma::Array)<(?P<type>[^,]+), Kokkos::Layout(?P<layout>Right|Left)",
-                        args[0])
+        view = re.match(r"(?:Kokkos::View|karma::Array)<(?P<type>[^,]+), "
+                        r"Kokkos::Layout(?P<layout>Right|Left)", args[0])
         if not view:
             return None
         data = view.group("type").replace(" ", "")

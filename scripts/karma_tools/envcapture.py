@@ -105,17 +105,14 @@ def loaded_modules(environ):
 def scheduler_environment(environ):
     variables = {k: v for k, v in sorted(environ.items())
                  if k.startswith(SCHEDULER_PREFIXES) or k in SCHEDULER_ONLY}
-    name = None
+    name = job_id = None
     for scheduler, variable in (("slurm", "SLURM_JOB_ID"), ("pbs", "PBS_JOBID"),
                                 ("lsf", "LSB_JOBID"), ("flux", "FLUX_JOB_ID"),
                                 ("cobalt", "COBALT_JOBID")):
         if variable in environ:
-            name = scheduler
+            name, job_id = scheduler, environ[variable]
             break
-    return {"scheduler": name, "job_id": environ.get({"slurm": "SLURM_JOB_ID", "pbs": "PBS_JOBID",
-                                                     "lsf": "LSB_JOBID", "flux": "FLUX_JOB_ID",
-                                                     "cobalt": "COBALT_JOBID"}.get(name, ""), None),
-            "variables": variables}
+    return {"scheduler": name, "job_id": job_id, "variables": variables}
 
 
 def _valid_text(text):

@@ -8,12 +8,14 @@
 # karma has no public download address yet, so build it from a checkout, in a
 # Spack environment:
 #
-#   spack env create -d karma-env && spack -e karma-env add karma@main ^kokkos+cuda+wrapper cuda_arch=90
+#   spack env create -d karma-env
+#   spack -e karma-env add karma@main ^kokkos+cuda+wrapper cuda_arch=90
 #   spack -e karma-env develop --path /path/to/karma karma@main
 #   spack -e karma-env install
 #
 # (or add `git = "<your clone's URL>"` below and `spack install karma@main`).
 
+# Spack's own recipes take its directives this way (flake8: F403/F405 are ignored for this file).
 from spack.package import *
 
 

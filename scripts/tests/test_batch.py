@@ -293,7 +293,8 @@ def test_submit_status_wait_through_a_scheduler(tmp_path, fake_slurm, stream_exe
     assert tool("karma-batch", "generate", small_campaign(tmp_path, stream_exe),
                 "-o", out, "--no-key-check").returncode == 0
     r = tool("karma-batch", "status", out, env=fake_slurm)
-    assert r.returncode == 5 and "2 job(s): 2 not submitted; left: ok.n1x1, bad-size.n1x1" in r.stdout
+    assert r.returncode == 5
+    assert "2 job(s): 2 not submitted; left: ok.n1x1, bad-size.n1x1" in r.stdout
 
     r = tool("karma-batch", "submit", out, "--dry-run", env=fake_slurm)
     assert r.returncode == 0 and "[1/2] would submit ok.n1x1: sbatch" in r.stdout
@@ -419,7 +420,9 @@ FAKE_QSTAT = """#!/bin/sh
 [ "$1" = "-x" ] && shift
 echo "Job id            Name             User              Time Use S Queue"
 echo "----------------  ---------------- ----------------  -------- - -----"
-for id in "$@"; do echo "${id%%.*}.pbs-serv  local.ok.n1x1    root              00:00:01 $FAKE_STATE workq"; done
+for id in "$@"; do
+  echo "${id%%.*}.pbs-serv  local.ok.n1x1    root              00:00:01 $FAKE_STATE workq"
+done
 """
 
 

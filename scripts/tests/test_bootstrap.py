@@ -31,7 +31,8 @@ def machine(tmp_path):
     fake.mkdir()
     empty = tmp_path / "empty"
     empty.mkdir()
-    env = {"PATH": f"{fake}:{system}", "HOME": str(tmp_path), "KARMA_CACHE_DIR": str(tmp_path / "cache"),
+    env = {"PATH": f"{fake}:{system}", "HOME": str(tmp_path),
+           "KARMA_CACHE_DIR": str(tmp_path / "cache"),
            "CUDA_HOME": str(empty), "ROCM_PATH": str(empty), "LC_ALL": "C"}
 
     def stand_in(name, script):
@@ -66,7 +67,8 @@ def kokkos_tree(path, version, body=""):
 
 
 def only_error_line(result):
-    errors = [l for l in result.stderr.splitlines() if l.startswith("bootstrap: error:")]
+    errors = [line for line in result.stderr.splitlines()
+              if line.startswith("bootstrap: error:")]
     assert len(errors) == 1, result.stderr
     return errors[0]
 
@@ -79,7 +81,8 @@ def test_auto_chooses_cuda_and_reads_the_architecture(machine, tmp_path):
     wrong = kokkos_tree(tmp_path / "k", "4.5.1")
     r = run(env, extra={"KARMA_KOKKOS_SOURCE": str(wrong)})
     assert r.returncode == 2, r.stderr
-    assert "backend: CUDA (auto): nvidia-smi sees NVIDIA H100 80GB HBM3 (compute capability 9.0)" in r.stderr
+    assert ("backend: CUDA (auto): nvidia-smi sees NVIDIA H100 80GB HBM3 (compute capability 9.0)"
+            in r.stderr)
     assert "Kokkos_ARCH_HOPPER90" in r.stderr
     assert "is Kokkos '4.5.01', but karma pins 4.6.01" in only_error_line(r)
     assert r.stdout == ""
@@ -107,14 +110,18 @@ def test_auto_chooses_hip_from_rocminfo(machine, tmp_path):
 
 @pytest.mark.parametrize("args, stand_ins, message", [
     (["--backend", "cuda"], {"nvidia-smi": H100}, "--backend cuda: no nvcc in PATH"),
-    (["--backend", "cuda"], {"nvcc": NVCC13}, "sees no NVIDIA GPU to read the architecture from; name it with --arch"),
+    (["--backend", "cuda"], {"nvcc": NVCC13},
+     "sees no NVIDIA GPU to read the architecture from; name it with --arch"),
     (["--backend", "hip", "--arch", "gfx90a"], {}, "--backend hip: no hipcc in PATH"),
     (["--backend", "hip"], {"hipcc": "exit 0"}, "rocminfo sees no AMD GPU"),
-    (["--backend", "cuda", "--arch", "sm_77"], {"nvcc": NVCC13}, "unknown architecture 'sm_77' for cuda"),
-    (["--backend", "hip", "--arch", "gfx1234"], {"hipcc": "exit 0"}, "unknown architecture 'gfx1234' for hip"),
+    (["--backend", "cuda", "--arch", "sm_77"], {"nvcc": NVCC13},
+     "unknown architecture 'sm_77' for cuda"),
+    (["--backend", "hip", "--arch", "gfx1234"], {"hipcc": "exit 0"},
+     "unknown architecture 'gfx1234' for hip"),
     (["--backend", "rocm"], {}, "unknown backend 'rocm'"),
     (["--kokkos", "newest"], {}, "--kokkos takes debian or pinned"),
-    (["--backend", "cuda", "--arch", "90", "--kokkos", "debian"], {"nvcc": NVCC13}, "--kokkos debian is OpenMP only"),
+    (["--backend", "cuda", "--arch", "90", "--kokkos", "debian"], {"nvcc": NVCC13},
+     "--kokkos debian is OpenMP only"),
     (["--arch"], {}, "--arch needs a value"),
     (["--frobnicate"], {}, "unknown argument: --frobnicate"),
 ])
@@ -137,7 +144,8 @@ def test_bad_input_is_one_line_and_exit_2(machine, args, stand_ins, message):
 def test_kokkos_source_that_is_not_the_pinned_kokkos(machine, tmp_path, make, message):
     env, _ = machine
     source = make(tmp_path / "source")
-    r = run(env, "--backend", "openmp", "--kokkos", "pinned", extra={"KARMA_KOKKOS_SOURCE": str(source)})
+    r = run(env, "--backend", "openmp", "--kokkos", "pinned",
+            extra={"KARMA_KOKKOS_SOURCE": str(source)})
     assert r.returncode == 2, r.stderr
     assert message in only_error_line(r)
 
@@ -148,7 +156,8 @@ def test_a_failed_kokkos_build_keeps_its_log_and_leaves_no_install(machine, tmp_
                        body='message(FATAL_ERROR "this stand-in does not build")')
     tarball = tmp_path / "kokkos-4.6.01.tar.gz"
     subprocess.run(["tar", "-czf", str(tarball), "-C", str(tmp_path), "kokkos-4.6.01"], check=True)
-    r = run(env, "--backend", "openmp", "--kokkos", "pinned", extra={"KARMA_KOKKOS_SOURCE": str(tarball)})
+    r = run(env, "--backend", "openmp", "--kokkos", "pinned",
+            extra={"KARMA_KOKKOS_SOURCE": str(tarball)})
     assert r.returncode == 3, r.stderr
     line = only_error_line(r)
     assert "building Kokkos 4.6.01 (openmp) failed; its log is " in line
@@ -187,7 +196,8 @@ def test_the_hip_patch_only_for_clang_17_and_newer(machine, tmp_path, version, p
     compiler = tmp_path / "hip-compiler"
     compiler.write_text(f"#!/bin/sh\nprintf '%s\\n' '{version}'\n")
     compiler.chmod(0o755)
-    kokkos_tree(tmp_path / "kokkos-4.6.01", "4.6.1", body='message(FATAL_ERROR "stand-in configured")')
+    kokkos_tree(tmp_path / "kokkos-4.6.01", "4.6.1",
+                body='message(FATAL_ERROR "stand-in configured")')
     r = run(env, "--backend", "hip", "--arch", "gfx942",
             extra={"HIPCC": str(compiler), "KARMA_KOKKOS_SOURCE": str(tmp_path / "kokkos-4.6.01")})
     assert r.returncode == 3, r.stderr
@@ -197,3 +207,24 @@ def test_the_hip_patch_only_for_clang_17_and_newer(machine, tmp_path, version, p
         text = f.read()
     assert ("stand-in configured" in text) != patched, text
     assert (tmp_path / "kokkos-4.6.01" / "CMakeLists.txt").exists(), "the user's tree is left alone"
+
+
+def test_installs_the_missing_packages_the_style_checks_included(machine, tmp_path):
+    """As root, apt-get installs what dpkg says is missing, the style checks'
+    tools among the suite's packages; dpkg, apt-get and id are stand-ins."""
+    env, stand_in = machine
+    state = tmp_path / "installed"
+    state.mkdir()
+    log = tmp_path / "apt-get.log"
+    stand_in("id", "echo 0")
+    stand_in("dpkg-query", 'for pkg; do :; done\n'
+             'case " $MISSING " in *" $pkg "*) [ -e "$STATE/$pkg" ] || exit 1 ;; esac\n'
+             'echo installed')
+    stand_in("apt-get", 'echo "$*" >>"$LOG"\nfor a; do touch "$STATE/$a"; done')
+    missing = "libyaml-cpp-dev clang-format shellcheck flake8"
+    r = run(env, "--no-kokkos", extra={"MISSING": missing, "STATE": str(state), "LOG": str(log)})
+    assert r.returncode == 0, r.stderr
+    assert f"installing packages: {missing}" in r.stderr
+    calls = log.read_text().splitlines()
+    assert calls[-1] == f"install -y --no-install-recommends {missing}", calls
+    assert r.stdout == ""

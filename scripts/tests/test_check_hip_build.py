@@ -70,7 +70,9 @@ def newer_clang(tmp_path):
     """Returns (env additions, device library directory)."""
     bin_dir = tmp_path / "llvm" / "bin"
     bin_dir.mkdir(parents=True)
-    for name, text in [("clang++", CLANG.replace('*) args="$args $a"', '-x|hip|--rocm*) ;;\n    *) args="$args $a"')),
+    # The stand-in clang++ drops the HIP options that real clang++ takes.
+    hip_clang = CLANG.replace('*) args="$args $a"', '-x|hip|--rocm*) ;;\n    *) args="$args $a"')
+    for name, text in [("clang++", hip_clang),
                        ("llvm-dis", '#!/bin/sh\ncat "$1"\n'),
                        ("llvm-as", '#!/bin/sh\ncat > "$2"\n')]:
         (bin_dir / name).write_text(text)

@@ -253,8 +253,8 @@ CAMPAIGNS = [
      "runs[0]: makes 100000 jobs (0 before it); a campaign makes at most 10000"),
     ("repetitions: lots", _run("    set: {{run.repetitions: lots}}\n", executable="{exe}"),
      "c.yaml:7:28: runs[0].set.run.repetitions: run.repetitions=lots: 'lots' is not an integer"),
-    ("repetitions: lots in a sweep", _run("    sweep:\n      run.repetitions: [3, lots]\n",
-                                         executable="{exe}"),
+    ("repetitions: lots in a sweep",
+     _run("    sweep:\n      run.repetitions: [3, lots]\n", executable="{exe}"),
      "runs[0].sweep.run.repetitions[1]: run.repetitions=lots: 'lots' is not an integer"),
     ("warmup below its minimum", _run('    set: ["run.warmup=-1"]\n', executable="{exe}"),
      "runs[0].set[0]: run.warmup=-1: must be >= 0, got -1"),
@@ -395,7 +395,7 @@ def test_status_of_a_job_with_malformed_results(tmp_path):
         r = tool("karma-batch", "status", out, env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
         assert "Traceback" not in r.stderr, r.stderr
         assert r.returncode == 1, (r.stdout, r.stderr)
-        line = next(l for l in r.stdout.splitlines() if l.startswith(job["name"]))
+        line = next(x for x in r.stdout.splitlines() if x.startswith(job["name"]))
         assert " failed " in line and detail in line, line
     each_case(tmp_path, JOB_RESULTS, check)
 

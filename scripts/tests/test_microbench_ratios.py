@@ -65,8 +65,8 @@ class RatioScript(unittest.TestCase):
     def test_all_within_threshold_passes_and_prints_ratios(self):
         r = self.run_script(self.write(document(self.good_benchmarks())), "--threshold", 1.03)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        lines = {l.split()[0]: l.split() for l in r.stdout.splitlines() if l.startswith(("Sum3D",
-                                                                                          "Stencil3D"))}
+        lines = {line.split()[0]: line.split() for line in r.stdout.splitlines()
+                 if line.startswith(("Sum3D", "Stencil3D"))}
         self.assertIn(SUM.rstrip("/"), lines)
         self.assertIn(STENCIL.rstrip("/"), lines)
         # medians 10.0 / 10.0 and 200 / 200
@@ -93,7 +93,7 @@ class RatioScript(unittest.TestCase):
                       repeated(SUM + "raw", [10.0, 10.0, 10.0]))
         r = self.run_script(self.write(document(benchmarks)), "--threshold", 2)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        row = [l for l in r.stdout.splitlines() if l.startswith("Sum3D")][0].split()
+        row = [line for line in r.stdout.splitlines() if line.startswith("Sum3D")][0].split()
         self.assertIn("1.200", row)     # 12 / 10
         # the 9 ratios are 1.1, 1.2 and 1.3 three times each: quartiles 1.1 and 1.3
         self.assertIn("1.100-1.300", row)

@@ -29,14 +29,14 @@ def run(exe, tmp_path, progress, *extra, ranks=1):
 
 
 def progress_lines(text):
-    return [l for l in text.splitlines() if l.startswith("progress: ")]
+    return [line for line in text.splitlines() if line.startswith("progress: ")]
 
 
 def test_every_repetition_when_forced(stream_exe, tmp_path):
     r = run(stream_exe, tmp_path, "0,0")
     assert r.returncode == 0, r.stderr
     lines = progress_lines(r.stderr)
-    assert [l.split(",")[0] for l in lines] == [
+    assert [line.split(",")[0] for line in lines] == [
         f"progress: repetition {k} of 5 ({100 * k // 5}%)" for k in range(1, 6)]
     assert progress_lines(r.stdout) == []  # stdout stays the table and FOM lines
 

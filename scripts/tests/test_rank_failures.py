@@ -60,7 +60,7 @@ def launch(mpiexec, groups, tmp_path, env=None):
     ("--help", ["--help"], 2, "rank {r} ({host}) was given --help and rank 0 ({host}) was not"),
 ])
 def test_an_input_error_on_the_last_rank_ends_the_job(mpiexec, tmp_path, ranks, case, bad_args,
-                                                       code, message):
+                                                      code, message):
     good = ranks - 1
     got, text, seconds = launch(mpiexec, [(good, [SMALL_DECK]), (1, bad_args)], tmp_path)
     assert got == code, text
@@ -106,8 +106,9 @@ def test_an_interrupted_run_says_so_and_writes_nothing(tmp_path, stream_exe, sig
     output = tmp_path / "out.json"
     # Copy alone keeps the values as they are, so a run this long stays valid.
     run = subprocess.Popen([stream_exe, SMALL_DECK, "--set", "stream.kernels=[copy]", "--set",
-                            "run.repetitions=100000000", "--output", str(output)], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL,
+                            "run.repetitions=100000000", "--output", str(output)],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           stdin=subprocess.DEVNULL,
                            env=dict(os.environ, OMP_NUM_THREADS="1"))
     lines = []
     for line in run.stdout:  # until the run has started

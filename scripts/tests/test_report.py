@@ -61,7 +61,7 @@ def test_report_of_a_results_directory(results_dir):
     assert row[-1] == "2/2"
     # Layouts: left / right from the two 3D runs.
     rows = table_rows(text, "### stream: layouts")
-    left, right = (fom(f"{A}/stream-3d-{l}.json", "triad") for l in ("left", "right"))
+    left, right = (fom(f"{A}/stream-3d-{side}.json", "triad") for side in ("left", "right"))
     triad = next(r for r in rows if r[1] == "triad")
     assert triad[4] == f"{left / right:.3f}"
     # Scaling: strong, 2 ranks against 1.
@@ -74,7 +74,7 @@ def test_report_of_a_results_directory(results_dir):
     assert "| BM_Sum3D<*,right,dynamic>/64 | 102 | 100 | 1.020 |" in text
     # Plots: linked and present, as SVG.
     links = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
-    assert sorted(os.path.basename(l) for l in links) == [
+    assert sorted(os.path.basename(link) for link in links) == [
         "microbench-microbench.svg", "stream-layout.svg", "stream-scaling.svg",
         "stream-size.svg"]
     for link in links:

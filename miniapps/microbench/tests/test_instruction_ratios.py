@@ -28,7 +28,7 @@ Ir
       8,131 ( 0.00%)  ???:int karma::microbench::sum3d_karma<karma::Array<int* [20][20], Kokkos::LayoutRight, Kokkos::HostSpace> >(karma::Array<int* [20][20], Kokkos::LayoutRight, Kokkos::HostSpace> const&) [/b/karma-microbench]
        8,130 ( 0.00%)  ???:int karma::microbench::sum3d_raw<Kokkos::LayoutRight, int, long, karma::microbench::Fixed<20l>, karma::microbench::Fixed<20l> >(int const*, karma::microbench::Shape<long, karma::microbench::Fixed<20l>, karma::microbench::Fixed<20l> > const&) [/b/karma-microbench]
       9,000 ( 0.00%)  ???:void karma::microbench::matvec_karma<Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>, Kokkos::View<double*, Kokkos::LayoutLeft, Kokkos::HostSpace> >(Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> const&, Kokkos::View<double*, Kokkos::LayoutLeft, Kokkos::HostSpace> const&, Kokkos::View<double*, Kokkos::LayoutLeft, Kokkos::HostSpace> const&) [/b/karma-microbench]
-"""
+"""  # noqa: E501 (callgrind_annotate output, verbatim)
 
 
 class InstructionRatios(unittest.TestCase):
