@@ -44,15 +44,6 @@ done
 [[ ${#checks[@]} -gt 0 ]] || checks=(format shell python)
 cd "$root"
 
-# Shell scripts that another branch deletes (issue 18, part 4: the one-off
-# measurement scripts become campaigns), with the findings they still have;
-# only those are let through.  Remove an entry with its file.
-declare -A shellcheck_pending=(
-  [scripts/hexgrad-side-by-side.sh]=SC2100
-  [results/matvec/gpu-run.sh]=SC2086
-  [results/contact/gpu-run.sh]=SC2086
-)
-
 # The files to look at, NUL-separated, relative to the root.
 list_files() {
   if [[ ${#files[@]} -gt 0 ]]; then
@@ -129,20 +120,12 @@ check_format() {
 }
 
 check_shell() {
-  local tool f plain=() rc=0
+  local tool rc=0
   tool=$(find_tool KARMA_SHELLCHECK shellcheck shellcheck) || { failed+=(shell); return; }
   [[ ${#shell[@]} -gt 0 ]] || { echo "check-style: shell: no shell scripts"; return; }
   echo "check-style: shell: shellcheck $("$tool" --version | sed -n 's/^version: //p')" \
     "on ${#shell[@]} files"
-  for f in "${shell[@]}"; do
-    if [[ -n ${shellcheck_pending[$f]:-} ]]; then
-      echo "check-style: shell: $f is to be deleted; letting through its ${shellcheck_pending[$f]}"
-      "$tool" --external-sources --exclude="${shellcheck_pending[$f]}" "$f" || rc=1
-    else
-      plain+=("$f")
-    fi
-  done
-  [[ ${#plain[@]} -eq 0 ]] || "$tool" --external-sources "${plain[@]}" || rc=1
+  "$tool" --external-sources "${shell[@]}" || rc=1
   run_check shell "${#shell[@]}" "shell scripts" test "$rc" -eq 0
 }
 
