@@ -187,15 +187,12 @@ void factor_mgs(Context<T>& c, T* data, std::int64_t rows, int m, std::int64_t r
 
 inline constexpr bool available = true;
 
-// One factorization (algorithm mgs) of the rows x m array at `data` (element
-// (r, j) at data + r * row_stride + j * column_stride), R into `r` on the
-// device; the buffers are made here, once, outside the timed region.
+// One factorization by hand-written CUDA: see factorization_by.
 template <class T>
 std::function<void()> factorization(T* data, std::int64_t rows, int m, std::int64_t row_stride,
                                     std::int64_t column_stride, T* r, bool on_device, Tally& t) {
-  auto context = std::make_shared<Context<T>>();
-  return
-      [=, &t] { factor_mgs(*context, data, rows, m, row_stride, column_stride, r, on_device, t); };
+  return factorization_by<Context<T>>(factor_mgs<T>, data, rows, m, row_stride, column_stride, r,
+                                      on_device, t);
 }
 
 }  // namespace karma::mgs::native

@@ -27,6 +27,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -862,6 +864,18 @@ void factor(Algorithm algorithm, const View& a, Workspace<value_t<View>>& ws, Ta
       factor_cgs2(a, ws, t);
       break;
   }
+}
+
+// One factorization (algorithm mgs) by a hand-written implementation's
+// `factor` on the rows x m array at `data` (element (r, j) at data + r *
+// row_stride + j * column_stride), R into `r` on the device; its Context (its
+// buffers, handles) is made here, once, outside the timed region.
+template <class Context, class T, class Factor>
+std::function<void()> factorization_by(Factor factor, T* data, std::int64_t rows, int m,
+                                       std::int64_t row_stride, std::int64_t column_stride, T* r,
+                                       bool on_device, Tally& t) {
+  auto context = std::make_shared<Context>();
+  return [=, &t] { factor(*context, data, rows, m, row_stride, column_stride, r, on_device, t); };
 }
 
 }  // namespace karma::mgs

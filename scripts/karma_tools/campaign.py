@@ -756,15 +756,20 @@ def _launcher(check, node, path):
     return text
 
 
+def _unique_name(check, node, path, seen):
+    """The `name` at path: letters, digits, '.', '_' and '-', and no other
+    entry's; records it in seen (name -> path)."""
+    name = check.string(node, f"{path}.name", _NAME, "a name of letters, digits, '.', '_' and '-'")
+    if name in seen:
+        check.fail(node, f"{path}.name", f"'{name}' is also the name of {seen[name]}")
+    seen[name] = path
+    return name
+
+
 def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool_dir,
                 defaults, environment, run_names, job_names, lister, variables, scheduler):
     entries = check.mapping(node, path, RUN_KEYS, required=("name", "app", "deck"))
-    run = check.string(entries["name"], f"{path}.name", _NAME,
-                       "a name of letters, digits, '.', '_' and '-'")
-    if run in run_names:
-        check.fail(entries["name"], f"{path}.name", f"'{run}' is also the name of "
-                   f"{run_names[run]}")
-    run_names[run] = path
+    run = _unique_name(check, entries["name"], path, run_names)
     app = check.string(entries["app"], f"{path}.app", _APP, "a mini-app name (stream, mgs, ...)")
     reference = check.choice(entries["reference"], f"{path}.reference", REFERENCES) \
         if "reference" in entries else None
@@ -1037,12 +1042,7 @@ def _compare(check, node, run_names):
         path = f"compare[{i}]"
         entries = check.mapping(item, path, COMPARE_KEYS,
                                 required=("name", "numerator", "denominator"))
-        name = check.string(entries["name"], f"{path}.name", _NAME,
-                            "a name of letters, digits, '.', '_' and '-'")
-        if name in seen:
-            check.fail(entries["name"], f"{path}.name", f"'{name}' is also the name of "
-                       f"{seen[name]}")
-        seen[name] = path
+        name = _unique_name(check, entries["name"], path, seen)
         spec = {"name": name, "title": None, "metric": "fom.value", "higher_is_better": None,
                 "match": [], "label": [], "same_variant": False, "aggregate": ["worst"]}
         if "title" in entries:
