@@ -90,7 +90,12 @@ bool read_file(const std::string& path, std::string& text) {
 
 // Which other karma tool wrote doc, if one did.
 const char* other_tool(const json& doc) {
-  if (!doc.is_object() || doc.contains("schema_version")) return nullptr;
+  if (!doc.is_object()) return nullptr;
+  // Another program's figures in the results' shape (BabelStream's --csv,
+  // read by karma-batch): no karma run stands behind them.
+  if (doc.contains("schema_version") && doc.contains("reference") && doc["reference"].is_object())
+    return "a reference result (another program's output, read by karma-batch)";
+  if (doc.contains("schema_version")) return nullptr;
   if (doc.contains("context") && doc.contains("benchmarks"))
     return "Google Benchmark JSON (karma-microbench)";
   if (doc.contains("karma_environment")) return "karma-envcapture's environment.json";

@@ -68,13 +68,16 @@ def test_a_directory_recursively(validator, tmp_path):
     write(str(root / "a" / "notes.txt"), "not json")
     write(str(root / "gbench.json"), open(GBENCH).read())
     write(str(root / "environment.json"), '{"karma_environment": 1}')
+    write(str(root / "reference.json"), json.dumps(
+        {"schema_version": 2, "app": "stream", "reference": {"format": "babelstream"}}))
     code, out, err = validate(validator, root)
     assert (code, err) == (0, "")
     assert out.count(": valid karma results") == 3
     assert f"{root}/gbench.json: skipped: Google Benchmark JSON" in out
     assert f"{root}/environment.json: skipped: karma-envcapture's environment.json" in out
+    assert f"{root}/reference.json: skipped: a reference result" in out
     assert out.endswith("karma-validate-results: 3 valid, 0 not valid, 0 unreadable, "
-                        "2 skipped\n")
+                        "3 skipped\n")
     # Named on the command line, a file is always checked.
     code, _, err = validate(validator, root / "gbench.json")
     assert code == 1 and "schema_version: missing" in err
