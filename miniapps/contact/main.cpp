@@ -246,6 +246,153 @@ nlohmann::json phase_json(const std::vector<double>& v) {
   return {{"total_s", sum_of(v)}, {"mean_s", s.mean}, {"min_s", s.min}, {"max_s", s.max}};
 }
 
+// What the checks count over the whole run, on this rank.
+struct Tallies {
+  std::int64_t bf_wrong = 0, sample_wrong = 0, variants_wrong = 0, stats_wrong = 0;
+  MeshCheck mesh_wrong;
+  double mesh_seconds = 0;  // the check of every row, all steps
+  std::int64_t overflow_left = 0, forced_failures = 0;
+  std::int64_t checksum_steps_differ = 0, stats_checksum_steps_differ = 0;
+  StructureErrors structure;
+  std::int64_t forced_overflows = 0, forced_refills = 0, forced_rows_refilled = 0;
+};
+
+// Refuses, on every rank, a problem whose counts the kernels cannot hold.
+void refuse_uncountable(const Config& cfg, const Estimate& est, Index elements) {
+  if (est.max_row_bound >= max_row_for_int_sum)
+    throw Error(exit_runtime_error,
+                "rows of up to " + std::to_string(est.max_row_bound) +
+                    " entries: the statistics' 32-bit sums could overflow",
+                /*collective=*/true);
+  const bool want_ll =
+      std::count(cfg.storages.begin(), cfg.storages.end(), Storage::linked_list) > 0;
+  const std::uint64_t first_pool = static_cast<std::uint64_t>(elements) * cfg.capacity;
+  const std::uint64_t most = std::max(static_cast<std::uint64_t>(est.entries_bound), first_pool);
+  if (want_ll && most >= max_pool)
+    throw Error(exit_runtime_error,
+                "the linked-list pool could need " + std::to_string(most) +
+                    " nodes; its node indices are 32-bit (at most " + std::to_string(max_pool - 1) +
+                    "): run a smaller n or capacity, or without linked-list",
+                /*collective=*/true);
+}
+
+// The rows the device scan checks each step: half anywhere, half in the
+// layers that meet (A's top, B's bottom).
+std::vector<Index> sample_rows(const Config& cfg) {
+  std::vector<Index> ids;
+  const Index nn = cfg.n;
+  for (std::int64_t k = 0; k < cfg.sample_rows; ++k) {
+    const std::uint64_t r =
+        mix64(cfg.seed ^ (0xa0761d6478bd642fULL + static_cast<std::uint64_t>(k)));
+    if (k % 2 == 0)
+      ids.push_back(static_cast<Index>(r % static_cast<std::uint64_t>(cfg.shape.elements)));
+    else if (k % 4 == 1)
+      ids.push_back((nn - 1) * nn * nn +
+                    static_cast<Index>(r % static_cast<std::uint64_t>(nn * nn)));
+    else
+      ids.push_back(cfg.shape.elements_a +
+                    static_cast<Index>(r % static_cast<std::uint64_t>(4 * nn * nn)));
+  }
+  return ids;
+}
+
+// The first storage's rows of a step, sorted, against the rules, the device
+// scan of the sampled rows, the mesh's own structure and (small problems) a
+// host brute force.
+void check_reference_rows(const Config& cfg, std::int64_t b_z, const Boxes& boxes,
+                          const Rows& reference, const Kokkos::View<Index*, Memory>& samples,
+                          const Signatures& ref_sig, Tallies& t,
+                          const std::function<void(const char*)>& trace) {
+  const StructureErrors se = structure_errors(reference);
+  trace("structure");
+  t.structure.out_of_range += se.out_of_range;
+  t.structure.self += se.self;
+  t.structure.duplicates += se.duplicates;
+  t.structure.asymmetric += se.asymmetric;
+  if (samples.extent(0) > 0) t.sample_wrong += sample_rows_wrong(boxes, samples, ref_sig);
+  trace("sampled rows");
+  Kokkos::fence();
+  Kokkos::Timer mesh_timer;
+  const MeshCheck mc = mesh_rows_wrong(cfg.shape, b_z, boxes, reference);
+  t.mesh_seconds += mesh_timer.seconds();
+  t.mesh_wrong.rows_wrong += mc.rows_wrong;
+  t.mesh_wrong.boxes_outside += mc.boxes_outside;
+  trace("all rows");
+  if (cfg.shape.elements <= cfg.brute_force_max) {
+    const auto host_boxes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, boxes);
+    t.bf_wrong += brute_force_rows_wrong(host_boxes, to_host(reference));
+  }
+}
+
+// Forced overflow: capacity 8 (less than the longest row) must overflow,
+// then grow, refill and give exactly the reference lists. Returns the
+// step's record of it; adds the array's bytes to `live_bytes`.
+template <class Dynamic>
+nlohmann::json check_forced_overflow(const Search& search, Index elements, std::int64_t max_row,
+                                     const Signatures& ref_sig, const Signatures& scratch,
+                                     Tallies& t, std::int64_t& live_bytes) {
+  const std::int64_t forced_capacity =
+      std::max<std::int64_t>(0, std::min<std::int64_t>(8, max_row - 1));
+  Dynamic forced("contact::forced", elements, forced_capacity);
+  fill_dynamic(search, forced);
+  const std::int64_t asked = forced.max_count();
+  const bool overflowed = forced.overflowed_rows() > 0 && asked == max_row;
+  t.forced_overflows += overflowed ? 1 : 0;
+  t.forced_rows_refilled += recover_dynamic(search, forced);
+  const std::int64_t again = forced.max_count();
+  ++t.forced_refills;
+  live_bytes += forced.footprint_bytes();
+  bool same = overflowed && again == forced.capacity();
+  if (same) {
+    array_signatures(DynamicAccess<Dynamic>{forced}, scratch);
+    same = signatures_differing(scratch, ref_sig) == 0;
+  }
+  if (!same && max_row > 0) ++t.forced_failures;
+  return {{"capacity", forced_capacity}, {"largest_count", asked}, {"overflowed", overflowed}};
+}
+
+// The run's checks, summed over ranks.
+std::vector<Check> verification_checks(const Config& cfg, const Tallies& t,
+                                       std::int64_t ranks_differ) {
+  auto global = [](std::int64_t v) { return static_cast<double>(comm::sum(v)); };
+  std::vector<Check> checks;
+  if (cfg.shape.elements <= cfg.brute_force_max)
+    checks.push_back({"brute force", "rows differing from a host O(N^2) search, all steps",
+                      global(t.bf_wrong), 0});
+  if (cfg.sample_rows > 0)
+    checks.push_back({"sampled rows",
+                      "of " + std::to_string(cfg.sample_rows) +
+                          " rows per step, those differing from an O(N) device scan",
+                      global(t.sample_wrong), 0});
+  checks.push_back(
+      {"all rows",
+       "rows differing from a search over the mesh's structure (candidates from element "
+       "indices, not the cell grid), plus boxes outside their elements' bounds, all steps",
+       global(t.mesh_wrong.rows_wrong + t.mesh_wrong.boxes_outside), 0});
+  checks.push_back({"structure", "self pairs, duplicates, asymmetric and out-of-range entries",
+                    global(t.structure.total()), 0});
+  if (cfg.storages.size() > 1)
+    checks.push_back(
+        {"storages agree", "rows differing from the first storage's", global(t.variants_wrong), 0});
+  checks.push_back({"pair checksums",
+                    "steps whose pair checksums differ between storages, plus ranks "
+                    "whose checksums differ from rank 0's",
+                    global(t.checksum_steps_differ) + static_cast<double>(ranks_differ), 0});
+  checks.push_back({"row statistics", "rows whose statistics differ from their lists",
+                    global(t.stats_wrong), 0});
+  checks.push_back({"stats checksums",
+                    "steps whose row-statistics checksums differ between storages",
+                    global(t.stats_checksum_steps_differ), 0});
+  checks.push_back({"overflow recovered", "rows still past capacity after a refill",
+                    global(t.overflow_left), 0});
+  if (cfg.overflow_check)
+    checks.push_back({"forced overflow",
+                      "steps where capacity 8 did not overflow or differed after growing "
+                      "and refilling",
+                      global(t.forced_failures), 0});
+  return checks;
+}
+
 template <class DynamicLayout>
 Report run_typed(const Context& ctx, const Config& cfg) {
   using Dynamic = DynamicRaggedRight<int, Memory, DynamicLayout>;
@@ -258,22 +405,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
          << cfg.storages.size() << " storage(s) and their checks";
     ctx.require_memory(est.total, what.str());
   }
-  if (est.max_row_bound >= max_row_for_int_sum)
-    throw Error(exit_runtime_error,
-                "rows of up to " + std::to_string(est.max_row_bound) +
-                    " entries: the statistics' 32-bit sums could overflow",
-                /*collective=*/true);
-  const bool want_ll =
-      std::count(cfg.storages.begin(), cfg.storages.end(), Storage::linked_list) > 0;
-  const std::uint64_t first_pool = static_cast<std::uint64_t>(N) * cfg.capacity;
-  if (want_ll && std::max(static_cast<std::uint64_t>(est.entries_bound), first_pool) >= max_pool)
-    throw Error(
-        exit_runtime_error,
-        "the linked-list pool could need " +
-            std::to_string(std::max(static_cast<std::uint64_t>(est.entries_bound), first_pool)) +
-            " nodes; its node indices are 32-bit (at most " + std::to_string(max_pool - 1) +
-            "): run a smaller n or capacity, or without linked-list",
-        /*collective=*/true);
+  refuse_uncountable(cfg, est, N);
 
   // KARMA_CONTACT_TRACE=1: each phase of the warm-up and the first two steps,
   // fenced and timed, on stderr: where a run spends its time on a new machine.
@@ -307,28 +439,13 @@ Report run_typed(const Context& ctx, const Config& cfg) {
                            ? linked_list_storage(N, first_entries, cfg.list_stripes)
                        : s == Storage::csr ? csr_storage(N, first_entries, cfg.lanes)
                                            : dynamic_storage<Dynamic>(N, cfg.capacity, cfg.lanes));
-  // Sampled rows: half anywhere, half in the layers that meet (A's top, B's bottom).
-  std::vector<Index> sample_ids;
-  for (std::int64_t k = 0; k < cfg.sample_rows; ++k) {
-    const std::uint64_t r =
-        mix64(cfg.seed ^ (0xa0761d6478bd642fULL + static_cast<std::uint64_t>(k)));
-    const Index nn = cfg.n;
-    Index e;
-    if (k % 2 == 0)
-      e = static_cast<Index>(r % static_cast<std::uint64_t>(N));
-    else if (k % 4 == 1)
-      e = (nn - 1) * nn * nn + static_cast<Index>(r % static_cast<std::uint64_t>(nn * nn));
-    else
-      e = shape.elements_a + static_cast<Index>(r % static_cast<std::uint64_t>(4 * nn * nn));
-    sample_ids.push_back(e);
-  }
+  const std::vector<Index> sample_ids = sample_rows(cfg);
   Kokkos::View<Index*, Memory> samples("contact::samples", sample_ids.size());
   {
     auto h = Kokkos::create_mirror_view(samples);
     for (std::size_t k = 0; k < sample_ids.size(); ++k) h(k) = sample_ids[k];
     Kokkos::deep_copy(samples, h);
   }
-  const bool brute_force = N <= cfg.brute_force_max;
   // inject_fault: search: the element that drops out of the cell lists.
   Index search_fault = -1;
   std::int64_t search_fault_rows = 0;
@@ -357,13 +474,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   };
 
   // --- verification tallies ------------------------------------------------------------
-  std::int64_t bf_wrong = 0, sample_wrong = 0, variants_wrong = 0, stats_wrong = 0;
-  MeshCheck mesh_wrong;
-  double mesh_seconds = 0;  // the check of every row, all steps
-  std::int64_t overflow_left = 0, forced_failures = 0;
-  std::int64_t checksum_steps_differ = 0, stats_checksum_steps_differ = 0;
-  StructureErrors structure;
-  std::int64_t forced_overflows = 0, forced_refills = 0, forced_rows_refilled = 0;
+  Tallies tally;
   nlohmann::json per_step = nlohmann::json::array();
   std::vector<double> step_entries;
   double total_pairs = 0;
@@ -429,7 +540,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
       // storage's; the first one's rows, sorted, against the rules, the
       // device scan and the brute force.
       if (const std::int64_t left = st.overflowed_rows(); left > 0) {
-        overflow_left += left;
+        tally.overflow_left += left;
         continue;
       }
       const Signatures& sig = v == 0 ? ref_sig : sig_now;
@@ -441,31 +552,11 @@ Report run_typed(const Context& ctx, const Config& cfg) {
         have_reference = true;
         reference = st.sorted_rows();
         trace("canonical");
-        const StructureErrors se = structure_errors(reference);
-        trace("structure");
-        structure.out_of_range += se.out_of_range;
-        structure.self += se.self;
-        structure.duplicates += se.duplicates;
-        structure.asymmetric += se.asymmetric;
-        if (!sample_ids.empty()) sample_wrong += sample_rows_wrong(boxes, samples, ref_sig);
-        trace("sampled rows");
-        {
-          Kokkos::fence();
-          Kokkos::Timer mesh_timer;
-          const MeshCheck mc = mesh_rows_wrong(shape, bz, boxes, reference);
-          mesh_seconds += mesh_timer.seconds();
-          mesh_wrong.rows_wrong += mc.rows_wrong;
-          mesh_wrong.boxes_outside += mc.boxes_outside;
-        }
-        trace("all rows");
-        if (brute_force) {
-          const auto host_boxes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, boxes);
-          bf_wrong += brute_force_rows_wrong(host_boxes, to_host(reference));
-        }
+        check_reference_rows(cfg, bz, boxes, reference, samples, ref_sig, tally, trace);
       } else {
-        variants_wrong += signatures_differing(sig, ref_sig);
+        tally.variants_wrong += signatures_differing(sig, ref_sig);
       }
-      stats_wrong += stats_rows_wrong(stats, reference);
+      tally.stats_wrong += stats_rows_wrong(stats, reference);
       trace("stats checked");
       rec.pair_checksums.push_back(sum.checksum);
       rec.stats_checksums.push_back(stats_checksum(stats));
@@ -483,35 +574,16 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     }
     if (!pair_sums.empty() &&
         std::any_of(pair_sums.begin(), pair_sums.end(), [&](auto x) { return x != pair_sums[0]; }))
-      ++checksum_steps_differ;
+      ++tally.checksum_steps_differ;
     if (!stats_sums.empty() && std::any_of(stats_sums.begin(), stats_sums.end(),
                                            [&](auto x) { return x != stats_sums[0]; }))
-      ++stats_checksum_steps_differ;
+      ++tally.stats_checksum_steps_differ;
 
-    // Forced overflow: capacity 8 (less than the longest row) must overflow,
-    // then grow, refill and give exactly the reference lists.
     const std::int64_t max_row = ref.longest;
     if (cfg.overflow_check && have_reference) {
-      const std::int64_t forced_capacity =
-          std::max<std::int64_t>(0, std::min<std::int64_t>(8, max_row - 1));
-      Dynamic forced("contact::forced", N, forced_capacity);
-      fill_dynamic(search, forced);
-      const std::int64_t asked = forced.max_count();
-      const bool overflowed = forced.overflowed_rows() > 0 && asked == max_row;
-      forced_overflows += overflowed ? 1 : 0;
-      forced_rows_refilled += recover_dynamic(search, forced);
-      const std::int64_t again = forced.max_count();
-      ++forced_refills;
-      live_bytes += forced.footprint_bytes();
-      bool same = overflowed && again == forced.capacity();
-      if (same) {
-        array_signatures(DynamicAccess<Dynamic>{forced}, sig_now);
-        same = signatures_differing(sig_now, ref_sig) == 0;
-      }
-      if (!same && max_row > 0) ++forced_failures;
+      step_json["forced_overflow"] =
+          check_forced_overflow<Dynamic>(search, N, max_row, ref_sig, sig_now, tally, live_bytes);
       trace("forced overflow");
-      step_json["forced_overflow"] = {
-          {"capacity", forced_capacity}, {"largest_count", asked}, {"overflowed", overflowed}};
     }
     const std::int64_t entries = have_reference ? ref.entries : -1;
     const std::int64_t empty_rows = ref.empty;
@@ -552,42 +624,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
 
   Report report;
   const double ranks = comm::size();
-  auto global = [](std::int64_t v) { return static_cast<double>(comm::sum(v)); };
-  if (brute_force)
-    report.checks.push_back({"brute force", "rows differing from a host O(N^2) search, all steps",
-                             global(bf_wrong), 0});
-  if (!sample_ids.empty())
-    report.checks.push_back({"sampled rows",
-                             "of " + std::to_string(sample_ids.size()) +
-                                 " rows per step, those differing from an O(N) device scan",
-                             global(sample_wrong), 0});
-  report.checks.push_back(
-      {"all rows",
-       "rows differing from a search over the mesh's structure (candidates from element "
-       "indices, not the cell grid), plus boxes outside their elements' bounds, all steps",
-       global(mesh_wrong.rows_wrong + mesh_wrong.boxes_outside), 0});
-  report.checks.push_back({"structure",
-                           "self pairs, duplicates, asymmetric and out-of-range entries",
-                           global(structure.total()), 0});
-  if (cfg.storages.size() > 1)
-    report.checks.push_back(
-        {"storages agree", "rows differing from the first storage's", global(variants_wrong), 0});
-  report.checks.push_back({"pair checksums",
-                           "steps whose pair checksums differ between storages, plus ranks "
-                           "whose checksums differ from rank 0's",
-                           global(checksum_steps_differ) + static_cast<double>(ranks_differ), 0});
-  report.checks.push_back(
-      {"row statistics", "rows whose statistics differ from their lists", global(stats_wrong), 0});
-  report.checks.push_back({"stats checksums",
-                           "steps whose row-statistics checksums differ between storages",
-                           global(stats_checksum_steps_differ), 0});
-  report.checks.push_back(
-      {"overflow recovered", "rows still past capacity after a refill", global(overflow_left), 0});
-  if (cfg.overflow_check)
-    report.checks.push_back({"forced overflow",
-                             "steps where capacity 8 did not overflow or differed after growing "
-                             "and refilling",
-                             global(forced_failures), 0});
+  report.checks = verification_checks(cfg, tally, ranks_differ);
 
   const auto binning = slowest(timer, "binning");
   const double pairs_all = total_pairs * ranks;
@@ -722,16 +759,16 @@ Report run_typed(const Context& ctx, const Config& cfg) {
         {"host_max_rss_bytes", static_cast<double>(usage.ru_maxrss) * 1024.0}}},
       {"overflow_check",
        {{"enabled", cfg.overflow_check},
-        {"overflows", forced_overflows},
-        {"refills", forced_refills},
-        {"rows_refilled", forced_rows_refilled}}},
+        {"overflows", tally.forced_overflows},
+        {"refills", tally.forced_refills},
+        {"rows_refilled", tally.forced_rows_refilled}}},
       {"verification",
        {{"all_rows",
          "every row of the first storage, every step, against a search over the "
          "mesh's structure; the other storages' rows against it by signature"},
-        {"all_rows_seconds", comm::max(mesh_seconds)},
-        {"boxes_outside_bounds", mesh_wrong.boxes_outside},
-        {"brute_force", brute_force},
+        {"all_rows_seconds", comm::max(tally.mesh_seconds)},
+        {"boxes_outside_bounds", tally.mesh_wrong.boxes_outside},
+        {"brute_force", N <= cfg.brute_force_max},
         {"sample_rows", sample_ids.size()},
         {"inject_fault", cfg.inject},
         {"search_fault", search_fault < 0 ? nlohmann::json(nullptr)
