@@ -49,12 +49,10 @@ def find_manifest(path):
 
 
 def _results_file(manifest_path, manifest, entry):
-    """Where a job's results are: as recorded, or, when the campaign
-    directory was moved (say, committed under results/), the same place
-    relative to campaign.json."""
+    """Where a job's results are: beside campaign.json, where the campaign
+    directory is now (it may have been copied, say under results/, while the
+    place it ran in still holds another run), else as recorded."""
     recorded = entry.get("results_file")
-    if isinstance(recorded, str) and os.path.isfile(recorded):
-        return recorded
     if not isinstance(recorded, str):
         return None
     here = os.path.dirname(os.path.abspath(manifest_path))
@@ -62,7 +60,7 @@ def _results_file(manifest_path, manifest, entry):
     results_dir = results_dir if isinstance(results_dir, str) else ""
     tail = os.path.relpath(recorded, results_dir) if results_dir else os.path.basename(recorded)
     for candidate in (os.path.join(here, os.path.basename(results_dir), tail),
-                      os.path.join(here, tail)):
+                      os.path.join(here, tail), recorded):
         if os.path.isfile(candidate):
             return candidate
     return None

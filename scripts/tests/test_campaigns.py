@@ -8,6 +8,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import sys
 
 import pytest
@@ -325,10 +326,25 @@ def test_ratio_tables_worst_of_rounds(tmp_path, fakes):
     r = tool("karma-compare", "--campaign", out)
     line = next(x for x in r.stdout.splitlines() if x.startswith("| [2^20] |"))
     assert "| 300 / 300 = 1.000 | 240 / 300 = 0.800 | 330 / 300 = 1.100 | **0.800** |" in line
-    # A campaign directory moved elsewhere (committed under results/, say)
-    # still finds its results beside campaign.json.
+    # A campaign directory copied elsewhere (committed under results/, say)
+    # reads the results beside its campaign.json, even while the place it
+    # ran in still holds other results; moved, it still finds them.
+    copied = str(tmp_path / "copy" / "out")
+    shutil.copytree(out, copied)
+    for f in glob.glob(os.path.join(out, "results", "*", "*.json")):
+        doc = load_json(f)
+        for k in doc.get("kernels", []):
+            for figure in ("fom", "bandwidth_GBps"):
+                for key in ("value", "best", "median", "worst"):
+                    if isinstance(k.get(figure), dict) and key in k[figure]:
+                        k[figure][key] *= 2 if "reference" in doc else 3
+        write(f, json.dumps(doc))
+    r = tool("karma-compare", "--campaign", copied, "--json", tmp_path / "c.json")
+    assert r.returncode == 0, r.stderr
+    assert load_json(tmp_path / "c.json")["tables"][0]["rows"][0]["rounds"] == row["rounds"]
+    shutil.rmtree(out)
     moved = str(tmp_path / "elsewhere" / "out")
-    os.renames(out, moved)
+    os.renames(copied, moved)
     r = tool("karma-compare", "--campaign", moved, "--json", tmp_path / "m.json")
     assert r.returncode == 0, r.stderr
     assert load_json(tmp_path / "m.json")["tables"][0]["rows"][0]["rounds"] == row["rounds"]
