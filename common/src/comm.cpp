@@ -139,16 +139,20 @@ void sum_in_place(long double* values, std::int64_t count) {
 void allgatherv_in_place(void* full, const std::vector<std::int64_t>& counts,
                          std::size_t element_bytes) {
   if (cached_size == 1) return;
-  // Counted in bytes, so any element type goes; the displacements must fit too.
-  std::vector<int> bytes(counts.size()), displacements(counts.size());
+  // Counted in elements, so a message may hold up to 2^31 - 1 of them.
+  if (element_bytes != sizeof(float) && element_bytes != sizeof(double))
+    throw Error(exit_runtime_error,
+                "internal: MPI_Allgatherv of " + std::to_string(element_bytes) + "-byte elements");
+  const MPI_Datatype type = element_bytes == sizeof(float) ? MPI_FLOAT : MPI_DOUBLE;
+  std::vector<int> sizes(counts.size()), displacements(counts.size());
   std::int64_t offset = 0;
   for (std::size_t r = 0; r < counts.size(); ++r) {
-    bytes[r] = message_count(counts[r] * static_cast<std::int64_t>(element_bytes));
+    sizes[r] = message_count(counts[r]);
     displacements[r] = message_count(offset);
-    offset += counts[r] * static_cast<std::int64_t>(element_bytes);
+    offset += counts[r];
   }
-  check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, full, bytes.data(), displacements.data(),
-                       MPI_BYTE, MPI_COMM_WORLD),
+  check(MPI_Allgatherv(MPI_IN_PLACE, 0, type, full, sizes.data(), displacements.data(), type,
+                       MPI_COMM_WORLD),
         "MPI_Allgatherv");
 }
 

@@ -45,8 +45,8 @@ void max_inplace(std::vector<double>& v);
 void sum_in_place(float* values, std::int64_t count);
 void sum_in_place(double* values, std::int64_t count);
 void sum_in_place(long double* values, std::int64_t count);
-// `full` (host memory) holds every rank's block of counts[r] elements of
-// `element_bytes` each, in rank order; on entry this rank's block is filled,
+// `full` (host memory) holds every rank's block of counts[r] floats or
+// doubles (`element_bytes` 4 or 8), in rank order; on entry this rank's block is filled,
 // on return all are (MPI_Allgatherv in place).
 void allgatherv_in_place(void* full, const std::vector<std::int64_t>& counts,
                          std::size_t element_bytes);
