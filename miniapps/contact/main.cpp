@@ -1,7 +1,12 @@
-// karma-contact: deck -> run -> report. The geometry, mesh, cell-list search,
-// the three storages and the row statistics are in contact_*.hpp, one
-// concern each; the checks in contact_verify.hpp.
-#include "contact_storages.hpp"
+// karma-contact: deck -> mesh -> storages -> measure and verify, step by
+// step -> report. The geometry, mesh, cell-list search, the three storages
+// (one interface: contact_storages.hpp) and the row statistics are in
+// contact_*.hpp, one concern each; the checks in contact_verify.hpp and
+// contact_run_checks.hpp, the memory bounds in contact_memory.hpp, the
+// results in contact_report.hpp.
+#include "contact_memory.hpp"
+#include "contact_report.hpp"
+#include "contact_run_checks.hpp"
 
 #include "karma/app.hpp"
 #include "karma/array.hpp"
@@ -12,13 +17,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cinttypes>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <numeric>
 #include <sstream>
 #include <tuple>
 
@@ -85,22 +88,6 @@ Schema contact_schema() {
   return s;
 }
 
-struct Config {
-  int n = 0;
-  MeshShape shape;
-  std::int64_t steps = 0, sweeps = 0, capacity = 0, warmup = 0;
-  std::uint64_t seed = 0;
-  int cell = unit;
-  std::vector<Storage> storages;
-  bool dynamic_left = false;
-  int lanes = 1;
-  std::int64_t brute_force_max = 0, sample_rows = 0;
-  bool overflow_check = true;
-  bool pairs = true;
-  int list_stripes = 1;
-  std::string inject;
-};
-
 Config read_config(const Deck& deck) {
   Config c;
   const std::int64_t n = deck.integer("contact.n");
@@ -151,253 +138,197 @@ Config read_config(const Deck& deck) {
   return c;
 }
 
-std::int64_t first_step(const Config& c) { return c.steps == 0 ? 0 : 1; }
-std::int64_t last_step(const Config& c) { return c.steps; }
-
-// --- memory: bounds from the geometry, before anything is allocated ---------------
-
-struct Estimate {
-  std::int64_t entries_bound = 0;  // neighbour entries (2 per pair) at any step
-  std::int64_t max_row_bound = 0;
-  std::int64_t cells = 0;
-  std::int64_t cell_items_bound = 0;
-  std::uint64_t shared = 0, verification = 0, total = 0;
-  std::uint64_t storage[3] = {0, 0, 0};
+// KARMA_CONTACT_TRACE=1: each phase of the warm-up and the first two steps,
+// fenced and timed, on stderr: where a run spends its time on a new machine.
+struct Tracer {
+  bool on = std::getenv("KARMA_CONTACT_TRACE") != nullptr && comm::is_root();
+  int steps = 0;  // timed steps traced so far
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  void operator()(const char* what) const {
+    if (!on || steps > 2) return;
+    Kokkos::fence();
+    std::fprintf(stderr, "trace %10.4f s  %s\n",
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                 what);
+    std::fflush(stderr);
+  }
 };
 
-std::int64_t floor_div(std::int64_t a, std::int64_t b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-
-Estimate estimate(const Config& c) {
-  const MeshShape& s = c.shape;
-  const std::int64_t n = c.n, N = s.elements;
-  Estimate e;
-  // Box extents: an element plus its nodes' perturbation and the inflation.
-  const std::int64_t box_a = h_a + 2 * (perturb_a + inflate),
-                     box_b = h_b + 2 * (perturb_b + inflate);
-  // Within a block a box reaches only its 26 neighbours (the perturbation
-  // and inflation, 0.25 h, are less than half an element). Across blocks:
-  const std::int64_t a_sees_b = (box_a + box_b) / h_b + 1, b_sees_a = (box_a + box_b) / h_a + 1;
-  // Layers that can touch the other block at the deepest position.
-  const std::int64_t deepest = std::min(b_bottom(c.n, first_step(c)), b_bottom(c.n, last_step(c)));
-  const std::int64_t b_low = deepest - perturb_b - inflate;
-  const std::int64_t a_top = n * h_a + perturb_a + inflate;
-  const std::int64_t layers_a =
-      std::clamp<std::int64_t>(n - floor_div(b_low - perturb_a - inflate, h_a) + 1, 0, n);
-  const std::int64_t layers_b =
-      a_top < b_low ? 0 : std::clamp<std::int64_t>(floor_div(a_top - b_low, h_b) + 2, 0, n);
-  e.entries_bound = 26 * N + layers_a * n * n * a_sees_b * a_sees_b * a_sees_b +
-                    layers_b * 4 * n * n * b_sees_a * b_sees_a * b_sees_a;
-  e.max_row_bound = 26 + (layers_a > 0 ? a_sees_b * a_sees_b * a_sees_b : 0);
-  // Cells: the grid is largest at the first or the last position.
-  const Grid g0 = make_grid(c.n, b_bottom(c.n, first_step(c)), c.cell);
-  const Grid g1 = make_grid(c.n, b_bottom(c.n, last_step(c)), c.cell);
-  e.cells = std::max(g0.cells, g1.cells);
-  auto per_dim = [&](std::int64_t extent) { return extent / c.cell + 2; };
-  const std::int64_t ca = per_dim(box_a), cb = per_dim(box_b);
-  e.cell_items_bound = s.elements_a * ca * ca * ca + s.elements_b * cb * cb * cb;
-
-  const std::uint64_t N8 = static_cast<std::uint64_t>(N);
-  const std::uint64_t E = static_cast<std::uint64_t>(e.entries_bound);
-  const std::uint64_t first = N8 * static_cast<std::uint64_t>(c.capacity);
-  e.shared = static_cast<std::uint64_t>(s.nodes) * 12 + N8 * 24 +
-             static_cast<std::uint64_t>(e.cells) * 12 + 8 +
-             static_cast<std::uint64_t>(e.cell_items_bound) * 4 + N8 * 32;  // + row statistics
-  const std::uint64_t dynamic_rows =
-      N8 * 8 + N8 * 4 * static_cast<std::uint64_t>(std::max(c.capacity, e.max_row_bound));
-  for (Storage st : c.storages) {
-    const int k = static_cast<int>(st);
-    // Growth makes every stripe as large as the fullest one: room for 25%
-    // imbalance and a few rows per stripe.
-    if (st == Storage::linked_list)
-      e.storage[k] = N8 * 4 + 8 * std::max(first, E + (c.list_stripes > 1 ? E / 4 : 0)) +
-                     8 * static_cast<std::uint64_t>(c.list_stripes) *
-                         (stripe_pad + 4 * static_cast<std::uint64_t>(e.max_row_bound));
-    if (st == Storage::csr) e.storage[k] = N8 * 12 + 8 + 4 * std::max(first, E);
-    if (st == Storage::dynamic) e.storage[k] = dynamic_rows;
+// The two blocks: nodes, boxes at the current position, their cell lists,
+// and the row statistics every storage's sweeps write.
+struct Blocks {
+  Coords xyz;
+  Boxes boxes;
+  CellLists cells;
+  RowStats stats;
+  std::int64_t bytes() const {
+    return static_cast<std::int64_t>(xyz.span() * sizeof(int) + boxes.span() * sizeof(int) +
+                                     stats.span() * sizeof(double)) +
+           bytes_of(cells);
   }
-  // The first storage's rows sorted (and the row sizes on the way), two
-  // sets of row signatures, and the capacity-8 rows of the overflow check.
-  e.verification =
-      (N8 * 8 + 8 + E * 4) + N8 * 8 + 2 * N8 * 16 +
-      (c.overflow_check ? N8 * 8 + N8 * 4 * static_cast<std::uint64_t>(e.max_row_bound) : 0);
-  e.total = e.shared + e.verification + e.storage[0] + e.storage[1] + e.storage[2];
-  return e;
-}
-
-std::string hex(std::uint64_t v) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%016" PRIx64, v);
-  return text;
-}
-
-// Per-step slowest-rank samples of a timed phase.
-std::vector<double> slowest(const KernelTimer& timer, const std::string& name) {
-  std::vector<double> v = timer.samples(name);
-  comm::max_inplace(v);
-  return v;
-}
-
-double sum_of(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); }
-
-nlohmann::json phase_json(const std::vector<double>& v) {
-  const Stats s = summarize(v);
-  return {{"total_s", sum_of(v)}, {"mean_s", s.mean}, {"min_s", s.min}, {"max_s", s.max}};
-}
-
-// What the checks count over the whole run, on this rank.
-struct Tallies {
-  std::int64_t bf_wrong = 0, sample_wrong = 0, variants_wrong = 0, stats_wrong = 0;
-  MeshCheck mesh_wrong;
-  double mesh_seconds = 0;  // the check of every row, all steps
-  std::int64_t overflow_left = 0, forced_failures = 0;
-  std::int64_t checksum_steps_differ = 0, stats_checksum_steps_differ = 0;
-  StructureErrors structure;
-  std::int64_t forced_overflows = 0, forced_refills = 0, forced_rows_refilled = 0;
 };
 
-// Refuses, on every rank, a problem whose counts the kernels cannot hold.
-void refuse_uncountable(const Config& cfg, const Estimate& est, Index elements) {
-  if (est.max_row_bound >= max_row_for_int_sum)
-    throw Error(exit_runtime_error,
-                "rows of up to " + std::to_string(est.max_row_bound) +
-                    " entries: the statistics' 32-bit sums could overflow",
-                /*collective=*/true);
-  const bool want_ll =
-      std::count(cfg.storages.begin(), cfg.storages.end(), Storage::linked_list) > 0;
-  const std::uint64_t first_pool = static_cast<std::uint64_t>(elements) * cfg.capacity;
-  const std::uint64_t most = std::max(static_cast<std::uint64_t>(est.entries_bound), first_pool);
-  if (want_ll && most >= max_pool)
-    throw Error(exit_runtime_error,
-                "the linked-list pool could need " + std::to_string(most) +
-                    " nodes; its node indices are 32-bit (at most " + std::to_string(max_pool - 1) +
-                    "): run a smaller n or capacity, or without linked-list",
-                /*collective=*/true);
+Blocks make_blocks(const Config& cfg) {
+  Blocks b{
+      Coords(Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::nodes"), cfg.shape.nodes),
+      Boxes(Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::boxes"), cfg.shape.elements),
+      CellLists{}, RowStats("contact::row_stats", cfg.shape.elements)};
+  make_nodes(cfg.shape, cfg.seed, b.xyz);
+  return b;
 }
 
-// The rows the device scan checks each step: half anywhere, half in the
-// layers that meet (A's top, B's bottom).
-std::vector<Index> sample_rows(const Config& cfg) {
-  std::vector<Index> ids;
-  const Index nn = cfg.n;
-  for (std::int64_t k = 0; k < cfg.sample_rows; ++k) {
-    const std::uint64_t r =
-        mix64(cfg.seed ^ (0xa0761d6478bd642fULL + static_cast<std::uint64_t>(k)));
-    if (k % 2 == 0)
-      ids.push_back(static_cast<Index>(r % static_cast<std::uint64_t>(cfg.shape.elements)));
-    else if (k % 4 == 1)
-      ids.push_back((nn - 1) * nn * nn +
-                    static_cast<Index>(r % static_cast<std::uint64_t>(nn * nn)));
-    else
-      ids.push_back(cfg.shape.elements_a +
-                    static_cast<Index>(r % static_cast<std::uint64_t>(4 * nn * nn)));
-  }
-  return ids;
+// Block B at a step's position: its boxes, binned into the cell lists
+// (timed as "binning" when `timer` is given).
+void place(const Config& cfg, std::int64_t b_z, Blocks& blocks, KernelTimer* timer,
+           const Tracer& trace) {
+  make_boxes(cfg.shape, blocks.xyz, static_cast<int>(b_z), blocks.boxes);
+  trace(timer ? "boxes" : "warm-up: boxes");
+  const Grid grid = make_grid(cfg.n, b_z, cfg.cell);
+  if (timer)
+    timer->time("binning", [&] { bin(blocks.boxes, grid, blocks.cells); });
+  else
+    bin(blocks.boxes, grid, blocks.cells, trace);
 }
 
-// The first storage's rows of a step, sorted, against the rules, the device
-// scan of the sampled rows, the mesh's own structure and (small problems) a
-// host brute force.
-void check_reference_rows(const Config& cfg, std::int64_t b_z, const Boxes& boxes,
-                          const Rows& reference, const Kokkos::View<Index*, Memory>& samples,
-                          const Signatures& ref_sig, Tallies& t,
-                          const std::function<void(const char*)>& trace) {
-  const StructureErrors se = structure_errors(reference);
-  trace("structure");
-  t.structure.out_of_range += se.out_of_range;
-  t.structure.self += se.self;
-  t.structure.duplicates += se.duplicates;
-  t.structure.asymmetric += se.asymmetric;
-  if (samples.extent(0) > 0) t.sample_wrong += sample_rows_wrong(boxes, samples, ref_sig);
-  trace("sampled rows");
-  Kokkos::fence();
-  Kokkos::Timer mesh_timer;
-  const MeshCheck mc = mesh_rows_wrong(cfg.shape, b_z, boxes, reference);
-  t.mesh_seconds += mesh_timer.seconds();
-  t.mesh_wrong.rows_wrong += mc.rows_wrong;
-  t.mesh_wrong.boxes_outside += mc.boxes_outside;
-  trace("all rows");
-  if (cfg.shape.elements <= cfg.brute_force_max) {
-    const auto host_boxes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, boxes);
-    t.bf_wrong += brute_force_rows_wrong(host_boxes, to_host(reference));
-  }
-}
-
-// Forced overflow: capacity 8 (less than the longest row) must overflow,
-// then grow, refill and give exactly the reference lists. Returns the
-// step's record of it; adds the array's bytes to `live_bytes`.
+// Every storage starts with room for N x capacity entries, first-touched
+// here so that no timed step pays for it.
 template <class Dynamic>
-nlohmann::json check_forced_overflow(const Search& search, Index elements, std::int64_t max_row,
-                                     const Signatures& ref_sig, const Signatures& scratch,
-                                     Tallies& t, std::int64_t& live_bytes) {
-  const std::int64_t forced_capacity =
-      std::max<std::int64_t>(0, std::min<std::int64_t>(8, max_row - 1));
-  Dynamic forced("contact::forced", elements, forced_capacity);
-  fill_dynamic(search, forced);
-  const std::int64_t asked = forced.max_count();
-  const bool overflowed = forced.overflowed_rows() > 0 && asked == max_row;
-  t.forced_overflows += overflowed ? 1 : 0;
-  t.forced_rows_refilled += recover_dynamic(search, forced);
-  const std::int64_t again = forced.max_count();
-  ++t.forced_refills;
-  live_bytes += forced.footprint_bytes();
-  bool same = overflowed && again == forced.capacity();
-  if (same) {
-    array_signatures(DynamicAccess<Dynamic>{forced}, scratch);
-    same = signatures_differing(scratch, ref_sig) == 0;
-  }
-  if (!same && max_row > 0) ++t.forced_failures;
-  return {{"capacity", forced_capacity}, {"largest_count", asked}, {"overflowed", overflowed}};
+std::vector<NeighbourStorage> make_storages(const Config& cfg) {
+  const Index N = cfg.shape.elements;
+  const std::int64_t first_entries = N * cfg.capacity;
+  std::vector<NeighbourStorage> storages;
+  for (Storage s : cfg.storages)
+    storages.push_back(s == Storage::linked_list
+                           ? linked_list_storage(N, first_entries, cfg.list_stripes)
+                       : s == Storage::csr ? csr_storage(N, first_entries, cfg.lanes)
+                                           : dynamic_storage<Dynamic>(N, cfg.capacity, cfg.lanes));
+  return storages;
 }
 
-// The run's checks, summed over ranks.
-std::vector<Check> verification_checks(const Config& cfg, const Tallies& t,
-                                       std::int64_t ranks_differ) {
-  auto global = [](std::int64_t v) { return static_cast<double>(comm::sum(v)); };
-  std::vector<Check> checks;
-  if (cfg.shape.elements <= cfg.brute_force_max)
-    checks.push_back({"brute force", "rows differing from a host O(N^2) search, all steps",
-                      global(t.bf_wrong), 0});
-  if (cfg.sample_rows > 0)
-    checks.push_back({"sampled rows",
-                      "of " + std::to_string(cfg.sample_rows) +
-                          " rows per step, those differing from an O(N) device scan",
-                      global(t.sample_wrong), 0});
-  checks.push_back(
-      {"all rows",
-       "rows differing from a search over the mesh's structure (candidates from element "
-       "indices, not the cell grid), plus boxes outside their elements' bounds, all steps",
-       global(t.mesh_wrong.rows_wrong + t.mesh_wrong.boxes_outside), 0});
-  checks.push_back({"structure", "self pairs, duplicates, asymmetric and out-of-range entries",
-                    global(t.structure.total()), 0});
-  if (cfg.storages.size() > 1)
-    checks.push_back(
-        {"storages agree", "rows differing from the first storage's", global(t.variants_wrong), 0});
-  checks.push_back({"pair checksums",
-                    "steps whose pair checksums differ between storages, plus ranks "
-                    "whose checksums differ from rank 0's",
-                    global(t.checksum_steps_differ) + static_cast<double>(ranks_differ), 0});
-  checks.push_back({"row statistics", "rows whose statistics differ from their lists",
-                    global(t.stats_wrong), 0});
-  checks.push_back({"stats checksums",
-                    "steps whose row-statistics checksums differ between storages",
-                    global(t.stats_checksum_steps_differ), 0});
-  checks.push_back({"overflow recovered", "rows still past capacity after a refill",
-                    global(t.overflow_left), 0});
-  if (cfg.overflow_check)
-    checks.push_back({"forced overflow",
-                      "steps where capacity 8 did not overflow or differed after growing "
-                      "and refilling",
-                      global(t.forced_failures), 0});
-  return checks;
+// A storage's lists of this step from `search`; its phases timed when
+// `timer` is given (the warm-up is not).
+void rebuild(NeighbourStorage& st, const Search& search, KernelTimer* timer, StorageRecord& rec) {
+  const Phase phase = [&](const std::string& name, const std::function<void()>& fn) {
+    if (timer)
+      timer->time(st.name + "." + name, fn);
+    else
+      fn();
+  };
+  st.build(search, phase, rec);
+}
+
+// The row-statistics sweeps of one step: `warmup` untimed, then `sweeps` timed.
+void sweep(const NeighbourStorage& st, const RowStats& stats, const Config& cfg,
+           KernelTimer& timer) {
+  for (std::int64_t w = 0; w < cfg.warmup; ++w) st.row_stats(stats);
+  for (std::int64_t k = 0; k < cfg.sweeps; ++k)
+    timer.time(st.name + ".stats", [&] { st.row_stats(stats); });
+}
+
+// inject_fault self/foreign: the row of B's first element (never empty: B's
+// elements touch each other) in the last storage at the last step.
+void inject_row_fault(const Config& cfg, NeighbourStorage& st) {
+  if (cfg.inject != "self" && cfg.inject != "foreign") return;
+  st.inject(cfg.shape.elements_a, cfg.inject == "self", cfg.shape.elements);
+}
+
+// What the JSON records of one step: the pairs and rows the first storage found.
+void record_step(nlohmann::json& step_json, const StepChecks& checks, Index elements) {
+  const std::int64_t entries = checks.have_reference ? checks.summary.entries : -1;
+  step_json["pairs"] = entries >= 0 ? static_cast<double>(entries) / 2 : 0.0;
+  step_json["entries"] = entries;
+  step_json["max_row"] = checks.summary.longest;
+  step_json["mean_row"] =
+      static_cast<double>(std::max<std::int64_t>(entries, 0)) / static_cast<double>(elements);
+  step_json["empty_rows"] = checks.summary.empty;
+  step_json["pair_checksum"] = checks.pair_sums.empty() ? "" : hex(checks.pair_sums[0]);
+  step_json["stats_checksum"] = checks.stats_sums.empty() ? "" : hex(checks.stats_sums[0]);
+}
+
+// What the step loop leaves for the report.
+struct StepLog {
+  Tallies tally;
+  nlohmann::json per_step = nlohmann::json::array();
+  double total_pairs = 0, total_entries = 0;  // over the timed steps, this rank
+  std::int64_t shared_bytes = 0, peak_tracked = 0;
+  Index search_fault = -1;  // inject_fault search: the element dropped from the cell lists
+  std::int64_t search_fault_rows = 0;
+};
+
+// What the JSON records of the problem and the run besides the kernels.
+// Collective (the time of the full row checks is the slowest rank's).
+nlohmann::json problem_json(const Config& cfg, const Estimate& est, const StepLog& log,
+                            const nlohmann::json& storages_json, double steps_timed,
+                            std::int64_t grid_cells, const char* dynamic_layout,
+                            std::size_t samples) {
+  const MeshShape& shape = cfg.shape;
+  std::vector<std::string> names;
+  for (Storage s : cfg.storages) names.push_back(name_of(s));
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return {{"n", cfg.n},
+          {"elements", shape.elements},
+          {"elements_a", shape.elements_a},
+          {"elements_b", shape.elements_b},
+          {"nodes", shape.nodes},
+          {"steps", cfg.steps},
+          {"steps_timed", steps_timed},
+          {"sweeps", cfg.sweeps},
+          {"warmup", cfg.warmup},
+          {"storage", names},
+          {"capacity", cfg.capacity},
+          {"seed", cfg.seed},
+          {"cell_size", static_cast<double>(cfg.cell) / unit},
+          {"grid_cells", grid_cells},
+          {"dynamic_layout", dynamic_layout},
+          {"lanes", cfg.lanes},
+          {"search", cfg.pairs ? "pairs" : "rows"},
+          {"list_stripes", cfg.list_stripes},
+          {"fixed_point_units_per_h", unit},
+          {"scaling", "weak: every rank builds and checks its own copy of the whole problem"},
+          {"pairs_all_steps_per_rank", log.total_pairs},
+          {"per_step", log.per_step},
+          {"storages", storages_json},
+          {"memory",
+           {{"estimate_bytes_per_rank", est.total},
+            {"entries_bound", est.entries_bound},
+            {"max_row_bound", est.max_row_bound},
+            {"shared_bytes", log.shared_bytes},
+            {"peak_tracked_bytes", log.peak_tracked},
+            {"host_max_rss_bytes", static_cast<double>(usage.ru_maxrss) * 1024.0}}},
+          {"overflow_check",
+           {{"enabled", cfg.overflow_check},
+            {"overflows", log.tally.forced_overflows},
+            {"refills", log.tally.forced_refills},
+            {"rows_refilled", log.tally.forced_rows_refilled}}},
+          {"verification",
+           {{"all_rows",
+             "every row of the first storage, every step, against a search over the "
+             "mesh's structure; the other storages' rows against it by signature"},
+            {"all_rows_seconds", comm::max(log.tally.mesh_seconds)},
+            {"boxes_outside_bounds", log.tally.mesh_wrong.boxes_outside},
+            {"brute_force", shape.elements <= cfg.brute_force_max},
+            {"sample_rows", samples},
+            {"inject_fault", cfg.inject},
+            {"search_fault", log.search_fault < 0
+                                 ? nlohmann::json(nullptr)
+                                 : nlohmann::json{{"element", log.search_fault},
+                                                  {"rows_changed", log.search_fault_rows}}}}},
+          {"stats_bytes_from",
+           "per sweep: the storage's structure for the entries it holds (linked-list: 4 B head + "
+           "8 B per node; csr: 8 B offset + 4 B per entry; dynamic: 8 B count + 4 B per entry) "
+           "plus 32 B of results per row"}};
 }
 
 template <class DynamicLayout>
 Report run_typed(const Context& ctx, const Config& cfg) {
   using Dynamic = DynamicRaggedRight<int, Memory, DynamicLayout>;
+  const char* dynamic_layout =
+      std::is_same<DynamicLayout, Kokkos::LayoutLeft>::value ? "left" : "right";
   const MeshShape& shape = cfg.shape;
   const Index N = shape.elements;
+
+  // --- memory, before anything is allocated -------------------------------------------
   const Estimate est = estimate(cfg);
   {
     std::ostringstream what;
@@ -405,95 +336,35 @@ Report run_typed(const Context& ctx, const Config& cfg) {
          << cfg.storages.size() << " storage(s) and their checks";
     ctx.require_memory(est.total, what.str());
   }
-  refuse_uncountable(cfg, est, N);
-
-  // KARMA_CONTACT_TRACE=1: each phase of the warm-up and the first two steps,
-  // fenced and timed, on stderr: where a run spends its time on a new machine.
-  const bool tracing = std::getenv("KARMA_CONTACT_TRACE") != nullptr && comm::is_root();
-  int traced_steps = 0;
-  const auto trace_start = std::chrono::steady_clock::now();
-  const std::function<void(const char*)> trace = [&](const char* what) {
-    if (!tracing || traced_steps > 2) return;
-    Kokkos::fence();
-    std::fprintf(
-        stderr, "trace %10.4f s  %s\n",
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - trace_start).count(),
-        what);
-    std::fflush(stderr);
-  };
+  refuse_uncountable(cfg, est);
+  Tracer tracer;
+  const Trace trace = [&tracer](const char* what) { tracer(what); };
   trace("start");
 
-  // --- set-up (untimed) --------------------------------------------------------------
-  Coords xyz(Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::nodes"), shape.nodes);
-  make_nodes(shape, cfg.seed, xyz);
+  // --- mesh, storages, the checks' arrays (untimed) --------------------------------------
+  Blocks blocks = make_blocks(cfg);
   trace("nodes");
-  Boxes boxes(Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::boxes"), N);
-  CellLists cells;
-  RowStats stats("contact::row_stats", N);
-  const std::int64_t first_entries = N * cfg.capacity;
-  // Every storage starts with room for N x capacity entries, first-touched
-  // here so that no timed step pays for it.
-  std::vector<NeighbourStorage> storages;
-  for (Storage s : cfg.storages)
-    storages.push_back(s == Storage::linked_list
-                           ? linked_list_storage(N, first_entries, cfg.list_stripes)
-                       : s == Storage::csr ? csr_storage(N, first_entries, cfg.lanes)
-                                           : dynamic_storage<Dynamic>(N, cfg.capacity, cfg.lanes));
+  std::vector<NeighbourStorage> storages = make_storages<Dynamic>(cfg);
   const std::vector<Index> sample_ids = sample_rows(cfg);
-  Kokkos::View<Index*, Memory> samples("contact::samples", sample_ids.size());
-  {
-    auto h = Kokkos::create_mirror_view(samples);
-    for (std::size_t k = 0; k < sample_ids.size(); ++k) h(k) = sample_ids[k];
-    Kokkos::deep_copy(samples, h);
-  }
-  // inject_fault: search: the element that drops out of the cell lists.
-  Index search_fault = -1;
-  std::int64_t search_fault_rows = 0;
+  const CheckArrays arrays = make_check_arrays(N, sample_ids);
   trace("allocated");
 
-  // Row signatures: the first storage's, and the one being compared.
-  const Signatures ref_sig = make_signatures(N), sig_now = make_signatures(N);
+  // --- measure and verify, step by step --------------------------------------------------
   std::vector<StorageRecord> record(3);
   KernelTimer timer;
-  std::int64_t shared_bytes = 0, peak_tracked = 0;
-
-  // --- the phases --------------------------------------------------------------------
-  auto build = [&](NeighbourStorage& st, const Search& search, bool timed) {
-    const Phase phase = [&](const std::string& name, const std::function<void()>& fn) {
-      if (timed)
-        timer.time(st.name + "." + name, fn);
-      else
-        fn();
-    };
-    st.build(search, phase, record[static_cast<int>(st.kind)]);
-  };
-  auto inject = [&](NeighbourStorage& st) {
-    if (cfg.inject != "self" && cfg.inject != "foreign") return;
-    // Row of B's first element: never empty (B's elements touch each other).
-    st.inject(shape.elements_a, cfg.inject == "self", N);
-  };
-
-  // --- verification tallies ------------------------------------------------------------
-  Tallies tally;
-  nlohmann::json per_step = nlohmann::json::array();
-  std::vector<double> step_entries;
-  double total_pairs = 0;
-
+  StepLog log;
   const std::int64_t first = first_step(cfg), last = last_step(cfg);
   Progress progress(ctx, "step", cfg.warmup + (last - first + 1));
 
   // Warm-up at the start position: kernels loaded, caches and pools warm.
   for (std::int64_t w = 0; w < cfg.warmup; ++w) {
-    const std::int64_t bz = b_bottom(cfg.n, 0);
-    make_boxes(shape, xyz, static_cast<int>(bz), boxes);
-    trace("warm-up: boxes");
-    bin(boxes, make_grid(cfg.n, bz, cfg.cell), cells, trace);
+    place(cfg, b_bottom(cfg.n, 0), blocks, nullptr, tracer);
     trace("warm-up: binned");
-    const Search search(boxes, cells, cfg.pairs);
+    const Search search(blocks.boxes, blocks.cells, cfg.pairs);
     for (auto& st : storages) {
-      build(st, search, false);
+      rebuild(st, search, nullptr, record[static_cast<int>(st.kind)]);
       trace(("warm-up: built " + st.name).c_str());
-      st.row_stats(stats);
+      st.row_stats(blocks.stats);
       trace(("warm-up: stats " + st.name).c_str());
     }
     progress.step();
@@ -501,67 +372,38 @@ Report run_typed(const Context& ctx, const Config& cfg) {
 
   for (std::int64_t step = first; step <= last; ++step) {
     const std::int64_t bz = b_bottom(cfg.n, step);
-    make_boxes(shape, xyz, static_cast<int>(bz), boxes);
-    const Grid grid = make_grid(cfg.n, bz, cfg.cell);
-    trace("boxes");
+    const bool last_step_faults = cfg.inject != "none" && step == last;
     if (cfg.inject == "search" && step == last) {
-      const auto host_boxes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, boxes);
-      std::tie(search_fault, search_fault_rows) =
+      make_boxes(shape, blocks.xyz, static_cast<int>(bz), blocks.boxes);
+      const auto host_boxes =
+          Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, blocks.boxes);
+      std::tie(log.search_fault, log.search_fault_rows) =
           choose_search_fault(shape, host_boxes, sample_ids);
     }
-    timer.time("binning", [&] { bin(boxes, grid, cells); });
-    if (search_fault >= 0 && step == last) drop_from_cells(cells, static_cast<int>(search_fault));
+    place(cfg, bz, blocks, &timer, tracer);
+    if (log.search_fault >= 0 && step == last)
+      drop_from_cells(blocks.cells, static_cast<int>(log.search_fault));
     trace("binned");
-    const Search search(boxes, cells, cfg.pairs);
-    shared_bytes = static_cast<std::int64_t>(xyz.span() * sizeof(int) + boxes.span() * sizeof(int) +
-                                             stats.span() * sizeof(double)) +
-                   bytes_of(cells);
+    const Search search(blocks.boxes, blocks.cells, cfg.pairs);
+    log.shared_bytes = blocks.bytes();
 
-    Rows reference;  // the first storage's rows, sorted
-    SignatureSummary ref;
-    bool have_reference = false;
-    std::vector<std::uint64_t> pair_sums, stats_sums;
+    StepChecks checks;
     nlohmann::json step_json = {{"step", step}, {"b_bottom", static_cast<double>(bz) / unit}};
-    std::int64_t live_bytes = shared_bytes;
+    std::int64_t live_bytes = log.shared_bytes;
     for (std::size_t v = 0; v < storages.size(); ++v) {
       NeighbourStorage& st = storages[v];
       StorageRecord& rec = record[static_cast<int>(st.kind)];
-      build(st, search, true);
+      rebuild(st, search, &timer, rec);
       trace(("built " + st.name).c_str());
-      if (cfg.inject != "none" && step == last && v + 1 == storages.size()) inject(st);
-      for (std::int64_t w = 0; w < cfg.warmup; ++w) st.row_stats(stats);
-      for (std::int64_t k = 0; k < cfg.sweeps; ++k)
-        timer.time(st.name + ".stats", [&] { st.row_stats(stats); });
+      if (last_step_faults && v + 1 == storages.size()) inject_row_fault(cfg, st);
+      sweep(st, blocks.stats, cfg, timer);
       trace(("stats " + st.name).c_str());
       rec.peak_bytes = std::max(rec.peak_bytes, st.bytes());
       live_bytes += st.bytes();
 
-      // Checks (untimed). Every storage's row signatures against the first
-      // storage's; the first one's rows, sorted, against the rules, the
-      // device scan and the brute force.
-      if (const std::int64_t left = st.overflowed_rows(); left > 0) {
-        tally.overflow_left += left;
-        continue;
-      }
-      const Signatures& sig = v == 0 ? ref_sig : sig_now;
-      st.signatures(sig);
-      const SignatureSummary sum = summarize_signatures(sig);
-      trace("signatures");
-      if (v == 0) {
-        ref = sum;
-        have_reference = true;
-        reference = st.sorted_rows();
-        trace("canonical");
-        check_reference_rows(cfg, bz, boxes, reference, samples, ref_sig, tally, trace);
-      } else {
-        tally.variants_wrong += signatures_differing(sig, ref_sig);
-      }
-      tally.stats_wrong += stats_rows_wrong(stats, reference);
-      trace("stats checked");
-      rec.pair_checksums.push_back(sum.checksum);
-      rec.stats_checksums.push_back(stats_checksum(stats));
-      pair_sums.push_back(rec.pair_checksums.back());
-      stats_sums.push_back(rec.stats_checksums.back());
+      const SignatureSummary sum = check_storage(cfg, v, st, bz, blocks.boxes, blocks.stats, arrays,
+                                                 checks, log.tally, rec, trace);
+      if (sum.entries < 0) continue;  // rows past capacity: nothing to count
       // Effective bytes of one sweep: the storage's own structure for the
       // rows it holds, plus the four results per row.
       const double n_rows = static_cast<double>(N), ed = static_cast<double>(sum.entries);
@@ -572,241 +414,73 @@ Report run_typed(const Context& ctx, const Config& cfg) {
                             {"capacity", rec.final_capacity},
                             {"bytes", st.bytes()}};
     }
-    if (!pair_sums.empty() &&
-        std::any_of(pair_sums.begin(), pair_sums.end(), [&](auto x) { return x != pair_sums[0]; }))
-      ++tally.checksum_steps_differ;
-    if (!stats_sums.empty() && std::any_of(stats_sums.begin(), stats_sums.end(),
-                                           [&](auto x) { return x != stats_sums[0]; }))
-      ++tally.stats_checksum_steps_differ;
-
-    const std::int64_t max_row = ref.longest;
-    if (cfg.overflow_check && have_reference) {
-      step_json["forced_overflow"] =
-          check_forced_overflow<Dynamic>(search, N, max_row, ref_sig, sig_now, tally, live_bytes);
+    check_step_checksums(checks, log.tally);
+    if (cfg.overflow_check && checks.have_reference) {
+      step_json["forced_overflow"] = check_forced_overflow<Dynamic>(
+          search, N, checks.summary.longest, arrays, log.tally, live_bytes);
       trace("forced overflow");
     }
-    const std::int64_t entries = have_reference ? ref.entries : -1;
-    const std::int64_t empty_rows = ref.empty;
-    live_bytes += reference.footprint_bytes() + 2 * N * 16;
-    peak_tracked = std::max(peak_tracked, live_bytes);
-
-    const double pairs = entries >= 0 ? static_cast<double>(entries) / 2 : 0.0;
-    total_pairs += pairs;
-    step_entries.push_back(static_cast<double>(std::max<std::int64_t>(entries, 0)));
-    step_json["pairs"] = pairs;
-    step_json["entries"] = entries;
-    step_json["max_row"] = max_row;
-    step_json["mean_row"] =
-        static_cast<double>(std::max<std::int64_t>(entries, 0)) / static_cast<double>(N);
-    step_json["empty_rows"] = empty_rows;
-    step_json["pair_checksum"] = pair_sums.empty() ? "" : hex(pair_sums[0]);
-    step_json["stats_checksum"] = stats_sums.empty() ? "" : hex(stats_sums[0]);
-    per_step.push_back(step_json);
+    live_bytes += checks.reference.footprint_bytes() + 2 * N * 16;
+    log.peak_tracked = std::max(log.peak_tracked, live_bytes);
+    record_step(step_json, checks, N);
+    log.total_pairs += step_json["pairs"].get<double>();
+    log.total_entries +=
+        static_cast<double>(std::max<std::int64_t>(step_json["entries"].get<std::int64_t>(), 0));
+    log.per_step.push_back(step_json);
     progress.step();
-    ++traced_steps;
+    ++tracer.steps;
   }
   Kokkos::fence();
 
-  // --- results --------------------------------------------------------------------------
-  // Every rank solved the same problem: its checksums must be rank 0's.
-  std::string mine;
-  for (const auto& r : record)
-    for (auto x : r.pair_checksums) mine += hex(x);
-  std::string mine_stats;
-  for (const auto& r : record)
-    for (auto x : r.stats_checksums) mine_stats += hex(x);
-  const auto all_pairs = comm::allgather(mine), all_stats = comm::allgather(mine_stats);
-  const std::int64_t ranks_differ =
-      std::count_if(all_pairs.begin(), all_pairs.end(),
-                    [&](const auto& x) { return x != all_pairs[0]; }) +
-      std::count_if(all_stats.begin(), all_stats.end(),
-                    [&](const auto& x) { return x != all_stats[0]; });
-
+  // --- report ------------------------------------------------------------------------------
   Report report;
-  const double ranks = comm::size();
-  report.checks = verification_checks(cfg, tally, ranks_differ);
+  report.checks = verification_checks(cfg, log.tally, ranks_differing(record));
 
-  const auto binning = slowest(timer, "binning");
-  const double pairs_all = total_pairs * ranks;
-  const double steps_timed = static_cast<double>(binning.size());
-  nlohmann::json storages_json = nlohmann::json::object();
-  double ll_build = 0, ll_stats = 0;
-  struct Totals {
-    double build = 0, stats = 0, search = 0, fill = 0;
-  };
-  std::vector<Totals> totals(3);
-  for (Storage s : cfg.storages) {
-    const std::string name = name_of(s);
-    const auto search = slowest(timer, name + ".search");
-    const auto fill = slowest(timer, name + ".fill");
-    const auto sweeps = slowest(timer, name + ".stats");
-    std::vector<double> per_build(search.size());
-    for (std::size_t k = 0; k < per_build.size(); ++k)
-      per_build[k] = binning[k] + search[k] + fill[k];
-    totals[static_cast<int>(s)] = {sum_of(per_build), sum_of(sweeps), sum_of(search), sum_of(fill)};
-    if (s == Storage::linked_list) {
-      ll_build = sum_of(per_build);
-      ll_stats = sum_of(sweeps);
-    }
-  }
-  for (Storage s : cfg.storages) {
-    const std::string name = name_of(s);
-    const StorageRecord& rec = record[static_cast<int>(s)];
-    const auto search = slowest(timer, name + ".search");
-    const auto fill = slowest(timer, name + ".fill");
-    const auto sweeps = slowest(timer, name + ".stats");
-    std::vector<double> per_build(search.size());
-    for (std::size_t k = 0; k < per_build.size(); ++k)
-      per_build[k] = binning[k] + search[k] + fill[k];
-    const Totals& t = totals[static_cast<int>(s)];
-
-    KernelResult b;
-    b.name = name + ".build";
-    b.implementation = "kokkos";
-    b.variant = name;
-    b.time = summarize(per_build);
-    b.fom = t.build > 0 ? pairs_all / t.build : 0;
-    b.fom_units = "pairs/s";
-    b.extra["fom"] = {{"value", b.fom},
-                      {"units", "pairs/s"},
-                      {"higher_is_better", true},
-                      {"from", "pairs found in all steps (all ranks) / total rebuild time"}};
-    b.extra["phases"] = {{"binning", phase_json(binning)},
-                         {"search", phase_json(search)},
-                         {"fill", phase_json(fill)}};
-    b.extra["rebuild_s_mean"] = t.build / steps_timed;
-    b.extra["overflows"] = rec.overflows;
-    b.extra["refills"] = rec.refills;
-    if (ll_build > 0) b.extra["speedup_vs_linked_list"] = ll_build / t.build;
-    report.kernels.push_back(b);
-
-    KernelResult st;
-    st.name = name + ".stats";
-    st.implementation = "kokkos";
-    st.variant = name;
-    st.time = summarize(sweeps);
-    st.bytes = rec.stats_bytes * ranks / (steps_timed * static_cast<double>(cfg.sweeps));
-    st.fom = gigabytes_per_second(rec.stats_bytes * ranks, t.stats);
-    st.fom_units = "GB/s";
-    st.extra["fom"] = {{"value", st.fom},
-                       {"units", "GB/s"},
-                       {"higher_is_better", true},
-                       {"from", "effective bytes of all sweeps (all ranks) / their total time"}};
-    st.extra["time_per_sweep_s"] = t.stats / (steps_timed * static_cast<double>(cfg.sweeps));
-    st.extra["rows_per_s"] =
-        static_cast<double>(N) * ranks * steps_timed * static_cast<double>(cfg.sweeps) / t.stats;
-    if (ll_stats > 0) st.extra["speedup_vs_linked_list"] = ll_stats / t.stats;
-    report.kernels.push_back(st);
-
-    storages_json[name] = {
-        {"peak_bytes", rec.peak_bytes},
-        {"bytes_per_element", static_cast<double>(rec.peak_bytes) / static_cast<double>(N)},
-        {"bytes_per_element_used",
-         (s == Storage::linked_list ? 4.0 : 8.0) + (s == Storage::linked_list ? 8.0 : 4.0) *
-                                                       sum_of(step_entries) / steps_timed /
-                                                       static_cast<double>(N)},
-        {"overflows", rec.overflows},
-        {"refills", rec.refills},
-        {"rows_refilled", rec.rows_refilled},
-        {"final_capacity", rec.final_capacity},
-        {"pair_checksums",
-         [&] {
-           auto a = nlohmann::json::array();
-           for (auto x : rec.pair_checksums) a.push_back(hex(x));
-           return a;
-         }()},
-        {"stats_checksums", [&] {
-           auto a = nlohmann::json::array();
-           for (auto x : rec.stats_checksums) a.push_back(hex(x));
-           return a;
-         }()}};
-  }
-
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
+  const std::vector<double> binning = slowest(timer, "binning");
+  RunTotals run;
+  run.ranks = comm::size();
+  run.pairs_all = log.total_pairs * run.ranks;
+  run.steps_timed = static_cast<double>(binning.size());
+  run.sweeps = static_cast<double>(cfg.sweeps);
+  run.elements = static_cast<double>(N);
   std::vector<std::string> chosen;
-  for (Storage s : cfg.storages) chosen.push_back(name_of(s));
-  report.problem = {
-      {"n", cfg.n},
-      {"elements", N},
-      {"elements_a", shape.elements_a},
-      {"elements_b", shape.elements_b},
-      {"nodes", shape.nodes},
-      {"steps", cfg.steps},
-      {"steps_timed", steps_timed},
-      {"sweeps", cfg.sweeps},
-      {"warmup", cfg.warmup},
-      {"storage", chosen},
-      {"capacity", cfg.capacity},
-      {"seed", cfg.seed},
-      {"cell_size", static_cast<double>(cfg.cell) / unit},
-      {"grid_cells", cells.grid.cells},
-      {"dynamic_layout", std::is_same<DynamicLayout, Kokkos::LayoutLeft>::value ? "left" : "right"},
-      {"lanes", cfg.lanes},
-      {"search", cfg.pairs ? "pairs" : "rows"},
-      {"list_stripes", cfg.list_stripes},
-      {"fixed_point_units_per_h", unit},
-      {"scaling", "weak: every rank builds and checks its own copy of the whole problem"},
-      {"pairs_all_steps_per_rank", total_pairs},
-      {"per_step", per_step},
-      {"storages", storages_json},
-      {"memory",
-       {{"estimate_bytes_per_rank", est.total},
-        {"entries_bound", est.entries_bound},
-        {"max_row_bound", est.max_row_bound},
-        {"shared_bytes", shared_bytes},
-        {"peak_tracked_bytes", peak_tracked},
-        {"host_max_rss_bytes", static_cast<double>(usage.ru_maxrss) * 1024.0}}},
-      {"overflow_check",
-       {{"enabled", cfg.overflow_check},
-        {"overflows", tally.forced_overflows},
-        {"refills", tally.forced_refills},
-        {"rows_refilled", tally.forced_rows_refilled}}},
-      {"verification",
-       {{"all_rows",
-         "every row of the first storage, every step, against a search over the "
-         "mesh's structure; the other storages' rows against it by signature"},
-        {"all_rows_seconds", comm::max(tally.mesh_seconds)},
-        {"boxes_outside_bounds", tally.mesh_wrong.boxes_outside},
-        {"brute_force", N <= cfg.brute_force_max},
-        {"sample_rows", sample_ids.size()},
-        {"inject_fault", cfg.inject},
-        {"search_fault", search_fault < 0 ? nlohmann::json(nullptr)
-                                          : nlohmann::json{{"element", search_fault},
-                                                           {"rows_changed", search_fault_rows}}}}},
-      {"stats_bytes_from",
-       "per sweep: the storage's structure for the entries it holds (linked-list: 4 B head + "
-       "8 B per node; csr: 8 B offset + 4 B per entry; dynamic: 8 B count + 4 B per entry) "
-       "plus 32 B of results per row"}};
+  std::vector<StorageTimes> times;
+  std::vector<const StorageRecord*> records;
+  const StorageTimes* linked_list = nullptr;
+  for (Storage s : cfg.storages) {
+    chosen.push_back(name_of(s));
+    times.push_back(storage_times(timer, chosen.back(), binning));
+    records.push_back(&record[static_cast<int>(s)]);
+  }
+  nlohmann::json storages_json = nlohmann::json::object();
+  for (std::size_t k = 0; k < chosen.size(); ++k) {
+    if (cfg.storages[k] == Storage::linked_list) linked_list = &times[k];
+  }
+  for (std::size_t k = 0; k < chosen.size(); ++k) {
+    report.kernels.push_back(
+        build_result(chosen[k], times[k], linked_list, *records[k], binning, run));
+    report.kernels.push_back(stats_result(chosen[k], times[k], linked_list, *records[k], run));
+    storages_json[chosen[k]] = storage_json(cfg.storages[k], *records[k], run.elements,
+                                            log.total_entries / run.steps_timed);
+  }
+
+  report.problem = problem_json(cfg, est, log, storages_json, run.steps_timed,
+                                blocks.cells.grid.cells, dynamic_layout, sample_ids.size());
 
   if (ctx.verbose()) {
-    // Rank 0 alone: only figures already reduced over the ranks.
-    std::printf("\n%-16s %10s %10s %10s %10s %8s %12s %10s %8s\n", "storage", "build ms", "binning",
-                "search", "fill", "x LL", "stats ms", "GB/s", "x LL");
-    for (Storage s : cfg.storages) {
-      const std::string name = name_of(s);
-      const Totals& t = totals[static_cast<int>(s)];
-      const double per = 1e3 / steps_timed;
-      std::printf("%-16s %10.3f %10.3f %10.3f %10.3f %8.2f %12.4f %10.1f %8.2f\n", name.c_str(),
-                  t.build * per, sum_of(binning) * per, t.search * per, t.fill * per,
-                  ll_build > 0 ? ll_build / t.build : 0.0,
-                  t.stats * 1e3 / (steps_timed * static_cast<double>(cfg.sweeps)),
-                  gigabytes_per_second(record[static_cast<int>(s)].stats_bytes * ranks, t.stats),
-                  ll_stats > 0 ? ll_stats / t.stats : 0.0);
-    }
+    print_table(chosen, times, records, linked_list, binning, run);
     std::printf("pairs per step (last): %.0f, longest row %s\n",
-                per_step.empty() ? 0.0 : per_step.back()["pairs"].get<double>(),
-                per_step.empty() ? "-" : per_step.back()["max_row"].dump().c_str());
+                log.per_step.empty() ? 0.0 : log.per_step.back()["pairs"].get<double>(),
+                log.per_step.empty() ? "-" : log.per_step.back()["max_row"].dump().c_str());
   }
 
   std::ostringstream summary;
-  summary << "contact: n = " << cfg.n << " (" << N << " elements), " << steps_timed << " step(s), "
-          << cfg.sweeps << " sweep(s) each, storages";
+  summary << "contact: n = " << cfg.n << " (" << N << " elements), " << run.steps_timed
+          << " step(s), " << cfg.sweeps << " sweep(s) each, storages";
   for (const auto& c : chosen) summary << " " << c;
-  summary << "; dynamic layout "
-          << (std::is_same<DynamicLayout, Kokkos::LayoutLeft>::value ? "left" : "right")
-          << ", capacity " << cfg.capacity << "; " << (cfg.pairs ? "pair" : "row") << " search; "
-          << comm::size() << " rank(s), weak scaling";
+  summary << "; dynamic layout " << dynamic_layout << ", capacity " << cfg.capacity << "; "
+          << (cfg.pairs ? "pair" : "row") << " search; " << comm::size()
+          << " rank(s), weak scaling";
   report.summary = summary.str();
   return report;
 }

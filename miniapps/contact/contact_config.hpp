@@ -1,0 +1,32 @@
+// What a karma-contact run does, as read from its deck (main.cpp reads it).
+#pragma once
+
+#include "contact_storages.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace karma::contact {
+
+struct Config {
+  int n = 0;
+  MeshShape shape;
+  std::int64_t steps = 0, sweeps = 0, capacity = 0, warmup = 0;
+  std::uint64_t seed = 0;
+  int cell = unit;
+  std::vector<Storage> storages;
+  bool dynamic_left = false;
+  int lanes = 1;
+  std::int64_t brute_force_max = 0, sample_rows = 0;
+  bool overflow_check = true;
+  bool pairs = true;
+  int list_stripes = 1;
+  std::string inject;
+};
+
+// The timed steps: 1 .. steps, or the start position alone when steps is 0.
+inline std::int64_t first_step(const Config& c) { return c.steps == 0 ? 0 : 1; }
+inline std::int64_t last_step(const Config& c) { return c.steps; }
+
+}  // namespace karma::contact
