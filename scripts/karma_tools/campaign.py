@@ -84,6 +84,9 @@ job script per run and per point of its sweeps.
       match: [stream.shape, stream.precision]   # deck keys both sides share
       label: []                     # deck keys that tell numerator rows apart
       same_variant: true            # pair kernels of the same variant (copy/copy)
+      same_kernel: false            # pair kernels of the same name (one build
+                                    # beside another, whose results may differ
+                                    # in schema_version)
       aggregate: [worst, median]    # over rounds (default [worst]): worst, best, median
 
 Weak scaling keeps the deck's size per rank; strong scaling keeps it global
@@ -119,7 +122,7 @@ RUN_KEYS = ("name", "app", "deck", "set", "sweep", "args", "nodes", "ranks_per_n
 SCHEDULERS = ("slurm", "pbs", "local")
 ROUND_ORDERS = ("interleaved", "alternate")
 COMPARE_KEYS = ("name", "title", "metric", "higher_is_better", "numerator", "denominator",
-                "match", "label", "same_variant", "aggregate")
+                "match", "label", "same_variant", "same_kernel", "aggregate")
 SELECTION_KEYS = ("run", "implementation", "variant", "kernel", "deck")
 AGGREGATES = ("worst", "best", "median")
 REFERENCES = ("babelstream",)
@@ -1044,14 +1047,15 @@ def _compare(check, node, run_names):
                                 required=("name", "numerator", "denominator"))
         name = _unique_name(check, entries["name"], path, seen)
         spec = {"name": name, "title": None, "metric": "fom.value", "higher_is_better": None,
-                "match": [], "label": [], "same_variant": False, "aggregate": ["worst"]}
+                "match": [], "label": [], "same_variant": False, "same_kernel": False,
+                "aggregate": ["worst"]}
         if "title" in entries:
             spec["title"] = check.string(entries["title"], f"{path}.title")
         if "metric" in entries:
             spec["metric"] = check.string(entries["metric"], f"{path}.metric", _METRIC,
                                           "a kernel field such as fom.value or "
                                           "bandwidth_GBps.best")
-        for key in ("higher_is_better", "same_variant"):
+        for key in ("higher_is_better", "same_variant", "same_kernel"):
             if key in entries:
                 spec[key] = check.boolean(entries[key], f"{path}.{key}")
         for key in ("match", "label"):

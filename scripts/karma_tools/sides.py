@@ -6,7 +6,8 @@ Each kernel result of each job is an item: its run, round, implementation,
 variant, kernel name, resolved deck and metric. A comparison selects
 numerator and denominator items and pairs each numerator item with the one
 denominator item of the same round whose `match` deck keys agree (and, with
-same_variant, whose variant is the same). Ratios above 1 mean the numerator
+same_variant, whose variant is the same; with same_kernel, whose kernel
+name is the same). Ratios above 1 mean the numerator
 is better (numerator / denominator for rates, the inverse for times); per
 row they are shown round by round and aggregated over rounds: the worst
 (the lowest ratio), and optionally the best and the median.
@@ -160,7 +161,8 @@ def ratio_table(spec, items):
         match = [n["deck"].get(k) for k in spec["match"]]
         candidates = [d for d in dens if d is not n and d["round"] == n["round"]
                       and [d["deck"].get(k) for k in spec["match"]] == match
-                      and (not spec["same_variant"] or d["variant"] == n["variant"])]
+                      and (not spec["same_variant"] or d["variant"] == n["variant"])
+                      and (not spec.get("same_kernel") or d["kernel"] == n["kernel"])]
         if not candidates and n in dens:
             continue  # a result the denominator selects too has nothing to be paired with
         if len(candidates) != 1:

@@ -357,6 +357,65 @@ def test_ratio_tables_worst_of_rounds(tmp_path, fakes):
     assert "**worst**" not in r.stdout
 
 
+def test_same_kernel_pairs_one_build_with_another(tmp_path, fakes):
+    """A build beside a previous one: kernels pair by name, although the
+    previous build's results (schema_version 1) infer another variant than
+    the new ones record, and two kernels share a variant."""
+    campaign = write(str(tmp_path / "c.yaml"), f"""\
+name: builds
+scheduler: local
+gpus_per_rank: 0
+round_order: alternate
+variables: {{previous: old/bin}}
+runs:
+  - {{name: new, app: stream, deck: {STREAM_DECK}, executable: {fakes['app']}, repeat: 2}}
+  - {{name: previous, app: stream, deck: {STREAM_DECK}, executable: "{{previous}}/karma-stream",
+     repeat: 2}}
+compare:
+  - name: by-kernel
+    numerator: {{run: new}}
+    denominator: {{run: previous}}
+    match: [stream.shape]
+    same_kernel: true
+    aggregate: [worst, median]
+  - name: by-variant
+    numerator: {{run: new}}
+    denominator: {{run: previous}}
+    match: [stream.shape]
+    same_variant: true
+""")
+    out = str(tmp_path / "out")
+    assert generate(campaign, out).returncode == 0
+    manifest = load_json(os.path.join(out, "campaign.json"))
+    assert manifest["compare"][0]["same_kernel"] is True
+    assert manifest["compare"][1]["same_kernel"] is False
+    rates = {("new", 1): (110.0, 45.0), ("new", 2): (99.0, 50.0),
+             ("previous", 1): (100.0, 50.0), ("previous", 2): (100.0, 50.0)}
+    for entry in manifest["jobs"]:
+        build, stats = rates[(entry["run"], entry["round"])]
+        kernels = [{"name": "ll.build", "fom": {"value": build, "units": "pairs/s"}},
+                   {"name": "ll.stats", "fom": {"value": stats, "units": "GB/s"}}]
+        if entry["run"] == "new":
+            for k in kernels:
+                k.update(implementation="kokkos", variant="ll")
+        doc = {"schema_version": 2 if entry["run"] == "new" else 1, "app": "stream",
+               "deck": {"path": STREAM_DECK, "resolved": {"stream": {"shape": [2**20]}}},
+               "mpi": {"ranks": 1, "nodes": 1}, "result": "PASSED", "kernels": kernels}
+        os.makedirs(entry["results_dir"])
+        write(entry["results_file"], json.dumps(doc))
+    r = tool("karma-compare", "--campaign", out, "--json", tmp_path / "t.json")
+    assert r.returncode == 0, r.stderr
+    by_kernel, by_variant = load_json(tmp_path / "t.json")["tables"]
+    rows = {row["numerator"]: row for row in by_kernel["rows"]}
+    assert sorted(rows) == ["ll.build", "ll.stats"] and not by_kernel["notes"]
+    assert all(row["denominator"] == name for name, row in rows.items())
+    assert rows["ll.build"]["aggregates"]["worst"] == pytest.approx(0.99)
+    assert rows["ll.stats"]["aggregates"] == {"worst": pytest.approx(0.9),
+                                              "median": pytest.approx(0.95)}
+    # By variant, the schema_version 1 kernels ("ll.build") meet no "ll".
+    assert not by_variant["rows"] and any("no denominator" in n for n in by_variant["notes"])
+
+
 def test_report_includes_the_ratio_tables(tmp_path, fakes):
     out = rounds_fixture(tmp_path, fakes)
     report = tmp_path / "report.md"
