@@ -68,16 +68,18 @@ struct StepChecks {
   std::vector<std::uint64_t> pair_sums, stats_sums;  // one per checked storage
 };
 
-// Row signatures of the first storage and of the one being compared, and
-// the sampled rows, made once for the run.
+// The sampled rows, and the row signatures of the first storage and of the
+// one being compared, made once for the run (in this order: see make_blocks).
 struct CheckArrays {
-  Signatures reference, current;
   Kokkos::View<Index*, Memory> samples;
+  Signatures reference, current;
 };
 
 inline CheckArrays make_check_arrays(Index elements, const std::vector<Index>& sample_ids) {
-  CheckArrays a{make_signatures(elements), make_signatures(elements),
-                Kokkos::View<Index*, Memory>("contact::samples", sample_ids.size())};
+  CheckArrays a;
+  a.samples = Kokkos::View<Index*, Memory>("contact::samples", sample_ids.size());
+  a.reference = make_signatures(elements);
+  a.current = make_signatures(elements);
   auto h = Kokkos::create_mirror_view(a.samples);
   for (std::size_t k = 0; k < sample_ids.size(); ++k) h(k) = sample_ids[k];
   Kokkos::deep_copy(a.samples, h);

@@ -168,12 +168,17 @@ struct Blocks {
   }
 };
 
+// Allocated in this order, as before the blocks were a struct: the
+// addresses of later arrays follow from it, and contact's atomic-heavy
+// linked-list search is sensitive to where its arrays land.
 Blocks make_blocks(const Config& cfg) {
-  Blocks b{
-      Coords(Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::nodes"), cfg.shape.nodes),
-      Boxes(Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::boxes"), cfg.shape.elements),
-      CellLists{}, RowStats("contact::row_stats", cfg.shape.elements)};
+  Blocks b;
+  b.xyz =
+      Coords(Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::nodes"), cfg.shape.nodes);
   make_nodes(cfg.shape, cfg.seed, b.xyz);
+  b.boxes =
+      Boxes(Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::boxes"), cfg.shape.elements);
+  b.stats = RowStats("contact::row_stats", cfg.shape.elements);
   return b;
 }
 

@@ -484,19 +484,27 @@ def test_unknown_var_on_the_command_line(tmp_path, fakes):
     assert not (tmp_path / "out").exists()
 
 
+OLD_BUILD = os.path.join(ROOT, "results", "gpu-setup", "harness-port", "old")
+
+
 def test_implementation_and_variant_of_schema_1_results():
-    """Today's committed results are schema_version 1: the implementation
-    comes from the deck when it names one, else from the kernel name."""
+    """Results of builds before the harness are schema_version 1 (the
+    previous build's under results/gpu-setup/harness-port/old): the
+    implementation comes from the deck when it names one, else from the
+    kernel name."""
     from karma_tools.results import load_set
 
-    matvec = load_set(os.path.join(ROOT, "results", "matvec", "cpu")).runs[0]
+    matvec = load_set(os.path.join(OLD_BUILD, "matvec-r1.json")).runs[0]
+    assert matvec.doc["schema_version"] == 1
     assert {n: (k["implementation"], k["variant"]) for n, k in matvec.kernels.items()} == {
         "row-per-thread": ("kokkos", "row-per-thread"), "team-per-row": ("kokkos", "team-per-row"),
-        "mdrange": ("kokkos", "mdrange"), "cblas-dgemv": ("cblas", "dgemv")}
-    native = [r for r in load_set(os.path.join(ROOT, "results", "hexgrad")).runs
-              if "native-cuda" in os.path.basename(r.path)][0]
+        "mdrange": ("kokkos", "mdrange"), "cublas-dgemv": ("cublas", "dgemv")}
+    native = load_set(os.path.join(OLD_BUILD, "hexgrad-native-r1.json")).runs[0]
     assert native.kernels["gradients"]["implementation"] == "native-cuda"
-    contact = load_set(os.path.join(ROOT, "results", "contact", "gpu")).runs[0]
+    mgs = load_set(os.path.join(OLD_BUILD, "mgs-native-r1.json")).runs[0]
+    assert (mgs.kernels["mgs-native-cuda"]["implementation"],
+            mgs.kernels["mgs-native-cuda"]["variant"]) == ("native-cuda", "mgs")
+    contact = load_set(os.path.join(OLD_BUILD, "contact-r1.json")).runs[0]
     stats = contact.kernels["linked-list.stats"]
     assert (stats["implementation"], stats["variant"]) == ("kokkos", "linked-list.stats")
 
@@ -504,7 +512,7 @@ def test_implementation_and_variant_of_schema_1_results():
 def test_schema_2_kernels_keep_their_own_fields(tmp_path):
     from karma_tools.results import load_set
 
-    doc = load_json(glob.glob(os.path.join(ROOT, "results", "matvec", "cpu", "*.json"))[0])
+    doc = load_json(os.path.join(OLD_BUILD, "matvec-r1.json"))
     doc["schema_version"] = 2
     for k in doc["kernels"]:
         k["implementation"], k["variant"] = ("cblas", "dgemv") if "gemv" in k["name"] else \
@@ -513,7 +521,7 @@ def test_schema_2_kernels_keep_their_own_fields(tmp_path):
     write(str(tmp_path / "m.json"), json.dumps(doc))
     run = load_set(str(tmp_path / "m.json")).runs[0]
     assert run.kernels["row-per-thread"]["implementation"] == "sycl"
-    assert run.kernels["cblas-dgemv"]["variant"] == "dgemv"
+    assert run.kernels["cublas-dgemv"]["variant"] == "dgemv"
 
 
 @pytest.mark.parametrize("campaign", CAMPAIGNS, ids=[os.path.relpath(c, ROOT)
