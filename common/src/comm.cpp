@@ -128,22 +128,9 @@ void sum_array(T* values, std::int64_t count, MPI_Datatype type) {
   check(MPI_Allreduce(MPI_IN_PLACE, values, message_count(count), type, MPI_SUM, MPI_COMM_WORLD),
         "MPI_Allreduce of an array");
 }
-}  // namespace
-
-void sum_in_place(float* values, std::int64_t count) { sum_array(values, count, MPI_FLOAT); }
-void sum_in_place(double* values, std::int64_t count) { sum_array(values, count, MPI_DOUBLE); }
-void sum_in_place(long double* values, std::int64_t count) {
-  sum_array(values, count, MPI_LONG_DOUBLE);
-}
-
-void allgatherv_in_place(void* full, const std::vector<std::int64_t>& counts,
-                         std::size_t element_bytes) {
+template <class T>
+void gather_array(T* full, const std::vector<std::int64_t>& counts, MPI_Datatype type) {
   if (cached_size == 1) return;
-  // Counted in elements, so a message may hold up to 2^31 - 1 of them.
-  if (element_bytes != sizeof(float) && element_bytes != sizeof(double))
-    throw Error(exit_runtime_error,
-                "internal: MPI_Allgatherv of " + std::to_string(element_bytes) + "-byte elements");
-  const MPI_Datatype type = element_bytes == sizeof(float) ? MPI_FLOAT : MPI_DOUBLE;
   std::vector<int> sizes(counts.size()), displacements(counts.size());
   std::int64_t offset = 0;
   for (std::size_t r = 0; r < counts.size(); ++r) {
@@ -154,6 +141,20 @@ void allgatherv_in_place(void* full, const std::vector<std::int64_t>& counts,
   check(MPI_Allgatherv(MPI_IN_PLACE, 0, type, full, sizes.data(), displacements.data(), type,
                        MPI_COMM_WORLD),
         "MPI_Allgatherv");
+}
+}  // namespace
+
+void sum_in_place(float* values, std::int64_t count) { sum_array(values, count, MPI_FLOAT); }
+void sum_in_place(double* values, std::int64_t count) { sum_array(values, count, MPI_DOUBLE); }
+void sum_in_place(long double* values, std::int64_t count) {
+  sum_array(values, count, MPI_LONG_DOUBLE);
+}
+
+void allgatherv_in_place(float* full, const std::vector<std::int64_t>& counts) {
+  gather_array(full, counts, MPI_FLOAT);
+}
+void allgatherv_in_place(double* full, const std::vector<std::int64_t>& counts) {
+  gather_array(full, counts, MPI_DOUBLE);
 }
 
 std::vector<std::string> allgather(const std::string& s) {
@@ -215,7 +216,8 @@ void max_inplace(std::vector<double>&) {}
 void sum_in_place(float*, std::int64_t) {}
 void sum_in_place(double*, std::int64_t) {}
 void sum_in_place(long double*, std::int64_t) {}
-void allgatherv_in_place(void*, const std::vector<std::int64_t>&, std::size_t) {}
+void allgatherv_in_place(float*, const std::vector<std::int64_t>&) {}
+void allgatherv_in_place(double*, const std::vector<std::int64_t>&) {}
 std::vector<std::string> allgather(const std::string& s) { return {s}; }
 bool all_arrive_within(double) { return true; }
 std::int64_t sum_on_device(std::int64_t v, int) { return v; }

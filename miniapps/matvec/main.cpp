@@ -326,7 +326,7 @@ struct ReplicatedX {
     if (comm::size() == 1) return;
     const auto own = std::make_pair(first, first + count);
     Kokkos::deep_copy(Kokkos::subview(host, own), Kokkos::subview(x, own));
-    comm::allgatherv_in_place(host.data(), counts, sizeof(typename Vector::value_type));
+    comm::allgatherv_in_place(host.data(), counts);
     Kokkos::deep_copy(x, host);
   }
 };

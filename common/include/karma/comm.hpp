@@ -45,11 +45,11 @@ void max_inplace(std::vector<double>& v);
 void sum_in_place(float* values, std::int64_t count);
 void sum_in_place(double* values, std::int64_t count);
 void sum_in_place(long double* values, std::int64_t count);
-// `full` (host memory) holds every rank's block of counts[r] floats or
-// doubles (`element_bytes` 4 or 8), in rank order; on entry this rank's block is filled,
-// on return all are (MPI_Allgatherv in place).
-void allgatherv_in_place(void* full, const std::vector<std::int64_t>& counts,
-                         std::size_t element_bytes);
+// `full` (host memory) holds every rank's block of counts[r] elements, in
+// rank order; on entry this rank's block is filled, on return all are
+// (MPI_Allgatherv in place, counted in elements: up to 2^31 - 1 a block).
+void allgatherv_in_place(float* full, const std::vector<std::int64_t>& counts);
+void allgatherv_in_place(double* full, const std::vector<std::int64_t>& counts);
 // Every rank's string, on every rank, in rank order.
 std::vector<std::string> allgather(const std::string& s);
 // Sum over the ranks of this node that share device_id.
