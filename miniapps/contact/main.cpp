@@ -24,6 +24,7 @@
 #include <functional>
 #include <sstream>
 #include <tuple>
+#include <utility>
 
 namespace {
 
@@ -237,19 +238,6 @@ void inject_row_fault(const Config& cfg, NeighbourStorage& st) {
   st.inject(cfg.shape.elements_a, cfg.inject == "self", cfg.shape.elements);
 }
 
-// What the JSON records of one step: the pairs and rows the first storage found.
-void record_step(nlohmann::json& step_json, const StepChecks& checks, Index elements) {
-  const std::int64_t entries = checks.have_reference ? checks.summary.entries : -1;
-  step_json["pairs"] = entries >= 0 ? static_cast<double>(entries) / 2 : 0.0;
-  step_json["entries"] = entries;
-  step_json["max_row"] = checks.summary.longest;
-  step_json["mean_row"] =
-      static_cast<double>(std::max<std::int64_t>(entries, 0)) / static_cast<double>(elements);
-  step_json["empty_rows"] = checks.summary.empty;
-  step_json["pair_checksum"] = checks.pair_sums.empty() ? "" : hex(checks.pair_sums[0]);
-  step_json["stats_checksum"] = checks.stats_sums.empty() ? "" : hex(checks.stats_sums[0]);
-}
-
 // What the step loop leaves for the report.
 struct StepLog {
   Tallies tally;
@@ -259,6 +247,24 @@ struct StepLog {
   Index search_fault = -1;  // inject_fault search: the element dropped from the cell lists
   std::int64_t search_fault_rows = 0;
 };
+
+// One step's record in the JSON, and the run's totals: the pairs and rows
+// the first storage found.
+void log_step(StepLog& log, nlohmann::json step_json, const StepChecks& checks, Index elements) {
+  const std::int64_t entries = checks.have_reference ? checks.summary.entries : -1;
+  const double pairs = entries >= 0 ? static_cast<double>(entries) / 2 : 0.0;
+  const double counted = static_cast<double>(std::max<std::int64_t>(entries, 0));
+  step_json["pairs"] = pairs;
+  step_json["entries"] = entries;
+  step_json["max_row"] = checks.summary.longest;
+  step_json["mean_row"] = counted / static_cast<double>(elements);
+  step_json["empty_rows"] = checks.summary.empty;
+  step_json["pair_checksum"] = checks.pair_sums.empty() ? "" : hex(checks.pair_sums[0]);
+  step_json["stats_checksum"] = checks.stats_sums.empty() ? "" : hex(checks.stats_sums[0]);
+  log.total_pairs += pairs;
+  log.total_entries += counted;
+  log.per_step.push_back(std::move(step_json));
+}
 
 // What the JSON records of the problem and the run besides the kernels.
 // Collective (the time of the full row checks is the slowest rank's).
@@ -378,16 +384,14 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   for (std::int64_t step = first; step <= last; ++step) {
     const std::int64_t bz = b_bottom(cfg.n, step);
     const bool last_step_faults = cfg.inject != "none" && step == last;
+    place(cfg, bz, blocks, &timer, tracer);
     if (cfg.inject == "search" && step == last) {
-      make_boxes(shape, blocks.xyz, static_cast<int>(bz), blocks.boxes);
       const auto host_boxes =
           Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, blocks.boxes);
       std::tie(log.search_fault, log.search_fault_rows) =
           choose_search_fault(shape, host_boxes, sample_ids);
+      if (log.search_fault >= 0) drop_from_cells(blocks.cells, static_cast<int>(log.search_fault));
     }
-    place(cfg, bz, blocks, &timer, tracer);
-    if (log.search_fault >= 0 && step == last)
-      drop_from_cells(blocks.cells, static_cast<int>(log.search_fault));
     trace("binned");
     const Search search(blocks.boxes, blocks.cells, cfg.pairs);
     log.shared_bytes = blocks.bytes();
@@ -427,11 +431,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     }
     live_bytes += checks.reference.footprint_bytes() + 2 * N * 16;
     log.peak_tracked = std::max(log.peak_tracked, live_bytes);
-    record_step(step_json, checks, N);
-    log.total_pairs += step_json["pairs"].get<double>();
-    log.total_entries +=
-        static_cast<double>(std::max<std::int64_t>(step_json["entries"].get<std::int64_t>(), 0));
-    log.per_step.push_back(step_json);
+    log_step(log, std::move(step_json), checks, N);
     progress.step();
     ++tracer.steps;
   }
