@@ -78,7 +78,8 @@ using value_t = typename View::non_const_value_type;
 // thread's running sums in shared memory at a stride of the array's size, so
 // one item per row put a warp's 32 updates of a sum on one bank: mgs-fused
 // ran at 1.8 TB/s on an H200 that way. Element-wise kernels take four rows per
-// item, strided the same way (see Rows::each).
+// item in layout left, strided the same way, and one in layout right (see
+// Rows::each).
 //
 // On a host, item w takes the block [w B, w B + B): contiguous for caches and
 // vector units, and a thread's running sum then adds block sums rather than
@@ -94,23 +95,28 @@ struct Rows {
   }
   Policy policy() const { return Policy(0, items); }
 
-  // Four rows per item on a GPU, strided so a warp's accesses stay coalesced:
-  // a column of 2^22 rows is L2-resident after the reduction that precedes
-  // the update, and with one row per item the update was bound by how fast
-  // the device retires thread blocks (22 us for 2^22 rows, in float and
-  // double alike), not by memory.
+  // On a GPU, four rows per item in layout left, strided so a warp's
+  // accesses stay coalesced: a column of 2^22 rows is L2-resident after the
+  // reduction that precedes the update, and with one row per item the update
+  // was bound by how fast the device retires thread blocks, not by memory. In
+  // layout right a column's rows are a whole row apart, so a warp gains no
+  // coalescing from the stride, and one row per item is faster there
+  // (results/mgs/README.md, "Layout right: where the gap came from").
+  template <class Layout>
   static Rows each(std::int64_t rows) {
-    if (gpu) {
-      constexpr std::int64_t per_item = 4;
-      const std::int64_t items = std::max<std::int64_t>(1, (rows + per_item - 1) / per_item);
-      return {rows, items, per_item};
-    }
+    if (!gpu) return blocks(rows);
+    constexpr std::int64_t per_item = std::is_same_v<Layout, Kokkos::LayoutRight> ? 1 : 4;
+    const std::int64_t items = std::max<std::int64_t>(1, (rows + per_item - 1) / per_item);
+    return {rows, items, per_item};
+  }
+  // Host blocks of host_block rows.
+  static Rows blocks(std::int64_t rows) {
     return {rows, (rows + host_block - 1) / host_block, host_block};
   }
   // One item per resident GPU thread, or per `share` of them, each striding
   // over the rows.
   static Rows spread(std::int64_t rows, std::int64_t share = 1) {
-    if (!gpu) return each(rows);
+    if (!gpu) return blocks(rows);
     const std::int64_t threads = Kokkos::DefaultExecutionSpace().concurrency() / share;
     const std::int64_t items = std::max<std::int64_t>(1, std::min(rows, threads));
     return {rows, items, (rows + items - 1) / items};
@@ -150,7 +156,7 @@ template <class T>
 using DotPolicy = Policy;
 template <class T>
 DotPolicy<T> dot_policy(std::int64_t rows) {
-  return Rows::each(rows).policy();
+  return Rows::blocks(rows).policy();
 }
 #endif
 
@@ -698,7 +704,7 @@ void factor_mgs(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
   using T = value_t<View>;
   using Result = Kokkos::View<T, DeviceMemory, Unmanaged>;
   const auto n = static_cast<std::int64_t>(a.extent(0));
-  const Rows each = Rows::each(n);
+  const Rows each = Rows::each<typename View::array_layout>(n);
   const DotPolicy<T> dots = dot_policy<T>(n);
   for (int j = 0; j < ws.m; ++j) {
     for (int i = 0; i < j; ++i) {
@@ -788,7 +794,7 @@ void factor_mgs_fused(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
   }
   const int j = m - 1, s = stale(j);
   const T* rstale = s > 0 ? row(j - s) : nullptr;
-  const Rows each = Rows::each(n);
+  const Rows each = Rows::each<typename View::array_layout>(n);
   if (ws.on_device)
     Kokkos::parallel_for("mgs::fused_last", each.policy(),
                          FusedLast<View, FromDevice<T>>{a, j, {ws.rd(j, j)}, rstale, s, each});
@@ -837,7 +843,7 @@ void factor_cgs2(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
     t.kernel(j + 2, 1);
     project(j + 1);
   }
-  const Rows each = Rows::each(n);
+  const Rows each = Rows::each<typename View::array_layout>(n);
   Kokkos::parallel_for("mgs::cgs2_finish", each.policy(),
                        FinishLast<View>{{a, m - 1, ws.coef2.data()}, each});
   t.kernel(m, 1);
