@@ -4,6 +4,7 @@
 
 #include "karma/build_info.hpp"
 #include "karma/comm.hpp"
+#include "karma/energy.hpp"
 #include "karma/failure.hpp"
 #include "karma/system.hpp"
 
@@ -22,6 +23,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -279,8 +281,8 @@ nlohmann::json stats_json(const Stats& s) {
 
 nlohmann::json results_json(const App& app, const CommandLine& cli, const Deck& deck,
                             const Report& report, const nlohmann::json& ranks,
-                            const std::string& command, const std::string& started,
-                            double duration_s) {
+                            const nlohmann::json& energy_ranks, const std::string& command,
+                            const std::string& started, double duration_s) {
   nlohmann::json doc;
   doc["schema_version"] = results_schema_version;
   doc["app"] = app.name;
@@ -318,6 +320,47 @@ nlohmann::json results_json(const App& app, const CommandLine& cli, const Deck& 
                   {"cuda_flags", build_info::cuda_flags}};
   doc["problem"] = report.problem;
 
+  // The devices' peaks, each device once; kernels report their fractions.
+  std::set<std::string> seen;
+  double peak_bandwidth = 0, peak_flops = 0;
+  std::string no_bandwidth, no_flops;
+  const std::string precision = report.problem.value("precision", "");
+  for (const auto& r : ranks) {
+    const nlohmann::json& d = r["device"];
+    if (!seen.insert(r["host"].get<std::string>() + " " + d.value("pci_bus_id", "")).second)
+      continue;
+    if (d.contains("peak_memory_bandwidth_GBps"))
+      peak_bandwidth += d["peak_memory_bandwidth_GBps"].get<double>();
+    else
+      no_bandwidth = d.value("peak_memory_bandwidth_from", "unknown");
+    if (d.contains("peak_GFLOPs") && d["peak_GFLOPs"].contains(precision))
+      peak_flops += d["peak_GFLOPs"][precision].get<double>();
+    else
+      no_flops = precision.empty() ? "the problem names no precision"
+                                   : d.value("peak_GFLOPs_from", "unknown");
+  }
+  const auto efficiency = [&](const nlohmann::json& k) {
+    nlohmann::json e = nlohmann::json::object();
+    if (k.contains("bandwidth_GBps")) {
+      if (no_bandwidth.empty()) {
+        e["peak_bandwidth_GBps"] = peak_bandwidth;
+        e["fraction_of_peak_bandwidth"] =
+            k["bandwidth_GBps"]["best"].get<double>() / peak_bandwidth;
+      } else {
+        e["peak_bandwidth"] = no_bandwidth;
+      }
+    }
+    if (k.contains("GFLOPs")) {
+      if (no_flops.empty()) {
+        e["peak_GFLOPs"] = peak_flops;
+        e["fraction_of_peak_flops"] = k["GFLOPs"]["best"].get<double>() / peak_flops;
+      } else {
+        e["peak_flops"] = no_flops;
+      }
+    }
+    return e;
+  };
+
   auto kernels = nlohmann::json::array();
   for (const auto& k : report.kernels) {
     nlohmann::json j = {{"name", k.name},
@@ -332,9 +375,11 @@ nlohmann::json results_json(const App& app, const CommandLine& cli, const Deck& 
                           {"higher_is_better", k.higher_is_better},
                           {"from", "minimum time"}}}};
     j.update(k.extra);
+    if (const auto e = efficiency(j); !e.empty()) j["efficiency"] = e;
     kernels.push_back(j);
   }
   doc["kernels"] = kernels;
+  doc["energy"] = {{"window_s", deck.number("run.energy_window")}, {"ranks", energy_ranks}};
 
   auto checks = nlohmann::json::array();
   for (const auto& c : report.checks)
@@ -365,10 +410,17 @@ void print_table(const std::string& executable, const Report& report) {
 }
 
 void print_fom_lines(const App& app, const Report& report) {
-  for (const auto& k : report.kernels)
+  for (const auto& k : report.kernels) {
     std::printf("FOM: app=%s kernel=%s value=%.6g units=%s higher_is_better=%d ranks=%d\n",
                 app.name.c_str(), k.name.c_str(), k.fom, k.fom_units.c_str(),
                 k.higher_is_better ? 1 : 0, comm::size());
+    // The per-watt companion, when the kernel's energy was measured.
+    const auto e = k.extra.find("energy");
+    if (e != k.extra.end() && e->value("status", "") == "measured")
+      std::printf("FOM_PER_WATT: app=%s kernel=%s value=%.6g units=%s/W watts=%.6g ranks=%d\n",
+                  app.name.c_str(), k.name.c_str(), (*e)["fom_per_watt"]["value"].get<double>(),
+                  k.fom_units.c_str(), (*e)["average_power_W"].get<double>(), comm::size());
+  }
 }
 
 }  // namespace
@@ -464,7 +516,11 @@ int run_main(int argc, char** argv, const App& app) {
       std::fflush(stdout);
     }
 
+    energy::start(deck->string("run.energy") == "on", deck->number("run.energy_window"),
+                  ranks[static_cast<std::size_t>(comm::rank())]["device"]);
     const Report report = app.run(context);
+    energy::finish();
+    const nlohmann::json energy_ranks = allgather_json(energy::describe());
     inject_failure_at("verification");
     // Results are written only once every rank has its report: a rank that
     // failed instead never reaches this, and its abort ends rank 0 here.
@@ -474,7 +530,7 @@ int run_main(int argc, char** argv, const App& app) {
     if (comm::is_root()) {
       const double duration =
           std::chrono::duration<double>(std::chrono::system_clock::now() - start).count();
-      const nlohmann::json doc = results_json(app, cli, *deck, report, ranks, command,
+      const nlohmann::json doc = results_json(app, cli, *deck, report, ranks, energy_ranks, command,
                                               utc_stamp(start, "%Y-%m-%dT%H:%M:%SZ"), duration);
       if (cli.output.empty()) {
         std::error_code ec;

@@ -595,6 +595,18 @@ Schema& Schema::run_section(std::int64_t repetitions, std::int64_t warmup) {
   integer("run.warmup", warmup, "untimed repetitions before the timed ones", 0);
   string("run.results_dir", ".",
          "directory for the results JSON when --output is not given (created if missing)");
+  return energy_keys();
+}
+
+Schema& Schema::energy_keys() {
+  choice("run.energy", "on", {"on", "off"},
+         "energy of each kernel from the device's counter (NVML, ROCm SMI or RAPL) over a "
+         "window of back-to-back executions after the timed ones; a counter that cannot be "
+         "read is reported in the results, not an error");
+  number("run.energy_window", 0.5,
+         "seconds of back-to-back executions per kernel for its energy (at least 12 steps of "
+         "the counter)",
+         0.01, 3600.0);
   return *this;
 }
 

@@ -1,11 +1,14 @@
 #include "karma/harness.hpp"
 
+#include "karma/comm.hpp"
+#include "karma/energy.hpp"
 #include "karma/progress.hpp"
 #include "karma/timing.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace karma {
@@ -67,6 +70,92 @@ KernelResult kernel_result(const Variant& variant, const Stats& time) {
   return r;
 }
 
+namespace {
+
+nlohmann::json unavailable(const std::string& reason) {
+  return {{"status", "unavailable"}, {"reason", reason}};
+}
+
+}  // namespace
+
+nlohmann::json energy_window(Variant& v, const KernelResult& r) {
+  energy::Session& s = energy::session();
+  if (!s.requested) return {{"status", "off"}};
+  // Collective from here: every rank runs the window if any rank can read
+  // its counter, since an execution may hold collectives.
+  if (comm::max(s.usable() ? 1.0 : 0.0) == 0) {
+    const auto reasons = comm::allgather(s.reason);
+    return unavailable(reasons.front().empty() ? "no rank could read its counter"
+                                               : reasons.front());
+  }
+  const double step = comm::max(s.interval_s);
+  const double target = std::max(s.window_s, 1.2 * energy::min_updates * step);
+  const double per_execution = std::max(r.time.median, 1e-9);
+  const auto executions =
+      static_cast<std::int64_t>(std::ceil(std::min(target / per_execution, 1e9)));
+
+  bool ok = s.usable() && s.counted;
+  std::string why;
+  std::optional<energy::Reading> a;
+  if (v.before_window) v.before_window();
+  comm::barrier();
+  if (ok) ok = (a = energy::next_step(*s.counter, 3 * s.interval_s + 1, why)).has_value();
+  comm::barrier();
+  Kokkos::fence();
+  const double t0 = energy::now_s(), unix0 = energy::unix_s();
+  for (std::int64_t i = 0; i < executions; ++i) {
+    if (v.before_each) v.before_each();
+    v.run();
+    Kokkos::fence();
+    if (v.after_each) v.after_each();
+  }
+  const double t1 = energy::now_s(), unix1 = energy::unix_s();
+  std::optional<energy::Reading> b;
+  if (ok) ok = (b = energy::next_step(*s.counter, 3 * s.interval_s + 1, why)).has_value();
+  if (v.after_window) v.after_window();
+
+  // This rank's power over [t0, t1]: the counter ran from step a to step b,
+  // and the device idled before t0 and after t1.
+  double watts = 0;
+  if (ok) {
+    const double joules = (b->joules - a->joules) - s.idle_W * ((t0 - a->at_s) + (b->at_s - t1));
+    if (const auto short_by = energy::too_short(t1 - t0, s.interval_s)) {
+      ok = false;
+      why = *short_by;
+    } else if (joules <= 0) {
+      ok = false;
+      why = "the counter did not advance over the window";
+    } else {
+      watts = joules / (t1 - t0);
+    }
+  }
+  if (!ok && s.counted && s.usable()) s.reason = why;  // later windows give no figures either
+  const bool counted_failed = s.counted && !ok;
+  const auto reasons = comm::allgather(counted_failed ? (why.empty() ? s.reason : why) : "");
+  const double window_s = comm::max(t1 - t0);
+  nlohmann::json j;
+  for (const auto& reason : reasons)
+    if (!reason.empty()) {
+      j = unavailable(reason);
+      j["window_s"] = window_s;
+      j["executions"] = executions;
+      return j;
+    }
+  const double total_watts = comm::sum(s.counted ? watts : 0.0);
+  const double counters = comm::sum(s.counted ? 1.0 : 0.0);
+  j = {{"status", "measured"},
+       {"source", s.counter ? s.counter->source : ""},
+       {"counters", static_cast<int>(counters)},
+       {"window_s", window_s},
+       {"window_unix_s", {unix0, unix1}},
+       {"executions", executions},
+       {"counter_step_s", step},
+       {"average_power_W", total_watts},
+       {"joules_per_execution", total_watts * r.time.median},
+       {"fom_per_watt", {{"value", r.fom / total_watts}, {"units", r.fom_units + "/W"}}}};
+  return j;
+}
+
 std::vector<KernelResult> measure(const Context& ctx, std::vector<Variant>& variants,
                                   const Plan& plan) {
   std::set<std::string> names;
@@ -105,6 +194,8 @@ std::vector<KernelResult> measure(const Context& ctx, std::vector<Variant>& vari
   const auto stats = timer.finish();
   std::vector<KernelResult> results;
   for (const auto& v : variants) results.push_back(kernel_result(v, stats.at(v.name)));
+  for (std::size_t i = 0; i < variants.size(); ++i)
+    results[i].extra["energy"] = energy_window(variants[i], results[i]);
   return results;
 }
 

@@ -118,6 +118,8 @@ struct GpuFacts {
   std::string pci_bus_id, uuid, driver_version, driver_api_version, runtime_version;
   std::uint64_t memory_bytes = 0;
   int multiprocessors = 0, l2_cache_bytes = 0, warp_size = 0;
+  // Peak clocks in kHz and the memory bus in bits, as the runtime reports them.
+  int clock_khz = 0, memory_clock_khz = 0, memory_bus_bits = 0;
 };
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -148,6 +150,10 @@ std::optional<GpuFacts> gpu_facts() {
   f.multiprocessors = p.multiProcessorCount;
   f.l2_cache_bytes = p.l2CacheSize;
   f.warp_size = p.warpSize;
+  // Attributes: CUDA 13 dropped the clock fields of cudaDeviceProp.
+  cudaDeviceGetAttribute(&f.clock_khz, cudaDevAttrClockRate, f.id);
+  cudaDeviceGetAttribute(&f.memory_clock_khz, cudaDevAttrMemoryClockRate, f.id);
+  cudaDeviceGetAttribute(&f.memory_bus_bits, cudaDevAttrGlobalMemoryBusWidth, f.id);
   int v = 0;
   if (cudaDriverGetVersion(&v) == cudaSuccess) f.driver_api_version = cuda_version_text(v);
   if (cudaRuntimeGetVersion(&v) == cudaSuccess) f.runtime_version = cuda_version_text(v);
@@ -203,6 +209,9 @@ std::optional<GpuFacts> gpu_facts() {
   f.multiprocessors = p.multiProcessorCount;  // compute units
   f.l2_cache_bytes = p.l2CacheSize;
   f.warp_size = p.warpSize;  // the wavefront: 64 on CDNA, 32 on RDNA
+  f.clock_khz = p.clockRate;
+  f.memory_clock_khz = p.memoryClockRate;
+  f.memory_bus_bits = p.memoryBusWidth;
   int v = 0;
   // ROCm's driver version is a plain number, its runtime's HIP_VERSION-coded.
   if (hipDriverGetVersion(&v) == hipSuccess) f.driver_api_version = std::to_string(v);
@@ -319,6 +328,40 @@ std::string hostname() {
   return name;
 }
 
+// Floating-point operations per cycle of one SM or compute unit (an FMA
+// counts two), from the vendors' published peaks; no query gives them.
+struct PerCycle {
+  const char* architecture;
+  int fp64, fp32;
+};
+constexpr PerCycle per_cycle[] = {
+    {"sm_60", 64, 128},   {"sm_70", 64, 128},   {"sm_80", 64, 128},   {"sm_90", 128, 256},
+    {"sm_100", 128, 256}, {"gfx90a", 128, 256}, {"gfx942", 128, 256},
+};
+
+// Peak memory bandwidth (double data rate over the bus) and FLOP/s of a GPU.
+void put_peaks(nlohmann::json& d, const GpuFacts& f) {
+  if (f.memory_clock_khz > 0 && f.memory_bus_bits > 0) {
+    d["peak_memory_bandwidth_GBps"] = 2.0 * f.memory_clock_khz * 1e3 * f.memory_bus_bits / 8 * 1e-9;
+    d["peak_memory_bandwidth_from"] =
+        "2 x memory clock " + std::to_string(f.memory_clock_khz / 1000) + " MHz x " +
+        std::to_string(f.memory_bus_bits) + "-bit bus, as the runtime reports them";
+  } else {
+    d["peak_memory_bandwidth_from"] = "unknown: the runtime gave no memory clock or bus width";
+  }
+  for (const auto& p : per_cycle)
+    if (f.architecture == p.architecture && f.clock_khz > 0) {
+      const double cycles = 1e3 * f.clock_khz * f.multiprocessors;
+      d["peak_GFLOPs"] = {{"double", cycles * p.fp64 * 1e-9}, {"float", cycles * p.fp32 * 1e-9}};
+      d["peak_GFLOPs_from"] = std::to_string(f.multiprocessors) + " SMs or CUs x " +
+                              std::to_string(f.clock_khz / 1000) + " MHz x FLOP per cycle of " +
+                              f.architecture + " (" + std::to_string(p.fp64) + " double, " +
+                              std::to_string(p.fp32) + " float)";
+      return;
+    }
+  d["peak_GFLOPs_from"] = "unknown: no FLOP-per-cycle figure for " + f.architecture;
+}
+
 nlohmann::json describe_device() {
   nlohmann::json d;
   d["execution_space"] = Kokkos::DefaultExecutionSpace::name();
@@ -351,6 +394,7 @@ nlohmann::json describe_device() {
     d["multiprocessors"] = f->multiprocessors;
     d["l2_cache_bytes"] = f->l2_cache_bytes;
     if (f->warp_size > 0) d["warp_size"] = f->warp_size;
+    put_peaks(d, *f);
     return d;
   }
   d["kind"] = "host";
@@ -359,6 +403,9 @@ nlohmann::json describe_device() {
   d["hardware_threads"] = std::thread::hardware_concurrency();
   if (const auto total = meminfo_bytes("MemTotal:")) d["memory_bytes"] = *total;
   if (const auto free_bytes = meminfo_bytes("MemAvailable:")) d["free_memory_bytes"] = *free_bytes;
+  d["peak_memory_bandwidth_from"] =
+      "unknown: a host reports its memory's channels and clock only to root (DMI tables)";
+  d["peak_GFLOPs_from"] = "unknown: a host reports no FLOP per cycle of its cores";
   return d;
 }
 

@@ -86,6 +86,7 @@ Schema contact_schema() {
             "untimed rebuilds and sweeps at the start position before the timed steps", 0);
   s.string("run.results_dir", ".",
            "directory for the results JSON when --output is not given (created if missing)");
+  s.energy_keys();
   return s;
 }
 

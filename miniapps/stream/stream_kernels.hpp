@@ -128,11 +128,12 @@ struct ForEach {
 template <class T>
 struct Init {
   static constexpr int inputs = 1;
+  T a0 = static_cast<T>(start_a), b0 = static_cast<T>(start_b), c0 = static_cast<T>(start_c);
   KOKKOS_INLINE_FUNCTION void load(const T&, const T&, const T&, T*) const {}
   KOKKOS_INLINE_FUNCTION void store(T& a, T& b, T& c, const T*) const {
-    a = static_cast<T>(start_a);
-    b = static_cast<T>(start_b);
-    c = static_cast<T>(start_c);
+    a = a0;
+    b = b0;
+    c = c0;
   }
 };
 
@@ -293,10 +294,11 @@ void for_each(const char* label, const Arrays<View>& x, const Op& op) {
   Kokkos::parallel_for(label, policy, ForEach<View, Op, U>{x.a, x.b, x.c, op, (n + U - 1) / U, n});
 }
 
+// Every element of a, b and c set to `values` (by default the start values).
 template <class View, class Index>
-void initialize(const Arrays<View>& x) {
+void initialize(const Arrays<View>& x, const Init<value_t<View>>& values = {}) {
   // The same policy as the kernels: on a CPU, pages land near their threads.
-  for_each<Kernel::copy, View, Index>("stream::init", x, Init<value_t<View>>{});
+  for_each<Kernel::copy, View, Index>("stream::init", x, values);
 }
 
 struct DotResult {

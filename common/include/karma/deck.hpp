@@ -49,6 +49,8 @@ class Schema {
 
   // The `run:` section every mini-app shares.
   Schema& run_section(std::int64_t repetitions, std::int64_t warmup);
+  // run.energy and run.energy_window (part of run_section).
+  Schema& energy_keys();
 
   const KeySpec* find(const std::string& path) const;
   bool is_section(const std::string& path) const;

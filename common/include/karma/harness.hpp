@@ -49,6 +49,11 @@ struct Variant {
   // e.g. poison the output first, then check it.
   std::function<void()> before_turn;
   std::function<void()> after_turn;
+  // Untimed, around the energy window (karma/energy.hpp), which runs the
+  // variant back-to-back with before_each and after_each: e.g. save and put
+  // back state that many more executions would disturb.
+  std::function<void()> before_window;
+  std::function<void()> after_window;
 };
 
 // The order of executions. The repetitions are split into `rounds` rounds
@@ -94,5 +99,12 @@ std::vector<KernelResult> measure(const Context& ctx, std::vector<Variant>& vari
 // bandwidth_GBps (best, median, worst) when it moves bytes, GFLOPs (best,
 // median) when it computes, and its figure of merit.
 KernelResult kernel_result(const Variant& variant, const Stats& time);
+// Collective: the variant's energy over a window of back-to-back executions
+// after its timed ones, as the results' kernels[].energy (results/SCHEMA.md):
+// average power over the window (the idle power measured at the start taken
+// off the window's ends), energy per execution at the median time, and the
+// figure of merit per watt. No figure, with the reason, when the counter
+// cannot be read or the window came out too short.
+nlohmann::json energy_window(Variant& variant, const KernelResult& result);
 
 }  // namespace karma
