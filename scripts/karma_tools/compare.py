@@ -14,7 +14,7 @@ import re
 import sys
 
 from . import ToolError, __version__, atomic_write, main_wrapper, sides
-from .results import format_size, format_value, load_set
+from .results import format_size, format_value, kernel_energy, load_set
 
 DESCRIPTION = """\
 Compares karma results of two or more machines. Each SET is a directory (or
@@ -42,6 +42,17 @@ app/kernel or app/case/kernel (shell globs allowed). Each row takes its most
 specific pattern (the later line on a tie); a pattern's weight is shared
 equally by the rows that take it; rows no pattern covers weigh 0.
 
+Energy: where both sides of a ratio measured the kernel's energy
+(kernels[].energy.status "measured"), two ratios go beside the FOM ratio:
+per W, the figures of merit per watt divided as the FOMs are (above 1:
+better per watt), and energy, the baseline's joules per execution over the
+set's (above 1: the set uses less energy); '-' where either side did not
+measure it. Neither takes --per-node: the power is already the whole run's.
+An energy table lists each set's power, FOM per watt, joules per execution
+and fraction of peak bandwidth and FLOP/s where known. --energy adds the
+weighted geometric mean of the per-watt ratios (same weights, over the rows
+that have one) beside the performance mean.
+
 Output: Markdown on stdout, or files with --markdown/--csv/--json (each
 written whole or not at all).
 
@@ -51,11 +62,12 @@ that the campaign file's `compare:` section declares (OUT: the directory
 and denominator results of the same round paired on the `match` deck keys
 (karma / BabelStream per kernel and size, Kokkos / native-cuda per layout,
 ...), round by round, then the worst of the rounds (and the best or
-median, as the campaign asks; --aggregate names one instead). Results of
-schema_version 2 name each kernel's implementation and variant; for
-schema_version 1 the implementation is the deck's <app>.implementation
-when it is one string, else one a kernel name starts or ends with
-(cublas-dgemv), else kokkos."""
+median, as the campaign asks; --aggregate names one instead), each table
+followed by the per-watt and energy ratios of its pairs where both sides
+measured energy. Results of schema_version 2 name each kernel's
+implementation and variant; for schema_version 1 the implementation is the
+deck's <app>.implementation when it is one string, else one a kernel name
+starts or ends with (cublas-dgemv), else kokkos."""
 
 EPILOG = "exit status: 0 compared; 2 bad input (schema version, empty set, bad weights); " \
          "3 could not write an output"
@@ -259,8 +271,10 @@ class Weights:
 
 
 def compare(sets, baseline_label, how="median", per_node=False, weights_path=None,
-            system_nodes=None):
-    """The comparison as a plain dict (what --json writes)."""
+            system_nodes=None, energy_mean=False):
+    """The comparison as a plain dict (what --json writes). Energy keys
+    appear only where results measured energy (or with energy_mean), so the
+    output for results without them is as before."""
     labels = [s.label for s in sets]
     if len(set(labels)) != len(labels):
         raise ToolError("two result sets have the same label; name them LABEL=DIR", 2)
@@ -367,6 +381,7 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
             e["flags"] = flags
             row["values"][s.label] = e
         out_rows.append(row)
+    _energy_ratios(out_rows, base.label)
 
     summary = {}
     total_weight = sum(r["weight"] for r in out_rows if r["values"][base.label]["ratio"])
@@ -392,6 +407,8 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
                  "rows_weighted": sum(1 for r in out_rows if r["weight"] > 0),
                  "weight_used": den, "weight_total": total_weight, "excluded": excluded,
                  "runs": len(s.runs), "path": s.path}
+        if energy_mean:
+            entry.update(_per_watt_mean(out_rows, s.label))
         if system_nodes:
             entry["system_nodes"] = system_nodes[s.label]
             entry["system_figure"] = None if mean is None else \
@@ -427,11 +444,80 @@ def _entry(group, kernel, how):
     if failed:
         flags.append(f"verification FAILED in {len(failed)} of {len(runs)} run(s): "
                      + ", ".join(os.path.basename(r.path) for r in failed[:3]))
-    return {"value": value, "units": k0["units"], "higher_is_better": k0["higher_is_better"],
-            "runs": len(use), "failed": not passed and bool(failed),
-            "nodes": group.values.get("nodes"), "ranks": group.values.get("ranks"),
-            "backends": group.backends(), "devices": group.devices(),
-            "files": [r.path for r in use], "flags": flags}
+    entry = {"value": value, "units": k0["units"], "higher_is_better": k0["higher_is_better"],
+             "runs": len(use), "failed": not passed and bool(failed),
+             "nodes": group.values.get("nodes"), "ranks": group.values.get("ranks"),
+             "backends": group.backends(), "devices": group.devices(),
+             "files": [r.path for r in use], "flags": flags}
+    # Energy and efficiency of the same runs, aggregated as the FOM is
+    # ("best": the higher FOM per watt, the fewer joules and watts); absent
+    # when no run has them.
+    measured = [r.kernels[kernel]["energy"] for r in use if r.kernels[kernel]["energy"]]
+    if measured:
+        def figure(key, higher_is_better):
+            return aggregate([m[key] for m in measured if m[key] is not None], how,
+                             higher_is_better)
+        entry["energy"] = {"runs": len(measured),
+                           "average_power_W": figure("average_power_W", False),
+                           "fom_per_watt": figure("fom_per_watt", k0["higher_is_better"]),
+                           "fom_per_watt_units": measured[0]["fom_per_watt_units"] or
+                           (k0["units"] + "/W" if k0["units"] else ""),
+                           "joules_per_execution": figure("joules_per_execution", False)}
+    efficiency = {}
+    for key in ("fraction_of_peak_bandwidth", "fraction_of_peak_flops"):
+        fractions = [r.kernels[kernel]["efficiency"][key] for r in use
+                     if key in r.kernels[kernel]["efficiency"]]
+        if fractions:
+            efficiency[key] = aggregate(fractions, how)
+    if efficiency:
+        entry["efficiency"] = efficiency
+    return entry
+
+
+def _ratio(numerator, denominator, higher_is_better):
+    """numerator over denominator in the 'above 1: better' sense; None when
+    either is missing or the quotient leaves the floats."""
+    if not numerator or not denominator:
+        return None
+    ratio = numerator / denominator if higher_is_better else denominator / numerator
+    return ratio if 0 < ratio < math.inf else None
+
+
+def _energy_ratios(rows, base):
+    """Gives every entry its per_watt_ratio and energy_ratio (None: '-')
+    when some entry measured energy; otherwise leaves the entries alone."""
+    if not any(e and "energy" in e for r in rows for e in r["values"].values()):
+        return
+    for r in rows:
+        b = r["values"][base]
+        b_energy = b.get("energy") if b["value"] is not None and not b["failed"] else None
+        for e in r["values"].values():
+            if e is None:
+                continue
+            energy = e.get("energy")
+            per_watt = joules = None
+            if b_energy and energy and e["units"] == b["units"]:
+                per_watt = _ratio(energy["fom_per_watt"], b_energy["fom_per_watt"],
+                                  r["higher_is_better"])
+                joules = _ratio(energy["joules_per_execution"],
+                                b_energy["joules_per_execution"], False)
+            e["per_watt_ratio"] = per_watt
+            e["energy_ratio"] = joules
+
+
+def _per_watt_mean(rows, label):
+    """The weighted geometric mean of a set's per-watt ratios, over the
+    weighted rows that have one (the weights renormalised over them)."""
+    num, den, used = 0.0, 0.0, 0
+    for r in rows:
+        e = r["values"].get(label)
+        if r["weight"] <= 0 or e is None or e["failed"] or e.get("per_watt_ratio") is None:
+            continue
+        num += r["weight"] * math.log(e["per_watt_ratio"])
+        den += r["weight"]
+        used += 1
+    return {"per_watt_geometric_mean": math.exp(num / den) if den > 0 else None,
+            "per_watt_rows_used": used, "per_watt_weight_used": den}
 
 
 # --- output -------------------------------------------------------------------------
@@ -451,6 +537,13 @@ def markdown(result):
                (", per node (x nodes of the baseline run / nodes of the run)" if
                 result["per_node"] else "") + f". Repeated runs: {result['aggregate']}.")
     out.append("")
+    energy = _has(result, "per_watt_ratio")
+    if energy:
+        out.append(f"Energy, where both sides measured it: *per W* divides figures of merit "
+                   f"per watt (above 1: better per watt), *energy* divides the joules per "
+                   f"execution the other way (above 1: the set uses less energy than "
+                   f"{base}); '-' where either side has no measured energy.")
+        out.append("")
     out.append("| set | path | runs | devices | Kokkos backend |")
     out.append("|---|---|---|---|---|")
     for s in result["sets"]:
@@ -460,8 +553,12 @@ def markdown(result):
     out.append("## Summary")
     out.append("")
     system = any("system_figure" in v for v in result["summary"].values())
+    per_watt = any("per_watt_geometric_mean" in v for v in result["summary"].values())
     head = "| set | weighted geometric mean of ratios | rows used |"
     sep = "|---|---|---|"
+    if per_watt:
+        head += " weighted geometric mean of per-watt ratios | rows used (per W) |"
+        sep += "---|---|"
     if system:
         head += " system nodes | system figure |"
         sep += "---|---|"
@@ -470,6 +567,9 @@ def markdown(result):
         v = result["summary"][label]
         mean = "-" if v["geometric_mean"] is None else f"{v['geometric_mean']:.3f}"
         line = f"| {label} | {mean} | {v['rows_used']} of {v['rows_weighted']} |"
+        if per_watt:
+            line += f" {_fmt_ratio(v['per_watt_geometric_mean'])} | " \
+                f"{v['per_watt_rows_used']} of {v['rows_weighted']} |"
         if system:
             fig = "-" if v.get("system_figure") is None else f"{v['system_figure']:.3f}"
             line += f" {v.get('system_nodes')} | {fig} |"
@@ -492,6 +592,9 @@ def markdown(result):
     for label in others:
         head += f" {label} | {label}/{base} |"
         sep += "---|---|"
+        if energy:
+            head += f" {label}/{base} per W | {label}/{base} energy |"
+            sep += "---|---|"
     head += " flags |"
     sep += "---|"
     out += [head, sep]
@@ -504,6 +607,9 @@ def markdown(result):
         for label in others:
             e = r["values"].get(label)
             cells += [_cell(e), _fmt_ratio(e["ratio"]) if e else "-"]
+            if energy:
+                cells += [_fmt_ratio(e["per_watt_ratio"]) if e else "-",
+                          _fmt_ratio(e["energy_ratio"]) if e else "-"]
             if e and e["flags"]:
                 row_flags.append(len(flag_notes) + 1)
                 flag_notes.append(f"{label}, {r['app']}/{r['case']}/{r['kernel']}: "
@@ -515,6 +621,7 @@ def markdown(result):
         cells.append(" ".join(f"[{n}]" for n in row_flags))
         out.append("| " + " | ".join(_escape(c) for c in cells) + " |")
     out.append("")
+    out += _energy_markdown(result)
     if flag_notes:
         out.append("## Flags")
         out.append("")
@@ -526,6 +633,54 @@ def markdown(result):
         out += [f"- {_escape(n)}" for n in result["notes"]]
         out.append("")
     return "\n".join(out)
+
+
+def _has(result, key):
+    return any(e and key in e for r in result["rows"] for e in r["values"].values())
+
+
+def _fmt_fraction(value):
+    return "-" if value is None else f"{value:.0%}"
+
+
+def _energy_markdown(result):
+    """Each set's measured energy and known efficiency, one line per row
+    and set that has any; nothing for results without them."""
+    energy, efficiency = _has(result, "energy"), _has(result, "efficiency")
+    if not energy and not efficiency:
+        return []
+    names = {"fraction_of_peak_bandwidth": "of peak bandwidth",
+             "fraction_of_peak_flops": "of peak FLOP/s"}
+    fractions = [key for key in names if any(key in (e or {}).get("efficiency", {})
+                                             for r in result["rows"]
+                                             for e in r["values"].values())]
+    head = ["app", "case", "kernel", "set"]
+    if energy:
+        head += ["power (W)", "FOM per watt", "J per execution"]
+    head += [names[k] for k in fractions]
+    out = ["## Energy and efficiency", ""]
+    if energy:
+        out += ["Average power over each kernel's energy window (all ranks' counters), its "
+                "figure of merit per watt and the energy of one execution, aggregated over "
+                f"repeated runs as the figures of merit are ({result['aggregate']}).", ""]
+    out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in result["rows"]:
+        for s in result["sets"]:
+            e = r["values"].get(s["label"])
+            if not e or ("energy" not in e and "efficiency" not in e):
+                continue
+            cells = [r["app"], r["case"], r["kernel"], s["label"]]
+            if energy:
+                m = e.get("energy") or {}
+                per_watt = format_value(m.get("fom_per_watt"))
+                if m.get("fom_per_watt") is not None and m["fom_per_watt_units"]:
+                    per_watt += " " + m["fom_per_watt_units"]
+                cells += [format_value(m.get("average_power_W")), per_watt,
+                          format_value(m.get("joules_per_execution"))]
+            cells += [_fmt_fraction(e.get("efficiency", {}).get(k)) for k in fractions]
+            out.append("| " + " | ".join(_escape(c) for c in cells) + " |")
+    out.append("")
+    return out
 
 
 def _cell(e):
@@ -543,29 +698,149 @@ def _escape(text):
     return str(text).replace("|", "\\|")
 
 
+# Columns the CSV gains when some result has energy or efficiency figures.
+ENERGY_COLUMNS = ["average_power_W", "fom_per_watt", "joules_per_execution", "per_watt_ratio",
+                  "energy_ratio", "fraction_of_peak_bandwidth", "fraction_of_peak_flops"]
+
+
+def _blank(value):
+    return "" if value is None else value
+
+
 def csv_text(result):
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
+    extra = _has(result, "energy") or _has(result, "efficiency")
     w.writerow(["app", "case", "kernel", "units", "higher_is_better", "weight", "set", "value",
-                "ratio", "runs", "nodes", "ranks", "verification", "flags"])
+                "ratio", "runs", "nodes", "ranks", "verification", "flags"]
+               + (ENERGY_COLUMNS if extra else []))
+    blanks = [""] * len(ENERGY_COLUMNS) if extra else []
     for r in result["rows"]:
         for s in result["sets"]:
             e = r["values"].get(s["label"])
             if e is None:
                 w.writerow([r["app"], r["case"], r["kernel"], r["units"],
                             int(r["higher_is_better"]), r["weight"], s["label"], "", "", 0, "",
-                            "", "missing", ""])
+                            "", "missing", ""] + blanks)
                 continue
+            cells = []
+            if extra:
+                m, f = e.get("energy") or {}, e.get("efficiency") or {}
+                cells = [_blank(x) for x in (
+                    m.get("average_power_W"), m.get("fom_per_watt"),
+                    m.get("joules_per_execution"), e.get("per_watt_ratio"),
+                    e.get("energy_ratio"), f.get("fraction_of_peak_bandwidth"),
+                    f.get("fraction_of_peak_flops"))]
             w.writerow([r["app"], r["case"], r["kernel"], r["units"], int(r["higher_is_better"]),
                         r["weight"], s["label"], e["value"],
                         "" if e["ratio"] is None else e["ratio"], e["runs"], e["nodes"],
-                        e["ranks"], "FAILED" if e["failed"] else "PASSED", "; ".join(e["flags"])])
+                        e["ranks"], "FAILED" if e["failed"] else "PASSED", "; ".join(e["flags"])]
+                       + cells)
     for s in result["sets"]:
         v = result["summary"][s["label"]]
         w.writerow(["*", "*", "weighted geometric mean", "ratio", 1, v["weight_used"],
                     s["label"], "", "" if v["geometric_mean"] is None else v["geometric_mean"],
-                    v["rows_used"], v.get("system_nodes", ""), "", "", ""])
+                    v["rows_used"], v.get("system_nodes", ""), "", "", ""] + blanks)
+    for s in result["sets"]:
+        v = result["summary"][s["label"]]
+        if "per_watt_geometric_mean" in v:
+            w.writerow(["*", "*", "weighted geometric mean per watt", "ratio", 1,
+                        v["per_watt_weight_used"], s["label"], "",
+                        _blank(v["per_watt_geometric_mean"]), v["per_watt_rows_used"], "", "",
+                        "", ""] + blanks)
     return buf.getvalue()
+
+
+# --- energy in the campaign ratio tables -------------------------------------------------
+
+
+def _energy_stand_ins(items, field):
+    """The campaign's items with one energy figure standing in for the FOM:
+    sides.ratio_table then pairs them exactly as it paired the FOMs (the
+    pairing reads only decks, rounds and names) and divides that figure in
+    the FOM's sense (per watt) or as a cost (joules)."""
+    out = []
+    for item in items:
+        energy = kernel_energy(item["entry"]) or {}
+        fom = item["entry"].get("fom") or {}
+        hib = bool(fom.get("higher_is_better", True)) if field == "fom_per_watt" else False
+        out.append(dict(item, entry={"fom": {"value": energy.get(field),
+                                             "higher_is_better": hib}}))
+    return out
+
+
+def _pair_key(row):
+    """What names a row of a ratio table (as sides.ratio_table keys them)."""
+    return json.dumps([row["match"], row["label"], row["numerator"], row["denominator"]],
+                      sort_keys=True)
+
+
+def campaign_energy(manifest_path, tables):
+    """Adds per_watt and energy ({rounds, values, aggregates}) to each row
+    of the tables that have a pair with measured energy on both sides;
+    True when any has."""
+    manifest_path, manifest = sides.find_manifest(manifest_path)
+    items, _ = sides.load_items(manifest_path, manifest)
+    if not any(kernel_energy(i["entry"]) for i in items):
+        return False
+    found = False
+    specs = manifest.get("compare") or []
+    for spec, t in zip(specs, tables):
+        by_field = {}
+        for key, field in (("per_watt", "fom_per_watt"), ("energy", "joules_per_execution")):
+            stand_in = dict(spec, metric="fom.value", higher_is_better=None,
+                            aggregate=t["aggregate"])
+            pairs = sides.ratio_table(stand_in, _energy_stand_ins(items, field))["rows"]
+            by_field[key] = {_pair_key(row): row for row in pairs}
+        if not any(by_field.values()):
+            continue
+        found = True
+        for row in t["rows"]:
+            for name, rows in by_field.items():
+                e = rows.get(_pair_key(row))
+                row[name] = {"rounds": e["rounds"] if e else {},
+                             "values": e["values"] if e else {},
+                             "higher_is_better": e["higher_is_better"] if e else True,
+                             "aggregates": e["aggregates"] if e else
+                             {how: None for how in t["aggregate"]}}
+    return found
+
+
+def campaign_energy_markdown(t, heading):
+    """The per-watt and energy ratios of one table's pairs, laid out as the
+    FOM table is: one line per pair and ratio."""
+    if not t["rows"] or "per_watt" not in t["rows"][0]:
+        return []
+    out = [f"{heading}# {t['title']}: energy", "",
+           "The same pairs, round by round, where both sides measured energy: *per W* "
+           "divides figures of merit per watt (above 1: the numerator is better per watt), "
+           "*energy* the denominator's joules per execution by the numerator's (above 1: "
+           "the numerator uses less energy); '-' where either side did not measure it.", ""]
+    keys = t["match"] + t["label"]
+    head = [k.split(".")[-1] for k in keys] + ["numerator", "denominator", "ratio"] + \
+        [f"r{r}" for r in t["rounds"]] + [f"**{how}**" for how in t["aggregate"]]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "---|" * len(head))
+    for row in t["rows"]:
+        for name, text in (("per_watt", "per W"), ("energy", "energy")):
+            figures = row[name]
+            cells = [format_size(v) for v in row["match"] + row["label"]]
+            cells += [f"{row['numerator']} ({row['numerator_implementation']})",
+                      f"{row['denominator']} ({row['denominator_implementation']})", text]
+            for r in t["rounds"]:
+                ratio = figures["rounds"].get(str(r))
+                if ratio is None:
+                    cells.append("-")
+                    continue
+                a, b = figures["values"][str(r)]
+                if not figures["higher_is_better"]:
+                    a, b = b, a  # shown as divided: the denominator's over the numerator's
+                cells.append(f"{format_value(a)} / {format_value(b)} = {ratio:.3f}")
+            aggregates = [figures["aggregates"].get(how) for how in t["aggregate"]]
+            cells += ["-" if x is None else f"**{x:.3f}**" for x in aggregates]
+            out.append("| " + " | ".join(_escape(c) for c in cells) + " |")
+    out.append("")
+    return out
 
 
 def campaign_main(args):
@@ -579,8 +854,11 @@ def campaign_main(args):
     if not tables:
         raise ToolError(f"{manifest_path}: the campaign declares no comparisons (add a "
                         "`compare:` section to its campaign file and generate again)", 2)
+    energy = campaign_energy(manifest_path, tables)
     lines = [f"# karma side by side: campaign {name}", ""]
-    lines += sides.markdown(tables, "##")
+    for t in tables:  # one at a time, each with its energy pairs after it
+        lines += sides.markdown([t], "##")
+        lines += campaign_energy_markdown(t, "##")
     if notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
     md = "\n".join(lines)
@@ -595,13 +873,17 @@ def campaign_main(args):
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(["comparison", "match", "label", "numerator", "denominator", "round",
-                    "numerator_value", "denominator_value", "ratio"])
+                    "numerator_value", "denominator_value", "ratio"]
+                   + (["per_watt_ratio", "energy_ratio"] if energy else []))
         for t in tables:
             for row in t["rows"]:
                 for rnd, ratio in row["rounds"].items():
                     a, b = row["values"][rnd]
+                    cells = [_blank(row.get(name, {"rounds": {}})["rounds"].get(rnd))
+                             for name in ("per_watt", "energy")] if energy else []
                     w.writerow([t["name"], json.dumps(row["match"]), json.dumps(row["label"]),
-                                row["numerator"], row["denominator"], rnd, a, b, ratio])
+                                row["numerator"], row["denominator"], rnd, a, b, ratio]
+                               + cells)
         outputs.append((args.csv, buf.getvalue()))
     for path, text in outputs:
         atomic_write(path, text)
@@ -634,6 +916,9 @@ def main(argv=None):
                    help="scale ratios by the node counts of the runs compared")
     p.add_argument("--system-nodes", action="append", metavar="LABEL=N",
                    help="nodes in a set's whole system, for the system figure (give all sets)")
+    p.add_argument("--energy", action="store_true",
+                   help="also the weighted geometric mean of the per-watt ratios (rows where "
+                   "both sides measured energy)")
     p.add_argument("--markdown", metavar="FILE", help="write the Markdown table to FILE")
     p.add_argument("--csv", metavar="FILE", help="write one row per case, kernel and set")
     p.add_argument("--json", metavar="FILE", help="write everything as JSON")
@@ -650,6 +935,10 @@ def main(argv=None):
             if args.aggregate == "mean":
                 raise ToolError("--aggregate mean: the ratio tables take worst, best or "
                                 "median", 2)
+            if args.energy:
+                raise ToolError("--energy: the ratio tables have no weighted mean; they show "
+                                "per-watt and energy ratios wherever both sides measured "
+                                "energy", 2)
             return campaign_main(args)
         if len(args.sets) < 2:
             raise ToolError("give at least two result sets to compare", 2)
@@ -673,7 +962,8 @@ def main(argv=None):
                                 ("; " if missing and unknown else "") +
                                 (f"unknown {', '.join(unknown)}" if unknown else ""), 2)
         result = compare(sets, args.baseline or sets[0].label, how=args.aggregate or "median",
-                         per_node=args.per_node, weights_path=args.weights, system_nodes=nodes)
+                         per_node=args.per_node, weights_path=args.weights, system_nodes=nodes,
+                         energy_mean=args.energy)
         md = markdown(result)
         outputs = []
         if args.markdown:

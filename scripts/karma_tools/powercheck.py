@@ -10,7 +10,9 @@ end (window_unix_s). nvidia-smi, started beside the run with
 
 samples the board's power on its own. For each kernel this prints the
 counter's average power, the mean of the samples inside the window and
-their ratio; it exits 1 when a ratio is off by more than --tolerance."""
+their ratio; it exits 1 when a ratio is off by more than --tolerance.
+Where the driver gives only power.draw, a mean over the last second, the
+samples of each window's first second are left out (--skip)."""
 
 import argparse
 import csv
@@ -58,8 +60,9 @@ def read_samples(path, utc_offset_h=0.0):
     return samples, column
 
 
-def check(results, samples, tolerance=0.10, min_samples=5):
-    """One row per kernel with a measured energy window."""
+def check(results, samples, tolerance=0.10, skip=0.0, min_samples=5):
+    """One row per kernel with a measured energy window; the samples of the
+    window's first `skip` seconds are left out."""
     rows = []
     for path in results:
         with open(path) as f:
@@ -69,7 +72,7 @@ def check(results, samples, tolerance=0.10, min_samples=5):
             if e.get("status") != "measured" or "window_unix_s" not in e:
                 continue
             t0, t1 = e["window_unix_s"]
-            inside = [w for t, w in samples if t0 <= t <= t1]
+            inside = [w for t, w in samples if t0 + skip <= t <= t1]
             row = {"file": os.path.basename(path), "app": doc.get("app", "?"),
                    "kernel": k["name"], "window_s": t1 - t0,
                    "counter_W": e["average_power_W"], "samples": len(inside)}
@@ -81,10 +84,11 @@ def check(results, samples, tolerance=0.10, min_samples=5):
     return rows
 
 
-def markdown(rows, column, tolerance):
+def markdown(rows, column, tolerance, skip):
+    left_out = f" after its first {skip:g} s" if skip > 0 else ""
     out = [f"Average power of each kernel's energy window: the counter's figure "
            f"(kernels[].energy.average_power_W) against the mean of nvidia-smi's "
-           f"`{column}` samples inside the window; agreement within "
+           f"`{column}` samples inside the window{left_out}; agreement within "
            f"{tolerance:.0%}.", "",
            "| results | app | kernel | window s | samples | counter W | nvidia-smi W "
            "| counter / nvidia-smi | |",
@@ -109,12 +113,17 @@ def main(argv=None):
                    help="the sampling machine's offset from UTC (nvidia-smi writes local time)")
     p.add_argument("--tolerance", type=float, default=0.10,
                    help="largest relative difference that agrees (default 0.10)")
+    p.add_argument("--skip", type=float, metavar="SECONDS",
+                   help="leave out the samples of each window's first SECONDS (default: 1 "
+                        "for power.draw, a mean over the last second; 0 for power.draw.instant)")
     p.add_argument("--markdown", metavar="FILE", help="write the table to FILE too")
     p.add_argument("--version", action="version", version=f"karma-power-check {__version__}")
     args = p.parse_args(argv)
     try:
         samples, column = read_samples(args.nvidia_smi, args.utc_offset)
-        rows = check(args.results, samples, args.tolerance)
+        skip = args.skip if args.skip is not None else (
+            0.0 if column == "power.draw.instant [W]" else 1.0)
+        rows = check(args.results, samples, args.tolerance, skip)
     except (OSError, ValueError, KeyError, CheckError) as e:
         print(f"karma-power-check: error: {e}", file=sys.stderr)
         return 2
@@ -122,7 +131,7 @@ def main(argv=None):
         print("karma-power-check: error: no kernel with a measured energy window",
               file=sys.stderr)
         return 2
-    text = markdown(rows, column, args.tolerance)
+    text = markdown(rows, column, args.tolerance, skip)
     sys.stdout.write(text)
     if args.markdown:
         with open(args.markdown, "w") as f:

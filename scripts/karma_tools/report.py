@@ -22,6 +22,8 @@ Turns a directory of karma results into one Markdown report with plots:
   * layout comparisons, where runs differ only in their layout;
   * scaling curves, efficiency against ranks, where runs differ only in their
     number of ranks (weak: same size per rank; strong: same global size);
+  * figure of merit against average power, one plot per device, where runs
+    measured their kernels' energy (kernels[].energy.status "measured");
   * microbenchmark ratios (karma / raw pointer, or the pair --microbench-pair
     names) from Google Benchmark JSON files;
   * side by side: for each campaign directory (a campaign.json of
@@ -468,6 +470,92 @@ def scaling_section(name, configs, plotter):
     return out
 
 
+# --- energy -------------------------------------------------------------------------------
+
+
+def power_points(configs):
+    """{device: [(config, kernel, the kernel's figures)]}: per configuration
+    and kernel, the run of the best FOM among those that measured energy."""
+    by_device = {}
+    for c in configs:
+        for kernel in c.kernels():
+            measured = [r.kernels[kernel] for r in c.runs if kernel in r.kernels
+                        and r.kernels[kernel]["value"] is not None
+                        and r.kernels[kernel]["energy"]]
+            if not measured:
+                continue
+            pick = max if measured[0]["higher_is_better"] else min
+            best = pick(measured, key=lambda k: k["value"])
+            by_device.setdefault(c.device, []).append((c, kernel, best))
+    return by_device
+
+
+def power_section(name, configs, plotter):
+    by_device = power_points(configs)
+    if not by_device:
+        return []
+    out = [f"### {name}: figure of merit against power", "",
+           "Each point is a configuration's kernel: the best FOM among its runs that measured "
+           "energy, at that run's average power over the kernel's energy window (the sum "
+           "of all ranks' counters).", ""]
+    members = [c for points in by_device.values() for c, _, _ in points]
+    keys = varying_keys(members)
+    devices = sorted(by_device)
+    if plotter.enabled:
+        # One marker and colour per app/kernel, the same on every device.
+        labels = []
+        for device in devices:
+            for c, k, _ in by_device[device]:
+                if f"{c.app}/{k}" not in labels:
+                    labels.append(f"{c.app}/{k}")
+        markers = "osD^v<>pPX*h"
+        colours = plotter.plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        style = {label: (markers[i % len(markers)], colours[i % len(colours)])
+                 for i, label in enumerate(labels)}
+        fig, axes = plotter.grid(len(devices))
+        handles = {}
+        for ax, device in zip(axes, devices):
+            points = by_device[device]
+            for label in labels:
+                pts = [(f["energy"]["average_power_W"], f["value"]) for c, k, f in points
+                       if f"{c.app}/{k}" == label]
+                if pts:
+                    marker, colour = style[label]
+                    handles[label] = ax.scatter([p[0] for p in pts], [p[1] for p in pts],
+                                                marker=marker, color=colour, label=label)
+            units = sorted({f["units"] for _, _, f in points if f["units"]})
+            values = [f["value"] for _, _, f in points]
+            # Kernels of different units, or far apart, share the axis on a log scale.
+            if len(units) > 1 or max(values) > 100 * min(values):
+                ax.set_yscale("log")
+            else:
+                ax.set_ylim(0, 1.1 * max(values))
+            # From zero, so that the power's scale shows; a margin past the last point.
+            ax.set_xlim(0, 1.1 * max(f["energy"]["average_power_W"] for _, _, f in points))
+            ax.set_title(device, fontsize=8)
+            ax.set_xlabel("average power (W)")
+            ax.set_ylabel(", ".join(units) or "figure of merit")
+        fig.legend(list(handles.values()), list(handles), loc="upper center",
+                   bbox_to_anchor=(0.5, 0.0), ncol=min(3, len(handles)), fontsize=8,
+                   frameon=False)
+        file = plotter.save(fig, f"{name}-power")
+        out += [f"![{name}: figure of merit against power]({plotter.rel}/{file})", ""]
+    head = ["device", "configuration", "ranks", "kernel", "FOM", "units", "power (W)",
+            "FOM per watt", "J per execution"]
+    rows = []
+    for device in devices:
+        for c, kernel, f in by_device[device]:
+            e = f["energy"]
+            # Keys of another app's decks are None here: left out.
+            label = ", ".join(p for p in series_label(c, keys).split(", ")
+                              if not p.endswith("=None"))
+            rows.append([device, label, c.ranks, f"{c.app}/{kernel}",
+                         format_value(f["value"]), f["units"],
+                         format_value(e["average_power_W"]), format_value(e["fom_per_watt"]),
+                         format_value(e["joules_per_execution"])])
+    return out + _table(head, rows) + [""]
+
+
 # --- microbenchmarks -------------------------------------------------------------------
 
 
@@ -633,6 +721,7 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command):
             lines += size_section(name, configs, plotter)
             lines += layout_section(name, configs, plotter)
             lines += scaling_section(name, configs, plotter)
+            lines += power_section(name, configs, plotter)
             failed = [r for r in rs if not r.passed]
             if failed:
                 lines += [f"**Verification failed** in {len(failed)} run(s): " +

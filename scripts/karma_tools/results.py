@@ -199,6 +199,8 @@ class Run:
                 "higher_is_better": bool(fom.get("higher_is_better", True)),
                 "bytes": k.get("bytes"),
                 "time_min": (k.get("time_s") or {}).get("min"),
+                "energy": kernel_energy(k),
+                "efficiency": kernel_efficiency(k),
             }
 
     def deck_values(self, include_run=False):
@@ -226,6 +228,38 @@ class Run:
             if k.endswith(".precision"):
                 return v
         return None
+
+
+def kernel_energy(kernel):
+    """A kernel entry's measured energy figures: {average_power_W,
+    joules_per_execution, fom_per_watt, fom_per_watt_units}, or None unless
+    its energy.status is "measured" with a positive power. Read leniently:
+    energy is optional (results before it have none) and a malformed figure
+    only goes missing, as an unmeasured one does."""
+    energy = kernel.get("energy")
+    if not isinstance(energy, dict) or energy.get("status") != "measured":
+        return None
+    per_watt = energy.get("fom_per_watt")
+    per_watt = per_watt if isinstance(per_watt, dict) else {}
+    out = {"average_power_W": energy.get("average_power_W"),
+           "joules_per_execution": energy.get("joules_per_execution"),
+           "fom_per_watt": per_watt.get("value")}
+    out = {k: v if is_number(v) and v > 0 else None for k, v in out.items()}
+    if out["average_power_W"] is None:
+        return None
+    units = per_watt.get("units")
+    out["fom_per_watt_units"] = units if isinstance(units, str) else ""
+    return out
+
+
+def kernel_efficiency(kernel):
+    """{fraction_of_peak_bandwidth, fraction_of_peak_flops}: those of a
+    kernel entry's efficiency that are known (an empty dict when none)."""
+    efficiency = kernel.get("efficiency")
+    if not isinstance(efficiency, dict):
+        return {}
+    return {k: efficiency[k] for k in ("fraction_of_peak_bandwidth", "fraction_of_peak_flops")
+            if is_number(efficiency.get(k)) and efficiency[k] >= 0}
 
 
 def kernel_identity(run, kernel):

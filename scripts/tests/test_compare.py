@@ -12,6 +12,7 @@ import shutil
 import pytest
 
 from conftest import SAMPLES, load_json, tool, write
+from test_campaigns import fakes, rounds_fixture  # noqa: F401 (a fixture and its helper)
 
 A = os.path.join(SAMPLES, "machine-a")
 B = os.path.join(SAMPLES, "machine-b")
@@ -172,3 +173,260 @@ def test_bad_input_writes_nothing(tmp_path, args, message):
     assert r.returncode == 2, r.stdout + r.stderr
     assert message in r.stderr, r.stderr
     assert not out.exists()
+
+
+# --- energy ---------------------------------------------------------------------------
+
+# Made-up energy figures (kernels[].energy as the mini-apps write it) for the
+# 3D LayoutLeft case: per watt, b beats a 1.5x on copy, 2x on triad and ties
+# elsewhere; b uses half a's energy per execution throughout.
+PER_WATT_A = 2.0
+PER_WATT_B = {"copy": 3.0, "triad": 4.0}
+
+
+def measured(per_watt, watts, joules, units="GB/s"):
+    return {"status": "measured", "source": "nvml", "counters": 1, "window_s": 0.6,
+            "executions": 120, "counter_step_s": 0.02, "average_power_W": watts,
+            "joules_per_execution": joules,
+            "fom_per_watt": {"value": per_watt, "units": units + "/W"}}
+
+
+def with_energy(src, dst, energy, efficiency=None):
+    """src with each kernel's energy set to energy(kernel name), and a
+    top-level energy section; written to dst."""
+    doc = load_json(src)
+    for k in doc["kernels"]:
+        k["energy"] = energy(k["name"])
+        if efficiency and k["name"] in efficiency:
+            k["efficiency"] = efficiency[k["name"]]
+    doc["energy"] = {"window_s": 0.5, "ranks": [{"status": "measured", "source": "nvml",
+                                                 "idle_power_W": 40.0,
+                                                 "power_limit_W": 700.0}]}
+    write(str(dst), json.dumps(doc))
+
+
+@pytest.fixture
+def energy_sets(tmp_path):
+    """Sets a and b: the 3D LayoutLeft case with energy measured on both
+    sides; LayoutRight measured on a, unavailable on b."""
+    a, b = tmp_path / "ea", tmp_path / "eb"
+    with_energy(f"{A}/stream-3d-left.json", a / "left.json",
+                lambda name: measured(PER_WATT_A, 100.0, 0.5),
+                efficiency={"triad": {"peak_bandwidth_GBps": 200.0,
+                                      "fraction_of_peak_bandwidth": 0.8}})
+    with_energy(f"{B}/stream-3d-left.json", b / "left.json",
+                lambda name: measured(PER_WATT_B.get(name, PER_WATT_A), 50.0, 0.25))
+    with_energy(f"{A}/stream-3d-right.json", a / "right.json",
+                lambda name: measured(PER_WATT_A, 100.0, 0.5))
+    with_energy(f"{B}/stream-3d-right.json", b / "right.json",
+                lambda name: {"status": "unavailable", "reason": "NVML: no such device"})
+    return str(a), str(b)
+
+
+def md_table(text, heading):
+    """The header and rows (without the rule) of the first table after heading."""
+    lines = []
+    for line in text.split(heading, 1)[1].splitlines():
+        if line.startswith("|"):
+            lines.append([c.strip() for c in line.strip("|").split("|")])
+        elif lines:
+            break
+    return lines[:1] + lines[2:]
+
+
+LEFT = "small"  # the case labels karma-compare gives them
+RIGHT = "small (layout=right)"
+
+
+def test_per_watt_and_energy_ratios(tmp_path, energy_sets):
+    a, b = energy_sets
+    result = compare_json(tmp_path, f"a={a}", f"b={b}")
+    cases = {r["case"] for r in result["rows"]}
+    assert cases == {LEFT, RIGHT}, cases
+    for kernel, per_watt in (("copy", 1.5), ("triad", 2.0), ("dot", 1.0)):
+        e = row(result, LEFT, kernel)["values"]
+        assert e["b"]["per_watt_ratio"] == pytest.approx(per_watt)
+        # Joules per execution: a's 0.5 over b's 0.25.
+        assert e["b"]["energy_ratio"] == pytest.approx(2.0)
+        assert e["a"]["per_watt_ratio"] == pytest.approx(1.0)
+        assert e["b"]["energy"]["average_power_W"] == pytest.approx(50.0)
+        # The FOM ratio is still the FOMs'.
+        assert e["b"]["ratio"] == pytest.approx(fom(f"{B}/stream-3d-left.json", kernel) /
+                                                fom(f"{A}/stream-3d-left.json", kernel))
+    assert row(result, LEFT, "triad")["values"]["a"]["efficiency"] == {
+        "fraction_of_peak_bandwidth": pytest.approx(0.8)}
+    # b measured nothing for LayoutRight: no ratios there.
+    e = row(result, RIGHT, "copy")["values"]["b"]
+    assert e["per_watt_ratio"] is None and e["energy_ratio"] is None and "energy" not in e
+    # Without --energy: no per-watt mean.
+    assert "per_watt_geometric_mean" not in result["summary"]["b"]
+
+    md = str(tmp_path / "e.md")
+    assert tool("karma-compare", f"a={a}", f"b={b}", "--markdown", md).returncode == 0
+    text = open(md).read()
+    assert "| set | weighted geometric mean of ratios | rows used |\n|---|---|---|\n" in text
+    header, *rows = md_table(text, "## Figures of merit")
+    assert header == ["app", "case", "kernel", "units", "weight", "a", "b", "b/a", "b/a per W",
+                      "b/a energy", "flags"]
+    cells = {(r[1], r[2]): r for r in rows}
+    assert cells[(LEFT, "triad")][8:10] == ["2.000", "2.000"]
+    assert cells[(LEFT, "copy")][8:10] == ["1.500", "2.000"]
+    assert cells[(RIGHT, "triad")][7] != "-" and cells[(RIGHT, "triad")][8:10] == ["-", "-"]
+    # The energy table: each set's figures, the peak fraction where known.
+    energy = text.split("## Energy and efficiency", 1)[1]
+    assert "| app | case | kernel | set | power (W) | FOM per watt | J per execution | " \
+        "of peak bandwidth |" in energy
+    assert f"| stream | {LEFT} | triad | a | 100 | 2 GB/s/W | 0.5 | 80% |" in energy
+    assert f"| stream | {LEFT} | triad | b | 50 | 4 GB/s/W | 0.25 | - |" in energy
+    assert f"| stream | {RIGHT} | triad | b |" not in energy
+
+    table = str(tmp_path / "e.csv")
+    assert tool("karma-compare", f"a={a}", f"b={b}", "--csv", table).returncode == 0
+    with open(table) as f:
+        lines = list(csv.DictReader(f))
+    triad = next(x for x in lines if x["case"] == LEFT and x["kernel"] == "triad"
+                 and x["set"] == "b")
+    assert float(triad["per_watt_ratio"]) == pytest.approx(2.0)
+    assert float(triad["energy_ratio"]) == pytest.approx(2.0)
+    assert float(triad["average_power_W"]) == pytest.approx(50.0)
+    right = next(x for x in lines if x["case"] == RIGHT and x["kernel"] == "triad"
+                 and x["set"] == "b")
+    assert right["per_watt_ratio"] == right["energy_ratio"] == right["average_power_W"] == ""
+
+
+def test_energy_option_adds_the_per_watt_mean(tmp_path, energy_sets):
+    a, b = energy_sets
+    # Default weights: stream's 1 shared by 12 rows; the 6 LayoutLeft rows
+    # have per-watt ratios 1.5 (copy), 2 (triad) and 1 (the other four).
+    result = compare_json(tmp_path, f"a={a}", f"b={b}", "--energy")
+    s = result["summary"]["b"]
+    assert s["per_watt_geometric_mean"] == pytest.approx(3.0 ** (1 / 6))
+    assert s["per_watt_rows_used"] == 6 and s["rows_used"] == 12
+    assert result["summary"]["a"]["per_watt_geometric_mean"] == pytest.approx(1.0)
+    # A weights file weighs the per-watt ratios as it weighs the FOM ratios:
+    # triad's 3 shared by its 2 rows, the rest's 1 by the other 10.
+    weights = write(str(tmp_path / "w.txt"), "stream 1\nstream/triad 3\n")
+    result = compare_json(tmp_path, f"a={a}", f"b={b}", "--energy", "--weights", weights)
+    expected = math.exp((1.5 * math.log(2.0) + 0.1 * math.log(1.5)) / (1.5 + 0.5))
+    assert result["summary"]["b"]["per_watt_geometric_mean"] == pytest.approx(expected)
+
+    md, table = str(tmp_path / "e.md"), str(tmp_path / "e.csv")
+    r = tool("karma-compare", f"a={a}", f"b={b}", "--energy", "--markdown", md, "--csv", table)
+    assert r.returncode == 0, r.stderr
+    text = open(md).read()
+    assert "| set | weighted geometric mean of ratios | rows used | weighted geometric mean of " \
+        "per-watt ratios | rows used (per W) |" in text
+    summary = {r[0]: r for r in md_table(text, "## Summary")[1:]}
+    assert summary["b"][2:] == ["12 of 12", f"{3.0 ** (1 / 6):.3f}", "6 of 12"]
+    with open(table) as f:
+        lines = list(csv.DictReader(f))
+    mean = next(x for x in lines if x["kernel"] == "weighted geometric mean per watt"
+                and x["set"] == "b")
+    assert float(mean["ratio"]) == pytest.approx(3.0 ** (1 / 6)) and mean["runs"] == "6"
+
+
+def test_results_without_energy_keep_their_output(tmp_path):
+    """No energy in the results: no energy columns, keys or tables, as
+    before; --energy adds only its (empty) mean."""
+    result = compare_json(tmp_path, f"a={A}", f"b={B}")
+    for r in result["rows"]:
+        for e in r["values"].values():
+            assert e is None or not {"energy", "efficiency", "per_watt_ratio",
+                                     "energy_ratio"} & set(e), e
+    assert not any("per_watt" in key for s in result["summary"].values() for key in s)
+    md, table = str(tmp_path / "c.md"), str(tmp_path / "c.csv")
+    assert tool("karma-compare", f"a={A}", f"b={B}", "--markdown", md, "--csv",
+                table).returncode == 0
+    text = open(md).read()
+    assert "per W" not in text and "Energy" not in text and "energy" not in text
+    with open(table) as f:
+        assert f.readline().strip() == "app,case,kernel,units,higher_is_better,weight,set," \
+            "value,ratio,runs,nodes,ranks,verification,flags"
+    # A side that measured energy against one that has none: '-' cells.
+    energy_only = tmp_path / "ea"
+    with_energy(f"{A}/stream-3d-left.json", energy_only / "left.json",
+                lambda name: measured(PER_WATT_A, 100.0, 0.5))
+    plain = tmp_path / "plain"
+    os.makedirs(plain)
+    shutil.copy(f"{B}/stream-3d-left.json", plain)
+    result = compare_json(tmp_path, f"a={energy_only}", f"b={plain}", "--energy")
+    assert all(r["values"]["b"]["per_watt_ratio"] is None for r in result["rows"])
+    assert result["summary"]["b"]["per_watt_geometric_mean"] is None
+    r = tool("karma-compare", f"a={energy_only}", f"b={plain}", "--energy")
+    summary = {r[0]: r for r in md_table(r.stdout, "## Summary")[1:]}
+    assert summary["b"][3:] == ["-", "0 of 6"]
+    header, *rows = md_table(r.stdout, "## Figures of merit")
+    assert header[7:10] == ["b/a", "b/a per W", "b/a energy"]
+    assert all(x[7] != "-" and x[8:10] == ["-", "-"] for x in rows)
+
+
+def test_campaign_ratio_tables_gain_energy_pairs(tmp_path, fakes):  # noqa: F811
+    """The campaign of test_campaigns' rounds_fixture (karma's copy 300, 240,
+    330 GB/s in rounds 1-3, BabelStream's 300) with energy: karma at 150 W
+    and 1.5 J per execution, BabelStream at 200 W and 2 J; karma's round 3
+    at 2^20 and BabelStream at 2^22 measured none."""
+    out = rounds_fixture(tmp_path, fakes)
+    plain = tool("karma-compare", "--campaign", out).stdout
+    for entry in load_json(os.path.join(out, "campaign.json"))["jobs"]:
+        doc = load_json(entry["results_file"])
+        k = doc["kernels"][0]
+        bs = entry["run"] == "bs"
+        if (bs and "2p22" in entry["name"]) or (not bs and "2p20" in entry["name"] and
+                                                entry["round"] == 3):
+            k["energy"] = {"status": "unavailable", "reason": "no counter"}
+        else:
+            watts = 200.0 if bs else 150.0
+            k["energy"] = measured(k["fom"]["value"] / watts, watts, 2.0 if bs else 1.5)
+        write(entry["results_file"], json.dumps(doc))
+    r = tool("karma-compare", "--campaign", out, "--json", tmp_path / "t.json", "--csv",
+             tmp_path / "t.csv", "--markdown", tmp_path / "t.md")
+    assert r.returncode == 0, r.stderr
+    small, large = load_json(tmp_path / "t.json")["tables"][0]["rows"]
+    # Per watt: (karma / 150) / (300 / 200); round 3 unmeasured.
+    assert small["per_watt"]["rounds"] == {"1": pytest.approx(300 / 150 / 1.5),
+                                           "2": pytest.approx(240 / 150 / 1.5)}
+    assert small["per_watt"]["aggregates"] == {"worst": pytest.approx(240 / 150 / 1.5),
+                                               "best": pytest.approx(300 / 150 / 1.5),
+                                               "median": pytest.approx(0.5 * (2 + 1.6) / 1.5)}
+    assert small["energy"]["rounds"] == {"1": pytest.approx(2 / 1.5),
+                                         "2": pytest.approx(2 / 1.5)}
+    # The FOM ratios are as before.
+    assert small["rounds"] == {"1": pytest.approx(1.0), "2": pytest.approx(0.8),
+                               "3": pytest.approx(1.1)}
+    assert large["per_watt"]["rounds"] == {} and large["energy"]["rounds"] == {}
+    assert large["per_watt"]["aggregates"]["worst"] is None
+
+    text = (tmp_path / "t.md").read_text()
+    # The FOM table first, as without energy, then its energy pairs.
+    assert text.split("### karma-vs-bs: energy")[0] == plain.split("## Notes")[0]
+    energy = text.split("### karma-vs-bs: energy", 1)[1]
+    line = next(x for x in energy.splitlines() if x.startswith("| [2^20] | double |")
+                and "| per W |" in x)
+    assert line.endswith("| 2 / 1.5 = 1.333 | 1.6 / 1.5 = 1.067 | - | **1.067** | **1.333** "
+                         "| **1.200** |"), line
+    line = next(x for x in energy.splitlines() if x.startswith("| [2^20] | double |")
+                and "| energy |" in x)
+    assert "| 2 / 1.5 = 1.333 | 2 / 1.5 = 1.333 | - | **1.333** |" in line
+    line = next(x for x in energy.splitlines() if x.startswith("| [2^22] | double |")
+                and "| per W |" in x)
+    assert line.endswith("| - | - | - | - | - | - |"), line
+    with open(tmp_path / "t.csv") as f:
+        lines = list(csv.DictReader(f))
+    first = next(x for x in lines if x["round"] == "1" and "1048576" in x["match"])
+    assert float(first["per_watt_ratio"]) == pytest.approx(300 / 150 / 1.5)
+    assert float(first["energy_ratio"]) == pytest.approx(2 / 1.5)
+    assert all(x["per_watt_ratio"] == "" for x in lines if "4194304" in x["match"])
+    r = tool("karma-compare", "--campaign", out, "--energy")
+    assert r.returncode == 2 and "--energy: the ratio tables have no weighted mean" in r.stderr
+
+
+def test_campaign_without_energy_keeps_its_output(tmp_path, fakes):  # noqa: F811
+    out = rounds_fixture(tmp_path, fakes)
+    r = tool("karma-compare", "--campaign", out, "--json", tmp_path / "t.json", "--csv",
+             tmp_path / "t.csv", "--markdown", tmp_path / "t.md")
+    assert r.returncode == 0, r.stderr
+    assert "energy" not in (tmp_path / "t.md").read_text()
+    assert not {"per_watt", "energy"} & set(load_json(tmp_path / "t.json")["tables"][0]["rows"][0])
+    with open(tmp_path / "t.csv") as f:
+        assert f.readline().strip() == "comparison,match,label,numerator,denominator,round," \
+            "numerator_value,denominator_value,ratio"

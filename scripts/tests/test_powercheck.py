@@ -64,11 +64,17 @@ def test_utc_offset_and_older_drivers(tmp_path):
     # A machine two hours east of UTC writes its local time; only power.draw.
     write_smi(tmp_path / "smi.csv", start + 7200, lambda t: 300.0, 3,
               header="timestamp, power.draw [W], extra")
-    write_result(tmp_path / "a.json", {"dot": (start + 1, start + 2, 250.0)})
+    write_result(tmp_path / "a.json", {"dot": (start + 0.5, start + 2.5, 250.0)})
     r = run(str(tmp_path / "a.json"), "--nvidia-smi", str(tmp_path / "smi.csv"),
             "--utc-offset", "2")
     assert r.returncode == 0, r.stderr
-    assert "`power.draw [W]`" in r.stdout and "| 250.0 | 250.0 | 1.000 |" in r.stdout
+    # power.draw is a mean over the last second: the first second is left out.
+    assert "`power.draw [W]` samples inside the window after its first 1 s" in r.stdout
+    counted = int(r.stdout.split("| dot | 2.00 | ")[1].split(" |")[0])
+    assert 49 <= counted <= 51 and "| 250.0 | 250.0 | 1.000 |" in r.stdout
+    r = run(str(tmp_path / "a.json"), "--nvidia-smi", str(tmp_path / "smi.csv"),
+            "--utc-offset", "2", "--skip", "0")
+    assert 99 <= int(r.stdout.split("| dot | 2.00 | ")[1].split(" |")[0]) <= 101
     r = run(str(tmp_path / "a.json"), "--nvidia-smi", str(tmp_path / "smi.csv"))
     assert r.returncode == 2 and "no window holds enough samples" in r.stderr
 

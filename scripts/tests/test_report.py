@@ -2,6 +2,7 @@
 hold the numbers in the JSON, the plots exist, a write-up is included with its
 links working, and bad input writes nothing."""
 
+import json
 import os
 import re
 import shutil
@@ -81,6 +82,8 @@ def test_report_of_a_results_directory(results_dir):
     for link in links:
         with open(results_dir / link) as f:
             assert "<svg" in f.read(2000)
+    # No energy in these results: no power section.
+    assert "against power" not in text
 
 
 def test_plots_are_reproducible_and_replaced_whole(results_dir, tmp_path):
@@ -167,3 +170,68 @@ def test_microbench_pairs_within_each_file(results_dir):
         times["BM_Sum3D<raw,right,dynamic>/64_median"]
     assert mine[f"microbench: {label}"] == f"{ratio:.3f}"
     assert mine[f"other: {label}"] == f"{3 * ratio:.3f}"
+
+
+def add_energy(path, watts, device=None):
+    """The results file at path with every kernel's energy measured at
+    `watts` (and its first rank on `device`)."""
+    doc = load_json(path)
+    for k in doc["kernels"]:
+        value = k["fom"]["value"]
+        k["energy"] = {"status": "measured", "source": "nvml", "counters": 1, "window_s": 0.6,
+                       "executions": 100, "counter_step_s": 0.02, "average_power_W": watts,
+                       "joules_per_execution": watts * 0.001,
+                       "fom_per_watt": {"value": value / watts, "units": "GB/s/W"}}
+    doc["energy"] = {"window_s": 0.5, "ranks": [{"status": "measured", "source": "nvml",
+                                                 "idle_power_W": 50.0}]}
+    if device:
+        doc["ranks"][0]["device"]["name"] = device
+    write(str(path), json.dumps(doc))
+
+
+def test_figure_of_merit_against_power(results_dir, tmp_path):
+    """Two runs that measured energy, on two devices: one plot of FOM
+    against power with a panel per device, and a table of the points; runs
+    without energy are not in it."""
+    stream = results_dir / "stream"
+    add_energy(stream / "stream-3d-left.json", 100.0)
+    add_energy(stream / "stream-3d-right.json", 120.0)
+    shutil.copy(stream / "stream-3d-right.json", stream / "gpu.json")
+    add_energy(stream / "gpu.json", 250.0, device="NVIDIA H100")
+    # Measured on no rank: not a point.
+    doc = load_json(stream / "stream-weak-1.json")
+    for k in doc["kernels"]:
+        k["energy"] = {"status": "unavailable", "reason": "no counter"}
+    write(str(stream / "stream-weak-1.json"), json.dumps(doc))
+    out = results_dir / "README.md"
+    r = tool("karma-report", results_dir, "-o", out)
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert "### stream: figure of merit against power" in text
+    assert "![stream: figure of merit against power](plots/stream-power.svg)" in text
+    with open(results_dir / "plots" / "stream-power.svg") as f:
+        svg = f.read()
+    assert "<svg" in svg[:2000] and "NVIDIA H100" in svg and "AMD EPYC" in svg
+    header, *rows = table_rows(text, "### stream: figure of merit against power", header=True)
+    assert header == ["device", "configuration", "ranks", "kernel", "FOM", "units",
+                      "power (W)", "FOM per watt", "J per execution"]
+    assert len(rows) == 18  # 6 kernels of 3 runs
+    triad = {(r[0], r[1]): r for r in rows if r[3] == "stream/triad"}
+    left = fom(f"{A}/stream-3d-left.json", "triad")
+    right = fom(f"{A}/stream-3d-right.json", "triad")
+    assert sorted(triad) == [("AMD EPYC", "layout=left"), ("AMD EPYC", "layout=right"),
+                             ("NVIDIA H100", "layout=right")]
+    assert triad[("AMD EPYC", "layout=left")][2:] == [
+        "1", "stream/triad", f"{left:.4g}", "GB/s", "100", f"{left / 100:.4g}", "0.1"]
+    assert triad[("NVIDIA H100", "layout=right")][4:8] == [
+        f"{right:.4g}", "GB/s", "250", f"{right / 250:.4g}"]
+    # The other plots are as before.
+    links = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
+    assert sorted(os.path.basename(link) for link in links) == [
+        "microbench-microbench.svg", "stream-layout.svg", "stream-power.svg",
+        "stream-scaling.svg", "stream-size.svg"]
+    # Without plots, the table alone.
+    r = tool("karma-report", results_dir, "-o", tmp_path / "n.md", "--no-plots")
+    assert r.returncode == 0, r.stderr
+    text = (tmp_path / "n.md").read_text()
+    assert "### stream: figure of merit against power" in text and "stream-power" not in text
