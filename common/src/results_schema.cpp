@@ -107,6 +107,113 @@ class Checker {
   std::set<std::string> non_objects_;
 };
 
+bool is_string(const json& v) { return v.is_string(); }
+bool is_number(const json& v) { return v.is_number(); }
+
+// A number above zero, where a zero would have given no figure.
+void positive(Checker& c, const json& p, const std::string& path, const std::string& key) {
+  if (const json* v = c.number(p, path, key))
+    c.require(*v > 0, path + "." + key + ": not positive");
+}
+
+// The member is one of `values`.
+const json* one_of(Checker& c, const json& p, const std::string& path, const std::string& key,
+                   const std::vector<std::string>& values) {
+  const json* v = c.string(p, path, key);
+  if (!v) return nullptr;
+  std::string known;
+  for (const auto& value : values) {
+    if (*v == value) return v;
+    known += (known.empty() ? "\"" : ", \"") + value + "\"";
+  }
+  c.require(false, path + "." + key + ": " + text_of(*v) + ", expected " + known);
+  return nullptr;
+}
+
+// kernels[].energy: the figures where measured, the reason where not.
+void check_kernel_energy(Checker& c, const json& e, const std::string& p) {
+  c.optional(e, p, "reason", is_string, "a string");
+  const json* status = one_of(c, e, p, "status", {"measured", "unavailable", "off"});
+  if (!status) return;
+  if (*status == "measured") {
+    c.string(e, p, "source");
+    c.integer_in(e, p, "counters", 1, INT32_MAX);
+    c.integer_in(e, p, "executions", 1, INT64_MAX);
+    positive(c, e, p, "window_s");
+    // Rank 0's start and end of the window, to line it up with other tools' samples.
+    c.optional(
+        e, p, "window_unix_s",
+        [](const json& v) {
+          return v.is_array() && v.size() == 2 && v[0].is_number() && v[1].is_number() &&
+                 v[0] <= v[1];
+        },
+        "[start, end], two numbers");
+    positive(c, e, p, "counter_step_s");
+    positive(c, e, p, "average_power_W");
+    positive(c, e, p, "joules_per_execution");
+    if (const json* f = c.object(e, p, "fom_per_watt")) {
+      positive(c, *f, p + ".fom_per_watt", "value");
+      c.string(*f, p + ".fom_per_watt", "units");
+    }
+  } else if (*status == "unavailable") {
+    c.string(e, p, "reason");
+    c.optional(e, p, "window_s", is_number, "a number");
+    c.optional(
+        e, p, "executions", [](const json& v) { return v.is_number_integer(); }, "an integer");
+  }
+}
+
+// kernels[].efficiency: per peak, the peak and the fraction of it reached, or
+// why the peak is unknown.
+void check_efficiency(Checker& c, const json& e, const std::string& p) {
+  const char* peaks[][3] = {{"peak_bandwidth_GBps", "fraction_of_peak_bandwidth", "peak_bandwidth"},
+                            {"peak_GFLOPs", "fraction_of_peak_flops", "peak_flops"}};
+  for (const auto& [peak, fraction, reason] : peaks) {
+    if (e.contains(peak) || e.contains(fraction)) {
+      positive(c, e, p, peak);
+      c.number(e, p, fraction);
+      c.require(!e.contains(reason), p + "." + reason + ": beside " + peak);
+    } else {
+      c.optional(e, p, reason, is_string, "a string");
+    }
+  }
+}
+
+// The top-level energy section: the window, and each rank's counter.
+void check_run_energy(Checker& c, const json& e, int ranks) {
+  positive(c, e, "energy", "window_s");
+  const json* rs = c.array(e, "energy", "ranks");
+  if (!rs) return;
+  c.require(static_cast<int>(rs->size()) == ranks, "energy.ranks: " + std::to_string(rs->size()) +
+                                                       " entries for " + std::to_string(ranks) +
+                                                       " ranks");
+  for (std::size_t i = 0; i < rs->size(); ++i) {
+    const json& r = (*rs)[i];
+    const std::string p = "energy.ranks[" + std::to_string(i) + "]";
+    const json* status = one_of(c, r, p, "status", {"measured", "unavailable"});
+    // A rank whose counter failed mid-run still names it: required only
+    // where measured.
+    const bool measured = status && *status == "measured";
+    const auto field = [&](const char* key, bool (*kind)(const json&), const char* kind_name) {
+      if (measured)
+        c.member(r, p, key, kind, kind_name);
+      else
+        c.optional(r, p, key, kind, kind_name);
+    };
+    c.optional(r, p, "reason", is_string, "a string");
+    field("source", is_string, "a string");
+    field("counter", is_string, "a string");
+    field(
+        "counted", [](const json& v) { return v.is_boolean(); }, "true or false");
+    field("counter_step_s", is_number, "a number");
+    field("idle_power_W", is_number, "a number");
+    c.optional(r, p, "power_limit_W", is_number, "a number");
+    for (const char* key : {"clocks_start_MHz", "clocks_end_MHz"})
+      c.optional(
+          r, p, key, [](const json& v) { return v.is_object(); }, "an object");
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& suite_apps() {
@@ -220,11 +327,16 @@ std::vector<std::string> validate_results(const json& doc, const ResultsExpectat
         }
         // Fields a device may lack (older results, or a runtime that does not
         // answer): checked only where written.
-        const auto is_string = [](const json& v) { return v.is_string(); };
         for (const char* key :
              {"vendor", "architecture", "target_id", "compute_capability", "pci_bus_id", "uuid",
-              "driver_version", "driver_api_version", "runtime_version"})
+              "driver_version", "driver_api_version", "runtime_version",
+              "peak_memory_bandwidth_from", "peak_GFLOPs_from"})
           c.optional(*d, dp, key, is_string, "a string");
+        c.optional(*d, dp, "peak_memory_bandwidth_GBps", is_number, "a number");
+        if (d->contains("peak_GFLOPs"))
+          if (const json* g = c.object(*d, dp, "peak_GFLOPs"))
+            for (const char* key : {"double", "float"})
+              c.optional(*g, dp + ".peak_GFLOPs", key, is_number, "a number");
         const auto is_count = [](const json& v) { return v.is_number_integer() && v >= 0; };
         for (const char* key :
              {"memory_bytes", "free_memory_bytes", "visible_devices", "multiprocessors",
@@ -276,8 +388,17 @@ std::vector<std::string> validate_results(const json& doc, const ResultsExpectat
         c.string(*f, p + ".fom", "units");
         c.boolean(*f, p + ".fom", "higher_is_better");
       }
+      // Optional: results from before them, and kernels outside the harness
+      // (contact's), have neither.
+      if (k.is_object() && k.contains("energy"))
+        if (const json* e = c.object(k, p, "energy")) check_kernel_energy(c, *e, p + ".energy");
+      if (k.is_object() && k.contains("efficiency"))
+        if (const json* e = c.object(k, p, "efficiency"))
+          check_efficiency(c, *e, p + ".efficiency");
     }
   }
+  if (doc.contains("energy"))
+    if (const json* e = c.object(doc, "", "energy")) check_run_energy(c, *e, ranks);
 
   bool passed = false;
   if (const json* v = c.object(doc, "", "verification")) {

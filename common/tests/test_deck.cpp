@@ -680,10 +680,12 @@ TEST(DeckResolved, NestedJsonWithEveryKeyIncludingDefaults) {
   EXPECT_EQ(r["grid"]["kernels"], nlohmann::json({"copy", "add"}));
   EXPECT_EQ(r["solver"]["count"], 10);
   ASSERT_TRUE(r.contains("run") && r["run"].is_object());
-  EXPECT_EQ(r["run"].size(), 3u);
+  EXPECT_EQ(r["run"].size(), 5u);
   EXPECT_EQ(r["run"]["repetitions"], 5);
   EXPECT_EQ(r["run"]["warmup"], 0);
   EXPECT_EQ(r["run"]["results_dir"], ".");
+  EXPECT_EQ(r["run"]["energy"], "on");
+  EXPECT_EQ(r["run"]["energy_window"], 0.5);
   EXPECT_FALSE(r.contains("grid.cells"));  // nested, not dotted
 }
 
@@ -750,7 +752,7 @@ TEST(Schema, HelpMentionsEveryKeyItsDefaultAndHelp) {
   EXPECT_TRUE(starts_with(help, "grid:\n"));
   EXPECT_TRUE(contains(help, "\nsolver:\n"));
   EXPECT_TRUE(contains(help, "\nrun:\n"));
-  EXPECT_EQ(s.keys().size(), 11u);
+  EXPECT_EQ(s.keys().size(), 13u);  // the run section: 5 keys
 }
 
 TEST(Schema, FindSectionsAndSuggestions) {
@@ -773,7 +775,7 @@ TEST(Schema, FindSectionsAndSuggestions) {
 TEST(Schema, RedeclaringAKeyReplacesIt) {
   Schema s = test_schema();
   s.integer("run.repetitions", 20, "more repetitions", 2);
-  EXPECT_EQ(s.keys().size(), 11u);
+  EXPECT_EQ(s.keys().size(), 13u);
   const Deck d = Deck::parse("", "d.yaml", s);
   EXPECT_EQ(d.integer("run.repetitions"), 20);
   try {

@@ -322,7 +322,11 @@ TEST(ValidateResults, GpuDeviceWithAllItsFields) {
                                {"l2_cache_bytes", 8388608},
                                {"warp_size", 64},
                                {"execution_space", "HIP"},
-                               {"concurrency", 1802240}};
+                               {"concurrency", 1802240},
+                               {"peak_memory_bandwidth_GBps", 1638.4},
+                               {"peak_memory_bandwidth_from", "2 x memory clock 1600 MHz x ..."},
+                               {"peak_GFLOPs", {{"double", 23936.0}, {"float", 47872.0}}},
+                               {"peak_GFLOPs_from", "110 SMs or CUs x 1700 MHz x ..."}};
   const auto problems = karma::validate_results(doc);
   EXPECT_TRUE(problems.empty()) << joined(problems);
 }
@@ -339,6 +343,136 @@ TEST(ValidateResults, DeviceKindAndFieldTypes) {
   EXPECT_TRUE(has_problem(problems, "ranks[1].device.memory_bytes: expected a non-negative"));
   EXPECT_TRUE(has_problem(problems, "ranks[1].device.uuid: expected a string"));
   EXPECT_EQ(problems.size(), 4u) << joined(problems);
+}
+
+// valid_document() as a run with energy writes it: the host's peaks unknown,
+// one kernel measured, one not, and the run's energy section.
+json energy_document() {
+  json doc = valid_document();
+  for (auto& r : doc["ranks"]) {
+    r["device"]["peak_memory_bandwidth_from"] = "unknown: a host reports ...";
+    r["device"]["peak_GFLOPs_from"] = "unknown: a host reports ...";
+  }
+  doc["kernels"][0]["energy"] = {{"status", "measured"},
+                                 {"source", "rapl"},
+                                 {"counters", 1},
+                                 {"window_s", 0.51},
+                                 {"window_unix_s", {1795398963.25, 1795398963.76}},
+                                 {"executions", 25500},
+                                 {"counter_step_s", 0.001},
+                                 {"average_power_W", 40.0},
+                                 {"joules_per_execution", 8e-4},
+                                 {"fom_per_watt", {{"value", 0.04096}, {"units", "GB/s/W"}}}};
+  doc["kernels"][0]["efficiency"] = {{"peak_bandwidth", "unknown: a host reports ..."}};
+  doc["kernels"][1]["energy"] = {{"status", "unavailable"},
+                                 {"reason", "the window of 0.005 s is shorter than 10 steps"},
+                                 {"window_s", 0.005},
+                                 {"executions", 250}};
+  doc["kernels"][1]["efficiency"] = {{"peak_bandwidth_GBps", 204.8},
+                                     {"fraction_of_peak_bandwidth", 0.008},
+                                     {"peak_flops", "the problem names no precision"}};
+  auto ranks = json::array();
+  for (const bool counted : {true, false})  // one package counter per node
+    ranks.push_back({{"status", "measured"},
+                     {"source", "rapl"},
+                     {"counter", "package-0 + dram"},
+                     {"counted", counted},
+                     {"counter_step_s", 0.001},
+                     {"idle_power_W", 38.5}});
+  doc["energy"] = {{"window_s", 0.5}, {"ranks", ranks}};
+  return doc;
+}
+
+TEST(ValidateResults, EnergyAndEfficiency) {
+  auto problems = karma::validate_results(energy_document());
+  EXPECT_TRUE(problems.empty()) << joined(problems);
+  // A GPU's counter, with its limit and clocks.
+  json doc = energy_document();
+  doc["energy"]["ranks"][0].update({{"source", "nvml"},
+                                    {"counter", "GPU 0000:3b:00.0"},
+                                    {"power_limit_W", 700.0},
+                                    {"clocks_start_MHz", {{"sm_MHz", 1980}, {"memory_MHz", 2619}}},
+                                    {"clocks_end_MHz", {{"sm_MHz", 1755}, {"memory_MHz", 2619}}}});
+  problems = karma::validate_results(doc);
+  EXPECT_TRUE(problems.empty()) << joined(problems);
+}
+
+TEST(ValidateResults, EnergyOffOrUnavailable) {
+  json doc = energy_document();
+  for (auto& k : doc["kernels"]) k["energy"] = {{"status", "off"}};
+  for (auto& r : doc["energy"]["ranks"])
+    r = {{"status", "unavailable"}, {"reason", "run.energy is off"}};
+  auto problems = karma::validate_results(doc);
+  EXPECT_TRUE(problems.empty()) << joined(problems);
+  // A counter that failed mid-run: still named, with why.
+  doc["energy"]["ranks"][1] = {
+      {"status", "unavailable"}, {"reason", "cannot read /sys/class/powercap/..."},
+      {"source", "rapl"},        {"counter", "package-0"},
+      {"counted", true},         {"counter_step_s", 0.001},
+      {"idle_power_W", 38.5}};
+  problems = karma::validate_results(doc);
+  EXPECT_TRUE(problems.empty()) << joined(problems);
+}
+
+TEST(ValidateResults, EnergyStatusAndTypes) {
+  json doc = energy_document();
+  doc["kernels"][0]["energy"]["average_power_W"] = "40 W";
+  doc["kernels"][0]["energy"]["executions"] = 0;
+  doc["kernels"][0]["energy"]["window_unix_s"] = {1795398963.76, 1795398963.25};  // ends first
+  doc["kernels"][0]["energy"].erase("fom_per_watt");
+  doc["kernels"][1]["energy"]["status"] = "bogus";
+  auto problems = karma::validate_results(doc);
+  EXPECT_EQ(problems, (std::vector<std::string>{
+                          "kernels[0].energy.executions: 0 is not in [1, 9223372036854775807]",
+                          "kernels[0].energy.window_unix_s: expected [start, end], two numbers, "
+                          "got array",
+                          "kernels[0].energy.average_power_W: expected a number, got string",
+                          "kernels[0].energy.fom_per_watt: missing",
+                          "kernels[1].energy.status: \"bogus\", expected \"measured\", "
+                          "\"unavailable\", \"off\""}));
+  doc = energy_document();
+  doc["kernels"][1]["energy"].erase("reason");  // no figure without saying why
+  doc["kernels"][0]["energy"]["average_power_W"] = 0.0;
+  doc["kernels"][0]["energy"]["fom_per_watt"]["value"] = nullptr;
+  problems = karma::validate_results(doc);
+  EXPECT_EQ(problems, (std::vector<std::string>{
+                          "kernels[0].energy.average_power_W: not positive",
+                          "kernels[0].energy.fom_per_watt.value: expected a number, got null",
+                          "kernels[1].energy.reason: missing"}));
+}
+
+TEST(ValidateResults, EfficiencyPeakWithItsFraction) {
+  json doc = energy_document();
+  doc["kernels"][1]["efficiency"].erase("fraction_of_peak_bandwidth");
+  doc["kernels"][1]["efficiency"]["peak_bandwidth"] = "unknown";  // beside the peak
+  doc["kernels"][0]["efficiency"]["peak_flops"] = 3;
+  EXPECT_EQ(karma::validate_results(doc),
+            (std::vector<std::string>{
+                "kernels[0].efficiency.peak_flops: expected a string, got number",
+                "kernels[1].efficiency.fraction_of_peak_bandwidth: missing",
+                "kernels[1].efficiency.peak_bandwidth: beside peak_bandwidth_GBps"}));
+}
+
+TEST(ValidateResults, RunEnergyAndDevicePeaks) {
+  json doc = energy_document();
+  doc["energy"]["ranks"][0]["status"] = "off";  // only kernels are off
+  doc["energy"]["ranks"][1]["counted"] = "yes";
+  doc["energy"]["ranks"][1].erase("idle_power_W");
+  doc["ranks"][0]["device"]["peak_GFLOPs"] = 9.7;
+  doc["ranks"][1]["device"]["peak_memory_bandwidth_GBps"] = "fast";
+  EXPECT_EQ(karma::validate_results(doc),
+            (std::vector<std::string>{
+                "ranks[0].device.peak_GFLOPs: expected an object, got number",
+                "ranks[1].device.peak_memory_bandwidth_GBps: expected a number, got string",
+                "energy.ranks[0].status: \"off\", expected \"measured\", \"unavailable\"",
+                "energy.ranks[1].counted: expected true or false, got string",
+                "energy.ranks[1].idle_power_W: missing"}));
+  doc = energy_document();
+  doc["energy"]["ranks"].erase(1);
+  doc["energy"].erase("window_s");
+  EXPECT_EQ(karma::validate_results(doc),
+            (std::vector<std::string>{"energy.window_s: missing",
+                                      "energy.ranks: 1 entries for 2 ranks"}));
 }
 
 TEST(ValidateResults, MissingNestedFieldsAreNamedByPath) {
@@ -514,9 +648,14 @@ TEST(ValidateResults, InvalidUtf8IsReportedNotThrown) {
 }
 
 // Every value of the document, at every depth, replaced by every kind of
-// JSON value: problems, never an exception.
-TEST(ValidateResults, AnyValueAnywhereIsAProblemNotAnException) {
-  const json valid = valid_document();
+// JSON value: problems, never an exception. Only the values whose path names
+// one of `within`, where given: each case validates the whole document.
+void any_value_anywhere(const json& valid, const std::vector<std::string>& within = {}) {
+  const auto wanted = [&](const std::string& path) {
+    for (const auto& w : within)
+      if (path.find(w) != std::string::npos) return true;
+    return within.empty();
+  };
   const std::vector<json> replacements = {nullptr,
                                           true,
                                           -1,
@@ -532,7 +671,8 @@ TEST(ValidateResults, AnyValueAnywhereIsAProblemNotAnException) {
   std::size_t cases = 0;
   for (auto it = flat.begin(); it != flat.end(); ++it) {
     // The leaf, and each object or array holding it.
-    for (json::json_pointer p(it.key()); !p.empty(); p = p.parent_pointer()) {
+    for (json::json_pointer p(it.key()); !p.empty() && wanted(p.to_string());
+         p = p.parent_pointer()) {
       for (const json& r : replacements) {
         json doc = valid;
         doc[p] = r;
@@ -542,6 +682,14 @@ TEST(ValidateResults, AnyValueAnywhereIsAProblemNotAnException) {
     }
   }
   EXPECT_GT(cases, 500u);
+}
+
+TEST(ValidateResults, AnyValueAnywhereIsAProblemNotAnException) {
+  any_value_anywhere(valid_document());
+}
+
+TEST(ValidateResults, AnyEnergyValueAnywhereIsAProblemNotAnException) {
+  any_value_anywhere(energy_document(), {"energy", "efficiency", "peak"});
 }
 
 // --- write_file_atomically -----------------------------------------------------

@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""karma-stream's energy figures from a fake powercap tree (ctest
+stream.energy.rapl): a writer thread advances a package and a DRAM counter at
+a known constant power, wrapping during the run, and every kernel must report
+that power; then the same run with run.energy=off, and with a powercap root
+that does not exist, must pass without figures.
+
+usage: energy_run_test.py KARMA_STREAM KARMA_VALIDATE_RESULTS DECK"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+PERIOD_S = 0.005  # the writer's step; GPU counters step every 20-100 ms
+LIMIT_S = 120  # a hang fails
+
+
+class Zone:
+    """One RAPL domain: `watts` from `start_uj`, wrapping at `range_uj`."""
+
+    def __init__(self, directory, name, watts, range_uj, start_uj):
+        self.directory, self.watts, self.range_uj, self.start_uj = (
+            directory, watts, range_uj, start_uj)
+        self.laps = 0
+        self.wraps = []  # monotonic times the counter wrapped
+        os.makedirs(directory)
+        for key, value in (("name", name), ("max_energy_range_uj", range_uj)):
+            with open(os.path.join(directory, key), "w") as f:
+                f.write(f"{value}\n")
+        self.write(0.0)
+
+    def write(self, seconds):
+        total = self.start_uj + self.watts * seconds * 1e6
+        laps = int(total // self.range_uj)
+        if laps > self.laps:
+            self.laps = laps
+            self.wraps.append(time.monotonic())
+        # Renamed into place: a reader never sees a half-written file.
+        path = os.path.join(self.directory, "energy_uj")
+        with open(path + ".new", "w") as f:
+            f.write(f"{int(total % self.range_uj)}\n")
+        os.replace(path + ".new", path)
+
+
+class Writer(threading.Thread):
+    """Advances the zones every PERIOD_S from the time since it started. A
+    daemon thread: it cannot outlive the test, however the test ends."""
+
+    def __init__(self, zones):
+        super().__init__(daemon=True)
+        self.zones, self.halt = zones, threading.Event()
+
+    def run(self):
+        start = time.monotonic()
+        while not self.halt.wait(PERIOD_S):
+            for zone in self.zones:
+                zone.write(time.monotonic() - start)
+
+
+failures = []
+
+
+def check(condition, problem):
+    if not condition:
+        failures.append(problem)
+    return condition
+
+
+def close(a, b, rel):
+    return abs(a - b) <= rel * abs(b)
+
+
+def run(case, stream, validate, deck, work, root, *args):
+    """Runs karma-stream on `deck` with KARMA_POWERCAP_ROOT=`root`; returns
+    (results document, stdout, start, end) or None when it failed."""
+    output = os.path.join(work, f"{case}.json")
+    command = [stream, deck, "--output", output, *args]
+    env = dict(os.environ, KARMA_POWERCAP_ROOT=root)
+    start = time.monotonic()
+    p = subprocess.run(command, capture_output=True, text=True, timeout=LIMIT_S, env=env,
+                       stdin=subprocess.DEVNULL)
+    end = time.monotonic()
+    print(f"--- {case}: {' '.join(command)} (exit {p.returncode}, {end - start:.1f} s)")
+    print(p.stdout + p.stderr)
+    if not check(p.returncode == 0, f"{case}: exit {p.returncode}, expected 0"):
+        return None
+    v = subprocess.run([validate, output, "--app", "stream", "--ranks", "1", "--result", "PASSED"],
+                       capture_output=True, text=True, timeout=LIMIT_S)
+    check(v.returncode == 0, f"{case}: the results do not validate:\n{v.stdout}{v.stderr}")
+    with open(output) as f:
+        return json.load(f), p.stdout, start, end
+
+
+def check_measured(doc, out, start, end, zones):
+    watts = sum(z.watts for z in zones)
+    rank = doc["energy"]["ranks"][0]
+    check(rank["status"] == "measured" and rank["source"] == "rapl"
+          and rank["counter"] == "package-0 + dram", f"measured: energy.ranks[0] is {rank}")
+    check(close(rank["idle_power_W"], watts, 0.1),
+          f"measured: idle power {rank['idle_power_W']} W, the writer's is {watts} W")
+    for z in zones:
+        check(any(start <= t <= end for t in z.wraps),
+              f"measured: {z.directory} did not wrap during the run (wraps at {z.wraps}, "
+              f"run {start:.2f} to {end:.2f})")
+    lines = out.splitlines()
+    per_watt = {}
+    for i, line in enumerate(lines):
+        m = re.fullmatch(r"FOM_PER_WATT: app=stream kernel=(\S+) value=(\S+) units=(\S+) "
+                         r"watts=(\S+) ranks=1", line)
+        if m:
+            per_watt[m[1]] = (float(m[2]), m[3], float(m[4]))
+            check(i > 0 and lines[i - 1].startswith(f"FOM: app=stream kernel={m[1]} "),
+                  f"measured: '{line}' does not follow its kernel's FOM line")
+    for k in doc["kernels"]:
+        name, e = k["name"], k["energy"]
+        if not check(e["status"] == "measured", f"measured: {name}'s energy is {e}"):
+            continue
+        power = e["average_power_W"]
+        check(close(power, watts, 0.1), f"measured: {name} at {power} W, not {watts} W: {e}")
+        check(e["source"] == "rapl" and e["counters"] == 1 and e["executions"] >= 1
+              and e["window_s"] >= 10 * e["counter_step_s"] > 0, f"measured: {name}: {e}")
+        check(close(e["joules_per_execution"], power * k["time_s"]["median"], 1e-9),
+              f"measured: {name}: joules_per_execution is not power x median time")
+        check(close(e["fom_per_watt"]["value"], k["fom"]["value"] / power, 1e-9)
+              and e["fom_per_watt"]["units"] == k["fom"]["units"] + "/W",
+              f"measured: {name}: fom_per_watt {e['fom_per_watt']}")
+        printed = per_watt.get(name)
+        if check(printed is not None, f"measured: no FOM_PER_WATT line for {name}"):
+            check(close(printed[0], e["fom_per_watt"]["value"], 1e-5)
+                  and printed[1] == e["fom_per_watt"]["units"] and close(printed[2], power, 1e-5),
+                  f"measured: {name}'s FOM_PER_WATT line {printed} disagrees with {e}")
+
+
+def check_without(case, doc, out, status, reason):
+    check("FOM_PER_WATT" not in out, f"{case}: a FOM_PER_WATT line was printed")
+    for k in doc["kernels"]:
+        e = k["energy"]
+        check(e["status"] == status and reason in e.get("reason", reason),
+              f"{case}: {k['name']}'s energy is {e}, expected {status} ({reason})")
+    rank = doc["energy"]["ranks"][0]
+    check(rank["status"] == "unavailable" and reason in rank.get("reason", ""),
+          f"{case}: energy.ranks[0] is {rank}")
+
+
+def main():
+    stream, validate, deck = sys.argv[1:4]
+    with tempfile.TemporaryDirectory(prefix="karma_energy_") as work:
+        root = os.path.join(work, "powercap")
+        package = os.path.join(root, "intel-rapl:0")
+        # 40 W in all. Each counter wraps about 1 s after the start, during the
+        # run, and not again for 100 s: the harness, as RAPL's users, undoes
+        # only one wrap between two reads, and its windows read only at their ends.
+        zones = [Zone(package, "package-0", 30, 3_000_000_000, 2_970_000_000),
+                 Zone(os.path.join(package, "intel-rapl:0:0"), "dram", 10, 1_000_000_000,
+                      990_000_000)]
+        writer = Writer(zones)
+        writer.start()
+        try:
+            result = run("measured", stream, validate, deck, work, root)
+            if result:
+                check_measured(*result, zones)
+            result = run("off", stream, validate, deck, work, root, "--set", "run.energy=off")
+            if result:
+                # Only the kernels say "off"; the run's section says why there is no counter.
+                check_without("off", *result[:2], "off", "run.energy is off")
+        finally:
+            writer.halt.set()
+            writer.join()
+        missing = os.path.join(work, "no-such-powercap")
+        result = run("unavailable", stream, validate, deck, work, missing)
+        if result:
+            check_without("unavailable", *result[:2], "unavailable", missing)
+    for f in failures:
+        print(f"FAILED: {f}")
+    print("energy_run_test: " + ("FAILED" if failures else "PASSED"))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

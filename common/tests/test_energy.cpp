@@ -1,0 +1,236 @@
+// The energy counters (karma/energy.hpp): RAPL's wrap-around and powercap
+// tree on a fake tree, the libraries' load failures, and the step logic.
+#include "karma/energy.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+
+namespace karma_test_energy {
+
+namespace fs = std::filesystem;
+namespace energy = karma::energy;
+
+bool starts_with(const std::string& text, const std::string& prefix) {
+  return text.rfind(prefix, 0) == 0;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// --- rapl_delta_uj --------------------------------------------------------------
+
+TEST(EnergyRaplDelta, WithoutWrapAround) {
+  EXPECT_EQ(energy::rapl_delta_uj(100, 250, 1000), 150);
+  EXPECT_EQ(energy::rapl_delta_uj(400, 400, 1000), 0);
+}
+
+TEST(EnergyRaplDelta, WithWrapAround) {
+  // 900 -> 1000 (= 0) -> 100.
+  EXPECT_EQ(energy::rapl_delta_uj(900, 100, 1000), 200);
+  EXPECT_EQ(energy::rapl_delta_uj(999, 0, 1000), 1);
+}
+
+// --- a fake powercap tree -----------------------------------------------------------
+
+class EnergyRaplTree : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = fs::temp_directory_path().string() + "/karma_test_energy_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    root_ = pattern;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+  static void write(const fs::path& p, const std::string& text) {
+    std::ofstream out(p, std::ios::trunc);
+    out << text << "\n";
+  }
+  // A zone (or subzone) as the powercap driver shows it.
+  fs::path zone(const fs::path& dir, const std::string& name, const std::string& energy_uj,
+                double max_range_uj) {
+    fs::create_directories(dir);
+    write(dir / "name", name);
+    write(dir / "energy_uj", energy_uj);
+    write(dir / "max_energy_range_uj", std::to_string(static_cast<long long>(max_range_uj)));
+    return dir;
+  }
+  // Two packages, the first with a DRAM and a core subzone, laid out as
+  // /sys/class/powercap: the control type and each subzone also at the top.
+  void two_packages() {
+    fs::create_directories(root_ / "intel-rapl");
+    const fs::path p0 = zone(root_ / "intel-rapl:0", "package-0", "900000", 1e6);
+    zone(p0 / "intel-rapl:0:0", "dram", "50", 1000);
+    zone(p0 / "intel-rapl:0:1", "core", "7", 1000);  // inside the package: not counted
+    fs::create_directory_symlink(p0 / "intel-rapl:0:0", root_ / "intel-rapl:0:0");
+    zone(root_ / "intel-rapl:1", "package-1", "10", 1e6);
+  }
+  fs::path root_;
+};
+
+TEST_F(EnergyRaplTree, PackagesAndTheirDram) {
+  two_packages();
+  std::string why;
+  const auto domains = energy::rapl_domains(root_.string(), why);
+  ASSERT_EQ(domains.size(), 3u) << why;
+  EXPECT_EQ(domains[0].name, "package-0");
+  EXPECT_EQ(domains[0].energy_path, (root_ / "intel-rapl:0" / "energy_uj").string());
+  EXPECT_EQ(domains[0].max_range_uj, 1e6);
+  EXPECT_EQ(domains[1].name, "dram");
+  EXPECT_EQ(domains[1].energy_path,
+            (root_ / "intel-rapl:0" / "intel-rapl:0:0" / "energy_uj").string());
+  EXPECT_EQ(domains[1].max_range_uj, 1000);
+  EXPECT_EQ(domains[2].name, "package-1");
+  EXPECT_TRUE(why.empty()) << why;
+}
+
+TEST_F(EnergyRaplTree, MissingRoot) {
+  const std::string missing = (root_ / "no-such-dir").string();
+  std::string why;
+  EXPECT_TRUE(energy::rapl_domains(missing, why).empty());
+  EXPECT_EQ(why, missing + " does not exist (no powercap driver)");
+  why.clear();
+  EXPECT_FALSE(energy::open_rapl(missing, why).has_value());
+  EXPECT_TRUE(starts_with(why, missing)) << why;
+}
+
+TEST_F(EnergyRaplTree, NoZones) {
+  fs::create_directories(root_ / "intel-rapl");
+  std::string why;
+  EXPECT_TRUE(energy::rapl_domains(root_.string(), why).empty());
+  EXPECT_EQ(why, "no RAPL zones under " + root_.string());
+}
+
+TEST_F(EnergyRaplTree, GarbageOrMissingEnergyIsNamed) {
+  const fs::path p0 = zone(root_ / "intel-rapl:0", "package-0", "garbage", 1e6);
+  std::string why;
+  EXPECT_FALSE(energy::open_rapl(root_.string(), why).has_value());
+  EXPECT_TRUE(starts_with(why, "cannot read " + (p0 / "energy_uj").string() + " (")) << why;
+  fs::remove(p0 / "energy_uj");
+  why.clear();
+  EXPECT_TRUE(energy::rapl_domains(root_.string(), why).empty());
+  EXPECT_TRUE(starts_with(why, "cannot read " + (p0 / "energy_uj").string())) << why;
+}
+
+TEST_F(EnergyRaplTree, UnreadableEnergyIsNamed) {
+  // The kernel lets only root read energy_uj by default. Root reads a file of
+  // mode 000, so under root a directory stands in for it.
+  const fs::path p0 = zone(root_ / "intel-rapl:0", "package-0", "12", 1e6);
+  const fs::path energy_uj = p0 / "energy_uj";
+  if (geteuid() == 0) {
+    fs::remove(energy_uj);
+    fs::create_directory(energy_uj);
+  } else {
+    fs::permissions(energy_uj, fs::perms::none);
+  }
+  std::string why;
+  EXPECT_TRUE(energy::rapl_domains(root_.string(), why).empty());
+  EXPECT_EQ(why, "cannot read " + energy_uj.string() +
+                     " (the kernel lets only root read RAPL energy by default)");
+}
+
+TEST_F(EnergyRaplTree, ReadSumsTheDomainsAcrossAWrap) {
+  fs::create_directories(root_ / "intel-rapl");
+  const fs::path p0 = zone(root_ / "intel-rapl:0", "package-0", "900000", 1e6);
+  const fs::path dram = zone(p0 / "intel-rapl:0:0", "dram", "50", 1000);
+  std::string why;
+  const auto c = energy::open_rapl(root_.string(), why);
+  ASSERT_TRUE(c.has_value()) << why;
+  EXPECT_EQ(c->source, "rapl");
+  EXPECT_EQ(c->device, "package-0 + dram");
+  EXPECT_EQ(c->read(why), 0.0);  // from where it was opened
+  // Both wrap: 900000 -> 100000 is 200000 uJ, 50 -> 20 is 970 uJ.
+  write(p0 / "energy_uj", "100000");
+  write(dram / "energy_uj", "20");
+  auto j = c->read(why);
+  ASSERT_TRUE(j.has_value()) << why;
+  EXPECT_NEAR(*j, 200970e-6, 1e-12);
+  write(p0 / "energy_uj", "150000");
+  write(dram / "energy_uj", "30");
+  j = c->read(why);
+  ASSERT_TRUE(j.has_value()) << why;
+  EXPECT_NEAR(*j, 250980e-6, 1e-12);
+  // A domain that goes away fails the read, naming it.
+  fs::remove(dram / "energy_uj");
+  EXPECT_FALSE(c->read(why).has_value());
+  EXPECT_EQ(why, "cannot read " + (dram / "energy_uj").string());
+}
+
+// --- the GPU libraries, loaded with dlopen ---------------------------------------------
+
+TEST(EnergyLibrary, MissingLibraryCannotBeLoaded) {
+  const std::string missing = "/nonexistent/libkarma-no-such.so";
+  std::string why;
+  EXPECT_FALSE(energy::open_nvml(missing, "0000:3b:00.0", why).has_value());
+  EXPECT_TRUE(starts_with(why, "cannot load " + missing)) << why;
+  why.clear();
+  EXPECT_FALSE(energy::open_rocm_smi(missing, "0000:3b:00.0", why).has_value());
+  EXPECT_TRUE(starts_with(why, "cannot load " + missing)) << why;
+}
+
+TEST(EnergyLibrary, LibraryWithoutTheSymbolsNamesOne) {
+  // libm loads, and has none of them.
+  std::string why;
+  EXPECT_FALSE(energy::open_nvml("libm.so.6", "0000:3b:00.0", why).has_value());
+  EXPECT_TRUE(starts_with(why, "libm.so.6: no symbol nvml")) << why;
+  why.clear();
+  EXPECT_FALSE(energy::open_rocm_smi("libm.so.6", "0000:3b:00.0", why).has_value());
+  EXPECT_TRUE(starts_with(why, "libm.so.6: no symbol rsmi_")) << why;
+}
+
+// --- steps and windows ------------------------------------------------------------
+
+TEST(EnergyTooShort, BelowAndAtTheMinimumSteps) {
+  const double step = 0.125;  // exact in binary, as is 10 steps of it
+  const double least = energy::min_updates * step;
+  const auto reason = energy::too_short(least * 0.99, step);
+  ASSERT_TRUE(reason.has_value());
+  EXPECT_TRUE(contains(*reason, "shorter than 10 steps of the counter")) << *reason;
+  EXPECT_FALSE(energy::too_short(least, step).has_value());
+  EXPECT_FALSE(energy::too_short(2 * least, step).has_value());
+}
+
+TEST(EnergyNextStep, ACounterThatNeverChangesTimesOut) {
+  energy::Counter c;
+  c.read = [](std::string&) { return std::optional<double>(5.0); };
+  std::string why;
+  const double start = energy::now_s();
+  EXPECT_FALSE(energy::next_step(c, 0.05, why).has_value());
+  EXPECT_GE(energy::now_s() - start, 0.05);
+  EXPECT_TRUE(contains(why, "did not change")) << why;
+}
+
+TEST(EnergyNextStep, ReturnsTheReadingAfterTheChange) {
+  energy::Counter c;
+  int reads = 0;
+  c.read = [&reads](std::string&) { return std::optional<double>(++reads < 4 ? 1.0 : 2.5); };
+  std::string why;
+  const double before = energy::now_s();
+  const auto r = energy::next_step(c, 5.0, why);
+  ASSERT_TRUE(r.has_value()) << why;
+  EXPECT_EQ(r->joules, 2.5);
+  EXPECT_EQ(reads, 4);
+  EXPECT_GE(r->at_s, before);
+  EXPECT_LE(r->at_s, energy::now_s());
+}
+
+TEST(EnergyNextStep, AFailedReadGivesItsReason) {
+  energy::Counter c;
+  c.read = [](std::string& why) -> std::optional<double> {
+    why = "the counter went away";
+    return std::nullopt;
+  };
+  std::string why;
+  EXPECT_FALSE(energy::next_step(c, 1.0, why).has_value());
+  EXPECT_EQ(why, "the counter went away");
+}
+
+}  // namespace karma_test_energy
