@@ -112,6 +112,8 @@ nlohmann::json energy_window(Variant& v, const KernelResult& r) {
   const double t1 = energy::now_s(), unix1 = energy::unix_s();
   std::optional<energy::Reading> b;
   if (ok) ok = (b = energy::next_step(*s.counter, 3 * s.interval_s + 1, why)).has_value();
+  // A counter that failed gives no more figures; a short window ends only its own.
+  const bool counter_failed = s.usable() && s.counted && !ok;
   if (v.after_window) v.after_window();
 
   // This rank's power over [t0, t1]: the counter ran from step a to step b,
@@ -129,7 +131,7 @@ nlohmann::json energy_window(Variant& v, const KernelResult& r) {
       watts = joules / (t1 - t0);
     }
   }
-  if (!ok && s.counted && s.usable()) s.reason = why;  // later windows give no figures either
+  if (counter_failed) s.reason = why;
   const bool counted_failed = s.counted && !ok;
   const auto reasons = comm::allgather(counted_failed ? (why.empty() ? s.reason : why) : "");
   const double window_s = comm::max(t1 - t0);
