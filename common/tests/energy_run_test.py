@@ -5,7 +5,10 @@ a known constant power, wrapping during the run, and every kernel must report
 that power; then the same run with run.energy=off, and with a powercap root
 that does not exist, must pass without figures.
 
-usage: energy_run_test.py KARMA_STREAM KARMA_VALIDATE_RESULTS DECK"""
+usage: energy_run_test.py KARMA_STREAM KARMA_VALIDATE_RESULTS DECK [KARMA_CONTACT CONTACT_DECK]
+
+With karma-contact, its rebuild and statistics kernels too (their energy
+windows are made outside the harness's loop)."""
 
 import json
 import os
@@ -75,9 +78,10 @@ def close(a, b, rel):
     return abs(a - b) <= rel * abs(b)
 
 
-def run(case, stream, validate, deck, work, root, *args):
-    """Runs karma-stream on `deck` with KARMA_POWERCAP_ROOT=`root`; returns
-    (results document, stdout, start, end) or None when it failed."""
+def run(case, stream, validate, deck, work, root, *args, app="stream"):
+    """Runs karma-<app> (`stream`, the executable) on `deck` with
+    KARMA_POWERCAP_ROOT=`root`; returns (results document, stdout, start,
+    end) or None when it failed."""
     output = os.path.join(work, f"{case}.json")
     command = [stream, deck, "--output", output, *args]
     env = dict(os.environ, KARMA_POWERCAP_ROOT=root)
@@ -89,32 +93,32 @@ def run(case, stream, validate, deck, work, root, *args):
     print(p.stdout + p.stderr)
     if not check(p.returncode == 0, f"{case}: exit {p.returncode}, expected 0"):
         return None
-    v = subprocess.run([validate, output, "--app", "stream", "--ranks", "1", "--result", "PASSED"],
+    v = subprocess.run([validate, output, "--app", app, "--ranks", "1", "--result", "PASSED"],
                        capture_output=True, text=True, timeout=LIMIT_S)
     check(v.returncode == 0, f"{case}: the results do not validate:\n{v.stdout}{v.stderr}")
     with open(output) as f:
         return json.load(f), p.stdout, start, end
 
 
-def check_measured(doc, out, start, end, zones):
+def check_measured(doc, out, start, end, zones, app="stream"):
     watts = sum(z.watts for z in zones)
     rank = doc["energy"]["ranks"][0]
     check(rank["status"] == "measured" and rank["source"] == "rapl"
           and rank["counter"] == "package-0 + dram", f"measured: energy.ranks[0] is {rank}")
     check(close(rank["idle_power_W"], watts, 0.1),
           f"measured: idle power {rank['idle_power_W']} W, the writer's is {watts} W")
-    for z in zones:
+    for z in zones if app == "stream" else ():  # the counters wrap during the first run
         check(any(start <= t <= end for t in z.wraps),
               f"measured: {z.directory} did not wrap during the run (wraps at {z.wraps}, "
               f"run {start:.2f} to {end:.2f})")
     lines = out.splitlines()
     per_watt = {}
     for i, line in enumerate(lines):
-        m = re.fullmatch(r"FOM_PER_WATT: app=stream kernel=(\S+) value=(\S+) units=(\S+) "
+        m = re.fullmatch(rf"FOM_PER_WATT: app={app} kernel=(\S+) value=(\S+) units=(\S+) "
                          r"watts=(\S+) ranks=1", line)
         if m:
             per_watt[m[1]] = (float(m[2]), m[3], float(m[4]))
-            check(i > 0 and lines[i - 1].startswith(f"FOM: app=stream kernel={m[1]} "),
+            check(i > 0 and lines[i - 1].startswith(f"FOM: app={app} kernel={m[1]} "),
                   f"measured: '{line}' does not follow its kernel's FOM line")
     for k in doc["kernels"]:
         name, e = k["name"], k["energy"]
@@ -164,6 +168,17 @@ def main():
             result = run("measured", stream, validate, deck, work, root)
             if result:
                 check_measured(*result, zones)
+            if len(sys.argv) > 5:
+                # A short contact run: few steps and sweeps, every storage.
+                result = run("contact", sys.argv[4], validate, sys.argv[5], work, root,
+                             "--set", "contact.steps=3", "--set", "contact.sweeps=5",
+                             app="contact")
+                if result:
+                    check_measured(*result, zones, app="contact")
+                    names = [k["name"] for k in result[0]["kernels"]]
+                    check(len(names) == 6 and all(n.endswith((".build", ".stats"))
+                                                  for n in names),
+                          f"contact: kernels {names}")
             result = run("off", stream, validate, deck, work, root, "--set", "run.energy=off")
             if result:
                 # Only the kernels say "off"; the run's section says why there is no counter.
