@@ -24,6 +24,15 @@ else()
   endif()
 endif()
 
+# The flag that loads a Kokkos Tools library (README "Profiling with Kokkos
+# Tools"): Kokkos 3.7 renamed --kokkos-tools-library to --kokkos-tools-libs
+# (4.6 still reads the old name, with a deprecation warning).
+if(Kokkos_VERSION VERSION_LESS 3.7)
+  set(KARMA_KOKKOS_TOOLS_FLAG --kokkos-tools-library)
+else()
+  set(KARMA_KOKKOS_TOOLS_FLAG --kokkos-tools-libs)
+endif()
+
 # karma_add_run_test(NAME n COMMAND exe args... [RANKS r] [EXIT code] [MATCH regex]
 #                    [APP app] [NO_OUTPUT_FLAG])
 # Runs a mini-app (under mpiexec when RANKS > 1), checks its exit code and
@@ -57,7 +66,7 @@ function(karma_add_run_test)
       "-DMATCH=${T_MATCH}"
       "-DAPP=${T_APP}"
       "-DRANKS=${T_RANKS}"
-      "-DVALIDATOR=$<TARGET_FILE:karma-validate-results>"
+      "-DVALIDATOR=${KARMA_TOOLS_PYTHON}@@${PROJECT_SOURCE_DIR}/scripts/karma-validate-results"
       -P "${KARMA_RUN_TEST_SCRIPT}")
   # Two OpenMP threads, so races can show on a 2-core machine; Open MPI may
   # run as root in containers and oversubscribe the 2 cores.

@@ -93,8 +93,8 @@ def run(case, stream, validate, deck, work, root, *args, app="stream"):
     print(p.stdout + p.stderr)
     if not check(p.returncode == 0, f"{case}: exit {p.returncode}, expected 0"):
         return None
-    v = subprocess.run([validate, output, "--app", app, "--ranks", "1", "--result", "PASSED"],
-                       capture_output=True, text=True, timeout=LIMIT_S)
+    v = subprocess.run([sys.executable, validate, output, "--app", app, "--ranks", "1",
+                        "--result", "PASSED"], capture_output=True, text=True, timeout=LIMIT_S)
     check(v.returncode == 0, f"{case}: the results do not validate:\n{v.stdout}{v.stderr}")
     with open(output) as f:
         return json.load(f), p.stdout, start, end

@@ -1,7 +1,7 @@
 """Shared helpers of the tools' tests. ctest runs each test file through
 scripts/CMakeLists.txt, which sets KARMA_STREAM, KARMA_VALIDATE and
-KARMA_BUILD_DIR to this build's karma-stream, karma-validate-results and
-build directory."""
+KARMA_BUILD_DIR to this build's karma-stream, scripts/karma-validate-results
+(run it under sys.executable) and the build directory."""
 
 import json
 import os
@@ -46,7 +46,7 @@ def stream_exe():
 
 @pytest.fixture
 def validator():
-    return built("KARMA_VALIDATE", "the karma-validate-results executable")
+    return built("KARMA_VALIDATE", "scripts/karma-validate-results")
 
 
 def load_json(path):

@@ -10,6 +10,7 @@ absent AND KARMA_SLURM_TEST=skip says to skip it.
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -99,7 +100,7 @@ runs:
     for job in manifest["jobs"][:2]:
         results = job["results_file"]
         assert states[job["name"]]["state"] == "passed", logs
-        check = subprocess.run([validator, results, "--app", "stream", "--ranks",
+        check = subprocess.run([sys.executable, validator, results, "--app", "stream", "--ranks",
                                 str(job["ranks"]), "--result", "PASSED"],
                                capture_output=True, text=True)
         assert check.returncode == 0, check.stdout + check.stderr

@@ -1,13 +1,16 @@
-"""karma-validate-results on files and directories: the checks
-results/SCHEMA.md defines (a check's verdict against its error and
-tolerance, the date, the app), its exit codes (0 valid, 1 not valid, 2 bad
-usage or unreadable input), and no abort on any input."""
+"""karma-validate-results on files and directories: schemas/results.schema.json
+(a missing field, a wrong type, a value out of range, named by its JSON path),
+the checks kept in code (a check's verdict against its error and tolerance,
+min <= median <= max, the date's calendar, one entry per rank), its exit codes
+(0 valid, 1 not valid, 2 bad usage, unreadable input or a wrong schema file),
+and no traceback on any input."""
 
 import glob
 import json
 import os
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -18,12 +21,12 @@ GBENCH = os.path.join(os.path.dirname(SAMPLES), "gbench", "microbench.json")
 VALID = os.path.join(A, "stream-3d-left.json")
 
 
-def validate(validator, *args):
-    r = subprocess.run([validator, *map(str, args)], capture_output=True, timeout=300,
-                       stdin=subprocess.DEVNULL)
+def validate(validator, *args, env=None):
+    r = subprocess.run([sys.executable, validator, *map(str, args)], capture_output=True,
+                       timeout=300, stdin=subprocess.DEVNULL, env=env)
     # Bytes: the messages must stay printable whatever the files hold.
     out, err = r.stdout.decode("ascii"), r.stderr.decode("ascii")
-    assert "terminate called" not in err, err
+    assert "Traceback" not in err, err
     return r.returncode, out, err
 
 
@@ -50,8 +53,8 @@ def test_the_hostile_three_are_not_valid(validator, tmp_path):
     path = write(str(tmp_path / "r.json"), json.dumps(doc))
     code, out, err = validate(validator, path)
     assert code == 1 and out == ""
-    assert f"{path}: app: \"nosuchapp\" is not a mini-app of the suite (stream, hexgrad, " \
-           "matvec, mgs, contact)" in err
+    assert f"{path}: app: \"nosuchapp\", expected one of \"stream\", \"hexgrad\", " \
+           "\"matvec\", \"mgs\", \"contact\"" in err
     assert f"{path}: date: \"yesterday\" is not an ISO 8601 UTC date-time" in err
     assert re.search(re.escape(path) + r": verification.checks\[0\].passed: true, but error "
                      r"\S+ > tolerance", err), err
@@ -113,10 +116,12 @@ def test_malformed_json_is_not_valid(validator, tmp_path):
     for i, (text, message) in enumerate([
             (b"", "not JSON"),
             (b'{"app": "\xff\xfe"}', "not JSON"),  # and the message stays ASCII
-            (b"[" * 1000000 + b"]" * 1000000, "the document is not a JSON object"),
-            (b'{"a":' * 100000 + b"1" + b"}" * 100000, "schema_version: missing"),
+            (b"[" * 1000000 + b"]" * 1000000, "not JSON: nested too deeply"),
+            (b'{"a":' * 100000 + b"1" + b"}" * 100000, "not JSON: nested too deeply"),
+            (b"[[1]]", "the document is not a JSON object"),
             (b'{"schema_version": 1e400}', "not JSON"),
-            (b'{"schema_version": 18446744073709551616}', "schema_version: expected an integer"),
+            (b'{"schema_version": 18446744073709551616}', "schema_version: 18446744073709551616, "
+             "expected one of 1, 2"),
             (b'"just a string"', "the document is not a JSON object")]):
         path = tmp_path / f"r{i}.json"
         path.write_bytes(text)
@@ -200,3 +205,123 @@ def test_the_suite_has_one_list_of_mini_apps(validator):
     listed = re.search(r"--app ([a-z0-9_|]+)\]", out).group(1).split("|")
     assert sorted(sources) == sorted(APPS) == sorted(listed)
     assert "microbench" not in sources  # Google Benchmark JSON, not a results document
+
+
+def _drop(*path):
+    def mutate(doc):
+        target = doc
+        for k in path[:-1]:
+            target = target[k]
+        del target[path[-1]]
+    return mutate
+
+
+def _put(value, *path):
+    def mutate(doc):
+        target = doc
+        for k in path[:-1]:
+            target = target[k]
+        target[path[-1]] = value
+    return mutate
+
+
+def _energy(doc):
+    doc["kernels"][0]["energy"] = {"status": "measured", "source": "rapl", "counters": 1,
+                                   "executions": 10, "window_s": 0.5, "counter_step_s": 0.001,
+                                   "average_power_W": 80.0, "joules_per_execution": 0.01,
+                                   "fom_per_watt": {"value": 2.0, "units": "GB/s/W"}}
+
+
+# (id, change to the valid sample, the one problem line after "FILE: ")
+PROBLEMS = [
+    ("missing field", _drop("hosts"), "hosts: missing"),
+    ("missing nested field", _drop("kernels", 1, "time_s", "median"),
+     "kernels[1].time_s.median: missing"),
+    ("wrong type", _put("fast", "kernels", 0, "fom", "value"),
+     "kernels[0].fom.value: expected a number, got the string 'fast'"),
+    ("null error is allowed, a string is not", _put("tiny", "verification", "checks", 0, "error"),
+     "verification.checks[0].error: expected a number or null, got the string 'tiny'"),
+    ("min above median", _put(1.0, "kernels", 0, "time_s", "min"),
+     "kernels[0].time_s: not 0 < min <= median <= max"),
+    ("fom not positive", _put(0, "kernels", 0, "fom", "value"),
+     "kernels[0].fom.value: must be > 0, got 0"),
+    ("count out of range", _put(2**64 - 1, "mpi", "nodes"),
+     "mpi.nodes: must be <= 2147483647, got 18446744073709551615"),
+    ("no repetitions", _put(0, "kernels", 0, "time_s", "count"),
+     "kernels[0].time_s.count: must be >= 1, got 0"),
+    ("kernels empty", _put([], "kernels"), "kernels: empty"),
+    ("sha256 not hex", _put("x" * 64, "deck", "sha256"), "deck.sha256: \"xxxx"),
+    ("version 2 kernel without its variant", _put(2, "schema_version"),
+     "kernels[0].variant: missing"),
+    ("an impossible date", _put("2023-02-29T12:00:00Z", "date"),
+     "date: \"2023-02-29T12:00:00Z\" is not a real UTC date and time of day"),
+    ("a leap second not at the end of a day", _put("2016-12-31T12:00:60Z", "date"),
+     "date: \"2016-12-31T12:00:60Z\" is not a real UTC date"),
+    ("one entry per rank", _put(3, "mpi", "ranks"), "ranks: 1 entries for 3 ranks"),
+    ("rank out of order", _put(5, "ranks", 0, "rank"), "ranks[0].rank: 5, out of order"),
+    ("gpu without its id", _put("gpu", "ranks", 0, "device", "kind"),
+     "ranks[0].device.id: missing"),
+    ("verdict against the checks", _put(False, "verification", "passed"),
+     "verification.passed disagrees with its checks"),
+    ("a failed check with its error within tolerance",
+     _put(False, "verification", "checks", 0, "passed"),
+     "verification.checks[0].passed: false, but error"),
+    ("energy measured without its figures", lambda d: (_energy(d), _drop(
+        "kernels", 0, "energy", "average_power_W")(d)),
+     "kernels[0].energy.average_power_W: missing"),
+    ("energy status unknown", lambda d: (_energy(d), _put("maybe", "kernels", 0, "energy",
+                                                          "status")(d)),
+     "kernels[0].energy.status: \"maybe\", expected one of \"measured\", \"unavailable\", "
+     "\"off\""),
+    ("energy window backwards", lambda d: (_energy(d), _put([5, 4], "kernels", 0, "energy",
+                                                            "window_unix_s")(d)),
+     "kernels[0].energy.window_unix_s: start after end"),
+    ("efficiency peak without its fraction",
+     _put({"peak_bandwidth_GBps": 100.0, "peak_bandwidth": "x"}, "kernels", 0, "efficiency"),
+     "kernels[0].efficiency.fraction_of_peak_bandwidth: missing beside peak_bandwidth_GBps"),
+]
+
+
+@pytest.mark.parametrize("change, problem", [c[1:] for c in PROBLEMS],
+                         ids=[c[0] for c in PROBLEMS])
+def test_each_problem_names_the_file_and_the_json_path(validator, tmp_path, change, problem):
+    doc = load_json(VALID)
+    change(doc)
+    path = write(str(tmp_path / "r.json"), json.dumps(doc))
+    code, out, err = validate(validator, path)
+    assert code == 1 and out == "", (code, out, err)
+    assert f"{path}: {problem}" in err, err
+
+
+def test_version_two_kernels_name_implementation_and_variant(validator, tmp_path):
+    doc = load_json(VALID)
+    assert doc["schema_version"] == 1  # the sample: valid without them
+    doc["schema_version"] = 2
+    for k in doc["kernels"]:
+        k["implementation"], k["variant"] = "kokkos", k["name"]
+    path = write(str(tmp_path / "v2.json"), json.dumps(doc))
+    assert validate(validator, path)[:2] == (0, f"{path}: valid karma results\n")
+
+
+@pytest.mark.parametrize("text, where", [
+    ('{"$schema": "https://json-schema.org/draft/2020-12/schema",\n "type": "object",\n'
+     ' "properties": {\n  "app": {"type": "strin"}\n }\n}\n', ":4:19: properties.app.type: "),
+    ('{"$schema": "https://json-schema.org/draft/2020-12/schema",\n "type": [\n',
+     ":3:1: not JSON"),
+    ('{"type": "object"}\n', ":1:1: $schema: expected"),
+], ids=["wrong type name", "not JSON", "no draft"])
+def test_a_wrong_schema_file_is_one_line_and_exit_2(validator, tmp_path, text, where):
+    schemas = tmp_path / "schemas"
+    schemas.mkdir()
+    write(str(schemas / "results.schema.json"), text)
+    code, out, err = validate(validator, VALID, env=dict(os.environ, KARMA_SCHEMAS=str(schemas)))
+    assert code == 2 and out == "", err
+    assert err.count("\n") == 1 and \
+        err.startswith(f"karma-validate-results: error: {schemas}/results.schema.json{where}"), err
+
+
+def test_the_schema_lists_the_suite_s_mini_apps():
+    from karma_tools import APPS
+
+    schema = load_json(os.path.join(ROOT, "schemas", "results.schema.json"))
+    assert tuple(schema["properties"]["app"]["enum"]) == APPS

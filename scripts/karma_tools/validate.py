@@ -1,0 +1,309 @@
+"""karma-validate-results PATH... [--app NAME] [--ranks N] [--result PASSED|FAILED]
+
+Checks karma results documents against schemas/results.schema.json (with
+python3-jsonschema) and, in code, the rules a schema cannot state: one entry
+per rank in rank order, 0 < min <= median <= max, a check's verdict against
+its error and tolerance, the verdicts against each other, a real calendar
+date, a window's start before its end. A PATH is a file, or a directory:
+every *.json under it, recursively, except hidden files and directories and
+the JSON other karma tools write (Google Benchmark, karma-envcapture,
+karma-batch, karma-compare, reference results), which are named as skipped.
+A file named on the command line is always checked.
+
+Exit 0 when every file conforms, 1 when one does not (not JSON, or each
+problem on a line), 2 on bad usage, input that cannot be read, or a schema
+file that is wrong; 2 wins over 1, since a file that could not be read was
+not checked."""
+
+import datetime
+import json
+import os
+import sys
+
+from . import APPS, main_wrapper, schemas
+
+PROGRAM = "karma-validate-results"
+EXIT_VALID, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+
+
+def usage():
+    return (f"usage: {PROGRAM} PATH... [--app {'|'.join(APPS)}] [--ranks N] "
+            "[--result PASSED|FAILED]\n"
+            "  PATH            a results JSON file, or a directory: every *.json under it,\n"
+            "                  recursively (hidden files and directories, and other karma tools'\n"
+            "                  JSON such as Google Benchmark files, are skipped and named)\n"
+            "  --app NAME      the mini-app the results must come from\n"
+            "  --ranks N       the number of MPI ranks they must report\n"
+            "  --result R      the verdict they must carry\n"
+            "The schema: schemas/results.schema.json (installed: share/karma/schemas).\n"
+            "exit codes: 0 every file valid, 1 a file not valid (its problems on stderr),\n"
+            "2 bad usage, input that cannot be read or a wrong schema file (wins over 1)\n")
+
+
+def printable(text):
+    """ASCII only: messages may quote bytes of a file."""
+    return "".join(c if " " <= c < "\x7f" else
+                   "".join(f"\\x{b:02x}" for b in c.encode("utf-8", "surrogateescape"))
+                   for c in str(text))
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _real_date(text):
+    """The date's calendar: the schema's pattern has checked its form."""
+    try:
+        day, time = text[:10], text[11:19]
+        hour, minute, second = (int(p) for p in time.split(":"))
+        datetime.date.fromisoformat(day)
+        # A leap second is the last second of a UTC day.
+        if second == 60:
+            return hour == 23 and minute == 59
+        datetime.time(hour, minute, second)
+        return True
+    except ValueError:
+        return False
+
+
+def cross_field_problems(doc, expect):
+    """What a schema cannot state; each rule looks only at parts of the
+    right type (the schema reports the rest)."""
+    out = []
+    get = lambda d, k: d.get(k) if isinstance(d, dict) else None  # noqa: E731
+    date = get(doc, "date")
+    if isinstance(date, str) and len(date) >= 20 and not _real_date(date):
+        out.append(f"date: {json.dumps(date)} is not a real UTC date and time of day")
+    mpi_ranks = get(get(doc, "mpi"), "ranks")
+    ranks = mpi_ranks if isinstance(mpi_ranks, int) and not isinstance(mpi_ranks, bool) else None
+    for where, entries in (("ranks", get(doc, "ranks")),
+                           ("energy.ranks", get(get(doc, "energy"), "ranks"))):
+        if isinstance(entries, list) and ranks is not None and len(entries) != ranks:
+            out.append(f"{where}: {len(entries)} entries for {ranks} ranks")
+    for i, r in enumerate(get(doc, "ranks") if isinstance(get(doc, "ranks"), list) else []):
+        rank = get(r, "rank")
+        if _is_number(rank) and rank != i:
+            out.append(f"ranks[{i}].rank: {rank}, out of order")
+    kernels = get(doc, "kernels")
+    for i, k in enumerate(kernels if isinstance(kernels, list) else []):
+        t = get(k, "time_s")
+        lo, med, hi = get(t, "min"), get(t, "median"), get(t, "max")
+        if all(map(_is_number, (lo, med, hi))) and not 0 < lo <= med <= hi:
+            out.append(f"kernels[{i}].time_s: not 0 < min <= median <= max "
+                       f"({lo}, {med}, {hi})")
+        window = get(get(k, "energy"), "window_unix_s")
+        if isinstance(window, list) and len(window) == 2 and all(map(_is_number, window)) \
+                and window[0] > window[1]:
+            out.append(f"kernels[{i}].energy.window_unix_s: start after end")
+    verification = get(doc, "verification")
+    passed = get(verification, "passed")
+    checks = get(verification, "checks")
+    if isinstance(checks, list):
+        verdicts = []
+        for i, c in enumerate(checks):
+            error, tolerance, ok = get(c, "error"), get(c, "tolerance"), get(c, "passed")
+            if not isinstance(ok, bool):
+                continue
+            verdicts.append(ok)
+            if (_is_number(error) or error is None) and _is_number(tolerance):
+                within = _is_number(error) and error <= tolerance
+                why = "error is null (NaN or infinite)" if error is None else \
+                    f"error {error} {'<=' if within else '>'} tolerance {tolerance}"
+                if ok != within:
+                    out.append(f"verification.checks[{i}].passed: {json.dumps(ok)}, but {why}")
+        if isinstance(passed, bool) and checks and len(verdicts) == len(checks) \
+                and all(verdicts) != passed:
+            out.append("verification.passed disagrees with its checks")
+    result = get(doc, "result")
+    if isinstance(result, str):
+        if isinstance(passed, bool) and result != ("PASSED" if passed else "FAILED"):
+            out.append(f"result: {json.dumps(result)} disagrees with verification.passed")
+        if expect.get("result") and result != expect["result"]:
+            out.append(f"result: {json.dumps(result)}, expected {expect['result']}")
+    app = get(doc, "app")
+    if expect.get("app") and isinstance(app, str) and app != expect["app"]:
+        out.append(f"app: {json.dumps(app)}, expected {expect['app']}")
+    if expect.get("ranks") and ranks is not None and ranks != expect["ranks"]:
+        out.append(f"mpi.ranks: {ranks}, expected {expect['ranks']}")
+    return out
+
+
+def validate(doc, expect=None):
+    """Every problem of a parsed document, schema first, one line each."""
+    found = schemas.problems(schemas.load("results.schema.json"), doc)
+    return found + cross_field_problems(doc, expect or {})
+
+
+def other_tool(doc):
+    """Which other karma tool wrote doc, if one did."""
+    if not isinstance(doc, dict):
+        return None
+    if "schema_version" in doc and isinstance(doc.get("reference"), dict):
+        return "a reference result (another program's output, read by karma-batch)"
+    if "schema_version" in doc:
+        return None
+    if "context" in doc and "benchmarks" in doc:
+        return "Google Benchmark JSON (karma-microbench)"
+    if "karma_environment" in doc:
+        return "karma-envcapture's environment.json"
+    if "karma_batch_manifest" in doc:
+        return "karma-batch's manifest"
+    if "karma_compare" in doc:
+        return "karma-compare's JSON"
+    return None
+
+
+def _parse(data):
+    """The document, or why the bytes are not JSON."""
+    def no_constant(name):
+        raise ValueError(f"{name} is not a JSON number")
+
+    def finite(text):
+        value = float(text)
+        if value in (float("inf"), float("-inf")):
+            raise ValueError(f"the number {text} is out of range")
+        return value
+
+    try:
+        return json.loads(data.decode("utf-8"), parse_constant=no_constant,
+                          parse_float=finite), None
+    except UnicodeDecodeError as e:
+        return None, f"not UTF-8 ({e.reason} at byte {e.start})"
+    except RecursionError:
+        return None, "nested too deeply"
+    except ValueError as e:
+        return None, str(e)
+
+
+class _Tally:
+    def __init__(self):
+        self.valid = self.invalid = self.unreadable = self.skipped = 0
+
+    def cannot_read(self, path, why):
+        print(f"{PROGRAM}: {printable(path)}: {printable(why)}", file=sys.stderr)
+        self.unreadable += 1
+
+
+def check_file(path, in_directory, expect, tally):
+    if not os.path.isfile(path):
+        tally.cannot_read(path, "not a regular file")
+        return
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        tally.cannot_read(path, f"cannot read: {e.strerror}")
+        return
+    doc, why = _parse(data)
+    if why:
+        print(f"{printable(path)}: not JSON: {printable(why)}", file=sys.stderr)
+        tally.invalid += 1
+        return
+    if in_directory and other_tool(doc):
+        print(f"{printable(path)}: skipped: {other_tool(doc)}, not karma results")
+        tally.skipped += 1
+        return
+    problems = validate(doc, expect)
+    for p in problems:
+        print(f"{printable(path)}: {printable(p)}", file=sys.stderr)
+    if problems:
+        tally.invalid += 1
+    else:
+        print(f"{printable(path)}: valid karma results")
+        tally.valid += 1
+
+
+def check_directory(directory, expect, tally):
+    files, failure = [], []
+    for root, dirs, names in os.walk(directory, onerror=failure.append):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        files += [os.path.join(root, n) for n in names
+                  if n.endswith(".json") and not n.startswith(".")
+                  and not os.path.isdir(os.path.join(root, n))]
+    if failure:
+        tally.cannot_read(failure[0].filename or directory,
+                          f"cannot read the directory: {failure[0].strerror}")
+    elif not files:
+        tally.cannot_read(directory, "no *.json files in this directory or under it")
+    for f in sorted(files):  # the same order on every file system
+        check_file(f, True, expect, tally)
+
+
+def _arguments(args):
+    paths, expect, options_done, i = [], {}, False, 0
+
+    def value():
+        nonlocal i
+        if i + 1 >= len(args):
+            raise _UsageError(f"{args[i]} needs a value")
+        i += 1
+        return args[i]
+
+    while i < len(args):
+        arg = args[i]
+        if options_done or not arg.startswith("-") or arg == "-":
+            paths.append(arg)
+        elif arg == "--":
+            options_done = True
+        elif arg == "--app":
+            expect["app"] = value()
+            if expect["app"] not in APPS:
+                raise _UsageError(f"--app '{printable(expect['app'])}' is not a mini-app of "
+                                  "the suite")
+        elif arg == "--ranks":
+            text = value()
+            if not (text.isascii() and text.isdigit() and 1 <= int(text) <= 2**31 - 1):
+                raise _UsageError(f"--ranks '{printable(text)}' is not a whole number of ranks "
+                                  ">= 1")
+            expect["ranks"] = int(text)
+        elif arg == "--result":
+            expect["result"] = value()
+            if expect["result"] not in ("PASSED", "FAILED"):
+                raise _UsageError(f"--result '{printable(expect['result'])}': expected PASSED "
+                                  "or FAILED")
+        elif arg in ("--help", "-h"):
+            return None, None
+        else:
+            raise _UsageError(f"unknown option '{printable(arg)}'")
+        i += 1
+    if not paths:
+        raise _UsageError("no file or directory given")
+    return paths, expect
+
+
+def run(args):
+    try:
+        paths, expect = _arguments(args)
+    except _UsageError as e:
+        sys.stderr.write(f"{PROGRAM}: {e}\n{usage()}")
+        return EXIT_USAGE
+    if paths is None:
+        sys.stdout.write(usage())
+        return EXIT_VALID
+    schemas.load("results.schema.json")  # a wrong schema stops before any file
+    tally = _Tally()
+    for path in paths:
+        if not os.path.lexists(path):
+            tally.cannot_read(path, "no such file or directory")
+        elif os.path.isdir(path):
+            check_directory(path, expect, tally)
+        else:
+            check_file(path, False, expect, tally)
+    if tally.valid + tally.invalid + tally.unreadable + tally.skipped > 1:
+        print(f"{PROGRAM}: {tally.valid} valid, {tally.invalid} not valid, "
+              f"{tally.unreadable} unreadable, {tally.skipped} skipped")
+    if tally.unreadable:
+        return EXIT_USAGE
+    return EXIT_INVALID if tally.invalid else EXIT_VALID
+
+
+def main(args):
+    return main_wrapper(PROGRAM, lambda: run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
