@@ -70,7 +70,13 @@ REQUIRED_PACKAGES=(
     xz-utils          # Debian source tarballs
     ca-certificates   # https apt mirrors
     python3-pytest      # the cluster tools' tests (scripts/tests)
+    python3-jsonschema  # karma-validate-results and the tools check JSON against schemas/
     python3-matplotlib  # karma-report's plots
+    hwloc               # karma-envcapture: the topology as XML (lstopo-no-graphics)
+    ibverbs-utils       #   InfiniBand/RoCE adapters (ibv_devinfo)
+    libfabric-bin       #   libfabric's providers (fi_info)
+    ucx-utils           #   UCX's transports (ucx_info); a missing one is recorded as absent
+    python3-ruamel.yaml # the tools' YAML reader (campaigns, decks, spack.yaml)
     slurm-wlm           # the real-scheduler test: slurmctld + slurmd on this machine
     munge               # Slurm's authentication, for that test
     clang-format        # the style checks (scripts/check-style.sh): C++ format,

@@ -1,6 +1,6 @@
 """Shared code of karma's cluster tools: karma-batch, karma-compare,
-karma-report and karma-envcapture (Python 3 standard library; matplotlib
-only for plots)."""
+karma-report and karma-envcapture (Python 3 standard library; ruamel.yaml
+to read YAML, matplotlib only for plots)."""
 
 # Kept equal to project(VERSION) in the top-level CMakeLists.txt (a test checks).
 __version__ = "0.1.0"

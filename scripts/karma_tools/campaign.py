@@ -1,7 +1,7 @@
 """Campaign files: what to run, where and how often; read strictly, expanded
 into one Job per batch job.
 
-A campaign is YAML (the subset yamlsub reads). Every mistake is reported as
+A campaign is YAML (read by yamlread). Every mistake is reported as
 "FILE:LINE:COL: KEY: message" and nothing is generated. The keys are listed in
 CAMPAIGN_HELP, which `karma-batch --help-campaign` prints.
 """
@@ -10,12 +10,13 @@ import difflib
 import fnmatch
 import hashlib
 import itertools
+import json
 import os
 import re
 import shutil
 import subprocess
 
-from . import APPS, ToolError, yamlsub
+from . import APPS, ToolError, yamlread
 
 CAMPAIGN_HELP = """\
 A campaign file (YAML) lists runs of karma mini-apps; karma-batch writes one
@@ -93,14 +94,17 @@ Weak scaling keeps the deck's size per rank; strong scaling keeps it global
 and splits it over the ranks: the mini-app reads <app>.scaling (change the key
 with scaling_key). Integers, lists and strings in set/sweep are passed as
 written (2^28 stays 2^28). When karma-<app> can be run here, karma-batch checks
-every set/sweep key and value (type, range, choices, list length) against its
---help; when it cannot, it says so, and a wrong value stops the job at its
+every set/sweep key and value (type, range, choices, list length) against the
+JSON Schema of its deck (karma-<app> --help=json); when it cannot, it says so, and a wrong value stops the job at its
 start (exit 2). Counts (nodes, ranks_per_node, gpus_per_rank, cpus_per_rank,
 repeat) are at most 2^31-1, and a campaign at most 10000 jobs.
 
-The YAML subset: block and flow mappings and lists, quoted and plain scalars,
-'|' blocks, comments. Anchors, aliases, tags, '>' blocks and several
-documents are refused with their position.
+The YAML (read with ruamel.yaml): block and flow mappings and lists, quoted
+and plain scalars, '|' blocks, comments. Duplicate keys, anchors, aliases,
+tags, '>' blocks, a value that runs over several lines and several documents
+are refused with their position. Plain values are read as YAML 1.2 reads
+them: on, off, yes and no are strings (run.energy: on is passed as 'on'),
+00:30:00 is a string, and 010 is no integer (octal or decimal, by version).
 """
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -411,8 +415,10 @@ def _slug(key, text):
 
 
 class KeyLister:
-    """Deck keys of a mini-app and their types, from `karma-<app> --help`
-    (cached): {key: DeckType or None (a type this tool does not know)}."""
+    """Deck keys of a mini-app and their types, from the JSON Schema that
+    `karma-<app> --help=json` prints (cached): {key: DeckType or None (a
+    type this tool does not know)}. Output that is not JSON is a ToolError
+    (exit 2): the executable is not the mini-app it should be."""
 
     def __init__(self):
         self.cache = {}
@@ -426,18 +432,40 @@ class KeyLister:
         if path and os.access(path, os.X_OK):
             env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
             try:
-                out = subprocess.run([path, "--help"], capture_output=True, text=True,
+                out = subprocess.run([path, "--help=json"], capture_output=True, text=True,
                                      timeout=60, env=env, stdin=subprocess.DEVNULL)
-                if out.returncode == 0:
-                    keys = parse_help_types(out.stdout)
             except (OSError, subprocess.TimeoutExpired):
-                keys = None
+                out = None
+            if out is not None and out.returncode == 0:
+                try:
+                    keys = schema_types(json.loads(out.stdout))
+                except ValueError as e:
+                    raise ToolError(f"{path} --help=json: not a deck's JSON Schema ({e})",
+                                    2) from None
             if not keys:
-                self.warnings.append(f"could not list the deck keys of {path} (its --help "
+                self.warnings.append(f"could not list the deck keys of {path} (its --help=json "
                                      "failed); set/sweep keys and values are not checked")
                 keys = None
         self.cache[executable] = keys
         return keys
+
+
+def schema_types(schema):
+    """{deck key: DeckType or None} from a mini-app's --help=json (deck.cpp's
+    Schema::json_schema): a section per object, a key per other property.
+    ValueError for a document of another shape."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
+        raise ValueError("no properties at the top")
+    types = {}
+    for section, body in schema["properties"].items():
+        keys = body.get("properties") if isinstance(body, dict) else None
+        if not isinstance(keys, dict):
+            raise ValueError(f"section {section} has no properties")
+        for key, spec in keys.items():
+            if not isinstance(spec, dict):
+                raise ValueError(f"{section}.{key} is not a schema")
+            types[f"{section}.{key}"] = DeckType.from_schema(spec)
+    return types
 
 
 def parse_help_keys(text):
@@ -484,6 +512,49 @@ class DeckType:
         self.choices, self.lengths = tuple(choices), tuple(lengths)
 
     @classmethod
+    def from_schema(cls, spec):
+        """From one key's JSON Schema (--help=json); the text is what
+        describe_type says of it, for the same messages. None for a schema
+        it does not know."""
+        def bound(v):
+            return str(int(v)) if float(v).is_integer() and abs(v) < 9.2e18 else repr(v)
+
+        def described(of):
+            lo, hi = of.get("minimum"), of.get("maximum")
+            text = f" >= {bound(lo)}" if lo is not None else ""
+            if hi is not None:
+                text += ("," if text else "") + f" <= {bound(hi)}"
+            return text, lo, hi
+
+        kind = spec.get("type")
+        if kind in ("integer", "number"):
+            text, lo, hi = described(spec)
+            return cls(("an integer" if kind == "integer" else "a number") + text, kind, lo, hi)
+        if kind == "boolean":
+            return cls("true or false", "boolean")
+        if kind == "string":
+            if "enum" in spec:
+                return cls("one of " + "|".join(spec["enum"]), "choice", choices=spec["enum"])
+            return cls("a string", "string")
+        if kind != "array" or not isinstance(spec.get("items"), dict):
+            return None
+        items = spec["items"]
+        if "anyOf" in spec:
+            lengths = [a.get("minItems") for a in spec["anyOf"]]
+        elif "maxItems" in spec:
+            lengths = [spec["maxItems"]]
+        else:
+            lengths = []
+        head = "a list of" + "".join(f"{' or ' if i else ' '}{n}" for i, n in enumerate(lengths))
+        if items.get("type") == "integer":
+            text, lo, hi = described(items)
+            return cls(head + " integers" + text, "integer_list", lo, hi, lengths=lengths)
+        if "enum" in items:
+            return cls(head + (" of " if lengths else " ") + "|".join(items["enum"]),
+                       "choice_list", choices=items["enum"], lengths=lengths)
+        return None
+
+    @classmethod
     def parse(cls, text):
         """From describe_type's text; None for a text it does not know."""
         def bounds(rest):
@@ -517,7 +588,7 @@ class DeckType:
         return cls(text, "choice_list", choices=choices, lengths=lengths)
 
     def problem(self, node):
-        """Why the mini-app would refuse this value (a yamlsub Node of the
+        """Why the mini-app would refuse this value (a yamlread Node of the
         text it will be given), or None."""
         v = node.value
         if self.kind in ("integer_list", "choice_list"):
@@ -639,10 +710,10 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
     with open(path, "rb") as f:
         data = f.read()
     try:
-        root = yamlsub.parse(data.decode("utf-8"), path)
+        root = yamlread.parse(data.decode("utf-8"), path)
     except UnicodeDecodeError as e:
         raise ToolError(f"{path}:1:1: not UTF-8 text ({e.reason})", 2) from None
-    except yamlsub.YamlError as e:
+    except yamlread.YamlError as e:
         raise ToolError(f"{e.source}:{e.line}:{e.col}: YAML syntax error: {e.message}", 2) \
             from None
     check = _Checker(path)
@@ -884,8 +955,8 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
                     continue  # a type this tool cannot read: the mini-app checks it
                 for text, vnode, vpath in values:
                     try:
-                        parsed = yamlsub.parse_value(text, check.source, vnode.line, vnode.col)
-                    except yamlsub.YamlError:
+                        parsed = yamlread.parse_value(text, check.source, vnode.line, vnode.col)
+                    except yamlread.YamlError:
                         lister.warnings.append(f"{vpath}: cannot read '{_short(text)}' here; "
                                                f"karma-{app} checks it when the job starts")
                         continue
@@ -981,8 +1052,8 @@ def _fill(check, node, path, text, variables, deck_values=None, keep=()):
             return variables[name]
         if deck_values is not None and name in deck_values:
             try:
-                value = deck_value(yamlsub.parse_value(deck_values[name]).plain())
-            except yamlsub.YamlError:
+                value = deck_value(yamlread.parse_value(deck_values[name]).plain())
+            except yamlread.YamlError:
                 value = deck_values[name]
             if index is not None:
                 if not isinstance(value, list) or int(index) >= len(value):

@@ -15,7 +15,7 @@ import csv
 import io
 import math
 
-from . import ToolError, __version__, yamlsub
+from . import ToolError, __version__, yamlread
 
 FORMATS = ("babelstream",)
 
@@ -105,8 +105,8 @@ def resolve_deck(path, overrides):
     """The deck file with `key=value` overrides applied: what a karma run
     records as deck.resolved, for the keys the file and overrides name."""
     try:
-        resolved = deck_value(yamlsub.load(path).plain()) or {}
-    except (OSError, yamlsub.YamlError) as e:
+        resolved = deck_value(yamlread.load(path).plain()) or {}
+    except (OSError, yamlread.YamlError) as e:
         raise ToolError(f"{path}: cannot read the deck ({e})", 2) from None
     if not isinstance(resolved, dict):
         raise ToolError(f"{path}: a deck is a mapping of sections", 2)
@@ -119,14 +119,16 @@ def resolve_deck(path, overrides):
             if not isinstance(node, dict):
                 raise ToolError(f"--set {text}: {part} is not a section", 2)
         try:
-            node[parts[-1]] = deck_value(yamlsub.parse_value(value).plain())
-        except yamlsub.YamlError as e:
+            node[parts[-1]] = deck_value(yamlread.parse_value(value).plain())
+        except yamlread.YamlError as e:
             raise ToolError(f"--set {text}: {e.message}", 2) from None
     return resolved
 
 
-def document(fmt, output_text, exit_status, app, deck, overrides, command, source):
-    """The karma results document (schema_version 2) of one reference run."""
+def document(fmt, output_text, exit_status, app, deck, overrides, command, source,
+             device=None):
+    """The karma results document (schema_version 2) of one reference run;
+    device ("gpu" or "host") says what it ran on, where the caller knows."""
     if fmt != "babelstream":
         raise ToolError(f"unknown reference format {fmt} (known: {', '.join(FORMATS)})", 2)
     kernels = read_babelstream_csv(output_text, source)
@@ -136,11 +138,14 @@ def document(fmt, output_text, exit_status, app, deck, overrides, command, sourc
         # overflows); its timings still stand, so the run is kept and noted.
         notes.append(f"{command[0] if command else fmt} exited {exit_status}; its timings "
                      "are kept")
+    reference = {"format": fmt, "command": list(command), "exit_status": exit_status,
+                 "output": source}
+    if device:
+        reference["device"] = device
     return {
         "schema_version": 2,
         "app": app,
-        "reference": {"format": fmt, "command": list(command), "exit_status": exit_status,
-                      "output": source},
+        "reference": reference,
         "suite": {"name": "karma", "version": __version__},
         "deck": {"path": deck, "overrides": list(overrides),
                  "resolved": resolve_deck(deck, overrides)},

@@ -8,6 +8,7 @@ import os
 import signal
 import stat
 import subprocess
+import sys
 import time
 
 import pytest
@@ -169,6 +170,8 @@ BAD = [
     ("output in args", "name: x\nruns:\n  - name: a\n    app: stream\n    deck: {deck}\n"
      "    args: [--output=x.json]\n", "karma-batch chooses --output"),
     ("yaml syntax", "name: x\nruns: [\n", "c.yaml:2:7: YAML syntax error: unclosed '['"),
+    ("duplicate key", "name: x\nruns:\n  - name: a\n    app: stream\n    deck: {deck}\n"
+     "    app: mgs\n", "c.yaml:6:5: YAML syntax error: duplicate key 'app' (first at line 4)"),
     ("bad module", "name: x\nenvironment:\n  modules: [gcc 12]\nruns: []\n",
      "environment.modules[0]: 'gcc 12': one module per entry"),
     ("slurm typo", "name: x\nslurm: {{partitoin: gpu}}\nruns: []\n",
@@ -319,7 +322,7 @@ def test_submit_status_wait_through_a_scheduler(tmp_path, fake_slurm, stream_exe
     results = os.path.join(ok, "karma-stream.json")
     import subprocess
 
-    assert subprocess.run([validator, results, "--app", "stream", "--ranks", "1",
+    assert subprocess.run([sys.executable, validator, results, "--app", "stream", "--ranks", "1",
                            "--result", "PASSED"]).returncode == 0
     doc = load_json(results)
     assert doc["job"] == {"scheduler": "slurm", "id": "101"}
