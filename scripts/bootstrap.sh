@@ -79,6 +79,7 @@ REQUIRED_PACKAGES=(
     python3-ruamel.yaml # the tools' YAML reader (campaigns, decks, spack.yaml)
     slurm-wlm           # the real-scheduler test: slurmctld + slurmd on this machine
     munge               # Slurm's authentication, for that test
+    jube                # JUBE, whose run of the mini-apps is the test `harvest.jube`
     clang-format        # the style checks (scripts/check-style.sh): C++ format,
     shellcheck          #   the shell scripts
     flake8              #   and the Python (Debian 12 has no ruff)

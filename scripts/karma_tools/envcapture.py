@@ -2,8 +2,11 @@
 run used, written beside its results.
 
 OUT/environment.json holds everything in one document; OUT/*.txt keep each
-command's own output for people (lscpu.txt, meminfo.txt, nvidia-smi.txt, ...).
-A command that is missing or fails is recorded as such, never fatal.
+command's own output for people (lscpu.txt, meminfo.txt, nvidia-smi.txt, ...)
+and the machine-readable ones sit beside them (topology.xml from hwloc's
+lstopo, nvidia-smi.xml, rocm-smi.json), each named by its command's `file`
+in environment.json. A command that is absent (null in `commands`), fails or
+does not answer within --timeout is recorded as such, never fatal.
 """
 
 import argparse
@@ -13,9 +16,11 @@ import os
 import platform
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import xml.etree.ElementTree as ElementTree
 
 from . import ToolError, __version__, main_wrapper
 
@@ -27,14 +32,27 @@ RUNTIME_PREFIXES = ("OMP_", "KOKKOS_", "KARMA_", "CUDA_", "NCCL_", "OMPI_", "PMI
                     "MPICH_", "I_MPI_", "FI_", "HWLOC_", "GOMP_", "KMP_", "MV2_", "CRAY_")
 SCHEDULER_ONLY = ("PBS_NODEFILE",)
 
-# (file name, argv alternatives, what); the first alternative that exists runs.
+# (key, file name, argv alternatives, what); the first alternative that exists runs.
 COMMANDS = [
-    ("lscpu.txt", [["lscpu"]], "CPUs, caches, NUMA"),
-    ("nvidia-smi.txt", [["nvidia-smi", "-q"]], "NVIDIA GPUs, driver, clocks, ECC"),
-    ("nvidia-smi-topo.txt", [["nvidia-smi", "topo", "-m"]], "GPU/NIC/CPU affinity"),
-    ("rocm-smi.txt", [["rocm-smi", "--showallinfo"]], "AMD GPUs"),
-    ("numactl.txt", [["numactl", "--hardware"]], "NUMA nodes and distances"),
-    ("uname.txt", [["uname", "-a"]], "kernel"),
+    ("lscpu", "lscpu.txt", [["lscpu"]], "CPUs, caches, NUMA"),
+    ("topology", "topology.xml", [["lstopo-no-graphics", "--of", "xml", "-"],
+                                  ["lstopo", "--of", "xml", "-"]],
+     "hardware topology: packages, caches, cores, NUMA, PCI devices (hwloc)"),
+    ("nvidia-smi", "nvidia-smi.txt", [["nvidia-smi", "-q"]], "NVIDIA GPUs, driver, clocks, ECC"),
+    ("nvidia-smi-xml", "nvidia-smi.xml", [["nvidia-smi", "-q", "-x"]],
+     "the same as XML: clocks, power limits"),
+    ("nvidia-smi-topo", "nvidia-smi-topo.txt", [["nvidia-smi", "topo", "-m"]],
+     "GPU/NIC/CPU affinity"),
+    ("rocm-smi", "rocm-smi.txt", [["rocm-smi", "--showallinfo"]], "AMD GPUs"),
+    ("rocm-smi-json", "rocm-smi.json", [["rocm-smi", "--showallinfo", "--json"]],
+     "the same as JSON"),
+    ("ibv_devinfo", "ibv_devinfo.txt", [["ibv_devinfo", "-v"]],
+     "InfiniBand/RoCE adapters: firmware, ports, link (rdma-core)"),
+    ("fi_info", "fi_info.txt", [["fi_info"]], "libfabric providers and interfaces"),
+    ("ucx_info", "ucx_info.txt", [["ucx_info", "-v"]], "UCX version and configuration"),
+    ("ucx_info-devices", "ucx_info-devices.txt", [["ucx_info", "-d"]], "UCX transports, devices"),
+    ("numactl", "numactl.txt", [["numactl", "--hardware"]], "NUMA nodes and distances"),
+    ("uname", "uname.txt", [["uname", "-a"]], "kernel"),
 ]
 COMPILERS = [
     ("c++", [[os.environ.get("CXX", "c++"), "--version"]]),
@@ -58,15 +76,25 @@ def run_command(alternatives, timeout):
         if not exe or not os.access(exe, os.X_OK):
             continue
         try:
-            out = subprocess.run([exe] + argv[1:], capture_output=True, text=True,
-                                 timeout=timeout, stdin=subprocess.DEVNULL, errors="replace")
-            return {"argv": [exe] + argv[1:], "exit_code": out.returncode,
-                    "output": out.stdout + (out.stderr if out.returncode else "")}
-        except subprocess.TimeoutExpired:
-            return {"argv": [exe] + argv[1:], "exit_code": None,
-                    "output": f"(no answer within {timeout} s)"}
+            # Its own session, so a timeout ends the children too: one left
+            # holding the pipes would keep the capture waiting.
+            proc = subprocess.Popen([exe] + argv[1:], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                                    errors="replace", start_new_session=True)
         except OSError as e:
             return {"argv": [exe] + argv[1:], "exit_code": None, "output": f"({e.strerror})"}
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            proc.communicate()
+            return {"argv": [exe] + argv[1:], "exit_code": None,
+                    "output": f"(no answer within {timeout:g} s)"}
+        return {"argv": [exe] + argv[1:], "exit_code": proc.returncode,
+                "output": stdout + (stderr if proc.returncode else "")}
     return None
 
 
@@ -155,19 +183,31 @@ def capture(timeout=20, environ=None):
     doc["platform"]["os"] = os_release.get("PRETTY_NAME")
 
     commands = {}
-    for name, alternatives, what in COMMANDS:
+    for key, name, alternatives, what in COMMANDS:
         result = run_command(alternatives, timeout)
-        key = name[:-4]
         commands[key] = None if result is None else {
-            "argv": result["argv"], "exit_code": result["exit_code"], "what": what}
+            "argv": result["argv"], "exit_code": result["exit_code"], "what": what, "file": name}
         if result is not None:
             files[name] = result["output"]
     doc["commands"] = commands
-    lscpu = files.get("lscpu.txt")
+
+    def answer(key):
+        """The output of a command that ran and succeeded, else None."""
+        ran = commands[key]
+        return files[ran["file"]] if ran and ran["exit_code"] == 0 else None
+
+    lscpu = answer("lscpu")
     doc["cpu"] = parse_colon_lines(lscpu) if lscpu else None
-    smi = files.get("nvidia-smi.txt")
-    doc["gpu"] = _nvidia_summary(smi) if smi and commands["nvidia-smi"]["exit_code"] == 0 \
-        else None
+    smi = answer("nvidia-smi")
+    doc["gpu"] = _nvidia_summary(smi) if smi else None
+    if doc["gpu"] is not None and answer("nvidia-smi-xml"):
+        doc["gpu"]["devices"] = _nvidia_devices(answer("nvidia-smi-xml"))
+    doc["interconnect"] = {
+        "ibverbs": _ibv_devices(answer("ibv_devinfo")) if answer("ibv_devinfo") else None,
+        "libfabric_providers": _fi_providers(answer("fi_info")) if answer("fi_info") else None,
+        "ucx": _ucx_summary(answer("ucx_info"), answer("ucx_info-devices"))
+        if answer("ucx_info") else None,
+    }
 
     text, values = meminfo()
     if text is not None:
@@ -214,6 +254,81 @@ def _nvidia_summary(text):
             "cuda_version": cuda}
 
 
+def _nvidia_devices(text):
+    """Per GPU from `nvidia-smi -q -x`: clocks now and at most (MHz) and the
+    power limits (W); [] when the XML cannot be read."""
+    try:
+        root = ElementTree.fromstring(text)
+    except ElementTree.ParseError:
+        return []
+
+    def number(gpu, path):
+        m = re.match(r"\s*([\d.]+)", gpu.findtext(path) or "")
+        return float(m.group(1)) if m else None
+
+    devices = []
+    for gpu in root.findall("gpu"):
+        device = {"pci_bus_id": gpu.get("id"), "product": gpu.findtext("product_name")}
+        for kind in ("clocks", "max_clocks"):
+            for clock in ("graphics_clock", "sm_clock", "mem_clock"):
+                device[f"{kind}.{clock}_MHz"] = number(gpu, f"{kind}/{clock}")
+        # Newer drivers name the section gpu_power_readings, older power_readings.
+        for section in ("gpu_power_readings", "power_readings"):
+            if gpu.find(section) is not None:
+                for limit in ("current_power_limit", "enforced_power_limit", "default_power_limit",
+                              "max_power_limit", "power_limit"):
+                    value = number(gpu, f"{section}/{limit}")
+                    if value is not None:
+                        device[f"{limit}_W"] = value
+                break
+        devices.append(device)
+    return devices
+
+
+def _ibv_devices(text):
+    """Adapters from `ibv_devinfo -v`: firmware and each port's state, link
+    layer, width and speed."""
+    devices = []
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if not sep:
+            continue
+        if key == "hca_id":
+            devices.append({"hca_id": value, "ports": []})
+        elif not devices:
+            continue
+        elif key in ("fw_ver", "board_id", "transport") and not devices[-1]["ports"]:
+            devices[-1][key] = value
+        elif key == "port":
+            devices[-1]["ports"].append({"port": value})
+        elif key in ("state", "link_layer", "active_width", "active_speed", "active_mtu") \
+                and devices[-1]["ports"]:
+            devices[-1]["ports"][-1][key] = value
+    return devices
+
+
+def _fi_providers(text):
+    """The providers `fi_info` lists, in order, once each."""
+    found = re.findall(r"^provider:\s*(\S+)", text, re.MULTILINE)
+    return list(dict.fromkeys(found))
+
+
+def _ucx_summary(version_text, devices_text):
+    """UCX's version (`ucx_info -v`) and its transport/device pairs (`-d`)."""
+    m = re.search(r"^#\s*(?:Library version:|Version)\s*(\S+)", version_text, re.MULTILINE)
+    pairs, transport = [], None
+    for line in (devices_text or "").splitlines():
+        t = re.match(r"^#\s*Transport:\s*(\S+)", line)
+        d = re.match(r"^#\s*Device:\s*(\S+)", line)
+        if t:
+            transport = t.group(1)
+        elif d and transport:
+            pairs.append(f"{transport}/{d.group(1)}")
+    return {"version": m.group(1) if m else None,
+            "transports": list(dict.fromkeys(pairs)) if devices_text is not None else None}
+
+
 def write(out_dir, doc, files):
     """Writes the capture into out_dir through a temporary sibling directory,
     so out_dir is whole or absent."""
@@ -244,13 +359,18 @@ def write(out_dir, doc, files):
 
 DESCRIPTION = """\
 Records what a procurement disclosure needs about this node, beside a run's
-results: lscpu, /proc/meminfo, nvidia-smi -q (and topo -m) where present,
+results: lscpu, /proc/meminfo, the topology as XML (hwloc's lstopo),
+nvidia-smi -q (also as XML, and topo -m) or rocm-smi (also as JSON) where
+present, the interconnect (ibv_devinfo, fi_info, ucx_info where present),
 numactl, the loaded modules, the batch system's variables (SLURM_*, PBS_*,
 ...), run-time variables (OMP_*, KOKKOS_*, CUDA_*, MPI's), and the versions of
 the compilers, MPI and CMake found in PATH.
 
-Writes OUT/environment.json (everything) and OUT/*.txt (each command's own
-output). karma-batch job scripts run it into <results>/environment."""
+Writes OUT/environment.json (everything; each command's `file` names its
+output) and beside it each command's own output (*.txt, topology.xml,
+nvidia-smi.xml, rocm-smi.json). A command that is absent is recorded as
+null, one that fails with its exit status. karma-batch job scripts run it
+into <results>/environment."""
 
 
 def main(argv=None):
