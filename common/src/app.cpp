@@ -6,6 +6,7 @@
 #include "karma/comm.hpp"
 #include "karma/energy.hpp"
 #include "karma/failure.hpp"
+#include "karma/profiling.hpp"
 #include "karma/system.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -97,6 +98,8 @@ std::string usage(const std::string& executable) {
          "                    run.results_dir)\n"
          "  --quiet           print only the FOM and RESULT lines\n"
          "  --help            this text and every deck key\n"
+         "  --help=json       the deck's keys as a JSON Schema (types, defaults, ranges,\n"
+         "                    choices, meanings)\n"
          "  --kokkos-...      Kokkos' flags; one this Kokkos (" +
          kokkos_version_string() +
          ") does not read is an error\n"
@@ -122,6 +125,8 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     const std::string& arg = args[i];
     if (arg == "--help" || arg == "-h") {
       cli.help = true;
+    } else if (arg == "--help=json") {
+      cli.help = cli.help_json = true;
     } else if (arg == "--quiet" || arg == "-q") {
       cli.quiet = true;
     } else if (is(arg, "--set")) {
@@ -467,6 +472,12 @@ int run_main(int argc, char** argv, const App& app) {
     comm::finalize();
     return settled;
   }
+  if (cli.help_json) {
+    if (comm::is_root())
+      std::printf("%s\n", app.schema.json_schema(executable + " deck").dump(2).c_str());
+    comm::finalize();
+    return exit_ok;
+  }
   if (cli.help) {
     if (comm::is_root())
       std::printf("%s: %s\n%s\ndeck keys:\n%s", executable.c_str(), app.summary.c_str(),
@@ -500,6 +511,13 @@ int run_main(int argc, char** argv, const App& app) {
     // Alike on every rank (one argv), so all leave together.
     check_kokkos_flags_consumed(kokkos_argc, kokkos_argv.data());
     inject_failure_at("start");
+    // What ties a tool's profile to this run and its results JSON.
+    profiling::declare_run(app.name, {{"karma.command_line", command},
+                                      {"karma.deck", deck->source()},
+                                      {"karma.deck_sha256", deck->sha256()},
+                                      {"karma.overrides", nlohmann::json(cli.overrides).dump()},
+                                      {"karma.ranks", std::to_string(comm::size())},
+                                      {"karma.rank", std::to_string(comm::rank())}});
     const Context context{*deck, cli, device_id};
     nlohmann::json me = {{"rank", comm::rank()},
                          {"host", hostname()},

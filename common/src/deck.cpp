@@ -695,6 +695,83 @@ std::string Schema::help_text() const {
   return out.str();
 }
 
+namespace {
+
+// One key's JSON Schema, from the KeySpec help_text describes.
+nlohmann::json key_schema(const KeySpec& k) {
+  using nlohmann::json;
+  json range = json::object();
+  if (k.min)
+    range["minimum"] = k.type == KeyType::number ? json(*k.min) : json(std::int64_t(*k.min));
+  if (k.max)
+    range["maximum"] = k.type == KeyType::number ? json(*k.max) : json(std::int64_t(*k.max));
+  json s = json::object();
+  switch (k.type) {
+    case KeyType::integer:
+    case KeyType::number:
+      s = range;
+      s["type"] = k.type == KeyType::integer ? "integer" : "number";
+      break;
+    case KeyType::boolean:
+      s["type"] = "boolean";
+      break;
+    case KeyType::string:
+      s["type"] = "string";
+      break;
+    case KeyType::choice:
+      s["type"] = "string";
+      s["enum"] = k.choices;
+      break;
+    case KeyType::integer_list:
+    case KeyType::choice_list: {
+      json items = k.type == KeyType::integer_list ? range : json{{"enum", k.choices}};
+      items["type"] = k.type == KeyType::integer_list ? "integer" : "string";
+      s = {{"type", "array"}, {"items", items}, {"minItems", 1}};
+      if (k.type == KeyType::choice_list) s["uniqueItems"] = true;
+      if (k.lengths.size() == 1) {
+        s["minItems"] = s["maxItems"] = k.lengths[0];
+      } else if (!k.lengths.empty()) {
+        // Lengths such as 1 or 3, not a range.
+        json any = json::array();
+        for (auto n : k.lengths) any.push_back({{"minItems", n}, {"maxItems", n}});
+        s["anyOf"] = any;
+      }
+      break;
+    }
+  }
+  s["default"] = k.default_value;
+  s["description"] = k.help;
+  return s;
+}
+
+}  // namespace
+
+nlohmann::json Schema::json_schema(const std::string& title) const {
+  using nlohmann::json;
+  const auto section = [] {
+    return json{
+        {"type", "object"}, {"properties", json::object()}, {"additionalProperties", false}};
+  };
+  json root = section();
+  root["$schema"] = "https://json-schema.org/draft/2020-12/schema";
+  root["title"] = title;
+  root["description"] =
+      "The deck's keys as resolved (deck.resolved in the results): integers written base^exponent "
+      "in the YAML (2^28) are integers here. Every key is optional; its default applies.";
+  for (const auto& k : keys_) {
+    json* node = &root;
+    std::string rest = k.path;
+    for (auto dot = rest.find('.'); dot != std::string::npos; dot = rest.find('.')) {
+      json& child = (*node)["properties"][rest.substr(0, dot)];
+      if (child.is_null()) child = section();
+      node = &child;
+      rest = rest.substr(dot + 1);
+    }
+    (*node)["properties"][rest] = key_schema(k);
+  }
+  return root;
+}
+
 // --- Deck -------------------------------------------------------------------
 
 Deck Deck::load(const std::string& path, const Schema& schema,

@@ -786,4 +786,47 @@ TEST(Schema, RedeclaringAKeyReplacesIt) {
   }
 }
 
+// --- --help=json -------------------------------------------------------------------
+
+TEST(DeckJsonSchema, EveryKeyWithItsTypeDefaultRangeAndMeaning) {
+  const nlohmann::json s = test_schema().json_schema("test deck");
+  EXPECT_EQ(s["$schema"], "https://json-schema.org/draft/2020-12/schema");
+  EXPECT_EQ(s["additionalProperties"], false);
+  const auto& grid = s["properties"]["grid"];
+  EXPECT_EQ(grid["type"], "object");
+  EXPECT_EQ(grid["additionalProperties"], false);
+  const auto& cells = grid["properties"]["cells"];
+  EXPECT_EQ(cells, (nlohmann::json{{"type", "integer"},
+                                   {"minimum", 1},
+                                   {"maximum", 1000},
+                                   {"default", 64},
+                                   {"description", "number of cells per side"}}));
+  EXPECT_EQ(grid["properties"]["cfl"]["maximum"], 1.0);
+  EXPECT_EQ(grid["properties"]["periodic"]["type"], "boolean");
+  EXPECT_EQ(grid["properties"]["layout"]["enum"], (nlohmann::json{"left", "right"}));
+  const auto& shape = grid["properties"]["shape"];
+  EXPECT_EQ(shape["items"], (nlohmann::json{{"type", "integer"}, {"minimum", 1}}));
+  EXPECT_EQ(shape["anyOf"],
+            (nlohmann::json::parse(
+                R"([{"minItems": 1, "maxItems": 1}, {"minItems": 3, "maxItems": 3}])")));
+  const auto& kernels = grid["properties"]["kernels"];
+  EXPECT_EQ(kernels["uniqueItems"], true);
+  EXPECT_EQ(kernels["items"]["enum"], (nlohmann::json{"copy", "mul", "add", "triad"}));
+  EXPECT_EQ(kernels["default"], (nlohmann::json{"copy", "add"}));
+  // Every key of the schema, and nothing else, at its section.
+  std::size_t keys = 0;
+  for (const auto& [section, body] : s["properties"].items()) keys += body["properties"].size();
+  EXPECT_EQ(keys, test_schema().keys().size());
+  EXPECT_EQ(s["properties"]["run"]["properties"]["energy"]["enum"], (nlohmann::json{"on", "off"}));
+}
+
+TEST(DeckJsonSchema, TheBoundsTheReaderEnforces) {
+  // The reader refuses what the schema's bounds refuse: both from one KeySpec.
+  const nlohmann::json s = test_schema().json_schema("test deck");
+  EXPECT_EQ(s["properties"]["solver"]["properties"]["count"]["minimum"], 0);
+  EXPECT_TRUE(contains(error_of("solver:\n  count: -1\n"), "must be >= 0, got -1"));
+  EXPECT_EQ(s["properties"]["grid"]["properties"]["cells"]["maximum"], 1000);
+  EXPECT_TRUE(contains(error_of("grid:\n  cells: 1001\n"), "must be <= 1000, got 1001"));
+}
+
 }  // namespace karma_test_deck

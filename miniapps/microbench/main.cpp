@@ -6,6 +6,7 @@
 #include "karma/build_info.hpp"
 #include "karma/error.hpp"
 #include "karma/output.hpp"
+#include "karma/profiling.hpp"
 #include "karma/system.hpp"
 
 #include <benchmark/benchmark.h>
@@ -31,7 +32,8 @@ constexpr int exit_resource = karma::exit_runtime_error;
 
 void print_usage(const char* exe) {
   std::cout
-      << "usage: " << exe << " [--sizes=standard|tiny] [--benchmark_*=...] [--kokkos-*=...]\n"
+      << "usage: " << exe
+      << " [--sizes=standard|tiny] [--benchmark_*=...] [--kokkos-*=...] [--help[=json]]\n"
       << "\n"
       << "karma's arrays against raw pointers and hand-written indexing: Sum3D, Stencil3D,\n"
       << "TinyMatrixSum, Subspan3D and MatVec (Hollman et al. 2019), LayoutRight and\n"
@@ -130,6 +132,13 @@ int main(int argc, char* argv[]) {
       print_usage(argv[0]);
       return exit_verified;
     }
+    if (arg == "--help=json") {
+      // It reads no deck: the schema of one with no keys, so that tools
+      // asking every mini-app for its deck keys get an answer here too.
+      std::cout << karma::Schema().json_schema("karma-microbench deck (it reads none)").dump(2)
+                << "\n";
+      return exit_verified;
+    }
     if (starts_with(arg, "--sizes=")) {
       const std::string value = arg.substr(8);
       if (value != "standard" && value != "tiny") {
@@ -191,6 +200,12 @@ int main(int argc, char* argv[]) {
       code = exit_usage;
     } else {
       add_context(sizes);
+      std::string command = "karma-microbench";
+      for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+      karma::profiling::declare_run("microbench",
+                                    {{"karma.command_line", command},
+                                     {"karma.sizes", sizes == Sizes::tiny ? "tiny" : "standard"},
+                                     {"karma.benchmark_out", out_path}});
       register_all(sizes);
       const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
       const Outcome& o = outcome();

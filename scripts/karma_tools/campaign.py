@@ -95,9 +95,10 @@ and splits it over the ranks: the mini-app reads <app>.scaling (change the key
 with scaling_key). Integers, lists and strings in set/sweep are passed as
 written (2^28 stays 2^28). When karma-<app> can be run here, karma-batch checks
 every set/sweep key and value (type, range, choices, list length) against the
-JSON Schema of its deck (karma-<app> --help=json); when it cannot, it says so, and a wrong value stops the job at its
-start (exit 2). Counts (nodes, ranks_per_node, gpus_per_rank, cpus_per_rank,
-repeat) are at most 2^31-1, and a campaign at most 10000 jobs.
+JSON Schema of its deck (karma-<app> --help=json); when it cannot, it says so,
+and a wrong value stops the job at its start (exit 2). Counts (nodes,
+ranks_per_node, gpus_per_rank, cpus_per_rank, repeat) are at most 2^31-1, and
+a campaign at most 10000 jobs.
 
 The YAML (read with ruamel.yaml): block and flow mappings and lists, quoted
 and plain scalars, '|' blocks, comments. Duplicate keys, anchors, aliases,

@@ -145,6 +145,29 @@ def check_run(path, doc):
             f.number(time_s, "min", f"{where}.time_s.min")
 
 
+_LENIENT = []
+
+
+def check_schema(path, doc):
+    """The document against schemas/results.schema.json, requiring nothing
+    (check_run has required what the tools read): every field present must
+    have its type and range. A reference result, another program's figures,
+    is not a karma run and is left to check_run."""
+    from . import schemas
+
+    if isinstance(doc.get("reference"), dict):
+        return
+    if not _LENIENT:
+        import jsonschema
+
+        strict = schemas.load("results.schema.json")
+        _LENIENT.append(jsonschema.Draft202012Validator(schemas.lenient(strict.schema)))
+    problems = schemas.problems(_LENIENT[0], doc)
+    if problems:
+        raise ToolError(f"{path}: {problems[0]}; not a well-formed karma results document "
+                        "(schemas/results.schema.json)", 2)
+
+
 def check_benchmarks(path, doc):
     """The same for a Google Benchmark file: what karma-report reads."""
     f = _Fields(path)
@@ -179,13 +202,19 @@ class Run:
             bool((doc.get("verification") or {}).get("passed", True))
         kokkos = doc.get("kokkos") or {}
         self.backend = kokkos.get("default_execution_space", "?")
+        self.kokkos_version = kokkos.get("version") or "?"
         ranks = doc.get("ranks") or [{}]
         device = (ranks[0] or {}).get("device") or {}
         self.device = device.get("name") or "?"
         self.schema_version = doc.get("schema_version")
         # Results read from a reference program's output (reference.py).
-        self.reference = (doc.get("reference") or {}).get("format") \
-            if isinstance(doc.get("reference"), dict) else None
+        reference = doc.get("reference") if isinstance(doc.get("reference"), dict) else {}
+        self.reference = reference.get("format")
+        # gpu or host: what the kernels ran on (a node's host CPU runs and its
+        # GPU runs are different cases); "" where the results do not say.
+        self.device_kind = reference.get("device") if self.reference else device.get("kind")
+        if self.device_kind not in ("gpu", "host"):
+            self.device_kind = ""
         self.kernels = {}
         for k in doc.get("kernels") or []:
             fom = k.get("fom") or {}
@@ -366,6 +395,7 @@ def load_set(path, label=None, committed_only=False, need_runs=True):
                 raise ToolError(f"{f}: schema_version {version} but no {', '.join(missing)}: not a "
                                 "karma results document", 2)
             check_run(f, doc)
+            check_schema(f, doc)
             result.runs.append(Run(f, doc))
         elif isinstance(doc, dict) and "benchmarks" in doc and "context" in doc:
             check_benchmarks(f, doc)

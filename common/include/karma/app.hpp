@@ -24,6 +24,7 @@ struct CommandLine {
   std::string output;                  // empty: a time-stamped file in run.results_dir
   bool quiet = false;
   bool help = false;
+  bool help_json = false;  // --help=json: the deck's JSON Schema
 };
 
 // `args` holds the arguments after the program name, --kokkos-* removed.

@@ -59,6 +59,10 @@ class Schema {
   std::string suggest(const std::string& unknown) const;
   // Every key with its type, default and meaning, for --help.
   std::string help_text() const;
+  // The same keys as a JSON Schema (draft 2020-12) of the resolved deck, for
+  // --help=json: an object per section, no other keys, each key with its
+  // type, default, range, choices and meaning.
+  nlohmann::json json_schema(const std::string& title) const;
 
  private:
   Schema& add(KeySpec spec);
