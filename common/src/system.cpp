@@ -2,6 +2,7 @@
 #include "karma/system.hpp"
 
 #include "karma/app.hpp"
+#include "karma/energy.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -395,6 +396,9 @@ nlohmann::json describe_device() {
     d["l2_cache_bytes"] = f->l2_cache_bytes;
     if (f->warp_size > 0) d["warp_size"] = f->warp_size;
     put_peaks(d, *f);
+    // Clocks and power limit before any kernel runs: with the driver version,
+    // what a disclosure needs to tell a throttled or capped GPU.
+    d["state_at_start"] = energy::gpu_state(d);
     return d;
   }
   d["kind"] = "host";

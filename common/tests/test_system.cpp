@@ -47,6 +47,11 @@ TEST(DescribeDevice, GpuFields) {
   EXPECT_EQ(d.at("uuid").get<std::string>().rfind("GPU-", 0), 0u);
   EXPECT_EQ(d.at("pci_bus_id").get<std::string>().size(), 12u);  // 0000:3b:00.0
   EXPECT_EQ(d.at("warp_size"), 32);
+  // A GPU node has NVML (the driver installs it): clocks and the power limit.
+  const json& state = d.at("state_at_start");
+  EXPECT_EQ(state.value("source", ""), "nvml") << state.dump();
+  EXPECT_GT(state.value("sm_max_MHz", 0.0), 0) << state.dump();
+  EXPECT_GT(state.value("power_limit_W", 0.0), 0) << state.dump();
 #elif defined(KOKKOS_ENABLE_HIP)
   EXPECT_EQ(d.at("vendor"), "AMD");
   const auto architecture = d.at("architecture").get<std::string>();
