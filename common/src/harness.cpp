@@ -2,6 +2,7 @@
 
 #include "karma/comm.hpp"
 #include "karma/energy.hpp"
+#include "karma/profiling.hpp"
 #include "karma/progress.hpp"
 #include "karma/timing.hpp"
 
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
 namespace karma {
@@ -102,6 +104,9 @@ nlohmann::json energy_window(Variant& v, const KernelResult& r) {
   if (ok) ok = (a = energy::next_step(*s.counter, 3 * s.interval_s + 1, why)).has_value();
   comm::barrier();
   Kokkos::fence();
+  // The window is measured work too: its Kokkos Tools region around all its
+  // executions, outside its clock.
+  std::optional<profiling::Region> region(std::in_place, profiling::region_name(r.name));
   const double t0 = energy::now_s(), unix0 = energy::unix_s();
   for (std::int64_t i = 0; i < executions; ++i) {
     if (v.before_each) v.before_each();
@@ -110,6 +115,7 @@ nlohmann::json energy_window(Variant& v, const KernelResult& r) {
     if (v.after_each) v.after_each();
   }
   const double t1 = energy::now_s(), unix1 = energy::unix_s();
+  region.reset();
   std::optional<energy::Reading> b;
   if (ok) ok = (b = energy::next_step(*s.counter, 3 * s.interval_s + 1, why)).has_value();
   // A counter that failed gives no more figures; a short window ends only its own.
@@ -166,6 +172,8 @@ std::vector<KernelResult> measure(const Context& ctx, std::vector<Variant>& vari
       throw Error(exit_runtime_error, "internal: two variants are named '" + v.name + "'");
 
   const std::vector<Turn> order = schedule(variants.size(), plan);
+  std::vector<std::string> regions;
+  for (const auto& v : variants) regions.push_back(profiling::region_name(v.name));
   std::int64_t executions = 0;
   for (const auto& t : order) executions += t.count;
 
@@ -181,6 +189,9 @@ std::vector<KernelResult> measure(const Context& ctx, std::vector<Variant>& vari
     for (std::int64_t i = 0; i < t.count; ++i) {
       if (v.before_each) v.before_each();
       if (t.timed) {
+        // Each timed execution in its Kokkos Tools region, opened before the
+        // timer's fence and barrier and closed after its last fence.
+        const profiling::Region region(regions[t.index]);
         timer.time(v.name, v.run);
       } else {
         v.run();

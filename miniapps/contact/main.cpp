@@ -12,6 +12,7 @@
 #include "karma/array.hpp"
 #include "karma/comm.hpp"
 #include "karma/harness.hpp"
+#include "karma/profiling.hpp"
 #include "karma/progress.hpp"
 
 #include <sys/resource.h>
@@ -23,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <tuple>
 #include <utility>
@@ -192,10 +194,13 @@ void place(const Config& cfg, std::int64_t b_z, Blocks& blocks, KernelTimer* tim
   make_boxes(cfg.shape, blocks.xyz, static_cast<int>(b_z), blocks.boxes);
   trace(timer ? "boxes" : "warm-up: boxes");
   const Grid grid = make_grid(cfg.n, b_z, cfg.cell);
-  if (timer)
+  if (timer) {
+    // Binning serves every storage's rebuild: a Kokkos Tools region of its own.
+    const profiling::Region region(profiling::region_name("binning"));
     timer->time("binning", [&] { bin(blocks.boxes, grid, blocks.cells); });
-  else
+  } else {
     bin(blocks.boxes, grid, blocks.cells, trace);
+  }
 }
 
 // Every storage starts with room for N x capacity entries, first-touched
@@ -222,6 +227,9 @@ void rebuild(NeighbourStorage& st, const Search& search, KernelTimer* timer, Sto
     else
       fn();
   };
+  // A timed rebuild in the Kokkos Tools region of its result, <storage>.build.
+  std::optional<profiling::Region> region;
+  if (timer) region.emplace(profiling::region_name(st.name + ".build"));
   st.build(search, phase, rec);
 }
 
@@ -229,6 +237,7 @@ void rebuild(NeighbourStorage& st, const Search& search, KernelTimer* timer, Sto
 void sweep(const NeighbourStorage& st, const RowStats& stats, const Config& cfg,
            KernelTimer& timer) {
   for (std::int64_t w = 0; w < cfg.warmup; ++w) st.row_stats(stats);
+  const profiling::Region region(profiling::region_name(st.name + ".stats"));
   for (std::int64_t k = 0; k < cfg.sweeps; ++k)
     timer.time(st.name + ".stats", [&] { st.row_stats(stats); });
 }

@@ -1,6 +1,7 @@
 #include "benchmarks.hpp"
 
 #include "karma/app.hpp"
+#include "karma/profiling.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -62,8 +63,18 @@ std::string benchmark_name(const char* family, Where where, const char* layout, 
 }
 
 void add_benchmark(const std::string& name, void (*run)(benchmark::State&)) {
+  // Each call of the benchmark (its set-up, timed loop and check) in the
+  // Kokkos Tools region karma/microbench/<name>: Google Benchmark 1.7 tells
+  // the timed loop no name, and the region stays outside it.
+  const std::string region = profiling::region_name(name);
+  const auto in_region = [region, run](benchmark::State& state) {
+    const profiling::Region open(region);
+    run(state);
+  };
   // Wall-clock time: parallel versions run on several threads or a GPU.
-  benchmark::RegisterBenchmark(name.c_str(), run)->UseRealTime()->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark(name.c_str(), in_region)
+      ->UseRealTime()
+      ->Unit(benchmark::kMicrosecond);
 }
 
 std::int64_t cached_expected_sum(std::uint32_t seed, Index n0, Index n1, Index n2) {
