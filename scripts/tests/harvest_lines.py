@@ -1,0 +1,23 @@
+"""The figures of merit and RESULT words of a mini-app's output, read by
+splitting lines: the oracle against which the harvesting tools' regular
+expressions are tested (test_harvest.py, test_jube.py)."""
+
+APPS = {"stream", "hexgrad", "mgs", "matvec", "contact", "microbench"}
+
+
+def oracle(text):
+    """[(app, kernel, value, units)] of every FOM line and row of
+    karma-microbench's table, and [word] of every RESULT line."""
+    foms, results = [], []
+    for line in text.splitlines():
+        words = line.split()
+        if line.startswith("FOM: "):
+            fields = dict(w.split("=", 1) for w in words[1:])
+            foms.append((fields["app"], fields["kernel"], float(fields["value"]),
+                         fields["units"]))
+        elif line.startswith("RESULT: "):
+            results.append(words[1].rstrip(":"))
+        elif words and words[0].endswith("/real_time") and len(words) >= 6:
+            # Google Benchmark's row: name, time, unit, CPU time, unit, iterations.
+            foms.append(("microbench", words[0][:-len("/real_time")], float(words[1]), words[2]))
+    return foms, results
