@@ -574,7 +574,7 @@ def reference_result(args):
 
     command = shlex.split(args.reference_command or "")
     doc = reference_mod.document(args.format, text, args.exit_status, args.app, args.deck,
-                                 args.set or [], command, args.input)
+                                 args.set or [], command, args.input, device=args.device)
     atomic_write(args.output, json.dumps(doc, indent=2) + "\n")
     for note in doc["notes"]:
         print(f"karma-batch reference-result: note: {note}", file=sys.stderr)
@@ -664,6 +664,8 @@ def parser():
     r.add_argument("--app", required=True, help="the mini-app it stands beside")
     r.add_argument("--deck", required=True, help="the deck that describes what it ran")
     r.add_argument("--set", action="append", metavar="KEY=VALUE")
+    r.add_argument("--device", choices=("gpu", "host"),
+                   help="what it ran on (the job had a GPU, or not)")
     r.add_argument("--command", dest="reference_command",
                    help="the command line, for the record")
     r.add_argument("--output", required=True, metavar="FILE.json")

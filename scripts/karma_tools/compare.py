@@ -13,7 +13,7 @@ import os
 import re
 import sys
 
-from . import ToolError, __version__, atomic_write, main_wrapper, sides
+from . import ToolError, __version__, atomic_write, main_wrapper, read_json, sides
 from .results import format_size, format_value, kernel_energy, load_set
 
 DESCRIPTION = """\
@@ -98,6 +98,9 @@ class Group:
     def backends(self):
         return sorted({r.backend for r in self.runs})
 
+    def kokkos_versions(self):
+        return sorted({r.kokkos_version for r in self.runs if not r.reference})
+
     def devices(self):
         return sorted({r.device for r in self.runs})
 
@@ -114,6 +117,9 @@ def group_runs(runs):
             values["reference"] = r.reference
         values["ranks"] = r.ranks
         values["nodes"] = r.nodes
+        # A node's host CPU runs are cases of their own beside its GPU runs.
+        if r.device_kind:
+            values["device"] = r.device_kind
         key = (r.app, json.dumps(values, sort_keys=True))
         if key not in groups:
             groups[key] = Group(key, r.app, values)
@@ -179,9 +185,13 @@ def case_labels(groups):
     by_stem = {}
     for g in groups:
         by_stem.setdefault((g.app, g.stem), []).append(g)
+    # Where both a GPU and its host CPU ran, every label starts with which
+    # ("gpu: default", "host: default"), so weights can tell them apart.
+    kinds = {g.values.get("device") for g in groups}
+    prefix_kind = {"gpu", "host"} <= kinds
     labels = {}
     for (_, stem), members in by_stem.items():
-        keys = sorted({k for g in members for k in g.values})
+        keys = sorted({k for g in members for k in g.values} - {"device"})
         mode = {}
         for k in keys:
             texts = [json.dumps(g.values.get(k), sort_keys=True) for g in members]
@@ -196,7 +206,8 @@ def case_labels(groups):
                 short = k.split(".")[-1]
                 parts.append(f"{v} {short}" if k in ("ranks", "nodes") else
                              f"{short}={format_size(v)}")
-            labels[g.key] = f"{stem} ({', '.join(parts)})" if parts else stem
+            label = f"{stem} ({', '.join(parts)})" if parts else stem
+            labels[g.key] = f"{g.values.get('device', '?')}: {label}" if prefix_kind else label
     return labels
 
 
@@ -364,6 +375,9 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
             if e["backends"] != base_entry["backends"]:
                 flags.append(f"backend differs: {'/'.join(e['backends'])} vs "
                              f"{'/'.join(base_entry['backends'])}")
+            if e["kokkos"] != base_entry["kokkos"]:
+                flags.append(f"Kokkos differs: {'/'.join(e['kokkos'])} vs "
+                             f"{'/'.join(base_entry['kokkos'])}")
             if e["units"] != base_entry["units"]:
                 flags.append(f"units differ: {e['units']} vs {base_entry['units']}")
             ratio = None
@@ -422,6 +436,7 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
         "sets": [{"label": s.label, "path": s.path, "runs": len(s.runs),
                   "devices": sorted({r.device for r in s.runs}),
                   "backends": sorted({r.backend for r in s.runs}),
+                  "kokkos": sorted({r.kokkos_version for r in s.runs if not r.reference}),
                   "skipped_files": len(s.skipped)} for s in sets],
         "aggregate": how,
         "per_node": per_node,
@@ -448,6 +463,7 @@ def _entry(group, kernel, how):
              "runs": len(use), "failed": not passed and bool(failed),
              "nodes": group.values.get("nodes"), "ranks": group.values.get("ranks"),
              "backends": group.backends(), "devices": group.devices(),
+             "kokkos": group.kokkos_versions(),
              "files": [r.path for r in use], "flags": flags}
     # Energy and efficiency of the same runs, aggregated as the FOM is
     # ("best": the higher FOM per watt, the fewer joules and watts); absent
@@ -544,11 +560,11 @@ def markdown(result):
                    f"execution the other way (above 1: the set uses less energy than "
                    f"{base}); '-' where either side has no measured energy.")
         out.append("")
-    out.append("| set | path | runs | devices | Kokkos backend |")
-    out.append("|---|---|---|---|---|")
+    out.append("| set | path | runs | devices | Kokkos backend | Kokkos |")
+    out.append("|---|---|---|---|---|---|")
     for s in result["sets"]:
         out.append(f"| {s['label']} | `{s['path']}` | {s['runs']} | {', '.join(s['devices'])} | "
-                   f"{', '.join(s['backends'])} |")
+                   f"{', '.join(s['backends'])} | {', '.join(s['kokkos'])} |")
     out.append("")
     out.append("## Summary")
     out.append("")
@@ -844,7 +860,24 @@ def campaign_energy_markdown(t, heading):
 
 
 def campaign_main(args):
-    name, manifest_path, tables, notes = sides.campaign_tables(args.campaign)
+    specs = None
+    if args.compare_from:
+        # The ratio tables of a campaign file edited after its jobs ran: its
+        # compare: section, checked as generate checks it, on these results.
+        from . import campaign as campaign_mod
+
+        specs = campaign_mod.load(args.compare_from, check_keys=False).compare
+    name, manifest_path, tables, notes = sides.campaign_tables(args.campaign, specs)
+    if args.compare_from:
+        ran = {j.get("run") for j in read_json(manifest_path).get("jobs") or []
+               if isinstance(j, dict)}
+        for spec in specs:
+            for side in ("numerator", "denominator"):
+                for pattern in spec[side].get("run", []):
+                    if not any(fnmatch.fnmatchcase(str(r), pattern) for r in ran):
+                        raise ToolError(f"--compare-from {args.compare_from}: compare "
+                                        f"{spec['name']}: {side}.run '{pattern}' is no run "
+                                        f"of {manifest_path}", 2)
     if args.aggregate:
         for t in tables:
             for row in t["rows"]:
@@ -906,6 +939,9 @@ def main(argv=None):
                    help="results directory or file of one machine")
     p.add_argument("--campaign", metavar="OUT",
                    help="the ratio tables of one campaign (its compare: section) instead")
+    p.add_argument("--compare-from", metavar="CAMPAIGN.yaml",
+                   help="with --campaign: the compare: section of this campaign file "
+                   "instead of the one OUT was generated with (tables corrected after a run)")
     p.add_argument("--baseline", metavar="LABEL", help="the set others are divided by "
                    "(default: the first)")
     p.add_argument("--aggregate", choices=("median", "best", "mean", "worst"),
@@ -940,6 +976,8 @@ def main(argv=None):
                                 "per-watt and energy ratios wherever both sides measured "
                                 "energy", 2)
             return campaign_main(args)
+        if args.compare_from:
+            raise ToolError("--compare-from goes with --campaign", 2)
         if len(args.sets) < 2:
             raise ToolError("give at least two result sets to compare", 2)
         sets = []

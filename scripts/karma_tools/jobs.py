@@ -169,7 +169,10 @@ def render(job, campaign, scheduler, envcapture, batch_tool=None):
         ref = [job.executable] + list(job.args)
         read = [batch_tool or "karma-batch", "reference-result", job.reference,
                 "--input", "$results/" + REFERENCE_OUTPUT, "--exit-status", "$code",
-                "--app", job.app, "--deck", job.deck]
+                "--app", job.app, "--deck", job.deck,
+                # What the program ran on, as the campaign gave the job: its
+                # results must not pair with a GPU's when it ran on the host.
+                "--device", "gpu" if job.gpus_per_rank else "host"]
         for o in job.overrides:
             read += ["--set", o]
         read += ["--command", shlex.join(ref),

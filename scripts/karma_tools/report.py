@@ -677,7 +677,8 @@ def sections_of(result_set):
     return out
 
 
-def build(result_set, out_path, plotter, title, intro, ours, theirs, command):
+def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
+          comparisons=(), compare_from=None):
     out_dir = os.path.dirname(os.path.abspath(out_path))
     lines = [f"# {title}", ""]
     if intro:
@@ -700,7 +701,9 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command):
                       f"{passed}/{len(rs)}" if rs else "", writeup])
     lines += _table(["results", "karma runs", "benchmark files", "devices", "verified",
                      "write-up"], index) + [""]
-    lines += side_by_side(result_set.path, out_dir)
+    for path in comparisons:
+        lines += comparison_section(path, out_dir, plotter)
+    lines += side_by_side(result_set.path, out_dir, compare_from)
 
     for name, d, rs, bs in sections:
         lines += [f"## {name}", ""]
@@ -734,8 +737,9 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command):
     return "\n".join(lines) + "\n"
 
 
-def side_by_side(root, out_dir):
-    """The ratio tables of every campaign directory under root."""
+def side_by_side(root, out_dir, compare_from=None):
+    """The ratio tables of every campaign directory under root; compare_from
+    (a loaded campaign file) gives those of its name their compare: section."""
     lines = []
     for path in find_json(root):
         if os.path.basename(path) != sides.MANIFEST:
@@ -746,7 +750,11 @@ def side_by_side(root, out_dir):
             continue
         if not sides.is_manifest(doc) or not doc.get("compare"):
             continue
-        name, _, tables, notes = sides.campaign_tables(path)
+        specs = None
+        if compare_from is not None and \
+                (doc.get("campaign") or {}).get("name") == compare_from.name:
+            specs = compare_from.compare
+        name, _, tables, notes = sides.campaign_tables(path, specs)
         where = os.path.relpath(os.path.dirname(path), out_dir)
         lines += [f"## Side by side: campaign {name}", "",
                   f"_From [{where}/campaign.json]({where}/campaign.json); "
@@ -757,6 +765,85 @@ def side_by_side(root, out_dir):
             lines += [f"{len(missing)} job(s) without results: "
                       + "; ".join(missing[:6]) + ("; ..." if len(missing) > 6 else ""), ""]
     return lines
+
+
+def read_comparison(path):
+    """A karma-compare --json document, checked for the fields the report
+    reads (ToolError 2 naming the file and the key otherwise)."""
+    doc = read_json(path)
+
+    def need(ok, key, what):
+        if not ok:
+            raise ToolError(f"{path}: {key}: {what} (write it with karma-compare --json)", 2)
+
+    need(isinstance(doc, dict) and doc.get("karma_compare") == 1, "karma_compare",
+         "not a karma-compare document of version 1")
+    need(isinstance(doc.get("baseline"), str), "baseline", "expected a set's label")
+    need(isinstance(doc.get("summary"), dict), "summary", "expected an object")
+    need(isinstance(doc.get("rows"), list), "rows", "expected a list")
+    for i, row in enumerate(doc["rows"]):
+        need(isinstance(row, dict) and all(isinstance(row.get(k), str)
+                                           for k in ("app", "case", "kernel")),
+             f"rows[{i}]", "expected app, case and kernel")
+        need(isinstance(row.get("values"), dict), f"rows[{i}].values", "expected an object")
+        for label, v in row["values"].items():
+            need(v is None or isinstance(v, dict) and
+                 all(v.get(k) is None or is_number(v.get(k))
+                     for k in ("ratio", "per_watt_ratio")),
+                 f"rows[{i}].values.{label}", "expected null or an object with number ratios")
+    return doc
+
+
+def comparison_section(path, out_dir, plotter):
+    """The machines of a karma-compare document side by side: its summary,
+    and per mini-app a plot of each row's ratio to the baseline (and per
+    watt, where both sides measured energy)."""
+    doc = read_comparison(path)
+    base = doc["baseline"]
+    labels = [label for label in doc["summary"] if label != base]
+    where = os.path.relpath(path, out_dir)
+    out = ["## Machines compared", "",
+           f"_From [{where}]({where}) (karma-compare --json); baseline **{base}**, ratios "
+           "above 1 better than it._", ""]
+    head = ["set", "weighted geometric mean of ratios", "per watt", "rows used"]
+    rows = []
+    for label in [base] + labels:
+        v = doc["summary"][label] if isinstance(doc["summary"].get(label), dict) else {}
+        rows.append([label, format_value(v.get("geometric_mean")),
+                     format_value(v.get("per_watt_geometric_mean")),
+                     f"{v.get('rows_used', '?')} of {v.get('rows_weighted', '?')}"])
+    out += _table(head, rows) + [""]
+    if not plotter.enabled:
+        return out
+    apps = []
+    for row in doc["rows"]:
+        if row["app"] not in apps:
+            apps.append(row["app"])
+    for app in apps:
+        members = [r for r in doc["rows"] if r["app"] == app and
+                   any((r["values"].get(label) or {}).get("ratio") for label in labels)]
+        if not members:
+            continue
+        names = [f"{r['case']} / {r['kernel']}" for r in members]
+        fig, ax = plotter.plt.subplots(figsize=(7.5, 0.8 + 0.22 * len(members) * len(labels)),
+                                       constrained_layout=True)
+        step = 0.8 / (2 * len(labels))
+        for j, label in enumerate(labels):
+            for k, (key, text) in enumerate((("ratio", ""), ("per_watt_ratio", " per W"))):
+                offsets = [i + (2 * j + k) * step - 0.4 + step / 2 for i in range(len(members))]
+                values = [(r["values"].get(label) or {}).get(key) or 0 for r in members]
+                if any(values):
+                    ax.barh(offsets, values, height=step, label=f"{label}/{base}{text}")
+        ax.axvline(1.0, color="black", linewidth=0.8)
+        ax.set_yticks(range(len(members)))
+        ax.set_yticklabels(names, fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlabel(f"ratio to {base} (above 1: better)")
+        ax.set_title(f"{app}: each figure of merit against {base}", fontsize=9)
+        plotter.legend_below(fig, [ax])
+        file = plotter.save(fig, f"compare-{app}")
+        out += [f"![{app}: ratios to {base}]({plotter.rel}/{file})", ""]
+    return out
 
 
 def _matplotlib_elsewhere(argv):
@@ -804,6 +891,12 @@ def main(argv=None):
                    help="skip files that git ignores (e.g. local runs in results/*.json)")
     p.add_argument("--microbench-pair", default="karma:raw", metavar="OURS:THEIRS",
                    help="benchmark name tokens whose times are divided (default karma:raw)")
+    p.add_argument("--comparison", action="append", default=[], metavar="FILE.json",
+                   help="a karma-compare --json document: its summary and a plot per "
+                   "mini-app of each row's ratio (and per-watt ratio) to the baseline")
+    p.add_argument("--compare-from", metavar="CAMPAIGN.yaml",
+                   help="the ratio tables of the campaign directories of this campaign's "
+                   "name from this file's compare: section (corrected after a run)")
     p.add_argument("--version", action="version", version=f"karma-report {__version__}")
     args = p.parse_args(argv)
 
@@ -815,6 +908,13 @@ def main(argv=None):
             raise ToolError(f"{args.results}: not a directory", 2)
         if args.intro and not os.path.isfile(args.intro):
             raise ToolError(f"--intro {args.intro}: no such file", 2)
+        for path in args.comparison:
+            read_comparison(path)  # bad input stops the report before anything is written
+        compare_from = None
+        if args.compare_from:
+            from . import campaign as campaign_mod
+
+            compare_from = campaign_mod.load(args.compare_from, check_keys=False)
         result_set = load_set(args.results, committed_only=args.committed_only)
         out_path = args.output or os.path.join(args.results, "report.md")
         out_dir = os.path.dirname(os.path.abspath(out_path))
@@ -829,7 +929,7 @@ def main(argv=None):
                 shutil.rmtree(staging, ignore_errors=True)
                 os.makedirs(staging)
             text = build(result_set, out_path, plotter, args.title, args.intro, ours, theirs,
-                         command)
+                         command, args.comparison, compare_from)
             if plotter.enabled:
                 # Plots first, then the report that links them.
                 aside = staging + ".old"

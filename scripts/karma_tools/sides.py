@@ -92,6 +92,7 @@ def load_items(manifest_path, manifest):
                 notes.append(f"{entry['name']}: {note}")
         for name, k in run.kernels.items():
             items.append({"job": entry["name"], "run": entry.get("run", ""),
+                          "app": run.app, "device": run.device_kind,
                           "round": entry.get("round") if isinstance(entry.get("round"), int)
                           else 1,
                           "kernel": name, "implementation": k["implementation"],
@@ -157,9 +158,17 @@ def ratio_table(spec, items):
     if not dens:
         notes.append("no result matches the denominator")
     rows = {}
+    # A ratio compares the same work on the same kind of device: a stream
+    # kernel never pairs with matvec's cuBLAS call, nor a host run with a
+    # GPU's; numerators of an app and device the denominator never selects
+    # are outside the table, not errors.
+    denominated = {(d["app"], d["device"]) for d in dens}
     for n in nums:
+        if (n["app"], n["device"]) not in denominated:
+            continue
         match = [n["deck"].get(k) for k in spec["match"]]
         candidates = [d for d in dens if d is not n and d["round"] == n["round"]
+                      and (d["app"], d["device"]) == (n["app"], n["device"])
                       and [d["deck"].get(k) for k in spec["match"]] == match
                       and (not spec["same_variant"] or d["variant"] == n["variant"])
                       and (not spec.get("same_kernel") or d["kernel"] == n["kernel"])]
@@ -216,10 +225,12 @@ def ratio_table(spec, items):
             "notes": notes}
 
 
-def campaign_tables(path):
-    """(campaign name, manifest path, [tables], [notes]) of a campaign directory."""
+def campaign_tables(path, specs=None):
+    """(campaign name, manifest path, [tables], [notes]) of a campaign directory;
+    specs (a campaign file's compare: section, checked) replace its manifest's."""
     manifest_path, manifest = find_manifest(path)
-    specs = manifest.get("compare") or []
+    if specs is None:
+        specs = manifest.get("compare") or []
     if not isinstance(specs, list):
         raise ToolError(f"{manifest_path}: compare: not a list (edit the campaign and generate "
                         "again rather than this file)", 2)

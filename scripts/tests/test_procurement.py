@@ -1,0 +1,145 @@
+"""The procurement comparison (campaigns/procurement, results/comparisons/
+h100-vs-h200) and what the tools gained for it: a node's host CPU runs as
+cases of their own, reference programs told apart by what they ran on, the
+Kokkos version flagged, ratio tables that pair only the same work, tables
+corrected after a run (--compare-from), and karma-report's comparison plots."""
+
+import json
+import os
+import shutil
+
+import pytest
+
+from conftest import ROOT, SAMPLES, load_json, tool, write
+from test_campaigns import fakes, generate, local_campaign  # noqa: F401 (a fixture)
+
+CAMPAIGN = os.path.join(ROOT, "campaigns", "procurement", "gpu-node.yaml")
+WEIGHTS = os.path.join(ROOT, "campaigns", "procurement", "weights.txt")
+COMMITTED = os.path.join(ROOT, "results", "comparisons", "h100-vs-h200")
+H100, H200 = os.path.join(COMMITTED, "h100"), os.path.join(COMMITTED, "h200")
+
+
+@pytest.fixture(scope="module")
+def comparison(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cmp") / "c.json"
+    r = tool("karma-compare", f"h100={H100}", f"h200={H200}", "--weights", WEIGHTS,
+             "--energy", "--json", out)
+    assert r.returncode == 0, r.stderr
+    return load_json(out)
+
+
+def test_the_weights_cover_the_committed_comparison(comparison):
+    """Every pattern of weights.txt takes rows, the GPU's weigh 0.8 and the
+    host's 0.2, the vendors' figures nothing, and every weighted row has a
+    ratio on both machines."""
+    assert not [n for n in comparison["notes"] if "covers no row" in n], comparison["notes"]
+    rows = comparison["rows"]
+    gpu = sum(r["weight"] for r in rows if r["case"].startswith("gpu: "))
+    host = sum(r["weight"] for r in rows if r["case"].startswith("host: "))
+    assert gpu == pytest.approx(0.8) and host == pytest.approx(0.2)
+    assert all(r["case"].startswith(("gpu: ", "host: ")) for r in rows)
+    vendor = [r for r in rows if "babelstream" in r["case"] or "native-cuda" in r["case"]
+              or r["kernel"].startswith(("cublas-", "cblas-", "mgs-cublas"))]
+    assert vendor and all(r["weight"] == 0 for r in vendor)
+    summary = comparison["summary"]["h200"]
+    assert summary["rows_used"] == summary["rows_weighted"] and not summary["excluded"]
+    # Host CPU runs never pair with the GPU's: the case names what ran.
+    for r in rows:
+        kind = "Cuda" if r["case"].startswith("gpu: ") else "OpenMP"
+        for label in ("h100", "h200"):
+            backends = r["values"][label]["backends"]
+            assert backends in ([kind], ["babelstream"]), (r["case"], backends)
+            assert not [f for f in r["values"][label]["flags"] if "differs" in f]
+
+
+def test_a_reference_program_records_what_it_ran_on(tmp_path, fakes):  # noqa: F811
+    out = str(tmp_path / "out")
+    assert generate(local_campaign(tmp_path, fakes), out).returncode == 0
+    script = open(os.path.join(out, "jobs", "bs.n1x1.shape2p20.r1.sh")).read()
+    assert "--device host" in script  # the campaign gives its jobs no GPU
+    csv_out = write(str(tmp_path / "bs.out"), "function,num_times,n_elements,sizeof,"
+                    "max_mbytes_per_sec,min_runtime,max_runtime,avg_runtime\n"
+                    "Copy,10,1048576,8,300000,0.1,0.2,0.15\n")
+    for device in ("gpu", "host"):
+        r = tool("karma-batch", "reference-result", "babelstream", "--input", csv_out,
+                 "--app", "stream", "--deck", os.path.join(ROOT, "inputs/stream/default.yaml"),
+                 "--device", device, "--output", tmp_path / f"{device}.json")
+        assert r.returncode == 0, r.stderr
+        assert load_json(tmp_path / f"{device}.json")["reference"]["device"] == device
+    r = tool("karma-batch", "reference-result", "babelstream", "--input", csv_out, "--app",
+             "stream", "--deck", "d.yaml", "--device", "fpga", "--output", tmp_path / "x.json")
+    assert r.returncode == 2 and not os.path.exists(tmp_path / "x.json")
+
+
+def test_host_and_gpu_runs_of_one_set_are_separate_cases(tmp_path):
+    """The same deck on a node's GPU and on its host: two cases, labelled
+    'gpu:' and 'host:'; a Kokkos version that differs is flagged."""
+    src = os.path.join(SAMPLES, "machine-a", "stream-1d-2p20-r1.json")
+    for name in ("a", "b"):
+        for kind, space in (("gpu", "Cuda"), ("host", "OpenMP")):
+            doc = load_json(src)
+            doc["kokkos"]["default_execution_space"] = space
+            doc["kokkos"]["version"] = "4.6.1" if name == "a" or kind == "host" else "4.7.0"
+            doc["ranks"][0]["device"]["kind"] = kind
+            write(str(tmp_path / name / f"{kind}.json"), json.dumps(doc))
+    out = tmp_path / "c.json"
+    r = tool("karma-compare", f"a={tmp_path / 'a'}", f"b={tmp_path / 'b'}", "--json", out)
+    assert r.returncode == 0, r.stderr
+    rows = load_json(out)["rows"]
+    cases = sorted({r["case"] for r in rows})
+    assert [c.split(":")[0] for c in cases] == ["gpu", "host"], cases
+    for r in rows:
+        b = r["values"]["b"]
+        assert b["backends"] == r["values"]["a"]["backends"]
+        kokkos = [f for f in b["flags"] if f.startswith("Kokkos differs")]
+        assert kokkos == (["Kokkos differs: 4.7.0 vs 4.6.1"] if r["case"].startswith("gpu")
+                          else [])
+
+
+def test_ratio_tables_pair_only_the_same_work(tmp_path):
+    """The campaign.json the H200 ran with had loose selections (implementation
+    kokkos over cublas); no table pairs two mini-apps or a host run with a
+    GPU's, and the corrected compare: section leaves no ambiguous pair."""
+    r = tool("karma-compare", "--campaign", H200, "--json", tmp_path / "t.json")
+    assert r.returncode == 0, r.stderr
+    tables = load_json(tmp_path / "t.json")["tables"]
+    mgs = next(t for t in tables if t["name"] == "mgs-vs-cublas")
+    assert {(row["numerator"], row["denominator"]) for row in mgs["rows"]} == \
+        {("mgs", "mgs-cublas")}
+    r = tool("karma-compare", "--campaign", H200, "--compare-from", CAMPAIGN)
+    assert r.returncode == 0, r.stderr
+    assert "could pair" not in r.stdout and "mgs: Kokkos / hand-written CUDA" in r.stdout
+
+
+def test_compare_from_refuses_a_campaign_that_names_other_runs(tmp_path):
+    text = open(CAMPAIGN).read().replace("numerator: {run: host-stream}",
+                                         "numerator: {run: host-streams}")
+    bad = write(str(tmp_path / "gpu-node.yaml"), text)
+    r = tool("karma-compare", "--campaign", H200, "--compare-from", bad)
+    assert r.returncode == 2
+    assert "numerator.run 'host-streams'" in r.stderr or "host-streams" in r.stderr
+    r = tool("karma-compare", f"a={H100}", f"b={H200}", "--compare-from", CAMPAIGN)
+    assert r.returncode == 2 and "--compare-from goes with --campaign" in r.stderr
+
+
+def test_report_draws_the_comparison(tmp_path, comparison):
+    cmp_file = write(str(tmp_path / "c.json"), json.dumps(comparison))
+    results = tmp_path / "results"
+    shutil.copytree(os.path.join(H200, "results", "hexgrad.n1x1.precisiondouble.layoutleft.r1"),
+                    results / "h200" / "hexgrad")
+    r = tool("karma-report", results, "--comparison", cmp_file, "-o", tmp_path / "r.md")
+    assert r.returncode == 0, r.stderr
+    text = (tmp_path / "r.md").read_text()
+    assert "## Machines compared" in text
+    for app in ("stream", "hexgrad", "mgs", "matvec", "contact"):
+        assert f"(plots/compare-{app}.svg)" in text
+        assert (tmp_path / "plots" / f"compare-{app}.svg").is_file()
+    mean = comparison["summary"]["h200"]["geometric_mean"]
+    assert f"| h200 | {mean:.4g} |" in text
+    # A document that is not karma-compare's: one line, exit 2, nothing written.
+    doc = dict(comparison, rows=[{"app": "stream", "case": "x", "kernel": "copy",
+                                  "values": {"h200": {"ratio": "fast"}}}])
+    bad = write(str(tmp_path / "bad.json"), json.dumps(doc))
+    r = tool("karma-report", results, "--comparison", bad, "-o", tmp_path / "s.md")
+    assert r.returncode == 2 and "rows[0].values.h200" in r.stderr
+    assert not (tmp_path / "s.md").exists()
