@@ -35,7 +35,7 @@ Plots go to PLOTS (default: plots/ beside the report), which the report owns
 and replaces whole. results/README.md is made with:
 
   scripts/karma-report results --committed-only --intro results/README.intro.md \\
-      -o results/README.md"""
+      --compare-from campaigns/procurement/gpu-node.yaml -o results/README.md"""
 
 EPILOG = "exit status: 0 written; 2 bad input (no results, schema version); 3 could not " \
          "write, or no matplotlib for plots (use --no-plots)"
@@ -756,7 +756,7 @@ def side_by_side(root, out_dir, compare_from=None):
             specs = compare_from.compare
         name, _, tables, notes = sides.campaign_tables(path, specs)
         where = os.path.relpath(os.path.dirname(path), out_dir)
-        lines += [f"## Side by side: campaign {name}", "",
+        lines += [f"## Side by side: campaign {name} ({where})", "",
                   f"_From [{where}/campaign.json]({where}/campaign.json); "
                   f"`karma-compare --campaign {where}` prints the same tables._", ""]
         lines += sides.markdown(tables, "###")
