@@ -1,8 +1,9 @@
 """karma-<app> --help=json: a valid draft 2020-12 JSON Schema of the deck,
 made from the same keys as --help (karma-batch reads either to the same
 types), which the resolved deck of a real run satisfies and which refuses
-what the mini-app refuses; karma-batch stops (exit 2, one line) on an
-executable whose --help=json is not JSON."""
+what the mini-app refuses (karma-microbench, which reads no deck: one with
+no keys); karma-batch stops (exit 2, one line) on an executable whose
+--help=json is not JSON."""
 
 import json
 import os
@@ -10,8 +11,9 @@ import stat
 import subprocess
 
 import jsonschema
+import pytest
 
-from conftest import ROOT, tool, write
+from conftest import ROOT, built, tool, write
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMP_NUM_THREADS="1")
@@ -58,6 +60,21 @@ def test_a_real_deck_validates_and_out_of_range_is_refused_by_both(stream_exe, t
     assert r.returncode == 2 and "run.repetitions: must be >= 1, got 0" in r.stderr
     resolved["run"]["repetitions"], resolved["stream"]["nosuchkey"] = 2, 1
     assert [e.validator for e in validator.iter_errors(resolved)] == ["additionalProperties"]
+
+
+def test_microbench_schema_takes_no_deck_key():
+    build = built("KARMA_BUILD_DIR", "the build directory")
+    exe = os.path.join(build, "miniapps", "microbench", "karma-microbench")
+    if not os.access(exe, os.X_OK):
+        pytest.fail(f"{exe} is not built (cmake --build ... --target karma-microbench)")
+    from karma_tools.campaign import schema_types
+
+    schema = deck_schema(exe)
+    assert schema_types(schema) == {}
+    validator = jsonschema.Draft202012Validator(schema)
+    assert validator.is_valid({})
+    assert [e.validator for e in validator.iter_errors({"run": {"repetitions": 2}})] == \
+        ["additionalProperties"]
 
 
 def test_batch_stops_on_an_executable_whose_schema_is_not_json(tmp_path):

@@ -45,6 +45,8 @@ def test_installed_tools_work(tmp_path):
         assert r.returncode == 0 and r.stdout.strip() == f"{name} {project_version()}"
     assert (prefix / "share" / "karma" / "python" / "karma_tools" / "campaign.py").is_file()
     assert (prefix / "share" / "karma" / "spack" / "package.py").is_file()
+    for schema in ("results", "campaign"):
+        assert (prefix / "share" / "karma" / "schemas" / f"{schema}.schema.json").is_file()
     assert not list(prefix.rglob("__pycache__"))
     # The installed karma-batch finds its decks through KARMA_INPUTS and
     # writes job scripts that call the installed karma-envcapture.
