@@ -45,6 +45,9 @@
 #   KARMA_KOKKOS_SOURCE                Kokkos source tree or release tarball
 #   HIPCC                              the HIP compiler (default: hipcc)
 #   KARMA_CACHE_DIR                    where built/repaired Kokkos installs live
+#   KARMA_PYTHON_PACKAGES              a directory of .deb or .whl files of the
+#                                      tools' Python modules, for a node whose
+#                                      python3 lacks them and apt cannot install
 #   KARMA_BOOTSTRAP_FORCE_FALLBACK=1   skip (b)'s source build, go straight to
 #                                      the Serial fallback (for testing)
 #
@@ -143,6 +146,10 @@ Environment:
                                     PATH, else in \$ROCM_PATH/bin)
   KARMA_CACHE_DIR                   cache for built Kokkos (default:
                                     \${XDG_CACHE_HOME:-\$HOME/.cache}/karma)
+  KARMA_PYTHON_PACKAGES             a directory of .deb or .whl files of the
+                                    tools' Python modules (ruamel.yaml,
+                                    jsonschema and what it imports), unpacked
+                                    into the cache where python3 lacks them
   KARMA_BOOTSTRAP_FORCE_FALLBACK=1  skip the Debian source build and use
                                     Debian's Serial-only libtrilinos-kokkos-dev
 EOF
@@ -251,6 +258,59 @@ install_packages() {
     log "going on with the compiler, CMake and MPI found here; CMake takes each library from" \
         "the system, else from KARMA_<DEP>_SOURCE or a download (README, 'Dependencies');" \
         "a missing test tool (pytest, Slurm) shows in its test"
+}
+
+# The cluster tools' Python modules (the Debian package each comes in).
+PYTHON_MODULES=(ruamel.yaml:python3-ruamel.yaml jsonschema:python3-jsonschema)
+
+# python_modules_missing: the modules of PYTHON_MODULES that python3 cannot
+# import, with the tools' own place for them ($CACHE/python) in its path.
+python_modules_missing() {
+    local entry
+    for entry in "${PYTHON_MODULES[@]}"; do
+        PYTHONPATH="$(karma_cache)/python${PYTHONPATH:+:$PYTHONPATH}" \
+            python3 -c "import ${entry%%:*}" 2>/dev/null || echo "${entry%%:*}"
+    done
+}
+
+# Where apt could not install them (an offline node), the modules come from
+# the .deb or .whl files in $KARMA_PYTHON_PACKAGES, unpacked into
+# $CACHE/python, which karma_tools puts in its path. All of them are pure
+# Python (a compiled part, as pyrsistent's, falls back to Python).
+install_python_modules() {
+    command -v python3 >/dev/null || die 3 "the cluster tools need python3"
+    local missing=() dir=${KARMA_PYTHON_PACKAGES:-} target f unpack
+    mapfile -t missing < <(python_modules_missing)
+    ((${#missing[@]} == 0)) && return 0
+    if [[ -z $dir ]]; then
+        log "warning: python3 cannot import ${missing[*]}: the tools and the tests that run" \
+            "them fail until they are installed (here: apt, or KARMA_PYTHON_PACKAGES=DIR" \
+            "with their .deb or .whl files, README 'On an offline cluster')"
+        return 0
+    fi
+    [[ -d $dir ]] || die 2 "KARMA_PYTHON_PACKAGES=$dir is not a directory"
+    target="$(karma_cache)/python"
+    unpack=$(mktemp -d "$WORK/python.XXXXXX")
+    mkdir -p "$target"
+    for f in "$dir"/*.deb "$dir"/*.whl; do
+        [[ -e $f ]] || continue
+        case $f in
+        *.deb)
+            dpkg-deb -x "$f" "$unpack/deb" || die 3 "cannot unpack $f"
+            ;;
+        *.whl)
+            python3 -m zipfile -e "$f" "$target" || die 3 "cannot unpack $f"
+            ;;
+        esac
+    done
+    if [[ -d $unpack/deb/usr/lib/python3/dist-packages ]]; then
+        cp -a "$unpack/deb/usr/lib/python3/dist-packages/." "$target/"
+    fi
+    mapfile -t missing < <(python_modules_missing)
+    ((${#missing[@]} == 0)) || die 3 "python3 still cannot import ${missing[*]} after unpacking" \
+        "$dir into $target (the files of python3-ruamel.yaml, python3-jsonschema and what" \
+        "they depend on: python3-attr, python3-pyrsistent)"
+    log "the tools' Python modules unpacked from $dir into $target"
 }
 
 # ---------------------------------------------------------------------------
@@ -899,6 +959,7 @@ main() {
 
     WORK=$(mktemp -d "${TMPDIR:-/tmp}/karma-bootstrap.XXXXXX")
     install_packages
+    install_python_modules
     ((want_kokkos)) || return 0
 
     if [[ -z ${RESULT:-} ]]; then

@@ -2,8 +2,20 @@
 karma-report and karma-envcapture (Python 3 standard library; ruamel.yaml
 to read YAML, matplotlib only for plots)."""
 
+import os as _os
+import sys as _sys
+
 # Kept equal to project(VERSION) in the top-level CMakeLists.txt (a test checks).
 __version__ = "0.1.0"
+
+# Where scripts/bootstrap.sh unpacks the Python modules an offline node lacks
+# (KARMA_PYTHON_PACKAGES); after the system's, so installed ones win.
+_PYTHON_CACHE = _os.path.join(
+    _os.environ.get("KARMA_CACHE_DIR") or _os.path.join(
+        _os.environ.get("XDG_CACHE_HOME") or _os.path.join(_os.path.expanduser("~"), ".cache"),
+        "karma"), "python")
+if _os.path.isdir(_PYTHON_CACHE) and _PYTHON_CACHE not in _sys.path:
+    _sys.path.append(_PYTHON_CACHE)
 
 
 # The mini-apps that take a deck and write karma results (results/SCHEMA.md),

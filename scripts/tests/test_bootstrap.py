@@ -228,3 +228,51 @@ def test_installs_the_missing_packages_the_style_checks_included(machine, tmp_pa
     calls = log.read_text().splitlines()
     assert calls[-1] == f"install -y --no-install-recommends {missing}", calls
     assert r.stdout == ""
+
+
+def fake_deb(directory, name, modules):
+    """A .deb named NAME holding empty Python modules (dotted names) in
+    usr/lib/python3/dist-packages, as Debian lays out its python3-* packages."""
+    root = directory / f"{name}-root"
+    (root / "DEBIAN").mkdir(parents=True)
+    (root / "DEBIAN" / "control").write_text(
+        f"Package: {name}\nVersion: 1.0\nArchitecture: all\nMaintainer: karma tests\n"
+        "Description: a stand-in\n")
+    for module in modules:
+        path = root / "usr" / "lib" / "python3" / "dist-packages" / module.replace(".", "/")
+        path.mkdir(parents=True, exist_ok=True)
+        (path / "__init__.py").write_text(f"NAME = {module!r}\n")
+    deb = directory / f"{name}.deb"
+    subprocess.run(["dpkg-deb", "--build", str(root), str(deb)], check=True,
+                   capture_output=True)
+    return deb
+
+
+def test_an_offline_node_gets_the_tools_python_modules_from_packages(machine, tmp_path):
+    """A python3 that lacks ruamel.yaml and jsonschema (here: Python without
+    its site packages) gets them from KARMA_PYTHON_PACKAGES, unpacked into the
+    cache, where karma_tools finds them; a directory that lacks one says so."""
+    env, stand_in = machine
+    stand_in("python3", f'exec {os.path.realpath("/usr/bin/python3")} -S "$@"')
+    stand_in("dpkg-query", "echo installed")
+    debs = tmp_path / "debs"
+    debs.mkdir()
+    fake_deb(debs, "python3-ruamel.yaml", ["ruamel.yaml"])
+    r = run(env, "--no-kokkos", extra={"KARMA_PYTHON_PACKAGES": str(debs)})
+    assert r.returncode == 3, r.stderr
+    assert "still cannot import jsonschema" in only_error_line(r)
+    fake_deb(debs, "python3-jsonschema", ["jsonschema"])
+    r = run(env, "--no-kokkos", extra={"KARMA_PYTHON_PACKAGES": str(debs)})
+    assert r.returncode == 0, r.stderr
+    assert "the tools' Python modules unpacked from" in r.stderr
+    probe = subprocess.run(
+        [str(tmp_path / "fake-bin" / "python3"), "-c",
+         "import karma_tools, jsonschema, ruamel.yaml; print(jsonschema.NAME, ruamel.yaml.NAME)"],
+        cwd=os.path.join(ROOT, "scripts"), env=env, capture_output=True, text=True)
+    assert probe.stdout.split() == ["jsonschema", "ruamel.yaml"], probe.stderr
+    # Without the directory: a warning naming the way out, and the set-up goes on.
+    env["KARMA_CACHE_DIR"] = str(tmp_path / "other-cache")
+    r = run(env, "--no-kokkos")
+    assert r.returncode == 0 and "KARMA_PYTHON_PACKAGES=DIR" in r.stderr, r.stderr
+    r = run(env, "--no-kokkos", extra={"KARMA_PYTHON_PACKAGES": str(tmp_path / "nowhere")})
+    assert r.returncode == 2 and "is not a directory" in only_error_line(r)
