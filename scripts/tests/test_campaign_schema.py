@@ -190,8 +190,8 @@ def names(problem, key):
 
 
 @pytest.mark.parametrize("case, text, line_col, key", BAD, ids=[b[0] for b in BAD])
-def test_wrong_campaigns_are_refused_by_schema_and_karma_batch(validator, tmp_path, case, text,
-                                                                line_col, key):
+def test_wrong_campaigns_are_refused_by_schema_and_karma_batch(
+        validator, tmp_path, case, text, line_col, key):
     text = text.format(run=RUN.replace("{", "{{").replace("}", "}}"))
     campaign_file = write(str(tmp_path / "c.yaml"), text)
     problems = schemas.problems(validator, read(text))
