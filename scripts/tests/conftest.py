@@ -18,6 +18,9 @@ SAMPLES = os.path.join(DATA, "results")
 
 sys.path.insert(0, SCRIPTS)
 sys.dont_write_bytecode = True
+# Before any test imports jsonschema or ruamel.yaml: karma_tools adds where the
+# set-up unpacks them on a node that lacks them (KARMA_PYTHON_PACKAGES).
+import karma_tools  # noqa: E402,F401
 
 
 def tool(name, *args, env=None, timeout=120, cwd=None):

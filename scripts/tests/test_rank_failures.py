@@ -13,7 +13,9 @@ import pytest
 from conftest import ROOT
 
 SMALL_DECK = os.path.join(ROOT, "inputs", "stream", "small.yaml")
-LIMIT_S = 30  # a hang fails; a clean end takes a few seconds on 2 cores
+# A hang fails; a clean end takes a few seconds on 2 cores, and up to 30 s on
+# a GPU that the rest of the suite shares at the same time.
+LIMIT_S = 120
 
 
 @pytest.fixture
