@@ -48,6 +48,8 @@
 #   KARMA_PYTHON_PACKAGES              a directory of .deb or .whl files of the
 #                                      tools' Python modules, for a node whose
 #                                      python3 lacks them and apt cannot install
+#   KARMA_SYSTEM_PYTHON                the Python the tools start again under
+#                                      (default /usr/bin/python3; for testing)
 #   KARMA_BOOTSTRAP_FORCE_FALLBACK=1   skip (b)'s source build, go straight to
 #                                      the Serial fallback (for testing)
 #
@@ -263,13 +265,21 @@ install_packages() {
 # The cluster tools' Python modules (the Debian package each comes in).
 PYTHON_MODULES=(ruamel.yaml:python3-ruamel.yaml jsonschema:python3-jsonschema)
 
-# python_modules_missing: the modules of PYTHON_MODULES that python3 cannot
-# import, with the tools' own place for them ($CACHE/python) in its path.
+# python_modules_missing: the modules of PYTHON_MODULES that neither python3
+# nor /usr/bin/python3 (where the tools start again when PATH's lacks one)
+# can import, with the tools' own place for them ($CACHE/python) in the path.
 python_modules_missing() {
-    local entry
+    local entry py found
     for entry in "${PYTHON_MODULES[@]}"; do
-        PYTHONPATH="$(karma_cache)/python${PYTHONPATH:+:$PYTHONPATH}" \
-            python3 -c "import ${entry%%:*}" 2>/dev/null || echo "${entry%%:*}"
+        found=0
+        for py in python3 "${KARMA_SYSTEM_PYTHON:-/usr/bin/python3}"; do
+            if PYTHONPATH="$(karma_cache)/python${PYTHONPATH:+:$PYTHONPATH}" \
+                "$py" -c "import ${entry%%:*}" 2>/dev/null; then
+                found=1
+                break
+            fi
+        done
+        ((found)) || echo "${entry%%:*}"
     done
 }
 

@@ -30,6 +30,30 @@ APPS = ("stream", "hexgrad", "matvec", "mgs", "contact")
 MAX_DEPTH = 64
 
 
+def run_again_with(module, flag, tool_prefix="karma-", argv=None):
+    """When this Python lacks `module` but the system's has it (a pyenv or venv
+    python3 first in PATH, Debian's package under /usr/bin/python3), a karma-*
+    tool whose script name starts with tool_prefix starts again under the
+    system's Python; `flag` (an environment variable) keeps it from looping.
+    Returns only when that is not possible (imported by tests, no such
+    Python, or already started again)."""
+    import subprocess
+
+    script = _os.path.realpath(_sys.argv[0]) if _sys.argv and _sys.argv[0] else ""
+    if not _os.path.basename(script).startswith(tool_prefix) or _os.environ.get(flag):
+        return
+    for python in ("/usr/bin/python3", "/usr/local/bin/python3"):
+        if not _os.access(python, _os.X_OK) or \
+                _os.path.realpath(python) == _os.path.realpath(_sys.executable):
+            continue
+        if subprocess.run([python, "-c", f"import {module}"], capture_output=True).returncode:
+            continue
+        _sys.stdout.flush()
+        _sys.stderr.flush()
+        _os.environ[flag] = "1"
+        _os.execv(python, [python, script] + list(_sys.argv[1:] if argv is None else argv))
+
+
 class ToolError(Exception):
     """An error the user can fix; `code` is the exit status (2: bad input,
     3: run-time or environment problem), as the mini-apps use them."""

@@ -8,7 +8,8 @@ import shlex
 import shutil
 import sys
 
-from . import ToolError, __version__, atomic_write, main_wrapper, read_json, sides
+from . import (ToolError, __version__, atomic_write, main_wrapper, read_json, run_again_with,
+               sides)
 from .results import find_json, format_size, format_value, is_number, load_set
 
 DESCRIPTION = """\
@@ -852,23 +853,8 @@ def _matplotlib_elsewhere(argv):
     the system's. Returns only when that is not possible."""
     import importlib.util
 
-    if importlib.util.find_spec("matplotlib") is not None:
-        return
-    if os.environ.get("KARMA_REPORT_REEXEC") or not sys.argv or not sys.argv[0]:
-        return
-    script = os.path.realpath(sys.argv[0])
-    if not os.path.basename(script).startswith("karma-report"):
-        return  # imported as a module (tests): let the caller see the error
-    for python in ("/usr/bin/python3", "/usr/local/bin/python3"):
-        if not os.access(python, os.X_OK) or \
-                os.path.realpath(python) == os.path.realpath(sys.executable):
-            continue
-        import subprocess
-
-        probe = subprocess.run([python, "-c", "import matplotlib"], capture_output=True)
-        if probe.returncode == 0:
-            os.environ["KARMA_REPORT_REEXEC"] = "1"
-            os.execv(python, [python, script] + list(argv))
+    if importlib.util.find_spec("matplotlib") is None:
+        run_again_with("matplotlib", "KARMA_REPORT_REEXEC", "karma-report", argv)
 
 
 def main(argv=None):

@@ -18,11 +18,10 @@ strings (a deck's `run.energy: on` is the string a mini-app reads) and
 `00:30:00` is a string, not YAML 1.1's sexagesimal number.
 """
 
-import os
 import re
 import sys
 
-from . import MAX_DEPTH, ToolError
+from . import MAX_DEPTH, ToolError, run_again_with
 
 __all__ = ["Node", "YamlError", "parse", "parse_value", "load"]
 
@@ -112,20 +111,7 @@ def _ruamel_yaml():
         return ruamel.yaml
     except ImportError:
         pass
-    script = os.path.realpath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    if os.path.basename(script).startswith("karma-") and not os.environ.get("KARMA_YAML_REEXEC"):
-        import subprocess
-
-        for python in ("/usr/bin/python3", "/usr/local/bin/python3"):
-            if not os.access(python, os.X_OK) or \
-                    os.path.realpath(python) == os.path.realpath(sys.executable):
-                continue
-            probe = subprocess.run([python, "-c", "import ruamel.yaml"], capture_output=True)
-            if probe.returncode == 0:
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os.environ["KARMA_YAML_REEXEC"] = "1"
-                os.execv(python, [python, script] + sys.argv[1:])
+    run_again_with("ruamel.yaml", "KARMA_YAML_REEXEC")
     raise ToolError(f"reading YAML needs the Python module ruamel.yaml, which {sys.executable} "
                     "lacks: install python3-ruamel.yaml (Debian) or ruamel.yaml (pip)", 3)
 

@@ -255,6 +255,7 @@ def test_an_offline_node_gets_the_tools_python_modules_from_packages(machine, tm
     env, stand_in = machine
     stand_in("python3", f'exec {os.path.realpath("/usr/bin/python3")} -S "$@"')
     stand_in("dpkg-query", "echo installed")
+    env["KARMA_SYSTEM_PYTHON"] = str(tmp_path / "fake-bin" / "python3")
     debs = tmp_path / "debs"
     debs.mkdir()
     fake_deb(debs, "python3-ruamel.yaml", ["ruamel.yaml"])
