@@ -132,11 +132,19 @@ def loose_identity(group):
     non-numeric settings other than precision."""
     parts = []
     for k, v in sorted(group.values.items()):
-        if k in ("ranks", "nodes") or k.endswith(".precision"):
+        # device is matched apart: results that do not say (reference runs
+        # before it was recorded) may stand for either.
+        if k in ("ranks", "nodes", "device") or k.endswith(".precision"):
             continue
         if isinstance(v, (str, bool)):
             parts.append((k, json.dumps(v)))
     return (group.app, tuple(parts))
+
+
+def _same_device(a, b):
+    """Both groups ran on the same kind of device, or one does not say."""
+    kinds = (a.values.get("device"), b.values.get("device"))
+    return None in kinds or kinds[0] == kinds[1]
 
 
 def _category(key, a, b):
@@ -313,7 +321,8 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
                 matches[s.label][g.key] = (theirs[g.key], [])
                 continue
             candidates = [h for h in theirs.values()
-                          if h.key not in taken and loose_identity(h) == loose_identity(g)]
+                          if h.key not in taken and loose_identity(h) == loose_identity(g)
+                          and _same_device(h, g)]
             if len(candidates) > 1:
                 same_stem = [h for h in candidates if h.stem == g.stem]
                 candidates = same_stem or candidates

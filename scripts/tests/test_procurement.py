@@ -94,6 +94,20 @@ def test_host_and_gpu_runs_of_one_set_are_separate_cases(tmp_path):
         kokkos = [f for f in b["flags"] if f.startswith("Kokkos differs")]
         assert kokkos == (["Kokkos differs: 4.7.0 vs 4.6.1"] if r["case"].startswith("gpu")
                           else [])
+    # Results that do not say what they ran on (reference runs recorded
+    # before --device) still pair, with the difference flagged.
+    doc = load_json(tmp_path / "a" / "gpu.json")
+    del doc["ranks"][0]["device"]["kind"]
+    write(str(tmp_path / "c" / "gpu.json"), json.dumps(doc))
+    r = tool("karma-compare", f"a={tmp_path / 'a'}", f"c={tmp_path / 'c'}", "--json", out)
+    assert r.returncode == 0, r.stderr
+    for row in load_json(out)["rows"]:
+        c = row["values"]["c"]
+        if row["case"].startswith("host"):
+            assert c is None
+        else:
+            assert c["ratio"] == pytest.approx(1.0)
+            assert any("device" in f for f in c["flags"]), c["flags"]
 
 
 def test_ratio_tables_pair_only_the_same_work(tmp_path):
