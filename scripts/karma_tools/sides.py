@@ -160,15 +160,20 @@ def ratio_table(spec, items):
     rows = {}
     # A ratio compares the same work on the same kind of device: a stream
     # kernel never pairs with matvec's cuBLAS call, nor a host run with a
-    # GPU's; numerators of an app and device the denominator never selects
-    # are outside the table, not errors.
-    denominated = {(d["app"], d["device"]) for d in dens}
+    # GPU's (results that do not say what they ran on pair with either);
+    # numerators that no denominator could pair with are outside the table,
+    # not errors.
+
+    def same_work(a, b):
+        return a["app"] == b["app"] and (a["device"] == b["device"] or
+                                         "" in (a["device"], b["device"]))
+
     for n in nums:
-        if (n["app"], n["device"]) not in denominated:
+        if not any(same_work(n, d) for d in dens):
             continue
         match = [n["deck"].get(k) for k in spec["match"]]
         candidates = [d for d in dens if d is not n and d["round"] == n["round"]
-                      and (d["app"], d["device"]) == (n["app"], n["device"])
+                      and same_work(n, d)
                       and [d["deck"].get(k) for k in spec["match"]] == match
                       and (not spec["same_variant"] or d["variant"] == n["variant"])
                       and (not spec.get("same_kernel") or d["kernel"] == n["kernel"])]
