@@ -10,6 +10,10 @@
 
 #ifdef KARMA_HAVE_MPI
 #include <mpi.h>
+// Open MPI declares MPIX_Query_cuda_support here (its CUDA-aware build).
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
 #endif
 
 namespace karma::comm {
@@ -102,6 +106,7 @@ double min(double v) { return reduce(v, MPI_DOUBLE, MPI_MIN); }
 double sum(double v) { return reduce(v, MPI_DOUBLE, MPI_SUM); }
 std::int64_t sum(std::int64_t v) { return reduce(v, MPI_INT64_T, MPI_SUM); }
 std::int64_t max(std::int64_t v) { return reduce(v, MPI_INT64_T, MPI_MAX); }
+std::int64_t min(std::int64_t v) { return reduce(v, MPI_INT64_T, MPI_MIN); }
 bool all(bool v) { return reduce(v ? 1 : 0, MPI_INT, MPI_MIN) != 0; }
 
 void max_inplace(std::vector<double>& v) {
@@ -175,6 +180,65 @@ std::vector<std::string> allgather(const std::string& s) {
   return out;
 }
 
+void sum_wrapping_in_place(std::uint64_t* values, std::int64_t count) {
+  // Unsigned addition wraps, in MPI's reduction as in C.
+  sum_array(values, count, MPI_UINT64_T);
+}
+
+std::vector<std::int64_t> exchange_counts(const std::vector<int>& peers,
+                                          const std::vector<std::int64_t>& send_counts) {
+  std::vector<std::int64_t> recv(peers.size(), 0);
+  std::vector<MPI_Request> requests(2 * peers.size());
+  for (std::size_t k = 0; k < peers.size(); ++k) {
+    MPI_Irecv(&recv[k], 1, MPI_INT64_T, peers[k], 71, MPI_COMM_WORLD, &requests[2 * k]);
+    MPI_Isend(&send_counts[k], 1, MPI_INT64_T, peers[k], 71, MPI_COMM_WORLD, &requests[2 * k + 1]);
+  }
+  check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+        "MPI_Waitall of the exchanged counts");
+  return recv;
+}
+
+void exchange(const std::vector<int>& peers, const int* send,
+              const std::vector<std::int64_t>& send_offsets,
+              const std::vector<std::int64_t>& send_counts, int* recv,
+              const std::vector<std::int64_t>& recv_offsets,
+              const std::vector<std::int64_t>& recv_counts) {
+  std::vector<MPI_Request> requests;
+  requests.reserve(2 * peers.size());
+  for (std::size_t k = 0; k < peers.size(); ++k) {
+    if (recv_counts[k] == 0) continue;
+    requests.emplace_back();
+    MPI_Irecv(recv + recv_offsets[k], message_count(recv_counts[k]), MPI_INT, peers[k], 72,
+              MPI_COMM_WORLD, &requests.back());
+  }
+  for (std::size_t k = 0; k < peers.size(); ++k) {
+    if (send_counts[k] == 0) continue;
+    requests.emplace_back();
+    MPI_Isend(send + send_offsets[k], message_count(send_counts[k]), MPI_INT, peers[k], 72,
+              MPI_COMM_WORLD, &requests.back());
+  }
+  check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+        "MPI_Waitall of an exchange");
+}
+
+bool gpu_aware() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
+
+std::string gpu_aware_how() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return std::string("MPIX_Query_cuda_support() = ") + (gpu_aware() ? "1" : "0");
+#elif defined(MPIX_CUDA_AWARE_SUPPORT)
+  return "this Open MPI was built without CUDA support (MPIX_CUDA_AWARE_SUPPORT = 0)";
+#else
+  return "this MPI's headers declare no MPIX_Query_cuda_support";
+#endif
+}
+
 std::int64_t sum_on_device(std::int64_t v, int device_id) {
   if (cached_size == 1) return v;
   MPI_Comm device_comm;
@@ -211,7 +275,18 @@ double min(double v) { return v; }
 double sum(double v) { return v; }
 std::int64_t sum(std::int64_t v) { return v; }
 std::int64_t max(std::int64_t v) { return v; }
+std::int64_t min(std::int64_t v) { return v; }
 bool all(bool v) { return v; }
+void sum_wrapping_in_place(std::uint64_t*, std::int64_t) {}
+std::vector<std::int64_t> exchange_counts(const std::vector<int>& peers,
+                                          const std::vector<std::int64_t>&) {
+  return std::vector<std::int64_t>(peers.size(), 0);  // a single rank has no peers
+}
+void exchange(const std::vector<int>&, const int*, const std::vector<std::int64_t>&,
+              const std::vector<std::int64_t>&, int*, const std::vector<std::int64_t>&,
+              const std::vector<std::int64_t>&) {}
+bool gpu_aware() { return false; }
+std::string gpu_aware_how() { return "built without MPI"; }
 void max_inplace(std::vector<double>&) {}
 void sum_in_place(float*, std::int64_t) {}
 void sum_in_place(double*, std::int64_t) {}

@@ -73,11 +73,13 @@ inline std::int64_t bytes_of(const CellLists& c) {
                                    c.items.span() * sizeof(int));
 }
 
-// Bins every element into the cells its box touches. `trace`, when given,
-// is called after each part (main.cpp's KARMA_CONTACT_TRACE).
+// Bins every element into the cells its box touches (the first `count`
+// boxes; all when negative: a partitioned run's box array has room for
+// more ghosts than a step has). `trace`, when given, is called after each
+// part (main.cpp's KARMA_CONTACT_TRACE).
 inline void bin(const Boxes& boxes, const Grid& g, CellLists& cl,
-                const std::function<void(const char*)>& trace = {}) {
-  const Index elements = static_cast<Index>(boxes.extent(0));
+                const std::function<void(const char*)>& trace = {}, Index count = -1) {
+  const Index elements = count >= 0 ? count : static_cast<Index>(boxes.extent(0));
   cl.grid = g;
   if (static_cast<Index>(cl.counts.extent(0)) < g.cells) {
     cl.counts = Kokkos::View<int*, Memory>();
@@ -136,19 +138,37 @@ inline void bin(const Boxes& boxes, const Grid& g, CellLists& cl,
       });
 }
 
-// The search every storage shares: for element i, calls sink.add(j) once
-// for every other element j whose box overlaps i's (rows: every j, each row
-// filled by its own thread), or only for j > i (pairs: each pair tested
-// once and written into both rows, by atomics, as a pair search does).
+// The search every storage shares: for element i, calls sink.add(j, id, row)
+// once for every other element j whose box overlaps i's (rows: every j,
+// each row filled by its own thread), or only for j > i (pairs: each pair
+// tested once and written into both rows, by atomics, as a pair search
+// does). j indexes the boxes; id is j's global element id, the value a row
+// stores; row says whether j has a row here. Replicated runs: the elements
+// are the mesh's, id = j and every element has a row. Partitioned runs: the
+// rank's own elements first (the rows, in increasing global id), then its
+// ghosts, which have no row: a pair with a ghost (always j > i) is written
+// into the owned row only, its other half being the ghost owner's.
 struct Search {
   Boxes boxes;
   Grid grid;
   Kokkos::View<std::int64_t*, Memory> offsets;
   Kokkos::View<int*, Memory> items;
   bool pairs;
+  Kokkos::View<int*, Memory> ids;  // global id of each element; empty: the index itself
+  Index rows = std::numeric_limits<Index>::max();  // elements [0, rows) have a row
 
   Search(const Boxes& b, const CellLists& cl, bool pair_search)
       : boxes(b), grid(cl.grid), offsets(cl.offsets), items(cl.items), pairs(pair_search) {}
+  Search(const Boxes& b, const CellLists& cl, bool pair_search,
+         const Kokkos::View<int*, Memory>& global_ids, Index owned)
+      : Search(b, cl, pair_search) {
+    ids = global_ids;
+    rows = owned;
+  }
+
+  KOKKOS_INLINE_FUNCTION int id(const Index j) const {
+    return ids.extent(0) > 0 ? ids(j) : static_cast<int>(j);
+  }
 
   template <class Sink>
   KOKKOS_INLINE_FUNCTION void operator()(const Index i, Sink& sink) const {
@@ -173,7 +193,7 @@ struct Search {
             for (int d = 0; d < 6; ++d) b[d] = boxes(j, d);
             if ((pairs ? j > i : j != i) && overlap(a, b) && b[0] >= xlo && b[1] >= ylo &&
                 b[2] >= zlo)
-              sink.add(j);
+              sink.add(j, id(j), j < rows);
           }
         }
       }

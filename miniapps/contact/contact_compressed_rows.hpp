@@ -18,21 +18,21 @@ namespace karma::contact {
 
 struct CountSink {
   int n = 0;
-  KOKKOS_INLINE_FUNCTION void add(int) { ++n; }
+  KOKKOS_INLINE_FUNCTION void add(int, int, bool) { ++n; }
 };
 
 struct RowSink {
   int* out;
-  KOKKOS_INLINE_FUNCTION void add(int j) { *out++ = j; }
+  KOKKOS_INLINE_FUNCTION void add(int, int id, bool) { *out++ = id; }
 };
 
 // Pairs: row i's own count is kept locally, row j's counted atomically.
 struct CountPairSink {
   Kokkos::View<int*, Memory> sizes;
   int n;
-  KOKKOS_INLINE_FUNCTION void add(int j) {
+  KOKKOS_INLINE_FUNCTION void add(int j, int, bool j_row) {
     ++n;
-    Kokkos::atomic_add(&sizes(j), 1);
+    if (j_row) Kokkos::atomic_add(&sizes(j), 1);
   }
 };
 
@@ -41,10 +41,10 @@ struct FillPairSink {
   Kokkos::View<std::int64_t*, Memory> offsets;
   Kokkos::View<int*, Memory> cursor;
   Kokkos::View<int*, Memory> values;
-  int i;
-  KOKKOS_INLINE_FUNCTION void add(int j) const {
-    values(offsets(i) + Kokkos::atomic_fetch_add(&cursor(i), 1)) = j;
-    values(offsets(j) + Kokkos::atomic_fetch_add(&cursor(j), 1)) = i;
+  int i, id_i;
+  KOKKOS_INLINE_FUNCTION void add(int j, int id_j, bool j_row) const {
+    values(offsets(i) + Kokkos::atomic_fetch_add(&cursor(i), 1)) = id_j;
+    if (j_row) values(offsets(j) + Kokkos::atomic_fetch_add(&cursor(j), 1)) = id_i;
   }
 };
 
@@ -102,7 +102,7 @@ inline void fill_rows(const Search& search, CompressedRows& c) {
     Kokkos::deep_copy(sizes, 0);
     Kokkos::parallel_for(
         "contact::csr::fill_pairs", Range(0, n), KOKKOS_LAMBDA(const Index i) {
-          FillPairSink sink{offsets, sizes, values, static_cast<int>(i)};
+          FillPairSink sink{offsets, sizes, values, static_cast<int>(i), search.id(i)};
           search(i, sink);
         });
   } else {

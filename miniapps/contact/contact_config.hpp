@@ -21,6 +21,9 @@ struct Config {
   std::int64_t brute_force_max = 0, sample_rows = 0;
   bool overflow_check = true;
   bool pairs = true;
+  // contact.decomposition: partitioned (one mesh split over the ranks, ghosts
+  // exchanged every step) or replicated (every rank its own copy).
+  bool partitioned = false;
   int list_stripes = 1;
   std::string inject;
 };

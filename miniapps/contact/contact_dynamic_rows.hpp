@@ -21,17 +21,17 @@ struct DynamicRowSink {
   Dynamic lists;
   Index row;
   std::int64_t n;
-  KOKKOS_INLINE_FUNCTION void add(int j) { lists.store(row, n++, j); }
+  KOKKOS_INLINE_FUNCTION void add(int, int id, bool) { lists.store(row, n++, id); }
 };
 
 // Pairs: the core's push_back, safe with other threads pushing into a row.
 template <class Dynamic>
 struct DynamicPairSink {
   Dynamic lists;
-  int i;
-  KOKKOS_INLINE_FUNCTION void add(int j) const {
-    lists.push_back(i, j);
-    lists.push_back(j, i);
+  int i, id_i;
+  KOKKOS_INLINE_FUNCTION void add(int j, int id_j, bool j_row) const {
+    lists.push_back(i, id_j);
+    if (j_row) lists.push_back(j, id_i);
   }
 };
 
@@ -44,7 +44,7 @@ void fill_dynamic(const Search& search, const Dynamic& lists) {
     lists.clear();
     Kokkos::parallel_for(
         "contact::dynamic::search_pairs", Range(0, lists.num_rows()), KOKKOS_LAMBDA(const Index i) {
-          DynamicPairSink<Dynamic> sink{lists, static_cast<int>(i)};
+          DynamicPairSink<Dynamic> sink{lists, static_cast<int>(i), search.id(i)};
           search(i, sink);
         });
   } else {

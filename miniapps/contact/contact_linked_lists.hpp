@@ -93,11 +93,11 @@ struct ListStripe {
 struct ListRowSink {
   ListStripe stripe;
   unsigned head;
-  KOKKOS_INLINE_FUNCTION void add(int j) {
+  KOKKOS_INLINE_FUNCTION void add(int, int id, bool) {
     const unsigned long long k = stripe.take(1);
     if (k < stripe.size) {
       const unsigned node = static_cast<unsigned>(stripe.base + k);
-      stripe.pool(node) = ListNode{j, head};
+      stripe.pool(node) = ListNode{id, head};
       head = node;
     }
   }
@@ -108,17 +108,17 @@ struct ListRowSink {
 struct ListPairSink {
   ListStripe stripe;
   Kokkos::View<unsigned*, Memory> heads;
-  int i;
+  int i, id_i;
   KOKKOS_INLINE_FUNCTION void push(int row, int value, unsigned long long k) const {
     if (k >= stripe.size) return;
     const unsigned node = static_cast<unsigned>(stripe.base + k);
     const unsigned next = Kokkos::atomic_exchange(&heads(row), node);
     stripe.pool(node) = ListNode{value, next};
   }
-  KOKKOS_INLINE_FUNCTION void add(int j) const {
-    const unsigned long long k = stripe.take(2);
-    push(i, j, k);
-    push(j, i, k + 1);
+  KOKKOS_INLINE_FUNCTION void add(int j, int id_j, bool j_row) const {
+    const unsigned long long k = stripe.take(j_row ? 2 : 1);
+    push(i, id_j, k);
+    if (j_row) push(j, id_i, k + 1);
   }
 };
 
@@ -137,7 +137,7 @@ inline PoolUse fill_lists(const Search& search, const LinkedLists& l) {
     Kokkos::deep_copy(heads, list_end);
     Kokkos::parallel_for(
         "contact::linked_list::search_pairs", Range(0, n), KOKKOS_LAMBDA(const Index i) {
-          ListPairSink sink{ListStripe(l, i), heads, static_cast<int>(i)};
+          ListPairSink sink{ListStripe(l, i), heads, static_cast<int>(i), search.id(i)};
           search(i, sink);
         });
   } else {

@@ -69,42 +69,53 @@ inline void make_nodes(const MeshShape& s, std::uint64_t seed, const Coords& xyz
       });
 }
 
-// Each element's box over its 8 nodes, inflated; block B lifted to b_z.
+// Element e's box over its 8 nodes, inflated, block B lifted to b_z: min x
+// y z, max x y z. One function for every box of the run, so a rank of a
+// partitioned run computes its own elements' boxes (and the checks any
+// element's) bit for bit as the replicated run does.
+KOKKOS_INLINE_FUNCTION void element_box(int n, Index elements_a, Index nodes_a, const Coords& xyz,
+                                        int b_z, Index e, int box[6]) {
+  Index corner, sx, sy;
+  int lift;
+  if (e < elements_a) {
+    const Index x = e % n, y = (e / n) % n, z = e / (Index(n) * n);
+    sx = n + 1;
+    sy = sx * sx;
+    corner = x + sx * y + sy * z;
+    lift = 0;
+  } else {
+    const Index f = e - elements_a, m = 2 * n;
+    const Index x = f % m, y = (f / m) % m, z = f / (m * m);
+    sx = m + 1;
+    sy = sx * sx;
+    corner = nodes_a + x + sx * y + sy * z;
+    lift = b_z;
+  }
+  int lo[3] = {INT_MAX, INT_MAX, INT_MAX};
+  int hi[3] = {INT_MIN, INT_MIN, INT_MIN};
+  for (int k = 0; k < 8; ++k) {
+    const Index v = corner + (k & 1) + ((k >> 1) & 1) * sx + ((k >> 2) & 1) * sy;
+    for (int c = 0; c < 3; ++c) {
+      const int x = xyz(v, c) + (c == 2 ? lift : 0);
+      lo[c] = x < lo[c] ? x : lo[c];
+      hi[c] = x > hi[c] ? x : hi[c];
+    }
+  }
+  for (int c = 0; c < 3; ++c) {
+    box[c] = lo[c] - inflate;
+    box[3 + c] = hi[c] + inflate;
+  }
+}
+
+// Every element's box.
 inline void make_boxes(const MeshShape& s, const Coords& xyz, int b_z, const Boxes& boxes) {
   const int n = s.n;
   const Index elements_a = s.elements_a, nodes_a = s.nodes_a;
   Kokkos::parallel_for(
       "contact::boxes", Range(0, s.elements), KOKKOS_LAMBDA(const Index e) {
-        Index corner, sx, sy;
-        int lift;
-        if (e < elements_a) {
-          const Index x = e % n, y = (e / n) % n, z = e / (Index(n) * n);
-          sx = n + 1;
-          sy = sx * sx;
-          corner = x + sx * y + sy * z;
-          lift = 0;
-        } else {
-          const Index f = e - elements_a, m = 2 * n;
-          const Index x = f % m, y = (f / m) % m, z = f / (m * m);
-          sx = m + 1;
-          sy = sx * sx;
-          corner = nodes_a + x + sx * y + sy * z;
-          lift = b_z;
-        }
-        int lo[3] = {INT_MAX, INT_MAX, INT_MAX};
-        int hi[3] = {INT_MIN, INT_MIN, INT_MIN};
-        for (int k = 0; k < 8; ++k) {
-          const Index v = corner + (k & 1) + ((k >> 1) & 1) * sx + ((k >> 2) & 1) * sy;
-          for (int c = 0; c < 3; ++c) {
-            const int x = xyz(v, c) + (c == 2 ? lift : 0);
-            lo[c] = x < lo[c] ? x : lo[c];
-            hi[c] = x > hi[c] ? x : hi[c];
-          }
-        }
-        for (int c = 0; c < 3; ++c) {
-          boxes(e, c) = lo[c] - inflate;
-          boxes(e, 3 + c) = hi[c] + inflate;
-        }
+        int box[6];
+        element_box(n, elements_a, nodes_a, xyz, b_z, e, box);
+        for (int d = 0; d < 6; ++d) boxes(e, d) = box[d];
       });
 }
 

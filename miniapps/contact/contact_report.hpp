@@ -38,20 +38,22 @@ inline nlohmann::json phase_json(const std::vector<double>& v) {
 // One storage's slowest-rank times over the run.
 struct StorageTimes {
   std::vector<double> search, fill, sweeps;
-  std::vector<double> rebuild;  // binning + search + fill, per step
+  std::vector<double> rebuild;  // binning (+ ghost exchange) + search + fill, per step
   double build = 0, stats = 0;  // totals of rebuild and sweeps
 };
 
 // Collective: call for the same storages in the same order on every rank.
+// `exchange`: a partitioned run's ghost exchange per step (else empty).
 inline StorageTimes storage_times(const KernelTimer& timer, const std::string& name,
-                                  const std::vector<double>& binning) {
+                                  const std::vector<double>& binning,
+                                  const std::vector<double>& exchange = {}) {
   StorageTimes t;
   t.search = slowest(timer, name + ".search");
   t.fill = slowest(timer, name + ".fill");
   t.sweeps = slowest(timer, name + ".stats");
   t.rebuild.resize(t.search.size());
   for (std::size_t k = 0; k < t.rebuild.size(); ++k)
-    t.rebuild[k] = binning[k] + t.search[k] + t.fill[k];
+    t.rebuild[k] = binning[k] + (exchange.empty() ? 0.0 : exchange[k]) + t.search[k] + t.fill[k];
   t.build = sum_of(t.rebuild);
   t.stats = sum_of(t.sweeps);
   return t;
@@ -62,14 +64,15 @@ struct RunTotals {
   double pairs_all = 0;    // pairs found in all timed steps, all ranks
   double steps_timed = 0;  // timed steps
   double sweeps = 0;       // timed sweeps per step
-  double elements = 0;     // elements per rank
-  double ranks = 1;
+  double elements = 0;     // elements per copy of the problem
+  double ranks = 1;        // copies: every rank's own (replicated), one (partitioned)
 };
 
 // The rebuild kernel: pairs found per second of binning, search and fill.
 inline KernelResult build_result(const std::string& name, const StorageTimes& t,
                                  const StorageTimes* linked_list, const StorageRecord& rec,
-                                 const std::vector<double>& binning, const RunTotals& run) {
+                                 const std::vector<double>& binning, const RunTotals& run,
+                                 const std::vector<double>& exchange = {}) {
   KernelResult b;
   b.name = name + ".build";
   b.implementation = "kokkos";
@@ -84,6 +87,7 @@ inline KernelResult build_result(const std::string& name, const StorageTimes& t,
   b.extra["phases"] = {{"binning", phase_json(binning)},
                        {"search", phase_json(t.search)},
                        {"fill", phase_json(t.fill)}};
+  if (!exchange.empty()) b.extra["phases"]["ghost_exchange"] = phase_json(exchange);
   b.extra["rebuild_s_mean"] = t.build / run.steps_timed;
   b.extra["overflows"] = rec.overflows;
   b.extra["refills"] = rec.refills;

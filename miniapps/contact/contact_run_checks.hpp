@@ -4,6 +4,7 @@
 #pragma once
 
 #include "contact_config.hpp"
+#include "contact_verify_owned.hpp"
 
 #include "karma/app.hpp"
 #include "karma/comm.hpp"
@@ -38,6 +39,10 @@ struct Tallies {
   std::int64_t checksum_steps_differ = 0, stats_checksum_steps_differ = 0;
   StructureErrors structure;
   std::int64_t forced_overflows = 0, forced_refills = 0, forced_rows_refilled = 0;
+  // Partitioned runs, over all ranks: steps whose crossing halves differ,
+  // and steps whose pairs counted by their owners are not half the entries.
+  std::int64_t cross_steps_wrong = 0, owner_steps_wrong = 0;
+  std::int64_t cross_pairs = 0;  // pairs held by two ranks, all steps
 };
 
 // The rows the device scan checks each step: half anywhere, half in the
@@ -66,20 +71,29 @@ struct StepChecks {
   SignatureSummary summary;
   bool have_reference = false;
   std::vector<std::uint64_t> pair_sums, stats_sums;  // one per checked storage
+  CrossRanks cross;   // partitioned: the first storage's crossing halves
+  double pairs = -1;  // partitioned: pairs counted by their owners, all ranks
 };
 
 // The sampled rows, and the row signatures of the first storage and of the
 // one being compared, made once for the run (in this order: see make_blocks).
+// Partitioned runs: the rows' global ids, and the nodes the check of every
+// row computes boxes from.
 struct CheckArrays {
   Kokkos::View<Index*, Memory> samples;
   Signatures reference, current;
+  GlobalIds ids;
+  Coords xyz;
 };
 
-inline CheckArrays make_check_arrays(Index elements, const std::vector<Index>& sample_ids) {
+inline CheckArrays make_check_arrays(Index rows, const std::vector<Index>& sample_ids,
+                                     const GlobalIds& ids = {}, const Coords& xyz = {}) {
   CheckArrays a;
   a.samples = Kokkos::View<Index*, Memory>("contact::samples", sample_ids.size());
-  a.reference = make_signatures(elements);
-  a.current = make_signatures(elements);
+  a.reference = make_signatures(rows, ids);
+  a.current = make_signatures(rows, ids);
+  a.ids = ids;
+  a.xyz = xyz;
   auto h = Kokkos::create_mirror_view(a.samples);
   for (std::size_t k = 0; k < sample_ids.size(); ++k) h(k) = sample_ids[k];
   Kokkos::deep_copy(a.samples, h);
@@ -91,8 +105,11 @@ inline CheckArrays make_check_arrays(Index elements, const std::vector<Index>& s
 // host brute force.
 inline void check_reference_rows(const Config& cfg, std::int64_t b_z, const Boxes& boxes,
                                  const Rows& reference, const CheckArrays& arrays, Tallies& t,
-                                 const Trace& trace) {
-  const StructureErrors se = structure_errors(reference);
+                                 const Trace& trace, StepChecks& step) {
+  const StructureErrors se =
+      cfg.partitioned
+          ? owned_structure_errors(reference, arrays.ids.ids, cfg.shape.elements, step.cross)
+          : structure_errors(reference);
   trace("structure");
   t.structure.out_of_range += se.out_of_range;
   t.structure.self += se.self;
@@ -103,7 +120,9 @@ inline void check_reference_rows(const Config& cfg, std::int64_t b_z, const Boxe
   trace("sampled rows");
   Kokkos::fence();
   Kokkos::Timer mesh_timer;
-  const MeshCheck mc = mesh_rows_wrong(cfg.shape, b_z, boxes, reference);
+  const MeshCheck mc = cfg.partitioned ? owned_mesh_rows_wrong(cfg.shape, b_z, arrays.xyz, boxes,
+                                                               arrays.ids.ids, reference)
+                                       : mesh_rows_wrong(cfg.shape, b_z, boxes, reference);
   t.mesh_seconds += mesh_timer.seconds();
   t.mesh_wrong.rows_wrong += mc.rows_wrong;
   t.mesh_wrong.boxes_outside += mc.boxes_outside;
@@ -139,14 +158,14 @@ inline SignatureSummary check_storage(const Config& cfg, std::size_t index,
     step.have_reference = true;
     step.reference = st.sorted_rows();
     trace("canonical");
-    check_reference_rows(cfg, b_z, boxes, step.reference, arrays, t, trace);
+    check_reference_rows(cfg, b_z, boxes, step.reference, arrays, t, trace, step);
   } else {
     t.variants_wrong += signatures_differing(sig, arrays.reference);
   }
   t.stats_wrong += stats_rows_wrong(stats, step.reference);
   trace("stats checked");
   rec.pair_checksums.push_back(sum.checksum);
-  rec.stats_checksums.push_back(stats_checksum(stats));
+  rec.stats_checksums.push_back(stats_checksum(stats, arrays.ids));
   step.pair_sums.push_back(rec.pair_checksums.back());
   step.stats_sums.push_back(rec.stats_checksums.back());
   return sum;
@@ -159,6 +178,32 @@ inline void check_step_checksums(const StepChecks& step, Tallies& t) {
   };
   if (differ(step.pair_sums)) ++t.checksum_steps_differ;
   if (differ(step.stats_sums)) ++t.stats_checksum_steps_differ;
+}
+
+// Partitioned runs, collective: the step's figures over all ranks (entries,
+// empty rows, checksums: sums; longest row: the maximum) in place of this
+// rank's, the pairs counted by their owners, and the checks that need every
+// rank: the crossing halves match, the owners' pairs are half the entries.
+inline void reduce_step_over_ranks(StepChecks& step, Tallies& t) {
+  SignatureSummary& s = step.summary;
+  s.entries = comm::sum(s.entries);
+  s.empty = comm::sum(s.empty);
+  s.longest = comm::max(s.longest);
+  const std::int64_t sizes = comm::max(static_cast<std::int64_t>(step.pair_sums.size()));
+  if (sizes == static_cast<std::int64_t>(step.pair_sums.size()) &&
+      comm::all(step.pair_sums.size() == step.stats_sums.size())) {
+    comm::sum_wrapping_in_place(step.pair_sums.data(), sizes);
+    comm::sum_wrapping_in_place(step.stats_sums.data(), sizes);
+  }
+  const CrossRanks& c = step.cross;
+  std::uint64_t hashes[2] = {c.up_hash, c.down_hash};
+  comm::sum_wrapping_in_place(hashes, 2);
+  const std::int64_t up = comm::sum(c.up), down = comm::sum(c.down);
+  const std::int64_t owners = comm::sum(step.have_reference ? c.owner_pairs : 0);
+  if (up != down || hashes[0] != hashes[1]) ++t.cross_steps_wrong;
+  if (!step.have_reference || 2 * owners != s.entries) ++t.owner_steps_wrong;
+  t.cross_pairs += up;
+  step.pairs = static_cast<double>(owners);
 }
 
 // Forced overflow: capacity 8 (less than the longest row) must overflow,
@@ -223,6 +268,17 @@ inline std::vector<Check> verification_checks(const Config& cfg, const Tallies& 
        global(t.mesh_wrong.rows_wrong + t.mesh_wrong.boxes_outside), 0});
   checks.push_back({"structure", "self pairs, duplicates, asymmetric and out-of-range entries",
                     global(t.structure.total()), 0});
+  if (cfg.partitioned) {
+    // Already over all ranks (reduce_step_over_ranks).
+    checks.push_back({"crossing pairs",
+                      "steps where the pairs held across ranks are not held by both owners "
+                      "(halves summed over ranks differ in count or hash)",
+                      static_cast<double>(t.cross_steps_wrong), 0});
+    checks.push_back({"pair owners",
+                      "steps where the pairs counted once, by the owner of their lower id, "
+                      "are not half the entries of all ranks' rows",
+                      static_cast<double>(t.owner_steps_wrong), 0});
+  }
   if (cfg.storages.size() > 1)
     checks.push_back(
         {"storages agree", "rows differing from the first storage's", global(t.variants_wrong), 0});

@@ -20,6 +20,16 @@ namespace karma::contact {
 
 using Rows = RaggedRight<int, Memory>;
 
+// Row i's global element id: i itself (replicated runs, ids empty), or
+// ids(i) (a partitioned run's owned rows), so that hashes of rows and
+// statistics summed over ranks are the replicated run's.
+struct GlobalIds {
+  Kokkos::View<int*, Memory> ids;
+  KOKKOS_INLINE_FUNCTION Index operator()(const Index i) const {
+    return ids.extent(0) > 0 ? Index(ids(i)) : i;
+  }
+};
+
 // Insertion sort of every row: rows are short (tens of entries).
 inline void sort_rows(const Rows& r) {
   Kokkos::parallel_for(
@@ -85,13 +95,15 @@ Rows canonical_dynamic(const Dynamic& d) {
 struct Signatures {
   Kokkos::View<std::int64_t*, Memory> count;
   Kokkos::View<std::uint64_t*, Memory> hash;
+  GlobalIds id;  // each row's global id, hashed with its entries
 };
 
-inline Signatures make_signatures(Index n) {
+inline Signatures make_signatures(Index n, const GlobalIds& ids = {}) {
   return {Kokkos::View<std::int64_t*, Memory>(
               Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::signature_counts"), n),
           Kokkos::View<std::uint64_t*, Memory>(
-              Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::signature_hashes"), n)};
+              Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::signature_hashes"), n),
+          ids};
 }
 
 template <class Access>
@@ -100,7 +112,8 @@ void array_signatures(const Access& rows, const Signatures& sig) {
       "contact::verify::signatures", Range(0, rows.num_rows()), KOKKOS_LAMBDA(const Index i) {
         const std::int64_t size = rows.size(i), begin = rows.begin(i);
         std::uint64_t h = 0;
-        for (std::int64_t k = 0; k < size; ++k) h += pair_hash(i, rows.at(begin, i, k));
+        const Index gi = sig.id(i);
+        for (std::int64_t k = 0; k < size; ++k) h += pair_hash(gi, rows.at(begin, i, k));
         sig.count(i) = size;
         sig.hash(i) = h;
       });
@@ -114,8 +127,9 @@ inline void list_signatures(const LinkedLists& l, const Signatures& sig) {
       KOKKOS_LAMBDA(const Index i) {
         std::int64_t c = 0;
         std::uint64_t h = 0;
+        const Index gi = sig.id(i);
         for (unsigned k = heads(i); k != list_end; k = pool(k).next) {
-          h += pair_hash(i, pool(k).j);
+          h += pair_hash(gi, pool(k).j);
           ++c;
         }
         sig.count(i) = c;
@@ -245,13 +259,13 @@ KOKKOS_INLINE_FUNCTION std::uint64_t stats_hash(Index i, double mn, double mx, d
   return mix64(h ^ avg_bits);
 }
 
-// Wrapping sum of every row's stats_hash.
-inline std::uint64_t stats_checksum(const RowStats& s) {
+// Wrapping sum of every row's stats_hash (rows by their global ids).
+inline std::uint64_t stats_checksum(const RowStats& s, const GlobalIds& id = {}) {
   std::uint64_t sum = 0;
   Kokkos::parallel_reduce(
       "contact::verify::stats_checksum", Range(0, static_cast<Index>(s.extent(0))),
       KOKKOS_LAMBDA(const Index i, std::uint64_t& h) {
-        h += stats_hash(i, s(i, 0), s(i, 1), s(i, 2), s(i, 3));
+        h += stats_hash(id(i), s(i, 0), s(i, 1), s(i, 2), s(i, 3));
       },
       sum);
   return sum;
@@ -405,6 +419,54 @@ struct MeshCheck {
   std::int64_t rows_wrong = 0, boxes_outside = 0;
 };
 
+// Whether box `a` of element i lies within i's widened cube.
+KOKKOS_INLINE_FUNCTION bool box_inside(const MeshGeometry& g, const Index i, const int a[6]) {
+  std::int64_t lo[3], h, m;
+  g.cube(i, lo, h, m);
+  bool inside = true;
+  for (int d = 0; d < 3; ++d) inside = inside && a[d] >= lo[d] - m && a[3 + d] <= lo[d] + h + m;
+  return inside;
+}
+
+// Whether sorted row `row` (of element i, box a) holds exactly the elements
+// the mesh's structure finds; box_of(j, b) gives any element's box.
+template <class BoxOf>
+KOKKOS_INLINE_FUNCTION bool mesh_row_right(const MeshGeometry& g, const Index i, const int a[6],
+                                           const BoxOf& box_of, const Rows& r, const Index row) {
+  std::int64_t k = r.begin(row);
+  const std::int64_t end = r.end(row);
+  bool same = true;
+  for (int block = 0; block < 2 && same; ++block) {
+    const std::int64_t h = block == 0 ? std::int64_t{h_a} : std::int64_t{h_b};
+    const std::int64_t m = block == 0 ? perturb_a + inflate : perturb_b + inflate;
+    const std::int64_t w = block == 0 ? g.n : 2 * g.n;
+    const Index base = block == 0 ? 0 : g.elements_a;
+    std::int64_t x0, x1, y0, y1, z0, z1;
+    candidate_range(a[0], a[3], 0, h, m, w, x0, x1);
+    candidate_range(a[1], a[4], 0, h, m, w, y0, y1);
+    candidate_range(a[2], a[5], block == 0 ? 0 : g.b_z, h, m, g.n, z0, z1);
+    for (std::int64_t z = z0; z <= z1 && same; ++z)
+      for (std::int64_t y = y0; y <= y1 && same; ++y)
+        for (std::int64_t x = x0; x <= x1 && same; ++x) {
+          const Index j = base + x + w * (y + w * z);
+          if (j == i) continue;
+          int b[6];
+          box_of(j, b);
+          if (!overlap(a, b)) continue;
+          same = k < end && r.values()(k) == j;
+          ++k;
+        }
+  }
+  return same && k == end;
+}
+
+struct BoxesAt {
+  Boxes boxes;
+  KOKKOS_INLINE_FUNCTION void operator()(const Index j, int b[6]) const {
+    for (int d = 0; d < 6; ++d) b[d] = boxes(j, d);
+  }
+};
+
 inline MeshCheck mesh_rows_wrong(const MeshShape& shape, std::int64_t b_z, const Boxes& boxes,
                                  const Rows& r) {
   const MeshGeometry g{shape.n, shape.elements_a, shape.elements, b_z};
@@ -413,47 +475,21 @@ inline MeshCheck mesh_rows_wrong(const MeshShape& shape, std::int64_t b_z, const
     out.rows_wrong = g.elements + 1;
     return out;
   }
+  const BoxesAt box_of{boxes};
   Kokkos::parallel_reduce(
       "contact::verify::box_bounds", Range(0, g.elements),
       KOKKOS_LAMBDA(const Index e, std::int64_t& outside) {
-        std::int64_t lo[3], h, m;
-        g.cube(e, lo, h, m);
-        bool inside = true;
-        for (int d = 0; d < 3; ++d)
-          inside = inside && boxes(e, d) >= lo[d] - m && boxes(e, 3 + d) <= lo[d] + h + m;
-        outside += inside ? 0 : 1;
+        int a[6];
+        box_of(e, a);
+        outside += box_inside(g, e, a) ? 0 : 1;
       },
       out.boxes_outside);
   Kokkos::parallel_reduce(
       "contact::verify::mesh_rows", Range(0, g.elements),
       KOKKOS_LAMBDA(const Index i, std::int64_t& wrong) {
         int a[6];
-        for (int d = 0; d < 6; ++d) a[d] = boxes(i, d);
-        std::int64_t k = r.begin(i);
-        const std::int64_t end = r.end(i);
-        bool same = true;
-        for (int block = 0; block < 2 && same; ++block) {
-          const std::int64_t h = block == 0 ? std::int64_t{h_a} : std::int64_t{h_b};
-          const std::int64_t m = block == 0 ? perturb_a + inflate : perturb_b + inflate;
-          const std::int64_t w = block == 0 ? g.n : 2 * g.n;
-          const Index base = block == 0 ? 0 : g.elements_a;
-          std::int64_t x0, x1, y0, y1, z0, z1;
-          candidate_range(a[0], a[3], 0, h, m, w, x0, x1);
-          candidate_range(a[1], a[4], 0, h, m, w, y0, y1);
-          candidate_range(a[2], a[5], block == 0 ? 0 : g.b_z, h, m, g.n, z0, z1);
-          for (std::int64_t z = z0; z <= z1 && same; ++z)
-            for (std::int64_t y = y0; y <= y1 && same; ++y)
-              for (std::int64_t x = x0; x <= x1 && same; ++x) {
-                const Index j = base + x + w * (y + w * z);
-                if (j == i) continue;
-                int b[6];
-                for (int d = 0; d < 6; ++d) b[d] = boxes(j, d);
-                if (!overlap(a, b)) continue;
-                same = k < end && r.values()(k) == j;
-                ++k;
-              }
-        }
-        wrong += (same && k == end) ? 0 : 1;
+        box_of(i, a);
+        wrong += mesh_row_right(g, i, a, box_of, r, i) ? 0 : 1;
       },
       out.rows_wrong);
   return out;

@@ -2,8 +2,12 @@
 // step -> report. The geometry, mesh, cell-list search, the three storages
 // (one interface: contact_storages.hpp) and the row statistics are in
 // contact_*.hpp, one concern each; the checks in contact_verify.hpp and
-// contact_run_checks.hpp, the memory bounds in contact_memory.hpp, the
-// results in contact_report.hpp.
+// contact_run_checks.hpp (a partitioned run's owned rows:
+// contact_verify_owned.hpp), the memory bounds in contact_memory.hpp, the
+// results in contact_report.hpp. contact.decomposition: partitioned splits
+// the mesh over the ranks (contact_decomposition.hpp) and exchanges ghosts
+// every step (contact_ghosts.hpp).
+#include "contact_ghosts.hpp"
 #include "contact_memory.hpp"
 #include "contact_report.hpp"
 #include "contact_run_checks.hpp"
@@ -24,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <numeric>
 #include <optional>
 #include <sstream>
 #include <tuple>
@@ -80,11 +85,18 @@ Schema contact_schema() {
   s.boolean("contact.overflow_check", true,
             "every step, also build dynamic rows of capacity 8 (less for tiny decks): they must "
             "overflow, grow, refill and agree with the other storages");
-  s.choice("contact.inject_fault", "none", {"none", "self", "foreign", "search"},
+  s.choice("contact.decomposition", "replicated", {"replicated", "partitioned"},
+           "replicated: every rank builds and checks its own copy of the whole problem (weak "
+           "scaling); partitioned: one mesh split over the ranks by recursive bisection of the "
+           "x-y plane, each rank owning its elements' rows and receiving its neighbours' "
+           "elements within reach as ghosts every step (strong scaling; the brute force and the "
+           "sampled rows are off: they need every box)");
+  s.choice("contact.inject_fault", "none", {"none", "self", "foreign", "search", "ghost"},
            "testing: at the last step corrupt one entry of the last storage (self: a self-pair; "
            "foreign: a far element) or make the search miss one element's pairs with lower ids "
            "in every storage alike (search: an element of B's bottom layer whose rows are not "
-           "sampled), which verification must catch");
+           "sampled), or (partitioned) leave the first ghost each rank sends each neighbour out "
+           "of the exchange (ghost), which verification must catch");
   s.integer("run.warmup", 1,
             "untimed rebuilds and sweeps at the start position before the timed steps", 0);
   s.string("run.results_dir", ".",
@@ -140,6 +152,21 @@ Config read_config(const Deck& deck) {
   c.pairs = deck.string("contact.search") == "pairs";
   const std::int64_t stripes = deck.integer("contact.list_stripes");
   c.list_stripes = stripes > 0 ? static_cast<int>(stripes) : (on_gpu ? 4096 : 1);
+  c.partitioned = deck.string("contact.decomposition") == "partitioned";
+  if (c.inject == "ghost" && !c.partitioned)
+    deck.fail("contact.inject_fault", "ghost needs contact.decomposition: partitioned");
+  if (c.partitioned && c.inject != "none" && c.inject != "ghost")
+    deck.fail("contact.inject_fault", "a partitioned run injects none or ghost, not " + c.inject);
+  if (c.partitioned) {
+    for (const Region& r : bisect_plane(c.n, comm::size()))
+      if (r.empty())
+        deck.fail("contact.decomposition",
+                  "n = " + std::to_string(n) + " has too few columns of block A to give each of " +
+                      std::to_string(comm::size()) + " ranks a part of the plane");
+    // Both need every element's box on every rank.
+    c.brute_force_max = -1;
+    c.sample_rows = 0;
+  }
   return c;
 }
 
@@ -176,21 +203,151 @@ struct Blocks {
 // Allocated in this order, as before the blocks were a struct: the
 // addresses of later arrays follow from it, and contact's atomic-heavy
 // linked-list search is sensitive to where its arrays land.
-Blocks make_blocks(const Config& cfg) {
+// Partitioned: every rank has all nodes (a hash of their ids, made once),
+// the boxes of its own elements and ghosts only (in `Partition`), and rows
+// for its own elements.
+Blocks make_blocks(const Config& cfg, Index rows) {
   Blocks b;
   b.xyz =
       Coords(Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::nodes"), cfg.shape.nodes);
   make_nodes(cfg.shape, cfg.seed, b.xyz);
-  b.boxes =
-      Boxes(Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::boxes"), cfg.shape.elements);
-  b.stats = RowStats("contact::row_stats", cfg.shape.elements);
+  if (!cfg.partitioned)
+    b.boxes = Boxes(Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::boxes"),
+                    cfg.shape.elements);
+  b.stats = RowStats("contact::row_stats", rows);
   return b;
+}
+
+// A partitioned run's split, its elements and its ghost exchange.
+struct Partition {
+  Decomposition split;
+  LocalElements local;
+  Ghosts ghosts;
+  std::vector<double> received;  // ghosts received, per timed step
+};
+
+// Collective: one value of every rank, in rank order.
+std::vector<double> per_rank(double v) {
+  std::vector<double> all(static_cast<std::size_t>(comm::size()), 0.0);
+  all[static_cast<std::size_t>(comm::rank())] = v;
+  comm::allgatherv_in_place(all.data(), std::vector<std::int64_t>(all.size(), 1));
+  return all;
+}
+
+// Collective: a step's ghosts, over the ranks (payload: id and box, 28 B a ghost).
+nlohmann::json ghost_step_json(const Ghosts& g) {
+  const std::int64_t received = g.received;
+  const std::int64_t total = comm::sum(received);
+  return {{"received_total", total},
+          {"received_min", comm::min(received)},
+          {"received_max", comm::max(received)},
+          {"bytes", total * ghost_ints * static_cast<std::int64_t>(sizeof(int))}};
+}
+
+// Collective: what a partitioned run records of its split, its ghosts and
+// each rank's own time, from which scaling efficiencies are computed
+// (README "Partitioned runs").
+nlohmann::json decomposition_json(const Partition& p, const KernelTimer& timer,
+                                  const std::vector<std::string>& storages,
+                                  const std::vector<double>& exchange, const Tallies& tally,
+                                  double steps) {
+  auto own_total = [&](const std::string& name) {
+    const auto& v = timer.samples(name);
+    return std::accumulate(v.begin(), v.end(), 0.0);
+  };
+  double build = own_total("ghost_exchange") + own_total("binning");
+  for (const auto& s : storages) build += own_total(s + ".search") + own_total(s + ".fill");
+  const std::vector<double> build_per_rank = per_rank(build);
+  std::vector<double> step_per_rank;
+  for (double b : build_per_rank) step_per_rank.push_back(b / steps);
+  const double received = std::accumulate(p.received.begin(), p.received.end(), 0.0);
+  const std::vector<double> received_per_rank = per_rank(received / steps);
+  const double bytes_per_step =
+      comm::sum(received) / steps * ghost_ints * static_cast<double>(sizeof(int));
+  auto regions = nlohmann::json::array();
+  for (const Region& r : p.split.regions)
+    regions.push_back(
+        {{"x", {static_cast<double>(r.lo[0]) / unit, static_cast<double>(r.hi[0]) / unit}},
+         {"y", {static_cast<double>(r.lo[1]) / unit, static_cast<double>(r.hi[1]) / unit}}});
+  const auto minmax = [](const std::vector<double>& v) {
+    return nlohmann::json{{"min", *std::min_element(v.begin(), v.end())},
+                          {"max", *std::max_element(v.begin(), v.end())}};
+  };
+  return {
+      {"mode", "partitioned"},
+      {"ranks", p.split.ranks},
+      {"method",
+       "recursive bisection of the x-y plane at whole elements of A, the longer side cut in "
+       "proportion to the ranks on either side; an element belongs to the region holding its "
+       "nominal cube's lower x-y corner (fixed for the run: B moves along z only)"},
+      {"regions", regions},
+      {"owned_elements", per_rank(static_cast<double>(p.split.owned_count))},
+      {"peers", per_rank(static_cast<double>(p.split.peers.size()))},
+      {"owner_rule",
+       "a row belongs to its element's owner; a pair is counted once, by the owner of its lower "
+       "global id; a pair across ranks is held by both owners, each in its own element's row"},
+      {"ghost_rule",
+       "every step each rank sends each peer the id and box of every own element whose box "
+       "reaches the peer's region widened by 0.25 (node perturbation and inflation of A)"},
+      {"mpi_path", p.ghosts.mpi_path},
+      {"gpu_aware_query", p.ghosts.mpi_path_why},
+      {"ghost_bytes_per_ghost", ghost_ints * static_cast<int>(sizeof(int))},
+      {"ghost_bytes_per_step", bytes_per_step},
+      {"ghosts_received_per_step_per_rank", received_per_rank},
+      {"ghosts_received_per_step", minmax(received_per_rank)},
+      {"crossing_pairs_per_step", static_cast<double>(tally.cross_pairs) / steps},
+      {"ghost_exchange", phase_json(exchange)},
+      {"build_s_per_rank", build_per_rank},
+      {"step_s_per_rank", step_per_rank},
+      {"step_s", minmax(step_per_rank)},
+      {"step_s_from",
+       "each rank's own ghost exchange, binning and every storage's search and fill, per timed "
+       "step (phases start together: the timer synchronises the ranks before each)"}};
+}
+
+void print_decomposition(const nlohmann::json& d) {
+  if (!comm::is_root()) return;
+  std::printf(
+      "partitioned over %d rank(s): ghosts received per rank and step %.0f to %.0f, %.0f B a "
+      "step in all (%s); ghost exchange %.3f ms a step; build (exchange, binning, search, fill "
+      "of every storage) %.3f to %.3f ms a step per rank\n",
+      d["ranks"].get<int>(), d["ghosts_received_per_step"]["min"].get<double>(),
+      d["ghosts_received_per_step"]["max"].get<double>(), d["ghost_bytes_per_step"].get<double>(),
+      d["mpi_path"].get<std::string>().c_str(), 1e3 * d["ghost_exchange"]["mean_s"].get<double>(),
+      1e3 * d["step_s"]["min"].get<double>(), 1e3 * d["step_s"]["max"].get<double>());
 }
 
 // Block B at a step's position: its boxes, binned into the cell lists
 // (timed as "binning" when `timer` is given).
+// Partitioned: the own elements' boxes, the ghost exchange (timed as
+// "ghost_exchange"; `fault`: inject_fault ghost), then the binning of own
+// elements and ghosts on the grid of the rank's part of the scene.
 void place(const Config& cfg, std::int64_t b_z, Blocks& blocks, KernelTimer* timer,
-           const Tracer& trace) {
+           const Tracer& trace, Partition* part = nullptr, bool fault = false) {
+  if (part) {
+    own_boxes(cfg.shape, blocks.xyz, static_cast<int>(b_z), part->local);
+    trace(timer ? "boxes" : "warm-up: boxes");
+    const auto exchange = [&] { exchange_ghosts(part->ghosts, part->local, fault); };
+    if (timer) {
+      const profiling::Region region(profiling::region_name("ghost_exchange"));
+      timer->time("ghost_exchange", exchange);
+      part->received.push_back(static_cast<double>(part->ghosts.received));
+    } else {
+      exchange();
+    }
+    trace(timer ? "ghosts" : "warm-up: ghosts");
+    blocks.boxes = part->local.boxes;
+    const Grid grid = region_grid(cfg.n, b_z, cfg.cell,
+                                  part->split.regions[static_cast<std::size_t>(part->split.rank)]);
+    const Index count = part->local.count;
+    if (timer) {
+      const profiling::Region region(profiling::region_name("binning"));
+      timer->time("binning", [&] { bin(blocks.boxes, grid, blocks.cells, {}, count); });
+    } else {
+      bin(blocks.boxes, grid, blocks.cells, trace, count);
+    }
+    return;
+  }
   make_boxes(cfg.shape, blocks.xyz, static_cast<int>(b_z), blocks.boxes);
   trace(timer ? "boxes" : "warm-up: boxes");
   const Grid grid = make_grid(cfg.n, b_z, cfg.cell);
@@ -206,8 +363,8 @@ void place(const Config& cfg, std::int64_t b_z, Blocks& blocks, KernelTimer* tim
 // Every storage starts with room for N x capacity entries, first-touched
 // here so that no timed step pays for it.
 template <class Dynamic>
-std::vector<NeighbourStorage> make_storages(const Config& cfg) {
-  const Index N = cfg.shape.elements;
+std::vector<NeighbourStorage> make_storages(const Config& cfg, Index rows) {
+  const Index N = rows;
   const std::int64_t first_entries = N * cfg.capacity;
   std::vector<NeighbourStorage> storages;
   for (Storage s : cfg.storages)
@@ -263,7 +420,8 @@ struct StepLog {
 // the first storage found.
 void log_step(StepLog& log, nlohmann::json step_json, const StepChecks& checks, Index elements) {
   const std::int64_t entries = checks.have_reference ? checks.summary.entries : -1;
-  const double pairs = entries >= 0 ? static_cast<double>(entries) / 2 : 0.0;
+  const double pairs =
+      checks.pairs >= 0 ? checks.pairs : (entries >= 0 ? static_cast<double>(entries) / 2 : 0.0);
   const double counted = static_cast<double>(std::max<std::int64_t>(entries, 0));
   step_json["pairs"] = pairs;
   step_json["entries"] = entries;
@@ -288,6 +446,11 @@ nlohmann::json problem_json(const Config& cfg, const Estimate& est, const StepLo
   for (Storage s : cfg.storages) names.push_back(name_of(s));
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
+  const char* scaling =
+      cfg.partitioned
+          ? "strong: one mesh partitioned over the ranks (recursive bisection of the x-y plane), "
+            "ghosts exchanged every step; figures are of the whole mesh, over all ranks"
+          : "weak: every rank builds and checks its own copy of the whole problem";
   return {{"n", cfg.n},
           {"elements", shape.elements},
           {"elements_a", shape.elements_a},
@@ -307,7 +470,7 @@ nlohmann::json problem_json(const Config& cfg, const Estimate& est, const StepLo
           {"search", cfg.pairs ? "pairs" : "rows"},
           {"list_stripes", cfg.list_stripes},
           {"fixed_point_units_per_h", unit},
-          {"scaling", "weak: every rank builds and checks its own copy of the whole problem"},
+          {"scaling", scaling},
           {"pairs_all_steps_per_rank", log.total_pairs},
           {"per_step", log.per_step},
           {"storages", storages_json},
@@ -364,11 +527,28 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   trace("start");
 
   // --- mesh, storages, the checks' arrays (untimed) --------------------------------------
-  Blocks blocks = make_blocks(cfg);
+  // Partitioned: rows for the own elements only, which keep their global ids.
+  std::optional<Partition> part;
+  if (cfg.partitioned) {
+    part.emplace();
+    part->split = decompose(shape, comm::rank(), comm::size());
+    part->local = make_local_elements(part->split);
+    part->ghosts = make_ghosts(part->split);
+  }
+  Partition* const partition = part ? &*part : nullptr;
+  const Index rows = part ? part->split.owned_count : N;
+  Blocks blocks = make_blocks(cfg, rows);
   trace("nodes");
-  std::vector<NeighbourStorage> storages = make_storages<Dynamic>(cfg);
+  std::vector<NeighbourStorage> storages = make_storages<Dynamic>(cfg, rows);
   const std::vector<Index> sample_ids = sample_rows(cfg);
-  const CheckArrays arrays = make_check_arrays(N, sample_ids);
+  const CheckArrays arrays =
+      part ? make_check_arrays(rows, sample_ids, GlobalIds{part->split.owned}, blocks.xyz)
+           : make_check_arrays(N, sample_ids);
+  // The search over this step's boxes: partitioned, own elements then ghosts.
+  const auto make_search = [&] {
+    return part ? Search(blocks.boxes, blocks.cells, cfg.pairs, part->local.ids, rows)
+                : Search(blocks.boxes, blocks.cells, cfg.pairs);
+  };
   trace("allocated");
 
   // --- measure and verify, step by step --------------------------------------------------
@@ -380,9 +560,9 @@ Report run_typed(const Context& ctx, const Config& cfg) {
 
   // Warm-up at the start position: kernels loaded, caches and pools warm.
   for (std::int64_t w = 0; w < cfg.warmup; ++w) {
-    place(cfg, b_bottom(cfg.n, 0), blocks, nullptr, tracer);
+    place(cfg, b_bottom(cfg.n, 0), blocks, nullptr, tracer, partition);
     trace("warm-up: binned");
-    const Search search(blocks.boxes, blocks.cells, cfg.pairs);
+    const Search search = make_search();
     for (auto& st : storages) {
       rebuild(st, search, nullptr, record[static_cast<int>(st.kind)]);
       trace(("warm-up: built " + st.name).c_str());
@@ -395,7 +575,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   for (std::int64_t step = first; step <= last; ++step) {
     const std::int64_t bz = b_bottom(cfg.n, step);
     const bool last_step_faults = cfg.inject != "none" && step == last;
-    place(cfg, bz, blocks, &timer, tracer);
+    place(cfg, bz, blocks, &timer, tracer, partition, cfg.inject == "ghost" && step == last);
     if (cfg.inject == "search" && step == last) {
       const auto host_boxes =
           Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, blocks.boxes);
@@ -404,7 +584,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
       if (log.search_fault >= 0) drop_from_cells(blocks.cells, static_cast<int>(log.search_fault));
     }
     trace("binned");
-    const Search search(blocks.boxes, blocks.cells, cfg.pairs);
+    const Search search = make_search();
     log.shared_bytes = blocks.bytes();
 
     StepChecks checks;
@@ -415,7 +595,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
       StorageRecord& rec = record[static_cast<int>(st.kind)];
       rebuild(st, search, &timer, rec);
       trace(("built " + st.name).c_str());
-      if (last_step_faults && v + 1 == storages.size()) inject_row_fault(cfg, st);
+      if (last_step_faults && v + 1 == storages.size() && !part) inject_row_fault(cfg, st);
       sweep(st, blocks.stats, cfg, timer);
       trace(("stats " + st.name).c_str());
       rec.peak_bytes = std::max(rec.peak_bytes, st.bytes());
@@ -426,7 +606,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
       if (sum.entries < 0) continue;  // rows past capacity: nothing to count
       // Effective bytes of one sweep: the storage's own structure for the
       // rows it holds, plus the four results per row.
-      const double n_rows = static_cast<double>(N), ed = static_cast<double>(sum.entries);
+      const double n_rows = static_cast<double>(rows), ed = static_cast<double>(sum.entries);
       rec.stats_bytes +=
           static_cast<double>(cfg.sweeps) * (st.structure_bytes(n_rows, ed) + 32 * n_rows);
       step_json[st.name] = {{"overflowed", rec.overflows},
@@ -437,10 +617,14 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     check_step_checksums(checks, log.tally);
     if (cfg.overflow_check && checks.have_reference) {
       step_json["forced_overflow"] = check_forced_overflow<Dynamic>(
-          search, N, checks.summary.longest, arrays, log.tally, live_bytes);
+          search, rows, checks.summary.longest, arrays, log.tally, live_bytes);
       trace("forced overflow");
     }
-    live_bytes += checks.reference.footprint_bytes() + 2 * N * 16;
+    if (part) {
+      reduce_step_over_ranks(checks, log.tally);
+      step_json["ghosts"] = ghost_step_json(part->ghosts);
+    }
+    live_bytes += checks.reference.footprint_bytes() + 2 * rows * 16;
     log.peak_tracked = std::max(log.peak_tracked, live_bytes);
     log_step(log, std::move(step_json), checks, N);
     progress.step();
@@ -450,22 +634,37 @@ Report run_typed(const Context& ctx, const Config& cfg) {
 
   // --- report ------------------------------------------------------------------------------
   Report report;
-  report.checks = verification_checks(cfg, log.tally, ranks_differing(record));
+  // Partitioned ranks hold parts of one mesh: their checksums differ by design.
+  report.checks = verification_checks(cfg, log.tally, part ? 0 : ranks_differing(record));
 
   const std::vector<double> binning = slowest(timer, "binning");
+  const std::vector<double> exchange =
+      part ? slowest(timer, "ghost_exchange") : std::vector<double>{};
   RunTotals run;
-  run.ranks = comm::size();
+  // Copies of the problem the ranks solved: one each (replicated), or one
+  // in all (partitioned: the records become the whole mesh's, over ranks).
+  run.ranks = part ? 1 : comm::size();
   run.pairs_all = log.total_pairs * run.ranks;
   run.steps_timed = static_cast<double>(binning.size());
   run.sweeps = static_cast<double>(cfg.sweeps);
   run.elements = static_cast<double>(N);
+  if (part)
+    for (Storage s : cfg.storages) {
+      StorageRecord& rec = record[static_cast<int>(s)];
+      rec.stats_bytes = comm::sum(rec.stats_bytes);
+      rec.peak_bytes = comm::sum(rec.peak_bytes);
+      comm::sum_wrapping_in_place(rec.pair_checksums.data(),
+                                  static_cast<std::int64_t>(rec.pair_checksums.size()));
+      comm::sum_wrapping_in_place(rec.stats_checksums.data(),
+                                  static_cast<std::int64_t>(rec.stats_checksums.size()));
+    }
   std::vector<std::string> chosen;
   std::vector<StorageTimes> times;
   std::vector<const StorageRecord*> records;
   const StorageTimes* linked_list = nullptr;
   for (Storage s : cfg.storages) {
     chosen.push_back(name_of(s));
-    times.push_back(storage_times(timer, chosen.back(), binning));
+    times.push_back(storage_times(timer, chosen.back(), binning, exchange));
     records.push_back(&record[static_cast<int>(s)]);
   }
   nlohmann::json storages_json = nlohmann::json::object();
@@ -474,7 +673,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   }
   for (std::size_t k = 0; k < chosen.size(); ++k) {
     report.kernels.push_back(
-        build_result(chosen[k], times[k], linked_list, *records[k], binning, run));
+        build_result(chosen[k], times[k], linked_list, *records[k], binning, run, exchange));
     report.kernels.push_back(stats_result(chosen[k], times[k], linked_list, *records[k], run));
     storages_json[chosen[k]] = storage_json(cfg.storages[k], *records[k], run.elements,
                                             log.total_entries / run.steps_timed);
@@ -488,8 +687,8 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     StorageRecord scratch = record[static_cast<int>(st.kind)];
     Variant build, stats;
     build.run = [&] {
-      place(cfg, b_bottom(cfg.n, last), blocks, nullptr, tracer);
-      rebuild(st, Search(blocks.boxes, blocks.cells, cfg.pairs), nullptr, scratch);
+      place(cfg, b_bottom(cfg.n, last), blocks, nullptr, tracer, partition);
+      rebuild(st, make_search(), nullptr, scratch);
     };
     stats.run = [&] { st.row_stats(blocks.stats); };
     KernelResult& b = report.kernels[2 * k];
@@ -500,6 +699,11 @@ Report run_typed(const Context& ctx, const Config& cfg) {
 
   report.problem = problem_json(cfg, est, log, storages_json, run.steps_timed,
                                 blocks.cells.grid.cells, dynamic_layout, sample_ids.size());
+  if (part) {
+    report.problem["decomposition"] =
+        decomposition_json(*part, timer, chosen, exchange, log.tally, run.steps_timed);
+    print_decomposition(report.problem["decomposition"]);
+  }
 
   if (ctx.verbose()) {
     print_table(chosen, times, records, linked_list, binning, run);
@@ -513,8 +717,8 @@ Report run_typed(const Context& ctx, const Config& cfg) {
           << " step(s), " << cfg.sweeps << " sweep(s) each, storages";
   for (const auto& c : chosen) summary << " " << c;
   summary << "; dynamic layout " << dynamic_layout << ", capacity " << cfg.capacity << "; "
-          << (cfg.pairs ? "pair" : "row") << " search; " << comm::size()
-          << " rank(s), weak scaling";
+          << (cfg.pairs ? "pair" : "row") << " search; " << comm::size() << " rank(s), "
+          << (part ? "one mesh partitioned (strong scaling)" : "weak scaling");
   report.summary = summary.str();
   return report;
 }

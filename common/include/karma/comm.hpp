@@ -36,7 +36,11 @@ double min(double v);
 double sum(double v);
 std::int64_t sum(std::int64_t v);
 std::int64_t max(std::int64_t v);
+std::int64_t min(std::int64_t v);
 bool all(bool v);
+// Element-wise sum over ranks modulo 2^64, in place: checksums that are
+// wrapping sums of hashes, split over ranks, add up to the whole one.
+void sum_wrapping_in_place(std::uint64_t* values, std::int64_t count);
 // Element-wise maximum over ranks, in place.
 void max_inplace(std::vector<double>& v);
 // Element-wise sum over ranks of `count` values in host memory, in place:
@@ -52,6 +56,24 @@ void allgatherv_in_place(float* full, const std::vector<std::int64_t>& counts);
 void allgatherv_in_place(double* full, const std::vector<std::int64_t>& counts);
 // Every rank's string, on every rank, in rank order.
 std::vector<std::string> allgather(const std::string& s);
+// Point-to-point exchange of ints with `peers`, a symmetric relation (each
+// peer of this rank lists this rank): this rank sends send_counts[k] ints
+// from send + send_offsets[k] to peers[k] and receives recv_counts[k] into
+// recv + recv_offsets[k]. `send` and `recv` may be device memory when
+// gpu_aware() says the MPI reads it. exchange_counts: each peer's count.
+std::vector<std::int64_t> exchange_counts(const std::vector<int>& peers,
+                                          const std::vector<std::int64_t>& send_counts);
+void exchange(const std::vector<int>& peers, const int* send,
+              const std::vector<std::int64_t>& send_offsets,
+              const std::vector<std::int64_t>& send_counts, int* recv,
+              const std::vector<std::int64_t>& recv_offsets,
+              const std::vector<std::int64_t>& recv_counts);
+// Whether this MPI sends from and receives into CUDA device memory: Open
+// MPI's MPIX_Query_cuda_support() at run time, where <mpi-ext.h> declares
+// it; false where it cannot say (other MPIs, no MPI). gpu_aware_how() says
+// how the answer was found, for the results.
+bool gpu_aware();
+std::string gpu_aware_how();
 // Sum over the ranks of this node that share device_id.
 std::int64_t sum_on_device(std::int64_t v, int device_id);
 
