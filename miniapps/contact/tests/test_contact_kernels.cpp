@@ -1,7 +1,9 @@
 // karma-contact's kernels on small meshes: the mesh and its boxes, the
 // cell-list search feeding all three storages against a brute-force search
 // and the check of every row, the row statistics, and every checker shown
-// to catch a corrupted list or a search that misses pairs.
+// to catch a corrupted list or a search that misses pairs; and a
+// partitioned run's split, ghost rule and search, rank by rank, without MPI.
+#include "contact_decomposition.hpp"
 #include "contact_row_stats.hpp"
 #include "contact_verify.hpp"
 
@@ -442,6 +444,89 @@ TEST_F(Corrupted, FaultInjectionChangesEveryStorage) {
   fill_lists(Search(scene.boxes, scene.cells, true), l);
   inject_fault(ListAccessForFault{l.heads, l.pool}, row, /*self=*/false, n);
   EXPECT_EQ(rows_differing(canonical(l), good), 1);
+}
+
+// --- partitioned runs: the split, the ghost rule and the search of one rank ---------------
+
+std::vector<int> host_ids(const Kokkos::View<int*, Memory>& v) {
+  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
+  return std::vector<int>(h.data(), h.data() + h.extent(0));
+}
+
+// Every element has exactly one owner, for any rank count the plane allows.
+TEST(Decomposition, EveryElementHasOneOwner) {
+  for (int n : {2, 5, 8})
+    for (int ranks = 1; ranks <= 7; ++ranks) {
+      const MeshShape shape = mesh_shape(n);
+      const auto regions = bisect_plane(n, ranks);
+      if (std::any_of(regions.begin(), regions.end(), [](const Region& r) { return r.empty(); }))
+        continue;
+      std::vector<int> owners(static_cast<std::size_t>(shape.elements), 0);
+      for (int r = 0; r < ranks; ++r) {
+        const std::vector<int> own = host_ids(decompose(shape, r, ranks).owned);
+        EXPECT_TRUE(std::is_sorted(own.begin(), own.end()));
+        for (int e : own) ++owners[static_cast<std::size_t>(e)];
+      }
+      EXPECT_EQ(std::count(owners.begin(), owners.end(), 1), shape.elements)
+          << "n = " << n << ", " << ranks << " ranks";
+    }
+}
+
+// One rank's search over its own elements and the ghosts the rule selects
+// (as the exchange would deliver them) gives exactly the whole mesh's rows
+// of its own elements, pair and row search, at a step where B is inside A.
+TEST(Decomposition, OwnRowsWithGhostsEqualTheWholeMeshRows) {
+  const int n = 6;
+  const Scene s = make_scene(n, 20, unit / 2);
+  auto whole = host_lists(csr_rows(s, true));
+  for (auto& row : whole) std::sort(row.begin(), row.end());
+  const auto boxes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, s.boxes);
+  for (int ranks : {2, 3, 4}) {
+    std::int64_t crossing = 0;
+    for (int r = 0; r < ranks; ++r) {
+      const Decomposition d = decompose(s.shape, r, ranks);
+      const Region mine = d.regions[static_cast<std::size_t>(r)];
+      std::vector<int> ids = host_ids(d.owned);
+      const std::set<int> own(ids.begin(), ids.end());
+      for (Index e = 0; e < s.shape.elements; ++e) {
+        int b[6];
+        for (int k = 0; k < 6; ++k) b[k] = boxes(e, k);
+        if (!own.count(static_cast<int>(e)) && reaches(b, mine.lo, mine.hi, ghost_reach))
+          ids.push_back(static_cast<int>(e));
+      }
+      const Index count = static_cast<Index>(ids.size());
+      Boxes local("local", count);
+      Kokkos::View<int*, Memory> local_ids("local_ids", count);
+      auto hb = Kokkos::create_mirror_view(local);
+      auto hi = Kokkos::create_mirror_view(local_ids);
+      for (Index k = 0; k < count; ++k) {
+        hi(k) = ids[static_cast<std::size_t>(k)];
+        for (int c = 0; c < 6; ++c) hb(k, c) = boxes(ids[static_cast<std::size_t>(k)], c);
+      }
+      Kokkos::deep_copy(local, hb);
+      Kokkos::deep_copy(local_ids, hi);
+      CellLists cells;
+      bin(local, region_grid(n, s.bz, unit / 2, mine), cells);
+      for (bool pairs : {true, false}) {
+        CompressedRows c;
+        c.sizes = Kokkos::View<int*, Memory>("sizes", d.owned_count);
+        c.offsets = Kokkos::View<std::int64_t*, Memory>("offsets", d.owned_count + 1);
+        const Search search(local, cells, pairs, local_ids, d.owned_count);
+        count_rows(search, c);
+        fill_rows(search, c);
+        sort_rows(c.rows);
+        const auto got = host_lists(c.rows);
+        for (Index k = 0; k < d.owned_count; ++k) {
+          const int e = ids[static_cast<std::size_t>(k)];
+          EXPECT_EQ(got[static_cast<std::size_t>(k)], whole[static_cast<std::size_t>(e)])
+              << ranks << " ranks, rank " << r << ", element " << e << (pairs ? ", pairs" : "");
+          if (pairs)
+            for (int j : got[static_cast<std::size_t>(k)]) crossing += own.count(j) ? 0 : 1;
+        }
+      }
+    }
+    EXPECT_GT(crossing, 0) << ranks << " ranks: no pair crossed a rank boundary";
+  }
 }
 
 }  // namespace karma_test_contact
