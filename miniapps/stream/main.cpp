@@ -34,6 +34,12 @@ Schema stream_schema() {
   s.choice("stream.layout", "right", {"left", "right"},
            "array layout: left (Fortran order) or right (C order); matters for 3D");
   s.choice("stream.precision", "double", {"float", "double"}, "element type");
+  s.choice("stream.policy_3d", "auto", {"auto", "range", "mdrange"},
+           "how 3D kernels iterate: range (a RangePolicy over items of a few neighbouring "
+           "elements, (i, j, k) recovered by multiplications; the dot on a GPU walks the "
+           "elements in memory order), mdrange (Kokkos' MDRangePolicy, tiled); auto: range on "
+           "GPUs, mdrange on hosts. Only for 3D shapes; range needs fewer than 2^31 elements "
+           "per rank");
   s.choice_list("stream.kernels", kernel_names(), kernel_names(),
                 "kernels to run; each repetition runs them in the order copy, mul, add, "
                 "triad, dot, nstream");
@@ -49,6 +55,7 @@ struct Config {
   std::vector<std::int64_t> local_shape;
   Layout layout;
   Precision precision;
+  stream::Policy3D policy_3d = stream::Policy3D::mdrange;
   std::vector<const stream::KernelSpec*> kernels;  // in table order
   bool strong;
   std::int64_t repetitions;
@@ -82,6 +89,30 @@ std::int64_t finite_iterations(const std::vector<const stream::KernelSpec*>& ker
     if (gold.a == a && gold.b == b && gold.c == c) return iterations;  // settled for good
   }
   return iterations;
+}
+
+// 32-bit indices where j + u * m (stream_kernels.hpp) cannot overflow them;
+// Policy3D::range needs them.
+bool small_index(const std::vector<std::int64_t>& local_shape) {
+  return product(local_shape) <= std::numeric_limits<int>::max() - 64;
+}
+
+stream::Policy3D read_policy_3d(const Deck& deck, const std::vector<std::int64_t>& local_shape) {
+  const std::string name = deck.string("stream.policy_3d");
+  if (local_shape.size() != 3) {
+    if (name != "auto")
+      deck.fail("stream.policy_3d", "applies to 3D shapes only; stream.shape is 1D");
+    return stream::Policy3D::mdrange;
+  }
+  const bool fits = small_index(local_shape);
+  if (name == "range" && !fits)
+    deck.fail("stream.policy_3d",
+              "range indexes items with 32 bits: the arrays need fewer than 2^31 - 64 "
+              "elements per rank, they have " +
+                  std::to_string(product(local_shape)));
+  if (name == "range" || (name == "auto" && is_gpu_space<Kokkos::DefaultExecutionSpace>() && fits))
+    return stream::Policy3D::range;
+  return stream::Policy3D::mdrange;
 }
 
 Config read_config(const Deck& deck) {
@@ -134,6 +165,7 @@ Config read_config(const Deck& deck) {
                   " values or the dot sum past their range after " + std::to_string(finite) +
                   " (nstream nearly doubles them every iteration): at " + "most " +
                   std::to_string(finite) + " in all");
+  c.policy_3d = read_policy_3d(deck, c.local_shape);
   return c;
 }
 
@@ -164,7 +196,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   const auto a = allocate_array<DataType, Layout>("stream::a", cfg.local_shape);
   const auto b = allocate_array<DataType, Layout>("stream::b", cfg.local_shape);
   const auto c = allocate_array<DataType, Layout>("stream::c", cfg.local_shape);
-  const stream::Arrays<View> x{a.view, b.view, c.view};
+  const stream::Arrays<View> x{a.view, b.view, c.view, cfg.policy_3d};
   stream::initialize<View, Index>(x);
   const stream::DotResult dot_result = stream::make_dot_result();
 
@@ -242,10 +274,16 @@ Report run_typed(const Context& ctx, const Config& cfg) {
                     {"repetitions", cfg.repetitions},
                     {"warmup", cfg.warmup},
                     {"index_type", sizeof(Index) == 4 ? "int32" : "int64"},
+                    {"policy_3d", cfg.local_shape.size() != 3                ? "none"
+                                  : cfg.policy_3d == stream::Policy3D::range ? "range"
+                                                                             : "mdrange"},
                     {"bandwidth_from", "total bytes over the slowest rank's minimum time"}};
   std::ostringstream summary;
   summary << "stream: " << cfg.local_shape.size() << "D shape " << join_shape(cfg.global_shape)
           << " (global), " << to_string(cfg.precision) << ", layout " << to_string(cfg.layout)
+          << (cfg.local_shape.size() == 3
+                  ? cfg.policy_3d == stream::Policy3D::range ? ", range policy" : ", MDRangePolicy"
+                  : "")
           << ", " << (cfg.strong ? "strong" : "weak") << " scaling, "
           << format_bytes(static_cast<double>(footprint)) << " per rank; " << cfg.repetitions
           << " repetitions after " << cfg.warmup << " warm-up(s)";
@@ -255,17 +293,14 @@ Report run_typed(const Context& ctx, const Config& cfg) {
 
 Report run_stream(const Context& ctx) {
   const Config cfg = read_config(ctx.deck);
-  // 32-bit indices where j + u * m (stream_kernels.hpp) cannot overflow them.
-  const bool small_index = product(cfg.local_shape) <= std::numeric_limits<int>::max() - 64;
+  const bool small = small_index(cfg.local_shape);
   return dispatch_precision(cfg.precision, [&](auto t) {
     using T = decltype(t);
     return dispatch_layout(cfg.layout, [&](auto l) {
       using L = decltype(l);
       if (cfg.local_shape.size() == 1)
-        return small_index ? run_typed<T*, L, int>(ctx, cfg)
-                           : run_typed<T*, L, std::int64_t>(ctx, cfg);
-      return small_index ? run_typed<T***, L, int>(ctx, cfg)
-                         : run_typed<T***, L, std::int64_t>(ctx, cfg);
+        return small ? run_typed<T*, L, int>(ctx, cfg) : run_typed<T*, L, std::int64_t>(ctx, cfg);
+      return small ? run_typed<T***, L, int>(ctx, cfg) : run_typed<T***, L, std::int64_t>(ctx, cfg);
     });
   });
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "karma/array.hpp"
+#include "karma/divisor.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -43,30 +44,27 @@ constexpr int rank_of() {
   return static_cast<int>(View::traits::rank);
 }
 
-// Elements one work item handles, j, j+m, j+2m, ... (coalesced across a
-// warp). On an H200 (results/README.md) one element per thread capped
+// Elements one work item handles: in 1D j, j+m, j+2m, ... (coalesced across a
+// warp), in 3D with Policy3D::range U neighbours along the middle axis
+// (Items3D). On an H200 (results/README.md) one element per thread capped
 // copy and mul at 83% of BabelStream's bandwidth: too few loads in flight.
-// Two per item (four for float) reached 99%; add, triad and nstream were
-// best at one. Host spaces keep one, so loops stay simple and vectorize.
-// (A 1D dot on a GPU runs in teams instead: DotTeams.)
+// Two per item reached 99%; add, triad and nstream were best at one. Float
+// items take twice as many, so that an item moves the same bytes (at one,
+// float add and triad reached 0.69 of BabelStream's float model). Host
+// spaces keep one, so loops stay simple and vectorize. (A dot on a GPU runs
+// in teams instead: DotTeams, DotTeams3D.)
 template <Kernel K, class T, class ExecSpace = Kokkos::DefaultExecutionSpace>
 constexpr int elements_per_item() {
   if (!is_gpu_space<ExecSpace>()) return 1;
-  switch (K) {
-    case Kernel::copy:
-    case Kernel::mul:
-      return sizeof(T) >= 8 ? 2 : 4;
-    default:
-      return 1;
-  }
+  const int per_double = K == Kernel::copy || K == Kernel::mul ? 2 : 1;
+  return sizeof(T) >= 8 ? per_double : 2 * per_double;
 }
 
-// 1D: U elements per work item, so m = ceil(n / U) items. 3D: one element
-// per item, iterated in memory order, with tiles measured on an H200 (up to
-// 2x the default's copy bandwidth, 3.7x its dot). Kokkos maps tile extents to
-// blockDim (x, y, z) and clamps z to the device's 64 without covering the
-// rest (Kokkos 4.6: half the elements went unvisited with 128), so the
-// LayoutRight tile keeps its contiguous extent at 64.
+// 1D: U elements per work item, so m = ceil(n / U) items. 3D with
+// Policy3D::mdrange: one element per item, iterated in memory order, with tiles measured on an H200
+// (up to 2x the default's copy bandwidth, 3.7x its dot). Kokkos maps tile extents to blockDim (x,
+// y, z) and clamps z to the device's 64 without covering the rest (Kokkos 4.6: half the elements
+// went unvisited with 128), so the LayoutRight tile keeps its contiguous extent at 64.
 template <class View, class Index, int U = 1>
 auto policy_for(const View& v) {
   static_assert(rank_of<View>() == 1 || rank_of<View>() == 3, "STREAM arrays are 1D or 3D");
@@ -88,9 +86,60 @@ auto policy_for(const View& v) {
   }
 }
 
+// How 3D kernels iterate. mdrange: Kokkos' MDRangePolicy, tiled as above.
+// range: a RangePolicy over Items3D; the dot on a GPU walks the elements in
+// memory order (DotTeams3D). On an H200 the tiled MDRangePolicy reached
+// 0.41-0.78 of 1D's copy bandwidth and 0.15-0.31 of its dot
+// (results/stream/README.md).
+enum class Policy3D { mdrange, range };
+
 template <class View>
 struct Arrays {
   View a, b, c;
+  Policy3D policy = Policy3D::mdrange;  // 3D only
+};
+
+// A 3D element (x, y, z) in memory order: x the contiguous index (i in
+// LayoutLeft, k in LayoutRight), z the slowest; indices stay (i, j, k).
+template <class View>
+KOKKOS_INLINE_FUNCTION decltype(auto) in_memory_order(const View& v, std::uint32_t x,
+                                                      std::uint32_t y, std::uint32_t z) {
+  if constexpr (std::is_same<typename View::array_layout, Kokkos::LayoutLeft>::value)
+    return v(x, y, z);
+  else
+    return v(z, y, x);
+}
+
+// The work items of Policy3D::range: item t covers the U elements
+// (x, y0 + u, z), neighbours along the middle axis, with x = t mod nx, so
+// that a warp reads U contiguous segments. (x, y0, z) come from two
+// divisions by constants done as multiplications (karma::Divisor): a GPU has
+// no divider, and one division per element held float copy to 0.42 of 1D on
+// an H200. Items and extents are 32-bit: the caller keeps range to arrays of
+// fewer than 2^31 elements.
+template <int U>
+struct Items3D {
+  Divisor contiguous, blocks;  // by nx, by the blocks of U along y
+  std::uint32_t ny = 0;
+  std::int64_t count = 0;
+
+  template <class View>
+  static Items3D of(const View& v) {
+    constexpr bool left = std::is_same<typename View::array_layout, Kokkos::LayoutLeft>::value;
+    const auto nx = static_cast<std::uint32_t>(v.extent(left ? 0 : 2));
+    const auto ny = static_cast<std::uint32_t>(v.extent(1));
+    const auto nz = static_cast<std::int64_t>(v.extent(left ? 2 : 0));
+    const std::uint32_t blocks = (ny + U - 1) / U;
+    return {Divisor(nx), Divisor(blocks), ny, std::int64_t{nx} * blocks * nz};
+  }
+  // The first element of item t; elements y0 + u past ny do not exist.
+  KOKKOS_INLINE_FUNCTION void first(std::uint32_t t, std::uint32_t& x, std::uint32_t& y0,
+                                    std::uint32_t& z) const {
+    const std::uint32_t line = contiguous.quotient(t);
+    x = t - line * contiguous.divisor();
+    z = blocks.quotient(line);
+    y0 = (line - z * blocks.divisor()) * U;
+  }
 };
 
 template <class View>
@@ -122,6 +171,29 @@ struct ForEach {
     value_t<View> in[Op::inputs];
     op.load(a(i, j, k), b(i, j, k), c(i, j, k), in);
     op.store(a(i, j, k), b(i, j, k), c(i, j, k), in);
+  }
+};
+
+// The same Ops over Items3D (Policy3D::range).
+template <class View, class Op, int U>
+struct ForEachItem3D {
+  View a, b, c;
+  Op op;
+  Items3D<U> items;
+
+  template <class I>
+  KOKKOS_INLINE_FUNCTION void operator()(const I t) const {
+    std::uint32_t x, y0, z;
+    items.first(static_cast<std::uint32_t>(t), x, y0, z);
+    value_t<View> in[U][Op::inputs];
+    for (int u = 0; u < U; ++u)
+      if (U == 1 || y0 + u < items.ny)
+        op.load(in_memory_order(a, x, y0 + u, z), in_memory_order(b, x, y0 + u, z),
+                in_memory_order(c, x, y0 + u, z), in[u]);
+    for (int u = 0; u < U; ++u)
+      if (U == 1 || y0 + u < items.ny)
+        op.store(in_memory_order(a, x, y0 + u, z), in_memory_order(b, x, y0 + u, z),
+                 in_memory_order(c, x, y0 + u, z), in[u]);
   }
 };
 
@@ -203,6 +275,23 @@ struct Dot {
   }
 };
 
+// The dot over Items3D, as a Kokkos reduction: Policy3D::range on hosts.
+template <class View, int U>
+struct DotItems3D {
+  using value_type = double;
+  View a, b;
+  Items3D<U> items;
+  template <class I>
+  KOKKOS_INLINE_FUNCTION void operator()(const I t, double& sum) const {
+    std::uint32_t x, y0, z;
+    items.first(static_cast<std::uint32_t>(t), x, y0, z);
+    for (int u = 0; u < U; ++u)
+      if (U == 1 || y0 + u < items.ny)
+        sum += static_cast<double>(in_memory_order(a, x, y0 + u, z)) *
+               static_cast<double>(in_memory_order(b, x, y0 + u, z));
+  }
+};
+
 // Largest relative difference from the value every element should hold;
 // NaN counts as the largest double (DBL_MAX is usable in device code).
 template <class View>
@@ -268,30 +357,117 @@ struct DotTeams {
   }
 };
 
-// Teams of 256, as many as the device holds at once: among the fastest shapes
-// measured on an H200 (results/stream/README.md).
-inline constexpr int dot_team_size = 256;
+// DotTeams over a 3D array (Policy3D::range on GPUs): the same grid-strided
+// walk in memory order, each thread stepping its (x, y, z) by the stride
+// with carries instead of dividing for every element. On an H200 Items3D's
+// short columns read by a grid-strided loop reached only 0.78-0.83 of 1D's
+// float dot, this walk 0.86-0.97.
+template <class View, class ExecSpace>
+struct DotTeams3D {
+  View a, b;
+  std::int64_t n;
+  std::uint32_t nx, ny;                          // the contiguous and the middle extent
+  Kokkos::View<double*, ResultMemory> partials;  // one per team
 
-// One partial per team; waits for the kernel.
+  struct Position {
+    std::uint32_t x, y, z;
+  };
+  KOKKOS_INLINE_FUNCTION Position position(std::uint32_t t) const {
+    const std::uint32_t line = t / nx;  // once per thread: a plain division
+    return {t - line * nx, line % ny, line / ny};
+  }
+  KOKKOS_INLINE_FUNCTION void advance(Position& p, const Position& by) const {
+    p.x += by.x;
+    const std::uint32_t carry_x = p.x >= nx;
+    p.x -= carry_x ? nx : 0;
+    p.y += by.y + carry_x;
+    const std::uint32_t carry_y = p.y >= ny;
+    p.y -= carry_y ? ny : 0;
+    p.z += by.z + carry_y;
+  }
+  KOKKOS_INLINE_FUNCTION double product(const Position& p) const {
+    return static_cast<double>(in_memory_order(a, p.x, p.y, p.z)) *
+           static_cast<double>(in_memory_order(b, p.x, p.y, p.z));
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(
+      const typename Kokkos::TeamPolicy<ExecSpace>::member_type& team) const {
+    const std::int64_t stride = std::int64_t{team.league_size()} * team.team_size();
+    std::int64_t i = std::int64_t{team.league_rank()} * team.team_size() + team.team_rank();
+    const Position by = position(static_cast<std::uint32_t>(stride));
+    Position p = i < n ? position(static_cast<std::uint32_t>(i)) : Position{0, 0, 0};
+    // Two sums, so that two products' loads are in flight per thread.
+    double sum = 0, other = 0;
+    for (; i + stride < n; i += 2 * stride) {
+      Position q = p;
+      advance(q, by);
+      sum += product(p);
+      other += product(q);
+      p = q;
+      advance(p, by);
+    }
+    if (i < n) sum += product(p);
+    sum += other;
+    team.team_reduce(Kokkos::Sum<double>(sum));
+    if (team.team_rank() == 0) partials(team.league_rank()) = sum;
+  }
+};
+
+// Teams of 256, four times as many as the device holds at once (four
+// waves) for the 1D dot: on an H100 at 2^25 doubles one wave reached 0.99
+// of BabelStream's dot and four 1.02, on an H200 1.045 and 1.035, and at
+// 2^28 four were the fastest on both (results/stream/README.md). The 3D walk
+// runs one wave, as measured for it.
+inline constexpr int dot_team_size = 256;
+inline constexpr int dot_waves = 4;
+
+// Runs `teams` (DotTeams or DotTeams3D) as `league` teams of `team_size`,
+// waits for them and adds their partial sums.
+template <class Teams, class ExecSpace = Kokkos::DefaultExecutionSpace>
+double sum_of_teams(const Teams& teams, int league, int team_size) {
+  Kokkos::parallel_for("stream::dot", Kokkos::TeamPolicy<ExecSpace>(league, team_size), teams);
+  Kokkos::fence();
+  double sum = 0;
+  for (int t = 0; t < league; ++t) sum += teams.partials(t);
+  return sum;
+}
+
+// One partial per team, as many teams as `partials` holds.
 template <class View, class ExecSpace = Kokkos::DefaultExecutionSpace>
 double dot_in_teams(const View& a, const View& b,
                     const Kokkos::View<double*, ResultMemory>& partials, int team_size) {
-  const int league = static_cast<int>(partials.extent(0));
-  Kokkos::parallel_for(
-      "stream::dot", Kokkos::TeamPolicy<ExecSpace>(league, team_size),
-      DotTeams<View, ExecSpace>{a, b, static_cast<std::int64_t>(a.extent(0)), partials});
-  Kokkos::fence();
-  double sum = 0;
-  for (int t = 0; t < league; ++t) sum += partials(t);
-  return sum;
+  return sum_of_teams<DotTeams<View, ExecSpace>, ExecSpace>(
+      {a, b, static_cast<std::int64_t>(a.extent(0)), partials},
+      static_cast<int>(partials.extent(0)), team_size);
+}
+
+// The same over a 3D array in `league` teams (at most partials' extent).
+template <class View, class ExecSpace = Kokkos::DefaultExecutionSpace>
+double dot_in_teams_3d(const View& a, const View& b,
+                       const Kokkos::View<double*, ResultMemory>& partials, int team_size,
+                       int league) {
+  constexpr bool left = std::is_same<typename View::array_layout, Kokkos::LayoutLeft>::value;
+  return sum_of_teams<DotTeams3D<View, ExecSpace>, ExecSpace>(
+      {a, b, static_cast<std::int64_t>(a.size()),
+       static_cast<std::uint32_t>(a.extent(left ? 0 : 2)), static_cast<std::uint32_t>(a.extent(1)),
+       partials},
+      league, team_size);
 }
 
 template <Kernel K, class View, class Index, class Op>
 void for_each(const char* label, const Arrays<View>& x, const Op& op) {
-  constexpr int U = rank_of<View>() == 1 ? elements_per_item<K, value_t<View>>() : 1;
-  const auto policy = policy_for<View, Index, U>(x.a);
-  const std::int64_t n = static_cast<std::int64_t>(x.a.extent(0));
-  Kokkos::parallel_for(label, policy, ForEach<View, Op, U>{x.a, x.b, x.c, op, (n + U - 1) / U, n});
+  constexpr int U = elements_per_item<K, value_t<View>>();
+  if constexpr (rank_of<View>() == 1) {
+    const std::int64_t n = static_cast<std::int64_t>(x.a.extent(0));
+    Kokkos::parallel_for(label, policy_for<View, Index, U>(x.a),
+                         ForEach<View, Op, U>{x.a, x.b, x.c, op, (n + U - 1) / U, n});
+  } else if (x.policy == Policy3D::range) {
+    const auto items = Items3D<U>::of(x.a);
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<Kokkos::IndexType<Index>>(0, items.count),
+                         ForEachItem3D<View, Op, U>{x.a, x.b, x.c, op, items});
+  } else {
+    Kokkos::parallel_for(label, policy_for<View, Index>(x.a),
+                         ForEach<View, Op, 1>{x.a, x.b, x.c, op, 0, 0});
+  }
 }
 
 // Every element of a, b and c set to `values` (by default the start values).
@@ -303,15 +479,16 @@ void initialize(const Arrays<View>& x, const Init<value_t<View>>& values = {}) {
 
 struct DotResult {
   Kokkos::View<double, ResultMemory> total;      // Kokkos' reduction
-  Kokkos::View<double*, ResultMemory> partials;  // DotTeams, GPUs only
+  Kokkos::View<double*, ResultMemory> partials;  // DotTeams, GPUs only: dot_waves waves
+  int one_wave = 0;                              // teams the device holds at once
 };
 
 inline DotResult make_dot_result() {
-  int teams = 0;
+  int wave = 0;
   if constexpr (is_gpu_space<Kokkos::DefaultExecutionSpace>())
-    teams = std::max(1, Kokkos::DefaultExecutionSpace().concurrency() / dot_team_size);
+    wave = std::max(1, Kokkos::DefaultExecutionSpace().concurrency() / dot_team_size);
   return {Kokkos::View<double, ResultMemory>("stream::dot_total"),
-          Kokkos::View<double*, ResultMemory>("stream::dot_partials", teams)};
+          Kokkos::View<double*, ResultMemory>("stream::dot_partials", dot_waves * wave), wave};
 }
 
 // Runs one kernel once; returns the local dot product for Kernel::dot.
@@ -337,14 +514,25 @@ double execute(Kernel kernel, const Arrays<View>& x, const DotResult& result) {
       for_each<Kernel::nstream, View, Index>("stream::nstream", x, Nstream<T>{s});
       break;
     case Kernel::dot:
-      if constexpr (rank_of<View>() == 1 && is_gpu_space<Kokkos::DefaultExecutionSpace>()) {
-        return dot_in_teams(x.a, x.b, result.partials, dot_team_size);
-      } else {
-        Kokkos::parallel_reduce("stream::dot", policy_for<View, Index>(x.a), Dot<View>{x.a, x.b},
-                                result.total);
-        Kokkos::fence();
-        return result.total();
+      if constexpr (is_gpu_space<Kokkos::DefaultExecutionSpace>()) {
+        if constexpr (rank_of<View>() == 1)
+          return dot_in_teams(x.a, x.b, result.partials, dot_team_size);
+        else if (x.policy == Policy3D::range)
+          return dot_in_teams_3d(x.a, x.b, result.partials, dot_team_size, result.one_wave);
+      } else if constexpr (rank_of<View>() == 3) {
+        if (x.policy == Policy3D::range) {
+          const auto items = Items3D<1>::of(x.a);
+          Kokkos::parallel_reduce("stream::dot",
+                                  Kokkos::RangePolicy<Kokkos::IndexType<Index>>(0, items.count),
+                                  DotItems3D<View, 1>{x.a, x.b, items}, result.total);
+          Kokkos::fence();
+          return result.total();
+        }
       }
+      Kokkos::parallel_reduce("stream::dot", policy_for<View, Index>(x.a), Dot<View>{x.a, x.b},
+                              result.total);
+      Kokkos::fence();
+      return result.total();
   }
   return 0;
 }

@@ -82,8 +82,9 @@ struct Run {
 // Initialises, then runs every kernel in table order `iterations` times,
 // replaying each on the gold scalars and comparing every dot product.
 template <class View, class Index>
-Run<View> run_kernels(const Shape& shape, int iterations) {
-  Run<View> r{{make<View>("a", shape), make<View>("b", shape), make<View>("c", shape)}, {}, 0, 0};
+Run<View> run_kernels(const Shape& shape, int iterations, Policy3D policy = Policy3D::mdrange) {
+  Run<View> r{
+      {make<View>("a", shape), make<View>("b", shape), make<View>("c", shape), policy}, {}, 0, 0};
   initialize<View, Index>(r.x);
   const double n = static_cast<double>(elements(r.x.a));
   for (int it = 0; it < iterations; ++it) {
@@ -111,9 +112,9 @@ double tolerance() {
 }
 
 template <class View, class Index>
-void expect_matches_gold(const Shape& shape) {
+void expect_matches_gold(const Shape& shape, Policy3D policy = Policy3D::mdrange) {
   constexpr int iterations = 3;
-  const Run<View> r = run_kernels<View, Index>(shape, iterations);
+  const Run<View> r = run_kernels<View, Index>(shape, iterations, policy);
   const double tol = tolerance<View>();
   EXPECT_LE((max_relative_error<View, Index>(r.x.a, r.gold.a)), tol);
   EXPECT_LE((max_relative_error<View, Index>(r.x.b, r.gold.b)), tol);
@@ -191,6 +192,90 @@ TEST(StreamKernels, Float3DLeftInt64Index) { expect_matches_gold<F3Left, std::in
 TEST(StreamKernels, Double3DRightIntIndex) { expect_matches_gold<D3Right, int>(shape3); }
 TEST(StreamKernels, Double3DRightInt64Index) { expect_matches_gold<D3Right, std::int64_t>(shape3); }
 TEST(StreamKernels, Double3DLeftLargerIntIndex) { expect_matches_gold<D3Left, int>(shape3_larger); }
+TEST(StreamKernels, Float3DLeftRangePolicy) {
+  expect_matches_gold<F3Left, int>(shape3_larger, Policy3D::range);
+}
+TEST(StreamKernels, Double3DRightRangePolicy) {
+  expect_matches_gold<D3Right, int>(shape3, Policy3D::range);
+  expect_matches_gold<D3Right, int>(shape3_larger, Policy3D::range);
+}
+
+// Policy3D::range's items cover every element once for any number of
+// elements per item, also where it does not divide the middle extent, and
+// give each element its own (i, j, k).
+struct Mark {
+  static constexpr int inputs = 1;
+  KOKKOS_INLINE_FUNCTION void load(const double&, const double&, const double&, double*) const {}
+  KOKKOS_INLINE_FUNCTION void store(double&, double&, double& c, const double*) const { c += 1; }
+};
+
+template <class View, int U>
+void expect_items_cover_each_element_once(const Shape& shape) {
+  SCOPED_TRACE(std::to_string(U) + " elements per item");
+  const View a = make<View>("a", shape), b = make<View>("b", shape), c = make<View>("c", shape);
+  const auto items = Items3D<U>::of(c);
+  Kokkos::parallel_for("mark", Kokkos::RangePolicy<Kokkos::IndexType<int>>(0, items.count),
+                       ForEachItem3D<View, Mark, U>{a, b, c, Mark{}, items});
+  Kokkos::fence();
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c);
+  int wrong = 0;
+  for (std::size_t k = 0; k < c.extent(2); ++k)
+    for (std::size_t j = 0; j < c.extent(1); ++j)
+      for (std::size_t i = 0; i < c.extent(0); ++i) wrong += h(i, j, k) != 1.0;
+  EXPECT_EQ(wrong, 0);
+}
+
+template <class View>
+void expect_items_cover(const Shape& shape) {
+  expect_items_cover_each_element_once<View, 1>(shape);
+  expect_items_cover_each_element_once<View, 2>(shape);
+  expect_items_cover_each_element_once<View, 3>(shape);
+  expect_items_cover_each_element_once<View, 4>(shape);
+}
+
+TEST(StreamPolicy, RangeItemsCoverEachElementOnce) {
+  for (const Shape& shape : {shape3, shape3_larger, Shape{1, 9, 2}, Shape{4, 4, 4}}) {
+    expect_items_cover<D3Left>(shape);
+    expect_items_cover<D3Right>(shape);
+  }
+}
+
+// The 3D dot GPUs run, here on whatever device the build has: every product
+// once, for walks whose stride wraps the contiguous and the middle extent.
+TEST(StreamDotTeams, ThreeDEveryProductOnceForAnyShape) {
+  using Exec = Kokkos::DefaultExecutionSpace;
+  for (const Shape& shape : {shape3, shape3_larger, Shape{1, 9, 2}}) {
+    const D3Right a = make<D3Right>("a", shape), b = make<D3Right>("b", shape);
+    const D3Left al = make<D3Left>("al", shape), bl = make<D3Left>("bl", shape);
+    auto ha = Kokkos::create_mirror_view(a);
+    auto hb = Kokkos::create_mirror_view(b);
+    auto hal = Kokkos::create_mirror_view(al);
+    auto hbl = Kokkos::create_mirror_view(bl);
+    double expected = 0;
+    for (std::size_t i = 0; i < shape[0]; ++i)
+      for (std::size_t j = 0; j < shape[1]; ++j)
+        for (std::size_t k = 0; k < shape[2]; ++k) {
+          const std::size_t n = i + 31 * j + 7 * k;
+          ha(i, j, k) = hal(i, j, k) = static_cast<double>(1 + n % 7);
+          hb(i, j, k) = hbl(i, j, k) = static_cast<double>(3 - static_cast<int>(n % 5));
+          expected += ha(i, j, k) * hb(i, j, k);
+        }
+    Kokkos::deep_copy(a, ha);
+    Kokkos::deep_copy(b, hb);
+    Kokkos::deep_copy(al, hal);
+    Kokkos::deep_copy(bl, hbl);
+    const int widest = Kokkos::TeamPolicy<Exec>(1, 1).team_size_max(DotTeams3D<D3Right, Exec>{},
+                                                                    Kokkos::ParallelForTag());
+    for (const int teams : {1, 3, 64}) {
+      for (const int team_size : {1, std::min(widest, 32)}) {
+        SCOPED_TRACE(std::to_string(teams) + " teams of " + std::to_string(team_size));
+        const Kokkos::View<double*, ResultMemory> partials("partials", teams);
+        EXPECT_EQ(dot_in_teams_3d(a, b, partials, team_size, teams), expected);
+        EXPECT_EQ(dot_in_teams_3d(al, bl, partials, team_size, teams), expected);
+      }
+    }
+  }
+}
 
 TEST(StreamVerification, Double1DCorruptionCaught) { expect_corruption_caught<D1, int>(shape1); }
 TEST(StreamVerification, Double1DInt64CorruptionCaught) {
@@ -257,13 +342,14 @@ TEST(StreamDotTeams, OneChangedElementChangesTheSum) {
   }
 }
 
-// GPUs get one partial per team the device holds at once; hosts need none.
+// GPUs get one partial per team of dot_waves waves of the teams the device
+// holds at once; hosts need none.
 TEST(StreamDotTeams, PartialsOnlyWhereTheTeamsRun) {
   const DotResult r = make_dot_result();
   if (karma::is_gpu_space<Kokkos::DefaultExecutionSpace>())
-    EXPECT_EQ(
-        r.partials.extent(0),
-        static_cast<std::size_t>(Kokkos::DefaultExecutionSpace().concurrency() / dot_team_size));
+    EXPECT_EQ(r.partials.extent(0),
+              static_cast<std::size_t>(
+                  dot_waves * (Kokkos::DefaultExecutionSpace().concurrency() / dot_team_size)));
   else
     EXPECT_EQ(r.partials.extent(0), 0u);
 }
