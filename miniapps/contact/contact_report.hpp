@@ -145,7 +145,7 @@ inline void print_table(const std::vector<std::string>& names,
                         const std::vector<StorageTimes>& times,
                         const std::vector<const StorageRecord*>& records,
                         const StorageTimes* linked_list, const std::vector<double>& binning,
-                        const RunTotals& run) {
+                        const RunTotals& run, const std::vector<double>& exchange = {}) {
   std::printf("\n%-16s %10s %10s %10s %10s %8s %12s %10s %8s\n", "storage", "build ms", "binning",
               "search", "fill", "x LL", "stats ms", "GB/s", "x LL");
   const double per = 1e3 / run.steps_timed;
@@ -158,6 +158,8 @@ inline void print_table(const std::vector<std::string>& names,
                 gigabytes_per_second(records[k]->stats_bytes * run.ranks, t.stats),
                 linked_list && linked_list->stats > 0 ? linked_list->stats / t.stats : 0.0);
   }
+  if (!exchange.empty())
+    std::printf("(build ms includes the ghost exchange: %.3f ms a step)\n", sum_of(exchange) * per);
 }
 
 }  // namespace karma::contact

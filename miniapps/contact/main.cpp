@@ -706,7 +706,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   }
 
   if (ctx.verbose()) {
-    print_table(chosen, times, records, linked_list, binning, run);
+    print_table(chosen, times, records, linked_list, binning, run, exchange);
     std::printf("pairs per step (last): %.0f, longest row %s\n",
                 log.per_step.empty() ? 0.0 : log.per_step.back()["pairs"].get<double>(),
                 log.per_step.empty() ? "-" : log.per_step.back()["max_row"].dump().c_str());
