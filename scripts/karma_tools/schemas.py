@@ -106,13 +106,16 @@ def load(name):
 
 def lenient(schema):
     """The schema with every `required` and `dependentRequired` dropped
-    (outside `if` and `not`, whose meaning they carry): what is present
-    must still have its type and range, but nothing need be present."""
+    (outside `if`, `not`, `oneOf` and `anyOf`, whose meaning they carry: a
+    `oneOf` of two `required` lists would otherwise become two empty
+    schemas that everything matches, and so fail): what is present must
+    still have its type and range, but nothing need be present."""
     if isinstance(schema, list):
         return [lenient(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    return {k: v if k in ("if", "not", "const", "enum", "default") else lenient(v)
+    return {k: v if k in ("if", "not", "oneOf", "anyOf", "const", "enum", "default")
+            else lenient(v)
             for k, v in schema.items() if k not in ("required", "dependentRequired")}
 
 

@@ -186,6 +186,26 @@ def test_report_refuses_malformed_results(tmp_path):
     each_case(tmp_path, ALL_RESULTS, check)
 
 
+def test_device_state_at_start_is_read_and_checked(tmp_path):
+    """A GPU run's ranks[].device.state_at_start holds `source` (and the
+    clocks) or `reason`, never neither: both forms are read, an empty one is
+    refused."""
+    def with_state(state):
+        def mutate(doc):
+            doc["ranks"][0].setdefault("device", {})["state_at_start"] = state
+            return json.dumps(doc)
+        return mutate
+    clocks = {"source": "nvml", "sm_MHz": 1980, "sm_max_MHz": 1980, "memory_MHz": 2619,
+              "memory_max_MHz": 2619, "power_limit_W": 700.0}
+    for i, state in enumerate([clocks, {"reason": "no NVML"}]):
+        broken, _ = _broken_set(tmp_path / f"ok{i}", with_state(state))
+        r = tool("karma-report", broken, "-o", tmp_path / f"ok{i}.md", "--no-plots")
+        assert r.returncode == 0, r.stderr
+    broken, path = _broken_set(tmp_path / "empty", with_state({}))
+    r = tool("karma-report", broken, "-o", tmp_path / "empty.md", "--no-plots")
+    refused(r, "karma-report", 2, f"{path}: ", "state_at_start")
+
+
 def test_other_malformed_inputs_of_compare_and_report(tmp_path):
     weights = tmp_path / "w.txt"
     weights.write_bytes(b"stream \xff\n")
