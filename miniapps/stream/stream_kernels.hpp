@@ -89,7 +89,7 @@ auto policy_for(const View& v) {
 // How 3D kernels iterate. mdrange: Kokkos' MDRangePolicy, tiled as above.
 // range: a RangePolicy over Items3D; the dot on a GPU walks the elements in
 // memory order (DotTeams3D). On an H200 the tiled MDRangePolicy reached
-// 0.41-0.78 of 1D's copy bandwidth and 0.15-0.31 of its dot
+// 0.41-0.76 of 1D's copy bandwidth and 0.16-0.34 of its dot
 // (results/stream/README.md).
 enum class Policy3D { mdrange, range };
 
@@ -113,9 +113,10 @@ KOKKOS_INLINE_FUNCTION decltype(auto) in_memory_order(const View& v, std::uint32
 // The work items of Policy3D::range: item t covers the U elements
 // (x, y0 + u, z), neighbours along the middle axis, with x = t mod nx, so
 // that a warp reads U contiguous segments. (x, y0, z) come from two
-// divisions by constants done as multiplications (karma::Divisor): a GPU has
-// no divider, and one division per element held float copy to 0.42 of 1D on
-// an H200. Items and extents are 32-bit: the caller keeps range to arrays of
+// divisions by constants done as multiplications (karma::Divisor: a GPU has
+// no integer divider). Items of elements a whole range apart, each element
+// located by its own divisions, held float copy to 0.80-0.96 of 1D on an
+// H200. Items and extents are 32-bit: the caller keeps range to arrays of
 // fewer than 2^31 elements.
 template <int U>
 struct Items3D {
