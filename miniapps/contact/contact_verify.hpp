@@ -175,6 +175,21 @@ inline SignatureSummary summarize_signatures(const Signatures& sig) {
   return s;
 }
 
+// Where x is among the sorted entries [lo, hi) of v, or -1 (binary search).
+template <class View>
+KOKKOS_INLINE_FUNCTION std::int64_t find_sorted(const View& v, std::int64_t lo, std::int64_t hi,
+                                                const std::int64_t x) {
+  const std::int64_t end = hi;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (v(mid) < x)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < end && v(lo) == x ? lo : -1;
+}
+
 // Errors of sorted rows over elements 0 .. N-1.
 struct StructureErrors {
   std::int64_t out_of_range = 0, self = 0, duplicates = 0, asymmetric = 0;
@@ -195,16 +210,8 @@ inline StructureErrors structure_errors(const Rows& r) {
           }
           if (j == i) Kokkos::atomic_add(&errors(1), std::int64_t{1});
           if (k > begin && r.values()(k - 1) == j) Kokkos::atomic_add(&errors(2), std::int64_t{1});
-          // i must be in row j: binary search of the sorted row.
-          std::int64_t lo = r.begin(j), hi = r.end(j);
-          while (lo < hi) {
-            const std::int64_t mid = lo + (hi - lo) / 2;
-            if (r.values()(mid) < i)
-              lo = mid + 1;
-            else
-              hi = mid;
-          }
-          if (lo == r.end(j) || r.values()(lo) != i)
+          // i must be in row j, which is sorted.
+          if (find_sorted(r.values(), r.begin(j), r.end(j), i) < 0)
             Kokkos::atomic_add(&errors(3), std::int64_t{1});
         }
       });

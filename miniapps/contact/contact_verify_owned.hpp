@@ -66,19 +66,6 @@ struct CrossRanks {
   std::uint64_t up_hash = 0, down_hash = 0;
 };
 
-KOKKOS_INLINE_FUNCTION Index find_sorted(const Kokkos::View<int*, Memory>& v, Index lo, Index hi,
-                                         const Index x) {
-  const Index end = hi;
-  while (lo < hi) {
-    const Index mid = lo + (hi - lo) / 2;
-    if (v(mid) < x)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < end && v(lo) == x ? lo : -1;
-}
-
 // Structure errors of the sorted owned rows (ids: their global ids, in
 // increasing order): out of range, self, duplicate, and a partner owned
 // here whose row lacks the element; and the crossing halves.
@@ -103,16 +90,8 @@ inline StructureErrors owned_structure_errors(const Rows& r, const Kokkos::View<
           const Index m = find_sorted(ids, 0, n, j);
           if (m >= 0) {
             // Own partner: row m holds i; the pair is counted from its lower id.
-            const std::int64_t at = r.begin(m), stop = r.end(m);
-            std::int64_t lo = at, hi = stop;
-            while (lo < hi) {
-              const std::int64_t mid = lo + (hi - lo) / 2;
-              if (values(mid) < i)
-                lo = mid + 1;
-              else
-                hi = mid;
-            }
-            if (lo == stop || values(lo) != i) Kokkos::atomic_add(&counts(3), std::int64_t{1});
+            if (find_sorted(values, r.begin(m), r.end(m), i) < 0)
+              Kokkos::atomic_add(&counts(3), std::int64_t{1});
             if (i < j) Kokkos::atomic_add(&counts(6), std::int64_t{1});
           } else if (i < j) {
             Kokkos::atomic_add(&counts(4), std::int64_t{1});

@@ -227,12 +227,7 @@ struct Partition {
 };
 
 // Collective: one value of every rank, in rank order.
-std::vector<double> per_rank(double v) {
-  std::vector<double> all(static_cast<std::size_t>(comm::size()), 0.0);
-  all[static_cast<std::size_t>(comm::rank())] = v;
-  comm::allgatherv_in_place(all.data(), std::vector<std::int64_t>(all.size(), 1));
-  return all;
-}
+std::vector<double> per_rank(double v) { return allgather_json(v).get<std::vector<double>>(); }
 
 // Collective: a step's ghosts, over the ranks (payload: id and box, 28 B a ghost).
 nlohmann::json ghost_step_json(const Ghosts& g) {

@@ -276,20 +276,19 @@ struct Dot {
   }
 };
 
-// The dot over Items3D, as a Kokkos reduction: Policy3D::range on hosts.
-template <class View, int U>
+// The dot over Items3D of one element, as a Kokkos reduction:
+// Policy3D::range on hosts (whose items are one element each).
+template <class View>
 struct DotItems3D {
   using value_type = double;
   View a, b;
-  Items3D<U> items;
+  Items3D<1> items;
   template <class I>
   KOKKOS_INLINE_FUNCTION void operator()(const I t, double& sum) const {
-    std::uint32_t x, y0, z;
-    items.first(static_cast<std::uint32_t>(t), x, y0, z);
-    for (int u = 0; u < U; ++u)
-      if (U == 1 || y0 + u < items.ny)
-        sum += static_cast<double>(in_memory_order(a, x, y0 + u, z)) *
-               static_cast<double>(in_memory_order(b, x, y0 + u, z));
+    std::uint32_t x, y, z;
+    items.first(static_cast<std::uint32_t>(t), x, y, z);
+    sum += static_cast<double>(in_memory_order(a, x, y, z)) *
+           static_cast<double>(in_memory_order(b, x, y, z));
   }
 };
 
@@ -525,7 +524,7 @@ double execute(Kernel kernel, const Arrays<View>& x, const DotResult& result) {
           const auto items = Items3D<1>::of(x.a);
           Kokkos::parallel_reduce("stream::dot",
                                   Kokkos::RangePolicy<Kokkos::IndexType<Index>>(0, items.count),
-                                  DotItems3D<View, 1>{x.a, x.b, items}, result.total);
+                                  DotItems3D<View>{x.a, x.b, items}, result.total);
           Kokkos::fence();
           return result.total();
         }
