@@ -28,7 +28,7 @@ EXTENTS = ("static", "mixed", "dynamic")
 RUN_SUFFIX = re.compile(
     r"^(real_time|process_time|manual_time|repeats:\d+|threads:\d+|iterations:\d+|"
     r"min_time:[0-9.e+-]+s?|min_warmup_time:[0-9.e+-]+s?)$")
-IMPL = re.compile(r"^(raw|karma\w*)$")
+IMPL = re.compile(r"^(raw\w*|karma\w*)$")
 UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 

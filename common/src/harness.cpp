@@ -93,8 +93,7 @@ nlohmann::json energy_window(Variant& v, const KernelResult& r) {
   const double step = comm::max(s.interval_s);
   const double target = std::max(s.window_s, 1.2 * energy::min_updates * step);
   const double per_execution = std::max(r.time.median, 1e-9);
-  const auto executions =
-      static_cast<std::int64_t>(std::ceil(std::min(target / per_execution, 1e9)));
+  auto batch = static_cast<std::int64_t>(std::ceil(std::min(target / per_execution, 1e9)));
 
   bool ok = s.usable() && s.counted;
   std::string why;
@@ -108,11 +107,26 @@ nlohmann::json energy_window(Variant& v, const KernelResult& r) {
   // executions, outside its clock.
   std::optional<profiling::Region> region(std::in_place, profiling::region_name(r.name));
   const double t0 = energy::now_s(), unix0 = energy::unix_s();
-  for (std::int64_t i = 0; i < executions; ++i) {
-    if (v.before_each) v.before_each();
-    v.run();
-    Kokkos::fence();
-    if (v.after_each) v.after_each();
+  std::int64_t executions = 0;
+  while (true) {
+    for (std::int64_t i = 0; i < batch; ++i) {
+      if (v.before_each) v.before_each();
+      v.run();
+      Kokkos::fence();
+      if (v.after_each) v.after_each();
+    }
+    executions += batch;
+    // The executions may run faster here than the timed ones did (a busy
+    // host slowed those): more until the window is long enough, as many on
+    // every rank, since an execution may hold collectives.
+    const double elapsed = energy::now_s() - t0;
+    const double more =
+        elapsed >= target
+            ? 0.0
+            : std::ceil(
+                  std::min(1.1 * (target - elapsed) / std::max(elapsed / executions, 1e-9), 1e9));
+    batch = static_cast<std::int64_t>(comm::max(more));
+    if (batch == 0) break;
   }
   const double t1 = energy::now_s(), unix1 = energy::unix_s();
   region.reset();

@@ -67,6 +67,10 @@ Schema matvec_schema() {
             "mdrange: column blocks, whose partial sums a second pass adds (0: chosen for the "
             "device)",
             0);
+  s.integer("matvec.block_rows", 0,
+            "mdrange on a CPU: rows of B per work item (0: chosen for the CPU); a GPU thread "
+            "takes one row, so a nonzero value in a GPU build is a deck error",
+            0);
   s.boolean("matvec.corrupt", false,
             "for tests of the checks: after each implementation's runs, before its y is checked, "
             "add 4 tolerances to the middle entry of y that the last rank checks, so "
@@ -100,7 +104,7 @@ struct Config {
   Blas blas = Blas::none;
   std::uint64_t seed = 0;
   int team_size = 0, vector_length = 0, rows_per_thread = 0;
-  std::int64_t column_blocks = 0;
+  std::int64_t column_blocks = 0, block_rows = 0;
   bool corrupt = false;
   bool laplacian = false;
   double density = 0;
@@ -133,6 +137,9 @@ Config read_config(const Deck& deck) {
   if (c.rows_per_thread == 3)
     deck.fail("matvec.rows_per_thread", "must be 0 (automatic), 1, 2 or 4, got 3");
   c.column_blocks = deck.integer("matvec.column_blocks");
+  c.block_rows = deck.integer("matvec.block_rows");
+  if (device_is_gpu && c.block_rows != 0)
+    deck.fail("matvec.block_rows", "sets a CPU's work items; a GPU thread takes one row");
   c.corrupt = deck.boolean("matvec.corrupt");
   c.laplacian = deck.string("matvec.pattern") == "laplacian";
   c.density = deck.number("matvec.density");
@@ -423,7 +430,7 @@ Report run_dense(const Context& ctx, const Config& cfg) {
   matvec::Settings settings;
   settings.team =
       matvec::choose_team_shape(shape, cfg.team_size, cfg.vector_length, cfg.rows_per_thread);
-  settings.tiling = matvec::choose_tiling(shape, cfg.column_blocks);
+  settings.tiling = matvec::choose_tiling(shape, cfg.column_blocks, cfg.block_rows);
   const bool uses_mdrange = std::any_of(cfg.variants.begin(), cfg.variants.end(),
                                         [](auto* v) { return v->variant == Variant::mdrange; });
   const std::uint64_t partial_bytes =

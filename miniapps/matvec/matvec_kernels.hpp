@@ -347,9 +347,35 @@ struct Tiling {
   std::int64_t tile0 = 1, tile1 = 1;  // MDRange tile: threads per block on a GPU
 };
 
-// Heuristics from the device's concurrency; `column_blocks` > 0 overrides.
+// A column-major GEMV on a CPU streams down the columns: a work item sweeps
+// a block of rows across a range of columns, four columns at a time, with
+// the block's partial sums in cache. The longer the block, the longer each
+// column's run of contiguous reads, which the hardware prefetchers follow
+// (measured: results/matvec/README.md). Blocks of up to 16384 rows (128 KiB
+// of doubles: any L2 holds them); when the rows give fewer blocks than
+// threads, the rest of the threads take column blocks (split-K), as many as
+// make one item a thread: Kokkos' OpenMP back end hands out items
+// statically, so more items a thread balance nothing.
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+inline std::int64_t host_left_row_blocks(std::int64_t rows, std::int64_t cols,
+                                         std::int64_t threads) {
+  constexpr std::int64_t most_rows = 16384;
+  std::int64_t blocks = ceil_div(rows, most_rows);
+  if (blocks >= threads) return ceil_div(blocks, threads) * threads;
+  while (threads % blocks != 0) ++blocks;  // a divisor of the thread count
+  const std::int64_t column_blocks =
+      std::min(threads / blocks, std::max<std::int64_t>(1, cols / 64));
+  // Too few columns to split that far: more, shorter row blocks instead.
+  if (blocks * column_blocks < threads)
+    blocks = std::min(ceil_div(threads, column_blocks), std::max<std::int64_t>(1, rows / 64));
+  return blocks;
+}
+
+// Heuristics from the device's concurrency; `column_blocks` > 0 and, on a
+// CPU, `block_rows` > 0 override them.
 template <class Matrix>
-Tiling choose_tiling(const Matrix& b, std::int64_t column_blocks = 0) {
+Tiling choose_tiling(const Matrix& b, std::int64_t column_blocks = 0, std::int64_t block_rows = 0) {
   using Exec = typename Matrix::execution_space;
   const std::int64_t rows = std::max<std::int64_t>(1, static_cast<std::int64_t>(b.extent(0)));
   const std::int64_t cols = std::max<std::int64_t>(1, static_cast<std::int64_t>(b.extent(1)));
@@ -376,16 +402,19 @@ Tiling choose_tiling(const Matrix& b, std::int64_t column_blocks = 0) {
       t.tile0 = std::max<std::int64_t>(1, 128 / t.tile1);
     }
   } else {
-    // LayoutLeft: blocks of up to 2048 rows (16 KiB of doubles: the partial
-    // sums stay in L1) swept four columns at a time, as a column-major GEMV
-    // does. LayoutRight: rows are dot products; blocks only for balance.
-    const std::int64_t items_wanted = 4 * concurrency;
-    const std::int64_t cap = is_left<Matrix>() ? 2048 : 256;
-    std::int64_t r = (rows + items_wanted - 1) / items_wanted;
-    r = std::min(cap, std::max<std::int64_t>(r, is_left<Matrix>() ? 64 : 1));
+    // LayoutRight: rows are dot products; blocks of rows only for balance.
+    // LayoutLeft: see host_left_row_blocks.
+    const std::int64_t items_wanted = (is_left<Matrix>() ? 1 : 4) * concurrency;
+    std::int64_t r;
+    if (block_rows > 0)
+      r = std::min(block_rows, rows);
+    else if (is_left<Matrix>())
+      r = ceil_div(rows, host_left_row_blocks(rows, cols, concurrency));
+    else
+      r = std::min<std::int64_t>(256, ceil_div(rows, items_wanted));
     t.rows_per_item = r;
-    const std::int64_t row_blocks = (rows + r - 1) / r;
-    std::int64_t c = row_blocks >= items_wanted ? 1 : (items_wanted + row_blocks - 1) / row_blocks;
+    const std::int64_t row_blocks = ceil_div(rows, r);
+    std::int64_t c = row_blocks >= items_wanted ? 1 : ceil_div(items_wanted, row_blocks);
     c = std::min(c, std::max<std::int64_t>(1, cols / 64));  // at least 64 columns a block
     t.column_blocks = column_blocks > 0 ? std::min(column_blocks, cols) : c;
     t.interleaved = false;

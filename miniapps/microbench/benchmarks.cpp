@@ -62,6 +62,11 @@ std::string benchmark_name(const char* family, Where where, const char* layout, 
          shape + "/" + name_of(impl);
 }
 
+bool& raw_twins() {
+  static bool twins = false;
+  return twins;
+}
+
 void add_benchmark(const std::string& name, void (*run)(benchmark::State&)) {
   // Each call of the benchmark (its set-up, timed loop and check) in the
   // Kokkos Tools region karma/microbench/<name>: Google Benchmark 1.7 tells
@@ -75,6 +80,11 @@ void add_benchmark(const std::string& name, void (*run)(benchmark::State&)) {
   benchmark::RegisterBenchmark(name.c_str(), in_region)
       ->UseRealTime()
       ->Unit(benchmark::kMicrosecond);
+  // The same function again: raw_twin / raw is what the machine alone spreads.
+  const std::string raw = std::string("/") + name_of(Impl::raw);
+  if (raw_twins() && name.size() > raw.size() &&
+      name.compare(name.size() - raw.size(), raw.size(), raw) == 0)
+    add_benchmark(name + "_twin", run);
 }
 
 std::int64_t cached_expected_sum(std::uint32_t seed, Index n0, Index n1, Index n2) {

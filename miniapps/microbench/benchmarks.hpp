@@ -149,6 +149,8 @@ std::string benchmark_name(const char* family, Where where, const char* layout, 
                            const std::string& shape, Impl impl);
 std::string shape_name(Index n0, Index n1, Index n2 = 0);
 void add_benchmark(const std::string& name, void (*run)(benchmark::State&));
+// --raw-twin: every raw benchmark registered a second time as .../raw_twin.
+bool& raw_twins();
 
 // Registers the karma and raw versions of Family::run for one layout, one
 // kind of extents and one shape.

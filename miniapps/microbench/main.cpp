@@ -33,7 +33,8 @@ constexpr int exit_resource = karma::exit_runtime_error;
 void print_usage(const char* exe) {
   std::cout
       << "usage: " << exe
-      << " [--sizes=standard|tiny] [--benchmark_*=...] [--kokkos-*=...] [--help[=json]]\n"
+      << " [--sizes=standard|tiny] [--raw-twin] [--benchmark_*=...] [--kokkos-*=...]\n"
+      << "       [--help[=json]]\n"
       << "\n"
       << "karma's arrays against raw pointers and hand-written indexing: Sum3D, Stencil3D,\n"
       << "TinyMatrixSum, Subspan3D and MatVec (Hollman et al. 2019), LayoutRight and\n"
@@ -43,6 +44,9 @@ void print_usage(const char* exe) {
       << "\n"
       << "  --sizes=standard   the measured sizes (default)\n"
       << "  --sizes=tiny       every variant on a few elements (tests)\n"
+      << "  --raw-twin         also each raw benchmark a second time, named .../raw_twin: the\n"
+      << "                     same code, so raw_twin / raw is the machine's own spread\n"
+      << "                     (scripts/microbench-ratios.py FILE.json --check raw_twin)\n"
       << "  --benchmark_out=FILE\n"
       << "                     Google Benchmark JSON (default: a time-stamped file in results/)\n"
       << "  --benchmark_filter=REGEX, --benchmark_repetitions=N, --benchmark_min_time=SECONDS,\n"
@@ -146,6 +150,10 @@ int main(int argc, char* argv[]) {
         return exit_usage;
       }
       sizes = value == "tiny" ? Sizes::tiny : Sizes::standard;
+      continue;
+    }
+    if (arg == "--raw-twin") {
+      raw_twins() = true;
       continue;
     }
     if (starts_with(arg, "--benchmark_out=")) {

@@ -275,6 +275,28 @@ TEST(Tiling, CoversRowsAndColumns) {
   }
 }
 
+// The CPU's LayoutLeft blocks: at most 16384 rows, one item a thread when the
+// columns allow it, a multiple of the threads when the rows give more.
+TEST(Tiling, HostLeftRowBlocks) {
+  const auto items = [](std::int64_t rows, std::int64_t cols, std::int64_t threads) {
+    const std::int64_t blocks = host_left_row_blocks(rows, cols, threads);
+    const std::int64_t per_block = ceil_div(rows, blocks);
+    EXPECT_LE(per_block, 16384);
+    return std::make_pair(blocks, per_block);
+  };
+  EXPECT_EQ(items(16384, 16384, 16), std::make_pair(std::int64_t{1}, std::int64_t{16384}));
+  EXPECT_EQ(items(40000, 40000, 16), std::make_pair(std::int64_t{4}, std::int64_t{10000}));
+  EXPECT_EQ(items(40000, 40000, 12), std::make_pair(std::int64_t{3}, std::int64_t{13334}));
+  EXPECT_EQ(items(std::int64_t{1} << 22, 64, 16),
+            std::make_pair(std::int64_t{256}, std::int64_t{16384}));
+  EXPECT_EQ(items(17 * 16384, 64, 16), std::make_pair(std::int64_t{32}, std::int64_t{8704}));
+  // Too few columns to split: shorter row blocks, of at least 64 rows.
+  EXPECT_EQ(items(16384, 64, 16), std::make_pair(std::int64_t{16}, std::int64_t{1024}));
+  EXPECT_EQ(items(16384, 256, 16), std::make_pair(std::int64_t{4}, std::int64_t{4096}));
+  EXPECT_EQ(items(100, 10, 16), std::make_pair(std::int64_t{1}, std::int64_t{100}));
+  EXPECT_EQ(items(1, 1, 1), std::make_pair(std::int64_t{1}, std::int64_t{1}));
+}
+
 // ---------------------------------------------------------------------------
 // CSR.
 
