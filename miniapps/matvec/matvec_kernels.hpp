@@ -349,18 +349,17 @@ struct Tiling {
 
 // A column-major GEMV on a CPU streams down the columns: a work item sweeps
 // a block of rows across a range of columns, four columns at a time, with
-// the block's partial sums in cache. The longer the block, the longer each
-// column's run of contiguous reads, which the hardware prefetchers follow
-// (measured: results/matvec/README.md). Blocks of up to 16384 rows (128 KiB
-// of doubles: any L2 holds them); when the rows give fewer blocks than
-// threads, the rest of the threads take column blocks (split-K), as many as
-// make one item a thread: Kokkos' OpenMP back end hands out items
-// statically, so more items a thread balance nothing.
+// the block's partial sums in L1. Blocks of 2048 rows (16 KiB of doubles),
+// not fewer: each column's run of contiguous reads is a block long, and the
+// hardware prefetchers need long runs (results/matvec/README.md). When the
+// rows give fewer blocks than threads, the rest of the threads take column
+// blocks (split-K), as many as make one item a thread: Kokkos' OpenMP back
+// end hands out items statically, so more items a thread balance nothing.
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 inline std::int64_t host_left_row_blocks(std::int64_t rows, std::int64_t cols,
                                          std::int64_t threads) {
-  constexpr std::int64_t most_rows = 16384;
+  constexpr std::int64_t most_rows = 2048;
   std::int64_t blocks = ceil_div(rows, most_rows);
   if (blocks >= threads) return ceil_div(blocks, threads) * threads;
   while (threads % blocks != 0) ++blocks;  // a divisor of the thread count

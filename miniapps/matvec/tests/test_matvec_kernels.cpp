@@ -275,26 +275,26 @@ TEST(Tiling, CoversRowsAndColumns) {
   }
 }
 
-// The CPU's LayoutLeft blocks: at most 16384 rows, one item a thread when the
+// The CPU's LayoutLeft blocks: at most 2048 rows, one item a thread when the
 // columns allow it, a multiple of the threads when the rows give more.
 TEST(Tiling, HostLeftRowBlocks) {
-  const auto items = [](std::int64_t rows, std::int64_t cols, std::int64_t threads) {
-    const std::int64_t blocks = host_left_row_blocks(rows, cols, threads);
-    const std::int64_t per_block = ceil_div(rows, blocks);
-    EXPECT_LE(per_block, 16384);
-    return std::make_pair(blocks, per_block);
+  using Blocks = std::pair<std::int64_t, std::int64_t>;  // row blocks, rows a block
+  const auto blocks = [](std::int64_t rows, std::int64_t cols, std::int64_t threads) {
+    const std::int64_t n = host_left_row_blocks(rows, cols, threads);
+    const std::int64_t per_block = ceil_div(rows, n);
+    EXPECT_LE(per_block, 2048);
+    return Blocks{n, per_block};
   };
-  EXPECT_EQ(items(16384, 16384, 16), std::make_pair(std::int64_t{1}, std::int64_t{16384}));
-  EXPECT_EQ(items(40000, 40000, 16), std::make_pair(std::int64_t{4}, std::int64_t{10000}));
-  EXPECT_EQ(items(40000, 40000, 12), std::make_pair(std::int64_t{3}, std::int64_t{13334}));
-  EXPECT_EQ(items(std::int64_t{1} << 22, 64, 16),
-            std::make_pair(std::int64_t{256}, std::int64_t{16384}));
-  EXPECT_EQ(items(17 * 16384, 64, 16), std::make_pair(std::int64_t{32}, std::int64_t{8704}));
+  EXPECT_EQ(blocks(16384, 16384, 16), Blocks(8, 2048));  // and 2 column blocks
+  EXPECT_EQ(blocks(5000, 5000, 16), Blocks(4, 1250));    // and 4 column blocks
+  EXPECT_EQ(blocks(5000, 5000, 12), Blocks(3, 1667));
+  EXPECT_EQ(blocks(40000, 40000, 16), Blocks(32, 1250));
+  EXPECT_EQ(blocks(std::int64_t{1} << 22, 64, 16), Blocks(2048, 2048));
+  EXPECT_EQ(blocks(17 * 2048, 64, 16), Blocks(32, 1088));
   // Too few columns to split: shorter row blocks, of at least 64 rows.
-  EXPECT_EQ(items(16384, 64, 16), std::make_pair(std::int64_t{16}, std::int64_t{1024}));
-  EXPECT_EQ(items(16384, 256, 16), std::make_pair(std::int64_t{4}, std::int64_t{4096}));
-  EXPECT_EQ(items(100, 10, 16), std::make_pair(std::int64_t{1}, std::int64_t{100}));
-  EXPECT_EQ(items(1, 1, 1), std::make_pair(std::int64_t{1}, std::int64_t{1}));
+  EXPECT_EQ(blocks(16384, 64, 16), Blocks(16, 1024));
+  EXPECT_EQ(blocks(100, 10, 16), Blocks(1, 100));
+  EXPECT_EQ(blocks(1, 1, 1), Blocks(1, 1));
 }
 
 // ---------------------------------------------------------------------------
