@@ -156,15 +156,25 @@ struct Search {
   bool pairs;
   Kokkos::View<int*, Memory> ids;  // global id of each element; empty: the index itself
   Index rows = std::numeric_limits<Index>::max();  // elements [0, rows) have a row
+  Index elements = 0;                              // boxes in use (own and ghosts)
 
   Search(const Boxes& b, const CellLists& cl, bool pair_search)
-      : boxes(b), grid(cl.grid), offsets(cl.offsets), items(cl.items), pairs(pair_search) {}
+      : boxes(b),
+        grid(cl.grid),
+        offsets(cl.offsets),
+        items(cl.items),
+        pairs(pair_search),
+        elements(static_cast<Index>(b.extent(0))) {}
   Search(const Boxes& b, const CellLists& cl, bool pair_search,
-         const Kokkos::View<int*, Memory>& global_ids, Index owned)
+         const Kokkos::View<int*, Memory>& global_ids, Index owned, Index count)
       : Search(b, cl, pair_search) {
     ids = global_ids;
     rows = owned;
+    elements = count;
   }
+
+  // How many elements have a row.
+  Index row_count() const { return rows < elements ? rows : elements; }
 
   KOKKOS_INLINE_FUNCTION int id(const Index j) const {
     return ids.extent(0) > 0 ? ids(j) : static_cast<int>(j);

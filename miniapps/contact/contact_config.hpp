@@ -3,6 +3,7 @@
 
 #include "contact_storages.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,5 +32,14 @@ struct Config {
 // The timed steps: 1 .. steps, or the start position alone when steps is 0.
 inline std::int64_t first_step(const Config& c) { return c.steps == 0 ? 0 : 1; }
 inline std::int64_t last_step(const Config& c) { return c.steps; }
+
+// Whether float holds every box coordinate of the run exactly (integers up
+// to 2^24): the highest is block B's top at the start (warm-up) position,
+// plus the perturbation and inflation. The arborx storage's coordinates.
+inline bool arborx_float_exact(const Config& c) {
+  const std::int64_t top =
+      std::max<std::int64_t>(std::int64_t(c.n) * h_a, b_bottom(c.n, 0) + std::int64_t(c.n) * h_b);
+  return top + perturb_a + inflate < (std::int64_t{1} << 24);
+}
 
 }  // namespace karma::contact

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 namespace karma::contact {
@@ -18,7 +19,7 @@ struct Estimate {
   std::int64_t cells = 0;
   std::int64_t cell_items_bound = 0;
   std::uint64_t shared = 0, verification = 0, total = 0;
-  std::uint64_t storage[3] = {0, 0, 0};
+  std::uint64_t storage[4] = {0, 0, 0, 0};
 };
 
 inline Estimate estimate(const Config& c) {
@@ -68,13 +69,19 @@ inline Estimate estimate(const Config& c) {
                          (stripe_pad + 4 * static_cast<std::uint64_t>(e.max_row_bound));
     if (st == Storage::csr) e.storage[k] = N8 * 12 + 8 + 4 * std::max(first, E);
     if (st == Storage::dynamic) e.storage[k] = dynamic_rows;
+    // ArborX: its tree (a leaf and an internal node per box, at most 64 B
+    // with double coordinates), the construction's and the query's sort keys
+    // and permutations (16 B each a box), counts, offsets and a copy of them
+    // (24 B), the compressed rows (4 B an entry).
+    if (st == Storage::arborx) e.storage[k] = N8 * (64 + 32 + 24) + 8 + 4 * E;
   }
   // The first storage's rows sorted (and the row sizes on the way), two
   // sets of row signatures, and the capacity-8 rows of the overflow check.
   e.verification =
       (N8 * 8 + 8 + E * 4) + N8 * 8 + 2 * N8 * 16 +
       (c.overflow_check ? N8 * 8 + N8 * 4 * static_cast<std::uint64_t>(e.max_row_bound) : 0);
-  e.total = e.shared + e.verification + e.storage[0] + e.storage[1] + e.storage[2];
+  e.total = e.shared + e.verification;
+  for (std::uint64_t b : e.storage) e.total += b;
   return e;
 }
 
@@ -90,6 +97,13 @@ inline void refuse_uncountable(const Config& cfg, const Estimate& est) {
   const std::uint64_t first_pool =
       static_cast<std::uint64_t>(cfg.shape.elements) * static_cast<std::uint64_t>(cfg.capacity);
   const std::uint64_t most = std::max(static_cast<std::uint64_t>(est.entries_bound), first_pool);
+  // ArborX counts its results in an int.
+  if (std::count(cfg.storages.begin(), cfg.storages.end(), Storage::arborx) > 0 &&
+      est.entries_bound > std::numeric_limits<int>::max())
+    throw Error(exit_runtime_error,
+                "arborx: the rows could hold " + std::to_string(est.entries_bound) +
+                    " entries; ArborX counts its results in a 32-bit int: run a smaller n",
+                /*collective=*/true);
   if (want_ll && most >= max_pool)
     throw Error(exit_runtime_error,
                 "the linked-list pool could need " + std::to_string(most) +

@@ -40,20 +40,25 @@ struct StorageTimes {
   std::vector<double> search, fill, sweeps;
   std::vector<double> rebuild;  // binning (+ ghost exchange) + search + fill, per step
   double build = 0, stats = 0;  // totals of rebuild and sweeps
+  bool uses_cells = true;       // the rebuild includes the cell binning (not arborx's)
 };
 
 // Collective: call for the same storages in the same order on every rank.
 // `exchange`: a partitioned run's ghost exchange per step (else empty).
+// `uses_cells`: false for a storage that bins nothing (arborx builds its tree).
 inline StorageTimes storage_times(const KernelTimer& timer, const std::string& name,
                                   const std::vector<double>& binning,
-                                  const std::vector<double>& exchange = {}) {
+                                  const std::vector<double>& exchange = {},
+                                  bool uses_cells = true) {
   StorageTimes t;
+  t.uses_cells = uses_cells;
   t.search = slowest(timer, name + ".search");
   t.fill = slowest(timer, name + ".fill");
   t.sweeps = slowest(timer, name + ".stats");
   t.rebuild.resize(t.search.size());
   for (std::size_t k = 0; k < t.rebuild.size(); ++k)
-    t.rebuild[k] = binning[k] + (exchange.empty() ? 0.0 : exchange[k]) + t.search[k] + t.fill[k];
+    t.rebuild[k] = (uses_cells ? binning[k] : 0.0) + (exchange.empty() ? 0.0 : exchange[k]) +
+                   t.search[k] + t.fill[k];
   t.build = sum_of(t.rebuild);
   t.stats = sum_of(t.sweeps);
   return t;
@@ -68,14 +73,15 @@ struct RunTotals {
   double ranks = 1;        // copies: every rank's own (replicated), one (partitioned)
 };
 
-// The rebuild kernel: pairs found per second of binning, search and fill.
-inline KernelResult build_result(const std::string& name, const StorageTimes& t,
-                                 const StorageTimes* linked_list, const StorageRecord& rec,
-                                 const std::vector<double>& binning, const RunTotals& run,
-                                 const std::vector<double>& exchange = {}) {
+// The rebuild kernel: pairs found per second of binning, search and fill
+// (arborx: of the tree's construction and the query).
+inline KernelResult build_result(const std::string& name, const std::string& implementation,
+                                 const StorageTimes& t, const StorageTimes* linked_list,
+                                 const StorageRecord& rec, const std::vector<double>& binning,
+                                 const RunTotals& run, const std::vector<double>& exchange = {}) {
   KernelResult b;
   b.name = name + ".build";
-  b.implementation = "kokkos";
+  b.implementation = implementation;
   b.variant = name;
   b.time = summarize(t.rebuild);
   b.fom = t.build > 0 ? run.pairs_all / t.build : 0;
@@ -84,9 +90,12 @@ inline KernelResult build_result(const std::string& name, const StorageTimes& t,
                     {"units", "pairs/s"},
                     {"higher_is_better", true},
                     {"from", "pairs found in all steps (all ranks) / total rebuild time"}};
-  b.extra["phases"] = {{"binning", phase_json(binning)},
-                       {"search", phase_json(t.search)},
-                       {"fill", phase_json(t.fill)}};
+  if (t.uses_cells)
+    b.extra["phases"] = {{"binning", phase_json(binning)},
+                         {"search", phase_json(t.search)},
+                         {"fill", phase_json(t.fill)}};
+  else
+    b.extra["phases"] = {{"tree", phase_json(t.search)}, {"query", phase_json(t.fill)}};
   if (!exchange.empty()) b.extra["phases"]["ghost_exchange"] = phase_json(exchange);
   b.extra["rebuild_s_mean"] = t.build / run.steps_timed;
   b.extra["overflows"] = rec.overflows;
@@ -102,7 +111,7 @@ inline KernelResult stats_result(const std::string& name, const StorageTimes& t,
                                  const RunTotals& run) {
   KernelResult st;
   st.name = name + ".stats";
-  st.implementation = "kokkos";
+  st.implementation = "kokkos";  // every storage's sweeps are karma's kernels
   st.variant = name;
   st.time = summarize(t.sweeps);
   st.bytes = rec.stats_bytes * run.ranks / (run.steps_timed * run.sweeps);
@@ -152,7 +161,8 @@ inline void print_table(const std::vector<std::string>& names,
   for (std::size_t k = 0; k < names.size(); ++k) {
     const StorageTimes& t = times[k];
     std::printf("%-16s %10.3f %10.3f %10.3f %10.3f %8.2f %12.4f %10.1f %8.2f\n", names[k].c_str(),
-                t.build * per, sum_of(binning) * per, sum_of(t.search) * per, sum_of(t.fill) * per,
+                t.build * per, t.uses_cells ? sum_of(binning) * per : 0.0, sum_of(t.search) * per,
+                sum_of(t.fill) * per,
                 linked_list && linked_list->build > 0 ? linked_list->build / t.build : 0.0,
                 t.stats * 1e3 / (run.steps_timed * run.sweeps),
                 gigabytes_per_second(records[k]->stats_bytes * run.ranks, t.stats),

@@ -16,11 +16,21 @@
 
 namespace karma::contact {
 
-enum class Storage { linked_list, csr, dynamic };
+// arborx: the peer library's query, in builds with ArborX (contact_arborx.hpp).
+enum class Storage { linked_list, csr, dynamic, arborx };
 
 // The deck's names, in the order of Storage.
 inline const std::vector<std::string> storage_names = {"linked-list", "csr-two-pass",
-                                                       "dynamic-ragged"};
+                                                       "dynamic-ragged", "arborx"};
+// karma's own storages: the deck's default.
+inline const std::vector<std::string> karma_storage_names = {"linked-list", "csr-two-pass",
+                                                             "dynamic-ragged"};
+
+#ifdef KARMA_HAVE_ARBORX
+inline constexpr bool have_arborx = true;
+#else
+inline constexpr bool have_arborx = false;
+#endif
 inline const char* name_of(Storage s) { return storage_names[static_cast<int>(s)].c_str(); }
 
 // Everything one storage accumulates over the run.
@@ -38,6 +48,8 @@ using Phase = std::function<void(const std::string& phase, const std::function<v
 struct NeighbourStorage {
   Storage kind = Storage::linked_list;
   std::string name;
+  std::string implementation = "kokkos";  // the results' implementation field
+  bool uses_cells = true;                 // its rebuild includes the shared cell binning
   // The lists of this step from `search`: phase "search" (the pass that
   // fills what fits) and phase "fill" (what overflow handling needs:
   // growing and refilling, or the second pass).

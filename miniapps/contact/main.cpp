@@ -8,6 +8,17 @@
 // the mesh over the ranks (contact_decomposition.hpp) and exchanges ghosts
 // every step (contact_ghosts.hpp).
 #include "contact_ghosts.hpp"
+#ifdef KARMA_HAVE_ARBORX
+#include "contact_arborx.hpp"
+#else
+namespace karma::contact {
+// read_config refuses the arborx storage in a build without ArborX.
+inline NeighbourStorage arborx_storage(bool, int) {
+  throw Error(exit_runtime_error, "karma-contact was built without ArborX");
+}
+inline nlohmann::json arborx_json(bool) { return nullptr; }
+}  // namespace karma::contact
+#endif
 #include "contact_memory.hpp"
 #include "contact_report.hpp"
 #include "contact_run_checks.hpp"
@@ -51,10 +62,12 @@ Schema contact_schema() {
             0);
   s.integer("contact.sweeps", 100,
             "timed row-statistics sweeps per step (10000 reproduces the MATAR paper)", 1);
-  s.choice_list("contact.storage", storage_names, storage_names,
+  s.choice_list("contact.storage", karma_storage_names, storage_names,
                 "neighbour-list storages, run side by side on the same search: linked-list "
                 "(HOSS: a head per element, a node pool with an atomic counter), csr-two-pass "
-                "(count, scan, fill), dynamic-ragged (rows of fixed capacity, grown on overflow)");
+                "(count, scan, fill), dynamic-ragged (rows of fixed capacity, grown on overflow); "
+                "arborx: the ArborX library's bounding volume hierarchy and intersection query "
+                "over the same boxes into compressed rows (builds with ArborX only)");
   s.choice("contact.search", "pairs", {"pairs", "rows"},
            "pairs: each overlapping pair is found once and written into both rows, with atomics "
            "(push_back, a swapped-in list head, an atomic cursor); rows: each row is searched and "
@@ -138,6 +151,10 @@ Config read_config(const Deck& deck) {
   for (const auto& name : deck.string_list("contact.storage"))
     for (std::size_t k = 0; k < storage_names.size(); ++k)
       if (storage_names[k] == name) c.storages.push_back(static_cast<Storage>(k));
+  if (!have_arborx && std::count(c.storages.begin(), c.storages.end(), Storage::arborx) > 0)
+    deck.fail("contact.storage",
+              "arborx needs a karma built with ArborX (cmake -DKARMA_ENABLE_ARBORX=ON "
+              "-DArborX_ROOT=...); this build has none");
   const std::string layout = deck.string("contact.dynamic_layout");
   c.dynamic_left = layout == "left" || (layout == "auto" && on_gpu);
   const std::int64_t lanes = deck.integer("contact.lanes");
@@ -313,12 +330,13 @@ void print_decomposition(const nlohmann::json& d) {
 }
 
 // Block B at a step's position: its boxes, binned into the cell lists
-// (timed as "binning" when `timer` is given).
+// (timed as "binning" when `timer` is given; not with `bin_cells` false).
 // Partitioned: the own elements' boxes, the ghost exchange (timed as
 // "ghost_exchange"; `fault`: inject_fault ghost), then the binning of own
 // elements and ghosts on the grid of the rank's part of the scene.
 void place(const Config& cfg, std::int64_t b_z, Blocks& blocks, KernelTimer* timer,
-           const Tracer& trace, Partition* part = nullptr, bool fault = false) {
+           const Tracer& trace, Partition* part = nullptr, bool fault = false,
+           bool bin_cells = true) {
   if (part) {
     own_boxes(cfg.shape, blocks.xyz, static_cast<int>(b_z), part->local);
     trace(timer ? "boxes" : "warm-up: boxes");
@@ -332,6 +350,7 @@ void place(const Config& cfg, std::int64_t b_z, Blocks& blocks, KernelTimer* tim
     }
     trace(timer ? "ghosts" : "warm-up: ghosts");
     blocks.boxes = part->local.boxes;
+    if (!bin_cells) return;
     const Grid grid = region_grid(cfg.n, b_z, cfg.cell,
                                   part->split.regions[static_cast<std::size_t>(part->split.rank)]);
     const Index count = part->local.count;
@@ -345,6 +364,7 @@ void place(const Config& cfg, std::int64_t b_z, Blocks& blocks, KernelTimer* tim
   }
   make_boxes(cfg.shape, blocks.xyz, static_cast<int>(b_z), blocks.boxes);
   trace(timer ? "boxes" : "warm-up: boxes");
+  if (!bin_cells) return;
   const Grid grid = make_grid(cfg.n, b_z, cfg.cell);
   if (timer) {
     // Binning serves every storage's rebuild: a Kokkos Tools region of its own.
@@ -363,10 +383,11 @@ std::vector<NeighbourStorage> make_storages(const Config& cfg, Index rows) {
   const std::int64_t first_entries = N * cfg.capacity;
   std::vector<NeighbourStorage> storages;
   for (Storage s : cfg.storages)
-    storages.push_back(s == Storage::linked_list
-                           ? linked_list_storage(N, first_entries, cfg.list_stripes)
-                       : s == Storage::csr ? csr_storage(N, first_entries, cfg.lanes)
-                                           : dynamic_storage<Dynamic>(N, cfg.capacity, cfg.lanes));
+    storages.push_back(
+        s == Storage::linked_list ? linked_list_storage(N, first_entries, cfg.list_stripes)
+        : s == Storage::csr       ? csr_storage(N, first_entries, cfg.lanes)
+        : s == Storage::dynamic   ? dynamic_storage<Dynamic>(N, cfg.capacity, cfg.lanes)
+                                  : arborx_storage(arborx_float_exact(cfg), cfg.lanes));
   return storages;
 }
 
@@ -541,13 +562,14 @@ Report run_typed(const Context& ctx, const Config& cfg) {
            : make_check_arrays(N, sample_ids);
   // The search over this step's boxes: partitioned, own elements then ghosts.
   const auto make_search = [&] {
-    return part ? Search(blocks.boxes, blocks.cells, cfg.pairs, part->local.ids, rows)
+    return part ? Search(blocks.boxes, blocks.cells, cfg.pairs, part->local.ids, rows,
+                         part->local.count)
                 : Search(blocks.boxes, blocks.cells, cfg.pairs);
   };
   trace("allocated");
 
   // --- measure and verify, step by step --------------------------------------------------
-  std::vector<StorageRecord> record(3);
+  std::vector<StorageRecord> record(storage_names.size());
   KernelTimer timer;
   StepLog log;
   const std::int64_t first = first_step(cfg), last = last_step(cfg);
@@ -657,18 +679,18 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   std::vector<StorageTimes> times;
   std::vector<const StorageRecord*> records;
   const StorageTimes* linked_list = nullptr;
-  for (Storage s : cfg.storages) {
-    chosen.push_back(name_of(s));
-    times.push_back(storage_times(timer, chosen.back(), binning, exchange));
-    records.push_back(&record[static_cast<int>(s)]);
+  for (std::size_t k = 0; k < storages.size(); ++k) {
+    chosen.push_back(storages[k].name);
+    times.push_back(storage_times(timer, chosen.back(), binning, exchange, storages[k].uses_cells));
+    records.push_back(&record[static_cast<int>(storages[k].kind)]);
   }
   nlohmann::json storages_json = nlohmann::json::object();
   for (std::size_t k = 0; k < chosen.size(); ++k) {
     if (cfg.storages[k] == Storage::linked_list) linked_list = &times[k];
   }
   for (std::size_t k = 0; k < chosen.size(); ++k) {
-    report.kernels.push_back(
-        build_result(chosen[k], times[k], linked_list, *records[k], binning, run, exchange));
+    report.kernels.push_back(build_result(chosen[k], storages[k].implementation, times[k],
+                                          linked_list, *records[k], binning, run, exchange));
     report.kernels.push_back(stats_result(chosen[k], times[k], linked_list, *records[k], run));
     storages_json[chosen[k]] = storage_json(cfg.storages[k], *records[k], run.elements,
                                             log.total_entries / run.steps_timed);
@@ -682,7 +704,8 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     StorageRecord scratch = record[static_cast<int>(st.kind)];
     Variant build, stats;
     build.run = [&] {
-      place(cfg, b_bottom(cfg.n, last), blocks, nullptr, tracer, partition);
+      // A rebuild as timed: arborx's bins nothing.
+      place(cfg, b_bottom(cfg.n, last), blocks, nullptr, tracer, partition, false, st.uses_cells);
       rebuild(st, make_search(), nullptr, scratch);
     };
     stats.run = [&] { st.row_stats(blocks.stats); };
@@ -694,6 +717,8 @@ Report run_typed(const Context& ctx, const Config& cfg) {
 
   report.problem = problem_json(cfg, est, log, storages_json, run.steps_timed,
                                 blocks.cells.grid.cells, dynamic_layout, sample_ids.size());
+  if (std::count(cfg.storages.begin(), cfg.storages.end(), Storage::arborx) > 0)
+    report.problem["arborx"] = arborx_json(arborx_float_exact(cfg));
   if (part) {
     report.problem["decomposition"] =
         decomposition_json(*part, timer, chosen, exchange, log.tally, run.steps_timed);

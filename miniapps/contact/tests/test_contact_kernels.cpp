@@ -511,7 +511,7 @@ TEST(Decomposition, OwnRowsWithGhostsEqualTheWholeMeshRows) {
         CompressedRows c;
         c.sizes = Kokkos::View<int*, Memory>("sizes", d.owned_count);
         c.offsets = Kokkos::View<std::int64_t*, Memory>("offsets", d.owned_count + 1);
-        const Search search(local, cells, pairs, local_ids, d.owned_count);
+        const Search search(local, cells, pairs, local_ids, d.owned_count, count);
         count_rows(search, c);
         fill_rows(search, c);
         sort_rows(c.rows);
