@@ -167,6 +167,36 @@ TEST(Array, StaticAndDynamicExtentsAgree) {
   }
 }
 
+// karma's own extents (64-bit copies, or the type's) are the View's after
+// every way an array is made or assigned, and 1 past the rank, as View's.
+TEST(Array, OwnExtentsAreTheViewsEverywhere) {
+  using Mixed = karma::FArray<int** [3]>;
+  const Mixed a("a", 7, 5);
+  const Mixed::view_type& base = a;
+  for (int r = 0; r < 5; ++r) EXPECT_EQ(a.extent(r), base.extent(r)) << "extent " << r;
+  EXPECT_EQ(a.extent(3), 1u);
+  Mixed b;
+  EXPECT_EQ(b.extent(0), 0u);
+  b = a;
+  const Mixed c(a);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(b.extent(r), a.extent(r)) << "assigned, extent " << r;
+    EXPECT_EQ(c.extent(r), a.extent(r)) << "copied, extent " << r;
+  }
+  const Kokkos::View<int***, Kokkos::LayoutLeft, karma::DefaultMemory> v("v", 4, 6, 2);
+  karma::FArray<int***> d(v);
+  EXPECT_EQ(d.extent(0), 4u);
+  EXPECT_EQ(d.extent(1), 6u);
+  EXPECT_EQ(d.extent(2), 2u);
+  d = Kokkos::View<int***, Kokkos::LayoutLeft, karma::DefaultMemory>("w", 9, 1, 3);
+  EXPECT_EQ(d.extent(0), 9u);
+  EXPECT_EQ(d.extent(1), 1u);
+  EXPECT_EQ(d.extent(2), 3u);
+  const karma::FArray<int**> slice(Kokkos::subview(v, Kokkos::ALL, Kokkos::ALL, 1));
+  EXPECT_EQ(slice.extent(0), 4u);
+  EXPECT_EQ(slice.extent(1), 6u);
+}
+
 TEST(Array, AllocateSetsLabelAndExtents) {
   auto v = karma::allocate<karma::FArray<float***>>("named", 4, 5, 6);
   EXPECT_EQ(v.label(), "named");

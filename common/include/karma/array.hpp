@@ -108,7 +108,11 @@ KOKKOS_INLINE_FUNCTION constexpr std::int64_t static_stride() {
 //   of a view with three or more run-time ones as 32-bit unsigned, which a
 //   store to an int array may alias (reloads after every store, no
 //   vectorization), and its size_t offsets, which may wrap, keep GCC from
-//   vectorizing across work items.
+//   vectorizing across work items;
+// - extent(r) is a compile-time constant where the type fixes it, else a
+//   64-bit copy: Kokkos 4.6 keeps run-time extents as 32-bit integers too, so
+//   a loop bounded by a.extent(1) that stores into an int array reloaded the
+//   bound after every store.
 // karma never pads, so a compact array's strides are those of its extents;
 // one built over padded memory whose type fixes a stride aborts.
 // DataType carries rank and extents the Kokkos way: double*** is a dynamic
@@ -131,6 +135,16 @@ class Array : public Kokkos::View<DataType, Layout, Memory, Traits...> {
                                      !view_type::traits::memory_traits::is_random_access;
 
   std::int64_t m_strides[array_rank > 0 ? array_rank : 1] = {};
+  std::size_t m_extents[array_rank > 0 ? array_rank : 1] = {};
+
+  // Extent r if the type fixes it, else 0.
+  template <std::size_t... D>
+  KOKKOS_INLINE_FUNCTION static constexpr std::int64_t fixed_extent(int r,
+                                                                    std::index_sequence<D...>) {
+    std::int64_t e = 0;
+    ((e = static_cast<int>(D) == r ? Shape::template extent<static_cast<int>(D)>() : e), ...);
+    return e;
+  }
 
   // LayoutLeft stride D >= 2 is stride D-1 times extent D-1 (only stride 1
   // may differ from the extents, for padding or a window); with extent D-1
@@ -148,6 +162,7 @@ class Array : public Kokkos::View<DataType, Layout, Memory, Traits...> {
   template <std::size_t... D>
   KOKKOS_INLINE_FUNCTION void cache_strides(std::index_sequence<D...>) {
     ((m_strides[D] = static_cast<std::int64_t>(view_type::stride(D))), ...);
+    ((m_extents[D] = static_cast<std::size_t>(view_type::extent(D))), ...);
     // The strides karma's access will use must be the ones Kokkos gave.
     const bool as_assumed =
         this->size() == 0 || (true && ... && (stride_of<int(D)>() == m_strides[D]));
@@ -205,6 +220,15 @@ class Array : public Kokkos::View<DataType, Layout, Memory, Traits...> {
                              int> = 0>
   explicit Array(A0&& a0, A&&... a) : view_type(std::forward<A0>(a0), std::forward<A>(a)...) {
     cache_strides();
+  }
+
+  // View's extent, from the type or karma's 64-bit copy (1 past the rank).
+  template <class I, std::enable_if_t<std::is_integral<I>::value, int> = 0>
+  KOKKOS_FORCEINLINE_FUNCTION constexpr std::size_t extent(const I& r) const {
+    const int d = static_cast<int>(r);
+    if (d < 0 || d >= array_rank) return 1;
+    const std::int64_t fixed = fixed_extent(d, std::make_index_sequence<array_rank>{});
+    return fixed != 0 ? static_cast<std::size_t>(fixed) : m_extents[d];
   }
 
   template <class... I>
