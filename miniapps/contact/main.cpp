@@ -8,9 +8,17 @@
 // the mesh over the ranks (contact_decomposition.hpp) and exchanges ghosts
 // every step (contact_ghosts.hpp).
 #include "contact_ghosts.hpp"
+#include "contact_memory.hpp"
+#include "contact_report.hpp"
+#include "contact_run_checks.hpp"
 #ifdef KARMA_HAVE_ARBORX
 #include "contact_arborx.hpp"
 #else
+#include "contact_storages.hpp"
+#include "karma/error.hpp"
+
+#include <nlohmann/json.hpp>
+
 namespace karma::contact {
 // read_config refuses the arborx storage in a build without ArborX.
 inline NeighbourStorage arborx_storage(bool, int) {
@@ -19,9 +27,6 @@ inline NeighbourStorage arborx_storage(bool, int) {
 inline nlohmann::json arborx_json(bool) { return nullptr; }
 }  // namespace karma::contact
 #endif
-#include "contact_memory.hpp"
-#include "contact_report.hpp"
-#include "contact_run_checks.hpp"
 
 #include "karma/app.hpp"
 #include "karma/array.hpp"
