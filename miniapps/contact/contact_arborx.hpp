@@ -1,11 +1,11 @@
 // The peer: ArborX's spatial query over the same element boxes, as a fourth
 // storage (`arborx`) beside karma's three, so that its rows go through the
 // same checks and row statistics. Its rebuild is ArborX's own: a bounding
-// volume hierarchy built over the boxes (phase "search"), then one
-// intersection query per row into compressed rows (phase "fill"); karma's
-// cell binning is not part of it. Built only with ArborX
-// (-DKARMA_ENABLE_ARBORX=ON): contact_storages.hpp includes this header
-// under KARMA_HAVE_ARBORX.
+// volume hierarchy built over the boxes (the storage's "search" phase,
+// `tree` in the results), then one intersection query per row into
+// compressed rows ("fill", `query`); karma's cell binning is not part of
+// it. Built only with ArborX (-DKARMA_ENABLE_ARBORX=ON): main.cpp includes
+// this header under KARMA_HAVE_ARBORX.
 #pragma once
 
 #include "contact_storages.hpp"

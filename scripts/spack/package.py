@@ -50,6 +50,8 @@ class Karma(CMakePackage, CudaPackage, ROCmPackage):
     # exists only without CUDA.
     variant("blas", default=True, when="~cuda",
             description="CBLAS dgemv as karma-matvec's CPU reference")
+    variant("arborx", default=False,
+            description="karma-contact's arborx storage: ArborX's search beside karma's")
 
     depends_on("c", type="build")
     depends_on("cxx", type="build")
@@ -61,6 +63,9 @@ class Karma(CMakePackage, CudaPackage, ROCmPackage):
     depends_on("nlohmann-json@3.10:")
     depends_on("benchmark", when="+microbench")
     depends_on("blas", when="+blas")
+    # ArborX 2 needs Kokkos 4.5 or newer (and C++20).
+    depends_on("arborx@2:", when="+arborx")
+    depends_on("kokkos@4.5:", when="+arborx")
     depends_on("googletest", when="+tests")
     depends_on("python@3.8:", type="run")  # the cluster tools
     depends_on("py-ruamel-yaml", type="run")  # their YAML reader (campaigns, decks)
@@ -108,6 +113,7 @@ class Karma(CMakePackage, CudaPackage, ROCmPackage):
             self.define_from_variant("KARMA_ENABLE_MICROBENCH", "microbench"),
             # Only a conditional variant's presence can be asked of a spec.
             self.define("KARMA_ENABLE_BLAS", spec.satisfies("+blas")),
+            self.define_from_variant("KARMA_ENABLE_ARBORX", "arborx"),
             self.define("Kokkos_ROOT", kokkos.prefix),
         ]
         if spec.satisfies("+rocm"):
