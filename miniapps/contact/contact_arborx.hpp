@@ -124,7 +124,7 @@ NeighbourStorage arborx_storage_of(int lanes) {
     phase("fill", [&] {
       a->tree.query(space,
                     ArborX::Experimental::attach_indices<int>(
-                        ArborQueries<Coordinate>{search.boxes, search.row_count()}),
+                        ArborQueries<Coordinate>{search.boxes, search.rows}),
                     OtherElements{search.ids}, a->values, a->offsets);
       a->rows = RaggedRight<int, Memory>(a->offsets, a->values);
     });

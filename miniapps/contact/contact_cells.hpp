@@ -42,8 +42,7 @@ inline Grid make_grid(int n, std::int64_t b_z, int cell) {
   Grid g;
   g.cell = cell;
   const std::int64_t margin = unit / 2;
-  const std::int64_t top =
-      std::max<std::int64_t>(std::int64_t(n) * h_a, b_z + std::int64_t(n) * h_b);
+  const std::int64_t top = scene_top(n, b_z);
   const std::int64_t bottom = std::min<std::int64_t>(0, b_z);
   const std::int64_t lo[3] = {-margin, -margin, bottom - margin};
   const std::int64_t hi[3] = {std::int64_t(n) * h_a + margin, std::int64_t(n) * h_a + margin,
@@ -155,8 +154,8 @@ struct Search {
   Kokkos::View<int*, Memory> items;
   bool pairs;
   Kokkos::View<int*, Memory> ids;  // global id of each element; empty: the index itself
-  Index rows = std::numeric_limits<Index>::max();  // elements [0, rows) have a row
-  Index elements = 0;                              // boxes in use (own and ghosts)
+  Index rows = 0;                  // elements [0, rows) have a row
+  Index elements = 0;              // boxes in use (own and ghosts)
 
   Search(const Boxes& b, const CellLists& cl, bool pair_search)
       : boxes(b),
@@ -164,6 +163,7 @@ struct Search {
         offsets(cl.offsets),
         items(cl.items),
         pairs(pair_search),
+        rows(static_cast<Index>(b.extent(0))),
         elements(static_cast<Index>(b.extent(0))) {}
   Search(const Boxes& b, const CellLists& cl, bool pair_search,
          const Kokkos::View<int*, Memory>& global_ids, Index owned, Index count)
@@ -172,9 +172,6 @@ struct Search {
     rows = owned;
     elements = count;
   }
-
-  // How many elements have a row.
-  Index row_count() const { return rows < elements ? rows : elements; }
 
   KOKKOS_INLINE_FUNCTION int id(const Index j) const {
     return ids.extent(0) > 0 ? ids(j) : static_cast<int>(j);

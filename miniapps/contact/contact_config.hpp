@@ -37,9 +37,12 @@ inline std::int64_t last_step(const Config& c) { return c.steps; }
 // to 2^24): the highest is block B's top at the start (warm-up) position,
 // plus the perturbation and inflation. The arborx storage's coordinates.
 inline bool arborx_float_exact(const Config& c) {
-  const std::int64_t top =
-      std::max<std::int64_t>(std::int64_t(c.n) * h_a, b_bottom(c.n, 0) + std::int64_t(c.n) * h_b);
-  return top + perturb_a + inflate < (std::int64_t{1} << 24);
+  return scene_top(c.n, b_bottom(c.n, 0)) + perturb_a + inflate < (std::int64_t{1} << 24);
+}
+
+// Whether the run builds storage s.
+inline bool has_storage(const Config& c, Storage s) {
+  return std::find(c.storages.begin(), c.storages.end(), s) != c.storages.end();
 }
 
 }  // namespace karma::contact

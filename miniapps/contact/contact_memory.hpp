@@ -92,14 +92,12 @@ inline void refuse_uncountable(const Config& cfg, const Estimate& est) {
                 "rows of up to " + std::to_string(est.max_row_bound) +
                     " entries: the statistics' 32-bit sums could overflow",
                 /*collective=*/true);
-  const bool want_ll =
-      std::count(cfg.storages.begin(), cfg.storages.end(), Storage::linked_list) > 0;
+  const bool want_ll = has_storage(cfg, Storage::linked_list);
   const std::uint64_t first_pool =
       static_cast<std::uint64_t>(cfg.shape.elements) * static_cast<std::uint64_t>(cfg.capacity);
   const std::uint64_t most = std::max(static_cast<std::uint64_t>(est.entries_bound), first_pool);
   // ArborX counts its results in an int.
-  if (std::count(cfg.storages.begin(), cfg.storages.end(), Storage::arborx) > 0 &&
-      est.entries_bound > std::numeric_limits<int>::max())
+  if (has_storage(cfg, Storage::arborx) && est.entries_bound > std::numeric_limits<int>::max())
     throw Error(exit_runtime_error,
                 "arborx: the rows could hold " + std::to_string(est.entries_bound) +
                     " entries; ArborX counts its results in a 32-bit int: run a smaller n",

@@ -5,6 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <functional>
@@ -38,6 +39,11 @@ inline MeshShape mesh_shape(int n) {
 // Block B's lowest nominal z at a step: 0.5 above A, 0.05 lower per step.
 inline std::int64_t b_bottom(int n, std::int64_t step) {
   return static_cast<std::int64_t>(n) * h_a + start_gap - step * step_move;
+}
+
+// The nominal top of the scene with block B's bottom at b_z: A's top or B's.
+inline std::int64_t scene_top(int n, std::int64_t b_z) {
+  return std::max<std::int64_t>(std::int64_t(n) * h_a, b_z + std::int64_t(n) * h_b);
 }
 
 using Coords = Kokkos::View<int* [3], Memory>;  // node coordinates, block B at z = 0

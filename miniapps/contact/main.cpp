@@ -156,7 +156,7 @@ Config read_config(const Deck& deck) {
   for (const auto& name : deck.string_list("contact.storage"))
     for (std::size_t k = 0; k < storage_names.size(); ++k)
       if (storage_names[k] == name) c.storages.push_back(static_cast<Storage>(k));
-  if (!have_arborx && std::count(c.storages.begin(), c.storages.end(), Storage::arborx) > 0)
+  if (!have_arborx && has_storage(c, Storage::arborx))
     deck.fail("contact.storage",
               "arborx needs a karma built with ArborX (cmake -DKARMA_ENABLE_ARBORX=ON "
               "-DArborX_ROOT=...); this build has none");
@@ -722,7 +722,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
 
   report.problem = problem_json(cfg, est, log, storages_json, run.steps_timed,
                                 blocks.cells.grid.cells, dynamic_layout, sample_ids.size());
-  if (std::count(cfg.storages.begin(), cfg.storages.end(), Storage::arborx) > 0)
+  if (has_storage(cfg, Storage::arborx))
     report.problem["arborx"] = arborx_json(arborx_float_exact(cfg));
   if (part) {
     report.problem["decomposition"] =

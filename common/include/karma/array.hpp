@@ -160,7 +160,7 @@ class Array : public Kokkos::View<DataType, Layout, Memory, Traits...> {
   }
 
   template <std::size_t... D>
-  KOKKOS_INLINE_FUNCTION void cache_strides(std::index_sequence<D...>) {
+  KOKKOS_INLINE_FUNCTION void cache_layout(std::index_sequence<D...>) {
     ((m_strides[D] = static_cast<std::int64_t>(view_type::stride(D))), ...);
     ((m_extents[D] = static_cast<std::size_t>(view_type::extent(D))), ...);
     // The strides karma's access will use must be the ones Kokkos gave.
@@ -169,8 +169,8 @@ class Array : public Kokkos::View<DataType, Layout, Memory, Traits...> {
     if (!as_assumed)
       Kokkos::abort("karma::Array: padded memory under a type that fixes its strides");
   }
-  KOKKOS_INLINE_FUNCTION void cache_strides() {
-    cache_strides(std::make_index_sequence<array_rank>{});
+  KOKKOS_INLINE_FUNCTION void cache_layout() {
+    cache_layout(std::make_index_sequence<array_rank>{});
   }
 
   template <int D>
@@ -201,14 +201,14 @@ class Array : public Kokkos::View<DataType, Layout, Memory, Traits...> {
             std::enable_if_t<std::is_constructible<view_type, const Kokkos::View<D, P...>&>::value,
                              int> = 0>
   KOKKOS_INLINE_FUNCTION Array(const Kokkos::View<D, P...>& other) : view_type(other) {
-    cache_strides();
+    cache_layout();
   }
   template <class D, class... P,
             std::enable_if_t<std::is_constructible<view_type, const Kokkos::View<D, P...>&>::value,
                              int> = 0>
   KOKKOS_INLINE_FUNCTION Array& operator=(const Kokkos::View<D, P...>& other) {
     view_type::operator=(view_type(other));
-    cache_strides();
+    cache_layout();
     return *this;
   }
 
@@ -219,7 +219,7 @@ class Array : public Kokkos::View<DataType, Layout, Memory, Traits...> {
                                  std::is_constructible<view_type, A0&&, A&&...>::value,
                              int> = 0>
   explicit Array(A0&& a0, A&&... a) : view_type(std::forward<A0>(a0), std::forward<A>(a)...) {
-    cache_strides();
+    cache_layout();
   }
 
   // View's extent, from the type or karma's 64-bit copy (1 past the rank).

@@ -3,6 +3,7 @@
 // coordinates, and with rows for only the first elements (a partitioned
 // rank's own elements before its ghosts). Built only with ArborX.
 #include "contact_arborx.hpp"
+#include "contact_scene.hpp"
 
 #include <gtest/gtest.h>
 #include <Kokkos_Core.hpp>
@@ -12,25 +13,8 @@
 namespace karma_test_contact_arborx {
 
 using namespace karma::contact;
-
-struct Scene {
-  MeshShape shape;
-  Coords xyz;
-  Boxes boxes;
-  CellLists cells;
-};
-
-Scene make_scene(int n, std::int64_t step, int cell) {
-  Scene s;
-  s.shape = mesh_shape(n);
-  s.xyz = Coords("xyz", s.shape.nodes);
-  make_nodes(s.shape, 5, s.xyz);
-  s.boxes = Boxes("boxes", s.shape.elements);
-  const std::int64_t bz = b_bottom(n, step);
-  make_boxes(s.shape, s.xyz, static_cast<int>(bz), s.boxes);
-  bin(s.boxes, make_grid(n, bz, cell), s.cells);
-  return s;
-}
+using karma_test_contact::make_scene;
+using karma_test_contact::Scene;
 
 // The rows a storage builds from `search`, sorted.
 Rows rows_of(NeighbourStorage st, const Search& search) {

@@ -5,6 +5,7 @@
 // partitioned run's split, ghost rule and search, rank by rank, without MPI.
 #include "contact_decomposition.hpp"
 #include "contact_row_stats.hpp"
+#include "contact_scene.hpp"
 #include "contact_verify.hpp"
 
 #include <gtest/gtest.h>
@@ -19,27 +20,6 @@ namespace karma_test_contact {
 
 using namespace karma::contact;
 using HostRows = karma::RaggedRight<int, Kokkos::HostSpace>;
-
-// A scene at one step: nodes, boxes and cell lists.
-struct Scene {
-  MeshShape shape;
-  Coords xyz;
-  Boxes boxes;
-  CellLists cells;
-  std::int64_t bz = 0;  // block B's nominal bottom
-};
-
-Scene make_scene(int n, std::int64_t step, int cell = unit, std::uint64_t seed = 7) {
-  Scene s;
-  s.shape = mesh_shape(n);
-  s.xyz = Coords("xyz", s.shape.nodes);
-  make_nodes(s.shape, seed, s.xyz);
-  s.boxes = Boxes("boxes", s.shape.elements);
-  s.bz = b_bottom(n, step);
-  make_boxes(s.shape, s.xyz, static_cast<int>(s.bz), s.boxes);
-  bin(s.boxes, make_grid(n, s.bz, cell), s.cells);
-  return s;
-}
 
 Rows csr_rows(const Scene& s, bool pairs) {
   CompressedRows c;
