@@ -22,9 +22,10 @@ enum class Storage { linked_list, csr, dynamic, arborx };
 // The deck's names, in the order of Storage.
 inline const std::vector<std::string> storage_names = {"linked-list", "csr-two-pass",
                                                        "dynamic-ragged", "arborx"};
-// karma's own storages: the deck's default.
-inline const std::vector<std::string> karma_storage_names = {"linked-list", "csr-two-pass",
-                                                             "dynamic-ragged"};
+// karma's own storages, all before the peer: the deck's default.
+inline const std::vector<std::string> karma_storage_names(storage_names.begin(),
+                                                          storage_names.begin() +
+                                                              static_cast<int>(Storage::arborx));
 
 #ifdef KARMA_HAVE_ARBORX
 inline constexpr bool have_arborx = true;
