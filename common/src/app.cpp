@@ -91,7 +91,7 @@ InputError unknown_kokkos_flag(const std::string& arg) {
 
 std::string usage(const std::string& executable) {
   return "usage: " + executable +
-         " DECK.yaml [--set key=value ...] [--output FILE.json] [--quiet] [--help]"
+         " DECK.yaml [--set key=value ...] [--output FILE.json] [--quiet] [--help] [--version]"
          " [--kokkos-...]\n"
          "  --set key=value   override a deck key (repeatable), e.g. --set run.repetitions=10\n"
          "  --output FILE     write the results JSON to FILE (default: a time-stamped file in\n"
@@ -100,6 +100,8 @@ std::string usage(const std::string& executable) {
          "  --help            this text and every deck key\n"
          "  --help=json       the deck's keys as a JSON Schema (types, defaults, ranges,\n"
          "                    choices, meanings)\n"
+         "  --version         the suite's version, Kokkos, compiler and MPI of this build\n"
+         "  (an option's value may not be another option; --output=--name if it must)\n"
          "  --kokkos-...      Kokkos' flags; one this Kokkos (" +
          kokkos_version_string() +
          ") does not read is an error\n"
@@ -116,6 +118,12 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     if (arg.size() > option.size() && arg[option.size()] == '=')
       return arg.substr(option.size() + 1);
     if (i + 1 >= args.size()) throw InputError(option + " needs a value");
+    // A forgotten value must not take the next option: `--output --quiet`
+    // would write a file named --quiet. `--output=--quiet` is still possible.
+    const std::string& next = args[i + 1];
+    if (starts_with(next, "--") || next == "-h" || next == "-q")
+      throw InputError(option + " needs a value, and '" + next + "' is an option (" + option + "=" +
+                       next + " if it is meant as the value)");
     return args[++i];
   };
   auto is = [](const std::string& arg, const std::string& option) {
@@ -125,6 +133,8 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     const std::string& arg = args[i];
     if (arg == "--help" || arg == "-h") {
       cli.help = true;
+    } else if (arg == "--version") {
+      cli.version = true;
     } else if (arg == "--help=json") {
       cli.help = cli.help_json = true;
     } else if (arg == "--quiet" || arg == "-q") {
@@ -142,7 +152,8 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
       throw InputError("more than one deck given: '" + cli.deck_path + "' and '" + arg + "'");
     }
   }
-  if (!cli.help && cli.deck_path.empty()) throw InputError("no deck given (see --help)");
+  if (!cli.help && !cli.version && cli.deck_path.empty())
+    throw InputError("no deck given (see --help)");
   return cli;
 }
 
@@ -434,9 +445,26 @@ void print_fom_lines(const App& app, const Report& report) {
 
 }  // namespace
 
+std::optional<int> answer_version(const std::string& executable, int argc, char** argv) {
+  std::vector<std::string> ours;
+  for (int i = 1; i < argc; ++i)
+    if (!starts_with(argv[i], "--kokkos-")) ours.emplace_back(argv[i]);
+  if (std::find(ours.begin(), ours.end(), "--version") == ours.end()) return std::nullopt;
+  // The rest of the line is still read: a bad option is no more ignored here.
+  try {
+    parse_command_line(ours);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: error: %s\n", executable.c_str(), e.what());
+    return e.code();
+  }
+  std::printf("%s\n", version_line(executable).c_str());
+  return exit_ok;
+}
+
 int run_main(int argc, char** argv, const App& app) {
   const std::string executable = "karma-" + app.name;
   const auto start = std::chrono::system_clock::now();
+  if (const auto code = answer_version(executable, argc, argv)) return *code;
   comm::init(&argc, &argv);
 
   std::string command = executable;

@@ -2,6 +2,8 @@
 #include "karma/system.hpp"
 
 #include "karma/app.hpp"
+#include "karma/build_info.hpp"
+#include "karma/comm.hpp"
 #include "karma/energy.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -477,11 +479,9 @@ constexpr KokkosArch kokkos_archs[] = {
 #undef KARMA_STRINGIZE
 }  // namespace
 
-nlohmann::json describe_kokkos() {
+nlohmann::json kokkos_build() {
   nlohmann::json k;
   k["version"] = kokkos_version_string();
-  k["default_execution_space"] = Kokkos::DefaultExecutionSpace::name();
-  k["default_host_execution_space"] = Kokkos::DefaultHostExecutionSpace::name();
   auto backends = nlohmann::json::array();
 #if defined(KOKKOS_ENABLE_SERIAL)
   backends.push_back("Serial");
@@ -506,6 +506,28 @@ nlohmann::json describe_kokkos() {
   for (const auto& a : kokkos_archs)
     if (a.defined()) arch.push_back(a.name);
   k["architecture"] = arch;
+  return k;
+}
+
+std::string version_line(const std::string& executable) {
+  const nlohmann::json k = kokkos_build();
+  auto joined = [](const nlohmann::json& names) {
+    std::string s;
+    for (const auto& n : names) s += (s.empty() ? "" : ", ") + n.get<std::string>();
+    return s.empty() ? std::string("none") : s;
+  };
+  std::string mpi = comm::library_version();
+  std::replace(mpi.begin(), mpi.end(), '\n', ' ');
+  return executable + " " + build_info::version + " (git " + build_info::git_describe +
+         "), Kokkos " + k["version"].get<std::string>() + " (" + joined(k["backends"]) +
+         "; architecture " + joined(k["architecture"]) + "), compiler " + build_info::compiler +
+         ", MPI " + mpi;
+}
+
+nlohmann::json describe_kokkos() {
+  nlohmann::json k = kokkos_build();
+  k["default_execution_space"] = Kokkos::DefaultExecutionSpace::name();
+  k["default_host_execution_space"] = Kokkos::DefaultHostExecutionSpace::name();
   // From Kokkos 4.6 View is built on mdspan unless Kokkos was configured with
   // Kokkos_ENABLE_IMPL_VIEW_LEGACY; the mdspan one pads LayoutLeft and
   // LayoutRight, so even arrays with static extents have run-time strides

@@ -34,7 +34,7 @@ void print_usage(const char* exe) {
   std::cout
       << "usage: " << exe
       << " [--sizes=standard|tiny] [--raw-twin] [--benchmark_*=...] [--kokkos-*=...]\n"
-      << "       [--help[=json]]\n"
+      << "       [--help[=json]] [--version]\n"
       << "\n"
       << "karma's arrays against raw pointers and hand-written indexing: Sum3D, Stencil3D,\n"
       << "TinyMatrixSum, Subspan3D and MatVec (Hollman et al. 2019), LayoutRight and\n"
@@ -44,6 +44,7 @@ void print_usage(const char* exe) {
       << "\n"
       << "  --sizes=standard   the measured sizes (default)\n"
       << "  --sizes=tiny       every variant on a few elements (tests)\n"
+      << "  --version          the suite's version, Kokkos, compiler and MPI of this build\n"
       << "  --raw-twin         also each raw benchmark a second time, named .../raw_twin: the\n"
       << "                     same code, so raw_twin / raw is the machine's own spread\n"
       << "                     (scripts/microbench-ratios.py FILE.json --check raw_twin)\n"
@@ -128,7 +129,7 @@ void add_context(Sizes sizes) {
 int main(int argc, char* argv[]) {
   Sizes sizes = Sizes::standard;
   std::vector<std::string> args;
-  bool has_out = false, has_format = false, listing = false;
+  bool has_out = false, has_format = false, listing = false, version = false;
   std::string out_path;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -156,6 +157,10 @@ int main(int argc, char* argv[]) {
       raw_twins() = true;
       continue;
     }
+    if (arg == "--version") {
+      version = true;
+      continue;
+    }
     if (starts_with(arg, "--benchmark_out=")) {
       has_out = true;
       out_path = arg.substr(16);
@@ -169,6 +174,10 @@ int main(int argc, char* argv[]) {
   } catch (const karma::InputError& e) {
     std::cerr << "karma-microbench: " << e.what() << "\n";
     return exit_usage;
+  }
+  if (version) {
+    std::cout << karma::version_line("karma-microbench") << "\n";
+    return exit_verified;
   }
   if (!has_out) {
     out_path = default_output();

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,11 +26,16 @@ struct CommandLine {
   bool quiet = false;
   bool help = false;
   bool help_json = false;  // --help=json: the deck's JSON Schema
+  bool version = false;    // --version: version_line (karma/system.hpp)
 };
 
 // `args` holds the arguments after the program name, --kokkos-* removed.
 CommandLine parse_command_line(const std::vector<std::string>& args);
 std::string usage(const std::string& executable);
+// Where the arguments (--kokkos-* aside) hold --version: the exit code after
+// printing version_line (karma/system.hpp), or after refusing a bad argument;
+// before MPI or the device is started. nullopt otherwise.
+std::optional<int> answer_version(const std::string& executable, int argc, char** argv);
 
 // Kokkos ignores a --kokkos-* flag it does not know (3.4 silently), so these
 // make one an InputError naming it and, where it has one, this Kokkos'

@@ -14,6 +14,13 @@ int visible_device_count();
 std::string hostname();
 // As Kokkos prints it and the results record it, e.g. "4.6.1".
 std::string kokkos_version_string();
+// What Kokkos was built with, known before it starts: version, backends and
+// architecture (results' `kokkos`, which describe_kokkos completes).
+nlohmann::json kokkos_build();
+// One line for --version: the suite's version and git description, Kokkos'
+// version, backends and architecture, the compiler and the MPI library, from
+// the facts the results record; it starts neither MPI nor the device.
+std::string version_line(const std::string& executable);
 // Call after Kokkos has started.
 // The GPU runtime's number for the device Kokkos runs on; -1 for the host.
 int current_device_id();
