@@ -33,13 +33,55 @@ else()
   set(KARMA_KOKKOS_TOOLS_FLAG --kokkos-tools-libs)
 endif()
 
+# The backend this build's tests run on: cuda, hip or host.
+function(karma_test_backend var)
+  if(KARMA_HAVE_CUDA)
+    set(${var} cuda PARENT_SCOPE)
+  elseif(Kokkos_DEVICES MATCHES "HIP")
+    set(${var} hip PARENT_SCOPE)
+  else()
+    set(${var} host PARENT_SCOPE)
+  endif()
+endfunction()
+
+# karma_runs_here(VAR backend...): VAR is true where this build's backend is
+# one of the backends named (host, gpu, cuda, hip). The one way a test says,
+# where it is registered, that it runs on some backends only: a build never
+# registers a test whose deck or device it refuses.
+function(karma_runs_here var)
+  karma_test_backend(here)
+  set(names ${here})
+  if(NOT here STREQUAL "host")
+    list(APPEND names gpu)
+  endif()
+  set(${var} FALSE PARENT_SCOPE)
+  foreach(backend IN LISTS ARGN)
+    if(NOT backend MATCHES "^(host|gpu|cuda|hip)$")
+      message(FATAL_ERROR "karma_runs_here: '${backend}' is not host, gpu, cuda or hip")
+    endif()
+    if(backend IN_LIST names)
+      set(${var} TRUE PARENT_SCOPE)
+    endif()
+  endforeach()
+endfunction()
+
 # karma_add_run_test(NAME n COMMAND exe args... [RANKS r] [EXIT code] [MATCH regex]
-#                    [APP app] [NO_OUTPUT_FLAG])
+#                    [APP app] [NO_OUTPUT_FLAG] [ENERGY] [BACKENDS backend...])
 # Runs a mini-app (under mpiexec when RANKS > 1), checks its exit code and
 # output; on exit 0 or 1 checks the results JSON with karma-validate-results,
-# on any other exit that no results file was written.
+# on any other exit that no results file was written. A run that writes
+# results measures no energy (--set run.energy=off): the windows would take
+# over a second per kernel on a GPU and test nothing else; ENERGY keeps the
+# deck's run.energy. BACKENDS: registered only there (karma_runs_here).
 function(karma_add_run_test)
-  cmake_parse_arguments(T "NO_OUTPUT_FLAG" "NAME;RANKS;EXIT;MATCH;APP" "COMMAND" ${ARGN})
+  cmake_parse_arguments(T "NO_OUTPUT_FLAG;ENERGY" "NAME;RANKS;EXIT;MATCH;APP" "COMMAND;BACKENDS"
+    ${ARGN})
+  if(T_BACKENDS)
+    karma_runs_here(here ${T_BACKENDS})
+    if(NOT here)
+      return()
+    endif()
+  endif()
   if(NOT T_RANKS)
     set(T_RANKS 1)
   endif()
@@ -55,13 +97,18 @@ function(karma_add_run_test)
   endif()
   string(JOIN "@@" command ${launcher} ${T_COMMAND})
   set(output "")
+  set(energy_off OFF)
   if(NOT T_NO_OUTPUT_FLAG)
     set(output "${CMAKE_CURRENT_BINARY_DIR}/${T_NAME}.json")
+    if(NOT T_ENERGY)
+      set(energy_off ON)
+    endif()
   endif()
   add_test(NAME ${T_NAME}
     COMMAND ${CMAKE_COMMAND}
       "-DCOMMAND=${command}"
       "-DOUTPUT=${output}"
+      "-DENERGY_OFF=${energy_off}"
       "-DEXPECT_EXIT=${T_EXIT}"
       "-DMATCH=${T_MATCH}"
       "-DAPP=${T_APP}"
@@ -84,6 +131,9 @@ endfunction()
 # discovery splits a list-valued property, and the rest of the list then
 # swallowed the label. LOCAL_HEADERS: the parent folder (a mini-app's
 # headers) is on the include path.
+# A test suite whose name ends in OnHost or OnGpu runs only on that kind of
+# backend: karma_test_main leaves the other kind's out, so they are never
+# registered there.
 function(karma_add_unit_tests)
   cmake_parse_arguments(U "LOCAL_HEADERS" "TARGET;PREFIX" "SOURCES;LIBRARIES" ${ARGN})
   add_executable(${U_TARGET} ${U_SOURCES})

@@ -444,25 +444,42 @@ std::optional<Reading> next_step(const Counter& c, double timeout_s, std::string
   }
 }
 
-std::optional<double> update_interval(const Counter& c, std::string& why) {
-  auto last = next_step(c, 2.0, why);
-  if (!last) return std::nullopt;
-  double longest = 0;
-  for (int i = 0; i < 3; ++i) {
+std::optional<Idle> measure_idle(const Counter& c, std::string& why) {
+  const auto first = next_step(c, 2.0, why);
+  if (!first) return std::nullopt;
+  Reading last = *first;
+  Idle idle;
+  for (int intervals = 0; intervals < 4 || last.at_s - first->at_s < 0.2; ++intervals) {
     const auto r = next_step(c, 2.0, why);
     if (!r) return std::nullopt;
-    longest = std::max(longest, r->at_s - last->at_s);
-    last = r;
+    idle.interval_s = std::max(idle.interval_s, r->at_s - last.at_s);
+    last = *r;
   }
-  return longest;
+  idle.watts = (last.joules - first->joules) / (last.at_s - first->at_s);
+  return idle;
 }
 
-std::optional<std::string> too_short(double seconds, double interval_s) {
-  if (seconds >= min_updates * interval_s) return std::nullopt;
+double window_target(double window_s, double interval_s) {
+  return std::max(window_s, planned_updates * interval_s);
+}
+
+std::optional<std::string> too_few_steps(std::int64_t steps, double seconds) {
+  if (static_cast<double>(steps) >= min_updates) return std::nullopt;
   char text[160];
   std::snprintf(text, sizeof(text),
-                "the window of %.3g s is shorter than %g steps of the counter (%.3g s each)",
-                seconds, min_updates, interval_s);
+                "the counter stepped %lld times in the window of %.3g s, fewer than the %g a "
+                "figure needs",
+                static_cast<long long>(steps), seconds, min_updates);
+  return std::string(text);
+}
+
+std::optional<std::string> cut_short(std::int64_t steps, double seconds, double interval_s) {
+  if (static_cast<double>(steps) >= planned_updates) return std::nullopt;
+  char text[200];
+  std::snprintf(text, sizeof(text),
+                "the window of %.3g s ended on time with %lld counter steps of the %g planned: "
+                "the counter stepped slower than the %.3g s measured at start-up",
+                seconds, static_cast<long long>(steps), planned_updates, interval_s);
   return std::string(text);
 }
 
@@ -501,19 +518,11 @@ void start(bool requested, double window_s, const nlohmann::json& device) {
       why = "no energy counter is known for " + (vendor.empty() ? "this" : vendor) + " GPUs";
   }
   if (s.counter) {
-    if (const auto step = update_interval(*s.counter, why)) {
-      s.interval_s = *step;
+    if (const auto idle = measure_idle(*s.counter, why)) {
+      s.interval_s = idle->interval_s;
+      s.idle_W = idle->watts;
       s.limits = s.counter->limits();
       s.clocks_start = s.counter->clocks();
-      // Idle power over whole steps, at least 0.2 s.
-      const auto a = next_step(*s.counter, 3 * s.interval_s + 1, why);
-      std::optional<Reading> b = a;
-      while (b && a && b->at_s - a->at_s < std::max(0.2, 5 * s.interval_s))
-        b = next_step(*s.counter, 3 * s.interval_s + 1, why);
-      if (a && b)
-        s.idle_W = (b->joules - a->joules) / (b->at_s - a->at_s);
-      else
-        s.counter.reset();
     } else {
       s.counter.reset();
     }

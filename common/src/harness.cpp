@@ -9,9 +9,13 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <set>
+#include <thread>
 
 namespace karma {
 
@@ -78,6 +82,86 @@ nlohmann::json unavailable(const std::string& reason) {
   return {{"status", "unavailable"}, {"reason", reason}};
 }
 
+// What one rank's window ran and saw.
+struct WindowRun {
+  double t0 = 0, t1 = 0, unix0 = 0, unix1 = 0;
+  std::int64_t executions = 0;
+  std::int64_t steps = 0;  // changes of the counter seen while the executions ran
+};
+
+// Counts a counter's changes from `joules` on, on a thread of its own, so
+// that executions longer than a step lose none.
+class StepWatch {
+ public:
+  StepWatch(const energy::Counter* counter, double joules, double interval_s) {
+    if (!counter) return;
+    // A few reads a step; RAPL's millisecond steps are counted coarsely,
+    // which its windows of thousands of steps can afford.
+    const auto period = std::chrono::duration<double>(std::clamp(interval_s / 8, 1e-3, 1e-2));
+    thread_ = std::thread([this, counter, joules, period]() mutable {
+      std::string why;
+      while (!stop_.load()) {
+        if (const auto now = counter->read(why); now && *now != joules) {
+          steps_.fetch_add(1);
+          joules = *now;
+        }
+        std::this_thread::sleep_for(period);
+      }
+    });
+  }
+  StepWatch(const StepWatch&) = delete;
+  StepWatch& operator=(const StepWatch&) = delete;
+  ~StepWatch() { stop(); }
+  std::int64_t stop() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+    return steps_.load();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<std::int64_t> steps_{0};
+  std::thread thread_;
+};
+
+// Back-to-back executions until `target` seconds have passed on every rank
+// (as many on each, since an execution may hold collectives). A batch lasts
+// about `slice_s` at the rate of the batch before it and at most doubles, from
+// one execution: the timed median says nothing of the load now, and a window
+// that load slows or speeds up must still end on time. A rank alone stops as
+// soon as the time is up.
+WindowRun run_window(Variant& v, double target, double slice_s, StepWatch& watch) {
+  WindowRun w;
+  w.t0 = energy::now_s();
+  w.unix0 = energy::unix_s();
+  const bool alone = comm::size() == 1;
+  double batch_start = w.t0;
+  for (std::int64_t batch = 1; batch > 0;) {
+    std::int64_t done = 0;
+    while (done < batch) {
+      if (v.before_each) v.before_each();
+      v.run();
+      Kokkos::fence();
+      if (v.after_each) v.after_each();
+      ++done;
+      if (alone && energy::now_s() - w.t0 >= target) break;
+    }
+    w.executions += done;
+    const double now = energy::now_s();
+    const double left = target - (now - w.t0);
+    const double per_execution = std::max((now - batch_start) / static_cast<double>(done), 1e-9);
+    batch_start = now;
+    const double more = left <= 0 ? 0.0
+                                  : std::ceil(std::min({std::min(left, slice_s) / per_execution,
+                                                        2.0 * static_cast<double>(done), 1e9}));
+    batch = static_cast<std::int64_t>(comm::max(more));
+  }
+  w.t1 = energy::now_s();
+  w.unix1 = energy::unix_s();
+  w.steps = watch.stop();
+  return w;
+}
+
 }  // namespace
 
 nlohmann::json energy_window(Variant& v, const KernelResult& r) {
@@ -91,12 +175,14 @@ nlohmann::json energy_window(Variant& v, const KernelResult& r) {
                                                : reasons.front());
   }
   const double step = comm::max(s.interval_s);
-  const double target = std::max(s.window_s, 1.2 * energy::min_updates * step);
-  const double per_execution = std::max(r.time.median, 1e-9);
-  auto batch = static_cast<std::int64_t>(std::ceil(std::min(target / per_execution, 1e9)));
+  const double target = energy::window_target(s.window_s, step);
+  // Slices of half a step at most: a slice slowed tenfold by load still
+  // ends within a second of the target.
+  const double slice = std::clamp(step / 2, 1e-3, 0.05);
 
   bool ok = s.usable() && s.counted;
   std::string why;
+  const double began = energy::now_s();
   std::optional<energy::Reading> a;
   if (v.before_window) v.before_window();
   comm::barrier();
@@ -106,75 +192,60 @@ nlohmann::json energy_window(Variant& v, const KernelResult& r) {
   // The window is measured work too: its Kokkos Tools region around all its
   // executions, outside its clock.
   std::optional<profiling::Region> region(std::in_place, profiling::region_name(r.name));
-  const double t0 = energy::now_s(), unix0 = energy::unix_s();
-  std::int64_t executions = 0;
-  while (true) {
-    for (std::int64_t i = 0; i < batch; ++i) {
-      if (v.before_each) v.before_each();
-      v.run();
-      Kokkos::fence();
-      if (v.after_each) v.after_each();
-    }
-    executions += batch;
-    // The executions may run faster here than the timed ones did (a busy
-    // host slowed those): more until the window is long enough, as many on
-    // every rank, since an execution may hold collectives.
-    const double elapsed = energy::now_s() - t0;
-    const double more =
-        elapsed >= target
-            ? 0.0
-            : std::ceil(
-                  std::min(1.1 * (target - elapsed) / std::max(elapsed / executions, 1e-9), 1e9));
-    batch = static_cast<std::int64_t>(comm::max(more));
-    if (batch == 0) break;
-  }
-  const double t1 = energy::now_s(), unix1 = energy::unix_s();
+  StepWatch watch(ok ? &*s.counter : nullptr, ok ? a->joules : 0, s.interval_s);
+  const WindowRun w = run_window(v, target, slice, watch);
   region.reset();
   std::optional<energy::Reading> b;
   if (ok) ok = (b = energy::next_step(*s.counter, 3 * s.interval_s + 1, why)).has_value();
   // A counter that failed gives no more figures; a short window ends only its own.
   const bool counter_failed = s.usable() && s.counted && !ok;
   if (v.after_window) v.after_window();
+  const double wall = energy::now_s() - began;
 
-  // This rank's power over [t0, t1]: the counter ran from step a to step b,
-  // and the device idled before t0 and after t1.
+  // This rank's power over [t0, t1]: the counter ran from step a to step b
+  // (the change after the last one the watch saw), and the device idled
+  // before t0 and after t1.
   double watts = 0;
+  const std::int64_t steps = ok ? w.steps + 1 : 0;
   if (ok) {
-    const double joules = (b->joules - a->joules) - s.idle_W * ((t0 - a->at_s) + (b->at_s - t1));
-    if (const auto short_by = energy::too_short(t1 - t0, s.interval_s)) {
+    const double joules =
+        (b->joules - a->joules) - s.idle_W * ((w.t0 - a->at_s) + (b->at_s - w.t1));
+    if (const auto few = energy::too_few_steps(steps, w.t1 - w.t0)) {
       ok = false;
-      why = *short_by;
+      why = *few;
     } else if (joules <= 0) {
       ok = false;
       why = "the counter did not advance over the window";
     } else {
-      watts = joules / (t1 - t0);
+      watts = joules / (w.t1 - w.t0);
     }
   }
   if (counter_failed) s.reason = why;
   const bool counted_failed = s.counted && !ok;
   const auto reasons = comm::allgather(counted_failed ? (why.empty() ? s.reason : why) : "");
-  const double window_s = comm::max(t1 - t0);
-  nlohmann::json j;
+  const double window_s = comm::max(w.t1 - w.t0);
+  // The fewest steps any counting rank saw: the figure is only as good as that.
+  const auto fewest_steps = comm::min(s.counted ? steps : std::numeric_limits<std::int64_t>::max());
+  nlohmann::json j = {{"window_s", window_s},
+                      {"wall_s", comm::max(wall)},
+                      {"executions", w.executions},
+                      {"counter_steps", fewest_steps}};
   for (const auto& reason : reasons)
     if (!reason.empty()) {
-      j = unavailable(reason);
-      j["window_s"] = window_s;
-      j["executions"] = executions;
+      j.update(unavailable(reason));
       return j;
     }
   const double total_watts = comm::sum(s.counted ? watts : 0.0);
   const double counters = comm::sum(s.counted ? 1.0 : 0.0);
-  j = {{"status", "measured"},
-       {"source", s.counter ? s.counter->source : ""},
-       {"counters", static_cast<int>(counters)},
-       {"window_s", window_s},
-       {"window_unix_s", {unix0, unix1}},
-       {"executions", executions},
-       {"counter_step_s", step},
-       {"average_power_W", total_watts},
-       {"joules_per_execution", total_watts * r.time.median},
-       {"fom_per_watt", {{"value", r.fom / total_watts}, {"units", r.fom_units + "/W"}}}};
+  j.update({{"status", "measured"},
+            {"source", s.counter ? s.counter->source : ""},
+            {"counters", static_cast<int>(counters)},
+            {"window_unix_s", {w.unix0, w.unix1}},
+            {"counter_step_s", step},
+            {"average_power_W", total_watts},
+            {"joules_per_execution", total_watts * r.time.median},
+            {"fom_per_watt", {{"value", r.fom / total_watts}, {"units", r.fom_units + "/W"}}}});
+  if (const auto cut = energy::cut_short(fewest_steps, window_s, step)) j["cut_short"] = *cut;
   return j;
 }
 

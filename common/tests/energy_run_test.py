@@ -2,16 +2,22 @@
 """karma-stream's energy figures from a fake powercap tree (ctest
 stream.energy.rapl): a writer thread advances a package and a DRAM counter at
 a known constant power, wrapping during the run, and every kernel must report
-that power; then the same run with run.energy=off, and with a powercap root
-that does not exist, must pass without figures.
+that power; the windows must end on time beside a busy neighbour process;
+then the same run with run.energy=off, and with a powercap root that does not
+exist, must pass without figures.
 
 usage: energy_run_test.py KARMA_STREAM KARMA_VALIDATE_RESULTS DECK [KARMA_CONTACT CONTACT_DECK]
+       energy_run_test.py --device KARMA_STREAM KARMA_VALIDATE_RESULTS DECK
 
 With karma-contact, its rebuild and statistics kernels too (their energy
-windows are made outside the harness's loop)."""
+windows are made outside the harness's loop). --device (ctest
+stream.energy.device, GPU builds): the device's own counter, with a second
+karma-stream launching kernels on the same device throughout; only the
+loaded run."""
 
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -80,11 +86,11 @@ def close(a, b, rel):
 
 def run(case, stream, validate, deck, work, root, *args, app="stream"):
     """Runs karma-<app> (`stream`, the executable) on `deck` with
-    KARMA_POWERCAP_ROOT=`root`; returns (results document, stdout, start,
-    end) or None when it failed."""
+    KARMA_POWERCAP_ROOT=`root` (the device's own counter where None); returns
+    (results document, stdout, start, end) or None when it failed."""
     output = os.path.join(work, f"{case}.json")
     command = [stream, deck, "--output", output, *args]
-    env = dict(os.environ, KARMA_POWERCAP_ROOT=root)
+    env = dict(os.environ, **({"KARMA_POWERCAP_ROOT": root} if root else {}))
     start = time.monotonic()
     p = subprocess.run(command, capture_output=True, text=True, timeout=LIMIT_S, env=env,
                        stdin=subprocess.DEVNULL)
@@ -140,6 +146,75 @@ def check_measured(doc, out, start, end, zones, app="stream"):
                   f"measured: {name}'s FOM_PER_WATT line {printed} disagrees with {e}")
 
 
+class Neighbour:
+    """A second karma-stream launching kernels on the same device, or keeping
+    the host's cores busy, for as long as it is open: runs of random length
+    one after the other, so the load comes and goes."""
+
+    def __init__(self, stream, deck, work):
+        self.command = [stream, deck, "--quiet", "--output", os.path.join(work, "neighbour.json"),
+                        "--set", "run.energy=off", "--set", "stream.shape=[2^22]",
+                        "--set", "run.warmup=0"]
+        self.halt, self.runs = threading.Event(), 0
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+
+    def loop(self):
+        rng = random.Random(2026)
+        while not self.halt.is_set():
+            repetitions = rng.choice([20, 200, 2000])
+            p = subprocess.Popen([*self.command, "--set", f"run.repetitions={repetitions}"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 stdin=subprocess.DEVNULL)
+            while p.poll() is None and not self.halt.wait(0.05):
+                pass
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+            self.runs += 1
+
+    def __enter__(self):
+        self.thread.start()
+        time.sleep(1)  # under way before the measured run starts
+        return self
+
+    def __exit__(self, *exc):
+        self.halt.set()
+        self.thread.join()
+
+
+def check_on_time(case, doc, window_s):
+    """Each kernel's window ended within 1 s of the longer of run.energy_window
+    and 12 counter steps, and kept a figure only with at least 10 steps."""
+    for k in doc["kernels"]:
+        name, e = k["name"], k["energy"]
+        if not check("wall_s" in e and "counter_steps" in e, f"{case}: {name}'s energy is {e}"):
+            continue
+        step = max(r.get("counter_step_s", 0) for r in doc["energy"]["ranks"])
+        target = max(window_s, 12 * step)
+        check(e["window_s"] >= target * 0.999 and e["wall_s"] <= target + 1.0,
+              f"{case}: {name}'s window took {e['wall_s']:.3f} s ({e['window_s']:.3f} s of "
+              f"executions) for a target of {target:.3f} s")
+        if e["status"] == "measured":
+            check(e["counter_steps"] >= 10, f"{case}: {name} kept a figure with {e}")
+            check((e["counter_steps"] < 12) == ("cut_short" in e),
+                  f"{case}: {name}: cut_short does not follow its steps: {e}")
+        else:
+            check(e["status"] == "unavailable" and e["counter_steps"] < 10
+                  and "fewer than the 10" in e["reason"], f"{case}: {name}'s energy is {e}")
+
+
+def loaded(stream, validate, deck, work, root):
+    """A measured run beside a busy neighbour: the windows end on time."""
+    with Neighbour(stream, deck, work) as neighbour:
+        result = run("loaded", stream, validate, deck, work, root, "--set", "run.energy=on")
+    print(f"--- the neighbour ran {neighbour.runs} time(s) beside it")
+    check(neighbour.runs >= 1, "loaded: the neighbour never finished a run")
+    if result:
+        check_on_time("loaded", result[0], result[0]["energy"]["window_s"])
+        rank = result[0]["energy"]["ranks"][0]
+        check(rank["status"] == "measured", f"loaded: the counter was not read: {rank}")
+
+
 def check_without(case, doc, out, status, reason):
     check("FOM_PER_WATT" not in out, f"{case}: a FOM_PER_WATT line was printed")
     for k in doc["kernels"]:
@@ -152,6 +227,11 @@ def check_without(case, doc, out, status, reason):
 
 
 def main():
+    if sys.argv[1] == "--device":
+        stream, validate, deck = sys.argv[2:5]
+        with tempfile.TemporaryDirectory(prefix="karma_energy_") as work:
+            loaded(stream, validate, deck, work, None)
+        return report()
     stream, validate, deck = sys.argv[1:4]
     with tempfile.TemporaryDirectory(prefix="karma_energy_") as work:
         root = os.path.join(work, "powercap")
@@ -165,14 +245,17 @@ def main():
         writer = Writer(zones)
         writer.start()
         try:
-            result = run("measured", stream, validate, deck, work, root)
+            # The small decks measure no energy unless asked (their comment says why).
+            result = run("measured", stream, validate, deck, work, root, "--set", "run.energy=on")
             if result:
                 check_measured(*result, zones)
+                check_on_time("measured", result[0], result[0]["energy"]["window_s"])
+            loaded(stream, validate, deck, work, root)
             if len(sys.argv) > 5:
                 # A short contact run: few steps and sweeps, every storage.
                 result = run("contact", sys.argv[4], validate, sys.argv[5], work, root,
                              "--set", "contact.steps=3", "--set", "contact.sweeps=5",
-                             app="contact")
+                             "--set", "run.energy=on", app="contact")
                 if result:
                     check_measured(*result, zones, app="contact")
                     names = [k["name"] for k in result[0]["kernels"]]
@@ -187,9 +270,13 @@ def main():
             writer.halt.set()
             writer.join()
         missing = os.path.join(work, "no-such-powercap")
-        result = run("unavailable", stream, validate, deck, work, missing)
+        result = run("unavailable", stream, validate, deck, work, missing, "--set", "run.energy=on")
         if result:
             check_without("unavailable", *result[:2], "unavailable", missing)
+    return report()
+
+
+def report():
     for f in failures:
         print(f"FAILED: {f}")
     print("energy_run_test: " + ("FAILED" if failures else "PASSED"))

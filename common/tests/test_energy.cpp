@@ -1,15 +1,20 @@
 // The energy counters (karma/energy.hpp): RAPL's wrap-around and powercap
 // tree on a fake tree, the libraries' load failures, and the step logic.
 #include "karma/energy.hpp"
+#include "karma/harness.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 namespace karma_test_energy {
 
@@ -237,14 +242,120 @@ TEST_F(EnergyRaplTree, AmdGpuStateFromTheDriversFiles) {
 
 // --- steps and windows ------------------------------------------------------------
 
-TEST(EnergyTooShort, BelowAndAtTheMinimumSteps) {
-  const double step = 0.125;  // exact in binary, as is 10 steps of it
-  const double least = energy::min_updates * step;
-  const auto reason = energy::too_short(least * 0.99, step);
-  ASSERT_TRUE(reason.has_value());
-  EXPECT_TRUE(contains(*reason, "shorter than 10 steps of the counter")) << *reason;
-  EXPECT_FALSE(energy::too_short(least, step).has_value());
-  EXPECT_FALSE(energy::too_short(2 * least, step).has_value());
+TEST(EnergyWindowSteps, TooFewBelowTheMinimumAndCutShortBelowThePlan) {
+  const auto few = energy::too_few_steps(9, 1.2);
+  ASSERT_TRUE(few.has_value());
+  EXPECT_TRUE(contains(*few, "stepped 9 times in the window of 1.2 s, fewer than the 10")) << *few;
+  EXPECT_FALSE(energy::too_few_steps(10, 1.2).has_value());
+  const auto cut = energy::cut_short(11, 1.2, 0.1);
+  ASSERT_TRUE(cut.has_value());
+  EXPECT_TRUE(contains(*cut, "11 counter steps of the 12 planned")) << *cut;
+  EXPECT_FALSE(energy::cut_short(12, 1.2, 0.1).has_value());
+  EXPECT_EQ(energy::window_target(0.5, 0.1), energy::planned_updates * 0.1);
+  EXPECT_EQ(energy::window_target(2.0, 0.1), 2.0);
+}
+
+// A counter that steps every `interval` seconds (changeable while it runs) at
+// `watts`.
+struct SteppingCounter {
+  std::shared_ptr<double> interval;
+  energy::Counter counter;
+  SteppingCounter(double interval_s, double watts)
+      : interval(std::make_shared<double>(interval_s)) {
+    const double origin = energy::now_s();
+    counter.source = "test";
+    counter.device = "a stepping counter";
+    counter.read = [step = interval, watts, origin](std::string&) {
+      const double t = energy::now_s() - origin;
+      return std::optional<double>(std::floor(t / *step) * *step * watts);
+    };
+    counter.limits = [] { return nlohmann::json::object(); };
+    counter.clocks = [] { return nlohmann::json::object(); };
+  }
+};
+
+TEST(EnergyMeasureIdle, StepAndIdlePowerFromTheSameSteps) {
+  SteppingCounter c(0.02, 40);
+  std::string why;
+  const double start = energy::now_s();
+  const auto idle = energy::measure_idle(c.counter, why);
+  ASSERT_TRUE(idle.has_value()) << why;
+  EXPECT_GE(energy::now_s() - start, 0.2);
+  EXPECT_NEAR(idle->interval_s, 0.02, 0.01);
+  EXPECT_NEAR(idle->watts, 40, 4);
+}
+
+// The session as energy::start leaves it with `counter`, for one test.
+class EnergyWindow : public ::testing::Test {
+ protected:
+  void use(const energy::Counter& counter, double interval_s, double window_s) {
+    energy::Session& s = energy::session();
+    s = energy::Session{};
+    s.requested = true;
+    s.counter = counter;
+    s.interval_s = interval_s;
+    s.window_s = window_s;
+  }
+  void TearDown() override { energy::session() = energy::Session{}; }
+  // A kernel timed at 0.5 ms per execution.
+  static karma::KernelResult timed() {
+    karma::KernelResult r;
+    r.name = "kernel";
+    r.time.count = 5;
+    r.time.min = r.time.median = r.time.max = 5e-4;
+    r.fom = 100;
+    r.fom_units = "GB/s";
+    return r;
+  }
+};
+
+TEST_F(EnergyWindow, EndsOnTimeWhenLoadSlowsTheExecutionsTenfold) {
+  SteppingCounter c(0.01, 50);
+  use(c.counter, 0.01, 0.05);
+  int runs = 0;
+  karma::Variant v;
+  v.name = "kernel";
+  // As timed for the first executions, then ten times slower, as under a
+  // neighbour's load: a window sized by the timed median runs 1.2 s here.
+  v.run = [&runs] {
+    std::this_thread::sleep_for(std::chrono::microseconds(++runs > 20 ? 5000 : 500));
+  };
+  const nlohmann::json e = karma::energy_window(v, timed());
+  const double target = energy::window_target(0.05, 0.01);
+  EXPECT_EQ(e.at("status"), "measured") << e.dump();
+  EXPECT_GE(e.at("window_s").get<double>(), target) << e.dump();
+  EXPECT_LT(e.at("window_s").get<double>(), target + 0.05) << e.dump();
+  EXPECT_LT(e.at("wall_s").get<double>(), target + 0.1) << e.dump();
+  EXPECT_GE(e.at("counter_steps").get<int>(), energy::planned_updates) << e.dump();
+  EXPECT_FALSE(e.contains("cut_short")) << e.dump();
+  EXPECT_NEAR(e.at("average_power_W").get<double>(), 50, 10) << e.dump();
+}
+
+TEST_F(EnergyWindow, ACounterSteppingSlowerCutsTheWindowShortAndBelowTenGivesNoFigure) {
+  for (const double slower : {1.15, 2.0}) {
+    SteppingCounter c(0.01, 50);
+    use(c.counter, 0.01, 0.05);
+    karma::Variant v;
+    v.name = "kernel";
+    v.run = [] { std::this_thread::sleep_for(std::chrono::microseconds(500)); };
+    // Load that makes the counter step slower than at start-up.
+    v.before_window = [&c, slower] { *c.interval = 0.01 * slower; };
+    const nlohmann::json e = karma::energy_window(v, timed());
+    const double target = energy::window_target(0.05, 0.01);
+    EXPECT_LT(e.at("window_s").get<double>(), target + 0.05) << e.dump();
+    const int steps = e.at("counter_steps").get<int>();
+    EXPECT_LT(steps, energy::planned_updates) << e.dump();
+    if (steps >= energy::min_updates) {
+      EXPECT_EQ(e.at("status"), "measured") << e.dump();
+      EXPECT_TRUE(contains(e.value("cut_short", ""), "of the 12 planned")) << e.dump();
+    } else {
+      EXPECT_EQ(e.at("status"), "unavailable") << e.dump();
+      EXPECT_TRUE(contains(e.value("reason", ""), "fewer than the 10 a figure needs")) << e.dump();
+    }
+    if (slower == 2.0) {
+      EXPECT_EQ(e.at("status"), "unavailable") << e.dump();
+    }
+  }
 }
 
 TEST(EnergyNextStep, ACounterThatNeverChangesTimesOut) {

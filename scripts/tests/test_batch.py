@@ -396,13 +396,18 @@ def test_a_failed_submission_keeps_what_was_submitted(tmp_path, fake_slurm, stre
     out = str(tmp_path / "out")
     tool("karma-batch", "generate", small_campaign(tmp_path, stream_exe), "-o", out,
          "--no-key-check")
-    r = tool("karma-batch", "submit", out, env=dict(fake_slurm, FAKE_FAIL_AT="102"))
-    assert r.returncode == 3
-    assert "sbatch" in r.stderr and "1 of 2 job(s) were submitted" in r.stderr
+    # FAKE_NORUN: only the submissions matter here. Otherwise the stand-in
+    # sbatch runs job 101 before it answers, and on a busy GPU node that run
+    # (karma-envcapture, the mini-app) can outlast the 60 s karma-batch gives
+    # sbatch, failing the first submission instead of the second.
+    slurm = dict(fake_slurm, FAKE_NORUN="1")
+    r = tool("karma-batch", "submit", out, env=dict(slurm, FAKE_FAIL_AT="102"))
+    assert r.returncode == 3, r.stderr
+    assert "sbatch" in r.stderr and "1 of 2 job(s) were submitted" in r.stderr, r.stderr
     manifest = load_json(os.path.join(out, "campaign.json"))
     assert [j["job_id"] for j in manifest["jobs"]] == ["101", None]
-    r = tool("karma-batch", "submit", out, env=fake_slurm)
-    assert r.returncode == 0 and "[1/1] submitted bad-size.n1x1" in r.stdout
+    r = tool("karma-batch", "submit", out, env=slurm)
+    assert r.returncode == 0 and "[1/1] submitted bad-size.n1x1" in r.stdout, r.stderr
 
 
 def test_commands_need_a_generated_directory(tmp_path):

@@ -6,8 +6,9 @@
 //
 // GPU counters advance in steps every 20-100 ms, so a figure needs a window
 // of many steps: the harness runs each variant back-to-back for a window of
-// at least `window_s` and at least min_updates counter steps, starting on a
-// step, and reports no figure for a window that came out shorter.
+// the longer of `window_s` and planned_updates counter steps, by the clock,
+// starting on a step, and reports no figure for a window whose counter
+// stepped fewer than min_updates times.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -72,8 +73,14 @@ nlohmann::json nvml_state(const std::string& library, const std::string& pci_bus
 // `device_dir`: the GPU's directory, e.g. /sys/bus/pci/devices/0000:c1:00.0.
 nlohmann::json amdgpu_state(const std::string& device_dir, std::string& why);
 
-// A window must span at least this many counter steps to give a figure.
+// A window must span at least this many counter steps to give a figure, and
+// is planned for planned_updates, so a step or two lost to load still leaves
+// one.
 constexpr double min_updates = 10;
+constexpr double planned_updates = 12;
+// A window's seconds: the longer of the deck's run.energy_window and
+// planned_updates steps of the counter.
+double window_target(double window_s, double interval_s);
 
 // Reads until the counter changes (at most `timeout_s`): the reading just
 // after the change and when it was taken.
@@ -82,8 +89,14 @@ struct Reading {
   double at_s = 0;
 };
 std::optional<Reading> next_step(const Counter& c, double timeout_s, std::string& why);
-// The counter's step: the longest of three intervals between changes.
-std::optional<double> update_interval(const Counter& c, std::string& why);
+// The counter's step (the longest of the intervals between its changes) and
+// the idle power over those whole steps, measured together: at least four
+// intervals and 0.2 s.
+struct Idle {
+  double interval_s = 0;
+  double watts = 0;
+};
+std::optional<Idle> measure_idle(const Counter& c, std::string& why);
 
 // What one window measured on one rank.
 struct Window {
@@ -91,9 +104,12 @@ struct Window {
   double seconds = 0;  // from the first execution's start to the last's end
   std::int64_t executions = 0;
 };
-// Whether a window of `seconds` resolves a counter stepping every
-// `interval_s`; the reason when it does not.
-std::optional<std::string> too_short(double seconds, double interval_s);
+// Whether a window of `seconds` in which the counter changed `steps` times
+// gives a figure (at least min_updates steps); the reason when it does not.
+std::optional<std::string> too_few_steps(std::int64_t steps, double seconds);
+// Why a window that stepped fewer than planned_updates times was cut short;
+// nullopt when it was not.
+std::optional<std::string> cut_short(std::int64_t steps, double seconds, double interval_s);
 
 // The run's energy state, one per process: opened by start() after Kokkos
 // is up, used by the harness for every variant, described in the results.
