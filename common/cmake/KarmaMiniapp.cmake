@@ -123,30 +123,24 @@ function(karma_add_run_test)
     ENVIRONMENT "OMP_NUM_THREADS=2;OMP_PROC_BIND=false;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
 endfunction()
 
-# karma_add_unit_tests(TARGET t SOURCES s... [PREFIX p] [LIBRARIES l...]
-#                      [LOCAL_HEADERS]): a GoogleTest executable on
-# karma_test_main, compiled as Kokkos sources, its tests discovered when ctest
-# runs (listing them at build time would need a GPU in GPU builds), labelled
-# `unit`, on two OpenMP threads. One environment variable only: CMake 3.25's
-# discovery splits a list-valued property, and the rest of the list then
-# swallowed the label. LOCAL_HEADERS: the parent folder (a mini-app's
-# headers) is on the include path.
-# A test suite whose name ends in OnHost or OnGpu runs only on that kind of
-# backend: karma_test_main leaves the other kind's out, so they are never
-# registered there.
+# karma_add_unit_tests(TARGET t SOURCES s... [LIBRARIES l...] [LOCAL_HEADERS]):
+# a GoogleTest executable on karma_test_main, compiled as Kokkos sources,
+# registered as one test, unit.<t>, labelled `unit`, on two OpenMP threads:
+# one process for all its tests, since on a GPU each process pays the
+# device's start-up (about 3 s beside the other tests). Its output names each
+# test; `unit.<t> --gtest_filter=...` runs some. LOCAL_HEADERS: the parent
+# folder (a mini-app's headers) is on the include path. A test suite whose
+# name ends in OnHost or OnGpu runs only on that kind of backend:
+# karma_test_main leaves the other kind's out.
 function(karma_add_unit_tests)
-  cmake_parse_arguments(U "LOCAL_HEADERS" "TARGET;PREFIX" "SOURCES;LIBRARIES" ${ARGN})
+  cmake_parse_arguments(U "LOCAL_HEADERS" "TARGET" "SOURCES;LIBRARIES" ${ARGN})
   add_executable(${U_TARGET} ${U_SOURCES})
   if(U_LOCAL_HEADERS)
     target_include_directories(${U_TARGET} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/..)
   endif()
   target_link_libraries(${U_TARGET} PRIVATE karma_test_main ${U_LIBRARIES} karma_warnings)
   karma_kokkos_sources(${U_TARGET})
-  include(GoogleTest)
-  set(prefix)
-  if(U_PREFIX)
-    set(prefix TEST_PREFIX "${U_PREFIX}")
-  endif()
-  gtest_discover_tests(${U_TARGET} ${prefix} DISCOVERY_MODE PRE_TEST
-    PROPERTIES ENVIRONMENT OMP_NUM_THREADS=2 LABELS unit)
+  add_test(NAME unit.${U_TARGET} COMMAND ${U_TARGET})
+  set_tests_properties(unit.${U_TARGET} PROPERTIES LABELS unit TIMEOUT 300
+    ENVIRONMENT OMP_NUM_THREADS=2)
 endfunction()

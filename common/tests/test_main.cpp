@@ -30,8 +30,8 @@ void leave_out_the_other_backend() {
 }  // namespace
 
 int main(int argc, char* argv[]) {
-  // Listing the tests (ctest's discovery) needs no Kokkos, and Kokkos' start-up
-  // warnings on stdout would otherwise be read as test names.
+  // Listing the tests needs no Kokkos, and Kokkos' start-up warnings on
+  // stdout would otherwise read as test names.
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--gtest_list_tests") == 0) {
       ::testing::InitGoogleTest(&argc, argv);

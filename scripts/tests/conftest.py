@@ -23,6 +23,17 @@ sys.dont_write_bytecode = True
 import karma_tools  # noqa: E402,F401
 
 
+def pytest_collection_modifyitems(config, items):
+    """KARMA_TEST_SHARD=i/n keeps every n-th test from the i-th (from 0): ctest
+    runs a long file as n tests side by side (scripts/CMakeLists.txt)."""
+    shard = os.environ.get("KARMA_TEST_SHARD")
+    if not shard:
+        return
+    index, count = (int(x) for x in shard.split("/"))
+    config.hook.pytest_deselected(items=[t for k, t in enumerate(items) if k % count != index])
+    items[:] = [t for k, t in enumerate(items) if k % count == index]
+
+
 def tool(name, *args, env=None, timeout=120, cwd=None):
     """Runs scripts/<name> under this Python (the one with pytest and
     matplotlib); returns the CompletedProcess (text)."""

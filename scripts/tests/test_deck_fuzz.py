@@ -413,7 +413,13 @@ def check(case, workdir):
     return code, None
 
 
-def test_deck_fuzz(tmp_path):
+# The mutations in parts, each a test of its own, so that ctest can run them
+# side by side (KARMA_TEST_SHARD, conftest.py).
+PARTS = 6
+
+
+@pytest.mark.parametrize("part", range(PARTS))
+def test_deck_fuzz(tmp_path, part):
     start = time.monotonic()
     for app in APPS:
         executable(app)
@@ -424,7 +430,7 @@ def test_deck_fuzz(tmp_path):
                           str(tmp_path))
     assert code == 2 and "does not exist" in stderr, (code, stderr)
 
-    cases = list(mutations(SEED, COUNT))
+    cases = [c for c in mutations(SEED, COUNT) if c[0] % PARTS == part]
     outcomes, failures = collections.Counter(), []
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         for outcome, problem in pool.map(lambda c: check(c, str(tmp_path)), cases):
@@ -432,7 +438,8 @@ def test_deck_fuzz(tmp_path):
             if problem:
                 failures.append(problem)
     seconds = time.monotonic() - start
-    summary = (f"deck fuzz: seed {SEED}, {len(cases)} mutations in {seconds:.1f} s; outcomes "
+    summary = (f"deck fuzz: seed {SEED}, part {part + 1} of {PARTS}: {len(cases)} mutations in "
+               f"{seconds:.1f} s; outcomes "
                + ", ".join(f"{k}: {v}" for k, v in sorted(outcomes.items())))
     print(summary)
     assert not failures, (f"{summary}\n{len(failures)} failures (rerun with KARMA_FUZZ_SEED="
