@@ -415,7 +415,7 @@ def check(case, workdir):
 
 # The mutations in parts, each a test of its own, so that ctest can run them
 # side by side (KARMA_TEST_SHARD, conftest.py).
-PARTS = 6
+PARTS = 12
 
 
 @pytest.mark.parametrize("part", range(PARTS))

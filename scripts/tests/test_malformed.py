@@ -11,6 +11,8 @@ import json
 import os
 import shutil
 
+import pytest
+
 from conftest import ROOT, SAMPLES, load_json, tool, write
 
 A = os.path.join(SAMPLES, "machine-a")
@@ -20,18 +22,17 @@ SMALL_DECK = os.path.join(ROOT, "inputs", "stream", "small.yaml")
 VICTIM = "stream-1d-2p16-r1.json"  # the file of machine-a each case breaks
 
 
-def each_case(tmp_path, cases, check):
-    """check(directory, *case) for every case, each in a fresh directory;
-    one failure listing every case that went wrong."""
-    failures = []
-    for i, case in enumerate(cases):
-        directory = tmp_path / f"case{i}"
-        directory.mkdir()
-        try:
-            check(directory, *case)
-        except AssertionError as e:
-            failures.append(f"[{case[0]}] {e}")
-    assert not failures, f"{len(failures)} of {len(cases)} cases:\n" + "\n".join(failures)
+def each_case(cases):
+    """The test once per case, named by the case's name, so that ctest can run
+    parts of this file side by side (KARMA_TEST_SHARD, conftest.py)."""
+    return pytest.mark.parametrize("case", cases, ids=[c[0] for c in cases])
+
+
+def fresh(tmp_path):
+    """An empty directory for one case."""
+    directory = tmp_path / "case"
+    directory.mkdir()
+    return directory
 
 
 def refused(r, program, code=2, *needles):
@@ -166,24 +167,26 @@ def _broken_set(tmp_path, mutate):
     return str(root), str(path)
 
 
-def test_compare_refuses_malformed_results(tmp_path):
+@each_case(ALL_RESULTS)
+def test_compare_refuses_malformed_results(tmp_path, case):
     def check(directory, case, mutate, message):
         broken, path = _broken_set(directory, mutate)
         out = directory / "out.md"
         r = tool("karma-compare", B, broken, "--markdown", out)
         refused(r, "karma-compare", 2, f"{path}: ", message)
         assert not out.exists()
-    each_case(tmp_path, ALL_RESULTS, check)
+    check(fresh(tmp_path), *case)
 
 
-def test_report_refuses_malformed_results(tmp_path):
+@each_case(ALL_RESULTS)
+def test_report_refuses_malformed_results(tmp_path, case):
     def check(directory, case, mutate, message):
         broken, path = _broken_set(directory, mutate)
         out = directory / "report.md"
         r = tool("karma-report", broken, "-o", out, "--no-plots")
         refused(r, "karma-report", 2, f"{path}: ", message)
         assert not out.exists()
-    each_case(tmp_path, ALL_RESULTS, check)
+    check(fresh(tmp_path), *case)
 
 
 def test_device_state_at_start_is_read_and_checked(tmp_path):
@@ -311,7 +314,8 @@ CAMPAIGNS = [
 ]
 
 
-def test_generate_refuses_malformed_campaigns(tmp_path, stream_exe):
+@each_case(CAMPAIGNS)
+def test_generate_refuses_malformed_campaigns(tmp_path, stream_exe, case):
     def check(directory, case, text, message):
         path = directory / "c.yaml"
         if isinstance(text, bytes):
@@ -321,7 +325,7 @@ def test_generate_refuses_malformed_campaigns(tmp_path, stream_exe):
         r = tool("karma-batch", "generate", path, "-o", directory / "out")
         refused(r, "karma-batch", 2, str(path), message)
         assert sorted(os.listdir(directory)) == ["c.yaml"]  # nothing written
-    each_case(tmp_path, CAMPAIGNS, check)
+    check(fresh(tmp_path), *case)
 
 
 def test_deck_values_are_checked_only_where_the_mini_app_runs(tmp_path):
@@ -372,7 +376,8 @@ MANIFESTS = [
 ]
 
 
-def test_status_refuses_malformed_manifests(tmp_path):
+@each_case(MANIFESTS)
+def test_status_refuses_malformed_manifests(tmp_path, case):
     def check(directory, case, mutate, message):
         out = generate(directory)
         path = out / "campaign.json"
@@ -380,7 +385,7 @@ def test_status_refuses_malformed_manifests(tmp_path):
         path.write_bytes(text if isinstance(text, bytes) else text.encode())
         r = tool("karma-batch", "status", out)
         refused(r, "karma-batch", 2, str(path), message)
-    each_case(tmp_path, MANIFESTS, check)
+    check(fresh(tmp_path), *case)
 
 
 # A job that ended (exit_code 0) but left results the tool cannot read: the
@@ -396,7 +401,8 @@ JOB_RESULTS = [
 ]
 
 
-def test_status_of_a_job_with_malformed_results(tmp_path):
+@each_case(JOB_RESULTS)
+def test_status_of_a_job_with_malformed_results(tmp_path, case):
     bin_dir = tmp_path / "fakebin"
     bin_dir.mkdir()
     (bin_dir / "squeue").write_text("#!/bin/sh\nexit 0\n")  # has forgotten every job
@@ -417,7 +423,7 @@ def test_status_of_a_job_with_malformed_results(tmp_path):
         assert r.returncode == 1, (r.stdout, r.stderr)
         line = next(x for x in r.stdout.splitlines() if x.startswith(job["name"]))
         assert " failed " in line and detail in line, line
-    each_case(tmp_path, JOB_RESULTS, check)
+    check(fresh(tmp_path), *case)
 
 
 # --- karma-envcapture ------------------------------------------------------------------------
@@ -432,7 +438,8 @@ ENVCAPTURE = [
 ]
 
 
-def test_envcapture_refuses_bad_arguments(tmp_path):
+@each_case(ENVCAPTURE)
+def test_envcapture_refuses_bad_arguments(tmp_path, case):
     def check(directory, case, args, message):
         existing = write(str(directory / "afile"), "keep me\n")
         args = [existing if a == "@FILE@" else a for a in args]
@@ -440,7 +447,7 @@ def test_envcapture_refuses_bad_arguments(tmp_path):
         refused(r, "karma-envcapture", 2, message)
         assert sorted(os.listdir(directory)) == ["afile"]
         assert open(existing).read() == "keep me\n"
-    each_case(tmp_path, ENVCAPTURE, check)
+    check(fresh(tmp_path), *case)
 
 
 def test_envcapture_records_variables_that_are_not_utf8(tmp_path):
