@@ -9,7 +9,7 @@
 namespace {
 
 // A suite named ...OnGpu or ...OnHost runs only on that kind of backend: the
-// other kind's builds leave it out, in ctest's discovery and when run by hand.
+// other kind's builds leave it out.
 void leave_out_the_other_backend() {
   constexpr bool gpu =
       !std::is_same_v<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>;

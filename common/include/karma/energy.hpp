@@ -98,12 +98,6 @@ struct Idle {
 };
 std::optional<Idle> measure_idle(const Counter& c, std::string& why);
 
-// What one window measured on one rank.
-struct Window {
-  double joules = 0;   // energy of the executions, idle ends taken off
-  double seconds = 0;  // from the first execution's start to the last's end
-  std::int64_t executions = 0;
-};
 // Whether a window of `seconds` in which the counter changed `steps` times
 // gives a figure (at least min_updates steps); the reason when it does not.
 std::optional<std::string> too_few_steps(std::int64_t steps, double seconds);
