@@ -48,8 +48,6 @@
 #   KARMA_PYTHON_PACKAGES              a directory of .deb or .whl files of the
 #                                      tools' Python modules, for a node whose
 #                                      python3 lacks them and apt cannot install
-#   KARMA_SYSTEM_PYTHON                the Python the tools start again under
-#                                      (default /usr/bin/python3; for testing)
 #   KARMA_BOOTSTRAP_FORCE_FALLBACK=1   skip (b)'s source build, go straight to
 #                                      the Serial fallback (for testing)
 #
@@ -74,7 +72,10 @@ REQUIRED_PACKAGES=(
     libopenblas-dev   # CBLAS dgemv, karma-matvec's CPU reference
     xz-utils          # Debian source tarballs
     ca-certificates   # https apt mirrors
-    python3-pytest      # the cluster tools' tests (scripts/tests)
+    python3-pytest      # the cluster tools' tests (python/tests)
+    python3-pip         # the build installs the tools (python/) into an environment
+    python3-setuptools  #   of their own, from the sources, with no package index
+    python3-venv
     python3-jsonschema  # karma-validate-results and the tools check JSON against schemas/
     python3-matplotlib  # karma-report's plots
     hwloc               # karma-envcapture: the topology as XML (lstopo-no-graphics)
@@ -150,8 +151,9 @@ Environment:
                                     \${XDG_CACHE_HOME:-\$HOME/.cache}/karma)
   KARMA_PYTHON_PACKAGES             a directory of .deb or .whl files of the
                                     tools' Python modules (ruamel.yaml,
-                                    jsonschema and what it imports), unpacked
-                                    into the cache where python3 lacks them
+                                    jsonschema and what it imports), which
+                                    the build installs into the tools' own
+                                    environment
   KARMA_BOOTSTRAP_FORCE_FALLBACK=1  skip the Debian source build and use
                                     Debian's Serial-only libtrilinos-kokkos-dev
 EOF
@@ -265,16 +267,14 @@ install_packages() {
 # The cluster tools' Python modules (the Debian package each comes in).
 PYTHON_MODULES=(ruamel.yaml:python3-ruamel.yaml jsonschema:python3-jsonschema)
 
-# python_modules_missing: the modules of PYTHON_MODULES that neither python3
-# nor /usr/bin/python3 (where the tools start again when PATH's lacks one)
-# can import, with the tools' own place for them ($CACHE/python) in the path.
+# python_modules_missing: the modules of PYTHON_MODULES that python3 and
+# /usr/bin/python3 both lack.
 python_modules_missing() {
     local entry py found
     for entry in "${PYTHON_MODULES[@]}"; do
         found=0
-        for py in python3 "${KARMA_SYSTEM_PYTHON:-/usr/bin/python3}"; do
-            if PYTHONPATH="$(karma_cache)/python${PYTHONPATH:+:$PYTHONPATH}" \
-                "$py" -c "import ${entry%%:*}" 2>/dev/null; then
+        for py in python3 /usr/bin/python3; do
+            if "$py" -c "import ${entry%%:*}" 2>/dev/null; then
                 found=1
                 break
             fi
@@ -283,44 +283,24 @@ python_modules_missing() {
     done
 }
 
-# Where apt could not install them (an offline node), the modules come from
-# the .deb or .whl files in $KARMA_PYTHON_PACKAGES, unpacked into
-# $CACHE/python, which karma_tools puts in its path. All of them are pure
-# Python (a compiled part, as pyrsistent's, falls back to Python).
-install_python_modules() {
+# Where apt could not install them (an offline node), the build installs the
+# .deb or .whl files in $KARMA_PYTHON_PACKAGES into the tools' environment
+# (python/make-env.py); here they are only looked for.
+check_python_modules() {
     command -v python3 >/dev/null || die 3 "the cluster tools need python3"
-    local missing=() dir=${KARMA_PYTHON_PACKAGES:-} target f unpack
-    mapfile -t missing < <(python_modules_missing)
-    ((${#missing[@]} == 0)) && return 0
-    if [[ -z $dir ]]; then
-        log "warning: python3 cannot import ${missing[*]}: the tools and the tests that run" \
-            "them fail until they are installed (here: apt, or KARMA_PYTHON_PACKAGES=DIR" \
-            "with their .deb or .whl files, README 'On an offline cluster')"
+    local missing=() dir=${KARMA_PYTHON_PACKAGES:-}
+    if [[ -n $dir ]]; then
+        [[ -d $dir ]] || die 2 "KARMA_PYTHON_PACKAGES=$dir is not a directory"
+        compgen -G "$dir/*.deb" >/dev/null || compgen -G "$dir/*.whl" >/dev/null ||
+            die 2 "KARMA_PYTHON_PACKAGES=$dir holds no .deb or .whl files"
+        log "the build installs the tools' Python modules from $dir into their environment"
         return 0
     fi
-    [[ -d $dir ]] || die 2 "KARMA_PYTHON_PACKAGES=$dir is not a directory"
-    target="$(karma_cache)/python"
-    unpack=$(mktemp -d "$WORK/python.XXXXXX")
-    mkdir -p "$target"
-    for f in "$dir"/*.deb "$dir"/*.whl; do
-        [[ -e $f ]] || continue
-        case $f in
-        *.deb)
-            dpkg-deb -x "$f" "$unpack/deb" || die 3 "cannot unpack $f"
-            ;;
-        *.whl)
-            python3 -m zipfile -e "$f" "$target" || die 3 "cannot unpack $f"
-            ;;
-        esac
-    done
-    if [[ -d $unpack/deb/usr/lib/python3/dist-packages ]]; then
-        cp -a "$unpack/deb/usr/lib/python3/dist-packages/." "$target/"
-    fi
     mapfile -t missing < <(python_modules_missing)
-    ((${#missing[@]} == 0)) || die 3 "python3 still cannot import ${missing[*]} after unpacking" \
-        "$dir into $target (the files of python3-ruamel.yaml, python3-jsonschema and what" \
-        "they depend on: python3-attr, python3-pyrsistent)"
-    log "the tools' Python modules unpacked from $dir into $target"
+    ((${#missing[@]} == 0)) && return 0
+    log "warning: python3 cannot import ${missing[*]}: the tools and the tests that run" \
+        "them fail until they are installed (here: apt, or KARMA_PYTHON_PACKAGES=DIR" \
+        "with their .deb or .whl files, docs/building.md 'Offline')"
 }
 
 # ---------------------------------------------------------------------------
@@ -969,7 +949,7 @@ main() {
 
     WORK=$(mktemp -d "${TMPDIR:-/tmp}/karma-bootstrap.XXXXXX")
     install_packages
-    install_python_modules
+    check_python_modules
     ((want_kokkos)) || return 0
 
     if [[ -z ${RESULT:-} ]]; then

@@ -113,7 +113,7 @@ function(karma_add_run_test)
       "-DMATCH=${T_MATCH}"
       "-DAPP=${T_APP}"
       "-DRANKS=${T_RANKS}"
-      "-DVALIDATOR=${KARMA_TOOLS_PYTHON}@@${PROJECT_SOURCE_DIR}/scripts/karma-validate-results"
+      "-DVALIDATOR=${KARMA_TOOLS_BIN}/karma-validate-results"
       -P "${KARMA_RUN_TEST_SCRIPT}")
   # Two OpenMP threads, so races can show on a 2-core machine; Open MPI may
   # run as root in containers and oversubscribe the 2 cores.

@@ -24,8 +24,7 @@ if(OUTPUT)
     else()
       set(result FAILED)
     endif()
-    string(REPLACE "@@" ";" validator "${VALIDATOR}")  # python and the script
-    execute_process(COMMAND ${validator} "${OUTPUT}" --app "${APP}" --ranks "${RANKS}" --result ${result}
+    execute_process(COMMAND "${VALIDATOR}" "${OUTPUT}" --app "${APP}" --ranks "${RANKS}" --result ${result}
       RESULT_VARIABLE valid)
     if(NOT valid EQUAL 0)
       message(FATAL_ERROR "the results file does not validate")

@@ -1,5 +1,5 @@
 // The results document's version (results/SCHEMA.md). Its schema is the file
-// schemas/results.schema.json, which karma-validate-results and the Python
+// python/src/karma_tools/schemas/results.schema.json, which karma-validate-results and the Python
 // tools check documents against.
 #pragma once
 

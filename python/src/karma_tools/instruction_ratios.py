@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Instruction counts of karma-microbench's kernels, karma / raw, from callgrind.
 
 Timings on a shared machine carry noise; the number of instructions a kernel
@@ -8,7 +7,7 @@ family (dynamic kernels are one function for every shape) and one iteration:
   valgrind --tool=callgrind --callgrind-out-file=mb.cg karma-microbench \\
       --benchmark_filter='/serial/.*/(20x20x20|80x80x80|1000000x3x3|20000x1600)/' \\
       --benchmark_min_time=0 --benchmark_out=/dev/null
-  miniapps/microbench/instruction-ratios.py mb.cg
+  karma-instruction-ratios mb.cg
 
 Each serial kernel is a function of its own (KARMA_MICROBENCH_KERNEL in
 kernels.hpp), so its inclusive count is its cost; a parallel kernel's is the
@@ -20,6 +19,8 @@ import argparse
 import re
 import subprocess
 import sys
+
+from . import __version__
 
 KERNEL = re.compile(
     r"karma::microbench::(?P<family>sum3d|stencil3d|tiny_matrix_sum|subspan3d|matvec)"
@@ -112,14 +113,16 @@ def read_counts(lines):
     return counts
 
 
-def main(argv):
-    p = argparse.ArgumentParser(prog="instruction-ratios.py",
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    p = argparse.ArgumentParser(prog="karma-instruction-ratios",
                                 description="karma / raw instruction counts of "
                                 "karma-microbench's kernels from a callgrind output file.")
     p.add_argument("file", help="callgrind.out file, or with --annotated the text of "
                    "callgrind_annotate --inclusive=yes --threshold=100")
     p.add_argument("--annotated", action="store_true",
                    help="FILE is already callgrind_annotate's output")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = p.parse_args(argv)
     try:
@@ -131,7 +134,7 @@ def main(argv):
                                    args.file], capture_output=True, text=True,
                                   check=True).stdout
     except (OSError, subprocess.CalledProcessError) as e:
-        print(f"instruction-ratios.py: cannot read {args.file}: {e}", file=sys.stderr)
+        print(f"karma-instruction-ratios: cannot read {args.file}: {e}", file=sys.stderr)
         return 2
     counts = read_counts(text.splitlines())
     rows = []
@@ -147,7 +150,7 @@ def main(argv):
                      f"{impls['karma'] / raw:.3f}",
                      "-" if byref is None else f"{byref / raw:.3f}"])
     if not rows:
-        print(f"instruction-ratios.py: {args.file}: no karma and raw kernel pairs found",
+        print(f"karma-instruction-ratios: {args.file}: no karma and raw kernel pairs found",
               file=sys.stderr)
         return 2
     header = ["kernel", "karma instructions", "raw instructions", "karma / raw",
@@ -165,4 +168,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -1,8 +1,6 @@
-"""Tests of scripts/microbench-ratios.py on small hand-written Google Benchmark
+"""Tests of karma-microbench-ratios on small hand-written Google Benchmark
 JSON: the ratios and their spread, the threshold (one benchmark over it fails
-the run), errors, static-extents speedups and malformed input.
-
-Plain unittest, so it runs under pytest or `python3 -m unittest`."""
+the run), errors, static-extents speedups and malformed input."""
 
 import json
 import os
@@ -11,8 +9,9 @@ import sys
 import tempfile
 import unittest
 
-SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                      "microbench-ratios.py")
+from conftest import tool_path
+
+SCRIPT = tool_path("karma-microbench-ratios")
 
 
 def entry(run_name, time, unit="us", rep=0, reps=1, bytes_per_second=None, **extra):

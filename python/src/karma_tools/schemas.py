@@ -1,4 +1,4 @@
-"""The suite's JSON Schema files (schemas/ in the sources, share/karma/schemas
+"""The suite's JSON Schema files (karma_tools/schemas/, shipped with the package
 when installed): loading them, checking documents against them with
 Debian's python3-jsonschema, and problems as one line each, "path: what".
 
@@ -14,14 +14,10 @@ _DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def schemas_dir():
-    """schemas/ beside scripts/ in the sources; share/karma/schemas beside
-    share/karma/python when installed. $KARMA_SCHEMAS overrides both."""
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for candidate in (os.environ.get("KARMA_SCHEMAS", ""), os.path.join(here, "..", "schemas"),
-                      os.path.join(here, "schemas")):
-        if candidate and os.path.isdir(candidate):
-            return os.path.normpath(candidate)
-    raise ToolError(f"no schemas directory beside {here} (set KARMA_SCHEMAS)", 3)
+    """The schemas/ folder inside this package (package data); $KARMA_SCHEMAS
+    names another (to check a schema being written, and in tests)."""
+    return os.environ.get("KARMA_SCHEMAS") or \
+        os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemas")
 
 
 def _skip_space(text, pos):

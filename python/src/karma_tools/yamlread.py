@@ -21,7 +21,7 @@ strings (a deck's `run.energy: on` is the string a mini-app reads) and
 import re
 import sys
 
-from . import MAX_DEPTH, ToolError, run_again_with
+from . import MAX_DEPTH, ToolError
 
 __all__ = ["Node", "YamlError", "parse", "parse_value", "load"]
 
@@ -102,16 +102,12 @@ def resolve_plain(text):
 
 
 def _ruamel_yaml():
-    """The ruamel.yaml module. Where this Python lacks it but the system's
-    has it (a pyenv or venv Python first in PATH), a karma-* tool starts
-    again under the system's; the tools read their YAML before they write
-    anything, so starting again loses nothing."""
+    """The ruamel.yaml module, or a ToolError (3) saying what to install."""
     try:
         import ruamel.yaml
         return ruamel.yaml
     except ImportError:
         pass
-    run_again_with("ruamel.yaml", "KARMA_YAML_REEXEC")
     raise ToolError(f"reading YAML needs the Python module ruamel.yaml, which {sys.executable} "
                     "lacks: install python3-ruamel.yaml (Debian) or ruamel.yaml (pip)", 3)
 

@@ -2,21 +2,8 @@
 karma-report and karma-envcapture (Python 3 standard library; ruamel.yaml
 to read YAML, matplotlib only for plots)."""
 
-import os as _os
-import sys as _sys
-
 # Kept equal to project(VERSION) in the top-level CMakeLists.txt (a test checks).
 __version__ = "0.1.0"
-
-# Where scripts/bootstrap.sh unpacks the Python modules an offline node lacks
-# (KARMA_PYTHON_PACKAGES); after the system's, so installed ones win.
-_PYTHON_CACHE = _os.path.join(
-    _os.environ.get("KARMA_CACHE_DIR") or _os.path.join(
-        _os.environ.get("XDG_CACHE_HOME") or _os.path.join(_os.path.expanduser("~"), ".cache"),
-        "karma"), "python")
-if _os.path.isdir(_PYTHON_CACHE) and _PYTHON_CACHE not in _sys.path:
-    _sys.path.append(_PYTHON_CACHE)
-
 
 # The mini-apps that take a deck and write karma results (results/SCHEMA.md),
 # as their `app` names them; karma-validate-results knows the same list (a
@@ -28,30 +15,6 @@ APPS = ("stream", "hexgrad", "matvec", "mgs", "contact")
 # comes near it, and Python's recursion would give out long before a
 # hostile file does.
 MAX_DEPTH = 64
-
-
-def run_again_with(module, flag, tool_prefix="karma-", argv=None):
-    """When this Python lacks `module` but the system's has it (a pyenv or venv
-    python3 first in PATH, Debian's package under /usr/bin/python3), a karma-*
-    tool whose script name starts with tool_prefix starts again under the
-    system's Python; `flag` (an environment variable) keeps it from looping.
-    Returns only when that is not possible (imported by tests, no such
-    Python, or already started again)."""
-    import subprocess
-
-    script = _os.path.realpath(_sys.argv[0]) if _sys.argv and _sys.argv[0] else ""
-    if not _os.path.basename(script).startswith(tool_prefix) or _os.environ.get(flag):
-        return
-    for python in ("/usr/bin/python3", "/usr/local/bin/python3"):
-        if not _os.access(python, _os.X_OK) or \
-                _os.path.realpath(python) == _os.path.realpath(_sys.executable):
-            continue
-        if subprocess.run([python, "-c", f"import {module}"], capture_output=True).returncode:
-            continue
-        _sys.stdout.flush()
-        _sys.stderr.flush()
-        _os.environ[flag] = "1"
-        _os.execv(python, [python, script] + list(_sys.argv[1:] if argv is None else argv))
 
 
 class ToolError(Exception):

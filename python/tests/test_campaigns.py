@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, load_json, tool, write
+from conftest import ROOT, load_json, tool, tool_path, write
 
 STREAM_DECK = os.path.join(ROOT, "inputs", "stream", "default.yaml")
 CAMPAIGNS = sorted(glob.glob(os.path.join(ROOT, "campaigns", "*", "*.yaml")))
@@ -23,7 +23,6 @@ CAMPAIGNS = sorted(glob.glob(os.path.join(ROOT, "campaigns", "*", "*.yaml")))
 # (a --set that the real mini-apps would refuse; the stand-in takes any key).
 FAKE_APP = """#!{python}
 import json, os, sys
-sys.path.insert(0, {scripts!r})
 from karma_tools.reference import resolve_deck
 args, sets, out, i = sys.argv[1:], [], None, 1
 while i < len(args):
@@ -77,7 +76,7 @@ def executable(path, text):
 
 @pytest.fixture
 def fakes(tmp_path):
-    app = FAKE_APP.format(python=sys.executable, scripts=os.path.join(ROOT, "scripts"))
+    app = FAKE_APP.format(python=sys.executable)
     return {"app": executable(tmp_path / "fake-app", app),
             "babelstream": executable(tmp_path / "fake-babelstream", FAKE_BABELSTREAM)}
 
@@ -613,7 +612,7 @@ runs:
     assert "ran past its time (00:00:02)" in r.stderr
     assert "a.n1x1: interrupted (exit 143: stopped by SIGTERM" in r.stdout
 
-    runner = subprocess.Popen([sys.executable, os.path.join(ROOT, "scripts", "karma-batch"),
+    runner = subprocess.Popen([tool_path("karma-batch"),
                                "submit", out, "--only", "b.*"], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     log = os.path.join(out, "results", "b.n1x1", "job.out")

@@ -6,7 +6,7 @@ import os
 import sys
 
 import pytest
-from conftest import ROOT, SCRIPTS, write
+from conftest import ROOT, TOOLS_BIN, write
 
 from karma_tools import ToolError, campaign, reference, yamlread
 
@@ -130,7 +130,7 @@ def _campaign(tmp_path, text):
     path = str(tmp_path / "c.yaml")
     write(path, "name: x\nscheduler: local\n" + text)
     return campaign.load(path, out_dir=str(tmp_path / "out"), check_keys=False,
-                         tool_dir=SCRIPTS)
+                         tool_dir=TOOLS_BIN)
 
 
 def _refused(tmp_path, text):

@@ -1,5 +1,6 @@
 """What every tool shares: --help, --version, and working once installed
-(bin/ beside the mini-apps, the Python package in share/karma/python)."""
+(PREFIX/bin beside the mini-apps, links into the tools' environment in
+PREFIX/lib/karma/python)."""
 
 import os
 import re
@@ -8,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import DATA, ROOT, SAMPLES, tool
+from conftest import DATA, ROOT, SAMPLES, built, entry_points, tool
 
 TOOLS = ("karma-batch", "karma-compare", "karma-report", "karma-envcapture")
 
@@ -27,38 +28,44 @@ def test_help_and_version(name):
     assert r.returncode == 0 and r.stdout.strip() == f"{name} {project_version()}"
 
 
+@pytest.mark.parametrize("name", sorted(entry_points()))
+def test_every_entry_point_answers_version(name):
+    r = tool(name, "--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"{name} {project_version()}", r.stderr
+
+
 def test_installed_tools_work(tmp_path):
     """cmake --install's rules for the tools, run into a scratch prefix."""
-    build = os.environ.get("KARMA_BUILD_DIR")
-    if not build or not os.path.isfile(os.path.join(build, "scripts", "cmake_install.cmake")):
-        pytest.fail("KARMA_BUILD_DIR must name a configured build (ctest sets it)")
+    build = built("KARMA_BUILD_DIR", "a configured build directory")
     prefix = tmp_path / "prefix"
-    r = subprocess.run(["cmake", f"-DCMAKE_INSTALL_PREFIX={prefix}", "-P",
-                        os.path.join(build, "scripts", "cmake_install.cmake")],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
-    for name in TOOLS:
+    for part in ("python", "scripts"):
+        r = subprocess.run(["cmake", f"-DCMAKE_INSTALL_PREFIX={prefix}", "-P",
+                            os.path.join(build, part, "cmake_install.cmake")],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout + r.stderr
+    for name in entry_points():
         exe = prefix / "bin" / name
         assert os.access(exe, os.X_OK), name
-        r = subprocess.run([sys.executable, str(exe), "--version"], capture_output=True,
+    for name in TOOLS:
+        r = subprocess.run([str(prefix / "bin" / name), "--version"], capture_output=True,
                            text=True)
         assert r.returncode == 0 and r.stdout.strip() == f"{name} {project_version()}"
-    assert (prefix / "share" / "karma" / "python" / "karma_tools" / "campaign.py").is_file()
-    assert (prefix / "share" / "karma" / "spack" / "package.py").is_file()
+    package = list(prefix.glob("lib/karma/python/lib/python3*/site-packages/karma_tools"))
+    assert len(package) == 1 and (package[0] / "campaign.py").is_file(), package
     for schema in ("results", "campaign"):
-        assert (prefix / "share" / "karma" / "schemas" / f"{schema}.schema.json").is_file()
-    assert not list(prefix.rglob("__pycache__"))
+        assert (package[0] / "schemas" / f"{schema}.schema.json").is_file()
+    assert (prefix / "share" / "karma" / "spack" / "package.py").is_file()
     # The installed karma-batch finds its decks through KARMA_INPUTS and
     # writes job scripts that call the installed karma-envcapture.
     out = tmp_path / "jobs"
-    r = subprocess.run([sys.executable, str(prefix / "bin" / "karma-batch"), "generate",
+    r = subprocess.run([str(prefix / "bin" / "karma-batch"), "generate",
                         os.path.join(DATA, "campaigns", "example.yaml"), "-o", str(out),
                         "--no-key-check"], capture_output=True, text=True,
                        env=dict(os.environ, KARMA_INPUTS=os.path.join(ROOT, "inputs")))
     assert r.returncode == 0, r.stderr
     script = (out / "jobs" / "stream-scaling.weak.n1x4.sbatch").read_text()
     assert f"{prefix}/bin/karma-envcapture --output" in script
-    r = subprocess.run([sys.executable, str(prefix / "bin" / "karma-compare"),
+    r = subprocess.run([str(prefix / "bin" / "karma-compare"),
                         os.path.join(SAMPLES, "machine-a"), os.path.join(SAMPLES, "machine-b")],
                        capture_output=True, text=True)
     assert r.returncode == 0 and "# karma comparison" in r.stdout

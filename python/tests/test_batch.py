@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import DATA, ROOT, SCRIPTS, load_json, tool, write
+from conftest import DATA, ROOT, TOOLS_BIN, load_json, tool, write
 
 EXAMPLE = os.path.join(DATA, "campaigns", "example.yaml")
 EXPECTED = os.path.join(DATA, "expected")
@@ -25,7 +25,7 @@ def placeholders(out):
         sha = hashlib.sha256(f.read()).hexdigest()
     from karma_tools import __version__
 
-    return {"@OUT@": out, "@CAMPAIGN@": EXAMPLE, "@SHA16@": sha[:16], "@TOOLS@": SCRIPTS,
+    return {"@OUT@": out, "@CAMPAIGN@": EXAMPLE, "@SHA16@": sha[:16], "@TOOLS@": TOOLS_BIN,
             "@INPUTS@": os.path.join(ROOT, "inputs"), "@VERSION@": f"karma-batch {__version__}"}
 
 

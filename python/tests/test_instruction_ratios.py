@@ -1,7 +1,7 @@
-"""Tests of miniapps/microbench/instruction-ratios.py on hand-written
+"""Tests of karma-instruction-ratios on hand-written
 callgrind_annotate output: kernels paired by family, layout and extents,
 serial kernels by their own functions, parallel ones by their OpenMP outlined
-functions. Plain unittest, so it runs under pytest or `python3 -m unittest`."""
+functions."""
 
 import os
 import subprocess
@@ -9,8 +9,9 @@ import sys
 import tempfile
 import unittest
 
-SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                      "instruction-ratios.py")
+from conftest import tool_path
+
+SCRIPT = tool_path("karma-instruction-ratios")
 
 ANNOTATED = """\
 --------------------------------------------------------------------------------

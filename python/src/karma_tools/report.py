@@ -8,7 +8,7 @@ import shlex
 import shutil
 import sys
 
-from . import (ToolError, __version__, atomic_write, main_wrapper, read_json, run_again_with,
+from . import (ToolError, __version__, atomic_write, main_wrapper, read_json,
                sides)
 from .results import find_json, format_size, format_value, is_number, load_set
 
@@ -847,21 +847,9 @@ def comparison_section(path, out_dir, plotter):
     return out
 
 
-def _matplotlib_elsewhere(argv):
-    """When this Python lacks matplotlib but the system's has it (a pyenv or
-    venv Python in PATH before Debian's python3-matplotlib), run again under
-    the system's. Returns only when that is not possible."""
-    import importlib.util
-
-    if importlib.util.find_spec("matplotlib") is None:
-        run_again_with("matplotlib", "KARMA_REPORT_REEXEC", "karma-report", argv)
-
-
 def main(argv=None):
     if argv is None:
         argv = sys.argv[1:]
-    if "--no-plots" not in argv and not any(a in ("-h", "--help", "--version") for a in argv):
-        _matplotlib_elsewhere(argv)
     p = argparse.ArgumentParser(prog="karma-report", description=DESCRIPTION, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results", help="results directory")

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Ratios karma / raw pointer from karma-microbench's Google Benchmark JSON.
 
 karma-microbench names its benchmarks Family/where/layout/extents/shape/impl
@@ -21,6 +20,8 @@ import re
 import statistics
 import sys
 
+from . import __version__
+
 EXIT_OK, EXIT_OVER, EXIT_INPUT = 0, 1, 2
 BASELINE = "raw"
 EXTENTS = ("static", "mixed", "dynamic")
@@ -38,15 +39,16 @@ class InputError(Exception):
 
 def parse_args(argv):
     p = argparse.ArgumentParser(
-        prog="microbench-ratios.py",
+        prog="karma-microbench-ratios",
         description="Print, for each karma-microbench benchmark, the ratio of its time with "
         "karma's arrays to its time with raw pointers (median over repetitions, with the "
         "spread), and exit 1 if a ratio exceeds the threshold.",
         epilog="Example: karma-microbench --benchmark_repetitions=10 "
         "--benchmark_enable_random_interleaving=true --benchmark_out=mb.json; "
-        "scripts/microbench-ratios.py mb.json --threshold 1.03 "
+        "karma-microbench-ratios mb.json --threshold 1.03 "
         "--min-static-speedup 1.5")
     p.add_argument("json", metavar="FILE.json", help="Google Benchmark JSON (--benchmark_out)")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("--threshold", type=float, default=1.03,
                    help="largest acceptable median ratio impl / raw (default: 1.03)")
     p.add_argument("--check", default="karma", metavar="IMPL",
@@ -268,21 +270,22 @@ def print_table(header, rows, markdown):
         print("  ".join(str(x).ljust(w) for x, w in zip(row, widths)).rstrip())
 
 
-def main(argv):
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     try:
         runs, errors = load(args.json, f"{args.time}_time", args.filter)
     except InputError as e:
-        print(f"microbench-ratios.py: {e}", file=sys.stderr)
+        print(f"karma-microbench-ratios: {e}", file=sys.stderr)
         return EXIT_INPUT
     rows, unpaired = pair_ratios(runs)
     if not rows and not errors:
-        print(f"microbench-ratios.py: {args.json}: no benchmark has both an impl and a "
+        print(f"karma-microbench-ratios: {args.json}: no benchmark has both an impl and a "
               f"'{BASELINE}' version to compare", file=sys.stderr)
         return EXIT_INPUT
 
     if rows and not any(r["impl"] == args.check for r in rows):
-        print(f"microbench-ratios.py: {args.json}: no '{args.check}' benchmark to check "
+        print(f"karma-microbench-ratios: {args.json}: no '{args.check}' benchmark to check "
               f"(impls: {', '.join(sorted({r['impl'] for r in rows}))})", file=sys.stderr)
         return EXIT_INPUT
 
@@ -327,7 +330,7 @@ def main(argv):
         print_table(["benchmark", "speedup", "p25-p75", "status"], speedup_table, args.markdown)
 
     for u in unpaired:
-        print(f"microbench-ratios.py: warning: no pair for {u}", file=sys.stderr)
+        print(f"karma-microbench-ratios: warning: no pair for {u}", file=sys.stderr)
     for e in errors:
         failures.append(f"error: {e}")
     print()
@@ -342,4 +345,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes the sample result sets under scripts/tests/data/results/ that the
+# Makes the sample result sets under python/tests/data/results/ that the
 # karma-compare and karma-report tests read: real karma-stream runs on this
 # machine, small and quick. Two "machines": machine-a runs with 2 OpenMP
 # threads, machine-b with 1 (and one size different, to be flagged).
@@ -7,7 +7,7 @@
 # verification (the checker must flag it); schema-v3/ holds a copy whose
 # schema_version was raised (the tools must refuse it).
 #
-# usage: scripts/tests/data/make-samples.sh BUILD_DIR   (e.g. build/default)
+# usage: python/tests/data/make-samples.sh BUILD_DIR   (e.g. build/default)
 set -euo pipefail
 build=${1:?usage: make-samples.sh BUILD_DIR}
 here=$(cd "$(dirname "$0")" && pwd)

@@ -20,7 +20,7 @@ import json
 import os
 import sys
 
-from . import APPS, main_wrapper, schemas
+from . import APPS, __version__, main_wrapper, schemas
 
 PROGRAM = "karma-validate-results"
 EXIT_VALID, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
@@ -28,14 +28,14 @@ EXIT_VALID, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
 def usage():
     return (f"usage: {PROGRAM} PATH... [--app {'|'.join(APPS)}] [--ranks N] "
-            "[--result PASSED|FAILED]\n"
+            "[--result PASSED|FAILED] | --version\n"
             "  PATH            a results JSON file, or a directory: every *.json under it,\n"
             "                  recursively (hidden files and directories, and other karma tools'\n"
             "                  JSON such as Google Benchmark files, are skipped and named)\n"
             "  --app NAME      the mini-app the results must come from\n"
             "  --ranks N       the number of MPI ranks they must report\n"
             "  --result R      the verdict they must carry\n"
-            "The schema: schemas/results.schema.json (installed: share/karma/schemas).\n"
+            "The schema: results.schema.json in the karma_tools package (karma_tools/schemas).\n"
             "exit codes: 0 every file valid, 1 a file not valid (its problems on stderr),\n"
             "2 bad usage, input that cannot be read or a wrong schema file (wins over 1)\n")
 
@@ -267,6 +267,8 @@ def _arguments(args):
                                   "or FAILED")
         elif arg in ("--help", "-h"):
             return None, None
+        elif arg == "--version":
+            return "version", None
         else:
             raise _UsageError(f"unknown option '{printable(arg)}'")
         i += 1
@@ -283,6 +285,9 @@ def run(args):
         return EXIT_USAGE
     if paths is None:
         sys.stdout.write(usage())
+        return EXIT_VALID
+    if paths == "version":
+        print(f"{PROGRAM} {__version__}")
         return EXIT_VALID
     schemas.load("results.schema.json")  # a wrong schema stops before any file
     tally = _Tally()
@@ -301,9 +306,9 @@ def run(args):
     return EXIT_INVALID if tally.invalid else EXIT_VALID
 
 
-def main(args):
-    return main_wrapper(PROGRAM, lambda: run(args))
+def main(argv=None):
+    return main_wrapper(PROGRAM, lambda: run(sys.argv[1:] if argv is None else argv))
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

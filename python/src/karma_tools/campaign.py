@@ -383,25 +383,20 @@ def _sweep(checker, node, path):
 
 
 def tools_dir():
-    """The directory of the karma-* tools: scripts/ in the sources (beside
-    this package), PREFIX/bin when installed (the package is in
-    PREFIX/share/karma/python)."""
+    """The directory of the karma-* entry point that is running (PREFIX/bin
+    when installed: the link there, not the environment it points into)."""
     import sys
 
-    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for candidate in (package_parent,
-                      os.path.normpath(os.path.join(package_parent, "..", "..", "..", "bin"))):
-        if os.path.isfile(os.path.join(candidate, "karma-batch")):
-            return candidate
-    return os.path.dirname(os.path.realpath(sys.argv[0]))
+    return os.path.dirname(os.path.abspath(sys.argv[0]))
 
 
 def inputs_dir(tool_dir):
     """The suite's decks: $KARMA_INPUTS, the installed share/karma/inputs, or
-    the source tree's inputs/."""
+    the inputs/ of the checkout this package is in (python/src/karma_tools)."""
+    checkout = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
     candidates = [os.environ.get("KARMA_INPUTS", ""),
                   os.path.join(tool_dir, "..", "share", "karma", "inputs"),
-                  os.path.join(tool_dir, "..", "inputs")]
+                  os.path.join(checkout, "inputs")]
     for c in candidates:
         if c and os.path.isdir(c):
             return os.path.realpath(c)

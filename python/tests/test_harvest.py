@@ -53,7 +53,7 @@ def test_every_mini_app_has_committed_output():
               if oracle(t)[1] == ["PASSED"] and oracle(t)[0]}
     assert passed == APPS
     for name in FAILED_RUNS:
-        assert oracle(OUTPUTS[os.path.join("scripts/tests/data/harvest", name)])[1] == ["FAILED"]
+        assert oracle(OUTPUTS[os.path.join("python/tests/data/harvest", name)])[1] == ["FAILED"]
 
 
 # --- ReFrame ----------------------------------------------------------------
@@ -175,7 +175,7 @@ def test_reframe_check_on_every_single_run(reframe_check, tmp_path, monkeypatch)
 def test_reframe_check_fails_a_run_that_printed_foms_and_failed(reframe_check, tmp_path,
                                                                 monkeypatch):
     for name in FAILED_RUNS:
-        text = OUTPUTS[os.path.join("scripts/tests/data/harvest", name)]
+        text = OUTPUTS[os.path.join("python/tests/data/harvest", name)]
         app = oracle(text)[0][0][0]
         assert oracle(text)[0], f"{name} must have FOM lines for this test to mean anything"
         assert not run_reframe_check(reframe_check, app, text, tmp_path, monkeypatch)[1]
@@ -269,7 +269,7 @@ def test_ramble_success_is_result_passed(ramble_app):
              if ramble_analysis(recorded, text)[1] != (oracle(text)[1] == ["PASSED"])]
     assert not wrong
     for name in FAILED_RUNS:
-        text = OUTPUTS[os.path.join("scripts/tests/data/harvest", name)]
+        text = OUTPUTS[os.path.join("python/tests/data/harvest", name)]
         assert ramble_analysis(recorded, text)[0] and not ramble_analysis(recorded, text)[1]
 
 

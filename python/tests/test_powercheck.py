@@ -5,8 +5,10 @@ import os
 import subprocess
 import sys
 
+from conftest import tool_path
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOOL = os.path.join(HERE, "..", "karma-power-check")
+TOOL = tool_path("karma-power-check")
 
 
 def write_smi(path, start, watts, seconds, step=0.02, header=None):

@@ -1,0 +1,110 @@
+"""Shared helpers of the tools' tests. Plain `pytest` (in python/) tests the
+sources: the tools' entry points are made for this run from pyproject.toml,
+as pip would make them. ctest (python/CMakeLists.txt) sets KARMA_TOOLS_BIN
+to the build's installed entry points, and KARMA_STREAM and KARMA_BUILD_DIR
+to this build's karma-stream and build directory."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+PYTHON = os.path.dirname(TESTS)
+SRC = os.path.join(PYTHON, "src")
+ROOT = os.path.dirname(PYTHON)
+SCRIPTS = os.path.join(ROOT, "scripts")
+DATA = os.path.join(TESTS, "data")
+SAMPLES = os.path.join(DATA, "results")
+
+sys.dont_write_bytecode = True
+
+
+def entry_points():
+    """{tool name: "module:function"} from pyproject.toml's [project.scripts]."""
+    import tomllib
+
+    with open(os.path.join(PYTHON, "pyproject.toml"), "rb") as f:
+        return tomllib.load(f)["project"]["scripts"]
+
+
+def _source_entry_points():
+    """A folder of entry points that run the sources under this Python."""
+    folder = tempfile.mkdtemp(prefix="karma-tools-bin-")
+    for name, target in entry_points().items():
+        module, function = target.split(":")
+        path = os.path.join(folder, name)
+        with open(path, "w") as f:
+            f.write(f"#!{sys.executable}\nimport sys\nfrom {module} import {function}\n"
+                    f"sys.exit({function}())\n")
+        os.chmod(path, 0o755)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (SRC, os.environ.get("PYTHONPATH")) if p)
+    return folder
+
+
+TOOLS_BIN = os.environ.get("KARMA_TOOLS_BIN") or _source_entry_points()
+# Job scripts and stand-ins call the tools by name.
+os.environ["PATH"] = TOOLS_BIN + os.pathsep + os.environ.get("PATH", "")
+
+
+def tool_path(name):
+    return os.path.join(TOOLS_BIN, name)
+
+
+def pytest_collection_modifyitems(config, items):
+    """KARMA_TEST_SHARD=i/n keeps every n-th test from the i-th (from 0): ctest
+    runs a long file as n tests side by side (scripts/CMakeLists.txt)."""
+    shard = os.environ.get("KARMA_TEST_SHARD")
+    if not shard:
+        return
+    index, count = (int(x) for x in shard.split("/"))
+    config.hook.pytest_deselected(items=[t for k, t in enumerate(items) if k % count != index])
+    items[:] = [t for k, t in enumerate(items) if k % count == index]
+
+
+def tool(name, *args, env=None, timeout=120, cwd=None):
+    """Runs the tool `name` (karma-compare, ...); returns the CompletedProcess
+    (text)."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([tool_path(name), *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout, env=full_env,
+                          cwd=cwd, stdin=subprocess.DEVNULL)
+
+
+def built(variable, what):
+    """A path of the build that ctest passes in the environment. Plain
+    `pytest` has no build: the test is skipped, saying what it needs."""
+    path = os.environ.get(variable)
+    if not path:
+        pytest.skip(f"needs {what} from a build: ctest sets {variable} (by hand: "
+                    f"{variable}=build/default/... pytest ...)")
+    if not os.path.exists(path):
+        pytest.fail(f"{variable}={path} does not exist; it must name {what}")
+    return path
+
+
+@pytest.fixture
+def stream_exe():
+    return built("KARMA_STREAM", "the karma-stream executable")
+
+
+@pytest.fixture
+def validator():
+    return tool_path("karma-validate-results")
+
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
