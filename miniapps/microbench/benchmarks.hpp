@@ -8,7 +8,7 @@
 //            the others in the type, as Kokkos allows) or dynamic (all at run time)
 //   impl:    karma (karma's arrays), raw (a pointer and hand-written indexing)
 //            or karma_byref (see Impl).
-// Google Benchmark appends /real_time. scripts/microbench-ratios.py pairs the
+// Google Benchmark appends /real_time. karma-microbench-ratios pairs the
 // names that differ only in impl.
 #pragma once
 

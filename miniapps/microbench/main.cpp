@@ -47,7 +47,7 @@ void print_usage(const char* exe) {
       << "  --version          the suite's version, Kokkos, compiler and MPI of this build\n"
       << "  --raw-twin         also each raw benchmark a second time, named .../raw_twin: the\n"
       << "                     same code, so raw_twin / raw is the machine's own spread\n"
-      << "                     (scripts/microbench-ratios.py FILE.json --check raw_twin)\n"
+      << "                     (karma-microbench-ratios FILE.json --check raw_twin)\n"
       << "  --benchmark_out=FILE\n"
       << "                     Google Benchmark JSON (default: a time-stamped file in results/)\n"
       << "  --benchmark_filter=REGEX, --benchmark_repetitions=N, --benchmark_min_time=SECONDS,\n"
@@ -58,7 +58,7 @@ void print_usage(const char* exe) {
       << "\n"
       << "Every benchmark checks its answer. Exit codes: 0 all answers right, 1 a wrong answer,\n"
       << "2 bad usage, 3 a benchmark could not run (memory). Ratios: "
-         "scripts/microbench-ratios.py FILE.json\n";
+         "karma-microbench-ratios FILE.json\n";
 }
 
 bool starts_with(const std::string& s, const std::string& prefix) {

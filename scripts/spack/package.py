@@ -67,9 +67,13 @@ class Karma(CMakePackage, CudaPackage, ROCmPackage):
     depends_on("arborx@2:", when="+arborx")
     depends_on("kokkos@4.5:", when="+arborx")
     depends_on("googletest", when="+tests")
-    depends_on("python@3.8:", type="run")  # the cluster tools
+    # The cluster tools: installed by pip from python/ into an environment of
+    # their own (python/make-env.py), with no package index.
+    depends_on("python@3.11:", type=("build", "run"))
+    depends_on("py-pip", type="build")
+    depends_on("py-setuptools@61:", type="build")
     depends_on("py-ruamel-yaml", type="run")  # their YAML reader (campaigns, decks)
-    depends_on("py-jsonschema", type="run")  # karma-validate-results: schemas/*.schema.json
+    depends_on("py-jsonschema", type="run")  # karma-validate-results
     depends_on("py-matplotlib", type="run", when="+plots")
 
     # The GPU is Kokkos' device: karma's cuda_arch / amdgpu_target become

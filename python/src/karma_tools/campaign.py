@@ -99,7 +99,7 @@ JSON Schema of its deck (karma-<app> --help=json); when it cannot, it says so,
 and a wrong value stops the job at its start (exit 2). Counts (nodes,
 ranks_per_node, gpus_per_rank, cpus_per_rank, repeat) are at most 2^31-1, and
 a campaign at most 10000 jobs. The format is also a JSON Schema (draft
-2020-12), for editors and other tools: schemas/campaign.schema.json,
+2020-12), for editors and other tools: karma_tools/schemas/campaign.schema.json,
 installed in share/karma/schemas.
 
 The YAML (read with ruamel.yaml): block and flow mappings and lists, quoted

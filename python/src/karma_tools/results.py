@@ -149,7 +149,7 @@ _LENIENT = []
 
 
 def check_schema(path, doc):
-    """The document against schemas/results.schema.json, requiring nothing
+    """The document against karma_tools/schemas/results.schema.json, requiring nothing
     (check_run has required what the tools read): every field present must
     have its type and range. A reference result, another program's figures,
     is not a karma run and is left to check_run."""
@@ -165,7 +165,7 @@ def check_schema(path, doc):
     problems = schemas.problems(_LENIENT[0], doc)
     if problems:
         raise ToolError(f"{path}: {problems[0]}; not a well-formed karma results document "
-                        "(schemas/results.schema.json)", 2)
+                        "(karma_tools/schemas/results.schema.json)", 2)
 
 
 def check_benchmarks(path, doc):

@@ -1,5 +1,6 @@
 """karma-spack-check: the karma specs of a Spack environment (spack.yaml)
-checked against the recipe scripts/spack/package.py, without Spack.
+checked against the recipe scripts/spack/package.py (installed:
+share/karma/spack/package.py), without Spack.
 
 The recipe is read as Python source (ast), never run: its `variant(...)`
 and `conflicts(...)` directives and its base classes (CudaPackage and
@@ -231,12 +232,13 @@ cuda_arch, +cuda with +rocm)."""
 
 
 def main(argv=None):
-    here = os.path.dirname(os.path.abspath(__file__))
-    # The recipe beside the tools: scripts/spack (source tree) or
-    # share/karma/spack (installed, beside share/karma/python).
-    default_recipe = next((p for p in (os.path.join(here, "..", "spack", "package.py"),
-                                       os.path.join(here, "..", "..", "spack", "package.py"))
-                           if os.path.exists(p)), os.path.join(here, "..", "spack", "package.py"))
+    # The recipe: PREFIX/share/karma/spack beside PREFIX/bin when installed,
+    # scripts/spack in the checkout that holds this package (python/src).
+    checkout = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
+    candidates = (os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), "..", "share",
+                               "karma", "spack", "package.py"),
+                  os.path.join(checkout, "scripts", "spack", "package.py"))
+    default_recipe = next((p for p in candidates if os.path.exists(p)), candidates[-1])
     p = argparse.ArgumentParser(prog="karma-spack-check", description=DESCRIPTION,
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="exit status: 0 every karma spec fits the recipe; 2 one "

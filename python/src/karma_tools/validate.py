@@ -1,6 +1,6 @@
 """karma-validate-results PATH... [--app NAME] [--ranks N] [--result PASSED|FAILED]
 
-Checks karma results documents against schemas/results.schema.json (with
+Checks karma results documents against karma_tools/schemas/results.schema.json (with
 python3-jsonschema) and, in code, the rules a schema cannot state: one entry
 per rank in rank order, 0 < min <= median <= max, a check's verdict against
 its error and tolerance, the verdicts against each other, a real calendar
