@@ -843,9 +843,12 @@ Deck Deck::parse(const std::string& text, const std::string& name, const Schema&
                            p.message);
         }
       } else if (schema.is_section(path)) {
-        // An empty section (`run:` with every key commented out, or
-        // `run: ~`) is allowed: it says the same as leaving it out.
-        if (!value.IsNull()) walk(value, path);
+        // An empty section (`run: ~`, or `run:` with every key commented
+        // out) is more likely keys lost in editing than a wish for defaults.
+        if (value.IsNull())
+          throw InputError(where(name, key.Mark()) + ": " + path +
+                           ": a section with no keys; remove the line to use its defaults");
+        walk(value, path);
       } else {
         const std::string hint = schema.suggest(path);
         throw InputError(where(name, key.Mark()) + ": " + path + ": unknown key" +

@@ -80,7 +80,7 @@ const std::string full_deck =
 // --- values --------------------------------------------------------------------
 
 TEST(Deck, EmptyTextGivesEveryDefault) {
-  for (const std::string text : {"", "# only a comment\n", "grid:\n", "grid:\nsolver:\nrun:\n"}) {
+  for (const std::string text : {"", "# only a comment\n", "\n\n# two blank lines, a comment\n"}) {
     SCOPED_TRACE(text);
     const Deck d = parse(text);
     EXPECT_EQ(d.integer("grid.cells"), 64);
@@ -329,11 +329,13 @@ TEST(DeckErrors, ExplicitNullValueIsReportedAtTheValue) {
             "deck.yaml:2:14: grid.shape: expected a list of 1 or 3 integers >= 1, got nothing");
 }
 
-// A section may be empty (every key commented out): that is the same as
-// leaving it out. A whole deck that is one null is not.
-TEST(DeckErrors, EmptySectionIsAllowedNullDeckIsNot) {
-  EXPECT_EQ(parse("grid: ~\n").integer("grid.cells"), 64);
-  EXPECT_EQ(parse("grid:\n#  cells: 3\n").integer("grid.cells"), 64);
+// A section with no keys (`grid: ~`, or every key commented out) is refused
+// like a key with no value; so is a whole deck that is one null.
+TEST(DeckErrors, EmptySectionAndNullDeckAreRefused) {
+  EXPECT_EQ(error_of("grid: ~\n"),
+            "deck.yaml:1:1: grid: a section with no keys; remove the line to use its defaults");
+  EXPECT_EQ(error_of("grid:\n#  cells: 3\n"),
+            "deck.yaml:1:1: grid: a section with no keys; remove the line to use its defaults");
   EXPECT_EQ(error_of("~\n"), "deck.yaml:1:1: deck: expected a mapping of keys, got nothing");
   EXPECT_EQ(error_of("null"), "deck.yaml:1:1: deck: expected a mapping of keys, got nothing");
   EXPECT_EQ(error_of("# nothing yet\n---\n"),

@@ -43,7 +43,7 @@ import time
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, built
 
 SEED = int(os.environ.get("KARMA_FUZZ_SEED", "17"))
 COUNT = int(os.environ.get("KARMA_FUZZ_COUNT", "400"))
@@ -65,9 +65,7 @@ ENV = dict(os.environ, OMP_NUM_THREADS="1", OMP_PROC_BIND="false",
 
 
 def executable(app):
-    build = os.environ.get("KARMA_BUILD_DIR")
-    if not build:
-        pytest.fail("KARMA_BUILD_DIR must name the build directory (ctest sets it)")
+    build = built("KARMA_BUILD_DIR", "the build directory")
     path = os.path.join(build, "miniapps", app, f"karma-{app}")
     if not os.path.exists(path):
         pytest.fail(f"{path} is not built (cmake --build ... --target karma-{app})")
@@ -241,8 +239,27 @@ def replace_number(rng, t, new):
 
 def m_null(rng, t):
     new, key = replace_value(rng, t, rng.choice([b"~", b"", b"null", b"  # nothing", b"Null"]))
-    # A key with no value is refused; an empty section (hexgrad's point) is not.
-    return new, [], REFUSED if key not in (None, b"point") else None
+    # A key with no value is refused, and so is a section with no keys.
+    return new, [], REFUSED if key is not None else None
+
+
+def m_empty_section(rng, t):
+    """A section left with no keys: `name: ~`, or every key commented out."""
+    ls = t.split(b"\n")
+    headers = [i for i, line in enumerate(ls) if re.fullmatch(rb"\s*\w+:\s*", line)]
+    if not headers:
+        return t, [], None
+    i = rng.choice(headers)
+    indent = len(ls[i]) - len(ls[i].lstrip())
+    end = i + 1
+    while end < len(ls) and (not ls[end].strip() or ls[end].lstrip().startswith(b"#") or
+                             len(ls[end]) - len(ls[end].lstrip()) > indent):
+        end += 1
+    if rng.random() < 0.5:
+        ls[i:end] = [ls[i].rstrip() + b" ~"]
+    else:
+        ls[i + 1:end] = [b"#" + line for line in ls[i + 1:end]]
+    return b"\n".join(ls), [], REFUSED
 
 
 def m_document(rng, t):
@@ -314,7 +331,7 @@ def m_set(rng, t):
 MUTATIONS = [m_flip_bit, m_set_byte, m_insert_bytes, m_control, m_delete_line, m_duplicate_line,
              m_swap_lines, m_line_breaks, m_line_breaks, m_quote, m_quote, m_null, m_document,
              m_huge, m_negative, m_wrong_type, m_wrong_type, m_unknown_key, m_rename_key,
-             m_truncate, m_nesting, m_set]
+             m_truncate, m_nesting, m_set, m_empty_section]
 
 
 def mutations(seed, count):

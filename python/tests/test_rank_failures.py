@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, built
 
 SMALL_DECK = os.path.join(ROOT, "inputs", "stream", "small.yaml")
 # A hang fails; a clean end takes a few seconds on 2 cores, and up to 30 s on
@@ -30,7 +30,7 @@ def launch(mpiexec, groups, tmp_path, env=None):
     """mpiexec with one `-n N exe args` group per item of `groups`; returns
     (exit code, stdout + stderr, seconds). Every rank is told to write the
     same results file, which must not exist after a failure."""
-    stream = os.environ["KARMA_STREAM"]
+    stream = built("KARMA_STREAM", "the karma-stream executable")
     output = str(tmp_path / "out.json")
     command = [mpiexec]
     for i, (ranks, args) in enumerate(groups):
