@@ -610,6 +610,27 @@ Schema& Schema::energy_keys() {
   return *this;
 }
 
+Schema& Schema::faults(const std::vector<std::pair<std::string, std::string>>& faults) {
+  std::vector<std::string> choices{"none"};
+  std::string help = "for tests of the checks: a fault that verification must catch (exit 1)";
+  for (const auto& [name, what] : faults) {
+    choices.push_back(name);
+    help += "; " + name + ": " + what;
+  }
+  return choice("run.inject_fault", "none", choices, help);
+}
+
+Schema& Schema::retired(const std::string& path, const std::string& instead) {
+  retired_.emplace_back(path, instead);
+  return *this;
+}
+
+const std::string* Schema::retired_hint(const std::string& path) const {
+  for (const auto& [old, instead] : retired_)
+    if (old == path) return &instead;
+  return nullptr;
+}
+
 const KeySpec* Schema::find(const std::string& path) const {
   for (const auto& k : keys_)
     if (k.path == path) return &k;
@@ -849,6 +870,8 @@ Deck Deck::parse(const std::string& text, const std::string& name, const Schema&
           throw InputError(where(name, key.Mark()) + ": " + path +
                            ": a section with no keys; remove the line to use its defaults");
         walk(value, path);
+      } else if (const std::string* instead = schema.retired_hint(path)) {
+        throw InputError(where(name, key.Mark()) + ": " + path + ": no longer read; " + *instead);
       } else {
         const std::string hint = schema.suggest(path);
         throw InputError(where(name, key.Mark()) + ": " + path + ": unknown key" +
@@ -872,6 +895,8 @@ Deck Deck::parse(const std::string& text, const std::string& name, const Schema&
     const KeySpec* spec = schema.find(path);
     if (!spec && schema.is_section(path))
       throw InputError(origin + ": " + path + ": is a section; --set names one of its keys");
+    if (const std::string* instead = spec ? nullptr : schema.retired_hint(path))
+      throw InputError(origin + ": " + path + ": no longer read; " + *instead);
     if (!spec) {
       const std::string hint = schema.suggest(path);
       throw InputError(origin + ": " + path + ": unknown key" +

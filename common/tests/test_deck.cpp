@@ -30,7 +30,9 @@ Schema test_schema() {
       .choice_list("grid.kernels", {"copy", "add"}, {"copy", "mul", "add", "triad"},
                    "kernels to run, in order")
       .integer("solver.count", 10, "iterations of the solver", 0)
-      .run_section(5, 1);
+      .run_section(5, 1)
+      .faults({{"sign", "a flipped sign"}})
+      .retired("grid.corrupt", "use run.inject_fault: sign");
   return s;
 }
 
@@ -682,7 +684,7 @@ TEST(DeckResolved, NestedJsonWithEveryKeyIncludingDefaults) {
   EXPECT_EQ(r["grid"]["kernels"], nlohmann::json({"copy", "add"}));
   EXPECT_EQ(r["solver"]["count"], 10);
   ASSERT_TRUE(r.contains("run") && r["run"].is_object());
-  EXPECT_EQ(r["run"].size(), 5u);
+  EXPECT_EQ(r["run"].size(), 6u);
   EXPECT_EQ(r["run"]["repetitions"], 5);
   EXPECT_EQ(r["run"]["warmup"], 0);
   EXPECT_EQ(r["run"]["results_dir"], ".");
@@ -754,7 +756,23 @@ TEST(Schema, HelpMentionsEveryKeyItsDefaultAndHelp) {
   EXPECT_TRUE(starts_with(help, "grid:\n"));
   EXPECT_TRUE(contains(help, "\nsolver:\n"));
   EXPECT_TRUE(contains(help, "\nrun:\n"));
-  EXPECT_EQ(s.keys().size(), 13u);  // the run section: 5 keys
+  EXPECT_EQ(s.keys().size(), 14u);  // the run section: 6 keys
+}
+
+// run.inject_fault: "none" and the app's faults; a retired key, in the deck
+// or in --set, names its replacement and is never taken as unknown.
+TEST(Schema, FaultsAndRetiredKeys) {
+  EXPECT_EQ(parse("").string("run.inject_fault"), "none");
+  EXPECT_EQ(parse("run:\n  inject_fault: sign\n").string("run.inject_fault"), "sign");
+  EXPECT_EQ(error_of("run:\n  inject_fault: cosine\n"),
+            "deck.yaml:2:17: run.inject_fault: 'cosine' is not one of: none, sign");
+  EXPECT_EQ(error_of("grid:\n  corrupt: true\n"),
+            "deck.yaml:2:3: grid.corrupt: no longer read; use run.inject_fault: sign");
+  EXPECT_EQ(error_of("", {"grid.corrupt=true"}),
+            "--set grid.corrupt=true: grid.corrupt: no longer read; use run.inject_fault: sign");
+  const Schema s = test_schema();
+  EXPECT_EQ(s.find("grid.corrupt"), nullptr);
+  EXPECT_NE(s.find("run.inject_fault")->help.find("sign: a flipped sign"), std::string::npos);
 }
 
 TEST(Schema, FindSectionsAndSuggestions) {
@@ -777,7 +795,7 @@ TEST(Schema, FindSectionsAndSuggestions) {
 TEST(Schema, RedeclaringAKeyReplacesIt) {
   Schema s = test_schema();
   s.integer("run.repetitions", 20, "more repetitions", 2);
-  EXPECT_EQ(s.keys().size(), 13u);
+  EXPECT_EQ(s.keys().size(), 14u);
   const Deck d = Deck::parse("", "d.yaml", s);
   EXPECT_EQ(d.integer("run.repetitions"), 20);
   try {

@@ -109,12 +109,15 @@ Schema contact_schema() {
            "x-y plane, each rank owning its elements' rows and receiving its neighbours' "
            "elements within reach as ghosts every step (strong scaling; the brute force and the "
            "sampled rows are off: they need every box)");
-  s.choice("contact.inject_fault", "none", {"none", "self", "foreign", "search", "ghost"},
-           "testing: at the last step corrupt one entry of the last storage (self: a self-pair; "
-           "foreign: a far element) or make the search miss one element's pairs with lower ids "
-           "in every storage alike (search: an element of B's bottom layer whose rows are not "
-           "sampled), or (partitioned) leave the first ghost each rank sends each neighbour out "
-           "of the exchange (ghost), which verification must catch");
+  s.faults({{"self", "at the last step, a self-pair in one entry of the last storage"},
+            {"foreign", "at the last step, a far element in one entry of the last storage"},
+            {"search",
+             "the search misses one element's pairs with lower ids in every storage alike (an "
+             "element of B's bottom layer whose rows are not sampled)"},
+            {"ghost",
+             "partitioned: the first ghost each rank sends each neighbour is left out of the "
+             "exchange"}});
+  s.retired("contact.inject_fault", "use run.inject_fault (the same choices)");
   s.integer("run.warmup", 1,
             "untimed rebuilds and sweeps at the start position before the timed steps", 0);
   s.string("run.results_dir", ".",
@@ -170,15 +173,15 @@ Config read_config(const Deck& deck) {
   c.brute_force_max = deck.integer("contact.brute_force_max_elements");
   c.sample_rows = deck.integer("contact.sample_rows");
   c.overflow_check = deck.boolean("contact.overflow_check");
-  c.inject = deck.string("contact.inject_fault");
+  c.inject = deck.string("run.inject_fault");
   c.pairs = deck.string("contact.search") == "pairs";
   const std::int64_t stripes = deck.integer("contact.list_stripes");
   c.list_stripes = stripes > 0 ? static_cast<int>(stripes) : (on_gpu ? 4096 : 1);
   c.partitioned = deck.string("contact.decomposition") == "partitioned";
   if (c.inject == "ghost" && !c.partitioned)
-    deck.fail("contact.inject_fault", "ghost needs contact.decomposition: partitioned");
+    deck.fail("run.inject_fault", "ghost needs contact.decomposition: partitioned");
   if (c.partitioned && c.inject != "none" && c.inject != "ghost")
-    deck.fail("contact.inject_fault", "a partitioned run injects none or ghost, not " + c.inject);
+    deck.fail("run.inject_fault", "a partitioned run injects none or ghost, not " + c.inject);
   if (c.partitioned) {
     for (const Region& r : bisect_plane(c.n, comm::size()))
       if (r.empty())

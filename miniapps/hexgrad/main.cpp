@@ -62,11 +62,11 @@ Schema hexgrad_schema() {
   s.choice("hexgrad.scaling", "weak", {"weak", "strong"},
            "weak: n elements per rank (each rank its own mesh); strong: n elements in all, "
            "split over the ranks");
-  s.choice("hexgrad.inject_fault", "none", {"none", "kernel-sign", "reference-sign"},
-           "for tests of the checker: kernel-sign flips the sign of one reference-element "
-           "gradient in the timed kernel, reference-sign in the host reference; either must "
-           "fail verification");
   s.run_section(100, 2);
+  s.faults(
+      {{"kernel-sign", "the sign of one reference-element gradient flipped in the timed kernel"},
+       {"reference-sign", "the same in the host reference"}});
+  s.retired("hexgrad.inject_fault", "use run.inject_fault (the same choices)");
   return s;
 }
 
@@ -164,7 +164,7 @@ Config read_config(const Deck& deck) {
   c.perturbation = deck.number("hexgrad.perturbation");
   c.affine_every = deck.integer("hexgrad.affine_every");
   c.seed = deck.integer("hexgrad.seed");
-  c.fault_name = deck.string("hexgrad.inject_fault");
+  c.fault_name = deck.string("run.inject_fault");
   c.fault = c.fault_name == "kernel-sign"      ? Fault::kernel_sign
             : c.fault_name == "reference-sign" ? Fault::reference_sign
                                                : Fault::none;

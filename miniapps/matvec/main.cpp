@@ -71,10 +71,6 @@ Schema matvec_schema() {
             "mdrange on a CPU: rows of B per work item (0: chosen for the CPU); a GPU thread "
             "takes one row, so a nonzero value in a GPU build is a deck error",
             0);
-  s.boolean("matvec.corrupt", false,
-            "for tests of the checks: after each implementation's runs, before its y is checked, "
-            "add 4 tolerances to the middle entry of y that the last rank checks, so "
-            "verification must fail (exit 1)");
   s.choice("matvec.pattern", "random", {"random", "laplacian"},
            "csr: random (each entry present with probability `density`) or laplacian (the "
            "5-point 2D or 7-point 3D finite-difference Laplacian on `grid`)");
@@ -88,6 +84,10 @@ Schema matvec_schema() {
             "the first), so that on a shared machine all see the same conditions",
             1);
   s.run_section(20, 2);
+  s.faults({{"y-entry",
+             "after each implementation's runs, before its y is checked, 4 tolerances added to "
+             "the middle entry of y that the last rank checks"}});
+  s.retired("matvec.corrupt", "use run.inject_fault: y-entry");
   return s;
 }
 
@@ -140,7 +140,7 @@ Config read_config(const Deck& deck) {
   c.block_rows = deck.integer("matvec.block_rows");
   if (device_is_gpu && c.block_rows != 0)
     deck.fail("matvec.block_rows", "sets a CPU's work items; a GPU thread takes one row");
-  c.corrupt = deck.boolean("matvec.corrupt");
+  c.corrupt = deck.string("run.inject_fault") == "y-entry";
   c.laplacian = deck.string("matvec.pattern") == "laplacian";
   c.density = deck.number("matvec.density");
   c.repetitions = deck.integer("run.repetitions");

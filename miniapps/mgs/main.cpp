@@ -65,10 +65,9 @@ Schema mgs_schema() {
            "where reduction results go: device (one rank only) keeps them in device memory "
            "for the next kernel; host brings each to the host (and through MPI_Allreduce); "
            "auto: device on one rank, host on several");
-  s.boolean("mgs.corrupt", false,
-            "for tests of the checks: after the last repetition add 2 to Q(0, 0), so "
-            "verification must fail (exit 1)");
   s.run_section(20, 2);
+  s.faults({{"q-entry", "after the last repetition, 2 added to Q(0, 0)"}});
+  s.retired("mgs.corrupt", "use run.inject_fault: q-entry");
   return s;
 }
 
@@ -105,7 +104,7 @@ Config read_config(const Deck& deck) {
   c.condition = deck.number("mgs.condition");
   c.seed = static_cast<std::uint64_t>(deck.integer("mgs.seed"));
   c.weak = deck.string("mgs.scaling") == "weak";
-  c.corrupt = deck.boolean("mgs.corrupt");
+  c.corrupt = deck.string("run.inject_fault") == "q-entry";
   c.repetitions = deck.integer("run.repetitions");
   c.warmup = deck.integer("run.warmup");
   c.m = static_cast<int>(deck.integer("mgs.m"));

@@ -47,6 +47,8 @@ Schema stream_schema() {
            "weak: shape is per rank; strong: shape is global and its first extent is split "
            "over the ranks");
   s.run_section(100, 2);
+  s.faults({{"array", "after the timed runs, the first element of c on the last rank doubled"},
+            {"dot", "every dot's sum off by one part in a thousand"}});
   return s;
 }
 
@@ -60,6 +62,7 @@ struct Config {
   bool strong;
   std::int64_t repetitions;
   std::int64_t warmup;
+  std::string fault;  // run.inject_fault
 };
 
 std::int64_t product(const std::vector<std::int64_t>& v) {
@@ -122,6 +125,7 @@ Config read_config(const Deck& deck) {
   c.strong = deck.string("stream.scaling") == "strong";
   c.repetitions = deck.integer("run.repetitions");
   c.warmup = deck.integer("run.warmup");
+  c.fault = deck.string("run.inject_fault");
   const auto chosen = deck.string_list("stream.kernels");
   for (const auto& k : stream::kernel_table)
     if (std::find(chosen.begin(), chosen.end(), k.name) != chosen.end()) c.kernels.push_back(&k);
@@ -212,7 +216,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     v.flops = k->flops_per_element * global_elements;
     v.run = [&, k] {
       dot = stream::execute<View, Index>(k->kernel, x, dot_result);
-      if (k->kernel == Kernel::dot) dot = comm::sum(dot);
+      if (k->kernel == Kernel::dot) dot = comm::sum(dot) * (cfg.fault == "dot" ? 1.001 : 1.0);
     };
     // The scalar recurrence follows every execution, so the arrays can be
     // checked at the end and each dot at once.
@@ -245,6 +249,11 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   Report report;
   report.kernels = measure(ctx, variants, plan);
 
+  if (cfg.fault == "array" && comm::rank() == comm::size() - 1 && local_elements > 0) {
+    Kokkos::parallel_for("stream::inject_fault", Kokkos::RangePolicy<>(0, 1),
+                         stream::DoubleFirst<View>{x.c});
+    Kokkos::fence();
+  }
   // Every element of every array is compared with the scalar recurrence.
   const double tolerance = 100 * std::numeric_limits<T>::epsilon();
   const std::pair<const char*, std::pair<View, T>> arrays[] = {

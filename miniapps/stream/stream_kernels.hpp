@@ -584,4 +584,12 @@ struct Gold {
   }
 };
 
+// run.inject_fault: array: the first element in memory doubled, which the
+// check of that array against the recurrence must see.
+template <class View>
+struct DoubleFirst {
+  View view;
+  KOKKOS_INLINE_FUNCTION void operator()(const int) const { view.data()[0] *= 2; }
+};
+
 }  // namespace karma::stream

@@ -51,9 +51,17 @@ class Schema {
   Schema& run_section(std::int64_t repetitions, std::int64_t warmup);
   // run.energy and run.energy_window (part of run_section).
   Schema& energy_keys();
+  // run.inject_fault: "none" and the app's faults, each {name, what it breaks};
+  // the tests use them to see each check fail (exit 1).
+  Schema& faults(const std::vector<std::pair<std::string, std::string>>& faults);
+  // A key the suite no longer reads: a deck or --set that names it is refused
+  // with `instead`, which names the key to use.
+  Schema& retired(const std::string& path, const std::string& instead);
 
   const KeySpec* find(const std::string& path) const;
   bool is_section(const std::string& path) const;
+  // What to use instead of a retired key; nullptr for any other path.
+  const std::string* retired_hint(const std::string& path) const;
   const std::vector<KeySpec>& keys() const { return keys_; }
   // Known key paths nearest to an unknown one (for "did you mean").
   std::string suggest(const std::string& unknown) const;
@@ -67,6 +75,7 @@ class Schema {
  private:
   Schema& add(KeySpec spec);
   std::vector<KeySpec> keys_;
+  std::vector<std::pair<std::string, std::string>> retired_;
 };
 
 std::string describe_type(const KeySpec& spec);
