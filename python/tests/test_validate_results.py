@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, SAMPLES, load_json, write
+from conftest import ROOT, SAMPLES, SRC, load_json, write
 
 A = os.path.join(SAMPLES, "machine-a")
 GBENCH = os.path.join(os.path.dirname(SAMPLES), "gbench", "microbench.json")
@@ -323,5 +323,5 @@ def test_a_wrong_schema_file_is_one_line_and_exit_2(validator, tmp_path, text, w
 def test_the_schema_lists_the_suite_s_mini_apps():
     from karma_tools import APPS
 
-    schema = load_json(os.path.join(ROOT, "schemas", "results.schema.json"))
+    schema = load_json(os.path.join(SRC, "karma_tools", "schemas", "results.schema.json"))
     assert tuple(schema["properties"]["app"]["enum"]) == APPS
