@@ -1,5 +1,5 @@
 // The atomic writer, the command line and the small helpers of app.hpp (the
-// results document's checks: scripts/tests/test_validate_results.py).
+// results document's checks: python/tests/test_validate_results.py).
 #include "karma/app.hpp"
 #include "karma/error.hpp"
 

@@ -175,7 +175,7 @@ class Cluster:
         d = self.dir
         memory = 1000
         lines = [
-            "# Written by scripts/tests/slurm_cluster.py for one test run.",
+            "# Written by python/tests/slurm_cluster.py for one test run.",
             "ClusterName=karmatest",
             f"SlurmctldHost={host}(127.0.0.1)",
             f"SlurmctldPort={free_port()}",

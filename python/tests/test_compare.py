@@ -1,4 +1,4 @@
-"""karma-compare on the committed sample results (scripts/tests/data/results,
+"""karma-compare on the committed sample results (python/tests/data/results,
 made by make-samples.sh): values, ratios, the weighted geometric mean, flags,
 the three output formats, and bad input."""
 

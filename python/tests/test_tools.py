@@ -5,7 +5,6 @@ PREFIX/lib/karma/python)."""
 import os
 import re
 import subprocess
-import sys
 
 import pytest
 

@@ -35,7 +35,7 @@ Turns a directory of karma results into one Markdown report with plots:
 Plots go to PLOTS (default: plots/ beside the report), which the report owns
 and replaces whole. results/README.md is made with:
 
-  scripts/karma-report results --committed-only --intro results/README.intro.md \\
+  karma-report results --committed-only --intro results/README.intro.md \\
       --compare-from campaigns/procurement/gpu-node.yaml -o results/README.md"""
 
 EPILOG = "exit status: 0 written; 2 bad input (no results, schema version); 3 could not " \

@@ -6,7 +6,7 @@ variable per `FOM:` line, named after the kernel, in the units the line gives.
 karma-microbench has no deck and no FOM lines: its variables are Google
 Benchmark's real time per benchmark. Usage: scripts/harvest/README.md.
 
-The patterns are module-level constants so that scripts/tests/test_harvest.py
+The patterns are module-level constants so that python/tests/test_harvest.py
 checks them against committed output of every mini-app without ReFrame.
 """
 
