@@ -38,7 +38,7 @@
 #      is applied first, for HIP with clang 17 or newer its
 #      kokkos-<version>-hip-clang17.patch.  The build log stays in $CACHE/logs/.
 # where CACHE=${KARMA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/karma}.
-# A finished install is reused (~0.1 s); measured times are in the README.
+# A finished install is reused (~0.1 s); measured times are in docs/building.md.
 #
 # Environment:
 #   Kokkos_ROOT, Kokkos_DIR            use this Kokkos; nothing is built
@@ -96,7 +96,7 @@ KOKKOS_SOURCE_PACKAGE=trilinos                # Debian source package that bundl
 KOKKOS_FALLBACK_PACKAGE=libtrilinos-kokkos-dev
 
 # The Kokkos release built for GPUs (and for OpenMP on request): the newest
-# release this project has built and measured (README, "Kokkos").  The hash is
+# release this project has built and measured (docs/building.md, "Kokkos").  The hash is
 # that of the release tarball published by the Kokkos project.
 KOKKOS_PINNED=4.6.01
 KOKKOS_PINNED_URL=https://github.com/kokkos/kokkos/releases/download/$KOKKOS_PINNED/kokkos-$KOKKOS_PINNED.tar.gz
@@ -260,7 +260,7 @@ install_packages() {
     mapfile -t tools < <(missing_tools)
     ((${#tools[@]} == 0)) || die 3 "cannot build karma without: ${tools[*]}"
     log "going on with the compiler, CMake and MPI found here; CMake takes each library from" \
-        "the system, else from KARMA_<DEP>_SOURCE or a download (README, 'Dependencies');" \
+        "the system, else from KARMA_<DEP>_SOURCE or a download (docs/building.md, 'Dependencies');" \
         "a missing test tool (pytest, Slurm) shows in its test"
 }
 

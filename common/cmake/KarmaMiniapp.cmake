@@ -24,7 +24,7 @@ else()
   endif()
 endif()
 
-# The flag that loads a Kokkos Tools library (README "Profiling with Kokkos
+# The flag that loads a Kokkos Tools library (docs/running.md "Profiling with Kokkos
 # Tools"): Kokkos 3.7 renamed --kokkos-tools-library to --kokkos-tools-libs
 # (4.6 still reads the old name, with a deprecation warning).
 if(Kokkos_VERSION VERSION_LESS 3.7)

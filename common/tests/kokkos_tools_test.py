@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A mini-app run under the test tool library (kokkos_tool_log.cpp), checked
-against its own results (ctest <app>.kokkos_tools; README "Profiling with
+against its own results (ctest <app>.kokkos_tools; docs/running.md "Profiling with
 Kokkos Tools"):
 
 - every region is named karma/<app>/<kernel> and regions nest and close;

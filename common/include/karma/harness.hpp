@@ -100,7 +100,7 @@ std::vector<KernelResult> measure(const Context& ctx, std::vector<Variant>& vari
 // median) when it computes, and its figure of merit.
 KernelResult kernel_result(const Variant& variant, const Stats& time);
 // Collective: the variant's energy over a window of back-to-back executions
-// after its timed ones, as the results' kernels[].energy (results/SCHEMA.md):
+// after its timed ones, as the results' kernels[].energy (docs/results-format.md):
 // average power over the window (the idle power measured at the start taken
 // off the window's ends), energy per execution at the median time, and the
 // figure of merit per watt. No figure, with the reason, when the counter

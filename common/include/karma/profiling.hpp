@@ -1,4 +1,4 @@
-// Kokkos Tools (README "Profiling with Kokkos Tools"). A tool library loaded
+// Kokkos Tools (docs/running.md "Profiling with Kokkos Tools"). A tool library loaded
 // at Kokkos::initialize sees the run's metadata, declared once, and one
 // region per measured kernel, named karma/<app>/<kernel> after the kernel's
 // name in the results. Regions open and close outside the timed intervals:

@@ -1,4 +1,4 @@
-// The results document's version (results/SCHEMA.md). Its schema is the file
+// The results document's version (docs/results-format.md). Its schema is the file
 // python/src/karma_tools/schemas/results.schema.json, which karma-validate-results and the Python
 // tools check documents against.
 #pragma once

@@ -24,7 +24,7 @@ std::string version_line(const std::string& executable);
 // Call after Kokkos has started.
 // The GPU runtime's number for the device Kokkos runs on; -1 for the host.
 int current_device_id();
-// The rank's device: results/SCHEMA.md, `ranks[].device`.
+// The rank's device: docs/results-format.md, `ranks[].device`.
 nlohmann::json describe_device();
 nlohmann::json describe_kokkos();
 // The batch job this run belongs to (Slurm, PBS, ...), or null.

@@ -5,7 +5,7 @@ to read YAML, matplotlib only for plots)."""
 # Kept equal to project(VERSION) in the top-level CMakeLists.txt (a test checks).
 __version__ = "0.1.0"
 
-# The mini-apps that take a deck and write karma results (results/SCHEMA.md),
+# The mini-apps that take a deck and write karma results (docs/results-format.md),
 # as their `app` names them; karma-validate-results knows the same list (a
 # test checks both against miniapps/). karma-microbench writes Google
 # Benchmark JSON instead.

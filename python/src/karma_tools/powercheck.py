@@ -2,7 +2,7 @@
 against nvidia-smi's power samples taken during the same run.
 
 karma measures a kernel's energy over a window of back-to-back executions
-(kernels[].energy in results/SCHEMA.md) and records the window's start and
+(kernels[].energy in docs/results-format.md) and records the window's start and
 end (window_unix_s). nvidia-smi, started beside the run with
 
     nvidia-smi --query-gpu=timestamp,power.draw,power.draw.instant \\

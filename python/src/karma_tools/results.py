@@ -1,4 +1,4 @@
-"""Reading karma results (results/SCHEMA.md, schema_version 1 and 2) and
+"""Reading karma results (docs/results-format.md, schema_version 1 and 2) and
 Google Benchmark JSON from files and directories.
 
 schema_version 2 adds to every kernel its `implementation` (kokkos,
@@ -44,7 +44,7 @@ class _Fields:
 
     def fail(self, key, message):
         raise ToolError(f"{self.path}: {key}: {message}; not a well-formed karma results "
-                        "document (results/SCHEMA.md)", 2)
+                        "document (docs/results-format.md)", 2)
 
     def get(self, parent, key, where, kinds, what, required=False, null=False):
         """parent[key] when it is one of `kinds` (None when absent, or null
@@ -388,7 +388,7 @@ def load_set(path, label=None, committed_only=False, need_runs=True):
                 shown = version if isinstance(version, int) and not isinstance(version, bool) \
                     else describe(version)
                 raise ToolError(f"{f}: schema_version {shown}, but this tool reads karma "
-                                "results of schema_version 1 or 2 (results/SCHEMA.md)"
+                                "results of schema_version 1 or 2 (docs/results-format.md)"
                                 "; use the karma release that wrote it", 2)
             missing = [k for k in ("app", "kernels", "result", "mpi") if k not in doc]
             if missing:

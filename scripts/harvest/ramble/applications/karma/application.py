@@ -8,7 +8,7 @@ Google Benchmark's real times. Usage: scripts/harvest/README.md.
 
 Ramble reads a figure of merit's units from its definition, not from the
 line, so there is one definition per unit the mini-apps print; the regular
-expressions are module-level constants that scripts/tests/test_harvest.py
+expressions are module-level constants that python/tests/test_harvest.py
 checks against committed output of every mini-app without Ramble.
 """
 
