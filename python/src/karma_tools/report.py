@@ -33,10 +33,10 @@ Turns a directory of karma results into one Markdown report with plots:
     them: per round, then the worst of rounds).
 
 Plots go to PLOTS (default: plots/ beside the report), which the report owns
-and replaces whole. results/README.md is made with:
+and replaces whole. The report of the repository's results (not committed):
 
-  scripts/karma-report results --committed-only --intro results/README.intro.md \\
-      --compare-from campaigns/procurement/gpu-node.yaml -o results/README.md"""
+  karma-report results --committed-only --intro results/README.md \\
+      --compare-from campaigns/procurement/gpu-node.yaml -o results/report.md"""
 
 EPILOG = "exit status: 0 written; 2 bad input (no results, schema version); 3 could not " \
          "write, or no matplotlib for plots (use --no-plots)"
