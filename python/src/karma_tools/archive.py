@@ -111,8 +111,12 @@ def build(folder, kind, name=None):
         raise ToolError(f"{folder}: holds a {INDEX} of its own; not a folder of results", 2)
     by_path = {}
     for rel in files:
-        with open(os.path.join(folder, rel), "rb") as f:
-            by_path[rel] = f.read()
+        try:
+            with open(os.path.join(folder, rel), "rb") as f:
+                by_path[rel] = f.read()
+        except OSError as e:
+            raise ToolError(f"{os.path.join(folder, rel)}: cannot read ({e.strerror})", 3) \
+                from None
     stored, entries, members, names = {}, [], [], set()
     for rel in files:
         data = by_path[rel]
