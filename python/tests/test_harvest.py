@@ -27,17 +27,17 @@ SKIPPED_SUFFIXES = (".json", ".svg", ".png", ".md", ".pdf", ".yaml")
 def committed_outputs():
     """{path: text} of every committed file holding a mini-app's FOM or RESULT
     lines: the campaigns' job.out, the logs under results/, and HARVEST_DATA."""
+    from karma_tools import archive
+
     found = {}
+    # The committed logs are inside the results archives; walk_files reads them.
     for top in (os.path.join(ROOT, "results"), HARVEST_DATA):
-        for folder, _, files in os.walk(top):
-            for name in files:
-                if name.endswith(SKIPPED_SUFFIXES):
-                    continue
-                path = os.path.join(folder, name)
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    text = f.read()
-                if any(oracle(text)):
-                    found[os.path.relpath(path, ROOT)] = text
+        for path in archive.walk_files(top):
+            if path.endswith(SKIPPED_SUFFIXES + (archive.SUFFIX, ".sha256")):
+                continue
+            text = archive.read_bytes(path).decode("utf-8", errors="replace")
+            if any(oracle(text)):
+                found[os.path.relpath(path, ROOT)] = text
     return found
 
 

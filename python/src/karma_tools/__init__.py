@@ -74,9 +74,10 @@ def read_json(path):
             raise ValueError(f"the number {text} is out of range")
         return value
 
+    from . import archive
+
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = archive.read_bytes(path)  # a path inside a results archive too
     except OSError as e:
         raise ToolError(f"{path}: cannot read ({e.strerror})", 3) from None
     try:

@@ -12,8 +12,9 @@ import subprocess
 import sys
 import time
 
-from . import (ToolError, __version__, atomic_write, campaign as campaign_mod, describe, jobs,
-               main_wrapper, read_json, reference as reference_mod)
+from . import (ToolError, __version__, archive as archive_mod, atomic_write,
+               campaign as campaign_mod, describe, jobs, main_wrapper, read_json,
+               reference as reference_mod)
 
 MANIFEST = "campaign.json"
 SUFFIX = {"slurm": ".sbatch", "pbs": ".pbs", "local": ".sh"}
@@ -28,6 +29,8 @@ directory; submits them and shows what is submitted, running and left.
   karma-batch status OUT                      # one line per job, then the counts
   karma-batch wait OUT --timeout 3600         # until every job has ended
   karma-batch cancel OUT                      # scancel/qdel what is pending or running
+  karma-batch archive OUT -o OUT.tar.xz       # a finished campaign as one archive (status,
+                                              # karma-compare and karma-report read it)
 
 Jobs are submitted round by round (every run's round 1, then round 2, ...:
 neighbours see the same machine state; `round_order: alternate` reverses
@@ -162,9 +165,11 @@ _JOB_FIELDS = (("name", str, "a string"), ("script", str, "a string"),
                ("submitted", (str, type(None)), "a string or null"))
 
 
-def _load_manifest(out):
+def _load_manifest(out, archived=False):
+    if archive_mod.split(out) is not None and not archived:
+        raise ToolError(f"{out}: a results archive; of the commands only status reads one", 2)
     path = os.path.join(out, MANIFEST)
-    if not os.path.lexists(path):
+    if not archive_mod.exists(path):
         raise ToolError(f"{path} not found: is {out} a directory made by "
                         "`karma-batch generate`?", 2)
     manifest = read_json(path)
@@ -231,14 +236,13 @@ def job_state(entry, scheduler_state):
     if not entry.get("job_id"):
         return UNSUBMITTED, ""
     code_file = os.path.join(entry["results_dir"], jobs.EXIT_CODE_FILE)
-    if os.path.exists(code_file):
+    if archive_mod.exists(code_file):
         try:
-            with open(code_file) as f:
-                code = int(f.read().strip())
+            code = int(archive_mod.read_bytes(code_file).decode().strip())
         except (OSError, ValueError):
             return FAILED, f"unreadable {code_file}"
         result = None
-        if os.path.lexists(entry["results_file"]):
+        if archive_mod.exists(entry["results_file"]):
             try:
                 doc = read_json(entry["results_file"])
             except ToolError:
@@ -322,10 +326,12 @@ def run_order(manifest, entries):
 def collect(out, manifest, patterns=None, query=True):
     chosen = _selected(manifest, patterns)
     ids = [j["job_id"] for j in chosen if j.get("job_id")]
-    if manifest["scheduler"] == "local":
+    if not query:
+        seen = {}
+    elif manifest["scheduler"] == "local":
         seen = _local_states(chosen)
     else:
-        seen = jobs.states(manifest["scheduler"], ids) if (query and ids) else {}
+        seen = jobs.states(manifest["scheduler"], ids) if ids else {}
     rows = []
     for entry in chosen:
         state, detail = job_state(entry, seen.get(entry.get("job_id"), jobs.UNKNOWN))
@@ -364,10 +370,30 @@ def _exit_for(counts):
     return 0
 
 
+def relocate(out, manifest):
+    """Each job's results_dir and results_file where the campaign directory
+    is now, when it was copied or archived (karma-batch archive) since it
+    ran and the recorded place no longer has them."""
+    recorded = manifest.get("results_dir") if isinstance(manifest.get("results_dir"),
+                                                         str) else ""
+    here = os.path.join(out, os.path.basename(recorded.rstrip("/")) or "results")
+    for entry in manifest["jobs"]:
+        if archive_mod.split(out) is None and os.path.lexists(entry["results_dir"]):
+            continue
+        rel = os.path.relpath(entry["results_dir"], recorded) if recorded else entry["name"]
+        moved = os.path.normpath(os.path.join(here, rel))
+        if rel.startswith("..") or not archive_mod.isdir(moved):
+            continue
+        entry["results_dir"] = moved
+        entry["results_file"] = os.path.join(moved, os.path.basename(entry["results_file"]))
+
+
 def status(args):
     out = os.path.abspath(args.directory)
-    manifest = _load_manifest(out)
-    rows = collect(out, manifest, args.only)
+    manifest = _load_manifest(out, archived=True)
+    relocate(out, manifest)
+    # An archive's jobs have ended: no scheduler or runner to ask.
+    rows = collect(out, manifest, args.only, query=archive_mod.split(out) is None)
     if args.json:
         print(json.dumps([{"name": e["name"], "job_id": e.get("job_id"), "state": s,
                            "detail": d, "results_file": e["results_file"]}
@@ -401,6 +427,37 @@ def wait(args):
                   file=sys.stderr)
             return 124
         time.sleep(args.interval)
+
+
+# --- archive ----------------------------------------------------------------------
+
+
+def archive(args):
+    """One .tar.xz of a finished campaign directory (karma_tools/archive.py),
+    written atomically; unfinished jobs refuse it unless --partial."""
+    out = os.path.abspath(args.directory)
+    if archive_mod.split(out) is not None or not os.path.isdir(out):
+        raise ToolError(f"{args.directory}: not a campaign directory", 2)
+    if not archive_mod.is_archive_name(args.output):
+        raise ToolError(f"-o {args.output}: an archive's name ends in {archive_mod.SUFFIX}", 2)
+    if os.path.abspath(args.output).startswith(out + os.sep):
+        raise ToolError(f"-o {args.output}: inside the directory it archives", 2)
+    if os.path.exists(args.output) and not args.force:
+        raise ToolError(f"{args.output} exists (--force replaces it)", 2)
+    manifest = _load_manifest(out)
+    relocate(out, manifest)
+    rows = collect(out, manifest)
+    left = [e["name"] for e, s, _ in rows if s in (RUNNING, PENDING, UNSUBMITTED)]
+    if left and not args.partial:
+        raise ToolError(f"{args.directory}: {len(left)} job(s) not finished ({left[0]}"
+                        + (", ..." if len(left) > 1 else "") + "): wait for them, or "
+                        "--partial to archive what there is", 2)
+    name = (manifest.get("campaign") or {}).get("name")
+    data = archive_mod.write(out, args.output, "campaign",
+                             name if isinstance(name, str) and name else None)
+    text, _ = summary_line(rows)
+    print(f"karma-batch: wrote {args.output} ({len(data)} bytes; {text})", file=sys.stderr)
+    return 0
 
 
 # --- submit -----------------------------------------------------------------------
@@ -652,6 +709,19 @@ def parser():
     c.add_argument("--only", action="append", metavar="GLOB")
     c.set_defaults(func=cancel)
 
+    a = sub.add_parser("archive", help="one .tar.xz of a finished campaign directory",
+                       description="Write OUT as one compressed archive that karma-compare, "
+                       "karma-report, karma-validate-results and karma-batch status read as "
+                       "they read OUT: its manifest, every job's results, exit code and log, "
+                       "each distinct environment file once. Refused while jobs are pending, "
+                       "running or not submitted (unless --partial).")
+    a.add_argument("directory", metavar="OUT")
+    a.add_argument("-o", "--output", required=True, metavar="FILE.tar.xz")
+    a.add_argument("--partial", action="store_true",
+                   help="archive even though some jobs have not finished")
+    a.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    a.set_defaults(func=archive)
+
     r = sub.add_parser("reference-result", help="(job scripts) a reference program's "
                        "output -> karma results",
                        description="What the job script of a `reference:` run calls: reads "
@@ -681,7 +751,8 @@ def main(argv=None):
         return 0
     if not args.command:
         p.print_usage(sys.stderr)
-        print("karma-batch: error: name a command: generate, submit, status, wait or cancel",
+        print("karma-batch: error: name a command: generate, submit, status, wait, cancel "
+              "or archive",
               file=sys.stderr)
         return 2
     if getattr(args, "interval", 1) is not None and getattr(args, "interval", 1) <= 0:

@@ -20,7 +20,7 @@ import re
 import statistics
 import sys
 
-from . import __version__
+from . import ToolError, __version__, archive
 
 EXIT_OK, EXIT_OVER, EXIT_INPUT = 0, 1, 2
 BASELINE = "raw"
@@ -100,8 +100,10 @@ def number(entry, key, where):
 def load(path, time_key, name_filter):
     """{run_name: {"seconds": [...], "bytes_per_second": [...]}} and the errors."""
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+        # A file inside a results archive too (results/microbench/runs.tar.xz/...).
+        doc = json.loads(archive.read_bytes(path).decode("utf-8"))
+    except ToolError as e:
+        raise InputError(str(e)) from e
     except OSError as e:
         raise InputError(f"{path}: cannot read: {e.strerror}") from e
     except (json.JSONDecodeError, UnicodeDecodeError) as e:

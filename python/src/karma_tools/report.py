@@ -8,7 +8,7 @@ import shlex
 import shutil
 import sys
 
-from . import (ToolError, __version__, atomic_write, main_wrapper, read_json,
+from . import (ToolError, __version__, archive, atomic_write, main_wrapper, read_json,
                sides)
 from .results import find_json, format_size, format_value, is_number, load_set
 
@@ -33,10 +33,10 @@ Turns a directory of karma results into one Markdown report with plots:
     them: per round, then the worst of rounds).
 
 Plots go to PLOTS (default: plots/ beside the report), which the report owns
-and replaces whole. results/README.md is made with:
+and replaces whole. The report of the repository's results (not committed):
 
-  karma-report results --committed-only --intro results/README.intro.md \\
-      --compare-from campaigns/procurement/gpu-node.yaml -o results/README.md"""
+  karma-report results --committed-only --intro results/README.md \\
+      --compare-from campaigns/procurement/gpu-node.yaml -o results/report.md"""
 
 EPILOG = "exit status: 0 written; 2 bad input (no results, schema version); 3 could not " \
          "write, or no matplotlib for plots (use --no-plots)"
@@ -666,7 +666,7 @@ def sections_of(result_set):
         by_dir.setdefault(top(r.path), ([], []))[0].append(r)
     for b in result_set.benchmarks:
         by_dir.setdefault(top(b.path), ([], []))[1].append(b)
-    if os.path.isdir(root):
+    if archive.split(root) is None and os.path.isdir(root):
         for d in sorted(os.listdir(root)):
             if os.path.isfile(os.path.join(root, d, "README.md")):
                 by_dir.setdefault(d, ([], []))
@@ -756,9 +756,12 @@ def side_by_side(root, out_dir, compare_from=None):
                 (doc.get("campaign") or {}).get("name") == compare_from.name:
             specs = compare_from.compare
         name, _, tables, notes = sides.campaign_tables(path, specs)
-        where = os.path.relpath(os.path.dirname(path), out_dir)
+        # A campaign in an archive: the link goes to the archive.
+        holder = archive.archive_of(path)
+        where = os.path.relpath(holder if holder != path else os.path.dirname(path), out_dir)
+        link = where if holder != path else f"{where}/campaign.json"
         lines += [f"## Side by side: campaign {name} ({where})", "",
-                  f"_From [{where}/campaign.json]({where}/campaign.json); "
+                  f"_From [{link}]({link}); "
                   f"`karma-compare --campaign {where}` prints the same tables._", ""]
         lines += sides.markdown(tables, "###")
         missing = [n for n in notes if "no results" in n]
@@ -878,8 +881,8 @@ def main(argv=None):
         ours, sep, theirs = args.microbench_pair.partition(":")
         if not sep or not ours or not theirs:
             raise ToolError(f"--microbench-pair {args.microbench_pair}: expected OURS:THEIRS", 2)
-        if not os.path.isdir(args.results):
-            raise ToolError(f"{args.results}: not a directory", 2)
+        if not archive.isdir(args.results):
+            raise ToolError(f"{args.results}: not a directory or results archive", 2)
         if args.intro and not os.path.isfile(args.intro):
             raise ToolError(f"--intro {args.intro}: no such file", 2)
         for path in args.comparison:
@@ -890,7 +893,9 @@ def main(argv=None):
 
             compare_from = campaign_mod.load(args.compare_from, check_keys=False)
         result_set = load_set(args.results, committed_only=args.committed_only)
-        out_path = args.output or os.path.join(args.results, "report.md")
+        out_path = args.output or (os.path.join(args.results, "report.md")
+                                   if archive.split(args.results) is None else
+                                   args.results.removesuffix(archive.SUFFIX) + ".report.md")
         out_dir = os.path.dirname(os.path.abspath(out_path))
         plots_dir = os.path.abspath(args.plots_dir or os.path.join(out_dir, "plots"))
         staging = os.path.join(os.path.dirname(plots_dir),

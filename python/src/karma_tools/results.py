@@ -13,7 +13,7 @@ import math
 import os
 import subprocess
 
-from . import ToolError, describe, read_json
+from . import ToolError, archive, describe, read_json
 
 SCHEMA_VERSION = 2
 SCHEMA_VERSIONS = (1, 2)
@@ -355,30 +355,30 @@ def _git_ignored(paths, root):
 
 
 def find_json(path):
-    if os.path.isfile(path):
+    """The JSON files under path (a file, a directory or a results archive;
+    archives inside a directory are read as the folders they hold)."""
+    if archive.split(path) is None and os.path.isfile(path):
         return [path]
-    found = []
-    for root, dirs, files in os.walk(path):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(os.path.join(root, f) for f in sorted(files)
-                     if f.endswith(".json") and not f.startswith("."))
-    return found
+    return archive.walk_files(path, ".json")
 
 
 def load_set(path, label=None, committed_only=False, need_runs=True):
     """Every karma results document (and Google Benchmark file) under path.
     Rejects documents of another schema version and sets without results."""
-    label = label or os.path.basename(os.path.normpath(path)) or path
-    if not os.path.exists(path):
+    label = label or os.path.basename(os.path.normpath(path)).removesuffix(archive.SUFFIX) \
+        or path
+    if not archive.exists(path):
         raise ToolError(f"{path}: no such file or directory", 2)
     result = ResultSet(label, path)
     files = find_json(path)
     if committed_only:
-        root = path if os.path.isdir(path) else os.path.dirname(path) or "."
-        ignored = _git_ignored(files, root)
+        # git knows the archive, not the files inside it.
+        disk = archive.archive_of(path)
+        root = disk if os.path.isdir(disk) else os.path.dirname(disk) or "."
+        ignored = _git_ignored(sorted({archive.archive_of(f) for f in files}), root)
         result.skipped.extend((f, "ignored by git") for f in files
-                              if os.path.abspath(f) in ignored)
-        files = [f for f in files if os.path.abspath(f) not in ignored]
+                              if os.path.abspath(archive.archive_of(f)) in ignored)
+        files = [f for f in files if os.path.abspath(archive.archive_of(f)) not in ignored]
     for f in files:
         doc = read_json(f)
         if isinstance(doc, dict) and "schema_version" in doc:

@@ -26,7 +26,7 @@ import fnmatch
 import json
 import os
 
-from . import ToolError, read_json
+from . import ToolError, archive, read_json
 from .results import Run, check_run, format_size, format_value, is_number
 
 MANIFEST = "campaign.json"
@@ -38,9 +38,10 @@ def is_manifest(doc):
 
 
 def find_manifest(path):
-    """The manifest of a campaign directory (OUT, or a file in it)."""
-    candidate = path if os.path.isfile(path) else os.path.join(path, MANIFEST)
-    if not os.path.isfile(candidate):
+    """The manifest of a campaign directory (OUT, or a file in it) or of
+    its archive (karma-batch archive)."""
+    candidate = path if archive.isfile(path) else os.path.join(path, MANIFEST)
+    if not archive.isfile(candidate):
         raise ToolError(f"{path}: no {MANIFEST}: is it a directory made by "
                         "`karma-batch generate`?", 2)
     doc = read_json(candidate)
@@ -62,7 +63,7 @@ def _results_file(manifest_path, manifest, entry):
     tail = os.path.relpath(recorded, results_dir) if results_dir else os.path.basename(recorded)
     for candidate in (os.path.join(here, os.path.basename(results_dir), tail),
                       os.path.join(here, tail), recorded):
-        if os.path.isfile(candidate):
+        if archive.isfile(candidate):
             return candidate
     return None
 

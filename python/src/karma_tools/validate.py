@@ -20,7 +20,7 @@ import json
 import os
 import sys
 
-from . import APPS, __version__, main_wrapper, schemas
+from . import APPS, __version__, archive, main_wrapper, schemas
 
 PROGRAM = "karma-validate-results"
 EXIT_VALID, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
@@ -189,12 +189,11 @@ class _Tally:
 
 
 def check_file(path, in_directory, expect, tally):
-    if not os.path.isfile(path):
+    if not archive.isfile(path):
         tally.cannot_read(path, "not a regular file")
         return
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = archive.read_bytes(path)
     except OSError as e:
         tally.cannot_read(path, f"cannot read: {e.strerror}")
         return
@@ -218,12 +217,21 @@ def check_file(path, in_directory, expect, tally):
 
 
 def check_directory(directory, expect, tally):
+    """Every *.json under directory, results archives (a directory's or
+    directory itself) read as the folders they hold."""
     files, failure = [], []
-    for root, dirs, names in os.walk(directory, onerror=failure.append):
+    walked = () if archive.split(directory) is not None else \
+        os.walk(directory, onerror=failure.append)
+    if archive.split(directory) is not None:
+        files = archive.walk_files(directory, ".json")
+    for root, dirs, names in walked:
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         files += [os.path.join(root, n) for n in names
                   if n.endswith(".json") and not n.startswith(".")
                   and not os.path.isdir(os.path.join(root, n))]
+        files += [f for n in sorted(names) if archive.is_archive_name(n)
+                  and not n.startswith(".") and os.path.isfile(os.path.join(root, n))
+                  for f in archive.walk_files(os.path.join(root, n), ".json")]
     if failure:
         tally.cannot_read(failure[0].filename or directory,
                           f"cannot read the directory: {failure[0].strerror}")
@@ -292,9 +300,9 @@ def run(args):
     schemas.load("results.schema.json")  # a wrong schema stops before any file
     tally = _Tally()
     for path in paths:
-        if not os.path.lexists(path):
+        if not archive.exists(path):
             tally.cannot_read(path, "no such file or directory")
-        elif os.path.isdir(path):
+        elif archive.isdir(path):
             check_directory(path, expect, tally)
         else:
             check_file(path, False, expect, tally)

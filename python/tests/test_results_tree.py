@@ -1,0 +1,142 @@
+"""The committed results/: every table a README there gives a command for is
+made again from the archives and compared; the reports that are not
+committed (results/report.md, the comparison's report) still generate; every
+measurement JSON listed in results/measurements.sha256 is inside an archive,
+byte for byte, and the archives hold no other."""
+
+import hashlib
+import json
+import os
+import re
+import shlex
+import subprocess
+
+import pytest
+
+from conftest import ROOT, tool
+from karma_tools import archive
+
+RESULTS = os.path.join(ROOT, "results")
+MEASUREMENTS = os.path.join(RESULTS, "measurements.sha256")
+# Counted in the folders when they became archives (1929 karma results
+# documents, 22 Google Benchmark files); raise it with the list.
+MEASURED = 1951
+OUTPUT_FLAGS = ("--markdown", "--csv", "--json", "-o")
+
+
+def readme_commands():
+    """[(README, [argv, ...])]: the karma-compare and karma-report commands
+    of each README's ```sh blocks that read the committed results (a word
+    under results/), continuation lines joined, in order; the others show
+    how a run was made."""
+    found = []
+    for folder, dirs, files in os.walk(RESULTS):
+        dirs.sort()
+        if "README.md" not in files:
+            continue
+        path = os.path.join(folder, "README.md")
+        text = open(path, encoding="utf-8").read()
+        commands = []
+        for block in re.findall(r"```sh\n(.*?)```", text, re.S):
+            for line in block.replace("\\\n", " ").splitlines():
+                if line.split()[:1] not in (["karma-compare"], ["karma-report"]):
+                    continue
+                words = shlex.split(line)
+                if any(re.match(r"^([a-z0-9]+=)?results/", w) for w in words):
+                    commands.append(words)
+        if commands:
+            found.append((os.path.relpath(path, ROOT), commands))
+    return found
+
+
+COMMANDS = readme_commands()
+
+
+@pytest.mark.parametrize("readme,commands", COMMANDS, ids=[c[0] for c in COMMANDS])
+def test_the_committed_tables_come_from_the_archives(tmp_path, readme, commands):
+    """Each command as its README gives it, run in the repository's top
+    folder with its outputs written elsewhere: a committed output must come
+    out byte for byte; one that is not committed (a report) must be made.
+    Outputs of earlier commands stand in for their paths in later ones."""
+    written = {}
+    for words in commands:
+        argv, outputs = [], []
+        for i, w in enumerate(words):
+            if i and words[i - 1] in OUTPUT_FLAGS:
+                written[w] = str(tmp_path / w)
+                os.makedirs(os.path.dirname(written[w]), exist_ok=True)
+                outputs.append(w)
+            argv.append(written.get(w, w))
+        if words[0] == "karma-report":
+            argv.append("--no-plots")  # plots take minutes; the report is the subject
+        r = tool(*argv, cwd=ROOT, timeout=600)
+        assert r.returncode == 0, (words, r.stderr)
+        for out in outputs:
+            made = open(written[out], encoding="utf-8").read()
+            committed = os.path.join(ROOT, out)
+            if os.path.exists(committed):
+                assert made == open(committed, encoding="utf-8").read(), \
+                    f"{out} is not what `{shlex.join(words)}` makes now"
+            else:
+                assert made, out
+
+
+def test_every_committed_table_has_its_command():
+    made = {w for _, commands in COMMANDS for words in commands
+            for i, w in enumerate(words) if i and words[i - 1] in OUTPUT_FLAGS}
+    tables = {os.path.relpath(os.path.join(d, f), ROOT) for d, _, files in os.walk(RESULTS)
+              for f in files if f.endswith(".ratios.md") or f == "comparison.md"}
+    assert tables and tables <= made, sorted(tables - made)
+
+
+def _is_measurement(data):
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return False
+    return isinstance(doc, dict) and ("schema_version" in doc and "app" in doc
+                                      or "benchmarks" in doc and "context" in doc)
+
+
+def test_nothing_measured_is_lost():
+    """The list was made from the folders before they became archives. Each
+    entry must be in its archive with the same bytes; the archives must hold
+    no measurement the list lacks, and the list must keep its length: a
+    measurement dropped from both the archives and the list fails here."""
+    listed = {}
+    for line in open(MEASUREMENTS, encoding="utf-8"):
+        digest, path = line.rstrip("\n").split("  ", 1)
+        listed[path] = digest
+    assert len(listed) == MEASURED
+    for path, digest in sorted(listed.items()):
+        full = os.path.join(ROOT, path)
+        assert archive.split(full), f"{path}: not inside an archive"
+        assert hashlib.sha256(archive.read_bytes(full)).hexdigest() == digest, path
+    inside = {os.path.relpath(p, ROOT) for p in archive.walk_files(RESULTS, ".json")
+              if archive.split(p) and _is_measurement(archive.read_bytes(p))}
+    assert inside == set(listed)
+
+
+def test_no_loose_measurements_and_no_generated_report():
+    """A measurement lives in an archive; results/README.md is the written
+    index, not karma-report's output."""
+    loose = [os.path.join(d, f) for d, _, files in os.walk(RESULTS) for f in files
+             if f.endswith(".json")]
+    assert not loose
+    assert not open(os.path.join(RESULTS, "README.md")).read().count("_Made by `karma-report")
+
+
+def test_results_stay_small():
+    """The issue's targets: results/ at most 15 MB, the repository at most 800
+    tracked files (where git is at hand)."""
+    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(RESULTS)
+               for f in files)
+    assert size <= 15e6
+    try:
+        out = subprocess.run(["git", "-C", ROOT, "ls-files"], capture_output=True, text=True,
+                             timeout=60)
+    except OSError:
+        pytest.skip("no git")
+    if out.returncode != 0:
+        pytest.skip("not a git checkout")
+    assert len(out.stdout.splitlines()) <= 800
