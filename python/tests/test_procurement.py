@@ -127,6 +127,21 @@ def test_ratio_tables_pair_only_the_same_work(tmp_path):
     assert "could pair" not in r.stdout and "mgs: Kokkos / hand-written CUDA" in r.stdout
 
 
+def test_a_denominator_that_names_its_run_may_be_another_mini_app(tmp_path):
+    """hexgrad's GB/s as a fraction of karma-stream's copy in the same round:
+    the campaign names the copy's run, so the table pairs across mini-apps."""
+    side_by_side = os.path.join(ROOT, "results", "campaigns", "h200",
+                                "hexgrad-side-by-side.tar.xz")
+    r = tool("karma-compare", "--campaign", side_by_side, "--json", tmp_path / "t.json")
+    assert r.returncode == 0, r.stderr
+    table = next(t for t in load_json(tmp_path / "t.json")["tables"]
+                 if t["name"] == "fraction-of-copy")
+    assert table["denominator"] == {"run": ["stream-copy"], "kernel": ["copy"]}
+    assert len(table["rows"]) == 20 and \
+        {(row["numerator"], row["denominator"]) for row in table["rows"]} == \
+        {("gradients", "copy")}
+
+
 def test_compare_from_refuses_a_campaign_that_names_other_runs(tmp_path):
     text = open(CAMPAIGN).read().replace("numerator: {run: host-stream}",
                                          "numerator: {run: host-streams}")
