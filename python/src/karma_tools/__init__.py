@@ -95,16 +95,19 @@ def read_json(path):
     return doc
 
 
-def atomic_write(path, text):
-    """Writes text to path through a temporary file and a rename, so a
-    reader never sees half a file."""
+def atomic_write(path, content):
+    """Writes content (text, or bytes as they are) to path through a synced
+    temporary file and a rename, so a reader never sees half a file."""
     import os
 
     directory = os.path.dirname(os.path.abspath(path))
     temporary = os.path.join(directory, f".{os.path.basename(path)}.tmp.{os.getpid()}")
+    data = content.encode("utf-8") if isinstance(content, str) else content
     try:
-        with open(temporary, "w", encoding="utf-8") as f:
-            f.write(text)
+        with open(temporary, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(temporary, path)
     except OSError as e:
         try:

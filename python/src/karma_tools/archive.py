@@ -33,7 +33,7 @@ import sys
 import tarfile
 from collections import OrderedDict
 
-from . import ToolError, __version__, main_wrapper
+from . import ToolError, __version__, atomic_write, main_wrapper
 
 SUFFIX = ".tar.xz"
 FORMAT = 1
@@ -153,20 +153,7 @@ def write(folder, out, kind, name=None):
     if not is_archive_name(out):
         raise ToolError(f"{out}: an archive's name ends in {SUFFIX}", 2)
     data = build(folder, kind, name)
-    directory = os.path.dirname(os.path.abspath(out))
-    temporary = os.path.join(directory, f".{os.path.basename(out)}.tmp.{os.getpid()}")
-    try:
-        with open(temporary, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temporary, out)
-    except OSError as e:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise ToolError(f"cannot write {out}: {e.strerror}", 3) from None
+    atomic_write(out, data)
     _CACHE.pop(os.path.abspath(out), None)
     return data
 
