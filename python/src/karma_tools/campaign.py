@@ -16,7 +16,7 @@ import re
 import shutil
 import subprocess
 
-from . import APPS, ToolError, yamlread
+from . import APPS, ToolError, deckvalues, yamlread
 
 CAMPAIGN_HELP = """\
 A campaign file (YAML) lists runs of karma mini-apps; karma-batch writes one
@@ -466,40 +466,6 @@ def schema_types(schema):
     return types
 
 
-def parse_help_keys(text):
-    """Deck keys from a mini-app's --help: 'section:' lines, then '  key  (' lines."""
-    return set(parse_help_types(text))
-
-
-def parse_help_types(text):
-    """{deck key: DeckType or None} from a mini-app's --help, whose lines
-    read '  key  (TYPE; default: VALUE)' under 'section:' (deck.cpp's
-    help_text and describe_type)."""
-    types, section, in_keys = {}, None, False
-    for line in text.splitlines():
-        if line.startswith("deck keys:"):
-            in_keys = True
-            continue
-        if not in_keys:
-            continue
-        m = re.match(r"^([A-Za-z0-9_]+):\s*$", line)
-        if m:
-            section = m.group(1)
-            continue
-        m = re.match(r"^  ([A-Za-z0-9_]+)  \((.*); default: .*\)\s*$", line)
-        if m and section:
-            types[f"{section}.{m.group(1)}"] = DeckType.parse(m.group(2))
-            continue
-        m = re.match(r"^  ([A-Za-z0-9_]+)  \(", line)
-        if m and section:
-            types[f"{section}.{m.group(1)}"] = None
-    return types
-
-
-_BOUND = r"(-?[0-9][0-9.eE+-]*)"
-_RANGE = re.compile(rf"^(?: >= {_BOUND})?(?:,? +<= {_BOUND})?$")
-
-
 class DeckType:
     """A deck key's type as the mini-app's --help describes it, and the
     mini-app's own reading of a value (deck.cpp's convert), so a campaign's
@@ -552,39 +518,6 @@ class DeckType:
                        "choice_list", choices=items["enum"], lengths=lengths)
         return None
 
-    @classmethod
-    def parse(cls, text):
-        """From describe_type's text; None for a text it does not know."""
-        def bounds(rest):
-            m = _RANGE.match(rest)
-            if not m:
-                return None
-            try:
-                return tuple(None if g is None else float(g) for g in m.groups())
-            except ValueError:
-                return None
-
-        for kind, prefix in (("integer", "an integer"), ("number", "a number")):
-            if text.startswith(prefix):
-                b = bounds(text[len(prefix):])
-                return cls(text, kind, *b) if b else None
-        if text == "true or false":
-            return cls(text, "boolean")
-        if text == "a string":
-            return cls(text, "string")
-        if text.startswith("one of "):
-            return cls(text, "choice", choices=text[len("one of "):].split("|"))
-        m = re.match(r"^a list of((?: [0-9]+(?: or [0-9]+)*)?)( integers(.*)| of (.*)| (.*))$",
-                     text)
-        if not m:
-            return None
-        lengths = [int(n) for n in re.findall(r"[0-9]+", m.group(1))]
-        if m.group(3) is not None:
-            b = bounds(m.group(3))
-            return cls(text, "integer_list", *b, lengths=lengths) if b else None
-        choices = (m.group(4) if m.group(4) is not None else m.group(5)).split("|")
-        return cls(text, "choice_list", choices=choices, lengths=lengths)
-
     def problem(self, node):
         """Why the mini-app would refuse this value (a yamlread Node of the
         text it will be given), or None."""
@@ -621,7 +554,7 @@ class DeckType:
         text = self._text(node)
         shown = f"'{_short(text)}'"
         if kind == "integer":
-            value = _deck_integer(text)
+            value = deckvalues.deck_integer(text)
             if value is None:
                 return shown + (" does not fit a 64-bit integer" if _looks_like_integer(text)
                                 else " is not an integer")
@@ -647,40 +580,11 @@ class DeckType:
         return None
 
 
-_DECIMAL = re.compile(r"^[-+]?[0-9]+$")
-
-
 def _looks_like_integer(text):
     base, caret, exponent = text.partition("^")
     if not caret:
-        return bool(_DECIMAL.match(text))
-    return bool(_DECIMAL.match(base) and re.match(r"^[0-9]+$", exponent))
-
-
-def _deck_integer(text):
-    """deck.cpp's parse_integer: [+-]digits or base^exponent in 64 bits."""
-    low, high = -2**63, 2**63 - 1
-    base, caret, exponent = text.partition("^")
-    if not _DECIMAL.match(base) or (caret and not _DECIMAL.match(exponent)):
-        return None
-    if any(len(t.lstrip("+-").lstrip("0")) > 20 for t in (base, exponent)):
-        return None  # beyond 64 bits (and int() of thousands of digits is refused)
-    b = int(base)
-    if not caret:
-        return b if low <= b <= high else None
-    e = int(exponent)
-    if not low <= b <= high or e < 0:
-        return None
-    if b == 0:
-        return 1 if e == 0 else 0
-    if b == 1:
-        return 1
-    if b == -1:
-        return -1 if e % 2 else 1
-    if e > 63:  # |base| >= 2 overflows 64 bits by then
-        return None
-    v = b ** e
-    return v if low <= v <= high else None
+        return bool(deckvalues.DECIMAL.match(text))
+    return bool(deckvalues.DECIMAL.match(base) and re.match(r"^[0-9]+$", exponent))
 
 
 def _deck_number(text):
@@ -1040,7 +944,7 @@ def _fill(check, node, path, text, variables, deck_values=None, keep=()):
     """text with {NAME} replaced by campaign variables and, given deck_values
     ({key: override text}), {KEY} or {KEY[i]} by a job's deck values, integers
     written out (2^25 -> 33554432)."""
-    from .reference import deck_value
+    from .deckvalues import deck_value
 
     def one(m):
         name, index = m.group(1), m.group(2)
@@ -1091,7 +995,7 @@ def _selection(check, node, path, run_names):
             for k, v in value.value.items():
                 if not _DECK_KEY.match(k):
                     check.fail(v, f"{where}.{k}", "not a deck key (section.key)", at_key=True)
-            from .reference import deck_value
+            from .deckvalues import deck_value
 
             out[key] = {k: deck_value(v.plain()) for k, v in value.value.items()}
             continue

@@ -16,6 +16,7 @@ import io
 import math
 
 from . import ToolError, __version__, yamlread
+from .deckvalues import deck_value
 
 FORMATS = ("babelstream",)
 
@@ -84,21 +85,6 @@ def read_babelstream_csv(text, source="<BabelStream output>"):
     if not kernels:
         raise ToolError(f"{source}:{start + 1}: the BabelStream table has no rows", 2)
     return kernels
-
-
-def deck_value(value):
-    """A deck value as the mini-apps resolve it: integers written base^exp
-    (2^25) become numbers, recursively in lists and mappings."""
-    from .campaign import _deck_integer
-
-    if isinstance(value, dict):
-        return {k: deck_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [deck_value(v) for v in value]
-    if isinstance(value, str):
-        number = _deck_integer(value)
-        return value if number is None else number
-    return value
 
 
 def resolve_deck(path, overrides):
