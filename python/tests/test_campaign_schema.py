@@ -1,18 +1,19 @@
-"""schemas/campaign.schema.json: every campaign file under campaigns/
-conforms; its keys, choices and patterns are campaign.py's own (imported, so
-a key added on one side only fails here); and campaigns that campaign.py
-refuses for their shape the schema refuses too, and the other way round.
+"""karma_tools/schemas/campaign.schema.json, the campaign file's format:
+every campaign file under campaigns/ conforms; campaign.py reads its keys,
+choices and patterns from it and checks every file against it last; and
+campaigns that campaign.py refuses for their shape the schema refuses too,
+and the other way round.
 karma-batch generate stops on them with exit 2 and one line naming
 file:line:col and the key, writing nothing."""
 
 import glob
+import json
 import os
-import re
 
 import pytest
 
 from conftest import DATA, ROOT, tool, write
-from karma_tools import APPS, ToolError, campaign, schemas, yamlread
+from karma_tools import ToolError, campaign, schemas, yamlread
 
 SMALL_DECK = os.path.join(ROOT, "inputs", "stream", "small.yaml")
 CAMPAIGNS = sorted(glob.glob(os.path.join(ROOT, "campaigns", "**", "*.yaml"), recursive=True)
@@ -37,47 +38,22 @@ def test_shipped_campaigns_conform(validator, path):
     assert schemas.problems(validator, read(path)) == []
 
 
-def test_keys_choices_and_patterns_are_campaign_pys(validator):
-    schema = validator.schema
-    defs = schema["$defs"]
-    run, comparison = defs["run"], defs["comparison"]
-    # Every mapping campaign.py reads with a key list refuses other keys.
-    for where, keys in ((schema, campaign.TOP_KEYS), (run, campaign.RUN_KEYS),
-                        (comparison, campaign.COMPARE_KEYS),
-                        (defs["selection"], campaign.SELECTION_KEYS),
-                        (defs["environment"], campaign.ENV_KEYS),
-                        (schema["properties"]["slurm"], campaign.SLURM_KEYS),
-                        (schema["properties"]["pbs"], campaign.PBS_KEYS)):
-        assert list(where["properties"]) == list(keys)
-        assert where["additionalProperties"] is False
-    assert schema["required"] == ["name", "runs"]
-    assert run["required"] == ["name", "app", "deck"]
-    assert comparison["required"] == ["name", "numerator", "denominator"]
-    # A per-run override takes the same values as the campaign's key.
-    shared = set(campaign.TOP_KEYS) & set(campaign.RUN_KEYS) - {"name"}
-    assert shared >= {"time", "launcher", "environment", "ranks_per_node"}
-    for key in shared:
-        assert run["properties"][key] == schema["properties"][key], key
+def test_the_schema_has_the_last_word(tmp_path, monkeypatch):
+    """After campaign.py's own checks, the whole file is checked against the
+    schema: what only the schema refuses is refused too, at file:line:col."""
+    import jsonschema
 
-    top = schema["properties"]
-    assert top["scheduler"]["enum"] == list(campaign.SCHEDULERS)
-    assert top["round_order"]["enum"] == list(campaign.ROUND_ORDERS)
-    assert run["properties"]["reference"]["enum"] == list(campaign.REFERENCES)
-    aggregate = comparison["properties"]["aggregate"]["anyOf"]
-    assert aggregate[0]["enum"] == aggregate[1]["items"]["enum"] == list(campaign.AGGREGATES)
-    launcher = defs["launcher"]["anyOf"]
-    assert launcher[0]["enum"] == list(campaign.LAUNCHERS)
-    assert re.findall(r"\w+", launcher[1]["not"]["pattern"]) == list(campaign.PLACEHOLDERS)
-    assert [c["then"].get("properties", {}).get("app", {}).get("enum") or
-            c["if"]["properties"]["app"]["not"]["enum"] for c in run["allOf"]] == [list(APPS)] * 2
-
-    assert defs["name"]["pattern"] == campaign._NAME.pattern
-    assert defs["deck_key"]["pattern"] == campaign._DECK_KEY.pattern
-    assert run["properties"]["app"]["pattern"] == campaign._APP.pattern
-    assert comparison["properties"]["metric"]["pattern"] == campaign._METRIC.pattern
-    for names in (top["variables"], defs["environment"]["properties"]["variables"]):
-        assert names["propertyNames"]["pattern"] == campaign._ENV_NAME.pattern
-    assert defs["count"]["maximum"] == defs["gpus_per_rank"]["maximum"] == campaign.INT_MAX
+    strict = json.loads(json.dumps(schemas.load("campaign.schema.json").schema))
+    strict["properties"]["name"]["maxLength"] = 3
+    validator = jsonschema.Draft202012Validator(strict)
+    monkeypatch.setattr(schemas, "load", lambda name: validator)
+    path = write(str(tmp_path / "c.yaml"), "name: longer\nscheduler: local\nruns:\n" + RUN)
+    with pytest.raises(ToolError) as e:
+        campaign.load(path, out_dir=str(tmp_path / "out"), check_keys=False)
+    assert str(e.value).startswith(f"{path}:1:7: name: "), str(e.value)
+    assert e.value.code == 2 and "\n" not in str(e.value)
+    write(path, "name: abc\nscheduler: local\nruns:\n" + RUN)
+    assert campaign.load(path, out_dir=str(tmp_path / "out"), check_keys=False).name == "abc"
 
 
 RUN = f"  - name: a\n    app: stream\n    deck: {SMALL_DECK}\n"

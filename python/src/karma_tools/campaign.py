@@ -16,7 +16,7 @@ import re
 import shutil
 import subprocess
 
-from . import APPS, ToolError, deckvalues, yamlread
+from . import APPS, ToolError, deckvalues, schemas, yamlread
 
 CAMPAIGN_HELP = """\
 A campaign file (YAML) lists runs of karma mini-apps; karma-batch writes one
@@ -110,35 +110,37 @@ them: on, off, yes and no are strings (run.energy: on is passed as 'on'),
 00:30:00 is a string, and 010 is no integer (octal or decimal, by version).
 """
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_APP = re.compile(r"^[a-z0-9][a-z0-9_]*$")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_DECK_KEY = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)+$")
+# The campaign file's format is its JSON Schema (karma_tools/schemas): the
+# keys, choices and patterns the checks below use are read from it.
+with open(os.path.join(schemas.schemas_dir(), "campaign.schema.json"), encoding="utf-8") as _f:
+    _SCHEMA = json.load(_f)
+_DEFS, _TOP = _SCHEMA["$defs"], _SCHEMA["properties"]
+_RUN, _COMPARISON = _DEFS["run"]["properties"], _DEFS["comparison"]["properties"]
+
+_NAME = re.compile(_DEFS["name"]["pattern"])
+_APP = re.compile(_RUN["app"]["pattern"])
+_ENV_NAME = re.compile(_TOP["variables"]["propertyNames"]["pattern"])
+_DECK_KEY = re.compile(_DEFS["deck_key"]["pattern"])
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)(?:\[([0-9]+)\])?\}")
-_METRIC = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+_METRIC = re.compile(_COMPARISON["metric"]["pattern"])
 
-LAUNCHERS = ("srun", "mpirun", "mpiexec", "none")
-PLACEHOLDERS = ("nodes", "ranks", "ranks_per_node", "gpus_per_rank", "cpus_per_rank")
+LAUNCHERS = tuple(_DEFS["launcher"]["anyOf"][0]["enum"])
+PLACEHOLDERS = tuple(re.findall(r"\w+", _DEFS["launcher"]["anyOf"][1]["not"]["pattern"]))
 
-TOP_KEYS = ("name", "scheduler", "results_dir", "bin_dir", "time", "ranks_per_node",
-            "gpus_per_rank", "cpus_per_rank", "launcher", "environment", "slurm", "pbs",
-            "variables", "round_order", "runs", "compare")
-RUN_KEYS = ("name", "app", "deck", "set", "sweep", "args", "nodes", "ranks_per_node",
-            "gpus_per_rank", "cpus_per_rank", "scaling", "scaling_key", "repeat", "time",
-            "launcher", "executable", "environment", "reference")
-SCHEDULERS = ("slurm", "pbs", "local")
-ROUND_ORDERS = ("interleaved", "alternate")
-COMPARE_KEYS = ("name", "title", "metric", "higher_is_better", "numerator", "denominator",
-                "match", "label", "same_variant", "same_kernel", "aggregate")
-SELECTION_KEYS = ("run", "implementation", "variant", "kernel", "deck")
-AGGREGATES = ("worst", "best", "median")
-REFERENCES = ("babelstream",)
-ENV_KEYS = ("setup", "modules", "variables")
-SLURM_KEYS = ("partition", "account", "qos", "constraint", "exclusive", "extra")
-PBS_KEYS = ("flavor", "queue", "account", "place", "extra")
+TOP_KEYS = tuple(_TOP)
+RUN_KEYS = tuple(_RUN)
+SCHEDULERS = tuple(_TOP["scheduler"]["enum"])
+ROUND_ORDERS = tuple(_TOP["round_order"]["enum"])
+COMPARE_KEYS = tuple(_COMPARISON)
+SELECTION_KEYS = tuple(_DEFS["selection"]["properties"])
+AGGREGATES = tuple(_COMPARISON["aggregate"]["anyOf"][0]["enum"])
+REFERENCES = tuple(_RUN["reference"]["enum"])
+ENV_KEYS = tuple(_DEFS["environment"]["properties"])
+SLURM_KEYS = tuple(_TOP["slurm"]["properties"])
+PBS_KEYS = tuple(_TOP["pbs"]["properties"])
 
 # Counts beyond a C int mean a typo, and the mini-apps and launchers take ints.
-INT_MAX = 2**31 - 1
+INT_MAX = _DEFS["count"]["maximum"]
 # More jobs than this is a typo too (repeat: 100000), and would take long to write.
 MAX_JOBS = 10000
 
@@ -712,10 +714,44 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
         elif not os.path.isabs(exe) and not shutil.which(exe):
             warnings.append(f"{exe} is not in PATH here; the jobs look for it in theirs "
                             f"(or set bin_dir){unchecked}")
+    _conforms(path, root)
     return Campaign(name=name, path=os.path.abspath(path), sha256=hashlib.sha256(data).hexdigest(),
                     scheduler=scheduler, results_dir=results_dir, slurm=slurm, pbs=pbs,
                     jobs=jobs, warnings=warnings, variables=names, round_order=round_order,
                     compare=compare)
+
+
+def _conforms(path, root):
+    """The whole file against the campaign's JSON Schema, after the checks
+    above (whose messages say more): the first problem as file:line:col."""
+    found = schemas.problems(schemas.load("campaign.schema.json"), root.plain())
+    if found:
+        where, _, _ = found[0].partition(": ")
+        node = _node_at(root, where)
+        raise ToolError(f"{path}:{node.line}:{node.col}: {found[0]}", 2)
+
+
+def _node_at(node, where):
+    """The deepest node of root on the dotted path (keys may hold dots)."""
+    parts = re.findall(r"[^.\[\]]+|\[[0-9]+\]", where)
+    i = 0
+    while i < len(parts):
+        if isinstance(node.value, list) and parts[i].startswith("["):
+            index = int(parts[i][1:-1])
+            if index >= len(node.value):
+                break
+            node, i = node.value[index], i + 1
+            continue
+        if not isinstance(node.value, dict):
+            break
+        for j in range(len(parts), i, -1):  # the longest key that is there
+            key = ".".join(parts[i:j])
+            if key in node.value:
+                node, i = node.value[key], j
+                break
+        else:
+            break
+    return node
 
 
 def _launcher(check, node, path):
