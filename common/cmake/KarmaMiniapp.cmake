@@ -1,10 +1,31 @@
 # karma_add_miniapp(NAME source...): the executable karma-NAME on the core.
+# Its main.cpp includes karma_code_table.hpp, the source hashes of its code
+# (karma/code_version.hpp), made from the sources at every build.
 function(karma_add_miniapp name)
   set(target karma-${name})
   add_executable(${target} ${ARGN})
+  karma_code_table(${target} ${name})
   target_link_libraries(${target} PRIVATE karma::core karma_warnings)
   karma_kokkos_sources(${target})
   install(TARGETS ${target} EXPORT karmaTargets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endfunction()
+
+function(karma_code_table target name)
+  set(python "${KARMA_TOOLS_BASE_PYTHON}")
+  if(NOT python)
+    find_package(Python3 REQUIRED COMPONENTS Interpreter)
+    set(python "${Python3_EXECUTABLE}")
+  endif()
+  set(dir "${CMAKE_CURRENT_BINARY_DIR}/code_table")
+  file(GLOB sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/miniapps/${name}/*.hpp"
+    "${PROJECT_SOURCE_DIR}/miniapps/${name}/*.cpp" "${PROJECT_SOURCE_DIR}/common/include/karma/*.hpp")
+  set(script "${PROJECT_SOURCE_DIR}/python/src/karma_tools/codeversion.py")
+  add_custom_command(OUTPUT "${dir}/karma_code_table.hpp"
+    COMMAND "${python}" -B "${script}" "${PROJECT_SOURCE_DIR}" ${name} "${dir}/karma_code_table.hpp"
+    DEPENDS ${sources} "${script}"
+    COMMENT "Code versions of karma-${name}" VERBATIM)
+  target_sources(${target} PRIVATE "${dir}/karma_code_table.hpp")
+  target_include_directories(${target} PRIVATE "${dir}")
 endfunction()
 
 set(KARMA_RUN_TEST_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/run_test.cmake")

@@ -309,10 +309,13 @@ nlohmann::json results_json(const App& app, const CommandLine& cli, const Deck& 
   doc["date"] = started;
   doc["duration_s"] = duration_s;
   doc["command_line"] = command;
+  // The schema travels with the results: a key that an older result lacks
+  // is read at the default declared here, so the tools need no executable.
   doc["deck"] = {{"path", deck.source()},
                  {"sha256", deck.sha256()},
                  {"overrides", cli.overrides},
-                 {"resolved", deck.resolved()}};
+                 {"resolved", deck.resolved()},
+                 {"schema", app.schema.json_schema("karma-" + app.name + " deck")}};
   doc["job"] = describe_job();
 
   std::vector<std::string> hosts;
@@ -394,6 +397,13 @@ nlohmann::json results_json(const App& app, const CommandLine& cli, const Deck& 
                           {"units", k.fom_units},
                           {"higher_is_better", k.higher_is_better},
                           {"from", "minimum time"}}}};
+    if (app.code && !k.code.empty()) {
+      const CodeVersion v = code_version(*app.code, k.code, k.launch);
+      j["code_version"] = v.version;
+      j["code"] = {{"symbols", k.code}, {"source", v.source}, {"launch", k.launch}};
+    } else if (app.code) {
+      throw std::logic_error("kernel '" + k.name + "' names no code: set Variant::code");
+    }
     j.update(k.extra);
     if (const auto e = efficiency(j); !e.empty()) j["efficiency"] = e;
     kernels.push_back(j);

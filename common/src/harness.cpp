@@ -49,6 +49,8 @@ KernelResult kernel_result(const Variant& variant, const Stats& time) {
   r.variant = variant.variant;
   r.bytes = variant.bytes;
   r.flops = variant.flops;
+  r.code = variant.code;
+  r.launch = variant.launch;
   r.time = time;
   const FigureOfMerit& f = variant.fom;
   switch (f.from) {

@@ -114,6 +114,9 @@ NeighbourStorage arborx_storage_of(int lanes) {
   s.name = name_of(s.kind);
   s.implementation = "arborx";
   s.uses_cells = false;
+  s.build_code = {"karma::contact::ArborRows", "karma::contact::ArborBoxes",
+                  "karma::contact::ArborQueries", "karma::contact::OtherElements"};
+  s.stats_code = {"karma::contact::array_row_stats", "karma::contact::CompressedAccess"};
   s.build = [a](const Search& search, const Phase& phase, StorageRecord& rec) {
     const Exec space;
     phase("search", [&] {

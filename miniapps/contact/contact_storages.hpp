@@ -56,6 +56,9 @@ struct NeighbourStorage {
   // growing and refilling, or the second pass).
   std::function<void(const Search& search, const Phase& phase, StorageRecord& record)> build;
   std::function<void(const RowStats& out)> row_stats;
+  // What build and row_stats run, for the kernels' code versions
+  // (karma/code_version.hpp); binning adds itself where uses_cells.
+  std::vector<std::string> build_code, stats_code;
   std::function<std::int64_t()> bytes;
   // Rows still past capacity after the build (dynamic rows only can have any).
   std::function<std::int64_t()> overflowed_rows;
@@ -74,6 +77,8 @@ inline NeighbourStorage linked_list_storage(Index elements, std::int64_t entries
   NeighbourStorage s;
   s.kind = Storage::linked_list;
   s.name = name_of(s.kind);
+  s.build_code = {"karma::contact::fill_lists", "karma::contact::grow_pool"};
+  s.stats_code = {"karma::contact::list_row_stats"};
   s.build = [ll](const Search& search, const Phase& phase, StorageRecord& rec) {
     PoolUse use;
     phase("search", [&] { use = fill_lists(search, *ll); });
@@ -112,6 +117,8 @@ inline NeighbourStorage csr_storage(Index elements, std::int64_t entries, int la
   NeighbourStorage s;
   s.kind = Storage::csr;
   s.name = name_of(s.kind);
+  s.build_code = {"karma::contact::count_rows", "karma::contact::fill_rows"};
+  s.stats_code = {"karma::contact::array_row_stats", "karma::contact::CompressedAccess"};
   s.build = [csr](const Search& search, const Phase& phase, StorageRecord& rec) {
     phase("search", [&] { count_rows(search, *csr); });
     phase("fill", [&] {
@@ -147,6 +154,8 @@ NeighbourStorage dynamic_storage(Index elements, std::int64_t capacity, int lane
   NeighbourStorage s;
   s.kind = Storage::dynamic;
   s.name = name_of(s.kind);
+  s.build_code = {"karma::contact::fill_dynamic", "karma::contact::recover_dynamic"};
+  s.stats_code = {"karma::contact::array_row_stats", "karma::contact::DynamicAccess"};
   s.build = [dyn](const Search& search, const Phase& phase, StorageRecord& rec) {
     std::int64_t refilled = 0;
     phase("search", [&] { fill_dynamic(search, *dyn); });

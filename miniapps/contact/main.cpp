@@ -34,6 +34,7 @@ inline nlohmann::json arborx_json(bool) { return nullptr; }
 #include "karma/harness.hpp"
 #include "karma/profiling.hpp"
 #include "karma/progress.hpp"
+#include "karma_code_table.hpp"
 
 #include <sys/resource.h>
 
@@ -699,7 +700,10 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   for (std::size_t k = 0; k < chosen.size(); ++k) {
     report.kernels.push_back(build_result(chosen[k], storages[k].implementation, times[k],
                                           linked_list, *records[k], binning, run, exchange));
+    report.kernels.back().code = storages[k].build_code;
+    if (storages[k].uses_cells) report.kernels.back().code.push_back("karma::contact::bin");
     report.kernels.push_back(stats_result(chosen[k], times[k], linked_list, *records[k], run));
+    report.kernels.back().code = storages[k].stats_code;
     storages_json[chosen[k]] = storage_json(cfg.storages[k], *records[k], run.elements,
                                             log.total_entries / run.steps_timed);
   }
@@ -764,6 +768,6 @@ int main(int argc, char* argv[]) {
       "contact",
       "contact detection between two moving blocks of hexahedra: neighbour lists in "
       "linked lists, compressed rows or dynamic ragged rows, and row statistics over them",
-      contact_schema(), run_contact};
+      contact_schema(), run_contact, &generated::code_table};
   return run_main(argc, argv, app);
 }

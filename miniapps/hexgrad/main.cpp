@@ -12,6 +12,7 @@
 #include "karma/harness.hpp"
 #include "karma/overflow.hpp"
 #include "karma/partition.hpp"
+#include "karma_code_table.hpp"
 
 #include <algorithm>
 #include <array>
@@ -238,11 +239,14 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     hg = Kokkos::create_mirror_view(g);
     Kokkos::deep_copy(hg, g);
     v.run = [&] { reference_gradients(hx, hg, timed); };
+    v.code = {"karma::hexgrad::reference_gradients"};
   } else if (cfg.implementation == Implementation::kokkos) {
     const typename View::const_type xc = x;
     v.run = [=] { gradients<Index>(xc, g, r); };
+    v.code = {"karma::hexgrad::gradients"};
   } else {
     v.run = native::launcher<T, Index>(x, g, n, r);
+    v.code = {"karma::hexgrad::native::launcher"};
   }
   Plan plan;
   plan.warmup = cfg.warmup;
@@ -342,6 +346,6 @@ int main(int argc, char* argv[]) {
   const App app{"hexgrad",
                 "gradients of the 8 trilinear basis functions of N hexahedral elements "
                 "(Edwards et al. 2011): Kokkos, hand-written CUDA or the host reference",
-                hexgrad_schema(), run_hexgrad};
+                hexgrad_schema(), run_hexgrad, &generated::code_table};
   return run_main(argc, argv, app);
 }

@@ -10,6 +10,7 @@
 #include "karma/harness.hpp"
 #include "karma/overflow.hpp"
 #include "karma/partition.hpp"
+#include "karma_code_table.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -302,6 +303,7 @@ KernelResult time_exchange(const Context& ctx, const Config& cfg, const std::str
   v.name = v.variant = name;
   v.implementation = "mpi";
   v.run = exchange;
+  v.code = {name == "allreduce-y" ? "karma::comm::sum_in_place" : "(anonymous)::ReplicatedX"};
   v.bytes = bytes;
   v.extra["staged_through_host"] = !std::is_same<DefaultMemory, HostMemory>::value;
   Plan plan;
@@ -491,15 +493,21 @@ Report run_dense(const Context& ctx, const Config& cfg) {
     c.name = c.variant = v->name;
     c.implementation = "kokkos";
     c.run = [=] { matvec::multiply(v->variant, b, x, y, settings, partials); };
+    c.code = {v->variant == Variant::row_per_thread ? "karma::matvec::RowPerThread"
+              : v->variant == Variant::team_per_row ? "karma::matvec::TeamPerRow"
+                                                    : "karma::matvec::MDRangeBlocks"};
     if (v->variant == Variant::team_per_row)
       c.extra = {{"team_size", settings.team.team_size},
                  {"vector_length", settings.team.vector_length},
                  {"rows_per_thread", settings.team.rows_per_thread}};
-    if (v->variant == Variant::mdrange)
+    if (v->variant == Variant::mdrange) {
+      c.code.push_back("karma::matvec::SumColumnBlocks");
       c.extra = {{"rows_per_item", settings.tiling.rows_per_item},
                  {"column_blocks", settings.tiling.column_blocks},
                  {"columns", settings.tiling.interleaved ? "interleaved" : "contiguous"},
                  {"tile", {settings.tiling.tile0, settings.tiling.tile1}}};
+    }
+    c.launch = c.extra;
     variants.push_back(std::move(c));
   }
   constexpr bool row_major = std::is_same<OpLayout, Right>::value;
@@ -651,8 +659,11 @@ Report run_csr(const Context& ctx, const Config& cfg, const Pattern& pattern,
     c.implementation = "kokkos";
     c.variant = v->name;
     c.run = [=] { matvec::multiply_csr(v->variant, a, x, y, team); };
+    c.code = {v->variant == Variant::team_per_row ? "karma::matvec::CsrTeamPerRow"
+                                                  : "karma::matvec::CsrRowPerThread"};
     if (v->variant == Variant::team_per_row)
       c.extra = {{"team_size", team.team_size}, {"vector_length", team.vector_length}};
+    c.launch = c.extra;
     variants.push_back(std::move(c));
   }
 
@@ -753,6 +764,6 @@ int main(int argc, char* argv[]) {
   const App app{"matvec",
                 "y = A x for a dense A in either layout (Kokkos variants beside BLAS GEMV) or a "
                 "sparse A in compressed rows",
-                matvec_schema(), run_matvec};
+                matvec_schema(), run_matvec, &generated::code_table};
   return run_main(argc, argv, app);
 }

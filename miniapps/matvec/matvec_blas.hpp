@@ -88,6 +88,7 @@ karma::Variant cblas_variant(bool row_major, std::int64_t rows, std::int64_t col
   v.implementation = "cblas";
   v.variant = t + "gemv";
   v.run = [=] { cblas_gemv(row_major, rows, cols, b, ld, x, y); };
+  v.code = {"karma::matvec::blas::cblas_gemv"};
   v.extra = {{"library", cblas_library()},
              {"threads", used},
              {"kokkos_threads", threads},
@@ -185,6 +186,7 @@ karma::Variant cublas_variant(bool row_major, std::int64_t rows, std::int64_t co
   v.implementation = "cublas";
   v.variant = t + "gemv";
   v.run = [=] { handle->gemv(row_major, rows, cols, b, ld, x, y); };
+  v.code = {"karma::matvec::blas::Cublas"};
   v.extra = {{"library", handle->version()},
              {"call", gemv_call(std::string("cublas") + (sizeof(T) == 4 ? "S" : "D") + "gemv",
                                 row_major, rows, cols, ld)}};

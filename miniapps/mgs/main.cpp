@@ -13,6 +13,7 @@
 #include "karma/harness.hpp"
 #include "karma/overflow.hpp"
 #include "karma/partition.hpp"
+#include "karma_code_table.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -199,6 +200,27 @@ std::function<void()> factorization(const Config& cfg, const View& a, mgs::Works
   return [&cfg, a, &ws, &tally] { mgs::factor(cfg.algorithm, a, ws, tally); };
 }
 
+// The definition factorization() runs (karma/code_version.hpp).
+std::string code_of(const Config& cfg) {
+  switch (cfg.implementation) {
+    case Implementation::native_cuda:
+      return "karma::mgs::native::factor_mgs";
+    case Implementation::cublas:
+      return "karma::mgs::blas::factor_mgs";
+    case Implementation::kokkos:
+      break;
+  }
+  switch (cfg.algorithm) {
+    case mgs::Algorithm::mgs_fused:
+      return "karma::mgs::factor_mgs_fused";
+    case mgs::Algorithm::cgs2:
+      return "karma::mgs::factor_cgs2";
+    case mgs::Algorithm::mgs:
+      break;
+  }
+  return "karma::mgs::factor_mgs";
+}
+
 template <class T, class L>
 Report run_typed(const Context& ctx, const Config& cfg) {
   using View = UnmanagedArray<T**, L, DefaultMemory>;
@@ -226,6 +248,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   v.flops = 2.0 * n * m * m;
   v.fom.from = FigureOfMerit::From::flop_rate;
   v.run = factorization<T>(cfg, a.view, ws, tally);
+  v.code = {code_of(cfg)};
   // Every factorization starts from A; its traffic is counted as it runs.
   v.before_each = [&] {
     Kokkos::deep_copy(a.view, a0.view);
@@ -319,6 +342,6 @@ int main(int argc, char* argv[]) {
   const App app{"mgs",
                 "Gram-Schmidt QR (modified, fused, or classical twice) of a tall N x m "
                 "multivector distributed by rows over MPI ranks",
-                mgs_schema(), run_mgs};
+                mgs_schema(), run_mgs, &generated::code_table};
   return run_main(argc, argv, app);
 }

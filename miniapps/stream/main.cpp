@@ -7,6 +7,7 @@
 #include "karma/harness.hpp"
 #include "karma/overflow.hpp"
 #include "karma/partition.hpp"
+#include "karma_code_table.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -214,6 +215,8 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     v.implementation = "kokkos";
     v.bytes = k->arrays_touched * sizeof(T) * global_elements;
     v.flops = k->flops_per_element * global_elements;
+    v.code = stream::code_of(k->kernel, x);
+    v.launch = stream::launch_of(k->kernel, x);
     v.run = [&, k] {
       dot = stream::execute<View, Index>(k->kernel, x, dot_result);
       if (k->kernel == Kernel::dot) dot = comm::sum(dot) * (cfg.fault == "dot" ? 1.001 : 1.0);
@@ -320,6 +323,6 @@ int main(int argc, char* argv[]) {
   const App app{"stream",
                 "memory bandwidth of copy, mul, add, triad, dot and nstream (BabelStream's "
                 "kernels) over 1D or 3D arrays",
-                stream_schema(), run_stream};
+                stream_schema(), run_stream, &generated::code_table};
   return run_main(argc, argv, app);
 }

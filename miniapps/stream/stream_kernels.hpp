@@ -5,6 +5,7 @@
 #include "karma/divisor.hpp"
 
 #include <Kokkos_Core.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cfloat>
@@ -13,6 +14,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace karma::stream {
 
@@ -540,6 +542,43 @@ double execute(Kernel kernel, const Arrays<View>& x, const DotResult& result) {
 template <class View, class Index>
 double execute(Kernel kernel, const Arrays<View>& x) {
   return execute<View, Index>(kernel, x, make_dot_result());
+}
+
+// What execute() runs for `kernel` (karma/code_version.hpp): the
+// definitions of its code path and the launch choices the deck leaves open.
+template <class View>
+std::vector<std::string> code_of(Kernel kernel, const Arrays<View>& x) {
+  const std::string ns = "karma::stream::";
+  const bool range_3d = rank_of<View>() == 3 && x.policy == Policy3D::range;
+  if (kernel == Kernel::dot) {
+    if (is_gpu_space<Kokkos::DefaultExecutionSpace>() && (rank_of<View>() == 1 || range_3d))
+      return {ns + (range_3d ? "dot_in_teams_3d" : "dot_in_teams")};
+    if (range_3d) return {ns + "DotItems3D", ns + "Items3D"};
+    return {ns + "Dot", ns + "policy_for"};
+  }
+  const char* op = kernel == Kernel::copy    ? "Copy"
+                   : kernel == Kernel::mul   ? "Mul"
+                   : kernel == Kernel::add   ? "Add"
+                   : kernel == Kernel::triad ? "Triad"
+                                             : "Nstream";
+  if (range_3d) return {ns + "ForEachItem3D", ns + "Items3D", ns + "elements_per_item", ns + op};
+  return {ns + "ForEach", ns + "policy_for", ns + "elements_per_item", ns + op};
+}
+
+template <class View>
+nlohmann::json launch_of(Kernel kernel, const Arrays<View>& x) {
+  using T = value_t<View>;
+  const int items = kernel == Kernel::copy      ? elements_per_item<Kernel::copy, T>()
+                    : kernel == Kernel::mul     ? elements_per_item<Kernel::mul, T>()
+                    : kernel == Kernel::add     ? elements_per_item<Kernel::add, T>()
+                    : kernel == Kernel::triad   ? elements_per_item<Kernel::triad, T>()
+                    : kernel == Kernel::nstream ? elements_per_item<Kernel::nstream, T>()
+                                                : 1;
+  nlohmann::json launch = {{"elements_per_item", items}};
+  if (rank_of<View>() == 3) launch["policy_3d"] = x.policy == Policy3D::range ? "range" : "mdrange";
+  if (kernel == Kernel::dot && is_gpu_space<Kokkos::DefaultExecutionSpace>())
+    launch["team_size"] = dot_team_size;
+  return launch;
 }
 
 template <class View, class Index>

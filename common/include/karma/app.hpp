@@ -5,6 +5,7 @@
 // the resolved deck into a Report. run_main() does everything else.
 #pragma once
 
+#include "karma/code_version.hpp"
 #include "karma/deck.hpp"
 #include "karma/error.hpp"
 #include "karma/timing.hpp"
@@ -54,7 +55,11 @@ struct KernelResult {
   double bytes = 0;            // moved by one execution, all ranks together
   double flops = 0;            // done by one execution, all ranks together
   Stats time;                  // seconds; each repetition is the slowest rank's
-  double fom = 0;              // figure of merit, from the best (minimum) time
+  // The definitions this kernel's launch runs and the launch's choices
+  // (karma/code_version.hpp): its code version in the results.
+  std::vector<std::string> code;
+  nlohmann::json launch = nlohmann::json::object();
+  double fom = 0;  // figure of merit, from the best (minimum) time
   std::string fom_units;
   bool higher_is_better = true;
   nlohmann::json extra = nlohmann::json::object();
@@ -98,6 +103,9 @@ struct App {
   std::string summary;  // one line for --help
   Schema schema;
   std::function<Report(const Context&)> run;
+  // The source hashes of the mini-app's code (its generated
+  // karma_code_table.hpp): every kernel's code version comes from them.
+  const CodeTable* code = nullptr;
 };
 
 // The whole life of a mini-app; returns the process exit code.

@@ -41,6 +41,12 @@ struct Variant {
   double flops = 0;            // done by one execution, all ranks together
   FigureOfMerit fom;
   nlohmann::json extra = nlohmann::json::object();  // further figures for the JSON
+  // What its execution runs, for its code version (karma/code_version.hpp):
+  // the qualified names of the functors and functions its launch runs, and
+  // the launch choices that the deck does not fix (items per thread, team
+  // size, policy chosen by `auto`).
+  std::vector<std::string> code;
+  nlohmann::json launch = nlohmann::json::object();
   // Untimed, around every execution (warm-ups too): e.g. restore the input,
   // or check a value the execution returned.
   std::function<void()> before_each;

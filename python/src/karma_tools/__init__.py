@@ -3,7 +3,7 @@ karma-report and karma-envcapture (Python 3 standard library; ruamel.yaml
 to read YAML, matplotlib only for plots)."""
 
 # Kept equal to project(VERSION) in the top-level CMakeLists.txt (a test checks).
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # The mini-apps that take a deck and write karma results (docs/results-format.md),
 # as their `app` names them; karma-validate-results knows the same list (a

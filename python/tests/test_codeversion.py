@@ -1,0 +1,139 @@
+"""Code versions (karma_tools.codeversion): what counts as the same code."""
+
+import json
+import os
+import subprocess
+
+from conftest import ROOT
+from karma_tools import codeversion as cv
+
+
+KERNELS = """\
+#pragma once
+#include <functional>
+namespace karma::demo {
+
+template <class T, int U = 1>
+constexpr int items() { return sizeof(T) >= 8 ? U : 2 * U; }
+
+// The copy.
+template <class T>
+struct Copy {
+  T* a;
+  KOKKOS_INLINE_FUNCTION void operator()(int i) const { a[i] = items<T>(); }
+};
+
+template <class T>
+KOKKOS_INLINE_FUNCTION decltype(auto) first(const T& v) { return v[0]; }
+
+inline void fill(int* a, int n, const Copy<int>& op = {}) { for (int i = 0; i < n; ++i) op(i); }
+
+std::function<void()> launcher(int* a) { return [a] { fill(a, 1); }; }
+
+template <class O>
+int use_member(const O& o) { return o.items + std::min(1, 2); }
+inline int min(int a, int b) { return a < b ? a : b; }
+
+}  // namespace karma::demo
+"""
+
+
+def hashes(text):
+    return cv.source_hashes({"demo.hpp": text})
+
+
+def test_definitions_are_split_by_name():
+    names = [q for q, _ in cv.definitions(KERNELS)]
+    assert names == ["karma::demo::items", "karma::demo::Copy", "karma::demo::first",
+                     "karma::demo::fill", "karma::demo::launcher", "karma::demo::use_member",
+                     "karma::demo::min"]
+
+
+def test_a_change_reaches_what_uses_it_and_nothing_else():
+    before = hashes(KERNELS)
+    after = hashes(KERNELS.replace("2 * U", "4 * U"))
+    changed = {q for q in before if before[q] != after[q]}
+    # items changed; Copy names it, fill names Copy, launcher names fill.
+    assert changed == {"karma::demo::items", "karma::demo::Copy", "karma::demo::fill",
+                       "karma::demo::launcher"}
+
+
+def test_comments_and_layout_do_not_count():
+    moved = KERNELS.replace("// The copy.", "// Another comment.\n\n").replace(
+        "{ return v[0]; }", "{\n  return v[0];\n}")
+    assert hashes(moved) == hashes(KERNELS)
+
+
+def test_members_and_other_namespaces_do_not_link():
+    before = hashes(KERNELS)
+    after = hashes(KERNELS.replace("a < b ? a : b", "b < a ? b : a"))
+    # o.items is a member, std::min is not karma::demo::min.
+    assert after["karma::demo::use_member"] == before["karma::demo::use_member"]
+    assert after["karma::demo::min"] != before["karma::demo::min"]
+    changed = hashes(KERNELS.replace("constexpr int items()", "constexpr int items_of()"))
+    assert changed["karma::demo::use_member"] == before["karma::demo::use_member"]
+
+
+def test_combine_depends_on_order_and_launch():
+    a, b = "0123456789abcdef", "fedcba9876543210"
+    assert cv.combine([a, b], {})[0] != cv.combine([b, a], {})[0]
+    assert cv.combine([a], {"team_size": 256})[1] != cv.combine([a], {"team_size": 128})[1]
+    assert cv.combine([a], {"x": 1, "y": 2}) == cv.combine([a], {"y": 2, "x": 1})
+
+
+def test_sources_of_a_git_revision(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "miniapps" / "demo").mkdir(parents=True)
+    (repo / "common" / "include" / "karma").mkdir(parents=True)
+    (repo / "miniapps" / "demo" / "demo.hpp").write_text(KERNELS)
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                              text=True, env=dict(os.environ, GIT_AUTHOR_NAME="t",
+                                                  GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+                                                  GIT_COMMITTER_EMAIL="t@t")).stdout.strip()
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "one")
+    first = git("rev-parse", "HEAD")
+    (repo / "miniapps" / "demo" / "demo.hpp").write_text(KERNELS.replace("2 * U", "3 * U"))
+    git("commit", "-q", "-am", "two")
+    old = cv.source_hashes(cv.git_sources(str(repo), first, "demo"))
+    new = cv.source_hashes(cv.app_sources(str(repo), "demo"))
+    assert old == hashes(KERNELS)
+    assert old["karma::demo::Copy"] != new["karma::demo::Copy"]
+    assert cv.git_sources(str(repo), "0" * 40, "demo") is None
+
+
+def test_table_script_writes_only_on_change(tmp_path):
+    out = tmp_path / "table.hpp"
+    assert cv.main([ROOT, "stream", str(out)]) == 0
+    text = out.read_text()
+    assert '{"karma::stream::Copy", "' in text
+    stamp = out.stat().st_mtime_ns
+    os.utime(out, ns=(stamp - 10**9, stamp - 10**9))
+    assert cv.main([ROOT, "stream", str(out)]) == 0
+    assert out.stat().st_mtime_ns == stamp - 10**9
+
+
+def test_results_carry_the_code_version_the_sources_give(tmp_path, stream_exe):
+    """The C++ (karma/code_version.hpp) and this module agree: a run's code
+    versions are those the sources of this tree give for its symbols."""
+    table = cv.source_hashes(cv.app_sources(ROOT, "stream"))
+    versions = set()
+    for i, (shape, policy) in enumerate((("[4096]", "auto"), ("[8,8,8]", "range"),
+                                         ("[8,8,8]", "mdrange"))):
+        out = tmp_path / f"r{i}.json"
+        subprocess.run([stream_exe, os.path.join(ROOT, "inputs", "stream", "small.yaml"),
+                        "--set", f"stream.shape={shape}", "--set", f"stream.policy_3d={policy}",
+                        "--set", "run.repetitions=2", "--set", "run.energy=off",
+                        "--output", str(out)], check=True, capture_output=True, timeout=120)
+        doc = json.loads(out.read_text())
+        assert doc["deck"]["schema"]["properties"]["stream"]["properties"]["layout"]["default"]
+        for k in doc["kernels"]:
+            code = k["code"]
+            source, version = cv.combine([table[s] for s in code["symbols"]], code["launch"])
+            assert (code["source"], k["code_version"]) == (source, version), k["name"]
+            versions.add(k["code_version"])
+    # Each kernel, shape and policy its own code path: 6 kernels in 3 ways.
+    assert len(versions) == 18
