@@ -423,9 +423,13 @@ def _weights(base_groups, labels_by_key, weights_path, allow_unmatched, notes):
     weight_rules = Weights(weights_path, sorted({g.app for g in base_groups}))
     weights, unused = weight_rules.assign(row_ids, _eligible(rows))
     for line, pattern in unused:
+        parts = tuple(pattern.split("/"))
+        text = f"{weights_path}:{line}: pattern '{pattern}' " + (
+            "takes no row (a later or more specific line takes every row it matches)"
+            if any(Weights._matches(parts, row) for row in row_ids) else "matches no row")
         if not allow_unmatched:
-            raise ToolError(f"{weights_path}:{line}: pattern '{pattern}' matches no row", 2)
-        notes.append(f"{weights_path}:{line}: pattern '{pattern}' matches no row")
+            raise ToolError(text, 2)
+        notes.append(text)
     return rows, row_ids, weights
 
 
