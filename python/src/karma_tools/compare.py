@@ -29,7 +29,21 @@ set's runs match a case exactly, or else by the same app and the same
 non-numeric settings (layout, variant, scaling, ...), in which case what differs
 is flagged: precision, problem size, other parameters. Flags also mark failed
 verification (such runs count in no mean), a different Kokkos backend, and
-different node counts.
+different node counts. A deck key an older result lacks is read at the
+default of the newest deck schema the sets recorded (deck.schema, from suite
+0.2.0); of several runs that could stand for a case, the one with the fewest
+differing keys is chosen. Case labels start with gpu: or host:.
+
+Code: a pair whose kernels' code_version differ is "code changed", one side
+without a code version "code version unknown". --source LABEL=REV: that
+set's results without code versions ran the kernel source of git revision
+REV (of --repo, default the repository the tool runs in): the other side's
+code.symbols are hashed there and compared with its code.source.
+
+Coverage: the summary gives the share of the weight each set covers; below
+100% the exit status is 1 (0 with --allow-partial). Unpaired rows are listed
+with the differing key and its two values (or "no run"), and so are runs of
+other sets that no baseline row stands for ("Only in other sets").
 
 Ratio: > 1 means better than the baseline (a higher FOM, or a lower time).
 --per-node multiplies each ratio by nodes(baseline run) / nodes(run). The
@@ -41,7 +55,10 @@ the system-level figure procurement suites such as ATS-5 use.
 Weights file: one 'PATTERN WEIGHT' per line, '#' comments. PATTERN is app,
 app/kernel or app/case/kernel (shell globs allowed). Each row takes its most
 specific pattern (the later line on a tie); a pattern's weight is shared
-equally by the rows that take it; rows no pattern covers weigh 0.
+equally by the rows that take it; rows no pattern covers weigh 0. A pattern
+that takes no row is an error (--allow-unmatched: a note). Without
+--weights, rows of reference programs and of vendor libraries (an
+implementation other than kokkos or mpi) weigh 0.
 
 Energy: where both sides of a ratio measured the kernel's energy
 (kernels[].energy.status "measured"), two ratios go beside the FOM ratio:
@@ -55,7 +72,8 @@ weighted geometric mean of the per-watt ratios (same weights, over the rows
 that have one) beside the performance mean.
 
 Output: Markdown on stdout, or files with --markdown/--csv/--json (each
-written whole or not at all).
+written whole or not at all). --skip-invalid leaves out files that are not
+well-formed results, each listed with its error, and compares the rest.
 
 Within one campaign: karma-compare --campaign OUT prints the ratio tables
 that the campaign file's `compare:` section declares (OUT: the directory
