@@ -214,6 +214,12 @@ def test_source_derives_an_old_sets_code_from_git(tmp_path, fake_repo):
     result, _ = run_json(tmp_path, f"new={new}", f"old={old}", "--source", "old=v3",
                          "--repo", fake_repo)
     assert {r["values"]["old"]["code"] for r in result["rows"]} == {"code changed"}
+    # Naming the set that has code versions derives nothing, and says so.
+    result, _ = run_json(tmp_path, f"new={new}", f"old={old}", "--source", "new=v1",
+                         "--repo", fake_repo)
+    assert {r["values"]["old"]["code"] for r in result["rows"]} == {"code version unknown"}
+    assert any(n.startswith("--source new=v1: every result of new records its code versions")
+               for n in result["notes"])
     # Bad --source: one line, exit 2, nothing written.
     out = tmp_path / "bad.json"
     for args, message in ((["--source", "old=nope"], "'nope' is no commit of"),

@@ -571,6 +571,13 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
     base_groups = sorted(grouped[base.label].values(),
                          key=lambda g: (g.app, g.stem, labels_by_key[g.key]))
     notes = []
+    for s in sets:
+        if s.label in (sources or {}) and all(
+                isinstance(k["entry"].get("code_version"), str)
+                for r in s.runs if not r.reference for k in r.kernels.values()):
+            notes.append(f"--source {s.label}={sources[s.label].revision}: every result of "
+                         f"{s.label} records its code versions; the revision is not used (name "
+                         "the set whose results lack them)")
     matched, only = {}, []
     for s in others:
         matches, unpaired, taken = _match_set(s, base_groups, grouped[s.label],
