@@ -38,13 +38,13 @@ def test_values_ratios_and_flags(tmp_path):
     result = compare_json(tmp_path, f"a={A}", f"b={B}")
     assert result["baseline"] == "a"
     # A case both ran exactly alike: median of one run each, ratio b/a.
-    r = row(result, "small (layout=left, shape=[64,64,64])", "triad")
+    r = row(result, "host: small (layout=left, shape=[64,64,64])", "triad")
     a, b = fom(f"{A}/stream-3d-left.json", "triad"), fom(f"{B}/stream-3d-left.json", "triad")
     assert r["values"]["a"]["value"] == pytest.approx(a)
     assert r["values"]["b"]["ratio"] == pytest.approx(b / a)
     assert r["values"]["b"]["flags"] == []
     # Two rounds: the median of two is their mean.
-    r = row(result, "small (shape=[2^16])", "copy")
+    r = row(result, "host: small (shape=[2^16])", "copy")
     runs = [fom(f"{A}/stream-1d-2p16-r{k}.json", "copy") for k in (1, 2)]
     assert r["values"]["a"]["value"] == pytest.approx(sum(runs) / 2)
     assert r["values"]["a"]["runs"] == 2
@@ -52,13 +52,13 @@ def test_values_ratios_and_flags(tmp_path):
     flags = r["values"]["b"]["flags"]
     assert flags == ["problem size differs: stream.shape [2^16] vs [2^17]"]
     # machine-b's second round failed verification: flagged, its value unused.
-    r = row(result, "small", "copy")  # the 1D 2^20 double case
+    r = row(result, "host: small", "copy")  # the 1D 2^20 double case
     e = r["values"]["b"]
     assert any(f.startswith("verification FAILED in 1 of 2 run(s)") for f in e["flags"])
     assert e["value"] == pytest.approx(fom(f"{B}/stream-1d-2p20-r1.json", "copy"))
     assert e["runs"] == 1
     # Strong scaling at 2 ranks is a case of its own.
-    r = row(result, "small (2 ranks, scaling=strong)", "add")
+    r = row(result, "host: small (2 ranks, scaling=strong)", "add")
     assert r["values"]["b"]["ranks"] == 2
 
 
@@ -68,9 +68,10 @@ def test_weighted_geometric_mean_from_a_weights_file(tmp_path):
 stream            1
 stream/triad      3      # triad rows share 3
 stream/*/dot      0      # dot counts for nothing
-other-app         2      # runs nowhere: a note, not an error
+other-app         2      # runs nowhere: a note with --allow-unmatched
 """)
-    result = compare_json(tmp_path, f"a={A}", f"b={B}", "--weights", weights)
+    result = compare_json(tmp_path, f"a={A}", f"b={B}", "--weights", weights,
+                          "--allow-unmatched")
     rows = result["rows"]
     n_triad = sum(1 for r in rows if r["kernel"] == "triad")
     n_rest = sum(1 for r in rows if r["kernel"] not in ("triad", "dot"))
@@ -83,7 +84,7 @@ other-app         2      # runs nowhere: a note, not an error
     den = sum(r["weight"] for r in rows if r["weight"] > 0)
     assert result["summary"]["b"]["geometric_mean"] == pytest.approx(math.exp(num / den))
     assert result["summary"]["a"]["geometric_mean"] == pytest.approx(1.0)
-    assert any("'other-app' covers no row" in n for n in result["notes"])
+    assert any(":5: pattern 'other-app' matches no row" in n for n in result["notes"])
 
 
 def test_per_node_and_system_scaling(tmp_path):
@@ -97,8 +98,8 @@ def test_per_node_and_system_scaling(tmp_path):
     plain = compare_json(tmp_path, f"a={A}", f"b={two}")
     per_node = compare_json(tmp_path, f"a={A}", f"b={two}", "--per-node",
                             "--system-nodes", "a=100", "--system-nodes", "b=300")
-    p = row(plain, "small (layout=left, shape=[64,64,64])", "copy")["values"]["b"]
-    q = row(per_node, "small (layout=left, shape=[64,64,64])", "copy")["values"]["b"]
+    p = row(plain, "host: small (layout=left, shape=[64,64,64])", "copy")["values"]["b"]
+    q = row(per_node, "host: small (layout=left, shape=[64,64,64])", "copy")["values"]["b"]
     assert q["ratio"] == pytest.approx(p["ratio"] / 2)
     assert any(f.startswith("scale differs: 2 node(s)/1 rank(s) vs 1/1 (use --per-node")
                for f in p["flags"])
@@ -125,12 +126,12 @@ def test_markdown_and_csv(tmp_path):
     r = tool("karma-compare", f"a={A}", f"b={B}", "--markdown", md, "--csv", table)
     assert r.returncode == 0, r.stderr
     text = open(md).read()
-    assert "| app | case | kernel | units | weight | a | b | b/a | flags |" in text
+    assert "| app | case | kernel | units | weight | a | b | b/a | b code | flags |" in text
     assert "## Flags" in text and "problem size differs" in text
     assert "| b | 0." in text or "| b | 1." in text  # the summary line
     with open(table) as f:
         rows = list(csv.DictReader(f))
-    triad = [x for x in rows if x["case"] == "small (layout=left, shape=[64,64,64])"
+    triad = [x for x in rows if x["case"] == "host: small (layout=left, shape=[64,64,64])"
              and x["kernel"] == "triad"]
     assert {x["set"] for x in triad} == {"a", "b"}
     b = next(x for x in triad if x["set"] == "b")
@@ -234,8 +235,8 @@ def md_table(text, heading):
     return lines[:1] + lines[2:]
 
 
-LEFT = "small"  # the case labels karma-compare gives them
-RIGHT = "small (layout=right)"
+LEFT = "host: small"  # the case labels karma-compare gives them
+RIGHT = "host: small (layout=right)"
 
 
 def test_per_watt_and_energy_ratios(tmp_path, energy_sets):
@@ -264,10 +265,11 @@ def test_per_watt_and_energy_ratios(tmp_path, energy_sets):
     md = str(tmp_path / "e.md")
     assert tool("karma-compare", f"a={a}", f"b={b}", "--markdown", md).returncode == 0
     text = open(md).read()
-    assert "| set | weighted geometric mean of ratios | rows used |\n|---|---|---|\n" in text
+    assert "| set | weighted geometric mean of ratios | rows used | weight covered |\n" \
+        "|---|---|---|---|\n" in text
     header, *rows = md_table(text, "## Figures of merit")
     assert header == ["app", "case", "kernel", "units", "weight", "a", "b", "b/a", "b/a per W",
-                      "b/a energy", "flags"]
+                      "b/a energy", "b code", "flags"]
     cells = {(r[1], r[2]): r for r in rows}
     assert cells[(LEFT, "triad")][8:10] == ["2.000", "2.000"]
     assert cells[(LEFT, "copy")][8:10] == ["1.500", "2.000"]
@@ -314,10 +316,10 @@ def test_energy_option_adds_the_per_watt_mean(tmp_path, energy_sets):
     r = tool("karma-compare", f"a={a}", f"b={b}", "--energy", "--markdown", md, "--csv", table)
     assert r.returncode == 0, r.stderr
     text = open(md).read()
-    assert "| set | weighted geometric mean of ratios | rows used | weighted geometric mean of " \
-        "per-watt ratios | rows used (per W) |" in text
+    assert "| set | weighted geometric mean of ratios | rows used | weight covered | weighted " \
+        "geometric mean of per-watt ratios | rows used (per W) |" in text
     summary = {r[0]: r for r in md_table(text, "## Summary")[1:]}
-    assert summary["b"][2:] == ["12 of 12", f"{3.0 ** (1 / 6):.3f}", "6 of 12"]
+    assert summary["b"][2:] == ["12 of 12", "100.0%", f"{3.0 ** (1 / 6):.3f}", "6 of 12"]
     with open(table) as f:
         lines = list(csv.DictReader(f))
     mean = next(x for x in lines if x["kernel"] == "weighted geometric mean per watt"
@@ -341,7 +343,7 @@ def test_results_without_energy_keep_their_output(tmp_path):
     assert "per W" not in text and "Energy" not in text and "energy" not in text
     with open(table) as f:
         assert f.readline().strip() == "app,case,kernel,units,higher_is_better,weight,set," \
-            "value,ratio,runs,nodes,ranks,verification,flags"
+            "value,ratio,runs,nodes,ranks,verification,flags,code"
     # A side that measured energy against one that has none: '-' cells.
     energy_only = tmp_path / "ea"
     with_energy(f"{A}/stream-3d-left.json", energy_only / "left.json",
@@ -354,7 +356,7 @@ def test_results_without_energy_keep_their_output(tmp_path):
     assert result["summary"]["b"]["per_watt_geometric_mean"] is None
     r = tool("karma-compare", f"a={energy_only}", f"b={plain}", "--energy")
     summary = {r[0]: r for r in md_table(r.stdout, "## Summary")[1:]}
-    assert summary["b"][3:] == ["-", "0 of 6"]
+    assert summary["b"][4:] == ["-", "0 of 6"]
     header, *rows = md_table(r.stdout, "## Figures of merit")
     assert header[7:10] == ["b/a", "b/a per W", "b/a energy"]
     assert all(x[7] != "-" and x[8:10] == ["-", "-"] for x in rows)

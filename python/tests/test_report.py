@@ -235,3 +235,18 @@ def test_figure_of_merit_against_power(results_dir, tmp_path):
     assert r.returncode == 0, r.stderr
     text = (tmp_path / "n.md").read_text()
     assert "### stream: figure of merit against power" in text and "stream-power" not in text
+
+
+def test_skip_invalid_reports_the_rest(tmp_path):
+    d = tmp_path / "runs"
+    shutil.copytree(A, d)
+    broken = write(str(d / "broken.json"), '{"schema_version": 2, "app": 1}')
+    out = tmp_path / "r.md"
+    r = tool("karma-report", d, "--no-plots", "-o", out)
+    assert r.returncode == 2 and "broken.json" in r.stderr and not out.exists()
+    r = tool("karma-report", d, "--no-plots", "-o", out, "--skip-invalid")
+    assert r.returncode == 0, r.stderr
+    assert f"karma-report: left out {broken}" in r.stderr
+    text = open(out).read()
+    assert "**Left out:** 1 file(s)" in text and f"- {broken}" in text
+    assert "11 karma result file(s)" in text

@@ -11,9 +11,10 @@ import json
 import math
 import os
 import re
+import subprocess
 import sys
 
-from . import ToolError, __version__, atomic_write, main_wrapper, read_json, sides
+from . import ToolError, __version__, atomic_write, codeversion, main_wrapper, read_json, sides
 from .results import format_size, format_value, kernel_energy, load_set
 
 DESCRIPTION = """\
@@ -28,7 +29,21 @@ set's runs match a case exactly, or else by the same app and the same
 non-numeric settings (layout, variant, scaling, ...), in which case what differs
 is flagged: precision, problem size, other parameters. Flags also mark failed
 verification (such runs count in no mean), a different Kokkos backend, and
-different node counts.
+different node counts. A deck key an older result lacks is read at the
+default of the newest deck schema the sets recorded (deck.schema, from suite
+0.2.0); of several runs that could stand for a case, the one with the fewest
+differing keys is chosen. Case labels start with gpu: or host:.
+
+Code: a pair whose kernels' code_version differ is "code changed", one side
+without a code version "code version unknown". --source LABEL=REV: that
+set's results without code versions ran the kernel source of git revision
+REV (of --repo, default the repository the tool runs in): the other side's
+code.symbols are hashed there and compared with its code.source.
+
+Coverage: the summary gives the share of the weight each set covers; below
+100% the exit status is 1 (0 with --allow-partial). Unpaired rows are listed
+with the differing key and its two values (or "no run"), and so are runs of
+other sets that no baseline row stands for ("Only in other sets").
 
 Ratio: > 1 means better than the baseline (a higher FOM, or a lower time).
 --per-node multiplies each ratio by nodes(baseline run) / nodes(run). The
@@ -40,7 +55,10 @@ the system-level figure procurement suites such as ATS-5 use.
 Weights file: one 'PATTERN WEIGHT' per line, '#' comments. PATTERN is app,
 app/kernel or app/case/kernel (shell globs allowed). Each row takes its most
 specific pattern (the later line on a tie); a pattern's weight is shared
-equally by the rows that take it; rows no pattern covers weigh 0.
+equally by the rows that take it; rows no pattern covers weigh 0. A pattern
+that takes no row is an error (--allow-unmatched: a note). Without
+--weights, rows of reference programs and of vendor libraries (an
+implementation other than kokkos or mpi) weigh 0.
 
 Energy: where both sides of a ratio measured the kernel's energy
 (kernels[].energy.status "measured"), two ratios go beside the FOM ratio:
@@ -54,7 +72,8 @@ weighted geometric mean of the per-watt ratios (same weights, over the rows
 that have one) beside the performance mean.
 
 Output: Markdown on stdout, or files with --markdown/--csv/--json (each
-written whole or not at all).
+written whole or not at all). --skip-invalid leaves out files that are not
+well-formed results, each listed with its error, and compares the rest.
 
 Within one campaign: karma-compare --campaign OUT prints the ratio tables
 that the campaign file's `compare:` section declares (OUT: the directory
@@ -69,8 +88,9 @@ implementation and variant; for schema_version 1 the implementation is the
 deck's <app>.implementation when it is one string, else one a kernel name
 starts or ends with (cublas-dgemv), else kokkos."""
 
-EPILOG = "exit status: 0 compared; 2 bad input (schema version, empty set, bad weights); " \
-         "3 could not write an output"
+EPILOG = "exit status: 0 compared; 1 a set covers less than all the weight (without " \
+    "--allow-partial); 2 bad input (schema version, empty set, bad weights, a pattern that " \
+    "matches no row); 3 could not write an output"
 
 
 class Group:
@@ -109,10 +129,63 @@ def _is_selection(value):
     return isinstance(value, list) and value and all(isinstance(v, str) for v in value)
 
 
-def group_runs(runs):
+def _flatten_default(prefix, value, out):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _flatten_default(f"{prefix}.{k}", v, out)
+    else:
+        out[prefix] = value
+
+
+def schema_defaults(schema, prefix=""):
+    """{'stream.policy_3d': 'auto', ...}: the defaults a deck's JSON schema
+    declares, its nested properties walked."""
+    out = {}
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    for key, sub in (properties if isinstance(properties, dict) else {}).items():
+        if not isinstance(sub, dict):
+            continue
+        name = f"{prefix}.{key}" if prefix else key
+        if "default" in sub:
+            _flatten_default(name, sub["default"], out)
+        elif "properties" in sub:
+            out.update(schema_defaults(sub, name))
+    return {k: v for k, v in out.items() if not k.startswith("run.")}
+
+
+def _version_key(text):
+    parts = re.findall(r"[0-9]+", text or "")
+    return tuple(int(p) for p in parts)
+
+
+def suite_of(run):
+    suite = run.doc.get("suite")
+    return suite if isinstance(suite, dict) else {}
+
+
+def newest_defaults(sets):
+    """{app: {key: default}} from the deck schema of the newest suite
+    version that recorded one, over every set: an older result's missing
+    key is read at the default the newer suite declares."""
+    newest = {}
+    for s in sets:
+        for r in s.runs:
+            schema = (r.doc.get("deck") or {}).get("schema")
+            if not isinstance(schema, dict) or r.reference:
+                continue
+            rank = (_version_key(suite_of(r).get("version")), r.path)
+            if r.app not in newest or rank > newest[r.app][0]:
+                newest[r.app] = (rank, schema)
+    return {app: schema_defaults(schema) for app, (_, schema) in newest.items()}
+
+
+def group_runs(runs, defaults=None):
     groups = {}
     for r in runs:
         values = {k: v for k, v in r.deck_values().items() if not _is_selection(v)}
+        for k, v in ((defaults or {}).get(r.app) or {}).items():
+            if k not in values and not _is_selection(v):
+                values[k] = v
         if r.reference:  # a reference program is not a case of karma's
             values["reference"] = r.reference
         values["ranks"] = r.ranks
@@ -193,10 +266,8 @@ def case_labels(groups):
     by_stem = {}
     for g in groups:
         by_stem.setdefault((g.app, g.stem), []).append(g)
-    # Where both a GPU and its host CPU ran, every label starts with which
-    # ("gpu: default", "host: default"), so weights can tell them apart.
-    kinds = {g.values.get("device") for g in groups}
-    prefix_kind = {"gpu", "host"} <= kinds
+    # Every label starts with the kind of device ("gpu: default", "host:
+    # default"), so weights name the same rows whichever set is the baseline.
     labels = {}
     for (_, stem), members in by_stem.items():
         keys = sorted({k for g in members for k in g.values} - {"device"})
@@ -215,7 +286,7 @@ def case_labels(groups):
                 parts.append(f"{v} {short}" if k in ("ranks", "nodes") else
                              f"{short}={format_size(v)}")
             label = f"{stem} ({', '.join(parts)})" if parts else stem
-            labels[g.key] = f"{g.values.get('device', '?')}: {label}" if prefix_kind else label
+            labels[g.key] = f"{g.values.get('device', '?')}: {label}"
     return labels
 
 
@@ -266,10 +337,14 @@ class Weights:
             return fnmatch.fnmatchcase(app, parts[0]) and fnmatch.fnmatchcase(kernel, parts[1])
         return all(fnmatch.fnmatchcase(x, p) for x, p in zip(row, parts))
 
-    def assign(self, rows):
-        """{row: weight}, and the patterns no row took (for a warning)."""
+    def assign(self, rows, eligible=None):
+        """{row: weight}, and the patterns no row took. Without a weights
+        file only the `eligible` rows share their app's weight."""
         chosen = {}
         for row in rows:
+            if self.path is None and eligible is not None and row not in eligible:
+                chosen[row] = None
+                continue
             best = None
             for index, (parts, weight, line) in enumerate(self.rules):
                 if self._matches(parts, row):
@@ -289,11 +364,197 @@ class Weights:
         return weights, unused
 
 
+def _shown(value):
+    return "(absent)" if value is None else format_size(value)
+
+
+def _why(diffs):
+    """The differing keys of a pair, as 'key a vs b; ...'."""
+    return "; ".join(f"{k} {_shown(a)} vs {_shown(b)}" for _, k, a, b in diffs)
+
+
+def _closest(group, candidates):
+    """(candidate, differences) with the fewest differing keys (the first
+    key on a tie, so the choice is the same on every run), or (None, None)."""
+    best = None
+    for h in sorted(candidates, key=lambda h: h.key):
+        diffs = differences(group, h)
+        if best is None or len(diffs) < len(best[1]):
+            best = (h, diffs)
+    return best or (None, None)
+
+
+def _match_set(s, base_groups, theirs, labels_by_key, notes):
+    """{baseline key: (group, differences)} of one other set (exact, else
+    loose, 1:1), {baseline key: why unpaired}, and the keys it took."""
+    matches, unpaired = {}, {}
+    taken = {g.key for g in base_groups if g.key in theirs}
+    for g in base_groups:
+        if g.key in theirs:
+            matches[g.key] = (theirs[g.key], [])
+            continue
+        candidates = [h for h in theirs.values()
+                      if h.key not in taken and loose_identity(h) == loose_identity(g)
+                      and _same_device(h, g)]
+        for narrower in (lambda h: h.stem == g.stem,
+                         lambda h: h.values.get("ranks") == g.values.get("ranks")):
+            if len(candidates) > 1:
+                candidates = [h for h in candidates if narrower(h)] or candidates
+        if candidates:
+            h, diffs = _closest(g, candidates)
+            if len(candidates) > 1:
+                notes.append(f"{s.label}: {len(candidates)} runs could stand for "
+                             f"{g.app}/{labels_by_key[g.key]}; chose the closest, "
+                             f"{h.stem} ({len(diffs)} differing key(s)"
+                             + (f": {_why(diffs)}" if diffs else "") + ")")
+            taken.add(h.key)
+            matches[g.key] = (h, diffs)
+            continue
+        near = [h for h in theirs.values() if h.app == g.app and _same_device(h, g)]
+        h, diffs = _closest(g, near)
+        unpaired[g.key] = "no run" if h is None else _why(diffs)
+    return matches, unpaired, taken
+
+
+def _eligible(rows):
+    """Rows that weigh without a weights file: karma's own kernels (Kokkos
+    or MPI), not a reference program's nor a vendor library's, which count
+    the same work again."""
+    out = set()
+    for g, case, kernel in rows:
+        if g.values.get("reference"):
+            continue
+        impl = next((r.kernels[kernel]["implementation"] for r in g.runs
+                     if kernel in r.kernels), "kokkos")
+        if impl in ("kokkos", "mpi"):
+            out.add((g.app, case, kernel))
+    return out
+
+
+def _weights(base_groups, labels_by_key, weights_path, allow_unmatched, notes):
+    rows = []
+    for g in base_groups:
+        case = labels_by_key[g.key]
+        for kernel in g.kernels():
+            rows.append((g, case, kernel))
+    row_ids = [(g.app, case, kernel) for g, case, kernel in rows]
+    weight_rules = Weights(weights_path, sorted({g.app for g in base_groups}))
+    weights, unused = weight_rules.assign(row_ids, _eligible(rows))
+    for line, pattern in unused:
+        parts = tuple(pattern.split("/"))
+        text = f"{weights_path}:{line}: pattern '{pattern}' " + (
+            "takes no row (a later or more specific line takes every row it matches)"
+            if any(Weights._matches(parts, row) for row in row_ids) else "matches no row")
+        if not allow_unmatched:
+            raise ToolError(text, 2)
+        notes.append(text)
+    return rows, row_ids, weights
+
+
+def _pair_flags(e, base_entry, diffs, per_node):
+    flags = list(e["flags"])
+    for category, key, a, b in diffs:
+        if category != "scale":
+            flags.append(f"{category} differs: {key} {_shown(a)} vs {_shown(b)}")
+    if e["nodes"] != base_entry["nodes"] or e["ranks"] != base_entry["ranks"]:
+        flags.append(f"scale differs: {e['nodes']} node(s)/{e['ranks']} rank(s) vs "
+                     f"{base_entry['nodes']}/{base_entry['ranks']}"
+                     + ("" if per_node else " (use --per-node to compare per node)"))
+    if e["backends"] != base_entry["backends"]:
+        flags.append(f"backend differs: {'/'.join(e['backends'])} vs "
+                     f"{'/'.join(base_entry['backends'])}")
+    if e["kokkos"] != base_entry["kokkos"]:
+        flags.append(f"Kokkos differs: {'/'.join(e['kokkos'])} vs "
+                     f"{'/'.join(base_entry['kokkos'])}")
+    if e["units"] != base_entry["units"]:
+        flags.append(f"units differ: {e['units']} vs {base_entry['units']}")
+    return flags
+
+
+def _pair_ratio(e, base_entry, base_ok, hib, per_node, flags):
+    if not (base_ok and e["value"] and base_entry["value"] and
+            e["units"] == base_entry["units"]):
+        return None
+    ratio = e["value"] / base_entry["value"] if hib else base_entry["value"] / e["value"]
+    if per_node:
+        ratio *= base_entry["nodes"] / e["nodes"]
+    # Values far apart (1e300 against 1e-300) overflow or underflow: no
+    # ratio, rather than a mean of infinities.
+    if not 0 < ratio < math.inf:
+        flags.append("ratio out of range: the values are too far apart")
+        return None
+    return ratio
+
+
+def _row(g, case, kernel, weight, base, others, matched, how, per_node, sources):
+    """One row: the baseline's entry and each other set's (None: unpaired,
+    its reason in row['unpaired'])."""
+    base_entry = _entry(g, kernel, how)
+    base_info = _code_info(g, kernel)
+    row = {"app": g.app, "case": case, "kernel": kernel, "units": base_entry["units"],
+           "higher_is_better": base_entry["higher_is_better"], "weight": weight,
+           "values": {base.label: base_entry}, "unpaired": {}}
+    base_ok = base_entry["value"] is not None and not base_entry["failed"]
+    base_entry["ratio"] = 1.0 if base_ok else None
+    for s in others:
+        matches, unpaired = matched[s.label]
+        m = matches.get(g.key)
+        e = _entry(m[0], kernel, how) if m else None
+        if e is None or e["value"] is None:
+            row["values"][s.label] = None
+            row["unpaired"][s.label] = unpaired.get(g.key) if m is None else \
+                f"no run of {kernel}"
+            continue
+        h, diffs = m
+        flags = _pair_flags(e, base_entry, diffs, per_node)
+        e["ratio"] = _pair_ratio(e, base_entry, base_ok, row["higher_is_better"], per_node,
+                                 flags)
+        if g.values.get("reference") or h.values.get("reference"):
+            e["code"], e["code_detail"] = None, ""  # another program's code: not karma's
+        else:
+            e["code"], e["code_detail"] = code_status(
+                g.app, (base_info, sources.get(base.label)),
+                (_code_info(h, kernel), sources.get(s.label)))
+        if e["code"] == "code changed":
+            flags.append(f"code changed: {e['code_detail']}")
+        e["flags"] = flags
+        row["values"][s.label] = e
+    if not row["unpaired"]:
+        del row["unpaired"]
+    return row
+
+
+def _only_in_other(s, theirs, taken, matches, base_groups, how):
+    """What one other set ran that no baseline row stands for: its cases no
+    baseline case took, and kernels of taken cases that the baseline lacks."""
+    out = []
+    labels = case_labels(list(theirs.values()))
+    by_key = {g.key: g for g in base_groups}
+    for h in sorted(theirs.values(), key=lambda h: (h.app, labels[h.key])):
+        if h.key in taken:
+            base_g = next((by_key[k] for k, (m, _) in matches.items() if m is h), None)
+            kernels = [k for k in h.kernels() if base_g and k not in base_g.kernels()]
+            reason = "kernel not in the baseline's runs"
+        else:
+            near = [g for g in base_groups if g.app == h.app and _same_device(h, g)]
+            g, diffs = _closest(h, near)
+            kernels = h.kernels()
+            reason = "no baseline run" if g is None else _why(diffs)
+        for kernel in kernels:
+            e = _entry(h, kernel, how)
+            out.append({"set": s.label, "app": h.app, "case": labels[h.key], "kernel": kernel,
+                        "units": e["units"], "higher_is_better": e["higher_is_better"],
+                        "value": e["value"], "runs": e["runs"], "failed": e["failed"],
+                        "reason": reason, "files": e["files"]})
+    return out
+
+
 def compare(sets, baseline_label, how="median", per_node=False, weights_path=None,
-            system_nodes=None, energy_mean=False):
+            system_nodes=None, energy_mean=False, allow_unmatched=False, sources=None):
     """The comparison as a plain dict (what --json writes). Energy keys
     appear only where results measured energy (or with energy_mean), so the
-    output for results without them is as before."""
+    output for results without them is as before. sources: {label:
+    SourceAt} for sets whose results lack code versions."""
     labels = [s.label for s in sets]
     if len(set(labels)) != len(labels):
         raise ToolError("two result sets have the same label; name them LABEL=DIR", 2)
@@ -304,156 +565,152 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
     others = [s for s in sets if s is not base]
     if not base.runs:
         raise ToolError(f"{base.path}: the baseline has no karma results", 2)
-    grouped = {s.label: group_runs(s.runs) for s in sets}
+    defaults = newest_defaults(sets)
+    grouped = {s.label: group_runs(s.runs, defaults) for s in sets}
     labels_by_key = case_labels(list(grouped[base.label].values()))
     base_groups = sorted(grouped[base.label].values(),
                          key=lambda g: (g.app, g.stem, labels_by_key[g.key]))
-
-    # Other sets' groups matched to baseline groups: exact, else loose (1:1).
-    matches = {s.label: {} for s in others}
     notes = []
-    for s in others:
-        theirs = grouped[s.label]
-        exact_keys = {g.key for g in base_groups if g.key in theirs}
-        taken = set(exact_keys)
-        for g in base_groups:
-            if g.key in theirs:
-                matches[s.label][g.key] = (theirs[g.key], [])
-                continue
-            candidates = [h for h in theirs.values()
-                          if h.key not in taken and loose_identity(h) == loose_identity(g)
-                          and _same_device(h, g)]
-            if len(candidates) > 1:
-                same_stem = [h for h in candidates if h.stem == g.stem]
-                candidates = same_stem or candidates
-            if len(candidates) > 1:
-                same_scale = [h for h in candidates
-                              if h.values.get("ranks") == g.values.get("ranks")]
-                candidates = same_scale or candidates
-            if len(candidates) == 1:
-                h = candidates[0]
-                taken.add(h.key)
-                matches[s.label][g.key] = (h, differences(g, h))
-            elif len(candidates) > 1:
-                notes.append(f"{s.label}: {len(candidates)} runs could stand for "
-                             f"{g.app}/{labels_by_key[g.key]}; none was chosen (make the "
-                             "cases distinct, or compare fewer runs at a time)")
-        for h in theirs.values():
-            if h.key not in taken:
-                notes.append(f"{s.label}: {h.app}/{h.stem} ({len(h.runs)} run(s), e.g. "
-                             f"{h.runs[0].path}) matches no baseline case; not compared")
-
-    rows = []
-    for g in base_groups:
-        case = labels_by_key[g.key]
-        for kernel in g.kernels():
-            rows.append((g, case, kernel))
-    row_ids = [(g.app, case, kernel) for g, case, kernel in rows]
-    weight_rules = Weights(weights_path, sorted({g.app for g in base_groups}))
-    weights, unused = weight_rules.assign(row_ids)
-    for line, pattern in unused:
-        notes.append(f"{weights_path}:{line}: '{pattern}' covers no row")
-
-    out_rows = []
-    for (g, case, kernel), row_id in zip(rows, row_ids):
-        base_entry = _entry(g, kernel, how)
-        row = {"app": g.app, "case": case, "kernel": kernel, "units": base_entry["units"],
-               "higher_is_better": base_entry["higher_is_better"],
-               "weight": weights[row_id], "values": {base.label: base_entry}}
-        base_ok = base_entry["value"] is not None and not base_entry["failed"]
-        base_entry["ratio"] = 1.0 if base_ok else None
-        for s in others:
-            m = matches[s.label].get(g.key)
-            if m is None:
-                row["values"][s.label] = None
-                continue
-            h, diffs = m
-            e = _entry(h, kernel, how)
-            if e["value"] is None:
-                row["values"][s.label] = None
-                continue
-            flags = list(e["flags"])
-            for category, key, a, b in diffs:
-                if category == "scale":
-                    continue
-                flags.append(f"{category} differs: {key} {format_size(a)} vs {format_size(b)}")
-            if e["nodes"] != base_entry["nodes"] or e["ranks"] != base_entry["ranks"]:
-                flags.append(f"scale differs: {e['nodes']} node(s)/{e['ranks']} rank(s) vs "
-                             f"{base_entry['nodes']}/{base_entry['ranks']}"
-                             + ("" if per_node else " (use --per-node to compare per node)"))
-            if e["backends"] != base_entry["backends"]:
-                flags.append(f"backend differs: {'/'.join(e['backends'])} vs "
-                             f"{'/'.join(base_entry['backends'])}")
-            if e["kokkos"] != base_entry["kokkos"]:
-                flags.append(f"Kokkos differs: {'/'.join(e['kokkos'])} vs "
-                             f"{'/'.join(base_entry['kokkos'])}")
-            if e["units"] != base_entry["units"]:
-                flags.append(f"units differ: {e['units']} vs {base_entry['units']}")
-            ratio = None
-            if base_ok and e["value"] and base_entry["value"] and e["units"] == base_entry["units"]:
-                ratio = e["value"] / base_entry["value"] if row["higher_is_better"] \
-                    else base_entry["value"] / e["value"]
-                if per_node:
-                    ratio *= base_entry["nodes"] / e["nodes"]
-                # Values far apart (1e300 against 1e-300) overflow or underflow:
-                # no ratio, rather than a mean of infinities.
-                if not 0 < ratio < math.inf:
-                    flags.append("ratio out of range: the values are too far apart")
-                    ratio = None
-            e["ratio"] = ratio
-            e["flags"] = flags
-            row["values"][s.label] = e
-        out_rows.append(row)
-    _energy_ratios(out_rows, base.label)
-
-    summary = {}
-    total_weight = sum(r["weight"] for r in out_rows if r["values"][base.label]["ratio"])
     for s in sets:
-        num, den, used, excluded = 0.0, 0.0, 0, []
-        for r in out_rows:
-            e = r["values"].get(s.label)
-            if r["weight"] <= 0:
-                continue
-            where = f"{r['app']}/{r['case']}/{r['kernel']}"
-            if e is None:
-                excluded.append(f"{where}: no run")
-            elif e["failed"]:
-                excluded.append(f"{where}: verification failed")
-            elif e["ratio"] is None:
-                excluded.append(f"{where}: no ratio (baseline failed or missing)")
-            else:
-                num += r["weight"] * math.log(e["ratio"])
-                den += r["weight"]
-                used += 1
-        mean = math.exp(num / den) if den > 0 else None
-        entry = {"geometric_mean": mean, "rows_used": used,
-                 "rows_weighted": sum(1 for r in out_rows if r["weight"] > 0),
-                 "weight_used": den, "weight_total": total_weight, "excluded": excluded,
-                 "runs": len(s.runs), "path": s.path}
-        if energy_mean:
-            entry.update(_per_watt_mean(out_rows, s.label))
-        if system_nodes:
-            entry["system_nodes"] = system_nodes[s.label]
-            entry["system_figure"] = None if mean is None else \
-                mean * system_nodes[s.label] / system_nodes[base.label]
-        summary[s.label] = entry
-
+        if s.label in (sources or {}) and all(
+                isinstance(k["entry"].get("code_version"), str)
+                for r in s.runs if not r.reference for k in r.kernels.values()):
+            notes.append(f"--source {s.label}={sources[s.label].revision}: every result of "
+                         f"{s.label} records its code versions; the revision is not used (name "
+                         "the set whose results lack them)")
+    matched, only = {}, []
+    for s in others:
+        matches, unpaired, taken = _match_set(s, base_groups, grouped[s.label],
+                                              labels_by_key, notes)
+        matched[s.label] = (matches, unpaired)
+        only += _only_in_other(s, grouped[s.label], taken, matches, base_groups, how)
+    rows, row_ids, weights = _weights(base_groups, labels_by_key, weights_path,
+                                      allow_unmatched, notes)
+    out_rows = [_row(g, case, kernel, weights[row_id], base, others, matched, how, per_node,
+                     sources or {})
+                for (g, case, kernel), row_id in zip(rows, row_ids)]
+    _energy_ratios(out_rows, base.label)
+    summary = {s.label: _summary(s, out_rows, energy_mean, system_nodes, base.label)
+               for s in sets}
     return {
         "karma_compare": 1,
         "karma_version": __version__,
         "baseline": base.label,
-        "sets": [{"label": s.label, "path": s.path, "runs": len(s.runs),
-                  "devices": sorted({r.device for r in s.runs}),
-                  "backends": sorted({r.backend for r in s.runs}),
-                  "kokkos": sorted({r.kokkos_version for r in s.runs if not r.reference}),
-                  "skipped_files": len(s.skipped)} for s in sets],
+        "sets": [_set_entry(s) for s in sets],
+        "suite_versions_differ": len({tuple(_set_entry(s)["suite_versions"])
+                                      for s in sets}) > 1,
         "aggregate": how,
         "per_node": per_node,
         "weights": weights_path,
         "rows": out_rows,
+        "only_in_other_sets": only,
         "summary": summary,
+        "left_out": [{"set": s.label, "path": f, "error": why}
+                     for s in sets for f, why in s.invalid],
         "notes": notes,
     }
+
+
+def _set_entry(s):
+    own = [r for r in s.runs if not r.reference]
+    return {"label": s.label, "path": s.path, "runs": len(s.runs),
+            "suite_versions": sorted({str(suite_of(r).get("version") or "?") for r in own}),
+            "git_describe": sorted({str(suite_of(r).get("git_describe") or "?") for r in own}),
+            "devices": sorted({r.device for r in s.runs}),
+            "backends": sorted({r.backend for r in s.runs}),
+            "kokkos": sorted({r.kokkos_version for r in own}),
+            "skipped_files": len(s.skipped), "invalid_files": len(s.invalid)}
+
+
+def _summary(s, out_rows, energy_mean, system_nodes, base_label):
+    num, den, used, excluded = 0.0, 0.0, 0, []
+    weighted = [r for r in out_rows if r["weight"] > 0]
+    for r in weighted:
+        e = r["values"].get(s.label)
+        where = f"{r['app']}/{r['case']}/{r['kernel']}"
+        if e is None:
+            excluded.append(f"{where}: " + (r.get("unpaired") or {}).get(s.label, "no run"))
+        elif e["failed"]:
+            excluded.append(f"{where}: verification failed")
+        elif e["ratio"] is None:
+            excluded.append(f"{where}: no ratio (baseline failed or missing)")
+        else:
+            num += r["weight"] * math.log(e["ratio"])
+            den += r["weight"]
+            used += 1
+    mean = math.exp(num / den) if den > 0 else None
+    total = sum(r["weight"] for r in weighted)
+    entry = {"geometric_mean": mean, "rows_used": used, "rows_weighted": len(weighted),
+             "weight_used": den, "weight_total": total,
+             "coverage": den / total if total > 0 else None, "excluded": excluded,
+             "runs": len(s.runs), "path": s.path}
+    if energy_mean:
+        entry.update(_per_watt_mean(out_rows, s.label))
+    if system_nodes:
+        entry["system_nodes"] = system_nodes[s.label]
+        entry["system_figure"] = None if mean is None else \
+            mean * system_nodes[s.label] / system_nodes[base_label]
+    return entry
+
+
+# --- code versions ----------------------------------------------------------------------
+
+
+class SourceAt:
+    """The kernels' source hashes at a git revision, for results that
+    recorded no code version (karma-compare --source LABEL=REV)."""
+
+    def __init__(self, repo, revision):
+        self.repo, self.revision = repo, revision
+        self.hashes = {}
+
+    def source(self, app, symbols):
+        """(source hash, None) of these entry symbols at the revision, or
+        (None, the first symbol it does not define)."""
+        if app not in self.hashes:
+            files = codeversion.git_sources(self.repo, self.revision, app) or {}
+            self.hashes[app] = codeversion.source_hashes(files)
+        hashes = self.hashes[app]
+        for symbol in symbols:
+            if symbol not in hashes:
+                return None, symbol
+        return codeversion.combine([hashes[q] for q in symbols], {})[0], None
+
+
+def _code_info(group, kernel):
+    """The code versions of a group's runs of one kernel (None where a run
+    has none) and the `code` object of one that has."""
+    entries = [r.kernels[kernel]["entry"] for r in group.runs if kernel in r.kernels]
+    versions = {e.get("code_version") if isinstance(e.get("code_version"), str) else None
+                for e in entries}
+    code = next((e["code"] for e in entries if isinstance(e.get("code"), dict)), None)
+    return {"versions": versions, "code": code}
+
+
+def code_status(app, base, other):
+    """('same code' | 'code changed' | 'code version unknown', detail) of
+    a pair; base and other are (code info, SourceAt or None)."""
+    (a, a_src), (b, b_src) = base, other
+    if None not in a["versions"] and None not in b["versions"]:
+        if a["versions"] == b["versions"] and len(a["versions"]) == 1:
+            return "same code", ""
+        return "code changed", f"code_version {'/'.join(sorted(a['versions']))} vs " \
+            f"{'/'.join(sorted(b['versions']))}"
+    if None in a["versions"] and None in b["versions"]:
+        return "code version unknown", "neither side recorded one"
+    known, at = (b, a_src) if None in a["versions"] else (a, b_src)
+    code = known["code"] or {}
+    symbols, source = code.get("symbols"), code.get("source")
+    if at is None or not isinstance(symbols, list) or not isinstance(source, str):
+        return "code version unknown", "one side recorded none"
+    derived, missing = at.source(app, symbols)
+    where = f"source at {at.revision}"
+    if derived is None:
+        return "code changed", f"{missing} is not defined at {at.revision}"
+    if derived != source:
+        return "code changed", f"{where} {derived} vs {source} (source only: the launch " \
+            "choices of the side without a code version are unknown)"
+    return "same code", f"{where} (source only)"
 
 
 def _entry(group, kernel, how):
@@ -563,24 +820,20 @@ def markdown(result):
                 result["per_node"] else "") + f". Repeated runs: {result['aggregate']}.")
     out.append("")
     energy = _has(result, "per_watt_ratio")
+    code = _has(result, "code")
     if energy:
         out.append(f"Energy, where both sides measured it: *per W* divides figures of merit "
                    f"per watt (above 1: better per watt), *energy* divides the joules per "
                    f"execution the other way (above 1: the set uses less energy than "
                    f"{base}); '-' where either side has no measured energy.")
         out.append("")
-    out.append("| set | path | runs | devices | Kokkos backend | Kokkos |")
-    out.append("|---|---|---|---|---|---|")
-    for s in result["sets"]:
-        out.append(f"| {s['label']} | `{s['path']}` | {s['runs']} | {', '.join(s['devices'])} | "
-                   f"{', '.join(s['backends'])} | {', '.join(s['kokkos'])} |")
-    out.append("")
+    out += _set_table(result)
     out.append("## Summary")
     out.append("")
     system = any("system_figure" in v for v in result["summary"].values())
     per_watt = any("per_watt_geometric_mean" in v for v in result["summary"].values())
-    head = "| set | weighted geometric mean of ratios | rows used |"
-    sep = "|---|---|---|"
+    head = "| set | weighted geometric mean of ratios | rows used | weight covered |"
+    sep = "|---|---|---|---|"
     if per_watt:
         head += " weighted geometric mean of per-watt ratios | rows used (per W) |"
         sep += "---|---|"
@@ -591,7 +844,8 @@ def markdown(result):
     for label in labels:
         v = result["summary"][label]
         mean = "-" if v["geometric_mean"] is None else f"{v['geometric_mean']:.3f}"
-        line = f"| {label} | {mean} | {v['rows_used']} of {v['rows_weighted']} |"
+        covered = "-" if v.get("coverage") is None else f"{v['coverage']:.1%}"
+        line = f"| {label} | {mean} | {v['rows_used']} of {v['rows_weighted']} | {covered} |"
         if per_watt:
             line += f" {_fmt_ratio(v['per_watt_geometric_mean'])} | " \
                 f"{v['per_watt_rows_used']} of {v['rows_weighted']} |"
@@ -620,6 +874,9 @@ def markdown(result):
         if energy:
             head += f" {label}/{base} per W | {label}/{base} energy |"
             sep += "---|---|"
+        if code:
+            head += f" {label} code |"
+            sep += "---|"
     head += " flags |"
     sep += "---|"
     out += [head, sep]
@@ -635,6 +892,8 @@ def markdown(result):
             if energy:
                 cells += [_fmt_ratio(e["per_watt_ratio"]) if e else "-",
                           _fmt_ratio(e["energy_ratio"]) if e else "-"]
+            if code:
+                cells.append(_code_cell(e) if e else "unpaired")
             if e and e["flags"]:
                 row_flags.append(len(flag_notes) + 1)
                 flag_notes.append(f"{label}, {r['app']}/{r['case']}/{r['kernel']}: "
@@ -646,6 +905,7 @@ def markdown(result):
         cells.append(" ".join(f"[{n}]" for n in row_flags))
         out.append("| " + " | ".join(_escape(c) for c in cells) + " |")
     out.append("")
+    out += _unpaired_markdown(result)
     out += _energy_markdown(result)
     if flag_notes:
         out.append("## Flags")
@@ -658,6 +918,63 @@ def markdown(result):
         out += [f"- {_escape(n)}" for n in result["notes"]]
         out.append("")
     return "\n".join(out)
+
+
+def _set_table(result):
+    """Each set: where, how many runs, which suite (version, git describe),
+    devices and Kokkos; a warning line when the suite versions differ."""
+    out = ["| set | path | runs | suite | git | devices | Kokkos backend | Kokkos |",
+           "|---|---|---|---|---|---|---|---|"]
+    for s in result["sets"]:
+        out.append(f"| {s['label']} | `{s['path']}` | {s['runs']} | "
+                   f"{', '.join(s.get('suite_versions', []))} | "
+                   f"{', '.join(s.get('git_describe', []))} | {', '.join(s['devices'])} | "
+                   f"{', '.join(s['backends'])} | {', '.join(s['kokkos'])} |")
+    out.append("")
+    if result.get("suite_versions_differ"):
+        versions = "; ".join(f"{s['label']} {', '.join(s['suite_versions'])}"
+                             for s in result["sets"])
+        out += [f"**Warning:** the sets ran different suite versions ({versions}): a deck key "
+                "an older result lacks is read at the default the newer suite declares, and "
+                "the code column says where the kernels' code changed.", ""]
+    return out
+
+
+def _code_cell(e):
+    names = {"same code": "same", "code changed": "**changed**",
+             "code version unknown": "unknown"}
+    return names.get(e.get("code"), "-")
+
+
+def _unpaired_markdown(result):
+    """Rows a set does not pair, with why, and what other sets ran that no
+    baseline row stands for; then the files --skip-invalid left out."""
+    out = []
+    unpaired = [(label, r, why) for r in result["rows"]
+                for label, why in (r.get("unpaired") or {}).items()]
+    if unpaired:
+        out += ["## Unpaired rows", "",
+                "Baseline rows a set has no run for: the reason is the key and the two "
+                "values of the closest run of that set (baseline vs set), or no run.", "",
+                "| set | app | case | kernel | weight | reason |", "|---|---|---|---|---|---|"]
+        out += [f"| {_escape(label)} | {r['app']} | {_escape(r['case'])} | {r['kernel']} | "
+                f"{r['weight']:.3g} | {_escape(why)} |" for label, r, why in unpaired]
+        out.append("")
+    only = result.get("only_in_other_sets") or []
+    if only:
+        out += ["## Only in other sets", "",
+                "Runs of a set that no baseline row stands for: the reason is the key and "
+                "the two values of the closest baseline case (set vs baseline).", "",
+                "| set | app | case | kernel | value | reason |", "|---|---|---|---|---|---|"]
+        out += [f"| {_escape(o['set'])} | {o['app']} | {_escape(o['case'])} | {o['kernel']} | "
+                f"{_escape(_cell(o))} {o['units']} | {_escape(o['reason'])} |" for o in only]
+        out.append("")
+    left = result.get("left_out") or []
+    if left:
+        out += ["## Files left out", "", "Not well-formed results (--skip-invalid):", ""]
+        out += [f"- {_escape(x['set'])}: {_escape(x['error'])}" for x in left]
+        out.append("")
+    return out
 
 
 def _has(result, key):
@@ -737,16 +1054,17 @@ def csv_text(result):
     w = csv.writer(buf, lineterminator="\n")
     extra = _has(result, "energy") or _has(result, "efficiency")
     w.writerow(["app", "case", "kernel", "units", "higher_is_better", "weight", "set", "value",
-                "ratio", "runs", "nodes", "ranks", "verification", "flags"]
+                "ratio", "runs", "nodes", "ranks", "verification", "flags", "code"]
                + (ENERGY_COLUMNS if extra else []))
     blanks = [""] * len(ENERGY_COLUMNS) if extra else []
     for r in result["rows"]:
         for s in result["sets"]:
             e = r["values"].get(s["label"])
             if e is None:
+                why = (r.get("unpaired") or {}).get(s["label"], "no run")
                 w.writerow([r["app"], r["case"], r["kernel"], r["units"],
                             int(r["higher_is_better"]), r["weight"], s["label"], "", "", 0, "",
-                            "", "missing", ""] + blanks)
+                            "", "missing", f"unpaired: {why}", ""] + blanks)
                 continue
             cells = []
             if extra:
@@ -759,20 +1077,26 @@ def csv_text(result):
             w.writerow([r["app"], r["case"], r["kernel"], r["units"], int(r["higher_is_better"]),
                         r["weight"], s["label"], e["value"],
                         "" if e["ratio"] is None else e["ratio"], e["runs"], e["nodes"],
-                        e["ranks"], "FAILED" if e["failed"] else "PASSED", "; ".join(e["flags"])]
-                       + cells)
+                        e["ranks"], "FAILED" if e["failed"] else "PASSED", "; ".join(e["flags"]),
+                        e.get("code") or ""] + cells)
+    for o in result.get("only_in_other_sets") or []:
+        w.writerow([o["app"], o["case"], o["kernel"], o["units"], int(o["higher_is_better"]),
+                    0, o["set"], _blank(o["value"]), "", o["runs"], "", "",
+                    "FAILED" if o["failed"] else "PASSED",
+                    f"only in {o['set']}: {o['reason']}", ""] + blanks)
     for s in result["sets"]:
         v = result["summary"][s["label"]]
         w.writerow(["*", "*", "weighted geometric mean", "ratio", 1, v["weight_used"],
                     s["label"], "", "" if v["geometric_mean"] is None else v["geometric_mean"],
-                    v["rows_used"], v.get("system_nodes", ""), "", "", ""] + blanks)
+                    v["rows_used"], v.get("system_nodes", ""), "", "",
+                    f"weight covered {_blank(v.get('coverage'))}", ""] + blanks)
     for s in result["sets"]:
         v = result["summary"][s["label"]]
         if "per_watt_geometric_mean" in v:
             w.writerow(["*", "*", "weighted geometric mean per watt", "ratio", 1,
                         v["per_watt_weight_used"], s["label"], "",
                         _blank(v["per_watt_geometric_mean"]), v["per_watt_rows_used"], "", "",
-                        "", ""] + blanks)
+                        "", "", ""] + blanks)
     return buf.getvalue()
 
 
@@ -969,6 +1293,18 @@ def main(argv=None):
     p.add_argument("--json", metavar="FILE", help="write everything as JSON")
     p.add_argument("--committed-only", action="store_true",
                    help="skip files that git ignores")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="exit 0 although a set covers less than all the weight")
+    p.add_argument("--allow-unmatched", action="store_true",
+                   help="a weights pattern that matches no row is a note, not an error")
+    p.add_argument("--source", action="append", default=[], metavar="LABEL=REV",
+                   help="the set LABEL's results without code versions ran the kernel "
+                   "source of git revision REV (of --repo): compare source hashes")
+    p.add_argument("--repo", metavar="PATH",
+                   help="the git repository of --source (default: the one the tool runs in)")
+    p.add_argument("--skip-invalid", action="store_true",
+                   help="leave out files that are not well-formed results, listed with "
+                   "their errors, and compare the rest")
     p.add_argument("--version", action="version", version=f"karma-compare {__version__}")
     args = p.parse_args(argv)
 
@@ -987,12 +1323,16 @@ def main(argv=None):
             return campaign_main(args)
         if args.compare_from:
             raise ToolError("--compare-from goes with --campaign", 2)
+        if args.repo and not args.source:
+            raise ToolError("--repo goes with --source", 2)
         if len(args.sets) < 2:
             raise ToolError("give at least two result sets to compare", 2)
         sets = []
         for text in args.sets:
             label, path = _parse_set(text)
-            sets.append(load_set(path, label, committed_only=args.committed_only))
+            sets.append(load_set(path, label, committed_only=args.committed_only,
+                                 skip_invalid=args.skip_invalid))
+        sources = _sources(args.source, args.repo, [s.label for s in sets])
         nodes = None
         if args.system_nodes:
             nodes = {}
@@ -1010,7 +1350,8 @@ def main(argv=None):
                                 (f"unknown {', '.join(unknown)}" if unknown else ""), 2)
         result = compare(sets, args.baseline or sets[0].label, how=args.aggregate or "median",
                          per_node=args.per_node, weights_path=args.weights, system_nodes=nodes,
-                         energy_mean=args.energy)
+                         energy_mean=args.energy, allow_unmatched=args.allow_unmatched,
+                         sources=sources)
         md = markdown(result)
         outputs = []
         if args.markdown:
@@ -1026,6 +1367,50 @@ def main(argv=None):
         else:
             for path, _ in outputs:
                 print(f"karma-compare: wrote {path}", file=sys.stderr)
-        return 0
+        for item in result["left_out"]:
+            print(f"karma-compare: left out {item['error']}", file=sys.stderr)
+        return _coverage_status(result, args.allow_partial)
 
     return main_wrapper("karma-compare", run)
+
+
+def _coverage_status(result, allow_partial):
+    """1 (with a line saying so) when a set covers less than all the
+    weight, unless --allow-partial; else 0."""
+    short = [(label, v["coverage"]) for label, v in result["summary"].items()
+             if v["coverage"] is not None and v["coverage"] < 1 - 1e-9]
+    for label, share in short:
+        print(f"karma-compare: {label} covers {share:.1%} of the weight (see Unpaired rows)"
+              + ("" if allow_partial else "; exit 1 (--allow-partial: exit 0)"),
+              file=sys.stderr)
+    return 1 if short and not allow_partial else 0
+
+
+def _git_root():
+    try:
+        out = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True,
+                             text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        raise ToolError("--source: not in a git repository (give --repo PATH)", 2) from None
+    return out.stdout.strip()
+
+
+def _sources(items, repo, labels):
+    """{label: SourceAt} of the --source LABEL=REV options, each checked."""
+    out = {}
+    if not items:
+        return out
+    repo = repo or _git_root()
+    for item in items:
+        label, sep, rev = item.partition("=")
+        if not sep or not label or not rev:
+            raise ToolError(f"--source {item}: expected LABEL=REV", 2)
+        if label not in labels:
+            raise ToolError(f"--source {item}: no set of label '{label}' (sets: "
+                            f"{', '.join(labels)})", 2)
+        check = subprocess.run(["git", "-C", repo, "rev-parse", "--verify", "--quiet",
+                                f"{rev}^{{commit}}"], capture_output=True, text=True)
+        if check.returncode != 0:
+            raise ToolError(f"--source {item}: '{rev}' is no commit of {repo}", 2)
+        out[label] = SourceAt(repo, rev)
+    return out

@@ -690,6 +690,10 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
               f"result file(s) and {len(result_set.benchmarks)} Google Benchmark file(s) "
               "under this directory; do not edit it by hand: edit the write-ups it "
               "includes and run that command again._", ""]
+    if result_set.invalid:
+        lines += [f"**Left out:** {len(result_set.invalid)} file(s) that are not well-formed "
+                  "results (--skip-invalid):", ""]
+        lines += [f"- {error}" for _, error in result_set.invalid] + [""]
     sections = sections_of(result_set)
     index = []
     for name, d, rs, bs in sections:
@@ -874,6 +878,9 @@ def main(argv=None):
     p.add_argument("--compare-from", metavar="CAMPAIGN.yaml",
                    help="the ratio tables of the campaign directories of this campaign's "
                    "name from this file's compare: section (corrected after a run)")
+    p.add_argument("--skip-invalid", action="store_true",
+                   help="leave out files that are not well-formed results, listed in the "
+                   "report with their errors, and report the rest")
     p.add_argument("--version", action="version", version=f"karma-report {__version__}")
     args = p.parse_args(argv)
 
@@ -892,7 +899,8 @@ def main(argv=None):
             from . import campaign as campaign_mod
 
             compare_from = campaign_mod.load(args.compare_from, check_keys=False)
-        result_set = load_set(args.results, committed_only=args.committed_only)
+        result_set = load_set(args.results, committed_only=args.committed_only,
+                              skip_invalid=args.skip_invalid)
         out_path = args.output or (os.path.join(args.results, "report.md")
                                    if archive.split(args.results) is None else
                                    args.results.removesuffix(archive.SUFFIX) + ".report.md")
@@ -921,6 +929,8 @@ def main(argv=None):
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         atomic_write(out_path, text)
+        for _, error in result_set.invalid:
+            print(f"karma-report: left out {error}", file=sys.stderr)
         skipped = len(result_set.skipped)
         print(f"karma-report: wrote {out_path} ({len(result_set.runs)} runs, "
               f"{len(plotter.files)} plot(s) in {plots_dir if plotter.files else 'none'}"

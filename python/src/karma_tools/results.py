@@ -337,6 +337,7 @@ class ResultSet:
         self.runs = []
         self.benchmarks = []
         self.skipped = []  # (path, why)
+        self.invalid = []  # (path, error): left out by skip_invalid
 
 
 def _git_ignored(paths, root):
@@ -362,9 +363,11 @@ def find_json(path):
     return archive.walk_files(path, ".json")
 
 
-def load_set(path, label=None, committed_only=False, need_runs=True):
+def load_set(path, label=None, committed_only=False, need_runs=True, skip_invalid=False):
     """Every karma results document (and Google Benchmark file) under path.
-    Rejects documents of another schema version and sets without results."""
+    Rejects documents of another schema version and sets without results;
+    with skip_invalid, a file that is not well-formed is left out instead,
+    with its error in the set's `invalid` list."""
     label = label or os.path.basename(os.path.normpath(path)).removesuffix(archive.SUFFIX) \
         or path
     if not archive.exists(path):
@@ -380,34 +383,46 @@ def load_set(path, label=None, committed_only=False, need_runs=True):
                               if os.path.abspath(archive.archive_of(f)) in ignored)
         files = [f for f in files if os.path.abspath(archive.archive_of(f)) not in ignored]
     for f in files:
-        doc = read_json(f)
-        if isinstance(doc, dict) and "schema_version" in doc:
-            version = doc["schema_version"]
-            if not isinstance(version, int) or isinstance(version, bool) or \
-                    version not in SCHEMA_VERSIONS:
-                shown = version if isinstance(version, int) and not isinstance(version, bool) \
-                    else describe(version)
-                raise ToolError(f"{f}: schema_version {shown}, but this tool reads karma "
-                                "results of schema_version 1 or 2 (docs/results-format.md)"
-                                "; use the karma release that wrote it", 2)
-            missing = [k for k in ("app", "kernels", "result", "mpi") if k not in doc]
-            if missing:
-                raise ToolError(f"{f}: schema_version {version} but no {', '.join(missing)}: not a "
-                                "karma results document", 2)
-            check_run(f, doc)
-            check_schema(f, doc)
-            result.runs.append(Run(f, doc))
-        elif isinstance(doc, dict) and "benchmarks" in doc and "context" in doc:
-            check_benchmarks(f, doc)
-            result.benchmarks.append(Benchmarks(f, doc))
-        else:
-            result.skipped.append((f, "not karma results"))
+        try:
+            _load_file(result, f)
+        except ToolError as e:
+            if not skip_invalid or e.code != 2:  # bad input only, not a read failure
+                raise
+            result.invalid.append((f, str(e)))
     if need_runs and not result.runs and not result.benchmarks:
         what = f"{len(files)} JSON file(s), none of them karma results" if files else \
             "no JSON files"
+        if result.invalid:
+            what += f", {len(result.invalid)} left out as invalid"
         raise ToolError(f"{path}: no karma results found ({what}); point at a directory "
                         "the mini-apps or karma-batch wrote", 2)
     return result
+
+
+def _load_file(result, f):
+    """One file of a set into it: a run, a Google Benchmark file or skipped."""
+    doc = read_json(f)
+    if isinstance(doc, dict) and "schema_version" in doc:
+        version = doc["schema_version"]
+        if not isinstance(version, int) or isinstance(version, bool) or \
+                version not in SCHEMA_VERSIONS:
+            shown = version if isinstance(version, int) and not isinstance(version, bool) \
+                else describe(version)
+            raise ToolError(f"{f}: schema_version {shown}, but this tool reads karma "
+                            "results of schema_version 1 or 2 (docs/results-format.md)"
+                            "; use the karma release that wrote it", 2)
+        missing = [k for k in ("app", "kernels", "result", "mpi") if k not in doc]
+        if missing:
+            raise ToolError(f"{f}: schema_version {version} but no {', '.join(missing)}: not a "
+                            "karma results document", 2)
+        check_run(f, doc)
+        check_schema(f, doc)
+        result.runs.append(Run(f, doc))
+    elif isinstance(doc, dict) and "benchmarks" in doc and "context" in doc:
+        check_benchmarks(f, doc)
+        result.benchmarks.append(Benchmarks(f, doc))
+    else:
+        result.skipped.append((f, "not karma results"))
 
 
 def format_value(value):

@@ -1,0 +1,305 @@
+"""karma-compare across suite versions (issue 38): keys an older result
+lacks read at the newer deck schema's defaults, the closest of several
+candidates, code versions (recorded, or from git with --source), the weight
+each set covers, unpaired rows and rows only in other sets with their
+reasons, weights that must match, the set table and --skip-invalid."""
+
+import copy
+import csv
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import SAMPLES, load_json, tool, write
+from karma_tools import codeversion
+
+A = os.path.join(SAMPLES, "machine-a")
+OLD = f"{A}/stream-1d-2p16-r1.json"  # suite 0.1.0: no deck.schema, no code versions
+
+# The part of a deck schema these tests need: a key the old result lacks,
+# nested as the mini-apps print it.
+SCHEMA = {"type": "object", "properties": {
+    "stream": {"type": "object", "properties": {
+        "policy_3d": {"type": "string", "default": "auto"},
+        "layout": {"type": "string", "default": "right"},
+        "tuning": {"type": "object", "properties": {
+            "block": {"type": "integer", "default": 0}}}}},
+    "run": {"type": "object", "properties": {"repetitions": {"default": 1}}}}}
+
+
+def newer(doc, version="0.2.0", schema=True, **values):
+    """A copy of an old result as suite `version` would write it: the new
+    keys in deck.resolved (at their defaults unless `values` say), and the
+    deck schema recorded."""
+    doc = copy.deepcopy(doc)
+    doc["suite"]["version"] = version
+    stream = doc["deck"]["resolved"]["stream"]
+    stream["policy_3d"] = values.get("policy_3d", "auto")
+    stream["tuning"] = {"block": values.get("block", 0)}
+    if schema:
+        doc["deck"]["schema"] = SCHEMA
+    return doc
+
+
+def code(doc, versions, sources=None, symbols=("karma::stream::Copy",)):
+    """doc with kernel code versions {kernel: version} (others: none)."""
+    for k in doc["kernels"]:
+        if k["name"] in versions:
+            k["code_version"] = versions[k["name"]]
+            k["code"] = {"symbols": list(symbols), "launch": {},
+                         "source": (sources or {}).get(k["name"], "0" * 16)}
+    return doc
+
+
+def one_set(tmp_path, name, *docs):
+    d = tmp_path / name
+    for i, doc in enumerate(docs):
+        write(str(d / f"r{i}.json"), json.dumps(doc))
+    return str(d)
+
+
+def run_json(tmp_path, *args, rc=0):
+    out = str(tmp_path / "c.json")
+    r = tool("karma-compare", *args, "--json", out)
+    assert r.returncode == rc, r.stderr
+    return load_json(out), r
+
+
+def test_a_missing_key_is_read_at_the_newer_schemas_default(tmp_path):
+    old = one_set(tmp_path, "old", load_json(OLD))
+    new = one_set(tmp_path, "new", newer(load_json(OLD)))
+    result, _ = run_json(tmp_path, f"old={old}", f"new={new}")
+    assert all(r["values"]["new"] and r["values"]["new"]["flags"] == [] for r in result["rows"])
+    assert result["summary"]["new"]["coverage"] == pytest.approx(1.0)
+    assert result["only_in_other_sets"] == []
+    # Either way round.
+    result, _ = run_json(tmp_path, f"new={new}", f"old={old}")
+    assert result["summary"]["old"]["coverage"] == pytest.approx(1.0)
+    # Without the recorded schema nothing says the missing key is at its
+    # default: unpaired, the key and its two values named, exit 1.
+    bare = one_set(tmp_path, "bare", newer(load_json(OLD), schema=False))
+    result, r = run_json(tmp_path, f"old={old}", f"new={bare}", rc=1)
+    assert result["summary"]["new"]["coverage"] == 0
+    why = result["rows"][0]["unpaired"]["new"]
+    assert why == "stream.policy_3d (absent) vs auto; stream.tuning.block (absent) vs 0"
+    assert "new covers 0.0% of the weight" in r.stderr
+    # A key away from its default is other work, whatever the schema.
+    other = one_set(tmp_path, "other", newer(load_json(OLD), policy_3d="mdrange"))
+    result, _ = run_json(tmp_path, f"old={old}", f"new={other}", "--allow-partial")
+    assert result["rows"][0]["unpaired"]["new"] == "stream.policy_3d auto vs mdrange"
+    only = result["only_in_other_sets"]
+    assert {o["kernel"] for o in only} == {k["name"] for k in load_json(OLD)["kernels"]}
+    assert only[0]["reason"] == "stream.policy_3d mdrange vs auto"
+
+
+def test_unpaired_and_only_in_other_rows_in_every_output(tmp_path):
+    old = one_set(tmp_path, "old", load_json(OLD))
+    other = one_set(tmp_path, "other", newer(load_json(OLD), policy_3d="mdrange"))
+    md, table = str(tmp_path / "c.md"), str(tmp_path / "c.csv")
+    r = tool("karma-compare", f"old={old}", f"new={other}", "--markdown", md, "--csv", table)
+    assert r.returncode == 1, r.stderr
+    text = open(md).read()
+    assert "## Unpaired rows" in text and "## Only in other sets" in text
+    assert "| new | stream | host: small | copy | 0.167 | stream.policy_3d auto vs mdrange |" \
+        in text
+    assert "| 0.0% |" in text  # the summary's weight covered
+    rows = list(csv.DictReader(open(table)))
+    missing = [x for x in rows if x["set"] == "new" and x["verification"] == "missing"]
+    assert missing and all(x["flags"] == "unpaired: stream.policy_3d auto vs mdrange"
+                           for x in missing)
+    assert sum(x["flags"].startswith("only in new: ") for x in rows) == 6
+    # --allow-partial: the same files, exit 0.
+    r = tool("karma-compare", f"old={old}", f"new={other}", "--allow-partial")
+    assert r.returncode == 0, r.stderr
+
+
+def test_the_closest_of_several_candidates_is_chosen(tmp_path):
+    base = load_json(OLD)
+    near = copy.deepcopy(base)
+    near["deck"]["resolved"]["stream"]["shape"] = [2 ** 17]
+    far = copy.deepcopy(near)
+    far["mpi"]["ranks"] = 1
+    far["deck"]["resolved"]["stream"]["shape"] = [2 ** 18]
+    far["deck"]["resolved"]["run"]["warmup"] = 7  # outside the case: still one difference
+    far["deck"]["resolved"]["stream"]["extra_size"] = 5
+    old = one_set(tmp_path, "old", base)
+    new = one_set(tmp_path, "new", far, near)
+    result, _ = run_json(tmp_path, f"old={old}", f"new={new}")
+    e = result["rows"][0]["values"]["new"]
+    assert e["flags"] == ["problem size differs: stream.shape [2^16] vs [2^17]"]
+    assert any("2 runs could stand for stream/host: small; chose the closest" in n
+               and "1 differing key(s)" in n for n in result["notes"])
+    assert [o["reason"] for o in result["only_in_other_sets"]][:1] == [
+        "stream.extra_size 5 vs (absent); stream.shape [2^18] vs [2^16]"]
+
+
+def test_code_versions_mark_each_pair(tmp_path):
+    kernels = [k["name"] for k in load_json(OLD)["kernels"]]
+    same = {k: "1" * 16 for k in kernels}
+    changed = dict(same, dot="2" * 16)
+    a = one_set(tmp_path, "a", code(newer(load_json(OLD)), same))
+    b = one_set(tmp_path, "b", code(newer(load_json(OLD)), changed))
+    result, _ = run_json(tmp_path, f"a={a}", f"b={b}")
+    status = {r["kernel"]: r["values"]["b"]["code"] for r in result["rows"]}
+    assert status == dict({k: "same code" for k in kernels}, dot="code changed")
+    dot = next(r for r in result["rows"] if r["kernel"] == "dot")["values"]["b"]
+    assert f"code changed: code_version {'1' * 16} vs {'2' * 16}" in dot["flags"]
+    # One side without code versions: unknown.
+    old = one_set(tmp_path, "old", load_json(OLD))
+    result, _ = run_json(tmp_path, f"old={old}", f"b={b}")
+    assert {r["values"]["b"]["code"] for r in result["rows"]} == {"code version unknown"}
+    md, table = str(tmp_path / "c.md"), str(tmp_path / "c.csv")
+    assert tool("karma-compare", f"a={a}", f"b={b}", "--markdown", md, "--csv",
+                table).returncode == 0
+    assert "| stream | host: small | dot | GB/s |" in open(md).read()
+    assert "| **changed** |" in open(md).read() and "| same |" in open(md).read()
+    codes = {x["kernel"]: x["code"] for x in csv.DictReader(open(table)) if x["set"] == "b"
+             and x["kernel"] in kernels}
+    assert codes["dot"] == "code changed" and codes["copy"] == "same code"
+
+
+def git(repo, *args):
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                   env=dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+                            GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t"))
+
+
+@pytest.fixture
+def fake_repo(tmp_path):
+    """A git repository with a stream kernel in three revisions: v1, v2 (the
+    same code, a comment added), v3 (the body changed); Copy gone in v4."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    bodies = {"v1": "a[i] = b[i];", "v2": "a[i] = /* the same */ b[i];", "v3": "a[i] = 2 * b[i];"}
+    for tag, body in bodies.items():
+        write(str(repo / "miniapps/stream/kernels.hpp"),
+              "namespace karma::stream {\nstruct Copy { void operator()(int i) const { "
+              f"{body} }} }};\n}}\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", tag)
+        git(repo, "tag", tag)
+    write(str(repo / "miniapps/stream/kernels.hpp"), "namespace karma::stream {}\n")
+    git(repo, "commit", "-qam", "v4")
+    git(repo, "tag", "v4")
+    return repo
+
+
+def test_source_derives_an_old_sets_code_from_git(tmp_path, fake_repo):
+    files = codeversion.git_sources(str(fake_repo), "v1", "stream")
+    hashes = codeversion.source_hashes(files)
+    source, _ = codeversion.combine([hashes["karma::stream::Copy"]], {})
+    kernels = [k["name"] for k in load_json(OLD)["kernels"]]
+    new = one_set(tmp_path, "new", code(newer(load_json(OLD)), {k: "1" * 16 for k in kernels},
+                                        {k: source for k in kernels}))
+    old = one_set(tmp_path, "old", load_json(OLD))
+
+    def status(rev):
+        result, _ = run_json(tmp_path, f"old={old}", f"new={new}", "--source", f"old={rev}",
+                             "--repo", fake_repo)
+        return {r["values"]["new"]["code"] for r in result["rows"]}, result
+
+    assert status("v1")[0] == {"same code"}
+    assert status("v2")[0] == {"same code"}  # a comment is no code
+    changed, result = status("v3")
+    assert changed == {"code changed"}
+    assert "source only" in result["rows"][0]["values"]["new"]["code_detail"]
+    gone, result = status("v4")
+    assert gone == {"code changed"}
+    assert "karma::stream::Copy is not defined at v4" in \
+        result["rows"][0]["values"]["new"]["code_detail"]
+    # The other way round: the baseline is the side that has code versions.
+    result, _ = run_json(tmp_path, f"new={new}", f"old={old}", "--source", "old=v3",
+                         "--repo", fake_repo)
+    assert {r["values"]["old"]["code"] for r in result["rows"]} == {"code changed"}
+    # Naming the set that has code versions derives nothing, and says so.
+    result, _ = run_json(tmp_path, f"new={new}", f"old={old}", "--source", "new=v1",
+                         "--repo", fake_repo)
+    assert {r["values"]["old"]["code"] for r in result["rows"]} == {"code version unknown"}
+    assert any(n.startswith("--source new=v1: every result of new records its code versions")
+               for n in result["notes"])
+    # Bad --source: one line, exit 2, nothing written.
+    out = tmp_path / "bad.json"
+    for args, message in ((["--source", "old=nope"], "'nope' is no commit of"),
+                          (["--source", "zzz=v1"], "no set of label 'zzz'"),
+                          (["--source", "old"], "expected LABEL=REV")):
+        r = tool("karma-compare", f"old={old}", f"new={new}", "--repo", fake_repo, *args,
+                 "--json", out)
+        assert r.returncode == 2 and message in r.stderr and not out.exists(), r.stderr
+
+
+def test_a_weights_pattern_that_matches_no_row_is_an_error(tmp_path):
+    a = one_set(tmp_path, "a", load_json(OLD))
+    b = one_set(tmp_path, "b", newer(load_json(OLD)))
+    weights = write(str(tmp_path / "w.txt"), "stream 1\n# typo:\nstreem 1\n")
+    out = tmp_path / "c.json"
+    r = tool("karma-compare", f"a={a}", f"b={b}", "--weights", weights, "--json", out)
+    assert r.returncode == 2 and not out.exists()
+    assert r.stderr.strip() == f"karma-compare: error: {weights}:3: pattern 'streem' matches " \
+        "no row"
+    result, _ = run_json(tmp_path, f"a={a}", f"b={b}", "--weights", weights,
+                         "--allow-unmatched")
+    assert result["summary"]["b"]["geometric_mean"] is not None
+    # A line every row of which a later or more specific line takes.
+    shadowed = write(str(tmp_path / "s.txt"), "stream/*/triad 3\nstream/*/* 1\n")
+    out = tmp_path / "s.json"
+    r = tool("karma-compare", f"a={a}", f"b={b}", "--weights", shadowed, "--json", out)
+    assert r.returncode == 2 and not out.exists()
+    assert f"{shadowed}:1: pattern 'stream/*/triad' takes no row" in r.stderr
+
+
+def test_weights_name_the_same_rows_whichever_set_is_the_baseline(tmp_path):
+    a = one_set(tmp_path, "a", load_json(OLD))
+    b = one_set(tmp_path, "b", newer(load_json(OLD)))
+    weights = write(str(tmp_path / "w.txt"), "stream/host:*/* 1\nstream/host:*/triad 3\n")
+    first, _ = run_json(tmp_path, f"a={a}", f"b={b}", "--weights", weights)
+    second, _ = run_json(tmp_path, f"b={b}", f"a={a}", "--weights", weights)
+    by_row = [{(r["case"], r["kernel"]): r["weight"] for r in x["rows"]}
+              for x in (first, second)]
+    assert by_row[0] == by_row[1] and by_row[0][("host: small", "triad")] == 3
+
+
+def test_without_weights_reference_and_vendor_rows_weigh_nothing(tmp_path):
+    doc = load_json(OLD)
+    doc["kernels"][1]["implementation"] = "cublas"
+    ref = copy.deepcopy(load_json(f"{A}/stream-1d-2p20-r1.json"))
+    ref["reference"] = {"format": "babelstream", "device": "host"}
+    a = one_set(tmp_path, "a", doc, ref)
+    result, _ = run_json(tmp_path, f"a={a}", f"b={a}")
+    weights = {(r["case"], r["kernel"]): r["weight"] for r in result["rows"]}
+    vendor = doc["kernels"][1]["name"]
+    assert weights[("host: small", vendor)] == 0
+    assert all(w == 0 for (case, _), w in weights.items() if "reference" in case)
+    assert weights[("host: small", "copy")] == pytest.approx(1 / 5)
+
+
+def test_the_set_table_shows_suite_git_and_flags_versions(tmp_path):
+    a = one_set(tmp_path, "a", load_json(OLD))
+    doc = newer(load_json(OLD), version="0.3.0")
+    doc["suite"]["git_describe"] = "v0.3.0-7-gabc"
+    b = one_set(tmp_path, "b", doc)
+    r = tool("karma-compare", f"a={a}", f"b={b}")
+    assert r.returncode == 0, r.stderr
+    assert "| set | path | runs | suite | git | devices | Kokkos backend | Kokkos |" in r.stdout
+    assert f"| b | `{b}` | 1 | 0.3.0 | v0.3.0-7-gabc |" in r.stdout
+    assert "**Warning:** the sets ran different suite versions (a 0.1.0; b 0.3.0)" in r.stdout
+    r = tool("karma-compare", f"a={a}", f"b={a}")
+    assert "Warning" not in r.stdout
+
+
+def test_skip_invalid_compares_the_rest(tmp_path):
+    a = one_set(tmp_path, "a", load_json(OLD))
+    b = one_set(tmp_path, "b", load_json(OLD))
+    broken = write(str(tmp_path / "b" / "broken.json"), "{not json")
+    out = tmp_path / "c.json"
+    r = tool("karma-compare", f"a={a}", f"b={b}", "--json", out)
+    assert r.returncode == 2 and "broken.json" in r.stderr and not out.exists()
+    result, r = run_json(tmp_path, f"a={a}", f"b={b}", "--skip-invalid")
+    assert [x["path"] for x in result["left_out"]] == [broken]
+    assert "not valid JSON" in result["left_out"][0]["error"]
+    assert f"karma-compare: left out {broken}" in r.stderr
+    assert result["summary"]["b"]["coverage"] == pytest.approx(1.0)
+    r = tool("karma-compare", f"a={a}", f"b={b}", "--skip-invalid")
+    assert "## Files left out" in r.stdout and "broken.json" in r.stdout
