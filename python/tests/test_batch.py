@@ -20,6 +20,15 @@ EXPECTED = os.path.join(DATA, "expected")
 SMALL_DECK = os.path.join(ROOT, "inputs", "stream", "small.yaml")
 
 
+def load_manifest(out):
+    """OUT/campaign.json with its jobs' paths, which are relative to OUT, made absolute."""
+    manifest = load_json(os.path.join(out, "campaign.json"))
+    for job in manifest["jobs"]:
+        for key in ("results_dir", "results_file"):
+            job[key] = os.path.join(out, job[key])
+    return manifest
+
+
 def placeholders(out):
     with open(EXAMPLE, "rb") as f:
         sha = hashlib.sha256(f.read()).hexdigest()
@@ -53,7 +62,7 @@ def test_example_campaign_expands_into_jobs_and_scripts(tmp_path):
     out = str(tmp_path / "out")
     r = generate(EXAMPLE, out)
     assert r.returncode == 0, r.stderr
-    manifest = load_json(os.path.join(out, "campaign.json"))
+    manifest = load_manifest(out)
     names = [j["name"] for j in manifest["jobs"]]
     # One entry: 3 node counts x 2 scalings; the other: 3 sizes x 2 rounds.
     assert names == [
@@ -67,6 +76,9 @@ def test_example_campaign_expands_into_jobs_and_scripts(tmp_path):
                                    "stream.scaling=strong"]
     assert (strong["nodes"], strong["ranks_per_node"], strong["ranks"]) == (2, 4, 8)
     assert strong["results_dir"] == os.path.join(out, "results", "stream-scaling.strong.n2x4")
+    # Stored relative to OUT: the directory can be moved.
+    assert load_json(os.path.join(out, "campaign.json"))["jobs"][4]["results_dir"] == \
+        os.path.join("results", "stream-scaling.strong.n2x4")
     assert manifest["jobs"][8]["overrides"] == ["stream.shape=[2^25]"]
     assert all(j["job_id"] is None for j in manifest["jobs"])
     for name in names:
@@ -305,7 +317,7 @@ def test_submit_status_wait_through_a_scheduler(tmp_path, fake_slurm, stream_exe
     assert r.returncode == 0, r.stderr
     assert "[1/2] submitted ok.n1x1 as job 101" in r.stdout
     assert "[2/2] submitted bad-size.n1x1 as job 102" in r.stdout
-    manifest = load_json(os.path.join(out, "campaign.json"))
+    manifest = load_manifest(out)
     assert [j["job_id"] for j in manifest["jobs"]] == ["101", "102"]
 
     r = tool("karma-batch", "wait", out, "--timeout", "30", "--interval", "0.2", env=fake_slurm)
@@ -373,7 +385,7 @@ def test_a_job_stopped_by_sigterm_shows_as_interrupted(tmp_path, fake_slurm, str
     assert tool("karma-batch", "generate", campaign, "-o", out, "--no-key-check").returncode == 0
     assert tool("karma-batch", "submit", out, "--only", "ok.*",
                 env=dict(fake_slurm, FAKE_NORUN="1")).returncode == 0
-    entry = [j for j in load_json(os.path.join(out, "campaign.json"))["jobs"]
+    entry = [j for j in load_manifest(out)["jobs"]
              if j["name"] == "ok.n1x1"][0]
     log_path = os.path.join(entry["results_dir"], "job-101.out")
     with open(log_path, "w") as log:
@@ -404,7 +416,7 @@ def test_a_failed_submission_keeps_what_was_submitted(tmp_path, fake_slurm, stre
     r = tool("karma-batch", "submit", out, env=dict(slurm, FAKE_FAIL_AT="102"))
     assert r.returncode == 3, r.stderr
     assert "sbatch" in r.stderr and "1 of 2 job(s) were submitted" in r.stderr, r.stderr
-    manifest = load_json(os.path.join(out, "campaign.json"))
+    manifest = load_manifest(out)
     assert [j["job_id"] for j in manifest["jobs"]] == ["101", None]
     r = tool("karma-batch", "submit", out, env=slurm)
     assert r.returncode == 0 and "[1/1] submitted bad-size.n1x1" in r.stdout, r.stderr
@@ -455,7 +467,7 @@ def test_pbs_submit_and_status(tmp_path, stream_exe):
     # Finished (F) without an exit_code: lost; then the job really runs and passes.
     r = tool("karma-batch", "status", out, "--only", "ok.*", env=dict(env, FAKE_STATE="F"))
     assert "1 lost" in r.stdout
-    manifest = load_json(os.path.join(out, "campaign.json"))
+    manifest = load_manifest(out)
     import subprocess
 
     subprocess.run(["bash", os.path.join(out, manifest["jobs"][0]["script"])],

@@ -20,6 +20,15 @@ from slurm_cluster import Cluster, ClusterError, missing_programs
 SMALL_DECK = os.path.join(ROOT, "inputs", "stream", "small.yaml")
 
 
+def load_manifest(out):
+    """OUT/campaign.json with its jobs' paths, which are relative to OUT, made absolute."""
+    manifest = load_json(os.path.join(out, "campaign.json"))
+    for job in manifest["jobs"]:
+        for key in ("results_dir", "results_file"):
+            job[key] = os.path.join(out, job[key])
+    return manifest
+
+
 @pytest.fixture(scope="module")
 def cluster():
     missing = missing_programs()
@@ -81,7 +90,7 @@ runs:
 
     r = tool("karma-batch", "wait", out, "--timeout", "120", "--interval", "1", env=env,
              timeout=180)
-    manifest = load_json(os.path.join(out, "campaign.json"))
+    manifest = load_manifest(out)
     logs = ""
     for job in manifest["jobs"]:
         for f in sorted(os.listdir(job["results_dir"])) if os.path.isdir(job["results_dir"]) \
