@@ -254,7 +254,10 @@ runs:
     text = {n: open(os.path.join(out, "jobs", n + ".sh")).read()
             for n in ("one.n1x1", "two.n1x2", "mine.n1x2")}
     assert "\n/opt/karma/bin/karma-stream " in text["one.n1x1"]
-    assert "\nmpiexec -n 2 /opt/karma/bin/karma-stream " in text["two.n1x2"]
+    # More ranks: mpiexec with the options of the MPI karma-stream is linked with.
+    assert 'karma_launch="mpiexec -n 2 --map-by ppr:2:node"' in text["two.n1x2"]
+    assert 'karma_launch="mpiexec -n 2 -ppn 2"' in text["two.n1x2"]
+    assert "\n$karma_launch /opt/karma/bin/karma-stream " in text["two.n1x2"]
     assert "\nmpirun --oversubscribe -np 2 /opt/karma/bin/karma-stream " in text["mine.n1x2"]
     # Several nodes cannot run here.
     write(campaign, open(campaign).read() + f"  - {{name: far, app: stream, deck: "

@@ -41,7 +41,8 @@ local): `submit` runs the jobs here itself, one after another in that order,
 and returns when they have ended, with wait's exit status (0 every job
 passed, 1 one failed or was interrupted); one node only, each job ended
 after its `time:` (then interrupted, exit 143). Ranks > 1 run under
-`mpiexec -n RANKS` unless `launcher:` says otherwise; one rank runs bare.
+mpiexec with the options of the MPI the executable is linked with unless
+`launcher:` says otherwise; one rank runs bare.
 status/wait from another shell see the job running, those after it
 pending; cancel stops the running job and the rest.
 
