@@ -85,6 +85,8 @@ REQUIRED_PACKAGES=(
     python3-ruamel.yaml # the tools' YAML reader (campaigns, decks, spack.yaml)
     slurm-wlm           # the real-scheduler test: slurmctld + slurmd on this machine
     munge               # Slurm's authentication, for that test
+    mpich               # MPICH's mpiexec (Hydra), beside Open MPI's, for the PBS job
+                        #   script tests; its alternatives rank below Open MPI's
     jube                # JUBE, whose run of the mini-apps is the test `harvest.jube`
     clang-format        # the style checks (scripts/check-style.sh): C++ format,
     shellcheck          #   the shell scripts

@@ -194,7 +194,8 @@ class Cluster:
             "MailProg=/bin/true",
             # No cgroups: a container need not have them.
             "ProctrackType=proctrack/linuxproc",
-            "TaskPlugin=task/none",
+            # CPU binding by sched_setaffinity (no cgroups): host jobs are bound.
+            "TaskPlugin=task/affinity",
             "JobAcctGatherType=jobacct_gather/none",
             "AccountingStorageType=accounting_storage/none",
             "JobCompType=jobcomp/none",

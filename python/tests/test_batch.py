@@ -5,6 +5,7 @@ each job at once (the real Slurm is in test_slurm.py)."""
 import hashlib
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -18,6 +19,15 @@ from conftest import DATA, ROOT, TOOLS_BIN, load_json, tool, write
 EXAMPLE = os.path.join(DATA, "campaigns", "example.yaml")
 EXPECTED = os.path.join(DATA, "expected")
 SMALL_DECK = os.path.join(ROOT, "inputs", "stream", "small.yaml")
+
+
+def load_manifest(out):
+    """OUT/campaign.json with its jobs' paths, which are relative to OUT, made absolute."""
+    manifest = load_json(os.path.join(out, "campaign.json"))
+    for job in manifest["jobs"]:
+        for key in ("results_dir", "results_file"):
+            job[key] = os.path.join(out, job[key])
+    return manifest
 
 
 def placeholders(out):
@@ -53,7 +63,7 @@ def test_example_campaign_expands_into_jobs_and_scripts(tmp_path):
     out = str(tmp_path / "out")
     r = generate(EXAMPLE, out)
     assert r.returncode == 0, r.stderr
-    manifest = load_json(os.path.join(out, "campaign.json"))
+    manifest = load_manifest(out)
     names = [j["name"] for j in manifest["jobs"]]
     # One entry: 3 node counts x 2 scalings; the other: 3 sizes x 2 rounds.
     assert names == [
@@ -67,6 +77,9 @@ def test_example_campaign_expands_into_jobs_and_scripts(tmp_path):
                                    "stream.scaling=strong"]
     assert (strong["nodes"], strong["ranks_per_node"], strong["ranks"]) == (2, 4, 8)
     assert strong["results_dir"] == os.path.join(out, "results", "stream-scaling.strong.n2x4")
+    # Stored relative to OUT: the directory can be moved.
+    assert load_json(os.path.join(out, "campaign.json"))["jobs"][4]["results_dir"] == \
+        os.path.join("results", "stream-scaling.strong.n2x4")
     assert manifest["jobs"][8]["overrides"] == ["stream.shape=[2^25]"]
     assert all(j["job_id"] is None for j in manifest["jobs"])
     for name in names:
@@ -94,15 +107,24 @@ def test_pbs_scripts(tmp_path, flavor):
         script = f.read()
     if flavor == "pro":
         assert "#PBS -l select=4:ncpus=4:mpiprocs=4:ngpus=4\n" in script
-        assert "#PBS -l place=scatter\n" in script
+        assert "#PBS -l place=scatter:excl\n" in script  # measurements: whole nodes
         assert "#PBS -N example.stream-scaling.weak.n4x4\n" in script
     else:
         assert "#PBS -l nodes=4:ppn=4:gpus=4\n" in script
         assert "#PBS -N example.stream-\n" in script  # Torque: 15 characters
+        assert "#PBS -l naccesspolicy=singlejob\n" in script
+    # launcher auto: the MPI the executable is linked with chooses the options.
     for line in ("#PBS -l walltime=00:20:00", "#PBS -q workq", "#PBS -A proj42", "#PBS -j oe",
-                 "mpiexec -n 16 --ppn 4 /opt/karma/bin/karma-stream"):
+                 'karma_mpi=$(ldd "$(command -v /opt/karma/bin/karma-stream)" 2>/dev/null)',
+                 'karma_launch="mpiexec -n 16 --map-by ppr:4:node"',
+                 'karma_launch="mpiexec -n 16 -ppn 4"',
+                 "$karma_launch /opt/karma/bin/karma-stream"):
         assert line in script
-    assert "#SBATCH" not in script
+    assert "--ppn" not in script and "#SBATCH" not in script
+    # One rank: no ranks per node to give.
+    with open(os.path.join(out, "jobs", "stream-sizes.n1x1.shape2p20.r1.pbs")) as f:
+        one = f.read()
+    assert 'karma_launch="mpiexec -n 1"' in one and "ppn" not in one.replace("ppn=", "")
 
 
 def test_launchers_and_cpu_only_jobs(tmp_path):
@@ -128,22 +150,111 @@ runs:
     args: [--kokkos-print-configuration]
     environment:
       variables: {{OMP_NUM_THREADS: 4}}
+  - name: openmpi
+    app: stream
+    deck: {SMALL_DECK}
+    launcher: mpiexec-openmpi
+  - name: mpich
+    app: stream
+    deck: {SMALL_DECK}
+    launcher: mpiexec-mpich
+  - name: one-rank
+    app: stream
+    deck: {SMALL_DECK}
+    ranks_per_node: 1
+    cpus_per_rank: 6
+    launcher: mpiexec-openmpi
+    environment:
+      variables: {{OMP_PROC_BIND: "false"}}
 """)
     out = str(tmp_path / "out")
     r = generate(campaign, out)
     assert r.returncode == 0, r.stderr
     jobs = {name: open(os.path.join(out, "jobs", name + ".sbatch")).read()
-            for name in ("open-mpi.n1x2", "template.n3x2", "srun.n1x2")}
-    assert "mpirun -n 2 --map-by ppr:2:node /opt/karma/bin/karma-stream" in jobs["open-mpi.n1x2"]
+            for name in ("open-mpi.n1x2", "template.n3x2", "srun.n1x2", "openmpi.n1x2",
+                         "mpich.n1x2", "one-rank.n1x1")}
+    assert "mpirun -n 2 --map-by ppr:2:node:PE=8 --bind-to core /opt/karma/bin/karma-stream" \
+        in jobs["open-mpi.n1x2"]
+    assert "\nmpiexec -n 2 --map-by ppr:2:node:PE=8 --bind-to core /opt/karma/bin/karma-" \
+        in jobs["openmpi.n1x2"]
+    assert "\nmpiexec -n 2 -ppn 2 -bind-to core:8 /opt/karma/bin/karma-" in jobs["mpich.n1x2"]
+    # One rank bound to its cores; the campaign's OMP_PROC_BIND is its own.
+    one = jobs["one-rank.n1x1"]
+    assert "#SBATCH --cpus-per-task=6" in one and "#SBATCH --exclusive" in one
+    assert "\nmpiexec -n 1 --map-by ppr:1:node:PE=6 --bind-to core /opt/" in one
+    assert 'export OMP_PROC_BIND="false"' in one and "OMP_PLACES" not in one
     assert "mpiexec -np 6 -ppn 2 --depth 8 /opt/karma/bin/karma-stream" in jobs["template.n3x2"]
     srun = jobs["srun.n1x2"]
-    assert "srun --nodes=1 --ntasks=2 --ntasks-per-node=2 --cpus-per-task=8 " in srun
+    assert "srun --nodes=1 --ntasks=2 --ntasks-per-node=2 --cpus-per-task=8 " \
+        "--cpu-bind=cores " in srun
+    assert "export OMP_PROC_BIND=close\nexport OMP_PLACES=cores\n" in srun
     assert "--kokkos-print-configuration --output \"$results/karma-stream.json\"" in srun
     assert "gpus" not in srun  # CPU-only: no GPU request anywhere
     assert "#SBATCH --cpus-per-task=8" in srun and "#SBATCH --time=01:30:00" in srun
     # A campaign variable wins over the one cpus_per_rank implies.
     assert 'export OMP_NUM_THREADS="4"' in srun and "export OMP_NUM_THREADS=8" not in srun
     assert "export OMP_NUM_THREADS=8" in jobs["open-mpi.n1x2"]
+
+
+def test_host_jobs_ask_for_a_core_per_thread(tmp_path):
+    """A job without GPUs that gives only OMP_NUM_THREADS (the procurement
+    campaign's host runs) asks the scheduler for that many cores and binds
+    its threads to them; a GPU job's threads are its own business."""
+    campaign = write(str(tmp_path / "c.yaml"), f"""\
+name: host
+scheduler: pbs
+exclusive: false
+runs:
+  - name: host
+    app: stream
+    deck: {SMALL_DECK}
+    gpus_per_rank: 0
+    environment:
+      variables: {{OMP_NUM_THREADS: 6}}
+  - name: gpu
+    app: stream
+    deck: {SMALL_DECK}
+    environment:
+      variables: {{OMP_NUM_THREADS: 6}}
+""")
+    out = str(tmp_path / "out")
+    assert generate(campaign, out, "--scheduler", "slurm").returncode == 0
+    host = open(os.path.join(out, "jobs", "host.n1x1.sbatch")).read()
+    assert "#SBATCH --cpus-per-task=6" in host and "--cpus-per-task=6 --cpu-bind=cores" in host
+    assert "export OMP_PROC_BIND=close\nexport OMP_PLACES=cores\n" in host
+    assert "#SBATCH --exclusive" not in host  # the campaign shares its nodes
+    gpu = open(os.path.join(out, "jobs", "gpu.n1x1.sbatch")).read()
+    assert "cpus-per-task" not in gpu and "OMP_PLACES" not in gpu
+    assert generate(campaign, out, "--force").returncode == 0
+    pbs = open(os.path.join(out, "jobs", "host.n1x1.pbs")).read()
+    assert "#PBS -l select=1:ncpus=6:mpiprocs=1\n#PBS -l place=scatter\n" in pbs
+    assert 'karma_launch="mpiexec -n 1 --map-by ppr:1:node:PE=6 --bind-to core"' in pbs
+    assert 'karma_launch="mpiexec -n 1 -bind-to core:6"' in pbs
+
+
+def test_no_root_variables_and_a_scheduler_override_warns(tmp_path):
+    for text in ("environment:\n  variables: {OMPI_ALLOW_RUN_AS_ROOT: 1}\n",
+                 "launcher: mpirun --allow-run-as-root -n {ranks}\n"):
+        campaign = write(str(tmp_path / "c.yaml"), f"""\
+name: root
+{text}runs:
+  - {{name: a, app: stream, deck: {SMALL_DECK}}}
+""")
+        r = generate(campaign, str(tmp_path / "out"))
+        assert r.returncode == 2 and not os.path.exists(tmp_path / "out")
+        assert r.stderr.count("\n") == 1 and "c.yaml:" in r.stderr and "root" in r.stderr, \
+            r.stderr
+    campaign = write(str(tmp_path / "c.yaml"), f"""\
+name: local
+scheduler: local
+runs:
+  - {{name: a, app: stream, deck: {SMALL_DECK}}}
+""")
+    r = generate(campaign, str(tmp_path / "out"), "--scheduler", "slurm")
+    assert r.returncode == 0
+    assert "warning: --scheduler slurm overrides the campaign's scheduler: local" in r.stderr
+    r = generate(campaign, str(tmp_path / "out2"), "--scheduler", "local")
+    assert "overrides" not in r.stderr
 
 
 BAD = [
@@ -305,7 +416,7 @@ def test_submit_status_wait_through_a_scheduler(tmp_path, fake_slurm, stream_exe
     assert r.returncode == 0, r.stderr
     assert "[1/2] submitted ok.n1x1 as job 101" in r.stdout
     assert "[2/2] submitted bad-size.n1x1 as job 102" in r.stdout
-    manifest = load_json(os.path.join(out, "campaign.json"))
+    manifest = load_manifest(out)
     assert [j["job_id"] for j in manifest["jobs"]] == ["101", "102"]
 
     r = tool("karma-batch", "wait", out, "--timeout", "30", "--interval", "0.2", env=fake_slurm)
@@ -373,7 +484,7 @@ def test_a_job_stopped_by_sigterm_shows_as_interrupted(tmp_path, fake_slurm, str
     assert tool("karma-batch", "generate", campaign, "-o", out, "--no-key-check").returncode == 0
     assert tool("karma-batch", "submit", out, "--only", "ok.*",
                 env=dict(fake_slurm, FAKE_NORUN="1")).returncode == 0
-    entry = [j for j in load_json(os.path.join(out, "campaign.json"))["jobs"]
+    entry = [j for j in load_manifest(out)["jobs"]
              if j["name"] == "ok.n1x1"][0]
     log_path = os.path.join(entry["results_dir"], "job-101.out")
     with open(log_path, "w") as log:
@@ -404,7 +515,7 @@ def test_a_failed_submission_keeps_what_was_submitted(tmp_path, fake_slurm, stre
     r = tool("karma-batch", "submit", out, env=dict(slurm, FAKE_FAIL_AT="102"))
     assert r.returncode == 3, r.stderr
     assert "sbatch" in r.stderr and "1 of 2 job(s) were submitted" in r.stderr, r.stderr
-    manifest = load_json(os.path.join(out, "campaign.json"))
+    manifest = load_manifest(out)
     assert [j["job_id"] for j in manifest["jobs"]] == ["101", None]
     r = tool("karma-batch", "submit", out, env=slurm)
     assert r.returncode == 0 and "[1/1] submitted bad-size.n1x1" in r.stdout, r.stderr
@@ -455,7 +566,7 @@ def test_pbs_submit_and_status(tmp_path, stream_exe):
     # Finished (F) without an exit_code: lost; then the job really runs and passes.
     r = tool("karma-batch", "status", out, "--only", "ok.*", env=dict(env, FAKE_STATE="F"))
     assert "1 lost" in r.stdout
-    manifest = load_json(os.path.join(out, "campaign.json"))
+    manifest = load_manifest(out)
     import subprocess
 
     subprocess.run(["bash", os.path.join(out, manifest["jobs"][0]["script"])],
@@ -464,3 +575,127 @@ def test_pbs_submit_and_status(tmp_path, stream_exe):
     assert r.returncode == 0 and "1 job(s): 1 passed" in r.stdout
     assert load_json(manifest["jobs"][0]["results_file"])["job"] == \
         {"scheduler": "pbs", "id": "201.pbs-server"}
+
+
+# Stands in for karma-<app>: what the launcher gave this rank (its rank, the
+# CPUs it may run on, the OpenMP variables), one file a rank; rank 0 writes
+# passing results so that status counts the job.
+REPORTER = r"""#!/bin/sh
+out=
+while [ $# -gt 0 ]; do [ "$1" = --output ] && out=$2; shift; done
+rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-${SLURM_PROCID:-0}}}
+size=${OMPI_COMM_WORLD_SIZE:-${PMI_SIZE:-${SLURM_NTASKS:-1}}}
+{ echo "rank=$rank"; echo "size=$size"
+  sed -n 's/^Cpus_allowed_list:[[:space:]]*/cpus=/p' /proc/self/status
+  env | grep '^OMP_' | sort; } > "$(dirname "$out")/report.$rank"
+[ "$rank" = 0 ] && printf '{"schema_version": 2, "result": "PASSED"}\n' > "$out"
+exit 0
+"""
+
+# Stand-in for a PBS server's qsub on this one node: runs the job script at
+# once with the variables PBS sets (the node file lists this host once per
+# rank), its output where `#PBS -o` says.
+PBS_QSUB = """#!/bin/sh
+n=$(cat "$FAKE_DIR/next" 2>/dev/null || echo 300); n=$((n + 1)); echo $n > "$FAKE_DIR/next"
+log=$(sed -n 's/^#PBS -o //p' "$1")
+ranks=$(sed -n 's/^#PBS -l select=.*mpiprocs=\\([0-9]*\\).*/\\1/p' "$1")
+nodefile="$FAKE_DIR/nodefile.$n"
+i=0; : > "$nodefile"
+while [ $i -lt "${ranks:-1}" ]; do hostname >> "$nodefile"; i=$((i + 1)); done
+mkdir -p "$(dirname "$log")"
+PBS_JOBID=$n.standin PBS_NODEFILE=$nodefile PBS_O_WORKDIR=$PWD PBS_ENVIRONMENT=PBS_BATCH \\
+  PBS_JOBNAME=job PBS_QUEUE=workq bash "$1" > "$log" 2>&1
+echo "$n.standin"
+"""
+
+MPIEXECS = {"openmpi": "mpiexec.openmpi", "mpich": "mpiexec.mpich"}
+
+
+@pytest.mark.parametrize("mpi", sorted(MPIEXECS))
+@pytest.mark.parametrize("launcher", ["auto", "explicit"])
+def test_pbs_jobs_run_under_the_real_mpiexec(tmp_path, mpi, launcher):
+    """PBS job scripts under a stand-in qsub, launched by the real mpiexec
+    of Open MPI and of MPICH (Debian: openmpi-bin, mpich; scripts/bootstrap.sh
+    installs both): one rank and two, each rank bound to its cores with the
+    OpenMP variables set. auto chooses the options by what the executable
+    is linked with: the reporter is a script, so by the mpiexec in PATH."""
+    mpiexec = shutil.which(MPIEXECS[mpi])
+    if not mpiexec:
+        pytest.skip(f"{MPIEXECS[mpi]} is not installed (Debian package "
+                    f"{'openmpi-bin' if mpi == 'openmpi' else 'mpich'})")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    # `mpiexec` in PATH is the one under test (MPICH finds its proxy beside it).
+    (bin_dir / "mpiexec").write_text(f'#!/bin/sh\nexec {mpiexec} "$@"\n')
+    (bin_dir / "mpiexec").chmod(0o755)
+    for name, text in (("qsub", PBS_QSUB), ("reporter", REPORTER),
+                       ("qstat", "#!/bin/sh\nexit 0\n")):  # the jobs have ended
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    cores = os.cpu_count() or 1
+    two = 2 if cores >= 2 else 1
+    chosen = "auto" if launcher == "auto" else f"mpiexec-{mpi}"
+    campaign = write(str(tmp_path / "c.yaml"), f"""\
+name: pbs-{mpi}
+scheduler: pbs
+gpus_per_rank: 0
+launcher: {chosen}
+runs:
+  - name: wide            # one rank on {two} cores
+    app: stream
+    deck: {SMALL_DECK}
+    executable: {bin_dir / "reporter"}
+    cpus_per_rank: {two}
+  - name: ranks           # {two} ranks on a core each
+    app: stream
+    deck: {SMALL_DECK}
+    executable: {bin_dir / "reporter"}
+    ranks_per_node: {two}
+    cpus_per_rank: 1
+  - name: plain           # {two} ranks, no cores asked for: the MPI's own binding
+    app: stream
+    deck: {SMALL_DECK}
+    executable: {bin_dir / "reporter"}
+    ranks_per_node: {two}
+""")
+    out = str(tmp_path / "out")
+    r = tool("karma-batch", "generate", campaign, "-o", out, "--no-key-check")
+    assert r.returncode == 0, r.stderr
+    # Open MPI refuses root unless told, as CI runs: the test's shell says so,
+    # never the job script.
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "FAKE_DIR": str(tmp_path),
+           "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    r = tool("karma-batch", "submit", out, env=env, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    manifest = load_manifest(out)
+    logs = "".join(open(os.path.join(j["results_dir"], "job.out")).read()
+                   for j in manifest["jobs"] if os.path.exists(os.path.join(j["results_dir"],
+                                                                            "job.out")))
+    r = tool("karma-batch", "status", out, env=env)
+    assert r.returncode == 0 and "3 passed" in r.stdout, r.stdout + logs
+    for job in manifest["jobs"]:
+        script = open(os.path.join(out, job["script"])).read()
+        assert "RUN_AS_ROOT" not in script and "--ppn" not in script
+        if job["ranks"] == 1:
+            assert "ppn" not in script.replace("ppn=", "")
+        for rank in range(job["ranks"]):
+            report = dict(line.split("=", 1) for line in open(os.path.join(
+                job["results_dir"], f"report.{rank}")).read().split())
+            assert report["size"] == str(job["ranks"]), (report, logs)
+            cpus = job["cpus_per_rank"]
+            if cpus is None:
+                assert "OMP_NUM_THREADS" not in report
+                continue
+            assert (report["OMP_NUM_THREADS"], report["OMP_PROC_BIND"],
+                    report["OMP_PLACES"]) == (str(cpus), "close", "cores")
+            # Bound: each rank may run on its own cores only.
+            assert cpu_count(report["cpus"]) == cpus, (report, script)
+
+
+def cpu_count(listed):
+    """The number of CPUs in a Cpus_allowed_list such as 0-3,8."""
+    count = 0
+    for part in listed.split(","):
+        lo, _, hi = part.partition("-")
+        count += int(hi or lo) - int(lo) + 1
+    return count

@@ -68,6 +68,15 @@ exit "${FAKE_BS_EXIT:-0}"
 """
 
 
+def load_manifest(out):
+    """OUT/campaign.json with its jobs' paths, which are relative to OUT, made absolute."""
+    manifest = load_json(os.path.join(out, "campaign.json"))
+    for job in manifest["jobs"]:
+        for key in ("results_dir", "results_file"):
+            job[key] = os.path.join(out, job[key])
+    return manifest
+
+
 def executable(path, text):
     write(str(path), text)
     os.chmod(path, 0o755)
@@ -125,7 +134,7 @@ def test_local_scheduler_runs_the_jobs_round_by_round(tmp_path, fakes):
     r = generate(local_campaign(tmp_path, fakes), out, "--var",
                  f"babelstream={fakes['babelstream']}")
     assert r.returncode == 0, r.stderr
-    manifest = load_json(os.path.join(out, "campaign.json"))
+    manifest = load_manifest(out)
     assert manifest["scheduler"] == "local" and manifest["round_order"] == "alternate"
     assert os.path.isfile(os.path.join(out, "jobs", "karma.n1x1.shape2p20.r1.sh"))
     # One rank on the local scheduler: no launcher in front of the mini-app.
@@ -144,7 +153,7 @@ def test_local_scheduler_runs_the_jobs_round_by_round(tmp_path, fakes):
                    "karma.n1x1.shape2p22.r1", "karma.n1x1.shape2p22.r2",
                    "karma.n1x1.shape2p20.r2", "bs.n1x1.shape2p22.r2", "bs.n1x1.shape2p20.r2"]
     assert "8 job(s): 8 passed" in r.stdout
-    for entry in load_json(os.path.join(out, "campaign.json"))["jobs"]:
+    for entry in load_manifest(out)["jobs"]:
         d = entry["results_dir"]
         assert entry["job_id"].startswith("local-")
         assert open(os.path.join(d, "exit_code")).read() == "0\n"
@@ -164,6 +173,44 @@ def test_local_scheduler_runs_the_jobs_round_by_round(tmp_path, fakes):
     assert "already submitted" in r.stdout
 
 
+def test_a_moved_campaign_directory_keeps_its_jobs(tmp_path, fakes):
+    """The manifest's paths are relative to the campaign directory: moved
+    (to another machine, say), status still finds every job done, and
+    karma-compare --campaign and karma-report read it; an older manifest's
+    absolute paths are read too. Submit refuses: the scripts write where
+    they were generated."""
+    out = str(tmp_path / "out")
+    assert generate(local_campaign(tmp_path, fakes), out, "--var",
+                    f"babelstream={fakes['babelstream']}").returncode == 0
+    r = tool("karma-batch", "submit", out, "--only", "*shape2p20.r1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    stored = load_json(os.path.join(out, "campaign.json"))
+    assert stored["results_dir"] == "results"
+    assert stored["jobs"][0]["results_file"] == os.path.join(
+        "results", stored["jobs"][0]["name"], "karma-stream.json")
+    moved = str(tmp_path / "elsewhere" / "moved")
+    os.makedirs(os.path.dirname(moved))
+    os.rename(out, moved)
+    r = tool("karma-batch", "status", moved)
+    assert "2 passed, 6 not submitted" in r.stdout and "lost" not in r.stdout, r.stdout
+    r = tool("karma-compare", "--campaign", moved)
+    assert r.returncode == 0 and "| [2^20] |" in r.stdout, r.stdout + r.stderr
+    r = tool("karma-report", moved, "-o", str(tmp_path / "report"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = tool("karma-batch", "submit", moved)
+    assert r.returncode == 2 and f"generated in {out}" in r.stderr, r.stderr
+    # A manifest of before: absolute paths, into the place it was made.
+    old = load_json(os.path.join(moved, "campaign.json"))
+    old.pop("generated_in")
+    old["results_dir"] = os.path.join(out, old["results_dir"])
+    for job in old["jobs"]:
+        for key in ("results_dir", "results_file"):
+            job[key] = os.path.join(out, job[key])
+    write(os.path.join(moved, "campaign.json"), json.dumps(old))
+    r = tool("karma-batch", "status", moved)
+    assert "2 passed, 6 not submitted" in r.stdout and "lost" not in r.stdout, r.stdout
+
+
 def test_a_failing_local_job_fails_the_submit(tmp_path, fakes):
     bad = f"""\
   - name: broken
@@ -179,7 +226,7 @@ def test_a_failing_local_job_fails_the_submit(tmp_path, fakes):
     assert r.returncode == 1, r.stdout + r.stderr
     assert "broken.n1x1: failed (exit 2, no results file" in r.stdout
     assert "5 job(s): 4 passed, 1 failed" in r.stdout
-    entry = next(j for j in load_json(os.path.join(out, "campaign.json"))["jobs"]
+    entry = next(j for j in load_manifest(out)["jobs"]
                  if j["name"] == "broken.n1x1")
     assert open(os.path.join(entry["results_dir"], "exit_code")).read() == "2\n"
     assert "asked to fail" in open(os.path.join(entry["results_dir"], "job.out")).read()
@@ -207,7 +254,10 @@ runs:
     text = {n: open(os.path.join(out, "jobs", n + ".sh")).read()
             for n in ("one.n1x1", "two.n1x2", "mine.n1x2")}
     assert "\n/opt/karma/bin/karma-stream " in text["one.n1x1"]
-    assert "\nmpiexec -n 2 /opt/karma/bin/karma-stream " in text["two.n1x2"]
+    # More ranks: mpiexec with the options of the MPI karma-stream is linked with.
+    assert 'karma_launch="mpiexec -n 2 --map-by ppr:2:node"' in text["two.n1x2"]
+    assert 'karma_launch="mpiexec -n 2 -ppn 2"' in text["two.n1x2"]
+    assert "\n$karma_launch /opt/karma/bin/karma-stream " in text["two.n1x2"]
     assert "\nmpirun --oversubscribe -np 2 /opt/karma/bin/karma-stream " in text["mine.n1x2"]
     # Several nodes cannot run here.
     write(campaign, open(campaign).read() + f"  - {{name: far, app: stream, deck: "
@@ -286,7 +336,7 @@ def rounds_fixture(tmp_path, fakes):
     write(campaign, text)
     out = str(tmp_path / "out")
     assert generate(campaign, out).returncode == 0
-    manifest = load_json(os.path.join(out, "campaign.json"))
+    manifest = load_manifest(out)
     karma = {1: 300.0, 2: 240.0, 3: 330.0}
     for entry in manifest["jobs"]:
         shape = 2**20 if "2p20" in entry["name"] else 2**22
@@ -385,7 +435,7 @@ compare:
 """)
     out = str(tmp_path / "out")
     assert generate(campaign, out).returncode == 0
-    manifest = load_json(os.path.join(out, "campaign.json"))
+    manifest = load_manifest(out)
     assert manifest["compare"][0]["same_kernel"] is True
     assert manifest["compare"][1]["same_kernel"] is False
     rates = {("new", 1): (110.0, 45.0), ("new", 2): (99.0, 50.0),
@@ -547,7 +597,7 @@ def test_shipped_campaigns_generate(tmp_path, campaign):
     out = str(tmp_path / "out")
     r = tool("karma-batch", "generate", campaign, "-o", out, "--bin-dir", bin_dir, *extra)
     assert r.returncode == 0, r.stderr
-    manifest = load_json(os.path.join(out, "campaign.json"))
+    manifest = load_manifest(out)
     assert manifest["scheduler"] == "local"
     assert manifest["compare"], "each campaign declares its ratio tables"
     runs = {j["run"] for j in manifest["jobs"]}

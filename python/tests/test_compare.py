@@ -370,7 +370,7 @@ def test_campaign_ratio_tables_gain_energy_pairs(tmp_path, fakes):  # noqa: F811
     out = rounds_fixture(tmp_path, fakes)
     plain = tool("karma-compare", "--campaign", out).stdout
     for entry in load_json(os.path.join(out, "campaign.json"))["jobs"]:
-        doc = load_json(entry["results_file"])
+        doc = load_json(os.path.join(out, entry["results_file"]))  # relative to out
         k = doc["kernels"][0]
         bs = entry["run"] == "bs"
         if (bs and "2p22" in entry["name"]) or (not bs and "2p20" in entry["name"] and
@@ -379,7 +379,7 @@ def test_campaign_ratio_tables_gain_energy_pairs(tmp_path, fakes):  # noqa: F811
         else:
             watts = 200.0 if bs else 150.0
             k["energy"] = measured(k["fom"]["value"] / watts, watts, 2.0 if bs else 1.5)
-        write(entry["results_file"], json.dumps(doc))
+        write(os.path.join(out, entry["results_file"]), json.dumps(doc))
     r = tool("karma-compare", "--campaign", out, "--json", tmp_path / "t.json", "--csv",
              tmp_path / "t.csv", "--markdown", tmp_path / "t.md")
     assert r.returncode == 0, r.stderr

@@ -414,10 +414,11 @@ def test_status_of_a_job_with_malformed_results(tmp_path, case):
         job = manifest["jobs"][0]
         job["job_id"] = "7"
         write(str(out / "campaign.json"), json.dumps(manifest))
-        os.makedirs(job["results_dir"])
-        with open(job["results_file"], "wb") as f:
+        job_dir = os.path.join(out, job["results_dir"])  # manifest paths: relative to out
+        os.makedirs(job_dir)
+        with open(os.path.join(out, job["results_file"]), "wb") as f:
             f.write(results if isinstance(results, bytes) else results.encode())
-        write(os.path.join(job["results_dir"], "exit_code"), code + "\n")
+        write(os.path.join(job_dir, "exit_code"), code + "\n")
         r = tool("karma-batch", "status", out, env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
         assert "Traceback" not in r.stderr, r.stderr
         assert r.returncode == 1, (r.stdout, r.stderr)

@@ -20,6 +20,15 @@ from slurm_cluster import Cluster, ClusterError, missing_programs
 SMALL_DECK = os.path.join(ROOT, "inputs", "stream", "small.yaml")
 
 
+def load_manifest(out):
+    """OUT/campaign.json with its jobs' paths, which are relative to OUT, made absolute."""
+    manifest = load_json(os.path.join(out, "campaign.json"))
+    for job in manifest["jobs"]:
+        for key in ("results_dir", "results_file"):
+            job[key] = os.path.join(out, job[key])
+    return manifest
+
+
 @pytest.fixture(scope="module")
 def cluster():
     missing = missing_programs()
@@ -48,8 +57,6 @@ slurm:
   partition: {Cluster.PARTITION}
 environment:
   variables:
-    OMPI_ALLOW_RUN_AS_ROOT: 1
-    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM: 1
     OMPI_MCA_rmaps_base_oversubscribe: 1
     OMP_NUM_THREADS: 1
     OMP_PROC_BIND: "false"
@@ -67,7 +74,9 @@ runs:
     set: ["stream.shape=[0]"]
 """)
     out = str(tmp_path / "out")
-    env = cluster.env
+    # Open MPI refuses root unless told, as CI runs: sbatch passes the
+    # submitting shell's variables on; the job scripts never ask for it.
+    env = dict(cluster.env, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     # --no-key-check: wrong-size is meant to fail when it runs, not at generate.
     r = tool("karma-batch", "generate", campaign, "-o", out, "--no-key-check", env=env)
     assert r.returncode == 0, r.stderr
@@ -81,7 +90,7 @@ runs:
 
     r = tool("karma-batch", "wait", out, "--timeout", "120", "--interval", "1", env=env,
              timeout=180)
-    manifest = load_json(os.path.join(out, "campaign.json"))
+    manifest = load_manifest(out)
     logs = ""
     for job in manifest["jobs"]:
         for f in sorted(os.listdir(job["results_dir"])) if os.path.isdir(job["results_dir"]) \
@@ -118,3 +127,66 @@ runs:
     assert not os.path.exists(os.path.join(wrong, "karma-stream.json"))
     with open(os.path.join(wrong, "exit_code")) as f:
         assert f.read() == "2\n"
+
+
+# Stands in for karma-<app>: records what Slurm gave its task (the CPUs it
+# may run on, the OpenMP variables) and writes passing results.
+REPORTER = r"""#!/bin/sh
+out=
+while [ $# -gt 0 ]; do [ "$1" = --output ] && out=$2; shift; done
+{ sed -n 's/^Cpus_allowed_list:[[:space:]]*/cpus=/p' /proc/self/status
+  env | grep -E '^(OMP_|SLURM_CPUS_PER_TASK=)' | sort; } > "$(dirname "$out")/report"
+printf '{"schema_version": 2, "result": "PASSED"}\n' > "$out"
+"""
+
+
+def cpu_count(listed):
+    """The number of CPUs in a Cpus_allowed_list such as 0-3,8."""
+    count = 0
+    for part in listed.split(","):
+        lo, _, hi = part.partition("-")
+        count += int(hi or lo) - int(lo) + 1
+    return count
+
+
+def test_a_host_job_gets_a_core_per_thread_and_binds_them(cluster, tmp_path):
+    """A host job that gives OMP_NUM_THREADS = T asks Slurm for T CPUs
+    (--cpus-per-task) on a node of its own, and srun binds its task to
+    them: the task may run on T CPUs, not on the node's others, with the
+    OpenMP threads bound (close, cores)."""
+    threads = max(1, (os.cpu_count() or 1) // 2)
+    reporter = write(str(tmp_path / "reporter"), REPORTER)
+    os.chmod(reporter, 0o755)
+    campaign = write(str(tmp_path / "campaign.yaml"), f"""\
+name: slurm-host
+scheduler: slurm
+time: 5
+gpus_per_rank: 0
+slurm:
+  partition: {Cluster.PARTITION}
+runs:
+  - name: host
+    app: stream
+    deck: {SMALL_DECK}
+    executable: {reporter}
+    environment:
+      variables: {{OMP_NUM_THREADS: {threads}}}
+""")
+    out = str(tmp_path / "out")
+    r = tool("karma-batch", "generate", campaign, "-o", out, "--no-key-check", env=cluster.env)
+    assert r.returncode == 0, r.stderr
+    script = open(os.path.join(out, "jobs", "host.n1x1.sbatch")).read()
+    assert f"#SBATCH --cpus-per-task={threads}\n" in script and "#SBATCH --exclusive\n" in script
+    assert tool("karma-batch", "submit", out, env=cluster.env, timeout=60).returncode == 0
+    r = tool("karma-batch", "wait", out, "--timeout", "120", "--interval", "1", env=cluster.env,
+             timeout=180)
+    job = load_manifest(out)["jobs"][0]
+    logs = "".join(open(os.path.join(job["results_dir"], f), errors="replace").read()
+                   for f in os.listdir(job["results_dir"]) if f.startswith("job-"))
+    assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout + logs + cluster.logs()
+    report = dict(line.split("=", 1) for line in
+                  open(os.path.join(job["results_dir"], "report")).read().split())
+    assert cpu_count(report["cpus"]) == threads, (report, logs)
+    assert report["SLURM_CPUS_PER_TASK"] == str(threads)
+    assert (report["OMP_NUM_THREADS"], report["OMP_PROC_BIND"], report["OMP_PLACES"]) == \
+        (str(threads), "close", "cores")

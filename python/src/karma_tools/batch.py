@@ -41,7 +41,8 @@ local): `submit` runs the jobs here itself, one after another in that order,
 and returns when they have ended, with wait's exit status (0 every job
 passed, 1 one failed or was interrupted); one node only, each job ended
 after its `time:` (then interrupted, exit 143). Ranks > 1 run under
-`mpiexec -n RANKS` unless `launcher:` says otherwise; one rank runs bare.
+mpiexec with the options of the MPI the executable is linked with unless
+`launcher:` says otherwise; one rank runs bare.
 status/wait from another shell see the job running, those after it
 pending; cancel stops the running job and the rest.
 
@@ -118,6 +119,9 @@ def generate(args):
             "karma_batch_manifest": 1,
             "karma_version": __version__,
             "generated": _now(),
+            # Where the job scripts write (they hold absolute paths): submit
+            # refuses a directory moved since.
+            "generated_in": out,
             "scheduler": scheduler,
             "campaign": {"name": camp.name, "path": camp.path, "sha256": camp.sha256},
             "results_dir": camp.results_dir,
@@ -127,7 +131,7 @@ def generate(args):
             "jobs": entries,
         }
         with open(os.path.join(staging, MANIFEST), "w", encoding="utf-8") as f:
-            json.dump(manifest, f, indent=2)
+            json.dump(stored_paths(out, manifest), f, indent=2)
             f.write("\n")
         if os.path.exists(out):
             aside = staging + ".old"
@@ -165,6 +169,42 @@ _JOB_FIELDS = (("name", str, "a string"), ("script", str, "a string"),
                ("submitted", (str, type(None)), "a string or null"))
 
 
+def _relative(out, path):
+    """path relative to the campaign directory out when it is inside it (the
+    directory can then be moved or copied), else as it is."""
+    if not isinstance(path, str) or not os.path.isabs(path):
+        return path
+    rel = os.path.relpath(path, out)
+    return path if rel == ".." or rel.startswith(".." + os.sep) else rel
+
+
+def _absolute(out, path):
+    """A manifest path as a path here: relative ones are under out (older
+    manifests hold absolute ones)."""
+    if not isinstance(path, str) or os.path.isabs(path):
+        return path
+    return os.path.normpath(os.path.join(out, path))
+
+
+def stored_paths(out, manifest):
+    """A copy of manifest with its paths inside out made relative to it."""
+    stored = dict(manifest, results_dir=_relative(out, manifest.get("results_dir")))
+    stored["jobs"] = [dict(e, **{k: _relative(out, e[k]) for k in _PATH_KEYS if k in e})
+                      if isinstance(e, dict) else e for e in manifest.get("jobs") or []]
+    return stored
+
+
+def resolve_paths(out, manifest):
+    """The manifest's relative paths made absolute under out, in place."""
+    manifest["results_dir"] = _absolute(out, manifest.get("results_dir"))
+    for entry in manifest["jobs"]:
+        for key in _PATH_KEYS:
+            entry[key] = _absolute(out, entry[key])
+
+
+_PATH_KEYS = ("results_dir", "results_file")
+
+
 def _load_manifest(out, archived=False):
     if archive_mod.split(out) is not None and not archived:
         raise ToolError(f"{out}: a results archive; of the commands only status reads one", 2)
@@ -176,6 +216,7 @@ def _load_manifest(out, archived=False):
     if not isinstance(manifest, dict) or manifest.get("karma_batch_manifest") != 1:
         raise ToolError(f"{path}: not a karma-batch manifest of version 1", 2)
     check_manifest(path, manifest)
+    resolve_paths(out, manifest)
     return manifest
 
 
@@ -208,7 +249,8 @@ def check_manifest(path, manifest):
 
 
 def _save_manifest(out, manifest):
-    atomic_write(os.path.join(out, MANIFEST), json.dumps(manifest, indent=2) + "\n")
+    atomic_write(os.path.join(out, MANIFEST),
+                 json.dumps(stored_paths(out, manifest), indent=2) + "\n")
 
 
 def _selected(manifest, patterns):
@@ -476,6 +518,7 @@ def submit(args):
     if not todo:
         print(f"karma-batch: every selected job of {out} is already submitted")
         return 0
+    _refuse_moved(out, manifest)
     if scheduler == "local" and not args.dry_run:
         return _run_local(out, manifest, todo)
     for k, entry in enumerate(todo, start=1):
@@ -507,6 +550,15 @@ def submit(args):
         print(f"karma-batch: follow them with: karma-batch status {out}  "
               f"(or: karma-batch wait {out})")
     return 0
+
+
+def _refuse_moved(out, manifest):
+    """The job scripts write where they were generated: a directory moved
+    since then would have its jobs write elsewhere."""
+    was = manifest.get("generated_in")
+    if isinstance(was, str) and os.path.realpath(was) != os.path.realpath(out):
+        raise ToolError(f"{out}: generated in {was}, where its job scripts write; run "
+                        "karma-batch generate again here to submit from this place", 2)
 
 
 class _Cancelled(Exception):

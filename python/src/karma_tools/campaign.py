@@ -38,18 +38,28 @@ job script per run and per point of its sweeps.
   time: "00:30:00"                # wall-time limit per job (HH:MM:SS, or minutes)
   ranks_per_node: 4               # MPI ranks per node: one per GPU
   gpus_per_rank: 1                # 0 on CPU-only nodes
-  cpus_per_rank: 16               # optional: --cpus-per-task and OMP_NUM_THREADS
-  launcher: srun                  # srun | mpirun (Open MPI) | mpiexec (MPICH, Cray
-                                  # PALS, Intel MPI) | none (1 rank) | a template
-                                  # with {nodes} {ranks} {ranks_per_node}
+  cpus_per_rank: 16               # cores per rank: --cpus-per-task (PBS ncpus), bound
+                                  # (srun --cpu-bind=cores, mpiexec's options) and
+                                  # OMP_NUM_THREADS, OMP_PROC_BIND=close,
+                                  # OMP_PLACES=cores; a job without GPUs gets its
+                                  # OMP_NUM_THREADS when it gives only that
+  launcher: auto                  # auto (default): srun under Slurm, else mpiexec
+                                  # with the options of the MPI the executable is
+                                  # linked with | srun | mpiexec-openmpi |
+                                  # mpiexec-mpich | mpirun (Open MPI) | mpiexec
+                                  # (--ppn: Cray PALS, Intel MPI) | none (1 rank) |
+                                  # a template with {nodes} {ranks} {ranks_per_node}
                                   # {gpus_per_rank} {cpus_per_rank}
+  exclusive: true                 # whole nodes for every job (default true; false
+                                  # shares them)
   environment:                    # lines every job runs before karma, in this order:
     setup: ["source /opt/spack/share/spack/setup-env.sh"]   # shell lines (or a | block)
     modules: [gcc/12.2, cuda/12.4, openmpi/4.1]            # module load ...
     variables: {OMP_PROC_BIND: spread, OMP_PLACES: threads} # export NAME="value"
+                                  # (none that lets MPI run as root: *RUN_AS_ROOT*)
   slurm: {partition: gpu, account: abc123, qos: normal, constraint: h200,
-          exclusive: true, extra: ["--mail-type=NONE"]}
-  pbs: {flavor: pro, queue: gpu, account: abc123, place: "scatter:excl",
+          exclusive: true, extra: ["--mail-type=NONE"]}   # exclusive: as above
+  pbs: {flavor: pro, queue: gpu, account: abc123, place: "scatter",
         extra: ["-l filesystems=home"]}   # flavor: pro (select=) or torque (nodes=)
   runs:
     - name: stream-scaling          # unique; names the jobs and their directories
@@ -120,6 +130,9 @@ _RUN, _COMPARISON = _DEFS["run"]["properties"], _DEFS["comparison"]["properties"
 _NAME = re.compile(_DEFS["name"]["pattern"])
 _APP = re.compile(_RUN["app"]["pattern"])
 _ENV_NAME = re.compile(_TOP["variables"]["propertyNames"]["pattern"])
+# Variables that let MPI run as root have no place in a site's job scripts.
+_ROOT_VARIABLE = re.compile(
+    _DEFS["environment"]["properties"]["variables"]["propertyNames"]["not"]["pattern"])
 _DECK_KEY = re.compile(_DEFS["deck_key"]["pattern"])
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)(?:\[([0-9]+)\])?\}")
 _METRIC = re.compile(_COMPARISON["metric"]["pattern"])
@@ -333,6 +346,10 @@ def _environment(checker, node, path, variables=None):
             vpath = f"{path}.variables.{name}"
             if not _ENV_NAME.match(name):
                 checker.fail(value, vpath, f"'{name}' is not a shell variable name", at_key=True)
+            if _ROOT_VARIABLE.search(name):
+                checker.fail(value, vpath, f"'{name}' lets MPI run as root, which no job script "
+                             "should ask for; where you must (a container), export it in the "
+                             "shell that runs karma-batch submit", at_key=True)
             if isinstance(value.value, (dict, list)) or value.value is None:
                 checker.fail(value, vpath, f"expected a value, got {_describe(value)}")
             env.variables[name] = _fill(checker, value, vpath, value.text(), variables or {})
@@ -626,11 +643,16 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
 
     name = check.string(top["name"], "name", _NAME,
                         "a name of letters, digits, '.', '_' and '-'")
+    notes = []
     if scheduler is None:
         scheduler = check.choice(top["scheduler"], "scheduler", SCHEDULERS) \
             if "scheduler" in top else "slurm"
     elif "scheduler" in top:
-        check.choice(top["scheduler"], "scheduler", SCHEDULERS)
+        written = check.choice(top["scheduler"], "scheduler", SCHEDULERS)
+        if written != scheduler:
+            notes.append(f"--scheduler {scheduler} overrides the campaign's scheduler: "
+                         f"{written} ({path}:{top['scheduler'].line}); check that its "
+                         f"launcher, node counts and environment suit {scheduler}")
     names = _variables(check, top.get("variables"), variables or {}, path)
     round_order = check.choice(top["round_order"], "round_order", ROUND_ORDERS) \
         if "round_order" in top else "interleaved"
@@ -658,6 +680,7 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
         else None,
     }
     environment = _environment(check, top.get("environment"), "environment", names)
+    exclusive = check.boolean(top["exclusive"], "exclusive") if "exclusive" in top else True
 
     slurm = {}
     if "slurm" in top:
@@ -700,7 +723,7 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
                                 campaign_bin, tool_dir, defaults, environment, run_names,
                                 job_names, lister if check_keys else None, names, scheduler))
     compare = _compare(check, top["compare"], run_names) if "compare" in top else []
-    warnings = list(lister.warnings)
+    warnings = notes + list(lister.warnings)
     unchecked = "; set/sweep keys and values are checked only when its jobs start" \
         if check_keys else ""
     references = {j.executable for j in jobs if j.reference}
@@ -717,6 +740,8 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
     _conforms(path, root)
     return Campaign(name=name, path=os.path.abspath(path), sha256=hashlib.sha256(data).hexdigest(),
                     scheduler=scheduler, results_dir=results_dir, slurm=slurm, pbs=pbs,
+                    exclusive=slurm.get("exclusive", exclusive) if scheduler == "slurm"
+                    else exclusive,
                     jobs=jobs, warnings=warnings, variables=names, round_order=round_order,
                     compare=compare)
 
@@ -758,6 +783,9 @@ def _launcher(check, node, path):
     text = check.string(node, path)
     if text in LAUNCHERS:
         return text
+    if "run-as-root" in text:
+        check.fail(node, path, "--allow-run-as-root has no place in a job script; where you "
+                   "must (a container), set it in the shell that runs karma-batch submit")
     if " " not in text and "{" not in text:
         check.fail(node, path, f"'{text}' is not one of {', '.join(LAUNCHERS)} nor a "
                    "template such as 'mpiexec -n {ranks}'")
@@ -851,6 +879,7 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
                        "(one results directory per job)")
     env = environment.merged(_environment(check, entries.get("environment"),
                                           f"{path}.environment", variables))
+    cpus = _host_cpus(gpus, cpus, env)
 
     if "executable" in entries:
         text = _fill(check, entries["executable"], f"{path}.executable",
@@ -951,6 +980,15 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
                         launcher=launcher, environment=env, reference=reference,
                         results_dir=os.path.join(results_dir, job_name)))
     return jobs
+
+
+def _host_cpus(gpus, cpus, env):
+    """cpus_per_rank of a host job (no GPU) that gives only OMP_NUM_THREADS:
+    that many, so that the scheduler gives the job a core per thread."""
+    threads = env.variables.get("OMP_NUM_THREADS", "")
+    if cpus is None and gpus == 0 and threads.isdigit() and 0 < int(threads) <= INT_MAX:
+        return int(threads)
+    return cpus
 
 
 def _variables(check, node, overrides, path):

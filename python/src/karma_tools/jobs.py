@@ -28,29 +28,90 @@ def results_file(job):
     return os.path.join(job.results_dir, RESULT_NAME.format(app=job.app))
 
 
+def _openmpi_words(job, command="mpiexec"):
+    """Open MPI: ranks per node with --map-by ppr (it has no --ppn), each
+    rank bound to its cpus_per_rank cores (PE=). One rank without cores to
+    bind needs neither."""
+    words = f"{command} -n {job.ranks}"
+    if job.cpus_per_rank:
+        words += f" --map-by ppr:{job.ranks_per_node}:node:PE={job.cpus_per_rank} " \
+                 "--bind-to core"
+    elif job.ranks > 1:
+        words += f" --map-by ppr:{job.ranks_per_node}:node"
+    return words
+
+
+def _mpich_words(job):
+    """MPICH's Hydra: -ppn, each rank bound to cpus_per_rank cores."""
+    words = f"mpiexec -n {job.ranks}"
+    if job.ranks > 1:
+        words += f" -ppn {job.ranks_per_node}"
+    if job.cpus_per_rank:
+        words += f" -bind-to core:{job.cpus_per_rank}"
+    return words
+
+
+def _srun_words(job):
+    words = f"srun --nodes={job.nodes} --ntasks={job.ranks} " \
+            f"--ntasks-per-node={job.ranks_per_node}"
+    if job.gpus_per_rank:
+        words += f" --gpus-per-task={job.gpus_per_rank}"
+    if job.cpus_per_rank:
+        # srun inherits no --cpus-per-task from sbatch (Slurm 22.05 on).
+        words += f" --cpus-per-task={job.cpus_per_rank} --cpu-bind=cores"
+    return words
+
+
+AUTO = "$karma_launch"
+
+
 def launcher_command(job, scheduler):
-    """The MPI launcher words for a job, from its launcher setting."""
-    if scheduler == "local" and not job.launcher:
-        # One rank needs no launcher; more run under this node's mpiexec.
-        return "" if job.ranks == 1 else f"mpiexec -n {job.ranks}"
-    launcher = job.launcher or ("srun" if scheduler == "slurm" else "mpiexec")
+    """The MPI launcher words for a job, from its launcher setting; AUTO
+    when the job script chooses them (auto_lines) as it runs."""
+    launcher = job.launcher or "auto"
+    if launcher == "auto":
+        if scheduler == "slurm":
+            return _srun_words(job)
+        if scheduler == "local" and job.ranks == 1:
+            return ""  # one rank on this node runs bare
+        return AUTO
     values = {"nodes": job.nodes, "ranks": job.ranks, "ranks_per_node": job.ranks_per_node,
               "gpus_per_rank": job.gpus_per_rank, "cpus_per_rank": job.cpus_per_rank or 1}
     if launcher == "none":
         return ""
     if launcher == "srun":
-        words = f"srun --nodes={job.nodes} --ntasks={job.ranks} " \
-                f"--ntasks-per-node={job.ranks_per_node}"
-        if job.gpus_per_rank:
-            words += f" --gpus-per-task={job.gpus_per_rank}"
-        if job.cpus_per_rank:
-            words += f" --cpus-per-task={job.cpus_per_rank}"
-        return words
-    if launcher == "mpirun":  # Open MPI
-        return f"mpirun -n {job.ranks} --map-by ppr:{job.ranks_per_node}:node"
-    if launcher == "mpiexec":  # MPICH / Cray PALS / Intel MPI
-        return f"mpiexec -n {job.ranks} --ppn {job.ranks_per_node}"
+        return _srun_words(job)
+    if launcher == "mpiexec-openmpi":
+        return _openmpi_words(job)
+    if launcher == "mpirun":  # Open MPI's
+        return _openmpi_words(job, "mpirun")
+    if launcher == "mpiexec-mpich":
+        return _mpich_words(job)
+    if launcher == "mpiexec":  # Hydra-like: Cray PALS, Intel MPI
+        return f"mpiexec -n {job.ranks}" + (f" --ppn {job.ranks_per_node}"
+                                            if job.ranks > 1 else "")
     return launcher.format(**values)
+
+
+def auto_lines(job):
+    """Shell lines that set karma_launch to the mpiexec words of the MPI the
+    executable is linked with (ldd), else of the mpiexec in PATH."""
+    exe = shlex.quote(job.executable)
+    openmpi, mpich = _openmpi_words(job), _mpich_words(job)
+    return [
+        "# launcher auto: mpiexec with the options of the MPI that the executable is linked",
+        "# with (Open MPI: libmpi.so.40; MPICH, Intel MPI: libmpich, libmpi.so.12), else of",
+        "# the mpiexec in PATH.",
+        f'karma_mpi=$(ldd "$(command -v {exe})" 2>/dev/null)',
+        'case "$karma_mpi" in',
+        "  *libmpi.so.40*|*libmpich*|*libmpi.so.12*) ;;",
+        '  *) karma_mpi=$(mpiexec --version 2>&1) ;;',
+        "esac",
+        'case "$karma_mpi" in',
+        f'  *libmpi.so.40*|*"Open MPI"*|*OpenRTE*) karma_launch="{openmpi}" ;;',
+        f'  *) karma_launch="{mpich}" ;;',
+        "esac",
+    ]
 
 
 def _double_quoted(value):
@@ -72,8 +133,8 @@ def _header_slurm(job, campaign):
     for key in ("partition", "account", "qos", "constraint"):
         if campaign.slurm.get(key):
             lines.append(f"#SBATCH --{key}={campaign.slurm[key]}")
-    if campaign.slurm.get("exclusive"):
-        lines.append("#SBATCH --exclusive")
+    if getattr(campaign, "exclusive", campaign.slurm.get("exclusive", True)):
+        lines.append("#SBATCH --exclusive")  # a measurement has the node to itself
     lines.extend(f"#SBATCH {extra}" for extra in campaign.slurm.get("extra", []))
     return lines
 
@@ -83,16 +144,22 @@ def _header_pbs(job, campaign):
     name = f"{campaign.name}.{job.name}"
     cpus = job.ranks_per_node * (job.cpus_per_rank or 1)
     gpus = job.ranks_per_node * job.gpus_per_rank
+    exclusive = getattr(campaign, "exclusive", True)
     lines = []
     if pbs.get("flavor") == "torque":
         # Torque limits job names to 15 characters; the directory keeps the full name.
         lines.append(f"#PBS -N {name[:15]}")
         lines.append(f"#PBS -l nodes={job.nodes}:ppn={cpus}" + (f":gpus={gpus}" if gpus else ""))
+        if exclusive:
+            lines.append("#PBS -l naccesspolicy=singlejob")
     else:
         lines.append(f"#PBS -N {name[:230]}")
         lines.append(f"#PBS -l select={job.nodes}:ncpus={cpus}:mpiprocs={job.ranks_per_node}"
                      + (f":ngpus={gpus}" if gpus else ""))
-        lines.append(f"#PBS -l place={pbs.get('place', 'scatter')}")
+        place = pbs.get("place", "scatter")
+        if exclusive and "excl" not in place.split(":"):
+            place += ":excl"  # a measurement has its nodes to itself
+        lines.append(f"#PBS -l place={place}")
     lines.append(f"#PBS -l walltime={job.time}")
     if pbs.get("queue"):
         lines.append(f"#PBS -q {pbs['queue']}")
@@ -148,8 +215,13 @@ def render(job, campaign, scheduler, envcapture, batch_tool=None):
     for module in env.modules:
         out.append(f"module load {q(module)} || {{ echo 'karma-batch job: module load "
                    f"{module} failed' >&2; finish 3; }}")
-    if job.cpus_per_rank and "OMP_NUM_THREADS" not in env.variables:
-        out.append(f"export OMP_NUM_THREADS={job.cpus_per_rank}")
+    if job.cpus_per_rank:
+        # A thread per core given, each on its own (unless the campaign says).
+        binding = {"OMP_NUM_THREADS": str(job.cpus_per_rank), "OMP_PROC_BIND": "close",
+                   "OMP_PLACES": "cores"}
+        if "OMP_PROC_BIND" in env.variables:
+            del binding["OMP_PLACES"]  # its binding, its places
+        out.extend(f"export {k}={v}" for k, v in binding.items() if k not in env.variables)
     for name, value in env.variables.items():
         out.append(f"export {name}={_double_quoted(value)}")
     if env.setup or env.modules or env.variables or job.cpus_per_rank:
@@ -162,7 +234,8 @@ def render(job, campaign, scheduler, envcapture, batch_tool=None):
     command += ["--output", "$results/" + RESULT_NAME.format(app=job.app)]
     words = " ".join(q(w) if not w.startswith("$results/") else f'"{w}"' for w in command)
     launcher = launcher_command(job, scheduler)
-    run_lines = [(launcher + " " if launcher else "") + words, "code=$?"]
+    run_lines = (auto_lines(job) if launcher == AUTO else []) + \
+        [(launcher + " " if launcher else "") + words, "code=$?"]
     if getattr(job, "reference", None):
         # The reference runs as one process; what it prints (its table among
         # other lines) becomes karma results of implementation <reference>.
