@@ -10,6 +10,7 @@ import shutil
 import pytest
 
 from conftest import DATA, ROOT, SAMPLES, load_json, tool, write
+from karma_tools import report
 
 A = os.path.join(SAMPLES, "machine-a")
 GBENCH = os.path.join(DATA, "gbench", "microbench.json")
@@ -31,6 +32,43 @@ def results_dir(tmp_path):
     os.makedirs(root / "microbench")
     shutil.copy(GBENCH, root / "microbench")
     return root
+
+
+@pytest.fixture
+def figures(monkeypatch):
+    """{file stem: figure} of every plot that karma-report saves in this
+    process (figures stay readable after they are closed)."""
+    seen = {}
+    save = report.Plotter.save
+
+    def keep(self, fig, name):
+        seen[name] = fig
+        return save(self, fig, name)
+
+    monkeypatch.setattr(report.Plotter, "save", keep)
+    return seen
+
+
+def visible_axes(fig):
+    return [a for a in fig.axes if a.get_visible()]
+
+
+def legend_labels(fig):
+    """The texts of the figure's legend (exactly one legend)."""
+    assert len(fig.legends) == 1, fig.legends
+    return [t.get_text() for t in fig.legends[0].get_texts()]
+
+
+def legend_handles(fig):
+    legend = fig.legends[0]
+    return getattr(legend, "legend_handles", None) or legend.legendHandles
+
+
+def png_size(path):
+    """(width, height) in pixels from a PNG's header."""
+    head = open(path, "rb").read(24)
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
 
 
 def table_rows(text, heading, header=False):
@@ -78,7 +116,7 @@ def test_report_of_a_results_directory(results_dir):
     links = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
     assert sorted(os.path.basename(link) for link in links) == [
         "microbench-microbench.svg", "stream-layout.svg", "stream-scaling.svg",
-        "stream-size.svg"]
+        "stream-size-host.svg"]
     for link in links:
         with open(results_dir / link) as f:
             assert "<svg" in f.read(2000)
@@ -101,8 +139,8 @@ def test_png_and_no_plots(results_dir, tmp_path):
     r = tool("karma-report", results_dir, "-o", tmp_path / "p.md", "--format", "png",
              "--plots-dir", tmp_path / "png")
     assert r.returncode == 0, r.stderr
-    assert (tmp_path / "png" / "stream-size.png").read_bytes()[:4] == b"\x89PNG"
-    assert "](png/stream-size.png)" in (tmp_path / "p.md").read_text()
+    assert (tmp_path / "png" / "stream-size-host.png").read_bytes()[:4] == b"\x89PNG"
+    assert "](png/stream-size-host.png)" in (tmp_path / "p.md").read_text()
     r = tool("karma-report", results_dir, "-o", tmp_path / "n.md", "--plots-dir",
              tmp_path / "none", "--no-plots")
     assert r.returncode == 0 and not (tmp_path / "none").exists()
@@ -189,29 +227,47 @@ def add_energy(path, watts, device=None):
     write(str(path), json.dumps(doc))
 
 
-def test_figure_of_merit_against_power(results_dir, tmp_path):
-    """Two runs that measured energy, on two devices: one plot of FOM
-    against power with a panel per device, and a table of the points; runs
-    without energy are not in it."""
+def test_figure_of_merit_against_power(results_dir, tmp_path, figures):
+    """Runs that measured energy, on two devices, in two units: a plot per
+    unit with a panel per device, and a table of the points; runs without
+    energy are not in it."""
     stream = results_dir / "stream"
     add_energy(stream / "stream-3d-left.json", 100.0)
     add_energy(stream / "stream-3d-right.json", 120.0)
     shutil.copy(stream / "stream-3d-right.json", stream / "gpu.json")
     add_energy(stream / "gpu.json", 250.0, device="NVIDIA H100")
+    # The GPU's dot in a unit of its own: a plot of its own.
+    doc = load_json(stream / "gpu.json")
+    next(k for k in doc["kernels"] if k["name"] == "dot")["fom"]["units"] = "Gdots/s"
+    write(str(stream / "gpu.json"), json.dumps(doc))
     # Measured on no rank: not a point.
     doc = load_json(stream / "stream-weak-1.json")
     for k in doc["kernels"]:
         k["energy"] = {"status": "unavailable", "reason": "no counter"}
     write(str(stream / "stream-weak-1.json"), json.dumps(doc))
     out = results_dir / "README.md"
-    r = tool("karma-report", results_dir, "-o", out)
-    assert r.returncode == 0, r.stderr
+    assert report.main([str(results_dir), "-o", str(out)]) == 0
     text = out.read_text()
     assert "### stream: figure of merit against power" in text
-    assert "![stream: figure of merit against power](plots/stream-power.svg)" in text
-    with open(results_dir / "plots" / "stream-power.svg") as f:
+    assert "![stream: GB/s against power](plots/stream-power-GB-s.svg)" in text
+    assert "![stream: Gdots/s against power](plots/stream-power-Gdots-s.svg)" in text
+    with open(results_dir / "plots" / "stream-power-GB-s.svg") as f:
         svg = f.read()
     assert "<svg" in svg[:2000] and "NVIDIA H100" in svg and "AMD EPYC" in svg
+    # Each plot: one unit on its y axes, a panel per device that has it, a
+    # legend whose entries differ in colour or marker.
+    gbs, dots = figures["stream-power-GB-s"], figures["stream-power-Gdots-s"]
+    assert [a.get_title() for a in visible_axes(gbs)] == ["AMD EPYC", "NVIDIA H100"]
+    assert [a.get_title() for a in visible_axes(dots)] == ["NVIDIA H100"]
+    assert {a.get_ylabel() for a in visible_axes(gbs)} == {"GB/s"}
+    assert {a.get_ylabel() for a in visible_axes(dots)} == {"Gdots/s"}
+    assert legend_labels(dots) == ["stream/dot"]
+    labels = legend_labels(gbs)
+    assert sorted(labels) == sorted(f"stream/{k}" for k in
+                                    ("copy", "mul", "add", "triad", "dot", "nstream"))
+    styles = [(h.get_paths()[0].vertices.tobytes(), tuple(h.get_facecolor()[0]))
+              for h in legend_handles(gbs)]
+    assert len(set(styles)) == len(styles)
     header, *rows = table_rows(text, "### stream: figure of merit against power", header=True)
     assert header == ["device", "configuration", "ranks", "kernel", "FOM", "units",
                       "power (W)", "FOM per watt", "J per execution"]
@@ -228,8 +284,8 @@ def test_figure_of_merit_against_power(results_dir, tmp_path):
     # The other plots are as before.
     links = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
     assert sorted(os.path.basename(link) for link in links) == [
-        "microbench-microbench.svg", "stream-layout.svg", "stream-power.svg",
-        "stream-scaling.svg", "stream-size.svg"]
+        "microbench-microbench.svg", "stream-layout.svg", "stream-power-GB-s.svg",
+        "stream-power-Gdots-s.svg", "stream-scaling.svg", "stream-size-host.svg"]
     # Without plots, the table alone.
     r = tool("karma-report", results_dir, "-o", tmp_path / "n.md", "--no-plots")
     assert r.returncode == 0, r.stderr
