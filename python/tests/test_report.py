@@ -291,3 +291,180 @@ def test_figure_of_merit_against_power(results_dir, tmp_path, figures):
     assert r.returncode == 0, r.stderr
     text = (tmp_path / "n.md").read_text()
     assert "### stream: figure of merit against power" in text and "stream-power" not in text
+
+
+def as_app(src, dst, app, values, kind=None, device=None):
+    """The results file src as a run of another app (its deck's keys
+    replaced by values) or on another device."""
+    doc = load_json(src)
+    doc["app"] = app
+    if values is not None:
+        doc["deck"]["resolved"] = {"run": doc["deck"]["resolved"]["run"], app: values}
+    if kind:
+        doc["ranks"][0]["device"]["kind"] = kind
+    if device:
+        doc["ranks"][0]["device"]["name"] = device
+    write(str(dst), json.dumps(doc))
+
+
+def test_layouts_per_app_with_its_own_keys(tmp_path, figures):
+    """Two mini-apps in one folder: each its own layout table and plot,
+    naming only its own keys; panel titles of long configurations are
+    wrapped, so that the figure stays three panels wide and no title runs
+    into its neighbour's."""
+    root = tmp_path / "results"
+    os.makedirs(root / "mixed")
+    for side in ("left", "right"):
+        shutil.copy(f"{A}/stream-3d-{side}.json", root / "mixed" / f"stream-{side}.json")
+        for i in range(4):
+            values = {"layout": side, "n": 4096, "implementation": "kokkos",
+                      "note": f"a long description of a configuration, number {i}, "
+                      "as decks of real mini-apps have many keys"}
+            as_app(f"{A}/stream-3d-{side}.json", root / "mixed" / f"hex-{side}-{i}.json",
+                   "hexgrad", values)
+    out = tmp_path / "report.md"
+    assert report.main([str(root), "-o", str(out), "--format", "png"]) == 0
+    text = out.read_text()
+    assert "None" not in text
+    rows = table_rows(text, "### mixed, karma-hexgrad: layouts")
+    assert len(rows) == 4 * 6 and {r[0] for r in rows} == {
+        f"note=a long description of a configuration, number {i}, as decks of real mini-apps "
+        "have many keys" for i in range(4)}
+    rows = table_rows(text, "### mixed, karma-stream: layouts")
+    assert [r[0] for r in rows] == ["small"] * 6  # nothing varies but the layout
+    for app, panels in (("hexgrad", 4), ("stream", 1)):
+        fig = figures[f"mixed-{app}-layout"]
+        assert len(visible_axes(fig)) == panels
+        assert legend_labels(fig) == ["left", "right"]
+        width, _ = png_size(tmp_path / "plots" / f"mixed-{app}-layout.png")
+        assert width <= 110 * 4.2 * min(3, panels) + 60, width
+    fig = figures["mixed-hexgrad-layout"]
+    renderer = fig.canvas.get_renderer()
+    boxes = [a.title.get_window_extent(renderer) for a in visible_axes(fig)]
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    assert all("None" not in a.get_title() for a in visible_axes(fig))
+
+
+def test_size_plots_per_device_kind_with_a_legend(results_dir, figures):
+    """Host and GPU runs of one size sweep: a figure each, every panel of a
+    single kind, and a legend whose labels tell the lines apart (here only
+    by their device)."""
+    stream = results_dir / "stream"
+    sweep = [f"stream-1d-2p{n}-r{r}.json" for n in (16, 20) for r in (1, 2)]
+    for gpu, scale in (("NVIDIA H100", 10), ("NVIDIA H200", 20)):
+        for name in sweep:
+            dst = stream / f"{gpu[-4:]}-{name}"
+            as_app(stream / name, dst, "stream", None, kind="gpu", device=gpu)
+            doc = load_json(dst)
+            for k in doc["kernels"]:
+                k["fom"]["value"] *= scale
+            write(str(dst), json.dumps(doc))
+    out = results_dir / "README.md"
+    assert report.main([str(results_dir), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "](plots/stream-size-gpu.svg)" in text and "](plots/stream-size-host.svg)" in text
+    host, gpu = figures["stream-size-host"], figures["stream-size-gpu"]
+    assert {a.get_title() for a in visible_axes(gpu)} == {
+        f"{k} (gpu runs)" for k in ("copy", "mul", "add", "triad", "dot", "nstream")}
+    assert all(a.get_title().endswith("(host runs)") for a in visible_axes(host))
+    labels = legend_labels(gpu)
+    assert len(labels) == 2 and labels[0] != labels[1]
+    assert "NVIDIA H100" in labels[0] + labels[1] and "NVIDIA H200" in labels[0] + labels[1]
+    assert legend_labels(host) and all(legend_labels(host))
+    # The GPU panels hold GPU values only: 10 and 20 times the host's.
+    host_copy = max(max(line.get_ydata()) for line in visible_axes(host)[0].get_lines())
+    gpu_copy = sorted(max(line.get_ydata()) for line in visible_axes(gpu)[0].get_lines())
+    assert gpu_copy == pytest.approx([10 * host_copy, 20 * host_copy])
+    rows = table_rows(text, "### stream: figure of merit against problem size")
+    assert {(r[0], r[1]) for r in rows if r[1].startswith("NVIDIA")} == {
+        (labels[0], "NVIDIA H100"), (labels[1], "NVIDIA H200")}
+
+
+def comparison_doc(weights):
+    """A karma-compare --json document of sets a (baseline) and b: a stream
+    row per (kernel, weight), b 1.2 times a, 1.1 per watt."""
+    rows = []
+    for kernel, weight in weights:
+        row = {"app": "stream", "case": "gpu: default", "kernel": kernel,
+               "values": {"a": {"ratio": 1.0, "per_watt_ratio": 1.0},
+                          "b": {"ratio": 1.2, "per_watt_ratio": 1.1}}}
+        if weight is not None:
+            row["weight"] = weight
+        rows.append(row)
+    return {"karma_compare": 1, "baseline": "a", "rows": rows,
+            "summary": {"a": {"geometric_mean": 1.0}, "b": {"geometric_mean": 1.2}}}
+
+
+def test_ratio_bars_set_weight_0_rows_apart(tmp_path, figures):
+    """Rows of weight 0 come after the weighted ones (a row without a
+    weight counts), below a rule, in grey and hatched, with legend entries
+    of their own."""
+    path = tmp_path / "cmp.json"
+    write(str(path), json.dumps(comparison_doc(
+        [("copy", 0.5), ("mul", 0.0), ("add", None), ("triad", 0.0), ("dot", 0.25)])))
+    plotter = report.Plotter(str(tmp_path), "png", True)
+    plotter.rel = "."
+    lines = report.comparison_section(str(path), str(tmp_path), plotter)
+    assert "![stream: ratios to a](./compare-stream.png)" in lines
+    fig = figures["compare-stream"]
+    ax = visible_axes(fig)[0]
+    ticks = {t.get_text(): y for t, y in zip(ax.get_yticklabels(), ax.get_yticks())}
+    weighted = [ticks[f"gpu: default / {k}"] for k in ("copy", "add", "dot")]
+    unweighted = [ticks[f"gpu: default / {k}"] for k in ("mul", "triad")]
+    assert max(weighted) + 1 < min(unweighted)  # a row's gap between them
+    assert legend_labels(fig) == ["b/a", "b/a (weight 0)", "b/a per W", "b/a per W (weight 0)"]
+    for bar in ax.patches:
+        y = bar.get_y() + bar.get_height() / 2
+        r, g, b, _ = bar.get_facecolor()
+        grey = r == g == b
+        if y > max(weighted) + 0.5:
+            assert bar.get_hatch() == "//" and grey
+        else:
+            assert not bar.get_hatch() and not grey
+    assert sum(1 for bar in ax.patches if bar.get_hatch()) == 4  # 2 rows, ratio and per W
+    grey_ticks = [t.get_text() for t in ax.get_yticklabels() if t.get_color() == "0.4"]
+    assert grey_ticks == ["gpu: default / mul", "gpu: default / triad"]
+
+
+def test_comparison_weight_not_a_number(results_dir, tmp_path):
+    path = tmp_path / "cmp.json"
+    write(str(path), json.dumps(comparison_doc([("copy", "heavy")])))
+    out = tmp_path / "out" / "report.md"
+    os.makedirs(out.parent)
+    r = tool("karma-report", results_dir, "--comparison", path, "-o", out)
+    assert r.returncode == 2, r.stderr
+    assert f"{path}: rows[0].weight: expected null or a number" in r.stderr
+    assert os.listdir(out.parent) == []
+
+
+def test_committed_comparison_report(tmp_path):
+    """The report of results/comparisons/h100-vs-h200 as its README makes
+    it: no cell names another app's key (=None), a layout plot per mini-app,
+    size plots per device kind, a power plot per unit, no plot wider than
+    three panels."""
+    where = os.path.join(ROOT, "results", "comparisons", "h100-vs-h200")
+    cmp = tmp_path / "comparison.json"
+    r = tool("karma-compare", f"h100={where}/h100.tar.xz", f"h200={where}/h200.tar.xz",
+             "--weights", os.path.join(ROOT, "campaigns", "procurement", "weights.txt"),
+             "--energy", "--json", cmp)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "report.md"
+    r = tool("karma-report", where, "--comparison", cmp, "--compare-from",
+             os.path.join(ROOT, "campaigns", "procurement", "gpu-node.yaml"),
+             "--format", "png", "-o", out)
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert "=None" not in text and "| None |" not in text
+    plots = set(os.listdir(tmp_path / "plots"))
+    for s in ("h100", "h200"):
+        stem = f"{s}.tar.xz"
+        for app in ("hexgrad", "matvec", "mgs", "stream"):
+            assert f"{stem}-{app}-layout.png" in plots
+        assert {f"{stem}-stream-size-gpu.png", f"{stem}-stream-size-host.png"} <= plots
+        powers = {p for p in plots if p.startswith(f"{stem}-power-")}
+        assert powers == {f"{stem}-power-{u}.png"
+                          for u in ("GB-s", "GFLOP-s", "Melements-s", "pairs-s")}
+    for p in plots:
+        width, _ = png_size(tmp_path / "plots" / p)
+        assert width <= 110 * 4.2 * 3 + 60, (p, width)
+        assert f"](plots/{p})" in text

@@ -280,9 +280,11 @@ def runs_table(configs):
         [f"{k} ({units[k]})" if units[k] else k for k in kernels] + ["verified"]
     rows = []
     for c in configs:
-        row = [c.stem] + [format_size(c.values.get(k)) for k in keys] + [c.ranks]
+        # A key a configuration has not (BabelStream beside karma-stream): blank.
+        row = [c.stem] + [format_size(c.values[k]) if k in c.values else "" for k in keys] + \
+            [c.ranks]
         if threads:
-            row.append(c.concurrency)
+            row.append(c.concurrency if c.concurrency is not None else "")
         row += [c.device, len(c.runs)]
         for k in kernels:
             row.append(format_value(c.best(k)[0]) if k in c.kernels() else "")
@@ -875,6 +877,8 @@ def read_comparison(path):
         need(isinstance(row, dict) and all(isinstance(row.get(k), str)
                                            for k in ("app", "case", "kernel")),
              f"rows[{i}]", "expected app, case and kernel")
+        need(row.get("weight") is None or is_number(row["weight"]), f"rows[{i}].weight",
+             "expected null or a number")
         need(isinstance(row.get("values"), dict), f"rows[{i}].values", "expected an object")
         for label, v in row["values"].items():
             need(v is None or isinstance(v, dict) and
