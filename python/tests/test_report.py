@@ -455,6 +455,11 @@ def test_committed_comparison_report(tmp_path):
     assert r.returncode == 0, r.stderr
     text = out.read_text()
     assert "=None" not in text and "| None |" not in text
+    # Host and GPU configurations of one layout table say which they are.
+    rows = table_rows(text, "### h100.tar.xz, karma-hexgrad: layouts")
+    assert sorted(r[0] for r in rows) == ["gpu: n=2^24, precision=double",
+                                          "gpu: n=2^24, precision=float",
+                                          "host: n=2^22, precision=double"]
     plots = set(os.listdir(tmp_path / "plots"))
     for s in ("h100", "h200"):
         stem = f"{s}.tar.xz"

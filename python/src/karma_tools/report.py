@@ -265,6 +265,15 @@ def series_label(config, keys):
     return ", ".join(parts) if parts else config.stem
 
 
+def group_label(config, keys, members):
+    """series_label, after the device kind ("gpu: ...", or the device's
+    name where no kind was recorded) where members ran on several devices."""
+    label = series_label(config, keys)
+    if len({c.device for c in members}) < 2:
+        return label
+    return f"{config.kind or config.device}: {label}"
+
+
 def runs_table(configs):
     keys = varying_keys(configs)
     kernels = []
@@ -426,7 +435,7 @@ def _wrapped(text, width=48):
     return textwrap.fill(text, width, break_on_hyphens=False)
 
 
-def layout_plot(plotter, file_stem, pairs, keys, layouts, kernels):
+def layout_plot(plotter, file_stem, pairs, keys, layouts, kernels, members):
     """A panel per configuration (three to a row), a bar per kernel and
     layout; the file's name."""
     fig, axes = plotter.grid(len(pairs), width=4.2, height=3.0)
@@ -446,7 +455,7 @@ def layout_plot(plotter, file_stem, pairs, keys, layouts, kernels):
         # Kernels of different units, or far apart, share the axis on a log scale.
         if len(units) > 1 or (values and max(values) > 100 * min(values)):
             ax.set_yscale("log")
-        ax.set_title(_wrapped(series_label(first, keys)), fontsize=7)
+        ax.set_title(_wrapped(group_label(first, keys, members)), fontsize=7)
         ax.set_ylabel(", ".join(units))
     plotter.legend_below(fig, axes)
     return plotter.save(fig, file_stem)
@@ -467,7 +476,7 @@ def layout_section(title, stem, configs, plotter):
                                                     if len(layouts) == 2 else [])
     rows = []
     for _, by in pairs:
-        label = series_label(next(iter(by.values())), keys)
+        label = group_label(next(iter(by.values())), keys, members)
         for k in kernels:
             vals = [by[lay].best(k)[0] if lay in by else None for lay in layouts]
             row = [label, k] + [format_value(v) for v in vals]
@@ -475,7 +484,8 @@ def layout_section(title, stem, configs, plotter):
                 row.append(f"{vals[0] / vals[1]:.3f}" if vals[0] and vals[1] else "-")
             rows.append(row)
     if plotter.enabled:
-        file = layout_plot(plotter, f"{stem}-layout", pairs, keys, layouts, kernels)
+        file = layout_plot(plotter, f"{stem}-layout", pairs, keys, layouts, kernels,
+                           members)
         out += [f"![{title}: layouts]({plotter.rel}/{file})", ""]
     return out + _table(head, rows) + [""]
 
@@ -529,7 +539,8 @@ def scaling_section(title, stem, configs, plotter):
             ax.axhline(1.0, color="grey", linewidth=0.8)
             ax.set_xlabel("ranks")
             ax.set_ylabel("efficiency")
-            ax.set_title(_wrapped(series_label(g[0], keys) or g[0].stem), fontsize=8)
+            ax.set_title(_wrapped(group_label(g[0], keys, members) or g[0].stem),
+                         fontsize=8)
         plotter.legend_below(fig, axes)
         file = plotter.save(fig, f"{stem}-scaling")
         out += [f"![{title}: scaling]({plotter.rel}/{file})", ""]
@@ -924,7 +935,7 @@ def ratio_plot(plotter, app, members, labels, base):
         ax.axhline(len(weighted), color="grey", linewidth=0.8, linestyle="--")
         ax.text(0.99, len(weighted), "weight 0: not in the summary",
                 transform=ax.get_yaxis_transform(), ha="right", va="center", fontsize=7,
-                color="0.3", backgroundcolor="white")
+                color="0.3", bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
     ax.axvline(1.0, color="black", linewidth=0.8)
     ax.set_yticks([y for _, y in rows])
     ax.set_yticklabels([f"{r['case']} / {r['kernel']}" for r, _ in rows], fontsize=7)
