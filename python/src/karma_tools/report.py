@@ -19,13 +19,15 @@ Turns a directory of karma results into one Markdown report with plots:
   * per subdirectory (a mini-app's results, e.g. results/stream/): its
     write-up (SUBDIR/README.md, included with its links kept working), then
     every configuration that ran (the best of repeated runs per kernel);
-  * bandwidth (or any FOM) against problem size, where a configuration ran at
-    several sizes;
-  * layout comparisons, where runs differ only in their layout;
-  * scaling curves, efficiency against ranks, where runs differ only in their
-    number of ranks (weak: same size per rank; strong: same global size);
-  * figure of merit against average power, one plot per device, where runs
-    measured their kernels' energy (kernels[].energy.status "measured");
+  * per mini-app, naming only its own deck keys: bandwidth (or any FOM)
+    against problem size, where a configuration ran at several sizes (a
+    figure per device kind, gpu and host); layout comparisons, where runs
+    differ only in their layout; scaling curves, efficiency against ranks,
+    where runs differ only in their number of ranks (weak: same size per
+    rank; strong: same global size);
+  * figure of merit against average power, a plot per unit with a panel per
+    device, where runs measured their kernels' energy
+    (kernels[].energy.status "measured");
   * microbenchmark ratios (karma / raw pointer, or the pair --microbench-pair
     names) from Google Benchmark JSON files;
   * side by side: for each campaign directory (a campaign.json of
@@ -1003,7 +1005,8 @@ def main(argv=None):
                    help="benchmark name tokens whose times are divided (default karma:raw)")
     p.add_argument("--comparison", action="append", default=[], metavar="FILE.json",
                    help="a karma-compare --json document: its summary and a plot per "
-                   "mini-app of each row's ratio (and per-watt ratio) to the baseline")
+                   "mini-app of each row's ratio (and per-watt ratio) to the baseline, "
+                   "rows of weight 0 apart")
     p.add_argument("--compare-from", metavar="CAMPAIGN.yaml",
                    help="the ratio tables of the campaign directories of this campaign's "
                    "name from this file's compare: section (corrected after a run)")
