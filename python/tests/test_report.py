@@ -473,3 +473,27 @@ def test_committed_comparison_report(tmp_path):
         width, _ = png_size(tmp_path / "plots" / p)
         assert width <= 110 * 4.2 * 3 + 60, (p, width)
         assert f"](plots/{p})" in text
+
+
+def test_long_legend_labels_do_not_widen_the_figure(tmp_path):
+    plotter = report.Plotter(str(tmp_path), "png", True)
+    fig, axes = plotter.grid(3)
+    for i, ax in enumerate(axes):
+        ax.plot([1, 2], [i, i + 1], label=f"series {i}: " + "a long deck key=value, " * 4)
+    plotter.legend_below(fig, axes)
+    plotter.save(fig, "wide")
+    width, _ = png_size(tmp_path / "wide.png")
+    assert width <= 110 * 3.3 * 3 + 60, width
+
+
+def test_a_key_a_configuration_has_not_is_left_out_of_its_label():
+    """An older result lacks a key that newer ones have: its label does not
+    say key=None."""
+    old = report.Config("matvec", {"matvec.n": 16384}, "gpu", 1, 1, None)
+    new = report.Config("matvec", {"matvec.n": 16384, "matvec.block_rows": 0}, "gpu", 1, 1,
+                        None)
+    keys = report.varying_keys([old, new])
+    assert keys == ["matvec.block_rows"]
+    assert report.series_label(new, keys) == "block_rows=0"
+    old.runs = [type("Run", (), {"deck_stem": "default"})()]
+    assert report.series_label(old, keys) == "default"

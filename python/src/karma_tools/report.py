@@ -227,10 +227,14 @@ class Plotter:
         for ax in axes:
             for handle, label in zip(*ax.get_legend_handles_labels()):
                 entries.setdefault(label, handle)
-        if entries:
-            fig.legend(list(entries.values()), list(entries), loc="upper center",
-                       bbox_to_anchor=(0.5, 0.0), ncol=min(ncol, len(entries)), fontsize=8,
-                       frameon=False)
+        if not entries:
+            return
+        # As many columns as fit the figure's width (about 14 characters of
+        # 8 pt text an inch), so that long labels do not widen the figure.
+        fit = int(fig.get_size_inches()[0] * 14) // (max(map(len, entries)) + 6)
+        fig.legend(list(entries.values()), list(entries), loc="upper center",
+                   bbox_to_anchor=(0.5, 0.0), ncol=max(1, min(ncol, fit, len(entries))),
+                   fontsize=8, frameon=False)
 
     def style(self, i):
         """(marker, colour) of the i-th series: no two of the first 60 alike,
@@ -263,7 +267,9 @@ class Plotter:
 
 
 def series_label(config, keys):
-    parts = [f"{k.split('.')[-1]}={format_size(config.values.get(k))}" for k in keys]
+    # A key the configuration has not (an older result's) is left out.
+    parts = [f"{k.split('.')[-1]}={format_size(config.values[k])}" for k in keys
+             if k in config.values]
     return ", ".join(parts) if parts else config.stem
 
 
