@@ -455,6 +455,10 @@ def test_committed_comparison_report(tmp_path):
     assert r.returncode == 0, r.stderr
     text = out.read_text()
     assert "=None" not in text and "| None |" not in text
+    # The two campaigns of the H100 archive are told apart.
+    sides = re.findall(r"^## Side by side: .*$", text, re.M)
+    assert len(sides) == 3 and len(set(sides)) == 3, sides
+    assert any(s.endswith("h100.tar.xz/babelstream-float-rerun)") for s in sides), sides
     # Host and GPU configurations of one layout table say which they are.
     rows = table_rows(text, "### h100.tar.xz, karma-hexgrad: layouts")
     assert sorted(r[0] for r in rows) == ["gpu: n=2^24, precision=double",

@@ -864,9 +864,11 @@ def side_by_side(root, out_dir, compare_from=None):
             specs = compare_from.compare
         name, _, tables, notes = sides.campaign_tables(path, specs)
         # A campaign in an archive: the link goes to the archive.
+        # The campaign's folder, inside its archive where it has one (two
+        # campaigns of one archive read apart); the link goes to the archive.
         holder = archive.archive_of(path)
-        where = os.path.relpath(holder if holder != path else os.path.dirname(path), out_dir)
-        link = where if holder != path else f"{where}/campaign.json"
+        where = os.path.relpath(os.path.dirname(path), out_dir)
+        link = os.path.relpath(holder, out_dir) if holder != path else f"{where}/campaign.json"
         lines += [f"## Side by side: campaign {name} ({where})", "",
                   f"_From [{link}]({link}); "
                   f"`karma-compare --campaign {where}` prints the same tables._", ""]
