@@ -10,6 +10,7 @@ import shutil
 import pytest
 
 from conftest import DATA, ROOT, SAMPLES, load_json, tool, write
+from karma_tools import report
 
 A = os.path.join(SAMPLES, "machine-a")
 GBENCH = os.path.join(DATA, "gbench", "microbench.json")
@@ -31,6 +32,43 @@ def results_dir(tmp_path):
     os.makedirs(root / "microbench")
     shutil.copy(GBENCH, root / "microbench")
     return root
+
+
+@pytest.fixture
+def figures(monkeypatch):
+    """{file stem: figure} of every plot that karma-report saves in this
+    process (figures stay readable after they are closed)."""
+    seen = {}
+    save = report.Plotter.save
+
+    def keep(self, fig, name):
+        seen[name] = fig
+        return save(self, fig, name)
+
+    monkeypatch.setattr(report.Plotter, "save", keep)
+    return seen
+
+
+def visible_axes(fig):
+    return [a for a in fig.axes if a.get_visible()]
+
+
+def legend_labels(fig):
+    """The texts of the figure's legend (exactly one legend)."""
+    assert len(fig.legends) == 1, fig.legends
+    return [t.get_text() for t in fig.legends[0].get_texts()]
+
+
+def legend_handles(fig):
+    legend = fig.legends[0]
+    return getattr(legend, "legend_handles", None) or legend.legendHandles
+
+
+def png_size(path):
+    """(width, height) in pixels from a PNG's header."""
+    head = open(path, "rb").read(24)
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
 
 
 def table_rows(text, heading, header=False):
@@ -78,7 +116,7 @@ def test_report_of_a_results_directory(results_dir):
     links = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
     assert sorted(os.path.basename(link) for link in links) == [
         "microbench-microbench.svg", "stream-layout.svg", "stream-scaling.svg",
-        "stream-size.svg"]
+        "stream-size-host.svg"]
     for link in links:
         with open(results_dir / link) as f:
             assert "<svg" in f.read(2000)
@@ -101,8 +139,8 @@ def test_png_and_no_plots(results_dir, tmp_path):
     r = tool("karma-report", results_dir, "-o", tmp_path / "p.md", "--format", "png",
              "--plots-dir", tmp_path / "png")
     assert r.returncode == 0, r.stderr
-    assert (tmp_path / "png" / "stream-size.png").read_bytes()[:4] == b"\x89PNG"
-    assert "](png/stream-size.png)" in (tmp_path / "p.md").read_text()
+    assert (tmp_path / "png" / "stream-size-host.png").read_bytes()[:4] == b"\x89PNG"
+    assert "](png/stream-size-host.png)" in (tmp_path / "p.md").read_text()
     r = tool("karma-report", results_dir, "-o", tmp_path / "n.md", "--plots-dir",
              tmp_path / "none", "--no-plots")
     assert r.returncode == 0 and not (tmp_path / "none").exists()
@@ -189,29 +227,47 @@ def add_energy(path, watts, device=None):
     write(str(path), json.dumps(doc))
 
 
-def test_figure_of_merit_against_power(results_dir, tmp_path):
-    """Two runs that measured energy, on two devices: one plot of FOM
-    against power with a panel per device, and a table of the points; runs
-    without energy are not in it."""
+def test_figure_of_merit_against_power(results_dir, tmp_path, figures):
+    """Runs that measured energy, on two devices, in two units: a plot per
+    unit with a panel per device, and a table of the points; runs without
+    energy are not in it."""
     stream = results_dir / "stream"
     add_energy(stream / "stream-3d-left.json", 100.0)
     add_energy(stream / "stream-3d-right.json", 120.0)
     shutil.copy(stream / "stream-3d-right.json", stream / "gpu.json")
     add_energy(stream / "gpu.json", 250.0, device="NVIDIA H100")
+    # The GPU's dot in a unit of its own: a plot of its own.
+    doc = load_json(stream / "gpu.json")
+    next(k for k in doc["kernels"] if k["name"] == "dot")["fom"]["units"] = "Gdots/s"
+    write(str(stream / "gpu.json"), json.dumps(doc))
     # Measured on no rank: not a point.
     doc = load_json(stream / "stream-weak-1.json")
     for k in doc["kernels"]:
         k["energy"] = {"status": "unavailable", "reason": "no counter"}
     write(str(stream / "stream-weak-1.json"), json.dumps(doc))
     out = results_dir / "README.md"
-    r = tool("karma-report", results_dir, "-o", out)
-    assert r.returncode == 0, r.stderr
+    assert report.main([str(results_dir), "-o", str(out)]) == 0
     text = out.read_text()
     assert "### stream: figure of merit against power" in text
-    assert "![stream: figure of merit against power](plots/stream-power.svg)" in text
-    with open(results_dir / "plots" / "stream-power.svg") as f:
+    assert "![stream: GB/s against power](plots/stream-power-GB-s.svg)" in text
+    assert "![stream: Gdots/s against power](plots/stream-power-Gdots-s.svg)" in text
+    with open(results_dir / "plots" / "stream-power-GB-s.svg") as f:
         svg = f.read()
     assert "<svg" in svg[:2000] and "NVIDIA H100" in svg and "AMD EPYC" in svg
+    # Each plot: one unit on its y axes, a panel per device that has it, a
+    # legend whose entries differ in colour or marker.
+    gbs, dots = figures["stream-power-GB-s"], figures["stream-power-Gdots-s"]
+    assert [a.get_title() for a in visible_axes(gbs)] == ["AMD EPYC", "NVIDIA H100"]
+    assert [a.get_title() for a in visible_axes(dots)] == ["NVIDIA H100"]
+    assert {a.get_ylabel() for a in visible_axes(gbs)} == {"GB/s"}
+    assert {a.get_ylabel() for a in visible_axes(dots)} == {"Gdots/s"}
+    assert legend_labels(dots) == ["stream/dot"]
+    labels = legend_labels(gbs)
+    assert sorted(labels) == sorted(f"stream/{k}" for k in
+                                    ("copy", "mul", "add", "triad", "dot", "nstream"))
+    styles = [(h.get_paths()[0].vertices.tobytes(), tuple(h.get_facecolor()[0]))
+              for h in legend_handles(gbs)]
+    assert len(set(styles)) == len(styles)
     header, *rows = table_rows(text, "### stream: figure of merit against power", header=True)
     assert header == ["device", "configuration", "ranks", "kernel", "FOM", "units",
                       "power (W)", "FOM per watt", "J per execution"]
@@ -228,8 +284,8 @@ def test_figure_of_merit_against_power(results_dir, tmp_path):
     # The other plots are as before.
     links = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
     assert sorted(os.path.basename(link) for link in links) == [
-        "microbench-microbench.svg", "stream-layout.svg", "stream-power.svg",
-        "stream-scaling.svg", "stream-size.svg"]
+        "microbench-microbench.svg", "stream-layout.svg", "stream-power-GB-s.svg",
+        "stream-power-Gdots-s.svg", "stream-scaling.svg", "stream-size-host.svg"]
     # Without plots, the table alone.
     r = tool("karma-report", results_dir, "-o", tmp_path / "n.md", "--no-plots")
     assert r.returncode == 0, r.stderr
@@ -250,3 +306,213 @@ def test_skip_invalid_reports_the_rest(tmp_path):
     text = open(out).read()
     assert "**Left out:** 1 file(s)" in text and f"- {broken}" in text
     assert "11 karma result file(s)" in text
+
+
+def as_app(src, dst, app, values, kind=None, device=None):
+    """The results file src as a run of another app (its deck's keys
+    replaced by values) or on another device."""
+    doc = load_json(src)
+    doc["app"] = app
+    if values is not None:
+        doc["deck"]["resolved"] = {"run": doc["deck"]["resolved"]["run"], app: values}
+    if kind:
+        doc["ranks"][0]["device"]["kind"] = kind
+    if device:
+        doc["ranks"][0]["device"]["name"] = device
+    write(str(dst), json.dumps(doc))
+
+
+def test_layouts_per_app_with_its_own_keys(tmp_path, figures):
+    """Two mini-apps in one folder: each its own layout table and plot,
+    naming only its own keys; panel titles of long configurations are
+    wrapped, so that the figure stays three panels wide and no title runs
+    into its neighbour's."""
+    root = tmp_path / "results"
+    os.makedirs(root / "mixed")
+    for side in ("left", "right"):
+        shutil.copy(f"{A}/stream-3d-{side}.json", root / "mixed" / f"stream-{side}.json")
+        for i in range(4):
+            values = {"layout": side, "n": 4096, "implementation": "kokkos",
+                      "note": f"a long description of a configuration, number {i}, "
+                      "as decks of real mini-apps have many keys"}
+            as_app(f"{A}/stream-3d-{side}.json", root / "mixed" / f"hex-{side}-{i}.json",
+                   "hexgrad", values)
+    out = tmp_path / "report.md"
+    assert report.main([str(root), "-o", str(out), "--format", "png"]) == 0
+    text = out.read_text()
+    assert "None" not in text
+    rows = table_rows(text, "### mixed, karma-hexgrad: layouts")
+    assert len(rows) == 4 * 6 and {r[0] for r in rows} == {
+        f"note=a long description of a configuration, number {i}, as decks of real mini-apps "
+        "have many keys" for i in range(4)}
+    rows = table_rows(text, "### mixed, karma-stream: layouts")
+    assert [r[0] for r in rows] == ["small"] * 6  # nothing varies but the layout
+    for app, panels in (("hexgrad", 4), ("stream", 1)):
+        fig = figures[f"mixed-{app}-layout"]
+        assert len(visible_axes(fig)) == panels
+        assert legend_labels(fig) == ["left", "right"]
+        width, _ = png_size(tmp_path / "plots" / f"mixed-{app}-layout.png")
+        assert width <= 110 * 4.2 * min(3, panels) + 60, width
+    fig = figures["mixed-hexgrad-layout"]
+    renderer = fig.canvas.get_renderer()
+    boxes = [a.title.get_window_extent(renderer) for a in visible_axes(fig)]
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    assert all("None" not in a.get_title() for a in visible_axes(fig))
+
+
+def test_size_plots_per_device_kind_with_a_legend(results_dir, figures):
+    """Host and GPU runs of one size sweep: a figure each, every panel of a
+    single kind, and a legend whose labels tell the lines apart (here only
+    by their device)."""
+    stream = results_dir / "stream"
+    sweep = [f"stream-1d-2p{n}-r{r}.json" for n in (16, 20) for r in (1, 2)]
+    for gpu, scale in (("NVIDIA H100", 10), ("NVIDIA H200", 20)):
+        for name in sweep:
+            dst = stream / f"{gpu[-4:]}-{name}"
+            as_app(stream / name, dst, "stream", None, kind="gpu", device=gpu)
+            doc = load_json(dst)
+            for k in doc["kernels"]:
+                k["fom"]["value"] *= scale
+            write(str(dst), json.dumps(doc))
+    out = results_dir / "README.md"
+    assert report.main([str(results_dir), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "](plots/stream-size-gpu.svg)" in text and "](plots/stream-size-host.svg)" in text
+    host, gpu = figures["stream-size-host"], figures["stream-size-gpu"]
+    assert {a.get_title() for a in visible_axes(gpu)} == {
+        f"{k} (gpu runs)" for k in ("copy", "mul", "add", "triad", "dot", "nstream")}
+    assert all(a.get_title().endswith("(host runs)") for a in visible_axes(host))
+    labels = legend_labels(gpu)
+    assert len(labels) == 2 and labels[0] != labels[1]
+    assert "NVIDIA H100" in labels[0] + labels[1] and "NVIDIA H200" in labels[0] + labels[1]
+    assert legend_labels(host) and all(legend_labels(host))
+    # The GPU panels hold GPU values only: 10 and 20 times the host's.
+    host_copy = max(max(line.get_ydata()) for line in visible_axes(host)[0].get_lines())
+    gpu_copy = sorted(max(line.get_ydata()) for line in visible_axes(gpu)[0].get_lines())
+    assert gpu_copy == pytest.approx([10 * host_copy, 20 * host_copy])
+    rows = table_rows(text, "### stream: figure of merit against problem size")
+    assert {(r[0], r[1]) for r in rows if r[1].startswith("NVIDIA")} == {
+        (labels[0], "NVIDIA H100"), (labels[1], "NVIDIA H200")}
+
+
+def comparison_doc(weights):
+    """A karma-compare --json document of sets a (baseline) and b: a stream
+    row per (kernel, weight), b 1.2 times a, 1.1 per watt."""
+    rows = []
+    for kernel, weight in weights:
+        row = {"app": "stream", "case": "gpu: default", "kernel": kernel,
+               "values": {"a": {"ratio": 1.0, "per_watt_ratio": 1.0},
+                          "b": {"ratio": 1.2, "per_watt_ratio": 1.1}}}
+        if weight is not None:
+            row["weight"] = weight
+        rows.append(row)
+    return {"karma_compare": 1, "baseline": "a", "rows": rows,
+            "summary": {"a": {"geometric_mean": 1.0}, "b": {"geometric_mean": 1.2}}}
+
+
+def test_ratio_bars_set_weight_0_rows_apart(tmp_path, figures):
+    """Rows of weight 0 come after the weighted ones (a row without a
+    weight counts), below a rule, in grey and hatched, with legend entries
+    of their own."""
+    path = tmp_path / "cmp.json"
+    write(str(path), json.dumps(comparison_doc(
+        [("copy", 0.5), ("mul", 0.0), ("add", None), ("triad", 0.0), ("dot", 0.25)])))
+    plotter = report.Plotter(str(tmp_path), "png", True)
+    plotter.rel = "."
+    lines = report.comparison_section(str(path), str(tmp_path), plotter)
+    assert "![stream: ratios to a](./compare-stream.png)" in lines
+    fig = figures["compare-stream"]
+    ax = visible_axes(fig)[0]
+    ticks = {t.get_text(): y for t, y in zip(ax.get_yticklabels(), ax.get_yticks())}
+    weighted = [ticks[f"gpu: default / {k}"] for k in ("copy", "add", "dot")]
+    unweighted = [ticks[f"gpu: default / {k}"] for k in ("mul", "triad")]
+    assert max(weighted) + 1 < min(unweighted)  # a row's gap between them
+    assert legend_labels(fig) == ["b/a", "b/a (weight 0)", "b/a per W", "b/a per W (weight 0)"]
+    for bar in ax.patches:
+        y = bar.get_y() + bar.get_height() / 2
+        r, g, b, _ = bar.get_facecolor()
+        grey = r == g == b
+        if y > max(weighted) + 0.5:
+            assert bar.get_hatch() == "//" and grey
+        else:
+            assert not bar.get_hatch() and not grey
+    assert sum(1 for bar in ax.patches if bar.get_hatch()) == 4  # 2 rows, ratio and per W
+    grey_ticks = [t.get_text() for t in ax.get_yticklabels() if t.get_color() == "0.4"]
+    assert grey_ticks == ["gpu: default / mul", "gpu: default / triad"]
+
+
+def test_comparison_weight_not_a_number(results_dir, tmp_path):
+    path = tmp_path / "cmp.json"
+    write(str(path), json.dumps(comparison_doc([("copy", "heavy")])))
+    out = tmp_path / "out" / "report.md"
+    os.makedirs(out.parent)
+    r = tool("karma-report", results_dir, "--comparison", path, "-o", out)
+    assert r.returncode == 2, r.stderr
+    assert f"{path}: rows[0].weight: expected null or a number" in r.stderr
+    assert os.listdir(out.parent) == []
+
+
+def test_committed_comparison_report(tmp_path):
+    """The report of results/comparisons/h100-vs-h200 as its README makes
+    it: no cell names another app's key (=None), a layout plot per mini-app,
+    size plots per device kind, a power plot per unit, no plot wider than
+    three panels."""
+    where = os.path.join(ROOT, "results", "comparisons", "h100-vs-h200")
+    cmp = tmp_path / "comparison.json"
+    r = tool("karma-compare", f"h100={where}/h100.tar.xz", f"h200={where}/h200.tar.xz",
+             "--weights", os.path.join(ROOT, "campaigns", "procurement", "weights.txt"),
+             "--energy", "--json", cmp)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "report.md"
+    r = tool("karma-report", where, "--comparison", cmp, "--compare-from",
+             os.path.join(ROOT, "campaigns", "procurement", "gpu-node.yaml"),
+             "--format", "png", "-o", out)
+    assert r.returncode == 0, r.stderr
+    text = out.read_text()
+    assert "=None" not in text and "| None |" not in text
+    # The two campaigns of the H100 archive are told apart.
+    sides = re.findall(r"^## Side by side: .*$", text, re.M)
+    assert len(sides) == 3 and len(set(sides)) == 3, sides
+    assert any(s.endswith("h100.tar.xz/babelstream-float-rerun)") for s in sides), sides
+    # Host and GPU configurations of one layout table say which they are.
+    rows = table_rows(text, "### h100.tar.xz, karma-hexgrad: layouts")
+    assert sorted(r[0] for r in rows) == ["gpu: n=2^24, precision=double",
+                                          "gpu: n=2^24, precision=float",
+                                          "host: n=2^22, precision=double"]
+    plots = set(os.listdir(tmp_path / "plots"))
+    for s in ("h100", "h200"):
+        stem = f"{s}.tar.xz"
+        for app in ("hexgrad", "matvec", "mgs", "stream"):
+            assert f"{stem}-{app}-layout.png" in plots
+        assert {f"{stem}-stream-size-gpu.png", f"{stem}-stream-size-host.png"} <= plots
+        powers = {p for p in plots if p.startswith(f"{stem}-power-")}
+        assert powers == {f"{stem}-power-{u}.png"
+                          for u in ("GB-s", "GFLOP-s", "Melements-s", "pairs-s")}
+    for p in plots:
+        width, _ = png_size(tmp_path / "plots" / p)
+        assert width <= 110 * 4.2 * 3 + 60, (p, width)
+        assert f"](plots/{p})" in text
+
+
+def test_long_legend_labels_do_not_widen_the_figure(tmp_path):
+    plotter = report.Plotter(str(tmp_path), "png", True)
+    fig, axes = plotter.grid(3)
+    for i, ax in enumerate(axes):
+        ax.plot([1, 2], [i, i + 1], label=f"series {i}: " + "a long deck key=value, " * 4)
+    plotter.legend_below(fig, axes)
+    plotter.save(fig, "wide")
+    width, _ = png_size(tmp_path / "wide.png")
+    assert width <= 110 * 3.3 * 3 + 60, width
+
+
+def test_a_key_a_configuration_has_not_is_left_out_of_its_label():
+    """An older result lacks a key that newer ones have: its label does not
+    say key=None."""
+    old = report.Config("matvec", {"matvec.n": 16384}, "gpu", 1, 1, None)
+    new = report.Config("matvec", {"matvec.n": 16384, "matvec.block_rows": 0}, "gpu", 1, 1,
+                        None)
+    keys = report.varying_keys([old, new])
+    assert keys == ["matvec.block_rows"]
+    assert report.series_label(new, keys) == "block_rows=0"
+    old.runs = [type("Run", (), {"deck_stem": "default"})()]
+    assert report.series_label(old, keys) == "default"

@@ -7,6 +7,7 @@ import re
 import shlex
 import shutil
 import sys
+import textwrap
 
 from . import (ToolError, __version__, archive, atomic_write, main_wrapper, read_json,
                sides)
@@ -18,13 +19,15 @@ Turns a directory of karma results into one Markdown report with plots:
   * per subdirectory (a mini-app's results, e.g. results/stream/): its
     write-up (SUBDIR/README.md, included with its links kept working), then
     every configuration that ran (the best of repeated runs per kernel);
-  * bandwidth (or any FOM) against problem size, where a configuration ran at
-    several sizes;
-  * layout comparisons, where runs differ only in their layout;
-  * scaling curves, efficiency against ranks, where runs differ only in their
-    number of ranks (weak: same size per rank; strong: same global size);
-  * figure of merit against average power, one plot per device, where runs
-    measured their kernels' energy (kernels[].energy.status "measured");
+  * per mini-app, naming only its own deck keys: bandwidth (or any FOM)
+    against problem size, where a configuration ran at several sizes (a
+    figure per device kind, gpu and host); layout comparisons, where runs
+    differ only in their layout; scaling curves, efficiency against ranks,
+    where runs differ only in their number of ranks (weak: same size per
+    rank; strong: same global size);
+  * figure of merit against average power, a plot per unit with a panel per
+    device, where runs measured their kernels' energy
+    (kernels[].energy.status "measured");
   * microbenchmark ratios (karma / raw pointer, or the pair --microbench-pair
     names) from Google Benchmark JSON files;
   * side by side: for each campaign directory (a campaign.json of
@@ -78,6 +81,12 @@ class Config:
     def stem(self):
         stems = [r.deck_stem for r in self.runs]
         return max(set(stems), key=stems.count)
+
+    @property
+    def kind(self):
+        """"gpu", "host" or "" (not recorded): where the runs ran."""
+        kinds = sorted(r.device_kind for r in self.runs)
+        return max(set(kinds), key=kinds.count)
 
     def passed(self):
         return sum(1 for r in self.runs if r.passed)
@@ -189,6 +198,9 @@ def include_markdown(path, base_dir, out_dir, demote=1):
 # --- plots ---------------------------------------------------------------------------
 
 
+_MARKERS = "osD^v<>pPX*h"
+
+
 class Plotter:
     def __init__(self, directory, fmt, enabled):
         self.directory, self.fmt, self.enabled = directory, fmt, enabled
@@ -208,15 +220,27 @@ class Plotter:
                                  "axes.grid": True, "grid.alpha": 0.3})
             self.plt = plt
 
-    def legend_below(self, fig, axes):
-        """One legend for the whole figure, under it, from the first axes
-        that has labelled lines."""
+    def legend_below(self, fig, axes, ncol=3):
+        """One legend for the whole figure, under it, of the labelled
+        artists of every axes (each label once)."""
+        entries = {}
         for ax in axes:
-            handles, labels = ax.get_legend_handles_labels()
-            if handles:
-                fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0),
-                           ncol=min(3, len(labels)), fontsize=8, frameon=False)
-                return
+            for handle, label in zip(*ax.get_legend_handles_labels()):
+                entries.setdefault(label, handle)
+        if not entries:
+            return
+        # As many columns as fit the figure's width (about 14 characters of
+        # 8 pt text an inch), so that long labels do not widen the figure.
+        fit = int(fig.get_size_inches()[0] * 14) // (max(map(len, entries)) + 6)
+        fig.legend(list(entries.values()), list(entries), loc="upper center",
+                   bbox_to_anchor=(0.5, 0.0), ncol=max(1, min(ncol, fit, len(entries))),
+                   fontsize=8, frameon=False)
+
+    def style(self, i):
+        """(marker, colour) of the i-th series: no two of the first 60 alike,
+        so that a colour seen twice still has two markers."""
+        colours = self.plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        return _MARKERS[i % len(_MARKERS)], colours[i % len(colours)]
 
     def save(self, fig, name):
         """Saves fig as name.<fmt>; returns the file name."""
@@ -243,8 +267,19 @@ class Plotter:
 
 
 def series_label(config, keys):
-    parts = [f"{k.split('.')[-1]}={format_size(config.values.get(k))}" for k in keys]
+    # A key the configuration has not (an older result's) is left out.
+    parts = [f"{k.split('.')[-1]}={format_size(config.values[k])}" for k in keys
+             if k in config.values]
     return ", ".join(parts) if parts else config.stem
+
+
+def group_label(config, keys, members):
+    """series_label, after the device kind ("gpu: ...", or the device's
+    name where no kind was recorded) where members ran on several devices."""
+    label = series_label(config, keys)
+    if len({c.device for c in members}) < 2:
+        return label
+    return f"{config.kind or config.device}: {label}"
 
 
 def runs_table(configs):
@@ -262,9 +297,11 @@ def runs_table(configs):
         [f"{k} ({units[k]})" if units[k] else k for k in kernels] + ["verified"]
     rows = []
     for c in configs:
-        row = [c.stem] + [format_size(c.values.get(k)) for k in keys] + [c.ranks]
+        # A key a configuration has not (BabelStream beside karma-stream): blank.
+        row = [c.stem] + [format_size(c.values[k]) if k in c.values else "" for k in keys] + \
+            [c.ranks]
         if threads:
-            row.append(c.concurrency)
+            row.append(c.concurrency if c.concurrency is not None else "")
         row += [c.device, len(c.runs)]
         for k in kernels:
             row.append(format_value(c.best(k)[0]) if k in c.kernels() else "")
@@ -302,7 +339,52 @@ def size_series(configs):
             if len(v) >= 2 and len({c.footprint() for c in v}) == len(v)}
 
 
-def size_section(name, configs, plotter):
+def distinct_labels(configs, texts):
+    """texts, one per configuration, made distinct: where two read the same,
+    each gets its device, then its ranks, threads and deck, until none do."""
+    texts = [t or c.stem for t, c in zip(texts, configs)]
+    extras = (lambda c: c.device, lambda c: f"{c.ranks} ranks",
+              lambda c: f"{c.concurrency} threads", lambda c: f"deck {c.stem}")
+    for extra in extras:
+        same = {t for t in texts if texts.count(t) > 1}
+        if not same:
+            break
+        texts = [f"{t}, {extra(c)}" if t in same else t for t, c in zip(texts, configs)]
+    return texts
+
+
+def _size_points(configs, kernel):
+    return [(c.footprint(), c.best(kernel)[0]) for c in configs
+            if c.best(kernel)[0] is not None]
+
+
+def size_plot(plotter, file_stem, series, names, kernels, kind):
+    """One panel per kernel, one line per series (all of one device kind);
+    the file's name, or None where no kernel has two sizes."""
+    kernels = [k for k in kernels if any(len(_size_points(cs, k)) >= 2 for cs in series.values())]
+    if not kernels:
+        return None
+    fig, axes = plotter.grid(len(kernels))
+    for ax, kernel in zip(axes, kernels):
+        units = ""
+        for i, (key, cs) in enumerate(series.items()):
+            pts = _size_points(cs, kernel)
+            if len(pts) < 2:
+                continue
+            marker, colour = plotter.style(i)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, color=colour,
+                    label=names[key])
+            units = units or cs[0].best(kernel)[1]
+        ax.set_xscale("log", base=2)
+        ax.set_ylim(bottom=0)
+        ax.set_title(f"{kernel} ({kind} runs)" if kind else kernel, fontsize=9)
+        ax.set_xlabel("bytes per rank")
+        ax.set_ylabel(units)
+    plotter.legend_below(fig, axes)
+    return plotter.save(fig, file_stem)
+
+
+def size_section(title, stem, configs, plotter):
     series = size_series(configs)
     if not series:
         return []
@@ -313,37 +395,29 @@ def size_section(name, configs, plotter):
                  for c in members}) > 1]
 
     def label(c):
-        text = series_label(c, keys)
         extra = [f"{len(c.values[k])}-D {k.split('.')[-1]}" for k in dims
                  if isinstance(c.values.get(k), list)]
-        return ", ".join(extra + ([text] if keys else []))
+        return ", ".join(extra + ([series_label(c, keys)] if keys else []))
+    firsts = [cs[0] for cs in series.values()]
+    names = dict(zip(series, distinct_labels(firsts, [label(c) for c in firsts])))
     kernels = []
     for c in members:
         kernels += [k for k in c.kernels() if k not in kernels]
-    out = [f"### {name}: figure of merit against problem size", ""]
+    out = [f"### {title}: figure of merit against problem size", ""]
     if plotter.enabled:
-        fig, axes = plotter.grid(len(kernels))
-        for ax, kernel in zip(axes, kernels):
-            for key, cs in series.items():
-                pts = [(c.footprint(), c.best(kernel)[0]) for c in cs
-                       if c.best(kernel)[0] is not None]
-                if len(pts) < 2:
-                    continue
-                text = label(cs[0]) + (f", {cs[0].ranks} ranks" if cs[0].ranks > 1 else "")
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=text)
-            ax.set_xscale("log", base=2)
-            ax.set_ylim(bottom=0)
-            ax.set_title(kernel)
-            ax.set_xlabel("bytes per rank")
-            ax.set_ylabel(cs[0].best(kernel)[1])
-        plotter.legend_below(fig, axes)
-        file = plotter.save(fig, f"{name}-size")
-        out += [f"![{name}: figure of merit against size]({plotter.rel}/{file})", ""]
-    head = ["series", "bytes per rank"] + kernels
+        # GPU and host runs are orders of magnitude apart: a figure each.
+        for kind in sorted({c.kind for c in firsts}):
+            of_kind = {k: cs for k, cs in series.items() if cs[0].kind == kind}
+            file = size_plot(plotter, f"{stem}-size" + (f"-{kind}" if kind else ""), of_kind,
+                             names, kernels, kind)
+            if file:
+                out += [f"![{title}: figure of merit against size"
+                        f"{f', {kind} runs' if kind else ''}]({plotter.rel}/{file})", ""]
+    head = ["series", "device", "bytes per rank"] + kernels
     rows = []
     for key, cs in series.items():
         for c in cs:
-            rows.append([label(c) or c.stem, format_bytes(c.footprint())]
+            rows.append([names[key], c.device, format_bytes(c.footprint())]
                         + [format_value(c.best(k)[0]) for k in kernels])
     return out + _table(head, rows) + [""]
 
@@ -363,14 +437,46 @@ def layout_pairs(configs):
     return [(k, v) for k, v in groups.items() if len(v) >= 2]
 
 
-def layout_section(name, configs, plotter):
+def _wrapped(text, width=48):
+    """A panel title on lines of at most width characters: long titles of
+    neighbouring panels would print over each other."""
+    return textwrap.fill(text, width, break_on_hyphens=False)
+
+
+def layout_plot(plotter, file_stem, pairs, keys, layouts, kernels, members):
+    """A panel per configuration (three to a row), a bar per kernel and
+    layout; the file's name."""
+    fig, axes = plotter.grid(len(pairs), width=4.2, height=3.0)
+    colours = plotter.plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for ax, (_, by) in zip(axes, pairs):
+        first = next(iter(by.values()))
+        shown = [k for k in kernels if any(c.best(k)[0] for c in by.values())]
+        width = 0.8 / len(layouts)
+        for i, lay in enumerate(layouts):
+            vals = [by[lay].best(k)[0] or 0 if lay in by else 0 for k in shown]
+            ax.bar([x + i * width for x in range(len(shown))], vals, width, label=lay,
+                   color=colours[i % len(colours)])
+        ax.set_xticks([x + 0.4 - width / 2 for x in range(len(shown))])
+        ax.set_xticklabels(shown, rotation=30, ha="right", fontsize=7)
+        units = sorted({c.best(k)[1] for c in by.values() for k in shown if c.best(k)[1]})
+        values = [c.best(k)[0] for c in by.values() for k in shown if c.best(k)[0]]
+        # Kernels of different units, or far apart, share the axis on a log scale.
+        if len(units) > 1 or (values and max(values) > 100 * min(values)):
+            ax.set_yscale("log")
+        ax.set_title(_wrapped(group_label(first, keys, members)), fontsize=7)
+        ax.set_ylabel(", ".join(units))
+    plotter.legend_below(fig, axes)
+    return plotter.save(fig, file_stem)
+
+
+def layout_section(title, stem, configs, plotter):
     pairs = layout_pairs(configs)
     if not pairs:
         return []
     members = [c for _, v in pairs for c in v.values()]
     keys = [k for k in varying_keys(members) if not k.endswith(".layout")]
     layouts = sorted({lay for _, v in pairs for lay in v})
-    out = [f"### {name}: layouts", ""]
+    out = [f"### {title}: layouts", ""]
     kernels = []
     for c in members:
         kernels += [k for k in c.kernels() if k not in kernels]
@@ -378,8 +484,7 @@ def layout_section(name, configs, plotter):
                                                     if len(layouts) == 2 else [])
     rows = []
     for _, by in pairs:
-        first = next(iter(by.values()))
-        label = series_label(first, keys)
+        label = group_label(next(iter(by.values())), keys, members)
         for k in kernels:
             vals = [by[lay].best(k)[0] if lay in by else None for lay in layouts]
             row = [label, k] + [format_value(v) for v in vals]
@@ -387,20 +492,9 @@ def layout_section(name, configs, plotter):
                 row.append(f"{vals[0] / vals[1]:.3f}" if vals[0] and vals[1] else "-")
             rows.append(row)
     if plotter.enabled:
-        fig, axes = plotter.grid(len(pairs), width=4.2)
-        for ax, (_, by) in zip(axes, pairs):
-            first = next(iter(by.values()))
-            width = 0.8 / len(layouts)
-            for i, l in enumerate(layouts):
-                vals = [by[l].best(k)[0] or 0 if l in by else 0 for k in kernels]
-                ax.bar([x + i * width for x in range(len(kernels))], vals, width, label=l)
-            ax.set_xticks([x + 0.4 - width / 2 for x in range(len(kernels))])
-            ax.set_xticklabels(kernels, rotation=30)
-            ax.set_title(series_label(first, keys), fontsize=8)
-            ax.set_ylabel(first.best(kernels[0])[1])
-        plotter.legend_below(fig, axes[:1])
-        file = plotter.save(fig, f"{name}-layout")
-        out += [f"![{name}: layouts]({plotter.rel}/{file})", ""]
+        file = layout_plot(plotter, f"{stem}-layout", pairs, keys, layouts, kernels,
+                           members)
+        out += [f"![{title}: layouts]({plotter.rel}/{file})", ""]
     return out + _table(head, rows) + [""]
 
 
@@ -426,11 +520,11 @@ def efficiency(base, config, kernel):
     return b / (v * n) if strong else b / v
 
 
-def scaling_section(name, configs, plotter):
+def scaling_section(title, stem, configs, plotter):
     groups = scaling_groups(configs)
     if not groups:
         return []
-    out = [f"### {name}: scaling", "",
+    out = [f"### {title}: scaling", "",
            "Efficiency: the FOM at N ranks over N/N0 times the FOM at the fewest ranks N0 "
            "(for rates; for times, T0 N0 / (T N) strong and T0 / T weak).", ""]
     members = [c for g in groups for c in g]
@@ -453,10 +547,11 @@ def scaling_section(name, configs, plotter):
             ax.axhline(1.0, color="grey", linewidth=0.8)
             ax.set_xlabel("ranks")
             ax.set_ylabel("efficiency")
-            ax.set_title(series_label(g[0], keys) or g[0].stem, fontsize=8)
+            ax.set_title(_wrapped(group_label(g[0], keys, members) or g[0].stem),
+                         fontsize=8)
         plotter.legend_below(fig, axes)
-        file = plotter.save(fig, f"{name}-scaling")
-        out += [f"![{name}: scaling]({plotter.rel}/{file})", ""]
+        file = plotter.save(fig, f"{stem}-scaling")
+        out += [f"![{title}: scaling]({plotter.rel}/{file})", ""]
     for g in groups:
         head = ["ranks", "nodes"] + [f"{k} ({g[0].best(k)[1]})" for k in kernels]
         rows = []
@@ -491,6 +586,47 @@ def power_points(configs):
     return by_device
 
 
+def _slug(unit):
+    """A unit as part of a file name: GB/s -> GB-s."""
+    return re.sub(r"[^A-Za-z0-9]+", "-", unit).strip("-") or "fom"
+
+
+def power_plot(plotter, file_stem, by_device, unit):
+    """FOM of one unit against power: a panel per device, a marker and
+    colour per app/kernel (the same on every panel); the file's name."""
+    of_unit = {d: [p for p in points if (p[2]["units"] or "") == unit]
+               for d, points in by_device.items()}
+    devices = sorted(d for d, points in of_unit.items() if points)
+    labels = []
+    for device in devices:
+        for c, k, _ in of_unit[device]:
+            if f"{c.app}/{k}" not in labels:
+                labels.append(f"{c.app}/{k}")
+    fig, axes = plotter.grid(len(devices), width=4.0, height=3.0)
+    for ax, device in zip(axes, devices):
+        points = of_unit[device]
+        for i, label in enumerate(labels):
+            pts = [(f["energy"]["average_power_W"], f["value"]) for c, k, f in points
+                   if f"{c.app}/{k}" == label]
+            if pts:
+                marker, colour = plotter.style(i)
+                ax.scatter([p[0] for p in pts], [p[1] for p in pts], marker=marker,
+                           color=colour, label=label)
+        values = [f["value"] for _, _, f in points]
+        # Kernels far apart share the axis on a log scale.
+        if max(values) > 100 * min(values):
+            ax.set_yscale("log")
+        else:
+            ax.set_ylim(0, 1.1 * max(values))
+        # From zero, so that the power's scale shows; a margin past the last point.
+        ax.set_xlim(0, 1.1 * max(f["energy"]["average_power_W"] for _, _, f in points))
+        ax.set_title(device, fontsize=8)
+        ax.set_xlabel("average power (W)")
+        ax.set_ylabel(unit or "figure of merit")
+    plotter.legend_below(fig, axes, ncol=2)
+    return plotter.save(fig, file_stem)
+
+
 def power_section(name, configs, plotter):
     by_device = power_points(configs)
     if not by_device:
@@ -498,59 +634,25 @@ def power_section(name, configs, plotter):
     out = [f"### {name}: figure of merit against power", "",
            "Each point is a configuration's kernel: the best FOM among its runs that measured "
            "energy, at that run's average power over the kernel's energy window (the sum "
-           "of all ranks' counters).", ""]
-    members = [c for points in by_device.values() for c, _, _ in points]
-    keys = varying_keys(members)
+           "of all ranks' counters); a plot per unit.", ""]
     devices = sorted(by_device)
     if plotter.enabled:
-        # One marker and colour per app/kernel, the same on every device.
-        labels = []
-        for device in devices:
-            for c, k, _ in by_device[device]:
-                if f"{c.app}/{k}" not in labels:
-                    labels.append(f"{c.app}/{k}")
-        markers = "osD^v<>pPX*h"
-        colours = plotter.plt.rcParams["axes.prop_cycle"].by_key()["color"]
-        style = {label: (markers[i % len(markers)], colours[i % len(colours)])
-                 for i, label in enumerate(labels)}
-        fig, axes = plotter.grid(len(devices))
-        handles = {}
-        for ax, device in zip(axes, devices):
-            points = by_device[device]
-            for label in labels:
-                pts = [(f["energy"]["average_power_W"], f["value"]) for c, k, f in points
-                       if f"{c.app}/{k}" == label]
-                if pts:
-                    marker, colour = style[label]
-                    handles[label] = ax.scatter([p[0] for p in pts], [p[1] for p in pts],
-                                                marker=marker, color=colour, label=label)
-            units = sorted({f["units"] for _, _, f in points if f["units"]})
-            values = [f["value"] for _, _, f in points]
-            # Kernels of different units, or far apart, share the axis on a log scale.
-            if len(units) > 1 or max(values) > 100 * min(values):
-                ax.set_yscale("log")
-            else:
-                ax.set_ylim(0, 1.1 * max(values))
-            # From zero, so that the power's scale shows; a margin past the last point.
-            ax.set_xlim(0, 1.1 * max(f["energy"]["average_power_W"] for _, _, f in points))
-            ax.set_title(device, fontsize=8)
-            ax.set_xlabel("average power (W)")
-            ax.set_ylabel(", ".join(units) or "figure of merit")
-        fig.legend(list(handles.values()), list(handles), loc="upper center",
-                   bbox_to_anchor=(0.5, 0.0), ncol=min(3, len(handles)), fontsize=8,
-                   frameon=False)
-        file = plotter.save(fig, f"{name}-power")
-        out += [f"![{name}: figure of merit against power]({plotter.rel}/{file})", ""]
+        units = sorted({f["units"] or "" for points in by_device.values() for _, _, f in points})
+        for unit in units:
+            file = power_plot(plotter, f"{name}-power-{_slug(unit)}", by_device, unit)
+            out += [f"![{name}: {unit or 'figure of merit'} against power]"
+                    f"({plotter.rel}/{file})", ""]
+    # Each configuration is named by the keys that vary among its own app's.
+    members = [c for points in by_device.values() for c, _, _ in points]
+    keys = {app: varying_keys([c for c in members if c.app == app])
+            for app in {c.app for c in members}}
     head = ["device", "configuration", "ranks", "kernel", "FOM", "units", "power (W)",
             "FOM per watt", "J per execution"]
     rows = []
     for device in devices:
         for c, kernel, f in by_device[device]:
             e = f["energy"]
-            # Keys of another app's decks are None here: left out.
-            label = ", ".join(p for p in series_label(c, keys).split(", ")
-                              if not p.endswith("=None"))
-            rows.append([device, label, c.ranks, f"{c.app}/{kernel}",
+            rows.append([device, series_label(c, keys[c.app]), c.ranks, f"{c.app}/{kernel}",
                          format_value(f["value"]), f["units"],
                          format_value(e["average_power_W"]), format_value(e["fom_per_watt"]),
                          format_value(e["joules_per_execution"])])
@@ -721,14 +823,19 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
             lines += [f"### {name}: every configuration", "",
                       "Best figure of merit over the runs of each configuration (each run's "
                       "FOM comes from its own fastest repetition).", ""]
-            for app in sorted({c.app for c in configs}):
-                cs = [c for c in configs if c.app == app]
-                if len({c.app for c in configs}) > 1:
+            apps = sorted({c.app for c in configs})
+            for app in apps:
+                if len(apps) > 1:
                     lines += [f"karma-{app}:", ""]
-                lines += runs_table(cs) + [""]
-            lines += size_section(name, configs, plotter)
-            lines += layout_section(name, configs, plotter)
-            lines += scaling_section(name, configs, plotter)
+                lines += runs_table([c for c in configs if c.app == app]) + [""]
+            # Each mini-app's plots and tables name only its own deck keys.
+            for app in apps:
+                cs = [c for c in configs if c.app == app]
+                title, stem = (name, name) if len(apps) == 1 else \
+                    (f"{name}, karma-{app}", f"{name}-{app}")
+                lines += size_section(title, stem, cs, plotter)
+                lines += layout_section(title, stem, cs, plotter)
+                lines += scaling_section(title, stem, cs, plotter)
             lines += power_section(name, configs, plotter)
             failed = [r for r in rs if not r.passed]
             if failed:
@@ -761,9 +868,11 @@ def side_by_side(root, out_dir, compare_from=None):
             specs = compare_from.compare
         name, _, tables, notes = sides.campaign_tables(path, specs)
         # A campaign in an archive: the link goes to the archive.
+        # The campaign's folder, inside its archive where it has one (two
+        # campaigns of one archive read apart); the link goes to the archive.
         holder = archive.archive_of(path)
-        where = os.path.relpath(holder if holder != path else os.path.dirname(path), out_dir)
-        link = where if holder != path else f"{where}/campaign.json"
+        where = os.path.relpath(os.path.dirname(path), out_dir)
+        link = os.path.relpath(holder, out_dir) if holder != path else f"{where}/campaign.json"
         lines += [f"## Side by side: campaign {name} ({where})", "",
                   f"_From [{link}]({link}); "
                   f"`karma-compare --campaign {where}` prints the same tables._", ""]
@@ -793,6 +902,8 @@ def read_comparison(path):
         need(isinstance(row, dict) and all(isinstance(row.get(k), str)
                                            for k in ("app", "case", "kernel")),
              f"rows[{i}]", "expected app, case and kernel")
+        need(row.get("weight") is None or is_number(row["weight"]), f"rows[{i}].weight",
+             "expected null or a number")
         need(isinstance(row.get("values"), dict), f"rows[{i}].values", "expected an object")
         for label, v in row["values"].items():
             need(v is None or isinstance(v, dict) and
@@ -800,6 +911,56 @@ def read_comparison(path):
                      for k in ("ratio", "per_watt_ratio")),
                  f"rows[{i}].values.{label}", "expected null or an object with number ratios")
     return doc
+
+
+def _weighted(row):
+    """Whether a row counts in the summary: weight 0 rows (a vendor's figure
+    of the same work, say) do not; a row without a weight does."""
+    return row.get("weight") is None or row["weight"] > 0
+
+
+def ratio_plot(plotter, app, members, labels, base):
+    """Per row of one mini-app, a bar of each set's ratio (and per-watt
+    ratio) to the baseline: weighted rows first, then, under a rule, the
+    rows of weight 0 in grey and hatched; the file's name."""
+    weighted = [r for r in members if _weighted(r)]
+    rest = [r for r in members if not _weighted(r)]
+    rows = [(r, i) for i, r in enumerate(weighted)] + \
+        [(r, len(weighted) + 1 + i) for i, r in enumerate(rest)]
+    fig, ax = plotter.plt.subplots(
+        figsize=(7.5, 0.8 + 0.22 * (len(rows) + (1 if rest else 0)) * len(labels)),
+        constrained_layout=True)
+    colours = plotter.plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    step = 0.8 / (2 * len(labels))
+    for j, label in enumerate(labels):
+        for k, (key, text) in enumerate((("ratio", ""), ("per_watt_ratio", " per W"))):
+            for counts, colour, hatch, note in ((True, colours[(2 * j + k) % len(colours)],
+                                                 None, ""),
+                                                (False, ("0.45", "0.75")[k], "//",
+                                                 " (weight 0)")):
+                at = [y for r, y in rows if _weighted(r) == counts]
+                values = [(r["values"].get(label) or {}).get(key) or 0
+                          for r, _ in rows if _weighted(r) == counts]
+                if any(values):
+                    ax.barh([y + (2 * j + k) * step - 0.4 + step / 2 for y in at], values,
+                            height=step, color=colour, hatch=hatch, edgecolor="white",
+                            linewidth=0, label=f"{label}/{base}{text}{note}")
+    if rest:
+        ax.axhline(len(weighted), color="grey", linewidth=0.8, linestyle="--")
+        ax.text(0.99, len(weighted), "weight 0: not in the summary",
+                transform=ax.get_yaxis_transform(), ha="right", va="center", fontsize=7,
+                color="0.3", bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_yticks([y for _, y in rows])
+    ax.set_yticklabels([f"{r['case']} / {r['kernel']}" for r, _ in rows], fontsize=7)
+    for tick, (r, _) in zip(ax.get_yticklabels(), rows):
+        if not _weighted(r):
+            tick.set_color("0.4")
+    ax.set_ylim(len(weighted) + (1 + len(rest) if rest else 0) - 0.5, -0.5)
+    ax.set_xlabel(f"ratio to {base} (above 1: better)")
+    ax.set_title(f"{app}: each figure of merit against {base}", fontsize=9)
+    plotter.legend_below(fig, [ax], ncol=2)
+    return plotter.save(fig, f"compare-{app}")
 
 
 def comparison_section(path, out_dir, plotter):
@@ -830,27 +991,9 @@ def comparison_section(path, out_dir, plotter):
     for app in apps:
         members = [r for r in doc["rows"] if r["app"] == app and
                    any((r["values"].get(label) or {}).get("ratio") for label in labels)]
-        if not members:
-            continue
-        names = [f"{r['case']} / {r['kernel']}" for r in members]
-        fig, ax = plotter.plt.subplots(figsize=(7.5, 0.8 + 0.22 * len(members) * len(labels)),
-                                       constrained_layout=True)
-        step = 0.8 / (2 * len(labels))
-        for j, label in enumerate(labels):
-            for k, (key, text) in enumerate((("ratio", ""), ("per_watt_ratio", " per W"))):
-                offsets = [i + (2 * j + k) * step - 0.4 + step / 2 for i in range(len(members))]
-                values = [(r["values"].get(label) or {}).get(key) or 0 for r in members]
-                if any(values):
-                    ax.barh(offsets, values, height=step, label=f"{label}/{base}{text}")
-        ax.axvline(1.0, color="black", linewidth=0.8)
-        ax.set_yticks(range(len(members)))
-        ax.set_yticklabels(names, fontsize=7)
-        ax.invert_yaxis()
-        ax.set_xlabel(f"ratio to {base} (above 1: better)")
-        ax.set_title(f"{app}: each figure of merit against {base}", fontsize=9)
-        plotter.legend_below(fig, [ax])
-        file = plotter.save(fig, f"compare-{app}")
-        out += [f"![{app}: ratios to {base}]({plotter.rel}/{file})", ""]
+        if members:
+            file = ratio_plot(plotter, app, members, labels, base)
+            out += [f"![{app}: ratios to {base}]({plotter.rel}/{file})", ""]
     return out
 
 
@@ -874,7 +1017,8 @@ def main(argv=None):
                    help="benchmark name tokens whose times are divided (default karma:raw)")
     p.add_argument("--comparison", action="append", default=[], metavar="FILE.json",
                    help="a karma-compare --json document: its summary and a plot per "
-                   "mini-app of each row's ratio (and per-watt ratio) to the baseline")
+                   "mini-app of each row's ratio (and per-watt ratio) to the baseline, "
+                   "rows of weight 0 apart")
     p.add_argument("--compare-from", metavar="CAMPAIGN.yaml",
                    help="the ratio tables of the campaign directories of this campaign's "
                    "name from this file's compare: section (corrected after a run)")
@@ -938,3 +1082,7 @@ def main(argv=None):
         return 0
 
     return main_wrapper("karma-report", run)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
