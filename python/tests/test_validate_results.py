@@ -366,8 +366,9 @@ def _without(doc, *paths):
      ["reference.exit_status: missing", "reference.output: missing", "deck.resolved: missing",
       "mpi.nodes: missing", "kernels[0].time_s.mean: missing", "verification: missing"]),
     (lambda d: d.update(schema_version=1) or d, ["schema_version: 1, expected 2"]),
-    (lambda d: d["reference"].update(format="stream.c", command=[]) or d,
-     ['reference.format: "stream.c", expected one of "babelstream"', "reference.command: empty"]),
+    (lambda d: d["reference"].update(format="stream.c", command="stream -s 1") or d,
+     ['reference.format: "stream.c", expected one of "babelstream"',
+      "reference.command: expected a list, got the string 'stream -s 1'"]),
     (lambda d: _without(d, "kernels.2.variant"), ["kernels[2].variant: missing"]),
     # The rules across fields that apply: the mean between min and max (no
     # median), the verdict, the date where there is one.
