@@ -2,7 +2,8 @@
 made again from the archives and compared; the reports that are not
 committed (results/report.md, the comparison's report) still generate; every
 measurement JSON listed in results/measurements.sha256 is inside an archive,
-byte for byte, and the archives hold no other."""
+byte for byte, and the archives hold no other; every results document there,
+karma's and the reference programs', validates."""
 
 import hashlib
 import json
@@ -115,6 +116,28 @@ def test_nothing_measured_is_lost():
     inside = {os.path.relpath(p, ROOT) for p in archive.walk_files(RESULTS, ".json")
               if archive.split(p) and _is_measurement(archive.read_bytes(p))}
     assert inside == set(listed)
+
+
+def test_every_committed_results_file_validates():
+    """karma-validate-results on results/ (the archives read as folders):
+    every karma run and every reference result inside is checked, none
+    skipped, each against its form, and all are valid."""
+    karma = reference = 0
+    for path in archive.walk_files(RESULTS, ".json"):
+        doc = json.loads(archive.read_bytes(path))
+        if isinstance(doc, dict) and "schema_version" in doc:
+            reference += "reference" in doc
+            karma += "reference" not in doc
+    # The issue's count of reference results when they first validated.
+    assert reference >= 149 and karma >= 1780
+    r = tool("karma-validate-results", RESULTS, timeout=600)
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr[-2000:]
+    summary = r.stdout.splitlines()[-1]
+    assert summary.startswith(f"karma-validate-results: {karma + reference} valid ({karma} "
+                              f"karma runs, {reference} reference results), 0 not valid, "
+                              "0 unreadable, "), summary
+    print(summary)
+    assert "skipped: a reference" not in r.stdout
 
 
 def test_no_loose_measurements_and_no_generated_report():

@@ -14,11 +14,22 @@ import sys
 
 import pytest
 
-from conftest import ROOT, SAMPLES, SRC, load_json, write
+from conftest import ROOT, SAMPLES, SRC, load_json, tool, write
 
 A = os.path.join(SAMPLES, "machine-a")
 GBENCH = os.path.join(os.path.dirname(SAMPLES), "gbench", "microbench.json")
 VALID = os.path.join(A, "stream-3d-left.json")
+# A committed reference result as the converter of suite 0.1.0 wrote it:
+# BabelStream's figures; no date, deck hash, Kokkos version, median or device.
+REFERENCE = os.path.join(ROOT, "results", "campaigns", "h200", "stream-vs-babelstream.tar.xz",
+                         "results", "babelstream-double-2p25.n1x1.r1", "karma-stream.json")
+STREAM_DECK = os.path.join(ROOT, "inputs", "stream", "default.yaml")
+
+
+def reference_doc():
+    from karma_tools import archive
+
+    return json.loads(archive.read_bytes(REFERENCE))
 
 
 def validate(validator, *args, env=None):
@@ -71,16 +82,21 @@ def test_a_directory_recursively(validator, tmp_path):
     write(str(root / "a" / "notes.txt"), "not json")
     write(str(root / "gbench.json"), open(GBENCH).read())
     write(str(root / "environment.json"), '{"karma_environment": 1}')
-    write(str(root / "reference.json"), json.dumps(
-        {"schema_version": 2, "app": "stream", "reference": {"format": "babelstream"}}))
+    # A reference result is checked too, against the reference form.
+    write(str(root / "reference.json"), json.dumps(reference_doc()))
     code, out, err = validate(validator, root)
     assert (code, err) == (0, "")
     assert out.count(": valid karma results") == 3
     assert f"{root}/gbench.json: skipped: Google Benchmark JSON" in out
     assert f"{root}/environment.json: skipped: karma-envcapture's environment.json" in out
-    assert f"{root}/reference.json: skipped: a reference result" in out
-    assert out.endswith("karma-validate-results: 3 valid, 0 not valid, 0 unreadable, "
-                        "3 skipped\n")
+    assert f"{root}/reference.json: valid reference results" in out
+    assert out.endswith("karma-validate-results: 4 valid (3 karma runs, 1 reference "
+                        "results), 0 not valid, 0 unreadable, 2 skipped\n")
+    write(str(root / "reference.json"), json.dumps(
+        {"schema_version": 2, "app": "stream", "reference": {"format": "babelstream"}}))
+    code, out, err = validate(validator, root)
+    assert code == 1 and f"{root}/reference.json: reference.command: missing" in err
+    assert "3 valid (3 karma runs, 0 reference results), 1 not valid" in out
     # Named on the command line, a file is always checked.
     code, _, err = validate(validator, root / "gbench.json")
     assert code == 1 and "schema_version: missing" in err
@@ -91,12 +107,13 @@ def test_several_paths_and_the_exit_code_of_the_worst(validator, tmp_path):
     code, out, err = validate(validator, VALID, bad)
     assert code == 1
     assert f"{VALID}: valid karma results" in out and f"{bad}: date: " in err
-    assert "1 valid, 1 not valid, 0 unreadable, 0 skipped" in out
+    assert "1 valid (1 karma runs, 0 reference results), 1 not valid, 0 unreadable, " \
+        "0 skipped" in out
     # What cannot be read was not checked: 2 wins over 1.
     code, out, err = validate(validator, VALID, bad, tmp_path / "missing.json")
     assert code == 2
     assert f"karma-validate-results: {tmp_path}/missing.json: no such file or directory" in err
-    assert "1 valid, 1 not valid, 1 unreadable" in out
+    assert "1 valid (1 karma runs, 0 reference results), 1 not valid, 1 unreadable" in out
 
 
 @pytest.mark.parametrize("make, message", [
@@ -141,11 +158,12 @@ def _paths(value, prefix=()):
             yield from _paths(v, prefix + (i,))
 
 
-def test_any_value_anywhere_is_a_problem_not_an_abort(validator, tmp_path):
-    """Every value of a results file, at every depth, replaced by every kind
-    of JSON value: exit 1 (or 0 where the replacement is allowed), a summary
-    of every file, never an abort."""
-    valid = load_json(VALID)
+@pytest.mark.parametrize("form", ["karma", "reference"])
+def test_any_value_anywhere_is_a_problem_not_an_abort(validator, tmp_path, form):
+    """Every value of a results file (a karma run's, a reference result's),
+    at every depth, replaced by every kind of JSON value: exit 1 (or 0 where
+    the replacement is allowed), a summary of every file, never an abort."""
+    valid = load_json(VALID) if form == "karma" else reference_doc()
     replacements = [None, True, -1, 2**64 - 1, 1e308, "text", [], [[1]], {}, {"x": {"y": 1}}]
     root = tmp_path / "mutants"
     root.mkdir()
@@ -162,7 +180,8 @@ def test_any_value_anywhere_is_a_problem_not_an_abort(validator, tmp_path):
     assert n > 1000
     code, out, err = validate(validator, root)
     assert code == 1
-    counts = re.search(r"(\d+) valid, (\d+) not valid, 0 unreadable, 0 skipped\n$", out)
+    counts = re.search(r"(\d+) valid \(\d+ karma runs, \d+ reference results\), (\d+) not "
+                       r"valid, 0 unreadable, 0 skipped\n$", out)
     assert counts and int(counts.group(1)) + int(counts.group(2)) == n, out[-300:]
     assert int(counts.group(2)) > n // 2  # the rest: free-form parts (deck, problem)
 
@@ -325,3 +344,102 @@ def test_the_schema_lists_the_suite_s_mini_apps():
 
     schema = load_json(os.path.join(SRC, "karma_tools", "schemas", "results.schema.json"))
     assert tuple(schema["properties"]["app"]["enum"]) == APPS
+
+
+def _without(doc, *paths):
+    for path in paths:
+        *parents, last = path.split(".")
+        target = doc
+        for k in parents:
+            target = target[int(k)] if k.isdigit() else target[k]
+        del target[int(last) if last.isdigit() else last]
+    return doc
+
+
+@pytest.mark.parametrize("change, problems", [
+    # What the program cannot give is not asked for.
+    (lambda d: _without(d, "kokkos", "notes", "suite.name",
+                        "problem.precision"), []),
+    # What it can is: the form's required fields, each named.
+    (lambda d: _without(d, "reference.exit_status", "reference.output", "deck.resolved",
+                        "mpi.nodes", "kernels.0.time_s.mean", "verification"),
+     ["reference.exit_status: missing", "reference.output: missing", "deck.resolved: missing",
+      "mpi.nodes: missing", "kernels[0].time_s.mean: missing", "verification: missing"]),
+    (lambda d: d.update(schema_version=1) or d, ["schema_version: 1, expected 2"]),
+    (lambda d: d["reference"].update(format="stream.c", command="stream -s 1") or d,
+     ['reference.format: "stream.c", expected one of "babelstream"',
+      "reference.command: expected a list, got the string 'stream -s 1'"]),
+    (lambda d: _without(d, "kernels.2.variant"), ["kernels[2].variant: missing"]),
+    # The rules across fields that apply: the mean between min and max (no
+    # median), the verdict, the date where there is one.
+    (lambda d: d["kernels"][1]["time_s"].update(mean=1.0) or d,
+     ["kernels[1].time_s: not 0 < min <= mean <= max"]),
+    (lambda d: d.update(result="FAILED") or d,
+     ['result: "FAILED" disagrees with verification.passed']),
+    (lambda d: d.update(date="2025-02-29T10:00:00Z") or d,
+     ['date: "2025-02-29T10:00:00Z" is not a real UTC date']),
+    # Without `reference`, the same figures are a karma run that lacks much.
+    (lambda d: _without(d, "reference"),
+     ["date: missing", "ranks: missing", "deck.sha256: missing", "kokkos.version: missing",
+      "kernels[0].time_s.median: missing", "verification.checks: empty"]),
+], ids=["what it cannot know", "what it can", "version 1", "format and command", "variant",
+        "mean", "verdict", "date", "no reference"])
+def test_a_reference_result_takes_the_reference_form(validator, tmp_path, change, problems):
+    """The committed reference result is valid as it is; the form requires
+    what a reference run knows and no more, and the karma form still
+    requires everything a karma run writes."""
+    path = write(str(tmp_path / "r.json"), json.dumps(change(reference_doc())))
+    code, out, err = validate(validator, path)
+    if not problems:
+        assert (code, out, err) == (0, f"{path}: valid reference results\n", "")
+    else:
+        assert code == 1 and out == "", (code, out, err)
+    for p in problems:
+        assert f"{path}: {p}" in err, err
+
+
+def test_the_converter_writes_what_the_form_requires(tmp_path):
+    """karma-batch reference-result: the reference form's fields and those it
+    also knows (the deck's hash, the command line, the date and host given);
+    a date that is not one is one line, exit 2, nothing written."""
+    import hashlib
+
+    csv_file = write(str(tmp_path / "out.txt"), "Running kernels 100 times\n"
+                     "function,num_times,n_elements,sizeof,max_mbytes_per_sec,min_runtime,"
+                     "max_runtime,avg_runtime\n"
+                     "Copy,100,33554432,8,3.82624e+06,0.000140313,0.000147023,0.000142633\n")
+    out = tmp_path / "karma-stream.json"
+    args = ["karma-batch", "reference-result", "babelstream", "--input", csv_file, "--app",
+            "stream", "--deck", STREAM_DECK, "--set", "stream.shape=[2^25]", "--device", "gpu",
+            "--command", "cuda-stream -s 33554432 --csv", "--host", "node7"]
+    r = tool(*args, "--date", "2026-03-01T12:00:00Z", "--output", out)
+    assert r.returncode == 0, r.stderr
+    doc = load_json(out)
+    assert (doc["date"], doc["hosts"], doc["command_line"]) == \
+        ("2026-03-01T12:00:00Z", ["node7"], "cuda-stream -s 33554432 --csv")
+    assert doc["deck"]["sha256"] == hashlib.sha256(open(STREAM_DECK, "rb").read()).hexdigest()
+    r = tool("karma-validate-results", out)
+    assert (r.returncode, r.stdout) == (0, f"{out}: valid reference results\n"), r.stderr
+    r = tool(*args, "--date", "2026-02-30T12:00:00Z", "--output", tmp_path / "x.json")
+    assert r.returncode == 2 and not (tmp_path / "x.json").exists()
+    assert r.stderr.strip().splitlines() == [
+        f"karma-batch: error: {csv_file}: the results would not be valid: date: "
+        '"2026-02-30T12:00:00Z" is not a real UTC date and time of day'], r.stderr
+
+
+def test_the_tools_check_a_loaded_reference_result_too(tmp_path):
+    """karma-compare and karma-report load a reference result as they load a
+    karma run: checked against the schema (its reference form, requiring
+    nothing), so a field of the wrong type stops them, one line, exit 2."""
+    from karma_tools import ToolError
+    from karma_tools.results import load_set
+
+    good = write(str(tmp_path / "good" / "karma-stream.json"), json.dumps(reference_doc()))
+    assert load_set(os.path.dirname(good)).runs[0].reference == "babelstream"
+    doc = reference_doc()
+    doc["kernels"][0]["time_s"]["mean"] = "fast"
+    bad = write(str(tmp_path / "bad" / "karma-stream.json"), json.dumps(doc))
+    with pytest.raises(ToolError) as e:
+        load_set(os.path.dirname(bad))
+    assert e.value.code == 2 and str(e.value).startswith(
+        f"{bad}: kernels[0].time_s.mean: expected a number, got"), str(e.value)

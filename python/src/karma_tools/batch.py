@@ -683,7 +683,8 @@ def reference_result(args):
 
     command = shlex.split(args.reference_command or "")
     doc = reference_mod.document(args.format, text, args.exit_status, args.app, args.deck,
-                                 args.set or [], command, args.input, device=args.device)
+                                 args.set or [], command, args.input, device=args.device,
+                                 date=args.date, host=args.host)
     atomic_write(args.output, json.dumps(doc, indent=2) + "\n")
     for note in doc["notes"]:
         print(f"karma-batch reference-result: note: {note}", file=sys.stderr)
@@ -790,6 +791,9 @@ def parser():
                    help="what it ran on (the job had a GPU, or not)")
     r.add_argument("--command", dest="reference_command",
                    help="the command line, for the record")
+    r.add_argument("--date", metavar="YYYY-MM-DDTHH:MM:SSZ",
+                   help="when the program started (UTC), for the record")
+    r.add_argument("--host", help="the host it ran on, for the record")
     r.add_argument("--output", required=True, metavar="FILE.json")
     r.set_defaults(func=reference_result)
     return p

@@ -9,11 +9,19 @@ function,num_times,n_elements,sizeof,max_mbytes_per_sec,min_runtime,max_runtime,
 is in MiB/s). Each function becomes a kernel of implementation
 `babelstream` and variant copy, mul, add, triad, dot or nstream, whose
 figure of merit is the best bandwidth in GB/s, as karma-stream's is.
+
+The document takes the results schema's reference form (docs/results-format.md,
+"Reference results"): what such a run can know. The converter writes those
+fields and the others it knows (the deck's SHA-256, the command line, and the
+date and host where the caller gives them), and checks the document against
+the schema before it is written.
 """
 
 import csv
+import hashlib
 import io
 import math
+import shlex
 
 from . import ToolError, __version__, yamlread
 from .deckvalues import deck_value
@@ -111,10 +119,21 @@ def resolve_deck(path, overrides):
     return resolved
 
 
+def deck_sha256(path):
+    """The SHA-256 of the deck file's bytes, as a karma run records it."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError as e:
+        raise ToolError(f"{path}: cannot read the deck ({e.strerror})", 2) from None
+
+
 def document(fmt, output_text, exit_status, app, deck, overrides, command, source,
-             device=None):
-    """The karma results document (schema_version 2) of one reference run;
-    device ("gpu" or "host") says what it ran on, where the caller knows."""
+             device=None, date=None, host=None):
+    """The karma results document (schema_version 2, the schema's reference
+    form) of one reference run; device ("gpu" or "host") says what it ran on,
+    date (ISO 8601 UTC) when it started and host where, where the caller knows.
+    ToolError (2) where the document would not be valid (a wrong date, say)."""
     if fmt != "babelstream":
         raise ToolError(f"unknown reference format {fmt} (known: {', '.join(FORMATS)})", 2)
     kernels = read_babelstream_csv(output_text, source)
@@ -128,12 +147,15 @@ def document(fmt, output_text, exit_status, app, deck, overrides, command, sourc
                  "output": source}
     if device:
         reference["device"] = device
-    return {
+    doc = {
         "schema_version": 2,
         "app": app,
         "reference": reference,
         "suite": {"name": "karma", "version": __version__},
-        "deck": {"path": deck, "overrides": list(overrides),
+        **({"date": date} if date is not None else {}),
+        **({"command_line": shlex.join(command)} if command else {}),
+        **({"hosts": [host]} if host is not None else {}),
+        "deck": {"path": deck, "sha256": deck_sha256(deck), "overrides": list(overrides),
                  "resolved": resolve_deck(deck, overrides)},
         "problem": {"elements": kernels[0]["elements"],
                     "precision": "float" if kernels[0]["element_bytes"] == 4 else "double"},
@@ -144,3 +166,15 @@ def document(fmt, output_text, exit_status, app, deck, overrides, command, sourc
         "notes": notes,
         "result": "PASSED",
     }
+    return checked(doc, source)
+
+
+def checked(doc, source):
+    """doc, once it takes the schema's reference form; else ToolError (2)
+    naming its first problem (a date that is not one)."""
+    from . import validate
+
+    problems = validate.validate(doc)
+    if problems:
+        raise ToolError(f"{source}: the results would not be valid: {problems[0]}", 2)
+    return doc

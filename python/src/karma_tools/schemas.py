@@ -147,6 +147,8 @@ def problems(validator, doc):
             kinds = want if isinstance(want, list) else [want]
             what = f"expected {' or '.join(_TYPE_WORDS[k] for k in kinds)}, " \
                    f"got {describe(e.instance)}"
+        elif kind == "const":
+            what = f"{_short(e.instance)}, expected {_short(want)}"
         elif kind == "enum":
             what = f"{_short(e.instance)}, expected one of {', '.join(map(_short, want))}"
         elif kind in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):

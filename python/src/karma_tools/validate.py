@@ -2,13 +2,16 @@
 
 Checks karma results documents against karma_tools/schemas/results.schema.json (with
 python3-jsonschema) and, in code, the rules a schema cannot state: one entry
-per rank in rank order, 0 < min <= median <= max, a check's verdict against
-its error and tolerance, the verdicts against each other, a real calendar
-date, a window's start before its end. A PATH is a file, or a directory:
-every *.json under it, recursively, except hidden files and directories and
-the JSON other karma tools write (Google Benchmark, karma-envcapture,
-karma-batch, karma-compare, reference results), which are named as skipped.
-A file named on the command line is always checked.
+per rank in rank order, 0 < min <= median <= max (or mean, without a
+median), a check's verdict against its error and tolerance, the verdicts
+against each other, a real calendar date, a window's start before its end.
+A reference result (another program's figures, with a top-level `reference`
+object) is checked against the schema's reference form, which requires only
+what such a run can know, and by the same rules. A PATH is a file, or a
+directory: every *.json under it, recursively, except hidden files and
+directories and the JSON other karma tools write (Google Benchmark,
+karma-envcapture, karma-batch, karma-compare), which are named as skipped. A
+file named on the command line is always checked.
 
 Exit 0 when every file conforms, 1 when one does not (not JSON, or each
 problem on a line), 2 on bad usage, input that cannot be read, or a schema
@@ -95,6 +98,11 @@ def cross_field_problems(doc, expect):
         if all(map(_is_number, (lo, med, hi))) and not 0 < lo <= med <= hi:
             out.append(f"kernels[{i}].time_s: not 0 < min <= median <= max "
                        f"({lo}, {med}, {hi})")
+        # A reference program gives no median (BabelStream: min, max, average).
+        mean = get(t, "mean")
+        if med is None and all(map(_is_number, (lo, mean, hi))) and not 0 < lo <= mean <= hi:
+            out.append(f"kernels[{i}].time_s: not 0 < min <= mean <= max "
+                       f"({lo}, {mean}, {hi})")
         window = get(get(k, "energy"), "window_unix_s")
         if isinstance(window, list) and len(window) == 2 and all(map(_is_number, window)) \
                 and window[0] > window[1]:
@@ -142,8 +150,6 @@ def other_tool(doc):
     """Which other karma tool wrote doc, if one did."""
     if not isinstance(doc, dict):
         return None
-    if "schema_version" in doc and isinstance(doc.get("reference"), dict):
-        return "a reference result (another program's output, read by karma-batch)"
     if "schema_version" in doc:
         return None
     if "context" in doc and "benchmarks" in doc:
@@ -179,9 +185,20 @@ def _parse(data):
         return None, str(e)
 
 
+def is_reference(doc):
+    """Whether doc takes the schema's reference form (its `reference` key)."""
+    return isinstance(doc, dict) and "reference" in doc
+
+
 class _Tally:
     def __init__(self):
         self.valid = self.invalid = self.unreadable = self.skipped = 0
+        self.references = 0  # of the valid ones
+
+    def summary(self):
+        return (f"{PROGRAM}: {self.valid} valid ({self.valid - self.references} karma runs, "
+                f"{self.references} reference results), {self.invalid} not valid, "
+                f"{self.unreadable} unreadable, {self.skipped} skipped")
 
     def cannot_read(self, path, why):
         print(f"{PROGRAM}: {printable(path)}: {printable(why)}", file=sys.stderr)
@@ -211,6 +228,10 @@ def check_file(path, in_directory, expect, tally):
         print(f"{printable(path)}: {printable(p)}", file=sys.stderr)
     if problems:
         tally.invalid += 1
+    elif is_reference(doc):
+        print(f"{printable(path)}: valid reference results")
+        tally.valid += 1
+        tally.references += 1
     else:
         print(f"{printable(path)}: valid karma results")
         tally.valid += 1
@@ -307,8 +328,7 @@ def run(args):
         else:
             check_file(path, False, expect, tally)
     if tally.valid + tally.invalid + tally.unreadable + tally.skipped > 1:
-        print(f"{PROGRAM}: {tally.valid} valid, {tally.invalid} not valid, "
-              f"{tally.unreadable} unreadable, {tally.skipped} skipped")
+        print(tally.summary())
     if tally.unreadable:
         return EXIT_USAGE
     return EXIT_INVALID if tally.invalid else EXIT_VALID
