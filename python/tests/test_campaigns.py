@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import sys
 
 import pytest
@@ -164,6 +165,9 @@ def test_local_scheduler_runs_the_jobs_round_by_round(tmp_path, fakes):
         if entry["run"] == "bs":
             assert doc["schema_version"] == 2 and doc["reference"]["format"] == "babelstream"
             assert kernels["copy"]["implementation"] == "babelstream"
+            # The job script says when and where the program ran.
+            assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", doc["date"])
+            assert doc["hosts"] == [socket.gethostname()]
             assert kernels["copy"]["fom"]["value"] == pytest.approx(200.0)  # 200000 MB/s
             assert doc["deck"]["resolved"]["stream"]["shape"] == \
                 [2**20 if "2p20" in entry["name"] else 2**22]

@@ -248,9 +248,10 @@ def render(job, campaign, scheduler, envcapture, batch_tool=None):
                 "--device", "gpu" if job.gpus_per_rank else "host"]
         for o in job.overrides:
             read += ["--set", o]
-        read += ["--command", shlex.join(ref),
+        read += ["--command", shlex.join(ref), "--date", "$started", "--host", "$(hostname)",
                  "--output", "$results/" + RESULT_NAME.format(app=job.app)]
         run_lines = [
+            "started=$(date -u +%Y-%m-%dT%H:%M:%SZ)",
             " ".join(q(w) for w in ref) + f' >"$results/{REFERENCE_OUTPUT}" 2>&1',
             "code=$?",
             " ".join(f'"{w}"' if w.startswith("$") else q(w) for w in read),
