@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from conftest import SAMPLES, load_json, tool, write
+from conftest import ROOT, SAMPLES, load_json, tool, write
 from karma_tools import codeversion
 
 A = os.path.join(SAMPLES, "machine-a")
@@ -264,14 +264,22 @@ def test_weights_name_the_same_rows_whichever_set_is_the_baseline(tmp_path):
 def test_without_weights_reference_and_vendor_rows_weigh_nothing(tmp_path):
     doc = load_json(OLD)
     doc["kernels"][1]["implementation"] = "cublas"
-    ref = copy.deepcopy(load_json(f"{A}/stream-1d-2p20-r1.json"))
-    ref["reference"] = {"format": "babelstream", "device": "host"}
-    a = one_set(tmp_path, "a", doc, ref)
+    # A reference result as karma-batch writes it from BabelStream's output.
+    out = write(str(tmp_path / "bs.out"), "function,num_times,n_elements,sizeof,max_MB_per_sec,"
+                "min_runtime,max_runtime,avg_runtime\n"
+                "Copy,100,65536,8,3.8e+05,1.4e-06,1.5e-06,1.45e-06\n")
+    ref_file = str(tmp_path / "ref.json")
+    r = tool("karma-batch", "reference-result", "babelstream", "--input", out, "--app",
+             "stream", "--deck", os.path.join(ROOT, "inputs", "stream", "small.yaml"),
+             "--device", "host", "--output", ref_file)
+    assert r.returncode == 0, r.stderr
+    a = one_set(tmp_path, "a", doc, load_json(ref_file))
     result, _ = run_json(tmp_path, f"a={a}", f"b={a}")
     weights = {(r["case"], r["kernel"]): r["weight"] for r in result["rows"]}
     vendor = doc["kernels"][1]["name"]
     assert weights[("host: small", vendor)] == 0
-    assert all(w == 0 for (case, _), w in weights.items() if "reference" in case)
+    references = [w for (case, _), w in weights.items() if "babelstream" in case]
+    assert references and all(w == 0 for w in references), weights
     assert weights[("host: small", "copy")] == pytest.approx(1 / 5)
 
 
