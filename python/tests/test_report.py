@@ -354,7 +354,9 @@ def test_layouts_per_app_with_its_own_keys(tmp_path, figures):
         width, _ = png_size(tmp_path / "plots" / f"mixed-{app}-layout.png")
         assert width <= 110 * 4.2 * min(3, panels) + 60, width
     fig = figures["mixed-hexgrad-layout"]
-    renderer = fig.canvas.get_renderer()
+    # A closed figure may have lost its Agg canvas (newer matplotlib): give it one.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    renderer = FigureCanvasAgg(fig).get_renderer()
     boxes = [a.title.get_window_extent(renderer) for a in visible_axes(fig)]
     assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
     assert all("None" not in a.get_title() for a in visible_axes(fig))
