@@ -620,14 +620,15 @@ Schema& Schema::faults(const std::vector<std::pair<std::string, std::string>>& f
   return choice("run.inject_fault", "none", choices, help);
 }
 
-Schema& Schema::retired(const std::string& path, const std::string& instead) {
-  retired_.emplace_back(path, instead);
+Schema& Schema::retired(const std::string& path, const std::string& instead,
+                        nlohmann::json same_work) {
+  retired_.push_back({path, instead, std::move(same_work)});
   return *this;
 }
 
 const std::string* Schema::retired_hint(const std::string& path) const {
-  for (const auto& [old, instead] : retired_)
-    if (old == path) return &instead;
+  for (const auto& r : retired_)
+    if (r.path == path) return &r.instead;
   return nullptr;
 }
 
@@ -790,6 +791,11 @@ nlohmann::json Schema::json_schema(const std::string& title) const {
     }
     (*node)["properties"][rest] = key_schema(k);
   }
+  // Not properties: a deck that names them is refused.
+  json retired = json::object();
+  for (const auto& r : retired_)
+    retired[r.path] = {{"instead", r.instead}, {"same_work", r.same_work}};
+  if (!retired.empty()) root["x-retired"] = retired;
   return root;
 }
 

@@ -32,7 +32,7 @@ Schema test_schema() {
       .integer("solver.count", 10, "iterations of the solver", 0)
       .run_section(5, 1)
       .faults({{"sign", "a flipped sign"}})
-      .retired("grid.corrupt", "use run.inject_fault: sign");
+      .retired("grid.corrupt", "use run.inject_fault: sign", false);
   return s;
 }
 
@@ -838,6 +838,12 @@ TEST(DeckJsonSchema, EveryKeyWithItsTypeDefaultRangeAndMeaning) {
   for (const auto& [section, body] : s["properties"].items()) keys += body["properties"].size();
   EXPECT_EQ(keys, test_schema().keys().size());
   EXPECT_EQ(s["properties"]["run"]["properties"]["energy"]["enum"], (nlohmann::json{"on", "off"}));
+  // A retired key is no property (a deck naming it is refused), but the
+  // schema says at which value it ran the work of today's defaults.
+  EXPECT_EQ(grid["properties"].count("corrupt"), 0u);
+  EXPECT_EQ(s["x-retired"], (nlohmann::json::parse(
+                                R"({"grid.corrupt": {"instead": "use run.inject_fault: sign",
+                                                     "same_work": false}})")));
 }
 
 TEST(DeckJsonSchema, TheBoundsTheReaderEnforces) {

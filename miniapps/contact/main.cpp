@@ -118,7 +118,7 @@ Schema contact_schema() {
             {"ghost",
              "partitioned: the first ghost each rank sends each neighbour is left out of the "
              "exchange"}});
-  s.retired("contact.inject_fault", "use run.inject_fault (the same choices)");
+  s.retired("contact.inject_fault", "use run.inject_fault (the same choices)", "none");
   s.integer("run.warmup", 1,
             "untimed rebuilds and sweeps at the start position before the timed steps", 0);
   s.string("run.results_dir", ".",

@@ -67,7 +67,7 @@ Schema hexgrad_schema() {
   s.faults(
       {{"kernel-sign", "the sign of one reference-element gradient flipped in the timed kernel"},
        {"reference-sign", "the same in the host reference"}});
-  s.retired("hexgrad.inject_fault", "use run.inject_fault (the same choices)");
+  s.retired("hexgrad.inject_fault", "use run.inject_fault (the same choices)", "none");
   return s;
 }
 

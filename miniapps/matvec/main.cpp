@@ -88,7 +88,7 @@ Schema matvec_schema() {
   s.faults({{"y-entry",
              "after each implementation's runs, before its y is checked, 4 tolerances added to "
              "the middle entry of y that the last rank checks"}});
-  s.retired("matvec.corrupt", "use run.inject_fault: y-entry");
+  s.retired("matvec.corrupt", "use run.inject_fault: y-entry", false);
   return s;
 }
 

@@ -68,7 +68,7 @@ Schema mgs_schema() {
            "auto: device on one rank, host on several");
   s.run_section(20, 2);
   s.faults({{"q-entry", "after the last repetition, 2 added to Q(0, 0)"}});
-  s.retired("mgs.corrupt", "use run.inject_fault: q-entry");
+  s.retired("mgs.corrupt", "use run.inject_fault: q-entry", false);
   return s;
 }
 

@@ -94,6 +94,28 @@ def test_a_missing_key_is_read_at_the_newer_schemas_default(tmp_path):
     assert only[0]["reason"] == "stream.policy_3d mdrange vs auto"
 
 
+def test_a_retired_key_pairs_at_the_value_that_meant_todays_work(tmp_path):
+    """An older result holds a key the newer suite retired (a fault key that
+    became run.inject_fault): at the value the newer schema names as the same
+    work it pairs; at any other it is other work, the key named."""
+    def old_with(fault):
+        doc = load_json(OLD)
+        doc["deck"]["resolved"]["stream"]["corrupt"] = fault
+        return doc
+
+    new_doc = newer(load_json(OLD))
+    new_doc["deck"]["schema"] = dict(SCHEMA, **{"x-retired": {
+        "stream.corrupt": {"instead": "use run.inject_fault: x", "same_work": False}}})
+    new = one_set(tmp_path, "new", new_doc)
+    old = one_set(tmp_path, "old", old_with(False))
+    result, _ = run_json(tmp_path, f"old={old}", f"new={new}")
+    assert result["summary"]["new"]["coverage"] == pytest.approx(1.0)
+    faulty = one_set(tmp_path, "faulty", old_with(True))
+    result, _ = run_json(tmp_path, f"old={faulty}", f"new={new}", "--allow-partial")
+    assert result["summary"]["new"]["coverage"] == 0
+    assert result["rows"][0]["unpaired"]["new"] == "stream.corrupt true vs (absent)"
+
+
 def test_unpaired_and_only_in_other_rows_in_every_output(tmp_path):
     old = one_set(tmp_path, "old", load_json(OLD))
     other = one_set(tmp_path, "other", newer(load_json(OLD), policy_3d="mdrange"))

@@ -163,10 +163,20 @@ def suite_of(run):
     return suite if isinstance(suite, dict) else {}
 
 
-def newest_defaults(sets):
-    """{app: {key: default}} from the deck schema of the newest suite
-    version that recorded one, over every set: an older result's missing
-    key is read at the default the newer suite declares."""
+def schema_retired(schema):
+    """{'matvec.corrupt': False, ...}: the keys a deck's JSON schema lists as
+    retired (x-retired), each at the value at which it ran the work that the
+    suite now runs by default."""
+    retired = schema.get("x-retired") if isinstance(schema, dict) else None
+    return {k: v["same_work"] for k, v in (retired if isinstance(retired, dict) else {}).items()
+            if isinstance(v, dict) and "same_work" in v}
+
+
+def newest_schemas(sets):
+    """{app: deck schema} of the newest suite version that recorded one, over
+    every set: an older result's missing key is read at the default the newer
+    suite declares, and a key it has retired at the value that meant the same
+    work."""
     newest = {}
     for s in sets:
         for r in s.runs:
@@ -176,16 +186,20 @@ def newest_defaults(sets):
             rank = (_version_key(suite_of(r).get("version")), r.path)
             if r.app not in newest or rank > newest[r.app][0]:
                 newest[r.app] = (rank, schema)
-    return {app: schema_defaults(schema) for app, (_, schema) in newest.items()}
+    return {app: schema for app, (_, schema) in newest.items()}
 
 
-def group_runs(runs, defaults=None):
+def group_runs(runs, schemas=None):
     groups = {}
     for r in runs:
         values = {k: v for k, v in r.deck_values().items() if not _is_selection(v)}
-        for k, v in ((defaults or {}).get(r.app) or {}).items():
+        schema = (schemas or {}).get(r.app)
+        for k, v in schema_defaults(schema).items():
             if k not in values and not _is_selection(v):
                 values[k] = v
+        for k, v in schema_retired(schema).items():
+            if k in values and values[k] == v:
+                del values[k]
         if r.reference:  # a reference program is not a case of karma's
             values["reference"] = r.reference
         values["ranks"] = r.ranks
@@ -565,8 +579,8 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
     others = [s for s in sets if s is not base]
     if not base.runs:
         raise ToolError(f"{base.path}: the baseline has no karma results", 2)
-    defaults = newest_defaults(sets)
-    grouped = {s.label: group_runs(s.runs, defaults) for s in sets}
+    schemas = newest_schemas(sets)
+    grouped = {s.label: group_runs(s.runs, schemas) for s in sets}
     labels_by_key = case_labels(list(grouped[base.label].values()))
     base_groups = sorted(grouped[base.label].values(),
                          key=lambda g: (g.app, g.stem, labels_by_key[g.key]))
