@@ -19,9 +19,9 @@ from karma_tools import archive
 
 RESULTS = os.path.join(ROOT, "results")
 MEASUREMENTS = os.path.join(RESULTS, "measurements.sha256")
-# Counted in the folders when they became archives (1929 karma results
+# Counted in the folders when they became archives (1965 karma results
 # documents, 22 Google Benchmark files); raise it with the list.
-MEASURED = 1951
+MEASURED = 1987
 OUTPUT_FLAGS = ("--markdown", "--csv", "--json", "-o")
 
 
@@ -59,6 +59,15 @@ def test_the_committed_tables_come_from_the_archives(tmp_path, readme, commands)
     folder with its outputs written elsewhere: a committed output must come
     out byte for byte; one that is not committed (a report) must be made.
     Outputs of earlier commands stand in for their paths in later ones."""
+    for words in commands:
+        for i, w in enumerate(words[:-1]):
+            if w == "--source":
+                revision = words[i + 1].split("=", 1)[1]
+                known = subprocess.run(["git", "-C", ROOT, "cat-file", "-e",
+                                        revision + "^{commit}"], capture_output=True)
+                if known.returncode != 0:
+                    pytest.skip(f"{readme}: --source {words[i + 1]} needs the repository's "
+                                "git history, which this tree has not")
     written = {}
     for words in commands:
         argv, outputs = [], []
