@@ -103,6 +103,24 @@ def load_json(path):
         return json.load(f)
 
 
+def load_manifest(out):
+    """OUT/campaign.json with its jobs' paths, which are relative to OUT, made absolute."""
+    manifest = load_json(os.path.join(out, "campaign.json"))
+    for job in manifest["jobs"]:
+        for key in ("results_dir", "results_file"):
+            job[key] = os.path.join(out, job[key])
+    return manifest
+
+
+def cpu_count(listed):
+    """The number of CPUs in a Cpus_allowed_list such as 0-3,8."""
+    count = 0
+    for part in listed.split(","):
+        lo, _, hi = part.partition("-")
+        count += int(hi or lo) - int(lo) + 1
+    return count
+
+
 def write(path, text):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:

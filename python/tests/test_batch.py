@@ -14,20 +14,12 @@ import time
 
 import pytest
 
-from conftest import DATA, ROOT, TOOLS_BIN, load_json, tool, write
+from conftest import (DATA, ROOT, TOOLS_BIN, cpu_count, load_json, load_manifest, tool,
+                      write)
 
 EXAMPLE = os.path.join(DATA, "campaigns", "example.yaml")
 EXPECTED = os.path.join(DATA, "expected")
 SMALL_DECK = os.path.join(ROOT, "inputs", "stream", "small.yaml")
-
-
-def load_manifest(out):
-    """OUT/campaign.json with its jobs' paths, which are relative to OUT, made absolute."""
-    manifest = load_json(os.path.join(out, "campaign.json"))
-    for job in manifest["jobs"]:
-        for key in ("results_dir", "results_file"):
-            job[key] = os.path.join(out, job[key])
-    return manifest
 
 
 def placeholders(out):
@@ -691,12 +683,3 @@ runs:
                     report["OMP_PLACES"]) == (str(cpus), "close", "cores")
             # Bound: each rank may run on its own cores only.
             assert cpu_count(report["cpus"]) == cpus, (report, script)
-
-
-def cpu_count(listed):
-    """The number of CPUs in a Cpus_allowed_list such as 0-3,8."""
-    count = 0
-    for part in listed.split(","):
-        lo, _, hi = part.partition("-")
-        count += int(hi or lo) - int(lo) + 1
-    return count

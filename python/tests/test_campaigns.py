@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, load_json, tool, tool_path, write
+from conftest import ROOT, load_json, load_manifest, tool, tool_path, write
 
 STREAM_DECK = os.path.join(ROOT, "inputs", "stream", "default.yaml")
 CAMPAIGNS = sorted(glob.glob(os.path.join(ROOT, "campaigns", "*", "*.yaml")))
@@ -67,15 +67,6 @@ for f in Copy Mul Add Triad Dot Nstream; do
 done
 exit "${FAKE_BS_EXIT:-0}"
 """
-
-
-def load_manifest(out):
-    """OUT/campaign.json with its jobs' paths, which are relative to OUT, made absolute."""
-    manifest = load_json(os.path.join(out, "campaign.json"))
-    for job in manifest["jobs"]:
-        for key in ("results_dir", "results_file"):
-            job[key] = os.path.join(out, job[key])
-    return manifest
 
 
 def executable(path, text):

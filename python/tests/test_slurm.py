@@ -14,19 +14,10 @@ import sys
 
 import pytest
 
-from conftest import ROOT, load_json, tool, write
+from conftest import ROOT, cpu_count, load_json, load_manifest, tool, write
 from slurm_cluster import Cluster, ClusterError, missing_programs
 
 SMALL_DECK = os.path.join(ROOT, "inputs", "stream", "small.yaml")
-
-
-def load_manifest(out):
-    """OUT/campaign.json with its jobs' paths, which are relative to OUT, made absolute."""
-    manifest = load_json(os.path.join(out, "campaign.json"))
-    for job in manifest["jobs"]:
-        for key in ("results_dir", "results_file"):
-            job[key] = os.path.join(out, job[key])
-    return manifest
 
 
 @pytest.fixture(scope="module")
@@ -138,15 +129,6 @@ while [ $# -gt 0 ]; do [ "$1" = --output ] && out=$2; shift; done
   env | grep -E '^(OMP_|SLURM_CPUS_PER_TASK=)' | sort; } > "$(dirname "$out")/report"
 printf '{"schema_version": 2, "result": "PASSED"}\n' > "$out"
 """
-
-
-def cpu_count(listed):
-    """The number of CPUs in a Cpus_allowed_list such as 0-3,8."""
-    count = 0
-    for part in listed.split(","):
-        lo, _, hi = part.partition("-")
-        count += int(hi or lo) - int(lo) + 1
-    return count
 
 
 def test_a_host_job_gets_a_core_per_thread_and_binds_them(cluster, tmp_path):
