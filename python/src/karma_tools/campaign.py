@@ -643,16 +643,7 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
 
     name = check.string(top["name"], "name", _NAME,
                         "a name of letters, digits, '.', '_' and '-'")
-    notes = []
-    if scheduler is None:
-        scheduler = check.choice(top["scheduler"], "scheduler", SCHEDULERS) \
-            if "scheduler" in top else "slurm"
-    elif "scheduler" in top:
-        written = check.choice(top["scheduler"], "scheduler", SCHEDULERS)
-        if written != scheduler:
-            notes.append(f"--scheduler {scheduler} overrides the campaign's scheduler: "
-                         f"{written} ({path}:{top['scheduler'].line}); check that its "
-                         f"launcher, node counts and environment suit {scheduler}")
+    scheduler, notes = _scheduler(check, top, scheduler, path)
     names = _variables(check, top.get("variables"), variables or {}, path)
     round_order = check.choice(top["round_order"], "round_order", ROUND_ORDERS) \
         if "round_order" in top else "interleaved"
@@ -980,6 +971,22 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
                         launcher=launcher, environment=env, reference=reference,
                         results_dir=os.path.join(results_dir, job_name)))
     return jobs
+
+
+def _scheduler(check, top, scheduler, path):
+    """(scheduler, [warning]): the campaign's, or --scheduler's, which warns
+    where it overrides another."""
+    if scheduler is None:
+        written = check.choice(top["scheduler"], "scheduler", SCHEDULERS) \
+            if "scheduler" in top else "slurm"
+        return written, []
+    if "scheduler" in top:
+        written = check.choice(top["scheduler"], "scheduler", SCHEDULERS)
+        if written != scheduler:
+            return scheduler, [f"--scheduler {scheduler} overrides the campaign's scheduler: "
+                               f"{written} ({path}:{top['scheduler'].line}); check that its "
+                               f"launcher, node counts and environment suit {scheduler}"]
+    return scheduler, []
 
 
 def _host_cpus(gpus, cpus, env):
