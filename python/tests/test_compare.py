@@ -276,10 +276,10 @@ def test_per_watt_and_energy_ratios(tmp_path, energy_sets):
     assert cells[(RIGHT, "triad")][7] != "-" and cells[(RIGHT, "triad")][8:10] == ["-", "-"]
     # The energy table: each set's figures, the peak fraction where known.
     energy = text.split("## Energy and efficiency", 1)[1]
-    assert "| app | case | kernel | set | power (W) | FOM per watt | J per execution | " \
+    assert "| app | case | kernel | set | code | power (W) | FOM per watt | J per execution | " \
         "of peak bandwidth |" in energy
-    assert f"| stream | {LEFT} | triad | a | 100 | 2 GB/s/W | 0.5 | 80% |" in energy
-    assert f"| stream | {LEFT} | triad | b | 50 | 4 GB/s/W | 0.25 | - |" in energy
+    assert f"| stream | {LEFT} | triad | a | - | 100 | 2 GB/s/W | 0.5 | 80% |" in energy
+    assert f"| stream | {LEFT} | triad | b | unknown | 50 | 4 GB/s/W | 0.25 | - |" in energy
     assert f"| stream | {RIGHT} | triad | b |" not in energy
 
     table = str(tmp_path / "e.csv")

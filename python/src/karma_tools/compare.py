@@ -1010,7 +1010,7 @@ def _energy_markdown(result):
     fractions = [key for key in names if any(key in (e or {}).get("efficiency", {})
                                              for r in result["rows"]
                                              for e in r["values"].values())]
-    head = ["app", "case", "kernel", "set"]
+    head = ["app", "case", "kernel", "set", "code"]
     if energy:
         head += ["power (W)", "FOM per watt", "J per execution"]
     head += [names[k] for k in fractions]
@@ -1025,7 +1025,7 @@ def _energy_markdown(result):
             e = r["values"].get(s["label"])
             if not e or ("energy" not in e and "efficiency" not in e):
                 continue
-            cells = [r["app"], r["case"], r["kernel"], s["label"]]
+            cells = [r["app"], r["case"], r["kernel"], s["label"], _code_cell(e)]
             if energy:
                 m = e.get("energy") or {}
                 per_watt = format_value(m.get("fom_per_watt"))
