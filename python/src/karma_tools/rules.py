@@ -1,0 +1,107 @@
+"""The run rules' vocabulary (docs/run-rules.md): problem classes, tiers, and
+which figures of a result stand for the same work.
+
+The mini-apps decide whether a run is reportable and write it into their
+results (`reportable`); the deck schema each result carries says of every
+key what the rules allow (`x-rules`: fixed, axis, tuning or free). This
+module reads those two things back; it decides nothing the C++ has not.
+"""
+
+import hashlib
+import os
+
+# Fixed sizes, the same work on every machine: inputs/<app>/<class>.yaml.
+CLASSES = ("small", "medium", "large")
+# The large deck on more than one rank: per rank the size of `large`.
+WEAK_CLASS = "weak"
+TIERS = ("baseline", "optimized")
+
+# What each kernel of a mini-app computes. Kernels of the same work are
+# alternatives (variants, storages, vendor libraries): a tier's figure for
+# the work is the best of those it allows. STREAM's kernels and contact's
+# phases (the part after the storage) are each their own work.
+_ONE_WORK = {"hexgrad": "gradients", "matvec": "product", "mgs": "factorization"}
+
+
+def work_of(app, kernel_name):
+    if app == "stream":
+        return kernel_name
+    if app == "contact":
+        return kernel_name.rsplit(".", 1)[-1]
+    return _ONE_WORK.get(app, kernel_name)
+
+
+def _keys(schema, prefix=""):
+    """(dotted path, key schema) for every key of a deck's JSON schema."""
+    for name, node in (schema or {}).get("properties", {}).items():
+        path = f"{prefix}{name}"
+        if node.get("type") == "object" and "properties" in node:
+            yield from _keys(node, path + ".")
+        else:
+            yield path, node
+
+
+def _resolved(resolved, path):
+    node = resolved
+    for part in path.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def axes(result):
+    """The result's values of the keys that both tiers may set (layout,
+    precision, transpose): {path: value}."""
+    deck = result.get("deck") or {}
+    return {path: _resolved(deck.get("resolved") or {}, path)
+            for path, node in _keys(deck.get("schema"))
+            if node.get("x-rules") == "axis"}
+
+
+def case_of(result):
+    """The case a result's rows belong to: its axes, as 'key=value,...'."""
+    return ",".join(f"{path.split('.', 1)[-1]}={value}"
+                    for path, value in sorted(axes(result).items())) or "-"
+
+
+def reportable(result):
+    """The result's own record: {rules, class, tier, reportable, reasons}
+    (absent in results written before the run rules: not reportable)."""
+    return result.get("reportable") or {
+        "rules": None, "class": None, "tier": None, "reportable": False,
+        "reasons": ["written before the run rules (no reportable record)"]}
+
+
+def counts_in(tier, result, kernel):
+    """Whether a kernel of a reportable result stands for its work in
+    `tier`: baseline counts the Kokkos kernels of baseline runs; optimized
+    every kernel of any reportable run."""
+    record = reportable(result)
+    if not record["reportable"]:
+        return False
+    if tier == "baseline":
+        return record["tier"] == "baseline" and kernel.get("implementation") == "kokkos"
+    return record["tier"] in TIERS
+
+
+def row_key(result, kernel):
+    """(app, class, case, work): what a figure is compared by."""
+    return (result["app"], reportable(result)["class"], case_of(result),
+            work_of(result["app"], kernel["name"]))
+
+
+def sha256_of(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def class_decks(inputs):
+    """{sha256: (app, class)} of the class decks under an inputs/ directory."""
+    table = {}
+    for app in sorted(os.listdir(inputs)):
+        for cls in CLASSES:
+            path = os.path.join(inputs, app, f"{cls}.yaml")
+            if os.path.isfile(path):
+                table[sha256_of(path)] = (app, cls)
+    return table
