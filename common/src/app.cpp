@@ -7,6 +7,7 @@
 #include "karma/energy.hpp"
 #include "karma/failure.hpp"
 #include "karma/profiling.hpp"
+#include "karma/run_rules.hpp"
 #include "karma/system.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -295,50 +296,8 @@ nlohmann::json stats_json(const Stats& s) {
           {"mean", s.mean},   {"max", s.max}, {"stddev", s.stddev}};
 }
 
-nlohmann::json results_json(const App& app, const CommandLine& cli, const Deck& deck,
-                            const Report& report, const nlohmann::json& ranks,
-                            const nlohmann::json& energy_ranks, const std::string& command,
-                            const std::string& started, double duration_s) {
-  nlohmann::json doc;
-  doc["schema_version"] = results_schema_version;
-  doc["app"] = app.name;
-  doc["suite"] = {{"name", "karma"},
-                  {"version", build_info::version},
-                  {"git_describe", build_info::git_describe},
-                  {"git_dirty", build_info::git_dirty}};
-  doc["date"] = started;
-  doc["duration_s"] = duration_s;
-  doc["command_line"] = command;
-  // The schema travels with the results: a key that an older result lacks
-  // is read at the default declared here, so the tools need no executable.
-  doc["deck"] = {{"path", deck.source()},
-                 {"sha256", deck.sha256()},
-                 {"overrides", cli.overrides},
-                 {"resolved", deck.resolved()},
-                 {"schema", app.schema.json_schema("karma-" + app.name + " deck")}};
-  doc["job"] = describe_job();
-
-  std::vector<std::string> hosts;
-  int ranks_per_node = 0;
-  for (const auto& r : ranks) {
-    const std::string h = r["host"];
-    if (std::find(hosts.begin(), hosts.end(), h) == hosts.end()) hosts.push_back(h);
-    ranks_per_node = std::max(ranks_per_node, r["local_size"].get<int>());
-  }
-  doc["hosts"] = hosts;
-  doc["mpi"] = {{"enabled", build_info::mpi_enabled},
-                {"library_version", comm::library_version()},
-                {"ranks", comm::size()},
-                {"nodes", comm::node_count()},
-                {"ranks_per_node", ranks_per_node}};
-  doc["ranks"] = ranks;
-  doc["kokkos"] = describe_kokkos();
-  doc["build"] = {{"type", build_info::build_type},
-                  {"compiler", build_info::compiler},
-                  {"cxx_flags", build_info::cxx_flags},
-                  {"cuda_flags", build_info::cuda_flags}};
-  doc["problem"] = report.problem;
-
+// Each kernel's results, with its fractions of the devices' peaks.
+nlohmann::json kernels_json(const App& app, const Report& report, const nlohmann::json& ranks) {
   // The devices' peaks, each device once; kernels report their fractions.
   std::set<std::string> seen;
   double peak_bandwidth = 0, peak_flops = 0;
@@ -408,7 +367,54 @@ nlohmann::json results_json(const App& app, const CommandLine& cli, const Deck& 
     if (const auto e = efficiency(j); !e.empty()) j["efficiency"] = e;
     kernels.push_back(j);
   }
-  doc["kernels"] = kernels;
+  return kernels;
+}
+
+nlohmann::json results_json(const App& app, const CommandLine& cli, const Deck& deck,
+                            const Report& report, const nlohmann::json& ranks,
+                            const nlohmann::json& energy_ranks, const std::string& command,
+                            const std::string& started, double duration_s) {
+  nlohmann::json doc;
+  doc["schema_version"] = results_schema_version;
+  doc["app"] = app.name;
+  doc["suite"] = {{"name", "karma"},
+                  {"version", build_info::version},
+                  {"git_describe", build_info::git_describe},
+                  {"git_dirty", build_info::git_dirty}};
+  doc["date"] = started;
+  doc["duration_s"] = duration_s;
+  doc["command_line"] = command;
+  // The schema travels with the results: a key that an older result lacks
+  // is read at the default declared here, so the tools need no executable.
+  doc["deck"] = {{"path", deck.source()},
+                 {"sha256", deck.sha256()},
+                 {"overrides", cli.overrides},
+                 {"resolved", deck.resolved()},
+                 {"schema", app.schema.json_schema("karma-" + app.name + " deck")}};
+  doc["job"] = describe_job();
+
+  std::vector<std::string> hosts;
+  int ranks_per_node = 0;
+  for (const auto& r : ranks) {
+    const std::string h = r["host"];
+    if (std::find(hosts.begin(), hosts.end(), h) == hosts.end()) hosts.push_back(h);
+    ranks_per_node = std::max(ranks_per_node, r["local_size"].get<int>());
+  }
+  doc["hosts"] = hosts;
+  doc["mpi"] = {{"enabled", build_info::mpi_enabled},
+                {"library_version", comm::library_version()},
+                {"ranks", comm::size()},
+                {"nodes", comm::node_count()},
+                {"ranks_per_node", ranks_per_node}};
+  doc["ranks"] = ranks;
+  doc["kokkos"] = describe_kokkos();
+  doc["build"] = {{"type", build_info::build_type},
+                  {"compiler", build_info::compiler},
+                  {"cxx_flags", build_info::cxx_flags},
+                  {"cuda_flags", build_info::cuda_flags}};
+  doc["problem"] = report.problem;
+
+  doc["kernels"] = kernels_json(app, report, ranks);
   doc["energy"] = {{"window_s", deck.number("run.energy_window")}, {"ranks", energy_ranks}};
 
   auto checks = nlohmann::json::array();
@@ -420,6 +426,10 @@ nlohmann::json results_json(const App& app, const CommandLine& cli, const Deck& 
                       {"passed", c.passed()}});
   doc["verification"] = {{"passed", report.passed()}, {"checks", checks}};
   doc["result"] = report.passed() ? "PASSED" : "FAILED";
+  doc["reportable"] =
+      reportable_record(app.schema, deck,
+                        {app.name, comm::size(), report.passed(), build_info::build_type,
+                         doc["kokkos"].value("version", "")});
   return doc;
 }
 

@@ -22,6 +22,7 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 namespace karma {
 
@@ -595,7 +596,8 @@ Schema& Schema::run_section(std::int64_t repetitions, std::int64_t warmup) {
   integer("run.warmup", warmup, "untimed repetitions before the timed ones", 0);
   string("run.results_dir", ".",
          "directory for the results JSON when --output is not given (created if missing)");
-  return energy_keys();
+  energy_keys();
+  return rule(Rule::free, {"run.results_dir"});
 }
 
 Schema& Schema::energy_keys() {
@@ -607,7 +609,7 @@ Schema& Schema::energy_keys() {
          "seconds of back-to-back executions per kernel for its energy (at least 12 steps of "
          "the counter)",
          0.01, 3600.0);
-  return *this;
+  return rule(Rule::free, {"run.energy"});
 }
 
 Schema& Schema::faults(const std::vector<std::pair<std::string, std::string>>& faults) {
@@ -624,6 +626,30 @@ Schema& Schema::retired(const std::string& path, const std::string& instead,
                         nlohmann::json same_work) {
   retired_.push_back({path, instead, std::move(same_work)});
   return *this;
+}
+
+Schema& Schema::rule(Rule rule, const std::vector<std::string>& paths) {
+  for (const auto& path : paths) {
+    auto it =
+        std::find_if(keys_.begin(), keys_.end(), [&](const KeySpec& k) { return k.path == path; });
+    if (it == keys_.end()) throw std::logic_error("Schema::rule: no key " + path);
+    it->rule = rule;
+  }
+  return *this;
+}
+
+const char* rule_name(Rule rule) {
+  switch (rule) {
+    case Rule::axis:
+      return "axis";
+    case Rule::tuning:
+      return "tuning";
+    case Rule::free:
+      return "free";
+    case Rule::fixed:
+      break;
+  }
+  return "fixed";
 }
 
 const std::string* Schema::retired_hint(const std::string& path) const {
@@ -790,6 +816,7 @@ nlohmann::json Schema::json_schema(const std::string& title) const {
       rest = rest.substr(dot + 1);
     }
     (*node)["properties"][rest] = key_schema(k);
+    (*node)["properties"][rest]["x-rules"] = rule_name(k.rule);
   }
   // Not properties: a deck that names them is refused.
   json retired = json::object();

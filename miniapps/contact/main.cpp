@@ -124,6 +124,11 @@ Schema contact_schema() {
   s.string("run.results_dir", ".",
            "directory for the results JSON when --output is not given (created if missing)");
   s.energy_keys();
+  // What a reportable run may change (docs/run-rules.md).
+  s.rule(karma::Rule::free, {"run.results_dir"});
+  s.rule(karma::Rule::tuning,
+         {"contact.storage", "contact.search", "contact.capacity", "contact.cell_size",
+          "contact.dynamic_layout", "contact.lanes", "contact.list_stripes"});
   return s;
 }
 

@@ -64,6 +64,9 @@ Schema hexgrad_schema() {
            "weak: n elements per rank (each rank its own mesh); strong: n elements in all, "
            "split over the ranks");
   s.run_section(100, 2);
+  // What a reportable run may change (docs/run-rules.md).
+  s.rule(karma::Rule::axis, {"hexgrad.layout", "hexgrad.precision"});
+  s.rule(karma::Rule::tuning, {"hexgrad.implementation", "hexgrad.extents"});
   s.faults(
       {{"kernel-sign", "the sign of one reference-element gradient flipped in the timed kernel"},
        {"reference-sign", "the same in the host reference"}});

@@ -85,6 +85,11 @@ Schema matvec_schema() {
             "the first), so that on a shared machine all see the same conditions",
             1);
   s.run_section(20, 2);
+  // What a reportable run may change (docs/run-rules.md).
+  s.rule(karma::Rule::axis, {"matvec.layout", "matvec.transpose", "matvec.precision"});
+  s.rule(karma::Rule::tuning,
+         {"matvec.variant", "matvec.implementation", "matvec.team_size", "matvec.vector_length",
+          "matvec.rows_per_thread", "matvec.column_blocks", "matvec.block_rows", "matvec.rounds"});
   s.faults({{"y-entry",
              "after each implementation's runs, before its y is checked, 4 tolerances added to "
              "the middle entry of y that the last rank checks"}});

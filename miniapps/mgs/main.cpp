@@ -67,6 +67,9 @@ Schema mgs_schema() {
            "for the next kernel; host brings each to the host (and through MPI_Allreduce); "
            "auto: device on one rank, host on several");
   s.run_section(20, 2);
+  // What a reportable run may change (docs/run-rules.md).
+  s.rule(karma::Rule::axis, {"mgs.layout", "mgs.precision"});
+  s.rule(karma::Rule::tuning, {"mgs.algorithm", "mgs.implementation", "mgs.reductions"});
   s.faults({{"q-entry", "after the last repetition, 2 added to Q(0, 0)"}});
   s.retired("mgs.corrupt", "use run.inject_fault: q-entry", false);
   return s;

@@ -48,6 +48,9 @@ Schema stream_schema() {
            "weak: shape is per rank; strong: shape is global and its first extent is split "
            "over the ranks");
   s.run_section(100, 2);
+  // What a reportable run may change (docs/run-rules.md).
+  s.rule(karma::Rule::axis, {"stream.layout", "stream.precision"});
+  s.rule(karma::Rule::tuning, {"stream.policy_3d"});
   s.faults({{"array", "after the timed runs, the first element of c on the last rank doubled"},
             {"dot", "every dot's sum off by one part in a thousand"}});
   return s;

@@ -18,6 +18,13 @@ namespace karma {
 
 enum class KeyType { integer, number, boolean, string, choice, integer_list, choice_list };
 
+// What the run rules (docs/run-rules.md) let a reportable run change of a
+// class deck: fixed, nothing; axis, any choice in either tier (layout,
+// precision: each is its own case); tuning, only in the optimized tier
+// (implementations, launch choices); free, what changes no figure.
+enum class Rule { fixed, axis, tuning, free };
+const char* rule_name(Rule rule);
+
 struct KeySpec {
   std::string path;  // dotted: "stream.shape"
   KeyType type;
@@ -27,6 +34,7 @@ struct KeySpec {
   std::optional<double> max;
   std::vector<std::string> choices;  // choice, choice_list
   std::vector<std::size_t> lengths;  // allowed list lengths; empty: any >= 1
+  Rule rule = Rule::fixed;
 };
 
 class Schema {
@@ -59,6 +67,10 @@ class Schema {
   // which it ran what the suite runs now by default, so that results that
   // still hold the key pair with newer ones (the JSON schema's x-retired).
   Schema& retired(const std::string& path, const std::string& instead, nlohmann::json same_work);
+
+  // Marks declared keys with what the run rules let a run change (the JSON
+  // schema's x-rules); a key left unmarked is fixed.
+  Schema& rule(Rule rule, const std::vector<std::string>& paths);
 
   const KeySpec* find(const std::string& path) const;
   bool is_section(const std::string& path) const;

@@ -271,7 +271,7 @@ def deck_type(sub):
 
 
 def deck_rows(schema, app, where):
-    """(key, type, default, meaning) of every deck key: the mini-app's own
+    """(key, type, default, run rule, meaning) of every deck key: the mini-app's own
     section first, `run` last, the others between; nested sections' keys
     dotted (hexgrad.point.xi)."""
     sections = list(schema["properties"])
@@ -288,7 +288,8 @@ def deck_rows(schema, app, where):
             return
         if not isinstance(sub.get("description"), str) or "default" not in sub:
             raise ToolError(f"{where}: {path}: a key needs a description and a default", 2)
-        rows.append((path, deck_type(sub), deck_value(sub["default"]), sub["description"]))
+        rows.append((path, deck_type(sub), deck_value(sub["default"]), sub.get("x-rules", "fixed"),
+                     sub["description"]))
 
     for section in order:
         walk(schema["properties"][section], section)
@@ -299,9 +300,12 @@ def deck_table(app, schema, where):
     """The lines between BEGIN and END."""
     lines = ["", f"Generated from `karma-{app} --help=json` by `{PROGRAM}`, which a test runs "
              f"with `--check`; `karma-{app} --help` prints the same keys.", "",
-             "| key | type | default | meaning |", "|---|---|---|---|"]
-    lines += [f"| `{key}` | {cell(kind)} | `{cell(default)}` | {cell(meaning)} |"
-              for key, kind, default, meaning in deck_rows(schema, app, where)]
+             "The column *rules* says what a reportable run may change "
+             "([run rules](../../docs/run-rules.md)): fixed, nothing; axis, any value in either "
+             "tier; tuning, any value in the optimized tier; free, changes no figure.", "",
+             "| key | type | default | rules | meaning |", "|---|---|---|---|---|"]
+    lines += [f"| `{key}` | {cell(kind)} | `{cell(default)}` | {rule} | {cell(meaning)} |"
+              for key, kind, default, rule, meaning in deck_rows(schema, app, where)]
     return lines + [""]
 
 
