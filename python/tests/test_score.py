@@ -1,0 +1,411 @@
+"""karma-score: the reference file of one set, and each set's score against
+it. The sets are real H100 results (results/comparisons/h100-versions)
+given the run rules' `reportable` record and `x-rules` marks, in three
+rounds each, scaled where a test needs another machine."""
+
+import copy
+import json
+import os
+
+import pytest
+
+from conftest import ROOT, tool
+from karma_tools import archive
+
+ARCHIVE = os.path.join(ROOT, "results", "comparisons", "h100-versions", "h100-d60080f.tar.xz")
+# job of the archive (round 1): the tier its run is given
+JOBS = {
+    "stream.n1x1.shape2p25": "baseline",
+    "hexgrad.n1x1.precisiondouble.layoutleft": "baseline",
+    "hexgrad-native.n1x1.precisiondouble": "optimized",
+    "matvec.n1x1.layoutleft.transposefalse": "baseline",  # kokkos kernels and cuBLAS's
+    "mgs.n1x1.layoutleft": "baseline",
+    "mgs-vendor.n1x1.implementationcublas": "optimized",
+    "contact.n1x1": "baseline",
+}
+# Three rounds: their median is round 1 (neither their mean nor their best).
+ROUNDS = (1.0, 0.9, 1.05)
+AXES = ("layout", "precision", "transpose")
+TUNING = ("implementation", "variant", "storage", "kernels")
+
+
+def original(job):
+    folder = os.path.join(ARCHIVE, "results", f"{job}.r1")
+    name = next(n for n in archive.listdir(folder) if n.startswith("karma-"))
+    return json.loads(archive.read_bytes(os.path.join(folder, name)))
+
+
+def mark_rules(schema, top=True):
+    """x-rules on every key of a deck schema, as the run rules' mini-apps write them."""
+    for name, node in schema.get("properties", {}).items():
+        if top and name == "run":
+            node["x-rules"] = "free"
+        elif node.get("type") == "object" and "properties" in node:
+            mark_rules(node, top=False)
+        else:
+            node["x-rules"] = "axis" if name in AXES else "tuning" if name in TUNING \
+                else "fixed"
+
+
+def with_rules(doc, tier, reportable=True, reasons=()):
+    doc = copy.deepcopy(doc)
+    doc["reportable"] = {"rules": "1", "class": "small", "tier": tier,
+                         "reportable": reportable, "reasons": list(reasons)}
+    mark_rules(doc["deck"]["schema"])
+    return doc
+
+
+def scale(doc, factor, kernels=None):
+    """Every figure of merit (and per watt) of the kernels named (all) times factor."""
+    for k in doc["kernels"]:
+        if kernels is None or k["name"] in kernels:
+            k["fom"]["value"] *= factor
+            if (k.get("energy") or {}).get("status") == "measured":
+                k["energy"]["fom_per_watt"]["value"] *= factor
+
+
+def write(path, doc):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+
+
+def make_set(path, factor=1.0, edit=None, jobs=JOBS):
+    """A results tree: results/<job>.r<round>/karma-<app>.json, the first
+    round's job with its environment capture. edit(job, doc) changes a
+    document after scaling."""
+    for job, tier in jobs.items():
+        for r, f in enumerate(ROUNDS, 1):
+            doc = with_rules(original(job), tier)
+            scale(doc, f * factor)
+            if edit:
+                edit(job, doc)
+            write(os.path.join(path, "results", f"{job}.r{r}", f"karma-{doc['app']}.json"), doc)
+    env = archive.read_bytes(os.path.join(ARCHIVE, "results", "mgs.n1x1.layoutleft.r1",
+                                          "environment", "environment.json"))
+    os.makedirs(os.path.join(path, "results", "mgs.n1x1.layoutleft.r1", "environment"))
+    with open(os.path.join(path, "results", "mgs.n1x1.layoutleft.r1", "environment",
+                           "environment.json"), "wb") as f:
+        f.write(env)
+    return str(path)
+
+
+@pytest.fixture
+def reference(tmp_path):
+    """(reference file, the set it was made from)."""
+    ref_set = make_set(tmp_path / "h100")
+    out = tmp_path / "h100.json"
+    r = tool("karma-score", "reference", ref_set, "-o", out, "--name", "H100 node")
+    assert r.returncode == 0, r.stderr
+    return str(out), ref_set
+
+
+def score(tmp_path, reference_file, *args, name="score.json"):
+    out = tmp_path / name
+    r = tool("karma-score", *args, "--reference", reference_file, "--json", out)
+    doc = json.loads(out.read_text()) if out.exists() else None
+    return r, doc
+
+
+def apps(doc, tier="baseline", field="score", index=0):
+    return {a: v[field] for a, v in doc["sets"][index]["tiers"][tier]["apps"].items()}
+
+
+def close(a, b):
+    return a is not None and abs(a - b) < 1e-9
+
+
+def test_the_reference_file(reference):
+    path, _ = reference
+    with open(path) as f:
+        ref = json.load(f)
+    assert ref["karma_score_reference"] == 1 and ref["name"] == "H100 node"
+    assert ref["device"] == {"kind": "gpu", "names": ["NVIDIA H100 80GB HBM3"]}
+    assert ref["suite"] == {"versions": ["0.2.0"], "git_describe": ["d60080f3"]}
+    assert ref["kokkos"] == {"versions": ["4.6.1"], "backends": ["Cuda"]}
+    env = ref["environment"]
+    assert env["captures"] == 1 and env["gpu_models"] == ["NVIDIA H100 80GB HBM3"]
+    assert env["cpu_models"] and env["drivers"] and env["os"] and env["hosts"]
+    rows = {(r["app"], r["case"], r["work"]): r for r in ref["rows"]}
+    # baseline Kokkos kernels only: no cuBLAS, no native CUDA rows or figures
+    matvec = original("matvec.n1x1.layoutleft.transposefalse")
+    kokkos = max(k["fom"]["value"] for k in matvec["kernels"] if k["implementation"] == "kokkos")
+    row = rows[("matvec", "layout=left,precision=double,transpose=False", "product")]
+    assert row["figure"] == kokkos and row["runs"] == 3  # the median of the rounds
+    assert row["units"] == "GB/s" and row["higher_is_better"] is True
+    assert row["class"] == "small"
+    mdrange = next(k for k in matvec["kernels"] if k["name"] == "mdrange")
+    assert row["per_watt"] == {"value": mdrange["energy"]["fom_per_watt"]["value"],
+                               "units": "GB/s/W", "runs": 3}
+    hexgrad = rows[("hexgrad", "layout=left,precision=double", "gradients")]
+    assert hexgrad["figure"] == original("hexgrad.n1x1.precisiondouble.layoutleft")[
+        "kernels"][0]["fom"]["value"]
+    assert {r["work"] for r in ref["rows"] if r["app"] == "stream"} == \
+        {"copy", "mul", "add", "triad", "dot", "nstream"}
+    assert {r["work"] for r in ref["rows"] if r["app"] == "contact"} == {"build", "stats"}
+    assert len(ref["rows"]) == 6 + 1 + 1 + 1 + 2
+
+
+def test_the_same_set_scores_one(reference, tmp_path):
+    path, ref_set = reference
+    r, doc = score(tmp_path, path, ref_set)
+    assert r.returncode == 0, r.stderr
+    for field in ("score", "per_watt"):
+        assert all(close(v, 1.0) for v in apps(doc, field=field).values()), apps(doc)
+        assert close(doc["sets"][0]["tiers"]["baseline"][field], 1.0)
+    # the optimized tier: the same but for cuBLAS's matvec, faster than Kokkos's
+    assert {a for a, v in apps(doc, "optimized").items() if not close(v, 1.0)} == {"matvec"}
+    assert [t["coverage"] for t in doc["sets"][0]["tiers"].values()] == [1.0, 1.0]
+    assert set(apps(doc)) == {"stream", "hexgrad", "matvec", "mgs", "contact"}
+    assert "| baseline | score | " + "1.000 | " * 5 + "**1.000** | 100% (11/11 rows) |" \
+        in r.stdout
+    assert r.stdout.startswith("# karma score") and "H100 node" in r.stdout
+
+
+def test_ten_percent_faster_scores_1_1(reference, tmp_path):
+    path, _ = reference
+    faster = make_set(tmp_path / "faster", factor=1.1)
+    r, doc = score(tmp_path, path, faster)
+    assert r.returncode == 0, r.stderr
+    assert all(close(v, 1.1) for v in apps(doc).values()), apps(doc)
+    assert close(doc["sets"][0]["tiers"]["baseline"]["score"], 1.1)
+    assert close(doc["sets"][0]["tiers"]["baseline"]["per_watt"], 1.1)
+    assert "**1.100**" in r.stdout
+
+
+def test_weights(reference, tmp_path):
+    """The overall score is the weighted geometric mean of the apps'."""
+    path, _ = reference
+    hexgrad_twice = make_set(tmp_path / "fast-hexgrad", edit=lambda job, doc: scale(doc, 2.0)
+                             if doc["app"] == "hexgrad" else None)
+    weights = tmp_path / "w.txt"
+    weights.write_text("# comment\n* 1\nhexgrad 3  # the rest share 1 each\n")
+    r, doc = score(tmp_path, path, hexgrad_twice, "--weights", weights)
+    assert r.returncode == 0, r.stderr
+    assert close(doc["sets"][0]["tiers"]["baseline"]["score"], 2 ** (3 / 7))
+    assert close(doc["weights"]["hexgrad"], 3 / 7)
+    # the default file: the GPU split of campaigns/procurement/weights.txt
+    r, doc = score(tmp_path, path, hexgrad_twice)
+    assert doc["weights_file"].endswith(os.path.join("campaigns", "procurement",
+                                                     "score-weights.txt"))
+    assert close(doc["weights"]["hexgrad"], 0.24 / 0.80)
+    assert close(doc["sets"][0]["tiers"]["baseline"]["score"], 2 ** 0.3)
+
+
+def test_lower_is_better_is_inverted(tmp_path):
+    def times(job, doc):
+        if doc["app"] == "mgs":
+            for k in doc["kernels"]:
+                k["fom"]["higher_is_better"] = False
+                k["energy"]["status"] = "unavailable"
+
+    ref = tmp_path / "ref.json"
+    assert tool("karma-score", "reference", make_set(tmp_path / "a", edit=times),
+                "-o", ref).returncode == 0
+    # the set takes 0.8 of the reference's time for mgs: 1.25 times as fast
+    faster = make_set(tmp_path / "b", edit=lambda job, doc: (
+        times(job, doc), scale(doc, 0.8) if doc["app"] == "mgs" else None))
+    r, doc = score(tmp_path, ref, faster)
+    assert r.returncode == 0, r.stderr
+    assert close(apps(doc)["mgs"], 1.25) and close(apps(doc)["hexgrad"], 1.0)
+
+
+def test_each_set_scores_on_its_own(reference, tmp_path):
+    path, ref_set = reference
+    other = make_set(tmp_path / "other", factor=1.3,
+                     jobs={k: v for k, v in JOBS.items() if not k.startswith("contact")})
+    _, alone = score(tmp_path, path, ref_set, name="alone.json")
+    r, together = score(tmp_path, path, "other=" + other, ref_set, name="together.json")
+    assert r.returncode == 1  # the other set lacks contact
+    assert together["sets"][0]["label"] == "other"
+    assert together["sets"][1] == alone["sets"][0]
+    assert close(apps(together, index=0)["stream"], 1.3)
+
+
+def test_unreportable_results_are_left_out_with_their_reasons(reference, tmp_path):
+    path, _ = reference
+
+    def spoil(job, doc):
+        if job.startswith("hexgrad."):
+            doc["reportable"].update(reportable=False,
+                                     reasons=["hexgrad.team_size: a tuning key in baseline"])
+            scale(doc, 100.0)  # would lift hexgrad, were it counted
+
+    spoiled = make_set(tmp_path / "spoiled", factor=1.1, edit=spoil)
+    old = original("mgs.n1x1.layoutleft")  # no reportable record
+    write(os.path.join(spoiled, "old", "karma-mgs.json"), old)
+    host = with_rules(original("host-mgs.n1x1"), "baseline")
+    write(os.path.join(spoiled, "host", "karma-mgs.json"), host)
+    r, doc = score(tmp_path, path, spoiled)
+    left = {os.path.relpath(i["file"], spoiled): i["reasons"] for i in doc["sets"][0]["left_out"]}
+    assert left[os.path.join("results", "hexgrad.n1x1.precisiondouble.layoutleft.r2",
+                             "karma-hexgrad.json")] == \
+        ["hexgrad.team_size: a tuning key in baseline"]
+    assert left[os.path.join("old", "karma-mgs.json")] == \
+        ["written before the run rules (no reportable record)"]
+    assert left[os.path.join("host", "karma-mgs.json")] == \
+        ["ran on a host device; the reference is gpu"]
+    assert len(left) == 3 + 2
+    # hexgrad lost every round: no figure, coverage below 100%
+    assert apps(doc)["hexgrad"] is None and r.returncode == 1
+    assert close(apps(doc)["mgs"], 1.1)
+    assert "a tuning key in baseline" in r.stdout and "ran on a host device" in r.stdout
+
+
+def test_partial_coverage(reference, tmp_path):
+    path, _ = reference
+    partial = make_set(tmp_path / "partial",
+                       jobs={k: v for k, v in JOBS.items() if not k.startswith("contact")})
+    r, doc = score(tmp_path, path, partial)
+    assert r.returncode == 1, r.stderr
+    tier = doc["sets"][0]["tiers"]["baseline"]
+    assert close(tier["coverage"], 9 / 11)
+    assert {(m["app"], m["work"]) for m in tier["missing"]} == {("contact", "build"),
+                                                                ("contact", "stats")}
+    assert "covers 81.8%" in r.stderr
+    assert "contact/small/-/build: no figure" in r.stdout
+    assert apps(doc)["contact"] is None and close(tier["score"], 1.0)
+    r, _ = score(tmp_path, path, partial, "--allow-partial")
+    assert r.returncode == 0, r.stderr
+
+
+def test_rows_not_in_the_reference_are_left_out(reference, tmp_path):
+    path, _ = reference
+    extra = make_set(tmp_path / "extra")
+    doc = with_rules(original("hexgrad.n1x1.precisiondouble.layoutright"), "baseline")
+    write(os.path.join(extra, "right", "karma-hexgrad.json"), doc)
+    r, out = score(tmp_path, path, extra)
+    assert r.returncode == 0, r.stderr
+    assert out["sets"][0]["tiers"]["baseline"]["not_in_reference"] == [
+        {"app": "hexgrad", "class": "small", "case": "layout=right,precision=double",
+         "work": "gradients"}]
+    assert close(apps(out)["hexgrad"], 1.0)
+
+
+def test_an_unmatched_weights_pattern_is_an_error(reference, tmp_path):
+    path, ref_set = reference
+    weights = tmp_path / "w.txt"
+    weights.write_text("stream 1\n# a typo below\nhexgrd 2\n")
+    r, doc = score(tmp_path, path, ref_set, "--weights", weights)
+    assert r.returncode == 2 and doc is None and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and f"{weights}:3: pattern 'hexgrd'" in r.stderr
+    weights.write_text("stream one\n")
+    r, doc = score(tmp_path, path, ref_set, "--weights", weights)
+    assert r.returncode == 2 and f"{weights}:1:" in r.stderr and doc is None
+
+
+def test_per_watt(reference, tmp_path):
+    path, _ = reference
+
+    def energy(job, doc):
+        for k in doc["kernels"]:
+            if doc["app"] == "contact":
+                k["energy"]["status"] = "unavailable"
+            elif k.get("energy"):
+                k["energy"]["fom_per_watt"]["value"] *= 1.25
+
+    set_ = make_set(tmp_path / "greener", edit=energy)
+    r, doc = score(tmp_path, path, set_)
+    assert r.returncode == 0, r.stderr
+    assert all(close(v, 1.0) for v in apps(doc).values())
+    per_watt = apps(doc, field="per_watt")
+    assert per_watt["contact"] is None
+    assert all(close(v, 1.25) for a, v in per_watt.items() if a != "contact"), per_watt
+    assert close(doc["sets"][0]["tiers"]["baseline"]["per_watt"], 1.25)
+    lacking = doc["sets"][0]["tiers"]["baseline"]["no_energy"]
+    assert {(x["app"], x["work"], x["no_energy"]) for x in lacking} == \
+        {("contact", "build", "set"), ("contact", "stats", "set")}
+    assert "contact/small/-/build: not measured by the set" in r.stdout
+
+
+def test_optimized_takes_the_best_of_the_work(reference, tmp_path):
+    """A cuBLAS kernel faster than Kokkos's lifts the optimized tier only."""
+    path, _ = reference
+    matvec = original("matvec.n1x1.layoutleft.transposefalse")
+    kokkos = max(k["fom"]["value"] for k in matvec["kernels"] if k["implementation"] == "kokkos")
+    cublas = next(k["fom"]["value"] for k in matvec["kernels"] if k["name"] == "cublas-dgemv")
+    faster = make_set(tmp_path / "cublas", edit=lambda job, doc: scale(doc, 2.0, ["cublas-dgemv"])
+                      if doc["app"] == "matvec" else None)
+    r, doc = score(tmp_path, path, faster)
+    assert r.returncode == 0, r.stderr
+    assert close(apps(doc)["matvec"], 1.0)
+    assert close(apps(doc, "optimized")["matvec"], 2 * cublas / kokkos)
+    # an optimized run (native CUDA) only counts in the optimized tier
+    assert close(apps(doc)["hexgrad"], 1.0)
+    native = make_set(tmp_path / "native", edit=lambda job, doc: scale(doc, 3.0)
+                      if job.startswith(("hexgrad-native", "mgs-vendor")) else None)
+    _, doc = score(tmp_path, path, native, name="native.json")
+    assert close(apps(doc)["hexgrad"], 1.0) and close(apps(doc)["mgs"], 1.0)
+    hexgrad = original("hexgrad-native.n1x1.precisiondouble")["kernels"][0]["fom"]["value"] / \
+        original("hexgrad.n1x1.precisiondouble.layoutleft")["kernels"][0]["fom"]["value"]
+    assert close(apps(doc, "optimized")["hexgrad"], 3 * hexgrad)
+
+
+def test_reference_from_an_archive_and_refusals(reference, tmp_path):
+    path, ref_set = reference
+    packed = tmp_path / "h100.tar.xz"
+    assert tool("karma-archive", "write", ref_set, "-o", packed).returncode == 0
+    out = tmp_path / "from-archive.json"
+    r = tool("karma-score", "reference", packed, "-o", out, "--name", "H100 node")
+    assert r.returncode == 0, r.stderr
+    with open(path) as f:
+        rows = json.load(f)["rows"]
+    assert json.loads(out.read_text())["rows"] == rows
+    # the committed campaign archive predates the run rules: no reportable result
+    out = tmp_path / "none.json"
+    r = tool("karma-score", "reference", ARCHIVE, "-o", out)
+    assert r.returncode == 2 and not out.exists()
+    assert r.stderr.count("\n") == 1 and "no reportable baseline result" in r.stderr
+    assert "written before the run rules" in r.stderr
+    # a file that is not a reference
+    r, doc = score(tmp_path, ref_set, ref_set)
+    assert r.returncode == 2 and doc is None and r.stderr.count("\n") == 1
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"karma_score_reference": 1, "device": {"kind": "gpu"}, "rows": [{}]}')
+    r, doc = score(tmp_path, bad, ref_set)
+    assert r.returncode == 2 and f"{bad}: rows[0]" in r.stderr
+
+
+def test_help_and_version():
+    r = tool("karma-score", "--help")
+    assert r.returncode == 0 and r.stdout.startswith("usage: karma-score")
+    assert "exit status" in r.stdout and "karma-score reference SET -o FILE" in r.stdout
+    r = tool("karma-score", "--version")
+    assert r.returncode == 0 and r.stdout.startswith("karma-score ")
+
+
+def test_a_campaign_directory(reference, tmp_path):
+    """Its manifest says where each job's results are, and which have none."""
+    path, ref_set = reference
+    results = os.path.join(ref_set, "results")
+    jobs = [{"name": name, "round": 1, "results_dir": os.path.join(results, name),
+             "results_file": os.path.join(results, name, archive.listdir(
+                 os.path.join(results, name))[-1])} for name in sorted(os.listdir(results))]
+    jobs.append({"name": "contact.n1x1.r4", "round": 4,
+                 "results_dir": os.path.join(results, "contact.n1x1.r4"),
+                 "results_file": os.path.join(results, "contact.n1x1.r4", "karma-contact.json")})
+    write(os.path.join(ref_set, "campaign.json"),
+          {"karma_batch_manifest": 1, "results_dir": results, "jobs": jobs})
+    out = tmp_path / "from-campaign.json"
+    r = tool("karma-score", "reference", ref_set, "-o", out, "--name", "H100 node")
+    assert r.returncode == 0, r.stderr
+    with open(path) as f:
+        assert json.loads(out.read_text())["rows"] == json.load(f)["rows"]
+    r, doc = score(tmp_path, path, ref_set)
+    assert r.returncode == 0, r.stderr
+    assert doc["sets"][0]["left_out"] == [
+        {"file": f"{os.path.join(ref_set, 'campaign.json')}: job contact.n1x1.r4",
+         "reasons": ["no results (not run, or it failed)"]}]
+
+
+def test_the_default_weights_are_the_gpu_split_of_weights_txt():
+    folder = os.path.join(ROOT, "campaigns", "procurement")
+
+    def lines(name):
+        with open(os.path.join(folder, name)) as f:
+            return [line.split("#")[0].split() for line in f if line.split("#")[0].strip()]
+
+    gpu = {p.split("/")[0]: float(w) for p, w in lines("weights.txt")
+           if p.split("/")[1:2] == ["gpu:*"]}
+    assert {p: float(w) for p, w in lines("score-weights.txt")} == gpu
+    assert set(gpu) == {"stream", "hexgrad", "contact", "matvec", "mgs"}
