@@ -1,0 +1,658 @@
+"""karma-bundle: a procurement submission as one file, and its check.
+
+  karma-bundle pack CAMPAIGN_DIR -o BUNDLE.tar.xz --disclosure disclosure.yaml \\
+      --build-log FILE [--build-log FILE ...] [--weights FILE]
+  karma-bundle check BUNDLE.tar.xz          (or: karma-bundle --check BUNDLE.tar.xz)
+
+A bundle is a .tar.xz (members sorted, owners, modes and times fixed: the
+same inputs give the same bytes) that holds:
+
+  MANIFEST.sha256               sha256 of every other file, `sha256sum` format,
+                                sorted by path (`sha256sum -c` checks it too)
+  disclosure.yaml               the system, its software, the tier, the tester
+                                (campaigns/procurement/disclosure.yaml is the template)
+  campaign/campaign.json        karma-batch's manifest of the campaign
+  campaign/<campaign file>      the campaign file it was generated from
+  campaign/jobs/<job script>    every job's script
+  results/<job>/...             every job's results directory: karma-<app>.json,
+                                environment/ (karma-envcapture), job.out, exit_code
+  build-logs/<file>             the build logs (--build-log)
+  weights/<file>                karma-compare's weights, when given (--weights)
+
+pack refuses (one line, exit 2, nothing written) a campaign with a job not
+ended or not passed, a missing build log or campaign file, an incomplete
+disclosure or one the results contradict, and whatever check would refuse.
+check trusts nothing in the bundle: the manifest must list exactly the files
+present with their checksums; every result must conform to the results
+schema, have passed, carry its run-rules record (`reportable`) whose class
+agrees with the deck it ran (its sha256 against this suite's class decks,
+inputs/<app>/<class>.yaml); the disclosure must be complete and agree with
+the results and the environment captures (GPU model and count, CPU model,
+Kokkos version, compiler, the tier: the highest among the results)."""
+
+import argparse
+import datetime
+import hashlib
+import io
+import json
+import lzma
+import os
+import re
+import sys
+import tarfile
+
+from . import (ToolError, __version__, archive, atomic_write, batch, campaign as campaign_mod,
+               jobs as jobs_mod, main_wrapper, rules, validate, yamlread)
+
+PROGRAM = "karma-bundle"
+MANIFEST = "MANIFEST.sha256"
+DISCLOSURE = "disclosure.yaml"
+CAMPAIGN = "campaign"
+RESULTS = "results"
+BUILD_LOGS = "build-logs"
+WEIGHTS = "weights"
+RULES_VERSION = "1"
+
+EPILOG = """\
+exit status: 0 packed, or the bundle is valid; 1 (check) the bundle is not
+valid: each problem a line on stderr naming the file inside the bundle;
+2 bad arguments, a bundle that cannot be read, or pack refused (one line,
+nothing written); 3 a file system error."""
+
+# The disclosure's fields, the one list pack, check and the template's test
+# read: (dotted key, kind, what). Kinds: text (a non-empty string), count (a
+# whole number >= 1), count0 (>= 0), number (> 0), number0 (>= 0), tier
+# (baseline or optimized), list (of strings; [] when none), date (YYYY-MM-DD).
+FIELDS = (
+    ("system.name", "text", "the system's name"),
+    ("system.vendor", "text", "who builds or sells it"),
+    ("system.nodes", "count", "the nodes of the system the results ran on"),
+    ("node.cpu_model", "text", "the CPU model, as lscpu's 'Model name' gives it"),
+    ("node.sockets", "count", "CPU sockets per node"),
+    ("node.cores", "count", "CPU cores per node, all sockets"),
+    ("node.memory_GB", "number", "host memory per node, GB"),
+    ("node.gpu_model", "text", "the GPU model, as the results name it ('none' without GPUs)"),
+    ("node.gpus_per_node", "count0", "GPUs per node"),
+    ("node.gpu_memory_GB", "number0", "memory per GPU, GB"),
+    ("interconnect", "text", "the network between nodes ('none' for one node)"),
+    ("software.os", "text", "the operating system and its version"),
+    ("software.compiler", "text", "the compilers and their versions"),
+    ("software.mpi", "text", "the MPI library and its version"),
+    ("software.kokkos", "text", "the Kokkos version the suite was built with"),
+    ("software.gpu_toolkit", "text", "CUDA or ROCm and its version ('none' without GPUs)"),
+    ("tier", "tier", "baseline or optimized: the highest tier among the results"),
+    ("deviations", "list", "each departure from the run rules, one a line; [] when none"),
+    ("tester.name", "text", "who ran the campaign"),
+    ("tester.organisation", "text", "for whom"),
+    ("tester.date", "date", "when the bundle was made, YYYY-MM-DD"),
+)
+# A value that starts so is the template's, not the tester's: empty.
+_PLACEHOLDER = re.compile(r"^\s*(FILL IN|TODO|TBD)\b", re.IGNORECASE)
+_VERSION = re.compile(r"\d+(?:\.\d+)+")
+
+
+# --- the disclosure --------------------------------------------------------------
+
+
+def _flatten(node, prefix=""):
+    """{dotted key: Node} of a parsed YAML mapping's leaves (a list is a leaf)."""
+    out = {}
+    for key, child in node.value.items():
+        path = f"{prefix}{key}"
+        if isinstance(child.value, dict) and child.value:
+            out.update(_flatten(child, path + "."))
+        else:
+            out[path] = child
+    return out
+
+
+def _field_problem(kind, node):
+    """Why a field's value is not a filled-in value of its kind, or None."""
+    value = node.value
+    if kind == "list":
+        if not isinstance(value, list):
+            return "expected a list ([] when there is none)"
+        bad = [v for v in value if not isinstance(v.value, str) or not v.value.strip()
+               or _PLACEHOLDER.match(v.value)]
+        return "an entry is empty or a placeholder" if bad else None
+    if value is None or isinstance(value, (dict, list)) or \
+            (isinstance(value, str) and (not value.strip() or _PLACEHOLDER.match(value))):
+        return "empty (fill it in)" if not isinstance(value, (dict, list)) else \
+            "expected a single value"
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind in ("count", "count0"):
+        least = 1 if kind == "count" else 0
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= least):
+            return f"expected a whole number >= {least}"
+    elif kind in ("number", "number0"):
+        if not number or value < 0 or (kind == "number" and value == 0):
+            return "expected a number " + ("> 0" if kind == "number" else ">= 0")
+    elif kind == "tier":
+        if value not in rules.TIERS:
+            return f"expected {' or '.join(rules.TIERS)}"
+    elif kind == "date":
+        try:
+            datetime.date.fromisoformat(str(value))
+        except ValueError:
+            return "expected a date YYYY-MM-DD"
+    return None
+
+
+def read_disclosure(data):
+    """(the disclosure's values {dotted key: value}, problems): each problem
+    'key: why'. Complete: every field of FIELDS present and filled in."""
+    try:
+        root = yamlread.parse(data.decode("utf-8"), DISCLOSURE)
+    except UnicodeDecodeError as e:
+        return {}, [f"not UTF-8 ({e.reason})"]
+    except yamlread.YamlError as e:
+        return {}, [f"not YAML: {e}"]
+    except ToolError as e:
+        return {}, [str(e)]
+    if not isinstance(root.value, dict):
+        return {}, ["expected a mapping of the fields"]
+    leaves = _flatten(root)
+    values, problems = {}, []
+    for key, kind, _ in FIELDS:
+        if key not in leaves:
+            problems.append(f"{key}: missing")
+            continue
+        why = _field_problem(kind, leaves[key])
+        if why:
+            problems.append(f"{key}: {why}")
+        elif kind == "list":
+            values[key] = [v.value.strip() for v in leaves[key].value]
+        elif kind == "text":
+            values[key] = leaves[key].text().strip()
+        else:
+            values[key] = leaves[key].value
+    known = {key for key, _, _ in FIELDS}
+    problems += [f"{key}: not a field of the disclosure" for key in leaves if key not in known]
+    return values, problems
+
+
+# --- what the results and captures say against it ----------------------------------
+
+
+def _norm(text):
+    return " ".join(str(text).casefold().replace("(r)", " ").replace("(tm)", " ").split())
+
+
+def _same_model(disclosed, seen):
+    """Whether a disclosed model names the one a tool reported, word for
+    word ('H100' names 'NVIDIA H100 80GB HBM3'; 'H10' and 'H200' do not)."""
+    a, b = sorted((_norm(disclosed).split(), _norm(seen).split()), key=len)
+    return bool(a) and any(b[i:i + len(a)] == a for i in range(len(b) - len(a) + 1))
+
+
+def _versions(text):
+    return [tuple(int(p) for p in v.split(".")) for v in _VERSION.findall(str(text))]
+
+
+def _gives_version(disclosed, version, exact):
+    """Whether disclosed text gives version (exact: equal, as 4.6.01 is
+    4.6.1; else a disclosed version is version or a prefix of it)."""
+    theirs = _versions(version)
+    for mine in _versions(disclosed):
+        for v in theirs:
+            if mine == v or (not exact and v[:len(mine)] == mine):
+                return True
+    return False
+
+
+def _environment_problems(values, envs):
+    """The disclosure against karma-envcapture's captures: [(path, why)]."""
+    out = []
+    for path, env in envs:
+        cpu = (env.get("cpu") or {}).get("Model name") if isinstance(env.get("cpu"), dict) \
+            else None
+        if isinstance(cpu, str) and "node.cpu_model" in values and \
+                not _same_model(values["node.cpu_model"], cpu):
+            out.append((path, f"CPU model {cpu!r}, but the disclosure's node.cpu_model is "
+                        f"{values['node.cpu_model']!r}"))
+        gpu = env.get("gpu") if isinstance(env.get("gpu"), dict) else {}
+        count = gpu.get("count")
+        if isinstance(count, int) and "node.gpus_per_node" in values and \
+                count != values["node.gpus_per_node"]:
+            out.append((path, f"{count} GPU(s) on the node, but the disclosure's "
+                        f"node.gpus_per_node is {values['node.gpus_per_node']}"))
+        model = values.get("node.gpu_model")
+        for product in gpu.get("products") or []:
+            if model is not None and not _same_model(model, product):
+                out.append((path, f"GPU {product!r}, but the disclosure's node.gpu_model is "
+                            f"{values['node.gpu_model']!r}"))
+    return out
+
+
+def _result_disclosure_problems(values, path, doc):
+    """One karma result against the disclosure: [(path, why)]."""
+    out = []
+    devices = [r.get("device") for r in doc.get("ranks") or [] if isinstance(r, dict)]
+    gpus = [d for d in devices if isinstance(d, dict) and d.get("kind") == "gpu"]
+    model = values.get("node.gpu_model")
+    for name in sorted({str(d.get("name")) for d in gpus}):
+        if model is not None and not _same_model(model, name):
+            out.append((path, f"ranks[].device.name {name!r}, but the disclosure's "
+                        f"node.gpu_model is {model!r}"))
+    per_host = {}
+    for r in doc.get("ranks") or []:
+        device = r.get("device") if isinstance(r, dict) else None
+        if isinstance(device, dict) and device.get("kind") == "gpu":
+            per_host.setdefault(r.get("host"), set()).add(device.get("uuid") or device.get("id"))
+    most = max((len(s) for s in per_host.values()), default=0)
+    if "node.gpus_per_node" in values and most > values["node.gpus_per_node"]:
+        out.append((path, f"{most} GPUs on one host, but the disclosure's "
+                    f"node.gpus_per_node is {values['node.gpus_per_node']}"))
+    kokkos = (doc.get("kokkos") or {}).get("version")
+    if "software.kokkos" in values and isinstance(kokkos, str) and \
+            not _gives_version(values["software.kokkos"], kokkos, exact=True):
+        out.append((path, f"kokkos.version {kokkos}, but the disclosure's software.kokkos is "
+                    f"{values['software.kokkos']!r}"))
+    compiler = (doc.get("build") or {}).get("compiler")
+    disclosed = values.get("software.compiler")
+    if disclosed is not None and isinstance(compiler, str):
+        missing = [".".join(map(str, v)) for v in _versions(disclosed)
+                   if not _gives_version(".".join(map(str, v)), compiler, exact=False)]
+        if not _versions(disclosed) or missing:
+            out.append((path, f"build.compiler {compiler!r}, but the disclosure's "
+                        f"software.compiler is {disclosed!r}"))
+    return out
+
+
+# --- the results ------------------------------------------------------------------
+
+
+def _record_problems(doc, decks):
+    """The result's run-rules record against itself and its deck: [why]."""
+    record = doc.get("reportable")
+    if record is None:
+        return ["reportable: missing (results of the run rules carry it)"]
+    if not isinstance(record, dict):
+        return ["reportable: expected an object"]
+    out = []
+    cls, tier, ok, reasons = (record.get(k) for k in ("class", "tier", "reportable", "reasons"))
+    if record.get("rules") != RULES_VERSION:
+        out.append(f"reportable.rules: {record.get('rules')!r}, expected {RULES_VERSION!r}")
+    if cls not in rules.CLASSES + (rules.WEAK_CLASS, None):
+        out.append(f"reportable.class: {cls!r} is not a class of the run rules")
+    if tier not in rules.TIERS + (None,):
+        out.append(f"reportable.tier: {tier!r} is not a tier of the run rules")
+    if not isinstance(ok, bool) or not isinstance(reasons, list) or \
+            not all(isinstance(r, str) for r in reasons):
+        return out + ["reportable: reportable (true or false) and reasons (strings) expected"]
+    if ok == bool(reasons):
+        out.append("reportable.reasons: " + ("given for a reportable result" if ok else
+                                             "empty for a result not reportable"))
+    if ok and (cls is None or tier is None):
+        out.append("reportable: reportable without a class and a tier")
+    if cls in rules.CLASSES + (rules.WEAK_CLASS,):
+        deck = doc.get("deck") if isinstance(doc.get("deck"), dict) else {}
+        sha = deck.get("sha256")
+        want = (doc.get("app"), "large" if cls == rules.WEAK_CLASS else cls)
+        found = decks.get(sha)
+        if found != want:
+            it = f"inputs/{found[0]}/{found[1]}.yaml" if found else "no class deck of this suite"
+            out.append(f"reportable.class: {cls}, but deck.sha256 {str(sha)[:12]}... is not "
+                       f"inputs/{want[0]}/{want[1]}.yaml of this suite (it is {it})")
+        ranks = (doc.get("mpi") or {}).get("ranks")
+        if cls == rules.WEAK_CLASS and not (isinstance(ranks, int) and ranks > 1):
+            out.append(f"reportable.class: weak on {ranks} rank(s); weak is the large deck "
+                       "on more than one")
+    return out
+
+
+def _parse_json(data):
+    try:
+        return json.loads(data.decode("utf-8")), None
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        return None, f"not JSON ({e})"
+
+
+def _jobs(files):
+    """The campaign's jobs [(name, results file, script)], or a problem."""
+    path = f"{CAMPAIGN}/{batch.MANIFEST}"
+    if path not in files:
+        return None, (path, "missing")
+    manifest, why = _parse_json(files[path])
+    if why:
+        return None, (path, why)
+    if not isinstance(manifest, dict) or manifest.get("karma_batch_manifest") != 1:
+        return None, (path, "not a karma-batch manifest of version 1")
+    try:
+        batch.check_manifest(path, manifest)
+    except ToolError as e:
+        return None, (path, str(e).split(": ", 1)[-1])
+    names = [e["name"] for e in manifest["jobs"]]
+    if len(set(names)) != len(names) or not all(archive._safe(n) and "/" not in n
+                                                for n in names):
+        return None, (path, "job names not unique or not plain names")
+    return [(e["name"], os.path.basename(e["results_file"]), os.path.basename(e["script"]))
+            for e in manifest["jobs"]], manifest
+
+
+def _campaign_problems(files, jobs, manifest):
+    """The campaign's files: its campaign file, scripts, results folders."""
+    out = []
+    sha = (manifest.get("campaign") or {}).get("sha256") \
+        if isinstance(manifest.get("campaign"), dict) else None
+    own = [p for p in files if p.startswith(CAMPAIGN + "/") and p.count("/") == 1
+           and p != f"{CAMPAIGN}/{batch.MANIFEST}"]
+    if len(own) != 1 or hashlib.sha256(files[own[0]]).hexdigest() != sha:
+        out.append((f"{CAMPAIGN}/", f"expected one campaign file whose sha256 is the "
+                    f"manifest's campaign.sha256 ({str(sha)[:12]}...)"))
+    for name, _, script in jobs:
+        if f"{CAMPAIGN}/jobs/{script}" not in files:
+            out.append((f"{CAMPAIGN}/jobs/{script}", f"job {name}'s script missing"))
+    names = {name for name, _, _ in jobs}
+    for stray in sorted({p.split("/")[1] for p in files if p.startswith(RESULTS + "/")} - names):
+        out.append((f"{RESULTS}/{stray}/", "not a job of the campaign"))
+    if not any(p.startswith(BUILD_LOGS + "/") for p in files):
+        out.append((f"{BUILD_LOGS}/", "no build log"))
+    return out
+
+
+def _job_problems(files, name, results_file, decks):
+    """One job's exit code and result: ([(path, why)], its result or None)."""
+    folder = f"{RESULTS}/{name}"
+    code = files.get(f"{folder}/{jobs_mod.EXIT_CODE_FILE}", b"").decode("utf-8", "replace")
+    out = []
+    if code.strip() != "0":
+        out.append((f"{folder}/{jobs_mod.EXIT_CODE_FILE}",
+                    f"job {name} did not pass (exit code {code.strip() or 'missing'})"))
+    path = f"{folder}/{results_file}"
+    if path not in files:
+        return out + [(path, f"job {name}'s result missing")], None
+    doc, why = _parse_json(files[path])
+    if why:
+        return out + [(path, why)], None
+    problems = validate.validate(doc)
+    if isinstance(doc, dict) and doc.get("result") != "PASSED":
+        problems.append(f"result: {doc.get('result')!r}, not PASSED")
+    if isinstance(doc, dict) and not validate.is_reference(doc):
+        problems += _record_problems(doc, decks)
+    return out + [(path, validate.printable(p)) for p in problems], doc
+
+
+def content_problems(files, decks):
+    """Everything but the manifest: ([(path in the bundle, why)], summary lines)."""
+    jobs, manifest = _jobs(files)
+    if jobs is None:
+        return [manifest], []
+    problems = _campaign_problems(files, jobs, manifest)
+    results, envs = [], []
+    for name, results_file, _ in jobs:
+        found, doc = _job_problems(files, name, results_file, decks)
+        problems += found
+        if isinstance(doc, dict):
+            results.append((f"{RESULTS}/{name}/{results_file}", doc))
+        env_path = f"{RESULTS}/{name}/environment/environment.json"
+        env, _ = _parse_json(files.get(env_path, b"null"))
+        if isinstance(env, dict):
+            envs.append((env_path, env))
+    if DISCLOSURE not in files:
+        return problems + [(DISCLOSURE, "missing")], _summary(jobs, results)
+    values, why = read_disclosure(files[DISCLOSURE])
+    problems += [(DISCLOSURE, w) for w in why]
+    karma = [(p, d) for p, d in results if not validate.is_reference(d)]
+    for path, doc in karma:
+        problems += _result_disclosure_problems(values, path, doc)
+    problems += _environment_problems(values, envs)
+    tiers = [rules.reportable(d).get("tier") for _, d in karma]
+    tiers = [t for t in tiers if t in rules.TIERS]
+    highest = max(tiers, key=rules.TIERS.index) if tiers else None
+    if "tier" in values and values["tier"] != highest:
+        problems.append((DISCLOSURE, f"tier: {values['tier']}, but the highest tier among "
+                         f"the results is {highest or 'none (no result has a tier)'}"))
+    return problems, _summary(jobs, results)
+
+
+def _summary(jobs, results):
+    lines = [f"{len(jobs)} job(s), {len(results)} result(s) ("
+             f"{sum(validate.is_reference(d) for _, d in results)} reference)"]
+    counts, unreportable = {}, []
+    for path, doc in results:
+        if validate.is_reference(doc):
+            continue
+        record = rules.reportable(doc)
+        if record.get("reportable") is True:
+            key = f"{record.get('class')}/{record.get('tier')}"
+            counts[key] = counts.get(key, 0) + 1
+        else:
+            unreportable.append(f"  not reportable: {path}: "
+                                + "; ".join(map(str, record.get("reasons") or ["?"])))
+    lines.append("reportable (class/tier): " + (", ".join(f"{k} {v}" for k, v in
+                                                          sorted(counts.items())) or "none"))
+    return lines + unreportable
+
+
+# --- the archive ------------------------------------------------------------------
+
+
+def manifest_text(files):
+    return "".join(f"{hashlib.sha256(files[p]).hexdigest()}  {p}\n" for p in sorted(files))
+
+
+def tar_xz(files):
+    """The bundle's bytes: members sorted, owners, modes and times fixed."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        for path in sorted(files):
+            info = tarfile.TarInfo(path)
+            info.size, info.mtime, info.mode = len(files[path]), archive.MTIME, 0o644
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            tar.addfile(info, io.BytesIO(files[path]))
+    return lzma.compress(raw.getvalue(), format=lzma.FORMAT_XZ, preset=6)
+
+
+def read_bundle(path):
+    """({path: bytes} of the bundle's files, problems of its members)."""
+    files, problems, total = {}, [], 0
+    try:
+        with tarfile.open(path, "r:xz") as tar:
+            for info in tar:
+                if info.isdir():
+                    continue
+                if not info.isfile():
+                    problems.append((info.name, "not a regular file (a link or device)"))
+                    continue
+                total += info.size
+                if total > archive.MAX_BYTES:
+                    raise ToolError(f"{path}: more than {archive.MAX_BYTES >> 30} GiB inside;"
+                                    " not a karma bundle", 2)
+                if not archive._safe(info.name):
+                    problems.append((info.name, "a path that leaves the bundle"))
+                elif info.name in files:
+                    problems.append((info.name, "in the bundle twice"))
+                files[info.name] = tar.extractfile(info).read()
+    except OSError as e:
+        raise ToolError(f"{path}: cannot read ({e.strerror or e})", 2) from None
+    except (tarfile.TarError, lzma.LZMAError, EOFError) as e:
+        raise ToolError(f"{path}: not a readable .tar.xz ({e})", 2) from None
+    return files, problems
+
+
+def manifest_problems(files):
+    """MANIFEST.sha256 against the files present: [(path, why)]."""
+    if MANIFEST not in files:
+        return [(MANIFEST, "missing")]
+    listed, out = {}, []
+    lines = files[MANIFEST].decode("utf-8", "replace").splitlines()
+    for n, line in enumerate(lines, 1):
+        m = re.fullmatch(r"([0-9a-f]{64}) [ *](.+)", line)
+        if not m:
+            out.append((f"{MANIFEST}:{n}", "not 'SHA256  PATH'"))
+        elif m.group(2) in listed:
+            out.append((f"{MANIFEST}:{n}", f"{m.group(2)} listed twice"))
+        else:
+            listed[m.group(2)] = m.group(1)
+    if list(listed) != sorted(listed):
+        out.append((MANIFEST, "not sorted by path"))
+    present = set(files) - {MANIFEST}
+    out += [(p, f"in the bundle but not in {MANIFEST}") for p in sorted(present - set(listed))]
+    out += [(p, f"in {MANIFEST} but not in the bundle") for p in sorted(set(listed) - present)]
+    out += [(p, f"sha256 differs from {MANIFEST}: changed after packing")
+            for p in sorted(present & set(listed))
+            if hashlib.sha256(files[p]).hexdigest() != listed[p]]
+    return out
+
+
+def class_decks():
+    inputs = campaign_mod.inputs_dir(campaign_mod.tools_dir())
+    if inputs is None:
+        raise ToolError("the suite's inputs/ not found (set KARMA_INPUTS): the class decks "
+                        "are needed", 2)
+    return rules.class_decks(inputs)
+
+
+# --- pack -------------------------------------------------------------------------
+
+
+def _read(path, what):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise ToolError(f"{path}: {what} {'not found' if e.errno == 2 else e.strerror}", 2) \
+            from None
+
+
+def _named(paths, folder, what):
+    """{folder/basename: bytes} of the files given; refused when missing or
+    when two share a name."""
+    out = {}
+    for path in paths:
+        name = f"{folder}/{os.path.basename(path)}"
+        if name in out:
+            raise ToolError(f"{path}: two {what}s named {os.path.basename(path)}", 2)
+        out[name] = _read(path, what)
+    return out
+
+
+def gather(directory, campaign_file=None):
+    """{bundle path: bytes} of a finished campaign directory; refused while a
+    job has not ended or has not passed."""
+    out = os.path.abspath(directory)
+    manifest = batch._load_manifest(out)
+    batch.relocate(out, manifest)
+    rows = batch.collect(out, manifest, query=False)
+    bad = [f"{e['name']} ({s}{': ' + d if d else ''})" for e, s, d in rows if s != batch.PASSED]
+    if bad:
+        raise ToolError(f"{out}: {len(bad)} job(s) not ended or not passed: "
+                        + "; ".join(bad), 2)
+    files = {f"{CAMPAIGN}/{batch.MANIFEST}": _read(os.path.join(out, batch.MANIFEST),
+                                                   "manifest")}
+    recorded = manifest.get("campaign") or {}
+    source = campaign_file or recorded.get("path")
+    if not isinstance(source, str):
+        raise ToolError(f"{out}: the manifest names no campaign file; give --campaign-file", 2)
+    data = _read(source, "campaign file (--campaign-file names it)")
+    if hashlib.sha256(data).hexdigest() != recorded.get("sha256"):
+        raise ToolError(f"{source}: not the campaign file {out} was generated from (its sha256 "
+                        "differs from the manifest's)", 2)
+    files[f"{CAMPAIGN}/{os.path.basename(source)}"] = data
+    for entry in manifest["jobs"]:
+        files[f"{CAMPAIGN}/jobs/{os.path.basename(entry['script'])}"] = _read(
+            os.path.join(out, entry["script"]), "job script")
+        for rel in archive._folder_files(entry["results_dir"]):
+            files[f"{RESULTS}/{entry['name']}/{rel}"] = _read(
+                os.path.join(entry["results_dir"], rel), "results file")
+    return files
+
+
+def pack(args):
+    if not archive.is_archive_name(args.output):
+        raise ToolError(f"{args.output}: a bundle's name ends in {archive.SUFFIX}", 2)
+    if os.path.exists(args.output) and not args.force:
+        raise ToolError(f"{args.output}: exists (--force replaces it)", 2)
+    files = gather(args.campaign, args.campaign_file)
+    files[DISCLOSURE] = _read(args.disclosure, "disclosure")
+    files.update(_named(args.build_log, BUILD_LOGS, "build log"))
+    files.update(_named(args.weights or [], WEIGHTS, "weights file"))
+    problems, summary = content_problems(files, class_decks())
+    if problems:
+        (where, why), more = problems[0], len(problems) - 1
+        raise ToolError(f"{where}: {why}" + (f" (and {more} more problem(s))" if more else ""),
+                        2)
+    files[MANIFEST] = manifest_text(files).encode()
+    atomic_write(args.output, tar_xz(files))
+    for line in summary:
+        print(line)
+    print(f"{PROGRAM}: wrote {args.output} ({len(files)} files)")
+    return 0
+
+
+# --- check ------------------------------------------------------------------------
+
+
+def check(path):
+    if not os.path.isfile(path):
+        raise ToolError(f"{path}: not a file", 2)
+    decks = class_decks()
+    files, problems = read_bundle(path)
+    problems += manifest_problems(files)
+    found, summary = content_problems(files, decks)
+    problems += found
+    for line in summary:
+        print(line)
+    for where, why in problems:
+        print(f"{validate.printable(where)}: {why}", file=sys.stderr)
+    if problems:
+        print(f"{PROGRAM}: {path}: NOT VALID ({len(problems)} problem(s))")
+        return 1
+    print(f"{PROGRAM}: {path}: valid")
+    return 0
+
+
+# --- command line -----------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        self.exit(2, f"{PROGRAM}: error: {message} (see {PROGRAM} --help)\n")
+
+
+def parser():
+    p = _Parser(prog=PROGRAM, description=__doc__, epilog=EPILOG,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
+    p.add_argument("--check", metavar="BUNDLE", help="check a bundle (as `check BUNDLE`)")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    k = sub.add_parser("pack", help="a finished campaign as one bundle",
+                       description="Pack a finished campaign directory, its disclosure, "
+                       "build logs and weights into one bundle.")
+    k.add_argument("campaign", metavar="CAMPAIGN_DIR", help="karma-batch generate's OUT")
+    k.add_argument("-o", "--output", required=True, metavar="BUNDLE" + archive.SUFFIX)
+    k.add_argument("--disclosure", required=True, metavar="FILE",
+                   help="the filled-in campaigns/procurement/disclosure.yaml")
+    k.add_argument("--build-log", action="append", required=True, metavar="FILE",
+                   help="a log of the build (repeatable; at least one)")
+    k.add_argument("--weights", action="append", metavar="FILE",
+                   help="karma-compare's weights (campaigns/procurement/weights.txt)")
+    k.add_argument("--campaign-file", metavar="FILE",
+                   help="the campaign file, where it is no longer where the manifest says")
+    k.add_argument("--force", action="store_true", help="replace BUNDLE if it exists")
+    c = sub.add_parser("check", help="check a received bundle",
+                       description="Check a bundle without trusting it.")
+    c.add_argument("bundle", metavar="BUNDLE" + archive.SUFFIX)
+    return p
+
+
+def main(argv=None):
+    p = parser()
+    args = p.parse_args(argv)
+    if args.check and args.command:
+        p.error("--check and a command together")
+    if not args.check and not args.command:
+        p.error("name a command: pack, check (or --check BUNDLE)")
+
+    def run():
+        if args.command == "pack":
+            return pack(args)
+        return check(args.check or args.bundle)
+
+    return main_wrapper(PROGRAM, run)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,348 @@
+"""karma-bundle (karma_tools/bundle.py): pack a finished campaign with its
+disclosure and build logs into one bundle, and check a received one without
+trusting it. The campaign is the committed contact-gpu run (4 jobs on an
+H200), extracted, its results given the run rules' `reportable` record."""
+
+import hashlib
+import io
+import json
+import lzma
+import os
+import tarfile
+
+import pytest
+
+from conftest import ROOT, tool, write
+from karma_tools import bundle, yamlread
+
+COMMITTED = os.path.join(ROOT, "results", "campaigns", "h200", "contact-gpu.tar.xz")
+TEMPLATE = os.path.join(ROOT, "campaigns", "procurement", "disclosure.yaml")
+STREAM = "results/stream-copy.n1x1/karma-stream.json"
+LARGE = "results/n126.n1x1/karma-contact.json"
+
+# What each result's record says: n126 ran inputs/contact/large.yaml.
+RECORDS = {
+    "n126.n1x1": ("large", "baseline", []),
+    "stream-copy.n1x1": (None, "baseline", ["the deck is not a class deck"]),
+    "n32-traced.n1x1": (None, None, ["the deck is not a class deck", "traced"]),
+    "tiny-traced.n1x1": (None, None, ["the deck is not a class deck"]),
+}
+
+DISCLOSURE = {
+    "system": {"name": "vm", "vendor": "Example Computing", "nodes": 1},
+    "node": {"cpu_model": "Intel(R) Xeon(R) Processor", "sockets": 1, "cores": 16,
+             "memory_GB": 135, "gpu_model": "NVIDIA H200", "gpus_per_node": 1,
+             "gpu_memory_GB": 141},
+    "interconnect": "none",
+    "software": {"os": "Ubuntu 24.04.3 LTS", "compiler": "GCC 13.3.0, nvcc 13.0.88",
+                 "mpi": "Open MPI 4.1.6", "kokkos": "4.6.01", "gpu_toolkit": "CUDA 13.0"},
+    "tier": "baseline",
+    "deviations": [],
+    "tester": {"name": "A. Tester", "organisation": "Example Lab", "date": "2026-11-23"},
+}
+
+
+def to_yaml(tree, indent=""):
+    lines = []
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            lines.append(f"{indent}{key}:")
+            lines.append(to_yaml(value, indent + "  "))
+        else:
+            lines.append(f"{indent}{key}: {json.dumps(value)}")
+    return "\n".join(lines)
+
+
+def set_key(tree, dotted, value):
+    tree = json.loads(json.dumps(tree))
+    node, *_ = [tree]
+    *parents, last = dotted.split(".")
+    for p in parents:
+        node = node[p]
+    if value is KeyError:
+        del node[last]
+    else:
+        node[last] = value
+    return tree
+
+
+@pytest.fixture
+def campaign(tmp_path):
+    """The committed campaign, extracted, with its campaign file and job
+    scripts back, and its results carrying their records."""
+    out = tmp_path / "contact-gpu"
+    r = tool("karma-archive", "extract", COMMITTED, out)
+    assert r.returncode == 0, r.stderr
+    yaml = write(str(tmp_path / "contact-gpu.yaml"), "name: contact-gpu\n")
+    manifest = json.loads((out / "campaign.json").read_text())
+    manifest["campaign"]["path"] = yaml
+    manifest["campaign"]["sha256"] = hashlib.sha256(b"name: contact-gpu\n").hexdigest()
+    (out / "campaign.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    for job in manifest["jobs"]:
+        write(str(out / job["script"]), "#!/bin/bash\n")
+        cls, tier, reasons = RECORDS[job["name"]]
+        add_record(out / "results" / job["name"] / os.path.basename(job["results_file"]),
+                   cls, tier, reasons)
+    return out
+
+
+def add_record(path, cls, tier, reasons):
+    doc = json.loads(path.read_text())
+    doc["reportable"] = {"rules": "1", "class": cls, "tier": tier,
+                         "reportable": not reasons, "reasons": reasons}
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+
+
+def pack(tmp_path, campaign, disclosure=DISCLOSURE, *extra, name="b.tar.xz"):
+    d = write(str(tmp_path / "disclosure.yaml"), to_yaml(disclosure) + "\n")
+    log = write(str(tmp_path / "build.log"), "cmake --build: ok\n")
+    out = tmp_path / name
+    r = tool("karma-bundle", "pack", campaign, "-o", out, "--disclosure", d, "--build-log", log,
+             "--weights", os.path.join(ROOT, "campaigns", "procurement", "weights.txt"), *extra)
+    return r, out
+
+
+def members(path):
+    with tarfile.open(path, "r:xz") as tar:
+        return {i.name: tar.extractfile(i).read() for i in tar if i.isfile()}
+
+
+def rewrite(path, files):
+    """A bundle with these members, as an attacker would make one."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as tar:
+        for name, data in sorted(files.items()):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    path.write_bytes(lzma.compress(raw.getvalue(), format=lzma.FORMAT_XZ))
+
+
+def manifest_for(files):
+    return bundle.manifest_text({p: d for p, d in files.items()
+                                 if p != bundle.MANIFEST}).encode()
+
+
+def check(path, *how):
+    return tool("karma-bundle", *(how or ("check",)), path)
+
+
+def refused(r, *words):
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert all(w in r.stderr for w in words), r.stderr
+    assert "NOT VALID" in r.stdout
+
+
+@pytest.fixture
+def packed(tmp_path, campaign):
+    r, out = pack(tmp_path, campaign)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def test_pack_and_check(tmp_path, packed):
+    files = members(packed)
+    names = sorted(files)
+    assert bundle.MANIFEST in names and "disclosure.yaml" in names
+    assert {"campaign/campaign.json", "campaign/contact-gpu.yaml", "build-logs/build.log",
+            "weights/weights.txt", "campaign/jobs/n126.n1x1.sh", LARGE, STREAM,
+            "results/n126.n1x1/exit_code", "results/n126.n1x1/job.out",
+            "results/n126.n1x1/environment/environment.json"} <= set(names)
+    lines = files[bundle.MANIFEST].decode().splitlines()
+    assert [ln.split("  ", 1)[1] for ln in lines] == [n for n in names if n != bundle.MANIFEST]
+    for r in (check(packed), check(packed, "--check")):
+        assert r.returncode == 0, r.stderr
+        assert r.stderr == "" and r.stdout.endswith("valid\n")
+        assert "4 job(s), 4 result(s) (0 reference)" in r.stdout
+        assert "reportable (class/tier): large/baseline 1" in r.stdout
+        assert f"not reportable: {STREAM}: the deck is not a class deck" in r.stdout
+    # The same campaign gives the same bytes.
+    r, again = pack(tmp_path, tmp_path / "contact-gpu", name="again.tar.xz")
+    assert r.returncode == 0 and again.read_bytes() == packed.read_bytes()
+
+
+def test_a_changed_result_is_named(tmp_path, packed):
+    files = members(packed)
+    doc = json.loads(files[STREAM])
+    doc["kernels"][0]["fom"]["value"] *= 2
+    files[STREAM] = json.dumps(doc).encode()
+    rewrite(packed, files)
+    refused(check(packed), f"{STREAM}: sha256 differs from MANIFEST.sha256")
+    # The manifest rewritten too: the figure passes, but not a faked record.
+    doc["reportable"] = {"rules": "1", "class": "small", "tier": "baseline",
+                         "reportable": True, "reasons": []}
+    files[STREAM] = json.dumps(doc).encode()
+    files[bundle.MANIFEST] = manifest_for(files)
+    rewrite(packed, files)
+    r = check(packed)
+    refused(r, f"{STREAM}: reportable.class: small, but deck.sha256",
+            "is not inputs/stream/small.yaml of this suite")
+    assert "sha256 differs" not in r.stderr
+
+
+def test_extra_and_missing_files_are_named(tmp_path, packed):
+    files = members(packed)
+    rewrite(packed, dict(files, **{"results/n126.n1x1/extra.txt": b"x"}))
+    refused(check(packed), "results/n126.n1x1/extra.txt: in the bundle but not in MANIFEST")
+    del files["build-logs/build.log"]
+    rewrite(packed, files)
+    refused(check(packed), "build-logs/build.log: in MANIFEST.sha256 but not in the bundle")
+    del files[bundle.MANIFEST]
+    rewrite(packed, files)
+    refused(check(packed), "MANIFEST.sha256: missing")
+
+
+def test_a_failed_or_unfinished_job_refuses_pack(tmp_path, campaign):
+    (campaign / "results" / "n32-traced.n1x1" / "exit_code").write_text("1\n")
+    r, out = pack(tmp_path, campaign)
+    assert r.returncode == 2 and not out.exists() and r.stderr.count("\n") == 1, r.stderr
+    assert "1 job(s) not ended or not passed: n32-traced.n1x1 (failed" in r.stderr
+    os.unlink(campaign / "results" / "n32-traced.n1x1" / "exit_code")
+    r, out = pack(tmp_path, campaign)
+    assert r.returncode == 2 and not out.exists() and "n32-traced.n1x1 (lost" in r.stderr
+    assert not [f for f in os.listdir(tmp_path) if f.startswith(".")]  # no temporary left
+
+
+def test_a_missing_build_log_refuses_pack(tmp_path, campaign):
+    r, out = pack(tmp_path, campaign, DISCLOSURE, "--build-log", tmp_path / "nowhere.log")
+    assert r.returncode == 2 and not out.exists() and r.stderr.count("\n") == 1
+    assert "nowhere.log: build log not found" in r.stderr
+
+
+@pytest.mark.parametrize("key, value, why", [
+    ("node.gpu_model", "FILL IN", "node.gpu_model: empty"),
+    ("tester.date", KeyError, "tester.date: missing"),
+    ("deviations", KeyError, "deviations: missing"),
+    ("system.nodes", "", "system.nodes: empty"),
+    ("tier", "fastest", "tier: expected baseline or optimized"),
+    ("tester.organization", "typo", "tester.organization: not a field"),
+])
+def test_an_incomplete_disclosure_is_refused(tmp_path, campaign, packed, key, value, why):
+    r, out = pack(tmp_path, campaign, set_key(DISCLOSURE, key, value), name="x.tar.xz")
+    assert r.returncode == 2 and not out.exists() and r.stderr.count("\n") == 1, r.stderr
+    assert f"disclosure.yaml: {why}" in r.stderr
+    files = members(packed)
+    files["disclosure.yaml"] = (to_yaml(set_key(DISCLOSURE, key, value)) + "\n").encode()
+    files[bundle.MANIFEST] = manifest_for(files)
+    rewrite(packed, files)
+    refused(check(packed), f"disclosure.yaml: {why}")
+
+
+@pytest.mark.parametrize("key, value, file, why", [
+    ("node.gpu_model", "NVIDIA H100 80GB HBM3", LARGE,
+     "ranks[].device.name 'NVIDIA H200', but the disclosure's node.gpu_model"),
+    ("node.gpu_model", "NVIDIA H100 80GB HBM3", "results/n126.n1x1/environment/environment.json",
+     "GPU 'NVIDIA H200', but"),
+    ("node.gpus_per_node", 4, "results/n126.n1x1/environment/environment.json",
+     "1 GPU(s) on the node, but the disclosure's node.gpus_per_node is 4"),
+    ("node.cpu_model", "AMD EPYC 9654", "results/n126.n1x1/environment/environment.json",
+     "CPU model 'Intel(R) Xeon(R) Processor', but"),
+    ("software.kokkos", "4.5.1", LARGE, "kokkos.version 4.6.1, but"),
+    ("software.compiler", "GCC 12.2.0", LARGE, "build.compiler 'GNU 13.3.0 with NVIDIA"),
+    ("tier", "optimized", "disclosure.yaml",
+     "tier: optimized, but the highest tier among the results is baseline"),
+])
+def test_a_disclosure_the_results_contradict_is_refused(tmp_path, campaign, key, value, file,
+                                                        why):
+    r, out = pack(tmp_path, campaign, set_key(DISCLOSURE, key, value))
+    assert r.returncode == 2 and not out.exists() and r.stderr.count("\n") == 1, r.stderr
+    r, out = pack(tmp_path, campaign, DISCLOSURE)
+    assert r.returncode == 0, r.stderr
+    files = members(out)
+    files["disclosure.yaml"] = (to_yaml(set_key(DISCLOSURE, key, value)) + "\n").encode()
+    files[bundle.MANIFEST] = manifest_for(files)
+    rewrite(out, files)
+    refused(check(out), f"{file}: {why}")
+
+
+def test_the_tier_is_the_highest_among_the_results(tmp_path, campaign):
+    add_record(campaign / LARGE, "large", "optimized", [])
+    r, out = pack(tmp_path, campaign)
+    assert r.returncode == 2 and "tier: baseline, but the highest tier among the results is " \
+        "optimized" in r.stderr, r.stderr
+    r, out = pack(tmp_path, campaign, set_key(DISCLOSURE, "tier", "optimized"))
+    assert r.returncode == 0, r.stderr
+    assert "large/optimized 1" in check(out).stdout
+
+
+def test_a_class_the_deck_does_not_have_is_refused(tmp_path, campaign):
+    add_record(campaign / STREAM, "small", "baseline", [])
+    r, out = pack(tmp_path, campaign)
+    assert r.returncode == 2 and not out.exists()
+    assert f"{STREAM}: reportable.class: small, but deck.sha256 3c895b23d272..." in r.stderr
+    assert "(it is no class deck of this suite)" in r.stderr
+    add_record(campaign / STREAM, None, "baseline", ["the deck is not a class deck"])
+    add_record(campaign / LARGE, "weak", "baseline", [])
+    r, out = pack(tmp_path, campaign)
+    assert r.returncode == 2 and "weak on 1 rank(s)" in r.stderr, r.stderr
+    add_record(campaign / LARGE, "medium", "baseline", [])
+    r, out = pack(tmp_path, campaign)
+    assert r.returncode == 2 and "(it is inputs/contact/large.yaml)" in r.stderr, r.stderr
+    doc = json.loads((campaign / LARGE).read_text())
+    del doc["reportable"]
+    (campaign / LARGE).write_text(json.dumps(doc))
+    r, out = pack(tmp_path, campaign)
+    assert r.returncode == 2 and f"{LARGE}: reportable: missing" in r.stderr, r.stderr
+
+
+def test_a_result_off_the_schema_is_refused(tmp_path, packed):
+    files = members(packed)
+    doc = json.loads(files[LARGE])
+    del doc["kernels"][0]["time_s"]
+    files[LARGE] = json.dumps(doc).encode()
+    files[bundle.MANIFEST] = manifest_for(files)
+    rewrite(packed, files)
+    refused(check(packed), f"{LARGE}: kernels[0].time_s: missing")
+
+
+def test_a_failed_job_in_a_bundle_is_refused(tmp_path, packed):
+    files = members(packed)
+    files["results/n32-traced.n1x1/exit_code"] = b"1\n"
+    files[bundle.MANIFEST] = manifest_for(files)
+    rewrite(packed, files)
+    refused(check(packed), "results/n32-traced.n1x1/exit_code: job n32-traced.n1x1 did not "
+            "pass (exit code 1)")
+    del files["results/n32-traced.n1x1/exit_code"]
+    files[bundle.MANIFEST] = manifest_for(files)
+    rewrite(packed, files)
+    refused(check(packed), "n32-traced.n1x1 did not pass (exit code missing)")
+
+
+@pytest.mark.parametrize("args", [
+    (), ("pack",), ("check",), ("frobnicate",), ("check", "a", "--check", "b"),
+    ("pack", "dir", "-o", "b.tar.xz", "--disclosure", "d.yaml"),
+])
+def test_bad_arguments_are_one_line(tmp_path, args):
+    r = tool("karma-bundle", *args, cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stdout == "", r.stderr
+    assert r.stderr.startswith("karma-bundle: error: ")
+
+
+def test_unreadable_bundles_and_refused_outputs(tmp_path, campaign):
+    for path, data in (("junk.tar.xz", b"not xz"), ("empty.tar.xz", b"")):
+        write(str(tmp_path / path), data.decode())
+        r = check(tmp_path / path)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and "not a readable" in r.stderr
+    r = check(tmp_path / "absent.tar.xz")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    r, out = pack(tmp_path, campaign, DISCLOSURE, name="b.zip")
+    assert r.returncode == 2 and "ends in .tar.xz" in r.stderr and not out.exists()
+    r, out = pack(tmp_path, tmp_path, DISCLOSURE)
+    assert r.returncode == 2 and "campaign.json not found" in r.stderr and not out.exists()
+
+
+def test_the_template_has_exactly_the_fields():
+    root = yamlread.load(TEMPLATE)
+    assert sorted(bundle._flatten(root)) == sorted(key for key, _, _ in bundle.FIELDS)
+    values, problems = bundle.read_disclosure(open(TEMPLATE, "rb").read())
+    # Unfilled, every field but the deviations is empty.
+    assert problems == [f"{key}: empty (fill it in)" for key, _, _ in bundle.FIELDS
+                        if key != "deviations"]
+    assert values == {"deviations": []}
+
+
+def test_help_and_version():
+    r = tool("karma-bundle", "--help")
+    assert r.returncode == 0 and r.stdout.startswith("usage: karma-bundle")
+    assert "exit status" in r.stdout
+    assert tool("karma-bundle", "--version").stdout.startswith("karma-bundle ")
