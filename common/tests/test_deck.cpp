@@ -820,7 +820,8 @@ TEST(DeckJsonSchema, EveryKeyWithItsTypeDefaultRangeAndMeaning) {
                                    {"minimum", 1},
                                    {"maximum", 1000},
                                    {"default", 64},
-                                   {"description", "number of cells per side"}}));
+                                   {"description", "number of cells per side"},
+                                   {"x-rules", "fixed"}}));
   EXPECT_EQ(grid["properties"]["cfl"]["maximum"], 1.0);
   EXPECT_EQ(grid["properties"]["periodic"]["type"], "boolean");
   EXPECT_EQ(grid["properties"]["layout"]["enum"], (nlohmann::json{"left", "right"}));
