@@ -53,21 +53,26 @@ KernelResult kernel_result(const Variant& variant, const Stats& time) {
   r.launch = variant.launch;
   r.time = time;
   const FigureOfMerit& f = variant.fom;
+  const bool mean = f.time == FigureOfMerit::Time::mean;
+  const double seconds = mean ? time.mean : time.min;
   switch (f.from) {
     case FigureOfMerit::From::bandwidth:
-      r.fom = gigabytes_per_second(variant.bytes, time.min);
+      r.fom = gigabytes_per_second(variant.bytes, seconds);
       r.fom_units = "GB/s";
       break;
     case FigureOfMerit::From::flop_rate:
-      r.fom = per_second(variant.flops, time.min) * 1e-9;
+      r.fom = per_second(variant.flops, seconds) * 1e-9;
       r.fom_units = "GFLOP/s";
       break;
     case FigureOfMerit::From::count_rate:
-      r.fom = per_second(f.count, time.min) * f.scale;
+      r.fom = per_second(f.count, seconds) * f.scale;
       r.fom_units = f.units;
       break;
   }
   r.extra = variant.extra;
+  // Rates at the best and worst times say nothing of work that changes
+  // from one execution to the next.
+  if (mean) return r;
   if (variant.bytes > 0)
     r.extra["bandwidth_GBps"] = {{"best", gigabytes_per_second(variant.bytes, time.min)},
                                  {"median", gigabytes_per_second(variant.bytes, time.median)},
@@ -251,16 +256,61 @@ nlohmann::json energy_window(Variant& v, const KernelResult& r) {
   return j;
 }
 
-std::vector<KernelResult> measure(const Context& ctx, std::vector<Variant>& variants,
-                                  const Plan& plan) {
+namespace {
+
+void require_distinct_names(const std::vector<Variant>& variants) {
   std::set<std::string> names;
   for (const auto& v : variants)
     if (!names.insert(v.name).second)
       throw Error(exit_runtime_error, "internal: two variants are named '" + v.name + "'");
+}
 
-  const std::vector<Turn> order = schedule(variants.size(), plan);
+// One turn: its executions of one variant, timed or not, within its hooks.
+void run_turn(Variant& v, const Turn& t, KernelTimer& timer, const std::string& region_name,
+              const std::function<void()>& executed) {
+  if (t.opens_turn && v.before_turn) v.before_turn();
+  for (std::int64_t i = 0; i < t.count; ++i) {
+    if (v.before_each) v.before_each();
+    if (t.timed) {
+      // Each timed execution in its Kokkos Tools region, opened before the
+      // timer's fence and barrier and closed after its last fence.
+      const profiling::Region region(region_name);
+      timer.time(v.name, v.run);
+    } else {
+      v.run();
+      Kokkos::fence();
+    }
+    if (v.after_each) v.after_each();
+    if (executed) executed();
+  }
+  if (t.closes_turn && v.after_turn) v.after_turn();
+}
+
+std::vector<std::string> region_names(const std::vector<Variant>& variants) {
   std::vector<std::string> regions;
   for (const auto& v : variants) regions.push_back(profiling::region_name(v.name));
+  return regions;
+}
+
+// Collective: the results of the timed executions, then each variant's
+// energy window.
+std::vector<KernelResult> results_of(std::vector<Variant>& variants, const KernelTimer& timer) {
+  Kokkos::fence();
+  const auto stats = timer.finish();
+  std::vector<KernelResult> results;
+  for (const auto& v : variants) results.push_back(kernel_result(v, stats.at(v.name)));
+  for (std::size_t i = 0; i < variants.size(); ++i)
+    results[i].extra["energy"] = energy_window(variants[i], results[i]);
+  return results;
+}
+
+}  // namespace
+
+std::vector<KernelResult> measure(const Context& ctx, std::vector<Variant>& variants,
+                                  const Plan& plan) {
+  require_distinct_names(variants);
+  const std::vector<Turn> order = schedule(variants.size(), plan);
+  const std::vector<std::string> regions = region_names(variants);
   std::int64_t executions = 0;
   for (const auto& t : order) executions += t.count;
 
@@ -270,33 +320,32 @@ std::vector<KernelResult> measure(const Context& ctx, std::vector<Variant>& vari
   std::int64_t done = 0;
   KernelTimer timer;
   Progress progress(ctx, plan.progress_unit, executions / per_step);
-  for (const Turn& t : order) {
-    Variant& v = variants[t.index];
-    if (t.opens_turn && v.before_turn) v.before_turn();
-    for (std::int64_t i = 0; i < t.count; ++i) {
-      if (v.before_each) v.before_each();
-      if (t.timed) {
-        // Each timed execution in its Kokkos Tools region, opened before the
-        // timer's fence and barrier and closed after its last fence.
-        const profiling::Region region(regions[t.index]);
-        timer.time(v.name, v.run);
-      } else {
-        v.run();
-        Kokkos::fence();
-      }
-      if (v.after_each) v.after_each();
-      if (++done % per_step == 0) progress.step();
-    }
-    if (t.closes_turn && v.after_turn) v.after_turn();
-  }
-  Kokkos::fence();
+  const auto executed = [&] {
+    if (++done % per_step == 0) progress.step();
+  };
+  for (const Turn& t : order) run_turn(variants[t.index], t, timer, regions[t.index], executed);
+  return results_of(variants, timer);
+}
 
-  const auto stats = timer.finish();
-  std::vector<KernelResult> results;
-  for (const auto& v : variants) results.push_back(kernel_result(v, stats.at(v.name)));
-  for (std::size_t i = 0; i < variants.size(); ++i)
-    results[i].extra["energy"] = energy_window(variants[i], results[i]);
-  return results;
+std::vector<KernelResult> measure_steps(const Context& ctx, std::vector<Variant>& variants,
+                                        const Steps& steps) {
+  require_distinct_names(variants);
+  const std::vector<std::string> regions = region_names(variants);
+  const std::int64_t warmup = std::max<std::int64_t>(steps.warmup, 0);
+  const std::int64_t count = std::max<std::int64_t>(steps.count, 0);
+  KernelTimer timer;
+  Progress progress(ctx, "step", warmup + count);
+  for (std::int64_t s = 0; s < warmup + count; ++s) {
+    const bool timed = s >= warmup;
+    const std::int64_t step = timed ? s - warmup : s;
+    if (steps.before) steps.before(step, timed);
+    for (std::size_t v = 0; v < variants.size(); ++v)
+      run_turn(variants[v], {v, timed ? variants[v].per_step : 1, timed, true, true}, timer,
+               regions[v], {});
+    if (timed && steps.after) steps.after(step);
+    progress.step();
+  }
+  return results_of(variants, timer);
 }
 
 }  // namespace karma

@@ -120,6 +120,56 @@ TEST(HarnessMeasure, BytesSetByAHookDuringTheRunsCount) {
   EXPECT_GT(results[0].fom, 0);
 }
 
+// --- measure_steps() ----------------------------------------------------------------
+
+TEST(HarnessSteps, EachStepOpensWithItsHookThenEveryVariantTakesATurn) {
+  Harness run;
+  std::vector<std::string> log;
+  std::vector<Variant> variants(2);
+  for (int i = 0; i < 2; ++i) {
+    const std::string id = i == 0 ? "a" : "b";
+    Variant& v = variants[i];
+    v.name = v.variant = id;
+    v.implementation = "kokkos";
+    v.per_step = i == 0 ? 1 : 3;
+    v.run = [&log, id] { log.push_back(id); };
+    v.before_turn = [&log, id] { log.push_back("(" + id); };
+    v.after_turn = [&log, id] { log.push_back(id + ")"); };
+  }
+  Steps steps;
+  steps.warmup = 1;
+  steps.count = 2;
+  steps.before = [&log](std::int64_t step, bool timed) {
+    log.push_back((timed ? "S" : "W") + std::to_string(step));
+  };
+  steps.after = [&log](std::int64_t step) { log.push_back("/" + std::to_string(step)); };
+  const auto results = measure_steps(run.ctx, variants, steps);
+  std::string joined;
+  for (const auto& s : log) joined += s;
+  EXPECT_EQ(joined, "W0(aaa)(bbb)S0(aaa)(bbbbb)/0S1(aaa)(bbbbb)/1");
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].time.count, 2u);  // one a step; the warm-up untimed
+  EXPECT_EQ(results[1].time.count, 6u);
+}
+
+TEST(HarnessSteps, WorkSetByTheLastStepsHookMakesTheFigure) {
+  Harness run;
+  std::vector<Variant> variants(1);
+  Variant& v = variants[0];
+  v.name = v.variant = "rebuild";
+  v.implementation = "kokkos";
+  v.run = [] {};
+  v.fom = {FigureOfMerit::From::count_rate, 0, "pairs/s", 1, FigureOfMerit::Time::mean};
+  Steps steps;
+  steps.count = 3;
+  steps.after = [&v](std::int64_t step) {
+    if (step == 2) v.fom.count = 7e3;
+  };
+  const auto results = measure_steps(run.ctx, variants, steps);
+  EXPECT_DOUBLE_EQ(results[0].fom, 7e3 / results[0].time.mean);
+  EXPECT_EQ(results[0].fom_units, "pairs/s");
+}
+
 // --- kernel_result() ----------------------------------------------------------------
 
 Stats seconds(double min, double median, double max) {
@@ -166,6 +216,20 @@ TEST(HarnessResult, FlopRateAndCountRateFiguresOfMerit) {
   const KernelResult r = kernel_result(v, seconds(0.25, 1, 1));
   EXPECT_DOUBLE_EQ(r.fom, 4.0);
   EXPECT_EQ(r.fom_units, "Melements/s");
+}
+
+TEST(HarnessResult, MeanTimeFiguresAreAllTheWorkOverAllTheTime) {
+  Variant v;
+  v.name = "stats";
+  v.bytes = 6e9;  // the mean per execution
+  v.fom.time = FigureOfMerit::Time::mean;
+  Stats t = seconds(1, 2, 6);
+  t.mean = 3;
+  const KernelResult r = kernel_result(v, t);
+  EXPECT_DOUBLE_EQ(r.fom, 2.0);
+  EXPECT_EQ(r.fom_units, "GB/s");
+  // The best and worst times belong to other amounts of work than the mean.
+  EXPECT_FALSE(r.extra.contains("bandwidth_GBps"));
 }
 
 // --- partition and overflow -----------------------------------------------------------

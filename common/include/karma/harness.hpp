@@ -2,7 +2,9 @@
 // measures (what one execution runs, moves and computes, and which
 // implementation it is); measure() runs them all: warm-ups, repetitions in
 // interleaved rounds, fences and barriers, the slowest rank's time, progress,
-// and a KernelResult each with its bandwidth and flop rates.
+// and a KernelResult each with its bandwidth and flop rates. Work that
+// changes from step to step (contact's moving scene) is measured by
+// measure_steps(): the same executions, turns and results, a step at a time.
 //
 //   std::vector<karma::Variant> variants;
 //   variants.push_back({"copy", "kokkos", "copy", [&] { copy(a, c); }, bytes, 0});
@@ -21,7 +23,7 @@
 
 namespace karma {
 
-// How a variant's figure of merit is computed from its best (minimum) time.
+// How a variant's figure of merit is computed from its times.
 struct FigureOfMerit {
   enum class From { bandwidth, flop_rate, count_rate };
   From from = From::bandwidth;
@@ -30,6 +32,12 @@ struct FigureOfMerit {
   double count = 0;
   std::string units;
   double scale = 1;
+  // best: one execution's work over the best (minimum) time. mean: for work
+  // that differs between executions (a step's), the mean work per execution
+  // over the mean time, i.e. all the work over all its time; bytes, flops
+  // and count are then means per execution.
+  enum class Time { best, mean };
+  Time time = Time::best;
 };
 
 struct Variant {
@@ -60,6 +68,8 @@ struct Variant {
   // back state that many more executions would disturb.
   std::function<void()> before_window;
   std::function<void()> after_window;
+  // measure_steps(): timed executions in each step's turn.
+  std::int64_t per_step = 1;
 };
 
 // The order of executions. The repetitions are split into `rounds` rounds
@@ -100,6 +110,27 @@ std::vector<Turn> schedule(std::size_t variants, const Plan& plan);
 // set them from a hook.
 std::vector<KernelResult> measure(const Context& ctx, std::vector<Variant>& variants,
                                   const Plan& plan);
+
+// A stepped measurement: the scene changes every step, so each step opens
+// with `before`, then every variant takes one turn, in registration order
+// (warm-up steps: one untimed execution each; timed steps: `per_step` timed
+// executions each), then `after`. Progress counts steps.
+struct Steps {
+  std::int64_t warmup = 0;  // untimed steps first
+  std::int64_t count = 0;   // timed steps
+  // Untimed, before a step's turns: its index among the timed steps (0 ..
+  // count - 1), or among the warm-up steps with `timed` false.
+  std::function<void(std::int64_t step, bool timed)> before;
+  // Untimed, after a timed step's turns: e.g. checks across the variants.
+  std::function<void(std::int64_t step)> after;
+};
+
+// Collective: runs `steps` over `variants` and returns one result each, in
+// registration order, as measure() does (energy windows included). A
+// variant's hooks see the warm-up steps too; before_each and after_each
+// run around every execution.
+std::vector<KernelResult> measure_steps(const Context& ctx, std::vector<Variant>& variants,
+                                        const Steps& steps);
 
 // A variant's result from the statistics of its (slowest-rank) times:
 // bandwidth_GBps (best, median, worst) when it moves bytes, GFLOPs (best,
