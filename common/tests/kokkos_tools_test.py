@@ -51,7 +51,7 @@ def check_events(events, app):
     Returns (problems, metadata, kernels per region)."""
     problems = []
     metadata = {}
-    inside = {}  # region -> kernels launched while it was the innermost
+    inside = {}  # region -> kernels launched while it was open
     stack = []
     pattern = re.compile(r"karma/" + re.escape(app) + r"/(\S.*)")
     if not events or events[0][0] != "init":
@@ -82,8 +82,8 @@ def check_events(events, app):
             elif type_name:
                 problems.append(f"parallel_{kind} '{label}' {where} is labelled only by "
                                 f"its type ({type_name}): Kokkos' default")
-            if stack:
-                inside[stack[-1]] += 1
+            for region in set(stack):  # inside a nested region is inside its parents too
+                inside[region] += 1
     if stack:
         problems.append(f"regions left open at the end: {stack}")
     return problems, metadata, inside

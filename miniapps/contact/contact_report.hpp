@@ -1,15 +1,19 @@
-// The run's results from its timers and records: per storage a rebuild
-// kernel (pairs/s) and a row-statistics kernel (GB/s), the storage's own
-// figures for the JSON, and the table of --verbose.
+// The run's results besides the harness's: per storage, what its rebuild
+// kernel (pairs/s) and row-statistics kernel (GB/s) add to their results,
+// its own figures for the JSON; the steps' log, the problem's record, and
+// the table of --verbose.
 #pragma once
 
-#include "contact_run_checks.hpp"
+#include "contact_memory.hpp"
+#include "contact_steps.hpp"
 
 #include "karma/app.hpp"
 #include "karma/comm.hpp"
 #include "karma/timing.hpp"
 
 #include <nlohmann/json.hpp>
+
+#include <sys/resource.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -35,35 +39,6 @@ inline nlohmann::json phase_json(const std::vector<double>& v) {
   return {{"total_s", sum_of(v)}, {"mean_s", s.mean}, {"min_s", s.min}, {"max_s", s.max}};
 }
 
-// One storage's slowest-rank times over the run.
-struct StorageTimes {
-  std::vector<double> search, fill, sweeps;
-  std::vector<double> rebuild;  // binning (+ ghost exchange) + search + fill, per step
-  double build = 0, stats = 0;  // totals of rebuild and sweeps
-  bool uses_cells = true;       // the rebuild includes the cell binning (not arborx's)
-};
-
-// Collective: call for the same storages in the same order on every rank.
-// `exchange`: a partitioned run's ghost exchange per step (else empty).
-// `uses_cells`: false for a storage that bins nothing (arborx builds its tree).
-inline StorageTimes storage_times(const KernelTimer& timer, const std::string& name,
-                                  const std::vector<double>& binning,
-                                  const std::vector<double>& exchange = {},
-                                  bool uses_cells = true) {
-  StorageTimes t;
-  t.uses_cells = uses_cells;
-  t.search = slowest(timer, name + ".search");
-  t.fill = slowest(timer, name + ".fill");
-  t.sweeps = slowest(timer, name + ".stats");
-  t.rebuild.resize(t.search.size());
-  for (std::size_t k = 0; k < t.rebuild.size(); ++k)
-    t.rebuild[k] = (uses_cells ? binning[k] : 0.0) + (exchange.empty() ? 0.0 : exchange[k]) +
-                   t.search[k] + t.fill[k];
-  t.build = sum_of(t.rebuild);
-  t.stats = sum_of(t.sweeps);
-  return t;
-}
-
 // What the rates are made of: the whole run, all ranks.
 struct RunTotals {
   double pairs_all = 0;    // pairs found in all timed steps, all ranks
@@ -73,59 +48,56 @@ struct RunTotals {
   double ranks = 1;        // copies: every rank's own (replicated), one (partitioned)
 };
 
-// The rebuild kernel: pairs found per second of binning, search and fill
-// (arborx: of the tree's construction and the query).
-inline KernelResult build_result(const std::string& name, const std::string& implementation,
-                                 const StorageTimes& t, const StorageTimes* linked_list,
-                                 const StorageRecord& rec, const std::vector<double>& binning,
-                                 const RunTotals& run, const std::vector<double>& exchange = {}) {
-  KernelResult b;
-  b.name = name + ".build";
-  b.implementation = implementation;
-  b.variant = name;
-  b.time = summarize(t.rebuild);
-  b.fom = t.build > 0 ? run.pairs_all / t.build : 0;
-  b.fom_units = "pairs/s";
+// Collective: a storage's phases per timed step, slowest rank: the ghost
+// exchange (partitioned), then binning, search and fill, or arborx's tree
+// and query.
+inline nlohmann::json phases_json(const KernelTimer& phases, const NeighbourStorage& st,
+                                  bool partitioned) {
+  const auto phase = [&](const char* name) {
+    return phase_json(slowest(phases, st.name + "." + name));
+  };
+  nlohmann::json j = nlohmann::json::object();
+  if (partitioned) j["ghost_exchange"] = phase("ghost_exchange");
+  if (st.uses_cells) {
+    j["binning"] = phase("binning");
+    j["search"] = phase("search");
+    j["fill"] = phase("fill");
+  } else {
+    j["tree"] = phase("search");
+    j["query"] = phase("fill");
+  }
+  return j;
+}
+
+// The rebuild kernel's figures besides the harness's: pairs found per
+// second of the whole rebuild (ghost exchange, binning, search and fill, or
+// arborx's tree and query), its phases, the overflow handling.
+inline void describe_build(KernelResult& b, nlohmann::json phases, const StorageRecord& rec,
+                           const KernelResult* linked_list) {
   b.extra["fom"] = {{"value", b.fom},
                     {"units", "pairs/s"},
                     {"higher_is_better", true},
                     {"from", "pairs found in all steps (all ranks) / total rebuild time"}};
-  if (t.uses_cells)
-    b.extra["phases"] = {{"binning", phase_json(binning)},
-                         {"search", phase_json(t.search)},
-                         {"fill", phase_json(t.fill)}};
-  else
-    b.extra["phases"] = {{"tree", phase_json(t.search)}, {"query", phase_json(t.fill)}};
-  if (!exchange.empty()) b.extra["phases"]["ghost_exchange"] = phase_json(exchange);
-  b.extra["rebuild_s_mean"] = t.build / run.steps_timed;
+  b.extra["phases"] = std::move(phases);
+  b.extra["rebuild_s_mean"] = b.time.mean;
   b.extra["overflows"] = rec.overflows;
   b.extra["refills"] = rec.refills;
-  if (linked_list && linked_list->build > 0)
-    b.extra["speedup_vs_linked_list"] = linked_list->build / t.build;
-  return b;
+  if (linked_list && b.time.mean > 0)
+    b.extra["speedup_vs_linked_list"] = linked_list->time.mean / b.time.mean;
 }
 
-// The row-statistics kernel: effective bytes of all sweeps over their total time.
-inline KernelResult stats_result(const std::string& name, const StorageTimes& t,
-                                 const StorageTimes* linked_list, const StorageRecord& rec,
-                                 const RunTotals& run) {
-  KernelResult st;
-  st.name = name + ".stats";
-  st.implementation = "kokkos";  // every storage's sweeps are karma's kernels
-  st.variant = name;
-  st.time = summarize(t.sweeps);
-  st.bytes = rec.stats_bytes * run.ranks / (run.steps_timed * run.sweeps);
-  st.fom = gigabytes_per_second(rec.stats_bytes * run.ranks, t.stats);
-  st.fom_units = "GB/s";
+// The row-statistics kernel's figures besides the harness's: effective
+// bytes of all sweeps over their total time.
+inline void describe_stats(KernelResult& st, const RunTotals& run,
+                           const KernelResult* linked_list) {
   st.extra["fom"] = {{"value", st.fom},
                      {"units", "GB/s"},
                      {"higher_is_better", true},
                      {"from", "effective bytes of all sweeps (all ranks) / their total time"}};
-  st.extra["time_per_sweep_s"] = t.stats / (run.steps_timed * run.sweeps);
-  st.extra["rows_per_s"] = run.elements * run.ranks * run.steps_timed * run.sweeps / t.stats;
-  if (linked_list && linked_list->stats > 0)
-    st.extra["speedup_vs_linked_list"] = linked_list->stats / t.stats;
-  return st;
+  st.extra["time_per_sweep_s"] = st.time.mean;
+  st.extra["rows_per_s"] = st.time.mean > 0 ? run.elements * run.ranks / st.time.mean : 0.0;
+  if (linked_list && st.time.mean > 0)
+    st.extra["speedup_vs_linked_list"] = linked_list->time.mean / st.time.mean;
 }
 
 // A storage's figures for the JSON: memory, overflow handling, checksums.
@@ -149,27 +121,126 @@ inline nlohmann::json storage_json(Storage s, const StorageRecord& rec, double e
       {"stats_checksums", hexes(rec.stats_checksums)}};
 }
 
-// --verbose: rank 0 alone, figures already reduced over the ranks.
-inline void print_table(const std::vector<std::string>& names,
-                        const std::vector<StorageTimes>& times,
-                        const std::vector<const StorageRecord*>& records,
-                        const StorageTimes* linked_list, const std::vector<double>& binning,
-                        const RunTotals& run, const std::vector<double>& exchange = {}) {
+// --verbose: rank 0 alone, figures already reduced over the ranks; the
+// kernels in pairs, each storage's rebuild then its statistics.
+inline void print_table(const std::vector<KernelResult>& kernels) {
   std::printf("\n%-16s %10s %10s %10s %10s %8s %12s %10s %8s\n", "storage", "build ms", "binning",
               "search", "fill", "x LL", "stats ms", "GB/s", "x LL");
-  const double per = 1e3 / run.steps_timed;
-  for (std::size_t k = 0; k < names.size(); ++k) {
-    const StorageTimes& t = times[k];
-    std::printf("%-16s %10.3f %10.3f %10.3f %10.3f %8.2f %12.4f %10.1f %8.2f\n", names[k].c_str(),
-                t.build * per, t.uses_cells ? sum_of(binning) * per : 0.0, sum_of(t.search) * per,
-                sum_of(t.fill) * per,
-                linked_list && linked_list->build > 0 ? linked_list->build / t.build : 0.0,
-                t.stats * 1e3 / (run.steps_timed * run.sweeps),
-                gigabytes_per_second(records[k]->stats_bytes * run.ranks, t.stats),
-                linked_list && linked_list->stats > 0 ? linked_list->stats / t.stats : 0.0);
+  const auto ms = [](const nlohmann::json& phases, const char* a, const char* b) {
+    const char* name = phases.contains(a) ? a : b;
+    return phases.contains(name) ? 1e3 * phases[name]["mean_s"].get<double>() : 0.0;
+  };
+  const auto speedup = [](const KernelResult& k) {
+    return k.extra.value("speedup_vs_linked_list", 0.0);
+  };
+  bool exchange = false;
+  for (std::size_t k = 0; k + 1 < kernels.size(); k += 2) {
+    const KernelResult &b = kernels[k], &st = kernels[k + 1];
+    const nlohmann::json& phases = b.extra["phases"];
+    exchange = exchange || phases.contains("ghost_exchange");
+    std::printf("%-16s %10.3f %10.3f %10.3f %10.3f %8.2f %12.4f %10.1f %8.2f\n", b.variant.c_str(),
+                1e3 * b.time.mean, ms(phases, "binning", ""), ms(phases, "search", "tree"),
+                ms(phases, "fill", "query"), speedup(b), 1e3 * st.time.mean, st.fom, speedup(st));
   }
-  if (!exchange.empty())
-    std::printf("(build ms includes the ghost exchange: %.3f ms a step)\n", sum_of(exchange) * per);
+  if (exchange) std::printf("(build ms includes each storage's ghost exchange)\n");
+}
+
+// What the step loop leaves for the report.
+struct StepLog {
+  Tallies tally;
+  nlohmann::json per_step = nlohmann::json::array();
+  double total_pairs = 0, total_entries = 0;  // over the timed steps, this rank
+  std::int64_t shared_bytes = 0, peak_tracked = 0;
+};
+
+// One step's record in the JSON, and the run's totals: the pairs and rows
+// the first storage found.
+inline void log_step(StepLog& log, nlohmann::json step_json, const StepChecks& checks,
+                     Index elements) {
+  const std::int64_t entries = checks.have_reference ? checks.summary.entries : -1;
+  const double pairs =
+      checks.pairs >= 0 ? checks.pairs : (entries >= 0 ? static_cast<double>(entries) / 2 : 0.0);
+  const double counted = static_cast<double>(std::max<std::int64_t>(entries, 0));
+  step_json["pairs"] = pairs;
+  step_json["entries"] = entries;
+  step_json["max_row"] = checks.summary.longest;
+  step_json["mean_row"] = counted / static_cast<double>(elements);
+  step_json["empty_rows"] = checks.summary.empty;
+  step_json["pair_checksum"] = checks.pair_sums.empty() ? "" : hex(checks.pair_sums[0]);
+  step_json["stats_checksum"] = checks.stats_sums.empty() ? "" : hex(checks.stats_sums[0]);
+  log.total_pairs += pairs;
+  log.total_entries += counted;
+  log.per_step.push_back(std::move(step_json));
+}
+
+// What the JSON records of the problem and the run besides the kernels.
+// Collective (the time of the full row checks is the slowest rank's).
+inline nlohmann::json problem_json(const Scene& scene, const Estimate& est, const StepLog& log,
+                                   const nlohmann::json& storages_json, double steps_timed,
+                                   const char* dynamic_layout) {
+  const Config& cfg = scene.cfg;
+  const MeshShape& shape = cfg.shape;
+  std::vector<std::string> names;
+  for (Storage s : cfg.storages) names.push_back(name_of(s));
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const char* scaling =
+      cfg.partitioned
+          ? "strong: one mesh partitioned over the ranks (recursive bisection of the x-y plane), "
+            "ghosts exchanged every step; figures are of the whole mesh, over all ranks"
+          : "weak: every rank builds and checks its own copy of the whole problem";
+  return {{"n", cfg.n},
+          {"elements", shape.elements},
+          {"elements_a", shape.elements_a},
+          {"elements_b", shape.elements_b},
+          {"nodes", shape.nodes},
+          {"steps", cfg.steps},
+          {"steps_timed", steps_timed},
+          {"sweeps", cfg.sweeps},
+          {"warmup", cfg.warmup},
+          {"storage", names},
+          {"capacity", cfg.capacity},
+          {"seed", cfg.seed},
+          {"cell_size", static_cast<double>(cfg.cell) / unit},
+          {"grid_cells", scene.blocks.cells.grid.cells},
+          {"dynamic_layout", dynamic_layout},
+          {"lanes", cfg.lanes},
+          {"search", cfg.pairs ? "pairs" : "rows"},
+          {"list_stripes", cfg.list_stripes},
+          {"fixed_point_units_per_h", unit},
+          {"scaling", scaling},
+          {"pairs_all_steps_per_rank", log.total_pairs},
+          {"per_step", log.per_step},
+          {"storages", storages_json},
+          {"memory",
+           {{"estimate_bytes_per_rank", est.total},
+            {"entries_bound", est.entries_bound},
+            {"max_row_bound", est.max_row_bound},
+            {"shared_bytes", log.shared_bytes},
+            {"peak_tracked_bytes", log.peak_tracked},
+            {"host_max_rss_bytes", static_cast<double>(usage.ru_maxrss) * 1024.0}}},
+          {"overflow_check",
+           {{"enabled", cfg.overflow_check},
+            {"overflows", log.tally.forced_overflows},
+            {"refills", log.tally.forced_refills},
+            {"rows_refilled", log.tally.forced_rows_refilled}}},
+          {"verification",
+           {{"all_rows",
+             "every row of the first storage, every step, against a search over the "
+             "mesh's structure; the other storages' rows against it by signature"},
+            {"all_rows_seconds", comm::max(log.tally.mesh_seconds)},
+            {"boxes_outside_bounds", log.tally.mesh_wrong.boxes_outside},
+            {"brute_force", shape.elements <= cfg.brute_force_max},
+            {"sample_rows", scene.sample_ids.size()},
+            {"inject_fault", cfg.inject},
+            {"search_fault", scene.search_fault < 0
+                                 ? nlohmann::json(nullptr)
+                                 : nlohmann::json{{"element", scene.search_fault},
+                                                  {"rows_changed", scene.search_fault_rows}}}}},
+          {"stats_bytes_from",
+           "per sweep: the storage's structure for the entries it holds (linked-list: 4 B head + "
+           "8 B per node; csr: 8 B offset + 4 B per entry; dynamic: 8 B count + 4 B per entry) "
+           "plus 32 B of results per row"}};
 }
 
 }  // namespace karma::contact

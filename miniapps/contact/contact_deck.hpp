@@ -1,0 +1,164 @@
+// karma-contact's deck: its keys (the schema --help prints and the run rules
+// read) and the run's Config read from them, with the checks that need
+// more than one key or the number of ranks.
+#pragma once
+
+#include "contact_config.hpp"
+#include "contact_decomposition.hpp"
+
+#include "karma/comm.hpp"
+#include "karma/deck.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace karma::contact {
+
+inline Schema contact_schema() {
+  Schema s;
+  s.integer("contact.n", 16,
+            "block A is n x n x n elements of size 1, block B 2n x 2n x n of size 0.5: "
+            "N = 5 n^3 elements (16: 20k, 64: 1.3M, 126: 10M, the MATAR paper's size)",
+            1);
+  s.integer("contact.steps", standard_steps,
+            "steps; each moves block B down 0.05, rebuilds the lists and computes the row "
+            "statistics (30: from 0.5 above A to 1.0 inside it; 0: one rebuild at the start)",
+            0);
+  s.integer("contact.sweeps", 100,
+            "timed row-statistics sweeps per step (10000 reproduces the MATAR paper)", 1);
+  s.choice_list("contact.storage", karma_storage_names, storage_names,
+                "neighbour-list storages, run side by side on the same search: linked-list "
+                "(HOSS: a head per element, a node pool with an atomic counter), csr-two-pass "
+                "(count, scan, fill), dynamic-ragged (rows of fixed capacity, grown on overflow); "
+                "arborx: the ArborX library's bounding volume hierarchy and intersection query "
+                "over the same boxes into compressed rows (builds with ArborX only)");
+  s.choice("contact.search", "pairs", {"pairs", "rows"},
+           "pairs: each overlapping pair is found once and written into both rows, with atomics "
+           "(push_back, a swapped-in list head, an atomic cursor); rows: each row is searched and "
+           "written by its own thread, without atomics on the rows");
+  s.integer("contact.capacity", 32,
+            "dynamic-ragged: first capacity of a row; the linked-list pool and the compressed "
+            "values start with N x capacity entries too",
+            1);
+  s.integer("contact.seed", 2021, "seed of the node perturbations", 0);
+  s.number("contact.cell_size", 1.0, "edge of a search cell, in units of block A's element size",
+           0.25, 16.0);
+  s.choice("contact.dynamic_layout", "auto", {"auto", "right", "left"},
+           "dynamic-ragged storage: right (a row contiguous), left (slot k of neighbouring rows "
+           "contiguous: coalesced on GPUs), auto (left on GPUs, right on CPUs)");
+  s.integer("contact.lanes", 0,
+            "vector lanes sharing a row in the statistics of compressed (and right-layout "
+            "dynamic) rows on a GPU: 1, 2, 4, 8, 16 or 32 (0: 8 on GPUs; CPUs use 1)",
+            0, 32);
+  s.integer("contact.list_stripes", 0,
+            "linked-list: counters the node pool is split into, element i taking nodes from "
+            "stripe i mod stripes (0: 1 on CPUs, one counter as in HOSS; 4096 on GPUs, where "
+            "one counter serialises the whole device)",
+            0, 1 << 20);
+  s.integer("contact.brute_force_max_elements", 25000,
+            "check every row against a host O(N^2) search at every step when N is at most this", 0);
+  s.integer("contact.sample_rows", 64,
+            "rows checked at every step against an O(N) scan of all boxes on the device", 0);
+  s.boolean("contact.overflow_check", true,
+            "every step, also build dynamic rows of capacity 8 (less for tiny decks): they must "
+            "overflow, grow, refill and agree with the other storages");
+  s.choice("contact.decomposition", "replicated", {"replicated", "partitioned"},
+           "replicated: every rank builds and checks its own copy of the whole problem (weak "
+           "scaling); partitioned: one mesh split over the ranks by recursive bisection of the "
+           "x-y plane, each rank owning its elements' rows and receiving its neighbours' "
+           "elements within reach as ghosts every step (strong scaling; the brute force and the "
+           "sampled rows are off: they need every box)");
+  s.faults({{"self", "at the last step, a self-pair in one entry of the last storage"},
+            {"foreign", "at the last step, a far element in one entry of the last storage"},
+            {"search",
+             "the search misses one element's pairs with lower ids in every storage alike (an "
+             "element of B's bottom layer whose rows are not sampled)"},
+            {"ghost",
+             "partitioned: the first ghost each rank sends each neighbour is left out of the "
+             "exchange"}});
+  s.retired("contact.inject_fault", "use run.inject_fault (the same choices)", "none");
+  s.integer("run.warmup", 1,
+            "untimed rebuilds and sweeps at the start position before the timed steps", 0);
+  s.string("run.results_dir", ".",
+           "directory for the results JSON when --output is not given (created if missing)");
+  s.energy_keys();
+  // What a reportable run may change (docs/run-rules.md).
+  s.rule(karma::Rule::free, {"run.results_dir"});
+  s.rule(karma::Rule::tuning,
+         {"contact.storage", "contact.search", "contact.capacity", "contact.cell_size",
+          "contact.dynamic_layout", "contact.lanes", "contact.list_stripes"});
+  return s;
+}
+
+inline Config read_config(const Deck& deck) {
+  Config c;
+  const std::int64_t n = deck.integer("contact.n");
+  // Element ids are 32-bit (as node indices of the lists): 5 n^3 < 2^31. The
+  // count itself is computed with overflow checks, so that the message
+  // about a huge n does not print a wrapped one.
+  std::int64_t n3 = 0, elements = 0;
+  if (__builtin_mul_overflow(n, n, &n3) || __builtin_mul_overflow(n3, n, &n3) ||
+      __builtin_mul_overflow(n3, std::int64_t{5}, &elements)) {
+    char count[32];
+    std::snprintf(count, sizeof(count), "%.2g", 5.0 * static_cast<double>(n) * n * n);
+    deck.fail("contact.n", "n = " + std::to_string(n) + " gives 5 n^3 = " + count +
+                               " elements, more than 2^63 - 1 (a 64-bit count); element ids "
+                               "are 32-bit, so n is at most 754");
+  }
+  if (n > 754)
+    deck.fail("contact.n", "n = " + std::to_string(n) +
+                               " gives 5 n^3 = " + std::to_string(elements) +
+                               " elements; element ids are 32-bit, so n is at most 754");
+  c.n = static_cast<int>(n);
+  c.shape = mesh_shape(c.n);
+  c.steps = deck.integer("contact.steps");
+  // Block B must stay inside 32-bit fixed-point coordinates.
+  if (c.steps > 100000) deck.fail("contact.steps", "at most 100000 steps");
+  c.sweeps = deck.integer("contact.sweeps");
+  c.capacity = deck.integer("contact.capacity");
+  if (c.capacity > (std::int64_t{1} << 30)) deck.fail("contact.capacity", "at most 2^30");
+  c.warmup = deck.integer("run.warmup");
+  c.seed = static_cast<std::uint64_t>(deck.integer("contact.seed"));
+  c.cell = static_cast<int>(std::lround(deck.number("contact.cell_size") * unit));
+  for (const auto& name : deck.string_list("contact.storage"))
+    for (std::size_t k = 0; k < storage_names.size(); ++k)
+      if (storage_names[k] == name) c.storages.push_back(static_cast<Storage>(k));
+  if (!have_arborx && has_storage(c, Storage::arborx))
+    deck.fail("contact.storage",
+              "arborx needs a karma built with ArborX (cmake -DKARMA_ENABLE_ARBORX=ON "
+              "-DArborX_ROOT=...); this build has none");
+  const std::string layout = deck.string("contact.dynamic_layout");
+  c.dynamic_left = layout == "left" || (layout == "auto" && on_gpu);
+  const std::int64_t lanes = deck.integer("contact.lanes");
+  if (lanes != 0 && (lanes & (lanes - 1)) != 0)
+    deck.fail("contact.lanes",
+              "must be a power of two (1, 2, 4, 8, 16 or 32), or 0, got " + std::to_string(lanes));
+  c.lanes = !on_gpu ? 1 : (lanes == 0 ? 8 : static_cast<int>(lanes));
+  c.brute_force_max = deck.integer("contact.brute_force_max_elements");
+  c.sample_rows = deck.integer("contact.sample_rows");
+  c.overflow_check = deck.boolean("contact.overflow_check");
+  c.inject = deck.string("run.inject_fault");
+  c.pairs = deck.string("contact.search") == "pairs";
+  const std::int64_t stripes = deck.integer("contact.list_stripes");
+  c.list_stripes = stripes > 0 ? static_cast<int>(stripes) : (on_gpu ? 4096 : 1);
+  c.partitioned = deck.string("contact.decomposition") == "partitioned";
+  if (c.inject == "ghost" && !c.partitioned)
+    deck.fail("run.inject_fault", "ghost needs contact.decomposition: partitioned");
+  if (c.partitioned && c.inject != "none" && c.inject != "ghost")
+    deck.fail("run.inject_fault", "a partitioned run injects none or ghost, not " + c.inject);
+  if (c.partitioned) {
+    for (const Region& r : bisect_plane(c.n, comm::size()))
+      if (r.empty())
+        deck.fail("contact.decomposition",
+                  "n = " + std::to_string(n) + " has too few columns of block A to give each of " +
+                      std::to_string(comm::size()) + " ranks a part of the plane");
+    // Both need every element's box on every rank.
+    c.brute_force_max = -1;
+    c.sample_rows = 0;
+  }
+  return c;
+}
+
+}  // namespace karma::contact
