@@ -1,7 +1,10 @@
 // karma-matvec: deck -> run -> report. Dense kernels in matvec_kernels.hpp,
-// sparse (CSR) ones in csr_kernels.hpp, the vendor references in matvec_blas.hpp.
-#include "csr_kernels.hpp"
+// sparse (CSR) ones in csr_kernels.hpp, the vendor references in matvec_blas.hpp;
+// the dense product here, the sparse one in csr.cpp, what both share in
+// matvec_app.hpp.
+#include "matvec_app.hpp"
 #include "matvec_blas.hpp"
+#include "matvec_csr.hpp"
 #include "matvec_kernels.hpp"
 
 #include "karma/app.hpp"
@@ -23,6 +26,7 @@
 namespace {
 
 using namespace karma;
+using namespace karma::matvec;  // Config, the timing and the check (matvec_app.hpp)
 using matvec::Variant;
 namespace blas = matvec::blas;
 
@@ -96,27 +100,6 @@ Schema matvec_schema() {
   s.retired("matvec.corrupt", "use run.inject_fault: y-entry", false);
   return s;
 }
-
-enum class Blas { none, cblas, cublas };
-
-struct Config {
-  bool csr = false;
-  bool transpose = false;
-  bool strong = false;
-  Layout layout = Layout::right;
-  Precision precision = Precision::double_;
-  std::int64_t m_global = 0, m_local = 0, row0 = 0, n = 0;
-  std::vector<const matvec::VariantSpec*> variants;  // in table order
-  Blas blas = Blas::none;
-  std::uint64_t seed = 0;
-  int team_size = 0, vector_length = 0, rows_per_thread = 0;
-  std::int64_t column_blocks = 0, block_rows = 0;
-  bool corrupt = false;
-  bool laplacian = false;
-  double density = 0;
-  std::vector<std::int64_t> grid;  // global
-  std::int64_t repetitions = 0, warmup = 0, rounds = 1;
-};
 
 // a * b, or a deck error naming `key` when the product overflows 64 bits.
 std::int64_t multiply_checked(const Deck& deck, const std::string& key, std::int64_t a,
@@ -255,171 +238,6 @@ Config read_config(const Deck& deck) {
                                             std::to_string(c.vector_length));
   }
   return c;
-}
-
-// ---------------------------------------------------------------------------
-// What every format shares: timing the variants, checking each y.
-
-struct Measured {
-  std::vector<KernelResult> kernels;
-  std::vector<Check> checks;
-};
-
-// Times the products: each variant's repetitions in `rounds` turns (blocked
-// turns, so a library's idle threads never overlap another's kernels; more
-// rounds put each variant's best time in the same stretch of a shared
-// machine as the others'), warm-ups in its first turn. Each turn first
-// poisons y (`reset`), so a variant that writes nothing fails; after it,
-// `finish` completes y (the transposed product's Allreduce) and `error`
-// compares y with the reference (the worst over rounds counts).
-template <class Reset, class Finish, class ErrorFn>
-Measured measure_products(const Context& ctx, const Config& cfg,
-                          std::vector<karma::Variant>& variants, double bytes, double flops,
-                          double tolerance, Reset&& reset, Finish&& finish, ErrorFn&& error) {
-  std::vector<double> errors(variants.size(), 0.0);
-  for (std::size_t i = 0; i < variants.size(); ++i) {
-    karma::Variant& v = variants[i];
-    v.bytes = bytes;
-    v.flops = flops;
-    v.before_turn = reset;
-    v.after_turn = [&, i] {
-      finish();
-      const double e = comm::max(error());
-      errors[i] = (e == e && errors[i] == errors[i]) ? std::max(errors[i], e) : e;
-    };
-  }
-  Plan plan;
-  plan.warmup = cfg.warmup;
-  plan.repetitions = cfg.repetitions;
-  plan.rounds = cfg.rounds;
-  Measured out;
-  out.kernels = karma::measure(ctx, variants, plan);
-  for (std::size_t i = 0; i < variants.size(); ++i)
-    out.checks.push_back({"y " + variants[i].name, "max error / sum |a||x|", errors[i], tolerance});
-  return out;
-}
-
-// Times an exchange on its own (not inside the products' times, so those
-// compare with BLAS on one device); bytes: what every rank receives.
-KernelResult time_exchange(const Context& ctx, const Config& cfg, const std::string& name,
-                           double bytes, const std::function<void()>& exchange) {
-  std::vector<karma::Variant> variants(1);
-  karma::Variant& v = variants[0];
-  v.name = v.variant = name;
-  v.implementation = "mpi";
-  v.run = exchange;
-  v.code = {name == "allreduce-y" ? "karma::comm::sum_in_place" : "(anonymous)::ReplicatedX"};
-  v.bytes = bytes;
-  v.extra["staged_through_host"] = !std::is_same<DefaultMemory, HostMemory>::value;
-  Plan plan;
-  plan.warmup = cfg.warmup;
-  plan.repetitions = cfg.repetitions;
-  return karma::measure(ctx, variants, plan).at(0);
-}
-
-// x, replicated: each rank fills the block of x it owns, then MPI_Allgatherv
-// (through host memory) gives every rank all of it.
-template <class Vector>
-struct ReplicatedX {
-  Vector x;
-  typename Vector::HostMirror host;
-  std::vector<std::int64_t> counts;
-  std::int64_t first = 0, count = 0;
-
-  ReplicatedX(std::int64_t n, std::uint64_t seed) {
-    x = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "matvec::x"), n);
-    host = Kokkos::create_mirror_view(x);
-    for (int r = 0; r < comm::size(); ++r) counts.push_back(block_of(n, comm::size(), r).count);
-    const Block mine = block_of(n, comm::size(), comm::rank());
-    first = mine.first;
-    count = mine.count;
-    matvec::fill_vector(Kokkos::subview(x, std::make_pair(first, first + count)), seed, first);
-    gather();
-  }
-  void gather() const {
-    if (comm::size() == 1) return;
-    const auto own = std::make_pair(first, first + count);
-    Kokkos::deep_copy(Kokkos::subview(host, own), Kokkos::subview(x, own));
-    comm::allgatherv_in_place(host.data(), counts);
-    Kokkos::deep_copy(x, host);
-  }
-};
-
-std::string join(const std::vector<std::int64_t>& v) {
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? " x " : "") + std::to_string(v[i]);
-  return s;
-}
-
-// The check of every entry of y (matvec_kernels.hpp): the exact entries this
-// rank checks, computed once on the device from the closed form of A and x
-// before the timed runs and compared on the host with each implementation's
-// y, and the fault that matvec.corrupt injects. Cost: one hash and a TwoSum
-// an entry of A: at 16384^2 doubles on the 2-core VM 0.55 s, 7-9x one timed
-// product (16-29x in float; README), recorded as `seconds`; the comparison
-// is one pass over y per implementation.
-template <class T>
-struct FullCheck {
-  matvec::ExactEntries<Kokkos::HostSpace> exact;
-  double seconds = 0;               // computing the reference, slowest rank
-  std::int64_t corrupt_index = -1;  // the entry of y this rank corrupts; -1: none
-  T corrupt_by = 0;
-  std::int64_t corrupt_rank = -1;  // where, for the JSON: the rank and its row
-  std::int64_t corrupt_row = -1;   // (y = A x) or the entry of y (y = A^T x)
-};
-
-template <class T, class Compute>
-FullCheck<T> prepare_check(const Config& cfg, double tolerance, std::int64_t global_offset,
-                           Compute&& compute) {
-  FullCheck<T> c;
-  Kokkos::fence();
-  Kokkos::Timer timer;
-  const auto exact = compute();
-  Kokkos::fence();
-  c.seconds = comm::max(timer.seconds());
-  c.exact = matvec::to_host(exact);
-  if (cfg.corrupt) {
-    // The last rank that checks any entry (not rank 0 when there are
-    // several), the middle of its entries: where a sample of evenly spread
-    // rows would most likely not look. 4 tolerances: just past what the
-    // check must accept.
-    const std::int64_t mine = c.exact.count() > 0 ? comm::rank() : -1;
-    c.corrupt_rank = comm::max(mine);
-    if (c.corrupt_rank == comm::rank()) {
-      const std::int64_t i = c.exact.count() / 2;
-      c.corrupt_index = c.exact.first + i;
-      const double scale = c.exact.scale(i) > 0 ? c.exact.scale(i) : 1.0;
-      c.corrupt_by = static_cast<T>(4 * tolerance * scale);
-    }
-    c.corrupt_row =
-        comm::max(c.corrupt_index < 0 ? std::int64_t{-1} : global_offset + c.corrupt_index);
-  }
-  return c;
-}
-
-// Adds the fault to y in device memory, after the runs (before the
-// Allreduce of y = A^T x, so every rank's copy carries it).
-template <class Vector, class T>
-void corrupt(const Vector& y, std::int64_t index, T by) {
-  if (index < 0) return;
-  Kokkos::parallel_for(
-      "matvec::corrupt", Kokkos::RangePolicy<DefaultSpace, Kokkos::IndexType<std::int64_t>>(0, 1),
-      KOKKOS_LAMBDA(const std::int64_t) { y(index) += by; });
-  Kokkos::fence();
-}
-
-template <class T>
-nlohmann::json verification_json(const FullCheck<T>& check, const Config& cfg) {
-  return {{"entries_checked", "all: every entry of y, on every rank, for every implementation"},
-          {"entries_checked_per_rank", allgather_json(check.exact.count())},
-          {"reference",
-           "compensated double sums of the closed form of A and x (nothing stored is read), on "
-           "the device: dense a team an entry, its threads over the terms; CSR a thread a row"},
-          {"reference_seconds", check.seconds},
-          {"corrupt", cfg.corrupt},
-          {"corrupted", cfg.corrupt ? nlohmann::json{{"rank", check.corrupt_rank},
-                                                     {"entry_of_y", check.corrupt_row}}
-                                    : nlohmann::json(nullptr)}};
 }
 
 // ---------------------------------------------------------------------------
@@ -612,150 +430,11 @@ Report run_dense(const Context& ctx, const Config& cfg) {
   return report;
 }
 
-// ---------------------------------------------------------------------------
-// Sparse (CSR).
-
-template <class T, class Index, class Pattern>
-Report run_csr(const Context& ctx, const Config& cfg, const Pattern& pattern,
-               const std::string& pattern_text) {
-  using Vector = Kokkos::View<T*, DefaultMemory>;
-  using Matrix = matvec::Csr<T, Index, DefaultMemory>;
-  const int ranks = comm::size();
-  const std::int64_t rows = cfg.m_local, cols = cfg.n;
-  // The row sizes come first (small), so the check below knows the exact
-  // number of entries before the entries are allocated.
-  ctx.require_memory(static_cast<std::uint64_t>(rows + 1) * 16, "the row sizes and offsets");
-  const auto sizes = matvec::csr_row_sizes(pattern, cfg.row0, rows);
-  std::int64_t local_entries = 0, longest = 0;
-  Kokkos::parallel_reduce(
-      "matvec::csr::entries",
-      Kokkos::RangePolicy<DefaultSpace, Kokkos::IndexType<std::int64_t>>(0, rows),
-      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& v) { v += sizes(i); }, local_entries);
-  Kokkos::parallel_reduce(
-      "matvec::csr::longest",
-      Kokkos::RangePolicy<DefaultSpace, Kokkos::IndexType<std::int64_t>>(0, rows),
-      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& v) {
-        if (sizes(i) > v) v = sizes(i);
-      },
-      Kokkos::Max<std::int64_t>(longest));
-  const std::uint64_t entry_bytes = sizeof(T) + sizeof(Index);
-  const std::uint64_t footprint = static_cast<std::uint64_t>(local_entries) * entry_bytes +
-                                  static_cast<std::uint64_t>(rows + 1) * 16 +
-                                  static_cast<std::uint64_t>(rows + cols) * sizeof(T) +
-                                  (ranks > 1 ? static_cast<std::uint64_t>(cols) * sizeof(T) : 0) +
-                                  static_cast<std::uint64_t>(rows) * 2 * sizeof(double);
-  ctx.require_memory(footprint, std::to_string(local_entries) + " entries (" +
-                                    std::to_string(entry_bytes) +
-                                    " bytes each), x, y and the exact y per rank");
-  const Matrix a = matvec::build_csr<T, Index>(pattern, cfg.row0, cols, sizes);
-  ReplicatedX<Vector> replicated(cols, cfg.seed);
-  const Vector x = replicated.x;
-  const Vector y(Kokkos::view_alloc(Kokkos::WithoutInitializing, "matvec::y"), rows);
-  const auto y_host = Kokkos::create_mirror_view(y);
-  const double mean_row = rows > 0 ? static_cast<double>(local_entries) / rows : 0;
-  const auto team =
-      matvec::choose_csr_team_shape<DefaultSpace>(mean_row, cfg.team_size, cfg.vector_length);
-  Kokkos::fence();
-
-  std::vector<karma::Variant> variants;
-  for (const auto* v : cfg.variants) {
-    karma::Variant c;
-    c.name = std::string("csr-") + v->name;
-    c.implementation = "kokkos";
-    c.variant = v->name;
-    c.run = [=] { matvec::multiply_csr(v->variant, a, x, y, team); };
-    c.code = {v->variant == Variant::team_per_row ? "karma::matvec::CsrTeamPerRow"
-                                                  : "karma::matvec::CsrRowPerThread"};
-    if (v->variant == Variant::team_per_row)
-      c.extra = {{"team_size", team.team_size}, {"vector_length", team.vector_length}};
-    c.launch = c.extra;
-    variants.push_back(std::move(c));
-  }
-
-  // The reference: every row of this rank, from the pattern's generator.
-  const std::int64_t global_longest = comm::max(longest);
-  const double tolerance = matvec::tolerance_for<T>(global_longest);
-  const FullCheck<T> check = prepare_check<T>(cfg, tolerance, cfg.row0, [&] {
-    return matvec::csr_exact(pattern, cfg.seed, cfg.row0, rows);
-  });
-  const double entries = static_cast<double>(comm::sum(local_entries));
-  const double bytes = comm::sum(static_cast<double>(local_entries) * entry_bytes +
-                                 static_cast<double>(rows + 1) * sizeof(std::int64_t) +
-                                 static_cast<double>(rows + cols) * sizeof(T));
-  Measured measured = measure_products(
-      ctx, cfg, variants, bytes, 2 * entries, tolerance,
-      [&] { Kokkos::deep_copy(y, std::numeric_limits<T>::quiet_NaN()); },
-      [&] {
-        corrupt(y, check.corrupt_index, check.corrupt_by);
-        Kokkos::deep_copy(y_host, y);
-      },
-      [&] { return matvec::worst_scaled_error(check.exact, y_host); });
-  if (ranks > 1)
-    measured.kernels.push_back(time_exchange(ctx, cfg, "allgatherv-x",
-                                             static_cast<double>(cols) * sizeof(T) * ranks,
-                                             [&] { replicated.gather(); }));
-
-  Report report;
-  report.kernels = measured.kernels;
-  report.checks = measured.checks;
-  report.problem = {
-      {"format", "csr"},
-      {"pattern", pattern_text},
-      {"m", cfg.m_global},
-      {"n", cfg.n},
-      {"rows_per_rank", allgather_json(cfg.m_local)},
-      {"entries", entries},
-      {"longest_row", global_longest},
-      {"precision", to_string(cfg.precision)},
-      {"element_bytes", sizeof(T)},
-      {"column_index_bytes", sizeof(Index)},
-      {"storage", "karma::RaggedRight: column indices and values sharing one offsets view"},
-      {"scaling", cfg.strong ? "strong" : "weak"},
-      {"seed", cfg.seed},
-      {"footprint_bytes_per_rank", footprint},
-      {"repetitions", cfg.repetitions},
-      {"rounds", std::min(cfg.rounds, cfg.repetitions)},
-      {"warmup", cfg.warmup},
-      {"bytes_counted", "values, column indices and offsets once, x once and y once, all ranks"},
-      {"flops_counted", "2 per entry"},
-      {"distribution", "rows of A per rank; x replicated by MPI_Allgatherv (timed apart)"},
-      {"verification", verification_json(check, cfg)}};
-  std::ostringstream summary;
-  summary << "matvec: y = A x, A sparse " << cfg.m_global << " x " << cfg.n << " (" << pattern_text
-          << ", " << static_cast<std::int64_t>(entries) << " entries, " << to_string(cfg.precision)
-          << ") in compressed rows; " << (cfg.strong ? "strong" : "weak") << " scaling, "
-          << format_bytes(static_cast<double>(footprint)) << " per rank; " << cfg.repetitions
-          << " repetitions after " << cfg.warmup << " warm-up(s)";
-  report.summary = summary.str();
-  return report;
-}
-
-template <class T>
-Report run_csr_typed(const Context& ctx, const Config& cfg) {
-  const bool small_index = cfg.n <= std::numeric_limits<std::int32_t>::max();
-  auto run = [&](const auto& pattern, const std::string& text) {
-    return small_index ? run_csr<T, std::int32_t>(ctx, cfg, pattern, text)
-                       : run_csr<T, std::int64_t>(ctx, cfg, pattern, text);
-  };
-  if (cfg.laplacian) {
-    matvec::LaplacianPattern p;
-    p.dimensions = static_cast<int>(cfg.grid.size());
-    p.nx = cfg.grid[0];
-    p.ny = cfg.grid[1];
-    p.nz = cfg.grid.size() == 3 ? cfg.grid[2] : 1;
-    return run(p, std::string(p.dimensions == 3 ? "7-point" : "5-point") + " Laplacian on " +
-                      join(cfg.grid));
-  }
-  std::ostringstream text;
-  text << "random, density " << cfg.density;
-  return run(matvec::RandomPattern::make(cfg.seed, cfg.n, cfg.density), text.str());
-}
-
 Report run_matvec(const Context& ctx) {
   const Config cfg = read_config(ctx.deck);
+  if (cfg.csr) return run_csr_product(ctx, cfg);
   return dispatch_precision(cfg.precision, [&](auto t) {
     using T = decltype(t);
-    if (cfg.csr) return run_csr_typed<T>(ctx, cfg);
     // The kernels see A, or A^T as the other layout (matvec_kernels.hpp).
     const Layout op =
         cfg.transpose ? (cfg.layout == Layout::left ? Layout::right : Layout::left) : cfg.layout;
