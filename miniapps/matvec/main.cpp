@@ -111,37 +111,11 @@ std::int64_t multiply_checked(const Deck& deck, const std::string& key, std::int
   return *out;
 }
 
-Config read_config(const Deck& deck) {
-  Config c;
+// The extents of A, all ranks' (the Laplacian's grid points, or m x n) and
+// this rank's block of rows; a deck error where a count overflows 64 bits.
+void read_extents(const Deck& deck, Config& c) {
   const std::int64_t ranks = comm::size(), rank = comm::rank();
-  c.csr = deck.string("matvec.format") == "csr";
-  c.transpose = deck.boolean("matvec.transpose");
-  c.strong = deck.string("matvec.scaling") == "strong";
-  c.layout = layout_from_string(deck.string("matvec.layout"));
-  c.precision = precision_from_string(deck.string("matvec.precision"));
-  c.seed = static_cast<std::uint64_t>(deck.integer("matvec.seed"));
-  c.team_size = static_cast<int>(deck.integer("matvec.team_size"));
-  c.vector_length = static_cast<int>(deck.integer("matvec.vector_length"));
-  c.rows_per_thread = static_cast<int>(deck.integer("matvec.rows_per_thread"));
-  if (c.rows_per_thread == 3)
-    deck.fail("matvec.rows_per_thread", "must be 0 (automatic), 1, 2 or 4, got 3");
-  c.column_blocks = deck.integer("matvec.column_blocks");
-  c.block_rows = deck.integer("matvec.block_rows");
-  if (device_is_gpu && c.block_rows != 0)
-    deck.fail("matvec.block_rows", "sets a CPU's work items; a GPU thread takes one row");
-  c.corrupt = deck.string("run.inject_fault") == "y-entry";
-  c.laplacian = deck.string("matvec.pattern") == "laplacian";
-  c.density = deck.number("matvec.density");
-  c.repetitions = deck.integer("run.repetitions");
-  c.warmup = deck.integer("run.warmup");
-  c.rounds = deck.integer("matvec.rounds");
   const std::int64_t element_bytes = c.precision == Precision::single ? 4 : 8;
-
-  if (c.csr && c.transpose)
-    deck.fail("matvec.transpose",
-              "y = A^T x is not implemented for format: csr (it would need a compressed-column "
-              "copy or atomics); use format: dense");
-
   if (c.csr && c.laplacian) {
     c.grid = deck.integer_list("matvec.grid");
     if (!c.strong)
@@ -177,8 +151,12 @@ Config read_config(const Deck& deck) {
   const auto [first, count] = block_of(c.m_global, ranks, rank);
   c.row0 = first;
   c.m_local = count;
+}
 
-  // Implementations: the Kokkos variants and at most one BLAS.
+// Implementations: the Kokkos variants (in table order) and at most one
+// BLAS. Format csr has neither BLAS nor mdrange: it leaves them out of the
+// defaults, and a deck that names them is in error.
+void read_implementations(const Deck& deck, Config& c) {
   const auto implementations = deck.string_list("matvec.implementation");
   const bool run_kokkos =
       std::find(implementations.begin(), implementations.end(), "kokkos") != implementations.end();
@@ -228,6 +206,38 @@ Config read_config(const Deck& deck) {
   }
   if (c.variants.empty() && c.blas == Blas::none)
     deck.fail("matvec.implementation", "nothing to run");
+}
+
+Config read_config(const Deck& deck) {
+  Config c;
+  c.csr = deck.string("matvec.format") == "csr";
+  c.transpose = deck.boolean("matvec.transpose");
+  c.strong = deck.string("matvec.scaling") == "strong";
+  c.layout = layout_from_string(deck.string("matvec.layout"));
+  c.precision = precision_from_string(deck.string("matvec.precision"));
+  c.seed = static_cast<std::uint64_t>(deck.integer("matvec.seed"));
+  c.team_size = static_cast<int>(deck.integer("matvec.team_size"));
+  c.vector_length = static_cast<int>(deck.integer("matvec.vector_length"));
+  c.rows_per_thread = static_cast<int>(deck.integer("matvec.rows_per_thread"));
+  if (c.rows_per_thread == 3)
+    deck.fail("matvec.rows_per_thread", "must be 0 (automatic), 1, 2 or 4, got 3");
+  c.column_blocks = deck.integer("matvec.column_blocks");
+  c.block_rows = deck.integer("matvec.block_rows");
+  if (device_is_gpu && c.block_rows != 0)
+    deck.fail("matvec.block_rows", "sets a CPU's work items; a GPU thread takes one row");
+  c.corrupt = deck.string("run.inject_fault") == "y-entry";
+  c.laplacian = deck.string("matvec.pattern") == "laplacian";
+  c.density = deck.number("matvec.density");
+  c.repetitions = deck.integer("run.repetitions");
+  c.warmup = deck.integer("run.warmup");
+  c.rounds = deck.integer("matvec.rounds");
+
+  if (c.csr && c.transpose)
+    deck.fail("matvec.transpose",
+              "y = A^T x is not implemented for format: csr (it would need a compressed-column "
+              "copy or atomics); use format: dense");
+  read_extents(deck, c);
+  read_implementations(deck, c);
 
   using TeamPolicy = Kokkos::TeamPolicy<DefaultSpace>;
   if (c.vector_length > 0) {
@@ -243,73 +253,30 @@ Config read_config(const Deck& deck) {
 // ---------------------------------------------------------------------------
 // Dense.
 
-template <class T, class OpLayout>
-Report run_dense(const Context& ctx, const Config& cfg) {
-  using Matrix = UnmanagedArray<T**, OpLayout, DefaultMemory>;
-  using Vector = Kokkos::View<T*, DefaultMemory>;
-  const int ranks = comm::size();
-  // B is the operator the kernels multiply by (see matvec_kernels.hpp).
-  const std::int64_t rows = cfg.transpose ? cfg.n : cfg.m_local;
-  const std::int64_t cols = cfg.transpose ? cfg.m_local : cfg.n;
-  const Matrix shape(nullptr, rows, cols);  // extents only, for the heuristics
-  matvec::Settings settings;
-  settings.team =
-      matvec::choose_team_shape(shape, cfg.team_size, cfg.vector_length, cfg.rows_per_thread);
-  settings.tiling = matvec::choose_tiling(shape, cfg.column_blocks, cfg.block_rows);
-  const bool uses_mdrange = std::any_of(cfg.variants.begin(), cfg.variants.end(),
-                                        [](auto* v) { return v->variant == Variant::mdrange; });
-  const std::uint64_t partial_bytes =
-      uses_mdrange && settings.tiling.column_blocks > 1
-          ? static_cast<std::uint64_t>(rows) * settings.tiling.column_blocks * sizeof(T)
-          : 0;
-  const std::uint64_t vector_bytes = static_cast<std::uint64_t>(rows + cols) * sizeof(T);
-  // Entries of y this rank checks: its rows, or its share of the replicated
-  // y = A^T x (not a structured binding: C++17 lambdas cannot capture one).
-  // The check holds two doubles an entry, and x and A's row keys (16 bytes
-  // a term) while it computes them.
-  const Block checked = cfg.transpose ? block_of(rows, ranks, comm::rank()) : Block{0, rows};
-  const std::int64_t check_first = checked.first, check_count = checked.count;
-  const std::int64_t terms = cfg.transpose ? cfg.m_global : cfg.n;
-  const std::uint64_t footprint =
-      static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(cols) * sizeof(T) +
-      vector_bytes + partial_bytes + (ranks > 1 ? vector_bytes : 0) +
-      static_cast<std::uint64_t>(check_count + terms) * 2 * sizeof(double);
-  ctx.require_memory(footprint, "A (" + std::to_string(cfg.m_local) + " x " +
-                                    std::to_string(cfg.n) + " " + to_string(cfg.precision) +
-                                    " per rank), x, y, scratch and the exact y");
-
-  if (settings.team.team_size > 1 || settings.team.vector_length > 1) {
+// A team shape the device launches: TeamPerRow's team at most as large as
+// this vector_length allows here (a deck error otherwise).
+template <class Matrix, class Vector>
+void check_team_size(const Context& ctx, const matvec::TeamShape& team) {
+  if (team.team_size > 1 || team.vector_length > 1) {
     const int most =
-        matvec::TeamRowsPolicy<Matrix>(1, 1, settings.team.vector_length)
+        matvec::TeamRowsPolicy<Matrix>(1, 1, team.vector_length)
             .team_size_max(matvec::TeamPerRow<Matrix, Vector, Vector>{}, Kokkos::ParallelForTag());
-    if (settings.team.team_size > most)
+    if (team.team_size > most)
       ctx.deck.fail("matvec.team_size", "at most " + std::to_string(most) + " with vector_length " +
-                                            std::to_string(settings.team.vector_length) +
+                                            std::to_string(team.vector_length) +
                                             " on this device, got " +
-                                            std::to_string(settings.team.team_size));
+                                            std::to_string(team.team_size));
   }
+}
 
-  // 256-byte aligned, as karma-stream's arrays.
-  const auto storage = allocate_aligned<T**, OpLayout>("matvec::A", 256, rows, cols);
-  const Matrix b = storage.view;
-  const matvec::Placement where{cfg.seed, cfg.transpose, cfg.row0};
-  matvec::fill_matrix(b, where);
-  std::unique_ptr<ReplicatedX<Vector>> replicated;
-  Vector x;
-  if (cfg.transpose) {
-    // x is as long as A has rows: each rank holds the part its rows need.
-    x = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "matvec::x"), cols);
-    matvec::fill_vector(x, cfg.seed, cfg.row0);
-  } else {
-    replicated = std::make_unique<ReplicatedX<Vector>>(cols, cfg.seed);
-    x = replicated->x;
-  }
-  const Vector y(Kokkos::view_alloc(Kokkos::WithoutInitializing, "matvec::y"), rows);
-  const auto y_host = Kokkos::create_mirror_view(y);
-  const auto partials =
-      matvec::allocate_partials(b, uses_mdrange ? settings.tiling : matvec::Tiling{});
-  Kokkos::fence();
-
+// The dense implementations to time: the deck's Kokkos variants on B, x and
+// y, then the BLAS GEMV on the same arrays.
+template <class T, class OpLayout, class Matrix, class Vector, class Partials>
+std::vector<karma::Variant> dense_variants(const Config& cfg, const matvec::Settings& settings,
+                                           const Matrix& b, const Vector& x, const Vector& y,
+                                           const Partials& partials) {
+  const auto rows = static_cast<std::int64_t>(b.extent(0));
+  const auto cols = static_cast<std::int64_t>(b.extent(1));
   std::vector<karma::Variant> variants;
   for (const auto* v : cfg.variants) {
     karma::Variant c;
@@ -341,50 +308,38 @@ Report run_dense(const Context& ctx, const Config& cfg) {
   if (cfg.blas == Blas::cblas)
     variants.push_back(
         blas::cblas_variant<T>(row_major, rows, cols, b.data(), ld, x.data(), y.data()));
+  return variants;
+}
 
-  // The reference: every entry of y this rank checks, exact from the
-  // seeded A and x. With the transpose on several ranks y is replicated, so
-  // the ranks split its entries.
-  const bool reduce_y = cfg.transpose && ranks > 1;
-  const double tolerance = matvec::tolerance_for<T>(terms);
-  const FullCheck<T> check = prepare_check<T>(cfg, tolerance, cfg.transpose ? 0 : cfg.row0, [&] {
-    return matvec::dense_exact(cfg.seed, cfg.transpose, cfg.row0, check_first, check_count, terms);
-  });
-
-  const double local_bytes = (static_cast<double>(rows) * cols + rows + cols) * sizeof(T);
-  const double bytes = comm::sum(local_bytes);
-  const double flops = comm::sum(2.0 * static_cast<double>(rows) * cols);
-  Measured measured = measure_products(
-      ctx, cfg, variants, bytes, flops, tolerance,
-      [&] { Kokkos::deep_copy(y, std::numeric_limits<T>::quiet_NaN()); },
-      [&] {
-        corrupt(y, check.corrupt_index, check.corrupt_by);
-        Kokkos::deep_copy(y_host, y);
-        if (reduce_y) comm::sum_in_place(y_host.data(), rows);
-      },
-      [&] { return matvec::worst_scaled_error(check.exact, y_host); });
-  variants.clear();  // a vendor's handle goes with its variant
-
-  if (ranks > 1) {
-    if (reduce_y) {
-      const Vector scratch("matvec::allreduce_scratch", rows);
-      const auto scratch_host = Kokkos::create_mirror_view(scratch);
-      measured.kernels.push_back(time_exchange(ctx, cfg, "allreduce-y",
-                                               static_cast<double>(rows) * sizeof(T) * ranks, [&] {
-                                                 Kokkos::deep_copy(scratch_host, scratch);
-                                                 comm::sum_in_place(scratch_host.data(), rows);
-                                                 Kokkos::deep_copy(scratch, scratch_host);
-                                               }));
-    } else {
-      measured.kernels.push_back(time_exchange(ctx, cfg, "allgatherv-x",
-                                               static_cast<double>(cols) * sizeof(T) * ranks,
-                                               [&] { replicated->gather(); }));
-    }
+// The exchange that the dense product needs on several ranks, timed apart:
+// the Allreduce of y = A^T x (on a scratch y of B's rows), or the
+// Allgatherv of x (`replicated`) for y = A x.
+template <class T, class Vector>
+KernelResult time_dense_exchange(const Context& ctx, const Config& cfg, std::int64_t rows,
+                                 std::int64_t cols, const ReplicatedX<Vector>* replicated) {
+  const int ranks = comm::size();
+  if (cfg.transpose) {
+    const Vector scratch("matvec::allreduce_scratch", rows);
+    const auto scratch_host = Kokkos::create_mirror_view(scratch);
+    return time_exchange(ctx, cfg, "allreduce-y", static_cast<double>(rows) * sizeof(T) * ranks,
+                         [&] {
+                           Kokkos::deep_copy(scratch_host, scratch);
+                           comm::sum_in_place(scratch_host.data(), rows);
+                           Kokkos::deep_copy(scratch, scratch_host);
+                         });
   }
+  return time_exchange(ctx, cfg, "allgatherv-x", static_cast<double>(cols) * sizeof(T) * ranks,
+                       [&] { replicated->gather(); });
+}
 
+// The dense product's report: the timings and checks, the problem as the
+// results record it, and the one-line summary.
+template <class T, class OpLayout>
+Report dense_report(const Config& cfg, Measured measured, std::int64_t rows, std::int64_t cols,
+                    std::uint64_t footprint, const FullCheck<T>& check, std::int64_t terms) {
   Report report;
-  report.kernels = measured.kernels;
-  report.checks = measured.checks;
+  report.kernels = std::move(measured.kernels);
+  report.checks = std::move(measured.checks);
   report.problem = {
       {"format", "dense"},
       {"m", cfg.m_global},
@@ -428,6 +383,94 @@ Report run_dense(const Context& ctx, const Config& cfg) {
           << " repetitions after " << cfg.warmup << " warm-up(s)";
   report.summary = summary.str();
   return report;
+}
+
+template <class T, class OpLayout>
+Report run_dense(const Context& ctx, const Config& cfg) {
+  using Matrix = UnmanagedArray<T**, OpLayout, DefaultMemory>;
+  using Vector = Kokkos::View<T*, DefaultMemory>;
+  const int ranks = comm::size();
+  // B is the operator the kernels multiply by (see matvec_kernels.hpp).
+  const std::int64_t rows = cfg.transpose ? cfg.n : cfg.m_local;
+  const std::int64_t cols = cfg.transpose ? cfg.m_local : cfg.n;
+  const Matrix shape(nullptr, rows, cols);  // extents only, for the heuristics
+  matvec::Settings settings;
+  settings.team =
+      matvec::choose_team_shape(shape, cfg.team_size, cfg.vector_length, cfg.rows_per_thread);
+  settings.tiling = matvec::choose_tiling(shape, cfg.column_blocks, cfg.block_rows);
+  const bool uses_mdrange = std::any_of(cfg.variants.begin(), cfg.variants.end(),
+                                        [](auto* v) { return v->variant == Variant::mdrange; });
+  const std::uint64_t partial_bytes =
+      uses_mdrange && settings.tiling.column_blocks > 1
+          ? static_cast<std::uint64_t>(rows) * settings.tiling.column_blocks * sizeof(T)
+          : 0;
+  const std::uint64_t vector_bytes = static_cast<std::uint64_t>(rows + cols) * sizeof(T);
+  // Entries of y this rank checks: its rows, or its share of the replicated
+  // y = A^T x (not a structured binding: C++17 lambdas cannot capture one).
+  // The check holds two doubles an entry, and x and A's row keys (16 bytes
+  // a term) while it computes them.
+  const Block checked = cfg.transpose ? block_of(rows, ranks, comm::rank()) : Block{0, rows};
+  const std::int64_t check_first = checked.first, check_count = checked.count;
+  const std::int64_t terms = cfg.transpose ? cfg.m_global : cfg.n;
+  const std::uint64_t footprint =
+      static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(cols) * sizeof(T) +
+      vector_bytes + partial_bytes + (ranks > 1 ? vector_bytes : 0) +
+      static_cast<std::uint64_t>(check_count + terms) * 2 * sizeof(double);
+  ctx.require_memory(footprint, "A (" + std::to_string(cfg.m_local) + " x " +
+                                    std::to_string(cfg.n) + " " + to_string(cfg.precision) +
+                                    " per rank), x, y, scratch and the exact y");
+  check_team_size<Matrix, Vector>(ctx, settings.team);
+
+  // 256-byte aligned, as karma-stream's arrays.
+  const auto storage = allocate_aligned<T**, OpLayout>("matvec::A", 256, rows, cols);
+  const Matrix b = storage.view;
+  const matvec::Placement where{cfg.seed, cfg.transpose, cfg.row0};
+  matvec::fill_matrix(b, where);
+  std::unique_ptr<ReplicatedX<Vector>> replicated;
+  Vector x;
+  if (cfg.transpose) {
+    // x is as long as A has rows: each rank holds the part its rows need.
+    x = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "matvec::x"), cols);
+    matvec::fill_vector(x, cfg.seed, cfg.row0);
+  } else {
+    replicated = std::make_unique<ReplicatedX<Vector>>(cols, cfg.seed);
+    x = replicated->x;
+  }
+  const Vector y(Kokkos::view_alloc(Kokkos::WithoutInitializing, "matvec::y"), rows);
+  const auto y_host = Kokkos::create_mirror_view(y);
+  const auto partials =
+      matvec::allocate_partials(b, uses_mdrange ? settings.tiling : matvec::Tiling{});
+  Kokkos::fence();
+
+  std::vector<karma::Variant> variants =
+      dense_variants<T, OpLayout>(cfg, settings, b, x, y, partials);
+
+  // The reference: every entry of y this rank checks, exact from the
+  // seeded A and x. With the transpose on several ranks y is replicated, so
+  // the ranks split its entries.
+  const bool reduce_y = cfg.transpose && ranks > 1;
+  const double tolerance = matvec::tolerance_for<T>(terms);
+  const FullCheck<T> check = prepare_check<T>(cfg, tolerance, cfg.transpose ? 0 : cfg.row0, [&] {
+    return matvec::dense_exact(cfg.seed, cfg.transpose, cfg.row0, check_first, check_count, terms);
+  });
+
+  const double local_bytes = (static_cast<double>(rows) * cols + rows + cols) * sizeof(T);
+  const double bytes = comm::sum(local_bytes);
+  const double flops = comm::sum(2.0 * static_cast<double>(rows) * cols);
+  Measured measured = measure_products(
+      ctx, cfg, variants, bytes, flops, tolerance,
+      [&] { Kokkos::deep_copy(y, std::numeric_limits<T>::quiet_NaN()); },
+      [&] {
+        corrupt(y, check.corrupt_index, check.corrupt_by);
+        Kokkos::deep_copy(y_host, y);
+        if (reduce_y) comm::sum_in_place(y_host.data(), rows);
+      },
+      [&] { return matvec::worst_scaled_error(check.exact, y_host); });
+  variants.clear();  // a vendor's handle goes with its variant
+
+  if (ranks > 1)
+    measured.kernels.push_back(time_dense_exchange<T>(ctx, cfg, rows, cols, replicated.get()));
+  return dense_report<T, OpLayout>(cfg, std::move(measured), rows, cols, footprint, check, terms);
 }
 
 Report run_matvec(const Context& ctx) {
