@@ -21,8 +21,9 @@
 # __pycache__/.  The tools are Debian 12's (clang-format 14, shellcheck 0.9,
 # flake8 5, python3), which scripts/bootstrap.sh installs; KARMA_CLANG_FORMAT,
 # KARMA_SHELLCHECK, KARMA_FLAKE8 and KARMA_PYTHON3 name others.  A missing
-# tool is a failure that names its Debian package.  Exit status: 0 when every check passed,
-# 1 when one found something or its tool is missing, 2 for bad usage.
+# tool is a failure that names its Debian package.  Exit status: 0 when every
+# check passed, 1 when one found something or its tool is missing, 2 for bad
+# usage.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -39,7 +40,7 @@ while [[ $# -gt 0 ]]; do
         *) echo "check-style: unknown check '$2' (format, shell, python or size)" >&2; exit 2 ;;
       esac
       shift 2 ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     --) shift; files+=("$@"); break ;;
     -*) echo "check-style: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) files+=("$1"); shift ;;
