@@ -6,23 +6,28 @@
 #   shell    shellcheck on the shell scripts (*.sh, *.bash, or a sh/bash
 #            shebang), with .shellcheckrc
 #   python   flake8 on the Python (*.py, or a python shebang), with .flake8
+#   size     no function of the C++ in miniapps/ and common/ (*.cpp *.hpp)
+#            over 120 lines, signature to closing brace
+#            (scripts/check-function-size.py, on python3)
 #
-# usage: scripts/check-style.sh [--root DIR] [--only format|shell|python]... [FILE...]
+# usage: scripts/check-style.sh [--root DIR] [--only format|shell|python|size]... [FILE...]
 #   --root DIR   the tree to check (default: the one this script is in)
-#   --only C     run only check C (repeatable; default: all three)
+#   --only C     run only check C (repeatable; default: all four)
 #   FILE...      check these files (relative to DIR), not the whole tree
 #
 # The files are git's tracked files where DIR is the top of a git checkout,
 # else every file under DIR (a source tarball) except build trees (build/,
 # build-*/ and any directory holding a CMakeCache.txt), .git, .gpu/ and
 # __pycache__/.  The tools are Debian 12's (clang-format 14, shellcheck 0.9,
-# flake8 5), which scripts/bootstrap.sh installs; KARMA_CLANG_FORMAT,
-# KARMA_SHELLCHECK and KARMA_FLAKE8 name others.  A missing tool is a failure
-# that names its Debian package.  Exit status: 0 when every check passed,
-# 1 when one found something or its tool is missing, 2 for bad usage.
+# flake8 5, python3), which scripts/bootstrap.sh installs; KARMA_CLANG_FORMAT,
+# KARMA_SHELLCHECK, KARMA_FLAKE8 and KARMA_PYTHON3 name others.  A missing
+# tool is a failure that names its Debian package.  Exit status: 0 when every
+# check passed, 1 when one found something or its tool is missing, 2 for bad
+# usage.
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+root=$(cd "$here/.." && pwd -P)
 checks=()
 files=()
 while [[ $# -gt 0 ]]; do
@@ -31,17 +36,17 @@ while [[ $# -gt 0 ]]; do
       root=$(cd "$2" && pwd -P); shift 2 ;;
     --only) [[ $# -ge 2 ]] || { echo "check-style: --only needs a value" >&2; exit 2; }
       case $2 in
-        format|shell|python) checks+=("$2") ;;
-        *) echo "check-style: unknown check '$2' (format, shell or python)" >&2; exit 2 ;;
+        format|shell|python|size) checks+=("$2") ;;
+        *) echo "check-style: unknown check '$2' (format, shell, python or size)" >&2; exit 2 ;;
       esac
       shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     --) shift; files+=("$@"); break ;;
     -*) echo "check-style: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) files+=("$1"); shift ;;
   esac
 done
-[[ ${#checks[@]} -gt 0 ]] || checks=(format shell python)
+[[ ${#checks[@]} -gt 0 ]] || checks=(format shell python size)
 cd "$root"
 
 # The files to look at, NUL-separated, relative to the root.
@@ -58,10 +63,12 @@ list_files() {
   fi
 }
 
-cxx=() shell=() python=()
+cxx=() shell=() python=() sized=()
 while IFS= read -r -d '' f; do
   [[ -f $f ]] || continue  # deleted in the work tree, or not a file
   case $f in
+    miniapps/*.cpp | miniapps/*.hpp | common/*.cpp | common/*.hpp) cxx+=("$f"); sized+=("$f")
+      continue ;;
     *.cpp | *.hpp | *.h | *.cu) cxx+=("$f"); continue ;;
     *.sh | *.bash) shell+=("$f"); continue ;;
     *.py) python+=("$f"); continue ;;
@@ -139,6 +146,15 @@ check_python() {
   local config=()
   [[ ! -f .flake8 ]] || config=(--config .flake8)
   run_check python "${#python[@]}" "Python files" "$tool" -j1 "${config[@]}" "${python[@]}"
+}
+
+check_size() {
+  local tool
+  tool=$(find_tool KARMA_PYTHON3 python3 python3) || { failed+=(size); return; }
+  [[ ${#sized[@]} -gt 0 ]] || { echo "check-style: size: no C++ files in miniapps/ or common/"; return; }
+  echo "check-style: size: functions of ${#sized[@]} files, at most 120 lines each"
+  run_check size "${#sized[@]}" "C++ files" \
+    xargs -0 -n 200 "$tool" -B "$here/check-function-size.py" --max 120 < <(printf '%s\0' "${sized[@]}")
 }
 
 for check in "${checks[@]}"; do

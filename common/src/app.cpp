@@ -463,6 +463,74 @@ void print_fom_lines(const App& app, const Report& report) {
   }
 }
 
+// --help-json and --help, printed by the root; false when neither was asked.
+bool print_help(const std::string& executable, const App& app, const CommandLine& cli) {
+  if (cli.help_json) {
+    if (comm::is_root())
+      std::printf("%s\n", app.schema.json_schema(executable + " deck").dump(2).c_str());
+    return true;
+  }
+  if (cli.help) {
+    if (comm::is_root())
+      std::printf("%s: %s\n%s\ndeck keys:\n%s", executable.c_str(), app.summary.c_str(),
+                  usage(executable).c_str(), app.schema.help_text().c_str());
+    return true;
+  }
+  return false;
+}
+
+// One rank per device: the node-local rank picks the device, unless the
+// user chose one through Kokkos' own flags, which the --kokkos-device-id
+// added here would override (Kokkos before 4.3 also reads --kokkos-device
+// and --kokkos-num-devices or --kokkos-ndevices).
+void choose_device(std::vector<std::string>& kokkos_args) {
+  const int devices = visible_device_count();
+  bool user_chose_device = false;
+  for (const auto& a : kokkos_args)
+    user_chose_device |=
+        starts_with(a, "--kokkos-device") || starts_with(a, "--kokkos-map-device-id-by") ||
+        starts_with(a, "--kokkos-num-devices") || starts_with(a, "--kokkos-ndevices");
+  if (devices > 0 && !user_chose_device)
+    kokkos_args.push_back("--kokkos-device-id=" + std::to_string(comm::local_rank() % devices));
+}
+
+// Every rank's host and device, gathered (the same on every rank); printed
+// by the root under the version line when the run is verbose.
+nlohmann::json gather_ranks(const std::string& executable, const Context& context) {
+  nlohmann::json me = {{"rank", comm::rank()},
+                       {"host", hostname()},
+                       {"local_rank", comm::local_rank()},
+                       {"local_size", comm::local_size()},
+                       {"device", describe_device()}};
+  const nlohmann::json ranks = allgather_json(me);
+  if (context.verbose()) {
+    std::printf("%s %s (%s), Kokkos %s, %d rank(s) on %d node(s)\n", executable.c_str(),
+                build_info::version, build_info::git_describe,
+                describe_kokkos()["version"].get<std::string>().c_str(), comm::size(),
+                comm::node_count());
+    for (const auto& r : ranks)
+      std::printf("  rank %d on %s: %s (%s)\n", r["rank"].get<int>(),
+                  r["host"].get<std::string>().c_str(),
+                  r["device"]["name"].get<std::string>().c_str(),
+                  r["device"]["execution_space"].get<std::string>().c_str());
+    std::fflush(stdout);
+  }
+  return ranks;
+}
+
+// The last line a run prints: RESULT: PASSED, or why it failed.
+void print_verdict(const Report& report, int code) {
+  if (code == exit_ok)
+    std::printf("RESULT: PASSED\n");
+  else if (code == exit_verification_failed) {
+    std::string failed;
+    for (const auto& c : report.checks)
+      if (!c.passed()) failed += (failed.empty() ? "" : ",") + c.name;
+    std::printf("RESULT: FAILED reason=verification checks=%s\n", failed.c_str());
+  } else
+    std::printf("RESULT: FAILED reason=%s\n", failure_reason(code));
+}
+
 }  // namespace
 
 std::optional<int> answer_version(const std::string& executable, int argc, char** argv) {
@@ -520,32 +588,12 @@ int run_main(int argc, char** argv, const App& app) {
     comm::finalize();
     return settled;
   }
-  if (cli.help_json) {
-    if (comm::is_root())
-      std::printf("%s\n", app.schema.json_schema(executable + " deck").dump(2).c_str());
-    comm::finalize();
-    return exit_ok;
-  }
-  if (cli.help) {
-    if (comm::is_root())
-      std::printf("%s: %s\n%s\ndeck keys:\n%s", executable.c_str(), app.summary.c_str(),
-                  usage(executable).c_str(), app.schema.help_text().c_str());
+  if (print_help(executable, app, cli)) {
     comm::finalize();
     return exit_ok;
   }
 
-  // One rank per device: the node-local rank picks the device, unless the
-  // user chose one through Kokkos' own flags, which the --kokkos-device-id
-  // added here would override (Kokkos before 4.3 also reads --kokkos-device
-  // and --kokkos-num-devices or --kokkos-ndevices).
-  const int devices = visible_device_count();
-  bool user_chose_device = false;
-  for (const auto& a : kokkos_args)
-    user_chose_device |=
-        starts_with(a, "--kokkos-device") || starts_with(a, "--kokkos-map-device-id-by") ||
-        starts_with(a, "--kokkos-num-devices") || starts_with(a, "--kokkos-ndevices");
-  if (devices > 0 && !user_chose_device)
-    kokkos_args.push_back("--kokkos-device-id=" + std::to_string(comm::local_rank() % devices));
+  choose_device(kokkos_args);
   std::vector<char*> kokkos_argv = {argv[0]};
   for (auto& a : kokkos_args) kokkos_argv.push_back(a.data());
   kokkos_argv.push_back(nullptr);
@@ -567,24 +615,7 @@ int run_main(int argc, char** argv, const App& app) {
                                       {"karma.ranks", std::to_string(comm::size())},
                                       {"karma.rank", std::to_string(comm::rank())}});
     const Context context{*deck, cli, device_id};
-    nlohmann::json me = {{"rank", comm::rank()},
-                         {"host", hostname()},
-                         {"local_rank", comm::local_rank()},
-                         {"local_size", comm::local_size()},
-                         {"device", describe_device()}};
-    const nlohmann::json ranks = allgather_json(me);
-    if (context.verbose()) {
-      std::printf("%s %s (%s), Kokkos %s, %d rank(s) on %d node(s)\n", executable.c_str(),
-                  build_info::version, build_info::git_describe,
-                  describe_kokkos()["version"].get<std::string>().c_str(), comm::size(),
-                  comm::node_count());
-      for (const auto& r : ranks)
-        std::printf("  rank %d on %s: %s (%s)\n", r["rank"].get<int>(),
-                    r["host"].get<std::string>().c_str(),
-                    r["device"]["name"].get<std::string>().c_str(),
-                    r["device"]["execution_space"].get<std::string>().c_str());
-      std::fflush(stdout);
-    }
+    const nlohmann::json ranks = gather_ranks(executable, context);
 
     energy::start(deck->string("run.energy") == "on", deck->number("run.energy_window"),
                   ranks[static_cast<std::size_t>(comm::rank())]["device"]);
@@ -620,15 +651,7 @@ int run_main(int argc, char** argv, const App& app) {
         code = e.code();
       }
       print_fom_lines(app, report);
-      if (code == exit_ok)
-        std::printf("RESULT: PASSED\n");
-      else if (code == exit_verification_failed) {
-        std::string failed;
-        for (const auto& c : report.checks)
-          if (!c.passed()) failed += (failed.empty() ? "" : ",") + c.name;
-        std::printf("RESULT: FAILED reason=verification checks=%s\n", failed.c_str());
-      } else
-        std::printf("RESULT: FAILED reason=%s\n", failure_reason(code));
+      print_verdict(report, code);
       std::fflush(stdout);
     }
   } catch (const Error& e) {

@@ -194,6 +194,77 @@ std::string join(const std::array<std::int64_t, 3>& v) {
          "]";
 }
 
+// The checks of the gradients, each the worst over the ranks against its
+// tolerance; `compare`: against the host reference too (not when the
+// reference is what was timed).
+template <class T>
+std::vector<Check> hexgrad_checks(const Errors& local, bool compare) {
+  std::vector<Check> checks;
+  const Tolerances tol = tolerances<T>();
+  if (compare)
+    checks.push_back({"reference", "max over elements of |g - g_ref|_max / (|g_ref|_max kappa)",
+                      comm::max(local.reference), tol.reference});
+  checks.push_back({"sum-zero", "max over elements, directions of |sum_v g| / sum_v |g|",
+                    comm::max(local.sum_zero), tol.sum_zero});
+  checks.push_back({"linear-field",
+                    "max over elements of |grad f - c|_max / (|c|_max kappa), f = c.x",
+                    comm::max(local.linear_field), tol.linear_field});
+  checks.push_back({"affine",
+                    "max over affine elements of |g - g_exact|_max / (|g_exact|_max kappa)",
+                    comm::max(local.affine), tol.affine});
+  return checks;
+}
+
+// The problem as the results record it.
+template <class T, class Index>
+nlohmann::json hexgrad_problem(const Config& cfg, const Mesh& mesh, const Errors& local,
+                               std::uint64_t footprint) {
+  const std::int64_t n = cfg.n_local;
+  const char* block_note =
+      cfg.implementation == Implementation::native_cuda ? "256 threads per block"
+      : cfg.implementation == Implementation::kokkos && is_gpu_space<DefaultSpace>()
+          ? "chosen by Kokkos under LaunchBounds<256>"
+          : "n/a (host)";
+  return {{"implementation", cfg.implementation_name},
+          {"layout", to_string(cfg.layout)},
+          {"extents", cfg.static_extents ? "static" : "dynamic"},
+          {"precision", to_string(cfg.precision)},
+          {"element_bytes", sizeof(T)},
+          {"elements_per_rank", allgather_json(n)},
+          {"elements_global", cfg.n_global},
+          {"scaling", cfg.strong ? "strong" : "weak"},
+          {"box", cfg.box},
+          {"cell_size", mesh.h},
+          {"evaluation_point", {cfg.point.xi, cfg.point.eta, cfg.point.zeta}},
+          {"perturbation", cfg.perturbation},
+          {"affine_every", cfg.affine_every},
+          {"affine_elements_global", comm::sum(local.affine_elements)},
+          {"seed", cfg.seed},
+          {"inject_fault", cfg.fault_name},
+          {"bytes_per_element", 2 * values_per_element * sizeof(T)},
+          {"flops_per_element", flops_per_element},
+          {"footprint_bytes_per_rank", footprint},
+          {"index_type", sizeof(Index) == 4 ? "int32" : "int64"},
+          {"gpu_block", block_note},
+          {"repetitions", cfg.repetitions},
+          {"warmup", cfg.warmup},
+          {"bandwidth_from",
+           "48 values per element read or written once, all ranks, over the "
+           "slowest rank's minimum time"}};
+}
+
+// The run in one line, for the verbose output.
+std::string hexgrad_summary(const Config& cfg, std::uint64_t footprint) {
+  std::ostringstream summary;
+  summary << "hexgrad: " << cfg.n_global << " elements (" << (cfg.strong ? "strong" : "weak")
+          << " scaling, box " << join(cfg.box) << "), " << cfg.implementation_name << ", "
+          << to_string(cfg.precision) << ", layout " << to_string(cfg.layout) << ", "
+          << (cfg.static_extents ? "static" : "dynamic") << " extents, "
+          << format_bytes(static_cast<double>(footprint)) << " per rank; " << cfg.repetitions
+          << " repetitions after " << cfg.warmup << " warm-up(s)";
+  return summary.str();
+}
+
 template <class T, class L, bool Static, class Index>
 Report run_typed(const Context& ctx, const Config& cfg) {
   using DataType = std::conditional_t<Static, T* [dims][vertices], T***>;
@@ -261,19 +332,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   const Errors local =
       compare ? check_arrays(x, g, checked, cfg.affine_every, cfg.offset, true, check_threads())
               : check(hx, hg, checked, cfg.affine_every, cfg.offset, false, check_threads());
-  const Tolerances tol = tolerances<T>();
-  if (compare)
-    report.checks.push_back({"reference",
-                             "max over elements of |g - g_ref|_max / (|g_ref|_max kappa)",
-                             comm::max(local.reference), tol.reference});
-  report.checks.push_back({"sum-zero", "max over elements, directions of |sum_v g| / sum_v |g|",
-                           comm::max(local.sum_zero), tol.sum_zero});
-  report.checks.push_back({"linear-field",
-                           "max over elements of |grad f - c|_max / (|c|_max kappa), f = c.x",
-                           comm::max(local.linear_field), tol.linear_field});
-  report.checks.push_back({"affine",
-                           "max over affine elements of |g - g_exact|_max / (|g_exact|_max kappa)",
-                           comm::max(local.affine), tol.affine});
+  report.checks = hexgrad_checks<T>(local, compare);
 
   KernelResult& k = report.kernels[0];
   const Stats& s = k.time;
@@ -283,45 +342,8 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   // the launch-and-synchronise latency, not throughput.
   k.extra["time_per_launch_us"] = {{"min", s.min * 1e6}, {"median", s.median * 1e6}};
 
-  const char* block_note =
-      cfg.implementation == Implementation::native_cuda ? "256 threads per block"
-      : cfg.implementation == Implementation::kokkos && is_gpu_space<DefaultSpace>()
-          ? "chosen by Kokkos under LaunchBounds<256>"
-          : "n/a (host)";
-  report.problem = {{"implementation", cfg.implementation_name},
-                    {"layout", to_string(cfg.layout)},
-                    {"extents", cfg.static_extents ? "static" : "dynamic"},
-                    {"precision", to_string(cfg.precision)},
-                    {"element_bytes", sizeof(T)},
-                    {"elements_per_rank", allgather_json(n)},
-                    {"elements_global", cfg.n_global},
-                    {"scaling", cfg.strong ? "strong" : "weak"},
-                    {"box", cfg.box},
-                    {"cell_size", mesh.h},
-                    {"evaluation_point", {cfg.point.xi, cfg.point.eta, cfg.point.zeta}},
-                    {"perturbation", cfg.perturbation},
-                    {"affine_every", cfg.affine_every},
-                    {"affine_elements_global", comm::sum(local.affine_elements)},
-                    {"seed", cfg.seed},
-                    {"inject_fault", cfg.fault_name},
-                    {"bytes_per_element", 2 * values_per_element * sizeof(T)},
-                    {"flops_per_element", flops_per_element},
-                    {"footprint_bytes_per_rank", footprint},
-                    {"index_type", sizeof(Index) == 4 ? "int32" : "int64"},
-                    {"gpu_block", block_note},
-                    {"repetitions", cfg.repetitions},
-                    {"warmup", cfg.warmup},
-                    {"bandwidth_from",
-                     "48 values per element read or written once, all ranks, over the "
-                     "slowest rank's minimum time"}};
-  std::ostringstream summary;
-  summary << "hexgrad: " << cfg.n_global << " elements (" << (cfg.strong ? "strong" : "weak")
-          << " scaling, box " << join(cfg.box) << "), " << cfg.implementation_name << ", "
-          << to_string(cfg.precision) << ", layout " << to_string(cfg.layout) << ", "
-          << (cfg.static_extents ? "static" : "dynamic") << " extents, "
-          << format_bytes(static_cast<double>(footprint)) << " per rank; " << cfg.repetitions
-          << " repetitions after " << cfg.warmup << " warm-up(s)";
-  report.summary = summary.str();
+  report.problem = hexgrad_problem<T, Index>(cfg, mesh, local, footprint);
+  report.summary = hexgrad_summary(cfg, footprint);
   return report;
 }
 

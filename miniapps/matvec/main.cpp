@@ -1,7 +1,10 @@
 // karma-matvec: deck -> run -> report. Dense kernels in matvec_kernels.hpp,
-// sparse (CSR) ones in csr_kernels.hpp, the vendor references in matvec_blas.hpp.
-#include "csr_kernels.hpp"
+// sparse (CSR) ones in csr_kernels.hpp, the vendor references in matvec_blas.hpp;
+// the dense product here, the sparse one in csr.cpp, what both share in
+// matvec_app.hpp.
+#include "matvec_app.hpp"
 #include "matvec_blas.hpp"
+#include "matvec_csr.hpp"
 #include "matvec_kernels.hpp"
 
 #include "karma/app.hpp"
@@ -23,6 +26,7 @@
 namespace {
 
 using namespace karma;
+using namespace karma::matvec;  // Config, the timing and the check (matvec_app.hpp)
 using matvec::Variant;
 namespace blas = matvec::blas;
 
@@ -97,27 +101,6 @@ Schema matvec_schema() {
   return s;
 }
 
-enum class Blas { none, cblas, cublas };
-
-struct Config {
-  bool csr = false;
-  bool transpose = false;
-  bool strong = false;
-  Layout layout = Layout::right;
-  Precision precision = Precision::double_;
-  std::int64_t m_global = 0, m_local = 0, row0 = 0, n = 0;
-  std::vector<const matvec::VariantSpec*> variants;  // in table order
-  Blas blas = Blas::none;
-  std::uint64_t seed = 0;
-  int team_size = 0, vector_length = 0, rows_per_thread = 0;
-  std::int64_t column_blocks = 0, block_rows = 0;
-  bool corrupt = false;
-  bool laplacian = false;
-  double density = 0;
-  std::vector<std::int64_t> grid;  // global
-  std::int64_t repetitions = 0, warmup = 0, rounds = 1;
-};
-
 // a * b, or a deck error naming `key` when the product overflows 64 bits.
 std::int64_t multiply_checked(const Deck& deck, const std::string& key, std::int64_t a,
                               std::int64_t b, const std::string& what,
@@ -128,37 +111,11 @@ std::int64_t multiply_checked(const Deck& deck, const std::string& key, std::int
   return *out;
 }
 
-Config read_config(const Deck& deck) {
-  Config c;
+// The extents of A, all ranks' (the Laplacian's grid points, or m x n) and
+// this rank's block of rows; a deck error where a count overflows 64 bits.
+void read_extents(const Deck& deck, Config& c) {
   const std::int64_t ranks = comm::size(), rank = comm::rank();
-  c.csr = deck.string("matvec.format") == "csr";
-  c.transpose = deck.boolean("matvec.transpose");
-  c.strong = deck.string("matvec.scaling") == "strong";
-  c.layout = layout_from_string(deck.string("matvec.layout"));
-  c.precision = precision_from_string(deck.string("matvec.precision"));
-  c.seed = static_cast<std::uint64_t>(deck.integer("matvec.seed"));
-  c.team_size = static_cast<int>(deck.integer("matvec.team_size"));
-  c.vector_length = static_cast<int>(deck.integer("matvec.vector_length"));
-  c.rows_per_thread = static_cast<int>(deck.integer("matvec.rows_per_thread"));
-  if (c.rows_per_thread == 3)
-    deck.fail("matvec.rows_per_thread", "must be 0 (automatic), 1, 2 or 4, got 3");
-  c.column_blocks = deck.integer("matvec.column_blocks");
-  c.block_rows = deck.integer("matvec.block_rows");
-  if (device_is_gpu && c.block_rows != 0)
-    deck.fail("matvec.block_rows", "sets a CPU's work items; a GPU thread takes one row");
-  c.corrupt = deck.string("run.inject_fault") == "y-entry";
-  c.laplacian = deck.string("matvec.pattern") == "laplacian";
-  c.density = deck.number("matvec.density");
-  c.repetitions = deck.integer("run.repetitions");
-  c.warmup = deck.integer("run.warmup");
-  c.rounds = deck.integer("matvec.rounds");
   const std::int64_t element_bytes = c.precision == Precision::single ? 4 : 8;
-
-  if (c.csr && c.transpose)
-    deck.fail("matvec.transpose",
-              "y = A^T x is not implemented for format: csr (it would need a compressed-column "
-              "copy or atomics); use format: dense");
-
   if (c.csr && c.laplacian) {
     c.grid = deck.integer_list("matvec.grid");
     if (!c.strong)
@@ -194,8 +151,12 @@ Config read_config(const Deck& deck) {
   const auto [first, count] = block_of(c.m_global, ranks, rank);
   c.row0 = first;
   c.m_local = count;
+}
 
-  // Implementations: the Kokkos variants and at most one BLAS.
+// Implementations: the Kokkos variants (in table order) and at most one
+// BLAS. Format csr has neither BLAS nor mdrange: it leaves them out of the
+// defaults, and a deck that names them is in error.
+void read_implementations(const Deck& deck, Config& c) {
   const auto implementations = deck.string_list("matvec.implementation");
   const bool run_kokkos =
       std::find(implementations.begin(), implementations.end(), "kokkos") != implementations.end();
@@ -245,6 +206,38 @@ Config read_config(const Deck& deck) {
   }
   if (c.variants.empty() && c.blas == Blas::none)
     deck.fail("matvec.implementation", "nothing to run");
+}
+
+Config read_config(const Deck& deck) {
+  Config c;
+  c.csr = deck.string("matvec.format") == "csr";
+  c.transpose = deck.boolean("matvec.transpose");
+  c.strong = deck.string("matvec.scaling") == "strong";
+  c.layout = layout_from_string(deck.string("matvec.layout"));
+  c.precision = precision_from_string(deck.string("matvec.precision"));
+  c.seed = static_cast<std::uint64_t>(deck.integer("matvec.seed"));
+  c.team_size = static_cast<int>(deck.integer("matvec.team_size"));
+  c.vector_length = static_cast<int>(deck.integer("matvec.vector_length"));
+  c.rows_per_thread = static_cast<int>(deck.integer("matvec.rows_per_thread"));
+  if (c.rows_per_thread == 3)
+    deck.fail("matvec.rows_per_thread", "must be 0 (automatic), 1, 2 or 4, got 3");
+  c.column_blocks = deck.integer("matvec.column_blocks");
+  c.block_rows = deck.integer("matvec.block_rows");
+  if (device_is_gpu && c.block_rows != 0)
+    deck.fail("matvec.block_rows", "sets a CPU's work items; a GPU thread takes one row");
+  c.corrupt = deck.string("run.inject_fault") == "y-entry";
+  c.laplacian = deck.string("matvec.pattern") == "laplacian";
+  c.density = deck.number("matvec.density");
+  c.repetitions = deck.integer("run.repetitions");
+  c.warmup = deck.integer("run.warmup");
+  c.rounds = deck.integer("matvec.rounds");
+
+  if (c.csr && c.transpose)
+    deck.fail("matvec.transpose",
+              "y = A^T x is not implemented for format: csr (it would need a compressed-column "
+              "copy or atomics); use format: dense");
+  read_extents(deck, c);
+  read_implementations(deck, c);
 
   using TeamPolicy = Kokkos::TeamPolicy<DefaultSpace>;
   if (c.vector_length > 0) {
@@ -258,240 +251,32 @@ Config read_config(const Deck& deck) {
 }
 
 // ---------------------------------------------------------------------------
-// What every format shares: timing the variants, checking each y.
-
-struct Measured {
-  std::vector<KernelResult> kernels;
-  std::vector<Check> checks;
-};
-
-// Times the products: each variant's repetitions in `rounds` turns (blocked
-// turns, so a library's idle threads never overlap another's kernels; more
-// rounds put each variant's best time in the same stretch of a shared
-// machine as the others'), warm-ups in its first turn. Each turn first
-// poisons y (`reset`), so a variant that writes nothing fails; after it,
-// `finish` completes y (the transposed product's Allreduce) and `error`
-// compares y with the reference (the worst over rounds counts).
-template <class Reset, class Finish, class ErrorFn>
-Measured measure_products(const Context& ctx, const Config& cfg,
-                          std::vector<karma::Variant>& variants, double bytes, double flops,
-                          double tolerance, Reset&& reset, Finish&& finish, ErrorFn&& error) {
-  std::vector<double> errors(variants.size(), 0.0);
-  for (std::size_t i = 0; i < variants.size(); ++i) {
-    karma::Variant& v = variants[i];
-    v.bytes = bytes;
-    v.flops = flops;
-    v.before_turn = reset;
-    v.after_turn = [&, i] {
-      finish();
-      const double e = comm::max(error());
-      errors[i] = (e == e && errors[i] == errors[i]) ? std::max(errors[i], e) : e;
-    };
-  }
-  Plan plan;
-  plan.warmup = cfg.warmup;
-  plan.repetitions = cfg.repetitions;
-  plan.rounds = cfg.rounds;
-  Measured out;
-  out.kernels = karma::measure(ctx, variants, plan);
-  for (std::size_t i = 0; i < variants.size(); ++i)
-    out.checks.push_back({"y " + variants[i].name, "max error / sum |a||x|", errors[i], tolerance});
-  return out;
-}
-
-// Times an exchange on its own (not inside the products' times, so those
-// compare with BLAS on one device); bytes: what every rank receives.
-KernelResult time_exchange(const Context& ctx, const Config& cfg, const std::string& name,
-                           double bytes, const std::function<void()>& exchange) {
-  std::vector<karma::Variant> variants(1);
-  karma::Variant& v = variants[0];
-  v.name = v.variant = name;
-  v.implementation = "mpi";
-  v.run = exchange;
-  v.code = {name == "allreduce-y" ? "karma::comm::sum_in_place" : "(anonymous)::ReplicatedX"};
-  v.bytes = bytes;
-  v.extra["staged_through_host"] = !std::is_same<DefaultMemory, HostMemory>::value;
-  Plan plan;
-  plan.warmup = cfg.warmup;
-  plan.repetitions = cfg.repetitions;
-  return karma::measure(ctx, variants, plan).at(0);
-}
-
-// x, replicated: each rank fills the block of x it owns, then MPI_Allgatherv
-// (through host memory) gives every rank all of it.
-template <class Vector>
-struct ReplicatedX {
-  Vector x;
-  typename Vector::HostMirror host;
-  std::vector<std::int64_t> counts;
-  std::int64_t first = 0, count = 0;
-
-  ReplicatedX(std::int64_t n, std::uint64_t seed) {
-    x = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "matvec::x"), n);
-    host = Kokkos::create_mirror_view(x);
-    for (int r = 0; r < comm::size(); ++r) counts.push_back(block_of(n, comm::size(), r).count);
-    const Block mine = block_of(n, comm::size(), comm::rank());
-    first = mine.first;
-    count = mine.count;
-    matvec::fill_vector(Kokkos::subview(x, std::make_pair(first, first + count)), seed, first);
-    gather();
-  }
-  void gather() const {
-    if (comm::size() == 1) return;
-    const auto own = std::make_pair(first, first + count);
-    Kokkos::deep_copy(Kokkos::subview(host, own), Kokkos::subview(x, own));
-    comm::allgatherv_in_place(host.data(), counts);
-    Kokkos::deep_copy(x, host);
-  }
-};
-
-std::string join(const std::vector<std::int64_t>& v) {
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? " x " : "") + std::to_string(v[i]);
-  return s;
-}
-
-// The check of every entry of y (matvec_kernels.hpp): the exact entries this
-// rank checks, computed once on the device from the closed form of A and x
-// before the timed runs and compared on the host with each implementation's
-// y, and the fault that matvec.corrupt injects. Cost: one hash and a TwoSum
-// an entry of A: at 16384^2 doubles on the 2-core VM 0.55 s, 7-9x one timed
-// product (16-29x in float; README), recorded as `seconds`; the comparison
-// is one pass over y per implementation.
-template <class T>
-struct FullCheck {
-  matvec::ExactEntries<Kokkos::HostSpace> exact;
-  double seconds = 0;               // computing the reference, slowest rank
-  std::int64_t corrupt_index = -1;  // the entry of y this rank corrupts; -1: none
-  T corrupt_by = 0;
-  std::int64_t corrupt_rank = -1;  // where, for the JSON: the rank and its row
-  std::int64_t corrupt_row = -1;   // (y = A x) or the entry of y (y = A^T x)
-};
-
-template <class T, class Compute>
-FullCheck<T> prepare_check(const Config& cfg, double tolerance, std::int64_t global_offset,
-                           Compute&& compute) {
-  FullCheck<T> c;
-  Kokkos::fence();
-  Kokkos::Timer timer;
-  const auto exact = compute();
-  Kokkos::fence();
-  c.seconds = comm::max(timer.seconds());
-  c.exact = matvec::to_host(exact);
-  if (cfg.corrupt) {
-    // The last rank that checks any entry (not rank 0 when there are
-    // several), the middle of its entries: where a sample of evenly spread
-    // rows would most likely not look. 4 tolerances: just past what the
-    // check must accept.
-    const std::int64_t mine = c.exact.count() > 0 ? comm::rank() : -1;
-    c.corrupt_rank = comm::max(mine);
-    if (c.corrupt_rank == comm::rank()) {
-      const std::int64_t i = c.exact.count() / 2;
-      c.corrupt_index = c.exact.first + i;
-      const double scale = c.exact.scale(i) > 0 ? c.exact.scale(i) : 1.0;
-      c.corrupt_by = static_cast<T>(4 * tolerance * scale);
-    }
-    c.corrupt_row =
-        comm::max(c.corrupt_index < 0 ? std::int64_t{-1} : global_offset + c.corrupt_index);
-  }
-  return c;
-}
-
-// Adds the fault to y in device memory, after the runs (before the
-// Allreduce of y = A^T x, so every rank's copy carries it).
-template <class Vector, class T>
-void corrupt(const Vector& y, std::int64_t index, T by) {
-  if (index < 0) return;
-  Kokkos::parallel_for(
-      "matvec::corrupt", Kokkos::RangePolicy<DefaultSpace, Kokkos::IndexType<std::int64_t>>(0, 1),
-      KOKKOS_LAMBDA(const std::int64_t) { y(index) += by; });
-  Kokkos::fence();
-}
-
-template <class T>
-nlohmann::json verification_json(const FullCheck<T>& check, const Config& cfg) {
-  return {{"entries_checked", "all: every entry of y, on every rank, for every implementation"},
-          {"entries_checked_per_rank", allgather_json(check.exact.count())},
-          {"reference",
-           "compensated double sums of the closed form of A and x (nothing stored is read), on "
-           "the device: dense a team an entry, its threads over the terms; CSR a thread a row"},
-          {"reference_seconds", check.seconds},
-          {"corrupt", cfg.corrupt},
-          {"corrupted", cfg.corrupt ? nlohmann::json{{"rank", check.corrupt_rank},
-                                                     {"entry_of_y", check.corrupt_row}}
-                                    : nlohmann::json(nullptr)}};
-}
-
-// ---------------------------------------------------------------------------
 // Dense.
 
-template <class T, class OpLayout>
-Report run_dense(const Context& ctx, const Config& cfg) {
-  using Matrix = UnmanagedArray<T**, OpLayout, DefaultMemory>;
-  using Vector = Kokkos::View<T*, DefaultMemory>;
-  const int ranks = comm::size();
-  // B is the operator the kernels multiply by (see matvec_kernels.hpp).
-  const std::int64_t rows = cfg.transpose ? cfg.n : cfg.m_local;
-  const std::int64_t cols = cfg.transpose ? cfg.m_local : cfg.n;
-  const Matrix shape(nullptr, rows, cols);  // extents only, for the heuristics
-  matvec::Settings settings;
-  settings.team =
-      matvec::choose_team_shape(shape, cfg.team_size, cfg.vector_length, cfg.rows_per_thread);
-  settings.tiling = matvec::choose_tiling(shape, cfg.column_blocks, cfg.block_rows);
-  const bool uses_mdrange = std::any_of(cfg.variants.begin(), cfg.variants.end(),
-                                        [](auto* v) { return v->variant == Variant::mdrange; });
-  const std::uint64_t partial_bytes =
-      uses_mdrange && settings.tiling.column_blocks > 1
-          ? static_cast<std::uint64_t>(rows) * settings.tiling.column_blocks * sizeof(T)
-          : 0;
-  const std::uint64_t vector_bytes = static_cast<std::uint64_t>(rows + cols) * sizeof(T);
-  // Entries of y this rank checks: its rows, or its share of the replicated
-  // y = A^T x (not a structured binding: C++17 lambdas cannot capture one).
-  // The check holds two doubles an entry, and x and A's row keys (16 bytes
-  // a term) while it computes them.
-  const Block checked = cfg.transpose ? block_of(rows, ranks, comm::rank()) : Block{0, rows};
-  const std::int64_t check_first = checked.first, check_count = checked.count;
-  const std::int64_t terms = cfg.transpose ? cfg.m_global : cfg.n;
-  const std::uint64_t footprint =
-      static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(cols) * sizeof(T) +
-      vector_bytes + partial_bytes + (ranks > 1 ? vector_bytes : 0) +
-      static_cast<std::uint64_t>(check_count + terms) * 2 * sizeof(double);
-  ctx.require_memory(footprint, "A (" + std::to_string(cfg.m_local) + " x " +
-                                    std::to_string(cfg.n) + " " + to_string(cfg.precision) +
-                                    " per rank), x, y, scratch and the exact y");
-
-  if (settings.team.team_size > 1 || settings.team.vector_length > 1) {
+// A team shape the device launches: TeamPerRow's team at most as large as
+// this vector_length allows here (a deck error otherwise).
+template <class Matrix, class Vector>
+void check_team_size(const Context& ctx, const matvec::TeamShape& team) {
+  if (team.team_size > 1 || team.vector_length > 1) {
     const int most =
-        matvec::TeamRowsPolicy<Matrix>(1, 1, settings.team.vector_length)
+        matvec::TeamRowsPolicy<Matrix>(1, 1, team.vector_length)
             .team_size_max(matvec::TeamPerRow<Matrix, Vector, Vector>{}, Kokkos::ParallelForTag());
-    if (settings.team.team_size > most)
+    if (team.team_size > most)
       ctx.deck.fail("matvec.team_size", "at most " + std::to_string(most) + " with vector_length " +
-                                            std::to_string(settings.team.vector_length) +
+                                            std::to_string(team.vector_length) +
                                             " on this device, got " +
-                                            std::to_string(settings.team.team_size));
+                                            std::to_string(team.team_size));
   }
+}
 
-  // 256-byte aligned, as karma-stream's arrays.
-  const auto storage = allocate_aligned<T**, OpLayout>("matvec::A", 256, rows, cols);
-  const Matrix b = storage.view;
-  const matvec::Placement where{cfg.seed, cfg.transpose, cfg.row0};
-  matvec::fill_matrix(b, where);
-  std::unique_ptr<ReplicatedX<Vector>> replicated;
-  Vector x;
-  if (cfg.transpose) {
-    // x is as long as A has rows: each rank holds the part its rows need.
-    x = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "matvec::x"), cols);
-    matvec::fill_vector(x, cfg.seed, cfg.row0);
-  } else {
-    replicated = std::make_unique<ReplicatedX<Vector>>(cols, cfg.seed);
-    x = replicated->x;
-  }
-  const Vector y(Kokkos::view_alloc(Kokkos::WithoutInitializing, "matvec::y"), rows);
-  const auto y_host = Kokkos::create_mirror_view(y);
-  const auto partials =
-      matvec::allocate_partials(b, uses_mdrange ? settings.tiling : matvec::Tiling{});
-  Kokkos::fence();
-
+// The dense implementations to time: the deck's Kokkos variants on B, x and
+// y, then the BLAS GEMV on the same arrays.
+template <class T, class OpLayout, class Matrix, class Vector, class Partials>
+std::vector<karma::Variant> dense_variants(const Config& cfg, const matvec::Settings& settings,
+                                           const Matrix& b, const Vector& x, const Vector& y,
+                                           const Partials& partials) {
+  const auto rows = static_cast<std::int64_t>(b.extent(0));
+  const auto cols = static_cast<std::int64_t>(b.extent(1));
   std::vector<karma::Variant> variants;
   for (const auto* v : cfg.variants) {
     karma::Variant c;
@@ -523,50 +308,38 @@ Report run_dense(const Context& ctx, const Config& cfg) {
   if (cfg.blas == Blas::cblas)
     variants.push_back(
         blas::cblas_variant<T>(row_major, rows, cols, b.data(), ld, x.data(), y.data()));
+  return variants;
+}
 
-  // The reference: every entry of y this rank checks, exact from the
-  // seeded A and x. With the transpose on several ranks y is replicated, so
-  // the ranks split its entries.
-  const bool reduce_y = cfg.transpose && ranks > 1;
-  const double tolerance = matvec::tolerance_for<T>(terms);
-  const FullCheck<T> check = prepare_check<T>(cfg, tolerance, cfg.transpose ? 0 : cfg.row0, [&] {
-    return matvec::dense_exact(cfg.seed, cfg.transpose, cfg.row0, check_first, check_count, terms);
-  });
-
-  const double local_bytes = (static_cast<double>(rows) * cols + rows + cols) * sizeof(T);
-  const double bytes = comm::sum(local_bytes);
-  const double flops = comm::sum(2.0 * static_cast<double>(rows) * cols);
-  Measured measured = measure_products(
-      ctx, cfg, variants, bytes, flops, tolerance,
-      [&] { Kokkos::deep_copy(y, std::numeric_limits<T>::quiet_NaN()); },
-      [&] {
-        corrupt(y, check.corrupt_index, check.corrupt_by);
-        Kokkos::deep_copy(y_host, y);
-        if (reduce_y) comm::sum_in_place(y_host.data(), rows);
-      },
-      [&] { return matvec::worst_scaled_error(check.exact, y_host); });
-  variants.clear();  // a vendor's handle goes with its variant
-
-  if (ranks > 1) {
-    if (reduce_y) {
-      const Vector scratch("matvec::allreduce_scratch", rows);
-      const auto scratch_host = Kokkos::create_mirror_view(scratch);
-      measured.kernels.push_back(time_exchange(ctx, cfg, "allreduce-y",
-                                               static_cast<double>(rows) * sizeof(T) * ranks, [&] {
-                                                 Kokkos::deep_copy(scratch_host, scratch);
-                                                 comm::sum_in_place(scratch_host.data(), rows);
-                                                 Kokkos::deep_copy(scratch, scratch_host);
-                                               }));
-    } else {
-      measured.kernels.push_back(time_exchange(ctx, cfg, "allgatherv-x",
-                                               static_cast<double>(cols) * sizeof(T) * ranks,
-                                               [&] { replicated->gather(); }));
-    }
+// The exchange that the dense product needs on several ranks, timed apart:
+// the Allreduce of y = A^T x (on a scratch y of B's rows), or the
+// Allgatherv of x (`replicated`) for y = A x.
+template <class T, class Vector>
+KernelResult time_dense_exchange(const Context& ctx, const Config& cfg, std::int64_t rows,
+                                 std::int64_t cols, const ReplicatedX<Vector>* replicated) {
+  const int ranks = comm::size();
+  if (cfg.transpose) {
+    const Vector scratch("matvec::allreduce_scratch", rows);
+    const auto scratch_host = Kokkos::create_mirror_view(scratch);
+    return time_exchange(ctx, cfg, "allreduce-y", static_cast<double>(rows) * sizeof(T) * ranks,
+                         [&] {
+                           Kokkos::deep_copy(scratch_host, scratch);
+                           comm::sum_in_place(scratch_host.data(), rows);
+                           Kokkos::deep_copy(scratch, scratch_host);
+                         });
   }
+  return time_exchange(ctx, cfg, "allgatherv-x", static_cast<double>(cols) * sizeof(T) * ranks,
+                       [&] { replicated->gather(); });
+}
 
+// The dense product's report: the timings and checks, the problem as the
+// results record it, and the one-line summary.
+template <class T, class OpLayout>
+Report dense_report(const Config& cfg, Measured measured, std::int64_t rows, std::int64_t cols,
+                    std::uint64_t footprint, const FullCheck<T>& check, std::int64_t terms) {
   Report report;
-  report.kernels = measured.kernels;
-  report.checks = measured.checks;
+  report.kernels = std::move(measured.kernels);
+  report.checks = std::move(measured.checks);
   report.problem = {
       {"format", "dense"},
       {"m", cfg.m_global},
@@ -612,150 +385,99 @@ Report run_dense(const Context& ctx, const Config& cfg) {
   return report;
 }
 
-// ---------------------------------------------------------------------------
-// Sparse (CSR).
-
-template <class T, class Index, class Pattern>
-Report run_csr(const Context& ctx, const Config& cfg, const Pattern& pattern,
-               const std::string& pattern_text) {
+template <class T, class OpLayout>
+Report run_dense(const Context& ctx, const Config& cfg) {
+  using Matrix = UnmanagedArray<T**, OpLayout, DefaultMemory>;
   using Vector = Kokkos::View<T*, DefaultMemory>;
-  using Matrix = matvec::Csr<T, Index, DefaultMemory>;
   const int ranks = comm::size();
-  const std::int64_t rows = cfg.m_local, cols = cfg.n;
-  // The row sizes come first (small), so the check below knows the exact
-  // number of entries before the entries are allocated.
-  ctx.require_memory(static_cast<std::uint64_t>(rows + 1) * 16, "the row sizes and offsets");
-  const auto sizes = matvec::csr_row_sizes(pattern, cfg.row0, rows);
-  std::int64_t local_entries = 0, longest = 0;
-  Kokkos::parallel_reduce(
-      "matvec::csr::entries",
-      Kokkos::RangePolicy<DefaultSpace, Kokkos::IndexType<std::int64_t>>(0, rows),
-      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& v) { v += sizes(i); }, local_entries);
-  Kokkos::parallel_reduce(
-      "matvec::csr::longest",
-      Kokkos::RangePolicy<DefaultSpace, Kokkos::IndexType<std::int64_t>>(0, rows),
-      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& v) {
-        if (sizes(i) > v) v = sizes(i);
-      },
-      Kokkos::Max<std::int64_t>(longest));
-  const std::uint64_t entry_bytes = sizeof(T) + sizeof(Index);
-  const std::uint64_t footprint = static_cast<std::uint64_t>(local_entries) * entry_bytes +
-                                  static_cast<std::uint64_t>(rows + 1) * 16 +
-                                  static_cast<std::uint64_t>(rows + cols) * sizeof(T) +
-                                  (ranks > 1 ? static_cast<std::uint64_t>(cols) * sizeof(T) : 0) +
-                                  static_cast<std::uint64_t>(rows) * 2 * sizeof(double);
-  ctx.require_memory(footprint, std::to_string(local_entries) + " entries (" +
-                                    std::to_string(entry_bytes) +
-                                    " bytes each), x, y and the exact y per rank");
-  const Matrix a = matvec::build_csr<T, Index>(pattern, cfg.row0, cols, sizes);
-  ReplicatedX<Vector> replicated(cols, cfg.seed);
-  const Vector x = replicated.x;
+  // B is the operator the kernels multiply by (see matvec_kernels.hpp).
+  const std::int64_t rows = cfg.transpose ? cfg.n : cfg.m_local;
+  const std::int64_t cols = cfg.transpose ? cfg.m_local : cfg.n;
+  const Matrix shape(nullptr, rows, cols);  // extents only, for the heuristics
+  matvec::Settings settings;
+  settings.team =
+      matvec::choose_team_shape(shape, cfg.team_size, cfg.vector_length, cfg.rows_per_thread);
+  settings.tiling = matvec::choose_tiling(shape, cfg.column_blocks, cfg.block_rows);
+  const bool uses_mdrange = std::any_of(cfg.variants.begin(), cfg.variants.end(),
+                                        [](auto* v) { return v->variant == Variant::mdrange; });
+  const std::uint64_t partial_bytes =
+      uses_mdrange && settings.tiling.column_blocks > 1
+          ? static_cast<std::uint64_t>(rows) * settings.tiling.column_blocks * sizeof(T)
+          : 0;
+  const std::uint64_t vector_bytes = static_cast<std::uint64_t>(rows + cols) * sizeof(T);
+  // Entries of y this rank checks: its rows, or its share of the replicated
+  // y = A^T x (not a structured binding: C++17 lambdas cannot capture one).
+  // The check holds two doubles an entry, and x and A's row keys (16 bytes
+  // a term) while it computes them.
+  const Block checked = cfg.transpose ? block_of(rows, ranks, comm::rank()) : Block{0, rows};
+  const std::int64_t check_first = checked.first, check_count = checked.count;
+  const std::int64_t terms = cfg.transpose ? cfg.m_global : cfg.n;
+  const std::uint64_t footprint =
+      static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(cols) * sizeof(T) +
+      vector_bytes + partial_bytes + (ranks > 1 ? vector_bytes : 0) +
+      static_cast<std::uint64_t>(check_count + terms) * 2 * sizeof(double);
+  ctx.require_memory(footprint, "A (" + std::to_string(cfg.m_local) + " x " +
+                                    std::to_string(cfg.n) + " " + to_string(cfg.precision) +
+                                    " per rank), x, y, scratch and the exact y");
+  check_team_size<Matrix, Vector>(ctx, settings.team);
+
+  // 256-byte aligned, as karma-stream's arrays.
+  const auto storage = allocate_aligned<T**, OpLayout>("matvec::A", 256, rows, cols);
+  const Matrix b = storage.view;
+  const matvec::Placement where{cfg.seed, cfg.transpose, cfg.row0};
+  matvec::fill_matrix(b, where);
+  std::unique_ptr<ReplicatedX<Vector>> replicated;
+  Vector x;
+  if (cfg.transpose) {
+    // x is as long as A has rows: each rank holds the part its rows need.
+    x = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "matvec::x"), cols);
+    matvec::fill_vector(x, cfg.seed, cfg.row0);
+  } else {
+    replicated = std::make_unique<ReplicatedX<Vector>>(cols, cfg.seed);
+    x = replicated->x;
+  }
   const Vector y(Kokkos::view_alloc(Kokkos::WithoutInitializing, "matvec::y"), rows);
   const auto y_host = Kokkos::create_mirror_view(y);
-  const double mean_row = rows > 0 ? static_cast<double>(local_entries) / rows : 0;
-  const auto team =
-      matvec::choose_csr_team_shape<DefaultSpace>(mean_row, cfg.team_size, cfg.vector_length);
+  const auto partials =
+      matvec::allocate_partials(b, uses_mdrange ? settings.tiling : matvec::Tiling{});
   Kokkos::fence();
 
-  std::vector<karma::Variant> variants;
-  for (const auto* v : cfg.variants) {
-    karma::Variant c;
-    c.name = std::string("csr-") + v->name;
-    c.implementation = "kokkos";
-    c.variant = v->name;
-    c.run = [=] { matvec::multiply_csr(v->variant, a, x, y, team); };
-    c.code = {v->variant == Variant::team_per_row ? "karma::matvec::CsrTeamPerRow"
-                                                  : "karma::matvec::CsrRowPerThread"};
-    if (v->variant == Variant::team_per_row)
-      c.extra = {{"team_size", team.team_size}, {"vector_length", team.vector_length}};
-    c.launch = c.extra;
-    variants.push_back(std::move(c));
-  }
+  std::vector<karma::Variant> variants =
+      dense_variants<T, OpLayout>(cfg, settings, b, x, y, partials);
 
-  // The reference: every row of this rank, from the pattern's generator.
-  const std::int64_t global_longest = comm::max(longest);
-  const double tolerance = matvec::tolerance_for<T>(global_longest);
-  const FullCheck<T> check = prepare_check<T>(cfg, tolerance, cfg.row0, [&] {
-    return matvec::csr_exact(pattern, cfg.seed, cfg.row0, rows);
+  // The reference: every entry of y this rank checks, exact from the
+  // seeded A and x. With the transpose on several ranks y is replicated, so
+  // the ranks split its entries.
+  const bool reduce_y = cfg.transpose && ranks > 1;
+  const double tolerance = matvec::tolerance_for<T>(terms);
+  const FullCheck<T> check = prepare_check<T>(cfg, tolerance, cfg.transpose ? 0 : cfg.row0, [&] {
+    return matvec::dense_exact(cfg.seed, cfg.transpose, cfg.row0, check_first, check_count, terms);
   });
-  const double entries = static_cast<double>(comm::sum(local_entries));
-  const double bytes = comm::sum(static_cast<double>(local_entries) * entry_bytes +
-                                 static_cast<double>(rows + 1) * sizeof(std::int64_t) +
-                                 static_cast<double>(rows + cols) * sizeof(T));
+
+  const double local_bytes = (static_cast<double>(rows) * cols + rows + cols) * sizeof(T);
+  const double bytes = comm::sum(local_bytes);
+  const double flops = comm::sum(2.0 * static_cast<double>(rows) * cols);
   Measured measured = measure_products(
-      ctx, cfg, variants, bytes, 2 * entries, tolerance,
+      ctx, cfg, variants, bytes, flops, tolerance,
       [&] { Kokkos::deep_copy(y, std::numeric_limits<T>::quiet_NaN()); },
       [&] {
         corrupt(y, check.corrupt_index, check.corrupt_by);
         Kokkos::deep_copy(y_host, y);
+        if (reduce_y) comm::sum_in_place(y_host.data(), rows);
       },
       [&] { return matvec::worst_scaled_error(check.exact, y_host); });
+  variants.clear();  // a vendor's handle goes with its variant
+
   if (ranks > 1)
-    measured.kernels.push_back(time_exchange(ctx, cfg, "allgatherv-x",
-                                             static_cast<double>(cols) * sizeof(T) * ranks,
-                                             [&] { replicated.gather(); }));
-
-  Report report;
-  report.kernels = measured.kernels;
-  report.checks = measured.checks;
-  report.problem = {
-      {"format", "csr"},
-      {"pattern", pattern_text},
-      {"m", cfg.m_global},
-      {"n", cfg.n},
-      {"rows_per_rank", allgather_json(cfg.m_local)},
-      {"entries", entries},
-      {"longest_row", global_longest},
-      {"precision", to_string(cfg.precision)},
-      {"element_bytes", sizeof(T)},
-      {"column_index_bytes", sizeof(Index)},
-      {"storage", "karma::RaggedRight: column indices and values sharing one offsets view"},
-      {"scaling", cfg.strong ? "strong" : "weak"},
-      {"seed", cfg.seed},
-      {"footprint_bytes_per_rank", footprint},
-      {"repetitions", cfg.repetitions},
-      {"rounds", std::min(cfg.rounds, cfg.repetitions)},
-      {"warmup", cfg.warmup},
-      {"bytes_counted", "values, column indices and offsets once, x once and y once, all ranks"},
-      {"flops_counted", "2 per entry"},
-      {"distribution", "rows of A per rank; x replicated by MPI_Allgatherv (timed apart)"},
-      {"verification", verification_json(check, cfg)}};
-  std::ostringstream summary;
-  summary << "matvec: y = A x, A sparse " << cfg.m_global << " x " << cfg.n << " (" << pattern_text
-          << ", " << static_cast<std::int64_t>(entries) << " entries, " << to_string(cfg.precision)
-          << ") in compressed rows; " << (cfg.strong ? "strong" : "weak") << " scaling, "
-          << format_bytes(static_cast<double>(footprint)) << " per rank; " << cfg.repetitions
-          << " repetitions after " << cfg.warmup << " warm-up(s)";
-  report.summary = summary.str();
-  return report;
-}
-
-template <class T>
-Report run_csr_typed(const Context& ctx, const Config& cfg) {
-  const bool small_index = cfg.n <= std::numeric_limits<std::int32_t>::max();
-  auto run = [&](const auto& pattern, const std::string& text) {
-    return small_index ? run_csr<T, std::int32_t>(ctx, cfg, pattern, text)
-                       : run_csr<T, std::int64_t>(ctx, cfg, pattern, text);
-  };
-  if (cfg.laplacian) {
-    matvec::LaplacianPattern p;
-    p.dimensions = static_cast<int>(cfg.grid.size());
-    p.nx = cfg.grid[0];
-    p.ny = cfg.grid[1];
-    p.nz = cfg.grid.size() == 3 ? cfg.grid[2] : 1;
-    return run(p, std::string(p.dimensions == 3 ? "7-point" : "5-point") + " Laplacian on " +
-                      join(cfg.grid));
-  }
-  std::ostringstream text;
-  text << "random, density " << cfg.density;
-  return run(matvec::RandomPattern::make(cfg.seed, cfg.n, cfg.density), text.str());
+    measured.kernels.push_back(time_dense_exchange<T>(ctx, cfg, rows, cols, replicated.get()));
+  return dense_report<T, OpLayout>(cfg, std::move(measured), rows, cols, footprint, check, terms);
 }
 
 Report run_matvec(const Context& ctx) {
   const Config cfg = read_config(ctx.deck);
+  if (cfg.csr) return run_csr_product(ctx, cfg);
   return dispatch_precision(cfg.precision, [&](auto t) {
     using T = decltype(t);
-    if (cfg.csr) return run_csr_typed<T>(ctx, cfg);
     // The kernels see A, or A^T as the other layout (matvec_kernels.hpp).
     const Layout op =
         cfg.transpose ? (cfg.layout == Layout::left ? Layout::right : Layout::left) : cfg.layout;

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -124,13 +125,18 @@ void add_context(Sizes sizes) {
                               "element written once (TinyMatrixSum's out: read and written)");
 }
 
-}  // namespace
-
-int main(int argc, char* argv[]) {
+// What the command line asks for (read_command_line).
+struct Options {
   Sizes sizes = Sizes::standard;
-  std::vector<std::string> args;
+  std::vector<std::string> args;  // for Kokkos and Google Benchmark
   bool has_out = false, has_format = false, listing = false, version = false;
   std::string out_path;
+};
+
+// The command line: karma-microbench's own flags read into `opt`, Google
+// Benchmark's and Kokkos' kept in opt.args; an exit code where it ends the
+// run here (--help, --help=json, a bad --sizes).
+std::optional<int> read_command_line(int argc, char* argv[], Options& opt) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -150,7 +156,7 @@ int main(int argc, char* argv[]) {
         std::cerr << "karma-microbench: " << arg << ": expected --sizes=standard or --sizes=tiny\n";
         return exit_usage;
       }
-      sizes = value == "tiny" ? Sizes::tiny : Sizes::standard;
+      opt.sizes = value == "tiny" ? Sizes::tiny : Sizes::standard;
       continue;
     }
     if (arg == "--raw-twin") {
@@ -158,41 +164,75 @@ int main(int argc, char* argv[]) {
       continue;
     }
     if (arg == "--version") {
-      version = true;
+      opt.version = true;
       continue;
     }
     if (starts_with(arg, "--benchmark_out=")) {
-      has_out = true;
-      out_path = arg.substr(16);
+      opt.has_out = true;
+      opt.out_path = arg.substr(16);
     }
-    if (starts_with(arg, "--benchmark_out_format=")) has_format = true;
-    if (arg == "--benchmark_list_tests" || arg == "--benchmark_list_tests=true") listing = true;
-    args.push_back(arg);
+    if (starts_with(arg, "--benchmark_out_format=")) opt.has_format = true;
+    if (arg == "--benchmark_list_tests" || arg == "--benchmark_list_tests=true") opt.listing = true;
+    opt.args.push_back(arg);
   }
+  return std::nullopt;
+}
+
+// The exit code of a run of `ran` benchmarks, with its RESULT line: a wrong
+// answer, a benchmark that could not run, or none that matched the filter.
+int verdict(std::size_t ran, bool listing, const std::string& out_path) {
+  if (listing) return ran == 0 ? exit_usage : exit_verified;
+  if (ran == 0) {
+    std::cerr << "karma-microbench: no benchmark matches the filter\n";
+    // Google Benchmark has opened the file and written nothing.
+    std::error_code ec;
+    if (fs::is_regular_file(out_path, ec) && fs::file_size(out_path, ec) == 0)
+      fs::remove(out_path, ec);
+    return exit_usage;
+  }
+  const Outcome& o = outcome();
+  if (o.wrong_answers > 0) {
+    std::cout << "RESULT: FAILED: " << o.wrong_answers << " benchmark run(s) computed a wrong "
+              << "answer\n";
+    return exit_wrong_answer;
+  }
+  if (o.resource_errors > 0) {
+    std::cout << "RESULT: ERROR: " << o.resource_errors << " benchmark run(s) could not run\n";
+    return exit_resource;
+  }
+  std::cout << "RESULT: PASSED\n";
+  return exit_verified;
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  Options opt;
+  if (const auto code = read_command_line(argc, argv, opt)) return *code;
   try {
-    karma::check_kokkos_flags(args);
+    karma::check_kokkos_flags(opt.args);
   } catch (const karma::InputError& e) {
     std::cerr << "karma-microbench: " << e.what() << "\n";
     return exit_usage;
   }
-  if (version) {
+  if (opt.version) {
     std::cout << karma::version_line("karma-microbench") << "\n";
     return exit_verified;
   }
-  if (!has_out) {
-    out_path = default_output();
-    args.push_back("--benchmark_out=" + out_path);
+  if (!opt.has_out) {
+    opt.out_path = default_output();
+    opt.args.push_back("--benchmark_out=" + opt.out_path);
   }
-  if (!has_format) args.push_back("--benchmark_out_format=json");
+  if (!opt.has_format) opt.args.push_back("--benchmark_out_format=json");
   if (const std::string problem =
-          karma::output_path_problem("--benchmark_out=" + out_path, out_path);
+          karma::output_path_problem("--benchmark_out=" + opt.out_path, opt.out_path);
       !problem.empty()) {
     std::cerr << "karma-microbench: " << problem << "\n";
     return exit_usage;
   }
 
   std::vector<char*> arg_pointers{argv[0]};
-  for (auto& a : args) arg_pointers.push_back(a.data());
+  for (auto& a : opt.args) arg_pointers.push_back(a.data());
   arg_pointers.push_back(nullptr);
   int count = static_cast<int>(arg_pointers.size()) - 1;
 
@@ -216,36 +256,17 @@ int main(int argc, char* argv[]) {
     if (benchmark::ReportUnrecognizedArguments(rest_count, rest.data())) {
       code = exit_usage;
     } else {
-      add_context(sizes);
+      add_context(opt.sizes);
       std::string command = "karma-microbench";
       for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
-      karma::profiling::declare_run("microbench",
-                                    {{"karma.command_line", command},
-                                     {"karma.sizes", sizes == Sizes::tiny ? "tiny" : "standard"},
-                                     {"karma.benchmark_out", out_path}});
-      register_all(sizes);
+      karma::profiling::declare_run(
+          "microbench", {{"karma.command_line", command},
+                         {"karma.sizes", opt.sizes == Sizes::tiny ? "tiny" : "standard"},
+                         {"karma.benchmark_out", opt.out_path}});
+      register_all(opt.sizes);
       const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
-      const Outcome& o = outcome();
-      if (listing) {
-        code = ran == 0 ? exit_usage : exit_verified;
-      } else if (ran == 0) {
-        std::cerr << "karma-microbench: no benchmark matches the filter\n";
-        // Google Benchmark has opened the file and written nothing.
-        std::error_code ec;
-        if (fs::is_regular_file(out_path, ec) && fs::file_size(out_path, ec) == 0)
-          fs::remove(out_path, ec);
-        code = exit_usage;
-      } else if (o.wrong_answers > 0) {
-        std::cout << "RESULT: FAILED: " << o.wrong_answers << " benchmark run(s) computed a wrong "
-                  << "answer\n";
-        code = exit_wrong_answer;
-      } else if (o.resource_errors > 0) {
-        std::cout << "RESULT: ERROR: " << o.resource_errors << " benchmark run(s) could not run\n";
-        code = exit_resource;
-      } else {
-        std::cout << "RESULT: PASSED\n";
-      }
-      if (!listing && ran > 0) std::cout << "results: " << out_path << "\n";
+      code = verdict(ran, opt.listing, opt.out_path);
+      if (!opt.listing && ran > 0) std::cout << "results: " << opt.out_path << "\n";
     }
     benchmark::Shutdown();
   }

@@ -1,7 +1,8 @@
 """scripts/check-style.sh fails where it should: on a small tree with the
 project's .clang-format, .flake8 and .shellcheckrc, one misformatted C++ file,
-one shell script with a shellcheck finding or one Python file with a flake8
-finding makes it exit 1 naming that file; the same tree clean passes. Files
+one shell script with a shellcheck finding, one Python file with a flake8
+finding or one function over 120 lines in miniapps/ or common/ makes it exit 1
+naming that file; the same tree clean passes. Files
 are found by extension and by shebang, in a git checkout (tracked files) and
 in a tree without git (a tarball: build directories left out). A missing tool
 fails, naming its Debian package."""
@@ -71,7 +72,7 @@ def test_a_clean_tree_passes(tmp_path):
     assert "format: 3 C++ files clean" in out
     assert "shell: 2 shell scripts clean" in out
     assert "python: 3 Python files clean" in out
-    assert "passed: format shell python" in out
+    assert "passed: format shell python size" in out
 
 
 @pytest.mark.parametrize("name, text, which, finding", BROKEN, ids=[b[0] for b in BROKEN])
@@ -135,6 +136,70 @@ def test_a_missing_tool_fails_naming_its_package(tmp_path):
     for package in TOOLS:
         assert f"{package} is missing" in out and f"apt-get install {package}" in out, out
     assert "FAILED: format shell python" in out
+
+
+def function_of(name, lines, indent=""):
+    """C++ text of a function `name` of `lines` lines, signature to brace."""
+    body = [f"{indent}  x += {i};" for i in range(lines - 3)]
+    return "\n".join([f"{indent}int {name}(int x) {{", *body, f"{indent}  return x;",
+                      f"{indent}}}"]) + "\n"
+
+
+# Braces that are not a function's body, around the functions measured: a
+# class, a constructor's member initialisers, a lambda, an initialiser list,
+# a template head, a macro's body, a branch of #if that is not read.
+TRICKY = """namespace karma {{
+struct Holder {{
+  Holder(int a) : a_{{a}}, b_(a) {{}}
+  KOKKOS_INLINE_FUNCTION void operator()(const int i) const {{ a_ + i; }}
+  int a_{{0}}, b_;
+{member}}};
+const int table[] = {{1, 2, 3}};
+template <class T, class = std::enable_if_t<(sizeof(T) > 1)>>
+std::function<void()> launcher(const T& t) {{
+  return [=] {{
+    if (t) {{
+    }}
+  }};
+}}
+#if KARMA_HAVE_CUDA
+{twice}#else
+{twice}#endif
+TEST(Suite, Name) {{ EXPECT_EQ(1, 1); }}
+{free}}}  // namespace karma
+"""
+
+
+@pytest.mark.parametrize("where", ["miniapps/demo/main.cpp", "common/include/karma/demo.hpp"])
+def test_size_a_function_over_120_lines_fails(tmp_path, where):
+    tree = make_tree(tmp_path)
+    path = tree / where
+    path.parent.mkdir(parents=True)
+    fits = TRICKY.format(member=function_of("member", 120, "  "), twice=function_of("twice", 120),
+                         free=function_of("free_one", 120))
+    path.write_text(fits)
+    code, out = check(tree, "--only", "size")
+    assert code == 0 and "size: 1 C++ files clean" in out, out
+    for name, member, free in (("member", 121, 120), ("free_one", 120, 121)):
+        path.write_text(TRICKY.format(member=function_of("member", member, "  "),
+                                      twice=function_of("twice", 120),
+                                      free=function_of("free_one", free)))
+        code, out = check(tree, "--only", "size")
+        line = 1 + path.read_text().split("\n").index(
+            next(s for s in path.read_text().split("\n") if f" {name}(int x)" in s))
+        assert code == 1, out
+        assert f"{where}:{line}: function {name} is 121 lines (at most 120)" in out, out
+        assert out.count("function ") == 1, out  # no other finding
+    # #if's later branches are not read: a longer definition there counts not.
+    path.write_text(fits.replace("#else\n" + function_of("twice", 120),
+                                 "#else\n" + function_of("twice", 200)))
+    assert check(tree, "--only", "size")[0] == 0
+
+
+def test_size_only_in_miniapps_and_common(tmp_path):
+    tree = make_tree(tmp_path, dict(CLEAN, **{"src/long.cpp": function_of("long_one", 200)}))
+    code, out = check(tree)
+    assert code == 0 and "size: no C++ files in miniapps/ or common/" in out, out
 
 
 def test_bad_usage_is_exit_2(tmp_path):
