@@ -797,10 +797,8 @@ def _unique_name(check, node, path, seen):
     return name
 
 
-def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool_dir,
-                defaults, environment, run_names, job_names, lister, variables, scheduler):
-    entries = check.mapping(node, path, RUN_KEYS, required=("name", "app", "deck"))
-    run = _unique_name(check, entries["name"], path, run_names)
+def _run_app(check, entries, path):
+    """A run's mini-app and, for a reference program's run, its kind."""
     app = check.string(entries["app"], f"{path}.app", _APP, "a mini-app name (stream, mgs, ...)")
     reference = check.choice(entries["reference"], f"{path}.reference", REFERENCES) \
         if "reference" in entries else None
@@ -815,7 +813,12 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
         hint = f"did you mean '{near[0]}'? " if near else ""
         check.fail(entries["app"], f"{path}.app", f"'{app}' is not a mini-app of the suite "
                    f"({', '.join(APPS)}); {hint}a mini-app of your own needs `executable:`")
+    return app, reference
 
+
+def _run_deck(check, entries, path, base, inputs, variables):
+    """The deck file a run names: under the suite's inputs ({inputs}) or
+    relative to the campaign file."""
     deck_node = entries["deck"]
     deck_text = _fill(check, deck_node, f"{path}.deck", check.string(deck_node, f"{path}.deck"),
                       variables, keep=("inputs",))
@@ -828,7 +831,12 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
         deck = os.path.normpath(os.path.join(base, os.path.expanduser(deck_text)))
     if not os.path.isfile(deck):
         check.fail(deck_node, f"{path}.deck", f"no such deck: {deck}")
+    return deck
 
+
+def _run_launch(check, entries, path, app, defaults):
+    """How a run's jobs start: ranks and nodes (lists: one job each), GPUs
+    and CPUs per rank, time, launcher, repeats, the deck key of its scaling."""
     def value(key, parse, default):
         return parse(entries[key]) if key in entries else default
 
@@ -848,6 +856,11 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
                         lambda n: check.string(n, f"{path}.scaling_key", _DECK_KEY,
                                                "a deck key (section.key)"),
                         f"{app}.scaling")
+    return rpn_list, nodes_list, gpus, cpus, time, launcher, repeat, scaling_key
+
+
+def _run_scalings(check, entries, path):
+    """The scalings a run asks for, one job each; [None] for none."""
     scalings = [None]
     if "scaling" in entries:
         snode = entries["scaling"]
@@ -857,21 +870,11 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
         scalings = [check.choice(n, f"{path}.scaling", ("weak", "strong")) for n in items]
         if len(set(scalings)) != len(scalings):
             check.fail(snode, f"{path}.scaling", "a scaling is listed twice")
-    overrides = _overrides(check, entries["set"], f"{path}.set") if "set" in entries else []
-    sweep = _sweep(check, entries["sweep"], f"{path}.sweep") if "sweep" in entries else []
-    args = value("args", lambda n: check.strings(n, f"{path}.args"), [])
-    args_nodes = []
-    if "args" in entries:
-        anode = entries["args"]
-        args_nodes = anode.value if isinstance(anode.value, list) else [anode]
-    for i, a in enumerate(args):
-        if a in ("--output", "-o") or a.startswith("--output="):
-            check.fail(entries["args"], f"{path}.args[{i}]", "karma-batch chooses --output "
-                       "(one results directory per job)")
-    env = environment.merged(_environment(check, entries.get("environment"),
-                                          f"{path}.environment", variables))
-    cpus = _host_cpus(gpus, cpus, env)
+    return scalings
 
+
+def _run_executable(check, entries, path, app, base, campaign_bin, tool_dir, variables):
+    """The program a run's jobs start."""
     if "executable" in entries:
         text = _fill(check, entries["executable"], f"{path}.executable",
                      check.string(entries["executable"], f"{path}.executable"), variables)
@@ -885,43 +888,80 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
         executable = os.path.join(tool_dir, f"karma-{app}")  # installed beside the tools
     else:
         executable = f"karma-{app}"  # found in PATH when the job runs
+    return executable
 
+
+def _check_run_keys(check, entries, path, app, executable, lister, overrides, sweep,
+                    scalings, scaling_key):
+    """The keys and values a run sets, sweeps and scales, against what its
+    mini-app's --help=json says (where the lister can ask it)."""
+    known = lister.keys(executable)
+    if known is None:
+        return
+    set_is_map = isinstance(entries["set"].value, dict) if "set" in entries else False
+    # (key, node, path, whether the node's key is where the key is
+    # written, [(value text, node, path)])
+    checks = [(k, n, f"{path}.set", set_is_map,
+               [(t, n, f"{path}.set.{k}" if set_is_map else f"{path}.set[{i}]")])
+              for i, (k, t, n) in enumerate(overrides)]
+    checks += [(k, entries["sweep"].value[k], f"{path}.sweep.{k}", True,
+                [(t, v, f"{path}.sweep.{k}[{i}]") for i, (t, v) in enumerate(vals)])
+               for k, vals in sweep]
+    if scalings != [None]:
+        snode = entries["scaling"]
+        checks.append((scaling_key, entries.get("scaling_key", snode),
+                       f"{path}.scaling_key", False,
+                       [(sc, snode, f"{path}.scaling") for sc in scalings]))
+    for key, n, where, at_key, values in checks:
+        if key not in known:
+            near = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+            hint = f" (did you mean '{near[0]}'?)" if near else ""
+            check.fail(n, where, f"{key}: not a deck key of karma-{app}{hint}; see "
+                       f"karma-{app} --help", at_key=at_key)
+        if known[key] is None:
+            continue  # a type this tool cannot read: the mini-app checks it
+        for text, vnode, vpath in values:
+            try:
+                parsed = yamlread.parse_value(text, check.source, vnode.line, vnode.col)
+            except yamlread.YamlError:
+                lister.warnings.append(f"{vpath}: cannot read '{_short(text)}' here; "
+                                       f"karma-{app} checks it when the job starts")
+                continue
+            why = known[key].problem(parsed)
+            if why:
+                check.fail(vnode, vpath, f"{key}={_short(text)}: {why} (karma-{app} "
+                           "--help)")
+
+
+def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool_dir,
+                defaults, environment, run_names, job_names, lister, variables, scheduler):
+    entries = check.mapping(node, path, RUN_KEYS, required=("name", "app", "deck"))
+    run = _unique_name(check, entries["name"], path, run_names)
+    app, reference = _run_app(check, entries, path)
+    deck = _run_deck(check, entries, path, base, inputs, variables)
+    rpn_list, nodes_list, gpus, cpus, time, launcher, repeat, scaling_key = _run_launch(
+        check, entries, path, app, defaults)
+    scalings = _run_scalings(check, entries, path)
+    overrides = _overrides(check, entries["set"], f"{path}.set") if "set" in entries else []
+    sweep = _sweep(check, entries["sweep"], f"{path}.sweep") if "sweep" in entries else []
+    args = check.strings(entries["args"], f"{path}.args") if "args" in entries else []
+    args_nodes = []
+    if "args" in entries:
+        anode = entries["args"]
+        args_nodes = anode.value if isinstance(anode.value, list) else [anode]
+    for i, a in enumerate(args):
+        if a in ("--output", "-o") or a.startswith("--output="):
+            check.fail(entries["args"], f"{path}.args[{i}]", "karma-batch chooses --output "
+                       "(one results directory per job)")
+    env = environment.merged(_environment(check, entries.get("environment"),
+                                          f"{path}.environment", variables))
+    cpus = _host_cpus(gpus, cpus, env)
+
+    executable = _run_executable(check, entries, path, app, base, campaign_bin, tool_dir,
+                                 variables)
     if lister is not None and not reference:
-        known = lister.keys(executable)
-        if known is not None:
-            set_is_map = isinstance(entries["set"].value, dict) if "set" in entries else False
-            # (key, node, path, whether the node's key is where the key is
-            # written, [(value text, node, path)])
-            checks = [(k, n, f"{path}.set", set_is_map,
-                       [(t, n, f"{path}.set.{k}" if set_is_map else f"{path}.set[{i}]")])
-                      for i, (k, t, n) in enumerate(overrides)]
-            checks += [(k, entries["sweep"].value[k], f"{path}.sweep.{k}", True,
-                        [(t, v, f"{path}.sweep.{k}[{i}]") for i, (t, v) in enumerate(vals)])
-                       for k, vals in sweep]
-            if scalings != [None]:
-                snode = entries["scaling"]
-                checks.append((scaling_key, entries.get("scaling_key", snode),
-                               f"{path}.scaling_key", False,
-                               [(sc, snode, f"{path}.scaling") for sc in scalings]))
-            for key, n, where, at_key, values in checks:
-                if key not in known:
-                    near = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
-                    hint = f" (did you mean '{near[0]}'?)" if near else ""
-                    check.fail(n, where, f"{key}: not a deck key of karma-{app}{hint}; see "
-                               f"karma-{app} --help", at_key=at_key)
-                if known[key] is None:
-                    continue  # a type this tool cannot read: the mini-app checks it
-                for text, vnode, vpath in values:
-                    try:
-                        parsed = yamlread.parse_value(text, check.source, vnode.line, vnode.col)
-                    except yamlread.YamlError:
-                        lister.warnings.append(f"{vpath}: cannot read '{_short(text)}' here; "
-                                               f"karma-{app} checks it when the job starts")
-                        continue
-                    why = known[key].problem(parsed)
-                    if why:
-                        check.fail(vnode, vpath, f"{key}={_short(text)}: {why} (karma-{app} "
-                                   "--help)")
+        _check_run_keys(check, entries, path, app, executable, lister, overrides, sweep,
+                        scalings, scaling_key)
 
     # Counted before anything is expanded: a typo must not fill the memory.
     count = len(scalings) * len(nodes_list) * len(rpn_list) * repeat
