@@ -44,12 +44,17 @@ inline nlohmann::json decomposition_json(const Partition& p, const KernelTimer& 
     const auto& v = phases.samples(name);
     return std::accumulate(v.begin(), v.end(), 0.0);
   };
+  // Each rank's own time of each phase per step, named as in the rebuild
+  // kernels' `phases`.
   double build = 0;
   std::vector<double> exchange;
+  nlohmann::json phase_per_rank = nlohmann::json::object();
   for (const auto& st : storages) {
-    build += own_total(st.name + ".ghost_exchange") + own_total(st.name + ".search") +
-             own_total(st.name + ".fill");
-    if (st.uses_cells) build += own_total(st.name + ".binning");
+    for (const PhaseName& name : phase_names(st, true)) {
+      const double own = own_total(st.name + "." + name.timed);
+      build += own;
+      phase_per_rank[st.name][name.shown] = per_rank(own / steps);
+    }
     const std::vector<double> e = slowest(phases, st.name + ".ghost_exchange");
     exchange.insert(exchange.end(), e.begin(), e.end());
   }
@@ -96,6 +101,7 @@ inline nlohmann::json decomposition_json(const Partition& p, const KernelTimer& 
       {"build_s_per_rank", build_per_rank},
       {"step_s_per_rank", step_per_rank},
       {"step_s", minmax(step_per_rank)},
+      {"phase_s_per_rank", phase_per_rank},
       {"step_s_from",
        "each rank's own rebuilds of every storage (ghost exchange, binning, search and fill), "
        "per timed step (phases start together: the timer synchronises the ranks before each)"}};

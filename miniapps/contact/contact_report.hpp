@@ -48,24 +48,30 @@ struct RunTotals {
   double ranks = 1;        // copies: every rank's own (replicated), one (partitioned)
 };
 
-// Collective: a storage's phases per timed step, slowest rank: the ghost
-// exchange (partitioned), then binning, search and fill, or arborx's tree
-// and query.
+// A storage's rebuild phases: the name the results show, and the one it is
+// timed under (<storage>.<timed>): a partitioned run's ghost exchange, then
+// binning, search and fill, or arborx's tree and query.
+struct PhaseName {
+  const char* shown;
+  const char* timed;
+};
+
+inline std::vector<PhaseName> phase_names(const NeighbourStorage& st, bool partitioned) {
+  std::vector<PhaseName> names;
+  if (partitioned) names.push_back({"ghost_exchange", "ghost_exchange"});
+  if (st.uses_cells)
+    names.insert(names.end(), {{"binning", "binning"}, {"search", "search"}, {"fill", "fill"}});
+  else
+    names.insert(names.end(), {{"tree", "search"}, {"query", "fill"}});
+  return names;
+}
+
+// Collective: a storage's phases per timed step, slowest rank.
 inline nlohmann::json phases_json(const KernelTimer& phases, const NeighbourStorage& st,
                                   bool partitioned) {
-  const auto phase = [&](const char* name) {
-    return phase_json(slowest(phases, st.name + "." + name));
-  };
   nlohmann::json j = nlohmann::json::object();
-  if (partitioned) j["ghost_exchange"] = phase("ghost_exchange");
-  if (st.uses_cells) {
-    j["binning"] = phase("binning");
-    j["search"] = phase("search");
-    j["fill"] = phase("fill");
-  } else {
-    j["tree"] = phase("search");
-    j["query"] = phase("fill");
-  }
+  for (const PhaseName& p : phase_names(st, partitioned))
+    j[p.shown] = phase_json(slowest(phases, st.name + "." + p.timed));
   return j;
 }
 
