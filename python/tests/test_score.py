@@ -47,9 +47,9 @@ def mark_rules(schema, top=True):
                 else "fixed"
 
 
-def with_rules(doc, tier, reportable=True, reasons=()):
+def with_rules(doc, tier, reportable=True, reasons=(), cls="large"):
     doc = copy.deepcopy(doc)
-    doc["reportable"] = {"rules": "1", "class": "small", "tier": tier,
+    doc["reportable"] = {"rules": "1", "class": cls, "tier": tier,
                          "reportable": reportable, "reasons": list(reasons)}
     mark_rules(doc["deck"]["schema"])
     return doc
@@ -133,7 +133,7 @@ def test_the_reference_file(reference):
     row = rows[("matvec", "layout=left,precision=double,transpose=False", "product")]
     assert row["figure"] == kokkos and row["runs"] == 3  # the median of the rounds
     assert row["units"] == "GB/s" and row["higher_is_better"] is True
-    assert row["class"] == "small"
+    assert row["class"] == "large"
     mdrange = next(k for k in matvec["kernels"] if k["name"] == "mdrange")
     assert row["per_watt"] == {"value": mdrange["energy"]["fom_per_watt"]["value"],
                                "units": "GB/s/W", "runs": 3}
@@ -171,6 +171,37 @@ def test_ten_percent_faster_scores_1_1(reference, tmp_path):
     assert close(doc["sets"][0]["tiers"]["baseline"]["score"], 1.1)
     assert close(doc["sets"][0]["tiers"]["baseline"]["per_watt"], 1.1)
     assert "**1.100**" in r.stdout
+
+
+def add_small_stream(path, factor):
+    """STREAM's job again as the small class, its figures times factor."""
+    for r, f in enumerate(ROUNDS, 1):
+        doc = with_rules(original("stream.n1x1.shape2p25"), "baseline", cls="small")
+        scale(doc, f * factor)
+        write(os.path.join(path, "results", f"stream-small.r{r}", "karma-stream.json"), doc)
+    return path
+
+
+def test_the_small_class_is_scored_apart(tmp_path):
+    ref_set = add_small_stream(make_set(tmp_path / "ref"), 1.0)
+    ref = tmp_path / "ref.json"
+    assert tool("karma-score", "reference", ref_set, "-o", ref).returncode == 0
+    assert {r["class"] for r in json.loads(ref.read_text())["rows"]} == {"small", "large"}
+    # small twice as fast, everything else the same: the overall does not move
+    faster = add_small_stream(make_set(tmp_path / "set"), 2.0)
+    r, doc = score(tmp_path, ref, faster)
+    assert r.returncode == 0, r.stderr
+    base = doc["sets"][0]["tiers"]["baseline"]
+    assert close(base["score"], 1.0) and all(close(v, 1.0) for v in apps(doc).values())
+    assert close(base["classes"]["small"]["score"], 2.0)
+    assert close(base["classes"]["large"]["score"], 1.0)
+    assert [c["in_score"] for c in base["classes"].values()] == [False, True]
+    small = [row for row in base["rows"] if row["class"] == "small"]
+    assert len(small) == 6 and all(close(row["ratio"], 2.0) and not row["in_score"]
+                                   for row in small)
+    assert base["coverage"] == 1.0
+    assert "| baseline | score | 2.000 | 1.000 | **1.000** |" in r.stdout
+    assert "small (not in the overall)" in r.stdout
 
 
 def test_weights(reference, tmp_path):
@@ -263,7 +294,7 @@ def test_partial_coverage(reference, tmp_path):
     assert {(m["app"], m["work"]) for m in tier["missing"]} == {("contact", "build"),
                                                                 ("contact", "stats")}
     assert "covers 81.8%" in r.stderr
-    assert "contact/small/-/build: no figure" in r.stdout
+    assert "contact/large/-/build: no figure" in r.stdout
     assert apps(doc)["contact"] is None and close(tier["score"], 1.0)
     r, _ = score(tmp_path, path, partial, "--allow-partial")
     assert r.returncode == 0, r.stderr
@@ -277,7 +308,7 @@ def test_rows_not_in_the_reference_are_left_out(reference, tmp_path):
     r, out = score(tmp_path, path, extra)
     assert r.returncode == 0, r.stderr
     assert out["sets"][0]["tiers"]["baseline"]["not_in_reference"] == [
-        {"app": "hexgrad", "class": "small", "case": "layout=right,precision=double",
+        {"app": "hexgrad", "class": "large", "case": "layout=right,precision=double",
          "work": "gradients"}]
     assert close(apps(out)["hexgrad"], 1.0)
 
@@ -315,7 +346,7 @@ def test_per_watt(reference, tmp_path):
     lacking = doc["sets"][0]["tiers"]["baseline"]["no_energy"]
     assert {(x["app"], x["work"], x["no_energy"]) for x in lacking} == \
         {("contact", "build", "set"), ("contact", "stats", "set")}
-    assert "contact/small/-/build: not measured by the set" in r.stdout
+    assert "contact/large/-/build: not measured by the set" in r.stdout
 
 
 def test_optimized_takes_the_best_of_the_work(reference, tmp_path):
@@ -409,3 +440,41 @@ def test_the_default_weights_are_the_gpu_split_of_weights_txt():
            if p.split("/")[1:2] == ["gpu:*"]}
     assert {p: float(w) for p, w in lines("score-weights.txt")} == gpu
     assert set(gpu) == {"stream", "hexgrad", "contact", "matvec", "mgs"}
+
+
+PROCUREMENT = os.path.join(ROOT, "results", "procurement")
+SHIPPED = os.path.join(ROOT, "campaigns", "procurement", "reference-h100.json")
+
+
+def test_the_shipped_reference_is_the_committed_h100_bundle(tmp_path):
+    with open(SHIPPED) as f:
+        shipped = json.load(f)
+    out = tmp_path / "ref.json"
+    r = tool("karma-score", "reference", os.path.join("results", "procurement", "h100.tar.xz"),
+             "-o", out, "--name", shipped["name"], cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text()) == shipped
+
+
+def test_the_procurement_readme_gives_the_committed_scores(tmp_path):
+    """results/procurement/README.md's score table, made again from the
+    committed bundles against the shipped reference (the default)."""
+    sets = {"h100-again": "h100-again.tar.xz", "h200": "h200.tar.xz"}
+    r, doc = score_default(tmp_path, *(f"{k}={os.path.join(PROCUREMENT, v)}"
+                                       for k, v in sets.items()))
+    assert r.returncode == 0, r.stderr
+    assert doc["reference_file"] == SHIPPED
+    text = open(os.path.join(PROCUREMENT, "README.md"), encoding="utf-8").read()
+    for s in doc["sets"]:
+        for tier in ("baseline", "optimized"):
+            t = s["tiers"][tier]
+            line = f"| {s['label']} | {tier} | " + " | ".join(
+                f"{t[f]:.3f}" for f in ("score", "per_watt")) + " | " + " | ".join(
+                f"{t['classes'][c]['score']:.3f}" for c in ("small", "medium", "large")) + " |"
+            assert line in text, line
+
+
+def score_default(tmp_path, *sets):
+    out = tmp_path / "score.json"
+    r = tool("karma-score", *sets, "--json", out)
+    return r, (json.loads(out.read_text()) if out.exists() else None)

@@ -68,3 +68,9 @@ def test_installed_tools_work(tmp_path):
                         os.path.join(SAMPLES, "machine-a"), os.path.join(SAMPLES, "machine-b")],
                        capture_output=True, text=True)
     assert r.returncode == 0 and "# karma comparison" in r.stdout
+    # The installed karma-score scores against the reference installed beside it.
+    shipped = prefix / "share" / "karma" / "campaigns" / "procurement" / "reference-h100.json"
+    r = subprocess.run([str(prefix / "bin" / "karma-score"),
+                        os.path.join(ROOT, "results", "procurement", "h200.tar.xz")],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0 and f"(`{shipped}`)" in r.stdout, r.stdout + r.stderr

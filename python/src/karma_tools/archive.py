@@ -38,6 +38,8 @@ from . import ToolError, __version__, atomic_write, main_wrapper
 SUFFIX = ".tar.xz"
 FORMAT = 1
 INDEX = "karma-archive.json"
+# A karma-bundle's checksums (bundle.py), read in place of the index.
+BUNDLE_MANIFEST = "MANIFEST.sha256"
 ENVIRONMENT = "environment"
 # A fixed time for every member (2026-01-01): the same input, the same bytes.
 MTIME = 1767225600
@@ -172,8 +174,11 @@ class Archive:
             raise ToolError(f"{path}: {why}; not a karma results archive of format "
                             f"{FORMAT}", 2)
 
+        if INDEX not in members and BUNDLE_MANIFEST in members:
+            self._read_bundle(members, bad)
+            return
         if INDEX not in members:
-            bad(f"no {INDEX}")
+            bad(f"no {INDEX} (nor a karma-bundle's {BUNDLE_MANIFEST})")
         try:
             index = json.loads(members[INDEX].decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as e:
@@ -195,10 +200,32 @@ class Archive:
             if not _safe(e["path"]):
                 bad(f"{INDEX}: files[{i}]: path {e['path']!r} leaves the archive")
             self.files[e["path"]] = data
+        self._index_dirs()
+
+    def _index_dirs(self):
         self.dirs = {""}
         for p in self.files:
             parts = p.split("/")
             self.dirs.update("/".join(parts[:i]) for i in range(1, len(parts)))
+
+    def _read_bundle(self, members, bad):
+        """A karma-bundle (a submission) read as the folder it packs, once
+        its manifest holds: the tools score and compare what a site was
+        handed without unpacking it."""
+        from . import bundle  # bundle imports this module
+        problems = bundle.manifest_problems(members)
+        if problems:
+            where, why = problems[0]
+            bad(f"{where}: {why} (karma-bundle check lists every problem)")
+        unsafe = [p for p in members if not _safe(p)]
+        if unsafe:
+            bad(f"member {unsafe[0]!r} leaves the bundle")
+        self.index = {"karma_archive": FORMAT, "kind": "bundle", "name": None,
+                      "files": [{"path": p, "member": p, "sha256": hashlib.sha256(d).hexdigest(),
+                                 "size": len(d)} for p, d in sorted(members.items())
+                                if p != BUNDLE_MANIFEST]}
+        self.files = {p: d for p, d in members.items() if p != BUNDLE_MANIFEST}
+        self._index_dirs()
 
 
 def _safe(rel):

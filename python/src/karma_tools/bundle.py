@@ -45,7 +45,7 @@ from . import (ToolError, __version__, archive, atomic_write, batch, campaign as
                jobs as jobs_mod, main_wrapper, rules, validate, yamlread)
 
 PROGRAM = "karma-bundle"
-MANIFEST = "MANIFEST.sha256"
+MANIFEST = archive.BUNDLE_MANIFEST
 DISCLOSURE = "disclosure.yaml"
 CAMPAIGN = "campaign"
 RESULTS = "results"

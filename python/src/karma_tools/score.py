@@ -16,9 +16,11 @@ from .results import format_value, is_number, load_set
 PROGRAM = "karma-score"
 REFERENCE_FORMAT = 1
 DEFAULT_WEIGHTS = os.path.join("campaigns", "procurement", "score-weights.txt")
+# The reference machine's figures that ship with the suite (docs/run-rules.md).
+DEFAULT_REFERENCE = os.path.join("campaigns", "procurement", "reference-h100.json")
 KINDS = ("gpu", "host")
 
-USAGE = """karma-score [-h] [--version] [LABEL=]SET [[LABEL=]SET ...] --reference FILE
+USAGE = """karma-score [-h] [--version] [LABEL=]SET [[LABEL=]SET ...] [--reference FILE]
                    [--weights FILE] [--json OUT] [--allow-partial]
        karma-score reference SET -o FILE [--name NAME] [--kind {gpu,host}]"""
 
@@ -39,14 +41,19 @@ file also names the machine: devices, suite and Kokkos versions, backend and
 the node's environment (from the karma-envcapture captures beside the
 results). A set of both GPU and host results needs --kind.
 
-karma-score SET... --reference FILE: scores each set on its own (a set's
-score never depends on the other sets given). Per tier: baseline (the
+karma-score SET... [--reference FILE]: scores each set on its own (a set's
+score never depends on the other sets given) against the reference, by
+default the one the suite ships (an H100 node: campaigns/procurement/
+reference-h100.json of the checkout, or PREFIX/share/karma/). Per tier: baseline (the
 Kokkos kernels of reportable baseline runs) and optimized (every kernel of
 every reportable run: the best of the work, vendor libraries included),
 each row's figure is found as for the reference, and its ratio is figure /
 reference (reference / figure when lower is better): above 1, faster than
 the reference. A mini-app's score is the geometric mean of its rows'
 ratios; the overall score the weighted geometric mean of the mini-apps'.
+Both count the rows of the medium and large classes (and weak); the small
+class, sized for tests and launch-bound on a GPU, is scored on its own line
+and left out of them. Each class's score is shown apart.
 The per-watt score is the same over the FOM per watt, on the rows that
 measured energy on both sides (the others are listed).
 
@@ -361,18 +368,22 @@ def load_reference(path):
 # --- weights --------------------------------------------------------------------------
 
 
-def default_weights():
-    """The default weights file: installed (PREFIX/share/karma/...) or the
-    checkout's this package is in."""
+def shipped(rel, what, flag):
+    """A file the suite ships: installed (PREFIX/share/karma/REL) or in the
+    checkout this package is in."""
     here = os.path.dirname(os.path.abspath(__file__))
     tools = os.path.dirname(os.path.abspath(sys.argv[0]))
     for base in (os.path.join(tools, "..", "share", "karma"),
                  os.path.join(here, "..", "..", "..")):
-        path = os.path.normpath(os.path.join(base, DEFAULT_WEIGHTS))
+        path = os.path.normpath(os.path.join(base, rel))
         if os.path.isfile(path):
             return path
-    raise ToolError(f"no default weights file ({DEFAULT_WEIGHTS} of the checkout or "
-                    "PREFIX/share/karma); give --weights FILE", 2)
+    raise ToolError(f"no {what} ({rel} of the checkout or PREFIX/share/karma); give "
+                    f"{flag} FILE", 2)
+
+
+def default_weights():
+    return shipped(DEFAULT_WEIGHTS, "default weights file", "--weights")
 
 
 def load_weights(path, apps):
@@ -458,10 +469,14 @@ def _ref_key(row):
     return (row["app"], row["class"], row["case"], row["work"])
 
 
-def score_tier(figures, reference, weights):
-    """A tier's rows, per-app scores, overall scores and coverage."""
-    rows = [_row_ratio(ref, figures.get(_ref_key(ref))) for ref in reference["rows"]]
-    known = {_ref_key(ref) for ref in reference["rows"]}
+def _class_order(cls):
+    order = rules.CLASSES + (rules.WEAK_CLASS,)
+    return (order.index(cls), "") if cls in order else (len(order), str(cls))
+
+
+def app_scores(rows, weights):
+    """Per app, the geometric mean of its rows' ratios (and per watt); then
+    the weighted geometric mean over the apps."""
     apps = {}
     for app in weights:
         mine = [r for r in rows if r["app"] == app]
@@ -470,12 +485,28 @@ def score_tier(figures, reference, weights):
         apps[app] = {"score": geomean(scored), "rows": len(scored), "of": len(mine),
                      "per_watt": geomean(per_watt), "per_watt_rows": len(per_watt)}
     names = list(apps)
+    return apps, {field: geomean([apps[a][field] for a in names], [weights[a] for a in names])
+                  for field in ("score", "per_watt")}
+
+
+def score_tier(figures, reference, weights):
+    """A tier's rows, per-app scores, overall scores (the scored classes'
+    rows), the same per class, and coverage."""
+    rows = [_row_ratio(ref, figures.get(_ref_key(ref))) for ref in reference["rows"]]
+    for r in rows:
+        r["in_score"] = r["class"] in rules.SCORED_CLASSES
+    known = {_ref_key(ref) for ref in reference["rows"]}
+    apps, overall = app_scores([r for r in rows if r["in_score"]], weights)
+    classes = {}
+    for cls in sorted({r["class"] for r in rows}, key=_class_order):
+        classes[cls] = app_scores([r for r in rows if r["class"] == cls], weights)[1]
+        classes[cls]["in_score"] = cls in rules.SCORED_CLASSES
     present = sum(1 for r in rows if r["ratio"] is not None)
     return {"rows": rows,
             "apps": apps,
-            "score": geomean([apps[a]["score"] for a in names], [weights[a] for a in names]),
-            "per_watt": geomean([apps[a]["per_watt"] for a in names],
-                                [weights[a] for a in names]),
+            "score": overall["score"],
+            "per_watt": overall["per_watt"],
+            "classes": classes,
             "coverage": present / len(rows),
             "missing": [r for r in rows if r["ratio"] is None],
             "no_energy": [r for r in rows if r.get("no_energy")],
@@ -534,19 +565,44 @@ def _summary_table(s, weights):
     for tier in rules.TIERS:
         t = s["tiers"][tier]
         rows = len(t["rows"])
+        scored = sum(1 for r in t["rows"] if r["in_score"])
         for measure, field in (("score", "score"), ("per watt", "per_watt")):
             cells = [_fmt(t["apps"][a][field]) for a in apps]
             coverage = f"{t['coverage']:.0%} ({rows - len(t['missing'])}/{rows} rows)" \
                 if field == "score" else f"{sum(a['per_watt_rows'] for a in t['apps'].values())}" \
-                f"/{rows} rows"
+                f"/{scored} rows scored"
             out.append(f"| {tier} | {measure} | " + " | ".join(cells)
                        + f" | **{_fmt(t[field])}** | {coverage} |")
     out += ["", "Above 1: better than the reference (column heads: the apps' weights). "
-            "Per watt: over the rows that measured energy on both sides."]
+            "Per watt: over the rows that measured energy on both sides. Scores and overall: "
+            f"the rows of the {', '.join(_scored_here(s))} classes."]
     absent = [a for a in apps if s["tiers"]["baseline"]["apps"][a]["score"] is None]
     if absent:
         out[-1] += f" Overall: over the apps with a score, their weights normalised again " \
             f"(none for {', '.join(absent)})."
+    return out + [""]
+
+
+def _scored_here(s):
+    classes = s["tiers"]["baseline"]["classes"]
+    return [c for c in classes if classes[c]["in_score"]] or list(rules.SCORED_CLASSES)
+
+
+def _class_table(s):
+    """The overall score of each class on its own, those outside the
+    overall marked."""
+    classes = list(s["tiers"]["baseline"]["classes"])
+    out = ["| tier | measure | " + " | ".join(
+        c if s["tiers"]["baseline"]["classes"][c]["in_score"] else f"{c} (not in the overall)"
+        for c in classes) + " | **overall** |", "|---|---|" + "---|" * (len(classes) + 1)]
+    for tier in rules.TIERS:
+        t = s["tiers"][tier]
+        for measure, field in (("score", "score"), ("per watt", "per_watt")):
+            out.append(f"| {tier} | {measure} | " + " | ".join(
+                _fmt(t["classes"][c][field]) for c in classes) + f" | **{_fmt(t[field])}** |")
+    out += ["", "Each class's score: the weighted geometric mean over the apps of their rows "
+            "of that class alone. The small class is sized for tests: on a GPU its figures are "
+            "launch latency (docs/run-rules.md), reported here and left out of the overall."]
     return out + [""]
 
 
@@ -594,6 +650,7 @@ def markdown(report):
                   f"`{s['path']}`: {s['scored']} of {s['results']} results scored"
                   + (f" ({', '.join(s['devices'])})" if s["devices"] else "") + ".", ""]
         lines += _summary_table(s, report["weights"])
+        lines += _class_table(s)
         lines += _rows_table(s)
         lines += _lists(s)
     return "\n".join(lines)
@@ -635,8 +692,9 @@ def score_main(argv):
     p = argparse.ArgumentParser(prog=PROGRAM, usage=USAGE, description=DESCRIPTION,
                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("sets", nargs="+", metavar="[LABEL=]SET", help="a result set to score")
-    p.add_argument("--reference", metavar="FILE", required=True,
-                   help="the reference file (karma-score reference)")
+    p.add_argument("--reference", metavar="FILE",
+                   help="the reference file (karma-score reference; default the shipped "
+                   f"H100 node's, {DEFAULT_REFERENCE})")
     p.add_argument("--weights", metavar="FILE", help=f"app weights (default {DEFAULT_WEIGHTS})")
     p.add_argument("--json", metavar="OUT", help="also write the report as JSON")
     p.add_argument("--allow-partial", action="store_true",
@@ -645,13 +703,15 @@ def score_main(argv):
     args = p.parse_args(argv)
 
     def run():
-        reference = load_reference(args.reference)
+        reference_file = args.reference or shipped(DEFAULT_REFERENCE, "shipped reference",
+                                                   "--reference")
+        reference = load_reference(reference_file)
         apps = sorted({r["app"] for r in reference["rows"]}, key=lambda a: _sort_key((a,)))
         weights_file = args.weights or default_weights()
         weights = load_weights(weights_file, apps)
         sets = [score_set(path, label, reference, weights)
                 for label, path in map(_parse_set, args.sets)]
-        report = {"karma_score": 1, "reference_file": args.reference, "reference": reference,
+        report = {"karma_score": 1, "reference_file": reference_file, "reference": reference,
                   "weights_file": weights_file, "weights": weights, "sets": sets}
         if args.json:
             atomic_write(args.json, json.dumps(report, indent=2) + "\n")
