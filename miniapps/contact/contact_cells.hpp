@@ -63,13 +63,57 @@ struct CellLists {
   Kokkos::View<int*, Memory> counts;            // per cell; reused as the fill cursor
   Kokkos::View<std::int64_t*, Memory> offsets;  // cells + 1
   Kokkos::View<int*, Memory> items;             // a buffer: may be longer than the entries
+  Kokkos::View<int*, Memory> unsorted;          // the fill's order, as long as items
   std::int64_t entries = 0;
 };
 
 inline std::int64_t bytes_of(const CellLists& c) {
   return static_cast<std::int64_t>(c.counts.span() * sizeof(int) +
                                    c.offsets.span() * sizeof(std::int64_t) +
-                                   c.items.span() * sizeof(int));
+                                   (c.items.span() + c.unsorted.span()) * sizeof(int));
+}
+
+// The atomics of the fill place a cell's elements in any order; each cell is
+// copied from `unsorted` to `items` in increasing element order, so that the
+// candidate order, and so the row order, is the same on every run. An
+// element is listed at most once per cell: its rank among the cell's
+// elements is its place. On a GPU a warp takes a cell, a lane an element:
+// the lanes read the cell's elements together (one broadcast load each), so
+// a cell costs as many loads as it has elements, where a thread per cell
+// sorting in place costs their square and diverges.
+KOKKOS_INLINE_FUNCTION void place_in_cell(const Kokkos::View<int*, Memory>& unsorted,
+                                          const Kokkos::View<int*, Memory>& items,
+                                          const std::int64_t begin, const std::int64_t size,
+                                          const std::int64_t a) {
+  const int v = unsorted(begin + a);
+  std::int64_t rank = 0;
+  for (std::int64_t b = 0; b < size; ++b) rank += unsorted(begin + b) < v ? 1 : 0;
+  items(begin + rank) = v;
+}
+
+inline void sort_cells(const Kokkos::View<std::int64_t*, Memory>& offsets,
+                       const Kokkos::View<int*, Memory>& unsorted,
+                       const Kokkos::View<int*, Memory>& items, const Index cells) {
+  if constexpr (on_gpu) {
+    using Team = Kokkos::TeamPolicy<Exec>;
+    constexpr int lanes = 32, per_team = 8;  // a 256-thread block, a warp per cell
+    Kokkos::parallel_for(
+        "contact::bin_sort", Team((cells + per_team - 1) / per_team, per_team, lanes),
+        KOKKOS_LAMBDA(const Team::member_type& t) {
+          const Index c = t.league_rank() * Index(per_team) + t.team_rank();
+          if (c >= cells) return;
+          const std::int64_t begin = offsets(c), size = offsets(c + 1) - begin;
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, size), [&](const std::int64_t a) {
+            place_in_cell(unsorted, items, begin, size, a);
+          });
+        });
+  } else {
+    Kokkos::parallel_for(
+        "contact::bin_sort", Range(0, cells), KOKKOS_LAMBDA(const Index c) {
+          const std::int64_t begin = offsets(c), size = offsets(c + 1) - begin;
+          for (std::int64_t a = 0; a < size; ++a) place_in_cell(unsorted, items, begin, size, a);
+        });
+  }
 }
 
 // Bins every element into the cells its box touches (the first `count`
@@ -104,10 +148,14 @@ inline void bin(const Boxes& boxes, const Grid& g, CellLists& cl,
   if (trace) trace("bin: scan");
   if (static_cast<std::int64_t>(cl.items.extent(0)) < cl.entries) {
     cl.items = Kokkos::View<int*, Memory>();
+    cl.unsorted = Kokkos::View<int*, Memory>();
     cl.items = Kokkos::View<int*, Memory>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::cell_items"), cl.entries);
+    cl.unsorted = Kokkos::View<int*, Memory>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::cell_items_unsorted"),
+        cl.entries);
   }
-  const auto items = cl.items;
+  const auto items = cl.unsorted;
   Kokkos::deep_copy(counts, 0);
   Kokkos::parallel_for(
       "contact::bin_fill", Range(0, elements), KOKKOS_LAMBDA(const Index e) {
@@ -123,18 +171,8 @@ inline void bin(const Boxes& boxes, const Grid& g, CellLists& cl,
             }
       });
   if (trace) trace("bin: fill");
-  // The atomics above fill a cell in any order; sorting each (short) cell
-  // makes the candidate order, and so the row order, the same on every run.
-  Kokkos::parallel_for(
-      "contact::bin_sort", Range(0, g.cells), KOKKOS_LAMBDA(const Index c) {
-        const std::int64_t begin = offsets(c), end = offsets(c + 1);
-        for (std::int64_t a = begin + 1; a < end; ++a) {
-          const int v = items(a);
-          std::int64_t b = a;
-          for (; b > begin && items(b - 1) > v; --b) items(b) = items(b - 1);
-          items(b) = v;
-        }
-      });
+  sort_cells(cl.offsets, cl.unsorted, cl.items, g.cells);
+  if (trace) trace("bin: sort");
 }
 
 // The search every storage shares: for element i, calls sink.add(j, id, row)

@@ -56,7 +56,8 @@ inline Estimate estimate(const Config& c) {
   const std::uint64_t first = N8 * static_cast<std::uint64_t>(c.capacity);
   e.shared = static_cast<std::uint64_t>(s.nodes) * 12 + N8 * 24 +
              static_cast<std::uint64_t>(e.cells) * 12 + 8 +
-             static_cast<std::uint64_t>(e.cell_items_bound) * 4 + N8 * 32;  // + row statistics
+             static_cast<std::uint64_t>(e.cell_items_bound) * 8 +  // sorted and as filled
+             N8 * 32;                                              // + row statistics
   const std::uint64_t dynamic_rows =
       N8 * 8 + N8 * 4 * static_cast<std::uint64_t>(std::max(c.capacity, e.max_row_bound));
   for (Storage st : c.storages) {

@@ -190,6 +190,33 @@ TEST(MeshCheck, CatchesTheSearchFault) {
   EXPECT_GE(changed2, 2);
 }
 
+// Each cell lists exactly the elements whose box touches it, in increasing
+// order: the lists a host loop over the elements makes, element by element.
+TEST(Cells, EachCellListsItsElementsInIncreasingOrder) {
+  for (const int cell : {unit, unit / 2}) {
+    const Scene s = make_scene(4, 12, cell);
+    const Grid& g = s.cells.grid;
+    const auto boxes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s.boxes);
+    std::vector<std::vector<int>> expected(static_cast<std::size_t>(g.cells));
+    for (Index e = 0; e < static_cast<Index>(boxes.extent(0)); ++e)
+      for (int z = g.cell_of(2, boxes(e, 2)); z <= g.cell_of(2, boxes(e, 5)); ++z)
+        for (int y = g.cell_of(1, boxes(e, 1)); y <= g.cell_of(1, boxes(e, 4)); ++y)
+          for (int x = g.cell_of(0, boxes(e, 0)); x <= g.cell_of(0, boxes(e, 3)); ++x)
+            expected[static_cast<std::size_t>(g.index(x, y, z))].push_back(static_cast<int>(e));
+    const auto offsets = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s.cells.offsets);
+    const auto items = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s.cells.items);
+    std::int64_t wrong = 0, longest = 0;
+    for (Index c = 0; c < g.cells; ++c) {
+      const std::vector<int> got(items.data() + offsets(c), items.data() + offsets(c + 1));
+      wrong += got != expected[static_cast<std::size_t>(c)] ? 1 : 0;
+      longest = std::max<std::int64_t>(longest, static_cast<std::int64_t>(got.size()));
+    }
+    EXPECT_EQ(wrong, 0) << "cell size " << cell;
+    EXPECT_GT(longest, 8);  // cells long enough for the order to be at stake
+    EXPECT_EQ(s.cells.entries, offsets(g.cells));
+  }
+}
+
 // A grid far too small for the scene: boxes outside it land in clamped
 // border cells and are still found exactly once.
 TEST(Search, ClampedGridStillFindsEveryPair) {
