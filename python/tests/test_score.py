@@ -478,3 +478,25 @@ def score_default(tmp_path, *sets):
     out = tmp_path / "score.json"
     r = tool("karma-score", *sets, "--json", out)
     return r, (json.loads(out.read_text()) if out.exists() else None)
+
+
+def test_rows_of_other_code_than_the_reference_are_marked(reference, tmp_path):
+    path, _ = reference
+
+    def other_code(job, doc):
+        if doc["app"] == "hexgrad":
+            for k in doc["kernels"]:
+                k["code_version"] = "0123456789abcdef"
+
+    changed = make_set(tmp_path / "changed", edit=other_code)
+    r, doc = score(tmp_path, path, changed)
+    assert r.returncode == 0, r.stderr
+    base = doc["sets"][0]["tiers"]["baseline"]
+    assert [(row["app"], row["work"]) for row in base["code_changed"]] == [("hexgrad",
+                                                                          "gradients")]
+    assert "0123456789abcdef" in base["code_changed"][0]["code_changed"]
+    assert close(base["score"], 1.0)  # marked, not left out
+    assert "**1 of 11 rows ran other kernel code than the reference's**" in r.stdout
+    # the optimized tier's vendor kernels, absent from the reference, mark nothing
+    r, doc = score(tmp_path, path, reference[1], name="same.json")
+    assert all(not t["code_changed"] for t in doc["sets"][0]["tiers"].values())

@@ -68,7 +68,9 @@ reportable (results written before the run rules among them), did not pass
 verification, or ran on another kind of device than the reference. Rows of
 the reference that a set has no figure for are listed, with the coverage
 (the share of the reference's rows present) per tier; rows the reference
-does not have are listed and left out.
+does not have are listed and left out. Rows whose reference kernels'
+code_version is not among the set's are marked and counted: their ratio
+mixes a code change with the machine.
 
 Output: Markdown on stdout; --json OUT the same as JSON. A set named
 'reference' is given as ./reference."""
@@ -168,9 +170,12 @@ def run_figures(run, tier):
         key = rules.row_key(run.doc, kernel)
         fig = out.setdefault(key, {"units": k["units"], "higher_is_better":
                                    k["higher_is_better"], "fom": None, "per_watt": None,
-                                   "per_watt_units": None})
+                                   "per_watt_units": None, "code_versions": set()})
         if (k["units"], k["higher_is_better"]) != (fig["units"], fig["higher_is_better"]):
             continue  # not the same measure of the work: not an alternative
+        code = k["entry"].get("code_version")
+        if isinstance(code, str):
+            fig["code_versions"].add(code)
         hib = fig["higher_is_better"]
         fig["fom"] = _better(fig["fom"], k["value"], hib)
         energy = k["energy"]
@@ -217,9 +222,11 @@ def tier_figures(runs, tier):
         per_watt, per_watt_count = _best_median(decks, "per_watt", hib)
         pw_units = next((f["per_watt_units"] for figs in decks.values() for f in figs
                          if f["per_watt"] is not None), None)
+        code = sorted(set().union(*(f["code_versions"] for figs in decks.values()
+                                    for f in figs)))
         table[key] = {"figure": figure, "runs": count, "units": units, "higher_is_better": hib,
                       "per_watt": per_watt, "per_watt_runs": per_watt_count,
-                      "per_watt_units": pw_units}
+                      "per_watt_units": pw_units, "code_versions": code}
     return table
 
 
@@ -299,7 +306,7 @@ def make_reference(path, name=None, kind=None):
             {"value": t["per_watt"], "units": t["per_watt_units"], "runs": t["per_watt_runs"]}
         rows.append(dict(_key_dict(key), figure=t["figure"], units=t["units"],
                          higher_is_better=t["higher_is_better"], runs=t["runs"],
-                         per_watt=per_watt))
+                         per_watt=per_watt, code_versions=t["code_versions"]))
     docs = [r.doc for r in used]
     return {"karma_score_reference": REFERENCE_FORMAT,
             "name": name or _label(path),
@@ -354,6 +361,9 @@ def load_reference(path):
             and (row.get("class") is None or isinstance(row.get("class"), str)) \
             and is_number(row.get("figure")) and row["figure"] > 0 \
             and isinstance(row.get("higher_is_better"), bool)
+        code = row.get("code_versions") if isinstance(row, dict) else None
+        if ok and code is not None:
+            ok = isinstance(code, list) and all(isinstance(c, str) for c in code)
         pw = row.get("per_watt") if isinstance(row, dict) else None
         if ok and pw is not None:
             ok = isinstance(pw, dict) and is_number(pw.get("value")) and pw["value"] > 0
@@ -453,6 +463,13 @@ def _row_ratio(ref, fig):
     hib = ref["higher_is_better"]
     row.update(figure=fig["figure"], runs=fig["runs"],
                ratio=_ratio(fig["figure"], ref["figure"], hib))
+    # The reference's kernels (baseline) must be among the set's; the
+    # optimized tier's vendor kernels come on top.
+    theirs, ours = ref.get("code_versions") or [], fig.get("code_versions") or []
+    gone = sorted(set(theirs) - set(ours))
+    if theirs and ours and gone:
+        row["code_changed"] = f"the reference's code_version {', '.join(gone)} is not among " \
+            f"this set's ({', '.join(ours)})"
     ref_pw = (ref.get("per_watt") or {}).get("value")
     if ref_pw is not None and fig["per_watt"] is not None:
         row["per_watt"] = {"figure": fig["per_watt"], "reference": ref_pw,
@@ -510,6 +527,7 @@ def score_tier(figures, reference, weights):
             "coverage": present / len(rows),
             "missing": [r for r in rows if r["ratio"] is None],
             "no_energy": [r for r in rows if r.get("no_energy")],
+            "code_changed": [r for r in rows if r.get("code_changed")],
             "not_in_reference": [_key_dict(k) for k in sorted(figures, key=_sort_key)
                                  if k not in known]}
 
@@ -580,6 +598,12 @@ def _summary_table(s, weights):
     if absent:
         out[-1] += f" Overall: over the apps with a score, their weights normalised again " \
             f"(none for {', '.join(absent)})."
+    changed = s["tiers"]["baseline"]["code_changed"]
+    if changed:
+        out += ["", f"**{len(changed)} of {len(s['tiers']['baseline']['rows'])} rows ran other "
+                "kernel code than the reference's**: their ratios mix the code's change with "
+                "the machine's (listed below; a reference made with this suite's code "
+                "compares machines alone)."]
     return out + [""]
 
 
@@ -631,6 +655,11 @@ def _lists(s):
             out += [f"Rows without energy in the {tier} per-watt score:", ""]
             out += [f"- {_row_name(r)}: not measured by the {r['no_energy']}"
                     for r in t["no_energy"]] + [""]
+        if t["code_changed"]:
+            out += [f"Rows whose kernels ran other code than the reference's ({tier}): their "
+                    "ratios include the code's change, not the machine's alone "
+                    f"({len(t['code_changed'])}):", ""]
+            out += [f"- {_row_name(r)}: {r['code_changed']}" for r in t["code_changed"]] + [""]
         if t["not_in_reference"]:
             out += [f"Rows not in the reference, left out ({tier}):", ""]
             out += [f"- {_row_name(r)}" for r in t["not_in_reference"]] + [""]
