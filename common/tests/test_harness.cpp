@@ -71,27 +71,39 @@ struct Harness {
   }
 };
 
-TEST(HarnessMeasure, RunsHooksInOrderAndTimesOnlyTheRepetitions) {
-  Harness run;
-  std::vector<std::string> log;
+// Variants "a" and "b" that write their runs and turns into log: "a" a run,
+// "(a" and "a)" a turn's start and end.
+std::vector<Variant> logged_variants(std::vector<std::string>& log) {
   std::vector<Variant> variants(2);
   for (int i = 0; i < 2; ++i) {
     const std::string id = i == 0 ? "a" : "b";
     Variant& v = variants[i];
-    v.name = id;
+    v.name = v.variant = id;
     v.implementation = "kokkos";
-    v.variant = id;
-    v.bytes = 1e9;
     v.run = [&log, id] { log.push_back(id); };
     v.before_turn = [&log, id] { log.push_back("(" + id); };
     v.after_turn = [&log, id] { log.push_back(id + ")"); };
+  }
+  return variants;
+}
+
+std::string joined(const std::vector<std::string>& log) {
+  std::string out;
+  for (const auto& s : log) out += s;
+  return out;
+}
+
+TEST(HarnessMeasure, RunsHooksInOrderAndTimesOnlyTheRepetitions) {
+  Harness run;
+  std::vector<std::string> log;
+  std::vector<Variant> variants = logged_variants(log);
+  for (Variant& v : variants) {
+    v.bytes = 1e9;
     v.before_each = [&log] { log.push_back("<"); };
     v.after_each = [&log] { log.push_back(">"); };
   }
   const auto results = measure(run.ctx, variants, plan_of(1, 4, 2));
-  std::string joined;
-  for (const auto& s : log) joined += s;
-  EXPECT_EQ(joined, "(a<a><a><a>a)(b<b><b><b>b)(a<a><a>a)(b<b><b>b)");
+  EXPECT_EQ(joined(log), "(a<a><a><a>a)(b<b><b><b>b)(a<a><a>a)(b<b><b>b)");
   ASSERT_EQ(results.size(), 2u);
   for (const auto& r : results) EXPECT_EQ(r.time.count, 4u) << r.name;  // warm-ups untimed
   EXPECT_EQ(results[1].name, "b");
@@ -125,17 +137,9 @@ TEST(HarnessMeasure, BytesSetByAHookDuringTheRunsCount) {
 TEST(HarnessSteps, EachStepOpensWithItsHookThenEveryVariantTakesATurn) {
   Harness run;
   std::vector<std::string> log;
-  std::vector<Variant> variants(2);
-  for (int i = 0; i < 2; ++i) {
-    const std::string id = i == 0 ? "a" : "b";
-    Variant& v = variants[i];
-    v.name = v.variant = id;
-    v.implementation = "kokkos";
-    v.per_step = i == 0 ? 1 : 3;
-    v.run = [&log, id] { log.push_back(id); };
-    v.before_turn = [&log, id] { log.push_back("(" + id); };
-    v.after_turn = [&log, id] { log.push_back(id + ")"); };
-  }
+  std::vector<Variant> variants = logged_variants(log);
+  variants[0].per_step = 1;
+  variants[1].per_step = 3;
   Steps steps;
   steps.warmup = 1;
   steps.count = 2;
@@ -144,9 +148,7 @@ TEST(HarnessSteps, EachStepOpensWithItsHookThenEveryVariantTakesATurn) {
   };
   steps.after = [&log](std::int64_t step) { log.push_back("/" + std::to_string(step)); };
   const auto results = measure_steps(run.ctx, variants, steps);
-  std::string joined;
-  for (const auto& s : log) joined += s;
-  EXPECT_EQ(joined, "W0(aaa)(bbb)S0(aaa)(bbbbb)/0S1(aaa)(bbbbb)/1");
+  EXPECT_EQ(joined(log), "W0(aaa)(bbb)S0(aaa)(bbbbb)/0S1(aaa)(bbbbb)/1");
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(results[0].time.count, 2u);  // one a step; the warm-up untimed
   EXPECT_EQ(results[1].time.count, 6u);
