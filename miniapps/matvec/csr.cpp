@@ -123,22 +123,15 @@ Report run_csr(const Context& ctx, const Config& cfg, const Pattern& pattern,
       {"element_bytes", sizeof(T)},
       {"column_index_bytes", sizeof(Index)},
       {"storage", "karma::RaggedRight: column indices and values sharing one offsets view"},
-      {"scaling", cfg.strong ? "strong" : "weak"},
-      {"seed", cfg.seed},
-      {"footprint_bytes_per_rank", footprint},
-      {"repetitions", cfg.repetitions},
-      {"rounds", std::min(cfg.rounds, cfg.repetitions)},
-      {"warmup", cfg.warmup},
       {"bytes_counted", "values, column indices and offsets once, x once and y once, all ranks"},
       {"flops_counted", "2 per entry"},
       {"distribution", "rows of A per rank; x replicated by MPI_Allgatherv (timed apart)"},
       {"verification", verification_json(check, cfg)}};
+  report.problem.update(plan_json(cfg, footprint));
   std::ostringstream summary;
   summary << "matvec: y = A x, A sparse " << cfg.m_global << " x " << cfg.n << " (" << pattern_text
           << ", " << static_cast<std::int64_t>(entries) << " entries, " << to_string(cfg.precision)
-          << ") in compressed rows; " << (cfg.strong ? "strong" : "weak") << " scaling, "
-          << format_bytes(static_cast<double>(footprint)) << " per rank; " << cfg.repetitions
-          << " repetitions after " << cfg.warmup << " warm-up(s)";
+          << ") in compressed rows; " << plan_summary(cfg, footprint);
   report.summary = summary.str();
   return report;
 }

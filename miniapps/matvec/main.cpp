@@ -356,12 +356,6 @@ Report dense_report(const Config& cfg, Measured measured, std::int64_t rows, std
          "read in the other layout"}}},
       {"precision", to_string(cfg.precision)},
       {"element_bytes", sizeof(T)},
-      {"scaling", cfg.strong ? "strong" : "weak"},
-      {"seed", cfg.seed},
-      {"footprint_bytes_per_rank", footprint},
-      {"repetitions", cfg.repetitions},
-      {"rounds", std::min(cfg.rounds, cfg.repetitions)},
-      {"warmup", cfg.warmup},
       {"bytes_counted", "A once, x once and y once per product, all ranks"},
       {"flops_counted", "2 m n per product"},
       {"distribution",
@@ -374,13 +368,12 @@ Report dense_report(const Config& cfg, Measured measured, std::int64_t rows, std
          v["terms"] = terms;
          return v;
        }()}};
+  report.problem.update(plan_json(cfg, footprint));
   std::ostringstream summary;
   summary << "matvec: y = A" << (cfg.transpose ? "^T" : "") << " x, A dense " << cfg.m_global
           << " x " << cfg.n << " (" << to_string(cfg.layout) << ", " << to_string(cfg.precision)
           << "), kernels see a " << rows << " x " << cols << " " << to_string(layout_of<OpLayout>())
-          << " array per rank; " << (cfg.strong ? "strong" : "weak") << " scaling, "
-          << format_bytes(static_cast<double>(footprint)) << " per rank; " << cfg.repetitions
-          << " repetitions after " << cfg.warmup << " warm-up(s)";
+          << " array per rank; " << plan_summary(cfg, footprint);
   report.summary = summary.str();
   return report;
 }

@@ -157,6 +157,21 @@ void corrupt(const Vector& y, std::int64_t index, T by) {
   Kokkos::fence();
 }
 
+// What both products' problem records share: the run's plan and its size.
+inline nlohmann::json plan_json(const Config& cfg, std::uint64_t footprint) {
+  return {{"scaling", cfg.strong ? "strong" : "weak"},       {"seed", cfg.seed},
+          {"footprint_bytes_per_rank", footprint},           {"repetitions", cfg.repetitions},
+          {"rounds", std::min(cfg.rounds, cfg.repetitions)}, {"warmup", cfg.warmup}};
+}
+
+// ... and the end of their one-line summaries.
+inline std::string plan_summary(const Config& cfg, std::uint64_t footprint) {
+  return std::string(cfg.strong ? "strong" : "weak") + " scaling, " +
+         format_bytes(static_cast<double>(footprint)) + " per rank; " +
+         std::to_string(cfg.repetitions) + " repetitions after " + std::to_string(cfg.warmup) +
+         " warm-up(s)";
+}
+
 template <class T>
 nlohmann::json verification_json(const FullCheck<T>& check, const Config& cfg) {
   return {{"entries_checked", "all: every entry of y, on every rank, for every implementation"},
