@@ -213,7 +213,7 @@ class Archive:
         its manifest holds: the tools score and compare what a site was
         handed without unpacking it."""
         from . import bundle  # bundle imports this module
-        problems = bundle.manifest_problems(members)
+        listed, problems = bundle.manifest_check(members)
         if problems:
             where, why = problems[0]
             bad(f"{where}: {why} (karma-bundle check lists every problem)")
@@ -221,9 +221,8 @@ class Archive:
         if unsafe:
             bad(f"member {unsafe[0]!r} leaves the bundle")
         self.index = {"karma_archive": FORMAT, "kind": "bundle", "name": None,
-                      "files": [{"path": p, "member": p, "sha256": hashlib.sha256(d).hexdigest(),
-                                 "size": len(d)} for p, d in sorted(members.items())
-                                if p != BUNDLE_MANIFEST]}
+                      "files": [{"path": p, "member": p, "sha256": listed[p], "size": len(d)}
+                                for p, d in sorted(members.items()) if p != BUNDLE_MANIFEST]}
         self.files = {p: d for p, d in members.items() if p != BUNDLE_MANIFEST}
         self._index_dirs()
 

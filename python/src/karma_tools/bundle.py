@@ -472,10 +472,11 @@ def read_bundle(path):
     return files, problems
 
 
-def manifest_problems(files):
-    """MANIFEST.sha256 against the files present: [(path, why)]."""
+def manifest_check(files):
+    """({path: sha256} as MANIFEST.sha256 lists them, its problems against
+    the files present: [(path, why)])."""
     if MANIFEST not in files:
-        return [(MANIFEST, "missing")]
+        return {}, [(MANIFEST, "missing")]
     listed, out = {}, []
     lines = files[MANIFEST].decode("utf-8", "replace").splitlines()
     for n, line in enumerate(lines, 1):
@@ -494,7 +495,7 @@ def manifest_problems(files):
     out += [(p, f"sha256 differs from {MANIFEST}: changed after packing")
             for p in sorted(present & set(listed))
             if hashlib.sha256(files[p]).hexdigest() != listed[p]]
-    return out
+    return listed, out
 
 
 def class_decks():
@@ -590,7 +591,7 @@ def check(path):
         raise ToolError(f"{path}: not a file", 2)
     decks = class_decks()
     files, problems = read_bundle(path)
-    problems += manifest_problems(files)
+    problems += manifest_check(files)[1]
     found, summary = content_problems(files, decks)
     problems += found
     for line in summary:
