@@ -2,7 +2,7 @@
 # scripts/bootstrap.sh - make a machine ready to build karma for its CPU or GPU.
 #
 # Usage: scripts/bootstrap.sh [--backend auto|openmp|cuda|hip] [--arch NAME]
-#                             [--kokkos debian|pinned] [--no-kokkos] [--help]
+#                             [--kokkos debian|pinned] [--no-kokkos] [--arborx] [--help]
 #
 # Step 1 installs the packages the suite needs (REQUIRED_PACKAGES) with apt
 # where it can (root and a reachable archive, as on Debian and Ubuntu).  Where
@@ -38,11 +38,14 @@
 #      is applied first, for HIP with clang 17 or newer its
 #      kokkos-<version>-hip-clang17.patch.  The build log stays in $CACHE/logs/.
 # where CACHE=${KARMA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/karma}.
+# With --arborx, ArborX (ARBORX_PINNED below) is then installed into that
+# pinned Kokkos' prefix from $KARMA_ARBORX_SOURCE (a tree or a tarball), once.
 # A finished install is reused (~0.1 s); measured times are in docs/building.md.
 #
 # Environment:
 #   Kokkos_ROOT, Kokkos_DIR            use this Kokkos; nothing is built
 #   KARMA_KOKKOS_SOURCE                Kokkos source tree or release tarball
+#   KARMA_ARBORX_SOURCE                ArborX source tree or release tarball (--arborx)
 #   HIPCC                              the HIP compiler (default: hipcc)
 #   KARMA_CACHE_DIR                    where built/repaired Kokkos installs live
 #   KARMA_PYTHON_PACKAGES              a directory of .deb or .whl files of the
@@ -104,6 +107,13 @@ KOKKOS_PINNED=4.6.01
 KOKKOS_PINNED_URL=https://github.com/kokkos/kokkos/releases/download/$KOKKOS_PINNED/kokkos-$KOKKOS_PINNED.tar.gz
 KOKKOS_PINNED_SHA256=b9d70e4653b87a06dbb48d63291bf248058c7c7db4bd91979676ad5609bb1a3a
 
+# The ArborX release installed beside the pinned Kokkos on request (--arborx),
+# the peer of karma-contact's search (miniapps/contact/README.md).  Its source
+# is always given (KARMA_ARBORX_SOURCE): ArborX publishes no checksum of its
+# tarballs to check a download against.
+ARBORX_PINNED=2.1.0
+ARBORX_PINNED_URL=https://github.com/arborx/ArborX/archive/refs/tags/v2.1.tar.gz
+
 PROG=bootstrap
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
@@ -122,7 +132,7 @@ die() { # die CODE MESSAGE
 usage() {
     cat <<EOF
 Usage: scripts/bootstrap.sh [--backend auto|openmp|cuda|hip] [--arch NAME]
-                            [--kokkos debian|pinned] [--no-kokkos] [--help]
+                            [--kokkos debian|pinned] [--no-kokkos] [--arborx] [--help]
 
 Installs the packages karma needs and prints the Kokkos prefix to pass to
 CMake as -DKokkos_ROOT=<prefix>, e.g.
@@ -141,12 +151,17 @@ Options:
                 (the default for CUDA and HIP, and for OpenMP when
                 KARMA_KOKKOS_SOURCE is set)
   --no-kokkos   only install packages; print nothing
+  --arborx      also install ArborX $ARBORX_PINNED (from KARMA_ARBORX_SOURCE) into
+                the pinned Kokkos' prefix, for karma-contact's arborx storage
+                (CMake: -DKARMA_ENABLE_ARBORX=ON; implies --kokkos pinned)
   --help        show this help
 
 Environment:
   Kokkos_ROOT / Kokkos_DIR          use this Kokkos instead (printed as-is)
   KARMA_KOKKOS_SOURCE               the pinned Kokkos' source: a directory or
                                     a release tarball (offline machines)
+  KARMA_ARBORX_SOURCE               ArborX $ARBORX_PINNED's source for --arborx: a
+                                    directory or a release tarball
   HIPCC                             the HIP compiler (default: hipcc in
                                     PATH, else in \$ROCM_PATH/bin)
   KARMA_CACHE_DIR                   cache for built Kokkos (default:
@@ -676,30 +691,44 @@ choose_backend() {
 # ---------------------------------------------------------------------------
 # Step 3: the pinned Kokkos release, built for the chosen backend.
 
-# Prints the Kokkos version of KARMA_KOKKOS_SOURCE (a directory or a tarball),
-# or exits 2 when it is not a Kokkos source.
-kokkos_source_check() {
-    local src=$1 top v
+# source_check VAR NAME MARKER VERSION_FN PINNED HINT: exits 2 unless the
+# source named by $VAR, a tree or a release tarball (<dir>/CMakeLists.txt and
+# <dir>/MARKER), is NAME at version PINNED, as VERSION_FN reads it from its
+# CMakeLists.txt; HINT ends the message of a wrong version.
+source_check() {
+    local var=$1 name=$2 marker=$3 version_fn=$4 pinned=$5 hint=$6 src top v
+    src=${!var}
     if [[ -d $src ]]; then
-        [[ -f $src/CMakeLists.txt && -f $src/core/src/Kokkos_Core.hpp ]] ||
-            die 2 "KARMA_KOKKOS_SOURCE=$src is not a Kokkos source tree (no CMakeLists.txt and core/src/Kokkos_Core.hpp)"
-        v=$(kokkos_source_version <"$src/CMakeLists.txt")
+        [[ -f $src/CMakeLists.txt && -f $src/$marker ]] ||
+            die 2 "$var=$src is not a source tree of $name (no CMakeLists.txt and $marker)"
+        v=$("$version_fn" <"$src/CMakeLists.txt")
     elif [[ -f $src ]]; then
         top=$(tar -tf "$src" 2>/dev/null | awk -F/ 'NF >= 2 && $2 == "CMakeLists.txt" { print $1; exit }') || true
-        if [[ -z $top ]] || ! tar -tf "$src" "$top/core/src/Kokkos_Core.hpp" >/dev/null 2>&1; then
-            die 2 "KARMA_KOKKOS_SOURCE=$src is not a Kokkos release tarball (no <dir>/CMakeLists.txt and <dir>/core/src/Kokkos_Core.hpp in it)"
+        if [[ -z $top ]] || ! tar -tf "$src" "$top/$marker" >/dev/null 2>&1; then
+            die 2 "$var=$src is not a release tarball of $name (no <dir>/CMakeLists.txt and <dir>/$marker in it)"
         fi
-        v=$(tar -xOf "$src" "$top/CMakeLists.txt" | kokkos_source_version)
+        v=$(tar -xOf "$src" "$top/CMakeLists.txt" | "$version_fn")
     else
-        die 2 "KARMA_KOKKOS_SOURCE=$src does not exist"
+        die 2 "$var=$src does not exist"
     fi
-    [[ $v == "$KOKKOS_PINNED" ]] ||
-        die 2 "KARMA_KOKKOS_SOURCE=$src is Kokkos '${v:-of no version}', but karma pins $KOKKOS_PINNED (or set Kokkos_ROOT to a Kokkos you built)"
+    [[ $v == "$pinned" ]] ||
+        die 2 "$var=$src is $name '${v:-of no version}', but karma pins $pinned$hint"
+}
+
+# unpack TARBALL NAME: unpacks a release tarball into $WORK/NAME-src and
+# prints its top directory.
+unpack() {
+    local top
+    mkdir -p "$WORK/$2-src"
+    tar -xf "$1" -C "$WORK/$2-src"
+    top=$(find "$WORK/$2-src" -mindepth 2 -maxdepth 2 -name CMakeLists.txt -printf '%h\n' -quit)
+    [[ -n $top ]] || return 1
+    echo "$top"
 }
 
 # Unpacks or downloads the pinned Kokkos into $WORK and prints its directory.
 kokkos_source_tree() {
-    local src=${KARMA_KOKKOS_SOURCE:-} tarball top
+    local src=${KARMA_KOKKOS_SOURCE:-} tarball
     if [[ -d $src ]]; then
         echo "$src"
         return 0
@@ -716,11 +745,7 @@ kokkos_source_tree() {
         echo "$KOKKOS_PINNED_SHA256  $tarball" | sha256sum -c --status ||
             die 3 "the download of $KOKKOS_PINNED_URL does not have the release's SHA-256 $KOKKOS_PINNED_SHA256"
     fi
-    mkdir -p "$WORK/kokkos-src"
-    tar -xf "$tarball" -C "$WORK/kokkos-src"
-    top=$(find "$WORK/kokkos-src" -mindepth 2 -maxdepth 2 -name CMakeLists.txt -printf '%h\n' -quit)
-    [[ -n $top ]] || return 1
-    echo "$top"
+    unpack "$tarball" kokkos
 }
 
 # The CUDA major version of an nvcc ("release 13.0" -> 13).
@@ -806,18 +831,19 @@ karma_cache() {
     (cd -- "$cache" && pwd)
 }
 
-# reuse_or_lock CACHE PREFIX: true (RESULT set) when PREFIX is finished;
-# otherwise takes the cache's lock, so that concurrent runs build it once.
+# reuse_or_lock CACHE PREFIX [REUSE]: true when REUSE (default: reuse, which
+# sets RESULT) finds PREFIX finished; otherwise takes the cache's lock, so
+# that concurrent runs build it once.
 reuse_or_lock() {
-    local cache=$1 prefix=$2
-    reuse "$prefix" && return 0
+    local cache=$1 prefix=$2 reuse_fn=${3:-reuse}
+    "$reuse_fn" "$prefix" && return 0
     if command -v flock >/dev/null; then
         exec 9>"$cache/.bootstrap.lock"
         if ! flock -n 9; then
             log "another bootstrap is working in $cache; waiting for it"
             flock 9
         fi
-        reuse "$prefix" && return 0
+        "$reuse_fn" "$prefix" && return 0
     fi
     return 1
 }
@@ -892,10 +918,78 @@ find_debian_kokkos() {
     RESULT=$fallback
 }
 
+
+# ---------------------------------------------------------------------------
+# Step 5 (--arborx): ArborX installed into the pinned Kokkos' prefix, where
+# karma's CMake looks for it beside Kokkos (miniapps/contact/CMakeLists.txt).
+
+# The ArborX version an ArborX CMakeLists.txt on stdin declares (2.1.0).
+arborx_source_version() {
+    awk '/^set\(ARBORX_VERSION_(MAJOR|MINOR|PATCH) / { sub(/\)$/, "", $2); n[$1] = $2 }
+         END { if (length(n) == 3) printf "%d.%d.%d\n", n["set(ARBORX_VERSION_MAJOR"],
+                                           n["set(ARBORX_VERSION_MINOR"], n["set(ARBORX_VERSION_PATCH"] }'
+}
+
+# reuse_arborx PREFIX: true when ArborX is installed in PREFIX.
+reuse_arborx() {
+    [[ -f $1/.arborx-complete ]] && compgen -G "$1/share/cmake/ArborX/ArborXConfig.cmake" >/dev/null || return 1
+    log "reusing $(head -n 1 "$1/.arborx-complete") in $1"
+}
+
+# Runs in a subshell with set -e, like build_pinned_kokkos.  ArborX is
+# headers and a CMake package: configured with Kokkos' own compiler, installed.
+install_arborx() {
+    local prefix=$1 logfile=$2 src t0
+    local args=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" -DKokkos_ROOT="$prefix")
+    t0=$(now)
+    src=$KARMA_ARBORX_SOURCE
+    [[ -d $src ]] || src=$(unpack "$src" arborx)
+    case $BACKEND in
+    cuda) args+=(-DCMAKE_CUDA_COMPILER="$COMPILER") ;;
+    # Debian has no rocThrust (see build_pinned_kokkos).
+    hip) args+=(-DCMAKE_CXX_COMPILER="$COMPILER" -DARBORX_ENABLE_ROCTHRUST=OFF) ;;
+    esac
+    log "installing ArborX $ARBORX_PINNED into $prefix; log: $logfile"
+    run_step "$logfile" cmake -S "$src" -B "$WORK/arborx-build" "${args[@]}"
+    run_step "$logfile" cmake --build "$WORK/arborx-build"
+    run_step "$logfile" cmake --install "$WORK/arborx-build"
+    printf 'arborx %s from %s, installed %s in %s s\n' "$ARBORX_PINNED" "$KARMA_ARBORX_SOURCE" \
+        "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(since "$t0")" >"$prefix/.arborx-complete"
+}
+
+find_arborx() {
+    local prefix=$1 cache logfile rc
+    cache=$(karma_cache)
+    reuse_or_lock "$cache" "$prefix" reuse_arborx && return 0
+    mkdir -p "$cache/logs"
+    logfile=$cache/logs/arborx-$ARBORX_PINNED-in-${prefix##*/}.log
+    : >"$logfile"
+    set +e
+    (
+        set -e
+        install_arborx "$prefix" "$logfile"
+    )
+    rc=$?
+    set -e
+    ((rc == 0)) || die 3 "installing ArborX $ARBORX_PINNED into $prefix failed; its log is $logfile"
+}
 # ---------------------------------------------------------------------------
 
+# arborx_check KOKKOS: exits 2 unless --arborx can be done with the Kokkos
+# chosen (pinned, or '' where the user named one) and the source given.
+arborx_check() {
+    [[ -z ${RESULT:-} ]] ||
+        die 2 "--arborx installs ArborX into the Kokkos this script builds, not into yours (\$Kokkos_ROOT/\$Kokkos_DIR): install ArborX $ARBORX_PINNED against it and pass -DArborX_ROOT to CMake"
+    [[ $1 == pinned ]] ||
+        die 2 "--arborx needs the pinned Kokkos $KOKKOS_PINNED (ArborX $ARBORX_PINNED needs Kokkos 4.5 or newer), not --kokkos $1"
+    [[ -n ${KARMA_ARBORX_SOURCE:-} ]] ||
+        die 2 "--arborx needs ArborX $ARBORX_PINNED's source: set KARMA_ARBORX_SOURCE to a source tree or a release tarball ($ARBORX_PINNED_URL)"
+    source_check KARMA_ARBORX_SOURCE ArborX src/ArborX.hpp arborx_source_version "$ARBORX_PINNED" ""
+    KARMA_ARBORX_SOURCE=$(realpath -- "$KARMA_ARBORX_SOURCE")
+}
+
 main() {
-    local want_kokkos=1 backend=auto arch='' kokkos=
+    local want_kokkos=1 want_arborx=0 backend=auto arch='' kokkos=
     while (($# > 0)); do
         case $1 in
         --backend | --arch | --kokkos)
@@ -919,6 +1013,10 @@ main() {
             want_kokkos=0
             shift
             ;;
+        --arborx)
+            want_arborx=1
+            shift
+            ;;
         -h | --help)
             usage >&3
             exit 0
@@ -931,20 +1029,27 @@ main() {
     *) die 2 "--kokkos takes debian or pinned, not '$kokkos'" ;;
     esac
 
+    if ((!want_arborx)); then
+        [[ -z ${KARMA_ARBORX_SOURCE:-} ]] || die 2 "KARMA_ARBORX_SOURCE is set, but ArborX is installed only with --arborx"
+    elif ((!want_kokkos)); then
+        die 2 "--arborx installs ArborX beside Kokkos; it does not go with --no-kokkos"
+    fi
     if ((want_kokkos)) && ! user_kokkos; then
         choose_backend "$backend" "$arch"
         if [[ -z $kokkos ]]; then
             kokkos=debian
-            [[ $BACKEND != openmp || -n ${KARMA_KOKKOS_SOURCE:-} || -n $ARCH ]] && kokkos=pinned
+            [[ $BACKEND != openmp || -n ${KARMA_KOKKOS_SOURCE:-} || -n $ARCH || $want_arborx == 1 ]] && kokkos=pinned
         fi
         if [[ $kokkos == debian ]]; then
             [[ $BACKEND == openmp ]] || die 2 "--kokkos debian is OpenMP only; $BACKEND needs --kokkos pinned"
             [[ -z ${KARMA_KOKKOS_SOURCE:-} ]] || die 2 "KARMA_KOKKOS_SOURCE is for the pinned Kokkos $KOKKOS_PINNED, not --kokkos debian"
         elif [[ -n ${KARMA_KOKKOS_SOURCE:-} ]]; then
-            kokkos_source_check "$KARMA_KOKKOS_SOURCE"
+            source_check KARMA_KOKKOS_SOURCE Kokkos core/src/Kokkos_Core.hpp kokkos_source_version \
+                "$KOKKOS_PINNED" " (or set Kokkos_ROOT to a Kokkos you built)"
             KARMA_KOKKOS_SOURCE=$(realpath -- "$KARMA_KOKKOS_SOURCE")
         fi
     fi
+    ((!want_arborx)) || arborx_check "$kokkos"
     if [[ -r /etc/os-release ]] && ! grep -qx 'VERSION_CODENAME=bookworm' /etc/os-release; then
         log "note: written for Debian 12 (bookworm); this is $(sed -n 's/^PRETTY_NAME=//p' /etc/os-release | tr -d '"')"
     fi
@@ -961,6 +1066,7 @@ main() {
             find_debian_kokkos
         fi
     fi
+    ((!want_arborx)) || find_arborx "$RESULT"
     printf '%s\n' "$RESULT" >&3
 }
 

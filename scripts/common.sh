@@ -23,11 +23,12 @@ karma_kokkos_backend() {
 }
 
 # Splits the set-up's options off the arguments: sets karma_setup_args and
-# karma_rest_args (what is left, in order).
+# karma_rest_args (what is left, in order), and karma_arborx (ON with --arborx).
 karma_split_setup_args() {
-  karma_setup_args=() karma_rest_args=()
+  karma_setup_args=() karma_rest_args=() karma_arborx=OFF
   while [[ $# -gt 0 ]]; do
     case $1 in
+      --arborx) karma_setup_args+=("$1"); karma_arborx=ON; shift ;;
       --backend|--arch|--kokkos)
         [[ $# -ge 2 ]] || { echo "karma: $1 needs a value" >&2; exit 2; }
         karma_setup_args+=("$1" "$2"); shift 2 ;;
@@ -37,11 +38,13 @@ karma_split_setup_args() {
   done
 }
 
-# karma_build PRESET KOKKOS_ROOT
+# karma_build PRESET KOKKOS_ROOT: karma-contact's arborx storage as the
+# set-up's options say (karma_arborx), in a build directory configured before too.
 karma_build() {
   local preset=$1 kokkos=$2
-  echo "karma: configuring preset '$preset' with Kokkos at $kokkos" >&2
-  (cd "$karma_root" && cmake --preset "$preset" -DKokkos_ROOT="$kokkos" >&2)
+  echo "karma: configuring preset '$preset' with Kokkos at $kokkos (ArborX: ${karma_arborx:-OFF})" >&2
+  (cd "$karma_root" && cmake --preset "$preset" -DKokkos_ROOT="$kokkos" \
+    -DKARMA_ENABLE_ARBORX="${karma_arborx:-OFF}" >&2)
   (cd "$karma_root" && cmake --build --preset "$preset" -j "$(nproc)" >&2)
 }
 

@@ -3,9 +3,10 @@
 # GPU (CUDA, HIP) or CPU (OpenMP), and run every mini-app on its default deck.
 # Results: results/*.json.
 #
-# usage: scripts/run-suite.sh [--backend B] [--arch A] [--kokkos K] [--ranks N] [--preset NAME]
+# usage: scripts/run-suite.sh [--backend B] [--arch A] [--kokkos K] [--arborx] [--ranks N] [--preset NAME]
 #                             [-- extra mini-app arguments]
 #   --backend, --arch, --kokkos   as scripts/bootstrap.sh (default: auto, the device's own)
+#   --arborx     also ArborX (bootstrap.sh --arborx) and karma-contact's arborx storage
 #   --ranks N    run each mini-app with mpiexec -n N (default: 1, no mpiexec)
 #   --preset P   CMake preset to build (default: the one for Kokkos' backend: cuda, hip or default)
 # Exit status: 0 when every mini-app verified, else the first failing exit code.

@@ -4,8 +4,9 @@
 # Release (preset `default`) and Debug with AddressSanitizer + UBSan (preset
 # `debug`); on a GPU once, Release for its backend (preset `cuda` or `hip`).
 #
-# usage: scripts/run-tests.sh [--backend B] [--arch A] [--kokkos K] [--preset NAME]...
+# usage: scripts/run-tests.sh [--backend B] [--arch A] [--kokkos K] [--arborx] [--preset NAME]...
 #   --backend, --arch, --kokkos   as scripts/bootstrap.sh (default: auto, the device's own)
+#   --arborx     also ArborX (bootstrap.sh --arborx): karma-contact's arborx storage and its tests
 #   --preset P   build and test preset P instead (repeatable)
 set -euo pipefail
 # shellcheck source=scripts/common.sh

@@ -138,9 +138,9 @@ def test_bad_input_is_one_line_and_exit_2(machine, args, stand_ins, message):
 
 
 @pytest.mark.parametrize("make, message", [
-    (lambda p: p.mkdir() or p, "is not a Kokkos source tree"),
+    (lambda p: p.mkdir() or p, "is not a source tree of Kokkos"),
     (lambda p: kokkos_tree(p, "4.6.0"), "is Kokkos '4.6.00', but karma pins 4.6.01"),
-    (lambda p: (p.write_text("not a tarball"), p)[1], "is not a Kokkos release tarball"),
+    (lambda p: (p.write_text("not a tarball"), p)[1], "is not a release tarball of Kokkos"),
 ])
 def test_kokkos_source_that_is_not_the_pinned_kokkos(machine, tmp_path, make, message):
     env, _ = machine
@@ -273,3 +273,85 @@ def test_an_offline_node_gets_the_tools_python_modules_from_packages(machine, tm
                             "print(karma_fake_one.NAME, karma_fake_two.NAME)"],
                            capture_output=True, text=True)
     assert probe.stdout.split() == ["karma_fake_one", "karma_fake_two"], probe.stderr
+
+
+def arborx_tree(path, version, body=""):
+    """A stand-in ArborX source tree declaring VERSION: it installs a package
+    file that records the Kokkos it was configured against."""
+    major, minor, patch = version.split(".")
+    (path / "src").mkdir(parents=True)
+    (path / "src" / "ArborX.hpp").write_text("")
+    (path / "CMakeLists.txt").write_text(
+        f"cmake_minimum_required(VERSION 3.16)\nproject(ArborX NONE)\n{body}\n"
+        f"set(ARBORX_VERSION_MAJOR {major})\nset(ARBORX_VERSION_MINOR {minor})\n"
+        f"set(ARBORX_VERSION_PATCH {patch})\n"
+        'file(WRITE ${CMAKE_BINARY_DIR}/ArborXConfig.cmake "# against ${Kokkos_ROOT}\\n")\n'
+        "install(FILES ${CMAKE_BINARY_DIR}/ArborXConfig.cmake DESTINATION share/cmake/ArborX)\n")
+    return path
+
+
+def pinned_kokkos_in(cache):
+    """A finished pinned Kokkos (OpenMP) in the cache, which the set-up reuses."""
+    prefix = cache / "kokkos-4.6.01-openmp"
+    (prefix / "lib" / "cmake" / "Kokkos").mkdir(parents=True)
+    (prefix / "lib" / "cmake" / "Kokkos" / "KokkosConfig.cmake").write_text("")
+    (prefix / ".complete").write_text("kokkos 4.6.01 (openmp), a stand-in\n")
+    return prefix
+
+
+@pytest.mark.parametrize("args, extra, message", [
+    (["--arborx"], {}, "--arborx needs ArborX 2.1.0's source: set KARMA_ARBORX_SOURCE"),
+    (["--no-kokkos", "--arborx"], {"KARMA_ARBORX_SOURCE": "{tree}"},
+     "it does not go with --no-kokkos"),
+    ([], {"KARMA_ARBORX_SOURCE": "{tree}"}, "KARMA_ARBORX_SOURCE is set, but ArborX is installed "
+                                            "only with --arborx"),
+    (["--backend", "openmp", "--kokkos", "debian", "--arborx"], {"KARMA_ARBORX_SOURCE": "{tree}"},
+     "--arborx needs the pinned Kokkos 4.6.01"),
+    (["--arborx"], {"KARMA_ARBORX_SOURCE": "{tree}", "Kokkos_ROOT": "{tmp}"},
+     "not into yours"),
+    (["--backend", "openmp", "--arborx"], {"KARMA_ARBORX_SOURCE": "{old}"},
+     "is ArborX '2.0.1', but karma pins 2.1.0"),
+    (["--backend", "openmp", "--arborx"], {"KARMA_ARBORX_SOURCE": "{tmp}"},
+     "is not a source tree of ArborX"),
+])
+def test_bad_arborx_input_is_one_line_and_exit_2(machine, tmp_path, args, extra, message):
+    env, _ = machine
+    paths = {"tree": arborx_tree(tmp_path / "arborx", "2.1.0"),
+             "old": arborx_tree(tmp_path / "arborx-old", "2.0.1"), "tmp": tmp_path / "empty"}
+    r = run(env, *args, extra={k: v.format(**paths) for k, v in extra.items()})
+    assert r.returncode == 2, r.stderr
+    assert message in only_error_line(r)
+    assert r.stdout == ""
+    assert not os.path.exists(env["KARMA_CACHE_DIR"]), "nothing is made for bad input"
+
+
+def test_arborx_goes_into_the_pinned_kokkos_once(machine, tmp_path):
+    env, _ = machine
+    kokkos = pinned_kokkos_in(tmp_path / "cache")
+    tree = arborx_tree(tmp_path / "ArborX-2.1", "2.1.0")
+    tarball = tmp_path / "ArborX-2.1.tar.gz"
+    subprocess.run(["tar", "-czf", str(tarball), "-C", str(tmp_path), "ArborX-2.1"], check=True)
+    r = run(env, "--backend", "openmp", "--arborx", extra={"KARMA_ARBORX_SOURCE": str(tarball)})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == f"{kokkos}\n", "the Kokkos prefix, ArborX inside it"
+    config = kokkos / "share" / "cmake" / "ArborX" / "ArborXConfig.cmake"
+    assert config.read_text() == f"# against {kokkos}\n"
+    assert (kokkos / ".arborx-complete").read_text().startswith(f"arborx 2.1.0 from {tarball}")
+    again = run(env, "--backend", "openmp", "--arborx", extra={"KARMA_ARBORX_SOURCE": str(tree)})
+    assert again.returncode == 0 and again.stdout == r.stdout, again.stderr
+    assert "reusing arborx 2.1.0" in again.stderr and "installing ArborX" not in again.stderr
+
+
+def test_a_failed_arborx_install_keeps_its_log_and_is_not_reused(machine, tmp_path):
+    env, _ = machine
+    kokkos = pinned_kokkos_in(tmp_path / "cache")
+    tree = arborx_tree(tmp_path / "arborx", "2.1.0",
+                       body='message(FATAL_ERROR "this stand-in does not configure")')
+    r = run(env, "--backend", "openmp", "--arborx", extra={"KARMA_ARBORX_SOURCE": str(tree)})
+    assert r.returncode == 3, r.stderr
+    line = only_error_line(r)
+    assert f"installing ArborX 2.1.0 into {kokkos} failed; its log is " in line
+    with open(line.split("its log is ", 1)[1].strip()) as f:
+        assert "this stand-in does not configure" in f.read()
+    assert not (kokkos / ".arborx-complete").exists()
+    assert r.stdout == ""
