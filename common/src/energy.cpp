@@ -475,10 +475,11 @@ std::optional<std::string> too_few_steps(std::int64_t steps, double seconds) {
 
 std::optional<std::string> cut_short(std::int64_t steps, double seconds, double interval_s) {
   if (static_cast<double>(steps) >= planned_updates) return std::nullopt;
-  char text[200];
+  char text[260];
   std::snprintf(text, sizeof(text),
                 "the window of %.3g s ended on time with %lld counter steps of the %g planned: "
-                "the counter stepped slower than the %.3g s measured at start-up",
+                "the counter stepped slower than the %.3g s measured at start-up, or load kept "
+                "the watch from seeing each step",
                 seconds, static_cast<long long>(steps), planned_updates, interval_s);
   return std::string(text);
 }

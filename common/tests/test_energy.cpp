@@ -326,8 +326,11 @@ TEST_F(EnergyWindow, EndsOnTimeWhenLoadSlowsTheExecutionsTenfold) {
   EXPECT_GE(e.at("window_s").get<double>(), target) << e.dump();
   EXPECT_LT(e.at("window_s").get<double>(), target + 0.05) << e.dump();
   EXPECT_LT(e.at("wall_s").get<double>(), target + 0.1) << e.dump();
-  EXPECT_GE(e.at("counter_steps").get<int>(), energy::planned_updates) << e.dump();
-  EXPECT_FALSE(e.contains("cut_short")) << e.dump();
+  // The watch thread, descheduled by a loaded host (ctest -j on a GPU node),
+  // may miss a step or two: the figure stands, and the window says so.
+  const int steps = e.at("counter_steps").get<int>();
+  EXPECT_GE(steps, energy::min_updates) << e.dump();
+  EXPECT_EQ(e.contains("cut_short"), steps < energy::planned_updates) << e.dump();
   EXPECT_NEAR(e.at("average_power_W").get<double>(), 50, 10) << e.dump();
 }
 
