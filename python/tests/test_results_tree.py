@@ -22,7 +22,7 @@ MEASUREMENTS = os.path.join(RESULTS, "measurements.sha256")
 # Counted in the folders when they became archives (1965 karma results
 # documents, 22 Google Benchmark files), then 198 in the procurement
 # bundles and 12 of contact's binning on an H200; raise it with the list.
-MEASURED = 2197
+MEASURED = 2355
 OUTPUT_FLAGS = ("--markdown", "--csv", "--json", "-o")
 
 
