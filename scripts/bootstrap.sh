@@ -211,6 +211,20 @@ run_step() {
     return "$rc"
 }
 
+# strictly FN ARGS...: runs FN in a subshell with set -e in force there (it
+# would be ignored in a function called as a condition) and sets STRICT_RC to
+# its exit status, without ending this shell on a failure.
+STRICT_RC=0
+strictly() {
+    set +e
+    (
+        set -e
+        "$@"
+    )
+    STRICT_RC=$?
+    set -e
+}
+
 # ---------------------------------------------------------------------------
 # Step 1: packages.
 
@@ -412,7 +426,7 @@ write_deb_src_sources() {
         grep -Ei '^(deb-src|uris|suites)' | sed "s/^/$PROG:   /" >&2 || true
 }
 
-# Runs in a subshell with set -e (see find_kokkos); any failure aborts the build and
+# Run by strictly (set -e in a subshell); any failure aborts the build and
 # leads to the fallback.  $WORK and $2 (staging prefix) are cleaned by the
 # parent's trap.
 build_kokkos_from_source() {
@@ -504,7 +518,7 @@ build_kokkos_from_source() {
 # holds KokkosConfig.cmake into the cache, make its relative paths absolute
 # (pointing back at the originals) and fix that include directory.
 
-# Runs in a subshell with set -e, like build_kokkos_from_source.
+# Run by strictly, like build_kokkos_from_source.
 debian_kokkos_fallback() {
     local dest=$1 staging=$2 config config_dir include_dir f
     log "FALLBACK: using Debian's $KOKKOS_FALLBACK_PACKAGE - Kokkos $KOKKOS_VERSION with the Serial backend ONLY (no OpenMP threading)"
@@ -765,7 +779,7 @@ patch_kokkos() {
     src=$tree
 }
 
-# Runs in a subshell with set -e, like build_kokkos_from_source.
+# Run by strictly, like build_kokkos_from_source.
 build_pinned_kokkos() {
     local prefix=$1 staging=$2 logfile=$3 src t0 major patched=unpatched
     local args=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17
@@ -856,7 +870,7 @@ reuse() {
 }
 
 find_pinned_kokkos() {
-    local cache prefix tag logfile rc
+    local cache prefix tag logfile
     cache=$(karma_cache)
     tag=$BACKEND${ARCH:+-${ARCH,,}}
     prefix=$cache/kokkos-$KOKKOS_PINNED-$tag
@@ -866,19 +880,13 @@ find_pinned_kokkos() {
     logfile=$cache/logs/kokkos-$KOKKOS_PINNED-$tag.log
     : >"$logfile"
     STAGING+=("$prefix.tmp.$$")
-    set +e
-    (
-        set -e
-        build_pinned_kokkos "$prefix" "$prefix.tmp.$$" "$logfile"
-    )
-    rc=$?
-    set -e
-    ((rc == 0)) || die 3 "building Kokkos $KOKKOS_PINNED ($tag) failed; its log is $logfile"
+    strictly build_pinned_kokkos "$prefix" "$prefix.tmp.$$" "$logfile"
+    ((STRICT_RC == 0)) || die 3 "building Kokkos $KOKKOS_PINNED ($tag) failed; its log is $logfile"
     RESULT=$prefix
 }
 
 find_debian_kokkos() {
-    local cache prefix fallback rc
+    local cache prefix fallback
     cache=$(karma_cache)
     prefix=$cache/kokkos-$KOKKOS_VERSION-openmp
     fallback=$cache/kokkos-$KOKKOS_VERSION-serial-debian
@@ -889,16 +897,9 @@ find_debian_kokkos() {
         log "KARMA_BOOTSTRAP_FORCE_FALLBACK=1: skipping the source build"
     else
         log "no finished Kokkos in $prefix; building it"
-        # Run in a subshell so that set -e applies inside (it would be ignored
-        # in a function called as an `if` condition); keep going on failure.
-        set +e
-        (
-            set -e
-            build_kokkos_from_source "$prefix" "$prefix.tmp.$$"
-        )
-        rc=$?
-        set -e
-        if ((rc == 0)); then
+        # Keep going on failure: the fallback follows.
+        strictly build_kokkos_from_source "$prefix" "$prefix.tmp.$$"
+        if ((STRICT_RC == 0)); then
             log "installed Kokkos $KOKKOS_VERSION (OpenMP + Serial) in $prefix"
             RESULT=$prefix
             return 0
@@ -906,14 +907,8 @@ find_debian_kokkos() {
         log "building Kokkos from the $KOKKOS_SOURCE_PACKAGE source package failed"
     fi
 
-    set +e
-    (
-        set -e
-        debian_kokkos_fallback "$fallback" "$fallback.tmp.$$"
-    )
-    rc=$?
-    set -e
-    ((rc == 0)) || die 3 "no usable Kokkos: the source build and the $KOKKOS_FALLBACK_PACKAGE fallback both failed"
+    strictly debian_kokkos_fallback "$fallback" "$fallback.tmp.$$"
+    ((STRICT_RC == 0)) || die 3 "no usable Kokkos: the source build and the $KOKKOS_FALLBACK_PACKAGE fallback both failed"
     log "WARNING: Kokkos::DefaultExecutionSpace will be Serial; runs are single-threaded"
     RESULT=$fallback
 }
@@ -936,7 +931,7 @@ reuse_arborx() {
     log "reusing $(head -n 1 "$1/.arborx-complete") in $1"
 }
 
-# Runs in a subshell with set -e, like build_pinned_kokkos.  ArborX is
+# Run by strictly, like build_pinned_kokkos.  ArborX is
 # headers and a CMake package: configured with Kokkos' own compiler, installed.
 install_arborx() {
     local prefix=$1 logfile=$2 src t0
@@ -958,20 +953,14 @@ install_arborx() {
 }
 
 find_arborx() {
-    local prefix=$1 cache logfile rc
+    local prefix=$1 cache logfile
     cache=$(karma_cache)
     reuse_or_lock "$cache" "$prefix" reuse_arborx && return 0
     mkdir -p "$cache/logs"
     logfile=$cache/logs/arborx-$ARBORX_PINNED-in-${prefix##*/}.log
     : >"$logfile"
-    set +e
-    (
-        set -e
-        install_arborx "$prefix" "$logfile"
-    )
-    rc=$?
-    set -e
-    ((rc == 0)) || die 3 "installing ArborX $ARBORX_PINNED into $prefix failed; its log is $logfile"
+    strictly install_arborx "$prefix" "$logfile"
+    ((STRICT_RC == 0)) || die 3 "installing ArborX $ARBORX_PINNED into $prefix failed; its log is $logfile"
 }
 # ---------------------------------------------------------------------------
 
