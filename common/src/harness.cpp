@@ -275,7 +275,7 @@ void run_turn(Variant& v, const Turn& t, KernelTimer& timer, const std::string& 
       // Each timed execution in its Kokkos Tools region, opened before the
       // timer's fence and barrier and closed after its last fence.
       const profiling::Region region(region_name);
-      timer.time(v.name, v.run);
+      timer.time(v.name, v.run, v.ends_idle ? KernelTimer::Ends::idle : KernelTimer::Ends::running);
     } else {
       v.run();
       Kokkos::fence();

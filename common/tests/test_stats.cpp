@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <random>
 #include <thread>
 #include <vector>
@@ -95,6 +96,33 @@ TEST(KernelTimer, RecordsOneSamplePerCallUnderItsName) {
   for (double t : timer.samples("a")) EXPECT_GT(t, 0.0);
   EXPECT_GT(timer.samples("b")[0], 0.0);
   EXPECT_THROW(timer.samples("never timed"), std::out_of_range);
+}
+
+// Fences the timer asks Kokkos for, counted through Kokkos Tools.
+int fences_begun = 0;
+void count_fence(const char*, const uint32_t, uint64_t*) { ++fences_begun; }
+
+template <class Fn>
+int fences_of(Fn&& timed) {
+  Kokkos::Tools::Experimental::set_begin_fence_callback(count_fence);
+  fences_begun = 0;
+  timed();
+  Kokkos::Tools::Experimental::set_begin_fence_callback(nullptr);
+  return fences_begun;
+}
+
+// A call that ends with the device idle is timed without the closing fence;
+// every other call gets one.
+TEST(KernelTimer, ClosingFenceOnlyWhereWorkMayStillRun) {
+  karma::KernelTimer timer;
+  const int running = fences_of([&] { timer.time("a", [] {}); });
+  const int idle = fences_of([&] {
+    timer.time(
+        "b", [] {}, karma::KernelTimer::Ends::idle);
+  });
+  EXPECT_GE(idle, 1);  // the opening fence
+  EXPECT_EQ(running, idle + 1);
+  EXPECT_EQ(timer.samples("b").size(), 1u);
 }
 
 // A kernel launched from a free function (not a lambda or a test body), so

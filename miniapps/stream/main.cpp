@@ -98,7 +98,7 @@ std::int64_t finite_iterations(const std::vector<const stream::KernelSpec*>& ker
   return iterations;
 }
 
-// 32-bit indices where j + u * m (stream_kernels.hpp) cannot overflow them;
+// 32-bit indices where items and elements (stream_kernels.hpp) cannot overflow them;
 // Policy3D::range needs them.
 bool small_index(const std::vector<std::int64_t>& local_shape) {
   return product(local_shape) <= std::numeric_limits<int>::max() - 64;
@@ -220,6 +220,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     v.flops = k->flops_per_element * global_elements;
     v.code = stream::code_of(k->kernel, x);
     v.launch = stream::launch_of(k->kernel, x);
+    v.ends_idle = k->kernel == Kernel::dot;  // execute() waits for the sum it returns
     v.run = [&, k] {
       dot = stream::execute<View, Index>(k->kernel, x, dot_result);
       if (k->kernel == Kernel::dot) dot = comm::sum(dot) * (cfg.fault == "dot" ? 1.001 : 1.0);

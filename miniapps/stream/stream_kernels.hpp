@@ -46,15 +46,14 @@ constexpr int rank_of() {
   return static_cast<int>(View::traits::rank);
 }
 
-// Elements one work item handles: in 1D j, j+m, j+2m, ... (coalesced across a
-// warp), in 3D with Policy3D::range U neighbours along the middle axis
-// (Items3D). On an H200 (results/README.md) one element per thread capped
-// copy and mul at 83% of BabelStream's bandwidth: too few loads in flight.
-// Two per item reached 99%; add, triad and nstream were best at one. Float
-// items take twice as many, so that an item moves the same bytes (at one,
-// float add and triad reached 0.69 of BabelStream's float model). Host
-// spaces keep one, so loops stay simple and vectorize. (A dot on a GPU runs
-// in teams instead: DotTeams, DotTeams3D.)
+// Elements one work item handles: in 1D U elements a tile apart (below), in
+// 3D with Policy3D::range U neighbours along the middle axis (Items3D). On
+// GPUs one element per item left too few loads in flight for copy and mul;
+// add, triad and nstream, which load two or three arrays, are best at one.
+// Float items take twice as many, so that an item moves the same bytes.
+// Host spaces keep one, so loops stay simple and vectorize. (A dot on a GPU
+// runs in teams instead: DotTeams, DotTeams3D.) The measurements:
+// results/stream/README.md and results/campaigns/h200/README.md.
 template <Kernel K, class T, class ExecSpace = Kokkos::DefaultExecutionSpace>
 constexpr int elements_per_item() {
   if (!is_gpu_space<ExecSpace>()) return 1;
@@ -62,7 +61,25 @@ constexpr int elements_per_item() {
   return sizeof(T) >= 8 ? per_double : 2 * per_double;
 }
 
-// 1D: U elements per work item, so m = ceil(n / U) items. 3D with
+// 1D items in tiles: the tile_items consecutive items of a tile cover
+// tile_items * U consecutive elements, item t of the tile the elements
+// t, t + tile_items, ..., so that a warp's loads of each of its U elements
+// are one contiguous segment. With one element per item, item j is element j.
+inline constexpr std::int64_t tile_items = 32;
+
+template <int U>
+constexpr std::int64_t items_1d(std::int64_t n) {
+  if (U == 1) return n;
+  return (n + tile_items * U - 1) / (tile_items * U) * tile_items;
+}
+
+template <int U>
+KOKKOS_INLINE_FUNCTION constexpr std::int64_t element_1d(std::int64_t item, int u) {
+  if (U == 1) return item;
+  return item / tile_items * (tile_items * U) + item % tile_items + u * tile_items;
+}
+
+// 1D: items_1d<U>(n) items of U elements. 3D with
 // Policy3D::mdrange: one element per item, iterated in memory order, with tiles measured on an H200
 // (up to 2x the default's copy bandwidth, 3.7x its dot). Kokkos maps tile extents to blockDim (x,
 // y, z) and clamps z to the device's 64 without covering the rest (Kokkos 4.6: half the elements
@@ -71,8 +88,8 @@ template <class View, class Index, int U = 1>
 auto policy_for(const View& v) {
   static_assert(rank_of<View>() == 1 || rank_of<View>() == 3, "STREAM arrays are 1D or 3D");
   if constexpr (rank_of<View>() == 1) {
-    const Index n = static_cast<Index>(v.extent(0));
-    return Kokkos::RangePolicy<Kokkos::IndexType<Index>>(0, (n + U - 1) / U);
+    const auto items = items_1d<U>(static_cast<std::int64_t>(v.extent(0)));
+    return Kokkos::RangePolicy<Kokkos::IndexType<Index>>(0, static_cast<Index>(items));
   } else {
     constexpr bool left = std::is_same<typename View::array_layout, Kokkos::LayoutLeft>::value;
     constexpr auto order = left ? Kokkos::Iterate::Left : Kokkos::Iterate::Right;
@@ -149,23 +166,23 @@ template <class View>
 using value_t = typename View::non_const_value_type;
 
 // Every element-wise kernel is an Op on one element's (a, b, c) applied by
-// ForEach: in 1D to U elements per work item, loads first so they are all in
-// flight before the stores; in 3D to the element (i, j, k).
+// ForEach: in 1D to the U elements of a work item, loads first so they are
+// all in flight before the stores; in 3D to the element (i, j, k).
 template <class View, class Op, int U>
 struct ForEach {
   View a, b, c;
   Op op;
-  std::int64_t m, n;  // 1D: items and elements
+  std::int64_t n;  // 1D: elements
 
   template <class I>
   KOKKOS_INLINE_FUNCTION void operator()(const I j) const {
     value_t<View> in[U][Op::inputs];
     for (int u = 0; u < U; ++u) {
-      const std::int64_t i = j + u * m;
+      const std::int64_t i = element_1d<U>(j, u);
       if (U == 1 || i < n) op.load(a(i), b(i), c(i), in[u]);
     }
     for (int u = 0; u < U; ++u) {
-      const std::int64_t i = j + u * m;
+      const std::int64_t i = element_1d<U>(j, u);
       if (U == 1 || i < n) op.store(a(i), b(i), c(i), in[u]);
     }
   }
@@ -414,13 +431,26 @@ struct DotTeams3D {
   }
 };
 
-// Teams of 256, four times as many as the device holds at once (four
-// waves) for the 1D dot: on an H100 at 2^25 doubles one wave reached 0.99
-// of BabelStream's dot and four 1.02, on an H200 1.045 and 1.035, and at
-// 2^28 four were the fastest on both (results/stream/README.md). The 3D walk
-// runs one wave, as measured for it.
-inline constexpr int dot_team_size = 256;
+// The 1D dot: teams of 512, four times as many as the device holds at once
+// (four waves). The GPU's time hardly changes with the team size (256 to
+// 1024) on an H100 or an H200; the host adds one partial a team, so fewer,
+// larger teams take it less time. The 3D walk runs one wave of 256, as
+// measured for it. (results/stream/README.md)
+inline constexpr int dot_team_size = 512;
 inline constexpr int dot_waves = 4;
+inline constexpr int dot_team_size_3d = 256;
+
+// The sum of `count` partials in eight running sums: one running sum is a
+// chain of dependent additions, microseconds for thousands of partials, and
+// the dot's time includes it.
+inline double add_partials(const double* partials, int count) {
+  double lane[8] = {};
+  int t = 0;
+  for (; t + 8 <= count; t += 8)
+    for (int l = 0; l < 8; ++l) lane[l] += partials[t + l];
+  for (; t < count; ++t) lane[t % 8] += partials[t];
+  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
 
 // Runs `teams` (DotTeams or DotTeams3D) as `league` teams of `team_size`,
 // waits for them and adds their partial sums.
@@ -428,9 +458,7 @@ template <class Teams, class ExecSpace = Kokkos::DefaultExecutionSpace>
 double sum_of_teams(const Teams& teams, int league, int team_size) {
   Kokkos::parallel_for("stream::dot", Kokkos::TeamPolicy<ExecSpace>(league, team_size), teams);
   Kokkos::fence();
-  double sum = 0;
-  for (int t = 0; t < league; ++t) sum += teams.partials(t);
-  return sum;
+  return add_partials(teams.partials.data(), league);
 }
 
 // One partial per team, as many teams as `partials` holds.
@@ -459,16 +487,15 @@ template <Kernel K, class View, class Index, class Op>
 void for_each(const char* label, const Arrays<View>& x, const Op& op) {
   constexpr int U = elements_per_item<K, value_t<View>>();
   if constexpr (rank_of<View>() == 1) {
-    const std::int64_t n = static_cast<std::int64_t>(x.a.extent(0));
     Kokkos::parallel_for(label, policy_for<View, Index, U>(x.a),
-                         ForEach<View, Op, U>{x.a, x.b, x.c, op, (n + U - 1) / U, n});
+                         ForEach<View, Op, U>{x.a, x.b, x.c, op, std::int64_t(x.a.extent(0))});
   } else if (x.policy == Policy3D::range) {
     const auto items = Items3D<U>::of(x.a);
     Kokkos::parallel_for(label, Kokkos::RangePolicy<Kokkos::IndexType<Index>>(0, items.count),
                          ForEachItem3D<View, Op, U>{x.a, x.b, x.c, op, items});
   } else {
     Kokkos::parallel_for(label, policy_for<View, Index>(x.a),
-                         ForEach<View, Op, 1>{x.a, x.b, x.c, op, 0, 0});
+                         ForEach<View, Op, 1>{x.a, x.b, x.c, op, 0});
   }
 }
 
@@ -482,15 +509,18 @@ void initialize(const Arrays<View>& x, const Init<value_t<View>>& values = {}) {
 struct DotResult {
   Kokkos::View<double, ResultMemory> total;      // Kokkos' reduction
   Kokkos::View<double*, ResultMemory> partials;  // DotTeams, GPUs only: dot_waves waves
-  int one_wave = 0;                              // teams the device holds at once
+  int one_wave_3d = 0;  // DotTeams3D: teams of dot_team_size_3d the device holds at once
 };
 
 inline DotResult make_dot_result() {
-  int wave = 0;
-  if constexpr (is_gpu_space<Kokkos::DefaultExecutionSpace>())
-    wave = std::max(1, Kokkos::DefaultExecutionSpace().concurrency() / dot_team_size);
+  int teams = 0, one_wave_3d = 0;
+  if constexpr (is_gpu_space<Kokkos::DefaultExecutionSpace>()) {
+    const int concurrency = Kokkos::DefaultExecutionSpace().concurrency();
+    teams = dot_waves * std::max(1, concurrency / dot_team_size);
+    one_wave_3d = std::min(teams, std::max(1, concurrency / dot_team_size_3d));
+  }
   return {Kokkos::View<double, ResultMemory>("stream::dot_total"),
-          Kokkos::View<double*, ResultMemory>("stream::dot_partials", dot_waves * wave), wave};
+          Kokkos::View<double*, ResultMemory>("stream::dot_partials", teams), one_wave_3d};
 }
 
 // Runs one kernel once; returns the local dot product for Kernel::dot.
@@ -520,7 +550,7 @@ double execute(Kernel kernel, const Arrays<View>& x, const DotResult& result) {
         if constexpr (rank_of<View>() == 1)
           return dot_in_teams(x.a, x.b, result.partials, dot_team_size);
         else if (x.policy == Policy3D::range)
-          return dot_in_teams_3d(x.a, x.b, result.partials, dot_team_size, result.one_wave);
+          return dot_in_teams_3d(x.a, x.b, result.partials, dot_team_size_3d, result.one_wave_3d);
       } else if constexpr (rank_of<View>() == 3) {
         if (x.policy == Policy3D::range) {
           const auto items = Items3D<1>::of(x.a);
@@ -577,7 +607,7 @@ nlohmann::json launch_of(Kernel kernel, const Arrays<View>& x) {
   nlohmann::json launch = {{"elements_per_item", items}};
   if (rank_of<View>() == 3) launch["policy_3d"] = x.policy == Policy3D::range ? "range" : "mdrange";
   if (kernel == Kernel::dot && is_gpu_space<Kokkos::DefaultExecutionSpace>())
-    launch["team_size"] = dot_team_size;
+    launch["team_size"] = rank_of<View>() == 1 ? dot_team_size : dot_team_size_3d;
   return launch;
 }
 

@@ -47,6 +47,9 @@ struct Variant {
   std::function<void()> run;   // one execution, timed between fences after a barrier
   double bytes = 0;            // moved by one execution, all ranks together
   double flops = 0;            // done by one execution, all ranks together
+  // run() returns with the device idle (it waited for a result it read back):
+  // its time needs no closing fence.
+  bool ends_idle = false;
   FigureOfMerit fom;
   nlohmann::json extra = nlohmann::json::object();  // further figures for the JSON
   // What its execution runs, for its code version (karma/code_version.hpp):

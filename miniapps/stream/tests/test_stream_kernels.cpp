@@ -15,6 +15,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace karma_test_stream {
 
@@ -240,6 +241,41 @@ TEST(StreamPolicy, RangeItemsCoverEachElementOnce) {
   }
 }
 
+// 1D items in tiles cover every element once for any number of elements per
+// item, also where the elements end inside a tile or fill it exactly.
+template <int U>
+void expect_1d_items_cover_each_element_once(std::size_t n) {
+  SCOPED_TRACE(std::to_string(n) + " elements, " + std::to_string(U) + " per item");
+  const D1 a("a", n), b("b", n), c("c", n);
+  Kokkos::parallel_for("mark", policy_for<D1, int, U>(c),
+                       ForEach<D1, Mark, U>{a, b, c, Mark{}, static_cast<std::int64_t>(n)});
+  Kokkos::fence();
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, c);
+  int wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) wrong += h(i) != 1.0;
+  EXPECT_EQ(wrong, 0);
+}
+
+TEST(StreamPolicy, OneDItemsCoverEachElementOnce) {
+  for (const std::size_t n : {1, 31, 64, 65, 127, 128, 1001, 4099}) {
+    expect_1d_items_cover_each_element_once<1>(n);
+    expect_1d_items_cover_each_element_once<2>(n);
+    expect_1d_items_cover_each_element_once<3>(n);
+    expect_1d_items_cover_each_element_once<4>(n);
+  }
+}
+
+// Consecutive items of a tile read consecutive elements, for each element
+// of the item: what makes a warp's loads one segment each.
+TEST(StreamPolicy, OneDTileItemsReadConsecutiveElements) {
+  for (std::int64_t item = 0; item + 1 < 3 * tile_items; ++item) {
+    if ((item + 1) % tile_items == 0) continue;
+    for (int u = 0; u < 4; ++u) EXPECT_EQ(element_1d<4>(item + 1, u), element_1d<4>(item, u) + 1);
+  }
+  EXPECT_EQ(element_1d<4>(tile_items, 0), 4 * tile_items);
+  EXPECT_EQ(element_1d<1>(1234, 0), 1234);
+}
+
 // The 3D dot GPUs run, here on whatever device the build has: every product
 // once, for walks whose stride wraps the contiguous and the middle extent.
 TEST(StreamDotTeams, ThreeDEveryProductOnceForAnyShape) {
@@ -343,15 +379,30 @@ TEST(StreamDotTeams, OneChangedElementChangesTheSum) {
 }
 
 // GPUs get one partial per team of dot_waves waves of the teams the device
-// holds at once; hosts need none.
+// holds at once, enough for the 3D walk's one wave too; hosts need none.
 TEST(StreamDotTeams, PartialsOnlyWhereTheTeamsRun) {
   const DotResult r = make_dot_result();
-  if (karma::is_gpu_space<Kokkos::DefaultExecutionSpace>())
+  if (karma::is_gpu_space<Kokkos::DefaultExecutionSpace>()) {
+    const int concurrency = Kokkos::DefaultExecutionSpace().concurrency();
     EXPECT_EQ(r.partials.extent(0),
-              static_cast<std::size_t>(
-                  dot_waves * (Kokkos::DefaultExecutionSpace().concurrency() / dot_team_size)));
-  else
+              static_cast<std::size_t>(dot_waves * (concurrency / dot_team_size)));
+    EXPECT_EQ(r.one_wave_3d, concurrency / dot_team_size_3d);
+    EXPECT_LE(static_cast<std::size_t>(r.one_wave_3d), r.partials.extent(0));
+  } else {
     EXPECT_EQ(r.partials.extent(0), 0u);
+  }
+}
+
+// The partials' sum in running sums: every partial once, for any count.
+TEST(StreamDotTeams, PartialsAddUpForAnyCount) {
+  std::vector<double> partials(4229);
+  for (std::size_t t = 0; t < partials.size(); ++t) partials[t] = static_cast<double>(1 + t % 13);
+  for (const int count : {0, 1, 7, 8, 9, 16, 23, 4224, 4229}) {
+    SCOPED_TRACE(std::to_string(count) + " partials");
+    double expected = 0;
+    for (int t = 0; t < count; ++t) expected += partials[t];
+    EXPECT_EQ(add_partials(partials.data(), count), expected);
+  }
 }
 
 // An array every element of which is 1 except the ones set here.
