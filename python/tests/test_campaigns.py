@@ -462,6 +462,80 @@ compare:
     assert not by_variant["rows"] and any("no denominator" in n for n in by_variant["notes"])
 
 
+def test_processes_in_a_round_take_each_sides_best(tmp_path, fakes):
+    """processes: 3 runs each point three times a round, every run's first
+    process before any second one; per_round: best pairs each side's best of
+    a round, median their median, and a comparison without it says why it
+    has no rows."""
+    campaign = write(str(tmp_path / "c.yaml"), f"""\
+name: offsets
+scheduler: local
+gpus_per_rank: 0
+round_order: alternate
+runs:
+  - {{name: new, app: stream, deck: {STREAM_DECK}, executable: {fakes['app']}, repeat: 2,
+     processes: 3}}
+  - {{name: old, app: stream, deck: {STREAM_DECK}, executable: {fakes['app']}, repeat: 2,
+     processes: 3}}
+compare:
+  - {{name: best, numerator: {{run: new}}, denominator: {{run: old}}, match: [stream.shape],
+     same_kernel: true, per_round: best}}
+  - {{name: median, numerator: {{run: new}}, denominator: {{run: old}}, match: [stream.shape],
+     same_kernel: true, per_round: median}}
+""")
+    # A comparison of such runs that does not say how is refused where it is.
+    unsaid = write(str(tmp_path / "unsaid.yaml"), open(campaign).read().replace(
+        "same_kernel: true, per_round: median", "same_kernel: true"))
+    r = generate(unsaid, str(tmp_path / "refused"))
+    assert r.returncode == 2 and not os.path.exists(tmp_path / "refused")
+    assert re.search(r"unsaid.yaml:\d+:\d+: compare\[1\]: run new has several processes a "
+                     r"round: .*per_round: best or median", r.stderr), r.stderr
+    out = str(tmp_path / "out")
+    assert generate(campaign, out).returncode == 0
+    manifest = load_manifest(out)
+    assert [c["per_round"] for c in manifest["compare"]] == ["best", "median"]
+    names = [j["name"] for j in manifest["jobs"]]
+    assert len(names) == 12 and "new.n1x1.p2.r1" in names
+    # One slow process a round per side, in another place each time.
+    fom = {("new", 1): [90.0, 100.0, 99.0], ("new", 2): [101.0, 100.0, 80.0],
+           ("old", 1): [100.0, 95.0, 100.0], ("old", 2): [70.0, 100.0, 98.0]}
+    for entry in manifest["jobs"]:
+        value = fom[(entry["run"], entry["round"])][entry["process"] - 1]
+        doc = {"schema_version": 2, "app": "stream",
+               "deck": {"path": STREAM_DECK, "resolved": {"stream": {"shape": [2**20]}}},
+               "mpi": {"ranks": 1, "nodes": 1}, "result": "PASSED",
+               "kernels": [{"name": "copy", "implementation": "kokkos", "variant": "copy",
+                            "fom": {"value": value, "units": "GB/s"}}]}
+        os.makedirs(entry["results_dir"])
+        write(entry["results_file"], json.dumps(doc))
+    r = tool("karma-compare", "--campaign", out, "--json", tmp_path / "t.json")
+    assert r.returncode == 0, r.stderr
+    best, median = load_json(tmp_path / "t.json")["tables"]
+    assert best["rows"][0]["rounds"] == {"1": pytest.approx(1.0), "2": pytest.approx(1.01)}
+    assert median["rows"][0]["rounds"] == {"1": pytest.approx(0.99),
+                                           "2": pytest.approx(100.0 / 98.0)}
+    assert not best["notes"] and not median["notes"]
+    r = tool("karma-compare", "--campaign", out)
+    assert "each side's best of its processes in a round" in r.stdout
+    # A manifest edited by hand to say nothing: no row, and a note that says why.
+    manifest["compare"][1]["per_round"] = None
+    write(os.path.join(out, "campaign.json"), json.dumps(manifest))
+    r = tool("karma-compare", "--campaign", out, "--json", tmp_path / "u.json")
+    unsaid = load_json(tmp_path / "u.json")["tables"][1]
+    assert not unsaid["rows"]
+    assert any("3 results, one a process" in n and "per_round" in n for n in unsaid["notes"])
+    # Submitted process by process: new p1, old p1, new p2, ... (reversed in round 2).
+    order = [e["name"] for e in batch_run_order(manifest)]
+    assert order[:4] == ["new.n1x1.p1.r1", "old.n1x1.p1.r1", "new.n1x1.p2.r1",
+                         "old.n1x1.p2.r1"]
+    assert order[6:8] == ["old.n1x1.p1.r2", "new.n1x1.p1.r2"]
+
+
+def batch_run_order(manifest):
+    from karma_tools.batch import run_order
+    return run_order(manifest, manifest["jobs"])
+
+
 def test_report_includes_the_ratio_tables(tmp_path, fakes):
     out = rounds_fixture(tmp_path, fakes)
     report = tmp_path / "report.md"

@@ -34,7 +34,8 @@ directory; submits them and shows what is submitted, running and left.
 
 Jobs are submitted round by round (every run's round 1, then round 2, ...:
 neighbours see the same machine state; `round_order: alternate` reverses
-even rounds).
+even rounds), and within a round process by process where runs have
+`processes` (every run's first, then every run's second, ...).
 
 scheduler local (`scheduler: local` in the campaign, or generate --scheduler
 local): `submit` runs the jobs here itself, one after another in that order,
@@ -352,15 +353,18 @@ def _local_states(chosen):
 
 
 def run_order(manifest, entries):
-    """entries round by round (campaign order within a round; even rounds
-    reversed when the campaign's round_order is alternate)."""
+    """entries round by round, and within a round process by process (a
+    run's `processes`: every run's first process, then every second one),
+    in campaign order (reversed in even rounds when the campaign's
+    round_order is alternate)."""
     alternate = manifest.get("round_order") == "alternate"
     index = {id(e): i for i, e in enumerate(entries)}
 
     def key(e):
         rnd = e.get("round") if isinstance(e.get("round"), int) else 1
+        process = e.get("process") if isinstance(e.get("process"), int) else 1
         i = index[id(e)]
-        return (rnd, -i if alternate and rnd % 2 == 0 else i)
+        return (rnd, process, -i if alternate and rnd % 2 == 0 else i)
 
     return sorted(entries, key=key)
 

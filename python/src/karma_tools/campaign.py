@@ -74,6 +74,9 @@ job script per run and per point of its sweeps.
       scaling: [weak, strong]       # one job per scaling: sets scaling_key per job
       scaling_key: stream.scaling   # (the default: <app>.scaling)
       repeat: 3                     # identical jobs per point (rounds)
+      processes: 1                  # identical jobs per point within a round, each a
+                                    # process of its own; a comparison then says how
+                                    # each side's figures of a round combine (per_round)
       args: ["--kokkos-print-configuration"]   # extra mini-app arguments; {KEY} and
                                     # {KEY[i]} give this job's set/sweep value of a
                                     # deck key (2^25 written out: 33554432)
@@ -98,6 +101,8 @@ job script per run and per point of its sweeps.
       same_kernel: false            # pair kernels of the same name (one build
                                     # beside another, whose results may differ
                                     # in schema_version)
+      per_round: best               # a side's results of one round (processes): best
+                                    # or median of them, before the ratio
       aggregate: [worst, median]    # over rounds (default [worst]): worst, best, median
 
 Weak scaling keeps the deck's size per rank; strong scaling keeps it global
@@ -107,7 +112,7 @@ written (2^28 stays 2^28). When karma-<app> can be run here, karma-batch checks
 every set/sweep key and value (type, range, choices, list length) against the
 JSON Schema of its deck (karma-<app> --help=json); when it cannot, it says so,
 and a wrong value stops the job at its start (exit 2). Counts (nodes,
-ranks_per_node, gpus_per_rank, cpus_per_rank, repeat) are at most 2^31-1, and
+ranks_per_node, gpus_per_rank, cpus_per_rank, repeat, processes) are at most 2^31-1, and
 a campaign at most 10000 jobs. The format is also a JSON Schema (draft
 2020-12), for editors and other tools: karma_tools/schemas/campaign.schema.json,
 installed in share/karma/schemas.
@@ -147,6 +152,7 @@ ROUND_ORDERS = tuple(_TOP["round_order"]["enum"])
 COMPARE_KEYS = tuple(_COMPARISON)
 SELECTION_KEYS = tuple(_DEFS["selection"]["properties"])
 AGGREGATES = tuple(_COMPARISON["aggregate"]["anyOf"][0]["enum"])
+PER_ROUND = tuple(_COMPARISON["per_round"]["enum"])
 REFERENCES = tuple(_RUN["reference"]["enum"])
 ENV_KEYS = tuple(_DEFS["environment"]["properties"])
 SLURM_KEYS = tuple(_TOP["slurm"]["properties"])
@@ -186,7 +192,7 @@ class Job:
     def as_dict(self):
         keys = ("name", "run", "app", "deck", "executable", "overrides", "args", "nodes",
                 "ranks_per_node", "ranks", "gpus_per_rank", "cpus_per_rank", "scaling",
-                "sweep", "round", "time", "launcher", "results_dir", "reference")
+                "sweep", "round", "process", "time", "launcher", "results_dir", "reference")
         d = {k: getattr(self, k) for k in keys}
         d["environment"] = self.environment.as_dict()
         return d
@@ -713,7 +719,8 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
         jobs.extend(_expand_run(check, run_node, f"runs[{index}]", base, inputs, results_dir,
                                 campaign_bin, tool_dir, defaults, environment, run_names,
                                 job_names, lister if check_keys else None, names, scheduler))
-    compare = _compare(check, top["compare"], run_names) if "compare" in top else []
+    several = sorted({j.run for j in jobs if j.process})
+    compare = _compare(check, top["compare"], run_names, several) if "compare" in top else []
     warnings = notes + list(lister.warnings)
     unchecked = "; set/sweep keys and values are checked only when its jobs start" \
         if check_keys else ""
@@ -836,7 +843,8 @@ def _run_deck(check, entries, path, base, inputs, variables):
 
 def _run_launch(check, entries, path, app, defaults):
     """How a run's jobs start: ranks and nodes (lists: one job each), GPUs
-    and CPUs per rank, time, launcher, repeats, the deck key of its scaling."""
+    and CPUs per rank, time, launcher, repeats and processes a round, the deck
+    key of its scaling."""
     def value(key, parse, default):
         return parse(entries[key]) if key in entries else default
 
@@ -852,11 +860,12 @@ def _run_launch(check, entries, path, app, defaults):
     launcher = value("launcher", lambda n: _launcher(check, n, f"{path}.launcher"),
                      defaults["launcher"])
     repeat = value("repeat", lambda n: check.integer(n, f"{path}.repeat", 1), 1)
+    processes = value("processes", lambda n: check.integer(n, f"{path}.processes", 1), 1)
     scaling_key = value("scaling_key",
                         lambda n: check.string(n, f"{path}.scaling_key", _DECK_KEY,
                                                "a deck key (section.key)"),
                         f"{app}.scaling")
-    return rpn_list, nodes_list, gpus, cpus, time, launcher, repeat, scaling_key
+    return rpn_list, nodes_list, gpus, cpus, time, launcher, (repeat, processes), scaling_key
 
 
 def _run_scalings(check, entries, path):
@@ -939,8 +948,8 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
     run = _unique_name(check, entries["name"], path, run_names)
     app, reference = _run_app(check, entries, path)
     deck = _run_deck(check, entries, path, base, inputs, variables)
-    rpn_list, nodes_list, gpus, cpus, time, launcher, repeat, scaling_key = _run_launch(
-        check, entries, path, app, defaults)
+    rpn_list, nodes_list, gpus, cpus, time, launcher, (repeat, processes), scaling_key = \
+        _run_launch(check, entries, path, app, defaults)
     scalings = _run_scalings(check, entries, path)
     overrides = _overrides(check, entries["set"], f"{path}.set") if "set" in entries else []
     sweep = _sweep(check, entries["sweep"], f"{path}.sweep") if "sweep" in entries else []
@@ -964,7 +973,7 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
                         scalings, scaling_key)
 
     # Counted before anything is expanded: a typo must not fill the memory.
-    count = len(scalings) * len(nodes_list) * len(rpn_list) * repeat
+    count = len(scalings) * len(nodes_list) * len(rpn_list) * repeat * processes
     for _, vals in sweep:
         count *= len(vals)
     if len(job_names) + count > MAX_JOBS:
@@ -972,8 +981,9 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
                    f"makes at most {MAX_JOBS}")
     jobs = []
     sweep_points = list(itertools.product(*[[(k, t) for t, _ in vals] for k, vals in sweep]))
-    for scaling, nodes, rpn, point, rnd in itertools.product(
-            scalings, nodes_list, rpn_list, sweep_points, range(1, repeat + 1)):
+    for scaling, nodes, rpn, point, process, rnd in itertools.product(
+            scalings, nodes_list, rpn_list, sweep_points, range(1, processes + 1),
+            range(1, repeat + 1)):
         if nodes * rpn > INT_MAX:
             check.fail(entries.get("nodes", node), f"{path}.nodes", f"nodes x ranks_per_node = "
                        f"{nodes} x {rpn} ranks, more than {INT_MAX}")
@@ -988,6 +998,8 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
             parts.append(scaling)
         parts.append(f"n{nodes}x{rpn}")
         parts.extend(_slug(k, t) for k, t in point)
+        if processes > 1:
+            parts.append(f"p{process}")
         if repeat > 1:
             parts.append(f"r{rnd}")
         job_name = ".".join(parts)
@@ -1007,7 +1019,8 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
         jobs.append(Job(name=job_name, run=run, app=app, deck=deck, executable=executable,
                         overrides=job_overrides, args=job_args, nodes=nodes, ranks_per_node=rpn,
                         gpus_per_rank=gpus, cpus_per_rank=cpus, scaling=scaling,
-                        sweep={k: t for k, t in point}, round=rnd, time=time,
+                        sweep={k: t for k, t in point}, round=rnd,
+                        process=process if processes > 1 else None, time=time,
                         launcher=launcher, environment=env, reference=reference,
                         results_dir=os.path.join(results_dir, job_name)))
     return jobs
@@ -1130,8 +1143,10 @@ def _selection(check, node, path, run_names):
     return out
 
 
-def _compare(check, node, run_names):
-    """The `compare:` list as plain dicts (kept in the manifest)."""
+def _compare(check, node, run_names, several):
+    """The `compare:` list as plain dicts (kept in the manifest); `several`
+    names the runs of several processes a round, whose comparisons must say
+    how those combine (per_round)."""
     if not isinstance(node.value, list) or not node.value:
         check.fail(node, "compare", "expected a non-empty list of comparisons")
     out, seen = [], {}
@@ -1142,7 +1157,7 @@ def _compare(check, node, run_names):
         name = _unique_name(check, entries["name"], path, seen)
         spec = {"name": name, "title": None, "metric": "fom.value", "higher_is_better": None,
                 "match": [], "label": [], "same_variant": False, "same_kernel": False,
-                "aggregate": ["worst"]}
+                "per_round": None, "aggregate": ["worst"]}
         if "title" in entries:
             spec["title"] = check.string(entries["title"], f"{path}.title")
         if "metric" in entries:
@@ -1168,7 +1183,15 @@ def _compare(check, node, run_names):
                 check.fail(anode, f"{path}.aggregate", "the list is empty")
             spec["aggregate"] = [check.choice(n, f"{path}.aggregate", AGGREGATES)
                                  for n in items]
+        if "per_round" in entries:
+            spec["per_round"] = check.choice(entries["per_round"], f"{path}.per_round",
+                                             PER_ROUND)
         for side in ("numerator", "denominator"):
             spec[side] = _selection(check, entries[side], f"{path}.{side}", run_names)
+        covered = [r for r in several for side in ("numerator", "denominator")
+                   if any(fnmatch.fnmatchcase(r, p) for p in spec[side].get("run", ["*"]))]
+        if covered and spec["per_round"] is None:
+            check.fail(item, path, f"run {covered[0]} has several processes a round: say how "
+                       "each side's results of a round combine (per_round: best or median)")
         out.append(spec)
     return out

@@ -16,8 +16,14 @@ implementation and variant come from the kernel entries (schema_version 2)
 or, for schema_version 1 results, as results.kernel_identity infers them.
 Besides the resolved deck's keys, selections, match and label can name
 mpi.ranks and mpi.nodes (the run's), job.run (the campaign run) and
-job.point (the job's name without its round: match on it to pair kernels of
-one run, as matvec's Kokkos variants with the cuBLAS call beside them).
+job.point (the job's name without its round and process: match on it to
+pair kernels of one run, as matvec's Kokkos variants with the cuBLAS call
+beside them).
+
+Where a run has `processes`, a side has several results of one point in a
+round; `per_round` says which figure stands for them (their best, or their
+median) before the ratio, and a comparison without it leaves such rows out
+with a note.
 """
 
 import re
@@ -85,9 +91,10 @@ def load_items(manifest_path, manifest):
         check_run(path, doc)
         run = Run(path, doc)
         deck = run.deck_values(include_run=True)
+        process = entry.get("process") if isinstance(entry.get("process"), int) else None
         deck.update({"mpi.ranks": run.ranks, "mpi.nodes": run.nodes,
                      "job.run": entry.get("run", ""),
-                     "job.point": re.sub(r"\.r[0-9]+$", "", entry["name"])})
+                     "job.point": _point(entry["name"], process)})
         for note in doc.get("notes") or []:
             if isinstance(note, str):
                 notes.append(f"{entry['name']}: {note}")
@@ -95,11 +102,17 @@ def load_items(manifest_path, manifest):
             items.append({"job": entry["name"], "run": entry.get("run", ""),
                           "app": run.app, "device": run.device_kind,
                           "round": entry.get("round") if isinstance(entry.get("round"), int)
-                          else 1,
+                          else 1, "process": process,
                           "kernel": name, "implementation": k["implementation"],
                           "variant": k["variant"], "entry": k["entry"], "deck": deck,
                           "passed": run.passed, "path": path})
     return items, notes
+
+
+def _point(name, process):
+    """A job's name without its round (.rN) and its process (.pN)."""
+    name = re.sub(r"\.r[0-9]+$", "", name)
+    return name[:-len(f".p{process}")] if process and name.endswith(f".p{process}") else name
 
 
 def _matches(patterns, value):
@@ -149,11 +162,56 @@ def _key(values):
     return json.dumps(values, sort_keys=True)
 
 
+def _value(spec, item):
+    return item["value"] if "value" in item else metric_value(item["entry"], spec["metric"])
+
+
+def _same(a, b):
+    """One result, whichever side's copy of it."""
+    return (a["job"], a["kernel"]) == (b["job"], b["kernel"])
+
+
+def _one_per_round(spec, items, notes):
+    """A side's results of one point, round and kernel (a run's processes)
+    as one item: the best of their figures or their median (per_round);
+    without per_round they are left out, with a note."""
+    groups = {}
+    for i in items:
+        key = _key([i["run"], i["deck"]["job.point"], i["round"], i["kernel"],
+                    i["implementation"], i["variant"]])
+        groups.setdefault(key, []).append(i)
+    out = []
+    for group in groups.values():
+        first = group[0]
+        if len(group) == 1:
+            out.append(first)
+            continue
+        where = f"{first['deck']['job.point']}/{first['kernel']} (round {first['round']})"
+        if not spec.get("per_round"):
+            notes.append(f"{where}: {len(group)} results, one a process; the comparison "
+                         "needs per_round (best or median) to combine them")
+            continue
+        values = [_value(spec, g) for g in group]
+        if None in values:
+            notes.append(f"{where}: a process has no {spec['metric']}")
+            continue
+        hib = higher_is_better(spec, first)
+        if spec["per_round"] == "best":
+            chosen = dict(group[values.index(max(values) if hib else min(values))])
+        else:
+            chosen = dict(first, value=aggregate(values, "median"))
+        chosen["value"] = chosen.get("value", _value(spec, chosen))
+        chosen["passed"] = all(g["passed"] for g in group)
+        chosen["job"] = f"{first['deck']['job.point']}.r{first['round']} ({len(group)} processes)"
+        out.append(chosen)
+    return out
+
+
 def ratio_table(spec, items):
     """One comparison: {name, title, metric, rows: [...], rounds, notes}."""
-    nums = [i for i in items if selected(spec["numerator"], i)]
-    dens = [i for i in items if selected(spec["denominator"], i)]
     notes = []
+    nums = _one_per_round(spec, [i for i in items if selected(spec["numerator"], i)], notes)
+    dens = _one_per_round(spec, [i for i in items if selected(spec["denominator"], i)], notes)
     if not nums:
         notes.append("no result matches the numerator")
     if not dens:
@@ -176,12 +234,12 @@ def ratio_table(spec, items):
         if not any(same_work(n, d) for d in dens):
             continue
         match = [n["deck"].get(k) for k in spec["match"]]
-        candidates = [d for d in dens if d is not n and d["round"] == n["round"]
+        candidates = [d for d in dens if not _same(d, n) and d["round"] == n["round"]
                       and same_work(n, d)
                       and [d["deck"].get(k) for k in spec["match"]] == match
                       and (not spec["same_variant"] or d["variant"] == n["variant"])
                       and (not spec.get("same_kernel") or d["kernel"] == n["kernel"])]
-        if not candidates and n in dens:
+        if not candidates and any(_same(d, n) for d in dens):
             continue  # a result the denominator selects too has nothing to be paired with
         if len(candidates) != 1:
             others = ", ".join(sorted(c["job"] + "/" + c["kernel"] for c in candidates))
@@ -194,7 +252,7 @@ def ratio_table(spec, items):
                                 f"({others}); add a match key or narrow the selections"))
             continue
         d = candidates[0]
-        a, b = metric_value(n["entry"], spec["metric"]), metric_value(d["entry"], spec["metric"])
+        a, b = _value(spec, n), _value(spec, d)
         if a is None or b is None:
             notes.append(f"{(n if a is None else d)['job']}/{(n if a is None else d)['kernel']}: "
                          f"no {spec['metric']}")
@@ -229,7 +287,8 @@ def ratio_table(spec, items):
     rounds = sorted({int(r) for row in out_rows for r in row["rounds"]})
     return {"name": spec["name"], "title": spec.get("title") or spec["name"],
             "metric": spec["metric"], "match": spec["match"], "label": spec["label"],
-            "aggregate": spec["aggregate"], "numerator": spec["numerator"],
+            "aggregate": spec["aggregate"], "per_round": spec.get("per_round"),
+            "numerator": spec["numerator"],
             "denominator": spec["denominator"], "rounds": rounds, "rows": out_rows,
             "notes": notes}
 
@@ -274,6 +333,8 @@ def markdown(tables, heading="###"):
         out += [f"Ratio of `{t['metric']}`: {_selection_text(t['numerator'])} over "
                 f"{_selection_text(t['denominator'])}, paired within each round"
                 + (f" on {', '.join(t['match'])}" if t["match"] else "")
+                + (f"; each side's {t['per_round']} of its processes in a round"
+                   if t.get("per_round") else "")
                 + "; above 1: the numerator is better. "
                 + ", ".join(f"{how} of rounds" for how in t["aggregate"]) + ".", ""]
         if not t["rows"]:
