@@ -1188,8 +1188,9 @@ def _compare(check, node, run_names, several):
                                              PER_ROUND)
         for side in ("numerator", "denominator"):
             spec[side] = _selection(check, entries[side], f"{path}.{side}", run_names)
-        covered = [r for r in several for side in ("numerator", "denominator")
-                   if any(fnmatch.fnmatchcase(r, p) for p in spec[side].get("run", ["*"]))]
+        covered = [r for r in several
+                   if any(fnmatch.fnmatchcase(r, p) for side in ("numerator", "denominator")
+                          for p in spec[side].get("run", ["*"]))]
         if covered and spec["per_round"] is None:
             check.fail(item, path, f"run {covered[0]} has several processes a round: say how "
                        "each side's results of a round combine (per_round: best or median)")
