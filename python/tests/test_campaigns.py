@@ -15,6 +15,7 @@ import sys
 import pytest
 
 from conftest import ROOT, load_json, load_manifest, tool, tool_path, write
+from karma_tools.batch import run_order
 
 STREAM_DECK = os.path.join(ROOT, "inputs", "stream", "default.yaml")
 # procurement/disclosure.yaml is karma-bundle's disclosure template, no campaign.
@@ -525,15 +526,10 @@ compare:
     assert not unsaid["rows"]
     assert any("3 results, one a process" in n and "per_round" in n for n in unsaid["notes"])
     # Submitted process by process: new p1, old p1, new p2, ... (reversed in round 2).
-    order = [e["name"] for e in batch_run_order(manifest)]
+    order = [e["name"] for e in run_order(manifest, manifest["jobs"])]
     assert order[:4] == ["new.n1x1.p1.r1", "old.n1x1.p1.r1", "new.n1x1.p2.r1",
                          "old.n1x1.p2.r1"]
     assert order[6:8] == ["old.n1x1.p1.r2", "new.n1x1.p1.r2"]
-
-
-def batch_run_order(manifest):
-    from karma_tools.batch import run_order
-    return run_order(manifest, manifest["jobs"])
 
 
 def test_report_includes_the_ratio_tables(tmp_path, fakes):

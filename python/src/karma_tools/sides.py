@@ -197,10 +197,10 @@ def _one_per_round(spec, items, notes):
             continue
         hib = higher_is_better(spec, first)
         if spec["per_round"] == "best":
-            chosen = dict(group[values.index(max(values) if hib else min(values))])
+            at = values.index(max(values) if hib else min(values))
+            chosen = dict(group[at], value=values[at])
         else:
             chosen = dict(first, value=aggregate(values, "median"))
-        chosen["value"] = chosen.get("value", _value(spec, chosen))
         chosen["passed"] = all(g["passed"] for g in group)
         chosen["job"] = f"{first['deck']['job.point']}.r{first['round']} ({len(group)} processes)"
         out.append(chosen)
