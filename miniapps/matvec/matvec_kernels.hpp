@@ -221,8 +221,9 @@ struct RowSums {
 // its vector lanes reduce over the columns. On a GPU the lanes are a warp's
 // threadIdx.x and read U interleaved column sets (j = t + u * nq), so 32 lanes
 // read 32 adjacent columns of a LayoutRight row: coalesced; R > 1 rows share
-// each load of x and keep R x U loads in flight per lane. On a CPU the vector
-// length is 1 and a lane takes contiguous chunks of a row.
+// each load of x. Each set's bounds check compiles to its own branch, so a
+// lane has R loads of B in flight, not R x U (results/campaigns/h100). On a
+// CPU the vector length is 1 and a lane takes contiguous chunks of a row.
 template <class Matrix, class Vector, class Result, int R = 1>
 struct TeamPerRow {
   using Exec = typename Matrix::execution_space;
