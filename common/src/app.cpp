@@ -553,6 +553,7 @@ int run_main(int argc, char** argv, const App& app) {
   const std::string executable = "karma-" + app.name;
   const auto start = std::chrono::system_clock::now();
   if (const auto code = answer_version(executable, argc, argv)) return *code;
+  choose_module_loading();  // before MPI, which may start the CUDA runtime
   comm::init(&argc, &argv);
 
   std::string command = executable;

@@ -365,6 +365,24 @@ void put_peaks(nlohmann::json& d, const GpuFacts& f) {
   d["peak_GFLOPs_from"] = "unknown: no FLOP-per-cycle figure for " + f.architecture;
 }
 
+namespace {
+bool module_loading_set_by_karma = false;
+}  // namespace
+
+std::optional<std::string> module_loading_to_set(const char* current) {
+  if (current == nullptr || *current == '\0') return std::string("EAGER");
+  return std::nullopt;
+}
+
+void choose_module_loading() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (const auto value = module_loading_to_set(std::getenv("CUDA_MODULE_LOADING"))) {
+    ::setenv("CUDA_MODULE_LOADING", value->c_str(), 1);
+    module_loading_set_by_karma = true;
+  }
+#endif
+}
+
 nlohmann::json describe_device() {
   nlohmann::json d;
   d["execution_space"] = Kokkos::DefaultExecutionSpace::name();
@@ -398,6 +416,11 @@ nlohmann::json describe_device() {
     d["l2_cache_bytes"] = f->l2_cache_bytes;
     if (f->warp_size > 0) d["warp_size"] = f->warp_size;
     put_peaks(d, *f);
+#if defined(KOKKOS_ENABLE_CUDA)
+    if (const char* mode = std::getenv("CUDA_MODULE_LOADING"))
+      d["module_loading"] = {{"mode", mode},
+                             {"set_by", module_loading_set_by_karma ? "karma" : "environment"}};
+#endif
     // Clocks and power limit before any kernel runs: with the driver version,
     // what a disclosure needs to tell a throttled or capped GPU.
     d["state_at_start"] = energy::gpu_state(d);

@@ -84,6 +84,15 @@ TEST(VisibleDeviceCountOnGpu, AGpuBuildSeesItsDevice) {
   EXPECT_GT(karma::visible_device_count(), karma::current_device_id());
 }
 
+// A CUDA build sets EAGER where the user left CUDA_MODULE_LOADING unset or
+// empty, and keeps any value the user gave.
+TEST(ModuleLoading, EagerOnlyWhereTheUserChoseNothing) {
+  EXPECT_EQ(karma::module_loading_to_set(nullptr), "EAGER");
+  EXPECT_EQ(karma::module_loading_to_set(""), "EAGER");
+  EXPECT_FALSE(karma::module_loading_to_set("LAZY").has_value());
+  EXPECT_FALSE(karma::module_loading_to_set("EAGER").has_value());
+}
+
 TEST(AvailableMemory, SaysWhereItComesFrom) {
   const karma::MemoryInfo m = karma::available_memory();
   EXPECT_GT(m.free_bytes, 0u);

@@ -13,6 +13,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -103,6 +104,8 @@ void add_context(Sizes sizes) {
   benchmark::AddCustomContext("compiler", info::compiler);
   benchmark::AddCustomContext("cxx_flags", info::cxx_flags);
   if (*info::cuda_flags) benchmark::AddCustomContext("cuda_flags", info::cuda_flags);
+  if (const char* loading = std::getenv("CUDA_MODULE_LOADING"))
+    benchmark::AddCustomContext("cuda_module_loading", loading);
   const nlohmann::json kokkos = karma::describe_kokkos();
   benchmark::AddCustomContext("kokkos_version", kokkos["version"].get<std::string>());
   benchmark::AddCustomContext("kokkos_backends", join(kokkos["backends"]));
@@ -236,6 +239,7 @@ int main(int argc, char* argv[]) {
   arg_pointers.push_back(nullptr);
   int count = static_cast<int>(arg_pointers.size()) - 1;
 
+  karma::choose_module_loading();
   Kokkos::initialize(count, arg_pointers.data());
   try {
     karma::check_kokkos_flags_consumed(count, arg_pointers.data());

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 
 namespace karma {
@@ -21,6 +22,18 @@ nlohmann::json kokkos_build();
 // version, backends and architecture, the compiler and the MPI library, from
 // the facts the results record; it starts neither MPI nor the device.
 std::string version_line(const std::string& executable);
+// CUDA's module loading, chosen before anything starts the CUDA runtime.
+// Lazily (CUDA's default from 12.2) a module is loaded when one of its
+// kernels first runs, in between the mini-app's allocations, so the kernels
+// that ran before an allocation move where the driver places it, and a
+// kernel's time with it (results/campaigns/h100: 2.6% on team-per-row).
+// Eagerly, every module is loaded at start-up. CUDA builds set
+// CUDA_MODULE_LOADING=EAGER where the user left it unset or empty, and keep
+// any value the user gave.
+void choose_module_loading();
+// The value to set for the user's `current` one (null: unset): EAGER where
+// it is unset or empty, nothing where the user chose.
+std::optional<std::string> module_loading_to_set(const char* current);
 // Call after Kokkos has started.
 // The GPU runtime's number for the device Kokkos runs on; -1 for the host.
 int current_device_id();
