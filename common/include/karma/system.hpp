@@ -26,7 +26,7 @@ std::string version_line(const std::string& executable);
 // Lazily (CUDA's default from 12.2) a module is loaded when one of its
 // kernels first runs, in between the mini-app's allocations, so the kernels
 // that ran before an allocation move where the driver places it, and a
-// kernel's time with it (results/campaigns/h100: 2.6% on team-per-row).
+// kernel's time with it (results/campaigns/h100).
 // Eagerly, every module is loaded at start-up. CUDA builds set
 // CUDA_MODULE_LOADING=EAGER where the user left it unset or empty, and keep
 // any value the user gave.
