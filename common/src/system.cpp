@@ -383,6 +383,12 @@ void choose_module_loading() {
 #endif
 }
 
+nlohmann::json describe_module_loading() {
+  const char* mode = std::getenv("CUDA_MODULE_LOADING");
+  if (mode == nullptr) return nullptr;
+  return {{"mode", mode}, {"set_by", module_loading_set_by_karma ? "karma" : "environment"}};
+}
+
 nlohmann::json describe_device() {
   nlohmann::json d;
   d["execution_space"] = Kokkos::DefaultExecutionSpace::name();
@@ -417,9 +423,8 @@ nlohmann::json describe_device() {
     if (f->warp_size > 0) d["warp_size"] = f->warp_size;
     put_peaks(d, *f);
 #if defined(KOKKOS_ENABLE_CUDA)
-    if (const char* mode = std::getenv("CUDA_MODULE_LOADING"))
-      d["module_loading"] = {{"mode", mode},
-                             {"set_by", module_loading_set_by_karma ? "karma" : "environment"}};
+    if (auto loading = describe_module_loading(); !loading.is_null())
+      d["module_loading"] = std::move(loading);
 #endif
     // Clocks and power limit before any kernel runs: with the driver version,
     // what a disclosure needs to tell a throttled or capped GPU.

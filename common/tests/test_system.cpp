@@ -93,6 +93,23 @@ TEST(ModuleLoading, EagerOnlyWhereTheUserChoseNothing) {
   EXPECT_FALSE(karma::module_loading_to_set("EAGER").has_value());
 }
 
+// What results and microbench's context record: the mode the process runs
+// with and who chose it; nothing where it is unset. The test process never
+// calls choose_module_loading, so a value here is the environment's.
+TEST(ModuleLoading, RecordsTheModeAndWhoSetIt) {
+  const char* before = std::getenv("CUDA_MODULE_LOADING");
+  const std::string saved = before ? before : "";
+  ::unsetenv("CUDA_MODULE_LOADING");
+  EXPECT_TRUE(karma::describe_module_loading().is_null());
+  ::setenv("CUDA_MODULE_LOADING", "LAZY", 1);
+  EXPECT_EQ(karma::describe_module_loading(),
+            (nlohmann::json{{"mode", "LAZY"}, {"set_by", "environment"}}));
+  if (before)
+    ::setenv("CUDA_MODULE_LOADING", saved.c_str(), 1);
+  else
+    ::unsetenv("CUDA_MODULE_LOADING");
+}
+
 TEST(AvailableMemory, SaysWhereItComesFrom) {
   const karma::MemoryInfo m = karma::available_memory();
   EXPECT_GT(m.free_bytes, 0u);

@@ -66,8 +66,8 @@ Schema matvec_schema() {
             1024);
   s.integer("matvec.rows_per_thread", 0,
             "team-per-row (dense): rows each team thread reduces at once, sharing loads of x: "
-            "1, 2 or 4 (0: chosen for the device)",
-            0, 4);
+            "1, 2, 4 or 8 (0: chosen for the device)",
+            0, 8);
   s.integer("matvec.column_blocks", 0,
             "mdrange: column blocks, whose partial sums a second pass adds (0: chosen for the "
             "device)",
@@ -219,8 +219,9 @@ Config read_config(const Deck& deck) {
   c.team_size = static_cast<int>(deck.integer("matvec.team_size"));
   c.vector_length = static_cast<int>(deck.integer("matvec.vector_length"));
   c.rows_per_thread = static_cast<int>(deck.integer("matvec.rows_per_thread"));
-  if (c.rows_per_thread == 3)
-    deck.fail("matvec.rows_per_thread", "must be 0 (automatic), 1, 2 or 4, got 3");
+  if (c.rows_per_thread == 3 || (c.rows_per_thread > 4 && c.rows_per_thread < 8))
+    deck.fail("matvec.rows_per_thread",
+              "must be 0 (automatic), 1, 2, 4 or 8, got " + std::to_string(c.rows_per_thread));
   c.column_blocks = deck.integer("matvec.column_blocks");
   c.block_rows = deck.integer("matvec.block_rows");
   if (device_is_gpu && c.block_rows != 0)
@@ -286,10 +287,14 @@ std::vector<karma::Variant> dense_variants(const Config& cfg, const matvec::Sett
     c.code = {v->variant == Variant::row_per_thread ? "karma::matvec::RowPerThread"
               : v->variant == Variant::team_per_row ? "karma::matvec::TeamPerRow"
                                                     : "karma::matvec::MDRangeBlocks"};
-    if (v->variant == Variant::team_per_row)
+    if (v->variant == Variant::team_per_row) {
+      const bool packed = matvec::rows_load_packed(b, x);
+      if (packed) c.code = {"karma::matvec::TeamPerRowPacked"};
       c.extra = {{"team_size", settings.team.team_size},
                  {"vector_length", settings.team.vector_length},
-                 {"rows_per_thread", settings.team.rows_per_thread}};
+                 {"rows_per_thread", settings.team.rows_per_thread},
+                 {"row_loads", packed ? "16-byte" : "element"}};
+    }
     if (v->variant == Variant::mdrange) {
       c.code.push_back("karma::matvec::SumColumnBlocks");
       c.extra = {{"rows_per_item", settings.tiling.rows_per_item},

@@ -217,6 +217,27 @@ struct RowSums {
   }
 };
 
+// Columns a set when `lanes` lanes read `count` columns in U sets: with more
+// lanes than ceil(count / U) the sets widen to the lanes (the last ones partly
+// empty) instead of leaving lanes idle.
+KOKKOS_INLINE_FUNCTION std::int64_t column_set_width(const std::int64_t count, const int u,
+                                                     const std::int64_t lanes) {
+  const std::int64_t sets = (count + u - 1) / u;
+  const std::int64_t wide = lanes < count ? lanes : count;
+  return sets > wide ? sets : wide;
+}
+
+// y(i0 + r) = sums.s[r] for the R rows of a team thread that exist, once.
+template <class Member, class Result, class T, int R>
+KOKKOS_INLINE_FUNCTION void store_rows(const Member& member, const Result& y,
+                                       const RowSums<T, R>& sums, const std::int64_t i0,
+                                       const std::int64_t rows) {
+  Kokkos::single(Kokkos::PerThread(member), [&]() {
+    for (int r = 0; r < R; ++r)
+      if (i0 + r < rows) y(i0 + r) = sums.s[r];
+  });
+}
+
 // A team per team_size x R rows: each team thread takes R adjacent rows and
 // its vector lanes reduce over the columns. On a GPU the lanes are a warp's
 // threadIdx.x and read U interleaved column sets (j = t + u * nq), so 32 lanes
@@ -248,12 +269,7 @@ struct TeamPerRow {
         // are not stored.
         std::int64_t row[R];
         for (int r = 0; r < R; ++r) row[r] = i0 + r < rows ? i0 + r : rows - 1;
-        // nq columns a set, U sets; with more lanes than ceil(cols / U) the
-        // sets widen to the lanes (the last ones partly empty) instead of
-        // leaving lanes idle.
-        const std::int64_t sets = (cols + U - 1) / U;
-        const std::int64_t wide = lanes < cols ? lanes : cols;
-        const std::int64_t nq = sets > wide ? sets : wide;
+        const std::int64_t nq = column_set_width(cols, U, lanes);
         RowSums<T, R> sums;
         Kokkos::parallel_reduce(
             Kokkos::ThreadVectorRange(member, nq),
@@ -267,10 +283,7 @@ struct TeamPerRow {
               }
             },
             sums);
-        Kokkos::single(Kokkos::PerThread(member), [&]() {
-          for (int r = 0; r < R; ++r)
-            if (i0 + r < rows) y(i0 + r) = sums.s[r];
-        });
+        store_rows(member, y, sums, i0, rows);
       } else {
         // A lane takes a contiguous chunk, summed with independent partial sums.
         constexpr std::int64_t chunk = 512;
@@ -287,6 +300,105 @@ struct TeamPerRow {
           Kokkos::single(Kokkos::PerThread(member), [&]() { y(i) = sum; });
         }
       }
+    });
+  }
+};
+
+// 16 bytes of a row: two doubles or four floats, loaded as one.
+template <class T>
+struct alignas(16) Packed {
+  static constexpr int width = static_cast<int>(16 / sizeof(T));
+  T v[width];
+};
+
+template <class T>
+KOKKOS_INLINE_FUNCTION T packed_dot(const Packed<T>& a, const Packed<T>& b) {
+  T s = a.v[0] * b.v[0];
+  for (int k = 1; k < Packed<T>::width; ++k) s += a.v[k] * b.v[k];
+  return s;
+}
+
+// Whether B's layout lets team-per-row read rows in Packed units on this
+// backend: contiguous rows on CUDA (the only GPU backend it was measured on).
+template <class Matrix>
+constexpr bool packed_rows_layout() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  return std::is_same<typename Matrix::execution_space, Kokkos::Cuda>::value &&
+         std::is_same<typename Matrix::array_layout, Kokkos::LayoutRight>::value;
+#else
+  return false;
+#endif
+}
+
+// The row length allows Packed units (the layout too; data not looked at).
+template <class Matrix>
+bool packed_row_length(const Matrix& b) {
+  constexpr std::int64_t w = Packed<value_t<Matrix>>::width;
+  const auto cols = static_cast<std::int64_t>(b.extent(1));
+  return packed_rows_layout<Matrix>() && cols > 0 && cols % w == 0;
+}
+
+// Whether team-per-row reads these B and x in Packed units: the row length
+// above, and every row and x starting on 16 bytes.
+template <class Matrix, class Vector>
+bool rows_load_packed(const Matrix& b, const Vector& x) {
+  constexpr std::int64_t w = Packed<value_t<Matrix>>::width;
+  const auto on16 = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  return packed_row_length(b) && static_cast<std::int64_t>(b.stride(0)) % w == 0 &&
+         x.span_is_contiguous() && on16(b.data()) && on16(x.data());
+}
+
+// TeamPerRow where rows_load_packed: the same teams and lanes over Packed
+// units of the rows, and each step issues all R x U loads before the first
+// product (one bounds check a step), so a lane has R x U x 16 bytes in
+// flight; elementwise, each set's check kept that to R loads.
+template <class Matrix, class Vector, class Result, int R = 1>
+struct TeamPerRowPacked {
+  using Exec = typename Matrix::execution_space;
+  using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  using T = value_t<Matrix>;
+  using P = Packed<T>;
+  static constexpr int U = partial_sums<Exec>();
+  Matrix b;
+  Vector x;
+  Result y;
+  int team_size = 1;
+  int lanes = 1;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& member) const {
+    const std::int64_t rows = static_cast<std::int64_t>(b.extent(0));
+    const std::int64_t units = static_cast<std::int64_t>(b.extent(1)) / P::width;
+    const std::int64_t first = static_cast<std::int64_t>(member.league_rank()) * team_size * R;
+    const P* xp = reinterpret_cast<const P*>(x.data());
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(member, team_size), [&](const int g) {
+      const std::int64_t i0 = first + static_cast<std::int64_t>(g) * R;
+      if (i0 >= rows) return;
+      const P* row[R];  // rows past the end repeat the last row, not stored
+      for (int r = 0; r < R; ++r)
+        row[r] = reinterpret_cast<const P*>(&b(i0 + r < rows ? i0 + r : rows - 1, 0));
+      const std::int64_t nq = column_set_width(units, U, lanes);
+      RowSums<T, R> sums;
+      Kokkos::parallel_reduce(
+          Kokkos::ThreadVectorRange(member, nq),
+          [&](const std::int64_t t, RowSums<T, R>& partial) {
+            if (t + (U - 1) * nq < units) {
+              P xs[U];
+              P bs[R][U];
+              for (int u = 0; u < U; ++u) xs[u] = xp[t + u * nq];
+              for (int r = 0; r < R; ++r)
+                for (int u = 0; u < U; ++u) bs[r][u] = row[r][t + u * nq];
+              for (int u = 0; u < U; ++u)
+                for (int r = 0; r < R; ++r) partial.s[r] += packed_dot(bs[r][u], xs[u]);
+              return;
+            }
+            for (int u = 0; u < U; ++u) {
+              const std::int64_t j = t + u * nq;
+              if (j < units)
+                for (int r = 0; r < R; ++r) partial.s[r] += packed_dot(row[r][j], xp[j]);
+            }
+          },
+          sums);
+      store_rows(member, y, sums, i0, rows);
     });
   }
 };
@@ -529,6 +641,12 @@ using TeamRowsPolicy =
                        Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<128, team_rows_min_blocks>>,
                        Kokkos::TeamPolicy<Exec>>;
 
+// TeamPerRowPacked's: no blocks bound, since its R x U units in flight are
+// registers (results/matvec/README.md).
+template <class Matrix>
+using PackedRowsPolicy =
+    Kokkos::TeamPolicy<typename Matrix::execution_space, Kokkos::LaunchBounds<128, 0>>;
+
 // Team shape for team-per-row: on a GPU 128 threads a team, vector lanes over
 // the columns and R rows a team thread; on a CPU one thread and one lane per
 // team, a row at a time. The deck's team_size / vector_length /
@@ -536,7 +654,7 @@ using TeamRowsPolicy =
 struct TeamShape {
   int team_size = 1;
   int vector_length = 1;
-  int rows_per_thread = 1;  // R: 1, 2 or 4
+  int rows_per_thread = 1;  // R: 1, 2, 4 or 8
 };
 
 template <class Matrix>
@@ -557,7 +675,8 @@ TeamShape choose_team_shape(const Matrix& b, int team_size = 0, int vector_lengt
     while (v < 32 && v < quads) v *= 2;
     s.vector_length = v;
     s.team_size = std::max(1, (v < 32 ? 64 : 128) / v);
-    s.rows_per_thread = 4;
+    // Packed rows: 8 a team thread (results/matvec/README.md).
+    s.rows_per_thread = packed_row_length(b) ? 8 : 4;
   }
   if (team_size > 0) s.team_size = team_size;
   if (vector_length > 0) s.vector_length = vector_length;
@@ -583,6 +702,30 @@ struct Settings {
   Tiling tiling;
 };
 
+// One team-per-row kernel at the shape's R.
+template <template <class, class, class, int> class Kernel, class Policy, class Matrix,
+          class Vector, class Result>
+void launch_team_rows(const char* label, const Policy& policy, const TeamShape& s, const Matrix& b,
+                      const Vector& x, const Result& y) {
+  switch (s.rows_per_thread) {
+    case 8:
+      Kokkos::parallel_for(
+          label, policy, Kernel<Matrix, Vector, Result, 8>{b, x, y, s.team_size, s.vector_length});
+      break;
+    case 4:
+      Kokkos::parallel_for(
+          label, policy, Kernel<Matrix, Vector, Result, 4>{b, x, y, s.team_size, s.vector_length});
+      break;
+    case 2:
+      Kokkos::parallel_for(
+          label, policy, Kernel<Matrix, Vector, Result, 2>{b, x, y, s.team_size, s.vector_length});
+      break;
+    default:
+      Kokkos::parallel_for(
+          label, policy, Kernel<Matrix, Vector, Result, 1>{b, x, y, s.team_size, s.vector_length});
+  }
+}
+
 // y = B x with one variant. `partials` comes from allocate_partials(b, tiling).
 template <class Matrix, class Vector, class Result>
 void multiply(Variant variant, const Matrix& b, const Vector& x, const Result& y,
@@ -599,20 +742,18 @@ void multiply(Variant variant, const Matrix& b, const Vector& x, const Result& y
     case Variant::team_per_row: {
       const TeamShape& s = settings.team;
       const std::int64_t per_team = static_cast<std::int64_t>(s.team_size) * s.rows_per_thread;
-      const TeamRowsPolicy<Matrix> policy(static_cast<int>((rows + per_team - 1) / per_team),
-                                          s.team_size, s.vector_length);
-      if (s.rows_per_thread == 4)
-        Kokkos::parallel_for(
-            "matvec::team-per-row", policy,
-            TeamPerRow<Matrix, Vector, Result, 4>{b, x, y, s.team_size, s.vector_length});
-      else if (s.rows_per_thread == 2)
-        Kokkos::parallel_for(
-            "matvec::team-per-row", policy,
-            TeamPerRow<Matrix, Vector, Result, 2>{b, x, y, s.team_size, s.vector_length});
-      else
-        Kokkos::parallel_for(
-            "matvec::team-per-row", policy,
-            TeamPerRow<Matrix, Vector, Result, 1>{b, x, y, s.team_size, s.vector_length});
+      const int teams = static_cast<int>((rows + per_team - 1) / per_team);
+      if constexpr (packed_rows_layout<Matrix>()) {
+        if (rows_load_packed(b, x)) {
+          launch_team_rows<TeamPerRowPacked>(
+              "matvec::team-per-row-packed",
+              PackedRowsPolicy<Matrix>(teams, s.team_size, s.vector_length), s, b, x, y);
+          break;
+        }
+      }
+      launch_team_rows<TeamPerRow>("matvec::team-per-row",
+                                   TeamRowsPolicy<Matrix>(teams, s.team_size, s.vector_length), s,
+                                   b, x, y);
       break;
     }
     case Variant::mdrange: {

@@ -104,8 +104,10 @@ void add_context(Sizes sizes) {
   benchmark::AddCustomContext("compiler", info::compiler);
   benchmark::AddCustomContext("cxx_flags", info::cxx_flags);
   if (*info::cuda_flags) benchmark::AddCustomContext("cuda_flags", info::cuda_flags);
-  if (const char* loading = std::getenv("CUDA_MODULE_LOADING"))
-    benchmark::AddCustomContext("cuda_module_loading", loading);
+  if (const auto loading = karma::describe_module_loading(); !loading.is_null()) {
+    benchmark::AddCustomContext("cuda_module_loading", loading["mode"].get<std::string>());
+    benchmark::AddCustomContext("cuda_module_loading_set_by", loading["set_by"].get<std::string>());
+  }
   const nlohmann::json kokkos = karma::describe_kokkos();
   benchmark::AddCustomContext("kokkos_version", kokkos["version"].get<std::string>());
   benchmark::AddCustomContext("kokkos_backends", join(kokkos["backends"]));

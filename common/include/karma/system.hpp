@@ -34,6 +34,9 @@ void choose_module_loading();
 // The value to set for the user's `current` one (null: unset): EAGER where
 // it is unset or empty, nothing where the user chose.
 std::optional<std::string> module_loading_to_set(const char* current);
+// CUDA_MODULE_LOADING as the process runs with it, {mode, set_by: karma or
+// environment}; null where it is unset.
+nlohmann::json describe_module_loading();
 // Call after Kokkos has started.
 // The GPU runtime's number for the device Kokkos runs on; -1 for the host.
 int current_device_id();

@@ -91,6 +91,8 @@ std::vector<Case> all_cases() {
           {Variant::team_per_row, 0, team, lanes, false, 2},
           {Variant::team_per_row, 0, team, 0, false, 4},
           {Variant::team_per_row, 0, team, wide, false, 4},
+          {Variant::team_per_row, 0, team, 0, false, 8},
+          {Variant::team_per_row, 0, team, wide, false, 8},
           {Variant::mdrange, 0, 0, 0},
           {Variant::mdrange, 3, 0, 0},
           {Variant::mdrange, 7, 0, 0},
@@ -149,7 +151,17 @@ TYPED_TEST(KnownProducts, RowAndColumnVectors) {
 // 2 m (j + 1). Integers, exact in double.
 TYPED_TEST(KnownProducts, ClosedFormOnManyShapes) {
   const std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {
-      {1, 37}, {37, 1}, {1, 1}, {13, 257}, {257, 13}, {67, 1031}};
+      {1, 37},
+      {37, 1},
+      {1, 1},
+      {13, 257},
+      {257, 13},
+      {67, 1031},
+      // Even rows on CUDA read in 16-byte units: steps with every set in
+      // range and a last step with some sets past the end (260 columns).
+      {45, 260},
+      {260, 46},
+      {3, 2}};
   for (const auto& [m, n] : shapes) {
     Matrix<TypeParam> a("a", m, n);
     auto h = Kokkos::create_mirror_view(a);
@@ -169,6 +181,44 @@ TYPED_TEST(KnownProducts, ClosedFormOnManyShapes) {
       for (std::int64_t j = 0; j < n; ++j)
         ASSERT_EQ(yt[j], m * (m + 1) / 2.0 - 2.0 * m * (j + 1)) << "column " << j;
     }
+  }
+}
+
+// Which B and x team-per-row reads in 16-byte units: on CUDA rows of an
+// even length (in doubles) that start on 16 bytes, beside an x that does;
+// nowhere else. A misaligned x falls back to element loads and the same y.
+TEST(PackedRows, OnlyAlignedContiguousRowsOnCuda) {
+  const bool cuda = packed_rows_layout<Matrix<Kokkos::LayoutRight>>();
+#if defined(KOKKOS_ENABLE_CUDA)
+  EXPECT_EQ(cuda, (std::is_same<Exec, Kokkos::Cuda>::value));
+#else
+  EXPECT_FALSE(cuda);
+#endif
+  Matrix<Kokkos::LayoutRight> even("even", 9, 64), odd("odd", 9, 63);
+  Matrix<Kokkos::LayoutLeft> left("left", 9, 64);
+  const Vector x("x", 65);
+  const Vector x64 = Kokkos::subview(x, std::make_pair(0, 64));
+  const Vector shifted = Kokkos::subview(x, std::make_pair(1, 65));
+  EXPECT_EQ(rows_load_packed(even, x64), cuda);
+  EXPECT_FALSE(rows_load_packed(even, shifted));
+  EXPECT_FALSE(rows_load_packed(odd, Kokkos::subview(x, std::make_pair(0, 63))));
+  EXPECT_FALSE(rows_load_packed(left, x64));
+  EXPECT_EQ(choose_team_shape(even).rows_per_thread, cuda                          ? 8
+                                                     : karma::is_gpu_space<Exec>() ? 4
+                                                                                   : 1);
+
+  // The same product either way.
+  auto h = Kokkos::create_mirror_view(even);
+  for (int i = 0; i < 9; ++i)
+    for (int j = 0; j < 64; ++j) h(i, j) = (i + 1) * (j % 5) - j;
+  Kokkos::deep_copy(even, h);
+  Kokkos::deep_copy(x, 1.0);
+  for (const auto& c : all_cases()) {
+    if (c.variant != Variant::team_per_row) continue;
+    SCOPED_TRACE(c.name());
+    const auto y = run(c, even, shifted);
+    const auto expected = run({Variant::row_per_thread, 0, 0, 0}, even, shifted);
+    EXPECT_EQ(y, expected);
   }
 }
 
