@@ -186,7 +186,8 @@ TYPED_TEST(KnownProducts, ClosedFormOnManyShapes) {
 
 // Which B and x team-per-row reads in 16-byte units: on CUDA rows of an
 // even length (in doubles) that start on 16 bytes, beside an x that does;
-// nowhere else. A misaligned x falls back to element loads and the same y.
+// nowhere else. With a misaligned x every team-per-row case falls back to
+// element loads and gives row-per-thread's y.
 TEST(PackedRows, OnlyAlignedContiguousRowsOnCuda) {
   const bool cuda = packed_rows_layout<Matrix<Kokkos::LayoutRight>>();
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -207,7 +208,7 @@ TEST(PackedRows, OnlyAlignedContiguousRowsOnCuda) {
                                                      : karma::is_gpu_space<Exec>() ? 4
                                                                                    : 1);
 
-  // The same product either way.
+  // The fallback's product.
   auto h = Kokkos::create_mirror_view(even);
   for (int i = 0; i < 9; ++i)
     for (int j = 0; j < 64; ++j) h(i, j) = (i + 1) * (j % 5) - j;
