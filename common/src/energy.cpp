@@ -425,16 +425,39 @@ nlohmann::json gpu_state(const nlohmann::json& device) {
 // ---------------------------------------------------------------------------
 // Steps and windows.
 
-std::optional<Reading> next_step(const Counter& c, double timeout_s, std::string& why) {
-  const auto first = c.read(why);
-  if (!first) return std::nullopt;
+std::optional<Reading> next_step(const Counter& c, double timeout_s, std::string& why,
+                                 double max_bracket) {
+  // The read before a change saw the old value and the read after it the new
+  // one, so the change fell between the start of the first and the end of the
+  // second. A reader preempted there, or a read that stalled, widens that
+  // bracket and would date a window's edge by the stall: such a change becomes
+  // the new baseline and the next one is awaited.
+  double previous_start = now_s();
+  auto last = c.read(why);
+  if (!last) return std::nullopt;
   const double give_up = now_s() + timeout_s;
+  double narrowest = 0;  // of the brackets without a change: how slow reads are
+  std::optional<Reading> loose;
   while (true) {
-    const double t = now_s();
+    const double start = now_s();
     const auto v = c.read(why);
+    const double end = now_s();
     if (!v) return std::nullopt;
-    if (*v != *first) return Reading{*v, t};
-    if (t > give_up) {
+    const double bracket = end - previous_start;
+    Reading r{*v, 0.5 * (previous_start + end), loose ? loose->changes + 1 : 1};
+    previous_start = start;
+    if (*v == *last) {
+      narrowest = narrowest == 0 ? bracket : std::min(narrowest, bracket);
+    } else if (bracket <= std::max(max_bracket, 2 * narrowest)) {
+      return r;
+    } else {
+      loose = r;
+      last = v;
+    }
+    if (end > give_up) {
+      // Every change came in a wide bracket: the last one, dated at its
+      // middle, rather than no reading at all.
+      if (loose) return loose;
       char text[96];
       std::snprintf(text, sizeof(text), "the counter did not change in %.1f s", timeout_s);
       why = text;
@@ -444,17 +467,26 @@ std::optional<Reading> next_step(const Counter& c, double timeout_s, std::string
   }
 }
 
+double bracket_for_step(double step_s) { return std::max(max_bracket_s, step_s / 4); }
+
 std::optional<Idle> measure_idle(const Counter& c, std::string& why) {
-  const auto first = next_step(c, 2.0, why);
+  // The step is not known before the first interval: any bracket dates the
+  // first change.
+  const auto first = next_step(c, 2.0, why, 2.0);
   if (!first) return std::nullopt;
   Reading last = *first;
   Idle idle;
-  for (int intervals = 0; intervals < 4 || last.at_s - first->at_s < 0.2; ++intervals) {
-    const auto r = next_step(c, 2.0, why);
+  int changes = 0;
+  for (int readings = 0; readings < 4 || last.at_s - first->at_s < 0.2; ++readings) {
+    const double bracket = idle.interval_s > 0 ? bracket_for_step(idle.interval_s) : 2.0;
+    const auto r = next_step(c, 2.0, why, bracket);
     if (!r) return std::nullopt;
-    idle.interval_s = std::max(idle.interval_s, r->at_s - last.at_s);
+    // An interval over a change read in a wide bracket spans two steps or more.
+    if (r->changes == 1) idle.interval_s = std::max(idle.interval_s, r->at_s - last.at_s);
+    changes += r->changes;
     last = *r;
   }
+  if (idle.interval_s == 0) idle.interval_s = (last.at_s - first->at_s) / changes;
   idle.watts = (last.joules - first->joules) / (last.at_s - first->at_s);
   return idle;
 }

@@ -188,12 +188,13 @@ nlohmann::json energy_window(Variant& v, const KernelResult& r) {
   const double slice = std::clamp(step / 2, 1e-3, 0.05);
 
   bool ok = s.usable() && s.counted;
+  const double bracket = energy::bracket_for_step(s.interval_s);
   std::string why;
   const double began = energy::now_s();
   std::optional<energy::Reading> a;
   if (v.before_window) v.before_window();
   comm::barrier();
-  if (ok) ok = (a = energy::next_step(*s.counter, 3 * s.interval_s + 1, why)).has_value();
+  if (ok) ok = (a = energy::next_step(*s.counter, 3 * s.interval_s + 1, why, bracket)).has_value();
   comm::barrier();
   Kokkos::fence();
   // The window is measured work too: its Kokkos Tools region around all its
@@ -203,7 +204,7 @@ nlohmann::json energy_window(Variant& v, const KernelResult& r) {
   const WindowRun w = run_window(v, target, slice, watch);
   region.reset();
   std::optional<energy::Reading> b;
-  if (ok) ok = (b = energy::next_step(*s.counter, 3 * s.interval_s + 1, why)).has_value();
+  if (ok) ok = (b = energy::next_step(*s.counter, 3 * s.interval_s + 1, why, bracket)).has_value();
   // A counter that failed gives no more figures; a short window ends only its own.
   const bool counter_failed = s.usable() && s.counted && !ok;
   if (v.after_window) v.after_window();

@@ -285,6 +285,30 @@ TEST(EnergyMeasureIdle, StepAndIdlePowerFromTheSameSteps) {
   EXPECT_NEAR(idle->watts, 40, 4);
 }
 
+// Every third step read 10 ms late (a preempted reader): those steps are
+// passed over, and the step is still one interval, not two.
+TEST(EnergyMeasureIdle, StepsReadLateDoNotLengthenTheStep) {
+  SteppingCounter c(0.02, 40);
+  const auto read = c.counter.read;
+  auto steps_seen = std::make_shared<int>(0);
+  auto previous = std::make_shared<double>(-1);
+  c.counter.read = [read, steps_seen, previous](std::string& why) {
+    const auto v = read(why);
+    if (v && *v != *previous && ++*steps_seen % 3 == 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (v) *previous = *v;
+    return v;
+  };
+  std::string why;
+  const auto idle = energy::measure_idle(c.counter, why);
+  ASSERT_TRUE(idle.has_value()) << why;
+  EXPECT_GE(*steps_seen, 6);
+  // Each end of an interval is dated to within half its bracket (at most a
+  // quarter step wide), so one interval, not two.
+  EXPECT_NEAR(idle->interval_s, 0.02, 0.01);
+  EXPECT_NEAR(idle->watts, 40, 4);
+}
+
 // The session as energy::start leaves it with `counter`, for one test.
 class EnergyWindow : public ::testing::Test {
  protected:
@@ -383,6 +407,58 @@ TEST(EnergyNextStep, ReturnsTheReadingAfterTheChange) {
   EXPECT_EQ(reads, 4);
   EXPECT_GE(r->at_s, before);
   EXPECT_LE(r->at_s, energy::now_s());
+}
+
+// A reader preempted while it read the change (here, a read that stalls
+// 30 ms) would date the window's edge 30 ms early: it waits for the next
+// change instead, read without a stall.
+TEST(EnergyNextStep, AChangeReadInAStallIsNotDated) {
+  energy::Counter c;
+  int reads = 0;
+  c.read = [&reads](std::string&) {
+    ++reads;
+    if (reads == 4) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    return std::optional<double>(reads < 4 ? 1.0 : reads < 7 ? 2.0 : 3.0);
+  };
+  std::string why;
+  const auto r = energy::next_step(c, 5.0, why);
+  ASSERT_TRUE(r.has_value()) << why;
+  EXPECT_EQ(r->joules, 3.0);
+  EXPECT_EQ(r->changes, 2);
+  EXPECT_EQ(reads, 7);
+}
+
+// Reads slower than max_bracket_s still date a change: the bracket is
+// judged against the narrowest one without a change.
+TEST(EnergyNextStep, SlowReadsStillDateAChange) {
+  energy::Counter c;
+  int reads = 0;
+  c.read = [&reads](std::string&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    return std::optional<double>(++reads < 4 ? 1.0 : 2.0);
+  };
+  std::string why;
+  const auto r = energy::next_step(c, 5.0, why);
+  ASSERT_TRUE(r.has_value()) << why;
+  EXPECT_EQ(r->joules, 2.0);
+  EXPECT_EQ(reads, 4);
+}
+
+// Every change in a stall: at the timeout, the last of them rather than none.
+TEST(EnergyNextStep, OnlyStalledChangesGiveTheLastAtTheTimeout) {
+  energy::Counter c;
+  int reads = 0;
+  c.read = [&reads](std::string&) {
+    ++reads;
+    if (reads % 3 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return std::optional<double>(reads / 3);
+  };
+  std::string why;
+  const double start = energy::now_s();
+  const auto r = energy::next_step(c, 0.05, why);
+  ASSERT_TRUE(r.has_value()) << why;
+  EXPECT_GE(energy::now_s() - start, 0.05);
+  EXPECT_EQ(r->joules, static_cast<double>(reads / 3));
 }
 
 TEST(EnergyNextStep, AFailedReadGivesItsReason) {

@@ -83,12 +83,24 @@ constexpr double planned_updates = 12;
 double window_target(double window_s, double interval_s);
 
 // Reads until the counter changes (at most `timeout_s`): the reading just
-// after the change and when it was taken.
+// after the change and when the change happened, the middle of the bracket
+// between the last read that saw the old value and the first that saw the
+// new one. A change in a bracket wider than `max_bracket`, and wider than
+// twice the narrowest unchanged one (slow reads), is not used to date: the
+// next change is awaited, and the last wide one is returned only at the
+// timeout. `changes`: the changes since the call began, 1 unless some were
+// passed over.
+constexpr double max_bracket_s = 2e-3;
 struct Reading {
   double joules = 0;
   double at_s = 0;
+  int changes = 1;
 };
-std::optional<Reading> next_step(const Counter& c, double timeout_s, std::string& why);
+std::optional<Reading> next_step(const Counter& c, double timeout_s, std::string& why,
+                                 double max_bracket = max_bracket_s);
+// The widest bracket that dates a change of a counter stepping every
+// `step_s`: a quarter step, and never under max_bracket_s.
+double bracket_for_step(double step_s);
 // The counter's step (the longest of the intervals between its changes) and
 // the idle power over those whole steps, measured together: at least four
 // intervals and 0.2 s.
