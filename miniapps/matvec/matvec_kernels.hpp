@@ -15,6 +15,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -641,13 +642,45 @@ using TeamRowsPolicy =
                        Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<128, team_rows_min_blocks>>,
                        Kokkos::TeamPolicy<Exec>>;
 
+// The multiprocessors of the GPU this process runs on; 0 without CUDA.
+inline std::int64_t cuda_multiprocessors() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  int device = 0, count = 0;
+  if (cudaGetDevice(&device) == cudaSuccess &&
+      cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) == cudaSuccess)
+    return count;
+#endif
+  return 0;
+}
+
 // TeamPerRowPacked's: four blocks of 128 threads a multiprocessor, at most
 // 128 registers a thread, which ptxas then spends on the R x U units in
 // flight. Unbounded, it chose fewer blocks in double and fewer loads in flight
 // in float, both slower (results/matvec/README.md).
+inline constexpr unsigned packed_rows_blocks = 4;
 template <class Matrix>
-using PackedRowsPolicy =
-    Kokkos::TeamPolicy<typename Matrix::execution_space, Kokkos::LaunchBounds<128, 4>>;
+using PackedRowsPolicy = Kokkos::TeamPolicy<typename Matrix::execution_space,
+                                            Kokkos::LaunchBounds<128, packed_rows_blocks>>;
+
+// R for TeamPerRowPacked, given the teams of 128 threads that run at once
+// (`slots`) and the size of a value (results/matvec/README.md, "R by shape"):
+// with too few rows for R = 4 to fill 90% of the slots, the largest of 2 and 1
+// that does, else 1; otherwise 4, but 8 for short rows (fewer than 32 lanes),
+// whose teams finish in a step or two, where R = 4 would overflow one round of
+// slots by under half (R = 8 then runs every team at once), and for floats
+// (R = 4 was measured in doubles only).
+inline int packed_rows_per_thread(std::int64_t rows, int team_size, int vector_length,
+                                  std::int64_t slots, std::size_t value_bytes) {
+  const auto teams = [&](int r) {
+    const std::int64_t per_team = static_cast<std::int64_t>(team_size) * r;
+    return (rows + per_team - 1) / per_team;
+  };
+  const auto fills = [&](int r) { return 10 * teams(r) >= 9 * slots; };
+  if (!fills(4)) return fills(2) ? 2 : 1;
+  if (vector_length < 32 || value_bytes < 8) return 8;
+  const std::int64_t t = teams(4);
+  return t > slots && 2 * t < 3 * slots ? 8 : 4;
+}
 
 // Team shape for team-per-row: on a GPU 128 threads a team, vector lanes over
 // the columns and R rows a team thread; on a CPU one thread and one lane per
@@ -677,8 +710,11 @@ TeamShape choose_team_shape(const Matrix& b, int team_size = 0, int vector_lengt
     while (v < 32 && v < quads) v *= 2;
     s.vector_length = v;
     s.team_size = std::max(1, (v < 32 ? 64 : 128) / v);
-    // Packed rows: 8 a team thread (results/matvec/README.md).
-    s.rows_per_thread = packed_row_length(b) ? 8 : 4;
+    s.rows_per_thread = 4;
+    if (packed_row_length(b))
+      s.rows_per_thread = packed_rows_per_thread(
+          static_cast<std::int64_t>(b.extent(0)), s.team_size, s.vector_length,
+          cuda_multiprocessors() * packed_rows_blocks, sizeof(value_t<Matrix>));
   }
   if (team_size > 0) s.team_size = team_size;
   if (vector_length > 0) s.vector_length = vector_length;

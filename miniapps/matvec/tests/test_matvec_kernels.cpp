@@ -204,7 +204,8 @@ TEST(PackedRows, OnlyAlignedContiguousRowsOnCuda) {
   EXPECT_FALSE(rows_load_packed(even, shifted));
   EXPECT_FALSE(rows_load_packed(odd, Kokkos::subview(x, std::make_pair(0, 63))));
   EXPECT_FALSE(rows_load_packed(left, x64));
-  EXPECT_EQ(choose_team_shape(even).rows_per_thread, cuda                          ? 8
+  // Nine rows fill few teams: R = 1 where rows are packed.
+  EXPECT_EQ(choose_team_shape(even).rows_per_thread, cuda                          ? 1
                                                      : karma::is_gpu_space<Exec>() ? 4
                                                                                    : 1);
 
@@ -278,6 +279,35 @@ void check_seeded(bool transpose) {
     y[k] = good;
     EXPECT_LE(worst_scaled_error(exact, at), tolerance);
   }
+}
+
+// R by shape for packed rows, at the shapes the H200 and H100 measured
+// (results/matvec/README.md): 132 multiprocessors, 528 teams at once, teams of
+// 4 threads of 32 lanes unless stated, doubles; R = 4 would run 8600 to 10560
+// rows in a round and a little, and 2^22 rows of 64 columns take 16 lanes.
+TEST(PackedRows, RowsPerThreadByShape) {
+  const auto r = [](std::int64_t rows, int lanes = 32, std::size_t bytes = 8) {
+    return packed_rows_per_thread(rows, 128 / lanes, lanes, 528, bytes);
+  };
+  EXPECT_EQ(r(8192), 4);
+  EXPECT_EQ(r(8448), 4);
+  EXPECT_EQ(r(8600), 8);
+  EXPECT_EQ(r(9000), 8);
+  EXPECT_EQ(r(10560), 8);
+  EXPECT_EQ(r(16384), 4);
+  EXPECT_EQ(r(16896), 4);
+  EXPECT_EQ(r(30000), 4);
+  EXPECT_EQ(r(32768), 4);
+  EXPECT_EQ(r(std::int64_t{1} << 22, 16), 8);
+  EXPECT_EQ(r(4000), 2);
+  EXPECT_EQ(r(1024), 1);
+  EXPECT_EQ(r(64), 1);
+  // Floats: 8 but where rows are too few.
+  EXPECT_EQ(r(16384, 32, 4), 8);
+  EXPECT_EQ(r(1024, 32, 4), 1);
+  // No count of multiprocessors (no CUDA): 4, and 8 for short rows.
+  EXPECT_EQ(packed_rows_per_thread(9000, 4, 32, 0, 8), 4);
+  EXPECT_EQ(packed_rows_per_thread(9000, 8, 16, 0, 8), 8);
 }
 
 TEST(Seeded, LeftMatchesReferenceAndCorruptionFails) { check_seeded<Kokkos::LayoutLeft>(false); }
