@@ -389,6 +389,11 @@ nlohmann::json describe_module_loading() {
   return {{"mode", mode}, {"set_by", module_loading_set_by_karma ? "karma" : "environment"}};
 }
 
+int device_multiprocessors() {
+  const auto f = gpu_facts();
+  return f ? f->multiprocessors : 0;
+}
+
 nlohmann::json describe_device() {
   nlohmann::json d;
   d["execution_space"] = Kokkos::DefaultExecutionSpace::name();

@@ -41,6 +41,7 @@ TEST(DescribeDeviceOnGpu, GpuFields) {
     EXPECT_LE(d.at("free_memory_bytes").get<std::uint64_t>(), d.at("memory_bytes"));
   }
   EXPECT_GT(d.at("multiprocessors").get<int>(), 0);
+  EXPECT_EQ(karma::device_multiprocessors(), d.at("multiprocessors").get<int>());
 #if defined(KOKKOS_ENABLE_CUDA)
   EXPECT_EQ(d.at("vendor"), "NVIDIA");
   EXPECT_EQ(d.at("architecture").get<std::string>().rfind("sm_", 0), 0u);
@@ -66,6 +67,7 @@ TEST(DescribeDeviceOnHost, HostFields) {
   EXPECT_GE(d.at("hardware_threads").get<unsigned>(), 1u);
   EXPECT_FALSE(d.contains("id"));
   EXPECT_EQ(karma::current_device_id(), -1);
+  EXPECT_EQ(karma::device_multiprocessors(), 0);
   // Linux has /proc/meminfo.
   EXPECT_GT(d.at("memory_bytes").get<std::uint64_t>(), 0u);
   EXPECT_LE(d.at("free_memory_bytes").get<std::uint64_t>(), d.at("memory_bytes"));

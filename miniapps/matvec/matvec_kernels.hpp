@@ -11,6 +11,7 @@
 
 #include "karma/array.hpp"
 #include "karma/math.hpp"
+#include "karma/system.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -642,17 +643,6 @@ using TeamRowsPolicy =
                        Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<128, team_rows_min_blocks>>,
                        Kokkos::TeamPolicy<Exec>>;
 
-// The multiprocessors of the GPU this process runs on; 0 without CUDA.
-inline std::int64_t cuda_multiprocessors() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  int device = 0, count = 0;
-  if (cudaGetDevice(&device) == cudaSuccess &&
-      cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) == cudaSuccess)
-    return count;
-#endif
-  return 0;
-}
-
 // TeamPerRowPacked's: four blocks of 128 threads a multiprocessor, at most
 // 128 registers a thread, which ptxas then spends on the R x U units in
 // flight. Unbounded, it chose fewer blocks in double and fewer loads in flight
@@ -661,6 +651,16 @@ inline constexpr unsigned packed_rows_blocks = 4;
 template <class Matrix>
 using PackedRowsPolicy = Kokkos::TeamPolicy<typename Matrix::execution_space,
                                             Kokkos::LaunchBounds<128, packed_rows_blocks>>;
+
+// The teams of TeamPerRowPacked that run at once: four a multiprocessor. The
+// rule below was measured on CUDA only; elsewhere 0 (no count: R = 4 or 8).
+inline std::int64_t packed_rows_slots() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  return static_cast<std::int64_t>(karma::device_multiprocessors()) * packed_rows_blocks;
+#else
+  return 0;
+#endif
+}
 
 // R for TeamPerRowPacked, given the teams of 128 threads that run at once
 // (`slots`) and the size of a value (results/matvec/README.md, "R by shape"):
@@ -712,9 +712,9 @@ TeamShape choose_team_shape(const Matrix& b, int team_size = 0, int vector_lengt
     s.team_size = std::max(1, (v < 32 ? 64 : 128) / v);
     s.rows_per_thread = 4;
     if (packed_row_length(b))
-      s.rows_per_thread = packed_rows_per_thread(
-          static_cast<std::int64_t>(b.extent(0)), s.team_size, s.vector_length,
-          cuda_multiprocessors() * packed_rows_blocks, sizeof(value_t<Matrix>));
+      s.rows_per_thread =
+          packed_rows_per_thread(static_cast<std::int64_t>(b.extent(0)), s.team_size,
+                                 s.vector_length, packed_rows_slots(), sizeof(value_t<Matrix>));
   }
   if (team_size > 0) s.team_size = team_size;
   if (vector_length > 0) s.vector_length = vector_length;

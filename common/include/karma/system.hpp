@@ -40,6 +40,9 @@ nlohmann::json describe_module_loading();
 // Call after Kokkos has started.
 // The GPU runtime's number for the device Kokkos runs on; -1 for the host.
 int current_device_id();
+// The multiprocessors (SMs or compute units) of the device Kokkos runs on,
+// as the results record them; 0 for the host.
+int device_multiprocessors();
 // The rank's device: docs/results-format.md, `ranks[].device`.
 nlohmann::json describe_device();
 nlohmann::json describe_kokkos();
