@@ -294,6 +294,7 @@ std::vector<karma::Variant> dense_variants(const Config& cfg, const matvec::Sett
                  {"vector_length", settings.team.vector_length},
                  {"rows_per_thread", settings.team.rows_per_thread},
                  {"row_loads", packed ? "16-byte" : "element"}};
+      if (packed) c.extra["units_in_flight"] = settings.team.units;
     }
     if (v->variant == Variant::mdrange) {
       c.code.push_back("karma::matvec::SumColumnBlocks");

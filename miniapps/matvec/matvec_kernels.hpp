@@ -354,13 +354,13 @@ bool rows_load_packed(const Matrix& b, const Vector& x) {
 // units of the rows, and each step issues all R x U loads before the first
 // product (one bounds check a step), so a lane has R x U x 16 bytes in
 // flight; elementwise, each set's check kept that to R loads.
-template <class Matrix, class Vector, class Result, int R = 1>
+template <class Matrix, class Vector, class Result, int R = 1,
+          int U = partial_sums<typename Matrix::execution_space>()>
 struct TeamPerRowPacked {
   using Exec = typename Matrix::execution_space;
   using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
   using T = value_t<Matrix>;
   using P = Packed<T>;
-  static constexpr int U = partial_sums<Exec>();
   Matrix b;
   Vector x;
   Result y;
@@ -662,24 +662,34 @@ inline std::int64_t packed_rows_slots() {
 #endif
 }
 
+// Teams of `team_size` threads, R rows a thread, that `rows` take.
+inline std::int64_t packed_rows_teams(std::int64_t rows, int team_size, int r) {
+  const std::int64_t per_team = static_cast<std::int64_t>(team_size) * r;
+  return (rows + per_team - 1) / per_team;
+}
+
 // R for TeamPerRowPacked, given the teams of 128 threads that run at once
-// (`slots`) and the size of a value (results/matvec/README.md, "R by shape"):
-// with too few rows for R = 4 to fill 90% of the slots, the largest of 2 and 1
-// that does, else 1; otherwise 4, but 8 for short rows (fewer than 32 lanes),
-// whose teams finish in a step or two, where R = 4 would overflow one round of
-// slots by under half (R = 8 then runs every team at once), and for floats
-// (R = 4 was measured in doubles only).
+// (`slots`; results/matvec/README.md, "R by shape"): with too few rows for
+// R = 4 to fill 90% of the slots, the largest of 2 and 1 that does, else 1;
+// otherwise 4, but 8 for short rows (fewer than 32 lanes), whose teams finish
+// in a step or two, and 1 where R = 4 would overflow one round of slots by
+// under half (R = 1's rounds are four times finer).
 inline int packed_rows_per_thread(std::int64_t rows, int team_size, int vector_length,
-                                  std::int64_t slots, std::size_t value_bytes) {
-  const auto teams = [&](int r) {
-    const std::int64_t per_team = static_cast<std::int64_t>(team_size) * r;
-    return (rows + per_team - 1) / per_team;
-  };
-  const auto fills = [&](int r) { return 10 * teams(r) >= 9 * slots; };
+                                  std::int64_t slots) {
+  const auto fills = [&](int r) { return 10 * packed_rows_teams(rows, team_size, r) >= 9 * slots; };
   if (!fills(4)) return fills(2) ? 2 : 1;
-  if (vector_length < 32 || value_bytes < 8) return 8;
-  const std::int64_t t = teams(4);
-  return t > slots && 2 * t < 3 * slots ? 8 : 4;
+  if (vector_length < 32) return 8;
+  const std::int64_t t = packed_rows_teams(rows, team_size, 4);
+  return t > slots && 2 * t < 3 * slots ? 1 : 4;
+}
+
+// U for TeamPerRowPacked: 16 units in flight a lane where R = 1 and its teams
+// fill under one round of slots (too few warps to keep the memory busy with
+// 4), else the default 4 (more did not help where teams fill the slots).
+inline int packed_rows_units(std::int64_t rows, int team_size, int rows_per_thread,
+                             std::int64_t slots) {
+  const bool few = packed_rows_teams(rows, team_size, 1) < slots;
+  return rows_per_thread == 1 && few ? 16 : 4;
 }
 
 // Team shape for team-per-row: on a GPU 128 threads a team, vector lanes over
@@ -690,6 +700,7 @@ struct TeamShape {
   int team_size = 1;
   int vector_length = 1;
   int rows_per_thread = 1;  // R: 1, 2, 4 or 8
+  int units = 4;            // U of TeamPerRowPacked: 4, or 16 with R = 1
 };
 
 template <class Matrix>
@@ -712,13 +723,15 @@ TeamShape choose_team_shape(const Matrix& b, int team_size = 0, int vector_lengt
     s.team_size = std::max(1, (v < 32 ? 64 : 128) / v);
     s.rows_per_thread = 4;
     if (packed_row_length(b))
-      s.rows_per_thread =
-          packed_rows_per_thread(static_cast<std::int64_t>(b.extent(0)), s.team_size,
-                                 s.vector_length, packed_rows_slots(), sizeof(value_t<Matrix>));
+      s.rows_per_thread = packed_rows_per_thread(static_cast<std::int64_t>(b.extent(0)),
+                                                 s.team_size, s.vector_length, packed_rows_slots());
   }
   if (team_size > 0) s.team_size = team_size;
   if (vector_length > 0) s.vector_length = vector_length;
   if (rows_per_thread > 0) s.rows_per_thread = rows_per_thread;
+  if (packed_row_length(b))
+    s.units = packed_rows_units(static_cast<std::int64_t>(b.extent(0)), s.team_size,
+                                s.rows_per_thread, packed_rows_slots());
   return s;
 }
 
@@ -764,6 +777,23 @@ void launch_team_rows(const char* label, const Policy& policy, const TeamShape& 
   }
 }
 
+template <class Matrix, class Vector, class Result, int R>
+using PackedRowsKernel = TeamPerRowPacked<Matrix, Vector, Result, R>;
+
+// TeamPerRowPacked at the shape's R and U.
+template <class Matrix, class Vector, class Result>
+void launch_packed_rows(const TeamShape& s, int teams, const Matrix& b, const Vector& x,
+                        const Result& y) {
+  const char* label = "matvec::team-per-row-packed";
+  const PackedRowsPolicy<Matrix> policy(teams, s.team_size, s.vector_length);
+  if (s.rows_per_thread == 1 && s.units == 16)
+    Kokkos::parallel_for(
+        label, policy,
+        TeamPerRowPacked<Matrix, Vector, Result, 1, 16>{b, x, y, s.team_size, s.vector_length});
+  else
+    launch_team_rows<PackedRowsKernel>(label, policy, s, b, x, y);
+}
+
 // y = B x with one variant. `partials` comes from allocate_partials(b, tiling).
 template <class Matrix, class Vector, class Result>
 void multiply(Variant variant, const Matrix& b, const Vector& x, const Result& y,
@@ -783,9 +813,7 @@ void multiply(Variant variant, const Matrix& b, const Vector& x, const Result& y
       const int teams = static_cast<int>((rows + per_team - 1) / per_team);
       if constexpr (packed_rows_layout<Matrix>()) {
         if (rows_load_packed(b, x)) {
-          launch_team_rows<TeamPerRowPacked>(
-              "matvec::team-per-row-packed",
-              PackedRowsPolicy<Matrix>(teams, s.team_size, s.vector_length), s, b, x, y);
+          launch_packed_rows(s, teams, b, x, y);
           break;
         }
       }

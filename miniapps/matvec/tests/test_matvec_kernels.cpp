@@ -283,17 +283,17 @@ void check_seeded(bool transpose) {
 
 // R by shape for packed rows, at the shapes the H200 and H100 measured
 // (results/matvec/README.md): 132 multiprocessors, 528 teams at once, teams of
-// 4 threads of 32 lanes unless stated, doubles; R = 4 would run 8600 to 10560
-// rows in a round and a little, and 2^22 rows of 64 columns take 16 lanes.
+// 4 threads of 32 lanes unless stated; R = 4 would run 8600 to 10560 rows in a
+// round and a little, and 2^22 rows of 64 columns take 16 lanes.
 TEST(PackedRows, RowsPerThreadByShape) {
-  const auto r = [](std::int64_t rows, int lanes = 32, std::size_t bytes = 8) {
-    return packed_rows_per_thread(rows, 128 / lanes, lanes, 528, bytes);
+  const auto r = [](std::int64_t rows, int lanes = 32) {
+    return packed_rows_per_thread(rows, 128 / lanes, lanes, 528);
   };
   EXPECT_EQ(r(8192), 4);
   EXPECT_EQ(r(8448), 4);
-  EXPECT_EQ(r(8600), 8);
-  EXPECT_EQ(r(9000), 8);
-  EXPECT_EQ(r(10560), 8);
+  EXPECT_EQ(r(8600), 1);
+  EXPECT_EQ(r(9000), 1);
+  EXPECT_EQ(r(10560), 1);
   EXPECT_EQ(r(16384), 4);
   EXPECT_EQ(r(16896), 4);
   EXPECT_EQ(r(30000), 4);
@@ -302,12 +302,19 @@ TEST(PackedRows, RowsPerThreadByShape) {
   EXPECT_EQ(r(4000), 2);
   EXPECT_EQ(r(1024), 1);
   EXPECT_EQ(r(64), 1);
-  // Floats: 8 but where rows are too few.
-  EXPECT_EQ(r(16384, 32, 4), 8);
-  EXPECT_EQ(r(1024, 32, 4), 1);
   // No count of multiprocessors (no CUDA): 4, and 8 for short rows.
-  EXPECT_EQ(packed_rows_per_thread(9000, 4, 32, 0, 8), 4);
-  EXPECT_EQ(packed_rows_per_thread(9000, 8, 16, 0, 8), 8);
+  EXPECT_EQ(packed_rows_per_thread(9000, 4, 32, 0), 4);
+  EXPECT_EQ(packed_rows_per_thread(9000, 8, 16, 0), 8);
+}
+
+// U: 16 only where R = 1's teams fill under one round (1024 rows: 256 teams).
+TEST(PackedRows, UnitsInFlightByShape) {
+  EXPECT_EQ(packed_rows_units(1024, 4, 1, 528), 16);
+  EXPECT_EQ(packed_rows_units(2108, 4, 1, 528), 16);
+  EXPECT_EQ(packed_rows_units(2109, 4, 1, 528), 4);
+  EXPECT_EQ(packed_rows_units(9000, 4, 1, 528), 4);
+  EXPECT_EQ(packed_rows_units(1024, 4, 2, 528), 4);
+  EXPECT_EQ(packed_rows_units(1024, 4, 1, 0), 4);
 }
 
 TEST(Seeded, LeftMatchesReferenceAndCorruptionFails) { check_seeded<Kokkos::LayoutLeft>(false); }
