@@ -293,7 +293,9 @@ TEST(PackedRows, RowsPerThreadByShape) {
   EXPECT_EQ(r(8448), 4);
   EXPECT_EQ(r(8600), 1);
   EXPECT_EQ(r(9000), 1);
-  EXPECT_EQ(r(10560), 1);
+  EXPECT_EQ(r(10560), 8);
+  EXPECT_EQ(r(9700), 1);
+  EXPECT_EQ(r(9800), 8);
   EXPECT_EQ(r(16384), 4);
   EXPECT_EQ(r(16896), 4);
   EXPECT_EQ(r(30000), 4);
