@@ -669,11 +669,12 @@ inline std::int64_t packed_rows_teams(std::int64_t rows, int team_size, int r) {
 }
 
 // R for TeamPerRowPacked, given the teams of 128 threads that run at once
-// (`slots`; results/matvec/README.md, "R by shape"): with too few rows for
-// R = 4 to fill 90% of the slots, the largest of 2 and 1 that does, else 1;
-// otherwise 4, but 8 for short rows (fewer than 32 lanes), whose teams finish
-// in a step or two, and where R = 4 would overflow one round of slots by under
-// half: 1 up to 15% over (measured: 2% and 7%), 8 beyond (measured: 25%).
+// (`slots`; results/matvec/README.md, "R by shape" and "R and U by shape"):
+// with too few rows for R = 4 to fill 90% of the slots, the largest of 2 and 1
+// that does, else 1; otherwise 4, but 8 for short rows (fewer than 32 lanes),
+// whose teams finish in a step or two, and where R = 4 would overflow one
+// round of slots by under half, whose last round would run nearly empty: 1 up
+// to 15% over (its rounds are four times finer), 8 beyond.
 inline int packed_rows_per_thread(std::int64_t rows, int team_size, int vector_length,
                                   std::int64_t slots) {
   const auto fills = [&](int r) { return 10 * packed_rows_teams(rows, team_size, r) >= 9 * slots; };
