@@ -60,9 +60,10 @@ KOKKOS_INLINE_FUNCTION constexpr bool is_left() {
 // Independent partial sums per thread. On a CPU eight break the floating-point
 // add's latency chain (gcc does not reassociate a single sum without
 // -ffast-math); on a GPU four keep four loads in flight per thread.
+inline constexpr int gpu_partial_sums = 4;
 template <class ExecSpace>
 KOKKOS_INLINE_FUNCTION constexpr int partial_sums() {
-  return is_gpu_space<ExecSpace>() ? 4 : 8;
+  return is_gpu_space<ExecSpace>() ? gpu_partial_sums : 8;
 }
 
 // ---------------------------------------------------------------------------
@@ -353,7 +354,11 @@ bool rows_load_packed(const Matrix& b, const Vector& x) {
 // TeamPerRow where rows_load_packed: the same teams and lanes over Packed
 // units of the rows, and each step issues all R x U loads before the first
 // product (one bounds check a step), so a lane has R x U x 16 bytes in
-// flight; elementwise, each set's check kept that to R loads.
+// flight; elementwise, each set's check kept that to R loads. A step's units
+// are one contiguous chunk of U x lanes a row (unit k L U + u L + l for lane
+// l of L, step k), not U column sets far apart: a warp then reads each row
+// in one run, and the memory serves fewer, longer runs at once
+// (results/matvec/README.md, "A warp's chunk").
 template <class Matrix, class Vector, class Result, int R = 1,
           int U = partial_sums<typename Matrix::execution_space>()>
 struct TeamPerRowPacked {
@@ -378,23 +383,24 @@ struct TeamPerRowPacked {
       const P* row[R];  // rows past the end repeat the last row, not stored
       for (int r = 0; r < R; ++r)
         row[r] = reinterpret_cast<const P*>(&b(i0 + r < rows ? i0 + r : rows - 1, 0));
-      const std::int64_t nq = column_set_width(units, U, lanes);
+      const std::int64_t chunk = static_cast<std::int64_t>(U) * lanes;
       RowSums<T, R> sums;
       Kokkos::parallel_reduce(
-          Kokkos::ThreadVectorRange(member, nq),
+          Kokkos::ThreadVectorRange(member, (units + chunk - 1) / chunk * lanes),
           [&](const std::int64_t t, RowSums<T, R>& partial) {
-            if (t + (U - 1) * nq < units) {
+            const std::int64_t first_unit = t / lanes * chunk + t % lanes;
+            if (t / lanes * chunk + chunk <= units) {
               P xs[U];
               P bs[R][U];
-              for (int u = 0; u < U; ++u) xs[u] = xp[t + u * nq];
+              for (int u = 0; u < U; ++u) xs[u] = xp[first_unit + u * lanes];
               for (int r = 0; r < R; ++r)
-                for (int u = 0; u < U; ++u) bs[r][u] = row[r][t + u * nq];
+                for (int u = 0; u < U; ++u) bs[r][u] = row[r][first_unit + u * lanes];
               for (int u = 0; u < U; ++u)
                 for (int r = 0; r < R; ++r) partial.s[r] += packed_dot(bs[r][u], xs[u]);
               return;
             }
             for (int u = 0; u < U; ++u) {
-              const std::int64_t j = t + u * nq;
+              const std::int64_t j = first_unit + u * lanes;
               if (j < units)
                 for (int r = 0; r < R; ++r) partial.s[r] += packed_dot(row[r][j], xp[j]);
             }
@@ -643,21 +649,27 @@ using TeamRowsPolicy =
                        Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<128, team_rows_min_blocks>>,
                        Kokkos::TeamPolicy<Exec>>;
 
-// TeamPerRowPacked's: four blocks of 128 threads a multiprocessor, at most
-// 128 registers a thread, which ptxas then spends on the R x U units in
-// flight. Unbounded, it chose fewer blocks in double and fewer loads in flight
-// in float, both slower (results/matvec/README.md).
+// TeamPerRowPacked's: at least four blocks of 128 threads a multiprocessor
+// (at most 128 registers a thread, which ptxas then spends on the R x U units
+// in flight) for R > 1; for R = 1, a warp a row, three (at most 168), as
+// cuBLAS's GEMV runs, so that 16 units of doubles stay in flight a lane.
+// Unbounded, R = 8 chose fewer blocks in double and fewer loads in flight in
+// float, both slower (results/matvec/README.md).
 inline constexpr unsigned packed_rows_blocks = 4;
-template <class Matrix>
-using PackedRowsPolicy = Kokkos::TeamPolicy<typename Matrix::execution_space,
-                                            Kokkos::LaunchBounds<128, packed_rows_blocks>>;
+inline constexpr unsigned packed_rows_blocks_r1 = 3;  // R = 1
+// U at R = 1 in double (packed_rows_units).
+inline constexpr int packed_rows_wide_units = 16;
+template <class Matrix, unsigned Blocks>
+using PackedRowsPolicy =
+    Kokkos::TeamPolicy<typename Matrix::execution_space, Kokkos::LaunchBounds<128, Blocks>>;
 
-// The teams of TeamPerRowPacked that run at once: four a multiprocessor. The
-// rule below was measured on CUDA only; elsewhere 0 (no count: R = 4 or 8).
-inline std::int64_t packed_rows_slots() {
+// The teams of TeamPerRowPacked that run at once, `blocks` a multiprocessor.
+// The rules below were measured on CUDA only; elsewhere 0 (no count).
+inline std::int64_t packed_rows_slots(unsigned blocks) {
 #if defined(KOKKOS_ENABLE_CUDA)
-  return static_cast<std::int64_t>(karma::device_multiprocessors()) * packed_rows_blocks;
+  return static_cast<std::int64_t>(karma::device_multiprocessors()) * blocks;
 #else
+  (void)blocks;
   return 0;
 #endif
 }
@@ -668,30 +680,28 @@ inline std::int64_t packed_rows_teams(std::int64_t rows, int team_size, int r) {
   return (rows + per_team - 1) / per_team;
 }
 
-// R for TeamPerRowPacked, given the teams of 128 threads that run at once
-// (`slots`; results/matvec/README.md, "R by shape" and "R and U by shape"):
-// with too few rows for R = 4 to fill 90% of the slots, the largest of 2 and 1
-// that does, else 1; otherwise 4, but 8 for short rows (fewer than 32 lanes),
-// whose teams finish in a step or two, and where R = 4 would overflow one
-// round of slots by under half, whose last round would run nearly empty: 1 up
-// to 15% over (its rounds are four times finer), 8 beyond.
+// R for TeamPerRowPacked (results/matvec/README.md, "A warp's chunk"): 1, a
+// warp a row, where a row takes 32 lanes; for short rows (fewer lanes), whose
+// teams finish in a step or two, 8, unless too few rows for R = 4 to fill 90%
+// of the teams that run at once (`slots`, 0 where unknown): then the largest
+// of 2 and 1 that does, else 1.
 inline int packed_rows_per_thread(std::int64_t rows, int team_size, int vector_length,
                                   std::int64_t slots) {
+  if (vector_length >= 32) return 1;
   const auto fills = [&](int r) { return 10 * packed_rows_teams(rows, team_size, r) >= 9 * slots; };
   if (!fills(4)) return fills(2) ? 2 : 1;
-  if (vector_length < 32) return 8;
-  const std::int64_t t = packed_rows_teams(rows, team_size, 4);
-  if (t <= slots || 2 * t >= 3 * slots) return 4;
-  return 20 * t < 23 * slots ? 1 : 8;
+  return 8;
 }
 
-// U for TeamPerRowPacked: 16 units in flight a lane where R = 1 and its teams
-// fill under one round of slots (too few warps to keep the memory busy with
-// 4), else the default 4 (more did not help where teams fill the slots).
+// U for TeamPerRowPacked (packed rows run on CUDA only, so its default is the
+// GPU's partial sums): at R = 1, 16 units of 16 bytes in flight a lane in
+// double; in float 8 where R = 1's teams fill a round of `slots` (16 was 5%
+// slower at 30000 x 9000 on an H100), else 16.
 inline int packed_rows_units(std::int64_t rows, int team_size, int rows_per_thread,
-                             std::int64_t slots) {
+                             std::size_t value_bytes, std::int64_t slots) {
+  if (rows_per_thread != 1) return gpu_partial_sums;
   const bool few = packed_rows_teams(rows, team_size, 1) < slots;
-  return rows_per_thread == 1 && few ? 16 : 4;
+  return value_bytes >= 8 || few ? packed_rows_wide_units : packed_rows_wide_units / 2;
 }
 
 // Team shape for team-per-row: on a GPU 128 threads a team, vector lanes over
@@ -701,8 +711,8 @@ inline int packed_rows_units(std::int64_t rows, int team_size, int rows_per_thre
 struct TeamShape {
   int team_size = 1;
   int vector_length = 1;
-  int rows_per_thread = 1;  // R: 1, 2, 4 or 8
-  int units = 4;            // U of TeamPerRowPacked: 4, or 16 with R = 1
+  int rows_per_thread = 1;       // R: 1, 2, 4 or 8
+  int units = gpu_partial_sums;  // U of TeamPerRowPacked (packed_rows_units)
 };
 
 template <class Matrix>
@@ -725,15 +735,17 @@ TeamShape choose_team_shape(const Matrix& b, int team_size = 0, int vector_lengt
     s.team_size = std::max(1, (v < 32 ? 64 : 128) / v);
     s.rows_per_thread = 4;
     if (packed_row_length(b))
-      s.rows_per_thread = packed_rows_per_thread(static_cast<std::int64_t>(b.extent(0)),
-                                                 s.team_size, s.vector_length, packed_rows_slots());
+      s.rows_per_thread =
+          packed_rows_per_thread(static_cast<std::int64_t>(b.extent(0)), s.team_size,
+                                 s.vector_length, packed_rows_slots(packed_rows_blocks));
   }
   if (team_size > 0) s.team_size = team_size;
   if (vector_length > 0) s.vector_length = vector_length;
   if (rows_per_thread > 0) s.rows_per_thread = rows_per_thread;
   if (packed_row_length(b))
-    s.units = packed_rows_units(static_cast<std::int64_t>(b.extent(0)), s.team_size,
-                                s.rows_per_thread, packed_rows_slots());
+    s.units =
+        packed_rows_units(static_cast<std::int64_t>(b.extent(0)), s.team_size, s.rows_per_thread,
+                          sizeof(value_t<Matrix>), packed_rows_slots(packed_rows_blocks_r1));
   return s;
 }
 
@@ -787,13 +799,20 @@ template <class Matrix, class Vector, class Result>
 void launch_packed_rows(const TeamShape& s, int teams, const Matrix& b, const Vector& x,
                         const Result& y) {
   const char* label = "matvec::team-per-row-packed";
-  const PackedRowsPolicy<Matrix> policy(teams, s.team_size, s.vector_length);
-  if (s.rows_per_thread == 1 && s.units == 16)
+  constexpr int wide = packed_rows_wide_units;
+  const PackedRowsPolicy<Matrix, packed_rows_blocks_r1> one(teams, s.team_size, s.vector_length);
+  if (s.rows_per_thread == 1 && s.units == wide)
     Kokkos::parallel_for(
-        label, policy,
-        TeamPerRowPacked<Matrix, Vector, Result, 1, 16>{b, x, y, s.team_size, s.vector_length});
+        label, one,
+        TeamPerRowPacked<Matrix, Vector, Result, 1, wide>{b, x, y, s.team_size, s.vector_length});
+  else if (s.rows_per_thread == 1)
+    Kokkos::parallel_for(label, one,
+                         TeamPerRowPacked<Matrix, Vector, Result, 1, wide / 2>{b, x, y, s.team_size,
+                                                                               s.vector_length});
   else
-    launch_team_rows<PackedRowsKernel>(label, policy, s, b, x, y);
+    launch_team_rows<PackedRowsKernel>(
+        label, PackedRowsPolicy<Matrix, packed_rows_blocks>(teams, s.team_size, s.vector_length), s,
+        b, x, y);
 }
 
 // y = B x with one variant. `partials` comes from allocate_partials(b, tiling).

@@ -281,42 +281,38 @@ void check_seeded(bool transpose) {
   }
 }
 
-// R by shape for packed rows, at the shapes the H200 and H100 measured
-// (results/matvec/README.md): 132 multiprocessors, 528 teams at once, teams of
-// 4 threads of 32 lanes unless stated; R = 4 would run 8600 to 10560 rows in a
-// round and a little, and 2^22 rows of 64 columns take 16 lanes.
+// R by shape for packed rows: a warp a row wherever a row takes 32 lanes;
+// short rows (2^22 rows of 64 columns take 16 lanes, 8 team threads) 8, or 2
+// or 1 where too few rows for R = 4 to fill 90% of 528 teams (132
+// multiprocessors, 4 blocks each).
 TEST(PackedRows, RowsPerThreadByShape) {
-  const auto r = [](std::int64_t rows, int lanes = 32) {
-    return packed_rows_per_thread(rows, 128 / lanes, lanes, 528);
+  const auto r = [](std::int64_t rows, int lanes = 32, std::int64_t slots = 528) {
+    return packed_rows_per_thread(rows, 128 / lanes, lanes, slots);
   };
-  EXPECT_EQ(r(8192), 4);
-  EXPECT_EQ(r(8448), 4);
-  EXPECT_EQ(r(8600), 1);
-  EXPECT_EQ(r(9000), 1);
-  EXPECT_EQ(r(10560), 8);
-  EXPECT_EQ(r(9700), 1);
-  EXPECT_EQ(r(9800), 8);
-  EXPECT_EQ(r(16384), 4);
-  EXPECT_EQ(r(16896), 4);
-  EXPECT_EQ(r(30000), 4);
-  EXPECT_EQ(r(32768), 4);
+  for (const std::int64_t rows : {64, 1024, 9000, 10560, 16384, 32768}) EXPECT_EQ(r(rows), 1);
+  EXPECT_EQ(r(9000, 32, 0), 1);
   EXPECT_EQ(r(std::int64_t{1} << 22, 16), 8);
-  EXPECT_EQ(r(4000), 2);
-  EXPECT_EQ(r(1024), 1);
-  EXPECT_EQ(r(64), 1);
-  // No count of multiprocessors (no CUDA): 4, and 8 for short rows.
-  EXPECT_EQ(packed_rows_per_thread(9000, 4, 32, 0), 4);
-  EXPECT_EQ(packed_rows_per_thread(9000, 8, 16, 0), 8);
+  EXPECT_EQ(r(15201, 16), 8);  // 476 teams of 32 rows
+  EXPECT_EQ(r(15200, 16), 2);  // 475
+  EXPECT_EQ(r(7601, 16), 2);   // 476 teams of 16 rows
+  EXPECT_EQ(r(7600, 16), 1);
+  EXPECT_EQ(r(64, 16, 0), 8);  // no count of multiprocessors (no CUDA)
 }
 
-// U: 16 only where R = 1's teams fill under one round (1024 rows: 256 teams).
+// U at R = 1: 16 in double; in float 8 where R = 1's teams fill a round of
+// 396 (132 multiprocessors, 3 blocks each), else 16. The kernel's 4 at R > 1.
 TEST(PackedRows, UnitsInFlightByShape) {
-  EXPECT_EQ(packed_rows_units(1024, 4, 1, 528), 16);
-  EXPECT_EQ(packed_rows_units(2108, 4, 1, 528), 16);
-  EXPECT_EQ(packed_rows_units(2109, 4, 1, 528), 4);
-  EXPECT_EQ(packed_rows_units(9000, 4, 1, 528), 4);
-  EXPECT_EQ(packed_rows_units(1024, 4, 2, 528), 4);
-  EXPECT_EQ(packed_rows_units(1024, 4, 1, 0), 4);
+  const auto u = [](std::int64_t rows, int r, std::size_t bytes, std::int64_t slots = 396) {
+    return packed_rows_units(rows, 4, r, bytes, slots);
+  };
+  EXPECT_EQ(u(9000, 1, 8), packed_rows_wide_units);
+  EXPECT_EQ(u(256, 1, 8), packed_rows_wide_units);
+  EXPECT_EQ(u(1580, 1, 4), packed_rows_wide_units);  // 395 teams
+  EXPECT_EQ(u(1581, 1, 4), packed_rows_wide_units / 2);
+  EXPECT_EQ(u(9000, 1, 4), packed_rows_wide_units / 2);
+  EXPECT_EQ(u(9000, 1, 4, 0), packed_rows_wide_units / 2);
+  EXPECT_EQ(u(256, 2, 8), gpu_partial_sums);
+  EXPECT_EQ(u(9000, 8, 4), gpu_partial_sums);
 }
 
 TEST(Seeded, LeftMatchesReferenceAndCorruptionFails) { check_seeded<Kokkos::LayoutLeft>(false); }
