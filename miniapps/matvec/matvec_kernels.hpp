@@ -355,9 +355,9 @@ bool rows_load_packed(const Matrix& b, const Vector& x) {
 // units of the rows, and each step issues all R x U loads before the first
 // product (one bounds check a step), so a lane has R x U x 16 bytes in
 // flight; elementwise, each set's check kept that to R loads. A step's units
-// are one contiguous chunk of U x lanes a row (unit k L U + u L + l for lane
-// l of L, step k), not U column sets far apart: a warp then reads each row
-// in one run, and the memory serves fewer, longer runs at once
+// are one contiguous chunk of U x lanes a row (lane l of L reads units
+// k L U + u L + l at step k), not U column sets far apart: a warp then reads
+// each row in one run, and the memory serves fewer, longer runs at once
 // (results/matvec/README.md, "A warp's chunk").
 template <class Matrix, class Vector, class Result, int R = 1,
           int U = partial_sums<typename Matrix::execution_space>()>
@@ -386,21 +386,20 @@ struct TeamPerRowPacked {
       const std::int64_t chunk = static_cast<std::int64_t>(U) * lanes;
       RowSums<T, R> sums;
       Kokkos::parallel_reduce(
-          Kokkos::ThreadVectorRange(member, (units + chunk - 1) / chunk * lanes),
-          [&](const std::int64_t t, RowSums<T, R>& partial) {
-            const std::int64_t first_unit = t / lanes * chunk + t % lanes;
-            if (t / lanes * chunk + chunk <= units) {
+          Kokkos::ThreadVectorRange(member, lanes),
+          [&](const int lane, RowSums<T, R>& partial) {
+            std::int64_t j0 = lane;  // the lane's first unit of a step
+            for (; j0 + (U - 1) * lanes < units; j0 += chunk) {
               P xs[U];
               P bs[R][U];
-              for (int u = 0; u < U; ++u) xs[u] = xp[first_unit + u * lanes];
+              for (int u = 0; u < U; ++u) xs[u] = xp[j0 + u * lanes];
               for (int r = 0; r < R; ++r)
-                for (int u = 0; u < U; ++u) bs[r][u] = row[r][first_unit + u * lanes];
+                for (int u = 0; u < U; ++u) bs[r][u] = row[r][j0 + u * lanes];
               for (int u = 0; u < U; ++u)
                 for (int r = 0; r < R; ++r) partial.s[r] += packed_dot(bs[r][u], xs[u]);
-              return;
             }
             for (int u = 0; u < U; ++u) {
-              const std::int64_t j = first_unit + u * lanes;
+              const std::int64_t j = j0 + u * lanes;
               if (j < units)
                 for (int r = 0; r < R; ++r) partial.s[r] += packed_dot(row[r][j], xp[j]);
             }
