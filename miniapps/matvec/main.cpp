@@ -297,8 +297,14 @@ std::vector<karma::Variant> dense_variants(const Config& cfg, const matvec::Sett
       if (packed) c.extra["units_in_flight"] = settings.team.units;
     }
     if (v->variant == Variant::mdrange) {
-      c.code.push_back("karma::matvec::SumColumnBlocks");
-      c.extra = {{"rows_per_item", settings.tiling.rows_per_item},
+      const bool packed = matvec::columns_load_packed(b, settings.tiling);
+      if (settings.tiling.column_blocks > 1)
+        c.code.push_back(karma::is_gpu_space<typename Matrix::execution_space>() &&
+                                 matvec::is_left<Matrix>()
+                             ? "karma::matvec::SumColumnBlocksTiled"
+                             : "karma::matvec::SumColumnBlocks");
+      c.extra = {{"column_loads", packed ? "16-byte" : "element"},
+                 {"rows_per_item", settings.tiling.rows_per_item},
                  {"column_blocks", settings.tiling.column_blocks},
                  {"columns", settings.tiling.interleaved ? "interleaved" : "contiguous"},
                  {"tile", {settings.tiling.tile0, settings.tiling.tile1}}};

@@ -321,6 +321,41 @@ KOKKOS_INLINE_FUNCTION T packed_dot(const Packed<T>& a, const Packed<T>& b) {
   return s;
 }
 
+// The packed column sweep's loads in flight a thread.
+inline constexpr int packed_column_units = 8;
+
+// sum_{t < count} B(i, j0 + t stride) x(j0 + t stride) for the Packed unit of
+// rows i0, i0 + 1, ... of a B with contiguous columns (columns_load_packed),
+// U units of B (U columns) loaded before their products.
+template <int U, class Matrix, class Vector>
+KOKKOS_INLINE_FUNCTION Packed<value_t<Matrix>> packed_column_sums(const Matrix& b, const Vector& x,
+                                                                  const std::int64_t i0,
+                                                                  const std::int64_t j0,
+                                                                  const std::int64_t stride,
+                                                                  const std::int64_t count) {
+  using T = value_t<Matrix>;
+  using P = Packed<T>;
+  const std::int64_t step = static_cast<std::int64_t>(b.stride(1)) / P::width * stride;
+  const P* a = reinterpret_cast<const P*>(&b(i0, j0));
+  P s;
+  for (int k = 0; k < P::width; ++k) s.v[k] = T(0);
+  std::int64_t t = 0;
+  for (; t + U <= count; t += U) {
+    P bs[U];
+    T xs[U];
+    for (int u = 0; u < U; ++u) bs[u] = a[(t + u) * step];
+    for (int u = 0; u < U; ++u) xs[u] = x(j0 + (t + u) * stride);
+    for (int u = 0; u < U; ++u)
+      for (int k = 0; k < P::width; ++k) s.v[k] += bs[u].v[k] * xs[u];
+  }
+  for (; t < count; ++t) {
+    const P bv = a[t * step];
+    const T xv = x(j0 + t * stride);
+    for (int k = 0; k < P::width; ++k) s.v[k] += bv.v[k] * xv;
+  }
+  return s;
+}
+
 // Whether B's layout lets team-per-row read rows in Packed units on this
 // backend: contiguous rows on CUDA (the only GPU backend it was measured on).
 template <class Matrix>
@@ -465,6 +500,7 @@ struct Tiling {
   std::int64_t column_blocks = 1;
   bool interleaved = false;           // columns c, c + C, ... (GPU) or one contiguous range (CPU)
   std::int64_t tile0 = 1, tile1 = 1;  // MDRange tile: threads per block on a GPU
+  bool packed = false;  // an item's rows_per_item rows read as one Packed unit of each column
 };
 
 // A column-major GEMV on a CPU streams down the columns: a work item sweeps
@@ -491,6 +527,62 @@ inline std::int64_t host_left_row_blocks(std::int64_t rows, std::int64_t cols,
   return blocks;
 }
 
+// Whether the mdrange variant can read B's columns in Packed units on this
+// backend: contiguous columns on CUDA (the only GPU backend it was measured on).
+template <class Matrix>
+constexpr bool packed_columns_layout() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  return std::is_same<typename Matrix::execution_space, Kokkos::Cuda>::value && is_left<Matrix>();
+#else
+  return false;
+#endif
+}
+
+// The layout, and B's rows a whole number of units (extents only).
+template <class Matrix>
+bool packed_column_length(const Matrix& b) {
+  constexpr std::int64_t w = Packed<value_t<Matrix>>::width;
+  const auto rows = static_cast<std::int64_t>(b.extent(0));
+  return packed_columns_layout<Matrix>() && rows > 0 && rows % w == 0;
+}
+
+// The length above, every column starting on 16 bytes, and a Packed unit an
+// item (`tiling` from choose_tiling, or a test's own).
+template <class Matrix>
+bool columns_load_packed(const Matrix& b, const Tiling& tiling) {
+  constexpr std::int64_t w = Packed<value_t<Matrix>>::width;
+  return tiling.packed && tiling.rows_per_item == w && packed_column_length(b) &&
+         static_cast<std::int64_t>(b.stride(1)) % w == 0 &&
+         reinterpret_cast<std::uintptr_t>(b.data()) % 16 == 0;
+}
+
+// The packed column sweep's blocks: 128 threads, at least `packed_column_blocks_per_sm`
+// of them a multiprocessor (at most 64 registers a thread).
+inline constexpr unsigned packed_column_threads = 128;
+inline constexpr unsigned packed_column_blocks_per_sm = 8;
+
+// Column blocks for the packed sweep: `tiles` blocks of rows, `slots` blocks
+// at once. A grid slightly over a round leaves its last blocks running
+// alone, and every column block past the first adds two passes over its
+// partial sums; the count that minimises (rounds / round's fill) + 2 C /
+// columns, C at most 8 rounds' worth and 64 columns a thread.
+inline std::int64_t packed_column_blocks(std::int64_t tiles, std::int64_t cols,
+                                         std::int64_t slots) {
+  const std::int64_t most =
+      std::max<std::int64_t>(1, std::min(cols / 64, ceil_div(8 * slots, tiles)));
+  std::int64_t best = 1;
+  double best_cost = 0;
+  for (std::int64_t c = 1; c <= most; ++c) {
+    const double rounds = static_cast<double>(tiles * c) / static_cast<double>(slots);
+    const double cost = std::ceil(rounds) / rounds + (c > 1 ? 2.0 * c / cols : 0.0);
+    if (c == 1 || cost < best_cost) {
+      best = c;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
 // Heuristics from the device's concurrency; `column_blocks` > 0 and, on a
 // CPU, `block_rows` > 0 override them.
 template <class Matrix>
@@ -500,7 +592,25 @@ Tiling choose_tiling(const Matrix& b, std::int64_t column_blocks = 0, std::int64
   const std::int64_t cols = std::max<std::int64_t>(1, static_cast<std::int64_t>(b.extent(1)));
   const std::int64_t concurrency = Exec().concurrency();
   Tiling t;
-  if (is_gpu_space<Exec>()) {
+  if (packed_column_length(b)) {
+    // CUDA, B's columns contiguous: a thread sums one Packed unit of rows
+    // (two doubles or four floats) over a contiguous range of columns, a
+    // warp reading 512 contiguous bytes of a column a load, a block 128
+    // units; column blocks fill the device in whole rounds.
+    constexpr std::int64_t w = Packed<value_t<Matrix>>::width;
+    constexpr std::int64_t threads = packed_column_threads;
+    const std::int64_t tiles = ceil_div(rows / w, threads);
+    const auto slots = static_cast<std::int64_t>(karma::device_multiprocessors()) *
+                       static_cast<std::int64_t>(packed_column_blocks_per_sm);
+    t.rows_per_item = w;
+    t.packed = true;
+    t.interleaved = false;
+    t.column_blocks = column_blocks > 0
+                          ? std::min(column_blocks, cols)
+                          : packed_column_blocks(tiles, cols, std::max<std::int64_t>(1, slots));
+    t.tile0 = std::min(threads, rows / w);
+    t.tile1 = 1;
+  } else if (is_gpu_space<Exec>()) {
     // One row per thread, and at most one wave of resident threads: a grid
     // slightly over a wave leaves its last blocks running alone. On an H200,
     // 16384^2 LayoutLeft: 16 blocks (one wave) 4249 GB/s, 17 (1.03 waves)
@@ -569,6 +679,18 @@ struct MDRangeBlocks {
       stride = 1;
       count = j0 < cols ? (cols - j0 < width ? cols - j0 : width) : 0;
     }
+    if constexpr (is_left<Matrix>() && is_gpu_space<Exec>()) {
+      if (tiling.packed) {
+        const auto s = packed_column_sums<packed_column_units>(b, x, i0, j0, stride, count);
+        for (int k = 0; k < Packed<T>::width; ++k) {
+          if (nc == 1)
+            y(i0 + k) = s.v[k];
+          else
+            p(i0 + k, c) = s.v[k];
+        }
+        return;
+      }
+    }
     bool swept = false;
     if constexpr (is_left<Matrix>() && !is_gpu_space<Exec>()) {
       swept = stride == 1;
@@ -626,6 +748,52 @@ struct SumColumnBlocks {
         Kokkos::TeamThreadRange(member, static_cast<std::int64_t>(p.extent(1))),
         [&](const std::int64_t c, value_t<Result>& partial) { partial += p(i, c); }, s);
     Kokkos::single(Kokkos::PerTeam(member), [&]() { y(i) = s; });
+  }
+};
+
+// The second pass on a GPU where the partial sums are LayoutLeft: a team a
+// 32 rows, `groups` threads a row each adding every groups-th column block
+// (a warp reads 32 adjacent rows of a column block), then a row's sums
+// through the team's scratch. Groups: enough that a thread adds at most 16
+// blocks, up to 32 (few rows of many blocks would leave the GPU idle).
+template <class Partials, class Result>
+struct SumColumnBlocksTiled {
+  using Exec = typename Result::execution_space;
+  using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  using T = value_t<Result>;
+  using Scratch = Kokkos::View<T*, typename Exec::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  static constexpr int rows_a_team = 32;
+  Partials p;
+  Result y;
+  int groups = 1;
+  static int groups_for(std::int64_t blocks) {
+    int g = 4;
+    while (g < 32 && g * 16 < blocks) g *= 2;
+    return g;
+  }
+  int team_size() const { return rows_a_team * groups; }
+  std::size_t scratch_bytes() const { return Scratch::shmem_size(team_size()); }
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& member) const {
+    const int team_size = rows_a_team * groups;
+    const Scratch sums(member.team_scratch(0), team_size);
+    const auto rows = static_cast<std::int64_t>(y.extent(0));
+    const auto nc = static_cast<std::int64_t>(p.extent(1));
+    const std::int64_t i0 = static_cast<std::int64_t>(member.league_rank()) * rows_a_team;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(member, team_size), [&](const int t) {
+      const std::int64_t i = i0 + t % rows_a_team;
+      T s = 0;
+      if (i < rows)
+        for (std::int64_t c = t / rows_a_team; c < nc; c += groups) s += p(i, c);
+      sums(t) = s;
+    });
+    member.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(member, rows_a_team), [&](const int l) {
+      if (i0 + l >= rows) return;
+      T s = sums(l);
+      for (int g = 1; g < groups; ++g) s += sums(g * rows_a_team + l);
+      y(i0 + l) = s;
+    });
   }
 };
 
@@ -814,6 +982,48 @@ void launch_packed_rows(const TeamShape& s, int teams, const Matrix& b, const Ve
         b, x, y);
 }
 
+// y(i) = sum_c P(i, c): the mdrange variant's second pass.
+template <class Partials, class Result>
+void sum_column_blocks(const Partials& p, const Result& y) {
+  using Exec = typename Result::execution_space;
+  const auto rows = static_cast<std::int64_t>(y.extent(0));
+  if constexpr (is_gpu_space<Exec>() && is_left<Partials>()) {
+    using Sum = SumColumnBlocksTiled<Partials, Result>;
+    const Sum sum{p, y, Sum::groups_for(static_cast<std::int64_t>(p.extent(1)))};
+    const auto teams = static_cast<int>(ceil_div(rows, Sum::rows_a_team));
+    Kokkos::parallel_for("matvec::mdrange-sum",
+                         Kokkos::TeamPolicy<Exec>(teams, sum.team_size())
+                             .set_scratch_size(0, Kokkos::PerTeam(sum.scratch_bytes())),
+                         sum);
+  } else {
+    const auto blocks = static_cast<std::int64_t>(p.extent(1));
+    int threads = 1;  // a warp or more per row on a GPU, one thread on a CPU
+    if (is_gpu_space<Exec>())
+      while (threads < 128 && (threads < 32 || threads < blocks)) threads *= 2;
+    Kokkos::parallel_for("matvec::mdrange-sum",
+                         Kokkos::TeamPolicy<Exec>(static_cast<int>(rows), threads),
+                         SumColumnBlocks<Partials, Result>{p, y});
+  }
+}
+
+// The packed column sweep under its launch bound; false where the layout has none.
+template <class Matrix, class Items>
+bool launch_packed_columns(std::int64_t blocks, const Tiling& t, const Items& items) {
+  if constexpr (packed_columns_layout<Matrix>()) {
+    using Policy = Kokkos::MDRangePolicy<
+        typename Matrix::execution_space,
+        Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>,
+        Kokkos::IndexType<std::int64_t>,
+        Kokkos::LaunchBounds<packed_column_threads, packed_column_blocks_per_sm>>;
+    Kokkos::parallel_for("matvec::mdrange-packed",
+                         Policy({0, 0}, {blocks, t.column_blocks}, {t.tile0, t.tile1}), items);
+    return true;
+  } else {
+    (void)blocks, (void)t, (void)items;
+    return false;
+  }
+}
+
 // y = B x with one variant. `partials` comes from allocate_partials(b, tiling).
 template <class Matrix, class Vector, class Result>
 void multiply(Variant variant, const Matrix& b, const Vector& x, const Result& y,
@@ -843,22 +1053,18 @@ void multiply(Variant variant, const Matrix& b, const Vector& x, const Result& y
       break;
     }
     case Variant::mdrange: {
-      const Tiling& t = settings.tiling;
+      Tiling t = settings.tiling;
+      t.packed = columns_load_packed(b, t);  // else the same items, elementwise
       constexpr auto order = is_left<Matrix>() ? Kokkos::Iterate::Left : Kokkos::Iterate::Right;
       using Policy = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2, order, order>,
                                            Kokkos::IndexType<std::int64_t>>;
       const std::int64_t blocks = (rows + t.rows_per_item - 1) / t.rows_per_item;
-      Kokkos::parallel_for(
-          "matvec::mdrange", Policy({0, 0}, {blocks, t.column_blocks}, {t.tile0, t.tile1}),
-          MDRangeBlocks<Matrix, Vector, Result, PartialsFor<Matrix>>{b, x, y, partials, t});
-      if (t.column_blocks > 1) {
-        int threads = 1;  // a warp or more per row on a GPU, one thread on a CPU
-        if (is_gpu_space<Exec>())
-          while (threads < 128 && (threads < 32 || threads < t.column_blocks)) threads *= 2;
-        Kokkos::parallel_for("matvec::mdrange-sum",
-                             Kokkos::TeamPolicy<Exec>(static_cast<int>(rows), threads),
-                             SumColumnBlocks<PartialsFor<Matrix>, Result>{partials, y});
-      }
+      const MDRangeBlocks<Matrix, Vector, Result, PartialsFor<Matrix>> items{b, x, y, partials, t};
+      const bool launched = t.packed && launch_packed_columns<Matrix>(blocks, t, items);
+      if (!launched)
+        Kokkos::parallel_for("matvec::mdrange",
+                             Policy({0, 0}, {blocks, t.column_blocks}, {t.tile0, t.tile1}), items);
+      if (t.column_blocks > 1) sum_column_blocks(partials, y);
       break;
     }
   }

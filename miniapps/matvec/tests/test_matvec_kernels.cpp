@@ -161,6 +161,9 @@ TYPED_TEST(KnownProducts, ClosedFormOnManyShapes) {
       // range and a last step with some sets past the end (260 columns).
       {45, 260},
       {260, 46},
+      // Contiguous columns of an even length on CUDA: several blocks of
+      // 128 units of rows, column blocks summed by the tiled second pass.
+      {1000, 300},
       {3, 2}};
   for (const auto& [m, n] : shapes) {
     Matrix<TypeParam> a("a", m, n);
@@ -313,6 +316,99 @@ TEST(PackedRows, UnitsInFlightByShape) {
   EXPECT_EQ(u(9000, 1, 4, 0), packed_rows_wide_units / 2);
   EXPECT_EQ(u(256, 2, 8), gpu_partial_sums);
   EXPECT_EQ(u(9000, 8, 4), gpu_partial_sums);
+}
+
+// Which B the mdrange variant reads in 16-byte units of a column: on CUDA
+// contiguous columns of an even length (in doubles) that start on 16
+// bytes, with the tiling's unit of rows an item; nowhere else. A misaligned
+// B falls back to element loads over the same items and gives
+// row-per-thread's y.
+TEST(PackedColumns, OnlyAlignedContiguousColumnsOnCuda) {
+  const bool cuda = packed_columns_layout<Matrix<Kokkos::LayoutLeft>>();
+#if defined(KOKKOS_ENABLE_CUDA)
+  EXPECT_EQ(cuda, (std::is_same<Exec, Kokkos::Cuda>::value));
+#else
+  EXPECT_FALSE(cuda);
+#endif
+  EXPECT_FALSE(packed_columns_layout<Matrix<Kokkos::LayoutRight>>());
+  Matrix<Kokkos::LayoutLeft> even("even", 64, 9), odd("odd", 63, 9), storage("storage", 65, 9);
+  const Matrix<Kokkos::LayoutRight> right("right", 64, 9);
+  const Unmanaged<Kokkos::LayoutLeft> shifted(storage.data() + 1, 64,
+                                              9);  // columns of 64, 8 bytes off
+  const Tiling t = choose_tiling(even);
+  EXPECT_EQ(t.packed, cuda);
+  EXPECT_EQ(t.rows_per_item, cuda ? 2 : t.rows_per_item);
+  EXPECT_EQ(columns_load_packed(even, t), cuda);
+  EXPECT_FALSE(columns_load_packed(odd, choose_tiling(odd)));
+  EXPECT_FALSE(columns_load_packed(right, choose_tiling(right)));
+  EXPECT_FALSE(columns_load_packed(shifted, t));
+  Tiling one_row = t;
+  one_row.rows_per_item = 1;
+  EXPECT_FALSE(columns_load_packed(even, one_row));
+
+  auto h = Kokkos::create_mirror_view(storage);
+  for (int j = 0; j < 9; ++j)
+    for (int i = 0; i < 65; ++i) h(i, j) = (i + 1) * (j % 5) - j;
+  Kokkos::deep_copy(storage, h);
+  const Vector x = from_values({1, -2, 3, -4, 5, -6, 7, -8, 9});
+  const auto expected = run({Variant::row_per_thread, 0, 0, 0}, shifted, x);
+  for (const auto& c : all_cases()) {
+    if (c.variant != Variant::mdrange) continue;
+    SCOPED_TRACE(c.name());
+    EXPECT_EQ(run(c, shifted, x), expected);
+  }
+}
+
+// The packed sweep in float (four rows a unit): integers, exact.
+TEST(PackedColumns, FloatUnitsOfFourRows) {
+  const std::int64_t m = 516, n = 150;  // 129 units: two blocks of rows
+  Kokkos::View<float**, Kokkos::LayoutLeft, Memory> a("a", m, n);
+  Kokkos::View<float*, Memory> x("x", n), y("y", m);
+  auto ha = Kokkos::create_mirror_view(a);
+  auto hx = Kokkos::create_mirror_view(x);
+  for (std::int64_t j = 0; j < n; ++j) {
+    hx(j) = static_cast<float>(j % 7 - 3);
+    for (std::int64_t i = 0; i < m; ++i) ha(i, j) = static_cast<float>((i % 11) - (j % 13));
+  }
+  Kokkos::deep_copy(a, ha);
+  Kokkos::deep_copy(x, hx);
+  for (const std::int64_t blocks : {0, 1, 6, 150}) {  // 150: 16 threads a row in the second pass
+    SCOPED_TRACE("column blocks " + std::to_string(blocks));
+    Settings s;
+    s.tiling = choose_tiling(a, blocks);
+    EXPECT_EQ(columns_load_packed(a, s.tiling), packed_columns_layout<decltype(a)>());
+    Kokkos::deep_copy(y, std::numeric_limits<float>::quiet_NaN());
+    multiply(Variant::mdrange, a, x, y, s, allocate_partials(a, s.tiling));
+    const auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y);
+    for (std::int64_t i = 0; i < m; ++i) {
+      double sum = 0;
+      for (std::int64_t j = 0; j < n; ++j) sum += double(ha(i, j)) * hx(j);
+      ASSERT_EQ(hy(i), static_cast<float>(sum)) << "row " << i;
+    }
+  }
+}
+
+// Column blocks of the packed sweep: whole rounds of the blocks that run at
+// once (1056: 132 multiprocessors, 8 blocks each), at least 64 columns a
+// block, and none for rows that fill many rounds.
+TEST(PackedColumns, ColumnBlocksFillWholeRounds) {
+  EXPECT_EQ(packed_column_blocks(64, 16384, 1056), 33);     // 16384^2 double: 2112 blocks
+  EXPECT_EQ(packed_column_blocks(32, 16384, 1056), 33);     // in float: 1056
+  EXPECT_EQ(packed_column_blocks(118, 9000, 1056), 71);     // 30000 x 9000 double
+  EXPECT_EQ(packed_column_blocks(1, 1 << 20, 1056), 1056);  // 256 rows of 2^20
+  EXPECT_EQ(packed_column_blocks(16384, 64, 1056), 1);      // 2^22 rows of 64
+  EXPECT_EQ(packed_column_blocks(4, 300, 1056), 4);         // few columns: 64 a block
+  EXPECT_EQ(packed_column_blocks(4, 100, 1056), 1);
+  // Every block past the first costs two passes over its partial sums.
+  EXPECT_EQ(packed_column_blocks(18, 30000, 1056), 117);  // A^T x of 30000 x 9000 in float
+  EXPECT_EQ(packed_column_blocks(1000, 4096, 1056), 1);
+  // The second pass: at most 16 blocks a thread, 4 to 32 threads a row.
+  using Sum = SumColumnBlocksTiled<PartialsFor<Matrix<Kokkos::LayoutLeft>>, Vector>;
+  EXPECT_EQ(Sum::groups_for(1), 4);
+  EXPECT_EQ(Sum::groups_for(64), 4);
+  EXPECT_EQ(Sum::groups_for(71), 8);
+  EXPECT_EQ(Sum::groups_for(150), 16);
+  EXPECT_EQ(Sum::groups_for(1056), 32);
 }
 
 TEST(Seeded, LeftMatchesReferenceAndCorruptionFails) { check_seeded<Kokkos::LayoutLeft>(false); }
