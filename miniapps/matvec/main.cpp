@@ -298,6 +298,7 @@ std::vector<karma::Variant> dense_variants(const Config& cfg, const matvec::Sett
     }
     if (v->variant == Variant::mdrange) {
       const bool packed = matvec::columns_load_packed(b, settings.tiling);
+      if (packed) c.code = {"karma::matvec::PackedColumnBlocks"};
       if (settings.tiling.column_blocks > 1)
         c.code.push_back(karma::is_gpu_space<typename Matrix::execution_space>() &&
                                  matvec::is_left<Matrix>()

@@ -324,18 +324,17 @@ KOKKOS_INLINE_FUNCTION T packed_dot(const Packed<T>& a, const Packed<T>& b) {
 // The packed column sweep's loads in flight a thread.
 inline constexpr int packed_column_units = 8;
 
-// sum_{t < count} B(i, j0 + t stride) x(j0 + t stride) for the Packed unit of
-// rows i0, i0 + 1, ... of a B with contiguous columns (columns_load_packed),
-// U units of B (U columns) loaded before their products.
+// sum_{t < count} B(i, j0 + t) x(j0 + t) for the Packed unit of rows i0,
+// i0 + 1, ... of a B with contiguous columns (columns_load_packed), U units
+// of B (U columns) loaded before their products.
 template <int U, class Matrix, class Vector>
 KOKKOS_INLINE_FUNCTION Packed<value_t<Matrix>> packed_column_sums(const Matrix& b, const Vector& x,
                                                                   const std::int64_t i0,
                                                                   const std::int64_t j0,
-                                                                  const std::int64_t stride,
                                                                   const std::int64_t count) {
   using T = value_t<Matrix>;
   using P = Packed<T>;
-  const std::int64_t step = static_cast<std::int64_t>(b.stride(1)) / P::width * stride;
+  const std::int64_t step = static_cast<std::int64_t>(b.stride(1)) / P::width;
   const P* a = reinterpret_cast<const P*>(&b(i0, j0));
   P s;
   for (int k = 0; k < P::width; ++k) s.v[k] = T(0);
@@ -344,13 +343,13 @@ KOKKOS_INLINE_FUNCTION Packed<value_t<Matrix>> packed_column_sums(const Matrix& 
     P bs[U];
     T xs[U];
     for (int u = 0; u < U; ++u) bs[u] = a[(t + u) * step];
-    for (int u = 0; u < U; ++u) xs[u] = x(j0 + (t + u) * stride);
+    for (int u = 0; u < U; ++u) xs[u] = x(j0 + t + u);
     for (int u = 0; u < U; ++u)
       for (int k = 0; k < P::width; ++k) s.v[k] += bs[u].v[k] * xs[u];
   }
   for (; t < count; ++t) {
     const P bv = a[t * step];
-    const T xv = x(j0 + t * stride);
+    const T xv = x(j0 + t);
     for (int k = 0; k < P::width; ++k) s.v[k] += bv.v[k] * xv;
   }
   return s;
@@ -600,16 +599,19 @@ Tiling choose_tiling(const Matrix& b, std::int64_t column_blocks = 0, std::int64
     constexpr std::int64_t w = Packed<value_t<Matrix>>::width;
     constexpr std::int64_t threads = packed_column_threads;
     const std::int64_t tiles = ceil_div(rows / w, threads);
-    const auto slots = static_cast<std::int64_t>(karma::device_multiprocessors()) *
-                       static_cast<std::int64_t>(packed_column_blocks_per_sm);
+    t.tile0 = std::min(threads, rows / w);
+    t.tile1 = 1;
+    // Fewer units than a block: smaller blocks, as many more of them at once
+    // as their threads allow, up to a multiprocessor's 32 blocks.
+    const std::int64_t per_sm =
+        std::min<std::int64_t>(32, packed_column_blocks_per_sm * threads / t.tile0);
+    const auto slots = static_cast<std::int64_t>(karma::device_multiprocessors()) * per_sm;
     t.rows_per_item = w;
     t.packed = true;
     t.interleaved = false;
     t.column_blocks = column_blocks > 0
                           ? std::min(column_blocks, cols)
                           : packed_column_blocks(tiles, cols, std::max<std::int64_t>(1, slots));
-    t.tile0 = std::min(threads, rows / w);
-    t.tile1 = 1;
   } else if (is_gpu_space<Exec>()) {
     // One row per thread, and at most one wave of resident threads: a grid
     // slightly over a wave leaves its last blocks running alone. On an H200,
@@ -679,18 +681,6 @@ struct MDRangeBlocks {
       stride = 1;
       count = j0 < cols ? (cols - j0 < width ? cols - j0 : width) : 0;
     }
-    if constexpr (is_left<Matrix>() && is_gpu_space<Exec>()) {
-      if (tiling.packed) {
-        const auto s = packed_column_sums<packed_column_units>(b, x, i0, j0, stride, count);
-        for (int k = 0; k < Packed<T>::width; ++k) {
-          if (nc == 1)
-            y(i0 + k) = s.v[k];
-          else
-            p(i0 + k, c) = s.v[k];
-        }
-        return;
-      }
-    }
     bool swept = false;
     if constexpr (is_left<Matrix>() && !is_gpu_space<Exec>()) {
       swept = stride == 1;
@@ -730,6 +720,34 @@ struct MDRangeBlocks {
         else
           p(i, c) = sum;
       }
+    }
+  }
+};
+
+// The mdrange variant where columns_load_packed: item (unit, c) sums Packed
+// unit `unit` of the rows over column block c, one contiguous range. Its own
+// kernel: beside MDRangeBlocks' element loads it took their registers too.
+template <class Matrix, class Vector, class Result, class Partials>
+struct PackedColumnBlocks {
+  Matrix b;
+  Vector x;
+  Result y;
+  Partials p;  // as MDRangeBlocks'
+  std::int64_t column_blocks = 1;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t unit, const std::int64_t c) const {
+    using T = value_t<Matrix>;
+    const std::int64_t cols = static_cast<std::int64_t>(b.extent(1));
+    const std::int64_t width = (cols + column_blocks - 1) / column_blocks;
+    const std::int64_t j0 = c * width;
+    const std::int64_t count = j0 < cols ? (cols - j0 < width ? cols - j0 : width) : 0;
+    const std::int64_t i0 = unit * Packed<T>::width;
+    const auto s = packed_column_sums<packed_column_units>(b, x, i0, j0, count);
+    for (int k = 0; k < Packed<T>::width; ++k) {
+      if (column_blocks == 1)
+        y(i0 + k) = s.v[k];
+      else
+        p(i0 + k, c) = s.v[k];
     }
   }
 };
@@ -1007,19 +1025,22 @@ void sum_column_blocks(const Partials& p, const Result& y) {
 }
 
 // The packed column sweep under its launch bound; false where the layout has none.
-template <class Matrix, class Items>
-bool launch_packed_columns(std::int64_t blocks, const Tiling& t, const Items& items) {
+template <class Matrix, class Vector, class Result, class Partials>
+bool launch_packed_columns(const Tiling& t, const Matrix& b, const Vector& x, const Result& y,
+                           const Partials& p) {
   if constexpr (packed_columns_layout<Matrix>()) {
     using Policy = Kokkos::MDRangePolicy<
         typename Matrix::execution_space,
         Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>,
         Kokkos::IndexType<std::int64_t>,
         Kokkos::LaunchBounds<packed_column_threads, packed_column_blocks_per_sm>>;
-    Kokkos::parallel_for("matvec::mdrange-packed",
-                         Policy({0, 0}, {blocks, t.column_blocks}, {t.tile0, t.tile1}), items);
+    const auto units = static_cast<std::int64_t>(b.extent(0)) / t.rows_per_item;
+    Kokkos::parallel_for(
+        "matvec::mdrange-packed", Policy({0, 0}, {units, t.column_blocks}, {t.tile0, t.tile1}),
+        PackedColumnBlocks<Matrix, Vector, Result, Partials>{b, x, y, p, t.column_blocks});
     return true;
   } else {
-    (void)blocks, (void)t, (void)items;
+    (void)t, (void)b, (void)x, (void)y, (void)p;
     return false;
   }
 }
@@ -1059,11 +1080,10 @@ void multiply(Variant variant, const Matrix& b, const Vector& x, const Result& y
       using Policy = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2, order, order>,
                                            Kokkos::IndexType<std::int64_t>>;
       const std::int64_t blocks = (rows + t.rows_per_item - 1) / t.rows_per_item;
-      const MDRangeBlocks<Matrix, Vector, Result, PartialsFor<Matrix>> items{b, x, y, partials, t};
-      const bool launched = t.packed && launch_packed_columns<Matrix>(blocks, t, items);
-      if (!launched)
-        Kokkos::parallel_for("matvec::mdrange",
-                             Policy({0, 0}, {blocks, t.column_blocks}, {t.tile0, t.tile1}), items);
+      if (!t.packed || !launch_packed_columns(t, b, x, y, partials))
+        Kokkos::parallel_for(
+            "matvec::mdrange", Policy({0, 0}, {blocks, t.column_blocks}, {t.tile0, t.tile1}),
+            MDRangeBlocks<Matrix, Vector, Result, PartialsFor<Matrix>>{b, x, y, partials, t});
       if (t.column_blocks > 1) sum_column_blocks(partials, y);
       break;
     }
