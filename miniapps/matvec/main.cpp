@@ -74,7 +74,8 @@ Schema matvec_schema() {
             0);
   s.integer("matvec.block_rows", 0,
             "mdrange on a CPU: rows of B per work item (0: chosen for the CPU); a GPU thread "
-            "takes one row, so a nonzero value in a GPU build is a deck error",
+            "takes one row (on CUDA often a 16-byte unit of rows), so a nonzero value in a GPU "
+            "build is a deck error",
             0);
   s.choice("matvec.pattern", "random", {"random", "laplacian"},
            "csr: random (each entry present with probability `density`) or laplacian (the "
@@ -225,7 +226,8 @@ Config read_config(const Deck& deck) {
   c.column_blocks = deck.integer("matvec.column_blocks");
   c.block_rows = deck.integer("matvec.block_rows");
   if (device_is_gpu && c.block_rows != 0)
-    deck.fail("matvec.block_rows", "sets a CPU's work items; a GPU thread takes one row");
+    deck.fail("matvec.block_rows",
+              "sets a CPU's work items; a GPU thread takes one row or a 16-byte unit");
   c.corrupt = deck.string("run.inject_fault") == "y-entry";
   c.laplacian = deck.string("matvec.pattern") == "laplacian";
   c.density = deck.number("matvec.density");
