@@ -388,20 +388,19 @@ TEST(PackedColumns, FloatUnitsOfFourRows) {
   }
 }
 
-// Column blocks of the packed sweep: whole rounds of the blocks that run at
-// once (1056: 132 multiprocessors, 8 blocks each), at least 64 columns a
-// block, and none for rows that fill many rounds.
-TEST(PackedColumns, ColumnBlocksFillWholeRounds) {
-  EXPECT_EQ(packed_column_blocks(64, 16384, 1056), 33);     // 16384^2 double: 2112 blocks
-  EXPECT_EQ(packed_column_blocks(32, 16384, 1056), 33);     // in float: 1056
-  EXPECT_EQ(packed_column_blocks(118, 9000, 1056), 71);     // 30000 x 9000 double
-  EXPECT_EQ(packed_column_blocks(1, 1 << 20, 1056), 1056);  // 256 rows of 2^20
-  EXPECT_EQ(packed_column_blocks(16384, 64, 1056), 1);      // 2^22 rows of 64
-  EXPECT_EQ(packed_column_blocks(4, 300, 1056), 4);         // few columns: 64 a block
+// Column blocks of the packed sweep: the fewest whose grid fills its last
+// round of 1056 blocks at once (132 multiprocessors, 8 blocks each) to 90%,
+// else the fullest; at least 64 columns a block.
+TEST(PackedColumns, ColumnBlocksFillTheLastRound) {
+  EXPECT_EQ(packed_column_blocks(64, 16384, 1056), 15);     // 16384^2 double: 960 blocks
+  EXPECT_EQ(packed_column_blocks(32, 16384, 1056), 30);     // in float
+  EXPECT_EQ(packed_column_blocks(118, 9000, 1056), 17);     // 30000 x 9000 double
+  EXPECT_EQ(packed_column_blocks(18, 30000, 1056), 53);     // A^T x of it in float
+  EXPECT_EQ(packed_column_blocks(1, 1 << 20, 1056), 951);   // 256 rows of 2^20
+  EXPECT_EQ(packed_column_blocks(16384, 64, 1056), 1);      // 2^22 rows of 64: 15.5 rounds
+  EXPECT_EQ(packed_column_blocks(1200, 1 << 14, 1056), 4);  // 1.14 rounds: 4 fill 4.5 of 5
+  EXPECT_EQ(packed_column_blocks(4, 300, 1056), 4);         // none fills: the fullest
   EXPECT_EQ(packed_column_blocks(4, 100, 1056), 1);
-  // Every block past the first costs two passes over its partial sums.
-  EXPECT_EQ(packed_column_blocks(18, 30000, 1056), 117);  // A^T x of 30000 x 9000 in float
-  EXPECT_EQ(packed_column_blocks(1000, 4096, 1056), 1);
   // The second pass: at most 16 blocks a thread, 4 to 32 threads a row.
   using Sum = SumColumnBlocksTiled<PartialsFor<Matrix<Kokkos::LayoutLeft>>, Vector>;
   EXPECT_EQ(Sum::groups_for(1), 4);
@@ -409,6 +408,11 @@ TEST(PackedColumns, ColumnBlocksFillWholeRounds) {
   EXPECT_EQ(Sum::groups_for(71), 8);
   EXPECT_EQ(Sum::groups_for(150), 16);
   EXPECT_EQ(Sum::groups_for(1056), 32);
+  EXPECT_TRUE(Sum::suits(16384, 15));
+  EXPECT_TRUE(Sum::suits(32, 1));
+  EXPECT_FALSE(Sum::suits(256, 951));  // a team a row instead
+  EXPECT_TRUE(Sum::suits(1024, 32));
+  EXPECT_FALSE(Sum::suits(1023, 32));
 }
 
 TEST(Seeded, LeftMatchesReferenceAndCorruptionFails) { check_seeded<Kokkos::LayoutLeft>(false); }
