@@ -564,8 +564,8 @@ inline constexpr unsigned packed_column_blocks_per_sm = 8;
 // at once. The fewest whose grid fills its last round to 90%: every block
 // past the first adds a pass over its partial sums, a bandwidth-bound grid
 // loses nothing to a round 90% full but much to one barely begun (30000 x
-// 9000 on an H100: 17 blocks, 95% of one round, ran 2% faster than 71, 99%
-// of four). None that fills so: the fullest. At most 8 rounds' worth and 64
+// 9000 on an H100: 17 blocks, 1.9 rounds, ran 2% faster than 71, 7.9
+// rounds). None that fills so: the fullest. At most 8 rounds' worth and 64
 // columns a thread.
 inline std::int64_t packed_column_blocks(std::int64_t tiles, std::int64_t cols,
                                          std::int64_t slots) {
