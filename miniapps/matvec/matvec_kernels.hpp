@@ -774,8 +774,8 @@ struct SumColumnBlocks {
   }
 };
 
-// The second pass on a GPU where the partial sums are LayoutLeft: a team a
-// 32 rows, `groups` threads a row each adding every groups-th column block
+// The second pass on a GPU where the partial sums are LayoutLeft: a team
+// takes 32 rows, `groups` threads a row each adding every groups-th column block
 // (a warp reads 32 adjacent rows of a column block), then a row's sums
 // through the team's scratch. Groups: enough that a thread adds at most 16
 // blocks, up to 32 (few rows of many blocks would leave the GPU idle).
@@ -790,8 +790,8 @@ struct SumColumnBlocksTiled {
   Partials p;
   Result y;
   int groups = 1;
-  // Few rows of many blocks (64 rows of 4224: two teams) keep more threads
-  // busy as SumColumnBlocks' team a row.
+  // Few rows of many blocks (64 rows of thousands: two teams here) keep more
+  // threads busy as SumColumnBlocks' team a row.
   static bool suits(std::int64_t rows, std::int64_t blocks) { return rows >= rows_a_team * blocks; }
   static int groups_for(std::int64_t blocks) {
     int g = 4;
