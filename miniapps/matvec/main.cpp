@@ -301,13 +301,10 @@ std::vector<karma::Variant> dense_variants(const Config& cfg, const matvec::Sett
     if (v->variant == Variant::mdrange) {
       const bool packed = matvec::columns_load_packed(b, settings.tiling);
       if (packed) c.code = {"karma::matvec::PackedColumnBlocks"};
-      using Tiled = matvec::SumColumnBlocksTiled<Partials, Vector>;
-      const bool tiled = karma::is_gpu_space<typename Matrix::execution_space>() &&
-                         matvec::is_left<Matrix>() &&
-                         Tiled::suits(rows, settings.tiling.column_blocks);
       if (settings.tiling.column_blocks > 1)
-        c.code.push_back(tiled ? "karma::matvec::SumColumnBlocksTiled"
-                               : "karma::matvec::SumColumnBlocks");
+        c.code.push_back(matvec::sums_tiled<Partials, Vector>(rows, settings.tiling.column_blocks)
+                             ? "karma::matvec::SumColumnBlocksTiled"
+                             : "karma::matvec::SumColumnBlocks");
       c.extra = {{"column_loads", packed ? "16-byte" : "element"},
                  {"rows_per_item", settings.tiling.rows_per_item},
                  {"column_blocks", settings.tiling.column_blocks},

@@ -657,6 +657,19 @@ Tiling choose_tiling(const Matrix& b, std::int64_t column_blocks = 0, std::int64
   return t;
 }
 
+// Column block c of `blocks` contiguous ones over `cols` columns: its first
+// column and how many it holds (0 past the end).
+struct ColumnRange {
+  std::int64_t first, count;
+};
+KOKKOS_INLINE_FUNCTION ColumnRange contiguous_columns(const std::int64_t cols,
+                                                      const std::int64_t blocks,
+                                                      const std::int64_t c) {
+  const std::int64_t width = (cols + blocks - 1) / blocks;
+  const std::int64_t first = c * width;
+  return {first, first < cols ? (cols - first < width ? cols - first : width) : 0};
+}
+
 template <class Matrix, class Vector, class Result, class Partials>
 struct MDRangeBlocks {
   Matrix b;
@@ -680,10 +693,10 @@ struct MDRangeBlocks {
       stride = nc;
       count = c < cols ? (cols - c + nc - 1) / nc : 0;
     } else {
-      const std::int64_t width = (cols + nc - 1) / nc;
-      j0 = c * width;
+      const ColumnRange range = contiguous_columns(cols, nc, c);
+      j0 = range.first;
       stride = 1;
-      count = j0 < cols ? (cols - j0 < width ? cols - j0 : width) : 0;
+      count = range.count;
     }
     bool swept = false;
     if constexpr (is_left<Matrix>() && !is_gpu_space<Exec>()) {
@@ -742,12 +755,10 @@ struct PackedColumnBlocks {
 
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t unit, const std::int64_t c) const {
     using T = value_t<Matrix>;
-    const std::int64_t cols = static_cast<std::int64_t>(b.extent(1));
-    const std::int64_t width = (cols + column_blocks - 1) / column_blocks;
-    const std::int64_t j0 = c * width;
-    const std::int64_t count = j0 < cols ? (cols - j0 < width ? cols - j0 : width) : 0;
+    const ColumnRange range =
+        contiguous_columns(static_cast<std::int64_t>(b.extent(1)), column_blocks, c);
     const std::int64_t i0 = unit * Packed<T>::width;
-    const auto s = packed_column_sums<packed_column_units>(b, x, i0, j0, count);
+    const auto s = packed_column_sums<packed_column_units>(b, x, i0, range.first, range.count);
     for (int k = 0; k < Packed<T>::width; ++k) {
       if (column_blocks == 1)
         y(i0 + k) = s.v[k];
@@ -1008,6 +1019,14 @@ void launch_packed_rows(const TeamShape& s, int teams, const Matrix& b, const Ve
         b, x, y);
 }
 
+// Whether the second pass over these partial sums is SumColumnBlocksTiled
+// (else SumColumnBlocks).
+template <class Partials, class Result>
+bool sums_tiled(std::int64_t rows, std::int64_t blocks) {
+  return is_gpu_space<typename Result::execution_space>() && is_left<Partials>() &&
+         SumColumnBlocksTiled<Partials, Result>::suits(rows, blocks);
+}
+
 // y(i) = sum_c P(i, c): the mdrange variant's second pass.
 template <class Partials, class Result>
 void sum_column_blocks(const Partials& p, const Result& y) {
@@ -1016,7 +1035,7 @@ void sum_column_blocks(const Partials& p, const Result& y) {
   const auto blocks = static_cast<std::int64_t>(p.extent(1));
   if constexpr (is_gpu_space<Exec>() && is_left<Partials>()) {
     using Sum = SumColumnBlocksTiled<Partials, Result>;
-    if (Sum::suits(rows, blocks)) {
+    if (sums_tiled<Partials, Result>(rows, blocks)) {
       const Sum sum{p, y, Sum::groups_for(blocks)};
       const auto teams = static_cast<int>(ceil_div(rows, Sum::rows_a_team));
       Kokkos::parallel_for("matvec::mdrange-sum",
