@@ -11,6 +11,7 @@
 
 #include "karma/array.hpp"
 #include "karma/math.hpp"
+#include "karma/packed.hpp"
 #include "karma/system.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -307,20 +308,6 @@ struct TeamPerRow {
   }
 };
 
-// 16 bytes of a row: two doubles or four floats, loaded as one.
-template <class T>
-struct alignas(16) Packed {
-  static constexpr int width = static_cast<int>(16 / sizeof(T));
-  T v[width];
-};
-
-template <class T>
-KOKKOS_INLINE_FUNCTION T packed_dot(const Packed<T>& a, const Packed<T>& b) {
-  T s = a.v[0] * b.v[0];
-  for (int k = 1; k < Packed<T>::width; ++k) s += a.v[k] * b.v[k];
-  return s;
-}
-
 // The packed column sweep's loads in flight a thread.
 inline constexpr int packed_column_units = 8;
 
@@ -380,9 +367,8 @@ bool packed_row_length(const Matrix& b) {
 template <class Matrix, class Vector>
 bool rows_load_packed(const Matrix& b, const Vector& x) {
   constexpr std::int64_t w = Packed<value_t<Matrix>>::width;
-  const auto on16 = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
   return packed_row_length(b) && static_cast<std::int64_t>(b.stride(0)) % w == 0 &&
-         x.span_is_contiguous() && on16(b.data()) && on16(x.data());
+         x.span_is_contiguous() && packed_aligned(b.data()) && packed_aligned(x.data());
 }
 
 // TeamPerRow where rows_load_packed: the same teams and lanes over Packed
@@ -551,8 +537,7 @@ template <class Matrix>
 bool columns_load_packed(const Matrix& b, const Tiling& tiling) {
   constexpr std::int64_t w = Packed<value_t<Matrix>>::width;
   return tiling.packed && tiling.rows_per_item == w && packed_column_length(b) &&
-         static_cast<std::int64_t>(b.stride(1)) % w == 0 &&
-         reinterpret_cast<std::uintptr_t>(b.data()) % 16 == 0;
+         static_cast<std::int64_t>(b.stride(1)) % w == 0 && packed_aligned(b.data());
 }
 
 // The packed column sweep's blocks: 128 threads, at least `packed_column_blocks_per_sm`

@@ -291,6 +291,8 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   k.extra["host_waits_per_factorization"] = tally.host_waits;
   k.extra["columns_read"] = tally.column_reads;
   k.extra["columns_written"] = tally.column_writes;
+  if (cfg.implementation == Implementation::kokkos && cfg.algorithm == Algorithm::mgs)
+    k.extra["packed_dots_per_factorization"] = tally.packed_dots;
 
   report.problem = {
       {"n", cfg.n_global},

@@ -22,6 +22,7 @@
 #include "mgs_matrix.hpp"
 
 #include "karma/array.hpp"
+#include "karma/packed.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -49,6 +50,7 @@ struct Tally {
   std::int64_t column_writes = 0;  // ... and written: the bytes that must move
   std::int64_t allreduces = 0;     // MPI_Allreduce calls (none on one rank)
   std::int64_t host_waits = 0;     // times the host waited for the device
+  std::int64_t packed_dots = 0;    // dots and norms that read 16-byte units (PackedColumnDot)
   void kernel(std::int64_t reads, std::int64_t writes) {
     ++launches;
     column_reads += reads;
@@ -124,7 +126,8 @@ struct Rows {
 };
 
 // Single dots and norms. On a GPU a team policy: teams of 512 threads, each
-// thread striding over the rows with independent sums (ColumnDot); in double
+// thread striding over the rows with independent sums (ColumnDot; on CUDA,
+// columns that start on 16 bytes take PackedColumnDot instead); in double
 // one team per 2048 threads the device holds and eight sums, in float two
 // teams and four sums. A RangePolicy reduction on Kokkos 4.6 CUDA runs
 // blocks of at most 256 threads and sums through shared memory; its best
@@ -225,6 +228,96 @@ struct ColumnDot {
     if (root) sum = math::sqrt(sum);
   }
 };
+
+#if defined(KOKKOS_ENABLE_CUDA)
+// Dots of two contiguous columns that start on 16 bytes (layout left): a
+// thread keeps two Packed units of each column in flight, in teams of 512,
+// two per 2048 threads the device holds, in both precisions. ColumnDot's
+// element loads left float's dot a fifth slower than the hand-written
+// kernel's on an H100 (results/mgs/README.md, "16-byte dots").
+inline constexpr int packed_dot_team = 512;
+inline constexpr int packed_dot_teams = 2;  // per 2048 resident threads
+inline constexpr int packed_dot_units = 2;  // in flight a thread and column
+using PackedDotPolicy = Kokkos::TeamPolicy<Kokkos::IndexType<std::int64_t>,
+                                           Kokkos::LaunchBounds<packed_dot_team, packed_dot_teams>>;
+
+template <class T>
+struct PackedColumnDot {
+  using value_type = T;
+  using P = Packed<T>;
+  const T* x;
+  const T* y;
+  std::int64_t n;
+  bool root;
+  KOKKOS_INLINE_FUNCTION void operator()(const PackedDotPolicy::member_type& team,
+                                         value_type& sum) const {
+    constexpr int U = packed_dot_units;
+    constexpr int S = U * P::width;
+    const std::int64_t stride = std::int64_t{team.league_size()} * team.team_size();
+    const std::int64_t thread =
+        std::int64_t{team.league_rank()} * team.team_size() + team.team_rank();
+    const P* px = reinterpret_cast<const P*>(x);
+    const P* py = reinterpret_cast<const P*>(y);
+    const std::int64_t units = n / P::width;
+    T s[S] = {};
+    std::int64_t u = thread;
+    for (; u + (U - 1) * stride < units; u += U * stride) {
+      P a[U], b[U];
+      KARMA_MGS_UNROLL
+      for (int k = 0; k < U; ++k) {
+        a[k] = px[u + k * stride];
+        b[k] = py[u + k * stride];
+      }
+      KARMA_MGS_UNROLL
+      for (int k = 0; k < U; ++k) {
+        KARMA_MGS_UNROLL
+        for (int e = 0; e < P::width; ++e) s[k * P::width + e] += a[k].v[e] * b[k].v[e];
+      }
+    }
+    for (; u < units; u += stride) {
+      const P a = px[u], b = py[u];
+      KARMA_MGS_UNROLL
+      for (int e = 0; e < P::width; ++e) s[e] += a.v[e] * b.v[e];
+    }
+    const std::int64_t r = units * P::width + thread;  // rows past the last unit
+    if (r < n) s[0] += x[r] * y[r];
+    KARMA_MGS_UNROLL
+    for (int half = S / 2; half > 0; half /= 2) {
+      KARMA_MGS_UNROLL
+      for (int k = 0; k < half; ++k) s[k] += s[k + half];
+    }
+    sum += s[0];
+  }
+  KOKKOS_INLINE_FUNCTION void final(value_type& sum) const {
+    if (root) sum = math::sqrt(sum);
+  }
+};
+#endif
+
+// Runs `dot` into `result` (a device View, or a host value): as
+// PackedColumnDot where both columns are contiguous and start on 16 bytes
+// on CUDA (counted in t.packed_dots), else as ColumnDot over `dots`.
+template <class View, class Result>
+void column_dot(const char* label, const DotPolicy<value_t<View>>& dots, const ColumnDot<View>& dot,
+                Result&& result, [[maybe_unused]] Tally& t) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same_v<typename View::array_layout, Kokkos::LayoutLeft>) {
+    using T = value_t<View>;
+    const T* x = dot.a.data() + dot.x * static_cast<std::int64_t>(dot.a.stride(1));
+    const T* y = dot.a.data() + dot.y * static_cast<std::int64_t>(dot.a.stride(1));
+    if (dot.rows.rows > 0 && packed_aligned(x) && packed_aligned(y)) {
+      const auto teams = Kokkos::DefaultExecutionSpace().concurrency() / 2048 * packed_dot_teams;
+      Kokkos::parallel_reduce(
+          label,
+          PackedDotPolicy(static_cast<int>(std::max<std::int64_t>(1, teams)), packed_dot_team),
+          PackedColumnDot<T>{x, y, dot.rows.rows, dot.root}, result);
+      ++t.packed_dots;
+      return;
+    }
+  }
+#endif
+  Kokkos::parallel_reduce(label, dots, dot, result);
+}
 
 // a(:, x) *= 1 / r
 template <class View, class Coef>
@@ -710,13 +803,13 @@ void factor_mgs(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
     for (int i = 0; i < j; ++i) {
       const ColumnDot<View> dot{a, i, j, each, false};
       if (ws.on_device) {
-        Kokkos::parallel_reduce("mgs::dot", dots, dot, Result(ws.rd(i, j)));
+        column_dot("mgs::dot", dots, dot, Result(ws.rd(i, j)), t);
         t.kernel(2, 0);
         Kokkos::parallel_for("mgs::axpy", each.policy(),
                              ColumnAxpy<View, FromDevice<T>>{a, i, j, {ws.rd(i, j)}, each});
       } else {
         T s = 0;
-        Kokkos::parallel_reduce("mgs::dot", dots, dot, s);
+        column_dot("mgs::dot", dots, dot, s, t);
         t.kernel(2, 0);
         ++t.host_waits;
         comm::sum_in_place(&s, 1);
@@ -729,13 +822,13 @@ void factor_mgs(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
     }
     const ColumnDot<View> norm{a, j, j, each, ws.on_device};
     if (ws.on_device) {
-      Kokkos::parallel_reduce("mgs::norm", dots, norm, Result(ws.rd(j, j)));
+      column_dot("mgs::norm", dots, norm, Result(ws.rd(j, j)), t);
       t.kernel(1, 0);
       Kokkos::parallel_for("mgs::scale", each.policy(),
                            ColumnScale<View, FromDevice<T>>{a, j, {ws.rd(j, j)}, each});
     } else {
       T s = 0;
-      Kokkos::parallel_reduce("mgs::norm", dots, norm, s);
+      column_dot("mgs::norm", dots, norm, s, t);
       t.kernel(1, 0);
       ++t.host_waits;
       comm::sum_in_place(&s, 1);

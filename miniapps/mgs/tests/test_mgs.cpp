@@ -223,6 +223,40 @@ TEST(MgsFactorization, WideAgainstHouseholder) {
   against_householder<double, Kokkos::LayoutLeft>(random_matrix(200, 40, 17), 1e-12);
 }
 
+// On CUDA a dot of two columns that both start on 16 bytes reads 16-byte
+// units (PackedColumnDot), the rows past the last unit one a thread; other
+// dots are ColumnDot's. In 703 rows a double column starts on 16 bytes every
+// second column, a float one every fourth (the View's allocation starts on
+// 16 bytes), and each leaves rows past its last unit.
+TEST(MgsFactorization, PackedDotsWhereColumnsAlign) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  constexpr bool cuda = true;
+#else
+  constexpr bool cuda = false;
+#endif
+  const int m = 9;
+  const auto packed = [m](std::int64_t n, std::int64_t bytes) {
+    const auto on16 = [&](int c) { return c * n * bytes % 16 == 0; };
+    std::int64_t count = 0;  // dots a(:, i) . a(:, j), i <= j
+    for (int j = 0; j < m; ++j)
+      for (int i = 0; i <= j; ++i) count += on16(i) && on16(j) ? 1 : 0;
+    return cuda ? count : 0;
+  };
+  const Dense a = random_matrix(703, m, 19);
+  against_householder<double, Kokkos::LayoutLeft>(a, 1e-12);
+  against_householder<float, Kokkos::LayoutLeft>(a, 2e-4);
+  Tally t;
+  factor_with<double, Kokkos::LayoutLeft>({Algorithm::mgs, Impl::kokkos, true}, a, &t);
+  EXPECT_EQ(t.packed_dots, packed(703, 8));
+  factor_with<float, Kokkos::LayoutLeft>({Algorithm::mgs, Impl::kokkos, false}, a, &t);
+  EXPECT_EQ(t.packed_dots, packed(703, 4));
+  factor_with<double, Kokkos::LayoutRight>({Algorithm::mgs, Impl::kokkos, true}, a, &t);
+  EXPECT_EQ(t.packed_dots, 0);
+  const Dense even = random_matrix(704, m, 23);
+  factor_with<float, Kokkos::LayoutLeft>({Algorithm::mgs, Impl::kokkos, true}, even, &t);
+  EXPECT_EQ(t.packed_dots, cuda ? m * (m + 1) / 2 : 0);
+}
+
 // Launches and columns moved, from the formulas in the README.
 TEST(MgsFactorization, LaunchAndByteCounts) {
   const int m = 7;
