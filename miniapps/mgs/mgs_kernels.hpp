@@ -233,7 +233,7 @@ struct ColumnDot {
 // Dots of two contiguous columns that start on 16 bytes (layout left): a
 // thread keeps two Packed units of each column in flight, in teams of 512,
 // two per 2048 threads the device holds, in both precisions. ColumnDot's
-// element loads left float's dot a fifth slower than the hand-written
+// element loads left float's dot a quarter slower than the hand-written
 // kernel's on an H100 (results/mgs/README.md, "16-byte dots").
 inline constexpr int packed_dot_team = 512;
 inline constexpr int packed_dot_teams = 2;  // per 2048 resident threads
