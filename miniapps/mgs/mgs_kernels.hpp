@@ -234,28 +234,35 @@ struct ColumnDot {
 // thread keeps two Packed units of each column in flight, in teams of 512,
 // two per 2048 threads the device holds, in both precisions. ColumnDot's
 // element loads left float's dot a quarter slower than the hand-written
-// kernel's on an H100 (results/mgs/README.md, "16-byte dots").
+// kernel's on an H100. A parallel_for with its own ending: each team stores
+// its sum and the last team to finish adds them with all its threads, as
+// the hand-written kernel does; Kokkos's reduction ending cost the float
+// dot 1% more on an H100 (results/mgs/README.md, "16-byte dots").
 inline constexpr int packed_dot_team = 512;
 inline constexpr int packed_dot_teams = 2;  // per 2048 resident threads
 inline constexpr int packed_dot_units = 2;  // in flight a thread and column
 using PackedDotPolicy = Kokkos::TeamPolicy<Kokkos::IndexType<std::int64_t>,
                                            Kokkos::LaunchBounds<packed_dot_team, packed_dot_teams>>;
 
+inline int packed_dot_league() {
+  const auto teams = Kokkos::DefaultExecutionSpace().concurrency() / 2048 * packed_dot_teams;
+  return static_cast<int>(std::max<std::int64_t>(1, teams));
+}
+
 template <class T>
 struct PackedColumnDot {
-  using value_type = T;
   using P = Packed<T>;
   const T* x;
   const T* y;
   std::int64_t n;
   bool root;
-  KOKKOS_INLINE_FUNCTION void operator()(const PackedDotPolicy::member_type& team,
-                                         value_type& sum) const {
+  T* team_sums;          // one a team
+  unsigned* teams_done;  // 0 before and after
+  T* out;
+
+  KOKKOS_INLINE_FUNCTION T thread_sum(std::int64_t thread, std::int64_t stride) const {
     constexpr int U = packed_dot_units;
     constexpr int S = U * P::width;
-    const std::int64_t stride = std::int64_t{team.league_size()} * team.team_size();
-    const std::int64_t thread =
-        std::int64_t{team.league_rank()} * team.team_size() + team.team_rank();
     const P* px = reinterpret_cast<const P*>(x);
     const P* py = reinterpret_cast<const P*>(y);
     const std::int64_t units = n / P::width;
@@ -286,38 +293,33 @@ struct PackedColumnDot {
       KARMA_MGS_UNROLL
       for (int k = 0; k < half; ++k) s[k] += s[k + half];
     }
-    sum += s[0];
+    return s[0];
   }
-  KOKKOS_INLINE_FUNCTION void final(value_type& sum) const {
-    if (root) sum = math::sqrt(sum);
+
+  KOKKOS_INLINE_FUNCTION void operator()(const PackedDotPolicy::member_type& team) const {
+    const int league = team.league_size();
+    T v = thread_sum(std::int64_t{team.league_rank()} * team.team_size() + team.team_rank(),
+                     std::int64_t{league} * team.team_size());
+    team.team_reduce(Kokkos::Sum<T>(v));
+    int last = 0;
+    if (team.team_rank() == 0) {
+      team_sums[team.league_rank()] = v;
+      Kokkos::memory_fence();  // the sum is seen before the count
+      last = Kokkos::atomic_fetch_add(teams_done, 1u) == static_cast<unsigned>(league - 1);
+    }
+    team.team_broadcast(last, 0);
+    if (!last) return;
+    const volatile T* sums = team_sums;  // past the L1 cache
+    T total = 0;
+    for (int b = team.team_rank(); b < league; b += team.team_size()) total += sums[b];
+    team.team_reduce(Kokkos::Sum<T>(total));
+    if (team.team_rank() == 0) {
+      *out = root ? math::sqrt(total) : total;
+      *teams_done = 0;
+    }
   }
 };
 #endif
-
-// Runs `dot` into `result` (a device View, or a host value): as
-// PackedColumnDot where both columns are contiguous and start on 16 bytes
-// on CUDA (counted in t.packed_dots), else as ColumnDot over `dots`.
-template <class View, class Result>
-void column_dot(const char* label, const DotPolicy<value_t<View>>& dots, const ColumnDot<View>& dot,
-                Result&& result, [[maybe_unused]] Tally& t) {
-#if defined(KOKKOS_ENABLE_CUDA)
-  if constexpr (std::is_same_v<typename View::array_layout, Kokkos::LayoutLeft>) {
-    using T = value_t<View>;
-    const T* x = dot.a.data() + dot.x * static_cast<std::int64_t>(dot.a.stride(1));
-    const T* y = dot.a.data() + dot.y * static_cast<std::int64_t>(dot.a.stride(1));
-    if (dot.rows.rows > 0 && packed_aligned(x) && packed_aligned(y)) {
-      const auto teams = Kokkos::DefaultExecutionSpace().concurrency() / 2048 * packed_dot_teams;
-      Kokkos::parallel_reduce(
-          label,
-          PackedDotPolicy(static_cast<int>(std::max<std::int64_t>(1, teams)), packed_dot_team),
-          PackedColumnDot<T>{x, y, dot.rows.rows, dot.root}, result);
-      ++t.packed_dots;
-      return;
-    }
-  }
-#endif
-  Kokkos::parallel_reduce(label, dots, dot, result);
-}
 
 // a(:, x) *= 1 / r
 template <class View, class Coef>
@@ -743,6 +745,8 @@ struct Workspace {
   Kokkos::View<T**, Kokkos::LayoutRight, ResultMemory> r_host;  // R, results through the host
   Kokkos::View<T*, DeviceMemory> coef1, coef2;                  // coefficients kernels read
   Kokkos::View<T*, ResultMemory> sums;                          // reductions bound for MPI
+  Kokkos::View<T*, DeviceMemory> team_sums;                     // PackedColumnDot's teams ...
+  Kokkos::View<unsigned, DeviceMemory> teams_done;              // ... and their count
 
   Workspace(int columns, bool device)
       : m(columns),
@@ -751,7 +755,12 @@ struct Workspace {
         r_host("mgs::R_host", columns, columns),
         coef1("mgs::coef1", columns + 1),
         coef2("mgs::coef2", columns + 1),
-        sums("mgs::sums", columns + 1) {}
+        sums("mgs::sums", columns + 1),
+#if defined(KOKKOS_ENABLE_CUDA)
+        team_sums("mgs::team_sums", packed_dot_league()),
+#endif
+        teams_done("mgs::teams_done") {
+  }
 
   T* rd(int i, int j) const { return r_dev.data() + static_cast<std::ptrdiff_t>(i) * m + j; }
 
@@ -792,6 +801,37 @@ void to_device(T* dst, const T* src, int count) {
                     Kokkos::View<const T*, ResultMemory, Unmanaged>(src, count));
 }
 
+// Runs `dot` into `result` (a device View, or a host value): as
+// PackedColumnDot where both columns are contiguous and start on 16 bytes
+// on CUDA (counted in t.packed_dots), else as ColumnDot over `dots`.
+template <class View, class Result>
+void column_dot(const char* label, const DotPolicy<value_t<View>>& dots, const ColumnDot<View>& dot,
+                Result&& result, [[maybe_unused]] Workspace<value_t<View>>& ws,
+                [[maybe_unused]] Tally& t) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same_v<typename View::array_layout, Kokkos::LayoutLeft>) {
+    using T = value_t<View>;
+    const T* x = dot.a.data() + dot.x * static_cast<std::int64_t>(dot.a.stride(1));
+    const T* y = dot.a.data() + dot.y * static_cast<std::int64_t>(dot.a.stride(1));
+    if (dot.rows.rows > 0 && packed_aligned(x) && packed_aligned(y)) {
+      constexpr bool to_device = Kokkos::is_view<std::decay_t<Result>>::value;
+      T* out = ws.sums.data();  // host-visible
+      if constexpr (to_device) out = result.data();
+      Kokkos::parallel_for(label, PackedDotPolicy(packed_dot_league(), packed_dot_team),
+                           PackedColumnDot<T>{x, y, dot.rows.rows, dot.root, ws.team_sums.data(),
+                                              ws.teams_done.data(), out});
+      if constexpr (!to_device) {
+        Kokkos::fence();
+        result = *out;
+      }
+      ++t.packed_dots;
+      return;
+    }
+  }
+#endif
+  Kokkos::parallel_reduce(label, dots, dot, result);
+}
+
 template <class View>
 void factor_mgs(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
   using T = value_t<View>;
@@ -803,13 +843,13 @@ void factor_mgs(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
     for (int i = 0; i < j; ++i) {
       const ColumnDot<View> dot{a, i, j, each, false};
       if (ws.on_device) {
-        column_dot("mgs::dot", dots, dot, Result(ws.rd(i, j)), t);
+        column_dot("mgs::dot", dots, dot, Result(ws.rd(i, j)), ws, t);
         t.kernel(2, 0);
         Kokkos::parallel_for("mgs::axpy", each.policy(),
                              ColumnAxpy<View, FromDevice<T>>{a, i, j, {ws.rd(i, j)}, each});
       } else {
         T s = 0;
-        column_dot("mgs::dot", dots, dot, s, t);
+        column_dot("mgs::dot", dots, dot, s, ws, t);
         t.kernel(2, 0);
         ++t.host_waits;
         comm::sum_in_place(&s, 1);
@@ -822,13 +862,13 @@ void factor_mgs(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
     }
     const ColumnDot<View> norm{a, j, j, each, ws.on_device};
     if (ws.on_device) {
-      column_dot("mgs::norm", dots, norm, Result(ws.rd(j, j)), t);
+      column_dot("mgs::norm", dots, norm, Result(ws.rd(j, j)), ws, t);
       t.kernel(1, 0);
       Kokkos::parallel_for("mgs::scale", each.policy(),
                            ColumnScale<View, FromDevice<T>>{a, j, {ws.rd(j, j)}, each});
     } else {
       T s = 0;
-      column_dot("mgs::norm", dots, norm, s, t);
+      column_dot("mgs::norm", dots, norm, s, ws, t);
       t.kernel(1, 0);
       ++t.host_waits;
       comm::sum_in_place(&s, 1);
