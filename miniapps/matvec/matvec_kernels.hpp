@@ -956,28 +956,26 @@ struct Settings {
   Tiling tiling;
 };
 
-// One team-per-row kernel at the shape's R.
-template <template <class, class, class, int> class Kernel, class Policy, class Matrix,
+template <template <class, class, class, int> class Kernel, int R, class Policy, class Matrix,
           class Vector, class Result>
+void launch_rows_at(const char* label, const Policy& policy, const TeamShape& s, const Matrix& b,
+                    const Vector& x, const Result& y) {
+  Kokkos::parallel_for(label, policy,
+                       Kernel<Matrix, Vector, Result, R>{b, x, y, s.team_size, s.vector_length});
+}
+
+// One team-per-row kernel at the shape's R. Fewest is the least R a caller
+// passes: 2 where it launches R = 1 itself, so that kernel is not built here.
+template <template <class, class, class, int> class Kernel, int Fewest = 1, class Policy,
+          class Matrix, class Vector, class Result>
 void launch_team_rows(const char* label, const Policy& policy, const TeamShape& s, const Matrix& b,
                       const Vector& x, const Result& y) {
-  switch (s.rows_per_thread) {
-    case 8:
-      Kokkos::parallel_for(
-          label, policy, Kernel<Matrix, Vector, Result, 8>{b, x, y, s.team_size, s.vector_length});
-      break;
-    case 4:
-      Kokkos::parallel_for(
-          label, policy, Kernel<Matrix, Vector, Result, 4>{b, x, y, s.team_size, s.vector_length});
-      break;
-    case 2:
-      Kokkos::parallel_for(
-          label, policy, Kernel<Matrix, Vector, Result, 2>{b, x, y, s.team_size, s.vector_length});
-      break;
-    default:
-      Kokkos::parallel_for(
-          label, policy, Kernel<Matrix, Vector, Result, 1>{b, x, y, s.team_size, s.vector_length});
-  }
+  static_assert(Fewest == 1 || Fewest == 2, "R is 1, 2, 4 or 8");
+  if (s.rows_per_thread == 8) return launch_rows_at<Kernel, 8>(label, policy, s, b, x, y);
+  if (s.rows_per_thread == 4) return launch_rows_at<Kernel, 4>(label, policy, s, b, x, y);
+  if (Fewest == 2 || s.rows_per_thread == 2)
+    return launch_rows_at<Kernel, 2>(label, policy, s, b, x, y);
+  if constexpr (Fewest == 1) launch_rows_at<Kernel, 1>(label, policy, s, b, x, y);
 }
 
 template <class Matrix, class Vector, class Result, int R>
@@ -999,7 +997,7 @@ void launch_packed_rows(const TeamShape& s, int teams, const Matrix& b, const Ve
                          TeamPerRowPacked<Matrix, Vector, Result, 1, wide / 2>{b, x, y, s.team_size,
                                                                                s.vector_length});
   else
-    launch_team_rows<PackedRowsKernel>(
+    launch_team_rows<PackedRowsKernel, 2>(
         label, PackedRowsPolicy<Matrix, packed_rows_blocks>(teams, s.team_size, s.vector_length), s,
         b, x, y);
 }
@@ -1030,14 +1028,12 @@ void sum_column_blocks(const Partials& p, const Result& y) {
       return;
     }
   }
-  {
-    int threads = 1;  // a warp or more per row on a GPU, one thread on a CPU
-    if (is_gpu_space<Exec>())
-      while (threads < 128 && (threads < 32 || threads < blocks)) threads *= 2;
-    Kokkos::parallel_for("matvec::mdrange-sum",
-                         Kokkos::TeamPolicy<Exec>(static_cast<int>(rows), threads),
-                         SumColumnBlocks<Partials, Result>{p, y});
-  }
+  int threads = 1;  // a warp or more per row on a GPU, one thread on a CPU
+  if (is_gpu_space<Exec>())
+    while (threads < 128 && (threads < 32 || threads < blocks)) threads *= 2;
+  Kokkos::parallel_for("matvec::mdrange-sum",
+                       Kokkos::TeamPolicy<Exec>(static_cast<int>(rows), threads),
+                       SumColumnBlocks<Partials, Result>{p, y});
 }
 
 // The packed column sweep under its launch bound; false where the layout has none.

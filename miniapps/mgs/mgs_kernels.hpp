@@ -181,6 +181,19 @@ struct FromHost {
 #define KARMA_MGS_UNROLL
 #endif
 
+// The sum of s, added in pairs (N a power of two): a thread's independent
+// partial sums at the end of a dot.
+template <class T, int N>
+KOKKOS_INLINE_FUNCTION T fold_sums(T (&s)[N]) {
+  static_assert((N & (N - 1)) == 0, "a power of two");
+  KARMA_MGS_UNROLL
+  for (int half = N / 2; half > 0; half /= 2) {
+    KARMA_MGS_UNROLL
+    for (int k = 0; k < half; ++k) s[k] += s[k + half];
+  }
+  return s[0];
+}
+
 // --- mgs: the level-1 kernels ------------------------------------------------
 
 // a(:, x) . a(:, y); final() takes the square root for a norm. On a GPU
@@ -206,12 +219,7 @@ struct ColumnDot {
       for (int k = 0; k < sums; ++k) s[k] += a(i + k * stride, x) * a(i + k * stride, y);
     }
     for (; i < n; i += stride) s[0] += a(i, x) * a(i, y);
-    KARMA_MGS_UNROLL
-    for (int half = sums / 2; half > 0; half /= 2) {
-      KARMA_MGS_UNROLL
-      for (int k = 0; k < half; ++k) s[k] += s[k + half];
-    }
-    sum += s[0];
+    sum += fold_sums(s);
   }
 #else
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t w, value_type& sum) const {
@@ -288,12 +296,7 @@ struct PackedColumnDot {
     }
     const std::int64_t r = units * P::width + thread;  // rows past the last unit
     if (r < n) s[0] += x[r] * y[r];
-    KARMA_MGS_UNROLL
-    for (int half = S / 2; half > 0; half /= 2) {
-      KARMA_MGS_UNROLL
-      for (int k = 0; k < half; ++k) s[k] += s[k + half];
-    }
-    return s[0];
+    return fold_sums(s);
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const PackedDotPolicy::member_type& team) const {
@@ -745,8 +748,10 @@ struct Workspace {
   Kokkos::View<T**, Kokkos::LayoutRight, ResultMemory> r_host;  // R, results through the host
   Kokkos::View<T*, DeviceMemory> coef1, coef2;                  // coefficients kernels read
   Kokkos::View<T*, ResultMemory> sums;                          // reductions bound for MPI
-  Kokkos::View<T*, DeviceMemory> team_sums;                     // PackedColumnDot's teams ...
-  Kokkos::View<unsigned, DeviceMemory> teams_done;              // ... and their count
+#if defined(KOKKOS_ENABLE_CUDA)
+  Kokkos::View<T*, DeviceMemory> team_sums;         // PackedColumnDot's teams ...
+  Kokkos::View<unsigned, DeviceMemory> teams_done;  // ... and their count
+#endif
 
   Workspace(int columns, bool device)
       : m(columns),
@@ -755,11 +760,11 @@ struct Workspace {
         r_host("mgs::R_host", columns, columns),
         coef1("mgs::coef1", columns + 1),
         coef2("mgs::coef2", columns + 1),
-        sums("mgs::sums", columns + 1),
+        sums("mgs::sums", columns + 1) {
 #if defined(KOKKOS_ENABLE_CUDA)
-        team_sums("mgs::team_sums", packed_dot_league()),
+    team_sums = decltype(team_sums)("mgs::team_sums", packed_dot_league());
+    teams_done = decltype(teams_done)("mgs::teams_done");
 #endif
-        teams_done("mgs::teams_done") {
   }
 
   T* rd(int i, int j) const { return r_dev.data() + static_cast<std::ptrdiff_t>(i) * m + j; }
