@@ -125,11 +125,32 @@ KOKKOS_FORCEINLINE_FUNCTION void element_gradients(const T (&x)[dims][vertices],
   }
 }
 
+// Calls f(j, v) for the 24 values of an element in the memory order of its
+// layout: plane by plane in layout left, element by element in layout right.
+template <class Layout, class F>
+KOKKOS_FORCEINLINE_FUNCTION void in_memory_order(F&& f) {
+  if constexpr (std::is_same<Layout, Kokkos::LayoutLeft>::value) {
+    KARMA_HEXGRAD_UNROLL
+    for (int v = 0; v < vertices; ++v) {
+      KARMA_HEXGRAD_UNROLL
+      for (int j = 0; j < dims; ++j) f(j, v);
+    }
+  } else {
+    KARMA_HEXGRAD_UNROLL
+    for (int j = 0; j < dims; ++j) {
+      KARMA_HEXGRAD_UNROLL
+      for (int v = 0; v < vertices; ++v) f(j, v);
+    }
+  }
+}
+
 // The timed Kokkos kernel: one element per work item, every coordinate
-// loaded before the arithmetic, every gradient stored after it.
+// loaded before the arithmetic, every gradient stored after it, both in the
+// arrays' memory order.
 template <class CoordView, class GradView>
 struct Gradients {
   using T = typename GradView::non_const_value_type;
+  using Layout = typename CoordView::array_layout;
   static_assert(std::is_same<typename CoordView::non_const_value_type, T>::value,
                 "coordinates and gradients share one precision");
   CoordView x;
@@ -139,18 +160,10 @@ struct Gradients {
   template <class Index>
   KOKKOS_INLINE_FUNCTION void operator()(const Index e) const {
     T c[dims][vertices];
-    KARMA_HEXGRAD_UNROLL
-    for (int j = 0; j < dims; ++j) {
-      KARMA_HEXGRAD_UNROLL
-      for (int v = 0; v < vertices; ++v) c[j][v] = x(e, j, v);
-    }
+    in_memory_order<Layout>([&](int j, int v) { c[j][v] = x(e, j, v); });
     T out[dims][vertices];
     element_gradients(c, r, out);
-    KARMA_HEXGRAD_UNROLL
-    for (int j = 0; j < dims; ++j) {
-      KARMA_HEXGRAD_UNROLL
-      for (int v = 0; v < vertices; ++v) g(e, j, v) = out[j][v];
-    }
+    in_memory_order<Layout>([&](int j, int v) { g(e, j, v) = out[j][v]; });
   }
 };
 
@@ -165,11 +178,44 @@ auto element_policy(std::int64_t n) {
   return Policy(0, static_cast<Index>(n));
 }
 
+// On CUDA, float's kernel in layout left asks Kokkos for a quarter of an
+// SM's threads (Kokkos holds it there with shared memory): at the register
+// limit it ran about 3% slower on an H100 (results/hexgrad/README.md,
+// "Occupancy and read-only loads"). Double's runs fastest at that limit.
+inline constexpr int gpu_float_occupancy = 25;  // percent
+
+template <class T, class Layout>
+constexpr int desired_occupancy() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::Cuda>::value &&
+      std::is_same<T, float>::value && std::is_same<Layout, Kokkos::LayoutLeft>::value)
+    return gpu_float_occupancy;
+#endif
+  return 0;  // as many threads as the registers allow
+}
+
+// The coordinates are only read: a RandomAccess view lets a GPU read them
+// through its read-only path, as the hand-written kernel's __restrict__ does.
+template <class View>
+using ReadOnly = Kokkos::View<typename View::const_data_type, typename View::array_layout,
+                              typename View::device_type,
+                              Kokkos::MemoryTraits<Kokkos::Unmanaged | Kokkos::RandomAccess>>;
+
 template <class Index, class CoordView, class GradView>
 void gradients(const CoordView& x, const GradView& g,
                const ReferenceGradients<typename GradView::non_const_value_type>& r) {
-  Kokkos::parallel_for("hexgrad::gradients", element_policy<Index>(x.extent(0)),
-                       Gradients<CoordView, GradView>{x, g, r});
+  using T = typename GradView::non_const_value_type;
+  const ReadOnly<CoordView> xr = x;
+  const Gradients<ReadOnly<CoordView>, GradView> kernel{xr, g, r};
+  constexpr int occupancy = desired_occupancy<T, typename CoordView::array_layout>();
+  if constexpr (occupancy > 0)
+    Kokkos::parallel_for(
+        "hexgrad::gradients",
+        Kokkos::Experimental::prefer(element_policy<Index>(x.extent(0)),
+                                     Kokkos::Experimental::DesiredOccupancy(occupancy)),
+        kernel);
+  else
+    Kokkos::parallel_for("hexgrad::gradients", element_policy<Index>(x.extent(0)), kernel);
 }
 
 // --- The mesh ---------------------------------------------------------------

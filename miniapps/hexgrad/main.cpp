@@ -341,6 +341,8 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   // Each timed repetition is one launch between fences: at small n this is
   // the launch-and-synchronise latency, not throughput.
   k.extra["time_per_launch_us"] = {{"min", s.min * 1e6}, {"median", s.median * 1e6}};
+  if (cfg.implementation == Implementation::kokkos && desired_occupancy<T, L>() > 0)
+    k.extra["desired_occupancy_percent"] = desired_occupancy<T, L>();
 
   report.problem = hexgrad_problem<T, Index>(cfg, mesh, local, footprint);
   report.summary = hexgrad_summary(cfg, footprint);
