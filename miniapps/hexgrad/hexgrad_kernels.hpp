@@ -180,8 +180,8 @@ auto element_policy(std::int64_t n) {
 
 // On CUDA, float's kernel in layout left asks Kokkos for a quarter of an
 // SM's threads (Kokkos holds it there with shared memory): at the register
-// limit it ran about 3% slower on an H100 (results/hexgrad/README.md,
-// "Occupancy and read-only loads"). Double's runs fastest at that limit.
+// limit it ran 2% to 3% slower on an H100 and an H200 (results/hexgrad/
+// README.md, "Occupancy and read-only loads"). Double's runs fastest there.
 inline constexpr int gpu_float_occupancy = 25;  // percent
 
 template <class T, class Layout>
