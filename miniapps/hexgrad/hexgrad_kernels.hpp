@@ -125,32 +125,11 @@ KOKKOS_FORCEINLINE_FUNCTION void element_gradients(const T (&x)[dims][vertices],
   }
 }
 
-// Calls f(j, v) for the 24 values of an element in the memory order of its
-// layout: plane by plane in layout left, element by element in layout right.
-template <class Layout, class F>
-KOKKOS_FORCEINLINE_FUNCTION void in_memory_order(F&& f) {
-  if constexpr (std::is_same<Layout, Kokkos::LayoutLeft>::value) {
-    KARMA_HEXGRAD_UNROLL
-    for (int v = 0; v < vertices; ++v) {
-      KARMA_HEXGRAD_UNROLL
-      for (int j = 0; j < dims; ++j) f(j, v);
-    }
-  } else {
-    KARMA_HEXGRAD_UNROLL
-    for (int j = 0; j < dims; ++j) {
-      KARMA_HEXGRAD_UNROLL
-      for (int v = 0; v < vertices; ++v) f(j, v);
-    }
-  }
-}
-
 // The timed Kokkos kernel: one element per work item, every coordinate
-// loaded before the arithmetic, every gradient stored after it, both in the
-// arrays' memory order.
+// loaded before the arithmetic, every gradient stored after it.
 template <class CoordView, class GradView>
 struct Gradients {
   using T = typename GradView::non_const_value_type;
-  using Layout = typename CoordView::array_layout;
   static_assert(std::is_same<typename CoordView::non_const_value_type, T>::value,
                 "coordinates and gradients share one precision");
   CoordView x;
@@ -160,10 +139,18 @@ struct Gradients {
   template <class Index>
   KOKKOS_INLINE_FUNCTION void operator()(const Index e) const {
     T c[dims][vertices];
-    in_memory_order<Layout>([&](int j, int v) { c[j][v] = x(e, j, v); });
+    KARMA_HEXGRAD_UNROLL
+    for (int j = 0; j < dims; ++j) {
+      KARMA_HEXGRAD_UNROLL
+      for (int v = 0; v < vertices; ++v) c[j][v] = x(e, j, v);
+    }
     T out[dims][vertices];
     element_gradients(c, r, out);
-    in_memory_order<Layout>([&](int j, int v) { g(e, j, v) = out[j][v]; });
+    KARMA_HEXGRAD_UNROLL
+    for (int j = 0; j < dims; ++j) {
+      KARMA_HEXGRAD_UNROLL
+      for (int v = 0; v < vertices; ++v) g(e, j, v) = out[j][v];
+    }
   }
 };
 
@@ -209,17 +196,16 @@ template <class Index, class CoordView, class GradView>
 void gradients(const CoordView& x, const GradView& g,
                const ReferenceGradients<typename GradView::non_const_value_type>& r) {
   using T = typename GradView::non_const_value_type;
-  const Coordinates<CoordView> xr = x;
-  const Gradients<Coordinates<CoordView>, GradView> kernel{xr, g, r};
+  using Kernel = Gradients<Coordinates<CoordView>, GradView>;
   constexpr int occupancy = desired_occupancy<T, typename CoordView::array_layout>();
   if constexpr (occupancy > 0)
     Kokkos::parallel_for(
         "hexgrad::gradients",
         Kokkos::Experimental::prefer(element_policy<Index>(x.extent(0)),
                                      Kokkos::Experimental::DesiredOccupancy(occupancy)),
-        kernel);
+        Kernel{x, g, r});
   else
-    Kokkos::parallel_for("hexgrad::gradients", element_policy<Index>(x.extent(0)), kernel);
+    Kokkos::parallel_for("hexgrad::gradients", element_policy<Index>(x.extent(0)), Kernel{x, g, r});
 }
 
 // --- The mesh ---------------------------------------------------------------
