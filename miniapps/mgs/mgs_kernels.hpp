@@ -149,10 +149,15 @@ struct DotShape {
 template <class T>
 using DotPolicy = Kokkos::TeamPolicy<Kokkos::IndexType<std::int64_t>,
                                      Kokkos::LaunchBounds<DotShape<T>::team, DotShape<T>::per_sm>>;
+// The league of a dot kernel that keeps `per` teams on each 2048 threads the
+// device holds.
+inline int resident_teams(int per) {
+  const auto teams = Kokkos::DefaultExecutionSpace().concurrency() / 2048 * per;
+  return static_cast<int>(std::max<std::int64_t>(1, teams));
+}
 template <class T>
 DotPolicy<T> dot_policy(std::int64_t) {
-  const auto teams = Kokkos::DefaultExecutionSpace().concurrency() / 2048 * DotShape<T>::per_sm;
-  return DotPolicy<T>(static_cast<int>(std::max<std::int64_t>(1, teams)), DotShape<T>::team);
+  return DotPolicy<T>(resident_teams(DotShape<T>::per_sm), DotShape<T>::team);
 }
 #else
 template <class T>
@@ -251,11 +256,6 @@ inline constexpr int packed_dot_teams = 2;  // per 2048 resident threads
 inline constexpr int packed_dot_units = 2;  // in flight a thread and column
 using PackedDotPolicy = Kokkos::TeamPolicy<Kokkos::IndexType<std::int64_t>,
                                            Kokkos::LaunchBounds<packed_dot_team, packed_dot_teams>>;
-
-inline int packed_dot_league() {
-  const auto teams = Kokkos::DefaultExecutionSpace().concurrency() / 2048 * packed_dot_teams;
-  return static_cast<int>(std::max<std::int64_t>(1, teams));
-}
 
 template <class T>
 struct PackedColumnDot {
@@ -762,7 +762,7 @@ struct Workspace {
         coef2("mgs::coef2", columns + 1),
         sums("mgs::sums", columns + 1) {
 #if defined(KOKKOS_ENABLE_CUDA)
-    team_sums = decltype(team_sums)("mgs::team_sums", packed_dot_league());
+    team_sums = decltype(team_sums)("mgs::team_sums", resident_teams(packed_dot_teams));
     teams_done = decltype(teams_done)("mgs::teams_done");
 #endif
   }
@@ -822,7 +822,8 @@ void column_dot(const char* label, const DotPolicy<value_t<View>>& dots, const C
       constexpr bool to_device = Kokkos::is_view<std::decay_t<Result>>::value;
       T* out = ws.sums.data();  // host-visible
       if constexpr (to_device) out = result.data();
-      Kokkos::parallel_for(label, PackedDotPolicy(packed_dot_league(), packed_dot_team),
+      const auto league = static_cast<int>(ws.team_sums.extent(0));  // one sum a team
+      Kokkos::parallel_for(label, PackedDotPolicy(league, packed_dot_team),
                            PackedColumnDot<T>{x, y, dot.rows.rows, dot.root, ws.team_sums.data(),
                                               ws.teams_done.data(), out});
       if constexpr (!to_device) {
