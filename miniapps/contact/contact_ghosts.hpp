@@ -5,6 +5,7 @@
 #include "contact_decomposition.hpp"
 
 #include "karma/comm.hpp"
+#include "karma/pinned.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -56,8 +57,10 @@ inline constexpr int ghost_ints = 7;
 struct Ghosts {
   std::vector<int> peers;
   std::vector<Region> peer_regions;
-  Kokkos::View<int*, Memory> send, recv;                       // ghost_ints per element, by peer
-  Kokkos::View<int*, Kokkos::HostSpace> send_host, recv_host;  // host staging
+  Kokkos::View<int*, Memory> send, recv;  // ghost_ints per element, by peer
+  // Host staging, page-locked: the copies to and from the device run at the
+  // link's speed.
+  Kokkos::View<int*, PinnedHostSpace> send_host, recv_host;
   // How MPI reaches the buffers: "host memory" (a host backend), "gpu-aware"
   // (MPI reads device memory), "host staging" (copies through the host).
   std::string mpi_path;
@@ -68,6 +71,7 @@ struct Ghosts {
 inline Ghosts make_ghosts(const Decomposition& d) {
   Ghosts g;
   g.peers = d.peers;
+  g.send = decltype(g.send)("contact::ghosts::send", 0);  // grown by exchange_ghosts
   for (int p : d.peers) g.peer_regions.push_back(d.regions[static_cast<std::size_t>(p)]);
   g.mpi_path_why = comm::gpu_aware_how();
   if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, Memory>::accessible)
@@ -84,6 +88,56 @@ void ensure_room(V& v, std::int64_t size, const std::string& label) {
   v = V(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), size);
 }
 
+// Packs into g.send, from element slot `base` on, every own element whose
+// box reaches region r, and returns how many there are. Only those that fit
+// are written: the caller grows g.send and packs again when they do not, so
+// one pass over the own elements both counts and packs.
+inline Index pack_ghosts(const Ghosts& g, const LocalElements& l, const Region r,
+                         std::int64_t base) {
+  const auto boxes = l.boxes;
+  const auto ids = l.ids;
+  const auto send = g.send;
+  const std::int64_t room = static_cast<std::int64_t>(send.extent(0)) / ghost_ints;
+  Index total = 0;
+  Kokkos::parallel_scan(
+      "contact::ghosts::pack", Range(0, l.owned),
+      KOKKOS_LAMBDA(const Index e, Index& at, const bool final) {
+        int box[6];
+        for (int d = 0; d < 6; ++d) box[d] = boxes(e, d);
+        if (!reaches(box, r.lo, r.hi, ghost_reach)) return;
+        if (final && base + at < room) {
+          const std::int64_t w = (base + at) * ghost_ints;
+          send(w) = ids(e);
+          for (int d = 0; d < 6; ++d) send(w + 1 + d) = box[d];
+        }
+        ++at;
+      },
+      total);
+  return total;
+}
+
+// Packs every peer's ghosts into g.send, peer after peer, and returns how
+// many each peer gets (element slots; a peer's start is the sum of those
+// before it).
+inline std::vector<std::int64_t> pack_peers(Ghosts& g, const LocalElements& l) {
+  std::vector<std::int64_t> counts(g.peers.size(), 0);
+  std::int64_t base = 0;
+  for (std::size_t k = 0; k < counts.size(); ++k) {
+    Index c = pack_ghosts(g, l, g.peer_regions[k], base);
+    const std::int64_t need = base + c;
+    if (need * ghost_ints > static_cast<std::int64_t>(g.send.extent(0))) {
+      // A quarter more than this step needs, so that the next steps, whose
+      // ghosts differ a little as B moves, pack once. resize keeps the
+      // earlier peers' ghosts.
+      Kokkos::resize(g.send, (need + need / 4 + 16) * ghost_ints);
+      c = pack_ghosts(g, l, g.peer_regions[k], base);
+    }
+    counts[k] = c;
+    base += c;
+  }
+  return counts;
+}
+
 // This step's ghosts: every own element whose box reaches a peer's region
 // widened by ghost_reach goes to that peer (a box of the peer's can meet it
 // only there); the peers' arrive as local elements [owned, count).
@@ -91,42 +145,9 @@ void ensure_room(V& v, std::int64_t size, const std::string& label) {
 // peer, a broken exchange the checks must catch.
 inline void exchange_ghosts(Ghosts& g, LocalElements& l, bool fault) {
   const std::size_t peers = g.peers.size();
-  const auto boxes = l.boxes;
-  const auto ids = l.ids;
-  std::vector<std::int64_t> counts(peers, 0), offsets(peers + 1, 0);
-  for (std::size_t k = 0; k < peers; ++k) {
-    const Region r = g.peer_regions[k];
-    Index c = 0;
-    Kokkos::parallel_reduce(
-        "contact::ghosts::count", Range(0, l.owned),
-        KOKKOS_LAMBDA(const Index e, Index& sum) {
-          int box[6];
-          for (int d = 0; d < 6; ++d) box[d] = boxes(e, d);
-          sum += reaches(box, r.lo, r.hi, ghost_reach) ? 1 : 0;
-        },
-        c);
-    counts[k] = c;
-    offsets[k + 1] = offsets[k] + c;
-  }
-  ensure_room(g.send, offsets[peers] * ghost_ints, "contact::ghosts::send");
-  const auto send = g.send;
-  for (std::size_t k = 0; k < peers; ++k) {
-    const Region r = g.peer_regions[k];
-    const std::int64_t base = offsets[k];
-    Kokkos::parallel_scan(
-        "contact::ghosts::pack", Range(0, l.owned),
-        KOKKOS_LAMBDA(const Index e, Index& at, const bool final) {
-          int box[6];
-          for (int d = 0; d < 6; ++d) box[d] = boxes(e, d);
-          if (!reaches(box, r.lo, r.hi, ghost_reach)) return;
-          if (final) {
-            const std::int64_t w = (base + at) * ghost_ints;
-            send(w) = ids(e);
-            for (int d = 0; d < 6; ++d) send(w + 1 + d) = box[d];
-          }
-          ++at;
-        });
-  }
+  const std::vector<std::int64_t> counts = pack_peers(g, l);
+  std::vector<std::int64_t> offsets(peers + 1, 0);
+  for (std::size_t k = 0; k < peers; ++k) offsets[k + 1] = offsets[k] + counts[k];
   // Counted in ints from here.
   std::vector<std::int64_t> send_offsets(peers), send_counts(peers);
   for (std::size_t k = 0; k < peers; ++k) {

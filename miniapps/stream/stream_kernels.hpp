@@ -3,6 +3,7 @@
 
 #include "karma/array.hpp"
 #include "karma/divisor.hpp"
+#include "karma/pinned.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <nlohmann/json.hpp>
@@ -339,15 +340,7 @@ struct MaxRelativeError {
 // Where dot writes its sums: pinned host memory on GPUs, so the device writes
 // them where the host reads them and no copy follows the kernel (6 us a call
 // on an H200).
-#if defined(KOKKOS_ENABLE_CUDA)
-using ResultMemory = Kokkos::CudaHostPinnedSpace;
-#elif defined(KOKKOS_ENABLE_HIP) && KOKKOS_VERSION >= 40000
-using ResultMemory = Kokkos::HIPHostPinnedSpace;
-#elif defined(KOKKOS_ENABLE_HIP)
-using ResultMemory = Kokkos::Experimental::HIPHostPinnedSpace;
-#else
-using ResultMemory = Kokkos::HostSpace;
-#endif
+using ResultMemory = PinnedHostSpace;
 
 // A 1D dot on a GPU, in two stages as BabelStream's CUDA dot: each team adds
 // a grid-strided share of the products and writes one partial sum; the host

@@ -4,6 +4,7 @@
 // to catch a corrupted list or a search that misses pairs; and a
 // partitioned run's split, ghost rule and search, rank by rank, without MPI.
 #include "contact_decomposition.hpp"
+#include "contact_ghosts.hpp"
 #include "contact_row_stats.hpp"
 #include "contact_scene.hpp"
 #include "contact_verify.hpp"
@@ -533,6 +534,46 @@ TEST(Decomposition, OwnRowsWithGhostsEqualTheWholeMeshRows) {
       }
     }
     EXPECT_GT(crossing, 0) << ranks << " ranks: no pair crossed a rank boundary";
+  }
+}
+
+// A rank's packed ghosts are, peer after peer, the own elements each peer's
+// rule selects, in order, with their boxes; also when the buffer, empty at
+// first as in every run, grows at a later peer and keeps the earlier ones.
+TEST(Ghosts, EachPeerGetsWhatItsRuleSelectsWhileTheBufferGrows) {
+  const int n = 8;
+  const Scene s = make_scene(n, 20, unit / 2);
+  const auto boxes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, s.boxes);
+  const Decomposition d = decompose(s.shape, 0, 4);
+  LocalElements l = make_local_elements(d);
+  own_boxes(s.shape, s.xyz, static_cast<int>(s.bz), l);
+  Ghosts g;
+  g.peers = d.peers;
+  for (int p : d.peers) g.peer_regions.push_back(d.regions[static_cast<std::size_t>(p)]);
+  std::vector<std::vector<int>> expected(g.peers.size());
+  for (std::size_t k = 0; k < expected.size(); ++k)
+    for (int e : host_ids(d.owned)) {
+      int b[6];
+      for (int c = 0; c < 6; ++c) b[c] = boxes(e, c);
+      if (reaches(b, g.peer_regions[k].lo, g.peer_regions[k].hi, ghost_reach))
+        expected[k].push_back(e);
+    }
+  ASSERT_GE(expected.size(), 2u);
+  // What the test is for: the room made for the first peer misses the second's.
+  const auto first = static_cast<std::int64_t>(expected[0].size());
+  ASSERT_GT(first + static_cast<std::int64_t>(expected[1].size()), first + first / 4 + 16);
+
+  const std::vector<std::int64_t> counts = pack_peers(g, l);
+  const auto send = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, g.send);
+  std::int64_t slot = 0;
+  for (std::size_t k = 0; k < expected.size(); ++k) {
+    ASSERT_EQ(counts[k], static_cast<std::int64_t>(expected[k].size())) << "peer " << k;
+    for (int e : expected[k]) {
+      EXPECT_EQ(send(slot * ghost_ints), e) << "peer " << k;
+      for (int c = 0; c < 6; ++c)
+        EXPECT_EQ(send(slot * ghost_ints + 1 + c), boxes(e, c)) << "peer " << k << ", " << e;
+      ++slot;
+    }
   }
 }
 
