@@ -71,7 +71,7 @@ struct Ghosts {
 inline Ghosts make_ghosts(const Decomposition& d) {
   Ghosts g;
   g.peers = d.peers;
-  g.send = decltype(g.send)("contact::ghosts::send", 0);  // grown by exchange_ghosts
+  g.send = decltype(g.send)("contact::ghosts::send", 0);  // grown by pack_peers
   for (int p : d.peers) g.peer_regions.push_back(d.regions[static_cast<std::size_t>(p)]);
   g.mpi_path_why = comm::gpu_aware_how();
   if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, Memory>::accessible)

@@ -406,10 +406,8 @@ def check(case, workdir):
         if pcode == 2 and "--output " in pstderr and "does not exist" in pstderr:
             return "capped", None
         # The deck alone gives its answer in time, so the run had no long work
-        # to do: either it hangs, or the machine started it slowly (a GPU node
-        # running the whole test command once took over 4 s to start a
-        # process that exits 2). A hang comes back; run it once more with the
-        # reader's limit and judge that run.
+        # to do: either it hangs or a loaded machine started it slowly. A hang
+        # comes back: run it once more with the reader's limit and judge that.
         if os.path.exists(output):
             os.remove(output)
         code, stdout, stderr = run(command, PROBE_TIMEOUT_S, directory)
