@@ -550,9 +550,10 @@ TEST(Ghosts, EachPeerGetsWhatItsRuleSelectsWhileTheBufferGrows) {
   Ghosts g;
   g.peers = d.peers;
   for (int p : d.peers) g.peer_regions.push_back(d.regions[static_cast<std::size_t>(p)]);
+  const std::vector<int> own = host_ids(d.owned);
   std::vector<std::vector<int>> expected(g.peers.size());
   for (std::size_t k = 0; k < expected.size(); ++k)
-    for (int e : host_ids(d.owned)) {
+    for (int e : own) {
       int b[6];
       for (int c = 0; c < 6; ++c) b[c] = boxes(e, c);
       if (reaches(b, g.peer_regions[k].lo, g.peer_regions[k].hi, ghost_reach))
