@@ -69,7 +69,7 @@ constexpr int elements_per_item() {
 inline constexpr std::int64_t tile_items = 32;
 
 template <int U>
-KOKKOS_INLINE_FUNCTION constexpr std::int64_t items_1d(std::int64_t n) {
+constexpr std::int64_t items_1d(std::int64_t n) {
   if (U == 1) return n;
   return (n + tile_items * U - 1) / (tile_items * U) * tile_items;
 }
@@ -346,37 +346,23 @@ using ResultMemory = PinnedHostSpace;
 // a grid-strided share of the products and writes one partial sum; the host
 // adds the partials. Kokkos' one-kernel reduction, which also combines the
 // blocks' sums on the device, took about 3 us a call longer on an H200
-// (results/stream/README.md). A thread holds two sums, so that two products'
-// loads are in flight, and takes its two elements in tiles as the
-// element-wise kernels do (element_1d<2>): a warp's two loads are
-// neighbouring segments, which the H100 read faster than segments a grid
-// apart.
+// (results/stream/README.md).
 template <class View, class ExecSpace>
 struct DotTeams {
   View a, b;
   std::int64_t n;
   Kokkos::View<double*, ResultMemory> partials;  // one per team
-
-  KOKKOS_INLINE_FUNCTION double product(std::int64_t i) const {
-    return static_cast<double>(a(i)) * static_cast<double>(b(i));
-  }
   KOKKOS_INLINE_FUNCTION void operator()(
       const typename Kokkos::TeamPolicy<ExecSpace>::member_type& team) const {
-    const std::int64_t threads = std::int64_t{team.league_size()} * team.team_size();
-    const std::int64_t whole = n / (2 * tile_items) * tile_items;  // items of whole tiles
-    const std::int64_t items = items_1d<2>(n);
-    std::int64_t item = std::int64_t{team.league_rank()} * team.team_size() + team.team_rank();
+    const std::int64_t stride = std::int64_t{team.league_size()} * team.team_size();
+    // Two sums, so that two products' loads are in flight per thread.
     double sum = 0, other = 0;
-    for (; item < whole; item += threads) {
-      const std::int64_t i = element_1d<2>(item, 0);
-      sum += product(i);
-      other += product(i + tile_items);
+    std::int64_t i = std::int64_t{team.league_rank()} * team.team_size() + team.team_rank();
+    for (; i + stride < n; i += 2 * stride) {
+      sum += static_cast<double>(a(i)) * static_cast<double>(b(i));
+      other += static_cast<double>(a(i + stride)) * static_cast<double>(b(i + stride));
     }
-    for (; item < items; item += threads) {  // the last tile, part of it past n
-      const std::int64_t i = element_1d<2>(item, 0);
-      if (i < n) sum += product(i);
-      if (i + tile_items < n) other += product(i + tile_items);
-    }
+    if (i < n) sum += static_cast<double>(a(i)) * static_cast<double>(b(i));
     sum += other;
     team.team_reduce(Kokkos::Sum<double>(sum));
     if (team.team_rank() == 0) partials(team.league_rank()) = sum;
