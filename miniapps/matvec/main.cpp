@@ -300,7 +300,9 @@ std::vector<karma::Variant> dense_variants(const Config& cfg, const matvec::Sett
     }
     if (v->variant == Variant::mdrange) {
       const bool packed = matvec::columns_load_packed(b, settings.tiling);
-      if (packed) c.code = {"karma::matvec::PackedColumnBlocks"};
+      const bool teams = packed && settings.tiling.team_warps > 0;
+      if (packed)
+        c.code = {teams ? "karma::matvec::PackedColumnTeams" : "karma::matvec::PackedColumnBlocks"};
       if (settings.tiling.column_blocks > 1)
         c.code.push_back(matvec::sums_tiled<Partials, Vector>(rows, settings.tiling.column_blocks)
                              ? "karma::matvec::SumColumnBlocksTiled"
@@ -310,6 +312,10 @@ std::vector<karma::Variant> dense_variants(const Config& cfg, const matvec::Sett
                  {"column_blocks", settings.tiling.column_blocks},
                  {"columns", settings.tiling.interleaved ? "interleaved" : "contiguous"},
                  {"tile", {settings.tiling.tile0, settings.tiling.tile1}}};
+      if (teams) {  // a team of warps, not the MDRange tile
+        c.extra.erase("tile");
+        c.extra["team_warps"] = settings.tiling.team_warps;
+      }
     }
     c.launch = c.extra;
     variants.push_back(std::move(c));

@@ -486,6 +486,7 @@ struct Tiling {
   bool interleaved = false;           // columns c, c + C, ... (GPU) or one contiguous range (CPU)
   std::int64_t tile0 = 1, tile1 = 1;  // MDRange tile: threads per block on a GPU
   bool packed = false;  // an item's rows_per_item rows read as one Packed unit of each column
+  int team_warps = 0;   // > 0: packed, in one pass (PackedColumnTeams); column_blocks is then 1
 };
 
 // A column-major GEMV on a CPU streams down the columns: a work item sweeps
@@ -571,6 +572,42 @@ inline std::int64_t packed_column_blocks(std::int64_t tiles, std::int64_t cols,
   return best;
 }
 
+// The packed sweep in one pass (PackedColumnTeams): a team is `warps` warps
+// over one warp's 32 units of rows, each warp a contiguous range of the
+// columns, at most 32 warps (1024 threads, 64 registers each) a
+// multiprocessor. The share of those warp slots that `teams` such teams
+// fill in their last round on `sms` multiprocessors.
+inline constexpr int packed_team_units = 32;
+inline constexpr int packed_team_most_warps = 32;
+
+inline double packed_team_fill(std::int64_t teams, int warps, std::int64_t sms) {
+  const std::int64_t at_once = sms * (packed_team_most_warps / warps);
+  const std::int64_t rounds = ceil_div(teams, at_once);
+  return static_cast<double>(teams * warps) /
+         static_cast<double>(rounds * sms * packed_team_most_warps);
+}
+
+// Warps a team for the one-pass sweep: those whose teams fill their last
+// round fullest (of equals the fewest), at least 64 columns a warp, if that
+// fill reaches 90% (packed_column_blocks' bar for its grid); else 0 (few
+// rows: the two-pass sweep, whose column blocks fill a device with any).
+inline int packed_team_warps(std::int64_t units, std::int64_t cols, std::int64_t sms) {
+  if (sms <= 0) return 0;
+  const std::int64_t teams = ceil_div(units, packed_team_units);
+  const auto most = static_cast<int>(
+      std::min<std::int64_t>(packed_team_most_warps, std::max<std::int64_t>(1, cols / 64)));
+  int best = 0;
+  double best_fill = 0;
+  for (int w = 1; w <= most; ++w) {
+    const double fill = packed_team_fill(teams, w, sms);  // equal fills divide to equal doubles
+    if (fill > best_fill) {
+      best = w;
+      best_fill = fill;
+    }
+  }
+  return best_fill >= 0.9 ? best : 0;
+}
+
 // Heuristics from the device's concurrency; `column_blocks` > 0 and, on a
 // CPU, `block_rows` > 0 override them.
 template <class Matrix>
@@ -601,6 +638,12 @@ Tiling choose_tiling(const Matrix& b, std::int64_t column_blocks = 0, std::int64
     t.column_blocks = column_blocks > 0
                           ? std::min(column_blocks, cols)
                           : packed_column_blocks(tiles, cols, std::max<std::int64_t>(1, slots));
+    // Split columns summed inside a team instead, where rows are enough for
+    // that to fill the device: no partial sums and no second pass.
+    if (column_blocks == 0 && t.column_blocks > 1) {
+      t.team_warps = packed_team_warps(rows / w, cols, karma::device_multiprocessors());
+      if (t.team_warps > 0) t.column_blocks = 1;
+    }
   } else if (is_gpu_space<Exec>()) {
     // One row per thread, and at most one wave of resident threads: a grid
     // slightly over a wave leaves its last blocks running alone. On an H200,
@@ -750,6 +793,52 @@ struct PackedColumnBlocks {
       else
         p(i0 + k, c) = s.v[k];
     }
+  }
+};
+
+// The packed sweep in one pass (Tiling::team_warps > 0): team r takes units
+// 32 r to 32 r + 31 of the rows, a unit a lane; its warp g sums them over
+// the g-th of `warps` contiguous ranges of the columns; the warps' sums
+// meet in scratch and the team writes y. No partial sums in memory and no
+// second kernel, which at 16384^2 on an H100 cost 1.2% of the two-pass
+// sweep's time (results/matvec/README.md).
+template <class Matrix, class Vector, class Result>
+struct PackedColumnTeams {
+  using Exec = typename Matrix::execution_space;
+  using Member = typename Kokkos::TeamPolicy<Exec>::member_type;
+  using T = value_t<Matrix>;
+  using Scratch = Kokkos::View<T**, Kokkos::LayoutRight, typename Exec::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  static constexpr int rows_a_team = packed_team_units * Packed<T>::width;
+  Matrix b;
+  Vector x;
+  Result y;
+  int warps = 1;
+
+  int team_size() const { return packed_team_units * warps; }
+  std::size_t scratch_bytes() const { return Scratch::shmem_size(warps, rows_a_team); }
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& member) const {
+    constexpr int w = Packed<T>::width;
+    const Scratch sums(member.team_scratch(0), warps, rows_a_team);
+    const auto rows = static_cast<std::int64_t>(b.extent(0));
+    const int lane = member.team_rank() % packed_team_units;
+    const int warp = member.team_rank() / packed_team_units;
+    const std::int64_t i0 = static_cast<std::int64_t>(member.league_rank()) * rows_a_team;
+    Packed<T> s;
+    for (int k = 0; k < w; ++k) s.v[k] = T(0);
+    if (i0 + lane * w < rows) {
+      const ColumnRange range =
+          contiguous_columns(static_cast<std::int64_t>(b.extent(1)), warps, warp);
+      s = packed_column_sums<packed_column_units>(b, x, i0 + lane * w, range.first, range.count);
+    }
+    for (int k = 0; k < w; ++k) sums(warp, lane * w + k) = s.v[k];
+    member.team_barrier();
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(member, rows_a_team), [&](const int r) {
+      if (i0 + r >= rows) return;
+      T sum = sums(0, r);
+      for (int g = 1; g < warps; ++g) sum += sums(g, r);
+      y(i0 + r) = sum;
+    });
   }
 };
 
@@ -1047,6 +1136,19 @@ bool launch_packed_columns(const Tiling& t, const Matrix& b, const Vector& x, co
         Kokkos::IndexType<std::int64_t>,
         Kokkos::LaunchBounds<packed_column_threads, packed_column_blocks_per_sm>>;
     const auto units = static_cast<std::int64_t>(b.extent(0)) / t.rows_per_item;
+    if (t.team_warps > 0) {
+      using Teams = PackedColumnTeams<Matrix, Vector, Result>;
+      const Teams teams{b, x, y, t.team_warps};
+      const auto rows = static_cast<std::int64_t>(b.extent(0));
+      Kokkos::parallel_for(
+          "matvec::mdrange-packed-teams",
+          Kokkos::TeamPolicy<typename Matrix::execution_space,
+                             Kokkos::LaunchBounds<packed_team_units * packed_team_most_warps, 1>>(
+              static_cast<int>(ceil_div(rows, Teams::rows_a_team)), teams.team_size())
+              .set_scratch_size(0, Kokkos::PerTeam(teams.scratch_bytes())),
+          teams);
+      return true;
+    }
     Kokkos::parallel_for(
         "matvec::mdrange-packed", Policy({0, 0}, {units, t.column_blocks}, {t.tile0, t.tile1}),
         PackedColumnBlocks<Matrix, Vector, Result, Partials>{b, x, y, p, t.column_blocks});

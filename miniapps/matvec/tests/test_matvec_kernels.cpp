@@ -66,13 +66,14 @@ struct Case {
   int team_size, vector_length;
   bool interleaved = false;  // mdrange: the GPU's split (a row per item, columns c, c + C, ...)
   int rows_per_thread = 0;   // team-per-row: 0 = the device's choice
+  int team_warps = 0;        // mdrange: > 0 sums column ranges inside a team (CUDA, packed columns)
   std::string name() const {
     std::string n = variant == Variant::row_per_thread ? "row-per-thread"
                     : variant == Variant::team_per_row ? "team-per-row"
                                                        : "mdrange";
     return n + " blocks=" + std::to_string(column_blocks) + (interleaved ? " interleaved" : "") +
            " team=" + std::to_string(team_size) + "x" + std::to_string(vector_length) +
-           " rows=" + std::to_string(rows_per_thread);
+           " rows=" + std::to_string(rows_per_thread) + " warps=" + std::to_string(team_warps);
   }
 };
 
@@ -97,7 +98,10 @@ std::vector<Case> all_cases() {
           {Variant::mdrange, 3, 0, 0},
           {Variant::mdrange, 7, 0, 0},
           {Variant::mdrange, 1, 0, 0, true},
-          {Variant::mdrange, 5, 0, 0, true}};
+          {Variant::mdrange, 5, 0, 0, true},
+          {Variant::mdrange, 0, 0, 0, false, 0, 1},
+          {Variant::mdrange, 0, 0, 0, false, 0, 3},
+          {Variant::mdrange, 0, 0, 0, false, 0, 32}};
 }
 
 // Runs one case; y starts as NaN so an entry the kernel skips shows.
@@ -111,6 +115,10 @@ std::vector<double> run(const Case& c, const M& b, const Vector& x) {
     s.tiling.interleaved = true;
     s.tiling.column_blocks = std::min<std::int64_t>(c.column_blocks, b.extent(1));
     s.tiling.tile0 = s.tiling.tile1 = 1;
+  }
+  if (c.team_warps > 0) {
+    s.tiling.team_warps = c.team_warps;
+    s.tiling.column_blocks = 1;
   }
   const Vector y("y", b.extent(0));
   Kokkos::deep_copy(y, std::numeric_limits<double>::quiet_NaN());
@@ -162,7 +170,9 @@ TYPED_TEST(KnownProducts, ClosedFormOnManyShapes) {
       {45, 260},
       {260, 46},
       // Contiguous columns of an even length on CUDA: several blocks of
-      // 128 units of rows, column blocks summed by the tiled second pass.
+      // 128 units of rows, column blocks summed by the tiled second pass;
+      // in the one-pass cases 16 teams, the last of 20 units, and with 32
+      // warps ranges of 10 columns.
       {1000, 300},
       {3, 2}};
   for (const auto& [m, n] : shapes) {
@@ -375,11 +385,15 @@ TEST(PackedColumns, FloatUnitsOfFourRows) {
   Kokkos::deep_copy(a, ha);
   Kokkos::deep_copy(x, hx);
   // On a GPU the second pass: 6 blocks tiled, 4 threads a row; 150 tiled,
-  // 16 threads a row (32 rows a block); 200, too many for tiles, a team a row.
-  for (const std::int64_t blocks : {0, 1, 6, 150, 200}) {
-    SCOPED_TRACE("column blocks " + std::to_string(blocks));
+  // 16 threads a row (32 rows a block); 200, too many for tiles, a team a
+  // row. Then one pass, column ranges summed in teams of 1, 5 and 32 warps
+  // (38 teams of 128 rows, the last of 64; 32 warps: ranges of 5 columns).
+  for (const auto& [blocks, warps] : std::vector<std::pair<std::int64_t, int>>{
+           {0, 0}, {1, 0}, {6, 0}, {150, 0}, {200, 0}, {1, 1}, {1, 5}, {1, 32}}) {
+    SCOPED_TRACE("column blocks " + std::to_string(blocks) + ", warps " + std::to_string(warps));
     Settings s;
     s.tiling = choose_tiling(a, blocks);
+    s.tiling.team_warps = warps;
     EXPECT_EQ(columns_load_packed(a, s.tiling), packed_columns_layout<decltype(a)>());
     Kokkos::deep_copy(y, std::numeric_limits<float>::quiet_NaN());
     multiply(Variant::mdrange, a, x, y, s, allocate_partials(a, s.tiling));
@@ -405,6 +419,18 @@ TEST(PackedColumns, ColumnBlocksFillTheLastRound) {
   EXPECT_EQ(packed_column_blocks(1200, 1 << 14, 1056), 4);  // 1.14 rounds: 4 fill 4.5 of 5
   EXPECT_EQ(packed_column_blocks(4, 300, 1056), 4);         // none fills: the fullest
   EXPECT_EQ(packed_column_blocks(4, 100, 1056), 1);
+  // One pass instead where teams of a warp's 32 units of rows fill 90% of
+  // their last round of 32 warps a multiprocessor: 16384^2 in double, 256
+  // teams of 16 warps, in float 128 of 32; not 30000 x 9000 (469 teams fill
+  // at most 89%) nor a deck's own column blocks; none where one block suffices.
+  EXPECT_EQ(packed_team_warps(8192, 16384, 132), 16);
+  EXPECT_EQ(packed_team_warps(4096, 16384, 132), 32);
+  EXPECT_EQ(packed_team_warps(15000, 9000, 132), 0);
+  EXPECT_NEAR(packed_team_fill(469, 8, 132), 0.888, 0.001);
+  EXPECT_EQ(packed_team_warps(8192, 640, 132), 0);  // 10 warps: 64 columns each
+  EXPECT_EQ(packed_team_warps(8192, 16384, 0), 0);  // multiprocessors unknown
+  EXPECT_NEAR(packed_team_fill(256, 16, 132), 0.970, 0.001);
+  EXPECT_NEAR(packed_team_fill(300, 7, 132), 0.497, 0.001);  // 4 teams a multiprocessor
   // The second pass: at most 16 blocks a thread, 4 to 32 threads a row.
   using Sum = SumColumnBlocksTiled<PartialsFor<Matrix<Kokkos::LayoutLeft>>, Vector>;
   EXPECT_EQ(Sum::groups_for(1), 4);
