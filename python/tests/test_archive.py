@@ -156,3 +156,38 @@ def test_a_bad_archive_is_one_line(tmp_path, case):
         assert r.stderr.count("\n") == 1 and str(bad) in r.stderr and expected in r.stderr, \
             (args, r.stderr)
     assert not (tmp_path / "r.md").exists()
+
+
+def test_register_lists_each_measurement_once(tmp_path):
+    """karma-archive register adds an archive's measurements to a list (xz)
+    with paths from the list's own folder, each once; a list's old lines
+    stay first; what is not an archive, or lies outside, is one line, exit
+    2, and the list is left as it was."""
+    results = tmp_path / "results"
+    results.mkdir()
+    copy = results / "contact-gpu.tar.xz"
+    copy.write_bytes(open(COMMITTED, "rb").read())
+    listing = results / "measurements.sha256.xz"
+    listing.write_bytes(lzma.compress(f"{'0' * 64}  results/old.tar.xz/r.json\n".encode()))
+    inside = [p for p in archive.walk_files(str(copy), ".json")
+              if archive.is_measurement(archive.read_bytes(p))]
+    assert inside
+    r = tool("karma-archive", "register", listing, copy)
+    assert r.returncode == 0, r.stderr
+    assert f"{len(inside)} measurement(s) added, {len(inside) + 1} listed" in r.stderr
+    listed = archive.read_measurements(str(listing))
+    assert list(listed)[0] == "results/old.tar.xz/r.json"
+    for p in inside:
+        rel = os.path.relpath(p, tmp_path)
+        assert listed[rel] == hashlib.sha256(archive.read_bytes(p)).hexdigest(), rel
+    before = listing.read_bytes()
+    r = tool("karma-archive", "register", listing, copy)
+    assert r.returncode == 0 and "0 measurement(s) added" in r.stderr, r.stderr
+    assert archive.read_measurements(str(listing)) == listed
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.tar.xz"
+    outside.write_bytes(copy.read_bytes())
+    for bad, says in ((results, "not an archive"), (outside, "not under")):
+        r = tool("karma-archive", "register", listing, bad)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and says in r.stderr, r.stderr
+        assert listing.read_bytes() == before
+    outside.unlink()

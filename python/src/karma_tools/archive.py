@@ -376,6 +376,61 @@ def archive_of(path):
     return where[0] if where else path
 
 
+# --- the list of measurements --------------------------------------------------
+
+
+def is_measurement(data):
+    """Whether a JSON file's bytes are a measurement: a karma results
+    document or a Google Benchmark file."""
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return False
+    return isinstance(doc, dict) and ("schema_version" in doc and "app" in doc
+                                      or "benchmarks" in doc and "context" in doc)
+
+
+def read_measurements(path):
+    """{path: sha256} of a list of measurements (`sha256  path` lines, xz),
+    in its order."""
+    listed = OrderedDict()
+    try:
+        with lzma.open(path, "rt", encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                digest, sep, rel = line.rstrip("\n").partition("  ")
+                if not sep or len(digest) != 64:
+                    raise ToolError(f"{path}:{number}: not a `sha256  path` line", 2)
+                listed[rel] = digest
+    except (OSError, lzma.LZMAError, EOFError, UnicodeDecodeError) as e:
+        raise ToolError(f"{path}: not a list of measurements ({e})", 2)
+    return listed
+
+
+def register(list_path, archives):
+    """Adds the measurements inside archives that list_path lacks, after
+    its lines; paths start with the list's own folder (`results/...`).
+    Returns (added, listed)."""
+    base = os.path.dirname(os.path.dirname(os.path.abspath(list_path)))
+    listed = read_measurements(list_path) if os.path.exists(list_path) else OrderedDict()
+    added = 0
+    for given in archives:
+        full = os.path.abspath(given)
+        if not is_archive_name(full) or not os.path.isfile(full):
+            raise ToolError(f"{given}: not an archive (*{SUFFIX})", 2)
+        if os.path.relpath(full, base).startswith(".."):
+            raise ToolError(f"{given}: not under {base}, where the list's paths start", 2)
+        for p in walk_files(full, ".json"):
+            data = read_bytes(p)
+            rel = os.path.relpath(p, base)
+            if rel not in listed and is_measurement(data):
+                listed[rel] = hashlib.sha256(data).hexdigest()
+                added += 1
+    text = "".join(f"{digest}  {rel}\n" for rel, digest in listed.items())
+    atomic_write(list_path, lzma.compress(text.encode("utf-8"), format=lzma.FORMAT_XZ,
+                                          preset=9 | lzma.PRESET_EXTREME))
+    return added, len(listed)
+
+
 # --- karma-archive ----------------------------------------------------------------
 
 
@@ -405,6 +460,11 @@ def main(argv=None):
                        "directory")
     x.add_argument("archive")
     x.add_argument("directory")
+    r = sub.add_parser("register", help="add the measurements inside archives to a list of "
+                       "them (results/measurements.sha256.xz), which the results tree's test "
+                       "checks")
+    r.add_argument("list", metavar="LIST")
+    r.add_argument("archives", nargs="+", metavar="ARCHIVE")
     args = p.parse_args(argv)
 
     def run():
@@ -416,6 +476,10 @@ def main(argv=None):
                                 "archive", 2)
             write(args.folder, args.output, "results")
             print(f"karma-archive: wrote {args.output}", file=sys.stderr)
+        elif args.command == "register":
+            added, listed = register(args.list, args.archives)
+            print(f"karma-archive: {added} measurement(s) added, {listed} listed in {args.list}",
+                  file=sys.stderr)
         elif args.command == "list":
             for e in open_archive(args.archive).index["files"]:
                 print(f"{e['sha256']}  {e['path']}")
