@@ -800,8 +800,7 @@ struct PackedColumnBlocks {
 // 32 r to 32 r + 31 of the rows, a unit a lane; its warp g sums them over
 // the g-th of `warps` contiguous ranges of the columns; the warps' sums
 // meet in scratch and the team writes y. No partial sums in memory and no
-// second kernel, which at 16384^2 on an H100 cost 1.2% of the two-pass
-// sweep's time (results/matvec/README.md).
+// second kernel (results/matvec/README.md, "One pass").
 template <class Matrix, class Vector, class Result>
 struct PackedColumnTeams {
   using Exec = typename Matrix::execution_space;
