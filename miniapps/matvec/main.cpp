@@ -310,12 +310,11 @@ std::vector<karma::Variant> dense_variants(const Config& cfg, const matvec::Sett
       c.extra = {{"column_loads", packed ? "16-byte" : "element"},
                  {"rows_per_item", settings.tiling.rows_per_item},
                  {"column_blocks", settings.tiling.column_blocks},
-                 {"columns", settings.tiling.interleaved ? "interleaved" : "contiguous"},
-                 {"tile", {settings.tiling.tile0, settings.tiling.tile1}}};
-      if (teams) {  // a team of warps, not the MDRange tile
-        c.extra.erase("tile");
+                 {"columns", settings.tiling.interleaved ? "interleaved" : "contiguous"}};
+      if (teams)  // a team of warps, not an MDRange tile
         c.extra["team_warps"] = settings.tiling.team_warps;
-      }
+      else
+        c.extra["tile"] = {settings.tiling.tile0, settings.tiling.tile1};
     }
     c.launch = c.extra;
     variants.push_back(std::move(c));
