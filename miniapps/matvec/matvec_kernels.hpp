@@ -574,32 +574,40 @@ inline std::int64_t packed_column_blocks(std::int64_t tiles, std::int64_t cols,
 
 // The packed sweep in one pass (PackedColumnTeams): a team is `warps` warps
 // over one warp's 32 units of rows, each warp a contiguous range of the
-// columns, at most 32 warps (1024 threads, 64 registers each) a
-// multiprocessor. The share of those warp slots that `teams` such teams
-// fill in their last round on `sms` multiprocessors.
+// columns. Doubles keep 16 units of B in flight a thread in up to 128
+// registers, so at most 16 warps fit a multiprocessor; floats keep 8 in 64
+// registers, 32 warps (results/matvec/README.md, "One pass").
 inline constexpr int packed_team_units = 32;
-inline constexpr int packed_team_most_warps = 32;
 
-inline double packed_team_fill(std::int64_t teams, int warps, std::int64_t sms) {
-  const std::int64_t at_once = sms * (packed_team_most_warps / warps);
+template <class T>
+struct PackedTeamShape {
+  static constexpr int units_in_flight = sizeof(T) == 8 ? 16 : 8;
+  static constexpr int most_warps = sizeof(T) == 8 ? 16 : 32;
+};
+
+// The share of a multiprocessor's `most_warps` warp slots that `teams`
+// teams of `warps` fill in their last round on `sms` multiprocessors.
+inline double packed_team_fill(std::int64_t teams, int warps, std::int64_t sms, int most_warps) {
+  const std::int64_t at_once = sms * (most_warps / warps);
   const std::int64_t rounds = ceil_div(teams, at_once);
-  return static_cast<double>(teams * warps) /
-         static_cast<double>(rounds * sms * packed_team_most_warps);
+  return static_cast<double>(teams * warps) / static_cast<double>(rounds * sms * most_warps);
 }
 
 // Warps a team for the one-pass sweep: those whose teams fill their last
 // round fullest (of equals the fewest), at least 64 columns a warp, if that
 // fill reaches 90% (packed_column_blocks' bar for its grid); else 0 (few
 // rows: the two-pass sweep, whose column blocks fill a device with any).
-inline int packed_team_warps(std::int64_t units, std::int64_t cols, std::int64_t sms) {
+inline int packed_team_warps(std::int64_t units, std::int64_t cols, std::int64_t sms,
+                             int most_warps) {
   if (sms <= 0) return 0;
   const std::int64_t teams = ceil_div(units, packed_team_units);
-  const auto most = static_cast<int>(
-      std::min<std::int64_t>(packed_team_most_warps, std::max<std::int64_t>(1, cols / 64)));
+  const auto most =
+      static_cast<int>(std::min<std::int64_t>(most_warps, std::max<std::int64_t>(1, cols / 64)));
   int best = 0;
   double best_fill = 0;
   for (int w = 1; w <= most; ++w) {
-    const double fill = packed_team_fill(teams, w, sms);  // equal fills divide to equal doubles
+    // equal fills divide to equal doubles
+    const double fill = packed_team_fill(teams, w, sms, most_warps);
     if (fill > best_fill) {
       best = w;
       best_fill = fill;
@@ -641,7 +649,8 @@ Tiling choose_tiling(const Matrix& b, std::int64_t column_blocks = 0, std::int64
     // Split columns summed inside a team instead, where rows are enough for
     // that to fill the device: no partial sums and no second pass.
     if (column_blocks == 0 && t.column_blocks > 1) {
-      t.team_warps = packed_team_warps(rows / w, cols, karma::device_multiprocessors());
+      t.team_warps = packed_team_warps(rows / w, cols, karma::device_multiprocessors(),
+                                       PackedTeamShape<value_t<Matrix>>::most_warps);
       if (t.team_warps > 0) t.column_blocks = 1;
     }
   } else if (is_gpu_space<Exec>()) {
@@ -828,7 +837,8 @@ struct PackedColumnTeams {
     if (i0 + lane * w < rows) {
       const ColumnRange range =
           contiguous_columns(static_cast<std::int64_t>(b.extent(1)), warps, warp);
-      s = packed_column_sums<packed_column_units>(b, x, i0 + lane * w, range.first, range.count);
+      s = packed_column_sums<PackedTeamShape<T>::units_in_flight>(b, x, i0 + lane * w, range.first,
+                                                                  range.count);
     }
     for (int k = 0; k < w; ++k) sums(warp, lane * w + k) = s.v[k];
     member.team_barrier();
@@ -1137,12 +1147,13 @@ bool launch_packed_columns(const Tiling& t, const Matrix& b, const Vector& x, co
     const auto units = static_cast<std::int64_t>(b.extent(0)) / t.rows_per_item;
     if (t.team_warps > 0) {
       using Teams = PackedColumnTeams<Matrix, Vector, Result>;
+      constexpr int most = PackedTeamShape<value_t<Matrix>>::most_warps;
       const Teams teams{b, x, y, t.team_warps};
       const auto rows = static_cast<std::int64_t>(b.extent(0));
       Kokkos::parallel_for(
           "matvec::mdrange-packed-teams",
           Kokkos::TeamPolicy<typename Matrix::execution_space,
-                             Kokkos::LaunchBounds<packed_team_units * packed_team_most_warps, 1>>(
+                             Kokkos::LaunchBounds<packed_team_units * most, 1>>(
               static_cast<int>(ceil_div(rows, Teams::rows_a_team)), teams.team_size())
               .set_scratch_size(0, Kokkos::PerTeam(teams.scratch_bytes())),
           teams);

@@ -101,7 +101,7 @@ std::vector<Case> all_cases() {
           {Variant::mdrange, 5, 0, 0, true},
           {Variant::mdrange, 0, 0, 0, false, 0, 1},
           {Variant::mdrange, 0, 0, 0, false, 0, 3},
-          {Variant::mdrange, 0, 0, 0, false, 0, 32}};
+          {Variant::mdrange, 0, 0, 0, false, 0, PackedTeamShape<double>::most_warps}};
 }
 
 // Runs one case; y starts as NaN so an entry the kernel skips shows.
@@ -171,8 +171,9 @@ TYPED_TEST(KnownProducts, ClosedFormOnManyShapes) {
       {260, 46},
       // Contiguous columns of an even length on CUDA: several blocks of
       // 128 units of rows, column blocks summed by the tiled second pass;
-      // in the one-pass cases 16 teams, the last of 20 units, and with 32
-      // warps ranges of 10 columns.
+      // in the one-pass cases 16 teams, the last of 20 units, and with 16
+      // warps ranges of 19 columns (a step of 16 units and a rest in double),
+      // the last of 15 (a rest only).
       {1000, 300},
       {3, 2}};
   for (const auto& [m, n] : shapes) {
@@ -420,17 +421,24 @@ TEST(PackedColumns, ColumnBlocksFillTheLastRound) {
   EXPECT_EQ(packed_column_blocks(4, 300, 1056), 4);         // none fills: the fullest
   EXPECT_EQ(packed_column_blocks(4, 100, 1056), 1);
   // One pass instead where teams of a warp's 32 units of rows fill 90% of
-  // their last round of 32 warps a multiprocessor: 16384^2 in double, 256
-  // teams of 16 warps, in float 128 of 32; not 30000 x 9000 (469 teams fill
-  // at most 89%) nor a deck's own column blocks; none where one block suffices.
-  EXPECT_EQ(packed_team_warps(8192, 16384, 132), 16);
-  EXPECT_EQ(packed_team_warps(4096, 16384, 132), 32);
-  EXPECT_EQ(packed_team_warps(15000, 9000, 132), 0);
-  EXPECT_NEAR(packed_team_fill(469, 8, 132), 0.888, 0.001);
-  EXPECT_EQ(packed_team_warps(8192, 640, 132), 0);  // 10 warps: 64 columns each
-  EXPECT_EQ(packed_team_warps(8192, 16384, 0), 0);  // multiprocessors unknown
-  EXPECT_NEAR(packed_team_fill(256, 16, 132), 0.970, 0.001);
-  EXPECT_NEAR(packed_team_fill(300, 7, 132), 0.497, 0.001);  // 4 teams a multiprocessor
+  // their last round: 16384^2 in double, 256 teams of 8 warps (16 a
+  // multiprocessor), in float 128 of 32 (32); not 30000 x 9000 (469 teams
+  // fill at most 89%) nor a deck's own column blocks; none where one block
+  // suffices.
+  constexpr int doubles = PackedTeamShape<double>::most_warps;
+  constexpr int floats = PackedTeamShape<float>::most_warps;
+  EXPECT_EQ(doubles, 16);
+  EXPECT_EQ(floats, 32);
+  EXPECT_EQ(packed_team_warps(8192, 16384, 132, doubles), 8);
+  EXPECT_EQ(packed_team_warps(4096, 16384, 132, floats), 32);
+  EXPECT_EQ(packed_team_warps(15000, 9000, 132, doubles), 0);
+  EXPECT_NEAR(packed_team_fill(469, 4, 132, doubles), 0.888, 0.001);
+  EXPECT_EQ(packed_team_warps(7500, 9000, 132, floats), 0);
+  EXPECT_NEAR(packed_team_fill(235, 16, 132, floats), 0.890, 0.001);
+  EXPECT_EQ(packed_team_warps(8192, 448, 132, doubles), 0);  // 7 warps: 64 columns each
+  EXPECT_EQ(packed_team_warps(8192, 16384, 0, doubles), 0);  // multiprocessors unknown
+  EXPECT_NEAR(packed_team_fill(256, 16, 132, 32), 0.970, 0.001);
+  EXPECT_NEAR(packed_team_fill(300, 7, 132, 32), 0.497, 0.001);  // 4 teams a multiprocessor
   // The second pass: at most 16 blocks a thread, 4 to 32 threads a row.
   using Sum = SumColumnBlocksTiled<PartialsFor<Matrix<Kokkos::LayoutLeft>>, Vector>;
   EXPECT_EQ(Sum::groups_for(1), 4);
