@@ -576,7 +576,7 @@ inline std::int64_t packed_column_blocks(std::int64_t tiles, std::int64_t cols,
 // over one warp's 32 units of rows, each warp a contiguous range of the
 // columns. Doubles keep 16 units of B in flight a thread in up to 128
 // registers, so at most 16 warps fit a multiprocessor; floats keep 8 in 64
-// registers, 32 warps (results/matvec/README.md, "One pass").
+// registers, 32 warps (results/matvec/README.md, "Sixteen columns in flight").
 inline constexpr int packed_team_units = 32;
 
 template <class T>
