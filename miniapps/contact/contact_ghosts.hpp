@@ -26,8 +26,8 @@ struct LocalElements {
 inline LocalElements make_local_elements(const Decomposition& d) {
   LocalElements l;
   l.owned = l.count = d.owned_count;
-  // Room for ghosts of up to a quarter of the own elements first; grown
-  // (keeping the own ones) when a step needs more.
+  // Room for ghosts of up to a quarter of the own elements; plan_ghosts
+  // grows it (keeping the own ones) when more arrive.
   const Index room = d.owned_count + d.owned_count / 4 + 16;
   l.boxes = Boxes(Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::local_boxes"), room);
   l.ids = Kokkos::View<int*, Memory>(
@@ -53,11 +53,17 @@ inline void own_boxes(const MeshShape& s, const Coords& xyz, int b_z, const Loca
 // One ghost on the wire: its global id and its box.
 inline constexpr int ghost_ints = 7;
 
-// How a rank exchanges ghosts, and what the last exchange moved.
+// How a rank exchanges ghosts, and what the last exchange moved. The plan
+// (plan_ghosts, before the timed steps) lists the own elements each peer
+// gets: the rule reads a box's x and y only, and block B moves along z
+// only, so the same elements are ghosts at every step. Their boxes are
+// sent again at every step.
 struct Ghosts {
   std::vector<int> peers;
   std::vector<Region> peer_regions;
-  Kokkos::View<int*, Memory> send, recv;  // ghost_ints per element, by peer
+  Kokkos::View<Index*, Memory> send_list;              // own elements' slots, peer after peer
+  std::vector<std::int64_t> send_counts, recv_counts;  // elements, per peer
+  Kokkos::View<int*, Memory> send, recv;               // ghost_ints per element, by peer
   // Host staging, page-locked: the copies to and from the device run at the
   // link's speed.
   Kokkos::View<int*, PinnedHostSpace> send_host, recv_host;
@@ -71,7 +77,6 @@ struct Ghosts {
 inline Ghosts make_ghosts(const Decomposition& d) {
   Ghosts g;
   g.peers = d.peers;
-  g.send = decltype(g.send)("contact::ghosts::send", 0);  // grown by pack_peers
   for (int p : d.peers) g.peer_regions.push_back(d.regions[static_cast<std::size_t>(p)]);
   g.mpi_path_why = comm::gpu_aware_how();
   if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, Memory>::accessible)
@@ -81,111 +86,132 @@ inline Ghosts make_ghosts(const Decomposition& d) {
   return g;
 }
 
-template <class V>
-void ensure_room(V& v, std::int64_t size, const std::string& label) {
-  if (static_cast<std::int64_t>(v.extent(0)) >= size) return;
-  v = V();
-  v = V(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), size);
-}
-
-// Packs into g.send, from element slot `base` on, every own element whose
-// box reaches region r, and returns how many there are. Only those that fit
-// are written: the caller grows g.send and packs again when they do not, so
-// one pass over the own elements both counts and packs.
-inline Index pack_ghosts(const Ghosts& g, const LocalElements& l, const Region r,
-                         std::int64_t base) {
+// Writes, from slot `base` of `list` on, the own elements whose box reaches
+// region r (all of them when `list` is too short to hold them), and
+// returns how many there are.
+inline Index select_ghosts(const LocalElements& l, const Region r,
+                           const Kokkos::View<Index*, Memory>& list, std::int64_t base) {
   const auto boxes = l.boxes;
-  const auto ids = l.ids;
-  const auto send = g.send;
-  const std::int64_t room = static_cast<std::int64_t>(send.extent(0)) / ghost_ints;
+  const std::int64_t room = static_cast<std::int64_t>(list.extent(0));
   Index total = 0;
   Kokkos::parallel_scan(
-      "contact::ghosts::pack", Range(0, l.owned),
+      "contact::ghosts::select", Range(0, l.owned),
       KOKKOS_LAMBDA(const Index e, Index& at, const bool final) {
         int box[6];
         for (int d = 0; d < 6; ++d) box[d] = boxes(e, d);
         if (!reaches(box, r.lo, r.hi, ghost_reach)) return;
-        if (final && base + at < room) {
-          const std::int64_t w = (base + at) * ghost_ints;
-          send(w) = ids(e);
-          for (int d = 0; d < 6; ++d) send(w + 1 + d) = box[d];
-        }
+        if (final && base + at < room) list(base + at) = e;
         ++at;
       },
       total);
   return total;
 }
 
-// Packs every peer's ghosts into g.send, peer after peer, and returns how
-// many each peer gets (element slots; a peer's start is the sum of those
-// before it).
-inline std::vector<std::int64_t> pack_peers(Ghosts& g, const LocalElements& l) {
-  std::vector<std::int64_t> counts(g.peers.size(), 0);
-  std::int64_t base = 0;
-  for (std::size_t k = 0; k < counts.size(); ++k) {
-    Index c = pack_ghosts(g, l, g.peer_regions[k], base);
-    const std::int64_t need = base + c;
-    if (need * ghost_ints > static_cast<std::int64_t>(g.send.extent(0))) {
-      // A quarter more than this step needs, so that the next steps, whose
-      // ghosts differ a little as B moves, pack once. resize keeps the
-      // earlier peers' ghosts.
-      Kokkos::resize(g.send, (need + need / 4 + 16) * ghost_ints);
-      c = pack_ghosts(g, l, g.peer_regions[k], base);
-    }
-    counts[k] = c;
-    base += c;
+// The send half of the plan from the own boxes of any step: g.send_list and
+// g.send_counts, and a send buffer that holds them.
+inline void plan_sends(Ghosts& g, const LocalElements& l) {
+  g.send_counts.assign(g.peers.size(), 0);
+  std::int64_t total = 0;
+  for (std::size_t k = 0; k < g.peers.size(); ++k) {
+    g.send_counts[k] = select_ghosts(l, g.peer_regions[k], g.send_list, 0);
+    total += g.send_counts[k];
   }
-  return counts;
+  g.send_list = Kokkos::View<Index*, Memory>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::ghosts::send_list"), total);
+  std::int64_t base = 0;
+  for (std::size_t k = 0; k < g.peers.size(); ++k) {
+    select_ghosts(l, g.peer_regions[k], g.send_list, base);
+    base += g.send_counts[k];
+  }
+  g.send = Kokkos::View<int*, Memory>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::ghosts::send"), total * ghost_ints);
 }
 
-// This step's ghosts: every own element whose box reaches a peer's region
-// widened by ghost_reach goes to that peer (a box of the peer's can meet it
-// only there); the peers' arrive as local elements [owned, count).
-// `fault` (inject_fault: ghost) leaves out the first ghost sent to each
-// peer, a broken exchange the checks must catch.
-inline void exchange_ghosts(Ghosts& g, LocalElements& l, bool fault) {
-  const std::size_t peers = g.peers.size();
-  const std::vector<std::int64_t> counts = pack_peers(g, l);
-  std::vector<std::int64_t> offsets(peers + 1, 0);
-  for (std::size_t k = 0; k < peers; ++k) offsets[k + 1] = offsets[k] + counts[k];
-  // Counted in ints from here.
-  std::vector<std::int64_t> send_offsets(peers), send_counts(peers);
-  for (std::size_t k = 0; k < peers; ++k) {
-    const std::int64_t skip = fault && counts[k] > 0 ? 1 : 0;
-    send_offsets[k] = (offsets[k] + skip) * ghost_ints;
-    send_counts[k] = (counts[k] - skip) * ghost_ints;
-  }
-  const std::vector<std::int64_t> recv_counts = comm::exchange_counts(g.peers, send_counts);
-  std::vector<std::int64_t> recv_offsets(peers, 0);
-  std::int64_t received = 0;
-  for (std::size_t k = 0; k < peers; ++k) {
-    recv_offsets[k] = received;
-    received += recv_counts[k];
-  }
-  ensure_room(g.recv, received, "contact::ghosts::recv");
+// Collective over the peers, once: the whole plan (the own boxes of any
+// step in l), the buffers of every exchange, and room for the ghosts.
+inline void plan_ghosts(Ghosts& g, LocalElements& l) {
+  plan_sends(g, l);
+  g.recv_counts = comm::exchange_counts(g.peers, g.send_counts);
+  std::int64_t sends = 0, receives = 0;
+  for (auto c : g.send_counts) sends += c;
+  for (auto c : g.recv_counts) receives += c;
+  g.recv = Kokkos::View<int*, Memory>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::ghosts::recv"),
+      receives * ghost_ints);
   if (g.mpi_path == "host staging") {
-    ensure_room(g.send_host, offsets[peers] * ghost_ints, "contact::ghosts::send_host");
-    ensure_room(g.recv_host, received, "contact::ghosts::recv_host");
-    const auto used = std::make_pair(std::int64_t{0}, offsets[peers] * ghost_ints);
-    Kokkos::deep_copy(Kokkos::subview(g.send_host, used), Kokkos::subview(g.send, used));
-    comm::exchange(g.peers, g.send_host.data(), send_offsets, send_counts, g.recv_host.data(),
-                   recv_offsets, recv_counts);
-    const auto got = std::make_pair(std::int64_t{0}, received);
+    g.send_host = decltype(g.send_host)(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::ghosts::send_host"),
+        sends * ghost_ints);
+    g.recv_host = decltype(g.recv_host)(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::ghosts::recv_host"),
+        receives * ghost_ints);
+  }
+  if (static_cast<Index>(l.boxes.extent(0)) < l.owned + receives) {
+    Kokkos::resize(l.boxes, l.owned + receives);  // keeps the own elements
+    Kokkos::resize(l.ids, l.owned + receives);
+  }
+}
+
+// This step's boxes of the planned ghosts, with their ids, into g.send.
+inline void pack_ghosts(const Ghosts& g, const LocalElements& l) {
+  const auto list = g.send_list;
+  const auto boxes = l.boxes;
+  const auto ids = l.ids;
+  const auto send = g.send;
+  Kokkos::parallel_for(
+      "contact::ghosts::pack", Range(0, static_cast<Index>(list.extent(0))),
+      KOKKOS_LAMBDA(const Index k) {
+        const Index e = list(k);
+        const std::int64_t w = k * ghost_ints;
+        send(w) = ids(e);
+        for (int d = 0; d < 6; ++d) send(w + 1 + d) = boxes(e, d);
+      });
+}
+
+// Where each peer's part lies on the wire, in ints: `skip` leaves out each
+// non-empty part's first element; `packed`: parts keep their planned
+// places (the send buffer), else they follow each other (the receive one).
+struct WireParts {
+  std::vector<std::int64_t> offsets, counts;
+  std::int64_t total = 0;  // ints
+};
+
+inline WireParts wire_parts(const std::vector<std::int64_t>& elements, bool skip, bool packed) {
+  WireParts w;
+  std::int64_t planned = 0;
+  for (const std::int64_t c : elements) {
+    const std::int64_t s = skip && c > 0 ? 1 : 0;
+    w.offsets.push_back((packed ? planned + s : w.total / ghost_ints) * ghost_ints);
+    w.counts.push_back((c - s) * ghost_ints);
+    w.total += (c - s) * ghost_ints;
+    planned += c;
+  }
+  return w;
+}
+
+// This step's ghosts: the planned own elements go to each peer with this
+// step's boxes; the peers' arrive as local elements [owned, count).
+// `fault` (inject_fault: ghost, the same step on every rank) leaves out the
+// first ghost sent to each peer, a broken exchange the checks must catch.
+inline void exchange_ghosts(Ghosts& g, LocalElements& l, bool fault) {
+  pack_ghosts(g, l);
+  const WireParts out = wire_parts(g.send_counts, fault, true);
+  const WireParts in = wire_parts(g.recv_counts, fault, false);
+  if (g.mpi_path == "host staging") {
+    const auto all = std::make_pair(std::int64_t{0}, static_cast<std::int64_t>(g.send.extent(0)));
+    Kokkos::deep_copy(Kokkos::subview(g.send_host, all), Kokkos::subview(g.send, all));
+    comm::exchange(g.peers, g.send_host.data(), out.offsets, out.counts, g.recv_host.data(),
+                   in.offsets, in.counts);
+    const auto got = std::make_pair(std::int64_t{0}, in.total);
     Kokkos::deep_copy(Kokkos::subview(g.recv, got), Kokkos::subview(g.recv_host, got));
   } else {
-    Kokkos::fence();  // the packing kernels wrote what MPI reads
-    comm::exchange(g.peers, g.send.data(), send_offsets, send_counts, g.recv.data(), recv_offsets,
-                   recv_counts);
+    Kokkos::fence();  // the packing kernel wrote what MPI reads
+    comm::exchange(g.peers, g.send.data(), out.offsets, out.counts, g.recv.data(), in.offsets,
+                   in.counts);
   }
-  const Index ghosts = received / ghost_ints;
-  g.sent = 0;
-  for (auto c : send_counts) g.sent += c / ghost_ints;
+  const Index ghosts = in.total / ghost_ints;
+  g.sent = out.total / ghost_ints;
   g.received = ghosts;
-  if (static_cast<Index>(l.boxes.extent(0)) < l.owned + ghosts) {
-    const Index room = l.owned + ghosts + ghosts / 4 + 16;
-    Kokkos::resize(l.boxes, room);  // keeps the own elements
-    Kokkos::resize(l.ids, room);
-  }
   l.count = l.owned + ghosts;
   const auto recv = g.recv;
   const auto local_boxes = l.boxes;

@@ -106,6 +106,12 @@ inline void describe_stats(KernelResult& st, const RunTotals& run,
     st.extra["speedup_vs_linked_list"] = linked_list->time.mean / st.time.mean;
 }
 
+// A whole step of a storage: one rebuild and `sweeps` sweeps of the
+// statistics, each at its mean (the scaling goals are set on it).
+inline void describe_step(KernelResult& build, const KernelResult& stats, std::int64_t sweeps) {
+  build.extra["step_s_mean"] = build.time.mean + static_cast<double>(sweeps) * stats.time.mean;
+}
+
 // A storage's figures for the JSON: memory, overflow handling, checksums.
 inline nlohmann::json storage_json(Storage s, const StorageRecord& rec, double elements,
                                    double mean_entries) {

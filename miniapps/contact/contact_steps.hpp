@@ -157,6 +157,11 @@ void make_scene(Scene& s) {
   }
   s.rows = s.part ? s.part->split.owned_count : cfg.shape.elements;
   s.blocks = make_blocks(cfg, s.rows);
+  if (s.part) {
+    // The plan reads x and y of the own boxes only, the same at every step.
+    own_boxes(cfg.shape, s.blocks.xyz, static_cast<int>(b_bottom(cfg.n, 0)), s.part->local);
+    plan_ghosts(s.part->ghosts, s.part->local);
+  }
   s.trace("nodes");
   s.storages = make_storages<Dynamic>(cfg, s.rows);
   s.sample_ids = sample_rows(cfg);

@@ -196,6 +196,7 @@ Report make_report(const Context& ctx, Scene& s, std::vector<KernelResult> kerne
     const StorageRecord& rec = s.record(st);
     describe_build(kernels[2 * k], phases_json(s.phases, st, s.part.has_value()), rec, ll(0));
     describe_stats(kernels[2 * k + 1], run, ll(1));
+    describe_step(kernels[2 * k], kernels[2 * k + 1], cfg.sweeps);
     storages_json[st.name] =
         storage_json(st.kind, rec, run.elements, log.total_entries / run.steps_timed);
   }

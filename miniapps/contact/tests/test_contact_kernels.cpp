@@ -537,19 +537,25 @@ TEST(Decomposition, OwnRowsWithGhostsEqualTheWholeMeshRows) {
   }
 }
 
-// A rank's packed ghosts are, peer after peer, the own elements each peer's
-// rule selects, in order, with their boxes; also when the buffer, empty at
-// first as in every run, grows at a later peer and keeps the earlier ones.
-TEST(Ghosts, EachPeerGetsWhatItsRuleSelectsWhileTheBufferGrows) {
+// The plan made from the boxes of step 0 packs, at a later step, peer after
+// peer, the own elements each peer's rule selects then, in order, with
+// their boxes of that step (block B has moved down since).
+TEST(Ghosts, ThePlanOfStepZeroPacksWhatTheRuleSelectsAtALaterStep) {
   const int n = 8;
   const Scene s = make_scene(n, 20, unit / 2);
   const auto boxes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, s.boxes);
   const Decomposition d = decompose(s.shape, 0, 4);
   LocalElements l = make_local_elements(d);
-  own_boxes(s.shape, s.xyz, static_cast<int>(s.bz), l);
   Ghosts g;
   g.peers = d.peers;
   for (int p : d.peers) g.peer_regions.push_back(d.regions[static_cast<std::size_t>(p)]);
+  own_boxes(s.shape, s.xyz, static_cast<int>(b_bottom(n, 0)), l);
+  plan_sends(g, l);
+  const auto start = Kokkos::create_mirror(Kokkos::HostSpace{}, l.boxes);  // a copy on hosts too
+  Kokkos::deep_copy(start, l.boxes);
+  own_boxes(s.shape, s.xyz, static_cast<int>(s.bz), l);
+  pack_ghosts(g, l);
+
   const std::vector<int> own = host_ids(d.owned);
   std::vector<std::vector<int>> expected(g.peers.size());
   for (std::size_t k = 0; k < expected.size(); ++k)
@@ -560,22 +566,39 @@ TEST(Ghosts, EachPeerGetsWhatItsRuleSelectsWhileTheBufferGrows) {
         expected[k].push_back(e);
     }
   ASSERT_GE(expected.size(), 2u);
-  // What the test is for: the room made for the first peer misses the second's.
-  const auto first = static_cast<std::int64_t>(expected[0].size());
-  ASSERT_GT(first + static_cast<std::int64_t>(expected[1].size()), first + first / 4 + 16);
-
-  const std::vector<std::int64_t> counts = pack_peers(g, l);
   const auto send = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, g.send);
-  std::int64_t slot = 0;
+  std::int64_t slot = 0, moved = 0;
   for (std::size_t k = 0; k < expected.size(); ++k) {
-    ASSERT_EQ(counts[k], static_cast<std::int64_t>(expected[k].size())) << "peer " << k;
+    ASSERT_EQ(g.send_counts[k], static_cast<std::int64_t>(expected[k].size())) << "peer " << k;
     for (int e : expected[k]) {
       EXPECT_EQ(send(slot * ghost_ints), e) << "peer " << k;
       for (int c = 0; c < 6; ++c)
         EXPECT_EQ(send(slot * ghost_ints + 1 + c), boxes(e, c)) << "peer " << k << ", " << e;
+      const auto at = std::find(own.begin(), own.end(), e) - own.begin();
+      moved += start(at, 2) != boxes(e, 2) ? 1 : 0;
       ++slot;
     }
   }
+  EXPECT_EQ(slot, static_cast<std::int64_t>(g.send.extent(0)) / ghost_ints);
+  EXPECT_GT(moved, 0) << "no ghost of block B: the test would not see a stale box";
+}
+
+// On the wire, in ints: the fault leaves out each non-empty part's first
+// ghost; sent parts keep their packed places, received ones follow each
+// other.
+TEST(Ghosts, WirePartsLeaveOutEachNonEmptyPartsFirstGhostOnAFault) {
+  const std::vector<std::int64_t> elements{3, 0, 2};
+  const WireParts whole = wire_parts(elements, false, true);
+  EXPECT_EQ(whole.offsets, (std::vector<std::int64_t>{0, 21, 21}));
+  EXPECT_EQ(whole.counts, (std::vector<std::int64_t>{21, 0, 14}));
+  EXPECT_EQ(whole.total, 35);
+  const WireParts sent = wire_parts(elements, true, true);
+  EXPECT_EQ(sent.offsets, (std::vector<std::int64_t>{7, 21, 28}));
+  EXPECT_EQ(sent.counts, (std::vector<std::int64_t>{14, 0, 7}));
+  const WireParts received = wire_parts(elements, true, false);
+  EXPECT_EQ(received.offsets, (std::vector<std::int64_t>{0, 14, 14}));
+  EXPECT_EQ(received.counts, sent.counts);
+  EXPECT_EQ(received.total, 21);
 }
 
 }  // namespace karma_test_contact
