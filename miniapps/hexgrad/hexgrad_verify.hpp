@@ -5,6 +5,8 @@
 
 #include "hexgrad_kernels.hpp"
 
+#include "karma/pinned.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -241,11 +243,7 @@ Errors check(const CoordView& x, const GradView& g, const ReferenceGradients<dou
   return all;
 }
 
-#if defined(KOKKOS_ENABLE_CUDA)
-using StagingSpace = Kokkos::CudaHostPinnedSpace;  // full-speed copies from the device
-#else
-using StagingSpace = Kokkos::HostSpace;
-#endif
+using StagingSpace = PinnedHostSpace;  // full-speed copies from the device
 
 // Copies elements [begin, begin + m) of `from` into the first m of `to`, as
 // contiguous pieces: each of the 24 planes of a LayoutLeft array, or the one

@@ -581,7 +581,7 @@ inline constexpr int packed_team_units = 32;
 
 template <class T>
 struct PackedTeamShape {
-  static constexpr int units_in_flight = sizeof(T) == 8 ? 16 : 8;
+  static constexpr int units_in_flight = sizeof(T) == 8 ? 16 : packed_column_units;
   static constexpr int most_warps = sizeof(T) == 8 ? 16 : 32;
 };
 

@@ -23,6 +23,7 @@
 
 #include "karma/array.hpp"
 #include "karma/packed.hpp"
+#include "karma/pinned.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -59,11 +60,7 @@ struct Tally {
 };
 
 // Host memory the device can write: reductions on their way to MPI.
-#if defined(KOKKOS_ENABLE_CUDA)
-using ResultMemory = Kokkos::CudaHostPinnedSpace;
-#else
-using ResultMemory = Kokkos::HostSpace;
-#endif
+using ResultMemory = PinnedHostSpace;
 using DeviceMemory = Kokkos::DefaultExecutionSpace::memory_space;
 using Policy = Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>>;
 using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
