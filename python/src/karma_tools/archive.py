@@ -45,6 +45,10 @@ ENVIRONMENT = "environment"
 MTIME = 1767225600
 # Decompressed, no committed archive comes near this; a hostile file stops here.
 MAX_BYTES = 2 << 30
+# xz's largest dictionary (64 MiB): a campaign's environment captures, one per
+# job and nearly alike, are 5 to 20 MB together, more than preset 6's 8 MiB
+# window sees at once.
+XZ_PRESET = 9 | lzma.PRESET_EXTREME
 _CACHE_SIZE = 4
 
 
@@ -146,7 +150,12 @@ def build(folder, kind, name=None):
             info.uid = info.gid = 0
             info.uname = info.gname = ""
             tar.addfile(info, io.BytesIO(data))
-    return lzma.compress(raw.getvalue(), format=lzma.FORMAT_XZ, preset=6)
+    return xz(raw.getvalue())
+
+
+def xz(data):
+    """The compressed bytes of an archive, a bundle or the measurement list."""
+    return lzma.compress(data, format=lzma.FORMAT_XZ, preset=XZ_PRESET)
 
 
 def write(folder, out, kind, name=None):
@@ -426,8 +435,7 @@ def register(list_path, archives):
                 listed[rel] = hashlib.sha256(data).hexdigest()
                 added += 1
     text = "".join(f"{digest}  {rel}\n" for rel, digest in listed.items())
-    atomic_write(list_path, lzma.compress(text.encode("utf-8"), format=lzma.FORMAT_XZ,
-                                          preset=9 | lzma.PRESET_EXTREME))
+    atomic_write(list_path, xz(text.encode("utf-8")))
     return added, len(listed)
 
 

@@ -442,7 +442,7 @@ def tar_xz(files):
             info.uid = info.gid = 0
             info.uname = info.gname = ""
             tar.addfile(info, io.BytesIO(files[path]))
-    return lzma.compress(raw.getvalue(), format=lzma.FORMAT_XZ, preset=6)
+    return archive.xz(raw.getvalue())
 
 
 def read_bundle(path):
