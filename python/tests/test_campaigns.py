@@ -397,11 +397,26 @@ def test_ratio_tables_worst_of_rounds(tmp_path, fakes):
     assert load_json(tmp_path / "m.json")["tables"][0]["rows"][0]["rounds"] == row["rounds"]
     out = moved
     # --aggregate picks one; a missing result is a note, not a crash.
-    os.unlink(glob.glob(os.path.join(out, "results", "karma.n1x1.shape2p22.r3", "*.json"))[0])
+    # The note says why, from what the job's folder holds.
+    folder = os.path.join(out, "results", "{}")
+    for name, code, log in (("karma.n1x1.shape2p22.r3", None, None),
+                            ("karma.n1x1.shape2p22.r2", "143", None),
+                            ("karma.n1x1.shape2p20.r3", "2",
+                             "karma-stream: error: d.yaml:3: stream.shape: not a list\n"
+                             "RESULT: FAILED reason=bad-input\n")):
+        os.unlink(glob.glob(os.path.join(folder.format(name), "*.json"))[0])
+        if code:
+            write(os.path.join(folder.format(name), "exit_code"), code + "\n")
+        if log:
+            write(os.path.join(folder.format(name), "job.out"), "started\n" + log)
     r = tool("karma-compare", "--campaign", out, "--aggregate", "median")
     assert r.returncode == 0, r.stderr
-    assert "karma.n1x1.shape2p22.r3: no results" in r.stdout and "**median**" in r.stdout
-    assert "**worst**" not in r.stdout
+    assert "karma.n1x1.shape2p22.r3: no results: not run, or stopped before it ended" \
+        in r.stdout
+    assert "karma.n1x1.shape2p22.r2: no results: stopped by signal 15 (exit 143)" in r.stdout
+    assert ("karma.n1x1.shape2p20.r3: no results: failed, exit 2 (bad-input): karma-stream: "
+            "error: d.yaml:3: stream.shape: not a list") in r.stdout
+    assert "**median**" in r.stdout and "**worst**" not in r.stdout
 
 
 def test_same_kernel_pairs_one_build_with_another(tmp_path, fakes):

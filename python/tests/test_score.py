@@ -426,7 +426,7 @@ def test_a_campaign_directory(reference, tmp_path):
     assert r.returncode == 0, r.stderr
     assert doc["sets"][0]["left_out"] == [
         {"file": f"{os.path.join(ref_set, 'campaign.json')}: job contact.n1x1.r4",
-         "reasons": ["no results (not run, or it failed)"]}]
+         "reasons": ["no results: not run, or stopped before it ended"]}]
 
 
 def test_the_default_weights_are_the_gpu_split_of_weights_txt():

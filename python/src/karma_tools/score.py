@@ -98,7 +98,7 @@ def _campaign_files(path):
                 files.append(found)
             else:
                 missing.append({"file": f"{manifest_path}: job {entry['name']}",
-                                "reasons": ["no results (not run, or it failed)"]})
+                                "reasons": [sides.missing_reason(manifest_path, manifest, entry)]})
     return files, missing
 
 

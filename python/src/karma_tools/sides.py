@@ -32,7 +32,7 @@ import fnmatch
 import json
 import os
 
-from . import ToolError, archive, read_json
+from . import ToolError, archive, jobs, read_json
 from .results import Run, check_run, format_size, format_value, is_number
 
 MANIFEST = "campaign.json"
@@ -56,22 +56,50 @@ def find_manifest(path):
     return candidate, doc
 
 
-def _results_file(manifest_path, manifest, entry):
-    """Where a job's results are: beside campaign.json, where the campaign
-    directory is now (it may have been copied, say under results/, while the
-    place it ran in still holds another run), else as recorded."""
-    recorded = entry.get("results_file")
+def _job_paths(manifest_path, manifest, entry, key):
+    """Where a job's file (key: results_file) or folder (results_dir) may be:
+    beside campaign.json, where the campaign directory is now (it may have
+    been copied, say under results/, while the place it ran in still holds
+    another run), else as recorded."""
+    recorded = entry.get(key)
     if not isinstance(recorded, str):
-        return None
+        return []
     here = os.path.dirname(os.path.abspath(manifest_path))
     results_dir = manifest.get("results_dir")
     results_dir = results_dir if isinstance(results_dir, str) else ""
     tail = os.path.relpath(recorded, results_dir) if results_dir else os.path.basename(recorded)
-    for candidate in (os.path.join(here, os.path.basename(results_dir), tail),
-                      os.path.join(here, tail), recorded):
-        if archive.isfile(candidate):
-            return candidate
-    return None
+    return [os.path.join(here, os.path.basename(results_dir), tail),
+            os.path.join(here, tail), recorded]
+
+
+def _results_file(manifest_path, manifest, entry):
+    return next((c for c in _job_paths(manifest_path, manifest, entry, "results_file")
+                 if archive.isfile(c)), None)
+
+
+def missing_reason(manifest_path, manifest, entry):
+    """Why a job has no results, from what its folder holds: not run, stopped
+    before its end, or failed with an exit code and the mini-app's reason and
+    first error line from the job's log."""
+    folder = next((c for c in _job_paths(manifest_path, manifest, entry, "results_dir")
+                   if archive.isdir(c)), None)
+    code_file = folder and os.path.join(folder, jobs.EXIT_CODE_FILE)
+    if not folder or not archive.isfile(code_file):
+        return "no results: not run, or stopped before it ended"
+    code = archive.read_bytes(code_file).decode("utf-8", "replace").strip()
+    if code.isdigit() and 128 < int(code) < 160:
+        return f"no results: stopped by signal {int(code) - 128} (exit {code})"
+    why, error = "", ""
+    for name in sorted(archive.listdir(folder)):
+        if not (name.startswith("job") and name.endswith(".out")):
+            continue
+        text = archive.read_bytes(os.path.join(folder, name)).decode("utf-8", "replace")
+        found = re.search(r"^RESULT: FAILED reason=(\S+)", text, re.M)
+        why = why or (found.group(1) if found else "")
+        found = re.search(r"^karma-[a-z]+: error: .*$", text, re.M)
+        error = error or (found.group(0)[:300] if found else "")
+    return (f"no results: failed, exit {code}" + (f" ({why})" if why else "")
+            + (f": {error}" if error else ""))
 
 
 def load_items(manifest_path, manifest):
@@ -82,7 +110,7 @@ def load_items(manifest_path, manifest):
             continue
         path = _results_file(manifest_path, manifest, entry)
         if path is None:
-            notes.append(f"{entry['name']}: no results (not run, or it failed)")
+            notes.append(f"{entry['name']}: {missing_reason(manifest_path, manifest, entry)}")
             continue
         doc = read_json(path)
         if not isinstance(doc, dict) or doc.get("schema_version") not in (1, 2):
