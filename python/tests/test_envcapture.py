@@ -185,3 +185,22 @@ def test_a_command_that_hangs_is_cut_off(tmp_path):
     assert doc["commands"]["fi_info"]["exit_code"] is None
     assert (tmp_path / "env" / "fi_info.txt").read_text() == "(no answer within 1 s)"
     assert doc["interconnect"]["libfabric_providers"] is None
+
+
+def test_the_commands_run_at_once(tmp_path):
+    # Each of two tools answers only once it sees the other started: one after
+    # the other, the first would wait out its time limit.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, other in (("fi_info", "ibv_devinfo"), ("ibv_devinfo", "fi_info")):
+        (bin_dir / name).write_text(
+            f"#!/bin/sh\ntouch {tmp_path}/{name}.started\n"
+            f"for i in $(seq 100); do\n  [ -e {tmp_path}/{other}.started ] && exit 0\n"
+            "  sleep 0.1\ndone\n"
+            "exit 1\n")
+        (bin_dir / name).chmod(0o755)
+    r = tool("karma-envcapture", "-o", tmp_path / "env", "--quiet", "--timeout", "8",
+             env={"PATH": f"{bin_dir}:/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr
+    commands = load_json(tmp_path / "env" / "environment.json")["commands"]
+    assert commands["fi_info"]["exit_code"] == 0 and commands["ibv_devinfo"]["exit_code"] == 0

@@ -10,6 +10,7 @@ does not answer within --timeout is recorded as such, never fatal.
 """
 
 import argparse
+import concurrent.futures
 import datetime
 import json
 import os
@@ -182,9 +183,15 @@ def capture(timeout=20, environ=None):
         pass
     doc["platform"]["os"] = os_release.get("PRETTY_NAME")
 
+    # Every command at once: each waits on its own program (nvidia-smi
+    # starts NVML for every GPU), and a job pays the capture before its run.
+    with concurrent.futures.ThreadPoolExecutor(len(COMMANDS) + len(COMPILERS)) as pool:
+        running = {key: pool.submit(run_command, alternatives, timeout)
+                   for key, alternatives in [(c[0], c[2]) for c in COMMANDS] + COMPILERS}
+        ran = {key: future.result() for key, future in running.items()}
     commands = {}
     for key, name, alternatives, what in COMMANDS:
-        result = run_command(alternatives, timeout)
+        result = ran[key]
         commands[key] = None if result is None else {
             "argv": result["argv"], "exit_code": result["exit_code"], "what": what, "file": name}
         if result is not None:
@@ -216,7 +223,7 @@ def capture(timeout=20, environ=None):
 
     compilers = {}
     for name, alternatives in COMPILERS:
-        result = run_command(alternatives, timeout)
+        result = ran[name]
         compilers[name] = None if result is None else {
             "argv": result["argv"], "exit_code": result["exit_code"],
             "version": version_line(result["output"]) if result["exit_code"] == 0 else None}
