@@ -413,7 +413,7 @@ def test_ratio_tables_worst_of_rounds(tmp_path, fakes):
     assert r.returncode == 0, r.stderr
     assert "karma.n1x1.shape2p22.r3: no results: not run, or stopped before it ended" \
         in r.stdout
-    assert "karma.n1x1.shape2p22.r2: no results: stopped by signal 15 (exit 143)" in r.stdout
+    assert "karma.n1x1.shape2p22.r2: no results: stopped by SIGTERM (exit 143)" in r.stdout
     assert ("karma.n1x1.shape2p20.r3: no results: failed, exit 2 (bad-input): karma-stream: "
             "error: d.yaml:3: stream.shape: not a list") in r.stdout
     assert "**median**" in r.stdout and "**worst**" not in r.stdout

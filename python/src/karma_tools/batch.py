@@ -269,9 +269,6 @@ def _selected(manifest, patterns):
 PASSED, FAILED, INTERRUPTED, LOST, RUNNING, PENDING, UNSUBMITTED = (
     "passed", "failed", "interrupted", "lost", "running", "pending", "not submitted")
 ORDER = (PASSED, FAILED, INTERRUPTED, LOST, RUNNING, PENDING, UNSUBMITTED)
-# Exit codes 128 + N: the job or its mini-app was stopped by signal N (the
-# job script's trap writes 143 for SIGTERM, 130 for SIGINT).
-_SIGNALS = {1: "SIGHUP", 2: "SIGINT", 9: "SIGKILL", 15: "SIGTERM"}
 
 
 def job_state(entry, scheduler_state):
@@ -300,8 +297,8 @@ def job_state(entry, scheduler_state):
                     "malformed results"
         if code == 0 and result == "PASSED":
             return PASSED, "PASSED"
-        if 128 < code < 160:
-            signal = _SIGNALS.get(code - 128, f"signal {code - 128}")
+        signal = jobs.stopped_by(code)
+        if signal:
             return INTERRUPTED, (f"exit {code}: stopped by {signal} (a time limit, scancel, "
                                  f"qdel or Ctrl-C): see {_log_hint(entry)}")
         if result is None:

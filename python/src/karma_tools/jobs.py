@@ -22,6 +22,15 @@ EXIT_CODE_FILE = "exit_code"
 LOCAL_LOG = "job.out"
 # What a reference program (BabelStream) printed, read into RESULT_NAME.
 REFERENCE_OUTPUT = "reference.out"
+# Exit codes 128 + N: the job or its mini-app was stopped by signal N (the
+# job script's trap writes 143 for SIGTERM, 130 for SIGINT).
+_SIGNALS = {1: "SIGHUP", 2: "SIGINT", 9: "SIGKILL", 15: "SIGTERM"}
+
+
+def stopped_by(code):
+    """The signal an exit code says stopped the job ("SIGTERM", "signal 6"),
+    or None."""
+    return _SIGNALS.get(code - 128, f"signal {code - 128}") if 128 < code < 160 else None
 
 
 def results_file(job):

@@ -87,8 +87,9 @@ def missing_reason(manifest_path, manifest, entry):
     if not folder or not archive.isfile(code_file):
         return "no results: not run, or stopped before it ended"
     code = archive.read_bytes(code_file).decode("utf-8", "replace").strip()
-    if code.isdigit() and 128 < int(code) < 160:
-        return f"no results: stopped by signal {int(code) - 128} (exit {code})"
+    signal = jobs.stopped_by(int(code)) if code.isdigit() else None
+    if signal:
+        return f"no results: stopped by {signal} (exit {code})"
     why, error = "", ""
     for name in sorted(archive.listdir(folder)):
         if not (name.startswith("job") and name.endswith(".out")):
