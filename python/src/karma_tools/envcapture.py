@@ -186,12 +186,13 @@ def capture(timeout=20, environ=None):
     # Every command at once: each waits on its own program (nvidia-smi
     # starts NVML for every GPU), and a job pays the capture before its run.
     with concurrent.futures.ThreadPoolExecutor(len(COMMANDS) + len(COMPILERS)) as pool:
-        running = {key: pool.submit(run_command, alternatives, timeout)
-                   for key, alternatives in [(c[0], c[2]) for c in COMMANDS] + COMPILERS}
-        ran = {key: future.result() for key, future in running.items()}
+        ran = {key: pool.submit(run_command, alternatives, timeout)
+               for key, _, alternatives, _ in COMMANDS}
+        ran_compilers = {name: pool.submit(run_command, alternatives, timeout)
+                         for name, alternatives in COMPILERS}
     commands = {}
     for key, name, alternatives, what in COMMANDS:
-        result = ran[key]
+        result = ran[key].result()
         commands[key] = None if result is None else {
             "argv": result["argv"], "exit_code": result["exit_code"], "what": what, "file": name}
         if result is not None:
@@ -223,7 +224,7 @@ def capture(timeout=20, environ=None):
 
     compilers = {}
     for name, alternatives in COMPILERS:
-        result = ran[name]
+        result = ran_compilers[name].result()
         compilers[name] = None if result is None else {
             "argv": result["argv"], "exit_code": result["exit_code"],
             "version": version_line(result["output"]) if result["exit_code"] == 0 else None}
