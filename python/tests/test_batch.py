@@ -495,6 +495,49 @@ def test_a_job_stopped_by_sigterm_shows_as_interrupted(tmp_path, fake_slurm, str
     assert "stopped by SIGTERM" in r.stdout
 
 
+def test_two_submits_of_one_campaign_keep_each_others_jobs(tmp_path, stream_exe):
+    """Two `submit --only` of one local campaign at once (a node's two GPUs,
+    or a second shell): each records only its own jobs, so the one stopped
+    later leaves the other's jobs as they ended."""
+    slow = tmp_path / "slow-stream"
+    slow.write_text(f"#!/bin/sh\nsleep 300\nexec {stream_exe} \"$@\"\n")
+    slow.chmod(0o755)
+    campaign = write(str(tmp_path / "c.yaml"), f"""\
+name: two-shells
+scheduler: local
+launcher: none
+gpus_per_rank: 0
+environment:
+  variables: {{OMP_NUM_THREADS: 1, OMP_PROC_BIND: "false"}}
+runs:
+  - name: slow
+    app: stream
+    deck: {SMALL_DECK}
+    executable: {slow}
+  - name: fast
+    app: stream
+    deck: {SMALL_DECK}
+    executable: {stream_exe}
+    set: [run.repetitions=2]
+    repeat: 2
+""")
+    out = str(tmp_path / "out")
+    assert tool("karma-batch", "generate", campaign, "-o", out, "--no-key-check").returncode == 0
+    first = subprocess.Popen([os.path.join(TOOLS_BIN, "karma-batch"), "submit", out, "--only",
+                              "slow*"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while "running" not in tool("karma-batch", "status", out).stdout:
+        assert time.monotonic() < deadline and first.poll() is None
+        time.sleep(0.2)
+    second = tool("karma-batch", "submit", out, "--only", "fast*")
+    assert second.returncode == 0, second.stdout + second.stderr
+    first.send_signal(signal.SIGTERM)
+    assert first.wait(timeout=60) == 143, first.stdout.read()
+    r = tool("karma-batch", "status", out)
+    assert "2 passed, 1 interrupted" in r.stdout, r.stdout
+
+
 def test_a_failed_submission_keeps_what_was_submitted(tmp_path, fake_slurm, stream_exe):
     out = str(tmp_path / "out")
     tool("karma-batch", "generate", small_campaign(tmp_path, stream_exe), "-o", out,

@@ -2,7 +2,9 @@
 followed to the end."""
 
 import argparse
+import contextlib
 import datetime
+import fcntl
 import fnmatch
 import json
 import os
@@ -17,6 +19,7 @@ from . import (ToolError, __version__, archive as archive_mod, atomic_write,
                reference as reference_mod)
 
 MANIFEST = "campaign.json"
+LOCK = ".campaign.lock"  # hidden: an archive leaves it out
 SUFFIX = {"slurm": ".sbatch", "pbs": ".pbs", "local": ".sh"}
 
 DESCRIPTION = """\
@@ -45,7 +48,9 @@ after its `time:` (then interrupted, exit 143). Ranks > 1 run under
 mpiexec with the options of the MPI the executable is linked with unless
 `launcher:` says otherwise; one rank runs bare.
 status/wait from another shell see the job running, those after it
-pending; cancel stops the running job and the rest.
+pending; cancel stops the running job and the rest. Two submits of one
+campaign at once (`--only` a part each, one per GPU) each run and record
+only the jobs they took.
 
 Each job writes into RESULTS/<job name>/: karma-<app>.json (the mini-app's
 results), environment/ (karma-envcapture), the scheduler's log (local:
@@ -252,6 +257,48 @@ def check_manifest(path, manifest):
 def _save_manifest(out, manifest):
     atomic_write(os.path.join(out, MANIFEST),
                  json.dumps(stored_paths(out, manifest), indent=2) + "\n")
+
+
+@contextlib.contextmanager
+def _locked(out):
+    """The campaign's lock: the karma-batch processes of one campaign (two
+    shells, or one per GPU of a node) read and write its campaign file one at
+    a time. Where the file system has no locks, they do not wait."""
+    try:
+        handle = open(os.path.join(out, LOCK), "a")
+    except OSError:
+        yield
+        return
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        yield
+
+
+def _job_ids(manifest):
+    return {e["name"]: e["job_id"] for e in manifest["jobs"]}
+
+
+def _taken(out, loaded):
+    """Names of the jobs whose job_id another karma-batch has changed since
+    this one read the campaign file (ids as read: loaded); lock held."""
+    now = _job_ids(_load_manifest(out))
+    return {name for name, job_id in now.items() if job_id != loaded.get(name)}
+
+
+def _record(out, manifest, entries):
+    """Writes the job_id and submitted time of entries into the campaign file
+    as it is now, so that another karma-batch of this campaign keeps what it
+    wrote of its own jobs; lock held."""
+    ours = {e["name"]: e for e in entries}
+    now = _load_manifest(out)
+    for entry in now["jobs"]:
+        if entry["name"] in ours:
+            entry["job_id"] = ours[entry["name"]]["job_id"]
+            entry["submitted"] = ours[entry["name"]]["submitted"]
+    _save_manifest(out, now)
 
 
 def _selected(manifest, patterns):
@@ -509,6 +556,7 @@ def archive(args):
 def submit(args):
     out = os.path.abspath(args.directory)
     manifest = _load_manifest(out)
+    loaded = _job_ids(manifest)
     scheduler = manifest["scheduler"]
     chosen = _selected(manifest, args.only)
     if args.resubmit_failed:
@@ -521,31 +569,29 @@ def submit(args):
         return 0
     _refuse_moved(out, manifest)
     if scheduler == "local" and not args.dry_run:
-        return _run_local(out, manifest, todo)
+        return _run_local(out, manifest, todo, loaded)
     for k, entry in enumerate(todo, start=1):
         script = os.path.join(out, entry["script"])
         if args.dry_run:
             how = {"slurm": "sbatch", "pbs": "qsub", "local": "run here: bash"}[scheduler]
             print(f"[{k}/{len(todo)}] would submit {entry['name']}: {how} {script}")
             continue
-        # Slurm opens the job's log in this directory when the job starts.
-        try:
-            os.makedirs(entry["results_dir"], exist_ok=True)
-            stale = os.path.join(entry["results_dir"], jobs.EXIT_CODE_FILE)
-            if os.path.exists(stale):
-                os.unlink(stale)
-        except OSError as e:
-            raise ToolError(f"cannot create {entry['results_dir']}: {e.strerror}", 3) from None
-        try:
-            job_id = jobs.submit(scheduler, script)
-        except ToolError as e:
-            submitted = k - 1
-            raise ToolError(f"{e} ({submitted} of {len(todo)} job(s) were submitted and are "
-                            f"recorded in {os.path.join(out, MANIFEST)}; fix the problem and "
-                            "run submit again for the rest)", e.code) from None
-        entry["job_id"] = job_id
-        entry["submitted"] = _now()
-        _save_manifest(out, manifest)  # after each job: a failure later loses nothing
+        with _locked(out):
+            if entry["name"] in _taken(out, loaded):
+                print(f"[{k}/{len(todo)}] {entry['name']}: submitted by another karma-batch "
+                      "meanwhile; left to it", flush=True)
+                continue
+            _prepare_results_dir(entry)  # Slurm opens the job's log there when the job starts
+            try:
+                job_id = jobs.submit(scheduler, script)
+            except ToolError as e:
+                submitted = k - 1
+                raise ToolError(f"{e} ({submitted} of {len(todo)} job(s) were submitted and "
+                                f"are recorded in {os.path.join(out, MANIFEST)}; fix the "
+                                "problem and run submit again for the rest)", e.code) from None
+            entry["job_id"] = job_id
+            entry["submitted"] = _now()
+            _record(out, manifest, [entry])  # after each job: a failure later loses nothing
         print(f"[{k}/{len(todo)}] submitted {entry['name']} as job {job_id}", flush=True)
     if not args.dry_run:
         print(f"karma-batch: follow them with: karma-batch status {out}  "
@@ -589,21 +635,44 @@ def _stop(proc):
             continue
 
 
-def _run_local(out, manifest, todo):
-    """The local scheduler: runs the jobs here, one after another; returns
-    wait's exit status for them."""
-    runner = os.getpid()
+def _prepare_results_dir(entry, *more):
+    """The job's results directory, without the exit code (and more files)
+    of an earlier run of it."""
     try:
-        for k, entry in enumerate(todo, start=1):
-            os.makedirs(entry["results_dir"], exist_ok=True)
-            for stale in (jobs.EXIT_CODE_FILE, jobs.LOCAL_LOG):
-                if os.path.lexists(os.path.join(entry["results_dir"], stale)):
-                    os.unlink(os.path.join(entry["results_dir"], stale))
-            entry["job_id"] = f"local-{runner}-{k}"
-            entry["submitted"] = _now()
+        os.makedirs(entry["results_dir"], exist_ok=True)
+        for stale in (jobs.EXIT_CODE_FILE, *more):
+            if os.path.lexists(os.path.join(entry["results_dir"], stale)):
+                os.unlink(os.path.join(entry["results_dir"], stale))
     except OSError as e:
         raise ToolError(f"cannot prepare {entry['results_dir']}: {e.strerror}", 3) from None
-    _save_manifest(out, manifest)  # every job pending: status from another shell sees them
+
+
+def _claim_local(out, manifest, todo, loaded):
+    """Marks the jobs of todo that no other karma-batch has taken since
+    `loaded` as this runner's, pending (status from another shell sees
+    them); returns them."""
+    runner = os.getpid()
+    with _locked(out):
+        taken = _taken(out, loaded) & {e["name"] for e in todo}
+        if taken:
+            print(f"karma-batch: {len(taken)} job(s) submitted by another karma-batch "
+                  "meanwhile; left to it", flush=True)
+        todo = [e for e in todo if e["name"] not in taken]
+        for k, entry in enumerate(todo, start=1):
+            _prepare_results_dir(entry, jobs.LOCAL_LOG)
+            entry["job_id"] = f"local-{runner}-{k}"
+            entry["submitted"] = _now()
+        _record(out, manifest, todo)
+    return todo
+
+
+def _run_local(out, manifest, todo, loaded):
+    """The local scheduler: runs the jobs here, one after another; returns
+    wait's exit status for them."""
+    todo = _claim_local(out, manifest, todo, loaded)
+    if not todo:
+        print(f"karma-batch: every selected job of {out} is already submitted")
+        return 0
 
     def cancelled(signum, frame):
         raise _Cancelled()
@@ -636,7 +705,8 @@ def _run_local(out, manifest, todo):
         for entry in todo[done:]:
             entry["job_id"] = None
             entry["submitted"] = None
-        _save_manifest(out, manifest)
+        with _locked(out):
+            _record(out, manifest, todo[done:])
         print(f"karma-batch: cancelled; {len(todo) - done} job(s) not run (submit again "
               "runs them)", file=sys.stderr)
         return 130 if isinstance(e, KeyboardInterrupt) else 143
