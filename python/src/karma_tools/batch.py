@@ -281,19 +281,18 @@ def _job_ids(manifest):
     return {e["name"]: e["job_id"] for e in manifest["jobs"]}
 
 
-def _taken(out, loaded):
+def _taken(now, loaded):
     """Names of the jobs whose job_id another karma-batch has changed since
-    this one read the campaign file (ids as read: loaded); lock held."""
-    now = _job_ids(_load_manifest(out))
-    return {name for name, job_id in now.items() if job_id != loaded.get(name)}
+    this one read the campaign file (ids as read: loaded; the file as it is
+    now, read under the lock: now)."""
+    return {name for name, job_id in _job_ids(now).items() if job_id != loaded.get(name)}
 
 
-def _record(out, manifest, entries):
+def _record(out, now, entries):
     """Writes the job_id and submitted time of entries into the campaign file
-    as it is now, so that another karma-batch of this campaign keeps what it
-    wrote of its own jobs; lock held."""
+    as it is now (read under the lock, which is still held), so that another
+    karma-batch of this campaign keeps what it wrote of its own jobs."""
     ours = {e["name"]: e for e in entries}
-    now = _load_manifest(out)
     for entry in now["jobs"]:
         if entry["name"] in ours:
             entry["job_id"] = ours[entry["name"]]["job_id"]
@@ -569,7 +568,7 @@ def submit(args):
         return 0
     _refuse_moved(out, manifest)
     if scheduler == "local" and not args.dry_run:
-        return _run_local(out, manifest, todo, loaded)
+        return _run_local(out, todo, loaded)
     for k, entry in enumerate(todo, start=1):
         script = os.path.join(out, entry["script"])
         if args.dry_run:
@@ -577,7 +576,8 @@ def submit(args):
             print(f"[{k}/{len(todo)}] would submit {entry['name']}: {how} {script}")
             continue
         with _locked(out):
-            if entry["name"] in _taken(out, loaded):
+            now = _load_manifest(out)
+            if entry["name"] in _taken(now, loaded):
                 print(f"[{k}/{len(todo)}] {entry['name']}: submitted by another karma-batch "
                       "meanwhile; left to it", flush=True)
                 continue
@@ -591,7 +591,7 @@ def submit(args):
                                 "problem and run submit again for the rest)", e.code) from None
             entry["job_id"] = job_id
             entry["submitted"] = _now()
-            _record(out, manifest, [entry])  # after each job: a failure later loses nothing
+            _record(out, now, [entry])  # after each job: a failure later loses nothing
         print(f"[{k}/{len(todo)}] submitted {entry['name']} as job {job_id}", flush=True)
     if not args.dry_run:
         print(f"karma-batch: follow them with: karma-batch status {out}  "
@@ -647,13 +647,14 @@ def _prepare_results_dir(entry, *more):
         raise ToolError(f"cannot prepare {entry['results_dir']}: {e.strerror}", 3) from None
 
 
-def _claim_local(out, manifest, todo, loaded):
+def _claim_local(out, todo, loaded):
     """Marks the jobs of todo that no other karma-batch has taken since
     `loaded` as this runner's, pending (status from another shell sees
     them); returns them."""
     runner = os.getpid()
     with _locked(out):
-        taken = _taken(out, loaded) & {e["name"] for e in todo}
+        now = _load_manifest(out)
+        taken = _taken(now, loaded) & {e["name"] for e in todo}
         if taken:
             print(f"karma-batch: {len(taken)} job(s) submitted by another karma-batch "
                   "meanwhile; left to it", flush=True)
@@ -662,14 +663,14 @@ def _claim_local(out, manifest, todo, loaded):
             _prepare_results_dir(entry, jobs.LOCAL_LOG)
             entry["job_id"] = f"local-{runner}-{k}"
             entry["submitted"] = _now()
-        _record(out, manifest, todo)
+        _record(out, now, todo)
     return todo
 
 
-def _run_local(out, manifest, todo, loaded):
+def _run_local(out, todo, loaded):
     """The local scheduler: runs the jobs here, one after another; returns
     wait's exit status for them."""
-    todo = _claim_local(out, manifest, todo, loaded)
+    todo = _claim_local(out, todo, loaded)
     if not todo:
         print(f"karma-batch: every selected job of {out} is already submitted")
         return 0
@@ -706,7 +707,7 @@ def _run_local(out, manifest, todo, loaded):
             entry["job_id"] = None
             entry["submitted"] = None
         with _locked(out):
-            _record(out, manifest, todo[done:])
+            _record(out, _load_manifest(out), todo[done:])
         print(f"karma-batch: cancelled; {len(todo) - done} job(s) not run (submit again "
               "runs them)", file=sys.stderr)
         return 130 if isinstance(e, KeyboardInterrupt) else 143
