@@ -132,8 +132,8 @@ inline void plan_sends(Ghosts& g, const LocalElements& l) {
 inline void plan_ghosts(Ghosts& g, LocalElements& l) {
   plan_sends(g, l);
   g.recv_counts = comm::exchange_counts(g.peers, g.send_counts);
-  std::int64_t sends = 0, receives = 0;
-  for (auto c : g.send_counts) sends += c;
+  const auto sends = static_cast<std::int64_t>(g.send_list.extent(0));
+  std::int64_t receives = 0;
   for (auto c : g.recv_counts) receives += c;
   g.recv = Kokkos::View<int*, Memory>(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::ghosts::recv"),

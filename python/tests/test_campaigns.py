@@ -401,6 +401,7 @@ def test_ratio_tables_worst_of_rounds(tmp_path, fakes):
     folder = os.path.join(out, "results", "{}")
     for name, code, log in (("karma.n1x1.shape2p22.r3", None, None),
                             ("karma.n1x1.shape2p22.r2", "143", None),
+                            ("karma.n1x1.shape2p20.r2", "1 4", None),
                             ("karma.n1x1.shape2p20.r3", "2",
                              "karma-stream: error: d.yaml:3: stream.shape: not a list\n"
                              "RESULT: FAILED reason=bad-input\n")):
@@ -414,6 +415,7 @@ def test_ratio_tables_worst_of_rounds(tmp_path, fakes):
     assert "karma.n1x1.shape2p22.r3: no results: not run, or stopped before it ended" \
         in r.stdout
     assert "karma.n1x1.shape2p22.r2: no results: stopped by SIGTERM (exit 143)" in r.stdout
+    assert "karma.n1x1.shape2p20.r2: no results: failed, exit code unreadable" in r.stdout
     assert ("karma.n1x1.shape2p20.r3: no results: failed, exit 2 (bad-input): karma-stream: "
             "error: d.yaml:3: stream.shape: not a list") in r.stdout
     assert "**median**" in r.stdout and "**worst**" not in r.stdout

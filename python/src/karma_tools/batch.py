@@ -324,8 +324,10 @@ def job_state(entry, scheduler_state):
     code_file = os.path.join(entry["results_dir"], jobs.EXIT_CODE_FILE)
     if archive_mod.exists(code_file):
         try:
-            code = int(archive_mod.read_bytes(code_file).decode().strip())
-        except (OSError, ValueError):
+            code = jobs.exit_code_of(archive_mod.read_bytes(code_file))
+        except OSError:
+            code = None
+        if code is None:
             return FAILED, f"unreadable {code_file}"
         result = None
         if archive_mod.exists(entry["results_file"]):

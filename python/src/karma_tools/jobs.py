@@ -33,6 +33,15 @@ def stopped_by(code):
     return _SIGNALS.get(code - 128, f"signal {code - 128}") if 128 < code < 160 else None
 
 
+def exit_code_of(data):
+    """The exit code that an exit_code file's bytes hold, or None where they
+    hold no whole number (an empty or cut file)."""
+    try:
+        return int(data.decode("utf-8", "replace").strip())
+    except ValueError:
+        return None
+
+
 def results_file(job):
     return os.path.join(job.results_dir, RESULT_NAME.format(app=job.app))
 

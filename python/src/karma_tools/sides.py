@@ -86,8 +86,8 @@ def missing_reason(manifest_path, manifest, entry):
     code_file = folder and os.path.join(folder, jobs.EXIT_CODE_FILE)
     if not folder or not archive.isfile(code_file):
         return "no results: not run, or stopped before it ended"
-    code = archive.read_bytes(code_file).decode("utf-8", "replace").strip()
-    signal = jobs.stopped_by(int(code)) if code.isdigit() else None
+    code = jobs.exit_code_of(archive.read_bytes(code_file))
+    signal = jobs.stopped_by(code) if code is not None else None
     if signal:
         return f"no results: stopped by {signal} (exit {code})"
     why, error = "", ""
@@ -99,7 +99,8 @@ def missing_reason(manifest_path, manifest, entry):
         why = why or (found.group(1) if found else "")
         found = re.search(r"^karma-[a-z]+: error: .*$", text, re.M)
         error = error or (found.group(0)[:300] if found else "")
-    return (f"no results: failed, exit {code}" + (f" ({why})" if why else "")
+    shown = "code unreadable" if code is None else code
+    return (f"no results: failed, exit {shown}" + (f" ({why})" if why else "")
             + (f": {error}" if error else ""))
 
 
