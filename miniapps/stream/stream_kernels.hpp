@@ -52,8 +52,9 @@ constexpr int rank_of() {
 // GPUs one element per item left too few loads in flight for copy and mul;
 // add, triad and nstream, which load two or three arrays, are best at one.
 // Float items take twice as many, so that an item moves the same bytes.
-// Host spaces keep one, so loops stay simple and vectorize. (A dot on a GPU
-// runs in teams instead: DotTeams, DotTeams3D.) The measurements:
+// Host spaces keep one, so loops stay simple and vectorize. (A dot runs in
+// teams on a GPU, DotTeams and DotTeams3D, and 8 elements an item on a host
+// in 1D, DotBlocks.) The measurements:
 // results/stream/README.md and results/campaigns/h200/README.md.
 template <Kernel K, class T, class ExecSpace = Kokkos::DefaultExecutionSpace>
 constexpr int elements_per_item() {
@@ -296,6 +297,31 @@ struct Dot {
   }
 };
 
+// A 1D dot on a host, `width` elements a work item: their products summed
+// as a tree, then added to the thread's sum once. With one element an item
+// (Dot) every element waits for the add before it, a chain that bounds the
+// dot wherever memory does not (results/campaigns/vm/README.md).
+template <class View>
+struct DotBlocks {
+  using value_type = double;
+  static constexpr int width = 8;
+  View a, b;
+  std::int64_t n;
+  template <class I>
+  KOKKOS_INLINE_FUNCTION void operator()(const I item, double& sum) const {
+    const std::int64_t i = static_cast<std::int64_t>(item) * width;
+    if (i + width > n) {
+      for (std::int64_t k = i; k < n; ++k)
+        sum += static_cast<double>(a(k)) * static_cast<double>(b(k));
+      return;
+    }
+    double p[width];
+    for (int j = 0; j < width; ++j)
+      p[j] = static_cast<double>(a(i + j)) * static_cast<double>(b(i + j));
+    sum += ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+  }
+};
+
 // The dot over Items3D of one element, as a Kokkos reduction:
 // Policy3D::range on hosts (whose items are one element each).
 template <class View>
@@ -476,6 +502,20 @@ double dot_in_teams_3d(const View& a, const View& b,
       league, team_size);
 }
 
+// DotBlocks over a 1D array, its sum in `total`.
+template <class View, class Index, class ExecSpace = Kokkos::DefaultExecutionSpace>
+double dot_in_blocks(const View& a, const View& b,
+                     const Kokkos::View<double, ResultMemory>& total) {
+  constexpr int width = DotBlocks<View>::width;
+  const auto n = static_cast<std::int64_t>(a.extent(0));
+  const auto items = static_cast<Index>((n + width - 1) / width);
+  Kokkos::parallel_reduce("stream::dot",
+                          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, items),
+                          DotBlocks<View>{a, b, n}, total);
+  Kokkos::fence();
+  return total();
+}
+
 template <Kernel K, class View, class Index, class Op>
 void for_each(const char* label, const Arrays<View>& x, const Op& op) {
   constexpr int U = elements_per_item<K, value_t<View>>();
@@ -544,6 +584,8 @@ double execute(Kernel kernel, const Arrays<View>& x, const DotResult& result) {
           return dot_in_teams(x.a, x.b, result.partials, dot_team_size);
         else if (x.policy == Policy3D::range)
           return dot_in_teams_3d(x.a, x.b, result.partials, dot_team_size_3d, result.one_wave_3d);
+      } else if constexpr (rank_of<View>() == 1) {
+        return dot_in_blocks<View, Index>(x.a, x.b, result.total);
       } else if constexpr (rank_of<View>() == 3) {
         if (x.policy == Policy3D::range) {
           const auto items = Items3D<1>::of(x.a);

@@ -361,6 +361,38 @@ TEST(StreamDotTeams, EveryProductOnceForAnyShape) {
   }
 }
 
+// The dot that hosts run in 1D, here on whatever device the build has: every
+// product counted once for lengths below, at and past a block of 8, and one
+// changed element, first, last or inside a block, changes the sum. Small
+// integers keep every sum exact.
+TEST(StreamDotBlocks, EveryProductOnceForAnyLength) {
+  const Kokkos::View<double, ResultMemory> total("total");
+  for (const std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{9},
+                              std::size_t{1001}, std::size_t{4099}}) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    D1 a("a", n), b("b", n);
+    auto ha = Kokkos::create_mirror_view(a);
+    auto hb = Kokkos::create_mirror_view(b);
+    double expected = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      ha(i) = static_cast<double>(1 + i % 7);
+      hb(i) = static_cast<double>(3 - static_cast<int>(i % 5));
+      expected += ha(i) * hb(i);
+    }
+    Kokkos::deep_copy(a, ha);
+    Kokkos::deep_copy(b, hb);
+    EXPECT_EQ((dot_in_blocks<D1, int>(a, b, total)), expected);
+    EXPECT_EQ((dot_in_blocks<D1, std::int64_t>(a, b, total)), expected);
+    for (const int which : {0, 1, 2}) {  // first, middle, last
+      const std::size_t i = which == 0 ? 0 : which == 1 ? n / 2 : n - 1;
+      const double was = ha(i), times = hb(i);  // (ha aliases a where a is in host memory)
+      set_element(a, which, was + 2.0);
+      EXPECT_EQ((dot_in_blocks<D1, int>(a, b, total)), expected + 2.0 * times) << "element " << i;
+      set_element(a, which, was);
+    }
+  }
+}
+
 // A wrong product anywhere changes the two-stage dot: a partial that was
 // dropped or written by the wrong team would not.
 TEST(StreamDotTeams, OneChangedElementChangesTheSum) {
