@@ -330,6 +330,30 @@ TEST(StreamVerification, Double3DRightInt64CorruptionCaught) {
   expect_corruption_caught<D3Right, std::int64_t>(shape3);
 }
 
+// Two arrays of n small integers and their dot, which every order of adding
+// gets exactly.
+double integer_a(std::size_t i) { return static_cast<double>(1 + i % 7); }
+double integer_b(std::size_t i) { return static_cast<double>(3 - static_cast<int>(i % 5)); }
+
+struct IntegerDot {
+  D1 a, b;
+  double expected = 0;
+};
+
+IntegerDot integer_dot(std::size_t n) {
+  IntegerDot d{D1("a", n), D1("b", n)};
+  auto ha = Kokkos::create_mirror_view(d.a);
+  auto hb = Kokkos::create_mirror_view(d.b);
+  for (std::size_t i = 0; i < n; ++i) {
+    ha(i) = integer_a(i);
+    hb(i) = integer_b(i);
+    d.expected += ha(i) * hb(i);
+  }
+  Kokkos::deep_copy(d.a, ha);
+  Kokkos::deep_copy(d.b, hb);
+  return d;
+}
+
 // The two-stage dot that GPUs run, here on whatever device the build has: every
 // product counted once for any number of teams and any team size, also when
 // teams outnumber elements. Small integers keep every sum exact.
@@ -339,17 +363,7 @@ TEST(StreamDotTeams, EveryProductOnceForAnyShape) {
       Kokkos::TeamPolicy<Exec>(1, 1).team_size_max(DotTeams<D1, Exec>{}, Kokkos::ParallelForTag());
   for (const std::size_t n :
        {std::size_t{1}, std::size_t{7}, std::size_t{1001}, std::size_t{4099}}) {
-    D1 a("a", n), b("b", n);
-    auto ha = Kokkos::create_mirror_view(a);
-    auto hb = Kokkos::create_mirror_view(b);
-    double expected = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      ha(i) = static_cast<double>(1 + i % 7);
-      hb(i) = static_cast<double>(3 - static_cast<int>(i % 5));
-      expected += ha(i) * hb(i);
-    }
-    Kokkos::deep_copy(a, ha);
-    Kokkos::deep_copy(b, hb);
+    const auto [a, b, expected] = integer_dot(n);
     for (const int teams : {1, 3, 64}) {
       for (const int team_size : {1, std::min(widest, 32), std::min(widest, dot_team_size)}) {
         SCOPED_TRACE("n " + std::to_string(n) + ", " + std::to_string(teams) + " teams of " +
@@ -370,25 +384,15 @@ TEST(StreamDotBlocks, EveryProductOnceForAnyLength) {
   for (const std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{9},
                               std::size_t{1001}, std::size_t{4099}}) {
     SCOPED_TRACE("n " + std::to_string(n));
-    D1 a("a", n), b("b", n);
-    auto ha = Kokkos::create_mirror_view(a);
-    auto hb = Kokkos::create_mirror_view(b);
-    double expected = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      ha(i) = static_cast<double>(1 + i % 7);
-      hb(i) = static_cast<double>(3 - static_cast<int>(i % 5));
-      expected += ha(i) * hb(i);
-    }
-    Kokkos::deep_copy(a, ha);
-    Kokkos::deep_copy(b, hb);
+    const auto [a, b, expected] = integer_dot(n);
     EXPECT_EQ((dot_in_blocks<D1, int>(a, b, total)), expected);
     EXPECT_EQ((dot_in_blocks<D1, std::int64_t>(a, b, total)), expected);
     for (const int which : {0, 1, 2}) {  // first, middle, last
       const std::size_t i = which == 0 ? 0 : which == 1 ? n / 2 : n - 1;
-      const double was = ha(i), times = hb(i);  // (ha aliases a where a is in host memory)
-      set_element(a, which, was + 2.0);
-      EXPECT_EQ((dot_in_blocks<D1, int>(a, b, total)), expected + 2.0 * times) << "element " << i;
-      set_element(a, which, was);
+      set_element(a, which, integer_a(i) + 2.0);
+      EXPECT_EQ((dot_in_blocks<D1, int>(a, b, total)), expected + 2.0 * integer_b(i))
+          << "element " << i;
+      set_element(a, which, integer_a(i));
     }
   }
 }
