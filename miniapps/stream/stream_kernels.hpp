@@ -288,10 +288,6 @@ struct Dot {
   using value_type = double;
   View a, b;
   template <class I>
-  KOKKOS_INLINE_FUNCTION void operator()(const I i, double& sum) const {
-    sum += static_cast<double>(a(i)) * static_cast<double>(b(i));
-  }
-  template <class I>
   KOKKOS_INLINE_FUNCTION void operator()(const I i, const I j, const I k, double& sum) const {
     sum += static_cast<double>(a(i, j, k)) * static_cast<double>(b(i, j, k));
   }
@@ -579,27 +575,29 @@ double execute(Kernel kernel, const Arrays<View>& x, const DotResult& result) {
       for_each<Kernel::nstream, View, Index>("stream::nstream", x, Nstream<T>{s});
       break;
     case Kernel::dot:
-      if constexpr (is_gpu_space<Kokkos::DefaultExecutionSpace>()) {
-        if constexpr (rank_of<View>() == 1)
+      if constexpr (rank_of<View>() == 1) {
+        if constexpr (is_gpu_space<Kokkos::DefaultExecutionSpace>())
           return dot_in_teams(x.a, x.b, result.partials, dot_team_size);
-        else if (x.policy == Policy3D::range)
-          return dot_in_teams_3d(x.a, x.b, result.partials, dot_team_size_3d, result.one_wave_3d);
-      } else if constexpr (rank_of<View>() == 1) {
-        return dot_in_blocks<View, Index>(x.a, x.b, result.total);
-      } else if constexpr (rank_of<View>() == 3) {
+        else
+          return dot_in_blocks<View, Index>(x.a, x.b, result.total);
+      } else {
         if (x.policy == Policy3D::range) {
-          const auto items = Items3D<1>::of(x.a);
-          Kokkos::parallel_reduce("stream::dot",
-                                  Kokkos::RangePolicy<Kokkos::IndexType<Index>>(0, items.count),
-                                  DotItems3D<View>{x.a, x.b, items}, result.total);
-          Kokkos::fence();
-          return result.total();
+          if constexpr (is_gpu_space<Kokkos::DefaultExecutionSpace>()) {
+            return dot_in_teams_3d(x.a, x.b, result.partials, dot_team_size_3d, result.one_wave_3d);
+          } else {
+            const auto items = Items3D<1>::of(x.a);
+            Kokkos::parallel_reduce("stream::dot",
+                                    Kokkos::RangePolicy<Kokkos::IndexType<Index>>(0, items.count),
+                                    DotItems3D<View>{x.a, x.b, items}, result.total);
+            Kokkos::fence();
+            return result.total();
+          }
         }
+        Kokkos::parallel_reduce("stream::dot", policy_for<View, Index>(x.a), Dot<View>{x.a, x.b},
+                                result.total);
+        Kokkos::fence();
+        return result.total();
       }
-      Kokkos::parallel_reduce("stream::dot", policy_for<View, Index>(x.a), Dot<View>{x.a, x.b},
-                              result.total);
-      Kokkos::fence();
-      return result.total();
   }
   return 0;
 }
