@@ -183,17 +183,23 @@ class Neighbour:
 
 
 def check_on_time(case, doc, window_s):
-    """Each kernel's window ended within 1 s of the longer of run.energy_window
-    and 12 counter steps, and kept a figure only with at least 10 steps."""
+    """Each kernel's executions ran by the clock for the longer of
+    run.energy_window and 12 counter steps and ended within 1 s of it; the
+    whole window, with the reads that date its two edges, ended within what
+    those reads may wait; a figure only with at least 10 steps."""
     step = max(r.get("counter_step_s", 0) for r in doc["energy"]["ranks"])
     target = max(window_s, 12 * step)
+    # An edge waits for a counter change read in a narrow bracket; on a loaded
+    # host it may skip preempted reads for up to 3 steps and 1 s (next_step).
+    edges = 2 * (3 * step + 1)
     for k in doc["kernels"]:
         name, e = k["name"], k["energy"]
         if not check("wall_s" in e and "counter_steps" in e, f"{case}: {name}'s energy is {e}"):
             continue
-        check(e["window_s"] >= target * 0.999 and e["wall_s"] <= target + 1.0,
+        check(target * 0.999 <= e["window_s"] <= target + 1.0
+              and e["wall_s"] <= target + edges + 1.0,
               f"{case}: {name}'s window took {e['wall_s']:.3f} s ({e['window_s']:.3f} s of "
-              f"executions) for a target of {target:.3f} s")
+              f"executions) for a target of {target:.3f} s and edges of at most {edges:.3f} s")
         if e["status"] == "measured":
             check(e["counter_steps"] >= 10, f"{case}: {name} kept a figure with {e}")
             check((e["counter_steps"] < 12) == ("cut_short" in e),
