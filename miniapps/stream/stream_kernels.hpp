@@ -498,6 +498,16 @@ double dot_in_teams_3d(const View& a, const View& b,
       league, team_size);
 }
 
+// Runs the reduction `dot` over `policy` into `total`, waits for it and
+// reads the sum.
+template <class Policy, class Reduction>
+double reduce_into(const Policy& policy, const Reduction& dot,
+                   const Kokkos::View<double, ResultMemory>& total) {
+  Kokkos::parallel_reduce("stream::dot", policy, dot, total);
+  Kokkos::fence();
+  return total();
+}
+
 // DotBlocks over a 1D array, its sum in `total`.
 template <class View, class Index, class ExecSpace = Kokkos::DefaultExecutionSpace>
 double dot_in_blocks(const View& a, const View& b,
@@ -505,11 +515,8 @@ double dot_in_blocks(const View& a, const View& b,
   constexpr int width = DotBlocks<View>::width;
   const auto n = static_cast<std::int64_t>(a.extent(0));
   const auto items = static_cast<Index>((n + width - 1) / width);
-  Kokkos::parallel_reduce("stream::dot",
-                          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, items),
-                          DotBlocks<View>{a, b, n}, total);
-  Kokkos::fence();
-  return total();
+  return reduce_into(Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<Index>>(0, items),
+                     DotBlocks<View>{a, b, n}, total);
 }
 
 template <Kernel K, class View, class Index, class Op>
@@ -586,17 +593,11 @@ double execute(Kernel kernel, const Arrays<View>& x, const DotResult& result) {
             return dot_in_teams_3d(x.a, x.b, result.partials, dot_team_size_3d, result.one_wave_3d);
           } else {
             const auto items = Items3D<1>::of(x.a);
-            Kokkos::parallel_reduce("stream::dot",
-                                    Kokkos::RangePolicy<Kokkos::IndexType<Index>>(0, items.count),
-                                    DotItems3D<View>{x.a, x.b, items}, result.total);
-            Kokkos::fence();
-            return result.total();
+            return reduce_into(Kokkos::RangePolicy<Kokkos::IndexType<Index>>(0, items.count),
+                               DotItems3D<View>{x.a, x.b, items}, result.total);
           }
         }
-        Kokkos::parallel_reduce("stream::dot", policy_for<View, Index>(x.a), Dot<View>{x.a, x.b},
-                                result.total);
-        Kokkos::fence();
-        return result.total();
+        return reduce_into(policy_for<View, Index>(x.a), Dot<View>{x.a, x.b}, result.total);
       }
   }
   return 0;

@@ -37,14 +37,16 @@ std::size_t elements(const View& v) {
 }
 
 // Multi-indices used to corrupt an array: first, middle and last element.
+std::size_t index_1d(std::size_t n, int which) {
+  return which == 0 ? 0 : which == 1 ? n / 2 : n - 1;
+}
+
 template <class View>
 void set_element(const View& v, int which, double value) {
   using T = typename View::non_const_value_type;
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
   if constexpr (rank_of<View>() == 1) {
-    const std::size_t n = v.extent(0);
-    const std::size_t i = which == 0 ? 0 : which == 1 ? n / 2 : n - 1;
-    h(i) = static_cast<T>(value);
+    h(index_1d(v.extent(0), which)) = static_cast<T>(value);
   } else {
     const std::size_t n0 = v.extent(0), n1 = v.extent(1), n2 = v.extent(2);
     if (which == 0)
@@ -61,8 +63,7 @@ template <class View>
 double host_element(const View& v, int which) {
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
   if constexpr (rank_of<View>() == 1) {
-    const std::size_t n = v.extent(0);
-    return static_cast<double>(h(which == 0 ? 0 : which == 1 ? n / 2 : n - 1));
+    return static_cast<double>(h(index_1d(v.extent(0), which)));
   } else {
     const std::size_t n0 = v.extent(0), n1 = v.extent(1), n2 = v.extent(2);
     if (which == 0) return static_cast<double>(h(0, 0, 0));
@@ -388,7 +389,7 @@ TEST(StreamDotBlocks, EveryProductOnceForAnyLength) {
     EXPECT_EQ((dot_in_blocks<D1, int>(a, b, total)), expected);
     EXPECT_EQ((dot_in_blocks<D1, std::int64_t>(a, b, total)), expected);
     for (const int which : {0, 1, 2}) {  // first, middle, last
-      const std::size_t i = which == 0 ? 0 : which == 1 ? n / 2 : n - 1;
+      const std::size_t i = index_1d(n, which);
       set_element(a, which, integer_a(i) + 2.0);
       EXPECT_EQ((dot_in_blocks<D1, int>(a, b, total)), expected + 2.0 * integer_b(i))
           << "element " << i;
