@@ -33,7 +33,7 @@ import sys
 import tarfile
 from collections import OrderedDict
 
-from . import ToolError, __version__, atomic_write, main_wrapper
+from . import ToolError, __version__, atomic_write, jobs as jobs_mod, main_wrapper
 
 SUFFIX = ".tar.xz"
 FORMAT = 1
@@ -93,12 +93,8 @@ def _job_entries(manifest, files, by_path):
             results_dir else entry["name"]
         prefix = f"{top}/{rel}/".replace(os.sep, "/")
         mine = [f for f in files if f.startswith(prefix)]
-        code = None
-        if prefix + "exit_code" in by_path:
-            try:
-                code = int(by_path[prefix + "exit_code"].decode().strip())
-            except ValueError:
-                code = None
+        code_file = prefix + jobs_mod.EXIT_CODE_FILE
+        code = jobs_mod.exit_code_of(by_path[code_file]) if code_file in by_path else None
         env = sorted((f[len(prefix) + len(ENVIRONMENT) + 1:], hashlib.sha256(by_path[f])
                       .hexdigest()) for f in mine if f.startswith(prefix + ENVIRONMENT + "/"))
         logs = [f for f in mine if f[len(prefix):].startswith("job") and f.endswith(".out")]
