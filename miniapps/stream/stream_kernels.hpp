@@ -311,6 +311,7 @@ struct DotBlocks {
         sum += static_cast<double>(a(k)) * static_cast<double>(b(k));
       return;
     }
+    static_assert(width == 8, "the sum below adds 8 products");
     double p[width];
     for (int j = 0; j < width; ++j)
       p[j] = static_cast<double>(a(i + j)) * static_cast<double>(b(i + j));
@@ -617,6 +618,7 @@ std::vector<std::string> code_of(Kernel kernel, const Arrays<View>& x) {
   if (kernel == Kernel::dot) {
     if (is_gpu_space<Kokkos::DefaultExecutionSpace>() && (rank_of<View>() == 1 || range_3d))
       return {ns + (range_3d ? "dot_in_teams_3d" : "dot_in_teams")};
+    if (rank_of<View>() == 1) return {ns + "dot_in_blocks"};
     if (range_3d) return {ns + "DotItems3D", ns + "Items3D"};
     return {ns + "Dot", ns + "policy_for"};
   }
@@ -637,7 +639,9 @@ nlohmann::json launch_of(Kernel kernel, const Arrays<View>& x) {
                     : kernel == Kernel::add     ? elements_per_item<Kernel::add, T>()
                     : kernel == Kernel::triad   ? elements_per_item<Kernel::triad, T>()
                     : kernel == Kernel::nstream ? elements_per_item<Kernel::nstream, T>()
-                                                : 1;
+                    : rank_of<View>() == 1 && !is_gpu_space<Kokkos::DefaultExecutionSpace>()
+                        ? DotBlocks<View>::width
+                        : 1;
   nlohmann::json launch = {{"elements_per_item", items}};
   if (rank_of<View>() == 3) launch["policy_3d"] = x.policy == Policy3D::range ? "range" : "mdrange";
   if (kernel == Kernel::dot && is_gpu_space<Kokkos::DefaultExecutionSpace>())

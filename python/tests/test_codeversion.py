@@ -137,3 +137,28 @@ def test_results_carry_the_code_version_the_sources_give(tmp_path, stream_exe):
             versions.add(k["code_version"])
     # Each kernel, shape and policy its own code path: 6 kernels in 3 ways.
     assert len(versions) == 18
+
+
+def test_the_1d_dot_is_versioned_by_the_functor_it_runs(tmp_path, stream_exe):
+    """A change to the functor the 1D dot runs (DotTeams on a GPU, DotBlocks
+    on a host) changes the dot's code version and nothing else's, and its
+    launch says how many elements an item takes."""
+    out = tmp_path / "r.json"
+    subprocess.run([stream_exe, os.path.join(ROOT, "inputs", "stream", "small.yaml"),
+                    "--set", "run.repetitions=2", "--set", "run.energy=off",
+                    "--output", str(out)],
+                   check=True, capture_output=True, timeout=120)
+    kernels = {k["name"]: k["code"] for k in json.loads(out.read_text())["kernels"]}
+    on_gpu = "team_size" in kernels["dot"]["launch"]
+    functor = "DotTeams" if on_gpu else "DotBlocks"
+    assert kernels["dot"]["launch"]["elements_per_item"] == (1 if on_gpu else 8)
+    sources = cv.app_sources(ROOT, "stream")
+    path = "miniapps/stream/stream_kernels.hpp"
+    changed = {**sources, path: sources[path].replace(
+        f"struct {functor} {{", f"struct {functor} {{\n  int changed;", 1)}
+    assert changed[path] != sources[path]
+    before, after = cv.source_hashes(sources), cv.source_hashes(changed)
+    moved = {name for name, code in kernels.items()
+             if cv.combine([before[s] for s in code["symbols"]], code["launch"])
+             != cv.combine([after[s] for s in code["symbols"]], code["launch"])}
+    assert moved == {"dot"}

@@ -36,11 +36,12 @@ std::size_t elements(const View& v) {
   return v.size();
 }
 
-// Multi-indices used to corrupt an array: first, middle and last element.
+// The index of the first (0), middle (1) or last (2) of n elements.
 std::size_t index_1d(std::size_t n, int which) {
   return which == 0 ? 0 : which == 1 ? n / 2 : n - 1;
 }
 
+// Multi-indices used to corrupt an array: first, middle and last element.
 template <class View>
 void set_element(const View& v, int which, double value) {
   using T = typename View::non_const_value_type;
