@@ -235,6 +235,7 @@ def md_table(text, heading):
     return lines[:1] + lines[2:]
 
 
+MEAN = "## Weighted geometric mean of paired ratios"
 LEFT = "host: small"  # the case labels karma-compare gives them
 RIGHT = "host: small (layout=right)"
 
@@ -265,8 +266,8 @@ def test_per_watt_and_energy_ratios(tmp_path, energy_sets):
     md = str(tmp_path / "e.md")
     assert tool("karma-compare", f"a={a}", f"b={b}", "--markdown", md).returncode == 0
     text = open(md).read()
-    assert "| set | weighted geometric mean of ratios | rows used | weight covered |\n" \
-        "|---|---|---|---|\n" in text
+    assert "| set | weighted geometric mean of ratios (rounds) | difference | rows used | " \
+        "weight covered |\n|---|---|---|---|---|\n" in text
     header, *rows = md_table(text, "## Figures of merit")
     assert header == ["app", "case", "kernel", "units", "weight", "a", "b", "b/a", "b/a per W",
                       "b/a energy", "b code", "flags"]
@@ -316,10 +317,10 @@ def test_energy_option_adds_the_per_watt_mean(tmp_path, energy_sets):
     r = tool("karma-compare", f"a={a}", f"b={b}", "--energy", "--markdown", md, "--csv", table)
     assert r.returncode == 0, r.stderr
     text = open(md).read()
-    assert "| set | weighted geometric mean of ratios | rows used | weight covered | weighted " \
-        "geometric mean of per-watt ratios | rows used (per W) |" in text
-    summary = {r[0]: r for r in md_table(text, "## Summary")[1:]}
-    assert summary["b"][2:] == ["12 of 12", "100.0%", f"{3.0 ** (1 / 6):.3f}", "6 of 12"]
+    assert "| set | weighted geometric mean of ratios (rounds) | difference | rows used | " \
+        "weight covered | weighted geometric mean of per-watt ratios | rows used (per W) |" in text
+    summary = {r[0]: r for r in md_table(text, MEAN)[1:]}
+    assert summary["b"][3:] == ["12 of 12", "100.0%", f"{3.0 ** (1 / 6):.3f}", "6 of 12"]
     with open(table) as f:
         lines = list(csv.DictReader(f))
     mean = next(x for x in lines if x["kernel"] == "weighted geometric mean per watt"
@@ -355,8 +356,8 @@ def test_results_without_energy_keep_their_output(tmp_path):
     assert all(r["values"]["b"]["per_watt_ratio"] is None for r in result["rows"])
     assert result["summary"]["b"]["per_watt_geometric_mean"] is None
     r = tool("karma-compare", f"a={energy_only}", f"b={plain}", "--energy")
-    summary = {r[0]: r for r in md_table(r.stdout, "## Summary")[1:]}
-    assert summary["b"][4:] == ["-", "0 of 6"]
+    summary = {r[0]: r for r in md_table(r.stdout, MEAN)[1:]}
+    assert summary["b"][5:] == ["-", "0 of 6"]
     header, *rows = md_table(r.stdout, "## Figures of merit")
     assert header[7:10] == ["b/a", "b/a per W", "b/a energy"]
     assert all(x[7] != "-" and x[8:10] == ["-", "-"] for x in rows)

@@ -84,10 +84,10 @@ def test_a_missing_key_is_read_at_the_newer_schemas_default(tmp_path):
     assert result["summary"]["new"]["coverage"] == 0
     why = result["rows"][0]["unpaired"]["new"]
     assert why == "stream.policy_3d (absent) vs auto; stream.tuning.block (absent) vs 0"
-    assert "new covers 0.0% of the weight" in r.stderr
+    assert "new is INCOMPLETE: it covers 0.0% of the weight" in r.stderr
     # A key away from its default is other work, whatever the schema.
     other = one_set(tmp_path, "other", newer(load_json(OLD), policy_3d="mdrange"))
-    result, _ = run_json(tmp_path, f"old={old}", f"new={other}", "--allow-partial")
+    result, _ = run_json(tmp_path, f"old={old}", f"new={other}", rc=1)
     assert result["rows"][0]["unpaired"]["new"] == "stream.policy_3d auto vs mdrange"
     only = result["only_in_other_sets"]
     assert {o["kernel"] for o in only} == {k["name"] for k in load_json(OLD)["kernels"]}
@@ -111,7 +111,7 @@ def test_a_retired_key_pairs_at_the_value_that_meant_todays_work(tmp_path):
     result, _ = run_json(tmp_path, f"old={old}", f"new={new}")
     assert result["summary"]["new"]["coverage"] == pytest.approx(1.0)
     faulty = one_set(tmp_path, "faulty", old_with(True))
-    result, _ = run_json(tmp_path, f"old={faulty}", f"new={new}", "--allow-partial")
+    result, _ = run_json(tmp_path, f"old={faulty}", f"new={new}", rc=1)
     assert result["summary"]["new"]["coverage"] == 0
     assert result["rows"][0]["unpaired"]["new"] == "stream.corrupt true vs (absent)"
 
@@ -132,9 +132,14 @@ def test_unpaired_and_only_in_other_rows_in_every_output(tmp_path):
     assert missing and all(x["flags"] == "unpaired: stream.policy_3d auto vs mdrange"
                            for x in missing)
     assert sum(x["flags"].startswith("only in new: ") for x in rows) == 6
-    # --allow-partial: the same files, exit 0.
+    # INCOMPLETE in the first line, no mean, exit 1 whatever the flags.
+    r = tool("karma-compare", f"old={old}", f"new={other}")
+    assert r.returncode == 1 and r.stdout.startswith(
+        "# karma comparison: INCOMPLETE (new covers 0.0% of the weight): no overall mean"), \
+        r.stdout[:200]
+    assert "| new | INCOMPLETE |" in r.stdout
     r = tool("karma-compare", f"old={old}", f"new={other}", "--allow-partial")
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 2 and "--allow-partial goes with --campaign" in r.stderr
 
 
 def test_the_closest_of_several_candidates_is_chosen(tmp_path):

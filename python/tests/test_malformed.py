@@ -233,8 +233,8 @@ def test_values_too_far_apart_give_no_ratio(tmp_path):
     doc["kernels"][0]["fom"]["value"] = 5e-324
     write(str(tiny / single), json.dumps(doc))
     out = tmp_path / "c.json"
-    r = tool("karma-compare", f"a={A}", f"tiny={tiny}", "--json", out, "--allow-partial")
-    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    r = tool("karma-compare", f"a={A}", f"tiny={tiny}", "--json", out)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr  # a row without ratio
     flagged = [v for row in load_json(out)["rows"] for v in [row["values"]["tiny"]]
                if v and "ratio out of range: the values are too far apart" in v["flags"]]
     assert len(flagged) == 1 and flagged[0]["ratio"] is None

@@ -70,12 +70,12 @@ def write(path, doc):
         json.dump(doc, f, indent=1)
 
 
-def make_set(path, factor=1.0, edit=None, jobs=JOBS):
+def make_set(path, factor=1.0, edit=None, jobs=JOBS, rounds=ROUNDS):
     """A results tree: results/<job>.r<round>/karma-<app>.json, the first
     round's job with its environment capture. edit(job, doc) changes a
     document after scaling."""
     for job, tier in jobs.items():
-        for r, f in enumerate(ROUNDS, 1):
+        for r, f in enumerate(rounds, 1):
             doc = with_rules(original(job), tier)
             scale(doc, f * factor)
             if edit:
@@ -136,7 +136,10 @@ def test_the_reference_file(reference):
     assert row["class"] == "large"
     mdrange = next(k for k in matvec["kernels"] if k["name"] == "mdrange")
     assert row["per_watt"] == {"value": mdrange["energy"]["fom_per_watt"]["value"],
-                               "units": "GB/s/W", "runs": 3}
+                               "units": "GB/s/W", "runs": 3, "rounds": pytest.approx(sorted(
+                                   row["per_watt"]["value"] * f for f in ROUNDS))}
+    # every round's figure, for the intervals of the ratios against it
+    assert row["rounds"] == pytest.approx(sorted(kokkos * f for f in ROUNDS))
     hexgrad = rows[("hexgrad", "layout=left,precision=double", "gradients")]
     assert hexgrad["figure"] == original("hexgrad.n1x1.precisiondouble.layoutleft")[
         "kernels"][0]["fom"]["value"]
@@ -157,9 +160,14 @@ def test_the_same_set_scores_one(reference, tmp_path):
     assert {a for a, v in apps(doc, "optimized").items() if not close(v, 1.0)} == {"matvec"}
     assert [t["coverage"] for t in doc["sets"][0]["tiers"].values()] == [1.0, 1.0]
     assert set(apps(doc)) == {"stream", "hexgrad", "matvec", "mgs", "contact"}
-    assert "| baseline | score | " + "1.000 | " * 5 + "**1.000** | 100% (11/11 rows) |" \
-        in r.stdout
-    assert r.stdout.startswith("# karma score") and "H100 node" in r.stdout
+    # the rounds span 0.9 to 1.05 on both sides: 0.9 / 1.05 to 1.05 / 0.9
+    span = "1.000 (0.857-1.167)"
+    assert f"| baseline | score | {span} | " + f"{span} | " * 4 + f"**{span}** | 100% (11/11 " \
+        "rows) |" in r.stdout
+    assert doc["sets"][0]["record"]["verdict"] == "no measurable difference"
+    assert "**Procurement figure: 1.000** (rounds span 0.857-1.167: no measurable " \
+        "difference)" in r.stdout
+    assert r.stdout.startswith("# karma score\n") and "H100 node" in r.stdout
 
 
 def test_ten_percent_faster_scores_1_1(reference, tmp_path):
@@ -170,7 +178,25 @@ def test_ten_percent_faster_scores_1_1(reference, tmp_path):
     assert all(close(v, 1.1) for v in apps(doc).values()), apps(doc)
     assert close(doc["sets"][0]["tiers"]["baseline"]["score"], 1.1)
     assert close(doc["sets"][0]["tiers"]["baseline"]["per_watt"], 1.1)
-    assert "**1.100**" in r.stdout
+    # 10% faster, but the rounds spread by 15%: the difference is not measurable
+    assert "**Procurement figure: 1.100** (rounds span 0.943-1.283: no measurable " \
+        "difference)" in r.stdout
+
+
+def test_a_difference_outside_the_rounds_spread_is_one(tmp_path):
+    """Rounds within 1% of each other: 30% faster is better, 0.5% is none."""
+    def tight(path, factor):
+        return make_set(path, factor=factor, rounds=(1.0, 0.995, 1.005))
+    ref = tmp_path / "ref.json"
+    assert tool("karma-score", "reference", tight(tmp_path / "ref", 1.0), "-o",
+                ref).returncode == 0
+    r, doc = score(tmp_path, ref, tight(tmp_path / "fast", 1.3))
+    record = doc["sets"][0]["record"]
+    assert r.returncode == 0 and record["verdict"] == "better than the reference"
+    assert record["interval"][0] > 1.25 and record["interval"][1] < 1.35
+    r, doc = score(tmp_path, ref, tight(tmp_path / "same", 1.005))
+    assert doc["sets"][0]["record"]["verdict"] == "no measurable difference"
+    assert "| no measurable difference |" in r.stdout  # row by row too
 
 
 def add_small_stream(path, factor):
@@ -200,7 +226,8 @@ def test_the_small_class_is_scored_apart(tmp_path):
     assert len(small) == 6 and all(close(row["ratio"], 2.0) and not row["in_score"]
                                    for row in small)
     assert base["coverage"] == 1.0
-    assert "| baseline | score | 2.000 | 1.000 | **1.000** |" in r.stdout
+    assert "| baseline | score | 2.000 (1.714-2.333) | 1.000 (0.857-1.167) | **1.000 " \
+        "(0.857-1.167)** |" in r.stdout
     assert "small (not in the overall)" in r.stdout
 
 
@@ -293,11 +320,20 @@ def test_partial_coverage(reference, tmp_path):
     assert close(tier["coverage"], 9 / 11)
     assert {(m["app"], m["work"]) for m in tier["missing"]} == {("contact", "build"),
                                                                 ("contact", "stats")}
-    assert "covers 81.8%" in r.stderr
+    assert "INCOMPLETE: it lacks 2 of the 11 rows" in r.stderr
     assert "contact/large/-/build: no figure" in r.stdout
-    assert apps(doc)["contact"] is None and close(tier["score"], 1.0)
+    # no overall, no class: the first line says INCOMPLETE; the complete apps keep theirs
+    assert r.stdout.splitlines()[0] == "# karma score: INCOMPLETE (partial lacks 2 of 11 " \
+        "scored rows): no overall figure"
+    assert tier["score"] is None and tier["interval"] is None and tier["per_watt"] is None
+    assert all(c["score"] is None for c in tier["classes"].values())
+    assert apps(doc)["contact"] is None and close(apps(doc)["mgs"], 1.0)
+    assert "| **overall** |" in r.stdout and "**1.000 (" not in r.stdout.split("| mgs")[0]
+    assert "| baseline | score | 1.000 (0.857-1.167) |" in r.stdout
+    assert "incomplete (0/2 rows) | INCOMPLETE |" in r.stdout
+    # whatever the flags: --allow-partial is gone
     r, _ = score(tmp_path, path, partial, "--allow-partial")
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 2 and "--allow-partial" in r.stderr
 
 
 def test_rows_not_in_the_reference_are_left_out(reference, tmp_path):
@@ -500,3 +536,48 @@ def test_rows_of_other_code_than_the_reference_are_marked(reference, tmp_path):
     # the optimized tier's vendor kernels, absent from the reference, mark nothing
     r, doc = score(tmp_path, path, reference[1], name="same.json")
     assert all(not t["code_changed"] for t in doc["sets"][0]["tiers"].values())
+
+
+def test_karma_compare_gives_karma_score_s_figure_for_a_pair(tmp_path):
+    """The committed H100 and H200 bundles: karma-score of the H200 against
+    the shipped reference (made from the H100 bundle) and karma-compare of
+    the pair print one procurement figure; compare's own mean is named as
+    not being it."""
+    h100, h200 = (os.path.join(PROCUREMENT, f"{n}.tar.xz") for n in ("h100", "h200"))
+    r, doc = score_default(tmp_path, f"h200={h200}")
+    assert r.returncode == 0, r.stderr
+    record = doc["sets"][0]["record"]
+    assert record["complete"] and record["verdict"] == "better than the reference"
+    out, md = tmp_path / "c.json", tmp_path / "c.md"
+    c = tool("karma-compare", f"h100={h100}", f"h200={h200}", "--json", out, "--markdown", md)
+    assert c.returncode == 0, c.stderr
+    theirs = json.loads(out.read_text())["record"]["h200"]
+    assert theirs["figure"] == pytest.approx(record["figure"], rel=1e-12)
+    assert theirs["interval"] == pytest.approx(record["interval"], rel=1e-12)
+    shown = f"{record['figure']:.3f} ({record['interval'][0]:.3f}-{record['interval'][1]:.3f})"
+    assert f"**Procurement figure: {record['figure']:.3f}**" in r.stdout
+    text = md.read_text()
+    assert f"| h200 | **{shown}** | better than the reference |" in text
+    assert "## Weighted geometric mean of paired ratios (not the procurement figure)" in text
+
+
+def test_part_of_a_set_gets_no_overall(tmp_path):
+    """The stream results alone of the H200 bundle: INCOMPLETE in the first
+    line, the missing rows listed, stream's score and no overall, exit 1."""
+    import tarfile
+    with tarfile.open(os.path.join(PROCUREMENT, "h200.tar.xz")) as tar:
+        members = [m for m in tar.getmembers() if m.isfile() and m.name.startswith(
+            "results/stream")]
+        tar.extractall(tmp_path / "stream-only", members=members)
+    r, doc = score_default(tmp_path, f"h200={tmp_path / 'stream-only'}")
+    assert r.returncode == 1, r.stderr
+    first = r.stdout.splitlines()[0]
+    assert first.startswith("# karma score: INCOMPLETE (h200 lacks ") and \
+        first.endswith("scored rows): no overall figure")
+    base = doc["sets"][0]["tiers"]["baseline"]
+    assert base["score"] is None and base["apps"]["stream"]["score"] > 1.3
+    assert all(base["apps"][a]["score"] is None for a in ("hexgrad", "matvec", "mgs", "contact"))
+    assert "**INCOMPLETE**" in r.stdout and "Classes: not scored" in r.stdout
+    assert "- hexgrad/" in r.stdout  # the missing rows, listed
+    # no bold figure anywhere but the column heading
+    assert "**1." not in r.stdout and "**0." not in r.stdout

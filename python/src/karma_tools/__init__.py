@@ -117,6 +117,32 @@ def atomic_write(path, content):
         raise ToolError(f"cannot write {path}: {e.strerror}", 3) from None
 
 
+def write_all(outputs):
+    """Writes every (path, content) of outputs, or none: each goes to a
+    temporary file first, and only when all are written are they renamed."""
+    import os
+
+    done = []
+    try:
+        for path, content in outputs:
+            directory = os.path.dirname(os.path.abspath(path))
+            temporary = os.path.join(directory, f".{os.path.basename(path)}.tmp.{os.getpid()}")
+            done.append((temporary, path))
+            with open(temporary, "wb") as f:
+                f.write(content.encode("utf-8") if isinstance(content, str) else content)
+                f.flush()
+                os.fsync(f.fileno())
+    except OSError as e:
+        for temporary, _ in done:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+        raise ToolError(f"cannot write {done[-1][1]}: {e.strerror}", 3) from None
+    for temporary, path in done:
+        os.replace(temporary, path)
+
+
 def main_wrapper(program, run):
     """Runs `run()` (which returns an exit status) and turns ToolError and
     Ctrl-C into a message on stderr and an exit status."""

@@ -14,7 +14,8 @@ import re
 import subprocess
 import sys
 
-from . import ToolError, __version__, atomic_write, codeversion, main_wrapper, read_json, sides
+from . import ToolError, __version__, codeversion, figure, main_wrapper, read_json, sides
+from . import write_all
 from .results import format_size, format_value, kernel_energy, load_set
 
 DESCRIPTION = """\
@@ -41,7 +42,8 @@ REV (of --repo, default the repository the tool runs in): the other side's
 code.symbols are hashed there and compared with its code.source.
 
 Coverage: the summary gives the share of the weight each set covers; below
-100% the exit status is 1 (0 with --allow-partial). Unpaired rows are listed
+100% the set is INCOMPLETE (the first line says so), it gets no mean, and the
+exit status is 1. Unpaired rows are listed
 with the differing key and its two values (or "no run"), and so are runs of
 other sets that no baseline row stands for ("Only in other sets").
 
@@ -50,7 +52,18 @@ Ratio: > 1 means better than the baseline (a higher FOM, or a lower time).
 summary is the weighted geometric mean of each set's ratios (weights from
 --weights; by default every mini-app weighs 1, shared by its rows), and, with
 --system-nodes, that mean times the set's system size over the baseline's:
-the system-level figure procurement suites such as ATS-5 use.
+the system-level figure procurement suites such as ATS-5 use. Each ratio and
+mean carries the interval its runs span (each side's worst run against the
+other's best; the mean's bound by bound); '~' marks a ratio whose interval
+holds 1: no measurable difference.
+
+The procurement figure: for each other set, karma-score's figure of record
+(docs/score.md) with the baseline set as the reference machine (its
+reportable baseline results, as `karma-score reference` takes them) and the
+score weights, so that karma-compare and karma-score give one figure for a
+pair; where the baseline has no reportable results, or the set lacks a
+scored row, it says so instead. The weighted mean above is this tool's own
+aggregate and is named as such.
 
 Weights file: one 'PATTERN WEIGHT' per line, '#' comments. PATTERN is app,
 app/kernel or app/case/kernel (shell globs allowed). Each row takes its most
@@ -88,8 +101,8 @@ implementation and variant; for schema_version 1 the implementation is the
 deck's <app>.implementation when it is one string, else one a kernel name
 starts or ends with (cublas-dgemv), else kokkos."""
 
-EPILOG = "exit status: 0 compared; 1 a set covers less than all the weight (without " \
-    "--allow-partial); 2 bad input (schema version, empty set, bad weights, a pattern that " \
+EPILOG = "exit status: 0 compared; 1 a set covers less than all the weight (INCOMPLETE: no " \
+    "mean); 2 bad input (schema version, empty set, bad weights, a pattern that " \
     "matches no row); 3 could not write an output"
 
 
@@ -490,13 +503,15 @@ def _pair_ratio(e, base_entry, base_ok, hib, per_node, flags):
             e["units"] == base_entry["units"]):
         return None
     ratio = e["value"] / base_entry["value"] if hib else base_entry["value"] / e["value"]
-    if per_node:
-        ratio *= base_entry["nodes"] / e["nodes"]
+    scale = base_entry["nodes"] / e["nodes"] if per_node else 1
+    ratio *= scale
     # Values far apart (1e300 against 1e-300) overflow or underflow: no
     # ratio, rather than a mean of infinities.
     if not 0 < ratio < math.inf:
         flags.append("ratio out of range: the values are too far apart")
         return None
+    e["interval"] = [x * scale for x in figure.interval(e["run_values"],
+                                                        base_entry["run_values"], hib)]
     return ratio
 
 
@@ -622,6 +637,7 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
         "left_out": [{"set": s.label, "path": f, "error": why}
                      for s in sets for f, why in s.invalid],
         "notes": notes,
+        "record": {s.label: figure.between(base.path, s.path) for s in others},
     }
 
 
@@ -637,7 +653,7 @@ def _set_entry(s):
 
 
 def _summary(s, out_rows, energy_mean, system_nodes, base_label):
-    num, den, used, excluded = 0.0, 0.0, 0, []
+    num, den, used, excluded, spans = 0.0, 0.0, 0, [], []
     weighted = [r for r in out_rows if r["weight"] > 0]
     for r in weighted:
         e = r["values"].get(s.label)
@@ -652,9 +668,17 @@ def _summary(s, out_rows, energy_mean, system_nodes, base_label):
             num += r["weight"] * math.log(e["ratio"])
             den += r["weight"]
             used += 1
-    mean = math.exp(num / den) if den > 0 else None
+            spans.append((e.get("interval") or [e["ratio"]] * 2, r["weight"]))
     total = sum(r["weight"] for r in weighted)
-    entry = {"geometric_mean": mean, "rows_used": used, "rows_weighted": len(weighted),
+    complete = den > 0 and not excluded
+    # Only a set that pairs every weighted row has a mean: a mean over part
+    # of the weight would read as the whole.
+    mean = math.exp(num / den) if complete else None
+    span = figure.span_mean([x for x, _ in spans], [w for _, w in spans]) if complete else None
+    entry = {"geometric_mean": mean, "interval": span,
+             "difference": figure.verdict(span, f"the baseline ({base_label})")
+             if s.label != base_label else None,
+             "rows_used": used, "rows_weighted": len(weighted),
              "weight_used": den, "weight_total": total,
              "coverage": den / total if total > 0 else None, "excluded": excluded,
              "runs": len(s.runs), "path": s.path}
@@ -741,6 +765,7 @@ def _entry(group, kernel, how):
                      + ", ".join(os.path.basename(r.path) for r in failed[:3]))
     entry = {"value": value, "units": k0["units"], "higher_is_better": k0["higher_is_better"],
              "runs": len(use), "failed": not passed and bool(failed),
+             "run_values": sorted(r.kernels[kernel]["value"] for r in use),
              "nodes": group.values.get("nodes"), "ranks": group.values.get("ranks"),
              "backends": group.backends(), "devices": group.devices(),
              "kokkos": group.kokkos_versions(),
@@ -827,7 +852,7 @@ def markdown(result):
     base = result["baseline"]
     labels = [s["label"] for s in result["sets"]]
     others = [label for label in labels if label != base]
-    out = ["# karma comparison", ""]
+    out = [_title(result), ""]
     out.append(f"Baseline: **{base}**. Ratios above 1 are better than the baseline (a higher "
                "figure of merit, or a lower time)" +
                (", per node (x nodes of the baseline run / nodes of the run)" if
@@ -842,12 +867,14 @@ def markdown(result):
                    f"{base}); '-' where either side has no measured energy.")
         out.append("")
     out += _set_table(result)
-    out.append("## Summary")
+    out += _record_markdown(result)
+    out.append("## Weighted geometric mean of paired ratios (not the procurement figure)")
     out.append("")
     system = any("system_figure" in v for v in result["summary"].values())
     per_watt = any("per_watt_geometric_mean" in v for v in result["summary"].values())
-    head = "| set | weighted geometric mean of ratios | rows used | weight covered |"
-    sep = "|---|---|---|---|"
+    head = "| set | weighted geometric mean of ratios (rounds) | difference | rows used | " \
+        "weight covered |"
+    sep = "|---|---|---|---|---|"
     if per_watt:
         head += " weighted geometric mean of per-watt ratios | rows used (per W) |"
         sep += "---|---|"
@@ -857,12 +884,14 @@ def markdown(result):
     out += [head, sep]
     for label in labels:
         v = result["summary"][label]
-        mean = "-" if v["geometric_mean"] is None else f"{v['geometric_mean']:.3f}"
+        mean = "INCOMPLETE" if v["geometric_mean"] is None else \
+            _ratio_text(v["geometric_mean"], v["interval"] if label != base else None)
         covered = "-" if v.get("coverage") is None else f"{v['coverage']:.1%}"
-        line = f"| {label} | {mean} | {v['rows_used']} of {v['rows_weighted']} | {covered} |"
+        line = f"| {label} | {mean} | {v.get('difference') or '-'} | {v['rows_used']} of " \
+            f"{v['rows_weighted']} | {covered} |"
         if per_watt:
-            line += f" {_fmt_ratio(v['per_watt_geometric_mean'])} | " \
-                f"{v['per_watt_rows_used']} of {v['rows_weighted']} |"
+            pw = v["per_watt_geometric_mean"] if v["geometric_mean"] is not None else None
+            line += f" {_fmt_ratio(pw)} | {v['per_watt_rows_used']} of {v['rows_weighted']} |"
         if system:
             fig = "-" if v.get("system_figure") is None else f"{v['system_figure']:.3f}"
             line += f" {v.get('system_nodes')} | {fig} |"
@@ -870,7 +899,10 @@ def markdown(result):
     out.append("")
     weights = f"`{result['weights']}`" if result["weights"] else \
         "every mini-app weighs 1, shared equally by its rows"
-    out.append(f"Weights: {weights}.")
+    out.append(f"Weights: {weights}. The mean is this comparison's own aggregate over the "
+               "rows it pairs, given only where every weighted row pairs; the procurement "
+               "figure above is karma-score's (docs/score.md). In parentheses: the interval "
+               "the runs span (each side's worst run against the other's best).")
     for label in labels:
         ex = result["summary"][label]["excluded"]
         if ex:
@@ -902,7 +934,7 @@ def markdown(result):
         row_flags = []
         for label in others:
             e = r["values"].get(label)
-            cells += [_cell(e), _fmt_ratio(e["ratio"]) if e else "-"]
+            cells += [_cell(e), _ratio_text(e["ratio"], e.get("interval")) if e else "-"]
             if energy:
                 cells += [_fmt_ratio(e["per_watt_ratio"]) if e else "-",
                           _fmt_ratio(e["energy_ratio"]) if e else "-"]
@@ -932,6 +964,49 @@ def markdown(result):
         out += [f"- {_escape(n)}" for n in result["notes"]]
         out.append("")
     return "\n".join(out)
+
+
+def _ratio_text(ratio, span):
+    """A ratio with the interval its runs span, marked where that interval
+    holds 1."""
+    if ratio is None:
+        return "-"
+    if span is None:
+        return f"{ratio:.3f}"
+    same = " ~" if span[0] <= 1 <= span[1] else ""
+    return f"{ratio:.3f} ({span[0]:.3f}-{span[1]:.3f}){same}"
+
+
+def _title(result):
+    """The first line: INCOMPLETE where a set pairs less than all the weight."""
+    short = [f"{label} covers {v['coverage']:.1%} of the weight"
+             for label, v in result["summary"].items()
+             if v["coverage"] is not None and v["geometric_mean"] is None]
+    return "# karma comparison" + (f": INCOMPLETE ({'; '.join(short)}): no overall mean"
+                                   if short else "")
+
+
+def _record_markdown(result):
+    """The procurement figure of each other set with the baseline as the
+    reference machine: the one figure karma-score gives for the pair."""
+    out = ["## The procurement figure", "",
+           f"karma-score's figure of record (docs/score.md) of each set, with "
+           f"{result['baseline']} as the reference machine (its reportable baseline "
+           "results, as `karma-score reference` takes them) and the score weights.", "",
+           "| set | procurement figure (rounds) | difference | note |", "|---|---|---|---|"]
+    for label, rec in result["record"].items():
+        if "why" in rec:
+            out.append(f"| {label} | - | - | none: {_escape(rec['why'])} |")
+        elif not rec["complete"]:
+            out.append(f"| {label} | INCOMPLETE | - | lacks {len(rec['missing'])} of "
+                       f"{rec['rows']} scored rows: {_escape(', '.join(rec['missing'][:6]))}"
+                       + (" ..." if len(rec["missing"]) > 6 else "") + " |")
+        else:
+            note = f"{rec['code_changed']} of {rec['rows']} rows ran other kernel code" \
+                if rec["code_changed"] else f"{rec['rows']} rows, the same code"
+            out.append(f"| {label} | **{_ratio_text(rec['figure'], rec['interval'])}** | "
+                       f"{rec['verdict']} | {note} |")
+    return out + [""]
 
 
 def _set_table(result):
@@ -1265,8 +1340,7 @@ def campaign_main(args):
                                 row["numerator"], row["denominator"], rnd, a, b, ratio]
                                + cells)
         outputs.append((args.csv, buf.getvalue()))
-    for path, text in outputs:
-        atomic_write(path, text)
+    write_all(outputs)
     if not outputs:
         sys.stdout.write(md + "\n")
     return 0
@@ -1308,7 +1382,7 @@ def main(argv=None):
     p.add_argument("--committed-only", action="store_true",
                    help="skip files that git ignores")
     p.add_argument("--allow-partial", action="store_true",
-                   help="exit 0 although a set covers less than all the weight")
+                   help="with --campaign: accepted for older commands; it changes nothing")
     p.add_argument("--allow-unmatched", action="store_true",
                    help="a weights pattern that matches no row is a note, not an error")
     p.add_argument("--source", action="append", default=[], metavar="LABEL=REV",
@@ -1337,6 +1411,9 @@ def main(argv=None):
             return campaign_main(args)
         if args.compare_from:
             raise ToolError("--compare-from goes with --campaign", 2)
+        if args.allow_partial:
+            raise ToolError("--allow-partial goes with --campaign: a comparison of sets that "
+                            "pairs less than all the weight gives no mean and exits 1", 2)
         if args.repo and not args.source:
             raise ToolError("--repo goes with --source", 2)
         if len(args.sets) < 2:
@@ -1374,8 +1451,7 @@ def main(argv=None):
             outputs.append((args.csv, csv_text(result)))
         if args.json:
             outputs.append((args.json, json.dumps(result, indent=2) + "\n"))
-        for path, text in outputs:
-            atomic_write(path, text)
+        write_all(outputs)
         if not outputs:
             sys.stdout.write(md + "\n")
         else:
@@ -1383,21 +1459,20 @@ def main(argv=None):
                 print(f"karma-compare: wrote {path}", file=sys.stderr)
         for item in result["left_out"]:
             print(f"karma-compare: left out {item['error']}", file=sys.stderr)
-        return _coverage_status(result, args.allow_partial)
+        return _coverage_status(result)
 
     return main_wrapper("karma-compare", run)
 
 
-def _coverage_status(result, allow_partial):
+def _coverage_status(result):
     """1 (with a line saying so) when a set covers less than all the
-    weight, unless --allow-partial; else 0."""
+    weight: it has no mean; else 0."""
     short = [(label, v["coverage"]) for label, v in result["summary"].items()
-             if v["coverage"] is not None and v["coverage"] < 1 - 1e-9]
+             if v["coverage"] is not None and v["geometric_mean"] is None]
     for label, share in short:
-        print(f"karma-compare: {label} covers {share:.1%} of the weight (see Unpaired rows)"
-              + ("" if allow_partial else "; exit 1 (--allow-partial: exit 0)"),
-              file=sys.stderr)
-    return 1 if short and not allow_partial else 0
+        print(f"karma-compare: {label} is INCOMPLETE: it covers {share:.1%} of the weight (see "
+              "Unpaired rows); no mean; exit 1", file=sys.stderr)
+    return 1 if short else 0
 
 
 def _git_root():

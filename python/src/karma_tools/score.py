@@ -3,25 +3,20 @@ machine, under the run rules (docs/run-rules.md; karma_tools.rules reads
 what the mini-apps wrote of them)."""
 
 import argparse
-import fnmatch
 import json
-import math
 import os
 import sys
 
-from . import APPS, ToolError, __version__, archive, atomic_write, main_wrapper, read_json
-from . import rules, sides
-from .results import format_value, is_number, load_set
+from . import ToolError, __version__, atomic_write, main_wrapper, write_all
+from . import bundle, figure, page, rules
+from .figure import (DEFAULT_REFERENCE, DEFAULT_WEIGHTS, KINDS, default_weights, load_reference,
+                     load_weights, make_reference, row_name, score_set, shipped)
+from .results import format_value
 
 PROGRAM = "karma-score"
-REFERENCE_FORMAT = 1
-DEFAULT_WEIGHTS = os.path.join("campaigns", "procurement", "score-weights.txt")
-# The reference machine's figures that ship with the suite (docs/run-rules.md).
-DEFAULT_REFERENCE = os.path.join("campaigns", "procurement", "reference-h100.json")
-KINDS = ("gpu", "host")
 
 USAGE = """karma-score [-h] [--version] [LABEL=]SET [[LABEL=]SET ...] [--reference FILE]
-                   [--weights FILE] [--json OUT] [--allow-partial]
+                   [--weights FILE] [--json OUT] [--page FILE.md]
        karma-score reference SET -o FILE [--name NAME] [--kind {gpu,host}]"""
 
 DESCRIPTION = """\
@@ -63,6 +58,18 @@ weights are normalised by their sum. A pattern that matches no app of the
 reference is an error (FILE:LINE). Default: campaigns/procurement/
 score-weights.txt (of the checkout, or PREFIX/share/karma/).
 
+The figure of record (docs/score.md) is the baseline tier's overall: it
+is given only for a set that has a figure for every row the weights give
+weight to; otherwise the first line says INCOMPLETE, the missing rows are
+listed, only the complete apps' scores are shown, and the exit status is 1.
+Every ratio carries the interval its rounds span (the set's worst round over
+the reference's best, and its best over the reference's worst; the app and
+overall figures combine them bound by bound); a ratio whose interval holds 1
+is a "no measurable difference". The optimized tier divides the set's best
+of any implementation by the reference's baseline (Kokkos) figure: it shows
+what vendor and hand-written code add, so the reference machine itself
+scores above 1 there; it is never the figure of record.
+
 Left out, each listed with its file and reasons: results that are not
 reportable (results written before the run rules among them), did not pass
 verification, or ran on another kind of device than the reference. Rows of
@@ -72,476 +79,15 @@ does not have are listed and left out. Rows whose reference kernels'
 code_version is not among the set's are marked and counted: their ratio
 mixes a code change with the machine.
 
-Output: Markdown on stdout; --json OUT the same as JSON. A set named
-'reference' is given as ./reference."""
-
-EPILOG = "exit status: 0 scored (or reference written); 1 a set covers less than all the " \
-    "reference's rows in the baseline tier (without --allow-partial); 2 bad input (one line " \
-    "naming the file; nothing written); 3 could not write an output"
-
-
-# --- loading ------------------------------------------------------------------------
-
-
-def _campaign_files(path):
-    """([results files], [{file, reasons}] of jobs without results) of a
-    campaign directory's jobs (its manifest knows where they are, under OUT
-    or where the campaign ran), or None when path is not one."""
-    if not archive.isfile(os.path.join(path, sides.MANIFEST)):
-        return None
-    manifest_path, manifest = sides.find_manifest(path)
-    files, missing = [], []
-    for entry in manifest["jobs"]:
-        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-            found = sides._results_file(manifest_path, manifest, entry)
-            if found:
-                files.append(found)
-            else:
-                missing.append({"file": f"{manifest_path}: job {entry['name']}",
-                                "reasons": [sides.missing_reason(manifest_path, manifest, entry)]})
-    return files, missing
-
-
-def load_runs(path):
-    """(the karma runs of a set, [{file, reasons}] of its campaign's jobs
-    without results); see DESCRIPTION."""
-    campaign = _campaign_files(path)
-    if not campaign or not campaign[0]:  # not a campaign, or its results lie in the tree
-        return load_set(path).runs, []
-    runs = []
-    for f in campaign[0]:
-        runs += load_set(f, need_runs=False).runs
-    return runs, campaign[1]
-
-
-def left_out_reasons(run, kind):
-    """Why a run cannot be scored ([] when it can)."""
-    record = rules.reportable(run.doc)
-    if not record.get("reportable"):
-        reasons = [r for r in record.get("reasons") or [] if isinstance(r, str)]
-        if run.reference:
-            reasons.insert(0, f"output of a reference program ({run.reference}), not a "
-                           "karma run")
-        return reasons or ["not reportable"]
-    if not run.passed:
-        return ["did not pass verification"]
-    if kind is not None and run.device_kind != kind:
-        return [f"ran on a {run.device_kind or 'unknown'} device; the reference is {kind}"]
-    return []
-
-
-def split_runs(runs, kind):
-    """(runs to score, [{file, reasons}] of those left out)."""
-    kept, left_out = [], []
-    for run in runs:
-        reasons = left_out_reasons(run, kind)
-        if reasons:
-            left_out.append({"file": run.path, "reasons": reasons})
-        else:
-            kept.append(run)
-    return kept, left_out
-
-
-# --- figures ------------------------------------------------------------------------
-
-
-def median(values):
-    values = sorted(values)
-    n = len(values)
-    return values[n // 2] if n % 2 else 0.5 * (values[n // 2 - 1] + values[n // 2])
-
-
-def _better(a, b, higher_is_better):
-    if a is None:
-        return b
-    return max(a, b) if higher_is_better else min(a, b)
-
-
-def run_figures(run, tier):
-    """{row key: {units, higher_is_better, fom, per_watt, per_watt_units}}:
-    one run's best figure (and best FOM per watt) of each work, over its
-    kernels that count in `tier`."""
-    out = {}
-    for name, k in run.kernels.items():
-        kernel = {"name": name, "implementation": k["implementation"]}
-        if not rules.counts_in(tier, run.doc, kernel) or not is_number(k["value"]) \
-                or k["value"] <= 0:
-            continue
-        key = rules.row_key(run.doc, kernel)
-        fig = out.setdefault(key, {"units": k["units"], "higher_is_better":
-                                   k["higher_is_better"], "fom": None, "per_watt": None,
-                                   "per_watt_units": None, "code_versions": set()})
-        if (k["units"], k["higher_is_better"]) != (fig["units"], fig["higher_is_better"]):
-            continue  # not the same measure of the work: not an alternative
-        code = k["entry"].get("code_version")
-        if isinstance(code, str):
-            fig["code_versions"].add(code)
-        hib = fig["higher_is_better"]
-        fig["fom"] = _better(fig["fom"], k["value"], hib)
-        energy = k["energy"]
-        if energy and energy["fom_per_watt"] is not None:
-            fig["per_watt"] = _better(fig["per_watt"], energy["fom_per_watt"], hib)
-            fig["per_watt_units"] = energy["fom_per_watt_units"]
-    return out
-
-
-def _deck_of(run):
-    """What makes runs rounds of one another: the same deck (less its run
-    section), tier, ranks and nodes."""
-    return json.dumps([run.deck_values(), rules.reportable(run.doc).get("tier"), run.ranks,
-                       run.nodes], sort_keys=True, default=str)
-
-
-def _best_median(figs, field, hib):
-    """(figure, runs): over decks, the best median of the runs' `field`."""
-    best = None
-    for runs in figs.values():
-        values = [f[field] for f in runs if f[field] is not None]
-        if values:
-            m = median(values)
-            if best is None or (m > best[0] if hib else m < best[0]):
-                best = (m, len(values))
-    return best or (None, 0)
-
-
-def tier_figures(runs, tier):
-    """{row key: {figure, runs, units, higher_is_better, per_watt,
-    per_watt_runs, per_watt_units}} of a tier over a set's runs."""
-    groups = {}
-    for run in runs:
-        deck = _deck_of(run)
-        for key, fig in run_figures(run, tier).items():
-            groups.setdefault(key, {}).setdefault(deck, []).append(fig)
-    table = {}
-    for key, decks in groups.items():
-        first = next(iter(decks.values()))[0]
-        units, hib = first["units"], first["higher_is_better"]
-        decks = {d: [f for f in figs if (f["units"], f["higher_is_better"]) == (units, hib)]
-                 for d, figs in decks.items()}
-        figure, count = _best_median(decks, "fom", hib)
-        per_watt, per_watt_count = _best_median(decks, "per_watt", hib)
-        pw_units = next((f["per_watt_units"] for figs in decks.values() for f in figs
-                         if f["per_watt"] is not None), None)
-        code = sorted(set().union(*(f["code_versions"] for figs in decks.values()
-                                    for f in figs)))
-        table[key] = {"figure": figure, "runs": count, "units": units, "higher_is_better": hib,
-                      "per_watt": per_watt, "per_watt_runs": per_watt_count,
-                      "per_watt_units": pw_units, "code_versions": code}
-    return table
-
-
-# --- the reference --------------------------------------------------------------------
-
-
-def _distinct(values):
-    return sorted({v for v in values if isinstance(v, str) and v})
-
-
-def environment_summary(runs):
-    """Host, CPU, GPU, driver and OS of the karma-envcapture captures
-    beside the runs' results (results/<job>/environment/environment.json)."""
-    captures = []
-    for where in sorted({os.path.dirname(r.path) for r in runs}):
-        path = os.path.join(where, "environment", "environment.json")
-        if not archive.isfile(path):
-            continue
-        try:
-            doc = read_json(path)
-        except ToolError:
-            continue
-        if isinstance(doc, dict):
-            captures.append(doc)
-
-    def field(doc, *path):
-        for part in path:
-            doc = doc.get(part) if isinstance(doc, dict) else None
-        return doc
-
-    def os_of(doc):
-        name, release = field(doc, "platform", "os"), field(doc, "platform", "release")
-        return f"{name} ({release})" if name and release else name
-
-    return {"captures": len(captures),
-            "hosts": _distinct(field(c, "hostname") for c in captures),
-            "cpu_models": _distinct(field(c, "cpu", "Model name") for c in captures),
-            "gpu_models": _distinct(p for c in captures
-                                    for p in field(c, "gpu", "products") or []),
-            "drivers": _distinct(field(c, "gpu", "driver_version") for c in captures),
-            "os": _distinct(os_of(c) for c in captures)}
-
-
-def _reference_kind(path, runs, kind):
-    kinds = sorted({r.device_kind or "unknown" for r in runs})
-    if kind is None:
-        if len(kinds) > 1:
-            raise ToolError(f"{path}: reportable baseline results ran on {' and '.join(kinds)} "
-                            "devices; choose one with --kind", 2)
-        kind = kinds[0]
-    if kind not in KINDS:
-        raise ToolError(f"{path}: the reportable baseline results do not say what device "
-                        "they ran on (ranks[].device.kind)", 2)
-    return kind
-
-
-def make_reference(path, name=None, kind=None):
-    """The reference document of one set (see DESCRIPTION)."""
-    runs, _ = load_runs(path)
-    baseline = [r for r in runs if not left_out_reasons(r, None)
-                and rules.reportable(r.doc).get("tier") == "baseline"]
-    if not baseline:
-        why = next((f"{r.path}: {'; '.join(left_out_reasons(r, None))}" for r in runs
-                    if left_out_reasons(r, None)), "")
-        raise ToolError(f"{path}: no reportable baseline result among {len(runs)} result(s)"
-                        + (f" (e.g. {why})" if why else ""), 2)
-    kind = _reference_kind(path, baseline, kind)
-    used = [r for r in baseline if r.device_kind == kind]
-    table = tier_figures(used, "baseline")
-    if not table:
-        raise ToolError(f"{path}: the reportable baseline results have no Kokkos kernel "
-                        "with a figure of merit", 2)
-    rows = []
-    for key in sorted(table, key=_sort_key):
-        t = table[key]
-        per_watt = None if t["per_watt"] is None else \
-            {"value": t["per_watt"], "units": t["per_watt_units"], "runs": t["per_watt_runs"]}
-        rows.append(dict(_key_dict(key), figure=t["figure"], units=t["units"],
-                         higher_is_better=t["higher_is_better"], runs=t["runs"],
-                         per_watt=per_watt, code_versions=t["code_versions"]))
-    docs = [r.doc for r in used]
-    return {"karma_score_reference": REFERENCE_FORMAT,
-            "name": name or _label(path),
-            "source": path,
-            "device": {"kind": kind, "names": _distinct(r.device for r in used)},
-            "suite": {"versions": _distinct((d.get("suite") or {}).get("version") for d in docs),
-                      "git_describe": _distinct((d.get("suite") or {}).get("git_describe")
-                                                for d in docs)},
-            "kokkos": {"versions": _distinct(r.kokkos_version for r in used),
-                       "backends": _distinct(r.backend for r in used)},
-            "rules": _distinct(str(rules.reportable(d).get("rules")) for d in docs),
-            "results": len(used),
-            "environment": environment_summary(used),
-            "rows": rows}
-
-
-def _key_dict(key):
-    return dict(zip(("app", "class", "case", "work"), key))
-
-
-def _sort_key(key):
-    app = key[0]
-    return (APPS.index(app) if app in APPS else len(APPS), app) + \
-        tuple("" if k is None else str(k) for k in key[1:])
-
-
-def _label(path):
-    return os.path.basename(os.path.normpath(path)).removesuffix(archive.SUFFIX) or path
-
-
-def _bad_reference(path, what):
-    raise ToolError(f"{path}: {what}; not a karma-score reference file (karma-score "
-                    "reference makes one)", 2)
-
-
-def load_reference(path):
-    """The reference document at path, its fields checked."""
-    if not os.path.isfile(path):
-        raise ToolError(f"{path}: no such file", 2)
-    doc = read_json(path)
-    if not isinstance(doc, dict) or doc.get("karma_score_reference") != REFERENCE_FORMAT:
-        _bad_reference(path, f"no karma_score_reference: {REFERENCE_FORMAT}")
-    device = doc.get("device")
-    if not isinstance(device, dict) or device.get("kind") not in KINDS:
-        _bad_reference(path, "device.kind is not gpu or host")
-    rows = doc.get("rows")
-    if not isinstance(rows, list) or not rows:
-        _bad_reference(path, "rows: not a non-empty list")
-    for i, row in enumerate(rows):
-        ok = isinstance(row, dict) and all(isinstance(row.get(k), str)
-                                           for k in ("app", "case", "work", "units")) \
-            and (row.get("class") is None or isinstance(row.get("class"), str)) \
-            and is_number(row.get("figure")) and row["figure"] > 0 \
-            and isinstance(row.get("higher_is_better"), bool)
-        code = row.get("code_versions") if isinstance(row, dict) else None
-        if ok and code is not None:
-            ok = isinstance(code, list) and all(isinstance(c, str) for c in code)
-        pw = row.get("per_watt") if isinstance(row, dict) else None
-        if ok and pw is not None:
-            ok = isinstance(pw, dict) and is_number(pw.get("value")) and pw["value"] > 0
-        if not ok:
-            _bad_reference(path, f"rows[{i}]: expected app, class, case, work, units, a "
-                           "positive figure, higher_is_better and per_watt (null or {value})")
-    if not isinstance(doc.get("name"), str):
-        doc["name"] = _label(path)
-    return doc
-
-
-# --- weights --------------------------------------------------------------------------
-
-
-def shipped(rel, what, flag):
-    """A file the suite ships: installed (PREFIX/share/karma/REL) or in the
-    checkout this package is in."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    tools = os.path.dirname(os.path.abspath(sys.argv[0]))
-    for base in (os.path.join(tools, "..", "share", "karma"),
-                 os.path.join(here, "..", "..", "..")):
-        path = os.path.normpath(os.path.join(base, rel))
-        if os.path.isfile(path):
-            return path
-    raise ToolError(f"no {what} ({rel} of the checkout or PREFIX/share/karma); give "
-                    f"{flag} FILE", 2)
-
-
-def default_weights():
-    return shipped(DEFAULT_WEIGHTS, "default weights file", "--weights")
-
-
-def load_weights(path, apps):
-    """{app: weight} for the reference's apps, normalised by their sum."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except OSError as e:
-        raise ToolError(f"{path}: cannot read ({e.strerror})", 2) from None
-    except UnicodeDecodeError:
-        raise ToolError(f"{path}: not UTF-8 text", 2) from None
-    weights = {}
-    for number, line in enumerate(lines, 1):
-        text = line.split("#", 1)[0].strip()
-        if not text:
-            continue
-        parts = text.split()
-        value = None
-        if len(parts) == 2:
-            try:
-                value = float(parts[1])
-            except ValueError:
-                pass
-        if value is None or not math.isfinite(value) or value < 0:
-            raise ToolError(f"{path}:{number}: expected 'PATTERN WEIGHT' with a weight >= 0, "
-                            f"got '{text}'", 2)
-        matched = [a for a in apps if fnmatch.fnmatchcase(a, parts[0])]
-        if not matched:
-            raise ToolError(f"{path}:{number}: pattern '{parts[0]}' matches no app of the "
-                            f"reference ({', '.join(apps)})", 2)
-        for app in matched:
-            weights[app] = value
-    total = sum(weights.values())
-    if total <= 0:
-        raise ToolError(f"{path}: the weights of the reference's apps sum to 0", 2)
-    return {app: weights.get(app, 0.0) / total for app in apps}
-
-
-# --- scoring --------------------------------------------------------------------------
-
-
-def geomean(values, weights=None):
-    """The (weighted) geometric mean; None of nothing."""
-    pairs = [(v, 1.0 if weights is None else w) for v, w in
-             zip(values, weights or [None] * len(values)) if v is not None]
-    total = sum(w for _, w in pairs)
-    if not pairs or total <= 0:
-        return None
-    return math.exp(sum(w * math.log(v) for v, w in pairs) / total)
-
-
-def _ratio(figure, reference, hib):
-    return figure / reference if hib else reference / figure
-
-
-def _row_ratio(ref, fig):
-    """One row of a tier: the set's figure against the reference's, or the
-    reason there is none."""
-    row = dict(_key_dict(_ref_key(ref)), reference=ref["figure"], units=ref["units"],
-               figure=None, runs=0, ratio=None, per_watt=None, missing=None)
-    if fig is None or fig["figure"] is None:
-        row["missing"] = "no figure"
-        return row
-    if (fig["units"], fig["higher_is_better"]) != (ref["units"], ref["higher_is_better"]):
-        row["missing"] = f"measured in {fig['units']}, the reference in {ref['units']}"
-        return row
-    hib = ref["higher_is_better"]
-    row.update(figure=fig["figure"], runs=fig["runs"],
-               ratio=_ratio(fig["figure"], ref["figure"], hib))
-    # The reference's kernels (baseline) must be among the set's; the
-    # optimized tier's vendor kernels come on top.
-    theirs, ours = ref.get("code_versions") or [], fig.get("code_versions") or []
-    gone = sorted(set(theirs) - set(ours))
-    if theirs and ours and gone:
-        row["code_changed"] = f"the reference's code_version {', '.join(gone)} is not among " \
-            f"this set's ({', '.join(ours)})"
-    ref_pw = (ref.get("per_watt") or {}).get("value")
-    if ref_pw is not None and fig["per_watt"] is not None:
-        row["per_watt"] = {"figure": fig["per_watt"], "reference": ref_pw,
-                           "units": fig["per_watt_units"],
-                           "ratio": _ratio(fig["per_watt"], ref_pw, hib)}
-    else:
-        row["no_energy"] = " and ".join(side for side, value in
-                                        (("set", fig["per_watt"]), ("reference", ref_pw))
-                                        if value is None)
-    return row
-
-
-def _ref_key(row):
-    return (row["app"], row["class"], row["case"], row["work"])
-
-
-def _class_order(cls):
-    order = rules.CLASSES + (rules.WEAK_CLASS,)
-    return (order.index(cls), "") if cls in order else (len(order), str(cls))
-
-
-def app_scores(rows, weights):
-    """Per app, the geometric mean of its rows' ratios (and per watt); then
-    the weighted geometric mean over the apps."""
-    apps = {}
-    for app in weights:
-        mine = [r for r in rows if r["app"] == app]
-        scored = [r["ratio"] for r in mine if r["ratio"] is not None]
-        per_watt = [r["per_watt"]["ratio"] for r in mine if r["per_watt"]]
-        apps[app] = {"score": geomean(scored), "rows": len(scored), "of": len(mine),
-                     "per_watt": geomean(per_watt), "per_watt_rows": len(per_watt)}
-    names = list(apps)
-    return apps, {field: geomean([apps[a][field] for a in names], [weights[a] for a in names])
-                  for field in ("score", "per_watt")}
-
-
-def score_tier(figures, reference, weights):
-    """A tier's rows, per-app scores, overall scores (the scored classes'
-    rows), the same per class, and coverage."""
-    rows = [_row_ratio(ref, figures.get(_ref_key(ref))) for ref in reference["rows"]]
-    for r in rows:
-        r["in_score"] = r["class"] in rules.SCORED_CLASSES
-    known = {_ref_key(ref) for ref in reference["rows"]}
-    apps, overall = app_scores([r for r in rows if r["in_score"]], weights)
-    classes = {}
-    for cls in sorted({r["class"] for r in rows}, key=_class_order):
-        classes[cls] = app_scores([r for r in rows if r["class"] == cls], weights)[1]
-        classes[cls]["in_score"] = cls in rules.SCORED_CLASSES
-    present = sum(1 for r in rows if r["ratio"] is not None)
-    return {"rows": rows,
-            "apps": apps,
-            "score": overall["score"],
-            "per_watt": overall["per_watt"],
-            "classes": classes,
-            "coverage": present / len(rows),
-            "missing": [r for r in rows if r["ratio"] is None],
-            "no_energy": [r for r in rows if r.get("no_energy")],
-            "code_changed": [r for r in rows if r.get("code_changed")],
-            "not_in_reference": [_key_dict(k) for k in sorted(figures, key=_sort_key)
-                                 if k not in known]}
-
-
-def score_set(path, label, reference, weights):
-    """One set scored against the reference: nothing of another set enters."""
-    runs, no_results = load_runs(path)
-    kept, left_out = split_runs(runs, reference["device"]["kind"])
-    left_out += no_results
-    tiers = {tier: score_tier(tier_figures(kept, tier), reference, weights)
-             for tier in rules.TIERS}
-    return {"label": label, "path": path, "results": len(runs), "scored": len(kept),
-            "devices": _distinct(r.device for r in kept), "tiers": tiers,
-            "left_out": left_out}
+Output: Markdown on stdout; --json OUT the same as JSON; --page FILE.md one
+page for the decision (the verdict, the figure with its interval, per-app
+bars with their spread, per watt and the disclosure of a karma-bundle),
+its chart beside it as FILE.png. A set named 'reference' is given as
+./reference."""
+
+EPILOG = "exit status: 0 scored (or reference written); 1 a set is INCOMPLETE (it lacks a " \
+    "row the weights give weight to: no overall is given); 2 bad input (one line naming the " \
+    "file; nothing written); 3 could not write an output"
 
 
 # --- output ---------------------------------------------------------------------------
@@ -551,8 +97,13 @@ def _fmt(value):
     return "-" if value is None else f"{value:.3f}"
 
 
-def _row_name(row):
-    return f"{row['app']}/{row['class']}/{row['case']}/{row['work']}"
+def fmt_span(span):
+    return "-" if span is None else f"{span[0]:.3f}-{span[1]:.3f}"
+
+
+def _with_span(value, span):
+    """A ratio and the interval its rounds span."""
+    return "-" if value is None else f"{value:.3f} ({fmt_span(span)})"
 
 
 def _reference_lines(reference, path):
@@ -572,7 +123,32 @@ def _reference_lines(reference, path):
             (("host", "hosts"), ("CPU", "cpu_models"), ("GPU", "gpu_models"),
              ("driver", "drivers"), ("OS", "os")))
     lines[0] += f"; {len(reference['rows'])} rows."
+    if not any(r.get("rounds") for r in reference["rows"]):
+        lines.append("")
+        lines.append("The reference keeps no figures round by round: its side of each "
+                     "interval is its median alone.")
     return lines + [""]
+
+
+def record_line(record):
+    """The figure of record in one line, or INCOMPLETE and why."""
+    if not record["complete"]:
+        return f"**INCOMPLETE**: {len(record['missing'])} of {record['rows']} scored rows " \
+            "have no figure, so no overall is given (missing rows below)."
+    text = f"**{figure.NAME.capitalize()}: {record['figure']:.3f}** (rounds span " \
+        f"{fmt_span(record['interval'])}: {record['verdict']})"
+    if record["per_watt"] is not None:
+        text += f"; per watt {record['per_watt']:.3f} ({fmt_span(record['per_watt_interval'])})"
+    if record["code_changed"]:
+        text += f". **{record['code_changed']} of {record['rows']} rows ran other kernel " \
+            "code than the reference's**: the figure mixes the code's change with the machine's"
+    return text + "."
+
+
+def _app_cell(a, field):
+    if a["complete"]:
+        return _with_span(a[field], a[f"{field}_interval" if field != "score" else "interval"])
+    return f"incomplete ({a['rows']}/{a['of']} rows)"
 
 
 def _summary_table(s, weights):
@@ -585,36 +161,32 @@ def _summary_table(s, weights):
         rows = len(t["rows"])
         scored = sum(1 for r in t["rows"] if r["in_score"])
         for measure, field in (("score", "score"), ("per watt", "per_watt")):
-            cells = [_fmt(t["apps"][a][field]) for a in apps]
+            cells = [_app_cell(t["apps"][a], field) for a in apps]
+            span = t["interval" if field == "score" else "per_watt_interval"]
+            overall = f"**{_with_span(t[field], span)}**" if t["complete"] else "INCOMPLETE"
             coverage = f"{t['coverage']:.0%} ({rows - len(t['missing'])}/{rows} rows)" \
                 if field == "score" else f"{sum(a['per_watt_rows'] for a in t['apps'].values())}" \
                 f"/{scored} rows scored"
             out.append(f"| {tier} | {measure} | " + " | ".join(cells)
-                       + f" | **{_fmt(t[field])}** | {coverage} |")
-    out += ["", "Above 1: better than the reference (column heads: the apps' weights). "
-            "Per watt: over the rows that measured energy on both sides. Scores and overall: "
-            f"the rows of the {', '.join(_scored_here(s))} classes."]
-    absent = [a for a in apps if s["tiers"]["baseline"]["apps"][a]["score"] is None]
+                       + f" | {overall} | {coverage} |")
+    out += ["", "Above 1: better than the reference (column heads: the apps' weights); in "
+            "brackets the interval the rounds span. Per watt: over the rows that measured "
+            "energy on both sides. Scores and overall: the rows of the "
+            f"{', '.join(rules.SCORED_CLASSES)} classes. The figure of record is the baseline "
+            "overall. The optimized tier divides the set's best figure of any implementation "
+            "(vendor libraries, hand-written code) by the reference's baseline (Kokkos) "
+            "figure: it shows what such code adds, and a set of the reference machine itself "
+            "scores above 1 there."]
+    absent = [a for a in apps if s["tiers"]["baseline"]["apps"][a]["of"] == 0]
     if absent:
-        out[-1] += f" Overall: over the apps with a score, their weights normalised again " \
-            f"(none for {', '.join(absent)})."
-    changed = s["tiers"]["baseline"]["code_changed"]
-    if changed:
-        out += ["", f"**{len(changed)} of {len(s['tiers']['baseline']['rows'])} rows ran other "
-                "kernel code than the reference's**: their ratios mix the code's change with "
-                "the machine's (listed below; a reference made with this suite's code "
-                "compares machines alone)."]
+        out[-1] += f" The reference has no scored rows for {', '.join(absent)}: the overall " \
+            "is over the other apps, their weights normalised again."
     return out + [""]
-
-
-def _scored_here(s):
-    classes = s["tiers"]["baseline"]["classes"]
-    return [c for c in classes if classes[c]["in_score"]] or list(rules.SCORED_CLASSES)
 
 
 def _class_table(s):
     """The overall score of each class on its own, those outside the
-    overall marked."""
+    overall marked; a class lacking a weighted row has none."""
     classes = list(s["tiers"]["baseline"]["classes"])
     out = ["| tier | measure | " + " | ".join(
         c if s["tiers"]["baseline"]["classes"][c]["in_score"] else f"{c} (not in the overall)"
@@ -622,23 +194,36 @@ def _class_table(s):
     for tier in rules.TIERS:
         t = s["tiers"][tier]
         for measure, field in (("score", "score"), ("per watt", "per_watt")):
-            out.append(f"| {tier} | {measure} | " + " | ".join(
-                _fmt(t["classes"][c][field]) for c in classes) + f" | **{_fmt(t[field])}** |")
+            cells = []
+            for c in classes:
+                cls = t["classes"][c]
+                span = cls["interval" if field == "score" else "per_watt_interval"]
+                cells.append(_with_span(cls[field], span) if cls["complete"] else "INCOMPLETE")
+            overall = _with_span(t[field], t["interval" if field == "score" else
+                                             "per_watt_interval"])
+            out.append(f"| {tier} | {measure} | " + " | ".join(cells)
+                       + f" | **{overall if t['complete'] else 'INCOMPLETE'}** |")
     out += ["", "Each class's score: the weighted geometric mean over the apps of their rows "
             "of that class alone. The small class is sized for tests: on a GPU its figures are "
             "launch latency (docs/run-rules.md), reported here and left out of the overall."]
     return out + [""]
 
 
+def _difference(row):
+    return figure.verdict(row["interval"]) or "-"
+
+
 def _rows_table(s):
     base, opt = s["tiers"]["baseline"]["rows"], s["tiers"]["optimized"]["rows"]
-    out = ["| row | units | reference | baseline | ratio | per W | optimized | ratio | per W |",
-           "|---|---|---|---|---|---|---|---|---|"]
+    out = ["| row | units | reference | baseline | ratio (rounds) | difference | per W | "
+           "optimized | ratio (rounds) | per W |", "|---|---|---|---|---|---|---|---|---|---|"]
     for b, o in zip(base, opt):
-        cells = [_row_name(b), b["units"], format_value(b["reference"])]
+        cells = [row_name(b), b["units"], format_value(b["reference"])]
         for r in (b, o):
-            cells += [format_value(r["figure"]), _fmt(r["ratio"]),
-                      _fmt((r["per_watt"] or {}).get("ratio"))]
+            cells += [format_value(r["figure"]), _with_span(r["ratio"], r["interval"])]
+            if r is b:
+                cells.append(_difference(b))
+            cells.append(_fmt((r["per_watt"] or {}).get("ratio")))
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return out + [""]
 
@@ -650,19 +235,19 @@ def _lists(s):
         if t["missing"]:
             out += [f"Rows of the reference without a figure in the {tier} tier "
                     f"({len(t['missing'])}):", ""]
-            out += [f"- {_row_name(r)}: {r['missing']}" for r in t["missing"]] + [""]
+            out += [f"- {row_name(r)}: {r['missing']}" for r in t["missing"]] + [""]
         if t["no_energy"]:
             out += [f"Rows without energy in the {tier} per-watt score:", ""]
-            out += [f"- {_row_name(r)}: not measured by the {r['no_energy']}"
+            out += [f"- {row_name(r)}: not measured by the {r['no_energy']}"
                     for r in t["no_energy"]] + [""]
         if t["code_changed"]:
             out += [f"Rows whose kernels ran other code than the reference's ({tier}): their "
                     "ratios include the code's change, not the machine's alone "
                     f"({len(t['code_changed'])}):", ""]
-            out += [f"- {_row_name(r)}: {r['code_changed']}" for r in t["code_changed"]] + [""]
+            out += [f"- {row_name(r)}: {r['code_changed']}" for r in t["code_changed"]] + [""]
         if t["not_in_reference"]:
             out += [f"Rows not in the reference, left out ({tier}):", ""]
-            out += [f"- {_row_name(r)}" for r in t["not_in_reference"]] + [""]
+            out += [f"- {row_name(r)}" for r in t["not_in_reference"]] + [""]
     if s["left_out"]:
         out += [f"Results left out ({len(s['left_out'])}):", ""]
         out += [f"- `{item['file']}`: {'; '.join(item['reasons'])}" for item in s["left_out"]]
@@ -670,16 +255,30 @@ def _lists(s):
     return out
 
 
+def title(sets):
+    """The first line: INCOMPLETE, naming the sets, when any set is."""
+    short = [s for s in sets if not s["record"]["complete"]]
+    if not short:
+        return "# karma score"
+    return "# karma score: INCOMPLETE (" + "; ".join(
+        f"{s['label']} lacks {len(s['record']['missing'])} of {s['record']['rows']} scored "
+        "rows" for s in short) + "): no overall figure"
+
+
 def markdown(report):
-    lines = ["# karma score", ""]
+    lines = [title(report["sets"]), ""]
     lines += _reference_lines(report["reference"], report["reference_file"])
     lines += [f"Weights: `{report['weights_file']}`.", ""]
     for s in report["sets"]:
         lines += [f"## {s['label']}", "",
                   f"`{s['path']}`: {s['scored']} of {s['results']} results scored"
-                  + (f" ({', '.join(s['devices'])})" if s["devices"] else "") + ".", ""]
+                  + (f" ({', '.join(s['devices'])})" if s["devices"] else "") + ".", "",
+                  record_line(s["record"]), ""]
         lines += _summary_table(s, report["weights"])
-        lines += _class_table(s)
+        if s["record"]["complete"]:
+            lines += _class_table(s)
+        else:
+            lines += ["Classes: not scored, the set is incomplete.", ""]
         lines += _rows_table(s)
         lines += _lists(s)
     return "\n".join(lines)
@@ -692,7 +291,7 @@ def _parse_set(text):
     label, sep, path = text.partition("=")
     if sep and label and not os.path.exists(text):
         return label, path
-    return _label(text), text
+    return figure.label_of(text), text
 
 
 def reference_main(argv):
@@ -726,37 +325,58 @@ def score_main(argv):
                    f"H100 node's, {DEFAULT_REFERENCE})")
     p.add_argument("--weights", metavar="FILE", help=f"app weights (default {DEFAULT_WEIGHTS})")
     p.add_argument("--json", metavar="OUT", help="also write the report as JSON")
-    p.add_argument("--allow-partial", action="store_true",
-                   help="exit 0 although a set lacks rows of the reference")
+    p.add_argument("--page", metavar="FILE.md", help="also write the decision page of the "
+                   "one set given (Markdown; its chart beside it as FILE.png)")
     p.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
     args = p.parse_args(argv)
 
     def run():
+        if args.page and (len(args.sets) != 1 or not args.page.endswith(".md")):
+            raise ToolError(f"--page {args.page}: a page is of one set and its name ends in "
+                            ".md", 2)
         reference_file = args.reference or shipped(DEFAULT_REFERENCE, "shipped reference",
                                                    "--reference")
         reference = load_reference(reference_file)
-        apps = sorted({r["app"] for r in reference["rows"]}, key=lambda a: _sort_key((a,)))
+        apps = sorted({r["app"] for r in reference["rows"]},
+                      key=lambda a: figure.sort_key((a,)))
         weights_file = args.weights or default_weights()
         weights = load_weights(weights_file, apps)
         sets = [score_set(path, label, reference, weights)
                 for label, path in map(_parse_set, args.sets)]
+        for s in sets:
+            s["record"] = figure.of_record(s)
         report = {"karma_score": 1, "reference_file": reference_file, "reference": reference,
                   "weights_file": weights_file, "weights": weights, "sets": sets}
+        outputs = []
         if args.json:
-            atomic_write(args.json, json.dumps(report, indent=2) + "\n")
+            outputs.append((args.json, json.dumps(report, indent=2) + "\n"))
+        if args.page:
+            text, png = page.render(sets[0], weights, reference, args.page,
+                                    *_bundle_facts(sets[0]["path"]))
+            outputs += [(args.page, text + "\n"), (args.page[:-3] + ".png", png)]
+        write_all(outputs)
         sys.stdout.write(markdown(report) + "\n")
-        return _status(sets, args.allow_partial)
+        return _status(sets)
 
     return main_wrapper(PROGRAM, run)
 
 
-def _status(sets, allow_partial):
-    short = [s for s in sets if s["tiers"]["baseline"]["coverage"] < 1]
+def _bundle_facts(path):
+    """(reportable, disclosure) of a set for its page: karma-bundle check's
+    answer ((bool, [reasons])) and the disclosure of a bundle; (None, None)
+    for a set that is no bundle."""
+    if not bundle.is_bundle(path):
+        return None, None
+    return bundle.reportable(path), bundle.disclosure_of(path)
+
+
+def _status(sets):
+    short = [s for s in sets if not s["record"]["complete"]]
     for s in short:
-        print(f"{PROGRAM}: {s['label']} covers {s['tiers']['baseline']['coverage']:.1%} of the "
-              "reference's rows in the baseline tier"
-              + ("" if allow_partial else "; exit 1 (--allow-partial: exit 0)"), file=sys.stderr)
-    return 1 if short and not allow_partial else 0
+        print(f"{PROGRAM}: {s['label']} is INCOMPLETE: it lacks {len(s['record']['missing'])} "
+              f"of the {s['record']['rows']} rows the weights give weight to; no overall "
+              "figure; exit 1", file=sys.stderr)
+    return 1 if short else 0
 
 
 def main(argv=None):
