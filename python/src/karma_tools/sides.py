@@ -355,6 +355,16 @@ def _selection_text(selection):
     return ", ".join(parts)
 
 
+def _range_text(ratios):
+    """The lowest and highest of a row's round ratios, '~' where they
+    enclose 1: a difference the rounds cannot tell from none."""
+    ratios = [r for r in ratios if r is not None]
+    if not ratios:
+        return "-"
+    low, high = min(ratios), max(ratios)
+    return f"{low:.3f}-{high:.3f}" + (" ~" if low <= 1 <= high else "")
+
+
 def markdown(tables, heading="###"):
     """The ratio tables as Markdown lines."""
     out = []
@@ -366,13 +376,16 @@ def markdown(tables, heading="###"):
                 + (f"; each side's {t['per_round']} of its processes in a round"
                    if t.get("per_round") else "")
                 + "; above 1: the numerator is better. "
-                + ", ".join(f"{how} of rounds" for how in t["aggregate"]) + ".", ""]
+                + ", ".join(f"{how} of rounds" for how in t["aggregate"])
+                + "; range: the rounds' lowest and highest ratio, '~' where it holds 1 (no "
+                "measurable difference).", ""]
         if not t["rows"]:
             out += ["No pairs." + (" " + "; ".join(t["notes"][:4]) if t["notes"] else ""), ""]
             continue
         keys = t["match"] + t["label"]
         head = [k.split(".")[-1] for k in keys] + ["numerator", "denominator"] + \
-            [f"r{r}" for r in t["rounds"]] + [f"**{how}**" for how in t["aggregate"]]
+            [f"r{r}" for r in t["rounds"]] + ["range"] + \
+            [f"**{how}**" for how in t["aggregate"]]
         out.append("| " + " | ".join(head) + " |")
         out.append("|" + "---|" * len(head))
         for row in t["rows"]:
@@ -388,6 +401,7 @@ def markdown(tables, heading="###"):
                     if not row["higher_is_better"]:
                         a, b = b, a  # times: the denominator's over the numerator's
                     cells.append(f"{format_value(a)} / {format_value(b)} = {ratio:.3f}")
+            cells.append(_range_text(list(row["rounds"].values())))
             cells += ["-" if row["aggregates"][how] is None else
                       f"**{row['aggregates'][how]:.3f}**" for how in t["aggregate"]]
             if row["failed"]:
