@@ -8,14 +8,17 @@ import io
 import json
 import lzma
 import os
+import shutil
 import tarfile
 
 import pytest
 
 from conftest import ROOT, tool, write
-from karma_tools import bundle, yamlread
+from karma_tools import bundle, figures, yamlread
 
 COMMITTED = os.path.join(ROOT, "results", "campaigns", "h200", "contact-gpu.tar.xz")
+H100 = os.path.join(ROOT, "results", "procurement", "h100.tar.xz")
+BABELSTREAM = os.path.join(ROOT, "results", "campaigns", "h200", "stream-vs-babelstream.tar.xz")
 TEMPLATE = os.path.join(ROOT, "campaigns", "procurement", "disclosure.yaml")
 STREAM = "results/stream-copy.n1x1/karma-stream.json"
 LARGE = "results/n126.n1x1/karma-contact.json"
@@ -191,7 +194,7 @@ def test_a_changed_result_is_named(tmp_path, packed):
     files[STREAM] = json.dumps(doc).encode()
     rewrite(packed, files)
     refused(check(packed), f"{STREAM}: sha256 differs from MANIFEST.sha256")
-    # The manifest rewritten too: the figure passes, but not a faked record.
+    # The manifest rewritten too: neither the figure nor a faked record passes.
     doc["reportable"] = {"rules": "1", "class": "small", "tier": "baseline",
                          "reportable": True, "reasons": []}
     files[STREAM] = json.dumps(doc).encode()
@@ -199,8 +202,97 @@ def test_a_changed_result_is_named(tmp_path, packed):
     rewrite(packed, files)
     r = check(packed)
     refused(r, f"{STREAM}: reportable.class: small, but deck.sha256",
-            "is not inputs/stream/small.yaml of this suite")
+            "is not inputs/stream/small.yaml of this suite",
+            f"{STREAM}: kernels[0] (copy): fom.value 8000.341, but bytes / time_s.min gives "
+            "4000.171")
     assert "sha256 differs" not in r.stderr
+
+
+def forge(packed, path, change):
+    """The bundle with one result changed by change(doc) and the manifest
+    made again: what a forger who knows the format hands in."""
+    files = members(packed)
+    doc = json.loads(files[path])
+    change(doc)
+    files[path] = json.dumps(doc).encode()
+    files[bundle.MANIFEST] = manifest_for(files)
+    rewrite(packed, files)
+    return check(packed)
+
+
+def double(k, *fields):
+    for field in fields:
+        *parents, last = field.split(".")
+        node = k
+        for p in parents:
+            node = node[p]
+        node[last] *= 2
+
+
+@pytest.mark.parametrize("path, kernel, fields, why", [
+    # A figure doubled, and with it every figure the harness derives beside it.
+    (STREAM, 0, ("fom.value", "bandwidth_GBps.best"),
+     "kernels[0] (copy): fom.value 8000.341, but bytes / time_s.min gives 4000.171"),
+    # contact's figures are over the mean time: all the work over all its time.
+    (LARGE, 2, ("fom.value",), "kernels[2] (csr-two-pass.build): fom.value 9.251025e+09, but "
+     "pairs per rebuild (problem.pairs_all_steps_per_rank, all ranks, over the deck's steps) / "
+     "time_s.mean gives 4.625512e+09"),
+    (LARGE, 5, ("fom.value",), "kernels[5] (dynamic-ragged.stats): fom.value 8009.267, but "
+     "bytes / time_s.mean gives 4004.633"),
+    (LARGE, 5, ("rows_per_s",), "kernels[5] (dynamic-ragged.stats): rows_per_s"),
+    (STREAM, 0, ("bandwidth_GBps.worst",), "kernels[0] (copy): bandwidth_GBps.worst"),
+])
+def test_a_forged_figure_is_refused(tmp_path, packed, path, kernel, fields, why):
+    r = forge(packed, path, lambda doc: double(doc["kernels"][kernel], *fields))
+    refused(r, f"{path}: {why}")
+    assert "sha256 differs" not in r.stderr
+
+
+@pytest.mark.parametrize("fields, why", [
+    (("energy.fom_per_watt.value",), "energy.fom_per_watt.value 14.32559, but fom.value / "
+     "energy.average_power_W gives 7.162797"),
+    (("energy.joules_per_execution",), "energy.joules_per_execution"),
+    (("efficiency.fraction_of_peak_bandwidth",), "efficiency.fraction_of_peak_bandwidth "
+     "1.78961, but bandwidth_GBps.best / the devices' peak gives 0.894805"),
+    (("efficiency.peak_bandwidth_GBps",),
+     "efficiency.peak_bandwidth_GBps 6704.64, but the ranks' devices' peak_memory_bandwidth_GBps "
+     "gives 3352.32"),
+])
+def test_a_forged_energy_or_efficiency_is_refused(tmp_path, fields, why):
+    """The committed H100 bundle's results measure energy and know the peaks."""
+    path = "results/stream-large.n1x1.precisiondouble.r1/karma-stream.json"
+    shutil.copy(H100, tmp_path / "h100.tar.xz")
+    r = forge(tmp_path / "h100.tar.xz", path, lambda doc: double(doc["kernels"][0], *fields))
+    refused(r, f"{path}: kernels[0] (copy): {why}")
+
+
+def test_a_reference_programs_figures_are_derived_again():
+    """A reference result's rates: BabelStream's bytes over its minimum,
+    mean and maximum times."""
+    with tarfile.open(BABELSTREAM, "r:xz") as tar:
+        doc = json.load(tar.extractfile(
+            "results/babelstream-double-2p25.n1x1.r1/karma-stream.json"))
+    assert figures.problems(doc) == []
+    double(doc["kernels"][3], "fom.value", "bandwidth_GBps.median")
+    assert figures.problems(doc) == [
+        "kernels[3] (triad): fom.value 8431.38, but bytes / time_s.min gives 4215.69",
+        "kernels[3] (triad): bandwidth_GBps.median 8257.054, but bytes / time_s.mean gives "
+        "4128.527"]
+
+
+@pytest.mark.parametrize("path, field, value, why", [
+    (STREAM, "count", 49, "kernels[0] (copy): time_s.count 49, but the run timed 50 "
+     "repetition(s)"),
+    (LARGE, "count", 600, "kernels[0] (linked-list.build): time_s.count 600, but the run timed "
+     "30 repetition(s)"),
+    (STREAM, "mean", 1.0, "kernels[0] (copy): time_s.mean 1.0 not within min"),
+    (STREAM, "stddev", -1e-6, "kernels[0] (copy): time_s.stddev -1e-06 < 0"),
+    (STREAM, "stddev", 1.0, "kernels[0] (copy): time_s.stddev 1.0 cannot be of 50 times"),
+    (STREAM, "stddev", 0.0, "kernels[0] (copy): time_s.stddev 0.0 cannot be of 50 times"),
+])
+def test_an_inconsistent_time_statistic_is_refused(tmp_path, packed, path, field, value, why):
+    r = forge(packed, path, lambda doc: doc["kernels"][0]["time_s"].update({field: value}))
+    refused(r, f"{path}: {why}")
 
 
 def test_extra_and_missing_files_are_named(tmp_path, packed):

@@ -26,7 +26,10 @@ check trusts nothing in the bundle: the manifest must list exactly the files
 present with their checksums; every result must conform to the results
 schema, have passed, carry its run-rules record (`reportable`) whose class
 agrees with the deck it ran (its sha256 against this suite's class decks,
-inputs/<app>/<class>.yaml); the disclosure must be complete and agree with
+inputs/<app>/<class>.yaml), and hold figures that its own work and times
+give again (each kernel's fom, rates, fractions of peak and energy figures,
+within 0.1%; its time statistics against each other and the deck's
+repetitions: karma_tools/figures.py); the disclosure must be complete and agree with
 the results and the environment captures (GPU model and count, CPU model,
 Kokkos version, compiler, the tier: the highest among the results)."""
 
@@ -42,7 +45,7 @@ import sys
 import tarfile
 
 from . import (ToolError, __version__, archive, atomic_write, batch, campaign as campaign_mod,
-               jobs as jobs_mod, main_wrapper, rules, validate, yamlread)
+               figures, jobs as jobs_mod, main_wrapper, rules, validate, yamlread)
 
 PROGRAM = "karma-bundle"
 MANIFEST = archive.BUNDLE_MANIFEST
@@ -366,6 +369,9 @@ def _job_problems(files, name, results_file, decks):
     if why:
         return out + [(path, why)], None
     problems = validate.validate(doc)
+    if not problems:
+        # Only a document the schema accepts has the fields to derive again.
+        problems += figures.problems(doc)
     if isinstance(doc, dict) and doc.get("result") != "PASSED":
         problems.append(f"result: {doc.get('result')!r}, not PASSED")
     if isinstance(doc, dict) and not validate.is_reference(doc):
