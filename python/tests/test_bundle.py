@@ -18,6 +18,7 @@ from karma_tools import bundle, figures, yamlread
 
 COMMITTED = os.path.join(ROOT, "results", "campaigns", "h200", "contact-gpu.tar.xz")
 H100 = os.path.join(ROOT, "results", "procurement", "h100.tar.xz")
+CPU_SET = os.path.join(ROOT, "results", "campaigns", "vm", "matvec-cpu.tar.xz")
 BABELSTREAM = os.path.join(ROOT, "results", "campaigns", "h200", "stream-vs-babelstream.tar.xz")
 TEMPLATE = os.path.join(ROOT, "campaigns", "procurement", "disclosure.yaml")
 STREAM = "results/stream-copy.n1x1/karma-stream.json"
@@ -44,6 +45,13 @@ DISCLOSURE = {
     "tester": {"name": "A. Tester", "organisation": "Example Lab", "date": "2026-11-23"},
 }
 
+CPU_DISCLOSURE = dict(
+    DISCLOSURE, system={"name": "vm", "vendor": "Example Computing", "nodes": 1},
+    node={"cpu_model": "AMD EPYC", "sockets": 1, "cores": 2, "memory_GB": 24,
+          "gpu_model": "none", "gpus_per_node": 0, "gpu_memory_GB": 0},
+    software={"os": "Debian 12", "compiler": "GCC 12.2.0", "mpi": "Open MPI 4.1.4",
+              "kokkos": "3.4.01", "gpu_toolkit": "none"})
+
 
 def to_yaml(tree, indent=""):
     lines = []
@@ -69,23 +77,31 @@ def set_key(tree, dotted, value):
     return tree
 
 
-@pytest.fixture
-def campaign(tmp_path):
-    """The committed campaign, extracted, with its campaign file and job
-    scripts back, and its results carrying their records."""
-    out = tmp_path / "contact-gpu"
-    r = tool("karma-archive", "extract", COMMITTED, out)
+def extract(tmp_path, committed, records):
+    """A committed campaign, extracted, with its campaign file and job
+    scripts back, and its results carrying their records: records(job)
+    gives (class, tier, reasons)."""
+    name = os.path.basename(committed)[:-len(".tar.xz")]
+    out = tmp_path / name
+    r = tool("karma-archive", "extract", committed, out)
     assert r.returncode == 0, r.stderr
-    yaml = write(str(tmp_path / "contact-gpu.yaml"), "name: contact-gpu\n")
+    text = f"name: {name}\n"
+    yaml = write(str(tmp_path / f"{name}.yaml"), text)
     manifest = json.loads((out / "campaign.json").read_text())
     manifest["campaign"]["path"] = yaml
-    manifest["campaign"]["sha256"] = hashlib.sha256(b"name: contact-gpu\n").hexdigest()
+    manifest["campaign"]["sha256"] = hashlib.sha256(text.encode()).hexdigest()
     (out / "campaign.json").write_text(json.dumps(manifest, indent=2) + "\n")
     for job in manifest["jobs"]:
         write(str(out / job["script"]), "#!/bin/bash\n")
-        cls, tier, reasons = RECORDS[job["name"]]
         add_record(out / "results" / job["name"] / os.path.basename(job["results_file"]),
-                   cls, tier, reasons)
+                   *records(job["name"]))
+    return out
+
+
+@pytest.fixture
+def campaign(tmp_path):
+    """The committed contact-gpu campaign (4 jobs on an H200)."""
+    out = extract(tmp_path, COMMITTED, RECORDS.get)
     # n126 ran the large deck before the run rules fixed its sweeps: it
     # stands for a run of the class deck as shipped.
     doc = json.loads((out / LARGE).read_text())
@@ -93,6 +109,14 @@ def campaign(tmp_path):
         doc["deck"]["sha256"] = hashlib.sha256(f.read()).hexdigest()
     (out / LARGE).write_text(json.dumps(doc, indent=2) + "\n")
     return out
+
+
+@pytest.fixture
+def cpu_campaign(tmp_path):
+    """The committed matvec-cpu campaign: 16 jobs on this project's 2-core
+    VM, no GPU, Kokkos with OpenMP; lscpu's Model name is 'AMD EPYC'."""
+    return extract(tmp_path, CPU_SET, lambda job: (None, "baseline",
+                                                   ["the deck is not a class deck"]))
 
 
 def add_record(path, cls, tier, reasons):
@@ -343,24 +367,50 @@ def test_an_incomplete_disclosure_is_refused(tmp_path, campaign, packed, key, va
     refused(check(packed), f"disclosure.yaml: {why}")
 
 
+ENV = "results/n126.n1x1/environment/environment.json"
+LIBRARY = "'Open MPI v4.1.6, package: Debian OpenMPI, ident: 4.1.6, repo rev: v4.1.6, Sep 30, 2023'"
+
+
 @pytest.mark.parametrize("key, value, file, why", [
     ("node.gpu_model", "NVIDIA H100 80GB HBM3", LARGE,
      "ranks[].device.name 'NVIDIA H200', but the disclosure's node.gpu_model"),
-    ("node.gpu_model", "NVIDIA H100 80GB HBM3", "results/n126.n1x1/environment/environment.json",
-     "GPU 'NVIDIA H200', but"),
-    ("node.gpus_per_node", 4, "results/n126.n1x1/environment/environment.json",
-     "1 GPU(s) on the node, but the disclosure's node.gpus_per_node is 4"),
-    ("node.cpu_model", "AMD EPYC 9654", "results/n126.n1x1/environment/environment.json",
-     "CPU model 'Intel(R) Xeon(R) Processor', but"),
-    ("software.kokkos", "4.5.1", LARGE, "kokkos.version 4.6.1, but"),
+    ("node.gpu_model", "NVIDIA H100 80GB HBM3", ENV, "gpu.products 'NVIDIA H200', but"),
+    # Word for word: a part of the model names another GPU.
+    ("node.gpu_model", "H200", LARGE,
+     "ranks[].device.name 'NVIDIA H200', but the disclosure's node.gpu_model is 'H200'"),
+    ("node.gpus_per_node", 4, ENV, "gpu.count 1, but the disclosure's node.gpus_per_node is 4"),
+    ("node.gpus_per_node", 0, LARGE, "ranks[].device: 1 GPUs on one host, but the disclosure's "
+     "node.gpus_per_node is 0"),
+    ("node.cpu_model", "AMD EPYC 9654", ENV, "cpu.Model name 'Intel(R) Xeon(R) Processor' "
+     "(lscpu), but the disclosure's node.cpu_model is 'AMD EPYC 9654'"),
+    # Truncated: lscpu says more.
+    ("node.cpu_model", "Intel(R) Xeon(R)", ENV, "cpu.Model name 'Intel(R) Xeon(R) Processor' "
+     "(lscpu), but the disclosure's node.cpu_model is 'Intel(R) Xeon(R)'"),
+    ("software.kokkos", "4.5.1", LARGE, "kokkos.version '4.6.1', but"),
     ("software.compiler", "GCC 12.2.0", LARGE, "build.compiler 'GNU 13.3.0 with NVIDIA"),
+    # Every compiler the build names, each version exactly.
+    ("software.compiler", "GCC 13.3.0", LARGE, "build.compiler 'GNU 13.3.0 with NVIDIA 13.0.88 "
+     "(CUDA)', but the disclosure's software.compiler is 'GCC 13.3.0' (it lacks 13.0.88)"),
+    ("software.compiler", "GCC 13.3, nvcc 13.0", LARGE, "build.compiler 'GNU 13.3.0 with NVIDIA "
+     "13.0.88 (CUDA)', but the disclosure's software.compiler is 'GCC 13.3, nvcc 13.0' (it "
+     "lacks 13.0.88, 13.3.0)"),
+    ("software.compiler", "GCC 13.3.0 + nvcc 13.0.88 + clang 17.0.1", "disclosure.yaml",
+     "software.compiler: 17.0.1 is no version any result's build.compiler gives"),
+    ("software.mpi", "Open MPI 4.1.5", LARGE, f"mpi.library_version {LIBRARY}, but the "
+     "disclosure's software.mpi is 'Open MPI 4.1.5' (it lacks 4.1.6)"),
+    ("software.mpi", "MPICH 4.1.6", LARGE, f"mpi.library_version {LIBRARY}, but the "
+     "disclosure's software.mpi is 'MPICH 4.1.6'"),
+    ("software.gpu_toolkit", "none", "disclosure.yaml",
+     "software.gpu_toolkit: none, but the set has GPUs"),
     ("tier", "optimized", "disclosure.yaml",
      "tier: optimized, but the highest tier among the results is baseline"),
 ])
 def test_a_disclosure_the_results_contradict_is_refused(tmp_path, campaign, key, value, file,
                                                         why):
     r, out = pack(tmp_path, campaign, set_key(DISCLOSURE, key, value))
-    assert r.returncode == 2 and not out.exists() and r.stderr.count("\n") == 1, r.stderr
+    assert r.returncode == 2 and not out.exists(), r.stderr
+    assert f"karma-bundle: error: {file}: {why}" in r.stderr
+    assert "more problem" not in r.stderr
     r, out = pack(tmp_path, campaign, DISCLOSURE)
     assert r.returncode == 0, r.stderr
     files = members(out)
@@ -368,6 +418,75 @@ def test_a_disclosure_the_results_contradict_is_refused(tmp_path, campaign, key,
     files[bundle.MANIFEST] = manifest_for(files)
     rewrite(out, files)
     refused(check(out), f"{file}: {why}")
+
+
+def test_every_disclosure_problem_is_listed_at_once(tmp_path, campaign, packed):
+    """The template as it ships: every field but the deviations empty, a
+    line each; then three contradictions, each on its lines."""
+    template = open(TEMPLATE, "rb").read()
+    out = tmp_path / "x.tar.xz"
+    lines = [f"karma-bundle: error: disclosure.yaml: {key}: empty (fill it in)"
+             for key, _, _ in bundle.FIELDS if key != "deviations"]
+    d = write(str(tmp_path / "template.yaml"), template.decode())
+    r = tool("karma-bundle", "pack", campaign, "-o", out, "--disclosure", d, "--build-log", d)
+    assert r.returncode == 2 and not out.exists() and r.stderr.splitlines() == lines, r.stderr
+    files = members(packed)
+    files["disclosure.yaml"] = template
+    files[bundle.MANIFEST] = manifest_for(files)
+    rewrite(packed, files)
+    r = check(packed)
+    refused(r)
+    assert r.stderr.splitlines() == [line.split(": error: ")[1] for line in lines]
+    wrong = set_key(set_key(set_key(DISCLOSURE, "node.gpu_model", "H200"), "node.cpu_model",
+                            "Intel(R) Xeon(R)"), "software.kokkos", "4.6")
+    r, out = pack(tmp_path, campaign, wrong, name="y.tar.xz")
+    assert r.returncode == 2 and not out.exists()
+    # Each of the 4 results and its capture says so: 4 x (GPU, capture's
+    # GPU, CPU, Kokkos) lines and the unused version 4.6.
+    assert len(r.stderr.splitlines()) == 17, r.stderr
+    for why in ("node.gpu_model is 'H200'", "node.cpu_model is 'Intel(R) Xeon(R)'",
+                "software.kokkos is '4.6'", "software.kokkos: 4.6 is no version"):
+        assert why in r.stderr
+
+
+def test_a_cpu_only_set_discloses_no_gpu(tmp_path, cpu_campaign):
+    r, out = pack(tmp_path, cpu_campaign, CPU_DISCLOSURE)
+    assert r.returncode == 0, r.stderr
+    assert "16 job(s), 16 result(s) (0 reference)" in r.stdout
+    r = check(out)
+    assert "NOT VALID" not in r.stdout and r.stderr == "", r.stderr
+    gpu = set_key(set_key(set_key(CPU_DISCLOSURE, "node.gpu_model", "NVIDIA H100 80GB HBM3"),
+                          "node.gpus_per_node", 4), "software.gpu_toolkit", "CUDA 13.0")
+    nothing = "but no result ran on a GPU and no environment capture saw one"
+    lines = [f"disclosure.yaml: node.gpu_model: 'NVIDIA H100 80GB HBM3', {nothing} "
+             "(node.gpu_model is 'none' without GPUs)",
+             f"disclosure.yaml: node.gpus_per_node: 4, {nothing} (node.gpus_per_node is 0 "
+             "without GPUs)",
+             f"disclosure.yaml: software.gpu_toolkit: 'CUDA 13.0', {nothing} "
+             "(software.gpu_toolkit is 'none' without GPUs)"]
+    r, bad = pack(tmp_path, cpu_campaign, gpu, name="gpu.tar.xz")
+    assert r.returncode == 2 and not bad.exists()
+    assert r.stderr.splitlines() == ["karma-bundle: error: " + line for line in lines]
+    files = members(out)
+    files["disclosure.yaml"] = (to_yaml(gpu) + "\n").encode()
+    files[bundle.MANIFEST] = manifest_for(files)
+    rewrite(out, files)
+    r = check(out)
+    refused(r)
+    assert r.stderr.splitlines() == lines
+
+
+def test_a_truncated_or_longer_cpu_model_is_refused(tmp_path, cpu_campaign):
+    """lscpu on this VM says 'AMD EPYC': the full name of another EPYC is
+    not it, and neither is a part of it."""
+    for model in ("AMD EPYC 9654 96-Core Processor", "EPYC"):
+        r, out = pack(tmp_path, cpu_campaign, set_key(CPU_DISCLOSURE, "node.cpu_model", model))
+        assert r.returncode == 2 and not out.exists()
+        lines = r.stderr.splitlines()
+        assert len(lines) == 16 and all(
+            line.startswith("karma-bundle: error: results/") and line.endswith(
+                f"/environment/environment.json: cpu.Model name 'AMD EPYC' (lscpu), but the "
+                f"disclosure's node.cpu_model is {model!r}") for line in lines), r.stderr
 
 
 def test_the_tier_is_the_highest_among_the_results(tmp_path, campaign):
