@@ -184,8 +184,9 @@ def test_pack_and_check(tmp_path, packed):
     lines = files[bundle.MANIFEST].decode().splitlines()
     assert [ln.split("  ", 1)[1] for ln in lines] == [n for n in names if n != bundle.MANIFEST]
     for r in (check(packed), check(packed, "--check")):
-        assert r.returncode == 0, r.stderr
-        assert r.stderr == "" and r.stdout.endswith("valid\n")
+        # Valid, but one reportable result is no campaign the score can use.
+        assert r.returncode == 1 and r.stderr == "", r.stderr
+        assert f"karma-bundle: {packed}: valid, not reportable: " in r.stdout
         assert "4 job(s), 4 result(s) (0 reference)" in r.stdout
         assert "reportable (class/tier): large/baseline 1" in r.stdout
         assert f"not reportable: {STREAM}: the deck is not a class deck" in r.stdout
@@ -454,7 +455,8 @@ def test_a_cpu_only_set_discloses_no_gpu(tmp_path, cpu_campaign):
     assert r.returncode == 0, r.stderr
     assert "16 job(s), 16 result(s) (0 reference)" in r.stdout
     r = check(out)
-    assert "NOT VALID" not in r.stdout and r.stderr == "", r.stderr
+    assert r.returncode == 1 and r.stderr == "", r.stderr
+    assert f"karma-bundle: {out}: valid, not reportable: no result is reportable" in r.stdout
     gpu = set_key(set_key(set_key(CPU_DISCLOSURE, "node.gpu_model", "NVIDIA H100 80GB HBM3"),
                           "node.gpus_per_node", 4), "software.gpu_toolkit", "CUDA 13.0")
     nothing = "but no result ran on a GPU and no environment capture saw one"
@@ -487,6 +489,50 @@ def test_a_truncated_or_longer_cpu_model_is_refused(tmp_path, cpu_campaign):
             line.startswith("karma-bundle: error: results/") and line.endswith(
                 f"/environment/environment.json: cpu.Model name 'AMD EPYC' (lscpu), but the "
                 f"disclosure's node.cpu_model is {model!r}") for line in lines), r.stderr
+
+
+def scored_rows():
+    """The rows the procurement score weighs: the shipped reference's of a
+    scored class (the score-weights give every app a weight)."""
+    with open(os.path.join(ROOT, "campaigns", "procurement", "reference-h100.json")) as f:
+        rows = json.load(f)["rows"]
+    return [f"{r['app']}/{r['class']}/{r['case']}/{r['work']}" for r in rows
+            if r["class"] in ("medium", "large", "weak")]
+
+
+def test_an_incomplete_campaign_is_not_reportable(packed):
+    """contact-gpu holds one reportable result, contact's large run: the
+    score's other rows have no figure."""
+    r = check(packed)
+    assert r.returncode == 1 and r.stderr == "", r.stderr
+    missing = [row for row in scored_rows() if not row.startswith("contact/large/")]
+    assert len(missing) == 29 and len(scored_rows()) == 31
+    assert r.stdout.endswith(
+        f"karma-bundle: {packed}: valid, not reportable: 29 row(s) the procurement score "
+        f"weighs have no reportable figure: {', '.join(missing)}\n"), r.stdout
+    assert bundle.missing_scored_rows(str(packed)) == missing
+
+
+def test_a_bundle_without_a_reportable_result_is_not_reportable(tmp_path, cpu_campaign):
+    """The CPU-only set: valid, and all its results are not reportable (no
+    class deck), nor of the reference's device kind."""
+    r, out = pack(tmp_path, cpu_campaign, CPU_DISCLOSURE)
+    assert r.returncode == 0, r.stderr
+    r = check(out)
+    assert r.returncode == 1 and r.stderr == "", r.stderr
+    assert r.stdout.splitlines()[-1] == (
+        f"karma-bundle: {out}: valid, not reportable: no result is reportable; 31 row(s) the "
+        f"procurement score weighs have no reportable figure: {', '.join(scored_rows())}")
+
+
+@pytest.mark.parametrize("name", ["h100", "h100-again", "h200"])
+def test_the_committed_bundles_are_valid_and_reportable(name):
+    path = os.path.join(ROOT, "results", "procurement", f"{name}.tar.xz")
+    r = check(path)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert "66 job(s), 66 result(s) (0 reference)" in r.stdout
+    assert r.stdout.endswith(f"karma-bundle: {path}: valid and reportable\n")
+    assert bundle.missing_scored_rows(path) == []
 
 
 def test_the_tier_is_the_highest_among_the_results(tmp_path, campaign):
@@ -579,4 +625,6 @@ def test_help_and_version():
     r = tool("karma-bundle", "--help")
     assert r.returncode == 0 and r.stdout.startswith("usage: karma-bundle")
     assert "exit status" in r.stdout
+    for answer in ("valid and reportable", "valid, not reportable: REASONS"):
+        assert answer in r.stdout
     assert tool("karma-bundle", "--version").stdout.startswith("karma-bundle ")

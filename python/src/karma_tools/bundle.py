@@ -37,7 +37,8 @@ than a host's ranks ran on), or `none`, 0, 0 GB and `none` for the toolkit
 where no result ran on a GPU and no capture saw one; the CPU model, lscpu's
 `Model name` word for word; every version of kokkos.version, build.compiler
 and the MPI library (mpi.library_version: its name too), exactly, and no
-other; the tier, the highest among the results."""
+other; the tier, the highest among the results. A valid bundle is then
+reportable, or not: see the answers below."""
 
 import argparse
 import datetime
@@ -51,7 +52,7 @@ import sys
 import tarfile
 
 from . import (ToolError, __version__, archive, atomic_write, batch, campaign as campaign_mod,
-               figures, jobs as jobs_mod, main_wrapper, rules, validate, yamlread)
+               figures, jobs as jobs_mod, main_wrapper, rules, score, validate, yamlread)
 
 PROGRAM = "karma-bundle"
 MANIFEST = archive.BUNDLE_MANIFEST
@@ -63,10 +64,24 @@ WEIGHTS = "weights"
 RULES_VERSION = "1"
 
 EPILOG = """\
-exit status: 0 packed, or the bundle is valid; 1 (check) the bundle is not
-valid: each problem a line on stderr naming the file inside the bundle;
-2 bad arguments, a bundle that cannot be read (one line), or pack refused
-(each problem a line, nothing written); 3 a file system error."""
+check's answer, its last line on stdout:
+  valid and reportable       a complete reportable campaign: at least one
+                             reportable result, and a figure for every row
+                             the procurement score gives weight to (the
+                             shipped reference's medium, large and weak
+                             rows of the baseline tier, as karma-score
+                             scores the bundle)
+  valid, not reportable: REASONS
+                             valid, but not that: every reason, `; ` between
+                             them (no result is reportable; the score's
+                             rows without a figure, each named)
+  NOT VALID (N problem(s))   each problem a line on stderr naming the file
+                             inside the bundle and the key
+
+exit status: 0 packed, or valid and reportable; 1 (check) valid, not
+reportable, or not valid; 2 bad arguments, a bundle that cannot be read (one
+line), or pack refused (each problem a line, nothing written); 3 a file
+system error."""
 
 # The disclosure's fields, the one list pack, check and the template's test
 # read: (dotted key, kind, what). Kinds: text (a non-empty string), count (a
@@ -454,10 +469,11 @@ def _job_problems(files, name, results_file, decks):
 
 
 def content_problems(files, decks):
-    """Everything but the manifest: ([(path in the bundle, why)], summary lines)."""
+    """Everything but the manifest: ([(path in the bundle, why)], summary
+    lines, [(path, document)] of the results that could be read)."""
     jobs, manifest = _jobs(files)
     if jobs is None:
-        return [manifest], []
+        return [manifest], [], []
     problems = _campaign_problems(files, jobs, manifest)
     results, envs = [], []
     for name, results_file, _ in jobs:
@@ -470,7 +486,7 @@ def content_problems(files, decks):
         if isinstance(env, dict):
             envs.append((env_path, env))
     if DISCLOSURE not in files:
-        return problems + [(DISCLOSURE, "missing")], _summary(jobs, results)
+        return problems + [(DISCLOSURE, "missing")], _summary(jobs, results), results
     values, why = read_disclosure(files[DISCLOSURE])
     problems += [(DISCLOSURE, w) for w in why]
     karma = [(p, d) for p, d in results if not validate.is_reference(d)]
@@ -481,7 +497,7 @@ def content_problems(files, decks):
     if "tier" in values and values["tier"] != highest:
         problems.append((DISCLOSURE, f"tier: {values['tier']}, but the highest tier among "
                          f"the results is {highest or 'none (no result has a tier)'}"))
-    return problems, _summary(jobs, results)
+    return problems, _summary(jobs, results), results
 
 
 def _summary(jobs, results):
@@ -648,7 +664,7 @@ def pack(args):
     files[DISCLOSURE] = _read(args.disclosure, "disclosure")
     files.update(_named(args.build_log, BUILD_LOGS, "build log"))
     files.update(_named(args.weights or [], WEIGHTS, "weights file"))
-    problems, summary = content_problems(files, class_decks())
+    problems, summary, _ = content_problems(files, class_decks())
     if problems:
         # Every problem at once, a line each: the tester mends them all
         # before packing again.
@@ -671,7 +687,7 @@ def check(path):
     decks = class_decks()
     files, problems = read_bundle(path)
     problems += manifest_check(files)[1]
-    found, summary = content_problems(files, decks)
+    found, summary, results = content_problems(files, decks)
     problems += found
     for line in summary:
         print(line)
@@ -680,8 +696,40 @@ def check(path):
     if problems:
         print(f"{PROGRAM}: {path}: NOT VALID ({len(problems)} problem(s))")
         return 1
-    print(f"{PROGRAM}: {path}: valid")
+    reasons = not_reportable(path, results)
+    if reasons:
+        print(f"{PROGRAM}: {path}: valid, not reportable: " + "; ".join(reasons))
+        return 1
+    print(f"{PROGRAM}: {path}: valid and reportable")
     return 0
+
+
+def missing_scored_rows(path):
+    """The rows the procurement score gives weight to that the set at path
+    (a bundle) has no figure for, as karma-score names them: the shipped
+    reference's baseline rows of a scored class and an app of weight > 0
+    without a ratio. On its own: the score's completeness is to move into
+    a module of its own, and this call with it."""
+    reference = score.load_reference(score.shipped(score.DEFAULT_REFERENCE,
+                                                   "shipped reference", "--reference"))
+    apps = sorted({row["app"] for row in reference["rows"]})
+    weights = score.load_weights(score.default_weights(), apps)
+    scored = score.score_set(path, os.path.basename(path), reference, weights)
+    return [score._row_name(row) for row in scored["tiers"]["baseline"]["rows"]
+            if row["ratio"] is None and row["in_score"] and weights.get(row["app"], 0) > 0]
+
+
+def not_reportable(path, results):
+    """Why a valid bundle is not a complete reportable campaign: [reason]."""
+    reasons = []
+    if not any(rules.reportable(doc).get("reportable") is True
+               for _, doc in results if not validate.is_reference(doc)):
+        reasons.append("no result is reportable")
+    missing = missing_scored_rows(path)
+    if missing:
+        reasons.append(f"{len(missing)} row(s) the procurement score weighs have no "
+                       "reportable figure: " + ", ".join(missing))
+    return reasons
 
 
 # --- command line -----------------------------------------------------------------
