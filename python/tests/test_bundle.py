@@ -609,6 +609,11 @@ def test_unreadable_bundles_and_refused_outputs(tmp_path, campaign):
     assert r.returncode == 2 and "ends in .tar.xz" in r.stderr and not out.exists()
     r, out = pack(tmp_path, tmp_path, DISCLOSURE)
     assert r.returncode == 2 and "campaign.json not found" in r.stderr and not out.exists()
+    # A disclosure that is not YAML: one line, its line and column.
+    d = write(str(tmp_path / "broken.yaml"), "system:\n  name: [vm\n")
+    r = tool("karma-bundle", "pack", campaign, "-o", out, "--disclosure", d, "--build-log", d)
+    assert r.returncode == 2 and not out.exists() and r.stderr == (
+        "karma-bundle: error: disclosure.yaml: not YAML: disclosure.yaml:2:9: unclosed '['\n")
 
 
 def test_the_template_has_exactly_the_fields():

@@ -315,7 +315,7 @@ def _name_words(text):
 
 def _software_problems(values, karma):
     """Kokkos, the compilers and MPI against every result: the disclosure
-    gives exactly the versions the results name (4.6.01 is 4.6.1; 13 is not
+    gives exactly the versions the results name (4.6.01 is 4.6.1; 13.3 is not
     13.3.0), each of them, and no other; MPI's name too."""
     out, used = [], {}
     for path, doc in karma:

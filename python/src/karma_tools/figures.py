@@ -19,6 +19,7 @@ deck), and the figures a mini-app adds that no recorded input gives
 import math
 
 from . import validate
+from .results import is_number as _number
 
 # The JSON holds each figure as printed from a double, in full: a figure
 # derived again differs by rounding alone. 0.1% is far below any change
@@ -30,10 +31,6 @@ _ROUNDING = 1e-9
 # their figures are all the work over all its time, i.e. over the mean
 # (FigureOfMerit::Time::mean); every other karma kernel's over the minimum.
 _MEAN_TIME_APPS = ("contact",)
-
-
-def _number(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def _get(node, dotted):
