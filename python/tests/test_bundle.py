@@ -8,14 +8,18 @@ import io
 import json
 import lzma
 import os
+import shutil
 import tarfile
 
 import pytest
 
 from conftest import ROOT, tool, write
-from karma_tools import bundle, yamlread
+from karma_tools import bundle, figures, yamlread
 
 COMMITTED = os.path.join(ROOT, "results", "campaigns", "h200", "contact-gpu.tar.xz")
+H100 = os.path.join(ROOT, "results", "procurement", "h100.tar.xz")
+CPU_SET = os.path.join(ROOT, "results", "campaigns", "vm", "matvec-cpu.tar.xz")
+BABELSTREAM = os.path.join(ROOT, "results", "campaigns", "h200", "stream-vs-babelstream.tar.xz")
 TEMPLATE = os.path.join(ROOT, "campaigns", "procurement", "disclosure.yaml")
 STREAM = "results/stream-copy.n1x1/karma-stream.json"
 LARGE = "results/n126.n1x1/karma-contact.json"
@@ -40,6 +44,13 @@ DISCLOSURE = {
     "deviations": [],
     "tester": {"name": "A. Tester", "organisation": "Example Lab", "date": "2026-11-23"},
 }
+
+CPU_DISCLOSURE = dict(
+    DISCLOSURE, system={"name": "vm", "vendor": "Example Computing", "nodes": 1},
+    node={"cpu_model": "AMD EPYC", "sockets": 1, "cores": 2, "memory_GB": 24,
+          "gpu_model": "none", "gpus_per_node": 0, "gpu_memory_GB": 0},
+    software={"os": "Debian 12", "compiler": "GCC 12.2.0", "mpi": "Open MPI 4.1.4",
+              "kokkos": "3.4.01", "gpu_toolkit": "none"})
 
 
 def to_yaml(tree, indent=""):
@@ -66,23 +77,31 @@ def set_key(tree, dotted, value):
     return tree
 
 
-@pytest.fixture
-def campaign(tmp_path):
-    """The committed campaign, extracted, with its campaign file and job
-    scripts back, and its results carrying their records."""
-    out = tmp_path / "contact-gpu"
-    r = tool("karma-archive", "extract", COMMITTED, out)
+def extract(tmp_path, committed, records):
+    """A committed campaign, extracted, with its campaign file and job
+    scripts back, and its results carrying their records: records(job)
+    gives (class, tier, reasons)."""
+    name = os.path.basename(committed)[:-len(".tar.xz")]
+    out = tmp_path / name
+    r = tool("karma-archive", "extract", committed, out)
     assert r.returncode == 0, r.stderr
-    yaml = write(str(tmp_path / "contact-gpu.yaml"), "name: contact-gpu\n")
+    text = f"name: {name}\n"
+    yaml = write(str(tmp_path / f"{name}.yaml"), text)
     manifest = json.loads((out / "campaign.json").read_text())
     manifest["campaign"]["path"] = yaml
-    manifest["campaign"]["sha256"] = hashlib.sha256(b"name: contact-gpu\n").hexdigest()
+    manifest["campaign"]["sha256"] = hashlib.sha256(text.encode()).hexdigest()
     (out / "campaign.json").write_text(json.dumps(manifest, indent=2) + "\n")
     for job in manifest["jobs"]:
         write(str(out / job["script"]), "#!/bin/bash\n")
-        cls, tier, reasons = RECORDS[job["name"]]
         add_record(out / "results" / job["name"] / os.path.basename(job["results_file"]),
-                   cls, tier, reasons)
+                   *records(job["name"]))
+    return out
+
+
+@pytest.fixture
+def campaign(tmp_path):
+    """The committed contact-gpu campaign (4 jobs on an H200)."""
+    out = extract(tmp_path, COMMITTED, RECORDS.get)
     # n126 ran the large deck before the run rules fixed its sweeps: it
     # stands for a run of the class deck as shipped.
     doc = json.loads((out / LARGE).read_text())
@@ -90,6 +109,14 @@ def campaign(tmp_path):
         doc["deck"]["sha256"] = hashlib.sha256(f.read()).hexdigest()
     (out / LARGE).write_text(json.dumps(doc, indent=2) + "\n")
     return out
+
+
+@pytest.fixture
+def cpu_campaign(tmp_path):
+    """The committed matvec-cpu campaign: 16 jobs on this project's 2-core
+    VM, no GPU, Kokkos with OpenMP; lscpu's Model name is 'AMD EPYC'."""
+    return extract(tmp_path, CPU_SET, lambda job: (None, "baseline",
+                                                   ["the deck is not a class deck"]))
 
 
 def add_record(path, cls, tier, reasons):
@@ -157,8 +184,9 @@ def test_pack_and_check(tmp_path, packed):
     lines = files[bundle.MANIFEST].decode().splitlines()
     assert [ln.split("  ", 1)[1] for ln in lines] == [n for n in names if n != bundle.MANIFEST]
     for r in (check(packed), check(packed, "--check")):
-        assert r.returncode == 0, r.stderr
-        assert r.stderr == "" and r.stdout.endswith("valid\n")
+        # Valid, but one reportable result is no campaign the score can use.
+        assert r.returncode == 1 and r.stderr == "", r.stderr
+        assert f"karma-bundle: {packed}: valid, not reportable: " in r.stdout
         assert "4 job(s), 4 result(s) (0 reference)" in r.stdout
         assert "reportable (class/tier): large/baseline 1" in r.stdout
         assert f"not reportable: {STREAM}: the deck is not a class deck" in r.stdout
@@ -191,7 +219,7 @@ def test_a_changed_result_is_named(tmp_path, packed):
     files[STREAM] = json.dumps(doc).encode()
     rewrite(packed, files)
     refused(check(packed), f"{STREAM}: sha256 differs from MANIFEST.sha256")
-    # The manifest rewritten too: the figure passes, but not a faked record.
+    # The manifest rewritten too: neither the figure nor a faked record passes.
     doc["reportable"] = {"rules": "1", "class": "small", "tier": "baseline",
                          "reportable": True, "reasons": []}
     files[STREAM] = json.dumps(doc).encode()
@@ -199,8 +227,97 @@ def test_a_changed_result_is_named(tmp_path, packed):
     rewrite(packed, files)
     r = check(packed)
     refused(r, f"{STREAM}: reportable.class: small, but deck.sha256",
-            "is not inputs/stream/small.yaml of this suite")
+            "is not inputs/stream/small.yaml of this suite",
+            f"{STREAM}: kernels[0] (copy): fom.value 8000.341, but bytes / time_s.min gives "
+            "4000.171")
     assert "sha256 differs" not in r.stderr
+
+
+def forge(packed, path, change):
+    """The bundle with one result changed by change(doc) and the manifest
+    made again: what a forger who knows the format hands in."""
+    files = members(packed)
+    doc = json.loads(files[path])
+    change(doc)
+    files[path] = json.dumps(doc).encode()
+    files[bundle.MANIFEST] = manifest_for(files)
+    rewrite(packed, files)
+    return check(packed)
+
+
+def double(k, *fields):
+    for field in fields:
+        *parents, last = field.split(".")
+        node = k
+        for p in parents:
+            node = node[p]
+        node[last] *= 2
+
+
+@pytest.mark.parametrize("path, kernel, fields, why", [
+    # A figure doubled, and with it every figure the harness derives beside it.
+    (STREAM, 0, ("fom.value", "bandwidth_GBps.best"),
+     "kernels[0] (copy): fom.value 8000.341, but bytes / time_s.min gives 4000.171"),
+    # contact's figures are over the mean time: all the work over all its time.
+    (LARGE, 2, ("fom.value",), "kernels[2] (csr-two-pass.build): fom.value 9.251025e+09, but "
+     "pairs per rebuild (problem.pairs_all_steps_per_rank, all ranks, over the deck's steps) / "
+     "time_s.mean gives 4.625512e+09"),
+    (LARGE, 5, ("fom.value",), "kernels[5] (dynamic-ragged.stats): fom.value 8009.267, but "
+     "bytes / time_s.mean gives 4004.633"),
+    (LARGE, 5, ("rows_per_s",), "kernels[5] (dynamic-ragged.stats): rows_per_s"),
+    (STREAM, 0, ("bandwidth_GBps.worst",), "kernels[0] (copy): bandwidth_GBps.worst"),
+])
+def test_a_forged_figure_is_refused(tmp_path, packed, path, kernel, fields, why):
+    r = forge(packed, path, lambda doc: double(doc["kernels"][kernel], *fields))
+    refused(r, f"{path}: {why}")
+    assert "sha256 differs" not in r.stderr
+
+
+@pytest.mark.parametrize("fields, why", [
+    (("energy.fom_per_watt.value",), "energy.fom_per_watt.value 14.32559, but fom.value / "
+     "energy.average_power_W gives 7.162797"),
+    (("energy.joules_per_execution",), "energy.joules_per_execution"),
+    (("efficiency.fraction_of_peak_bandwidth",), "efficiency.fraction_of_peak_bandwidth "
+     "1.78961, but bandwidth_GBps.best / the devices' peak gives 0.894805"),
+    (("efficiency.peak_bandwidth_GBps",),
+     "efficiency.peak_bandwidth_GBps 6704.64, but the ranks' devices' peak_memory_bandwidth_GBps "
+     "gives 3352.32"),
+])
+def test_a_forged_energy_or_efficiency_is_refused(tmp_path, fields, why):
+    """The committed H100 bundle's results measure energy and know the peaks."""
+    path = "results/stream-large.n1x1.precisiondouble.r1/karma-stream.json"
+    shutil.copy(H100, tmp_path / "h100.tar.xz")
+    r = forge(tmp_path / "h100.tar.xz", path, lambda doc: double(doc["kernels"][0], *fields))
+    refused(r, f"{path}: kernels[0] (copy): {why}")
+
+
+def test_a_reference_programs_figures_are_derived_again():
+    """A reference result's rates: BabelStream's bytes over its minimum,
+    mean and maximum times."""
+    with tarfile.open(BABELSTREAM, "r:xz") as tar:
+        doc = json.load(tar.extractfile(
+            "results/babelstream-double-2p25.n1x1.r1/karma-stream.json"))
+    assert figures.problems(doc) == []
+    double(doc["kernels"][3], "fom.value", "bandwidth_GBps.median")
+    assert figures.problems(doc) == [
+        "kernels[3] (triad): fom.value 8431.38, but bytes / time_s.min gives 4215.69",
+        "kernels[3] (triad): bandwidth_GBps.median 8257.054, but bytes / time_s.mean gives "
+        "4128.527"]
+
+
+@pytest.mark.parametrize("path, field, value, why", [
+    (STREAM, "count", 49, "kernels[0] (copy): time_s.count 49, but the run timed 50 "
+     "repetition(s)"),
+    (LARGE, "count", 600, "kernels[0] (linked-list.build): time_s.count 600, but the run timed "
+     "30 repetition(s)"),
+    (STREAM, "mean", 1.0, "kernels[0] (copy): time_s.mean 1.0 not within min"),
+    (STREAM, "stddev", -1e-6, "kernels[0] (copy): time_s.stddev -1e-06 < 0"),
+    (STREAM, "stddev", 1.0, "kernels[0] (copy): time_s.stddev 1.0 cannot be of 50 times"),
+    (STREAM, "stddev", 0.0, "kernels[0] (copy): time_s.stddev 0.0 cannot be of 50 times"),
+])
+def test_an_inconsistent_time_statistic_is_refused(tmp_path, packed, path, field, value, why):
+    r = forge(packed, path, lambda doc: doc["kernels"][0]["time_s"].update({field: value}))
+    refused(r, f"{path}: {why}")
 
 
 def test_extra_and_missing_files_are_named(tmp_path, packed):
@@ -251,24 +368,50 @@ def test_an_incomplete_disclosure_is_refused(tmp_path, campaign, packed, key, va
     refused(check(packed), f"disclosure.yaml: {why}")
 
 
+ENV = "results/n126.n1x1/environment/environment.json"
+LIBRARY = "'Open MPI v4.1.6, package: Debian OpenMPI, ident: 4.1.6, repo rev: v4.1.6, Sep 30, 2023'"
+
+
 @pytest.mark.parametrize("key, value, file, why", [
     ("node.gpu_model", "NVIDIA H100 80GB HBM3", LARGE,
      "ranks[].device.name 'NVIDIA H200', but the disclosure's node.gpu_model"),
-    ("node.gpu_model", "NVIDIA H100 80GB HBM3", "results/n126.n1x1/environment/environment.json",
-     "GPU 'NVIDIA H200', but"),
-    ("node.gpus_per_node", 4, "results/n126.n1x1/environment/environment.json",
-     "1 GPU(s) on the node, but the disclosure's node.gpus_per_node is 4"),
-    ("node.cpu_model", "AMD EPYC 9654", "results/n126.n1x1/environment/environment.json",
-     "CPU model 'Intel(R) Xeon(R) Processor', but"),
-    ("software.kokkos", "4.5.1", LARGE, "kokkos.version 4.6.1, but"),
+    ("node.gpu_model", "NVIDIA H100 80GB HBM3", ENV, "gpu.products 'NVIDIA H200', but"),
+    # Word for word: a part of the model names another GPU.
+    ("node.gpu_model", "H200", LARGE,
+     "ranks[].device.name 'NVIDIA H200', but the disclosure's node.gpu_model is 'H200'"),
+    ("node.gpus_per_node", 4, ENV, "gpu.count 1, but the disclosure's node.gpus_per_node is 4"),
+    ("node.gpus_per_node", 0, LARGE, "ranks[].device: 1 GPUs on one host, but the disclosure's "
+     "node.gpus_per_node is 0"),
+    ("node.cpu_model", "AMD EPYC 9654", ENV, "cpu.Model name 'Intel(R) Xeon(R) Processor' "
+     "(lscpu), but the disclosure's node.cpu_model is 'AMD EPYC 9654'"),
+    # Truncated: lscpu says more.
+    ("node.cpu_model", "Intel(R) Xeon(R)", ENV, "cpu.Model name 'Intel(R) Xeon(R) Processor' "
+     "(lscpu), but the disclosure's node.cpu_model is 'Intel(R) Xeon(R)'"),
+    ("software.kokkos", "4.5.1", LARGE, "kokkos.version '4.6.1', but"),
     ("software.compiler", "GCC 12.2.0", LARGE, "build.compiler 'GNU 13.3.0 with NVIDIA"),
+    # Every compiler the build names, each version exactly.
+    ("software.compiler", "GCC 13.3.0", LARGE, "build.compiler 'GNU 13.3.0 with NVIDIA 13.0.88 "
+     "(CUDA)', but the disclosure's software.compiler is 'GCC 13.3.0' (it lacks 13.0.88)"),
+    ("software.compiler", "GCC 13.3, nvcc 13.0", LARGE, "build.compiler 'GNU 13.3.0 with NVIDIA "
+     "13.0.88 (CUDA)', but the disclosure's software.compiler is 'GCC 13.3, nvcc 13.0' (it "
+     "lacks 13.0.88, 13.3.0)"),
+    ("software.compiler", "GCC 13.3.0 + nvcc 13.0.88 + clang 17.0.1", "disclosure.yaml",
+     "software.compiler: 17.0.1 is no version any result's build.compiler gives"),
+    ("software.mpi", "Open MPI 4.1.5", LARGE, f"mpi.library_version {LIBRARY}, but the "
+     "disclosure's software.mpi is 'Open MPI 4.1.5' (it lacks 4.1.6)"),
+    ("software.mpi", "MPICH 4.1.6", LARGE, f"mpi.library_version {LIBRARY}, but the "
+     "disclosure's software.mpi is 'MPICH 4.1.6'"),
+    ("software.gpu_toolkit", "none", "disclosure.yaml",
+     "software.gpu_toolkit: none, but the set has GPUs"),
     ("tier", "optimized", "disclosure.yaml",
      "tier: optimized, but the highest tier among the results is baseline"),
 ])
 def test_a_disclosure_the_results_contradict_is_refused(tmp_path, campaign, key, value, file,
                                                         why):
     r, out = pack(tmp_path, campaign, set_key(DISCLOSURE, key, value))
-    assert r.returncode == 2 and not out.exists() and r.stderr.count("\n") == 1, r.stderr
+    assert r.returncode == 2 and not out.exists(), r.stderr
+    assert f"karma-bundle: error: {file}: {why}" in r.stderr
+    assert "more problem" not in r.stderr
     r, out = pack(tmp_path, campaign, DISCLOSURE)
     assert r.returncode == 0, r.stderr
     files = members(out)
@@ -276,6 +419,120 @@ def test_a_disclosure_the_results_contradict_is_refused(tmp_path, campaign, key,
     files[bundle.MANIFEST] = manifest_for(files)
     rewrite(out, files)
     refused(check(out), f"{file}: {why}")
+
+
+def test_every_disclosure_problem_is_listed_at_once(tmp_path, campaign, packed):
+    """The template as it ships: every field but the deviations empty, a
+    line each; then three contradictions, each on its lines."""
+    template = open(TEMPLATE, "rb").read()
+    out = tmp_path / "x.tar.xz"
+    lines = [f"karma-bundle: error: disclosure.yaml: {key}: empty (fill it in)"
+             for key, _, _ in bundle.FIELDS if key != "deviations"]
+    d = write(str(tmp_path / "template.yaml"), template.decode())
+    r = tool("karma-bundle", "pack", campaign, "-o", out, "--disclosure", d, "--build-log", d)
+    assert r.returncode == 2 and not out.exists() and r.stderr.splitlines() == lines, r.stderr
+    files = members(packed)
+    files["disclosure.yaml"] = template
+    files[bundle.MANIFEST] = manifest_for(files)
+    rewrite(packed, files)
+    r = check(packed)
+    refused(r)
+    assert r.stderr.splitlines() == [line.split(": error: ")[1] for line in lines]
+    wrong = set_key(set_key(set_key(DISCLOSURE, "node.gpu_model", "H200"), "node.cpu_model",
+                            "Intel(R) Xeon(R)"), "software.kokkos", "4.6")
+    r, out = pack(tmp_path, campaign, wrong, name="y.tar.xz")
+    assert r.returncode == 2 and not out.exists()
+    # Each of the 4 results and its capture says so: 4 x (GPU, capture's
+    # GPU, CPU, Kokkos) lines and the unused version 4.6.
+    assert len(r.stderr.splitlines()) == 17, r.stderr
+    for why in ("node.gpu_model is 'H200'", "node.cpu_model is 'Intel(R) Xeon(R)'",
+                "software.kokkos is '4.6'", "software.kokkos: 4.6 is no version"):
+        assert why in r.stderr
+
+
+def test_a_cpu_only_set_discloses_no_gpu(tmp_path, cpu_campaign):
+    r, out = pack(tmp_path, cpu_campaign, CPU_DISCLOSURE)
+    assert r.returncode == 0, r.stderr
+    assert "16 job(s), 16 result(s) (0 reference)" in r.stdout
+    r = check(out)
+    assert r.returncode == 1 and r.stderr == "", r.stderr
+    assert f"karma-bundle: {out}: valid, not reportable: no result is reportable" in r.stdout
+    gpu = set_key(set_key(set_key(CPU_DISCLOSURE, "node.gpu_model", "NVIDIA H100 80GB HBM3"),
+                          "node.gpus_per_node", 4), "software.gpu_toolkit", "CUDA 13.0")
+    nothing = "but no result ran on a GPU and no environment capture saw one"
+    lines = [f"disclosure.yaml: node.gpu_model: 'NVIDIA H100 80GB HBM3', {nothing} "
+             "(node.gpu_model is 'none' without GPUs)",
+             f"disclosure.yaml: node.gpus_per_node: 4, {nothing} (node.gpus_per_node is 0 "
+             "without GPUs)",
+             f"disclosure.yaml: software.gpu_toolkit: 'CUDA 13.0', {nothing} "
+             "(software.gpu_toolkit is 'none' without GPUs)"]
+    r, bad = pack(tmp_path, cpu_campaign, gpu, name="gpu.tar.xz")
+    assert r.returncode == 2 and not bad.exists()
+    assert r.stderr.splitlines() == ["karma-bundle: error: " + line for line in lines]
+    files = members(out)
+    files["disclosure.yaml"] = (to_yaml(gpu) + "\n").encode()
+    files[bundle.MANIFEST] = manifest_for(files)
+    rewrite(out, files)
+    r = check(out)
+    refused(r)
+    assert r.stderr.splitlines() == lines
+
+
+def test_a_truncated_or_longer_cpu_model_is_refused(tmp_path, cpu_campaign):
+    """lscpu on this VM says 'AMD EPYC': the full name of another EPYC is
+    not it, and neither is a part of it."""
+    for model in ("AMD EPYC 9654 96-Core Processor", "EPYC"):
+        r, out = pack(tmp_path, cpu_campaign, set_key(CPU_DISCLOSURE, "node.cpu_model", model))
+        assert r.returncode == 2 and not out.exists()
+        lines = r.stderr.splitlines()
+        assert len(lines) == 16 and all(
+            line.startswith("karma-bundle: error: results/") and line.endswith(
+                f"/environment/environment.json: cpu.Model name 'AMD EPYC' (lscpu), but the "
+                f"disclosure's node.cpu_model is {model!r}") for line in lines), r.stderr
+
+
+def scored_rows():
+    """The rows the procurement score weighs: the shipped reference's of a
+    scored class (the score-weights give every app a weight)."""
+    with open(os.path.join(ROOT, "campaigns", "procurement", "reference-h100.json")) as f:
+        rows = json.load(f)["rows"]
+    return [f"{r['app']}/{r['class']}/{r['case']}/{r['work']}" for r in rows
+            if r["class"] in ("medium", "large", "weak")]
+
+
+def test_an_incomplete_campaign_is_not_reportable(packed):
+    """contact-gpu holds one reportable result, contact's large run: the
+    score's other rows have no figure."""
+    r = check(packed)
+    assert r.returncode == 1 and r.stderr == "", r.stderr
+    missing = [row for row in scored_rows() if not row.startswith("contact/large/")]
+    assert len(missing) == 29 and len(scored_rows()) == 31
+    assert r.stdout.endswith(
+        f"karma-bundle: {packed}: valid, not reportable: 29 row(s) the procurement score "
+        f"weighs have no reportable figure: {', '.join(missing)}\n"), r.stdout
+    assert bundle.missing_scored_rows(str(packed)) == missing
+
+
+def test_a_bundle_without_a_reportable_result_is_not_reportable(tmp_path, cpu_campaign):
+    """The CPU-only set: valid, and all its results are not reportable (no
+    class deck), nor of the reference's device kind."""
+    r, out = pack(tmp_path, cpu_campaign, CPU_DISCLOSURE)
+    assert r.returncode == 0, r.stderr
+    r = check(out)
+    assert r.returncode == 1 and r.stderr == "", r.stderr
+    assert r.stdout.splitlines()[-1] == (
+        f"karma-bundle: {out}: valid, not reportable: no result is reportable; 31 row(s) the "
+        f"procurement score weighs have no reportable figure: {', '.join(scored_rows())}")
+
+
+@pytest.mark.parametrize("name", ["h100", "h100-again", "h200"])
+def test_the_committed_bundles_are_valid_and_reportable(name):
+    path = os.path.join(ROOT, "results", "procurement", f"{name}.tar.xz")
+    r = check(path)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert "66 job(s), 66 result(s) (0 reference)" in r.stdout
+    assert r.stdout.endswith(f"karma-bundle: {path}: valid and reportable\n")
+    assert bundle.missing_scored_rows(path) == []
 
 
 def test_the_tier_is_the_highest_among_the_results(tmp_path, campaign):
@@ -352,6 +609,11 @@ def test_unreadable_bundles_and_refused_outputs(tmp_path, campaign):
     assert r.returncode == 2 and "ends in .tar.xz" in r.stderr and not out.exists()
     r, out = pack(tmp_path, tmp_path, DISCLOSURE)
     assert r.returncode == 2 and "campaign.json not found" in r.stderr and not out.exists()
+    # A disclosure that is not YAML: one line, its line and column.
+    d = write(str(tmp_path / "broken.yaml"), "system:\n  name: [vm\n")
+    r = tool("karma-bundle", "pack", campaign, "-o", out, "--disclosure", d, "--build-log", d)
+    assert r.returncode == 2 and not out.exists() and r.stderr == (
+        "karma-bundle: error: disclosure.yaml: not YAML: disclosure.yaml:2:9: unclosed '['\n")
 
 
 def test_the_template_has_exactly_the_fields():
@@ -368,4 +630,6 @@ def test_help_and_version():
     r = tool("karma-bundle", "--help")
     assert r.returncode == 0 and r.stdout.startswith("usage: karma-bundle")
     assert "exit status" in r.stdout
+    for answer in ("valid and reportable", "valid, not reportable: REASONS"):
+        assert answer in r.stdout
     assert tool("karma-bundle", "--version").stdout.startswith("karma-bundle ")
