@@ -14,7 +14,7 @@ import tarfile
 import pytest
 
 from conftest import ROOT, tool, write
-from karma_tools import bundle, figures, yamlread
+from karma_tools import bundle, derived, yamlread
 
 COMMITTED = os.path.join(ROOT, "results", "campaigns", "h200", "contact-gpu.tar.xz")
 H100 = os.path.join(ROOT, "results", "procurement", "h100.tar.xz")
@@ -203,7 +203,7 @@ def test_the_tools_read_a_bundle_whose_manifest_holds(tmp_path, packed):
     weights = write(str(tmp_path / "w.txt"), "contact 1\n")
     r = tool("karma-score", packed, "--reference", ref, "--weights", weights)
     assert r.returncode == 0, r.stderr
-    assert "| baseline | score | 1.000 | **1.000** |" in r.stdout
+    assert "| baseline | score | 1.000 (1.000-1.000) | **1.000 (1.000-1.000)** |" in r.stdout
     files = members(packed)
     files[LARGE] = files[LARGE].replace(b'"pairs"', b'"pears"', 1)
     rewrite(packed, files)
@@ -297,9 +297,9 @@ def test_a_reference_programs_figures_are_derived_again():
     with tarfile.open(BABELSTREAM, "r:xz") as tar:
         doc = json.load(tar.extractfile(
             "results/babelstream-double-2p25.n1x1.r1/karma-stream.json"))
-    assert figures.problems(doc) == []
+    assert derived.problems(doc) == []
     double(doc["kernels"][3], "fom.value", "bandwidth_GBps.median")
-    assert figures.problems(doc) == [
+    assert derived.problems(doc) == [
         "kernels[3] (triad): fom.value 8431.38, but bytes / time_s.min gives 4215.69",
         "kernels[3] (triad): bandwidth_GBps.median 8257.054, but bytes / time_s.mean gives "
         "4128.527"]

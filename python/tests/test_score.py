@@ -559,6 +559,14 @@ def test_karma_compare_gives_karma_score_s_figure_for_a_pair(tmp_path):
     text = md.read_text()
     assert f"| h200 | **{shown}** | better than the reference |" in text
     assert "## Weighted geometric mean of paired ratios (not the procurement figure)" in text
+    # the pages that quote a figure for the pair quote this one, with its interval
+    quoted = (f"{record['figure']:.3f}", f"{record['interval'][0]:.3f}-"
+              f"{record['interval'][1]:.3f}")
+    for page in ("README.md", "results/README.md", "results/procurement/README.md",
+                 "results/comparisons/h100-vs-h200/README.md"):
+        with open(os.path.join(ROOT, page), encoding="utf-8") as f:
+            words = " ".join(f.read().split())
+        assert all(q in words for q in quoted) and "procurement figure" in words, page
 
 
 def test_part_of_a_set_gets_no_overall(tmp_path):
@@ -581,3 +589,34 @@ def test_part_of_a_set_gets_no_overall(tmp_path):
     assert "- hexgrad/" in r.stdout  # the missing rows, listed
     # no bold figure anywhere but the column heading
     assert "**1." not in r.stdout and "**0." not in r.stdout
+
+
+def test_the_decision_page_of_the_committed_h200_bundle(tmp_path):
+    """karma-score --page: the verdict, the figure with its interval, a
+    chart beside the page, the apps' table and the disclosure."""
+    page = tmp_path / "page.md"
+    r, doc = score_default(tmp_path, f"h200={os.path.join(PROCUREMENT, 'h200.tar.xz')}",
+                           "--page", page)
+    assert r.returncode == 0, r.stderr
+    text = page.read_text()
+    record = doc["sets"][0]["record"]
+    lines = text.splitlines()
+    assert lines[0].startswith("# karma: h200 against H100 node")
+    assert lines[2].startswith("**Verdict.** Complete: yes (31 of 31 scored rows). "
+                               "Reportable: yes (karma-bundle check: valid and reportable). "
+                               "Code the same as the reference's: yes.")
+    assert f"**Procurement figure: {record['figure']:.3f}**, the rounds spanning " \
+        f"{record['interval'][0]:.3f} to {record['interval'][1]:.3f}: better than the " \
+        "reference." in text
+    assert "![per-app scores and their rounds](page.png)" in text
+    png = (tmp_path / "page.png").read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10000
+    for app in ("stream", "hexgrad", "matvec", "mgs", "contact"):
+        assert f"| {app} | " in text
+    assert "- **Node:** 1 x NVIDIA H200" in text and "## Disclosure" in text
+    # one set a page, and its name ends in .md; nothing written on refusal
+    r = tool("karma-score", "a=x", "b=y", "--page", tmp_path / "two.md")
+    assert r.returncode == 2 and not (tmp_path / "two.md").exists()
+    r = tool("karma-score", os.path.join(PROCUREMENT, "h200.tar.xz"), "--page",
+             tmp_path / "page.html")
+    assert r.returncode == 2 and "ends in .md" in r.stderr

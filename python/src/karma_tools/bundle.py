@@ -29,7 +29,7 @@ record (`reportable`) whose class agrees with the deck it ran (its sha256
 against this suite's class decks, inputs/<app>/<class>.yaml), and hold
 figures that its own work and times give again (each kernel's fom, rates,
 fractions of peak and energy figures, within 0.1%; its time statistics
-against each other and the deck's repetitions: karma_tools/figures.py). The
+against each other and the deck's repetitions: karma_tools/derived.py). The
 disclosure must be complete and say exactly what the results and the
 environment captures say: the GPU model (ranks[].device.name, nvidia-smi's
 products) word for word and the GPUs per node (nvidia-smi's count; no more
@@ -52,7 +52,8 @@ import sys
 import tarfile
 
 from . import (ToolError, __version__, archive, atomic_write, batch, campaign as campaign_mod,
-               figures, jobs as jobs_mod, main_wrapper, rules, score, validate, yamlread)
+               figure,
+               derived, jobs as jobs_mod, main_wrapper, rules, validate, yamlread)
 
 PROGRAM = "karma-bundle"
 MANIFEST = archive.BUNDLE_MANIFEST
@@ -460,7 +461,7 @@ def _job_problems(files, name, results_file, decks):
     problems = validate.validate(doc)
     if not problems:
         # Only a document the schema accepts has the fields to derive again.
-        problems += figures.problems(doc)
+        problems += derived.problems(doc)
     if isinstance(doc, dict) and doc.get("result") != "PASSED":
         problems.append(f"result: {doc.get('result')!r}, not PASSED")
     if isinstance(doc, dict) and not validate.is_reference(doc):
@@ -681,7 +682,10 @@ def pack(args):
 # --- check ------------------------------------------------------------------------
 
 
-def check(path):
+def examine(path):
+    """(problems [(where, why)], summary lines, reasons it is not reportable)
+    of the bundle at path: valid when there is no problem, reportable too
+    when there is no reason either."""
     if not os.path.isfile(path):
         raise ToolError(f"{path}: not a file", 2)
     decks = class_decks()
@@ -689,6 +693,11 @@ def check(path):
     problems += manifest_check(files)[1]
     found, summary, results = content_problems(files, decks)
     problems += found
+    return problems, summary, ([] if problems else not_reportable(path, results))
+
+
+def check(path):
+    problems, summary, reasons = examine(path)
     for line in summary:
         print(line)
     for where, why in problems:
@@ -696,7 +705,6 @@ def check(path):
     if problems:
         print(f"{PROGRAM}: {path}: NOT VALID ({len(problems)} problem(s))")
         return 1
-    reasons = not_reportable(path, results)
     if reasons:
         print(f"{PROGRAM}: {path}: valid, not reportable: " + "; ".join(reasons))
         return 1
@@ -704,19 +712,37 @@ def check(path):
     return 0
 
 
+def is_bundle(path):
+    """Whether path is a karma-bundle (an archive with a disclosure), not
+    another result set."""
+    if not (archive.is_archive_name(path) and os.path.isfile(path)):
+        return False
+    try:
+        with tarfile.open(path, "r:xz") as tar:
+            return any(name == DISCLOSURE for name in tar.getnames())
+    except (OSError, tarfile.TarError, lzma.LZMAError, EOFError):
+        return False
+
+
+def reportable(path):
+    """(True, []) for a bundle check finds valid and reportable, else
+    (False, [why]): karma-bundle check's answer in a sentence."""
+    problems, _, reasons = examine(path)
+    if problems:
+        return False, [f"not valid: {len(problems)} problem(s), karma-bundle check lists them"]
+    return not reasons, reasons
+
+
+def disclosure_of(path):
+    """The disclosure's values {dotted key: value} of a bundle."""
+    files, _ = read_bundle(path)
+    return read_disclosure(files.get(DISCLOSURE, b""))[0]
+
+
 def missing_scored_rows(path):
-    """The rows the procurement score gives weight to that the set at path
-    (a bundle) has no figure for, as karma-score names them: the shipped
-    reference's baseline rows of a scored class and an app of weight > 0
-    without a ratio. On its own: the score's completeness is to move into
-    a module of its own, and this call with it."""
-    reference = score.load_reference(score.shipped(score.DEFAULT_REFERENCE,
-                                                   "shipped reference", "--reference"))
-    apps = sorted({row["app"] for row in reference["rows"]})
-    weights = score.load_weights(score.default_weights(), apps)
-    scored = score.score_set(path, os.path.basename(path), reference, weights)
-    return [score._row_name(row) for row in scored["tiers"]["baseline"]["rows"]
-            if row["ratio"] is None and row["in_score"] and weights.get(row["app"], 0) > 0]
+    """The rows the procurement figure gives weight to that the bundle has no
+    figure for, as karma-score names them against the shipped reference."""
+    return figure.of_record(figure.against_shipped(path))["missing"]
 
 
 def not_reportable(path, results):

@@ -568,6 +568,15 @@ def score_set(path, label, reference, weights):
     return score_runs(runs, no_results, path, label, reference, weights)
 
 
+def against_shipped(path):
+    """The set at path scored against the shipped reference with the
+    default weights, as karma-score scores it by default."""
+    reference = load_reference(shipped(DEFAULT_REFERENCE, "shipped reference", "--reference"))
+    apps = sorted({r["app"] for r in reference["rows"]}, key=lambda a: sort_key((a,)))
+    weights = load_weights(default_weights(), apps)
+    return score_set(path, label_of(path), reference, weights)
+
+
 # --- the figure of record ---------------------------------------------------------------
 
 

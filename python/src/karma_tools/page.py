@@ -64,15 +64,14 @@ def app_table(scored, weights):
 
 
 def disclosure_lines(disclosure):
-    """A few lines of a karma-bundle's disclosure (bundle.FIELDS)."""
+    """A few lines of a karma-bundle's disclosure ({dotted key: value} of
+    bundle.read_disclosure)."""
     if not disclosure:
         return ["No disclosure: the set is not a karma-bundle."]
 
-    def get(path):
-        node = disclosure
-        for part in path.split("."):
-            node = node.get(part) if isinstance(node, dict) else None
-        return "?" if node is None else str(node)
+    def get(key):
+        value = disclosure.get(key)
+        return "?" if value is None else str(value)
 
     return [f"- **System:** {get('system.name')} by {get('system.vendor')}, "
             f"{get('system.nodes')} node(s); interconnect {get('interconnect')}.",
