@@ -170,7 +170,13 @@ def test_report_draws_the_comparison(tmp_path, comparison):
         assert f"(plots/compare-{app}.svg)" in text
         assert (tmp_path / "plots" / f"compare-{app}.svg").is_file()
     mean = comparison["summary"]["h200"]["geometric_mean"]
-    assert f"| h200 | {mean:.4g} |" in text
+    span = comparison["summary"]["h200"]["interval"]
+    # these sets predate the run rules: no procurement figure, and the mean
+    # is named as not being it, with its interval
+    assert "| set | procurement figure (rounds) | weighted geometric mean of paired ratios, " \
+        "not the procurement figure (rounds) |" in text
+    assert f"| h200 | none: no reportable baseline results | {mean:.4g} ({span[0]:.3f}-" \
+        f"{span[1]:.3f}) |" in text
     # A document that is not karma-compare's: one line, exit 2, nothing written.
     doc = dict(comparison, rows=[{"app": "stream", "case": "x", "kernel": "copy",
                                   "values": {"h200": {"ratio": "fast"}}}])

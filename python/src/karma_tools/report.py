@@ -919,6 +919,18 @@ def _weighted(row):
     return row.get("weight") is None or row["weight"] > 0
 
 
+def _spans(entries, values):
+    """xerr of bars: each ratio's distance to the ends of the interval its
+    runs span (karma-compare's `interval`), none where it has none."""
+    low, high = [], []
+    for e, v in zip(entries, values):
+        span = e.get("interval")
+        ok = v and isinstance(span, list) and len(span) == 2 and all(map(is_number, span))
+        low.append(max(v - span[0], 0) if ok else 0)
+        high.append(max(span[1] - v, 0) if ok else 0)
+    return [low, high]
+
+
 def ratio_plot(plotter, app, members, labels, base):
     """Per row of one mini-app, a bar of each set's ratio (and per-watt
     ratio) to the baseline: weighted rows first, then, under a rule, the
@@ -939,12 +951,15 @@ def ratio_plot(plotter, app, members, labels, base):
                                                 (False, ("0.45", "0.75")[k], "//",
                                                  " (weight 0)")):
                 at = [y for r, y in rows if _weighted(r) == counts]
-                values = [(r["values"].get(label) or {}).get(key) or 0
-                          for r, _ in rows if _weighted(r) == counts]
+                entries = [r["values"].get(label) or {} for r, _ in rows
+                           if _weighted(r) == counts]
+                values = [e.get(key) or 0 for e in entries]
                 if any(values):
                     ax.barh([y + (2 * j + k) * step - 0.4 + step / 2 for y in at], values,
                             height=step, color=colour, hatch=hatch, edgecolor="white",
-                            linewidth=0, label=f"{label}/{base}{text}{note}")
+                            linewidth=0, label=f"{label}/{base}{text}{note}",
+                            xerr=_spans(entries, values) if key == "ratio" else None,
+                            error_kw={"elinewidth": 0.6, "capsize": 1.5})
     if rest:
         ax.axhline(len(weighted), color="grey", linewidth=0.8, linestyle="--")
         ax.text(0.99, len(weighted), "weight 0: not in the summary",
@@ -957,10 +972,33 @@ def ratio_plot(plotter, app, members, labels, base):
         if not _weighted(r):
             tick.set_color("0.4")
     ax.set_ylim(len(weighted) + (1 + len(rest) if rest else 0) - 0.5, -0.5)
-    ax.set_xlabel(f"ratio to {base} (above 1: better)")
+    ax.set_xlabel(f"ratio to {base} (above 1: better; whiskers: the interval of the runs)")
     ax.set_title(f"{app}: each figure of merit against {base}", fontsize=9)
     plotter.legend_below(fig, [ax], ncol=2)
     return plotter.save(fig, f"compare-{app}")
+
+
+def _with_interval(value, span):
+    if value is None:
+        return "-"
+    if not (isinstance(span, list) and len(span) == 2 and all(map(is_number, span))):
+        return format_value(value)
+    return f"{format_value(value)} ({span[0]:.3f}-{span[1]:.3f})"
+
+
+def _record_cell(record, is_base):
+    """The procurement figure karma-compare gave a set (docs/score.md), or
+    why there is none."""
+    if is_base:
+        return "the reference"
+    if not isinstance(record, dict):
+        return "- (not in this comparison)"
+    if "why" in record:
+        return "none: no reportable baseline results" if "no reportable" in \
+            str(record["why"]) else "none"
+    if not record.get("complete"):
+        return "INCOMPLETE"
+    return _with_interval(record.get("figure"), record.get("interval"))
 
 
 def comparison_section(path, out_dir, plotter):
@@ -974,12 +1012,15 @@ def comparison_section(path, out_dir, plotter):
     out = ["## Machines compared", "",
            f"_From [{where}]({where}) (karma-compare --json); baseline **{base}**, ratios "
            "above 1 better than it._", ""]
-    head = ["set", "weighted geometric mean of ratios", "per watt", "rows used"]
+    head = ["set", "procurement figure (rounds)", "weighted geometric mean of paired ratios, "
+            "not the procurement figure (rounds)", "per watt", "rows used"]
     rows = []
     for label in [base] + labels:
         v = doc["summary"][label] if isinstance(doc["summary"].get(label), dict) else {}
-        rows.append([label, format_value(v.get("geometric_mean")),
-                     format_value(v.get("per_watt_geometric_mean")),
+        mean = "INCOMPLETE" if v.get("coverage") is not None and v.get("geometric_mean") is None \
+            else _with_interval(v.get("geometric_mean"), v.get("interval"))
+        rows.append([label, _record_cell((doc.get("record") or {}).get(label), label == base),
+                     mean, format_value(v.get("per_watt_geometric_mean")),
                      f"{v.get('rows_used', '?')} of {v.get('rows_weighted', '?')}"])
     out += _table(head, rows) + [""]
     if not plotter.enabled:
