@@ -633,3 +633,48 @@ def test_help_and_version():
     for answer in ("valid and reportable", "valid, not reportable: REASONS"):
         assert answer in r.stdout
     assert tool("karma-bundle", "--version").stdout.startswith("karma-bundle ")
+
+
+ASKED = ("--system-name", "Kestrel", "--system-vendor", "Example Computing",
+         "--interconnect", "none", "--tester", "A. Tester", "--organisation", "Example Lab")
+
+
+@pytest.mark.parametrize("which", ["campaign", "cpu_campaign"])
+def test_disclose_fills_in_what_the_captures_say(tmp_path, request, which):
+    """karma-bundle disclose: every field from the results and captures,
+    the asked ones from flags, and the bundle packed with it checks valid;
+    on the CPU-only set it discloses no GPU and lscpu's model word for word."""
+    out = request.getfixturevalue(which)
+    d = tmp_path / "d.yaml"
+    r = tool("karma-bundle", "disclose", out, "-o", d, *ASKED, "--no-input")
+    assert r.returncode == 0, r.stderr
+    values, problems = bundle.read_disclosure(d.read_bytes())
+    assert problems == []
+    if which == "campaign":
+        assert (values["node.gpu_model"], values["node.gpus_per_node"]) == ("NVIDIA H200", 1)
+        assert values["software.gpu_toolkit"] == "CUDA 13.0"
+        assert values["software.mpi"] == "Open MPI 4.1.6"
+    else:
+        assert (values["node.gpu_model"], values["node.gpus_per_node"]) == ("none", 0)
+        assert values["node.cpu_model"] == "AMD EPYC" and values["node.cores"] == 2
+    assert values["system.name"] == "Kestrel" and values["tester.organisation"] == "Example Lab"
+    log = write(str(tmp_path / "build.log"), "cmake --build: ok\n")
+    r = tool("karma-bundle", "pack", out, "-o", tmp_path / "b.tar.xz", "--disclosure", d,
+             "--build-log", log)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_disclose_takes_answers_and_names_what_is_missing(tmp_path, campaign):
+    answers = write(str(tmp_path / "a.yaml"), "system:\n  name: Kestrel\ninterconnect: none\n")
+    d = tmp_path / "d.yaml"
+    r = tool("karma-bundle", "disclose", campaign, "-o", d, "--answers", answers, "--no-input")
+    assert r.returncode == 2 and not d.exists()
+    assert "system.vendor (--system-vendor or --answers FILE)" in r.stderr
+    assert "tester.name (--tester" in r.stderr and "system.name" not in r.stderr
+    bad = write(str(tmp_path / "bad.yaml"), "system:\n  nam: Kestrel\n")
+    r = tool("karma-bundle", "disclose", campaign, "-o", d, "--answers", bad, "--no-input")
+    assert r.returncode == 2 and f"{bad}:2:3: system.nam: not one of" in r.stderr
+    r = tool("karma-bundle", "disclose", campaign, "-o", d, "--answers", answers,
+             "--system-vendor", "V", "--tester", "T", "--organisation", "O", "--no-input")
+    assert r.returncode == 0, r.stderr
+    assert bundle.read_disclosure(d.read_bytes())[0]["system.name"] == "Kestrel"

@@ -296,6 +296,18 @@ def parse(text, source="<string>"):
     return root
 
 
+def leaves(node, prefix=""):
+    """{dotted key: Node} of a parsed mapping's leaves (a list is a leaf)."""
+    out = {}
+    for key, child in node.value.items():
+        path = f"{prefix}{key}"
+        if isinstance(child.value, dict) and child.value:
+            out.update(leaves(child, path + "."))
+        else:
+            out[path] = child
+    return out
+
+
 def parse_value(text, source="<value>", line=1, col=1):
     """One value as written after a key: a flow collection, a quoted or a
     plain scalar (how a mini-app reads the text of `--set key=text`).
