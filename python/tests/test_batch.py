@@ -726,3 +726,10 @@ runs:
                     report["OMP_PLACES"]) == (str(cpus), "close", "cores")
             # Bound: each rank may run on its own cores only.
             assert cpu_count(report["cpus"]) == cpus, (report, script)
+
+
+def test_the_progress_line():
+    from karma_tools import batch
+    assert batch.progress(3, 8, 90) == "3 of 8 jobs done, 0:01:30 elapsed, about 0:02:30 left"
+    assert batch.progress(8, 8, 3725) == "8 of 8 jobs done, 1:02:05 elapsed"
+    assert batch.progress(0, 8, 0) == "0 of 8 jobs done, 0:00:00 elapsed"

@@ -148,6 +148,10 @@ def test_local_scheduler_runs_the_jobs_round_by_round(tmp_path, fakes):
                    "karma.n1x1.shape2p22.r1", "karma.n1x1.shape2p22.r2",
                    "karma.n1x1.shape2p20.r2", "bs.n1x1.shape2p22.r2", "bs.n1x1.shape2p20.r2"]
     assert "8 job(s): 8 passed" in r.stdout
+    # a progress line after each job: done of total, elapsed, the time left
+    assert re.search(r"\] karma\.n1x1\.shape2p20\.r1: passed; 3 of 8 jobs done, "
+                     r"0:00:\d\d elapsed, about 0:0\d:\d\d left", r.stdout), r.stdout
+    assert re.search(r"\[8/8\] \S+: passed; 8 of 8 jobs done, 0:00:\d\d elapsed\n", r.stdout)
     for entry in load_manifest(out)["jobs"]:
         d = entry["results_dir"]
         assert entry["job_id"].startswith("local-")

@@ -669,6 +669,19 @@ def _claim_local(out, todo, loaded):
     return todo
 
 
+def _clock(seconds):
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def progress(done, total, elapsed):
+    """'D of T jobs done, H:MM:SS elapsed, about H:MM:SS left' (the jobs
+    left at the mean time of those done)."""
+    left = elapsed / done * (total - done) if done else None
+    return f"{done} of {total} jobs done, {_clock(elapsed)} elapsed" + (
+        f", about {_clock(left)} left" if left is not None and done < total else "")
+
+
 def _run_local(out, todo, loaded):
     """The local scheduler: runs the jobs here, one after another; returns
     wait's exit status for them."""
@@ -681,7 +694,7 @@ def _run_local(out, todo, loaded):
         raise _Cancelled()
 
     previous = signal.signal(signal.SIGTERM, cancelled)
-    current, done = None, 0
+    current, done, start = None, 0, time.monotonic()
     try:
         for k, entry in enumerate(todo, start=1):
             script = os.path.join(out, entry["script"])
@@ -700,7 +713,8 @@ def _run_local(out, todo, loaded):
             done = k
             state, detail = job_state(entry, jobs.UNKNOWN)
             print(f"[{k}/{len(todo)}] {entry['name']}: {state}"
-                  + (f" ({detail})" if detail and detail != "PASSED" else ""), flush=True)
+                  + (f" ({detail})" if detail and detail != "PASSED" else "")
+                  + f"; {progress(k, len(todo), time.monotonic() - start)}", flush=True)
     except (_Cancelled, KeyboardInterrupt) as e:
         if current is not None:
             _stop(current)
