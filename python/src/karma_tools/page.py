@@ -13,6 +13,11 @@ def _yes_no(flag, why):
     return ("yes" if flag else "**no**") + (f" ({why})" if why else "")
 
 
+def _short(reason, most=120):
+    """A reason cut to a line (karma-bundle check gives it whole)."""
+    return reason if len(reason) <= most else reason[:most].rsplit(",", 1)[0] + ", ..."
+
+
 def verdict_line(scored, record, reportable):
     """Complete? Reportable? Code the same as the reference's?
     reportable: (bool, [reasons]) of karma-bundle check, or None for a set
@@ -22,19 +27,24 @@ def verdict_line(scored, record, reportable):
     if reportable is None:
         report = "**no** (not a karma-bundle: `karma-bundle pack` makes one)"
     else:
-        report = _yes_no(reportable[0], "; ".join(reportable[1]) or
+        report = _yes_no(reportable[0], "; ".join(_short(r) for r in reportable[1]) or
                          "karma-bundle check: valid and reportable")
     same = record["code_changed"] == 0
-    code = _yes_no(same, "" if same else f"{record['code_changed']} of {record['rows']} rows "
-                   "ran other kernel code: the figure mixes the code's change with the machine's")
+    present = record["rows"] - len(record["missing"])
+    code = "not known (no scored row)" if not present else _yes_no(
+        same, "" if same else f"{record['code_changed']} of {present} rows ran other kernel "
+        "code: the figure mixes the code's change with the machine's")
     return f"**Verdict.** Complete: {complete}. Reportable: {report}. Code the same as the " \
         f"reference's: {code}."
 
 
 def figure_lines(record):
     if not record["complete"]:
-        return ["**INCOMPLETE**: no overall figure. Missing rows: "
-                + ", ".join(f"`{r}`" for r in record["missing"]) + "."]
+        shown = record["missing"][:8]
+        more = len(record["missing"]) - len(shown)
+        return [f"**INCOMPLETE**: no overall figure. {len(record['missing'])} missing rows: "
+                + ", ".join(f"`{r}`" for r in shown)
+                + (f" and {more} more (karma-score lists them all)." if more else ".")]
     out = [f"**{figure.NAME.capitalize()}: {record['figure']:.3f}**, the rounds spanning "
            f"{record['interval'][0]:.3f} to {record['interval'][1]:.3f}: "
            f"{record['verdict']}."]

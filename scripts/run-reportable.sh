@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# The reportable benchmark of this node, end to end: build what is missing,
+# run the reportable campaign, fill in the disclosure from the environment
+# captures, pack and check the submission bundle, score it against the
+# shipped reference and write the one-page verdict.
+#
+# usage: scripts/run-reportable.sh [options] [--backend B] [--arch A] [--kokkos K]
+#   -o DIR             where everything goes (default: reportable/<host name>); run the
+#                      same command again to resume: finished jobs are not run again
+#   --campaign FILE    the campaign (default: campaigns/procurement/reportable.yaml on a
+#                      GPU node, reportable-host.yaml on a CPU node)
+#   --bin-dir DIR      take the mini-apps and tools from DIR (an install's PREFIX/bin)
+#                      instead of building them here
+#   --scheduler S      slurm or pbs: generate and submit the jobs, then stop; run again
+#                      with --collect once they are queued or done to finish
+#   --collect          wait for the submitted jobs, then pack, check and score
+#   --reference FILE   score against this reference (default: the shipped H100 node's)
+#   --answers FILE     the disclosure's answers no capture knows (YAML: system.name,
+#                      system.vendor, interconnect, tester.name, tester.organisation),
+#                      or the flags --system-name, --system-vendor, --interconnect,
+#                      --tester, --organisation; asked on a terminal where missing
+#   --var NAME=VALUE   a campaign variable, passed to karma-batch generate (repeatable)
+#   --backend, --arch, --kokkos   as scripts/bootstrap.sh (default: the device's own)
+#
+# Ends with the bundle's path and the verdict page's. Exit status: 0 the bundle
+# is valid and reportable and its score complete; 1 a job failed, or the bundle
+# is not reportable, or the score is INCOMPLETE (each says why); 2 bad input;
+# 3 a build or run-time failure.
+set -euo pipefail
+# shellcheck source=scripts/common.sh
+source "$(dirname "$0")/common.sh"
+
+out='' campaign='' bin_dir='' scheduler=local collect=0 reference='' answers=()
+generate_vars=()
+karma_split_setup_args "$@"
+set -- "${karma_rest_args[@]}"
+need() { [[ $# -ge 2 ]] || { echo "run-reportable: $1 needs a value" >&2; exit 2; }; }
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    -o|--output) need "$@"; out=$2; shift 2 ;;
+    --campaign) need "$@"; campaign=$2; shift 2 ;;
+    --bin-dir) need "$@"; bin_dir=$2; shift 2 ;;
+    --scheduler) need "$@"; scheduler=$2; shift 2 ;;
+    --collect) collect=1; shift ;;
+    --reference) need "$@"; reference=$2; shift 2 ;;
+    --var) need "$@"; generate_vars+=(--var "$2"); shift 2 ;;
+    --answers|--system-name|--system-vendor|--interconnect|--tester|--organisation)
+      need "$@"; answers+=("$1" "$2"); shift 2 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    *) echo "run-reportable: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+case $scheduler in
+  local|slurm|pbs) ;;
+  *) echo "run-reportable: --scheduler $scheduler: slurm or pbs (local: the default)" >&2; exit 2 ;;
+esac
+if [[ $collect == 1 && $scheduler == local && ! -f ${out:-/nonexistent}/campaign/campaign.json ]]; then
+  echo "run-reportable: --collect finishes a campaign submitted with --scheduler; give its -o DIR" >&2
+  exit 2
+fi
+for f in "$campaign" "$reference"; do
+  [[ -z $f || -f $f ]] || { echo "run-reportable: $f: no such file" >&2; exit 2; }
+done
+
+say() { echo "run-reportable: $*" >&2; }
+started=$SECONDS
+elapsed() { printf '%d:%02d' $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60)); }
+
+# The build: the set-up's Kokkos and the preset of its backend, unless an
+# install is given; its log goes into the bundle.
+build() {
+  local kokkos backend preset
+  if [[ -n $bin_dir ]]; then
+    echo "run-reportable: the executables of $bin_dir, built elsewhere" > "$out/build.log"
+    return
+  fi
+  : > "$out/build.log"
+  kokkos=$(karma_kokkos_root "${karma_setup_args[@]}" 2> >(tee -a "$out/build.log" >&2)) ||
+    { say "the set-up failed: $out/build.log"; exit 3; }
+  backend=$(karma_kokkos_backend "$kokkos")
+  preset=$backend
+  if [[ $backend == host ]]; then
+    # The run rules count only the pinned Kokkos: a host build of its own
+    # on it, apart from the test command's build/default.
+    if [[ " ${karma_setup_args[*]} " != *" --kokkos"* ]]; then
+      kokkos=$(karma_kokkos_root "${karma_setup_args[@]}" --kokkos pinned \
+        2> >(tee -a "$out/build.log" >&2)) || { say "the set-up failed: $out/build.log"; exit 3; }
+    fi
+    preset=host
+  fi
+  karma_build "$preset" "$kokkos" 2> >(tee -a "$out/build.log" >&2) ||
+    { say "the build failed: $out/build.log"; exit 3; }
+  bin_dir=$karma_root/build/$preset/bin
+}
+
+default_campaign() {
+  local kind
+  kind=$("$bin_dir/karma-stream" --version 2>/dev/null | grep -c -i -E '\b(cuda|hip)\b' || true)
+  if [[ $kind -gt 0 ]]; then
+    echo "$karma_root/campaigns/procurement/reportable.yaml"
+  else
+    say "a CPU build: the host campaign, whose score against the shipped GPU reference is" \
+      "INCOMPLETE (give --reference a host reference: karma-score reference --kind host)"
+    echo "$karma_root/campaigns/procurement/reportable-host.yaml"
+  fi
+}
+
+run_campaign() {
+  local dir=$out/campaign
+  if [[ -f $dir/campaign.json ]]; then
+    say "resuming $dir: $("$bin_dir/karma-batch" status "$dir" | tail -n 1)"
+  else
+    [[ -n $campaign ]] || campaign=$(default_campaign)
+    "$bin_dir/karma-batch" generate "$campaign" -o "$dir" --bin-dir "$bin_dir" \
+      --scheduler "$scheduler" "${generate_vars[@]}" || exit $?
+  fi
+  if [[ $collect == 1 ]]; then
+    "$bin_dir/karma-batch" wait "$dir" || { say "a job did not pass: karma-batch status $dir"; exit 1; }
+    return
+  fi
+  # Jobs interrupted or lost run again; passed ones do not.
+  "$bin_dir/karma-batch" submit "$dir" --resubmit-failed || {
+    local code=$?
+    say "a job did not pass ($(elapsed) elapsed): karma-batch status $dir; run the same" \
+      "command again to run it once more"
+    exit "$code"
+  }
+  if [[ $scheduler != local ]]; then
+    say "submitted to $scheduler; once they are done: $0 -o $out --scheduler $scheduler --collect"
+    exit 0
+  fi
+}
+
+finish() {
+  local dir=$out/campaign bundle=$out/bundle.tar.xz page=$out/verdict.md checked=0 scored=0
+  if [[ ! -f $out/disclosure.yaml || ${#answers[@]} -gt 0 ]]; then
+    local ask=()
+    [[ -t 0 ]] || ask=(--no-input)
+    "$bin_dir/karma-bundle" disclose "$dir" -o "$out/disclosure.yaml" "${answers[@]}" "${ask[@]}" \
+      || exit $?
+  fi
+  "$bin_dir/karma-bundle" pack "$dir" -o "$bundle" --force --disclosure "$out/disclosure.yaml" \
+    --build-log "$out/build.log" --weights "$karma_root/campaigns/procurement/weights.txt" \
+    > "$out/pack.log" || { cat "$out/pack.log"; exit 1; }
+  "$bin_dir/karma-bundle" check "$bundle" > "$out/check.log" 2>&1 || checked=$?
+  "$bin_dir/karma-score" "$bundle" ${reference:+--reference "$reference"} --page "$page" \
+    --json "$out/score.json" > "$out/score.md" 2> "$out/score.log" || scored=$?
+  [[ $scored -le 1 ]] || { cat "$out/score.log" >&2; exit "$scored"; }
+  echo "=== $(tail -n 1 "$out/check.log" | awk '{ if (length($0) > 240) print substr($0, 1, 240) "... (all: check.log)"; else print }')"
+  sed -n '3p' "$page"
+  sed -n '5p' "$page"
+  echo "bundle: $bundle"
+  echo "verdict: $page (the chart: ${page%.md}.png; the whole score: $out/score.md)"
+  echo "time: $(elapsed)"
+  [[ $checked == 0 && $scored == 0 ]]
+}
+
+[[ -n $out ]] || out=$karma_root/reportable/$(hostname -s 2>/dev/null || echo node)
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+if [[ ! -f $out/disclosure.yaml && ${#answers[@]} -eq 0 && ! -t 0 ]]; then
+  say "the disclosure needs what no capture knows: give --answers FILE or --system-name," \
+    "--system-vendor, --interconnect, --tester and --organisation (no terminal to ask on)"
+  exit 2
+fi
+if [[ $collect == 1 && -z $bin_dir && -f $out/bin-dir ]]; then
+  bin_dir=$(cat "$out/bin-dir")
+  echo "run-reportable: the executables of $bin_dir, as before" > "$out/build.log"
+else
+  build
+fi
+for tool in karma-batch karma-bundle karma-score; do
+  [[ -x $bin_dir/$tool ]] || { say "$bin_dir/$tool: not found (a build's bin/ holds it)"; exit 2; }
+done
+echo "$bin_dir" > "$out/bin-dir"
+run_campaign
+finish
