@@ -143,7 +143,8 @@ finish() {
     --build-log "$out/build.log" --weights "$karma_root/campaigns/procurement/weights.txt" \
     > "$out/pack.log" || { cat "$out/pack.log"; exit 1; }
   "$bin_dir/karma-bundle" check "$bundle" > "$out/check.log" 2>&1 || checked=$?
-  "$bin_dir/karma-score" "$bundle" ${reference:+--reference "$reference"} --page "$page" \
+  "$bin_dir/karma-score" "$(basename "$out")=$bundle" ${reference:+--reference "$reference"} \
+    --page "$page" \
     --json "$out/score.json" > "$out/score.md" 2> "$out/score.log" || scored=$?
   [[ $scored -le 1 ]] || { cat "$out/score.log" >&2; exit "$scored"; }
   echo "=== $(tail -n 1 "$out/check.log" | awk '{ if (length($0) > 240) print substr($0, 1, 240) "... (all: check.log)"; else print }')"

@@ -1,0 +1,85 @@
+"""scripts/run-reportable.sh, the README's third command, on this machine's
+build (its bin/, given as --bin-dir so that no set-up runs): a small
+campaign end to end (run, disclosure, bundle, check, score, the verdict
+page), resumed after an interruption without running finished jobs again,
+and bad input refused at once with exit 2."""
+
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import ROOT, built, write
+
+SCRIPT = os.path.join(ROOT, "scripts", "run-reportable.sh")
+ANSWERS = ("--system-name", "Kestrel", "--system-vendor", "Example Computing",
+           "--interconnect", "none", "--tester", "A. Tester", "--organisation", "Example Lab")
+
+
+def run(*args, timeout=300):
+    return subprocess.run(["bash", SCRIPT, *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL, cwd=ROOT)
+
+
+@pytest.fixture
+def bin_dir():
+    return os.path.join(built("KARMA_BUILD_DIR", "the build folder"), "bin")
+
+
+@pytest.fixture
+def small(tmp_path):
+    """Two small decks, two rounds each, one thread: seconds on a CPU."""
+    return write(str(tmp_path / "small.yaml"), """\
+name: small
+scheduler: local
+gpus_per_rank: 0
+launcher: none
+environment:
+  variables: {OMP_NUM_THREADS: 1, OMP_PROC_BIND: "false"}
+runs:
+  - {name: stream-small, app: stream, deck: "{inputs}/stream/small.yaml", repeat: 2}
+  - {name: hexgrad-small, app: hexgrad, deck: "{inputs}/hexgrad/small.yaml", repeat: 2}
+""")
+
+
+def test_a_campaign_end_to_end_and_resumed(tmp_path, bin_dir, small):
+    out = tmp_path / "node"
+    r = run("-o", out, "--campaign", small, "--bin-dir", bin_dir, *ANSWERS)
+    # A CPU build on Debian's Kokkos against the shipped GPU reference: the
+    # bundle is valid but not reportable and the score INCOMPLETE: exit 1.
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert re.search(r"\[4/4\] \S+: passed; 4 of 4 jobs done, \d:\d\d:\d\d elapsed", r.stdout)
+    assert f"bundle: {out}/bundle.tar.xz" in r.stdout
+    assert f"verdict: {out}/verdict.md" in r.stdout
+    assert "valid, not reportable: " in r.stdout
+    assert r.stdout.count("**Verdict.** Complete: **no**") == 1
+    page = (out / "verdict.md").read_text()
+    assert page.startswith("# karma: node against ") and "- **System:** Kestrel by " \
+        "Example Computing, 1 node(s); interconnect none." in page
+    assert (out / "verdict.png").read_bytes().startswith(b"\x89PNG")
+    assert json.loads((out / "score.json").read_text())["sets"][0]["record"]["complete"] is False
+    # An interrupted job (no exit code: lost) runs again; the passed ones do not.
+    manifest = json.loads((out / "campaign" / "campaign.json").read_text())
+    victim = manifest["jobs"][1]
+    os.unlink(out / "campaign" / victim["results_dir"] / "exit_code")  # relative to it
+    r = run("-o", out, "--campaign", small, "--bin-dir", bin_dir)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert re.findall(r"\] running (\S+)", r.stdout) == [victim["name"]]
+    assert "resuming" in r.stderr and f"bundle: {out}/bundle.tar.xz" in r.stdout
+
+
+def test_bad_input_is_refused_at_once(tmp_path, bin_dir, small):
+    for args, words in (
+            (("--frobnicate",), "unknown argument '--frobnicate'"),
+            (("--scheduler", "lsf"), "--scheduler lsf: slurm or pbs"),
+            (("--campaign", tmp_path / "none.yaml"), "none.yaml: no such file"),
+            (("-o", tmp_path / "fresh", "--collect"), "--collect finishes a campaign"),
+            (("-o", tmp_path / "x", "--campaign", small, "--bin-dir", bin_dir),
+             "the disclosure needs what no capture knows")):
+        r = run(*args, timeout=60)
+        assert r.returncode == 2 and words in r.stderr, (args, r.stderr)
+    assert not (tmp_path / "x" / "campaign").exists()  # refused before the campaign ran
+    r = run("--help", timeout=60)
+    assert r.returncode == 0 and "--scheduler S" in r.stdout and "--collect" in r.stdout
