@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 
+import pytest
 from conftest import ROOT
 from karma_tools import codeversion as cv
 
@@ -72,6 +73,119 @@ def test_members_and_other_namespaces_do_not_link():
     assert after["karma::demo::min"] != before["karma::demo::min"]
     changed = hashes(KERNELS.replace("constexpr int items()", "constexpr int items_of()"))
     assert changed["karma::demo::use_member"] == before["karma::demo::use_member"]
+
+
+# A kernel, Axpy, in one file and what it calls in another; beside them,
+# code it does not use: `unrelated`, and an `offset` of another namespace.
+AXPY = """\
+#pragma once
+namespace karma::demo {
+
+template <class T>
+struct Axpy {
+  T* y;
+  KOKKOS_INLINE_FUNCTION void operator()(int i) const {
+    y[i] = scale<T>(i) + offset(i) + lanes;
+  }
+};
+
+}  // namespace karma::demo
+"""
+
+HELPERS = """\
+#pragma once
+namespace karma::demo {
+
+enum : unsigned { lanes = 4, spare = 8 };
+
+template <class T>
+KOKKOS_INLINE_FUNCTION T scale(int i) { return T(2) * i; }
+
+KOKKOS_INLINE_FUNCTION int offset(int i) { return i + 1; }
+KOKKOS_INLINE_FUNCTION double offset(double x) { return x + 1; }
+
+inline int unrelated() { return 3; }
+
+}  // namespace karma::demo
+
+namespace karma::other {
+inline int offset(int i) { return i - 1; }
+}  // namespace karma::other
+"""
+
+SCALE = """template <class T>
+KOKKOS_INLINE_FUNCTION T scale(int i) { return T(2) * i; }
+"""
+OFFSETS = """KOKKOS_INLINE_FUNCTION int offset(int i) { return i + 1; }
+KOKKOS_INLINE_FUNCTION double offset(double x) { return x + 1; }
+"""
+
+
+def axpy(axpy_text=AXPY, helpers=HELPERS, **more):
+    """Axpy's source hash over these files."""
+    return cv.source_hashes({"axpy.hpp": axpy_text, "helpers.hpp": helpers, **more})[
+        "karma::demo::Axpy"]
+
+
+def edit(text, old, new):
+    assert old in text
+    return text.replace(old, new)
+
+
+# Moves and renames of code: the kernel's hash stays.
+MOVES = {
+    # what it calls, into the kernel's file, after a declaration where it was
+    "to the kernel's file": lambda: axpy(
+        edit(AXPY, "}  // namespace karma::demo", SCALE + "}  // namespace karma::demo"),
+        edit(HELPERS, SCALE, "template <class T>\nT scale(int i);\n")),
+    "overloads swapped": lambda: axpy(helpers=edit(
+        HELPERS, OFFSETS, OFFSETS.split("\n", 1)[1] + OFFSETS.split("\n", 1)[0] + "\n")),
+    "an overload to a third file": lambda: axpy(
+        helpers=edit(HELPERS, OFFSETS, OFFSETS.split("\n", 1)[0] + "\n"),
+        **{"a.hpp": "namespace karma::demo {\n" + OFFSETS.split("\n", 1)[1] + "}\n"}),
+    "to the enclosing namespace": lambda: axpy(helpers=edit(
+        HELPERS, SCALE, "}  // namespace karma::demo\nnamespace karma {\n" + SCALE +
+        "}  // namespace karma\nnamespace karma::demo {\n")),
+    "a declaration of it added": lambda: axpy(
+        edit(AXPY, "namespace karma::demo {\n", "namespace karma::demo {\n" +
+             "int offset(int i);\nenum class Kind;\n")),
+    "code it does not use renamed": lambda: axpy(helpers=edit(
+        edit(HELPERS, "unrelated", "no_longer_used"), "inline int offset(int i) { return i - 1; }",
+        "inline int shift(int i) { return i - 1; }")),
+    "another namespace's namesake changed": lambda: axpy(helpers=edit(
+        HELPERS, "return i - 1;", "return i - 2;")),
+}
+
+
+@pytest.mark.parametrize("move", sorted(MOVES))
+def test_moving_code_or_renaming_what_the_kernel_does_not_use_keeps_its_hash(move):
+    assert MOVES[move]() == axpy()
+
+
+# Changes of the kernel's code: its hash changes.
+CHANGES = {
+    "its body": lambda: axpy(edit(AXPY, "+ lanes;", "- lanes;")),
+    "a function it calls": lambda: axpy(helpers=edit(HELPERS, "T(2) * i", "T(3) * i")),
+    "an overload of one": lambda: axpy(helpers=edit(HELPERS, "x + 1", "x + 2")),
+    "an enumerator it names": lambda: axpy(helpers=edit(HELPERS, "lanes = 4", "lanes = 2")),
+    "a nearer namesake hiding what it called": lambda: axpy(
+        edit(AXPY, "template <class T>\nstruct Axpy", "inline int offset(int i) { return i; }\n"
+             "template <class T>\nstruct Axpy")),
+}
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_changing_the_kernel_or_what_it_calls_changes_its_hash(change):
+    assert CHANGES[change]() != axpy()
+
+
+def test_a_member_defined_outside_its_class_is_part_of_the_class():
+    header = "namespace karma::demo {\nstruct Launcher {\n  void run() const;\n};\n}\n"
+    source = "namespace karma::demo {\nvoid Launcher::run() const { go(1); }\n}\n"
+    before = cv.source_hashes({"l.hpp": header, "l.cpp": source})
+    after = cv.source_hashes({"l.hpp": header, "l.cpp": source.replace("go(1)", "go(2)")})
+    assert "karma::demo::Launcher::run" in before
+    assert before["karma::demo::Launcher"] != after["karma::demo::Launcher"]
 
 
 def test_combine_depends_on_order_and_launch():
