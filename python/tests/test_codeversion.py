@@ -188,6 +188,23 @@ def test_a_member_defined_outside_its_class_is_part_of_the_class():
     assert before["karma::demo::Launcher"] != after["karma::demo::Launcher"]
 
 
+def test_a_core_function_is_hashed_by_its_definition(tmp_path):
+    """A kernel that names a function of the core's header (comm's
+    sum_in_place) covers its body in common/src."""
+    (tmp_path / "miniapps" / "demo").mkdir(parents=True)
+    (tmp_path / "common" / "include" / "karma").mkdir(parents=True)
+    (tmp_path / "common" / "src").mkdir(parents=True)
+    (tmp_path / "common" / "include" / "karma" / "comm.hpp").write_text(
+        "namespace karma::comm {\nvoid sum_in_place(double* v, long n);\n}\n")
+    source = tmp_path / "common" / "src" / "comm.cpp"
+    source.write_text("namespace karma::comm {\nvoid sum_in_place(double* v, long n) { "
+                      "reduce(v, n); }\n}\n")
+    before = cv.source_hashes(cv.app_sources(str(tmp_path), "demo"))
+    source.write_text(source.read_text().replace("reduce(v, n)", "reduce(v, n + 0)"))
+    after = cv.source_hashes(cv.app_sources(str(tmp_path), "demo"))
+    assert before["karma::comm::sum_in_place"] != after["karma::comm::sum_in_place"]
+
+
 def test_combine_depends_on_order_and_launch():
     a, b = "0123456789abcdef", "fedcba9876543210"
     assert cv.combine([a, b], {})[0] != cv.combine([b, a], {})[0]

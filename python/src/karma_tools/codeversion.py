@@ -1,9 +1,9 @@
 """Code versions: a hash of the source of the code a kernel runs, derived
 from the sources themselves, never kept by hand.
 
-The C++ sources of a mini-app (its own files and the core's headers) are
-split into their namespace-scope declarations: functions, classes,
-variables, aliases and enums, each named by its qualified name. A
+The C++ sources of a mini-app (its own files and the core's, headers and
+sources) are split into their namespace-scope declarations: functions,
+classes, variables, aliases and enums, each named by its qualified name. A
 definition's source hash covers its own text (comments, preprocessor lines
 and layout removed) and that of every definition it names, transitively.
 Names are looked up as C++ looks them up in namespaces: an unqualified name
@@ -383,14 +383,15 @@ def combine(symbol_hashes, launch):
 
 def app_sources(root, app, read=None, listing=None):
     """{path: text} of what a mini-app's code versions cover: its own C++
-    files and the core's headers, under `root` (or read through `read` and
-    `listing` from elsewhere, e.g. a git revision)."""
+    files and the core's, headers and sources (a function the core's
+    header declares is hashed by its definition), under `root` (or read
+    through `read` and `listing` from elsewhere, e.g. a git revision)."""
     listing = listing or (lambda d: sorted(os.listdir(os.path.join(root, d)))
                           if os.path.isdir(os.path.join(root, d)) else [])
     read = read or (lambda p: open(os.path.join(root, p), encoding="utf-8").read())
     files = {}
     for folder, exts in ((f"miniapps/{app}", (".hpp", ".cpp")),
-                         ("common/include/karma", (".hpp",))):
+                         ("common/include/karma", (".hpp",)), ("common/src", (".cpp",))):
         for name in listing(folder):
             if name.endswith(exts):
                 files[f"{folder}/{name}"] = read(f"{folder}/{name}")
