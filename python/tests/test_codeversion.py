@@ -5,7 +5,7 @@ import os
 import subprocess
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, built
 from karma_tools import codeversion as cv
 
 
@@ -293,3 +293,50 @@ def test_the_1d_dot_is_versioned_by_the_functor_it_runs(tmp_path, stream_exe):
              if cv.combine([before[s] for s in code["symbols"]], code["launch"])
              != cv.combine([after[s] for s in code["symbols"]], code["launch"])}
     assert moved == {"dot"}
+
+
+def matvec_kernels(tmp_path, *sets, threads=1, launcher=()):
+    """{kernel: its entry} of a run of karma-matvec on the small deck."""
+    exe = os.path.join(built("KARMA_BUILD_DIR", "the build directory"), "miniapps", "matvec",
+                       "karma-matvec")
+    out = tmp_path / f"matvec-{len(list(tmp_path.iterdir()))}.json"
+    argv = [*launcher, exe, os.path.join(ROOT, "inputs", "matvec", "small.yaml"),
+            "--set", "run.repetitions=2", "--output", str(out)]
+    for s in sets:
+        argv += ["--set", s]
+    subprocess.run(argv, check=True, capture_output=True, timeout=120,
+                   env=dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="false"))
+    doc = json.loads(out.read_text())
+    return doc["kokkos"]["concurrency"], {k["name"]: k for k in doc["kernels"]}
+
+
+def versions(kernels):
+    return {name: k["code_version"] for name, k in kernels.items()}
+
+
+@pytest.mark.parametrize("layout", ["left", "right"])
+def test_matvec_code_versions_follow_the_code_not_the_run(tmp_path, layout):
+    """The same karma-matvec on 1 and 2 threads, on two problem sizes and
+    on 1 and 2 ranks: the same code versions, though mdrange's tiling (rows
+    an item, column blocks) follows the threads and the sizes."""
+    deck = f"matvec.layout={layout}"
+    threads1, one = matvec_kernels(tmp_path, deck, threads=1)
+    threads2, two = matvec_kernels(tmp_path, deck, threads=2)
+    assert versions(two) == versions(one)
+    if threads2 != threads1:  # a threaded host build: the run chose otherwise
+        assert [one["mdrange"][key] for key in ("rows_per_item", "column_blocks")] != \
+            [two["mdrange"][key] for key in ("rows_per_item", "column_blocks")]
+    _, bigger = matvec_kernels(tmp_path, deck, "matvec.m=1200", "matvec.n=512", threads=2)
+    assert versions(bigger) == versions(one)
+    mpiexec = os.environ.get("KARMA_MPIEXEC")
+    if mpiexec:
+        _, ranks = matvec_kernels(tmp_path, deck, launcher=(mpiexec, "-n", "2"))
+        assert {name: versions(ranks)[name] for name in one} == versions(one)
+
+
+def test_a_launch_the_deck_fixes_is_part_of_the_code_version(tmp_path):
+    _, auto = matvec_kernels(tmp_path)
+    _, fixed = matvec_kernels(tmp_path, "matvec.column_blocks=2", "matvec.team_size=1")
+    changed = {name for name in auto if versions(auto)[name] != versions(fixed)[name]}
+    assert changed == {"mdrange", "team-per-row"}
+    assert fixed["mdrange"]["code"]["launch"] == {"column_blocks": 2}

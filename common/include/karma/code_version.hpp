@@ -1,7 +1,8 @@
 // Code versions (python/src/karma_tools/codeversion.py): each kernel names
 // the definitions its launch runs, and the build hashes their source and
 // everything they name. A kernel's code version is that hash with its launch
-// choices, so two results of the same code path pair and a change shows.
+// shape (karma/harness.hpp, Variant::launch), so two results of the same
+// code pair, whatever the run's sizes, threads or ranks, and a change shows.
 #pragma once
 
 #include <nlohmann/json.hpp>

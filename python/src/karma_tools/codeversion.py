@@ -16,8 +16,10 @@ or order, nor declarations beside a definition, so moving code, or renaming
 what a kernel does not use, leaves its hash.
 
 A kernel names its entry definitions (the functors and functions its launch
-runs); its code version is the hash of their source hashes and of its
-launch choices (karma/harness.hpp, Variant::code and ::launch).
+may run); its code version is the hash of their source hashes and of its
+launch shape, what the code or the deck fixes about the launch, never what
+the run chose from its sizes, threads, ranks or device (karma/harness.hpp,
+Variant::code and ::launch).
 
 The build runs this file as a script (stdlib only) to write each mini-app's
 table of source hashes; karma-compare imports it to derive the code
@@ -374,7 +376,7 @@ def source_hashes(files):
 
 def combine(symbol_hashes, launch):
     """(source, version) of a kernel: its entry definitions' hashes, in
-    order, then that with its launch choices (canonical JSON)."""
+    order, then that with its launch shape (canonical JSON)."""
     source = hashlib.sha256("\n".join(symbol_hashes).encode()).hexdigest()[:16]
     text = json.dumps(launch, sort_keys=True, separators=(",", ":"))
     version = hashlib.sha256((source + "\n" + text).encode()).hexdigest()[:16]
