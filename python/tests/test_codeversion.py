@@ -265,6 +265,7 @@ def test_results_carry_the_code_version_the_sources_give(tmp_path, stream_exe):
             code = k["code"]
             source, version = cv.combine([table[s] for s in code["symbols"]], code["launch"])
             assert (code["source"], k["code_version"]) == (source, version), k["name"]
+            assert code["scheme"] == cv.SCHEME
             versions.add(k["code_version"])
     # Each kernel, shape and policy its own code path: 6 kernels in 3 ways.
     assert len(versions) == 18

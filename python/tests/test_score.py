@@ -500,3 +500,25 @@ def test_rows_of_other_code_than_the_reference_are_marked(reference, tmp_path):
     # the optimized tier's vendor kernels, absent from the reference, mark nothing
     r, doc = score(tmp_path, path, reference[1], name="same.json")
     assert all(not t["code_changed"] for t in doc["sets"][0]["tiers"].values())
+
+
+def test_versions_of_another_scheme_than_the_references_are_not_compared(reference, tmp_path):
+    """The reference's code versions are of scheme 1 (suite 0.2.0's first
+    rules); a set of this suite's scheme has other versions of the same
+    code: unknown, not changed."""
+    path, _ = reference
+
+    def newer_scheme(job, doc):
+        for k in doc["kernels"]:
+            if "code_version" in k:
+                k["code_version"] = "0123456789abcdef"
+                k["code"]["scheme"] = 2
+
+    r, doc = score(tmp_path, path, make_set(tmp_path / "newer", edit=newer_scheme))
+    assert r.returncode == 0, r.stderr
+    base = doc["sets"][0]["tiers"]["baseline"]
+    assert not base["code_changed"] and len(base["code_unknown"]) == 11
+    assert "of scheme 1, this set's of 2" in base["code_unknown"][0]["code_unknown"]
+    assert "Rows whose code versions another scheme made than the reference's" in r.stdout
+    ref = json.loads(open(path).read())
+    assert all("code_scheme" not in row for row in ref["rows"])

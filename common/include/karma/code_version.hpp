@@ -13,6 +13,10 @@
 
 namespace karma {
 
+// The rules that make code versions (codeversion.py's SCHEME, in step):
+// versions of two schemes do not compare. Results record it as code.scheme.
+inline constexpr int code_version_scheme = 2;
+
 // Qualified name -> source hash, generated per mini-app at build time.
 using CodeTable = std::map<std::string, std::string>;
 

@@ -374,6 +374,19 @@ def source_hashes(files):
     return hashes
 
 
+# The rules of code versions (karma/code_version.hpp, code_version_scheme):
+# versions of two schemes do not compare. 1: suite 0.2.0's first rules
+# (results without code.scheme); 2: names looked up by scope, text only,
+# launch shapes only.
+SCHEME = 2
+
+
+def scheme_of(code):
+    """The scheme of a result's `code` object (1 where it names none)."""
+    value = code.get("scheme", 1) if isinstance(code, dict) else 1
+    return value if isinstance(value, int) else 1
+
+
 def combine(symbol_hashes, launch):
     """(source, version) of a kernel: its entry definitions' hashes, in
     order, then that with its launch shape (canonical JSON)."""

@@ -10,7 +10,7 @@ import os
 import sys
 
 from . import APPS, ToolError, __version__, archive, atomic_write, main_wrapper, read_json
-from . import rules, sides
+from . import codeversion, rules, sides
 from .results import format_value, is_number, load_set
 
 PROGRAM = "karma-score"
@@ -170,12 +170,14 @@ def run_figures(run, tier):
         key = rules.row_key(run.doc, kernel)
         fig = out.setdefault(key, {"units": k["units"], "higher_is_better":
                                    k["higher_is_better"], "fom": None, "per_watt": None,
-                                   "per_watt_units": None, "code_versions": set()})
+                                   "per_watt_units": None, "code_versions": set(),
+                                   "code_schemes": set()})
         if (k["units"], k["higher_is_better"]) != (fig["units"], fig["higher_is_better"]):
             continue  # not the same measure of the work: not an alternative
         code = k["entry"].get("code_version")
         if isinstance(code, str):
             fig["code_versions"].add(code)
+            fig["code_schemes"].add(codeversion.scheme_of(k["entry"].get("code")))
         hib = fig["higher_is_better"]
         fig["fom"] = _better(fig["fom"], k["value"], hib)
         energy = k["energy"]
@@ -222,11 +224,12 @@ def tier_figures(runs, tier):
         per_watt, per_watt_count = _best_median(decks, "per_watt", hib)
         pw_units = next((f["per_watt_units"] for figs in decks.values() for f in figs
                          if f["per_watt"] is not None), None)
-        code = sorted(set().union(*(f["code_versions"] for figs in decks.values()
-                                    for f in figs)))
+        code, schemes = ({x for figs in decks.values() for f in figs for x in f[field]}
+                         for field in ("code_versions", "code_schemes"))
         table[key] = {"figure": figure, "runs": count, "units": units, "higher_is_better": hib,
                       "per_watt": per_watt, "per_watt_runs": per_watt_count,
-                      "per_watt_units": pw_units, "code_versions": code}
+                      "per_watt_units": pw_units, "code_versions": sorted(code),
+                      "code_schemes": sorted(schemes)}
     return table
 
 
@@ -307,6 +310,8 @@ def make_reference(path, name=None, kind=None):
         rows.append(dict(_key_dict(key), figure=t["figure"], units=t["units"],
                          higher_is_better=t["higher_is_better"], runs=t["runs"],
                          per_watt=per_watt, code_versions=t["code_versions"]))
+        if max(t["code_schemes"], default=1) > 1:  # absent: scheme 1, as in results
+            rows[-1]["code_scheme"] = max(t["code_schemes"])
     docs = [r.doc for r in used]
     return {"karma_score_reference": REFERENCE_FORMAT,
             "name": name or _label(path),
@@ -364,6 +369,8 @@ def load_reference(path):
         code = row.get("code_versions") if isinstance(row, dict) else None
         if ok and code is not None:
             ok = isinstance(code, list) and all(isinstance(c, str) for c in code)
+        if ok and "code_scheme" in row:
+            ok = isinstance(row["code_scheme"], int) and row["code_scheme"] >= 1
         pw = row.get("per_watt") if isinstance(row, dict) else None
         if ok and pw is not None:
             ok = isinstance(pw, dict) and is_number(pw.get("value")) and pw["value"] > 0
@@ -467,7 +474,11 @@ def _row_ratio(ref, fig):
     # optimized tier's vendor kernels come on top.
     theirs, ours = ref.get("code_versions") or [], fig.get("code_versions") or []
     gone = sorted(set(theirs) - set(ours))
-    if theirs and ours and gone:
+    schemes = sorted(set(fig.get("code_schemes") or []) | {ref.get("code_scheme", 1)})
+    if theirs and ours and len(schemes) > 1:
+        row["code_unknown"] = f"the reference's code versions are of scheme " \
+            f"{ref.get('code_scheme', 1)}, this set's of {', '.join(map(str, fig['code_schemes']))}"
+    elif theirs and ours and gone:
         row["code_changed"] = f"the reference's code_version {', '.join(gone)} is not among " \
             f"this set's ({', '.join(ours)})"
     ref_pw = (ref.get("per_watt") or {}).get("value")
@@ -528,6 +539,7 @@ def score_tier(figures, reference, weights):
             "missing": [r for r in rows if r["ratio"] is None],
             "no_energy": [r for r in rows if r.get("no_energy")],
             "code_changed": [r for r in rows if r.get("code_changed")],
+            "code_unknown": [r for r in rows if r.get("code_unknown")],
             "not_in_reference": [_key_dict(k) for k in sorted(figures, key=_sort_key)
                                  if k not in known]}
 
@@ -660,6 +672,11 @@ def _lists(s):
                     "ratios include the code's change, not the machine's alone "
                     f"({len(t['code_changed'])}):", ""]
             out += [f"- {_row_name(r)}: {r['code_changed']}" for r in t["code_changed"]] + [""]
+        if t["code_unknown"]:
+            out += [f"Rows whose code versions another scheme made than the reference's, not "
+                    f"compared ({tier}; a reference of this suite's compares them) "
+                    f"({len(t['code_unknown'])}):", ""]
+            out += [f"- {_row_name(r)}: {r['code_unknown']}" for r in t["code_unknown"]] + [""]
         if t["not_in_reference"]:
             out += [f"Rows not in the reference, left out ({tier}):", ""]
             out += [f"- {_row_name(r)}" for r in t["not_in_reference"]] + [""]
