@@ -148,7 +148,7 @@ MOVES = {
         "}  // namespace karma\nnamespace karma::demo {\n")),
     "a declaration of it added": lambda: axpy(
         edit(AXPY, "namespace karma::demo {\n", "namespace karma::demo {\n" +
-             "int offset(int i);\nenum class Kind;\n")),
+             "int offset(int i);\nint offset(int i = {});\nenum class Kind;\n")),
     "code it does not use renamed": lambda: axpy(helpers=edit(
         edit(HELPERS, "unrelated", "no_longer_used"), "inline int offset(int i) { return i - 1; }",
         "inline int shift(int i) { return i - 1; }")),

@@ -159,11 +159,10 @@ class Unit:
         self.qname = "::".join(self.scope + qualifier + [name])
         self.lookup = self.scope + qualifier
         self.toks = toks
-        parens = 0
-        self.defines = "{" in toks
-        for t in toks:
+        parens, self.defines = 0, False
+        for t in toks:  # a default argument's `= {}` defines nothing
             parens += {"(": 1, ")": -1}.get(t, 0)
-            self.defines = self.defines or (t == "=" and parens == 0)
+            self.defines = self.defines or (t in ("{", "=") and parens == 0)
         self.usings = []  # namespaces a using-directive makes visible here
 
     def text(self):
