@@ -359,7 +359,10 @@ nlohmann::json kernels_json(const App& app, const Report& report, const nlohmann
     if (app.code && !k.code.empty()) {
       const CodeVersion v = code_version(*app.code, k.code, k.launch);
       j["code_version"] = v.version;
-      j["code"] = {{"symbols", k.code}, {"source", v.source}, {"launch", k.launch}};
+      j["code"] = {{"symbols", k.code},
+                   {"source", v.source},
+                   {"launch", k.launch},
+                   {"scheme", code_version_scheme}};
     } else if (app.code) {
       throw std::logic_error("kernel '" + k.name + "' names no code: set Variant::code");
     }

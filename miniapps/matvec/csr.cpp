@@ -79,9 +79,9 @@ Report run_csr(const Context& ctx, const Config& cfg, const Pattern& pattern,
     c.run = [=] { matvec::multiply_csr(v->variant, a, x, y, team); };
     c.code = {v->variant == Variant::team_per_row ? "karma::matvec::CsrTeamPerRow"
                                                   : "karma::matvec::CsrRowPerThread"};
+    c.launch = matvec::deck_launch(cfg, v->variant);
     if (v->variant == Variant::team_per_row)
       c.extra = {{"team_size", team.team_size}, {"vector_length", team.vector_length}};
-    c.launch = c.extra;
     variants.push_back(std::move(c));
   }
 

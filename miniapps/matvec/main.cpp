@@ -286,12 +286,10 @@ std::vector<karma::Variant> dense_variants(const Config& cfg, const matvec::Sett
     c.name = c.variant = v->name;
     c.implementation = "kokkos";
     c.run = [=] { matvec::multiply(v->variant, b, x, y, settings, partials); };
-    c.code = {v->variant == Variant::row_per_thread ? "karma::matvec::RowPerThread"
-              : v->variant == Variant::team_per_row ? "karma::matvec::TeamPerRow"
-                                                    : "karma::matvec::MDRangeBlocks"};
+    c.code = matvec::multiply_code<Matrix>(v->variant);
+    c.launch = matvec::deck_launch(cfg, v->variant);
     if (v->variant == Variant::team_per_row) {
       const bool packed = matvec::rows_load_packed(b, x);
-      if (packed) c.code = {"karma::matvec::TeamPerRowPacked"};
       c.extra = {{"team_size", settings.team.team_size},
                  {"vector_length", settings.team.vector_length},
                  {"rows_per_thread", settings.team.rows_per_thread},
@@ -301,12 +299,6 @@ std::vector<karma::Variant> dense_variants(const Config& cfg, const matvec::Sett
     if (v->variant == Variant::mdrange) {
       const bool packed = matvec::columns_load_packed(b, settings.tiling);
       const bool teams = packed && settings.tiling.team_warps > 0;
-      if (packed)
-        c.code = {teams ? "karma::matvec::PackedColumnTeams" : "karma::matvec::PackedColumnBlocks"};
-      if (settings.tiling.column_blocks > 1)
-        c.code.push_back(matvec::sums_tiled<Partials, Vector>(rows, settings.tiling.column_blocks)
-                             ? "karma::matvec::SumColumnBlocksTiled"
-                             : "karma::matvec::SumColumnBlocks");
       c.extra = {{"column_loads", packed ? "16-byte" : "element"},
                  {"rows_per_item", settings.tiling.rows_per_item},
                  {"column_blocks", settings.tiling.column_blocks},
@@ -316,7 +308,6 @@ std::vector<karma::Variant> dense_variants(const Config& cfg, const matvec::Sett
       else
         c.extra["tile"] = {settings.tiling.tile0, settings.tiling.tile1};
     }
-    c.launch = c.extra;
     variants.push_back(std::move(c));
   }
   constexpr bool row_major = std::is_same<OpLayout, Right>::value;

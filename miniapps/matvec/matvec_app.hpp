@@ -42,6 +42,26 @@ struct Config {
   std::int64_t repetitions = 0, warmup = 0, rounds = 1;
 };
 
+// The launch shape of a variant's code version (karma/code_version.hpp):
+// the deck's launch keys that it reads, where the deck fixes them (0 leaves
+// them to heuristics of the run's sizes, threads and device, whose choices
+// are in the kernel's results beside it, not in its code version).
+inline nlohmann::json deck_launch(const Config& cfg, Variant variant) {
+  auto launch = nlohmann::json::object();
+  const auto fixed = [&launch](const char* key, std::int64_t value) {
+    if (value > 0) launch[key] = value;
+  };
+  if (variant == Variant::team_per_row) {
+    fixed("team_size", cfg.team_size);
+    fixed("vector_length", cfg.vector_length);
+    if (!cfg.csr) fixed("rows_per_thread", cfg.rows_per_thread);
+  } else if (variant == Variant::mdrange) {
+    fixed("column_blocks", cfg.column_blocks);
+    fixed("block_rows", cfg.block_rows);
+  }
+  return launch;
+}
+
 // The timings of the products and the check of each one's y.
 struct Measured {
   std::vector<KernelResult> kernels;
@@ -188,10 +208,8 @@ nlohmann::json verification_json(const FullCheck<T>& check, const Config& cfg) {
 
 }  // namespace karma::matvec
 
-// In the anonymous namespace and word for word as when main.cpp held both
-// products: the results name its code (anonymous)::ReplicatedX
-// (time_exchange), so the exchange's code version stays that of older
-// results (python/src/karma_tools/codeversion.py hashes name and text).
+// In the anonymous namespace: the results name its code
+// (anonymous)::ReplicatedX (time_exchange).
 namespace {
 
 using namespace karma;

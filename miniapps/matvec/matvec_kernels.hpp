@@ -1214,6 +1214,29 @@ void multiply(Variant variant, const Matrix& b, const Vector& x, const Result& y
   }
 }
 
+// What multiply() may run for `variant` on this Matrix type: the symbols of
+// its code version (karma/code_version.hpp). Every functor and launcher
+// that B's sizes and alignment or the tiling pick among at run time, so that
+// the version names the code and not the run; what ran is in the results.
+template <class Matrix>
+std::vector<std::string> multiply_code(Variant variant) {
+  const std::string ns = "karma::matvec::";
+  std::vector<std::string> code;
+  switch (variant) {
+    case Variant::row_per_thread:
+      return {ns + "RowPerThread"};
+    case Variant::team_per_row:
+      code = {ns + "TeamPerRow", ns + "TeamRowsPolicy", ns + "launch_team_rows"};
+      if (packed_rows_layout<Matrix>()) code.push_back(ns + "launch_packed_rows");
+      return code;
+    case Variant::mdrange:
+      code = {ns + "MDRangeBlocks", ns + "sum_column_blocks"};
+      if (packed_columns_layout<Matrix>()) code.push_back(ns + "launch_packed_columns");
+      return code;
+  }
+  return code;
+}
+
 // ---------------------------------------------------------------------------
 // Verification: every entry of y, against a reference computed on the
 // device from the closed form of A and x.

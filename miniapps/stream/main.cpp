@@ -62,6 +62,7 @@ struct Config {
   Layout layout;
   Precision precision;
   stream::Policy3D policy_3d = stream::Policy3D::mdrange;
+  bool policy_3d_by_size = false;  // `auto` on a GPU: the size picked it (read_policy_3d)
   std::vector<const stream::KernelSpec*> kernels;  // in table order
   bool strong;
   std::int64_t repetitions;
@@ -174,6 +175,8 @@ Config read_config(const Deck& deck) {
                   " (nstream nearly doubles them every iteration): at " + "most " +
                   std::to_string(finite) + " in all");
   c.policy_3d = read_policy_3d(deck, c.local_shape);
+  c.policy_3d_by_size = c.local_shape.size() == 3 && deck.string("stream.policy_3d") == "auto" &&
+                        is_gpu_space<Kokkos::DefaultExecutionSpace>();
   return c;
 }
 
@@ -218,8 +221,10 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     v.implementation = "kokkos";
     v.bytes = k->arrays_touched * sizeof(T) * global_elements;
     v.flops = k->flops_per_element * global_elements;
-    v.code = stream::code_of(k->kernel, x);
-    v.launch = stream::launch_of(k->kernel, x);
+    v.code = cfg.policy_3d_by_size ? stream::code_of_auto_3d(k->kernel, x)
+                                   : stream::code_of(k->kernel, x);
+    v.launch = cfg.policy_3d_by_size ? stream::launch_of_auto_3d(k->kernel, x)
+                                     : stream::launch_of(k->kernel, x);
     v.ends_idle = k->kernel == Kernel::dot;  // execute() waits for the sum it returns
     v.run = [&, k] {
       dot = stream::execute<View, Index>(k->kernel, x, dot_result);

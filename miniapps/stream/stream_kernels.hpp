@@ -649,6 +649,26 @@ nlohmann::json launch_of(Kernel kernel, const Arrays<View>& x) {
   return launch;
 }
 
+// code_of and launch_of where the run picks the 3D policy (`auto` on a GPU:
+// range where 32-bit indices reach every element of a rank, so the size
+// picks): the code of both policies, and the launch's policy "auto".
+template <class View>
+std::vector<std::string> code_of_auto_3d(Kernel kernel, Arrays<View> x) {
+  x.policy = Policy3D::range;
+  std::vector<std::string> code = code_of(kernel, x);
+  x.policy = Policy3D::mdrange;
+  for (const auto& symbol : code_of(kernel, x))
+    if (std::find(code.begin(), code.end(), symbol) == code.end()) code.push_back(symbol);
+  return code;
+}
+
+template <class View>
+nlohmann::json launch_of_auto_3d(Kernel kernel, const Arrays<View>& x) {
+  nlohmann::json launch = launch_of(kernel, x);
+  launch["policy_3d"] = "auto";
+  return launch;
+}
+
 template <class View, class Index>
 double max_relative_error(const View& v, double expected) {
   double worst = 0;

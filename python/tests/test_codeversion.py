@@ -4,7 +4,8 @@ import json
 import os
 import subprocess
 
-from conftest import ROOT
+import pytest
+from conftest import ROOT, built
 from karma_tools import codeversion as cv
 
 
@@ -74,6 +75,136 @@ def test_members_and_other_namespaces_do_not_link():
     assert changed["karma::demo::use_member"] == before["karma::demo::use_member"]
 
 
+# A kernel, Axpy, in one file and what it calls in another; beside them,
+# code it does not use: `unrelated`, and an `offset` of another namespace.
+AXPY = """\
+#pragma once
+namespace karma::demo {
+
+template <class T>
+struct Axpy {
+  T* y;
+  KOKKOS_INLINE_FUNCTION void operator()(int i) const {
+    y[i] = scale<T>(i) + offset(i) + lanes;
+  }
+};
+
+}  // namespace karma::demo
+"""
+
+HELPERS = """\
+#pragma once
+namespace karma::demo {
+
+enum : unsigned { lanes = 4, spare = 8 };
+
+template <class T>
+KOKKOS_INLINE_FUNCTION T scale(int i) { return T(2) * i; }
+
+KOKKOS_INLINE_FUNCTION int offset(int i) { return i + 1; }
+KOKKOS_INLINE_FUNCTION double offset(double x) { return x + 1; }
+
+inline int unrelated() { return 3; }
+
+}  // namespace karma::demo
+
+namespace karma::other {
+inline int offset(int i) { return i - 1; }
+}  // namespace karma::other
+"""
+
+SCALE = """template <class T>
+KOKKOS_INLINE_FUNCTION T scale(int i) { return T(2) * i; }
+"""
+OFFSETS = """KOKKOS_INLINE_FUNCTION int offset(int i) { return i + 1; }
+KOKKOS_INLINE_FUNCTION double offset(double x) { return x + 1; }
+"""
+
+
+def axpy(axpy_text=AXPY, helpers=HELPERS, **more):
+    """Axpy's source hash over these files."""
+    return cv.source_hashes({"axpy.hpp": axpy_text, "helpers.hpp": helpers, **more})[
+        "karma::demo::Axpy"]
+
+
+def edit(text, old, new):
+    assert old in text
+    return text.replace(old, new)
+
+
+# Moves and renames of code: the kernel's hash stays.
+MOVES = {
+    # what it calls, into the kernel's file, after a declaration where it was
+    "to the kernel's file": lambda: axpy(
+        edit(AXPY, "}  // namespace karma::demo", SCALE + "}  // namespace karma::demo"),
+        edit(HELPERS, SCALE, "template <class T>\nT scale(int i);\n")),
+    "overloads swapped": lambda: axpy(helpers=edit(
+        HELPERS, OFFSETS, OFFSETS.split("\n", 1)[1] + OFFSETS.split("\n", 1)[0] + "\n")),
+    "an overload to a third file": lambda: axpy(
+        helpers=edit(HELPERS, OFFSETS, OFFSETS.split("\n", 1)[0] + "\n"),
+        **{"a.hpp": "namespace karma::demo {\n" + OFFSETS.split("\n", 1)[1] + "}\n"}),
+    "to the enclosing namespace": lambda: axpy(helpers=edit(
+        HELPERS, SCALE, "}  // namespace karma::demo\nnamespace karma {\n" + SCALE +
+        "}  // namespace karma\nnamespace karma::demo {\n")),
+    "a declaration of it added": lambda: axpy(
+        edit(AXPY, "namespace karma::demo {\n", "namespace karma::demo {\n" +
+             "int offset(int i);\nint offset(int i = {});\nenum class Kind;\n")),
+    "code it does not use renamed": lambda: axpy(helpers=edit(
+        edit(HELPERS, "unrelated", "no_longer_used"), "inline int offset(int i) { return i - 1; }",
+        "inline int shift(int i) { return i - 1; }")),
+    "another namespace's namesake changed": lambda: axpy(helpers=edit(
+        HELPERS, "return i - 1;", "return i - 2;")),
+}
+
+
+@pytest.mark.parametrize("move", sorted(MOVES))
+def test_moving_code_or_renaming_what_the_kernel_does_not_use_keeps_its_hash(move):
+    assert MOVES[move]() == axpy()
+
+
+# Changes of the kernel's code: its hash changes.
+CHANGES = {
+    "its body": lambda: axpy(edit(AXPY, "+ lanes;", "- lanes;")),
+    "a function it calls": lambda: axpy(helpers=edit(HELPERS, "T(2) * i", "T(3) * i")),
+    "an overload of one": lambda: axpy(helpers=edit(HELPERS, "x + 1", "x + 2")),
+    "an enumerator it names": lambda: axpy(helpers=edit(HELPERS, "lanes = 4", "lanes = 2")),
+    "a nearer namesake hiding what it called": lambda: axpy(
+        edit(AXPY, "template <class T>\nstruct Axpy", "inline int offset(int i) { return i; }\n"
+             "template <class T>\nstruct Axpy")),
+}
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_changing_the_kernel_or_what_it_calls_changes_its_hash(change):
+    assert CHANGES[change]() != axpy()
+
+
+def test_a_member_defined_outside_its_class_is_part_of_the_class():
+    header = "namespace karma::demo {\nstruct Launcher {\n  void run() const;\n};\n}\n"
+    source = "namespace karma::demo {\nvoid Launcher::run() const { go(1); }\n}\n"
+    before = cv.source_hashes({"l.hpp": header, "l.cpp": source})
+    after = cv.source_hashes({"l.hpp": header, "l.cpp": source.replace("go(1)", "go(2)")})
+    assert "karma::demo::Launcher::run" in before
+    assert before["karma::demo::Launcher"] != after["karma::demo::Launcher"]
+
+
+def test_a_core_function_is_hashed_by_its_definition(tmp_path):
+    """A kernel that names a function of the core's header (comm's
+    sum_in_place) covers its body in common/src."""
+    (tmp_path / "miniapps" / "demo").mkdir(parents=True)
+    (tmp_path / "common" / "include" / "karma").mkdir(parents=True)
+    (tmp_path / "common" / "src").mkdir(parents=True)
+    (tmp_path / "common" / "include" / "karma" / "comm.hpp").write_text(
+        "namespace karma::comm {\nvoid sum_in_place(double* v, long n);\n}\n")
+    source = tmp_path / "common" / "src" / "comm.cpp"
+    source.write_text("namespace karma::comm {\nvoid sum_in_place(double* v, long n) { "
+                      "reduce(v, n); }\n}\n")
+    before = cv.source_hashes(cv.app_sources(str(tmp_path), "demo"))
+    source.write_text(source.read_text().replace("reduce(v, n)", "reduce(v, n + 0)"))
+    after = cv.source_hashes(cv.app_sources(str(tmp_path), "demo"))
+    assert before["karma::comm::sum_in_place"] != after["karma::comm::sum_in_place"]
+
+
 def test_combine_depends_on_order_and_launch():
     a, b = "0123456789abcdef", "fedcba9876543210"
     assert cv.combine([a, b], {})[0] != cv.combine([b, a], {})[0]
@@ -134,6 +265,7 @@ def test_results_carry_the_code_version_the_sources_give(tmp_path, stream_exe):
             code = k["code"]
             source, version = cv.combine([table[s] for s in code["symbols"]], code["launch"])
             assert (code["source"], k["code_version"]) == (source, version), k["name"]
+            assert code["scheme"] == cv.SCHEME
             versions.add(k["code_version"])
     # Each kernel, shape and policy its own code path: 6 kernels in 3 ways.
     assert len(versions) == 18
@@ -162,3 +294,50 @@ def test_the_1d_dot_is_versioned_by_the_functor_it_runs(tmp_path, stream_exe):
              if cv.combine([before[s] for s in code["symbols"]], code["launch"])
              != cv.combine([after[s] for s in code["symbols"]], code["launch"])}
     assert moved == {"dot"}
+
+
+def matvec_kernels(tmp_path, *sets, threads=1, launcher=()):
+    """{kernel: its entry} of a run of karma-matvec on the small deck."""
+    exe = os.path.join(built("KARMA_BUILD_DIR", "the build directory"), "miniapps", "matvec",
+                       "karma-matvec")
+    out = tmp_path / f"matvec-{len(list(tmp_path.iterdir()))}.json"
+    argv = [*launcher, exe, os.path.join(ROOT, "inputs", "matvec", "small.yaml"),
+            "--set", "run.repetitions=2", "--output", str(out)]
+    for s in sets:
+        argv += ["--set", s]
+    subprocess.run(argv, check=True, capture_output=True, timeout=120,
+                   env=dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="false"))
+    doc = json.loads(out.read_text())
+    return doc["kokkos"]["concurrency"], {k["name"]: k for k in doc["kernels"]}
+
+
+def versions(kernels):
+    return {name: k["code_version"] for name, k in kernels.items()}
+
+
+@pytest.mark.parametrize("layout", ["left", "right"])
+def test_matvec_code_versions_follow_the_code_not_the_run(tmp_path, layout):
+    """The same karma-matvec on 1 and 2 threads, on two problem sizes and
+    on 1 and 2 ranks: the same code versions, though mdrange's tiling (rows
+    an item, column blocks) follows the threads and the sizes."""
+    deck = f"matvec.layout={layout}"
+    threads1, one = matvec_kernels(tmp_path, deck, threads=1)
+    threads2, two = matvec_kernels(tmp_path, deck, threads=2)
+    assert versions(two) == versions(one)
+    if threads2 != threads1:  # a threaded host build: the run chose otherwise
+        assert [one["mdrange"][key] for key in ("rows_per_item", "column_blocks")] != \
+            [two["mdrange"][key] for key in ("rows_per_item", "column_blocks")]
+    _, bigger = matvec_kernels(tmp_path, deck, "matvec.m=1200", "matvec.n=512", threads=2)
+    assert versions(bigger) == versions(one)
+    mpiexec = os.environ.get("KARMA_MPIEXEC")
+    if mpiexec:
+        _, ranks = matvec_kernels(tmp_path, deck, launcher=(mpiexec, "-n", "2"))
+        assert {name: versions(ranks)[name] for name in one} == versions(one)
+
+
+def test_a_launch_the_deck_fixes_is_part_of_the_code_version(tmp_path):
+    _, auto = matvec_kernels(tmp_path)
+    _, fixed = matvec_kernels(tmp_path, "matvec.column_blocks=2", "matvec.team_size=1")
+    changed = {name for name in auto if versions(auto)[name] != versions(fixed)[name]}
+    assert changed == {"mdrange", "team-per-row"}
+    assert fixed["mdrange"]["code"]["launch"] == {"column_blocks": 2}

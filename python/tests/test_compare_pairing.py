@@ -43,13 +43,17 @@ def newer(doc, version="0.2.0", schema=True, **values):
     return doc
 
 
-def code(doc, versions, sources=None, symbols=("karma::stream::Copy",)):
-    """doc with kernel code versions {kernel: version} (others: none)."""
+def code(doc, versions, sources=None, symbols=("karma::stream::Copy",),
+         scheme=codeversion.SCHEME):
+    """doc with kernel code versions {kernel: version} (others: none), made
+    by `scheme` (1: written without code.scheme)."""
     for k in doc["kernels"]:
         if k["name"] in versions:
             k["code_version"] = versions[k["name"]]
             k["code"] = {"symbols": list(symbols), "launch": {},
                          "source": (sources or {}).get(k["name"], "0" * 16)}
+            if scheme > 1:
+                k["code"]["scheme"] = scheme
     return doc
 
 
@@ -185,6 +189,31 @@ def test_code_versions_mark_each_pair(tmp_path):
     codes = {x["kernel"]: x["code"] for x in csv.DictReader(open(table)) if x["set"] == "b"
              and x["kernel"] in kernels}
     assert codes["dot"] == "code changed" and codes["copy"] == "same code"
+
+
+def test_code_versions_of_an_older_scheme_are_derived_again(tmp_path, fake_repo):
+    """Results whose code versions an older scheme made (suite 0.2.0's
+    first rules followed the run) compare by version only among themselves;
+    against this scheme's, their source is derived at --source."""
+    files = codeversion.git_sources(str(fake_repo), "v1", "stream")
+    source, _ = codeversion.combine([codeversion.source_hashes(files)["karma::stream::Copy"]],
+                                    {})
+    kernels = [k["name"] for k in load_json(OLD)["kernels"]]
+    new = one_set(tmp_path, "new", code(newer(load_json(OLD)), {k: "1" * 16 for k in kernels},
+                                        {k: source for k in kernels}))
+    first = {k: "2" * 16 for k in kernels}
+    older = one_set(tmp_path, "older", code(newer(load_json(OLD)), first, scheme=1))
+    also = one_set(tmp_path, "also", code(newer(load_json(OLD)), first, scheme=1))
+    result, _ = run_json(tmp_path, f"older={older}", f"also={also}")
+    assert {r["values"]["also"]["code"] for r in result["rows"]} == {"same code"}
+    result, _ = run_json(tmp_path, f"older={older}", f"new={new}")
+    assert {r["values"]["new"]["code"] for r in result["rows"]} == {"code version unknown"}
+    assert "code versions of scheme 1, not 2" in result["rows"][0]["values"]["new"]["code_detail"]
+    for rev, status in (("v2", "same code"), ("v3", "code changed")):
+        result, _ = run_json(tmp_path, f"older={older}", f"new={new}", "--source",
+                             f"older={rev}", "--repo", fake_repo)
+        assert {r["values"]["new"]["code"] for r in result["rows"]} == {status}
+        assert not any(n.startswith("--source older=") for n in result["notes"])
 
 
 def git(repo, *args):

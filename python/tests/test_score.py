@@ -620,3 +620,25 @@ def test_the_decision_page_of_the_committed_h200_bundle(tmp_path):
     r = tool("karma-score", os.path.join(PROCUREMENT, "h200.tar.xz"), "--page",
              tmp_path / "page.html")
     assert r.returncode == 2 and "ends in .md" in r.stderr
+
+
+def test_versions_of_another_scheme_than_the_references_are_not_compared(reference, tmp_path):
+    """The reference's code versions are of scheme 1 (suite 0.2.0's first
+    rules); a set of this suite's scheme has other versions of the same
+    code: unknown, not changed."""
+    path, _ = reference
+
+    def newer_scheme(job, doc):
+        for k in doc["kernels"]:
+            if "code_version" in k:
+                k["code_version"] = "0123456789abcdef"
+                k["code"]["scheme"] = 2
+
+    r, doc = score(tmp_path, path, make_set(tmp_path / "newer", edit=newer_scheme))
+    assert r.returncode == 0, r.stderr
+    base = doc["sets"][0]["tiers"]["baseline"]
+    assert not base["code_changed"] and len(base["code_unknown"]) == 11
+    assert "of scheme 1, this set's of 2" in base["code_unknown"][0]["code_unknown"]
+    assert "Rows whose code versions another scheme made than the reference's" in r.stdout
+    ref = json.loads(open(path).read())
+    assert all("code_scheme" not in row for row in ref["rows"])

@@ -52,10 +52,12 @@ struct Variant {
   bool ends_idle = false;
   FigureOfMerit fom;
   nlohmann::json extra = nlohmann::json::object();  // further figures for the JSON
-  // What its execution runs, for its code version (karma/code_version.hpp):
-  // the qualified names of the functors and functions its launch runs, and
-  // the launch choices that the deck does not fix (items per thread, team
-  // size, policy chosen by `auto`).
+  // What its execution runs, for its code version (karma/code_version.hpp),
+  // which must not follow the run: the qualified names of every functor and
+  // function its launch may run in this build (all that a choice made at
+  // run time picks among), and the launch's shape, what the code or the
+  // deck fixes (a policy, elements per item, a constant team size). What is
+  // chosen from the run's sizes, threads, ranks or device goes in `extra`.
   std::vector<std::string> code;
   nlohmann::json launch = nlohmann::json::object();
   // Untimed, around every execution (warm-ups too): e.g. restore the input,

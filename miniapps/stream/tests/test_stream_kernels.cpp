@@ -236,6 +236,20 @@ void expect_items_cover(const Shape& shape) {
   expect_items_cover_each_element_once<View, 4>(shape);
 }
 
+// Where the size picks the 3D policy, the code version names both policies'
+// code, whichever ran.
+TEST(StreamPolicy, AutoNamesTheCodeOfBothPolicies) {
+  const D3Left a = make<D3Left>("a", shape3), b = make<D3Left>("b", shape3),
+               c = make<D3Left>("c", shape3);
+  for (const Policy3D ran : {Policy3D::range, Policy3D::mdrange}) {
+    const Arrays<D3Left> x{a, b, c, ran};
+    const auto code = code_of_auto_3d(Kernel::copy, x);
+    for (const char* symbol : {"karma::stream::ForEachItem3D", "karma::stream::ForEach"})
+      EXPECT_NE(std::find(code.begin(), code.end(), symbol), code.end()) << symbol;
+    EXPECT_EQ(launch_of_auto_3d(Kernel::copy, x)["policy_3d"], "auto");
+  }
+}
+
 TEST(StreamPolicy, RangeItemsCoverEachElementOnce) {
   for (const Shape& shape : {shape3, shape3_larger, Shape{1, 9, 2}, Shape{4, 4, 4}}) {
     expect_items_cover<D3Left>(shape);

@@ -1,15 +1,25 @@
 """Code versions: a hash of the source of the code a kernel runs, derived
 from the sources themselves, never kept by hand.
 
-The C++ sources of a mini-app (its own files and the core's headers) are
-split into their namespace-scope definitions: functions, classes, variables
-and aliases, each named by its qualified name. A definition's source hash
-covers its own text (comments, preprocessor lines and layout removed) and
-that of every definition it names, transitively, by unqualified name (an
-over-approximation: an overload set or a name in another namespace counts
-as used). A kernel names its entry definitions (the functors and functions
-its launch runs); its code version is the hash of their source hashes and
-of its launch choices (karma/harness.hpp, Variant::code and ::launch).
+The C++ sources of a mini-app (its own files and the core's, headers and
+sources) are split into their namespace-scope declarations: functions,
+classes, variables, aliases and enums, each named by its qualified name. A
+definition's source hash covers its own text (comments, preprocessor lines
+and layout removed) and that of every definition it names, transitively.
+Names are looked up as C++ looks them up in namespaces: an unqualified name
+in the innermost enclosing namespace that declares it (and in those a
+using-directive names), a call that no enclosing namespace declares in all
+(argument-dependent lookup); a member (`.x`, `->x`) names nothing. An
+over-approximation where it is not exact: an overload set counts whole.
+Only the texts count: not the names of the definitions reached, their files
+or order, nor declarations beside a definition, so moving code, or renaming
+what a kernel does not use, leaves its hash.
+
+A kernel names its entry definitions (the functors and functions its launch
+may run); its code version is the hash of their source hashes and of its
+launch shape, what the code or the deck fixes about the launch, never what
+the run chose from its sizes, threads, ranks or device (karma/harness.hpp,
+Variant::code and ::launch).
 
 The build runs this file as a script (stdlib only) to write each mini-app's
 table of source hashes; karma-compare imports it to derive the code
@@ -75,66 +85,107 @@ def _is_word(token):
 
 
 def _name_of(decl):
-    """The unqualified name a namespace-scope declaration defines, or None."""
+    """(qualifier, name, enumerators) of a namespace-scope declaration, or
+    None: `Deck::load` is (["Deck"], "load", []); an unscoped enum's
+    enumerators are names of its scope too (an anonymous one is named by
+    its first)."""
     depth = 0
-    words = []
+    words = []  # (token, index)
     for i, t in enumerate(decl):
-        if t == "<" and not (words and words[-1] == "operator"):
+        if t == "<" and not (words and words[-1][0] == "operator"):
             depth += 1  # template <...>, or a return type's arguments
             continue
         if depth:  # inside <...> (nested <> counted, > and >> closing)
             depth += {"<": 1, ">": -1, ">>": -2}.get(t, 0)
             depth = max(depth, 0)
             continue
+        if t == "enum":
+            return _enum_name(decl, i)
         if t in _CLASS_KEYS:
             rest = [x for x in decl[i + 1:i + 4] if _is_word(x) and x not in _CLASS_KEYS]
-            return rest[0] if rest else None
+            return ([], rest[0], []) if rest else None
         if t == "using" and i + 2 < len(decl) and decl[i + 2] == "=":
-            return decl[i + 1]
+            return [], decl[i + 1], []
         if t in ("(", "=", "{", ";", "["):
-            names = [w for w in words if w not in _SKIP_WORDS]
-            if t == "(" and (not names or words[-1] in _PARENS_BEFORE_NAME):
-                words.append(t)  # decltype(auto), operator(): the name comes later
+            names = [(w, k) for w, k in words if w not in _SKIP_WORDS]
+            if t == "(" and (not names or words[-1][0] in _PARENS_BEFORE_NAME):
+                words.append((t, i))  # decltype(auto), operator(): the name comes later
                 continue
-            return names[-1] if names and _is_word(names[-1]) else None
-        if _is_word(t):
-            words.append(t)
-        elif t != "::":
-            words.append(t)
+            if not names or not _is_word(names[-1][0]):
+                return None
+            name, k = names[-1]
+            # `using a::b;` declares b here; `void A::f() {` defines A's f
+            return [] if decl[0] == "using" else _qualifier(decl, k), name, []
+        if t != "::":
+            words.append((t, i))
     return None
 
 
-def definitions(text):
-    """[(qualified name, token list)] of the namespace-scope definitions."""
+def _qualifier(decl, k):
+    """The words before `::` that qualify the name at decl[k]."""
+    chain = []
+    while k >= 2 and decl[k - 1] == "::" and _is_word(decl[k - 2]):
+        chain.insert(0, decl[k - 2])
+        k -= 2
+    return chain
+
+
+def _enum_name(decl, i):
+    """_name_of for the enum at decl[i]."""
+    scoped = i + 1 < len(decl) and decl[i + 1] in ("class", "struct")
+    j = i + 2 if scoped else i + 1
+    name = decl[j] if j < len(decl) and _is_word(decl[j]) else None
+    enumerators = []
+    if "{" in decl and not scoped:
+        body, depth = decl[decl.index("{") + 1:], 0
+        for k, t in enumerate(body):
+            depth += {"(": 1, "{": 1, ")": -1, "}": -1}.get(t, 0)
+            if depth == 0 and _is_word(t) and (k == 0 or body[k - 1] == ","):
+                enumerators.append(t)
+    name = name or (enumerators[0] if enumerators else None)
+    return ([], name, [e for e in enumerators if e != name]) if name else None
+
+
+class Unit:
+    """A namespace-scope declaration: its qualified name, the namespaces its
+    names are looked up in (innermost last, a member defined outside its
+    class looking in the class first), its further names (an unscoped
+    enum's enumerators), its tokens, and whether it is a definition (a body
+    or an initialiser) rather than a declaration only."""
+
+    def __init__(self, namespaces, declared, toks):
+        qualifier, name, self.enumerators = declared
+        self.scope = [part for n in namespaces if n for part in n.split("::")]
+        self.qname = "::".join(self.scope + qualifier + [name])
+        self.lookup = self.scope + qualifier
+        self.toks = toks
+        parens, self.defines = 0, False
+        for t in toks:  # a default argument's `= {}` defines nothing
+            parens += {"(": 1, ")": -1}.get(t, 0)
+            self.defines = self.defines or (t in ("{", "=") and parens == 0)
+        self.usings = []  # namespaces a using-directive makes visible here
+
+    def text(self):
+        return " ".join(self.toks)
+
+
+def _parse(text):
+    """(units, using-directives) of a file: the namespace-scope declarations
+    and the (scope, namespace) of each `using namespace`."""
     toks = tokens(text)
-    out = []
-    namespaces = []  # None for a brace that is not a namespace's
+    units, usings = [], []
+    namespaces = []  # None for a brace that is not a namespace's (extern "C" {)
     decl = []
     depth = 0  # braces open within the current declaration
     parens = 0  # parentheses open: a brace within them (a default `= {}`) ends nothing
     i = 0
     while i < len(toks):
         t = toks[i]
-        if not decl and t == "namespace":
-            j = i + 1
-            name = []
-            while j < len(toks) and toks[j] not in ("{", ";", "="):
-                name.append(toks[j])
-                j += 1
-            if j < len(toks) and toks[j] == "{":
-                namespaces.append("".join(name) or "(anonymous)")
-                i = j + 1
+        if not decl:
+            skipped = _scope_token(toks, i, namespaces, usings)
+            if skipped:
+                i = skipped
                 continue
-        if not decl and t == "}" and namespaces:
-            namespaces.pop()
-            i += 1
-            continue
-        if not decl and t in ("using", "extern") and i + 1 < len(toks) and \
-                toks[i + 1] in ("namespace", '"C"'):
-            while i < len(toks) and toks[i] != ";":
-                i += 1
-            i += 1
-            continue
         decl.append(t)
         parens += {"(": 1, ")": -1}.get(t, 0)
         if parens:
@@ -144,15 +195,52 @@ def definitions(text):
             depth += 1
         elif t == "}":
             depth -= 1
-        elif t == ";" and depth == 0:
-            _keep(out, namespaces, decl)
-            decl = []
-        if t == "}" and depth == 0 and not _wants_semicolon(decl) and \
-                (i + 1 >= len(toks) or toks[i + 1] != ";"):
-            _keep(out, namespaces, decl)
+        ends = t == ";" and depth == 0
+        ends = ends or (t == "}" and depth == 0 and not _wants_semicolon(decl) and
+                        (i + 1 >= len(toks) or toks[i + 1] != ";"))
+        if ends:
+            declared = _name_of(decl)
+            if declared and declared[1]:
+                units.append(Unit(namespaces, declared, decl))
             decl = []
         i += 1
-    return out
+    return units, usings
+
+
+def _scope_token(toks, i, namespaces, usings):
+    """Where parsing goes on after a namespace's opening or closing brace,
+    a using-directive or an `extern "C"` at toks[i]; 0 for anything else."""
+    t = toks[i]
+    after = toks[i + 1] if i + 1 < len(toks) else ""
+    if t == "namespace":
+        j = i + 1
+        while j < len(toks) and toks[j] not in ("{", ";", "="):
+            j += 1
+        if j < len(toks) and toks[j] == "{":
+            namespaces.append("".join(toks[i + 1:j]) or "(anonymous)")
+            return j + 1
+        return 0  # an alias: a declaration
+    if t == "}" and namespaces:
+        namespaces.pop()
+        return i + 1
+    if t == "extern" and after == '"C"':
+        if i + 2 < len(toks) and toks[i + 2] == "{":
+            namespaces.append(None)
+            return i + 3
+        return i + 2
+    if t == "using" and after == "namespace":
+        j = i + 2
+        while j < len(toks) and toks[j] != ";":
+            j += 1
+        scope = [part for n in namespaces if n for part in n.split("::")]
+        usings.append((scope, "".join(toks[i + 2:j])))
+        return j + 1
+    return 0
+
+
+def definitions(text):
+    """[(qualified name, token list)] of the namespace-scope declarations."""
+    return [(u.qname, u.toks) for u in _parse(text)[0]]
 
 
 def _without_template_heads(decl):
@@ -181,64 +269,126 @@ def _wants_semicolon(decl):
     return any(k in head for k in _CLASS_KEYS) or "=" in head
 
 
-def _keep(out, namespaces, decl):
-    name = _name_of(decl)
-    if name:
-        scope = [n for n in namespaces if n]
-        out.append(("::".join(scope + [name]), list(decl)))
+def _visible(qname):
+    """A qualified name as code outside an anonymous namespace spells it."""
+    return "::".join(p for p in qname.split("::") if p != "(anonymous)")
+
+
+def _units(files):
+    """{qualified name: [Unit]} of `files`, each name's definitions (its
+    declarations where it has none), with the using-directives of their
+    file attached."""
+    found = {}
+    for path in sorted(files):
+        units, usings = _parse(files[path])
+        for u in units:
+            u.usings = [target for scope, target in usings
+                        if u.scope[:len(scope)] == scope]
+            found.setdefault(u.qname, []).append(u)
+    return {q: [u for u in us if u.defines] or us for q, us in found.items()}
+
+
+class _Names:
+    """Name lookup over the units, as C++ looks up a namespace-scope name:
+    an unqualified name in the innermost enclosing namespace that has it
+    (and those a using-directive names); a qualified one wherever its
+    qualification fits; a call found nowhere so (argument-dependent lookup)
+    in every namespace."""
+
+    def __init__(self, units):
+        self.visible, self.simple, self.adl = {}, {}, {}
+        for qname, us in units.items():
+            parent = qname.rsplit("::", 1)[0] if "::" in qname else ""
+            scope = _visible(parent)
+            names = {qname.rsplit("::", 1)[-1]} | {e for u in us for e in u.enumerators}
+            for name in names:
+                full = f"{scope}::{name}" if scope else name
+                self.visible.setdefault(full, set()).add(qname)
+                self.simple.setdefault(name, set()).add((full, qname))
+                # argument-dependent lookup finds no class's member, and what
+                # an anonymous namespace holds only where ordinary lookup does
+                if parent not in units and "(anonymous)" not in qname:
+                    self.adl.setdefault(name, set()).add(qname)
+
+    def named(self, unit):
+        """The qualified names that the unit's tokens name, itself aside."""
+        toks, found = unit.toks, set()
+        lookup = [p for p in unit.lookup if p != "(anonymous)"]
+        for i, w in enumerate(toks):
+            if not _is_word(w) or w not in self.simple:
+                continue
+            before = toks[i - 1] if i else ""
+            if before in (".", "->"):
+                continue  # a member
+            if before == "::":
+                if i < 2 or toks[i - 2] != ">":  # not a member of a template's instance
+                    found |= self._qualified(_qualifier(toks, i), w)
+                continue
+            hits = set()
+            for k in range(len(lookup), -1, -1):
+                hits = self.visible.get("::".join(lookup[:k] + [w]), set())
+                if hits:
+                    break
+            for target in unit.usings:
+                hits = hits | self._qualified(target.split("::"), w)
+            if not hits and i + 1 < len(toks) and toks[i + 1] == "(":
+                hits = self.adl.get(w, set())
+            found |= hits
+        found.discard(unit.qname)
+        return found
+
+    def _qualified(self, chain, w):
+        if not chain:  # ::w
+            return self.visible.get(w, set())
+        suffix = "::".join(chain + [w])
+        return {q for full, q in self.simple[w]
+                if full == suffix or full.endswith("::" + suffix)}
 
 
 def source_hashes(files):
-    """{qualified name: source hash} over the definitions of `files`
-    ({path: text}); a name defined more than once (overloads,
-    specialisations) is one entry of all its definitions."""
-    texts = {}
-    for path in sorted(files):
-        for qname, toks in definitions(files[path]):
-            texts.setdefault(qname, []).append(" ".join(toks))
-    by_simple = {}
-    for qname in texts:
-        by_simple.setdefault(qname.rsplit("::", 1)[-1], []).append(qname)
-    uses = {}
-    for qname, parts in texts.items():
-        uses[qname] = {q for part in parts for q in _named(part.split(), by_simple)
-                       if q != qname}
+    """{qualified name: source hash} over the declarations of `files`
+    ({path: text}). A hash covers the texts of the definition and of every
+    definition it names, transitively, and nothing else: not their names
+    or files, nor their order, nor declarations beside a definition, so
+    moving code, or renaming code it does not use, leaves it as it was."""
+    units = _units(files)
+    names = _Names(units)
+    uses = {q: set().union(*(names.named(u) for u in us)) for q, us in units.items()}
+    for q in units:  # a class's members defined outside it are part of it
+        parent = q.rsplit("::", 1)[0]
+        if "::" in q and parent in uses:
+            uses[parent].add(q)
+    digest = {q: hashlib.sha256("\n".join(sorted(u.text() for u in us)).encode()).hexdigest()
+              for q, us in units.items()}
     hashes = {}
-    for qname in texts:
+    for qname in units:
         seen, todo = {qname}, [qname]
         while todo:
             for q in uses[todo.pop()]:
                 if q not in seen:
                     seen.add(q)
                     todo.append(q)
-        h = hashlib.sha256()
-        for q in sorted(seen):
-            h.update(q.encode() + b"\n" + "\n".join(texts[q]).encode() + b"\n")
-        hashes[qname] = h.hexdigest()[:16]
+        joined = "".join(sorted(digest[q] for q in seen))
+        hashes[qname] = hashlib.sha256(joined.encode()).hexdigest()[:16]
     return hashes
 
 
-def _named(toks, by_simple):
-    """The definitions that the tokens name: a member (`.x`, `->x`) names
-    none; a qualified name (`std::min`) only those it can stand for."""
-    found = set()
-    for i, w in enumerate(toks):
-        if not _is_word(w) or w not in by_simple:
-            continue
-        before = toks[i - 1] if i else ""
-        if before in (".", "->"):
-            continue
-        if before == "::" and i >= 2 and _is_word(toks[i - 2]):
-            suffix = toks[i - 2] + "::" + w
-            found.update(q for q in by_simple[w] if q == suffix or q.endswith("::" + suffix))
-            continue
-        found.update(by_simple[w])
-    return found
+# The rules of code versions (karma/code_version.hpp, code_version_scheme):
+# versions of two schemes do not compare. 1: suite 0.2.0's first rules
+# (results without code.scheme); 2: names looked up by scope, text only,
+# launch shapes only.
+SCHEME = 2
+
+
+def scheme_of(code):
+    """The scheme of a result's `code` object (1 where it names none)."""
+    value = code.get("scheme", 1) if isinstance(code, dict) else 1
+    return value if isinstance(value, int) else 1
 
 
 def combine(symbol_hashes, launch):
     """(source, version) of a kernel: its entry definitions' hashes, in
-    order, then that with its launch choices (canonical JSON)."""
+    order, then that with its launch shape (canonical JSON)."""
     source = hashlib.sha256("\n".join(symbol_hashes).encode()).hexdigest()[:16]
     text = json.dumps(launch, sort_keys=True, separators=(",", ":"))
     version = hashlib.sha256((source + "\n" + text).encode()).hexdigest()[:16]
@@ -247,14 +397,15 @@ def combine(symbol_hashes, launch):
 
 def app_sources(root, app, read=None, listing=None):
     """{path: text} of what a mini-app's code versions cover: its own C++
-    files and the core's headers, under `root` (or read through `read` and
-    `listing` from elsewhere, e.g. a git revision)."""
+    files and the core's, headers and sources (a function the core's
+    header declares is hashed by its definition), under `root` (or read
+    through `read` and `listing` from elsewhere, e.g. a git revision)."""
     listing = listing or (lambda d: sorted(os.listdir(os.path.join(root, d)))
                           if os.path.isdir(os.path.join(root, d)) else [])
     read = read or (lambda p: open(os.path.join(root, p), encoding="utf-8").read())
     files = {}
     for folder, exts in ((f"miniapps/{app}", (".hpp", ".cpp")),
-                         ("common/include/karma", (".hpp",))):
+                         ("common/include/karma", (".hpp",)), ("common/src", (".cpp",))):
         for name in listing(folder):
             if name.endswith(exts):
                 files[f"{folder}/{name}"] = read(f"{folder}/{name}")

@@ -36,10 +36,12 @@ default of the newest deck schema the sets recorded (deck.schema, from suite
 differing keys is chosen. Case labels start with gpu: or host:.
 
 Code: a pair whose kernels' code_version differ is "code changed", one side
-without a code version "code version unknown". --source LABEL=REV: that
-set's results without code versions ran the kernel source of git revision
-REV (of --repo, default the repository the tool runs in): the other side's
-code.symbols are hashed there and compared with its code.source.
+without a code version, or versions of two schemes (code.scheme),
+"code version unknown". --source LABEL=REV: that set's results without code
+versions of this scheme ran the kernel source of git revision REV (of
+--repo, default the repository the tool runs in): the other side's
+code.symbols are hashed there and compared with its code.source (or with
+their hash at the other side's own --source).
 
 Coverage: the summary gives the share of the weight each set covers; below
 100% the set is INCOMPLETE (the first line says so), it gets no mean, and the
@@ -602,11 +604,12 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
     notes = []
     for s in sets:
         if s.label in (sources or {}) and all(
-                isinstance(k["entry"].get("code_version"), str)
+                isinstance(k["entry"].get("code_version"), str) and
+                codeversion.scheme_of(k["entry"].get("code")) == codeversion.SCHEME
                 for r in s.runs if not r.reference for k in r.kernels.values()):
             notes.append(f"--source {s.label}={sources[s.label].revision}: every result of "
                          f"{s.label} records its code versions; the revision is not used (name "
-                         "the set whose results lack them)")
+                         "the set whose results lack them, or made them by an older scheme)")
     matched, only = {}, []
     for s in others:
         matches, unpaired, taken = _match_set(s, base_groups, grouped[s.label],
@@ -717,37 +720,66 @@ class SourceAt:
 
 def _code_info(group, kernel):
     """The code versions of a group's runs of one kernel (None where a run
-    has none) and the `code` object of one that has."""
+    has none), the schemes that made them, and the `code` object of one
+    that has."""
     entries = [r.kernels[kernel]["entry"] for r in group.runs if kernel in r.kernels]
     versions = {e.get("code_version") if isinstance(e.get("code_version"), str) else None
                 for e in entries}
     code = next((e["code"] for e in entries if isinstance(e.get("code"), dict)), None)
-    return {"versions": versions, "code": code}
+    schemes = {codeversion.scheme_of(e.get("code")) for e in entries
+               if isinstance(e.get("code_version"), str)}
+    return {"versions": versions, "code": code, "schemes": schemes}
+
+
+def _current(info):
+    """Whether every run recorded a code version of this module's scheme."""
+    return None not in info["versions"] and info["schemes"] == {codeversion.SCHEME}
+
+
+def _source_now(app, info, at, symbols):
+    """(source hash of `symbols` under this module's scheme, the symbol a
+    revision lacks, where it came from) of one side: as recorded, else
+    derived at its --source revision; (None, None, None) if neither."""
+    code = info["code"] or {}
+    if _current(info) and code.get("symbols") == symbols and isinstance(code.get("source"), str):
+        return code["source"], None, None
+    if at is None:
+        return None, None, None
+    derived, missing = at.source(app, symbols)
+    return derived, missing, f"source at {at.revision}"
 
 
 def code_status(app, base, other):
     """('same code' | 'code changed' | 'code version unknown', detail) of
-    a pair; base and other are (code info, SourceAt or None)."""
+    a pair; base and other are (code info, SourceAt or None). Code versions
+    of one scheme compare; else the source hashes of one list of symbols
+    (the side of this module's scheme's), each recorded under this scheme
+    or derived at that side's --source revision."""
     (a, a_src), (b, b_src) = base, other
-    if None not in a["versions"] and None not in b["versions"]:
+    recorded = [None not in x["versions"] for x in (a, b)]
+    if all(recorded) and len(a["schemes"] | b["schemes"]) == 1:
         if a["versions"] == b["versions"] and len(a["versions"]) == 1:
             return "same code", ""
         return "code changed", f"code_version {'/'.join(sorted(a['versions']))} vs " \
             f"{'/'.join(sorted(b['versions']))}"
-    if None in a["versions"] and None in b["versions"]:
-        return "code version unknown", "neither side recorded one"
-    known, at = (b, a_src) if None in a["versions"] else (a, b_src)
-    code = known["code"] or {}
-    symbols, source = code.get("symbols"), code.get("source")
-    if at is None or not isinstance(symbols, list) or not isinstance(source, str):
-        return "code version unknown", "one side recorded none"
-    derived, missing = at.source(app, symbols)
-    where = f"source at {at.revision}"
-    if derived is None:
-        return "code changed", f"{missing} is not defined at {at.revision}"
-    if derived != source:
-        return "code changed", f"{where} {derived} vs {source} (source only: the launch " \
-            "choices of the side without a code version are unknown)"
+    codes = [x["code"] for x in sorted((a, b), key=_current, reverse=True)
+             if x["code"] and isinstance(x["code"].get("symbols"), list)]
+    found = [_source_now(app, x, at, codes[0]["symbols"]) if codes else (None, None, None)
+             for x, at in ((a, a_src), (b, b_src))]
+    for (_, missing, _), at in zip(found, (a_src, b_src)):
+        if missing:
+            return "code changed", f"{missing} is not defined at {at.revision}"
+    if None in (found[0][0], found[1][0]):
+        older = sorted({str(n) for x in (a, b) for n in x["schemes"]} - {str(codeversion.SCHEME)})
+        if older:
+            return "code version unknown", f"code versions of scheme {'/'.join(older)}, not " \
+                f"{codeversion.SCHEME}: --source derives them"
+        return "code version unknown", \
+            "one side recorded none" if any(recorded) else "neither side recorded one"
+    where = " and ".join(w for _, _, w in found if w)
+    if found[0][0] != found[1][0]:
+        return "code changed", f"{where} {found[0][0]} vs {found[1][0]} (source only: the " \
+            "launch shape of a side without a code version of this scheme is unknown)"
     return "same code", f"{where} (source only)"
 
 

@@ -16,7 +16,7 @@ import os
 import sys
 
 from . import APPS, ToolError, archive, read_json
-from . import rules, sides
+from . import codeversion, rules, sides
 from .results import is_number, load_set
 
 REFERENCE_FORMAT = 1
@@ -118,12 +118,14 @@ def run_figures(run, tier):
         key = rules.row_key(run.doc, kernel)
         fig = out.setdefault(key, {"units": k["units"], "higher_is_better":
                                    k["higher_is_better"], "fom": None, "per_watt": None,
-                                   "per_watt_units": None, "code_versions": set()})
+                                   "per_watt_units": None, "code_versions": set(),
+                                   "code_schemes": set()})
         if (k["units"], k["higher_is_better"]) != (fig["units"], fig["higher_is_better"]):
             continue  # not the same measure of the work: not an alternative
         code = k["entry"].get("code_version")
         if isinstance(code, str):
             fig["code_versions"].add(code)
+            fig["code_schemes"].add(codeversion.scheme_of(k["entry"].get("code")))
         hib = fig["higher_is_better"]
         fig["fom"] = _better(fig["fom"], k["value"], hib)
         energy = k["energy"]
@@ -172,12 +174,13 @@ def tier_figures(runs, tier):
         per_watt, per_watt_count, per_watt_rounds = _best_median(decks, "per_watt", hib)
         pw_units = next((f["per_watt_units"] for figs in decks.values() for f in figs
                          if f["per_watt"] is not None), None)
-        code = sorted(set().union(*(f["code_versions"] for figs in decks.values()
-                                    for f in figs)))
+        code, schemes = ({x for figs in decks.values() for f in figs for x in f[field]}
+                         for field in ("code_versions", "code_schemes"))
         table[key] = {"figure": figure, "runs": count, "rounds": rounds, "units": units,
                       "higher_is_better": hib, "per_watt": per_watt,
                       "per_watt_runs": per_watt_count, "per_watt_rounds": per_watt_rounds,
-                      "per_watt_units": pw_units, "code_versions": code}
+                      "per_watt_units": pw_units, "code_versions": sorted(code),
+                      "code_schemes": sorted(schemes)}
     return table
 
 
@@ -264,6 +267,8 @@ def make_reference(path, name=None, kind=None, runs=None):
                          higher_is_better=t["higher_is_better"], runs=t["runs"],
                          rounds=t["rounds"], per_watt=per_watt,
                          code_versions=t["code_versions"]))
+        if max(t["code_schemes"], default=1) > 1:  # absent: scheme 1, as in results
+            rows[-1]["code_scheme"] = max(t["code_schemes"])
     docs = [r.doc for r in used]
     return {"karma_score_reference": REFERENCE_FORMAT,
             "name": name or label_of(path),
@@ -328,6 +333,8 @@ def load_reference(path):
         code = row.get("code_versions") if isinstance(row, dict) else None
         if ok and code is not None:
             ok = isinstance(code, list) and all(isinstance(c, str) for c in code)
+        if ok and "code_scheme" in row:
+            ok = isinstance(row["code_scheme"], int) and row["code_scheme"] >= 1
         pw = row.get("per_watt") if isinstance(row, dict) else None
         if ok and pw is not None:
             ok = isinstance(pw, dict) and is_number(pw.get("value")) and pw["value"] > 0 \
@@ -464,7 +471,12 @@ def _row_ratio(ref, fig):
     # optimized tier's vendor kernels come on top.
     theirs, ours = ref.get("code_versions") or [], fig.get("code_versions") or []
     gone = sorted(set(theirs) - set(ours))
-    if theirs and ours and gone:
+    schemes = sorted(set(fig.get("code_schemes") or []) | {ref.get("code_scheme", 1)})
+    if theirs and ours and len(schemes) > 1:
+        row["code_unknown"] = f"the reference's code versions are of scheme " \
+            f"{ref.get('code_scheme', 1)}, this set's of " \
+            f"{', '.join(map(str, fig['code_schemes']))}"
+    elif theirs and ours and gone:
         row["code_changed"] = f"the reference's code_version {', '.join(gone)} is not among " \
             f"this set's ({', '.join(ours)})"
     ref_pw = ref.get("per_watt") or {}
@@ -546,6 +558,7 @@ def score_tier(figures, reference, weights):
                 incomplete=overall["missing"],
                 no_energy=[r for r in rows if r.get("no_energy")],
                 code_changed=[r for r in rows if r.get("code_changed")],
+                code_unknown=[r for r in rows if r.get("code_unknown")],
                 not_in_reference=[_key_dict(k) for k in sorted(figures, key=sort_key)
                                   if k not in known])
 
@@ -592,7 +605,7 @@ def of_record(scored):
             "per_watt": t["per_watt"], "per_watt_interval": t["per_watt_interval"],
             "missing": [row_name(r) for r in t["incomplete"]],
             "rows": len([r for r in t["rows"] if r["in_score"]]),
-            "code_changed": len(t["code_changed"])}
+            "code_changed": len(t["code_changed"]), "code_unknown": len(t["code_unknown"])}
 
 
 def between(base_path, other_path):

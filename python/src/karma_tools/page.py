@@ -31,6 +31,10 @@ def verdict_line(scored, record, reportable):
                          "karma-bundle check: valid and reportable")
     same = record["code_changed"] == 0
     present = record["rows"] - len(record["missing"])
+    if record["code_unknown"]:
+        return f"**Verdict.** Complete: {complete}. Reportable: {report}. Code the same as " \
+            f"the reference's: not known ({record['code_unknown']} of {present} rows have code " \
+            "versions of another scheme than the reference's)."
     code = "not known (no scored row)" if not present else _yes_no(
         same, "" if same else f"{record['code_changed']} of {present} rows ran other kernel "
         "code: the figure mixes the code's change with the machine's")

@@ -142,6 +142,9 @@ def record_line(record):
     if record["code_changed"]:
         text += f". **{record['code_changed']} of {record['rows']} rows ran other kernel " \
             "code than the reference's**: the figure mixes the code's change with the machine's"
+    if record["code_unknown"]:
+        text += f". {record['code_unknown']} of {record['rows']} rows have code versions of " \
+            "another scheme than the reference's: whether their code is the same is not known"
     return text + "."
 
 
@@ -245,6 +248,11 @@ def _lists(s):
                     "ratios include the code's change, not the machine's alone "
                     f"({len(t['code_changed'])}):", ""]
             out += [f"- {row_name(r)}: {r['code_changed']}" for r in t["code_changed"]] + [""]
+        if t["code_unknown"]:
+            out += [f"Rows whose code versions another scheme made than the reference's, not "
+                    f"compared ({tier}; a reference of this suite's compares them) "
+                    f"({len(t['code_unknown'])}):", ""]
+            out += [f"- {row_name(r)}: {r['code_unknown']}" for r in t["code_unknown"]] + [""]
         if t["not_in_reference"]:
             out += [f"Rows not in the reference, left out ({tier}):", ""]
             out += [f"- {row_name(r)}" for r in t["not_in_reference"]] + [""]
