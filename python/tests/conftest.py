@@ -2,7 +2,8 @@
 sources: the tools' entry points are made for this run from pyproject.toml,
 as pip would make them. ctest (python/CMakeLists.txt) sets KARMA_TOOLS_BIN
 to the build's installed entry points, and KARMA_STREAM and KARMA_BUILD_DIR
-to this build's karma-stream and build directory."""
+to this build's karma-stream and build directory, whose bin/ holds every
+mini-app and tool (build_bin, miniapp)."""
 
 import json
 import os
@@ -85,6 +86,20 @@ def built(variable, what):
                     f"{variable}=build/default/... pytest ...)")
     if not os.path.exists(path):
         pytest.fail(f"{variable}={path} does not exist; it must name {what}")
+    return path
+
+
+def build_bin():
+    """This build's bin/ (KARMA_BUILD_DIR/bin): its mini-apps and its tools'
+    entry points, as `cmake --install` puts them in PREFIX/bin."""
+    return os.path.join(built("KARMA_BUILD_DIR", "the build folder (its bin/)"), "bin")
+
+
+def miniapp(app):
+    """This build's karma-<app> (build_bin)."""
+    path = os.path.join(build_bin(), f"karma-{app}")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"{path} is not built (cmake --build ... --target karma-{app})")
     return path
 
 
