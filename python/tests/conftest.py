@@ -5,8 +5,11 @@ to the build's installed entry points, and KARMA_STREAM and KARMA_BUILD_DIR
 to this build's karma-stream and build directory, whose bin/ holds every
 mini-app and tool (build_bin, miniapp)."""
 
+import atexit
+import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -54,6 +57,36 @@ os.environ["PATH"] = TOOLS_BIN + os.pathsep + os.environ.get("PATH", "")
 
 def tool_path(name):
     return os.path.join(TOOLS_BIN, name)
+
+
+# A stand-in mini-app: `karma-batch generate` refuses a campaign whose
+# programs are not there, and a stand-in is there; it lists no deck keys
+# (generate says so) and runs nothing.
+STAND_IN = "#!/bin/sh\necho \"$0: a test's stand-in, not a mini-app\" >&2\nexit 1\n"
+
+
+def stand_ins(folder=None, apps=None, text=STAND_IN):
+    """A folder (made, or `folder`) holding an executable karma-<app>, with
+    `text`, for each mini-app of the suite (or `apps`): a bin/ for
+    `karma-batch generate --bin-dir` where a test's jobs never run them."""
+    from karma_tools import APPS
+
+    folder = str(folder) if folder else tempfile.mkdtemp(prefix="karma-stand-ins-")
+    os.makedirs(folder, exist_ok=True)
+    for app in apps or APPS:
+        path = os.path.join(folder, f"karma-{app}")
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, 0o755)
+    return folder
+
+
+@functools.lru_cache(maxsize=None)
+def stand_in_bin():
+    """One folder of stand-ins (stand_ins) for this test process, removed at its end."""
+    folder = stand_ins()
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
 
 
 def pytest_collection_modifyitems(config, items):
