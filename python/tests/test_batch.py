@@ -5,6 +5,7 @@ each job at once (the real Slurm is in test_slurm.py)."""
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import stat
@@ -387,6 +388,37 @@ runs:
     r = tool("karma-batch", "generate", campaign, "-o", tmp_path / "o2",
              env={"PATH": "/usr/bin:/bin"})
     assert r.returncode == 0, r.stderr
+
+
+def test_a_job_without_its_program_says_command_not_found(tmp_path):
+    """Issue 78: a job whose program is gone where it runs ends with exit
+    127 and says `command not found: PATH`, in its log, in status and in
+    karma-compare's note."""
+    programs = stand_ins(tmp_path / "programs", ["stream"])
+    campaign = write(str(tmp_path / "c.yaml"), f"""\
+name: gone
+scheduler: local
+gpus_per_rank: 0
+runs:
+  - {{name: a, app: stream, deck: {SMALL_DECK}}}
+compare:
+  - {{name: c, numerator: {{run: a}}, denominator: {{run: a}}}}
+""")
+    out = str(tmp_path / "out")
+    assert generate(campaign, out, "--bin-dir", programs).returncode == 0
+    exe = os.path.join(programs, "karma-stream")
+    os.unlink(exe)
+    r = tool("karma-batch", "submit", out)
+    assert r.returncode == 1, r.stdout + r.stderr
+    log = open(os.path.join(out, "results", "a.n1x1", "job.out")).read()
+    assert f"karma-batch job: command not found: {exe}\n" in log, log
+    r = tool("karma-batch", "status", out)
+    assert r.returncode == 1
+    assert re.search(rf"^a\.n1x1 .* failed  exit 127, command not found: {re.escape(exe)}: "
+                     r"see \S+/a\.n1x1/job\*\.out$", r.stdout, re.M), r.stdout
+    r = tool("karma-compare", "--campaign", out)
+    assert f"a.n1x1: no results: failed, exit 127: command not found: {exe}" in r.stdout, \
+        r.stdout + r.stderr
 
 
 def test_existing_output_needs_force(tmp_path):

@@ -54,7 +54,9 @@ campaign at once (`--only` a part each, one per GPU) each run and record
 only the jobs they took.
 
 generate refuses (exit 2, nothing written) a campaign whose programs it
-cannot find here, naming the campaign line and what it looked for where.
+cannot find here, naming the campaign line and what it looked for where; a
+job whose program is missing where it runs ends with exit 127, and status
+says `command not found: PATH`.
 
 Each job writes into RESULTS/<job name>/: karma-<app>.json (the mini-app's
 results), environment/ (karma-envcapture), the scheduler's log (local:
@@ -353,6 +355,10 @@ def job_state(entry, scheduler_state):
         if signal:
             return INTERRUPTED, (f"exit {code}: stopped by {signal} (a time limit, scancel, "
                                  f"qdel or Ctrl-C): see {_log_hint(entry)}")
+        missing = jobs.not_found(archive_mod.job_logs(entry["results_dir"])) \
+            if code == jobs.NOT_FOUND_CODE and result is None else None
+        if missing:
+            return FAILED, f"exit {code}, command not found: {missing}: see {_log_hint(entry)}"
         if result is None:
             return FAILED, f"exit {code}, no results file: see {_log_hint(entry)}"
         return FAILED, f"exit {code}, results {result}: see {_log_hint(entry)}"
