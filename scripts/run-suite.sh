@@ -48,7 +48,7 @@ build_and_run() {
     local app exe left=() d start
     k=$((k + 1))
     app=$(basename "$(dirname "$deck")")
-    exe=build/$preset/miniapps/$app/karma-$app
+    exe=build/$preset/bin/karma-$app
     # What runs now and what is left, so a long suite shows where it is.
     for d in "${decks[@]:k}"; do left+=("$(basename "$(dirname "$d")")"); done
     echo "=== [$k/$total] karma-$app on $deck (${ranks} rank(s)); left: ${left[*]:-none}"

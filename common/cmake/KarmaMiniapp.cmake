@@ -1,4 +1,5 @@
-# karma_add_miniapp(NAME source...): the executable karma-NAME on the core.
+# karma_add_miniapp(NAME source...): the executable karma-NAME on the core,
+# built into KARMA_BIN_DIR (build/<preset>/bin) and installed into PREFIX/bin.
 # Its main.cpp includes karma_code_table.hpp, the source hashes of its code
 # (karma/code_version.hpp), made from the sources at every build.
 function(karma_add_miniapp name)
@@ -7,6 +8,8 @@ function(karma_add_miniapp name)
   karma_code_table(${target} ${name})
   target_link_libraries(${target} PRIVATE karma::core karma_warnings)
   karma_kokkos_sources(${target})
+  # $<1:...>: the folder itself, without a configuration's subfolder.
+  set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "$<1:${KARMA_BIN_DIR}>")
   install(TARGETS ${target} EXPORT karmaTargets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endfunction()
 

@@ -2,10 +2,14 @@
 sources: the tools' entry points are made for this run from pyproject.toml,
 as pip would make them. ctest (python/CMakeLists.txt) sets KARMA_TOOLS_BIN
 to the build's installed entry points, and KARMA_STREAM and KARMA_BUILD_DIR
-to this build's karma-stream and build directory."""
+to this build's karma-stream and build directory, whose bin/ holds every
+mini-app and tool (build_bin, miniapp)."""
 
+import atexit
+import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -55,6 +59,36 @@ def tool_path(name):
     return os.path.join(TOOLS_BIN, name)
 
 
+# A stand-in mini-app: `karma-batch generate` refuses a campaign whose
+# programs are not there, and a stand-in is there; it lists no deck keys
+# (generate says so) and runs nothing.
+STAND_IN = "#!/bin/sh\necho \"$0: a test's stand-in, not a mini-app\" >&2\nexit 1\n"
+
+
+def stand_ins(folder=None, apps=None, text=STAND_IN):
+    """A folder (made, or `folder`) holding an executable karma-<app>, with
+    `text`, for each mini-app of the suite (or `apps`): a bin/ for
+    `karma-batch generate --bin-dir` where a test's jobs never run them."""
+    from karma_tools import APPS
+
+    folder = str(folder) if folder else tempfile.mkdtemp(prefix="karma-stand-ins-")
+    os.makedirs(folder, exist_ok=True)
+    for app in apps or APPS:
+        path = os.path.join(folder, f"karma-{app}")
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, 0o755)
+    return folder
+
+
+@functools.lru_cache(maxsize=None)
+def stand_in_bin():
+    """One folder of stand-ins (stand_ins) for this test process, removed at its end."""
+    folder = stand_ins()
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
 def pytest_collection_modifyitems(config, items):
     """KARMA_TEST_SHARD=i/n keeps every n-th test from the i-th (from 0): ctest
     runs a long file as n tests side by side (scripts/CMakeLists.txt)."""
@@ -85,6 +119,20 @@ def built(variable, what):
                     f"{variable}=build/default/... pytest ...)")
     if not os.path.exists(path):
         pytest.fail(f"{variable}={path} does not exist; it must name {what}")
+    return path
+
+
+def build_bin():
+    """This build's bin/ (KARMA_BUILD_DIR/bin): its mini-apps and its tools'
+    entry points, as `cmake --install` puts them in PREFIX/bin."""
+    return os.path.join(built("KARMA_BUILD_DIR", "the build folder (its bin/)"), "bin")
+
+
+def miniapp(app):
+    """This build's karma-<app> (build_bin)."""
+    path = os.path.join(build_bin(), f"karma-{app}")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"{path} is not built (cmake --build ... --target karma-{app})")
     return path
 
 

@@ -5,6 +5,7 @@ each job at once (the real Slurm is in test_slurm.py)."""
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import stat
@@ -14,12 +15,13 @@ import time
 
 import pytest
 
-from conftest import (DATA, ROOT, TOOLS_BIN, cpu_count, load_json, load_manifest, tool,
-                      write)
+from conftest import (DATA, ROOT, TOOLS_BIN, cpu_count, load_json, load_manifest,
+                      stand_in_bin, stand_ins, tool, write)
 
 EXAMPLE = os.path.join(DATA, "campaigns", "example.yaml")
 EXPECTED = os.path.join(DATA, "expected")
 SMALL_DECK = os.path.join(ROOT, "inputs", "stream", "small.yaml")
+BIN = stand_in_bin()  # generate's --bin-dir: stand-ins of the mini-apps
 
 
 def placeholders(out):
@@ -28,6 +30,7 @@ def placeholders(out):
     from karma_tools import __version__
 
     return {"@OUT@": out, "@CAMPAIGN@": EXAMPLE, "@SHA16@": sha[:16], "@TOOLS@": TOOLS_BIN,
+            "@BIN@": BIN,
             "@INPUTS@": os.path.join(ROOT, "inputs"), "@VERSION@": f"karma-batch {__version__}"}
 
 
@@ -47,8 +50,8 @@ def check_expected(path, name, out):
 
 
 def generate(campaign, out, *extra):
-    return tool("karma-batch", "generate", campaign, "-o", out, "--bin-dir", "/opt/karma/bin",
-                *extra)
+    """generate with stand-in mini-apps (conftest.stand_ins) as its --bin-dir."""
+    return tool("karma-batch", "generate", campaign, "-o", out, "--bin-dir", BIN, *extra)
 
 
 def test_example_campaign_expands_into_jobs_and_scripts(tmp_path):
@@ -107,10 +110,10 @@ def test_pbs_scripts(tmp_path, flavor):
         assert "#PBS -l naccesspolicy=singlejob\n" in script
     # launcher auto: the MPI the executable is linked with chooses the options.
     for line in ("#PBS -l walltime=00:20:00", "#PBS -q workq", "#PBS -A proj42", "#PBS -j oe",
-                 'karma_mpi=$(ldd "$(command -v /opt/karma/bin/karma-stream)" 2>/dev/null)',
+                 f'karma_mpi=$(ldd "$(command -v {BIN}/karma-stream)" 2>/dev/null)',
                  'karma_launch="mpiexec -n 16 --map-by ppr:4:node"',
                  'karma_launch="mpiexec -n 16 -ppn 4"',
-                 "$karma_launch /opt/karma/bin/karma-stream"):
+                 f"$karma_launch {BIN}/karma-stream"):
         assert line in script
     assert "--ppn" not in script and "#SBATCH" not in script
     # One rank: no ranks per node to give.
@@ -165,17 +168,17 @@ runs:
     jobs = {name: open(os.path.join(out, "jobs", name + ".sbatch")).read()
             for name in ("open-mpi.n1x2", "template.n3x2", "srun.n1x2", "openmpi.n1x2",
                          "mpich.n1x2", "one-rank.n1x1")}
-    assert "mpirun -n 2 --map-by ppr:2:node:PE=8 --bind-to core /opt/karma/bin/karma-stream" \
+    assert f"mpirun -n 2 --map-by ppr:2:node:PE=8 --bind-to core {BIN}/karma-stream" \
         in jobs["open-mpi.n1x2"]
-    assert "\nmpiexec -n 2 --map-by ppr:2:node:PE=8 --bind-to core /opt/karma/bin/karma-" \
+    assert f"\nmpiexec -n 2 --map-by ppr:2:node:PE=8 --bind-to core {BIN}/karma-" \
         in jobs["openmpi.n1x2"]
-    assert "\nmpiexec -n 2 -ppn 2 -bind-to core:8 /opt/karma/bin/karma-" in jobs["mpich.n1x2"]
+    assert f"\nmpiexec -n 2 -ppn 2 -bind-to core:8 {BIN}/karma-" in jobs["mpich.n1x2"]
     # One rank bound to its cores; the campaign's OMP_PROC_BIND is its own.
     one = jobs["one-rank.n1x1"]
     assert "#SBATCH --cpus-per-task=6" in one and "#SBATCH --exclusive" in one
-    assert "\nmpiexec -n 1 --map-by ppr:1:node:PE=6 --bind-to core /opt/" in one
+    assert f"\nmpiexec -n 1 --map-by ppr:1:node:PE=6 --bind-to core {BIN}/" in one
     assert 'export OMP_PROC_BIND="false"' in one and "OMP_PLACES" not in one
-    assert "mpiexec -np 6 -ppn 2 --depth 8 /opt/karma/bin/karma-stream" in jobs["template.n3x2"]
+    assert f"mpiexec -np 6 -ppn 2 --depth 8 {BIN}/karma-stream" in jobs["template.n3x2"]
     srun = jobs["srun.n1x2"]
     assert "srun --nodes=1 --ntasks=2 --ntasks-per-node=2 --cpus-per-task=8 " \
         "--cpu-bind=cores " in srun
@@ -319,6 +322,103 @@ runs:
     assert tool("karma-batch", "generate", fixed, "-o", tmp_path / "o2").returncode == 0
     assert tool("karma-batch", "generate", campaign, "-o", tmp_path / "o3",
                 "--no-key-check").returncode == 0
+
+
+# (id, campaign text after its run's deck, extra generate arguments, PATH,
+# message): a program that is not there; {dir} (tmp_path) and {tools}
+# (TOOLS_BIN) filled in.
+MISSING = [
+    ("--bin-dir", "", ["--bin-dir", "{dir}"], None,
+     "c.yaml:4:10: runs[0].app: {dir}/karma-stream: not found (--bin-dir {dir}); its jobs "
+     "would fail with exit 127 (--bin-dir names the folder that holds karma-<app>: a build's "
+     "build/<preset>/bin, or PREFIX/bin)"),
+    ("bin_dir", "bin_dir: nowhere\n", [], None,
+     "c.yaml:4:10: runs[0].app: {dir}/nowhere/karma-stream: not found (the campaign's "
+     "bin_dir {dir}/nowhere); its jobs would fail with exit 127"),
+    ("beside karma-batch nor in PATH", "", [], "/usr/bin:/bin",
+     "c.yaml:4:10: runs[0].app: karma-stream: not found beside karma-batch ({tools}) nor in "
+     "PATH; its jobs would fail with exit 127 (--bin-dir names"),
+    ("a reference's variable", "    reference: babelstream\n    executable: \"{{babelstream}}\"\n"
+     "variables: {{babelstream: cuda-stream}}\n", [], None,
+     "c.yaml:7:17: runs[0].executable: cuda-stream: not found in PATH; its jobs would fail "
+     "with exit 127 (--var babelstream=PATH names it)"),
+    ("a path", "    executable: old/karma-stream\n", [], None,
+     "c.yaml:6:17: runs[0].executable: {dir}/old/karma-stream: not found; its jobs would "
+     "fail with exit 127 (a path is relative to the campaign file)"),
+    ("not executable", "    executable: ./c.yaml\n", [], None,
+     "c.yaml:6:17: runs[0].executable: {dir}/c.yaml: not an executable; its jobs would fail"),
+]
+
+
+@pytest.mark.parametrize("case, text, extra, path, message", MISSING,
+                         ids=[m[0] for m in MISSING])
+def test_generate_refuses_a_campaign_whose_program_is_missing(tmp_path, case, text, extra,
+                                                              path, message):
+    """Issue 78: a program generate cannot find stops it (exit 2, nothing
+    written), naming the campaign's line and key, what it looked for and
+    where; its jobs would only have failed with exit 127."""
+    fill = {"dir": str(tmp_path), "tools": TOOLS_BIN}
+    campaign = write(str(tmp_path / "c.yaml"), "name: x\nruns:\n  - name: a\n    app: stream\n"
+                     f"    deck: {SMALL_DECK}\n" + text.format(**fill))
+    env = {"PATH": path} if path else None
+    r = tool("karma-batch", "generate", campaign, "-o", tmp_path / "out",
+             *[e.format(**fill) for e in extra], env=env)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith(f"karma-batch: error: {tmp_path}/"), r.stderr
+    assert message.format(**fill) in r.stderr, r.stderr
+    assert sorted(os.listdir(tmp_path)) == ["c.yaml"]  # no OUT, no temporary left
+
+
+def test_generate_finds_programs_in_path_and_the_runs_path(tmp_path):
+    """A bare karma-<app> (no bin_dir, none beside karma-batch) is found in
+    PATH, or in the PATH that the run's environment exports."""
+    here = stand_ins(tmp_path / "here")
+    campaign = write(str(tmp_path / "c.yaml"), f"""\
+name: x
+runs:
+  - {{name: a, app: stream, deck: {SMALL_DECK}}}
+""")
+    path = f"{here}:/usr/bin:/bin"
+    r = tool("karma-batch", "generate", campaign, "-o", tmp_path / "o1", env={"PATH": path})
+    assert r.returncode == 0, r.stderr
+    assert load_manifest(str(tmp_path / "o1"))["jobs"][0]["executable"] == "karma-stream"
+    write(campaign, open(campaign).read() +
+          f"environment:\n  variables: {{PATH: '{here}:$PATH'}}\n")
+    r = tool("karma-batch", "generate", campaign, "-o", tmp_path / "o2",
+             env={"PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr
+
+
+def test_a_job_without_its_program_says_command_not_found(tmp_path):
+    """Issue 78: a job whose program is gone where it runs ends with exit
+    127 and says `command not found: PATH`, in its log, in status and in
+    karma-compare's note."""
+    programs = stand_ins(tmp_path / "programs", ["stream"])
+    campaign = write(str(tmp_path / "c.yaml"), f"""\
+name: gone
+scheduler: local
+gpus_per_rank: 0
+runs:
+  - {{name: a, app: stream, deck: {SMALL_DECK}}}
+compare:
+  - {{name: c, numerator: {{run: a}}, denominator: {{run: a}}}}
+""")
+    out = str(tmp_path / "out")
+    assert generate(campaign, out, "--bin-dir", programs).returncode == 0
+    exe = os.path.join(programs, "karma-stream")
+    os.unlink(exe)
+    r = tool("karma-batch", "submit", out)
+    assert r.returncode == 1, r.stdout + r.stderr
+    log = open(os.path.join(out, "results", "a.n1x1", "job.out")).read()
+    assert f"karma-batch job: command not found: {exe}\n" in log, log
+    r = tool("karma-batch", "status", out)
+    assert r.returncode == 1
+    assert re.search(rf"^a\.n1x1 .* failed  exit 127, command not found: {re.escape(exe)}: "
+                     r"see \S+/a\.n1x1/job\*\.out$", r.stdout, re.M), r.stdout
+    r = tool("karma-compare", "--campaign", out)
+    assert f"a.n1x1: no results: failed, exit 127: command not found: {exe}" in r.stdout, \
+        r.stdout + r.stderr
 
 
 def test_existing_output_needs_force(tmp_path):

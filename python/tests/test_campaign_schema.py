@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from conftest import DATA, ROOT, tool, write
+from conftest import DATA, ROOT, stand_in_bin, tool, write
 from karma_tools import ToolError, campaign, schemas, yamlread
 
 SMALL_DECK = os.path.join(ROOT, "inputs", "stream", "small.yaml")
@@ -177,7 +177,7 @@ def test_wrong_campaigns_are_refused_by_schema_and_karma_batch(
     assert any(names(p, key) for p in problems), problems
 
     r = tool("karma-batch", "generate", campaign_file, "-o", tmp_path / "out", "--no-key-check",
-             "--bin-dir", "/opt/karma/bin")
+             "--bin-dir", stand_in_bin())
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert r.stderr.count("\n") == 1, r.stderr
     assert r.stderr.startswith(f"karma-batch: error: {campaign_file}:{line_col}: {key}: "), \

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, load_json, load_manifest, tool, tool_path, write
+from conftest import ROOT, load_json, load_manifest, stand_in_bin, stand_ins, tool, tool_path, write
 from karma_tools.batch import run_order
 
 STREAM_DECK = os.path.join(ROOT, "inputs", "stream", "default.yaml")
@@ -93,7 +93,7 @@ name: side
 scheduler: local
 gpus_per_rank: 0
 round_order: alternate
-variables: {{babelstream: cuda-stream}}
+variables: {{babelstream: {fakes['babelstream']}}}
 runs:
   - name: bs
     app: stream
@@ -121,7 +121,9 @@ runs:
 
 
 def generate(campaign, out, *extra):
-    return tool("karma-batch", "generate", campaign, "-o", out, "--no-key-check", *extra)
+    """generate with stand-in mini-apps (conftest.stand_ins) as its --bin-dir."""
+    return tool("karma-batch", "generate", campaign, "-o", out, "--no-key-check",
+                "--bin-dir", stand_in_bin(), *extra)
 
 
 def test_local_scheduler_runs_the_jobs_round_by_round(tmp_path, fakes):
@@ -251,21 +253,22 @@ runs:
       launcher: "mpirun --oversubscribe -np {{ranks}}"}}
 """)
     out = str(tmp_path / "out")
-    r = tool("karma-batch", "generate", campaign, "-o", out, "--bin-dir", "/opt/karma/bin")
+    bin_dir = stand_in_bin()
+    r = tool("karma-batch", "generate", campaign, "-o", out, "--bin-dir", bin_dir)
     assert r.returncode == 0, r.stderr
     text = {n: open(os.path.join(out, "jobs", n + ".sh")).read()
             for n in ("one.n1x1", "two.n1x2", "mine.n1x2")}
-    assert "\n/opt/karma/bin/karma-stream " in text["one.n1x1"]
+    assert f"\n{bin_dir}/karma-stream " in text["one.n1x1"]
     # More ranks: mpiexec with the options of the MPI karma-stream is linked with.
     assert 'karma_launch="mpiexec -n 2 --map-by ppr:2:node"' in text["two.n1x2"]
     assert 'karma_launch="mpiexec -n 2 -ppn 2"' in text["two.n1x2"]
-    assert "\n$karma_launch /opt/karma/bin/karma-stream " in text["two.n1x2"]
-    assert "\nmpirun --oversubscribe -np 2 /opt/karma/bin/karma-stream " in text["mine.n1x2"]
+    assert f"\n$karma_launch {bin_dir}/karma-stream " in text["two.n1x2"]
+    assert f"\nmpirun --oversubscribe -np 2 {bin_dir}/karma-stream " in text["mine.n1x2"]
     # Several nodes cannot run here.
     write(campaign, open(campaign).read() + f"  - {{name: far, app: stream, deck: "
           f"{STREAM_DECK}, nodes: 2}}\n")
     r = tool("karma-batch", "generate", campaign, "-o", str(tmp_path / "o2"), "--bin-dir",
-             "/opt/karma/bin")
+             bin_dir)
     assert r.returncode == 2 and "c.yaml:9:" in r.stderr and \
         "runs[3].nodes: the local scheduler runs on this one node" in r.stderr
 
@@ -453,6 +456,7 @@ compare:
     match: [stream.shape]
     same_variant: true
 """)
+    stand_ins(tmp_path / "old" / "bin", ["stream"])  # {previous}/karma-stream: never run
     out = str(tmp_path / "out")
     assert generate(campaign, out).returncode == 0
     manifest = load_manifest(out)
@@ -670,20 +674,19 @@ def test_schema_2_kernels_keep_their_own_fields(tmp_path):
                                                      for c in CAMPAIGNS])
 def test_shipped_campaigns_generate(tmp_path, campaign):
     """Each campaign under campaigns/ loads and expands; where this build's
-    mini-apps are at hand (ctest sets KARMA_BUILD_DIR), its set/sweep keys
-    and values are checked against them too."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
+    mini-apps are at hand (ctest sets KARMA_BUILD_DIR: its bin/), its
+    set/sweep keys and values are checked against them too. Every folder of
+    mini-apps a campaign names (--var host_bin=...) is that bin/ too, every
+    other program (--var babelstream=...) a stand-in: generate refuses
+    programs that are not there."""
     build = os.environ.get("KARMA_BUILD_DIR", "")
-    found = []
-    for app in ("stream", "hexgrad", "mgs", "matvec", "contact"):
-        exe = os.path.join(build, "miniapps", app, f"karma-{app}")
-        if build and os.access(exe, os.X_OK):
-            os.symlink(exe, bin_dir / f"karma-{app}")
-            found.append(app)
-    extra = [] if len(found) == 5 else ["--no-key-check"]
-    if "stream-vs-babelstream" in campaign:
-        extra += ["--var", "babelstream=/opt/babelstream/cuda-stream"]
+    bin_dir = os.path.join(build, "bin") if build else stand_ins(tmp_path / "bin")
+    extra = [] if build else ["--no-key-check"]
+    text = open(campaign).read()
+    for name in sorted(set(re.findall(r'executable: "\{(\w+)\}/karma-', text))):
+        extra += ["--var", f"{name}={bin_dir}"]
+    for name in sorted(set(re.findall(r'executable: "\{(\w+)\}"', text))):
+        extra += ["--var", f"{name}={stand_ins(tmp_path / name, ['program'])}/karma-program"]
     out = str(tmp_path / "out")
     r = tool("karma-batch", "generate", campaign, "-o", out, "--bin-dir", bin_dir, *extra)
     assert r.returncode == 0, r.stderr

@@ -45,7 +45,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, built
+from conftest import ROOT, miniapp
 
 SEED = int(os.environ.get("KARMA_FUZZ_SEED", "17"))
 COUNT = int(os.environ.get("KARMA_FUZZ_COUNT", "400"))
@@ -64,14 +64,6 @@ LOWER = {"contact": [("n: 16", "n: 4"), ("steps: 30", "steps: 4"), ("sweeps: 100
 ENV = dict(os.environ, OMP_NUM_THREADS="1", OMP_PROC_BIND="false",
            OMPI_MCA_ess_singleton_isolated="1", OMPI_MCA_btl="self", OMPI_MCA_pml="ob1",
            KARMA_PROGRESS="off")
-
-
-def executable(app):
-    build = built("KARMA_BUILD_DIR", "the build directory")
-    path = os.path.join(build, "miniapps", app, f"karma-{app}")
-    if not os.path.exists(path):
-        pytest.fail(f"{path} is not built (cmake --build ... --target karma-{app})")
-    return path
 
 
 def base_deck(app):
@@ -387,7 +379,7 @@ def check(case, workdir):
     with open(deck, "wb") as f:
         f.write(text)
     output = os.path.join(directory, "results.json")
-    command = [executable(app), deck, *args, "--output", output, "--quiet"]
+    command = [miniapp(app), deck, *args, "--output", output, "--quiet"]
     code, stdout, stderr = run(command, TIMEOUT_S, directory)
     written = os.path.exists(output)
 
@@ -398,7 +390,7 @@ def check(case, workdir):
 
     if code is None:
         # Capped or hung: ask the reader alone, with an --output it must refuse.
-        probe = [executable(app), deck, *args, "--output",
+        probe = [miniapp(app), deck, *args, "--output",
                  os.path.join(directory, "missing", "r.json"), "--quiet"]
         pcode, _, pstderr = run(probe, PROBE_TIMEOUT_S, directory)
         if pcode is None:
@@ -449,10 +441,10 @@ PARTS = 12
 def test_deck_fuzz(tmp_path, part):
     start = time.monotonic()
     for app in APPS:
-        executable(app)
+        miniapp(app)
     # The probe in check() relies on --output being checked right after the deck is read.
-    code, _, stderr = run([executable("stream"), os.path.join(ROOT, "inputs", "stream",
-                                                              "small.yaml"),
+    code, _, stderr = run([miniapp("stream"), os.path.join(ROOT, "inputs", "stream",
+                                                           "small.yaml"),
                            "--output", str(tmp_path / "missing" / "r.json"), "--quiet"], 30,
                           str(tmp_path))
     assert code == 2 and "does not exist" in stderr, (code, stderr)

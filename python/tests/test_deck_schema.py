@@ -11,9 +11,8 @@ import stat
 import subprocess
 
 import jsonschema
-import pytest
 
-from conftest import ROOT, built, tool, write
+from conftest import ROOT, miniapp, tool, write
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMP_NUM_THREADS="1")
@@ -61,10 +60,7 @@ def test_a_real_deck_validates_and_out_of_range_is_refused_by_both(stream_exe, t
 
 
 def test_microbench_schema_takes_no_deck_key():
-    build = built("KARMA_BUILD_DIR", "the build directory")
-    exe = os.path.join(build, "miniapps", "microbench", "karma-microbench")
-    if not os.access(exe, os.X_OK):
-        pytest.fail(f"{exe} is not built (cmake --build ... --target karma-microbench)")
+    exe = miniapp("microbench")
     from karma_tools.campaign import schema_types
 
     schema = deck_schema(exe)

@@ -8,19 +8,15 @@ import os
 import re
 import shutil
 
-from conftest import ROOT, built, tool
+from conftest import ROOT, build_bin, tool
 
 PAGES = ["README.md", "CONTRIBUTING.md"] + sorted(
     os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
 APPS = ("stream", "hexgrad", "matvec", "mgs", "contact")
 
 
-def build_dir():
-    return built("KARMA_BUILD_DIR", "the build folder (its miniapps/<app>/karma-<app>)")
-
-
 def test_the_committed_docs_are_up_to_date():
-    r = tool("karma-docs", "--check", "--root", ROOT, "--bin-dir", build_dir())
+    r = tool("karma-docs", "--check", "--root", ROOT, "--bin-dir", build_bin())
     assert r.returncode == 0, r.stderr
 
 
@@ -43,10 +39,11 @@ def _copy_of_the_docs(tmp_path):
 
 
 def test_a_stale_deck_table_fails_the_check_and_is_rewritten(tmp_path):
-    bin_dir = build_dir()
+    bin_dir = build_bin()
     root = _copy_of_the_docs(tmp_path)
-    # In step with this build first, whatever the committed tables say.
-    assert tool("karma-docs", "--root", root, "--bin-dir", bin_dir).returncode == 0
+    # In step with this build first, whatever the committed tables say (a
+    # build folder names its bin/).
+    assert tool("karma-docs", "--root", root, "--bin-dir", os.path.dirname(bin_dir)).returncode == 0
     assert tool("karma-docs", "--check", "--root", root, "--bin-dir", bin_dir).returncode == 0
     readme = root / "miniapps" / "stream" / "README.md"
     good = readme.read_text()
@@ -92,14 +89,14 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
             (["--frobnicate"], "unrecognized arguments: --frobnicate"),
             (["--root", tmp_path], "not inside a karma checkout"),
             (["--root", root, "--bin-dir", tmp_path / "none"], "not a folder"),
-            (["--root", root, "--only", "decks", "--bin-dir", tmp_path],
-             "no executable karma-stream"),
+            (["--root", root, "--only", "decks", "--bin-dir", root],
+             "no executable karma-stream there nor in its bin/"),
             (["--root", root, "--only", "decks", "--bin-dir", not_an_app.parent],
              "--help=json: not JSON")]:
         r = tool("karma-docs", *args)
         assert r.returncode == 2, (args, r.stderr)
         assert len(r.stderr.splitlines()) == 1 and message in r.stderr, (args, r.stderr)
-    r = tool("karma-docs", "--root", root, "--only", "decks", "--bin-dir", build_dir())
+    r = tool("karma-docs", "--root", root, "--only", "decks", "--bin-dir", build_bin())
     assert r.returncode == 2 and "mgs/README.md: needs one line" in r.stderr, r.stderr
     assert "wrote" not in r.stdout  # nothing written before the error
 

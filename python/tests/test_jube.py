@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, SCRIPTS, built
+from conftest import ROOT, SCRIPTS, build_bin, miniapp
 from harvest_lines import APPS, oracle
 
 XML = os.path.join(SCRIPTS, "harvest", "jube", "karma.xml")
@@ -33,16 +33,13 @@ def jube_run(tmp_path_factory):
     jube = shutil.which("jube")
     if jube is None:
         pytest.fail("jube is not installed (Debian's jube; scripts/bootstrap.sh installs it)")
-    build = built("KARMA_BUILD_DIR", "the build directory")
-    # An installed suite's layout, from this build and the source tree's decks.
+    # An installed suite's layout: this build's bin/ and the source tree's decks.
+    for app in APPS:
+        miniapp(app)  # built
     tmp = tmp_path_factory.mktemp("jube")
     prefix = tmp / "prefix"
-    (prefix / "bin").mkdir(parents=True)
     (prefix / "share" / "karma").mkdir(parents=True)
-    for app in APPS:
-        exe = os.path.join(build, "miniapps", app, f"karma-{app}")
-        assert os.path.isfile(exe), f"{exe} is not built"
-        (prefix / "bin" / f"karma-{app}").symlink_to(exe)
+    (prefix / "bin").symlink_to(build_bin())
     (prefix / "share" / "karma" / "inputs").symlink_to(os.path.join(ROOT, "inputs"))
     out = tmp / "runs"
     env = dict(os.environ, KARMA_PREFIX=str(prefix), OMP_NUM_THREADS="1",

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, built, write
+from conftest import ROOT, miniapp, write
 
 APPS = ("stream", "hexgrad", "mgs", "matvec", "contact")
 RULES = {"fixed", "axis", "tuning", "free"}
@@ -24,8 +24,7 @@ ENERGY_OFF = "run.energy is off (the rules ask for every kernel's energy)"
 
 
 def exe(app):
-    build = built("KARMA_BUILD_DIR", "a build directory")
-    return os.path.join(build, "miniapps", app, f"karma-{app}")
+    return miniapp(app)
 
 
 def deck(app, cls):

@@ -346,6 +346,13 @@ def listdir(path):
     return sorted(names)
 
 
+def job_logs(folder):
+    """The texts of a job folder's logs, job*.out (Slurm's job-<id>.out, PBS's
+    and the local scheduler's job.out), on disk or inside an archive."""
+    return [read_bytes(os.path.join(folder, name)).decode("utf-8", "replace")
+            for name in listdir(folder) if name.startswith("job") and name.endswith(".out")]
+
+
 def walk_files(path, suffix=""):
     """Sorted paths of the files under path whose names end in suffix,
     hidden ones left out; an archive found on the way is walked as the

@@ -28,6 +28,7 @@ local: this node), one MPI rank per GPU, each job with its own results
 directory; submits them and shows what is submitted, running and left.
 
   karma-batch generate CAMPAIGN.yaml -o OUT   # OUT/jobs/*.sbatch|*.pbs|*.sh, OUT/campaign.json
+      [--bin-dir build/<preset>/bin]          # where karma-<app> is (default: beside karma-batch)
   karma-batch submit OUT                      # sbatch/qsub every job not yet submitted
   karma-batch status OUT                      # one line per job, then the counts
   karma-batch wait OUT --timeout 3600         # until every job has ended
@@ -51,6 +52,11 @@ status/wait from another shell see the job running, those after it
 pending; cancel stops the running job and the rest. Two submits of one
 campaign at once (`--only` a part each, one per GPU) each run and record
 only the jobs they took.
+
+generate refuses (exit 2, nothing written) a campaign whose programs it
+cannot find here, naming the campaign line and what it looked for where; a
+job whose program is missing where it runs ends with exit 127, and status
+says `command not found: PATH`.
 
 Each job writes into RESULTS/<job name>/: karma-<app>.json (the mini-app's
 results), environment/ (karma-envcapture), the scheduler's log (local:
@@ -90,7 +96,7 @@ def generate(args):
         variables[name] = value
     camp = campaign_mod.load(args.campaign, out_dir=out, bin_dir=args.bin_dir,
                              check_keys=not args.no_key_check, tool_dir=_tools_dir(),
-                             scheduler=args.scheduler, variables=variables)
+                             scheduler=args.scheduler, variables=variables, executables=True)
     scheduler = camp.scheduler
     for w in camp.warnings:
         print(f"karma-batch: warning: {w}", file=sys.stderr)
@@ -349,6 +355,10 @@ def job_state(entry, scheduler_state):
         if signal:
             return INTERRUPTED, (f"exit {code}: stopped by {signal} (a time limit, scancel, "
                                  f"qdel or Ctrl-C): see {_log_hint(entry)}")
+        missing = jobs.not_found(archive_mod.job_logs(entry["results_dir"])) \
+            if code == jobs.NOT_FOUND_CODE and result is None else None
+        if missing:
+            return FAILED, f"exit {code}, command not found: {missing}: see {_log_hint(entry)}"
         if result is None:
             return FAILED, f"exit {code}, no results file: see {_log_hint(entry)}"
         return FAILED, f"exit {code}, results {result}: see {_log_hint(entry)}"
@@ -805,8 +815,9 @@ def parser():
     g.add_argument("--var", action="append", metavar="NAME=VALUE",
                    help="sets a campaign variable (repeatable), e.g. "
                    "--var babelstream=/opt/babelstream/cuda-stream")
-    g.add_argument("--bin-dir", help="directory with the karma-<app> executables "
-                   "(overrides the campaign's bin_dir)")
+    g.add_argument("--bin-dir", help="directory with the karma-<app> executables: a build's "
+                   "build/<preset>/bin or PREFIX/bin (overrides the campaign's bin_dir; "
+                   "default: beside this karma-batch, else PATH)")
     g.add_argument("--no-key-check", action="store_true",
                    help="do not run karma-<app> --help to check set/sweep keys")
     g.add_argument("--force", action="store_true", help="replace OUT if it exists")

@@ -34,7 +34,8 @@ job script per run and per point of its sweeps.
                                   # alternate: even rounds in reverse order
   results_dir: results            # one subdirectory per job (default: OUT/results)
   bin_dir: /opt/karma/bin         # where karma-<app> is (default: beside karma-batch,
-                                  # else looked up in PATH when the job runs)
+                                  # as in a build's build/<preset>/bin or PREFIX/bin,
+                                  # else in PATH); --bin-dir overrides
   time: "00:30:00"                # wall-time limit per job (HH:MM:SS, or minutes)
   ranks_per_node: 4               # MPI ranks per node: one per GPU
   gpus_per_rank: 1                # 0 on CPU-only nodes
@@ -108,10 +109,14 @@ job script per run and per point of its sweeps.
 Weak scaling keeps the deck's size per rank; strong scaling keeps it global
 and splits it over the ranks: the mini-app reads <app>.scaling (change the key
 with scaling_key). Integers, lists and strings in set/sweep are passed as
-written (2^28 stays 2^28). When karma-<app> can be run here, karma-batch checks
+written (2^28 stays 2^28). Every run's program must be here when
+`generate` runs: one that is not (karma-<app> in none of the places above, an
+`executable` path that is not there, a bare name in neither PATH nor the PATH
+the run's environment exports) stops `generate` (exit 2, nothing written),
+naming the campaign line and what it looked for where. karma-batch checks
 every set/sweep key and value (type, range, choices, list length) against the
-JSON Schema of its deck (karma-<app> --help=json); when it cannot, it says so,
-and a wrong value stops the job at its start (exit 2). Counts (nodes,
+JSON Schema of its deck (karma-<app> --help=json); where that fails, it says
+so, and a wrong value stops the job at its start (exit 2). Counts (nodes,
 ranks_per_node, gpus_per_rank, cpus_per_rank, repeat, processes) are at most 2^31-1, and
 a campaign at most 10000 jobs. The format is also a JSON Schema (draft
 2020-12), for editors and other tools: karma_tools/schemas/campaign.schema.json,
@@ -627,10 +632,11 @@ def _deck_number(text):
 
 
 def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, scheduler=None,
-         variables=None):
+         variables=None, executables=False):
     """The campaign at `path`, checked and expanded into jobs. `out_dir` is
     where karma-batch writes (the default results_dir is under it); `bin_dir`,
-    `scheduler` and `variables` ({name: value}) override the campaign's."""
+    `scheduler` and `variables` ({name: value}) override the campaign's.
+    `executables` (generate): every run's program must be here (Programs)."""
     if not os.path.isfile(path):
         raise ToolError(f"{path}: no such campaign file", 2)
     tool_dir = tool_dir or tools_dir()
@@ -663,7 +669,9 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
     out_dir = os.path.abspath(out_dir) if out_dir else None
     results_dir = where("results_dir", os.path.join(out_dir, "results") if out_dir else
                         os.path.join(base, "results", name))
-    campaign_bin = os.path.abspath(bin_dir) if bin_dir else where("bin_dir", None)
+    programs = Programs(os.path.abspath(bin_dir) if bin_dir else where("bin_dir", None),
+                        "--bin-dir" if bin_dir else "the campaign's bin_dir", tool_dir,
+                        executables)
 
     defaults = {
         "time": parse_time(check, top["time"], "time") if "time" in top else "00:30:00",
@@ -717,24 +725,11 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
     jobs, run_names, job_names = [], {}, {}
     for index, run_node in enumerate(runs_node.value):
         jobs.extend(_expand_run(check, run_node, f"runs[{index}]", base, inputs, results_dir,
-                                campaign_bin, tool_dir, defaults, environment, run_names,
-                                job_names, lister if check_keys else None, names, scheduler))
+                                programs, defaults, environment, run_names, job_names,
+                                lister if check_keys else None, names, scheduler))
     several = sorted({j.run for j in jobs if j.process})
     compare = _compare(check, top["compare"], run_names, several) if "compare" in top else []
     warnings = notes + list(lister.warnings)
-    unchecked = "; set/sweep keys and values are checked only when its jobs start" \
-        if check_keys else ""
-    references = {j.executable for j in jobs if j.reference}
-    for exe in sorted({j.executable for j in jobs}):
-        if exe in references and not shutil.which(exe):
-            warnings.append(f"{exe} (a reference program) is not an executable here; the "
-                            "jobs need it where they run (name it with --var)")
-        elif os.path.isabs(exe) and not os.access(exe, os.X_OK):
-            warnings.append(f"{exe} is not an executable here; the jobs need it on the "
-                            f"compute nodes{unchecked}")
-        elif not os.path.isabs(exe) and not shutil.which(exe):
-            warnings.append(f"{exe} is not in PATH here; the jobs look for it in theirs "
-                            f"(or set bin_dir){unchecked}")
     _conforms(path, root)
     return Campaign(name=name, path=os.path.abspath(path), sha256=hashlib.sha256(data).hexdigest(),
                     scheduler=scheduler, results_dir=results_dir, slurm=slurm, pbs=pbs,
@@ -882,22 +877,70 @@ def _run_scalings(check, entries, path):
     return scalings
 
 
-def _run_executable(check, entries, path, app, base, campaign_bin, tool_dir, variables):
-    """The program a run's jobs start."""
-    if "executable" in entries:
-        text = _fill(check, entries["executable"], f"{path}.executable",
-                     check.string(entries["executable"], f"{path}.executable"), variables)
-        # A bare name is a command found in PATH when the job runs; a path is
-        # relative to the campaign file.
-        executable = text if "/" not in text else \
-            os.path.normpath(os.path.join(base, os.path.expanduser(text)))
-    elif campaign_bin:
-        executable = os.path.join(campaign_bin, f"karma-{app}")
-    elif os.path.isfile(os.path.join(tool_dir, f"karma-{app}")):
-        executable = os.path.join(tool_dir, f"karma-{app}")  # installed beside the tools
-    else:
-        executable = f"karma-{app}"  # found in PATH when the job runs
-    return executable
+class Programs:
+    """Where a run's program is, as its jobs will start it: a run's
+    `executable` (a bare name: in PATH; a path: relative to the campaign
+    file), else karma-<app> in --bin-dir, the campaign's bin_dir, beside the
+    running karma-batch (a build's bin/, PREFIX/bin), else in PATH. With
+    `required` (generate), a program not found here is refused (exit 2),
+    naming the file, line and key, what was looked for and where: its jobs
+    would only fail with exit 127."""
+
+    BIN_HINT = ("--bin-dir names the folder that holds karma-<app>: a build's "
+                "build/<preset>/bin, or PREFIX/bin")
+
+    def __init__(self, bin_dir, bin_origin, tool_dir, required):
+        self.bin_dir, self.bin_origin = bin_dir, bin_origin
+        self.tool_dir, self.required = tool_dir, required
+
+    def resolve(self, check, entries, path, app, base, variables, env):
+        """The program of the run at path (its entries); env: its Environment."""
+        if "executable" in entries:
+            node, key = entries["executable"], f"{path}.executable"
+            raw = check.string(node, key)
+            text = _fill(check, node, key, raw, variables)
+            # A bare name is a command found in PATH when the job runs; a path is
+            # relative to the campaign file.
+            executable = text if "/" not in text else \
+                os.path.normpath(os.path.join(base, os.path.expanduser(text)))
+            names = [n for n, _ in _PLACEHOLDER.findall(raw) if n in variables]
+            hint = f"--var {names[0]}=PATH names it" if names else \
+                "a path is relative to the campaign file"
+            self._found(check, node, key, executable, "", hint, env)
+            return executable
+        name, node, key = f"karma-{app}", entries["app"], f"{path}.app"
+        if self.bin_dir:
+            executable = os.path.join(self.bin_dir, name)
+            self._found(check, node, key, executable, f" ({self.bin_origin} {self.bin_dir})",
+                        self.BIN_HINT, env)
+            return executable
+        if _runnable(os.path.join(self.tool_dir, name)):
+            return os.path.join(self.tool_dir, name)  # beside the tools: a build's bin/
+        self._found(check, node, key, name, f" beside karma-batch ({self.tool_dir}) nor",
+                    self.BIN_HINT, env)
+        return name  # found in PATH when the job runs
+
+    def _found(self, check, node, key, executable, looked, hint, env):
+        """Refuses (check.fail) an executable that is not here, when required."""
+        if not self.required:
+            return
+        if "/" in executable:
+            if _runnable(executable):
+                return
+            what = "not an executable" if os.path.exists(executable) else "not found"
+        else:
+            # In PATH here, or in the PATH that the run's environment exports.
+            search = os.path.expandvars(env.variables["PATH"]) \
+                if "PATH" in env.variables else None
+            if shutil.which(executable, path=search):
+                return
+            what, looked = "not found", f"{looked} in PATH"
+        check.fail(node, key, f"{executable}: {what}{looked}; its jobs would fail with "
+                   f"exit 127 ({hint})")
+
+
+def _runnable(path):
+    return os.path.isfile(path) and os.access(path, os.X_OK)
 
 
 def _check_run_keys(check, entries, path, app, executable, lister, overrides, sweep,
@@ -942,8 +985,8 @@ def _check_run_keys(check, entries, path, app, executable, lister, overrides, sw
                            "--help)")
 
 
-def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool_dir,
-                defaults, environment, run_names, job_names, lister, variables, scheduler):
+def _expand_run(check, node, path, base, inputs, results_dir, programs, defaults,
+                environment, run_names, job_names, lister, variables, scheduler):
     entries = check.mapping(node, path, RUN_KEYS, required=("name", "app", "deck"))
     run = _unique_name(check, entries["name"], path, run_names)
     app, reference = _run_app(check, entries, path)
@@ -966,8 +1009,7 @@ def _expand_run(check, node, path, base, inputs, results_dir, campaign_bin, tool
                                           f"{path}.environment", variables))
     cpus = _host_cpus(gpus, cpus, env)
 
-    executable = _run_executable(check, entries, path, app, base, campaign_bin, tool_dir,
-                                 variables)
+    executable = programs.resolve(check, entries, path, app, base, variables, env)
     if lister is not None and not reference:
         _check_run_keys(check, entries, path, app, executable, lister, overrides, sweep,
                         scalings, scaling_key)

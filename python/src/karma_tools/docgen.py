@@ -163,20 +163,19 @@ def results_doc(schema):
 # The deck tables of the mini-apps' READMEs.
 
 def executable(app, bin_dir):
-    """karma-<app> in bin_dir (an installed bin/, or a build folder:
-    miniapps/<app>/karma-<app>), else in PATH."""
+    """karma-<app> in bin_dir (a build's build/<preset>/bin or an installed
+    PREFIX/bin; or a build folder, whose bin/ holds it), else in PATH."""
     name = f"karma-{app}"
     if bin_dir is None:
         found = shutil.which(name)
         if not found:
-            raise ToolError(f"{name} is not in PATH: name a build folder or an installed "
-                            "bin/ with --bin-dir (or use --only results)", 2)
+            raise ToolError(f"{name} is not in PATH: name a build's bin/ or an installed "
+                            "one with --bin-dir (or use --only results)", 2)
         return found
-    for path in (os.path.join(bin_dir, name), os.path.join(bin_dir, "miniapps", app, name)):
+    for path in (os.path.join(bin_dir, name), os.path.join(bin_dir, "bin", name)):
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return path
-    raise ToolError(f"--bin-dir {bin_dir}: no executable {name} there nor in "
-                    f"miniapps/{app}/", 2)
+    raise ToolError(f"--bin-dir {bin_dir}: no executable {name} there nor in its bin/", 2)
 
 
 def deck_schema(exe):
@@ -380,8 +379,9 @@ def parse(argv):
                    help="write nothing; exit 1 naming each stale file and its first differing "
                    "line")
     p.add_argument("--bin-dir", metavar="DIR",
-                   help="where the mini-apps are: an installed bin/ (DIR/karma-<app>) or a "
-                   "build folder (DIR/miniapps/<app>/karma-<app>); default: PATH")
+                   help="where the mini-apps are: a build's build/<preset>/bin or an "
+                   "installed PREFIX/bin (DIR/karma-<app>; a build folder: DIR/bin/karma-<app>); "
+                   "default: PATH")
     p.add_argument("--root", metavar="DIR",
                    help="the karma checkout (default: the one that holds the current folder)")
     p.add_argument("--only", choices=("results", "decks"),

@@ -22,6 +22,10 @@ EXIT_CODE_FILE = "exit_code"
 LOCAL_LOG = "job.out"
 # What a reference program (BabelStream) printed, read into RESULT_NAME.
 REFERENCE_OUTPUT = "reference.out"
+# What a job script prints, and exits 127 with, when its program is not there
+# where the job runs (`command -v` finds nothing): status and compare show it.
+NOT_FOUND = "karma-batch job: command not found: "
+NOT_FOUND_CODE = 127
 # Exit codes 128 + N: the job or its mini-app was stopped by signal N (the
 # job script's trap writes 143 for SIGTERM, 130 for SIGINT).
 _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 9: "SIGKILL", 15: "SIGTERM"}
@@ -40,6 +44,16 @@ def exit_code_of(data):
         return int(data.decode("utf-8", "replace").strip())
     except ValueError:
         return None
+
+
+def not_found(logs):
+    """The program that a job's logs (their texts) say was not there
+    (NOT_FOUND), or None."""
+    for text in logs:
+        found = re.search("^" + re.escape(NOT_FOUND) + "(.+)$", text, re.M)
+        if found:
+            return found.group(1)
+    return None
 
 
 def results_file(job):
@@ -282,6 +296,9 @@ def render(job, campaign, scheduler, envcapture, batch_tool=None):
         "",
         f'echo "karma-batch job {job.name}: start $(date -u +%Y-%m-%dT%H:%M:%SZ) on '
         '$(hostname)"',
+        "# Without its program the job ends here, saying so (status shows it).",
+        f"command -v {q(job.executable)} >/dev/null || "
+        f"{{ echo {q(NOT_FOUND + job.executable)} >&2; finish {NOT_FOUND_CODE}; }}",
         *run_lines,
         f'echo "karma-batch job {job.name}: exit code $code"',
         'finish "$code"',

@@ -91,14 +91,15 @@ def missing_reason(manifest_path, manifest, entry):
     if signal:
         return f"no results: stopped by {signal} (exit {code})"
     why, error = "", ""
-    for name in sorted(archive.listdir(folder)):
-        if not (name.startswith("job") and name.endswith(".out")):
-            continue
-        text = archive.read_bytes(os.path.join(folder, name)).decode("utf-8", "replace")
+    logs = archive.job_logs(folder)
+    for text in logs:
         found = re.search(r"^RESULT: FAILED reason=(\S+)", text, re.M)
         why = why or (found.group(1) if found else "")
         found = re.search(r"^karma-[a-z]+: error: .*$", text, re.M)
         error = error or (found.group(0)[:300] if found else "")
+    missing = jobs.not_found(logs) if code == jobs.NOT_FOUND_CODE else None
+    if missing:
+        error = f"command not found: {missing}"
     shown = "code unreadable" if code is None else code
     return (f"no results: failed, exit {shown}" + (f" ({why})" if why else "")
             + (f": {error}" if error else ""))

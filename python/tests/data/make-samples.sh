@@ -12,7 +12,7 @@ set -euo pipefail
 build=${1:?usage: make-samples.sh BUILD_DIR}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
-stream=$(cd "$build" && pwd)/miniapps/stream/karma-stream
+stream=$(cd "$build" && pwd)/bin/karma-stream
 deck=$root/inputs/stream/small.yaml
 out=$here/results
 export OMP_PROC_BIND=false OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
