@@ -21,6 +21,35 @@ SCHEMA_VERSIONS = (1, 2)
 # mgs-native-cuda); the rest are Kokkos kernels.
 KNOWN_IMPLEMENTATIONS = ("native-cuda", "native-hip", "cublas", "cblas", "hipblas", "rocblas",
                          "babelstream")
+
+_STREAM = ("copy", "mul", "add", "triad", "dot", "nstream")
+_MATVEC = ("row-per-thread", "team-per-row", "mdrange")
+_BLAS = ("cblas", "cublas", "hipblas", "rocblas")
+_EXCHANGES = ("allgatherv-x", "allreduce-y")
+_MGS = ("mgs", "mgs-fused", "cgs2")
+_MGS_VENDORS = ("native-cuda", "native-hip", "cublas")
+_STORAGES = ("linked-list", "csr-two-pass", "dynamic-ragged", "arborx")
+# What each mini-app (and the reference programs beside it) writes into
+# kernels[]: its implementations, variants and kernel names, as its README
+# and main.cpp name them. A campaign's comparisons select among these
+# (campaign.py refuses a pattern that matches none: a typo pairs nothing);
+# test_results_tree checks every committed result against them.
+KERNELS = {
+    "stream": {"implementation": ("kokkos", "babelstream"), "variant": _STREAM,
+               "kernel": _STREAM},
+    "hexgrad": {"implementation": ("kokkos", "native-cuda", "native-hip", "reference"),
+                "variant": tuple(f"{layout}-{extents}" for layout in ("left", "right")
+                                 for extents in ("static", "dynamic")),
+                "kernel": ("gradients",)},
+    "matvec": {"implementation": ("kokkos", "mpi") + _BLAS,
+               "variant": _MATVEC + ("sgemv", "dgemv") + _EXCHANGES,
+               "kernel": _MATVEC + tuple("csr-" + v for v in _MATVEC) + _EXCHANGES
+               + tuple(f"{blas}-{t}gemv" for blas in _BLAS for t in "sd")},
+    "mgs": {"implementation": ("kokkos",) + _MGS_VENDORS, "variant": _MGS,
+            "kernel": _MGS + tuple(f"{a}-{v}" for a in _MGS for v in _MGS_VENDORS)},
+    "contact": {"implementation": ("kokkos", "arborx"), "variant": _STORAGES,
+                "kernel": tuple(f"{s}.{phase}" for s in _STORAGES for phase in ("build", "stats"))},
+}
 # Counts fit a C int, as in the mini-apps.
 _COUNT_MAX = 2**31 - 1
 
