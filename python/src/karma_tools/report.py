@@ -9,8 +9,8 @@ import shutil
 import sys
 import textwrap
 
-from . import (ToolError, __version__, archive, atomic_write, main_wrapper, read_json,
-               sides)
+from . import (ToolError, __version__, archive, main_wrapper, read_json, sides, unreadable,
+               write_all)
 from .results import find_json, format_size, format_value, is_number, load_set
 
 DESCRIPTION = """\
@@ -169,7 +169,7 @@ def include_markdown(path, base_dir, out_dir, demote=1):
     except UnicodeDecodeError as e:
         raise ToolError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})", 2) from None
     except OSError as e:
-        raise ToolError(f"{path}: cannot read ({e.strerror})", 3) from None
+        raise unreadable(path, e) from None
     src_dir = os.path.dirname(os.path.abspath(path))
     rel = os.path.relpath(src_dir, os.path.abspath(out_dir))
 
@@ -1102,18 +1102,12 @@ def main(argv=None):
                 os.makedirs(staging)
             text = build(result_set, out_path, plotter, args.title, args.intro, ours, theirs,
                          command, args.comparison, compare_from)
-            if plotter.enabled:
-                # Plots first, then the report that links them.
-                aside = staging + ".old"
-                if os.path.exists(plots_dir):
-                    os.rename(plots_dir, aside)
-                os.rename(staging, plots_dir)
-                shutil.rmtree(aside, ignore_errors=True)
+            # The plots and the report that links them, or neither.
+            write_all([(out_path, text)], [(staging, plots_dir)] if plotter.enabled else [])
         except OSError as e:
             raise ToolError(f"cannot write the plots: {e}", 3) from None
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-        atomic_write(out_path, text)
         for _, error in result_set.invalid:
             print(f"karma-report: left out {error}", file=sys.stderr)
         skipped = len(result_set.skipped)
