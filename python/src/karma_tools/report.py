@@ -11,7 +11,8 @@ import textwrap
 
 from . import (ToolError, __version__, archive, main_wrapper, read_json, sides, unreadable,
                write_all)
-from .results import find_json, format_size, format_value, is_number, load_set
+from .results import (IGNORED, NOT_RESULTS, find_json, format_size, format_value, is_number,
+                      load_set)
 
 DESCRIPTION = """\
 Turns a directory of karma results into one Markdown report with plots:
@@ -1038,6 +1039,20 @@ def comparison_section(path, out_dir, plotter):
     return out
 
 
+def _skipped_lines(skipped):
+    """What a set skipped: each file named with why, but other karma tools'
+    files (a campaign holds an environment capture per job) counted by kind."""
+    counts = {}
+    for _, why in skipped:
+        if why not in (NOT_RESULTS, IGNORED):
+            counts[why] = counts.get(why, 0) + 1
+    lines = [f"{path} ({why})" for path, why in skipped if why in (NOT_RESULTS, IGNORED)]
+    if counts:
+        lines.append(", ".join(f"{n} {why}" for why, n in counts.items())
+                     + ": other karma tools' files")
+    return lines
+
+
 def main(argv=None):
     if argv is None:
         argv = sys.argv[1:]
@@ -1110,10 +1125,13 @@ def main(argv=None):
             shutil.rmtree(staging, ignore_errors=True)
         for _, error in result_set.invalid:
             print(f"karma-report: left out {error}", file=sys.stderr)
+        for line in _skipped_lines(result_set.skipped):
+            print(f"karma-report: skipped {line}", file=sys.stderr)
         skipped = len(result_set.skipped)
         print(f"karma-report: wrote {out_path} ({len(result_set.runs)} runs, "
               f"{len(plotter.files)} plot(s) in {plots_dir if plotter.files else 'none'}"
-              + (f"; skipped {skipped} file(s)" if skipped else "") + ")", file=sys.stderr)
+              + (f"; skipped {skipped} file(s), listed above" if skipped else "") + ")",
+              file=sys.stderr)
         return 0
 
     return main_wrapper("karma-report", run)

@@ -357,6 +357,25 @@ class Benchmarks:
         self.benchmarks = doc.get("benchmarks") or []
 
 
+# Why a set skips a JSON file that is no other karma tool's (other_tool).
+NOT_RESULTS = "not karma results"
+IGNORED = "ignored by git"
+
+
+def other_tool(doc):
+    """Which other karma tool wrote doc, if one did."""
+    if not isinstance(doc, dict) or "schema_version" in doc:
+        return None
+    if "context" in doc and "benchmarks" in doc:
+        return "Google Benchmark JSON (karma-microbench)"
+    kinds = {"karma_environment": "karma-envcapture's environment.json",
+             "karma_batch_manifest": "karma-batch's manifest",
+             "karma_compare": "karma-compare's JSON",
+             "karma_compare_campaign": "karma-compare --campaign's JSON",
+             "karma_score": "karma-score's JSON", "karma_archive": "karma-archive's index"}
+    return next((what for key, what in kinds.items() if key in doc), None)
+
+
 class ResultSet:
     def __init__(self, label, path):
         self.label = label
@@ -406,7 +425,7 @@ def load_set(path, label=None, committed_only=False, need_runs=True, skip_invali
         disk = archive.archive_of(path)
         root = disk if os.path.isdir(disk) else os.path.dirname(disk) or "."
         ignored = _git_ignored(sorted({archive.archive_of(f) for f in files}), root)
-        result.skipped.extend((f, "ignored by git") for f in files
+        result.skipped.extend((f, IGNORED) for f in files
                               if os.path.abspath(archive.archive_of(f)) in ignored)
         files = [f for f in files if os.path.abspath(archive.archive_of(f)) not in ignored]
     for f in files:
@@ -449,7 +468,7 @@ def _load_file(result, f):
         check_benchmarks(f, doc)
         result.benchmarks.append(Benchmarks(f, doc))
     else:
-        result.skipped.append((f, "not karma results"))
+        result.skipped.append((f, other_tool(doc) or NOT_RESULTS))
 
 
 def format_value(value):
