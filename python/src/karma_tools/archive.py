@@ -29,11 +29,13 @@ import io
 import json
 import lzma
 import os
+import shutil
 import sys
 import tarfile
 from collections import OrderedDict
 
-from . import ToolError, __version__, atomic_write, jobs as jobs_mod, main_wrapper, unreadable
+from . import (ToolError, __version__, atomic_write, jobs as jobs_mod, main_wrapper, unreadable,
+               write_all)
 
 SUFFIX = ".tar.xz"
 FORMAT = 1
@@ -438,14 +440,25 @@ def register(list_path, archives):
 
 
 def _extract(archive_path, out):
+    """The folder an archive holds, into the new directory out, whole or not
+    at all: written beside it, then renamed."""
     a = open_archive(archive_path)
     if os.path.exists(out):
         raise ToolError(f"{out}: exists; extract into a new directory", 2)
-    for rel, data in sorted(a.files.items()):
-        target = os.path.join(out, *rel.split("/"))
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        with open(target, "wb") as f:
-            f.write(data)
+    staging = os.path.join(os.path.dirname(os.path.abspath(out)),
+                           f".{os.path.basename(out)}.tmp.{os.getpid()}")
+    try:
+        os.makedirs(staging)
+        for rel, data in sorted(a.files.items()):
+            target = os.path.join(staging, *rel.split("/"))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "wb") as f:
+                f.write(data)
+        write_all([], [(staging, out)])
+    except OSError as e:
+        raise ToolError(f"cannot write {out}: {e.strerror or e}", 3) from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def main(argv=None):
