@@ -683,35 +683,7 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
     environment = _environment(check, top.get("environment"), "environment", names)
     exclusive = check.boolean(top["exclusive"], "exclusive") if "exclusive" in top else True
 
-    slurm = {}
-    if "slurm" in top:
-        entries = check.mapping(top["slurm"], "slurm", SLURM_KEYS)
-        for key, node in entries.items():
-            if key == "exclusive":
-                slurm[key] = check.boolean(node, "slurm.exclusive")
-            elif key == "extra":
-                slurm[key] = check.strings(node, "slurm.extra")
-                for i, line in enumerate(slurm[key]):
-                    if not line.startswith("-"):
-                        check.fail(node.value[i] if isinstance(node.value, list) else node,
-                                   f"slurm.extra[{i}]", f"'{line}' is not an sbatch option "
-                                   "(--option=value)")
-            else:
-                slurm[key] = check.string(node, f"slurm.{key}")
-    pbs = {"flavor": "pro"}
-    if "pbs" in top:
-        entries = check.mapping(top["pbs"], "pbs", PBS_KEYS)
-        for key, node in entries.items():
-            if key == "flavor":
-                pbs[key] = check.choice(node, "pbs.flavor", ("pro", "torque"))
-            elif key == "extra":
-                pbs[key] = check.strings(node, "pbs.extra")
-                for i, line in enumerate(pbs[key]):
-                    if not line.startswith("-"):
-                        check.fail(node.value[i] if isinstance(node.value, list) else node,
-                                   f"pbs.extra[{i}]", f"'{line}' is not a qsub option (-l ...)")
-            else:
-                pbs[key] = check.string(node, f"pbs.{key}")
+    slurm, pbs = _batch_options(check, top, "slurm"), _batch_options(check, top, "pbs")
 
     runs_node = top["runs"]
     if not isinstance(runs_node.value, list) or not runs_node.value:
@@ -747,6 +719,30 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
                     else exclusive,
                     jobs=jobs, warnings=warnings, variables=names, round_order=round_order,
                     compare=compare)
+
+
+def _batch_options(check, top, scheduler):
+    """The campaign's `slurm:` or `pbs:` (scheduler) options, checked: each
+    `extra` line an option of sbatch or qsub."""
+    keys, option = (SLURM_KEYS, "an sbatch option (--option=value)") if scheduler == "slurm" \
+        else (PBS_KEYS, "a qsub option (-l ...)")
+    out = {} if scheduler == "slurm" else {"flavor": "pro"}
+    if scheduler not in top:
+        return out
+    for key, node in check.mapping(top[scheduler], scheduler, keys).items():
+        path = f"{scheduler}.{key}"
+        if key == "exclusive":
+            out[key] = check.boolean(node, path)
+        elif key == "flavor":
+            out[key] = check.choice(node, path, ("pro", "torque"))
+        elif key == "extra":
+            out[key] = check.strings(node, path)
+            for i, line in enumerate(out[key]):
+                if not line.startswith("-"):
+                    check.fail(_item(node, i), f"{path}[{i}]", f"'{line}' is not {option}")
+        else:
+            out[key] = check.string(node, path)
+    return out
 
 
 def _conforms(path, root):
