@@ -120,6 +120,24 @@ def test_a_plain_folder_of_results(tmp_path):
     assert a.stdout.replace(str(out), os.path.join(SAMPLES, "machine-a")) == d.stdout
 
 
+def test_extract_writes_the_folder_whole_or_not_at_all(tmp_path):
+    """Extracted beside its place and renamed: where the folder cannot be
+    made, exit 3 and one line, and nothing left behind."""
+    out = tmp_path / "samples.tar.xz"
+    assert tool("karma-archive", "write", os.path.join(SAMPLES, "machine-a"), "-o",
+                out).returncode == 0
+    r = tool("karma-archive", "extract", out, tmp_path / "folder")
+    assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(tmp_path / "folder")) == sorted(
+        os.listdir(os.path.join(SAMPLES, "machine-a")))
+    (tmp_path / "afile").write_text("")
+    r = tool("karma-archive", "extract", out, tmp_path / "afile" / "folder")
+    assert r.returncode == 3, r.stderr
+    assert r.stderr == f"karma-archive: error: cannot write {tmp_path / 'afile' / 'folder'}: " \
+        "Not a directory\n"
+    assert sorted(os.listdir(tmp_path)) == ["afile", "folder", "samples.tar.xz"]
+
+
 def _xz_tar(members):
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.GNU_FORMAT) as tar:

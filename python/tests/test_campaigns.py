@@ -585,7 +585,34 @@ BAD = [
      "denominator: {run: bs}, matchh: [stream.shape]}\n",
      "compare[0].matchh: unknown key (did you mean 'match'?)"),
     ("run matches nothing", "compare:\n  - name: a\n    numerator: {run: karmaa}\n"
-     "    denominator: {run: bs}\n", "compare[0].numerator.run: 'karmaa' matches no run"),
+     "    denominator: {run: bs}\n", "compare[0].numerator.run: 'karmaa' matches no run of "
+     "this campaign (did you mean 'karma'? known: bs, karma)"),
+    ("implementation typo", "compare:\n  - {name: a, numerator: {implementation: kokos}, "
+     "denominator: {run: bs}}\n", "c.yaml:22:43: compare[0].numerator.implementation: 'kokos' "
+     "matches no implementation of karma-stream (did you mean 'kokkos'? known: babelstream, "
+     "kokkos)"),
+    ("another mini-app's implementation", "compare:\n  - name: a\n    numerator: {run: karma}"
+     "\n    denominator: {implementation: cbals}\n", "compare[0].denominator.implementation: "
+     "'cbals' matches no implementation of karma-stream ('cblas' is karma-matvec's, which "
+     "these runs are not; known: babelstream, kokkos)"),
+    ("kernel typo", "compare:\n  - name: a\n    numerator: {run: karma, kernel: [copy, tirad]}"
+     "\n    denominator: {run: bs}\n", "c.yaml:23:44: compare[0].numerator.kernel: 'tirad' "
+     "matches no kernel of karma-stream (did you mean 'triad'?"),
+    ("variant of the runs selected", "compare:\n  - name: a\n    numerator: {run: karma}\n"
+     "    denominator: {run: bs, variant: gradients*}\n", "compare[0].denominator.variant: "
+     "'gradients*' matches no variant of karma-stream"),
+    ("match key typo", "compare:\n  - {name: a, numerator: {run: karma}, denominator: {run: bs},"
+     " match: [stream.shape, job.pont]}\n", "compare[0].match[1]: 'job.pont' is not a deck key "
+     "of karma-stream nor one of mpi.ranks, mpi.nodes, job.run, job.point (did you mean "
+     "'job.point'?)"),
+    ("label section typo", "compare:\n  - {name: a, numerator: {run: karma}, denominator: "
+     "{run: bs}, label: stram.precision}\n", "compare[0].label[0]: 'stram.precision' is not a "
+     "deck key of karma-stream nor one of mpi.ranks, mpi.nodes, job.run, job.point (did you "
+     "mean 'stream.precision'?)"),
+    ("selection deck key typo", "compare:\n  - name: a\n    numerator: {run: karma, deck: "
+     "{mpi.rank: 1}}\n    denominator: {run: bs}\n", "compare[0].numerator.deck.mpi.rank: "
+     "'mpi.rank' is not a deck key of karma-stream nor one of mpi.ranks, mpi.nodes, job.run, "
+     "job.point (did you mean 'mpi.ranks'?)"),
     ("bad aggregate", "compare:\n  - {name: a, numerator: {run: karma}, denominator: {run: bs},"
      " aggregate: [worst, mean]}\n", "compare[0].aggregate: 'mean' is not one of: worst, best"),
     ("empty selection", "compare:\n  - {name: a, numerator: {}, denominator: {run: bs}}\n",
@@ -619,6 +646,52 @@ def test_bad_campaign_keys_write_nothing(tmp_path, fakes, case, text, message):
     assert re.search(r"c\.yaml:[0-9]+:[0-9]+: ", r.stderr), r.stderr
     assert not (tmp_path / "out").exists()
     assert not [f for f in os.listdir(tmp_path) if f.startswith(".out")]
+
+
+# A stand-in karma-stream that only lists its deck keys (--help=json).
+LISTING_APP = """#!/bin/sh
+cat <<'EOF'
+{"properties": {"run": {"properties": {"repetitions": {"type": "integer"}}},
+ "stream": {"properties": {"shape": {"type": "array", "items": {"type": "integer"}},
+                           "precision": {"type": "string", "enum": ["float", "double"]}}}}}
+EOF
+"""
+
+
+def test_compare_keys_are_the_mini_apps_own(tmp_path):
+    """Where karma-batch can ask the mini-app for its deck keys, a match,
+    label or deck selection key must be one of them (or the pairing's own);
+    where it cannot (--no-key-check), the key's section is enough."""
+    app = write(str(tmp_path / "karma-stream"), LISTING_APP)
+    os.chmod(app, 0o755)
+
+    def campaign(match):
+        return write(str(tmp_path / "c.yaml"), f"""\
+name: x
+scheduler: local
+runs:
+  - {{name: a, app: stream, executable: {app}, deck: {STREAM_DECK}}}
+  - {{name: b, app: stream, executable: {app}, deck: {STREAM_DECK}}}
+compare:
+  - name: a-vs-b
+    numerator: {{run: a, deck: {{run.repetitions: 5}}}}
+    denominator: {{run: b}}
+    match: [{match}]
+""")
+
+    out = str(tmp_path / "out")
+    r = tool("karma-batch", "generate", campaign("stream.shaep"), "-o", out)
+    assert r.returncode == 2 and not os.path.exists(out), r.stderr
+    assert "c.yaml:10:13: compare[0].match[0]: 'stream.shaep' is not a deck key of " \
+        "karma-stream nor one of mpi.ranks, mpi.nodes, job.run, job.point (did you mean " \
+        "'stream.shape'?)" in r.stderr, r.stderr
+    r = tool("karma-batch", "generate", campaign("stream.shaep"), "-o", out, "--no-key-check")
+    assert r.returncode == 0, r.stderr
+    r = tool("karma-batch", "generate", campaign("stream.shape, stream.precision, job.point"),
+             "-o", out, "--force")
+    assert r.returncode == 0, r.stderr
+    compare = load_manifest(out)["compare"][0]
+    assert compare["match"] == ["stream.shape", "stream.precision", "job.point"]
 
 
 def test_unknown_var_on_the_command_line(tmp_path, fakes):

@@ -77,8 +77,10 @@ def test_utc_offset_and_older_drivers(tmp_path):
     r = run(str(tmp_path / "a.json"), "--nvidia-smi", str(tmp_path / "smi.csv"),
             "--utc-offset", "2", "--skip", "0")
     assert 99 <= int(r.stdout.split("| dot | 2.00 | ")[1].split(" |")[0]) <= 101
-    r = run(str(tmp_path / "a.json"), "--nvidia-smi", str(tmp_path / "smi.csv"))
+    r = run(str(tmp_path / "a.json"), "--nvidia-smi", str(tmp_path / "smi.csv"),
+            "--markdown", str(tmp_path / "t.md"))
     assert r.returncode == 2 and "no window holds enough samples" in r.stderr
+    assert not (tmp_path / "t.md").exists()  # bad input: nothing written
 
 
 def test_bad_input(tmp_path):
@@ -90,3 +92,7 @@ def test_bad_input(tmp_path):
     (tmp_path / "none.json").write_text(json.dumps({"app": "mgs", "kernels": []}))
     r = run(str(tmp_path / "none.json"), "--nvidia-smi", str(tmp_path / "smi.csv"))
     assert r.returncode == 2 and "no kernel with a measured energy window" in r.stderr
+    r = run(str(tmp_path / "a.json"), "--nvidia-smi", str(tmp_path / "gone.csv"))
+    assert r.returncode == 2 and r.stderr == \
+        f"karma-power-check: error: {tmp_path / 'gone.csv'}: cannot read (No such file or " \
+        "directory)\n"

@@ -308,6 +308,23 @@ def test_skip_invalid_reports_the_rest(tmp_path):
     assert "11 karma result file(s)" in text
 
 
+def test_the_files_skipped_are_named(tmp_path):
+    """JSON files that are no karma results are skipped, each named with
+    why; those of other karma tools (a campaign's environment captures, one
+    a job) are counted by kind."""
+    d = tmp_path / "runs"
+    shutil.copytree(A, d)
+    other = write(str(d / "other" / "summary.json"), '{"rows": []}')
+    for job in ("a", "b"):
+        write(str(d / job / "environment" / "environment.json"), '{"karma_environment": 1}')
+    r = tool("karma-report", d, "--no-plots", "-o", tmp_path / "r.md")
+    assert r.returncode == 0, r.stderr
+    assert f"karma-report: skipped {other} (not karma results)\n" in r.stderr, r.stderr
+    assert "karma-report: skipped 2 karma-envcapture's environment.json: other karma " \
+        "tools' files\n" in r.stderr, r.stderr
+    assert "; skipped 3 file(s), listed above)" in r.stderr, r.stderr
+
+
 def as_app(src, dst, app, values, kind=None, device=None):
     """The results file src as a run of another app (its deck's keys
     replaced by values) or on another device."""

@@ -16,6 +16,7 @@ import pytest
 
 from conftest import ROOT, tool
 from karma_tools import archive
+from karma_tools.results import KERNELS
 
 RESULTS = os.path.join(ROOT, "results")
 MEASUREMENTS = os.path.join(RESULTS, "measurements.sha256.xz")
@@ -119,13 +120,22 @@ def test_nothing_measured_is_lost():
 def test_every_committed_results_file_validates():
     """karma-validate-results on results/ (the archives read as folders):
     every karma run and every reference result inside is checked, none
-    skipped, each against its form, and all are valid."""
+    skipped, each against its form, and all are valid. Each kernel's name,
+    implementation and variant is one that campaigns may select
+    (results.KERNELS, which karma-batch generate checks a compare: section
+    against)."""
     karma = reference = 0
+    unknown = set()
     for path in archive.walk_files(RESULTS, ".json"):
         doc = json.loads(archive.read_bytes(path))
         if isinstance(doc, dict) and "schema_version" in doc:
             reference += "reference" in doc
             karma += "reference" not in doc
+            unknown |= {(doc["app"], what, k[name]) for k in doc["kernels"]
+                        for what, name in (("kernel", "name"), ("implementation",) * 2,
+                                           ("variant",) * 2)
+                        if name in k and k[name] not in KERNELS[doc["app"]][what]}
+    assert not unknown, sorted(unknown)
     # The issue's count of reference results when they first validated.
     assert reference >= 149 and karma >= 1780
     r = tool("karma-validate-results", RESULTS, timeout=600)

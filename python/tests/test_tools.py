@@ -108,3 +108,118 @@ def test_installed_tools_work(tmp_path):
                         os.path.join(ROOT, "results", "procurement", "h200.tar.xz")],
                        capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 0 and f"(`{shipped}`)" in r.stdout, r.stdout + r.stderr
+
+
+# Bad input is exit 2 and one line naming it; a failure at run time (an
+# output that cannot be written) is exit 3; either way nothing is written.
+A = os.path.join(SAMPLES, "machine-a")
+B = os.path.join(SAMPLES, "machine-b")
+SMALL_DECK = os.path.join(ROOT, "inputs", "stream", "small.yaml")
+SPACK = os.path.join(ROOT, "scripts", "spack", "spack.yaml")
+CAMPAIGN = os.path.join(ROOT, "results", "campaigns", "h200", "contact-gpu.tar.xz")
+BUNDLE = os.path.join(ROOT, "results", "procurement", "h200.tar.xz")
+
+# (karma-WORD ..., its arguments with @M@ for a file that is not there and
+# @OUT@ where it writes)
+MISSING_INPUTS = [
+    ("batch generate", ["generate", "@M@.yaml", "-o", "@OUT@/o"]),
+    ("batch status", ["status", "@M@"]),
+    ("batch reference-result", ["reference-result", "babelstream", "--input", "@M@.csv",
+                                "--app", "stream", "--deck", SMALL_DECK, "--output",
+                                "@OUT@/r.json"]),
+    ("compare SET", [A, "@M@", "--json", "@OUT@/c.json"]),
+    ("compare --weights", [A, B, "--weights", "@M@.txt", "--json", "@OUT@/c.json"]),
+    ("compare --campaign", ["--campaign", "@M@", "--json", "@OUT@/c.json"]),
+    ("report RESULTS", ["@M@", "-o", "@OUT@/r.md"]),
+    ("report --comparison", [A, "-o", "@OUT@/r.md", "--comparison", "@M@.json"]),
+    ("report --intro", [A, "-o", "@OUT@/r.md", "--intro", "@M@.md"]),
+    ("report --compare-from", [A, "-o", "@OUT@/r.md", "--compare-from", "@M@.yaml"]),
+    ("power-check --nvidia-smi", [os.path.join(A, "stream-1d-2p16-r1.json"), "--nvidia-smi",
+                                  "@M@.csv", "--markdown", "@OUT@/p.md"]),
+    ("validate-results", ["@M@.json"]),
+    ("spack-check", ["@M@.yaml"]),
+    ("spack-check --recipe", ["--recipe", "@M@.py", SPACK]),
+    ("microbench-ratios", ["@M@.json"]),
+    ("instruction-ratios", ["@M@.out"]),
+    ("archive list", ["list", "@M@.tar.xz"]),
+    ("archive extract", ["extract", "@M@.tar.xz", "@OUT@/x"]),
+    ("archive write", ["write", "@M@", "-o", "@OUT@/x.tar.xz"]),
+    ("score SET", ["@M@", "--json", "@OUT@/s.json"]),
+    ("score --reference", [A, "--reference", "@M@.json", "--json", "@OUT@/s.json"]),
+    ("score --weights", [A, "--weights", "@M@.txt", "--json", "@OUT@/s.json"]),
+    ("score reference", ["reference", "@M@", "-o", "@OUT@/ref.json"]),
+    ("bundle check", ["check", "@M@.tar.xz"]),
+    ("docs --root", ["--root", "@M@", "--only", "results"]),
+]
+
+
+@pytest.mark.parametrize("case,args", MISSING_INPUTS, ids=[c for c, _ in MISSING_INPUTS])
+def test_a_missing_input_is_exit_2_and_one_line(tmp_path, case, args):
+    (tmp_path / "out").mkdir()
+    args = [a.replace("@M@", str(tmp_path / "missing")).replace("@OUT@", str(tmp_path / "out"))
+            for a in args]
+    r = tool("karma-" + case.split()[0], *args)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert len(r.stderr.splitlines()) == 1 and str(tmp_path / "missing") in r.stderr, r.stderr
+    assert not os.listdir(tmp_path / "out")
+
+
+# (tool, arguments whose last output, under @GONE@, cannot be written)
+TWO_OUTPUTS = [
+    ("karma-compare", [A, B, "--markdown", "@OUT@/c.md", "--csv", "@OUT@/c.csv",
+                       "--json", "@GONE@/c.json"]),
+    ("karma-compare", ["--campaign", CAMPAIGN, "--markdown", "@OUT@/c.md",
+                       "--json", "@GONE@/c.json"]),
+    ("karma-score", [BUNDLE, "--json", "@OUT@/s.json", "--page", "@GONE@/p.md"]),
+    ("karma-report", [A, "--plots-dir", "@OUT@/plots", "-o", "@GONE@/r.md"]),
+]
+
+
+@pytest.mark.parametrize("name,args", TWO_OUTPUTS,
+                         ids=[f"{n} {a[0] if a[0].startswith('-') else ''}".strip()
+                              for n, a in TWO_OUTPUTS])
+def test_outputs_are_written_all_or_none(tmp_path, name, args):
+    """The user asked for several files and one cannot be written: exit 3,
+    and none of the others is there (an older one is left as it was)."""
+    out = tmp_path / "out"
+    (out / "plots").mkdir(parents=True)
+    (out / "plots" / "old.svg").write_text("an older report's plot")
+    args = [a.replace("@OUT@", str(out)).replace("@GONE@", str(tmp_path / "gone"))
+            for a in args]
+    r = tool(name, *args)
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    assert f"error: cannot write {tmp_path / 'gone'}" in r.stderr, r.stderr
+    assert sorted(os.listdir(out)) == ["plots"], os.listdir(out)
+    assert os.listdir(out / "plots") == ["old.svg"]
+
+
+def test_write_all_moves_folders_between_files(tmp_path, monkeypatch):
+    """karma_tools.write_all: every file through a temporary one; the folders
+    (a report's plots) moved into place before the files; a failure on any
+    file leaves nothing of the others, not even a temporary."""
+    import karma_tools
+
+    staged = tmp_path / ".plots.tmp"
+    staged.mkdir()
+    (staged / "new.svg").write_text("new")
+    (tmp_path / "plots").mkdir()
+    (tmp_path / "plots" / "old.svg").write_text("old")
+    karma_tools.write_all([(str(tmp_path / "r.md"), "report"), (str(tmp_path / "r.png"), b"\x89")],
+                          [(str(staged), str(tmp_path / "plots"))])
+    assert sorted(os.listdir(tmp_path)) == ["plots", "r.md", "r.png"]
+    assert os.listdir(tmp_path / "plots") == ["new.svg"]
+    assert (tmp_path / "r.png").read_bytes() == b"\x89"
+
+    def full(path, mode="r", *rest):  # the second file meets a full disk
+        if "b.md" in str(path):
+            raise OSError(28, "No space left on device")
+        return open(path, mode, *rest)
+
+    monkeypatch.setattr(karma_tools, "open", full, raising=False)
+    with pytest.raises(karma_tools.ToolError) as e:
+        karma_tools.write_all([(str(tmp_path / "a.md"), "a"), (str(tmp_path / "b.md"), "b"),
+                               (str(tmp_path / "r.md"), "changed")])
+    assert e.value.code == 3 and str(e.value) == \
+        f"cannot write {tmp_path / 'b.md'}: No space left on device"
+    assert sorted(os.listdir(tmp_path)) == ["plots", "r.md", "r.png"]
+    assert (tmp_path / "r.md").read_text() == "report"

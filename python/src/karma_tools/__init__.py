@@ -62,7 +62,8 @@ def too_deep(value, limit=None):
 def read_json(path):
     """The JSON document in the file at path. ToolError (2) when it is not
     JSON: a syntax error, not UTF-8, NaN or an infinite number (JSON has
-    none), nesting deeper than MAX_DEPTH; (3) when it cannot be read."""
+    none), nesting deeper than MAX_DEPTH; as `unreadable` says when it
+    cannot be read."""
     import json
 
     def no_constant(name):
@@ -79,7 +80,7 @@ def read_json(path):
     try:
         data = archive.read_bytes(path)  # a path inside a results archive too
     except OSError as e:
-        raise ToolError(f"{path}: cannot read ({e.strerror})", 3) from None
+        raise unreadable(path, e) from None
     try:
         doc = json.loads(data.decode("utf-8"), parse_constant=no_constant, parse_float=finite)
     except UnicodeDecodeError as e:
@@ -98,33 +99,23 @@ def read_json(path):
 def atomic_write(path, content):
     """Writes content (text, or bytes as they are) to path through a synced
     temporary file and a rename, so a reader never sees half a file."""
-    import os
-
-    directory = os.path.dirname(os.path.abspath(path))
-    temporary = os.path.join(directory, f".{os.path.basename(path)}.tmp.{os.getpid()}")
-    data = content.encode("utf-8") if isinstance(content, str) else content
-    try:
-        with open(temporary, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temporary, path)
-    except OSError as e:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise ToolError(f"cannot write {path}: {e.strerror}", 3) from None
+    write_all([(path, content)])
 
 
-def write_all(outputs):
+def write_all(outputs, directories=()):
     """Writes every (path, content) of outputs, or none: each goes to a
-    temporary file first, and only when all are written are they renamed."""
+    synced temporary file first, and only when all are written are they
+    renamed. `directories`, [(a staged folder, its place)], are moved into
+    their places (an old folder there removed) between the two: a report
+    appears after the plots it links. ToolError (3) when one cannot be
+    written, with nothing of the others in place."""
     import os
+    import shutil
 
-    done = []
+    done, where = [], None
     try:
         for path, content in outputs:
+            where = path
             directory = os.path.dirname(os.path.abspath(path))
             temporary = os.path.join(directory, f".{os.path.basename(path)}.tmp.{os.getpid()}")
             done.append((temporary, path))
@@ -132,15 +123,38 @@ def write_all(outputs):
                 f.write(content.encode("utf-8") if isinstance(content, str) else content)
                 f.flush()
                 os.fsync(f.fileno())
+            if os.path.isdir(path):  # the rename would fail after others were made
+                raise IsADirectoryError(21, "Is a directory")
+        for staged, place in directories:
+            where = place
+            aside = staged + ".old"
+            if os.path.exists(place):
+                os.rename(place, aside)
+            os.rename(staged, place)
+            shutil.rmtree(aside, ignore_errors=True)
+        for temporary, path in done:
+            where = path
+            os.replace(temporary, path)
     except OSError as e:
         for temporary, _ in done:
             try:
                 os.unlink(temporary)
             except OSError:
                 pass
-        raise ToolError(f"cannot write {done[-1][1]}: {e.strerror}", 3) from None
-    for temporary, path in done:
-        os.replace(temporary, path)
+        raise ToolError(f"cannot write {where}: {e.strerror or e}", 3) from None
+
+
+# An input that is not there (or not a file, or not the user's to read) is
+# bad input, as a deck the mini-apps cannot open is; any other failure to
+# read one is the system's.
+_NOT_THERE = (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)
+
+
+def unreadable(path, error):
+    """The ToolError for an input at path that could not be read (error, an
+    OSError): exit 2 where it is not there or not a file, else 3."""
+    return ToolError(f"{path}: cannot read ({error.strerror or error})",
+                     2 if isinstance(error, _NOT_THERE) else 3)
 
 
 def main_wrapper(program, run):

@@ -29,11 +29,13 @@ import io
 import json
 import lzma
 import os
+import shutil
 import sys
 import tarfile
 from collections import OrderedDict
 
-from . import ToolError, __version__, atomic_write, jobs as jobs_mod, main_wrapper
+from . import (ToolError, __version__, atomic_write, jobs as jobs_mod, main_wrapper, unreadable,
+               write_all)
 
 SUFFIX = ".tar.xz"
 FORMAT = 1
@@ -117,8 +119,7 @@ def build(folder, kind, name=None):
             with open(os.path.join(folder, rel), "rb") as f:
                 by_path[rel] = f.read()
         except OSError as e:
-            raise ToolError(f"{os.path.join(folder, rel)}: cannot read ({e.strerror})", 3) \
-                from None
+            raise unreadable(os.path.join(folder, rel), e) from None
     stored, entries, members, names = {}, [], [], set()
     for rel in files:
         data = by_path[rel]
@@ -252,9 +253,9 @@ def _read_members(path):
                                     "karma results archive", 2)
                 f = tar.extractfile(info)
                 members[info.name] = f.read()
-    except OSError as e:
-        raise ToolError(f"{path}: cannot read ({e.strerror or e})", 2 if not e.strerror
-                        else 3) from None
+    except OSError as e:  # without an errno: the data, not the file
+        raise unreadable(path, e) if e.strerror else \
+            ToolError(f"{path}: cannot read ({e})", 2) from None
     except (tarfile.TarError, lzma.LZMAError, EOFError) as e:
         raise ToolError(f"{path}: not a readable .tar.xz ({e})", 2) from None
     return members
@@ -269,7 +270,7 @@ def open_archive(path):
     try:
         st = os.stat(path)
     except OSError as e:
-        raise ToolError(f"{path}: cannot read ({e.strerror})", 3) from None
+        raise unreadable(path, e) from None
     stamp = (st.st_mtime_ns, st.st_size)
     hit = _CACHE.get(key)
     if hit and hit[0] == stamp:
@@ -446,14 +447,25 @@ def register(list_path, archives):
 
 
 def _extract(archive_path, out):
+    """The folder an archive holds, into the new directory out, whole or not
+    at all: written beside it, then renamed."""
     a = open_archive(archive_path)
     if os.path.exists(out):
         raise ToolError(f"{out}: exists; extract into a new directory", 2)
-    for rel, data in sorted(a.files.items()):
-        target = os.path.join(out, *rel.split("/"))
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        with open(target, "wb") as f:
-            f.write(data)
+    staging = os.path.join(os.path.dirname(os.path.abspath(out)),
+                           f".{os.path.basename(out)}.tmp.{os.getpid()}")
+    try:
+        os.makedirs(staging)
+        for rel, data in sorted(a.files.items()):
+            target = os.path.join(staging, *rel.split("/"))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "wb") as f:
+                f.write(data)
+        write_all([], [(staging, out)])
+    except OSError as e:
+        raise ToolError(f"cannot write {out}: {e.strerror or e}", 3) from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def main(argv=None):

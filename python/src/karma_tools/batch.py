@@ -16,7 +16,7 @@ import time
 
 from . import (ToolError, __version__, archive as archive_mod, atomic_write,
                campaign as campaign_mod, describe, jobs, main_wrapper, read_json,
-               reference as reference_mod)
+               reference as reference_mod, unreadable)
 
 MANIFEST = "campaign.json"
 LOCK = ".campaign.lock"  # hidden: an archive leaves it out
@@ -776,7 +776,7 @@ def reference_result(args):
         with open(args.input, encoding="utf-8", errors="replace") as f:
             text = f.read()
     except OSError as e:
-        raise ToolError(f"{args.input}: cannot read ({e.strerror})", 3) from None
+        raise unreadable(args.input, e) from None
     import shlex
 
     command = shlex.split(args.reference_command or "")

@@ -16,7 +16,8 @@ import re
 import shutil
 import subprocess
 
-from . import APPS, ToolError, deckvalues, schemas, yamlread
+from . import APPS, ToolError, deckvalues, schemas, sides, yamlread
+from .results import KERNELS
 
 CAMPAIGN_HELP = """\
 A campaign file (YAML) lists runs of karma mini-apps; karma-batch writes one
@@ -105,6 +106,9 @@ job script per run and per point of its sweeps.
       per_round: best               # a side's results of one round (processes): best
                                     # or median of them, before the ratio
       aggregate: [worst, median]    # over rounds (default [worst]): worst, best, median
+                                    # generate refuses a selection or key that can
+                                    # match nothing (a run, implementation, variant,
+                                    # kernel or deck key these runs do not have)
 
 Weak scaling keeps the deck's size per rank; strong scaling keeps it global
 and splits it over the ranks: the mini-app reads <app>.scaling (change the key
@@ -687,35 +691,7 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
     environment = _environment(check, top.get("environment"), "environment", names)
     exclusive = check.boolean(top["exclusive"], "exclusive") if "exclusive" in top else True
 
-    slurm = {}
-    if "slurm" in top:
-        entries = check.mapping(top["slurm"], "slurm", SLURM_KEYS)
-        for key, node in entries.items():
-            if key == "exclusive":
-                slurm[key] = check.boolean(node, "slurm.exclusive")
-            elif key == "extra":
-                slurm[key] = check.strings(node, "slurm.extra")
-                for i, line in enumerate(slurm[key]):
-                    if not line.startswith("-"):
-                        check.fail(node.value[i] if isinstance(node.value, list) else node,
-                                   f"slurm.extra[{i}]", f"'{line}' is not an sbatch option "
-                                   "(--option=value)")
-            else:
-                slurm[key] = check.string(node, f"slurm.{key}")
-    pbs = {"flavor": "pro"}
-    if "pbs" in top:
-        entries = check.mapping(top["pbs"], "pbs", PBS_KEYS)
-        for key, node in entries.items():
-            if key == "flavor":
-                pbs[key] = check.choice(node, "pbs.flavor", ("pro", "torque"))
-            elif key == "extra":
-                pbs[key] = check.strings(node, "pbs.extra")
-                for i, line in enumerate(pbs[key]):
-                    if not line.startswith("-"):
-                        check.fail(node.value[i] if isinstance(node.value, list) else node,
-                                   f"pbs.extra[{i}]", f"'{line}' is not a qsub option (-l ...)")
-            else:
-                pbs[key] = check.string(node, f"pbs.{key}")
+    slurm, pbs = _batch_options(check, top, "slurm"), _batch_options(check, top, "pbs")
 
     runs_node = top["runs"]
     if not isinstance(runs_node.value, list) or not runs_node.value:
@@ -728,7 +704,8 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
                                 programs, defaults, environment, run_names, job_names,
                                 lister if check_keys else None, names, scheduler))
     several = sorted({j.run for j in jobs if j.process})
-    compare = _compare(check, top["compare"], run_names, several) if "compare" in top else []
+    compare = _compare(check, top["compare"], _Vocabulary(jobs, lister if check_keys else None),
+                       several) if "compare" in top else []
     warnings = notes + list(lister.warnings)
     _conforms(path, root)
     return Campaign(name=name, path=os.path.abspath(path), sha256=hashlib.sha256(data).hexdigest(),
@@ -737,6 +714,30 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
                     else exclusive,
                     jobs=jobs, warnings=warnings, variables=names, round_order=round_order,
                     compare=compare)
+
+
+def _batch_options(check, top, scheduler):
+    """The campaign's `slurm:` or `pbs:` (scheduler) options, checked: each
+    `extra` line an option of sbatch or qsub."""
+    keys, option = (SLURM_KEYS, "an sbatch option (--option=value)") if scheduler == "slurm" \
+        else (PBS_KEYS, "a qsub option (-l ...)")
+    out = {} if scheduler == "slurm" else {"flavor": "pro"}
+    if scheduler not in top:
+        return out
+    for key, node in check.mapping(top[scheduler], scheduler, keys).items():
+        path = f"{scheduler}.{key}"
+        if key == "exclusive":
+            out[key] = check.boolean(node, path)
+        elif key == "flavor":
+            out[key] = check.choice(node, path, ("pro", "torque"))
+        elif key == "extra":
+            out[key] = check.strings(node, path)
+            for i, line in enumerate(out[key]):
+                if not line.startswith("-"):
+                    check.fail(_item(node, i), f"{path}[{i}]", f"'{line}' is not {option}")
+        else:
+            out[key] = check.string(node, path)
+    return out
 
 
 def _conforms(path, root):
@@ -1157,7 +1158,80 @@ def _glob_list(check, node, path):
     return values
 
 
-def _selection(check, node, path, run_names):
+class _Vocabulary:
+    """What a campaign's comparisons can name: its runs with their
+    mini-apps, the deck keys of those mini-apps (where karma-batch could
+    list them: --help=json) and the pairing's own keys, and what each
+    mini-app writes into kernels[] (results.KERNELS)."""
+
+    def __init__(self, jobs, lister):
+        self.apps = {}  # run name -> app
+        self.keys = set(sides.PAIRING_KEYS)
+        listed, unlisted = set(), set()
+        for job in jobs:
+            self.apps.setdefault(job.run, job.app)
+            keys = lister.cache.get(job.executable) if lister and not job.reference else None
+            if keys:
+                self.keys.update(keys)
+                listed.add(job.app)
+            else:
+                unlisted.add(job.app)
+        # Sections whose keys are not known here pass unchecked; a mini-app
+        # of the site's own may have any sections.
+        self.open = unlisted - listed | ({"run"} if not listed else set())
+        self.any_section = any(app not in APPS for app in unlisted)
+
+    def key_problem(self, key):
+        """Why `key` can be no key of a result of this campaign, or None."""
+        if not _DECK_KEY.match(key):
+            return f"'{key}' is not a deck key (section.key)"
+        section = key.split(".")[0]
+        if key in self.keys or section not in ("job", "mpi") and \
+                (self.any_section or section in self.open):
+            return None
+        # The key meant may be in a section whose keys are not listed here.
+        near = difflib.get_close_matches(key, sorted(self.keys | {
+            f"{s}.{key.split('.', 1)[1]}" for s in self.open - {section}}), n=1, cutoff=0.6)
+        apps = _programs(set(self.apps.values()))
+        return (f"'{key}' is not a deck key of {apps} nor one of "
+                f"{', '.join(sides.PAIRING_KEYS)}"
+                + (f" (did you mean '{near[0]}'?)" if near else ""))
+
+    def names(self, what, runs):
+        """(apps, names, elsewhere): the mini-apps of the runs, the
+        implementations, variants or kernels (what) their results can have
+        (None where a run is of a mini-app of the site's own), and {name:
+        mini-app} of the other mini-apps' names."""
+        apps = sorted({self.apps[r] for r in runs})
+        if any(app not in KERNELS for app in apps):
+            return apps, None, {}
+        known = sorted({n for app in apps for n in KERNELS[app][what]})
+        elsewhere = {n: app for app in KERNELS for n in KERNELS[app][what] if n not in known}
+        return apps, known, elsewhere
+
+
+def _matching_none(check, node, where, patterns, known, what, elsewhere=None):
+    """Fails at the first pattern that matches none of known, with the
+    likeliest name meant: one of known, else one of `elsewhere` ({name:
+    the mini-app whose name it is})."""
+    elsewhere = elsewhere or {}
+    for i, pattern in enumerate(patterns):
+        if any(fnmatch.fnmatchcase(k, pattern) for k in known):
+            continue
+        near = difflib.get_close_matches(pattern, known + sorted(elsewhere), n=1, cutoff=0.6)
+        hint = "" if not near else f"did you mean '{near[0]}'? " if near[0] in known else \
+            f"'{near[0]}' is karma-{elsewhere[near[0]]}'s, which these runs are not; "
+        check.fail(_item(node, i), where, f"'{pattern}' matches no {what} ({hint}known: "
+                   f"{', '.join(known)})")
+
+
+def _item(node, i):
+    """The node of a list's i-th entry; the node itself where one value
+    stands for the list."""
+    return node.value[i] if isinstance(node.value, list) else node
+
+
+def _selection(check, node, path, vocabulary):
     entries = check.mapping(node, path, SELECTION_KEYS)
     if not entries:
         check.fail(node, path, f"selects nothing: name at least one of "
@@ -1169,23 +1243,36 @@ def _selection(check, node, path, run_names):
             if not isinstance(value.value, dict) or not value.value:
                 check.fail(value, where, "expected deck keys with their values")
             for k, v in value.value.items():
-                if not _DECK_KEY.match(k):
-                    check.fail(v, f"{where}.{k}", "not a deck key (section.key)", at_key=True)
+                why = vocabulary.key_problem(k)
+                if why:
+                    check.fail(v, f"{where}.{k}", why, at_key=True)
             from .deckvalues import deck_value
 
             out[key] = {k: deck_value(v.plain()) for k, v in value.value.items()}
             continue
         out[key] = _glob_list(check, value, where)
         if key == "run":
-            for i, pattern in enumerate(out[key]):
-                if not any(fnmatch.fnmatchcase(r, pattern) for r in run_names):
-                    item = value.value[i] if isinstance(value.value, list) else value
-                    check.fail(item, where, f"'{pattern}' matches no run of this campaign "
-                               f"(runs: {', '.join(run_names)})")
+            _matching_none(check, value, where, out[key], list(vocabulary.apps),
+                           "run of this campaign")
+    runs = [r for r in vocabulary.apps if _matches_any(r, out.get("run", ["*"]))]
+    for key in ("implementation", "variant", "kernel"):
+        if key in out:
+            apps, known, elsewhere = vocabulary.names(key, runs)
+            if known is not None:
+                _matching_none(check, entries[key], f"{path}.{key}", out[key], known,
+                               f"{key} of {_programs(apps)}", elsewhere)
     return out
 
 
-def _compare(check, node, run_names, several):
+def _programs(apps):
+    return ", ".join(f"karma-{app}" for app in sorted(apps))
+
+
+def _matches_any(name, patterns):
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def _compare(check, node, vocabulary, several):
     """The `compare:` list as plain dicts (kept in the manifest); `several`
     names the runs of several processes a round, whose comparisons must say
     how those combine (per_round)."""
@@ -1213,11 +1300,9 @@ def _compare(check, node, run_names, several):
             if key in entries:
                 spec[key] = check.strings(entries[key], f"{path}.{key}")
                 for j, k in enumerate(spec[key]):
-                    if not _DECK_KEY.match(k):
-                        n = entries[key].value[j] if isinstance(entries[key].value, list) \
-                            else entries[key]
-                        check.fail(n, f"{path}.{key}[{j}]", f"'{k}' is not a deck key "
-                                   "(section.key)")
+                    why = vocabulary.key_problem(k)
+                    if why:
+                        check.fail(_item(entries[key], j), f"{path}.{key}[{j}]", why)
         if "aggregate" in entries:
             anode = entries["aggregate"]
             items = anode.value if isinstance(anode.value, list) else [anode]
@@ -1229,7 +1314,7 @@ def _compare(check, node, run_names, several):
             spec["per_round"] = check.choice(entries["per_round"], f"{path}.per_round",
                                              PER_ROUND)
         for side in ("numerator", "denominator"):
-            spec[side] = _selection(check, entries[side], f"{path}.{side}", run_names)
+            spec[side] = _selection(check, entries[side], f"{path}.{side}", vocabulary)
         covered = [r for r in several
                    if any(fnmatch.fnmatchcase(r, p) for side in ("numerator", "denominator")
                           for p in spec[side].get("run", ["*"]))]

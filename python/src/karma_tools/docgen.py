@@ -21,7 +21,7 @@ import subprocess
 import sys
 import textwrap
 
-from . import APPS, ToolError, __version__, atomic_write, main_wrapper, schemas
+from . import APPS, ToolError, __version__, main_wrapper, schemas, write_all
 
 PROGRAM = "karma-docs"
 BEGIN = "<!-- karma-docs: deck table begin -->"
@@ -408,9 +408,8 @@ def run(argv):
         if changed:
             print(f"{PROGRAM}: run {PROGRAM} to write them", file=sys.stderr)
         return 1 if changed else 0
-    for path, text in changed.items():
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        atomic_write(path, text)
+    write_all(changed.items())  # every stale file, or none
+    for path in changed:
         print(f"{PROGRAM}: wrote {os.path.relpath(path, root)}")
     return 0
 

@@ -20,7 +20,7 @@ import re
 import subprocess
 import sys
 
-from . import __version__
+from . import __version__, unreadable
 
 KERNEL = re.compile(
     r"karma::microbench::(?P<family>sum3d|stencil3d|tiny_matrix_sum|subspan3d|matvec)"
@@ -126,15 +126,24 @@ def main(argv=None):
     p.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = p.parse_args(argv)
     try:
-        if args.annotated:
-            with open(args.file, encoding="utf-8") as f:
-                text = f.read()
-        else:
+        with open(args.file, encoding="utf-8", errors="replace") as f:
+            text = f.read() if args.annotated else ""  # else callgrind_annotate reads it
+    except OSError as e:
+        error = unreadable(args.file, e)
+        print(f"karma-instruction-ratios: error: {error}", file=sys.stderr)
+        return error.code
+    try:
+        if not args.annotated:
             text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100",
                                    args.file], capture_output=True, text=True,
                                   check=True).stdout
-    except (OSError, subprocess.CalledProcessError) as e:
-        print(f"karma-instruction-ratios: cannot read {args.file}: {e}", file=sys.stderr)
+    except OSError as e:  # no callgrind_annotate here: the system's, not the file's
+        print(f"karma-instruction-ratios: error: cannot run callgrind_annotate ({e.strerror})",
+              file=sys.stderr)
+        return 3
+    except subprocess.CalledProcessError as e:
+        print(f"karma-instruction-ratios: error: {args.file}: callgrind_annotate cannot read it "
+              f"({(e.stderr or '').strip()[:200]})", file=sys.stderr)
         return 2
     counts = read_counts(text.splitlines())
     rows = []

@@ -21,7 +21,7 @@ import json
 import os
 import sys
 
-from . import __version__
+from . import ToolError, __version__, atomic_write, unreadable
 
 # nvidia-smi's columns, best first: the instantaneous reading, then the
 # one-second average (older drivers have only power.draw).
@@ -124,20 +124,25 @@ def main(argv=None):
         skip = args.skip if args.skip is not None else (
             0.0 if column == "power.draw.instant [W]" else 1.0)
         rows = check(args.results, samples, args.tolerance, skip)
-    except (OSError, ValueError, KeyError, CheckError) as e:
-        print(f"karma-power-check: error: {e}", file=sys.stderr)
-        return 2
+    except OSError as e:
+        return _error(unreadable(e.filename, e))
+    except (ValueError, KeyError, CheckError) as e:
+        return _error(ToolError(e, 2))
     if not rows:
-        print("karma-power-check: error: no kernel with a measured energy window",
-              file=sys.stderr)
-        return 2
+        return _error(ToolError("no kernel with a measured energy window", 2))
     text = markdown(rows, column, args.tolerance, skip)
     sys.stdout.write(text)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(text)
     checked = [r for r in rows if "ratio" in r]
-    if not checked:
-        print("karma-power-check: error: no window holds enough samples", file=sys.stderr)
-        return 2
+    if not checked:  # bad input: nothing written
+        return _error(ToolError("no window holds enough samples", 2))
+    if args.markdown:
+        try:
+            atomic_write(args.markdown, text)
+        except ToolError as e:
+            return _error(e)
     return 0 if all(r["agrees"] for r in checked) else 1
+
+
+def _error(e):
+    print(f"karma-power-check: error: {e}", file=sys.stderr)
+    return e.code

@@ -9,9 +9,10 @@ import shutil
 import sys
 import textwrap
 
-from . import (ToolError, __version__, archive, atomic_write, main_wrapper, read_json,
-               sides)
-from .results import find_json, format_size, format_value, is_number, load_set
+from . import (ToolError, __version__, archive, main_wrapper, read_json, sides, unreadable,
+               write_all)
+from .results import (IGNORED, NOT_RESULTS, find_json, format_size, format_value, is_number,
+                      load_set)
 
 DESCRIPTION = """\
 Turns a directory of karma results into one Markdown report with plots:
@@ -169,7 +170,7 @@ def include_markdown(path, base_dir, out_dir, demote=1):
     except UnicodeDecodeError as e:
         raise ToolError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})", 2) from None
     except OSError as e:
-        raise ToolError(f"{path}: cannot read ({e.strerror})", 3) from None
+        raise unreadable(path, e) from None
     src_dir = os.path.dirname(os.path.abspath(path))
     rel = os.path.relpath(src_dir, os.path.abspath(out_dir))
 
@@ -1038,6 +1039,20 @@ def comparison_section(path, out_dir, plotter):
     return out
 
 
+def _skipped_lines(skipped):
+    """What a set skipped: each file named with why, but other karma tools'
+    files (a campaign holds an environment capture per job) counted by kind."""
+    counts = {}
+    for _, why in skipped:
+        if why not in (NOT_RESULTS, IGNORED):
+            counts[why] = counts.get(why, 0) + 1
+    lines = [f"{path} ({why})" for path, why in skipped if why in (NOT_RESULTS, IGNORED)]
+    if counts:
+        lines.append(", ".join(f"{n} {why}" for why, n in counts.items())
+                     + ": other karma tools' files")
+    return lines
+
+
 def main(argv=None):
     if argv is None:
         argv = sys.argv[1:]
@@ -1102,24 +1117,21 @@ def main(argv=None):
                 os.makedirs(staging)
             text = build(result_set, out_path, plotter, args.title, args.intro, ours, theirs,
                          command, args.comparison, compare_from)
-            if plotter.enabled:
-                # Plots first, then the report that links them.
-                aside = staging + ".old"
-                if os.path.exists(plots_dir):
-                    os.rename(plots_dir, aside)
-                os.rename(staging, plots_dir)
-                shutil.rmtree(aside, ignore_errors=True)
+            # The plots and the report that links them, or neither.
+            write_all([(out_path, text)], [(staging, plots_dir)] if plotter.enabled else [])
         except OSError as e:
             raise ToolError(f"cannot write the plots: {e}", 3) from None
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-        atomic_write(out_path, text)
         for _, error in result_set.invalid:
             print(f"karma-report: left out {error}", file=sys.stderr)
+        for line in _skipped_lines(result_set.skipped):
+            print(f"karma-report: skipped {line}", file=sys.stderr)
         skipped = len(result_set.skipped)
         print(f"karma-report: wrote {out_path} ({len(result_set.runs)} runs, "
               f"{len(plotter.files)} plot(s) in {plots_dir if plotter.files else 'none'}"
-              + (f"; skipped {skipped} file(s)" if skipped else "") + ")", file=sys.stderr)
+              + (f"; skipped {skipped} file(s), listed above" if skipped else "") + ")",
+              file=sys.stderr)
         return 0
 
     return main_wrapper("karma-report", run)

@@ -21,6 +21,35 @@ SCHEMA_VERSIONS = (1, 2)
 # mgs-native-cuda); the rest are Kokkos kernels.
 KNOWN_IMPLEMENTATIONS = ("native-cuda", "native-hip", "cublas", "cblas", "hipblas", "rocblas",
                          "babelstream")
+
+_STREAM = ("copy", "mul", "add", "triad", "dot", "nstream")
+_MATVEC = ("row-per-thread", "team-per-row", "mdrange")
+_BLAS = ("cblas", "cublas", "hipblas", "rocblas")
+_EXCHANGES = ("allgatherv-x", "allreduce-y")
+_MGS = ("mgs", "mgs-fused", "cgs2")
+_MGS_VENDORS = ("native-cuda", "native-hip", "cublas")
+_STORAGES = ("linked-list", "csr-two-pass", "dynamic-ragged", "arborx")
+# What each mini-app (and the reference programs beside it) writes into
+# kernels[]: its implementations, variants and kernel names, as its README
+# and main.cpp name them. A campaign's comparisons select among these
+# (campaign.py refuses a pattern that matches none: a typo pairs nothing);
+# test_results_tree checks every committed result against them.
+KERNELS = {
+    "stream": {"implementation": ("kokkos", "babelstream"), "variant": _STREAM,
+               "kernel": _STREAM},
+    "hexgrad": {"implementation": ("kokkos", "native-cuda", "native-hip", "reference"),
+                "variant": tuple(f"{layout}-{extents}" for layout in ("left", "right")
+                                 for extents in ("static", "dynamic")),
+                "kernel": ("gradients",)},
+    "matvec": {"implementation": ("kokkos", "mpi") + _BLAS,
+               "variant": _MATVEC + ("sgemv", "dgemv") + _EXCHANGES,
+               "kernel": _MATVEC + tuple("csr-" + v for v in _MATVEC) + _EXCHANGES
+               + tuple(f"{blas}-{t}gemv" for blas in _BLAS for t in "sd")},
+    "mgs": {"implementation": ("kokkos",) + _MGS_VENDORS, "variant": _MGS,
+            "kernel": _MGS + tuple(f"{a}-{v}" for a in _MGS for v in _MGS_VENDORS)},
+    "contact": {"implementation": ("kokkos", "arborx"), "variant": _STORAGES,
+                "kernel": tuple(f"{s}.{phase}" for s in _STORAGES for phase in ("build", "stats"))},
+}
 # Counts fit a C int, as in the mini-apps.
 _COUNT_MAX = 2**31 - 1
 
@@ -328,6 +357,25 @@ class Benchmarks:
         self.benchmarks = doc.get("benchmarks") or []
 
 
+# Why a set skips a JSON file that is no other karma tool's (other_tool).
+NOT_RESULTS = "not karma results"
+IGNORED = "ignored by git"
+
+
+def other_tool(doc):
+    """Which other karma tool wrote doc, if one did."""
+    if not isinstance(doc, dict) or "schema_version" in doc:
+        return None
+    if "context" in doc and "benchmarks" in doc:
+        return "Google Benchmark JSON (karma-microbench)"
+    kinds = {"karma_environment": "karma-envcapture's environment.json",
+             "karma_batch_manifest": "karma-batch's manifest",
+             "karma_compare": "karma-compare's JSON",
+             "karma_compare_campaign": "karma-compare --campaign's JSON",
+             "karma_score": "karma-score's JSON", "karma_archive": "karma-archive's index"}
+    return next((what for key, what in kinds.items() if key in doc), None)
+
+
 class ResultSet:
     def __init__(self, label, path):
         self.label = label
@@ -377,7 +425,7 @@ def load_set(path, label=None, committed_only=False, need_runs=True, skip_invali
         disk = archive.archive_of(path)
         root = disk if os.path.isdir(disk) else os.path.dirname(disk) or "."
         ignored = _git_ignored(sorted({archive.archive_of(f) for f in files}), root)
-        result.skipped.extend((f, "ignored by git") for f in files
+        result.skipped.extend((f, IGNORED) for f in files
                               if os.path.abspath(archive.archive_of(f)) in ignored)
         files = [f for f in files if os.path.abspath(archive.archive_of(f)) not in ignored]
     for f in files:
@@ -420,7 +468,7 @@ def _load_file(result, f):
         check_benchmarks(f, doc)
         result.benchmarks.append(Benchmarks(f, doc))
     else:
-        result.skipped.append((f, "not karma results"))
+        result.skipped.append((f, other_tool(doc) or NOT_RESULTS))
 
 
 def format_value(value):

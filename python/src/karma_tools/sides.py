@@ -36,6 +36,8 @@ from . import ToolError, archive, jobs, read_json
 from .results import Run, check_run, format_size, format_value, is_number
 
 MANIFEST = "campaign.json"
+# What a selection, match and label can name beside the resolved deck's keys.
+PAIRING_KEYS = ("mpi.ranks", "mpi.nodes", "job.run", "job.point")
 
 
 def is_manifest(doc):
@@ -123,9 +125,8 @@ def load_items(manifest_path, manifest):
         run = Run(path, doc)
         deck = run.deck_values(include_run=True)
         process = entry.get("process") if isinstance(entry.get("process"), int) else None
-        deck.update({"mpi.ranks": run.ranks, "mpi.nodes": run.nodes,
-                     "job.run": entry.get("run", ""),
-                     "job.point": _point(entry["name"], process)})
+        deck.update(zip(PAIRING_KEYS, (run.ranks, run.nodes, entry.get("run", ""),
+                                       _point(entry["name"], process))))
         for note in doc.get("notes") or []:
             if isinstance(note, str):
                 notes.append(f"{entry['name']}: {note}")

@@ -18,7 +18,7 @@ import os
 import re
 import sys
 
-from . import ToolError, __version__, main_wrapper
+from . import ToolError, __version__, main_wrapper, unreadable
 from .yamlread import YamlError, load
 
 # Variants every recipe of its kind has, and spec keys that are not variants.
@@ -51,7 +51,7 @@ class Recipe:
             with open(path, encoding="utf-8") as f:
                 tree = ast.parse(f.read(), path)
         except OSError as e:
-            raise ToolError(f"{path}: cannot read ({e.strerror})", 3) from None
+            raise unreadable(path, e) from None
         except (SyntaxError, ValueError) as e:
             raise ToolError(f"{path}:{getattr(e, 'lineno', 1)}: not valid Python ({e})", 2) \
                 from None
@@ -204,7 +204,7 @@ def check_environment(path, recipe):
     except YamlError as e:
         raise ToolError(str(e), 2) from None
     except OSError as e:
-        raise ToolError(f"{path}: cannot read ({e.strerror})", 3) from None
+        raise unreadable(path, e) from None
     spack = doc.value.get("spack") if isinstance(doc.value, dict) else None
     if spack is None or not isinstance(spack.value, dict):
         raise ToolError(f"{path}:{doc.line}:{doc.col}: spack: missing; a Spack environment "
@@ -242,7 +242,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="karma-spack-check", description=DESCRIPTION,
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog="exit status: 0 every karma spec fits the recipe; 2 one "
-                                "does not (file:line:col, its key, what is wrong); 3 unreadable")
+                                "does not (file:line:col, its key, what is wrong), or a file is "
+                                "missing; 3 a file there cannot be read")
     p.add_argument("environments", nargs="+", metavar="spack.yaml")
     p.add_argument("--recipe", default=os.path.normpath(default_recipe),
                    help="the recipe (default: %(default)s)")

@@ -10,7 +10,8 @@ object) is checked against the schema's reference form, which requires only
 what such a run can know, and by the same rules. A PATH is a file, or a
 directory: every *.json under it, recursively, except hidden files and
 directories and the JSON other karma tools write (Google Benchmark,
-karma-envcapture, karma-batch, karma-compare), which are named as skipped. A
+karma-envcapture, karma-batch, karma-compare, karma-score, karma-archive's
+index: results.other_tool), which are named as skipped. A
 file named on the command line is always checked.
 
 Exit 0 when every file conforms, 1 when one does not (not JSON, or each
@@ -24,6 +25,7 @@ import os
 import sys
 
 from . import APPS, __version__, archive, main_wrapper, schemas
+from .results import other_tool
 
 PROGRAM = "karma-validate-results"
 EXIT_VALID, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
@@ -144,23 +146,6 @@ def validate(doc, expect=None):
     """Every problem of a parsed document, schema first, one line each."""
     found = schemas.problems(schemas.load("results.schema.json"), doc)
     return found + cross_field_problems(doc, expect or {})
-
-
-def other_tool(doc):
-    """Which other karma tool wrote doc, if one did."""
-    if not isinstance(doc, dict):
-        return None
-    if "schema_version" in doc:
-        return None
-    if "context" in doc and "benchmarks" in doc:
-        return "Google Benchmark JSON (karma-microbench)"
-    if "karma_environment" in doc:
-        return "karma-envcapture's environment.json"
-    if "karma_batch_manifest" in doc:
-        return "karma-batch's manifest"
-    if "karma_compare" in doc:
-        return "karma-compare's JSON"
-    return None
 
 
 def _parse(data):
