@@ -5,7 +5,7 @@ import os
 import subprocess
 
 import pytest
-from conftest import ROOT, built
+from conftest import ROOT, miniapp
 from karma_tools import codeversion as cv
 
 
@@ -298,8 +298,7 @@ def test_the_1d_dot_is_versioned_by_the_functor_it_runs(tmp_path, stream_exe):
 
 def matvec_kernels(tmp_path, *sets, threads=1, launcher=()):
     """{kernel: its entry} of a run of karma-matvec on the small deck."""
-    exe = os.path.join(built("KARMA_BUILD_DIR", "the build directory"), "miniapps", "matvec",
-                       "karma-matvec")
+    exe = miniapp("matvec")
     out = tmp_path / f"matvec-{len(list(tmp_path.iterdir()))}.json"
     argv = [*launcher, exe, os.path.join(ROOT, "inputs", "matvec", "small.yaml"),
             "--set", "run.repetitions=2", "--output", str(out)]

@@ -605,7 +605,9 @@ def of_record(scored):
             "per_watt": t["per_watt"], "per_watt_interval": t["per_watt_interval"],
             "missing": [row_name(r) for r in t["incomplete"]],
             "rows": len([r for r in t["rows"] if r["in_score"]]),
-            "code_changed": len(t["code_changed"]), "code_unknown": len(t["code_unknown"])}
+            # of the rows the figure counts, as `rows` and `missing` are
+            "code_changed": sum(r["in_score"] for r in t["code_changed"]),
+            "code_unknown": sum(r["in_score"] for r in t["code_unknown"])}
 
 
 def between(base_path, other_path):
