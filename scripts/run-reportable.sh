@@ -44,7 +44,11 @@ while [[ $# -gt 0 ]]; do
     --collect) collect=1; shift ;;
     --reference) need "$@"; reference=$2; shift 2 ;;
     --var) need "$@"; generate_vars+=(--var "$2"); shift 2 ;;
-    --answers|--system-name|--system-vendor|--interconnect|--tester|--organisation)
+    --answers)
+      need "$@"
+      [[ -f $2 ]] || { echo "run-reportable: --answers $2: no such file" >&2; exit 2; }
+      answers+=("$1" "$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"); shift 2 ;;
+    --system-name|--system-vendor|--interconnect|--tester|--organisation)
       need "$@"; answers+=("$1" "$2"); shift 2 ;;
     -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "run-reportable: unknown argument '$1' (see --help)" >&2; exit 2 ;;
@@ -159,6 +163,12 @@ finish() {
 [[ -n $out ]] || out=$karma_root/reportable/$(hostname -s 2>/dev/null || echo node)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+# The answers go with the campaign: a later --collect or resume uses them.
+if [[ ${#answers[@]} -gt 0 ]]; then
+  printf '%s\0' "${answers[@]}" > "$out/answers.args"
+elif [[ -f $out/answers.args ]]; then
+  mapfile -d '' answers < "$out/answers.args"
+fi
 if [[ ! -f $out/disclosure.yaml && ${#answers[@]} -eq 0 && ! -t 0 ]]; then
   say "the disclosure needs what no capture knows: give --answers FILE or --system-name," \
     "--system-vendor, --interconnect, --tester and --organisation (no terminal to ask on)"

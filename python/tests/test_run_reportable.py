@@ -12,15 +12,17 @@ import subprocess
 import pytest
 
 from conftest import ROOT, built, write
+from test_batch import FAKE_SBATCH, FAKE_SQUEUE
 
 SCRIPT = os.path.join(ROOT, "scripts", "run-reportable.sh")
 ANSWERS = ("--system-name", "Kestrel", "--system-vendor", "Example Computing",
            "--interconnect", "none", "--tester", "A. Tester", "--organisation", "Example Lab")
 
 
-def run(*args, timeout=300):
+def run(*args, timeout=300, env=None):
     return subprocess.run(["bash", SCRIPT, *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL, cwd=ROOT)
+                          timeout=timeout, stdin=subprocess.DEVNULL, cwd=ROOT,
+                          env=dict(os.environ, **(env or {})))
 
 
 @pytest.fixture
@@ -70,11 +72,34 @@ def test_a_campaign_end_to_end_and_resumed(tmp_path, bin_dir, small):
     assert "resuming" in r.stderr and f"bundle: {out}/bundle.tar.xz" in r.stdout
 
 
+def test_on_a_cluster_submit_then_collect(tmp_path, bin_dir, small):
+    """--scheduler slurm generates and submits (a stand-in sbatch runs each
+    job at once), then stops; --collect waits for the jobs and finishes."""
+    fake = tmp_path / "fakebin"
+    fake.mkdir()
+    for name, text in (("sbatch", FAKE_SBATCH), ("squeue", FAKE_SQUEUE)):
+        (fake / name).write_text(text)
+        (fake / name).chmod(0o755)
+    env = {"PATH": f"{fake}:{os.environ['PATH']}", "FAKE_DIR": str(tmp_path)}
+    out = tmp_path / "cluster"
+    r = run("-o", out, "--campaign", small, "--bin-dir", bin_dir, "--scheduler", "slurm",
+            *ANSWERS, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[4/4] submitted " in r.stdout and "--scheduler slurm --collect" in r.stderr
+    assert not (out / "bundle.tar.xz").exists()
+    manifest = json.loads((out / "campaign" / "campaign.json").read_text())
+    assert manifest["scheduler"] == "slurm"
+    r = run("-o", out, "--scheduler", "slurm", "--collect", env=env)
+    assert r.returncode == 1, r.stdout + r.stderr  # CPU results: not reportable
+    assert f"bundle: {out}/bundle.tar.xz" in r.stdout and "4 job(s): 4 passed" in r.stdout
+
+
 def test_bad_input_is_refused_at_once(tmp_path, bin_dir, small):
     for args, words in (
             (("--frobnicate",), "unknown argument '--frobnicate'"),
             (("--scheduler", "lsf"), "--scheduler lsf: slurm or pbs"),
             (("--campaign", tmp_path / "none.yaml"), "none.yaml: no such file"),
+            (("--answers", tmp_path / "none.yaml"), "--answers"),
             (("-o", tmp_path / "fresh", "--collect"), "--collect finishes a campaign"),
             (("-o", tmp_path / "x", "--campaign", small, "--bin-dir", bin_dir),
              "the disclosure needs what no capture knows")):
