@@ -173,7 +173,7 @@ def _summary_table(s, weights):
             out.append(f"| {tier} | {measure} | " + " | ".join(cells)
                        + f" | {overall} | {coverage} |")
     out += ["", "Above 1: better than the reference (column heads: the apps' weights); in "
-            "brackets the interval the rounds span. Per watt: over the rows that measured "
+            "parentheses the interval the rounds span. Per watt: over the rows that measured "
             "energy on both sides. Scores and overall: the rows of the "
             f"{', '.join(rules.SCORED_CLASSES)} classes. The figure of record is the baseline "
             "overall. The optimized tier divides the set's best figure of any implementation "
