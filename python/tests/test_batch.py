@@ -347,6 +347,9 @@ MISSING = [
      "fail with exit 127 (a path is relative to the campaign file)"),
     ("not executable", "    executable: ./c.yaml\n", [], None,
      "c.yaml:6:17: runs[0].executable: {dir}/c.yaml: not an executable; its jobs would fail"),
+    ("a bare name", "    executable: no-such-program\n", [], None,
+     "c.yaml:6:17: runs[0].executable: no-such-program: not found in PATH; its jobs would "
+     "fail with exit 127 (a bare name is looked up in PATH)"),
 ]
 
 

@@ -906,7 +906,8 @@ class Programs:
                 os.path.normpath(os.path.join(base, os.path.expanduser(text)))
             names = [n for n, _ in _PLACEHOLDER.findall(raw) if n in variables]
             hint = f"--var {names[0]}=PATH names it" if names else \
-                "a path is relative to the campaign file"
+                "a path is relative to the campaign file" if "/" in text else \
+                "a bare name is looked up in PATH"
             self._found(check, node, key, executable, "", hint, env)
             return executable
         name, node, key = f"karma-{app}", entries["app"], f"{path}.app"
