@@ -31,6 +31,37 @@ if(Kokkos_DEVICES MATCHES "CUDA" OR KARMA_KOKKOS_LANGUAGE STREQUAL "CUDA")
   find_package(CUDAToolkit REQUIRED)
 endif()
 
+# NCCL moves device data between ranks (run.comm: nccl) where CUDA and MPI
+# are on: from NCCL_ROOT, the CUDA toolkit, or the folders of the Python
+# package nvidia-nccl-cu* (as pip installs it beside PyTorch). Without it
+# the suite builds and runs as before, over MPI.
+set(KARMA_HAVE_NCCL OFF)
+option(KARMA_ENABLE_NCCL "Use NCCL for device data between ranks where it is found" ON)
+if(KARMA_HAVE_CUDA AND KARMA_ENABLE_MPI AND KARMA_ENABLE_NCCL)
+  set(_karma_nccl_hints "${NCCL_ROOT}" "$ENV{NCCL_ROOT}" "$ENV{NCCL_HOME}"
+    "${CUDAToolkit_LIBRARY_ROOT}" "${CUDAToolkit_TARGET_DIR}")
+  find_program(_karma_nccl_python NAMES python3)
+  if(_karma_nccl_python)
+    execute_process(COMMAND "${_karma_nccl_python}" -c
+        "import nvidia.nccl as m; print(list(m.__path__)[0])"
+      OUTPUT_VARIABLE _karma_nccl_wheel OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    list(APPEND _karma_nccl_hints "${_karma_nccl_wheel}")
+  endif()
+  file(GLOB _karma_nccl_globbed /usr/local/lib/python3*/dist-packages/nvidia/nccl
+    /usr/lib/python3/dist-packages/nvidia/nccl)
+  list(APPEND _karma_nccl_hints ${_karma_nccl_globbed})
+  find_path(KARMA_NCCL_INCLUDE_DIR nccl.h HINTS ${_karma_nccl_hints} PATH_SUFFIXES include)
+  find_library(KARMA_NCCL_LIBRARY NAMES nccl libnccl.so.2 HINTS ${_karma_nccl_hints}
+    PATH_SUFFIXES lib lib64)
+  if(KARMA_NCCL_INCLUDE_DIR AND KARMA_NCCL_LIBRARY)
+    set(KARMA_HAVE_NCCL ON)
+    message(STATUS "karma: NCCL ${KARMA_NCCL_LIBRARY} (run.comm: nccl)")
+  else()
+    message(STATUS "karma: no NCCL found (NCCL_ROOT, the CUDA toolkit, the Python package "
+                   "nvidia-nccl-cu*): device data between ranks goes over MPI")
+  endif()
+endif()
+
 # karma_link_cublas(target): links cuBLAS where CUDA is on and defines
 # KARMA_HAVE_CUBLAS for the sources; a no-op elsewhere.
 function(karma_link_cublas target)

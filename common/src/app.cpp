@@ -24,6 +24,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -296,6 +297,26 @@ nlohmann::json stats_json(const Stats& s) {
           {"mean", s.mean},   {"max", s.max}, {"stddev", s.stddev}};
 }
 
+// GPUs that more than one rank runs on: [{host, uuid, ranks}]. The suite's
+// rule is one rank a device; more ranks than devices on a node share them.
+nlohmann::json shared_devices(const nlohmann::json& ranks) {
+  std::map<std::string, nlohmann::json> on;
+  for (const auto& r : ranks) {
+    const nlohmann::json& d = r["device"];
+    if (d.value("kind", "") != "gpu") continue;
+    const std::string id =
+        d.value("uuid", d.value("pci_bus_id", std::to_string(d.value("id", -1))));
+    auto& entry = on[r["host"].get<std::string>() + " " + id];
+    if (entry.is_null())
+      entry = {{"host", r["host"]}, {"uuid", id}, {"ranks", nlohmann::json::array()}};
+    entry["ranks"].push_back(r["rank"]);
+  }
+  auto shared = nlohmann::json::array();
+  for (const auto& [key, entry] : on)
+    if (entry["ranks"].size() > 1) shared.push_back(entry);
+  return shared;
+}
+
 // Each kernel's results, with its fractions of the devices' peaks.
 nlohmann::json kernels_json(const App& app, const Report& report, const nlohmann::json& ranks) {
   // The devices' peaks, each device once; kernels report their fractions.
@@ -408,7 +429,12 @@ nlohmann::json results_json(const App& app, const CommandLine& cli, const Deck& 
                 {"library_version", comm::library_version()},
                 {"ranks", comm::size()},
                 {"nodes", comm::node_count()},
-                {"ranks_per_node", ranks_per_node}};
+                {"ranks_per_node", ranks_per_node},
+                {"comm",
+                 {{"path", comm::path().name},
+                  {"requested", comm::path().requested},
+                  {"why", comm::path().why}}},
+                {"shared_devices", shared_devices(ranks)}};
   doc["ranks"] = ranks;
   doc["kokkos"] = describe_kokkos();
   doc["build"] = {{"type", build_info::build_type},
@@ -521,6 +547,33 @@ nlohmann::json gather_ranks(const std::string& executable, const Context& contex
   return ranks;
 }
 
+// Collective: the path of device data between ranks (run.comm), after the
+// device is chosen; a path the machine lacks is the deck's error.
+void choose_comm_path(const Deck& deck, const Context& context, const nlohmann::json& ranks) {
+  constexpr bool device_memory =
+      !Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                  Kokkos::DefaultExecutionSpace::memory_space>::accessible;
+  void* stream = nullptr;
+#if defined(KOKKOS_ENABLE_CUDA)
+  stream = Kokkos::DefaultExecutionSpace().cuda_stream();
+#endif
+  const comm::PathChoice c = comm::choose_path(deck.string("run.comm"), device_memory,
+                                               !shared_devices(ranks).empty(), stream);
+  if (!c.available) deck.fail("run.comm", c.why);
+  if (context.verbose() && comm::size() > 1)
+    std::printf("  data between ranks: %s (%s)\n", c.name.c_str(), c.why.c_str());
+}
+
+void warn_shared_devices(const std::string& executable, const nlohmann::json& ranks) {
+  if (!comm::is_root()) return;
+  for (const auto& s : shared_devices(ranks))
+    std::fprintf(stderr,
+                 "%s: warning: ranks %s share the GPU %s on %s (more ranks than visible GPUs): "
+                 "their figures are not one rank a device\n",
+                 executable.c_str(), s["ranks"].dump().c_str(),
+                 s["uuid"].get<std::string>().c_str(), s["host"].get<std::string>().c_str());
+}
+
 // The last line a run prints: RESULT: PASSED, or why it failed.
 void print_verdict(const Report& report, int code) {
   if (code == exit_ok)
@@ -620,6 +673,8 @@ int run_main(int argc, char** argv, const App& app) {
                                       {"karma.rank", std::to_string(comm::rank())}});
     const Context context{*deck, cli, device_id};
     const nlohmann::json ranks = gather_ranks(executable, context);
+    choose_comm_path(*deck, context, ranks);
+    warn_shared_devices(executable, ranks);
 
     energy::start(deck->string("run.energy") == "on", deck->number("run.energy_window"),
                   ranks[static_cast<std::size_t>(comm::rank())]["device"]);

@@ -7,6 +7,8 @@
 #include <limits>
 #include <string>
 #include <thread>
+#include <type_traits>
+#include <utility>
 
 #ifdef KARMA_HAVE_MPI
 #include <mpi.h>
@@ -15,8 +17,32 @@
 #include <mpi-ext.h>
 #endif
 #endif
+#ifdef KARMA_HAVE_NCCL
+#include <cuda_runtime.h>
+#include <nccl.h>
+#endif
 
 namespace karma::comm {
+
+namespace {
+int counting_depth = 0;
+double host_seconds = 0;
+PathChoice chosen;
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+Counting::Counting() {
+  if (counting_depth++ == 0) start_ = now();
+}
+
+Counting::~Counting() {
+  if (--counting_depth == 0) host_seconds += now() - start_;
+}
+
+const PathChoice& path() { return chosen; }
 
 #ifdef KARMA_HAVE_MPI
 
@@ -28,6 +54,7 @@ MPI_Comm failure_comm = MPI_COMM_NULL;
 int cached_rank = 0, cached_size = 1, cached_local_rank = 0, cached_local_size = 1,
     cached_nodes = 1;
 bool we_initialized = false;
+void nccl_shutdown();
 }  // namespace
 
 void init(int* argc, char*** argv) {
@@ -48,6 +75,7 @@ void init(int* argc, char*** argv) {
 }
 
 void finalize() {
+  nccl_shutdown();
   if (node_comm != MPI_COMM_NULL) MPI_Comm_free(&node_comm);
   if (failure_comm != MPI_COMM_NULL) MPI_Comm_free(&failure_comm);
   int finalized = 0;
@@ -95,6 +123,7 @@ namespace {
 template <class T>
 T reduce(T v, MPI_Datatype type, MPI_Op op) {
   if (cached_size == 1) return v;
+  const Counting counting;
   T out{};
   MPI_Allreduce(&v, &out, 1, type, op, MPI_COMM_WORLD);
   return out;
@@ -111,6 +140,7 @@ bool all(bool v) { return reduce(v ? 1 : 0, MPI_INT, MPI_MIN) != 0; }
 
 void max_inplace(std::vector<double>& v) {
   if (cached_size == 1 || v.empty()) return;
+  const Counting counting;
   MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_MAX,
                 MPI_COMM_WORLD);
 }
@@ -130,12 +160,14 @@ void check(int code, const char* what) {
 template <class T>
 void sum_array(T* values, std::int64_t count, MPI_Datatype type) {
   if (cached_size == 1 || count == 0) return;
+  const Counting counting;
   check(MPI_Allreduce(MPI_IN_PLACE, values, message_count(count), type, MPI_SUM, MPI_COMM_WORLD),
         "MPI_Allreduce of an array");
 }
 template <class T>
 void gather_array(T* full, const std::vector<std::int64_t>& counts, MPI_Datatype type) {
   if (cached_size == 1) return;
+  const Counting counting;
   std::vector<int> sizes(counts.size()), displacements(counts.size());
   std::int64_t offset = 0;
   for (std::size_t r = 0; r < counts.size(); ++r) {
@@ -164,6 +196,7 @@ void allgatherv_in_place(double* full, const std::vector<std::int64_t>& counts) 
 
 std::vector<std::string> allgather(const std::string& s) {
   if (cached_size == 1) return {s};
+  const Counting counting;
   int length = static_cast<int>(s.size());
   std::vector<int> lengths(cached_size), offsets(cached_size, 0);
   MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD);
@@ -187,6 +220,7 @@ void sum_wrapping_in_place(std::uint64_t* values, std::int64_t count) {
 
 std::vector<std::int64_t> exchange_counts(const std::vector<int>& peers,
                                           const std::vector<std::int64_t>& send_counts) {
+  const Counting counting;
   std::vector<std::int64_t> recv(peers.size(), 0);
   std::vector<MPI_Request> requests(2 * peers.size());
   for (std::size_t k = 0; k < peers.size(); ++k) {
@@ -203,6 +237,7 @@ void exchange(const std::vector<int>& peers, const int* send,
               const std::vector<std::int64_t>& send_counts, int* recv,
               const std::vector<std::int64_t>& recv_offsets,
               const std::vector<std::int64_t>& recv_counts) {
+  const Counting counting;
   std::vector<MPI_Request> requests;
   requests.reserve(2 * peers.size());
   for (std::size_t k = 0; k < peers.size(); ++k) {
@@ -258,6 +293,198 @@ std::string library_version() {
   return s;
 }
 
+// NCCL: one communicator over MPI_COMM_WORLD, made when the path is chosen.
+#ifdef KARMA_HAVE_NCCL
+namespace {
+ncclComm_t nccl_comm = nullptr;
+cudaStream_t nccl_stream = nullptr;
+// Start and stop events of each NCCL operation since the last
+// seconds_spent(): the device's time in them, read once it is idle.
+std::vector<std::pair<cudaEvent_t, cudaEvent_t>> events;
+std::size_t events_used = 0;
+double nccl_seconds = 0;
+
+void nccl_check(ncclResult_t code, const char* what) {
+  if (code != ncclSuccess)
+    throw Error(exit_runtime_error, std::string(what) + " failed: " + ncclGetErrorString(code));
+}
+
+void cuda_check(cudaError_t code, const char* what) {
+  if (code != cudaSuccess)
+    throw Error(exit_runtime_error, std::string(what) + " failed: " + cudaGetErrorString(code));
+}
+
+void nccl_shutdown() {
+  if (nccl_comm != nullptr) ncclCommDestroy(nccl_comm);
+  nccl_comm = nullptr;
+}
+
+void nccl_init(void* stream) {
+  ncclUniqueId id;
+  if (cached_rank == 0) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+  MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
+  nccl_check(ncclCommInitRank(&nccl_comm, cached_size, id, cached_rank), "ncclCommInitRank");
+  nccl_stream = static_cast<cudaStream_t>(stream);
+}
+
+// Events around one operation, recorded on the stream.
+class Timed {
+ public:
+  Timed() {
+    if (events_used == events.size()) {
+      events.emplace_back();
+      cuda_check(cudaEventCreate(&events.back().first), "cudaEventCreate");
+      cuda_check(cudaEventCreate(&events.back().second), "cudaEventCreate");
+    }
+    pair_ = events[events_used++];
+    cuda_check(cudaEventRecord(pair_.first, nccl_stream), "cudaEventRecord");
+  }
+  ~Timed() { cudaEventRecord(pair_.second, nccl_stream); }
+  Timed(const Timed&) = delete;
+  Timed& operator=(const Timed&) = delete;
+
+ private:
+  std::pair<cudaEvent_t, cudaEvent_t> pair_;
+};
+
+double settle_nccl_seconds() {
+  for (std::size_t k = 0; k < events_used; ++k) {
+    float ms = 0;
+    cuda_check(cudaEventSynchronize(events[k].second), "cudaEventSynchronize");
+    cuda_check(cudaEventElapsedTime(&ms, events[k].first, events[k].second),
+               "cudaEventElapsedTime");
+    nccl_seconds += 1e-3 * ms;
+  }
+  events_used = 0;
+  return nccl_seconds;
+}
+
+template <class T>
+ncclDataType_t nccl_type() {
+  return std::is_same_v<T, float> ? ncclFloat32 : ncclFloat64;
+}
+
+template <class T>
+void nccl_sum(T* values, std::int64_t count) {
+  if (cached_size == 1 || count == 0) return;
+  const Timed timed;
+  nccl_check(ncclAllReduce(values, values, static_cast<std::size_t>(count), nccl_type<T>(), ncclSum,
+                           nccl_comm, nccl_stream),
+             "ncclAllReduce");
+}
+
+template <class T>
+void nccl_gather(T* full, const std::vector<std::int64_t>& counts) {
+  if (cached_size == 1) return;
+  const Timed timed;
+  nccl_check(ncclGroupStart(), "ncclGroupStart");
+  std::int64_t offset = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    // Each rank's block, broadcast from its owner in place.
+    nccl_check(ncclBroadcast(full + offset, full + offset, static_cast<std::size_t>(counts[r]),
+                             nccl_type<T>(), static_cast<int>(r), nccl_comm, nccl_stream),
+               "ncclBroadcast");
+    offset += counts[r];
+  }
+  nccl_check(ncclGroupEnd(), "ncclGroupEnd");
+}
+}  // namespace
+
+bool nccl_built() { return true; }
+std::string nccl_version() {
+  return std::to_string(NCCL_MAJOR) + "." + std::to_string(NCCL_MINOR) + "." +
+         std::to_string(NCCL_PATCH);
+}
+void nccl_sum_in_place(float* values, std::int64_t count) { nccl_sum(values, count); }
+void nccl_sum_in_place(double* values, std::int64_t count) { nccl_sum(values, count); }
+void nccl_allgatherv_in_place(float* full, const std::vector<std::int64_t>& counts) {
+  nccl_gather(full, counts);
+}
+void nccl_allgatherv_in_place(double* full, const std::vector<std::int64_t>& counts) {
+  nccl_gather(full, counts);
+}
+void nccl_exchange(const std::vector<int>& peers, const int* send,
+                   const std::vector<std::int64_t>& send_offsets,
+                   const std::vector<std::int64_t>& send_counts, int* recv,
+                   const std::vector<std::int64_t>& recv_offsets,
+                   const std::vector<std::int64_t>& recv_counts) {
+  const Timed timed;
+  nccl_check(ncclGroupStart(), "ncclGroupStart");
+  for (std::size_t k = 0; k < peers.size(); ++k) {
+    if (recv_counts[k] > 0)
+      nccl_check(ncclRecv(recv + recv_offsets[k], static_cast<std::size_t>(recv_counts[k]),
+                          ncclInt32, peers[k], nccl_comm, nccl_stream),
+                 "ncclRecv");
+    if (send_counts[k] > 0)
+      nccl_check(ncclSend(send + send_offsets[k], static_cast<std::size_t>(send_counts[k]),
+                          ncclInt32, peers[k], nccl_comm, nccl_stream),
+                 "ncclSend");
+  }
+  nccl_check(ncclGroupEnd(), "ncclGroupEnd");
+}
+#else
+namespace {
+void nccl_shutdown() {}
+void nccl_init(void*) {}
+double settle_nccl_seconds() { return 0; }
+[[noreturn]] void no_nccl() {
+  throw Error(exit_runtime_error, "an NCCL operation in a build without NCCL");
+}
+}  // namespace
+bool nccl_built() { return false; }
+std::string nccl_version() { return "none"; }
+void nccl_sum_in_place(float*, std::int64_t) { no_nccl(); }
+void nccl_sum_in_place(double*, std::int64_t) { no_nccl(); }
+void nccl_allgatherv_in_place(float*, const std::vector<std::int64_t>&) { no_nccl(); }
+void nccl_allgatherv_in_place(double*, const std::vector<std::int64_t>&) { no_nccl(); }
+void nccl_exchange(const std::vector<int>&, const int*, const std::vector<std::int64_t>&,
+                   const std::vector<std::int64_t>&, int*, const std::vector<std::int64_t>&,
+                   const std::vector<std::int64_t>&) {
+  no_nccl();
+}
+#endif
+
+double seconds_spent() { return host_seconds + settle_nccl_seconds(); }
+
+PathChoice choose_path(const std::string& requested, bool device_memory, bool shared_devices,
+                       void* stream) {
+  PathChoice c;
+  c.requested = requested;
+  const std::string mpi_says = gpu_aware_how();
+  const bool nccl_usable = nccl_built() && !shared_devices;
+  const std::string nccl_says = !nccl_built() ? "this build has no NCCL (none found at build time)"
+                                : shared_devices
+                                    ? "NCCL needs a GPU a rank, and ranks share GPUs here"
+                                    : "this build has NCCL " + nccl_version();
+  if (!device_memory) {
+    c.path = Path::host_memory;
+    c.name = "host memory";
+    c.why = "the backend's memory is host memory: MPI reads it where it is";
+    if (requested == "nccl" || requested == "gpu-aware-mpi")
+      c.why = requested + " moves device memory, and this backend's memory is host memory";
+    c.available = requested == "auto" || requested == "host-staging";
+  } else if (requested == "nccl" || (requested == "auto" && nccl_usable)) {
+    c.path = Path::nccl;
+    c.name = "nccl";
+    c.why = nccl_says + (requested == "auto" ? " (auto takes NCCL first)" : "");
+    if (!nccl_usable) c.why = "nccl, but " + nccl_says;
+    c.available = nccl_usable;
+  } else if (requested == "gpu-aware-mpi" || (requested == "auto" && gpu_aware())) {
+    c.path = Path::gpu_aware_mpi;
+    c.name = "gpu-aware MPI";
+    c.why = mpi_says + (requested == "auto" ? "; " + nccl_says : "");
+    if (!gpu_aware()) c.why = "gpu-aware-mpi, but " + mpi_says;
+    c.available = gpu_aware();
+  } else {
+    c.path = Path::host_staging;
+    c.name = "host staging";
+    c.why = requested == "auto" ? nccl_says + "; " + mpi_says : "asked for (run.comm)";
+  }
+  if (c.path == Path::nccl && c.available && cached_size > 1) nccl_init(stream);
+  chosen = c;
+  return c;
+}
+
 #else  // a single-rank suite
 
 void init(int*, char***) {}
@@ -297,6 +524,33 @@ std::vector<std::string> allgather(const std::string& s) { return {s}; }
 bool all_arrive_within(double) { return true; }
 std::int64_t sum_on_device(std::int64_t v, int) { return v; }
 std::string library_version() { return "none"; }
+bool nccl_built() { return false; }
+std::string nccl_version() { return "none"; }
+namespace {
+[[noreturn]] void no_nccl() {
+  throw Error(exit_runtime_error, "an NCCL operation in a build without MPI");
+}
+}  // namespace
+void nccl_sum_in_place(float*, std::int64_t) { no_nccl(); }
+void nccl_sum_in_place(double*, std::int64_t) { no_nccl(); }
+void nccl_allgatherv_in_place(float*, const std::vector<std::int64_t>&) { no_nccl(); }
+void nccl_allgatherv_in_place(double*, const std::vector<std::int64_t>&) { no_nccl(); }
+void nccl_exchange(const std::vector<int>&, const int*, const std::vector<std::int64_t>&,
+                   const std::vector<std::int64_t>&, int*, const std::vector<std::int64_t>&,
+                   const std::vector<std::int64_t>&) {
+  no_nccl();
+}
+double seconds_spent() { return host_seconds; }
+PathChoice choose_path(const std::string& requested, bool device_memory, bool, void*) {
+  PathChoice c;
+  c.requested = requested;
+  // One rank: nothing moves between ranks, whatever was asked.
+  c.path = device_memory ? Path::host_staging : Path::host_memory;
+  c.name = device_memory ? "host staging" : "host memory";
+  c.why = "built without MPI: one rank, nothing to exchange";
+  chosen = c;
+  return c;
+}
 
 #endif
 

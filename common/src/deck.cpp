@@ -597,7 +597,17 @@ Schema& Schema::run_section(std::int64_t repetitions, std::int64_t warmup) {
   string("run.results_dir", ".",
          "directory for the results JSON when --output is not given (created if missing)");
   energy_keys();
+  comm_key();
   return rule(Rule::free, {"run.results_dir"});
+}
+
+Schema& Schema::comm_key() {
+  choice("run.comm", "auto", {"auto", "host-staging", "gpu-aware-mpi", "nccl"},
+         "how device data moves between ranks: host-staging (copies through page-locked host "
+         "memory), gpu-aware-mpi (an MPI that reads device memory), nccl (NCCL on the device's "
+         "stream), auto (NCCL where built, else a GPU-aware MPI, else host staging); the results "
+         "record the path and why. A host backend's data is in host memory: MPI reads it there");
+  return rule(Rule::tuning, {"run.comm"});
 }
 
 Schema& Schema::energy_keys() {

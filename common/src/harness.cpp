@@ -298,8 +298,15 @@ std::vector<std::string> region_names(const std::vector<Variant>& variants) {
 std::vector<KernelResult> results_of(std::vector<Variant>& variants, const KernelTimer& timer) {
   Kokkos::fence();
   const auto stats = timer.finish();
+  const auto communication = timer.communication();
   std::vector<KernelResult> results;
-  for (const auto& v : variants) results.push_back(kernel_result(v, stats.at(v.name)));
+  for (const auto& v : variants) {
+    results.push_back(kernel_result(v, stats.at(v.name)));
+    if (comm::size() > 1) {
+      results.back().extra["comm"] = communication.at(v.name);
+      results.back().extra["comm"]["path"] = comm::path().name;
+    }
+  }
   for (std::size_t i = 0; i < variants.size(); ++i)
     results[i].extra["energy"] = energy_window(variants[i], results[i]);
   return results;

@@ -35,4 +35,33 @@ std::map<std::string, Stats> KernelTimer::finish() const {
   return out;
 }
 
+std::map<std::string, nlohmann::json> KernelTimer::communication() const {
+  std::map<std::string, nlohmann::json> out;
+  const auto ranks = static_cast<std::size_t>(comm::size());
+  const auto me = static_cast<std::size_t>(comm::rank());
+  for (const auto& [name, samples] : samples_) {
+    const double timed = std::accumulate(samples.begin(), samples.end(), 0.0);
+    const auto it = communicating_.find(name);
+    const double spent = it == communicating_.end() ? 0.0 : it->second;
+    // Every rank's figures, each in its slot, summed: an allgather.
+    std::vector<double> seconds(ranks, 0.0), totals(ranks, 0.0);
+    seconds[me] = spent;
+    totals[me] = timed;
+    comm::sum_in_place(seconds.data(), static_cast<std::int64_t>(ranks));
+    comm::sum_in_place(totals.data(), static_cast<std::int64_t>(ranks));
+    const double least = *std::min_element(seconds.begin(), seconds.end());
+    nlohmann::json share = nlohmann::json::array(), waiting = nlohmann::json::array(),
+                   per_execution = nlohmann::json::array();
+    for (std::size_t r = 0; r < ranks; ++r) {
+      share.push_back(totals[r] > 0 ? seconds[r] / totals[r] : 0.0);
+      waiting.push_back(totals[r] > 0 ? (seconds[r] - least) / totals[r] : 0.0);
+      per_execution.push_back(samples.empty() ? 0.0
+                                              : seconds[r] / static_cast<double>(samples.size()));
+    }
+    out[name] = {
+        {"share", share}, {"waiting_share", waiting}, {"seconds_per_execution", per_execution}};
+  }
+  return out;
+}
+
 }  // namespace karma

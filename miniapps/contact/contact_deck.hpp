@@ -84,6 +84,7 @@ inline Schema contact_schema() {
   s.string("run.results_dir", ".",
            "directory for the results JSON when --output is not given (created if missing)");
   s.energy_keys();
+  s.comm_key();
   // What a reportable run may change (docs/run-rules.md).
   s.rule(karma::Rule::free, {"run.results_dir"});
   s.rule(karma::Rule::tuning,

@@ -5,7 +5,7 @@
 #include "contact_decomposition.hpp"
 
 #include "karma/comm.hpp"
-#include "karma/pinned.hpp"
+#include "karma/device_comm.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -64,11 +64,8 @@ struct Ghosts {
   Kokkos::View<Index*, Memory> send_list;              // own elements' slots, peer after peer
   std::vector<std::int64_t> send_counts, recv_counts;  // elements, per peer
   Kokkos::View<int*, Memory> send, recv;               // ghost_ints per element, by peer
-  // Host staging, page-locked: the copies to and from the device run at the
-  // link's speed.
-  Kokkos::View<int*, PinnedHostSpace> send_host, recv_host;
-  // How MPI reaches the buffers: "host memory" (a host backend), "gpu-aware"
-  // (MPI reads device memory), "host staging" (copies through the host).
+  // How the buffers reach the peers (run.comm, karma/device_comm.hpp):
+  // "host memory" (a host backend), "host staging", "gpu-aware MPI", "nccl".
   std::string mpi_path;
   std::string mpi_path_why;
   std::int64_t sent = 0, received = 0;  // elements, the last exchange
@@ -78,11 +75,8 @@ inline Ghosts make_ghosts(const Decomposition& d) {
   Ghosts g;
   g.peers = d.peers;
   for (int p : d.peers) g.peer_regions.push_back(d.regions[static_cast<std::size_t>(p)]);
-  g.mpi_path_why = comm::gpu_aware_how();
-  if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, Memory>::accessible)
-    g.mpi_path = "host memory";
-  else
-    g.mpi_path = comm::gpu_aware() ? "gpu-aware" : "host staging";
+  g.mpi_path = comm::path().name;
+  g.mpi_path_why = comm::path().why;
   return g;
 }
 
@@ -132,20 +126,11 @@ inline void plan_sends(Ghosts& g, const LocalElements& l) {
 inline void plan_ghosts(Ghosts& g, LocalElements& l) {
   plan_sends(g, l);
   g.recv_counts = comm::exchange_counts(g.peers, g.send_counts);
-  const auto sends = static_cast<std::int64_t>(g.send_list.extent(0));
   std::int64_t receives = 0;
   for (auto c : g.recv_counts) receives += c;
   g.recv = Kokkos::View<int*, Memory>(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::ghosts::recv"),
       receives * ghost_ints);
-  if (g.mpi_path == "host staging") {
-    g.send_host = decltype(g.send_host)(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::ghosts::send_host"),
-        sends * ghost_ints);
-    g.recv_host = decltype(g.recv_host)(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::ghosts::recv_host"),
-        receives * ghost_ints);
-  }
   if (static_cast<Index>(l.boxes.extent(0)) < l.owned + receives) {
     Kokkos::resize(l.boxes, l.owned + receives);  // keeps the own elements
     Kokkos::resize(l.ids, l.owned + receives);
@@ -197,18 +182,8 @@ inline void exchange_ghosts(Ghosts& g, LocalElements& l, bool fault) {
   pack_ghosts(g, l);
   const WireParts out = wire_parts(g.send_counts, fault, true);
   const WireParts in = wire_parts(g.recv_counts, fault, false);
-  if (g.mpi_path == "host staging") {
-    const auto all = std::make_pair(std::int64_t{0}, static_cast<std::int64_t>(g.send.extent(0)));
-    Kokkos::deep_copy(Kokkos::subview(g.send_host, all), Kokkos::subview(g.send, all));
-    comm::exchange(g.peers, g.send_host.data(), out.offsets, out.counts, g.recv_host.data(),
-                   in.offsets, in.counts);
-    const auto got = std::make_pair(std::int64_t{0}, in.total);
-    Kokkos::deep_copy(Kokkos::subview(g.recv, got), Kokkos::subview(g.recv_host, got));
-  } else {
-    Kokkos::fence();  // the packing kernel wrote what MPI reads
-    comm::exchange(g.peers, g.send.data(), out.offsets, out.counts, g.recv.data(), in.offsets,
-                   in.counts);
-  }
+  exchange_with_peers(g.peers, g.send.data(), out.offsets, out.counts, g.recv.data(), in.offsets,
+                      in.counts);
   const Index ghosts = in.total / ghost_ints;
   g.sent = out.total / ghost_ints;
   g.received = ghosts;

@@ -330,13 +330,8 @@ KernelResult time_dense_exchange(const Context& ctx, const Config& cfg, std::int
   const int ranks = comm::size();
   if (cfg.transpose) {
     const Vector scratch("matvec::allreduce_scratch", rows);
-    const auto scratch_host = Kokkos::create_mirror_view(scratch);
     return time_exchange(ctx, cfg, "allreduce-y", static_cast<double>(rows) * sizeof(T) * ranks,
-                         [&] {
-                           Kokkos::deep_copy(scratch_host, scratch);
-                           comm::sum_in_place(scratch_host.data(), rows);
-                           Kokkos::deep_copy(scratch, scratch_host);
-                         });
+                         [&] { sum_over_ranks(scratch.data(), rows); });
   }
   return time_exchange(ctx, cfg, "allgatherv-x", static_cast<double>(cols) * sizeof(T) * ranks,
                        [&] { replicated->gather(); });

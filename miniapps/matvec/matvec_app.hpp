@@ -8,6 +8,7 @@
 #include "karma/app.hpp"
 #include "karma/array.hpp"
 #include "karma/comm.hpp"
+#include "karma/device_comm.hpp"
 #include "karma/harness.hpp"
 #include "karma/partition.hpp"
 
@@ -109,11 +110,11 @@ inline KernelResult time_exchange(const Context& ctx, const Config& cfg, const s
   std::vector<karma::Variant> variants(1);
   karma::Variant& v = variants[0];
   v.name = v.variant = name;
-  v.implementation = "mpi";
+  v.implementation = comm::path().path == comm::Path::nccl ? "nccl" : "mpi";
   v.run = exchange;
-  v.code = {name == "allreduce-y" ? "karma::comm::sum_in_place" : "(anonymous)::ReplicatedX"};
+  v.code = {name == "allreduce-y" ? "karma::sum_over_ranks" : "(anonymous)::ReplicatedX"};
   v.bytes = bytes;
-  v.extra["staged_through_host"] = !std::is_same<DefaultMemory, HostMemory>::value;
+  v.extra["staged_through_host"] = comm::path().path == comm::Path::host_staging;
   Plan plan;
   plan.warmup = cfg.warmup;
   plan.repetitions = cfg.repetitions;
@@ -214,18 +215,16 @@ namespace {
 
 using namespace karma;
 
-// x, replicated: each rank fills the block of x it owns, then MPI_Allgatherv
-// (through host memory) gives every rank all of it.
+// x, replicated: each rank fills the block of x it owns, then a gather over
+// the ranks (run.comm's path) gives every rank all of it.
 template <class Vector>
 struct ReplicatedX {
   Vector x;
-  typename Vector::HostMirror host;
   std::vector<std::int64_t> counts;
   std::int64_t first = 0, count = 0;
 
   ReplicatedX(std::int64_t n, std::uint64_t seed) {
     x = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "matvec::x"), n);
-    host = Kokkos::create_mirror_view(x);
     for (int r = 0; r < comm::size(); ++r) counts.push_back(block_of(n, comm::size(), r).count);
     const Block mine = block_of(n, comm::size(), comm::rank());
     first = mine.first;
@@ -233,13 +232,7 @@ struct ReplicatedX {
     matvec::fill_vector(Kokkos::subview(x, std::make_pair(first, first + count)), seed, first);
     gather();
   }
-  void gather() const {
-    if (comm::size() == 1) return;
-    const auto own = std::make_pair(first, first + count);
-    Kokkos::deep_copy(Kokkos::subview(host, own), Kokkos::subview(x, own));
-    comm::allgatherv_in_place(host.data(), counts);
-    Kokkos::deep_copy(x, host);
-  }
+  void gather() const { gather_over_ranks(x.data(), counts); }
 };
 
 }  // namespace

@@ -63,9 +63,10 @@ Schema mgs_schema() {
   s.choice("mgs.scaling", "strong", {"strong", "weak"},
            "strong: mgs.n is the global number of rows; weak: rows per rank");
   s.choice("mgs.reductions", "auto", {"auto", "device", "host"},
-           "where reduction results go: device (one rank only) keeps them in device memory "
-           "for the next kernel; host brings each to the host (and through MPI_Allreduce); "
-           "auto: device on one rank, host on several");
+           "where reduction results go: device keeps them in device memory for the next "
+           "kernel (on several ranks summed there: the kokkos implementation with run.comm's "
+           "nccl or gpu-aware MPI); host brings each to the host (and through MPI_Allreduce); "
+           "auto: device where it can, else host");
   s.run_section(20, 2);
   // What a reportable run may change (docs/run-rules.md).
   s.rule(karma::Rule::axis, {"mgs.layout", "mgs.precision"});
@@ -166,12 +167,20 @@ Config read_config(const Deck& deck) {
                 "reduced in 64-bit integers)");
   }
 
+  // Over several ranks, reductions stay on the device where device data
+  // moves between ranks without the host (run.comm), in the Kokkos
+  // implementation: the vendors' variants sum through the host.
   const std::string reductions = deck.string("mgs.reductions");
-  if (reductions == "device" && ranks > 1)
-    deck.fail("mgs.reductions", "'device' keeps every reduction on one device; " +
-                                    std::to_string(ranks) +
-                                    " ranks must sum theirs through MPI: use host or auto");
-  c.on_device = reductions == "device" || (reductions == "auto" && ranks == 1);
+  const bool device_path =
+      comm::path().path == comm::Path::nccl || comm::path().path == comm::Path::gpu_aware_mpi;
+  const bool over_ranks = device_path && c.implementation == Implementation::kokkos;
+  if (reductions == "device" && ranks > 1 && !over_ranks)
+    deck.fail("mgs.reductions",
+              "'device' sums the reductions of " + std::to_string(ranks) +
+                  " ranks in device memory, which needs the kokkos implementation and "
+                  "run.comm nccl or gpu-aware-mpi (this run: " +
+                  comm::path().name + "): use host or auto");
+  c.on_device = reductions == "device" || (reductions == "auto" && (ranks == 1 || over_ranks));
   return c;
 }
 

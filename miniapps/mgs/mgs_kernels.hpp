@@ -9,16 +9,20 @@
 //   cgs2       classical Gram-Schmidt twice, two multi-dot kernels per
 //              column (2m launches).
 //
-// Every reduction is a local parallel_reduce followed by one MPI_Allreduce
-// (comm::sum_in_place). With results kept on the device (one rank), reductions
-// write straight into device memory, their final() turns sums into entries
-// of R there, and the next kernel reads them there: the host never waits
-// inside a factorization (the seed paper's point). Otherwise each reduction
-// lands in host-visible memory, is summed over ranks, and the coefficients
-// the next kernel needs are copied back to the device, stream-ordered.
+// Every reduction is a local parallel_reduce followed by one sum over the
+// ranks. With results kept on the device, reductions write straight into
+// device memory, their final() turns sums into entries of R there, and the
+// next kernel reads them there: on one rank the host never waits inside a
+// factorization (the seed paper's point). Over several ranks the sums are
+// added up in device memory first (sum_over_ranks: NCCL on the stream, or a
+// GPU-aware MPI), then final() runs in one thread. In host mode each
+// reduction lands in host-visible memory, is summed over ranks by MPI, and
+// the coefficients the next kernel needs are copied back to the device,
+// stream-ordered.
 #pragma once
 
 #include "karma/comm.hpp"
+#include "karma/device_comm.hpp"
 #include "mgs_matrix.hpp"
 
 #include "karma/array.hpp"
@@ -740,7 +744,8 @@ struct FinishLast {
 template <class T>
 struct Workspace {
   int m;
-  bool on_device;  // reduction results stay on the device
+  bool on_device;   // reduction results stay on the device
+  bool over_ranks;  // ... and are summed over the ranks there (run.comm: nccl, gpu-aware MPI)
   Kokkos::View<T**, Kokkos::LayoutRight, DeviceMemory> r_dev;   // R, results on the device
   Kokkos::View<T**, Kokkos::LayoutRight, ResultMemory> r_host;  // R, results through the host
   Kokkos::View<T*, DeviceMemory> coef1, coef2;                  // coefficients kernels read
@@ -753,6 +758,7 @@ struct Workspace {
   Workspace(int columns, bool device)
       : m(columns),
         on_device(device),
+        over_ranks(device && comm::size() > 1),
         r_dev("mgs::R", columns, columns),
         r_host("mgs::R_host", columns, columns),
         coef1("mgs::coef1", columns + 1),
@@ -765,6 +771,9 @@ struct Workspace {
   }
 
   T* rd(int i, int j) const { return r_dev.data() + static_cast<std::ptrdiff_t>(i) * m + j; }
+  // Whether a reduction's final() runs in its kernel: on one rank, and in
+  // host mode (which finishes on the host); over ranks it runs after the sum.
+  bool final_in_kernel() const { return on_device && !over_ranks; }
 
   // R in double on the host, once the device is done: from r_dev or r_host.
   std::vector<double> r_matrix(bool from_device) const {
@@ -801,6 +810,34 @@ void to_device(T* dst, const T* src, int count) {
   Kokkos::deep_copy(Kokkos::DefaultExecutionSpace(),
                     Kokkos::View<T*, DeviceMemory, Unmanaged>(dst, count),
                     Kokkos::View<const T*, ResultMemory, Unmanaged>(src, count));
+}
+
+// Device mode over ranks: the `count` sums at `dst` (device memory) summed
+// over the ranks, then what body.final() makes of them, in one thread.
+template <class Body, class T>
+void final_over_ranks(Body body, T* dst, unsigned count, Tally& t) {
+  sum_over_ranks(dst, static_cast<std::int64_t>(count));
+  ++t.allreduces;
+  if (comm::path().path != comm::Path::nccl) ++t.host_waits;
+  body.finalize = true;
+  Kokkos::parallel_for(
+      "mgs::final_over_ranks", Kokkos::RangePolicy<>(0, 1),
+      KOKKOS_LAMBDA(const int) { body.final(dst, count); });
+  ++t.launches;
+}
+
+// Device mode over ranks: a dot summed over the ranks in place, its square
+// root taken for a norm.
+template <class T>
+void dot_over_ranks(T* dst, bool root, Tally& t) {
+  sum_over_ranks(dst, 1);
+  ++t.allreduces;
+  if (comm::path().path != comm::Path::nccl) ++t.host_waits;
+  if (!root) return;
+  Kokkos::parallel_for(
+      "mgs::root_over_ranks", Kokkos::RangePolicy<>(0, 1),
+      KOKKOS_LAMBDA(const int) { *dst = math::sqrt(*dst); });
+  ++t.launches;
 }
 
 // Runs `dot` into `result` (a device View, or a host value): as
@@ -848,6 +885,7 @@ void factor_mgs(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
       if (ws.on_device) {
         column_dot("mgs::dot", dots, dot, Result(ws.rd(i, j)), ws, t);
         t.kernel(2, 0);
+        if (ws.over_ranks) dot_over_ranks(ws.rd(i, j), false, t);
         Kokkos::parallel_for("mgs::axpy", each.policy(),
                              ColumnAxpy<View, FromDevice<T>>{a, i, j, {ws.rd(i, j)}, each});
       } else {
@@ -863,10 +901,11 @@ void factor_mgs(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
       }
       t.kernel(2, 1);
     }
-    const ColumnDot<View> norm{a, j, j, each, ws.on_device};
+    const ColumnDot<View> norm{a, j, j, each, ws.final_in_kernel()};
     if (ws.on_device) {
       column_dot("mgs::norm", dots, norm, Result(ws.rd(j, j)), ws, t);
       t.kernel(1, 0);
+      if (ws.over_ranks) dot_over_ranks(ws.rd(j, j), true, t);
       Kokkos::parallel_for("mgs::scale", each.policy(),
                            ColumnScale<View, FromDevice<T>>{a, j, {ws.rd(j, j)}, each});
     } else {
@@ -908,9 +947,10 @@ void factor_mgs_fused(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
   const auto stale = [](int i) { return i % Depth; };
   const auto stores = [](int i) { return i % Depth == Depth - 1; };
 
-  const GramRow<View> first{a, 0, ws.on_device};
+  const GramRow<View> first{a, 0, ws.final_in_kernel()};
   if (ws.on_device) {
     multi_reduce<DeviceMemory>("mgs::fused_gram", first, n, ws.rd(0, 0), count(0));
+    if (ws.over_ranks) final_over_ranks(first, ws.rd(0, 0), count(0), t);
   } else {
     finish_row(ws, 0, multi_over_ranks("mgs::fused_gram", first, n, ws, count(0), t));
     row_to_device(0);
@@ -918,10 +958,11 @@ void factor_mgs_fused(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
   t.kernel(m, 0);
   for (int i = 0; i + 1 < m; ++i) {
     const int s = stale(i);
-    const FusedStep<View, Depth> step{a, i,         row(i),      s > 0 ? row(i - s) : nullptr,
-                                      s, stores(i), ws.on_device};
+    const FusedStep<View, Depth> step{
+        a, i, row(i), s > 0 ? row(i - s) : nullptr, s, stores(i), ws.final_in_kernel()};
     if (ws.on_device) {
       multi_reduce<DeviceMemory>("mgs::fused_step", step, n, ws.rd(i + 1, i + 1), count(i + 1));
+      if (ws.over_ranks) final_over_ranks(step, ws.rd(i + 1, i + 1), count(i + 1), t);
     } else {
       finish_row(ws, i + 1, multi_over_ranks("mgs::fused_step", step, n, ws, count(i + 1), t));
       row_to_device(i + 1);
@@ -950,9 +991,10 @@ void factor_cgs2(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
   // Project column c (pass 1 applied from coef1, pass 2 measured) -> coef2.
   const auto project = [&](int c) {
     const auto count = static_cast<unsigned>(c + 1);
-    const Project<View> p{a, c, ws.coef1.data(), ws.rd(0, c), m, ws.on_device};
+    const Project<View> p{a, c, ws.coef1.data(), ws.rd(0, c), m, ws.final_in_kernel()};
     if (ws.on_device) {
       multi_reduce<DeviceMemory>("mgs::cgs2_project", p, n, ws.coef2.data(), count);
+      if (ws.over_ranks) final_over_ranks(p, ws.coef2.data(), count, t);
     } else {
       T* s = multi_over_ranks("mgs::cgs2_project", p, n, ws, count, t);
       T s2 = 0;
@@ -971,6 +1013,10 @@ void factor_cgs2(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
     const Finish<View> f{a, j, ws.coef2.data()};
     if (ws.on_device) {
       multi_reduce<DeviceMemory>("mgs::cgs2_finish", f, n, ws.coef1.data(), count);
+      if (ws.over_ranks) {
+        sum_over_ranks(ws.coef1.data(), static_cast<std::int64_t>(count));
+        ++t.allreduces;
+      }
     } else {
       const T* s = multi_over_ranks("mgs::cgs2_finish", f, n, ws, count, t);
       for (int k = 0; k <= j; ++k) s1[k] = s[k];

@@ -79,4 +79,59 @@ std::int64_t sum_on_device(std::int64_t v, int device_id);
 
 std::string library_version();  // "none" without MPI
 
+// How device data moves between ranks (the deck's run.comm): "host memory"
+// (a host backend: MPI reads the data where it is), "host staging" (copied
+// through page-locked host memory), "gpu-aware MPI" (MPI reads and writes
+// device memory), "nccl" (NCCL, ordered on the device's stream).
+enum class Path { host_memory, host_staging, gpu_aware_mpi, nccl };
+struct PathChoice {
+  Path path = Path::host_memory;
+  std::string name = "host memory";
+  std::string requested = "auto";
+  std::string why;        // why this path: what was asked and what is available
+  bool available = true;  // false: the path asked for is not on this machine (why says so)
+};
+// Collective, once after the device is chosen. `requested`: auto,
+// host-staging, gpu-aware-mpi or nccl; `device_memory`: the backend's
+// memory is not host memory; `stream`: the backend's stream (cudaStream_t),
+// for NCCL. auto takes NCCL where built, else a GPU-aware MPI, else host
+// staging; a path asked for by name that this machine lacks comes back
+// with available false.
+// `shared_devices`: some ranks share a GPU, which NCCL refuses.
+PathChoice choose_path(const std::string& requested, bool device_memory, bool shared_devices,
+                       void* stream);
+const PathChoice& path();
+// Whether this build has NCCL, and the version it was built with.
+bool nccl_built();
+std::string nccl_version();
+// NCCL's operations on device memory, ordered on the chosen stream (the
+// host does not wait); only with path() == nccl.
+void nccl_sum_in_place(float* values, std::int64_t count);
+void nccl_sum_in_place(double* values, std::int64_t count);
+void nccl_allgatherv_in_place(float* full, const std::vector<std::int64_t>& counts);
+void nccl_allgatherv_in_place(double* full, const std::vector<std::int64_t>& counts);
+void nccl_exchange(const std::vector<int>& peers, const int* send,
+                   const std::vector<std::int64_t>& send_offsets,
+                   const std::vector<std::int64_t>& send_counts, int* recv,
+                   const std::vector<std::int64_t>& recv_offsets,
+                   const std::vector<std::int64_t>& recv_counts);
+
+// Seconds this rank has spent communicating and waiting for its peers since
+// the start: the host's time inside this module's exchanges and reductions
+// (the outermost call counts, see Counting), plus the device's time in NCCL
+// operations, timed by events on the stream; call it with the device idle.
+double seconds_spent();
+// Counts the time from construction to destruction as communication, unless
+// an enclosing Counting already does (a staged exchange: copies and MPI).
+class Counting {
+ public:
+  Counting();
+  ~Counting();
+  Counting(const Counting&) = delete;
+  Counting& operator=(const Counting&) = delete;
+
+ private:
+  double start_ = -1;
+};
+
 }  // namespace karma::comm

@@ -59,6 +59,8 @@ class Schema {
   Schema& run_section(std::int64_t repetitions, std::int64_t warmup);
   // run.energy and run.energy_window (part of run_section).
   Schema& energy_keys();
+  // run.comm, the path of device data between ranks (part of run_section).
+  Schema& comm_key();
   // run.inject_fault: "none" and the app's faults, each {name, what it breaks};
   // the tests use them to see each check fail (exit 1).
   Schema& faults(const std::vector<std::pair<std::string, std::string>>& faults);

@@ -5,6 +5,7 @@
 #include "karma/failure.hpp"
 
 #include <Kokkos_Core.hpp>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -38,21 +39,29 @@ class KernelTimer {
     fence_();
     comm::barrier();
     if (samples_.empty()) inject_failure_at("kernel");
+    const double spent = comm::seconds_spent();
     const auto start = std::chrono::steady_clock::now();
     fn();
     if (ends == Ends::running) fence_();
     const auto stop = std::chrono::steady_clock::now();
     samples_[name].push_back(std::chrono::duration<double>(stop - start).count());
+    communicating_[name] += comm::seconds_spent() - spent;
   }
 
   // Collective: reduces every repetition over ranks, then summarises.
   std::map<std::string, Stats> finish() const;
+  // Collective: each kernel's communication on each rank, in rank order:
+  // {share, waiting_share, seconds_per_execution}. share: the rank's time
+  // communicating and waiting over its timed time; waiting_share: the part
+  // of it above the least rank's, what the rank waited for slower peers.
+  std::map<std::string, nlohmann::json> communication() const;
   const std::vector<double>& samples(const std::string& name) const { return samples_.at(name); }
 
  private:
   static void fence_all() { Kokkos::fence(); }
   void (*fence_)();
   std::map<std::string, std::vector<double>> samples_;
+  std::map<std::string, double> communicating_;  // seconds, this rank's
 };
 
 }  // namespace karma

@@ -225,6 +225,9 @@ class Run:
         mpi = doc.get("mpi") or {}
         self.ranks = int(mpi.get("ranks") or 1)
         self.nodes = int(mpi.get("nodes") or 1)
+        # The path of device data between ranks; "" where not recorded.
+        self.comm_path = mpi["comm"].get("path", "") \
+            if isinstance(mpi.get("comm"), dict) else ""
         self.passed = doc.get("result") == "PASSED" and \
             bool((doc.get("verification") or {}).get("passed", True))
         kokkos = doc.get("kokkos") or {}

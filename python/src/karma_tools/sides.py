@@ -15,7 +15,8 @@ row they are shown round by round and aggregated over rounds: the worst
 implementation and variant come from the kernel entries (schema_version 2)
 or, for schema_version 1 results, as results.kernel_identity infers them.
 Besides the resolved deck's keys, selections, match and label can name
-mpi.ranks and mpi.nodes (the run's), job.run (the campaign run) and
+mpi.ranks, mpi.nodes and mpi.comm (the run's: its path of device data
+between ranks, as results record it), job.run (the campaign run) and
 job.point (the job's name without its round and process: match on it to
 pair kernels of one run, as matvec's Kokkos variants with the cuBLAS call
 beside them).
@@ -37,7 +38,7 @@ from .results import Run, check_run, format_size, format_value, is_number
 
 MANIFEST = "campaign.json"
 # What a selection, match and label can name beside the resolved deck's keys.
-PAIRING_KEYS = ("mpi.ranks", "mpi.nodes", "job.run", "job.point")
+PAIRING_KEYS = ("mpi.ranks", "mpi.nodes", "mpi.comm", "job.run", "job.point")
 
 
 def is_manifest(doc):
@@ -125,7 +126,7 @@ def load_items(manifest_path, manifest):
         run = Run(path, doc)
         deck = run.deck_values(include_run=True)
         process = entry.get("process") if isinstance(entry.get("process"), int) else None
-        deck.update(zip(PAIRING_KEYS, (run.ranks, run.nodes, entry.get("run", ""),
+        deck.update(zip(PAIRING_KEYS, (run.ranks, run.nodes, run.comm_path, entry.get("run", ""),
                                        _point(entry["name"], process))))
         for note in doc.get("notes") or []:
             if isinstance(note, str):

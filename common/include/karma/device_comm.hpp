@@ -1,0 +1,137 @@
+// Reductions, gathers and exchanges of data in the backend's memory over
+// the path the deck chose (run.comm, karma::comm::path()): MPI on host
+// memory, NCCL on the device's stream, a GPU-aware MPI on device memory, or
+// copies through page-locked host memory. Every call counts as
+// communication (comm::seconds_spent). Collective.
+#pragma once
+
+#include "karma/comm.hpp"
+#include "karma/pinned.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace karma {
+
+namespace device_comm_detail {
+
+template <class T>
+using Unmanaged = Kokkos::View<T*, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+template <class T>
+using UnmanagedPinned = Kokkos::View<T*, PinnedHostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+// Page-locked room for `count` values of T, kept between calls.
+template <class T>
+T* staging(std::int64_t count) {
+  static Kokkos::View<T*, PinnedHostSpace> room;
+  if (static_cast<std::int64_t>(room.extent(0)) < count)
+    room = Kokkos::View<T*, PinnedHostSpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "karma::comm::staging"), count);
+  return room.data();
+}
+
+template <class T>
+void copy(T* to, const T* from, std::int64_t count, bool to_host) {
+  if (count == 0) return;
+  if (to_host)
+    Kokkos::deep_copy(UnmanagedPinned<T>(to, count), Unmanaged<const T>(from, count));
+  else
+    Kokkos::deep_copy(Unmanaged<T>(to, count), UnmanagedPinned<const T>(from, count));
+}
+
+}  // namespace device_comm_detail
+
+// Sums `count` values at `values` (the backend's memory) over the ranks, in
+// place. With NCCL the host does not wait: the sum is ordered on the stream
+// before the next kernel.
+template <class T>
+void sum_over_ranks(T* values, std::int64_t count) {
+  namespace d = device_comm_detail;
+  if (comm::size() == 1 || count == 0) return;
+  const comm::Counting counting;
+  switch (comm::path().path) {
+    case comm::Path::nccl:
+      comm::nccl_sum_in_place(values, count);
+      return;
+    case comm::Path::host_staging: {
+      T* host = d::staging<T>(count);
+      d::copy(host, values, count, true);
+      comm::sum_in_place(host, count);
+      d::copy(values, host, count, false);
+      return;
+    }
+    default:  // host memory, or an MPI that reads device memory
+      Kokkos::fence();
+      comm::sum_in_place(values, count);
+  }
+}
+
+// `full` (the backend's memory) holds every rank's block of counts[r]
+// values in rank order; this rank's is filled, on return all are.
+template <class T>
+void gather_over_ranks(T* full, const std::vector<std::int64_t>& counts) {
+  namespace d = device_comm_detail;
+  if (comm::size() == 1) return;
+  const comm::Counting counting;
+  std::int64_t total = 0, mine = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    if (static_cast<int>(r) == comm::rank()) mine = total;
+    total += counts[r];
+  }
+  switch (comm::path().path) {
+    case comm::Path::nccl:
+      comm::nccl_allgatherv_in_place(full, counts);
+      return;
+    case comm::Path::host_staging: {
+      T* host = d::staging<T>(total);
+      const auto own = static_cast<std::size_t>(comm::rank());
+      d::copy(host + mine, full + mine, counts[own], true);
+      comm::allgatherv_in_place(host, counts);
+      d::copy(full, host, total, false);
+      return;
+    }
+    default:
+      Kokkos::fence();
+      comm::allgatherv_in_place(full, counts);
+  }
+}
+
+// Point-to-point exchange of ints in the backend's memory with `peers`, as
+// comm::exchange; the receive buffer holds the result on return (ordered on
+// the stream with NCCL).
+inline void exchange_with_peers(const std::vector<int>& peers, const int* send,
+                                const std::vector<std::int64_t>& send_offsets,
+                                const std::vector<std::int64_t>& send_counts, int* recv,
+                                const std::vector<std::int64_t>& recv_offsets,
+                                const std::vector<std::int64_t>& recv_counts) {
+  namespace d = device_comm_detail;
+  if (peers.empty()) return;
+  const comm::Counting counting;
+  std::int64_t sends = 0, receives = 0;
+  for (std::size_t k = 0; k < peers.size(); ++k) {
+    sends = std::max(sends, send_offsets[k] + send_counts[k]);
+    receives = std::max(receives, recv_offsets[k] + recv_counts[k]);
+  }
+  switch (comm::path().path) {
+    case comm::Path::nccl:
+      comm::nccl_exchange(peers, send, send_offsets, send_counts, recv, recv_offsets, recv_counts);
+      return;
+    case comm::Path::host_staging: {
+      int* host_send = d::staging<int>(sends + receives);
+      int* host_recv = host_send + sends;
+      d::copy(host_send, send, sends, true);
+      comm::exchange(peers, host_send, send_offsets, send_counts, host_recv, recv_offsets,
+                     recv_counts);
+      d::copy(recv, host_recv, receives, false);
+      return;
+    }
+    default:
+      Kokkos::fence();  // the kernels that wrote what MPI reads
+      comm::exchange(peers, send, send_offsets, send_counts, recv, recv_offsets, recv_counts);
+  }
+}
+
+}  // namespace karma

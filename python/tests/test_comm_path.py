@@ -1,0 +1,116 @@
+"""Device data between ranks (run.comm) and where the time goes: a run of
+several ranks records the path it took and why, and, per kernel, each
+rank's share of time communicating and waiting; a path the machine lacks is
+the deck's error; ranks that share a GPU are named on stderr and in the
+results; a 4-rank job on a node of 4 GPUs runs on 4 distinct GPUs."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import ROOT, miniapp
+
+LIMIT_S = 300
+CONTACT_SMALL = os.path.join(ROOT, "inputs", "contact", "small.yaml")
+STREAM_SMALL = os.path.join(ROOT, "inputs", "stream", "small.yaml")
+
+
+@pytest.fixture
+def mpiexec():
+    path = os.environ.get("KARMA_MPIEXEC")
+    if not path:
+        pytest.skip("this build has no MPI (KARMA_ENABLE_MPI=OFF)")
+    return path
+
+
+def run(mpiexec, ranks, exe, args, tmp_path):
+    """(exit code, stdout + stderr, results or None) of one launch."""
+    output = tmp_path / "out.json"
+    command = [mpiexec, "-n", str(ranks), exe, *args, "--quiet", "--output", str(output)]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    done = subprocess.run(command, capture_output=True, text=True, timeout=LIMIT_S, env=env,
+                          stdin=subprocess.DEVNULL)
+    doc = json.loads(output.read_text()) if output.exists() else None
+    return done.returncode, done.stdout + done.stderr, doc
+
+
+def gpus_visible():
+    """GPUs nvidia-smi lists (0 where there is none)."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return 0
+    listed = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=60)
+    return sum(1 for line in listed.stdout.splitlines() if line.startswith("GPU "))
+
+
+def test_partitioned_run_records_path_and_shares(mpiexec, tmp_path):
+    code, out, doc = run(mpiexec, 2, miniapp("contact"),
+                         [CONTACT_SMALL, "--set", "contact.decomposition=partitioned",
+                          "--set", "contact.steps=3", "--set", "run.energy=off"], tmp_path)
+    assert code == 0, out
+    comm = doc["mpi"]["comm"]
+    assert comm["requested"] == "auto"
+    assert comm["path"] in ("host memory", "host staging", "gpu-aware MPI", "nccl")
+    assert comm["why"]
+    builds = [k for k in doc["kernels"] if k["name"].endswith(".build")]
+    assert builds
+    for k in doc["kernels"]:
+        c = k["comm"]
+        assert c["path"] == comm["path"]
+        for key in ("share", "waiting_share", "seconds_per_execution"):
+            assert len(c[key]) == 2 and all(v >= 0 for v in c[key]), (k["name"], c)
+        assert all(s <= 1 for s in c["share"])
+    # The rebuild exchanges ghosts: every rank spends some of it communicating.
+    for k in builds:
+        assert all(s > 0 for s in k["comm"]["share"]), (k["name"], k["comm"])
+        assert min(k["comm"]["waiting_share"]) == 0  # the least rank waits for no one
+    # The statistics sweeps read only local data: no exchange inside them.
+    for k in doc["kernels"]:
+        if k["name"].endswith(".stats"):
+            assert max(k["comm"]["share"]) == 0, (k["name"], k["comm"])
+
+
+def test_one_rank_has_no_shares(tmp_path):
+    output = tmp_path / "one.json"
+    done = subprocess.run([miniapp("stream"), STREAM_SMALL, "--quiet", "--output", str(output)],
+                          capture_output=True, text=True, timeout=LIMIT_S,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout + done.stderr
+    doc = json.loads(output.read_text())
+    assert all("comm" not in k for k in doc["kernels"])
+    assert doc["mpi"]["shared_devices"] == []
+
+
+def test_a_path_the_machine_lacks_is_the_decks_error(mpiexec, tmp_path):
+    code, out, doc = run(mpiexec, 2, miniapp("stream"),
+                         [STREAM_SMALL, "--set", "run.comm=gpu-aware-mpi"], tmp_path)
+    if doc is not None:
+        pytest.skip("this machine's MPI reads device memory: gpu-aware-mpi is available")
+    assert code == 2, out
+    assert "run.comm: gpu-aware-mpi" in out, out
+    assert "--set run.comm" in out or "run.comm" in out
+
+
+def test_ranks_sharing_a_gpu_are_named(mpiexec, tmp_path):
+    if gpus_visible() != 1:
+        pytest.skip("needs a node where exactly one GPU is visible")
+    code, out, doc = run(mpiexec, 2, miniapp("stream"), [STREAM_SMALL], tmp_path)
+    assert code == 0, out
+    assert "share the GPU" in out, out
+    shared = doc["mpi"]["shared_devices"]
+    assert len(shared) == 1 and shared[0]["ranks"] == [0, 1], shared
+    assert doc["mpi"]["comm"]["path"] != "nccl"  # NCCL needs a GPU a rank
+
+
+def test_four_ranks_run_on_four_gpus(mpiexec, tmp_path):
+    if gpus_visible() < 4:
+        pytest.skip("needs a node with 4 visible GPUs")
+    code, out, doc = run(mpiexec, 4, miniapp("stream"), [STREAM_SMALL], tmp_path)
+    assert code == 0, out
+    uuids = [r["device"]["uuid"] for r in doc["ranks"]]
+    assert len(set(uuids)) == 4, uuids
+    assert doc["mpi"]["shared_devices"] == []
+    assert "share the GPU" not in out
