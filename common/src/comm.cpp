@@ -320,6 +320,10 @@ void nccl_shutdown() {
 }
 
 void nccl_init(void* stream) {
+  // NVLink multicast (NVLS) stays off unless the environment says otherwise:
+  // the suite's messages are small, and on shared nodes it can take GPUs out
+  // of service.
+  setenv("NCCL_NVLS_ENABLE", "0", 0);
   ncclUniqueId id;
   if (cached_rank == 0) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
   MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
