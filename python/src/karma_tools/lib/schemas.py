@@ -8,7 +8,7 @@ ToolError (exit 2) naming the file, the line and the key."""
 import json
 import os
 
-from . import ToolError, describe
+from .core import PACKAGE, ToolError, describe
 
 _DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -17,7 +17,7 @@ def schemas_dir():
     """The schemas/ folder inside this package (package data); $KARMA_SCHEMAS
     names another (to check a schema being written, and in tests)."""
     return os.environ.get("KARMA_SCHEMAS") or \
-        os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemas")
+        os.path.join(PACKAGE, "schemas")
 
 
 def _skip_space(text, pos):

@@ -6,7 +6,8 @@ disclosure in a few lines. Markdown, with its chart as a PNG beside it."""
 import io
 import os
 
-from . import ToolError, figure
+from .core import ToolError
+from . import figure
 
 
 def _yes_no(flag, why):

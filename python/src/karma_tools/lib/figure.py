@@ -15,8 +15,9 @@ import math
 import os
 import sys
 
-from . import APPS, ToolError, archive, read_json
-from . import codeversion, rules, sides
+from .core import APPS, CHECKOUT, ToolError
+from .archive import read_json
+from . import archive, codeversion, rules, sides
 from .results import is_number, load_set
 
 REFERENCE_FORMAT = 1
@@ -41,7 +42,7 @@ def _campaign_files(path):
     files, missing = [], []
     for entry in manifest["jobs"]:
         if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-            found = sides._results_file(manifest_path, manifest, entry)
+            found = sides.results_path(manifest_path, manifest, entry)
             if found:
                 files.append(found)
             else:
@@ -355,10 +356,9 @@ def load_reference(path):
 def shipped(rel, what, flag):
     """A file the suite ships: installed (PREFIX/share/karma/REL) or in the
     checkout this package is in."""
-    here = os.path.dirname(os.path.abspath(__file__))
     tools = os.path.dirname(os.path.abspath(sys.argv[0]))
     for base in (os.path.join(tools, "..", "share", "karma"),
-                 os.path.join(here, "..", "..", "..")):
+                 CHECKOUT):
         path = os.path.normpath(os.path.join(base, rel))
         if os.path.isfile(path):
             return path

@@ -23,19 +23,17 @@ karma-stream.json` names a file inside it (the virtual layer below), so
 the tools keep one code path for directories and archives.
 """
 
-import argparse
 import hashlib
 import io
 import json
 import lzma
 import os
-import shutil
-import sys
+import re
 import tarfile
 from collections import OrderedDict
 
-from . import (ToolError, __version__, atomic_write, jobs as jobs_mod, main_wrapper, unreadable,
-               write_all)
+from .core import MAX_DEPTH, ToolError, atomic_write, too_deep, unreadable
+from . import jobs as jobs_mod
 
 SUFFIX = ".tar.xz"
 FORMAT = 1
@@ -61,7 +59,7 @@ def is_archive_name(path):
 # --- writing ----------------------------------------------------------------------
 
 
-def _folder_files(folder):
+def folder_files(folder):
     """Sorted relative paths of the regular files under folder (hidden ones
     and links left out: a capture never writes them)."""
     found = []
@@ -110,7 +108,7 @@ def _job_entries(manifest, files, by_path):
 
 def build(folder, kind, name=None):
     """The archive's bytes for folder (kind campaign: a campaign directory)."""
-    files = _folder_files(folder)
+    files = folder_files(folder)
     if INDEX in files:
         raise ToolError(f"{folder}: holds a {INDEX} of its own; not a folder of results", 2)
     by_path = {}
@@ -203,7 +201,7 @@ class Archive:
                 bad(f"{e['path']}: member {e['member']} missing")
             if hashlib.sha256(data).hexdigest() != e["sha256"]:
                 bad(f"{e['path']}: member {e['member']}: sha256 differs from the index")
-            if not _safe(e["path"]):
+            if not safe_path(e["path"]):
                 bad(f"{INDEX}: files[{i}]: path {e['path']!r} leaves the archive")
             self.files[e["path"]] = data
         self._index_dirs()
@@ -218,12 +216,11 @@ class Archive:
         """A karma-bundle (a submission) read as the folder it packs, once
         its manifest holds: the tools score and compare what a site was
         handed without unpacking it."""
-        from . import bundle  # bundle imports this module
-        listed, problems = bundle.manifest_check(members)
+        listed, problems = manifest_check(members)
         if problems:
             where, why = problems[0]
             bad(f"{where}: {why} (karma-bundle check lists every problem)")
-        unsafe = [p for p in members if not _safe(p)]
+        unsafe = [p for p in members if not safe_path(p)]
         if unsafe:
             bad(f"member {unsafe[0]!r} leaves the bundle")
         self.index = {"karma_archive": FORMAT, "kind": "bundle", "name": None,
@@ -233,7 +230,7 @@ class Archive:
         self._index_dirs()
 
 
-def _safe(rel):
+def safe_path(rel):
     parts = rel.split("/")
     return bool(rel) and not rel.startswith("/") and ".." not in parts and "" not in parts
 
@@ -446,72 +443,62 @@ def register(list_path, archives):
 # --- karma-archive ----------------------------------------------------------------
 
 
-def _extract(archive_path, out):
-    """The folder an archive holds, into the new directory out, whole or not
-    at all: written beside it, then renamed."""
-    a = open_archive(archive_path)
-    if os.path.exists(out):
-        raise ToolError(f"{out}: exists; extract into a new directory", 2)
-    staging = os.path.join(os.path.dirname(os.path.abspath(out)),
-                           f".{os.path.basename(out)}.tmp.{os.getpid()}")
+def read_json(path):
+    """The JSON document in the file at path. ToolError (2) when it is not
+    JSON: a syntax error, not UTF-8, NaN or an infinite number (JSON has
+    none), nesting deeper than MAX_DEPTH; as `unreadable` says when it
+    cannot be read."""
+    def no_constant(name):
+        raise ValueError(f"{name} is not a JSON number")
+
+    def finite(text):
+        value = float(text)
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"the number {text} is out of range")
+        return value
+
     try:
-        os.makedirs(staging)
-        for rel, data in sorted(a.files.items()):
-            target = os.path.join(staging, *rel.split("/"))
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            with open(target, "wb") as f:
-                f.write(data)
-        write_all([], [(staging, out)])
+        data = read_bytes(path)  # a path inside a results archive too
     except OSError as e:
-        raise ToolError(f"cannot write {out}: {e.strerror or e}", 3) from None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        raise unreadable(path, e) from None
+    try:
+        doc = json.loads(data.decode("utf-8"), parse_constant=no_constant, parse_float=finite)
+    except UnicodeDecodeError as e:
+        raise ToolError(f"{path}: not valid JSON (not UTF-8: {e.reason} at byte {e.start})",
+                        2) from None
+    except ValueError as e:
+        raise ToolError(f"{path}: not valid JSON ({e})", 2) from None
+    except RecursionError:
+        raise ToolError(f"{path}: not valid JSON here (nested too deeply)", 2) from None
+    if too_deep(doc):
+        raise ToolError(f"{path}: nested more than {MAX_DEPTH} levels deep; no karma file "
+                        "is", 2)
+    return doc
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(prog="karma-archive", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--version", action="version", version=f"karma-archive {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
-    w = sub.add_parser("write", help="archive a folder of results that is no campaign "
-                       "(karma-batch archive writes a campaign's)")
-    w.add_argument("folder")
-    w.add_argument("-o", "--output", required=True, metavar="FILE" + SUFFIX)
-    ls = sub.add_parser("list", help="the files an archive holds, with their sha256")
-    ls.add_argument("archive")
-    x = sub.add_parser("extract", help="the folder an archive holds, written to a new "
-                       "directory")
-    x.add_argument("archive")
-    x.add_argument("directory")
-    r = sub.add_parser("register", help="add the measurements inside archives to a list of "
-                       "them (results/measurements.sha256.xz), which the results tree's test "
-                       "checks")
-    r.add_argument("list", metavar="LIST")
-    r.add_argument("archives", nargs="+", metavar="ARCHIVE")
-    args = p.parse_args(argv)
-
-    def run():
-        if args.command == "write":
-            if not os.path.isdir(args.folder):
-                raise ToolError(f"{args.folder}: not a directory", 2)
-            if os.path.isfile(os.path.join(args.folder, "campaign.json")):
-                raise ToolError(f"{args.folder}: a campaign directory; use karma-batch "
-                                "archive", 2)
-            write(args.folder, args.output, "results")
-            print(f"karma-archive: wrote {args.output}", file=sys.stderr)
-        elif args.command == "register":
-            added, listed = register(args.list, args.archives)
-            print(f"karma-archive: {added} measurement(s) added, {listed} listed in {args.list}",
-                  file=sys.stderr)
-        elif args.command == "list":
-            for e in open_archive(args.archive).index["files"]:
-                print(f"{e['sha256']}  {e['path']}")
+def manifest_check(files):
+    """({path: sha256} as BUNDLE_MANIFEST.sha256 lists them, its problems against
+    the files present: [(path, why)])."""
+    if BUNDLE_MANIFEST not in files:
+        return {}, [(BUNDLE_MANIFEST, "missing")]
+    listed, out = {}, []
+    lines = files[BUNDLE_MANIFEST].decode("utf-8", "replace").splitlines()
+    for n, line in enumerate(lines, 1):
+        m = re.fullmatch(r"([0-9a-f]{64}) [ *](.+)", line)
+        if not m:
+            out.append((f"{BUNDLE_MANIFEST}:{n}", "not 'SHA256  PATH'"))
+        elif m.group(2) in listed:
+            out.append((f"{BUNDLE_MANIFEST}:{n}", f"{m.group(2)} listed twice"))
         else:
-            _extract(args.archive, args.directory)
-        return 0
-
-    return main_wrapper("karma-archive", run)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+            listed[m.group(2)] = m.group(1)
+    if list(listed) != sorted(listed):
+        out.append((BUNDLE_MANIFEST, "not sorted by path"))
+    present = set(files) - {BUNDLE_MANIFEST}
+    out += [(p, f"in the bundle but not in {BUNDLE_MANIFEST}")
+            for p in sorted(present - set(listed))]
+    out += [(p, f"in {BUNDLE_MANIFEST} but not in the bundle")
+            for p in sorted(set(listed) - present)]
+    out += [(p, f"sha256 differs from {BUNDLE_MANIFEST}: changed after packing")
+            for p in sorted(present & set(listed))
+            if hashlib.sha256(files[p]).hexdigest() != listed[p]]
+    return listed, out

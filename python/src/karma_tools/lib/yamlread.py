@@ -21,7 +21,7 @@ strings (a deck's `run.energy: on` is the string a mini-app reads) and
 import re
 import sys
 
-from . import MAX_DEPTH, ToolError
+from .core import MAX_DEPTH, ToolError
 
 __all__ = ["Node", "YamlError", "parse", "parse_value", "load"]
 

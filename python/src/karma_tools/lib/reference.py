@@ -23,7 +23,8 @@ import io
 import math
 import shlex
 
-from . import ToolError, __version__, yamlread
+from .core import ToolError, __version__
+from . import validate, yamlread
 from .deckvalues import deck_value
 
 FORMATS = ("babelstream",)
@@ -172,8 +173,6 @@ def document(fmt, output_text, exit_status, app, deck, overrides, command, sourc
 def checked(doc, source):
     """doc, once it takes the schema's reference form; else ToolError (2)
     naming its first problem (a date that is not one)."""
-    from . import validate
-
     problems = validate.validate(doc)
     if problems:
         raise ToolError(f"{source}: the results would not be valid: {problems[0]}", 2)

@@ -40,7 +40,6 @@ and the MPI library (mpi.library_version: its name too), exactly, and no
 other; the tier, the highest among the results. A valid bundle is then
 reportable, or not: see the answers below."""
 
-import argparse
 import datetime
 import hashlib
 import io
@@ -48,12 +47,11 @@ import json
 import lzma
 import os
 import re
-import sys
 import tarfile
 
-from . import (ToolError, __version__, archive, atomic_write, batch, campaign as campaign_mod,
-               disclose, figure,
-               derived, jobs as jobs_mod, main_wrapper, rules, validate, yamlread)
+from .core import ToolError
+from . import (archive, batch, campaign as campaign_mod, figure, derived, jobs as jobs_mod, rules,
+               validate, yamlread)
 
 PROGRAM = "karma-bundle"
 MANIFEST = archive.BUNDLE_MANIFEST
@@ -64,25 +62,6 @@ BUILD_LOGS = "build-logs"
 WEIGHTS = "weights"
 RULES_VERSION = "1"
 
-EPILOG = """\
-check's answer, its last line on stdout:
-  valid and reportable       a complete reportable campaign: at least one
-                             reportable result, and a figure for every row
-                             the procurement score gives weight to (the
-                             shipped reference's medium, large and weak
-                             rows of the baseline tier, as karma-score
-                             scores the bundle)
-  valid, not reportable: REASONS
-                             valid, but not that: every reason, `; ` between
-                             them (no result is reportable; the score's
-                             rows without a figure, each named)
-  NOT VALID (N problem(s))   each problem a line on stderr naming the file
-                             inside the bundle and the key
-
-exit status: 0 packed, or valid and reportable; 1 (check) valid, not
-reportable, or not valid; 2 bad arguments, a bundle that cannot be read (one
-line), or pack refused (each problem a line, nothing written); 3 a file
-system error."""
 
 # The disclosure's fields, the one list pack, check and the template's test
 # read: (dotted key, kind, what). Kinds: text (a non-empty string), count (a
@@ -404,7 +383,7 @@ def _jobs(files):
     except ToolError as e:
         return None, (path, str(e).split(": ", 1)[-1])
     names = [e["name"] for e in manifest["jobs"]]
-    if len(set(names)) != len(names) or not all(archive._safe(n) and "/" not in n
+    if len(set(names)) != len(names) or not all(archive.safe_path(n) and "/" not in n
                                                 for n in names):
         return None, (path, "job names not unique or not plain names")
     return [(e["name"], os.path.basename(e["results_file"]), os.path.basename(e["script"]))
@@ -543,7 +522,7 @@ def read_bundle(path):
                 if total > archive.MAX_BYTES:
                     raise ToolError(f"{path}: more than {archive.MAX_BYTES >> 30} GiB inside;"
                                     " not a karma bundle", 2)
-                if not archive._safe(info.name):
+                if not archive.safe_path(info.name):
                     problems.append((info.name, "a path that leaves the bundle"))
                 elif info.name in files:
                     problems.append((info.name, "in the bundle twice"))
@@ -553,32 +532,6 @@ def read_bundle(path):
     except (tarfile.TarError, lzma.LZMAError, EOFError) as e:
         raise ToolError(f"{path}: not a readable .tar.xz ({e})", 2) from None
     return files, problems
-
-
-def manifest_check(files):
-    """({path: sha256} as MANIFEST.sha256 lists them, its problems against
-    the files present: [(path, why)])."""
-    if MANIFEST not in files:
-        return {}, [(MANIFEST, "missing")]
-    listed, out = {}, []
-    lines = files[MANIFEST].decode("utf-8", "replace").splitlines()
-    for n, line in enumerate(lines, 1):
-        m = re.fullmatch(r"([0-9a-f]{64}) [ *](.+)", line)
-        if not m:
-            out.append((f"{MANIFEST}:{n}", "not 'SHA256  PATH'"))
-        elif m.group(2) in listed:
-            out.append((f"{MANIFEST}:{n}", f"{m.group(2)} listed twice"))
-        else:
-            listed[m.group(2)] = m.group(1)
-    if list(listed) != sorted(listed):
-        out.append((MANIFEST, "not sorted by path"))
-    present = set(files) - {MANIFEST}
-    out += [(p, f"in the bundle but not in {MANIFEST}") for p in sorted(present - set(listed))]
-    out += [(p, f"in {MANIFEST} but not in the bundle") for p in sorted(set(listed) - present)]
-    out += [(p, f"sha256 differs from {MANIFEST}: changed after packing")
-            for p in sorted(present & set(listed))
-            if hashlib.sha256(files[p]).hexdigest() != listed[p]]
-    return listed, out
 
 
 def class_decks():
@@ -592,7 +545,7 @@ def class_decks():
 # --- pack -------------------------------------------------------------------------
 
 
-def _read(path, what):
+def read_input(path, what):
     try:
         with open(path, "rb") as f:
             return f.read()
@@ -601,70 +554,35 @@ def _read(path, what):
             from None
 
 
-def _named(paths, folder, what):
-    """{folder/basename: bytes} of the files given; refused when missing or
-    when two share a name."""
-    out = {}
-    for path in paths:
-        name = f"{folder}/{os.path.basename(path)}"
-        if name in out:
-            raise ToolError(f"{path}: two {what}s named {os.path.basename(path)}", 2)
-        out[name] = _read(path, what)
-    return out
-
-
 def gather(directory, campaign_file=None):
     """{bundle path: bytes} of a finished campaign directory; refused while a
     job has not ended or has not passed."""
     out = os.path.abspath(directory)
-    manifest = batch._load_manifest(out)
+    manifest = batch.load_manifest(out)
     batch.relocate(out, manifest)
     rows = batch.collect(out, manifest, query=False)
     bad = [f"{e['name']} ({s}{': ' + d if d else ''})" for e, s, d in rows if s != batch.PASSED]
     if bad:
         raise ToolError(f"{out}: {len(bad)} job(s) not ended or not passed: "
                         + "; ".join(bad), 2)
-    files = {f"{CAMPAIGN}/{batch.MANIFEST}": _read(os.path.join(out, batch.MANIFEST),
-                                                   "manifest")}
+    files = {f"{CAMPAIGN}/{batch.MANIFEST}": read_input(os.path.join(out, batch.MANIFEST),
+                                                        "manifest")}
     recorded = manifest.get("campaign") or {}
     source = campaign_file or recorded.get("path")
     if not isinstance(source, str):
         raise ToolError(f"{out}: the manifest names no campaign file; give --campaign-file", 2)
-    data = _read(source, "campaign file (--campaign-file names it)")
+    data = read_input(source, "campaign file (--campaign-file names it)")
     if hashlib.sha256(data).hexdigest() != recorded.get("sha256"):
         raise ToolError(f"{source}: not the campaign file {out} was generated from (its sha256 "
                         "differs from the manifest's)", 2)
     files[f"{CAMPAIGN}/{os.path.basename(source)}"] = data
     for entry in manifest["jobs"]:
-        files[f"{CAMPAIGN}/jobs/{os.path.basename(entry['script'])}"] = _read(
+        files[f"{CAMPAIGN}/jobs/{os.path.basename(entry['script'])}"] = read_input(
             os.path.join(out, entry["script"]), "job script")
-        for rel in archive._folder_files(entry["results_dir"]):
-            files[f"{RESULTS}/{entry['name']}/{rel}"] = _read(
+        for rel in archive.folder_files(entry["results_dir"]):
+            files[f"{RESULTS}/{entry['name']}/{rel}"] = read_input(
                 os.path.join(entry["results_dir"], rel), "results file")
     return files
-
-
-def pack(args):
-    if not archive.is_archive_name(args.output):
-        raise ToolError(f"{args.output}: a bundle's name ends in {archive.SUFFIX}", 2)
-    if os.path.exists(args.output) and not args.force:
-        raise ToolError(f"{args.output}: exists (--force replaces it)", 2)
-    files = gather(args.campaign, args.campaign_file)
-    files[DISCLOSURE] = _read(args.disclosure, "disclosure")
-    files.update(_named(args.build_log, BUILD_LOGS, "build log"))
-    files.update(_named(args.weights or [], WEIGHTS, "weights file"))
-    problems, summary, _ = content_problems(files, class_decks())
-    if problems:
-        # Every problem at once, a line each: the tester mends them all
-        # before packing again.
-        lines = [f"{validate.printable(where)}: {why}" for where, why in problems]
-        raise ToolError(f"\n{PROGRAM}: error: ".join(lines), 2)
-    files[MANIFEST] = manifest_text(files).encode()
-    atomic_write(args.output, tar_xz(files))
-    for line in summary:
-        print(line)
-    print(f"{PROGRAM}: wrote {args.output} ({len(files)} files)")
-    return 0
 
 
 # --- check ------------------------------------------------------------------------
@@ -678,26 +596,10 @@ def examine(path):
         raise ToolError(f"{path}: not a file", 2)
     decks = class_decks()
     files, problems = read_bundle(path)
-    problems += manifest_check(files)[1]
+    problems += archive.manifest_check(files)[1]
     found, summary, results = content_problems(files, decks)
     problems += found
     return problems, summary, ([] if problems else not_reportable(path, results))
-
-
-def check(path):
-    problems, summary, reasons = examine(path)
-    for line in summary:
-        print(line)
-    for where, why in problems:
-        print(f"{validate.printable(where)}: {why}", file=sys.stderr)
-    if problems:
-        print(f"{PROGRAM}: {path}: NOT VALID ({len(problems)} problem(s))")
-        return 1
-    if reasons:
-        print(f"{PROGRAM}: {path}: valid, not reportable: " + "; ".join(reasons))
-        return 1
-    print(f"{PROGRAM}: {path}: valid and reportable")
-    return 0
 
 
 def is_bundle(path):
@@ -747,88 +649,3 @@ def not_reportable(path, results):
 
 
 # --- command line -----------------------------------------------------------------
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        self.exit(2, f"{PROGRAM}: error: {message} (see {PROGRAM} --help)\n")
-
-
-def parser():
-    p = _Parser(prog=PROGRAM, description=__doc__, epilog=EPILOG,
-                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
-    p.add_argument("--check", metavar="BUNDLE", help="check a bundle (as `check BUNDLE`)")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    k = sub.add_parser("pack", help="a finished campaign as one bundle",
-                       description="Pack a finished campaign directory, its disclosure, "
-                       "build logs and weights into one bundle.")
-    k.add_argument("campaign", metavar="CAMPAIGN_DIR", help="karma-batch generate's OUT")
-    k.add_argument("-o", "--output", required=True, metavar="BUNDLE" + archive.SUFFIX)
-    k.add_argument("--disclosure", required=True, metavar="FILE",
-                   help="the filled-in campaigns/procurement/disclosure.yaml")
-    k.add_argument("--build-log", action="append", required=True, metavar="FILE",
-                   help="a log of the build (repeatable; at least one)")
-    k.add_argument("--weights", action="append", metavar="FILE",
-                   help="karma-compare's weights (campaigns/procurement/weights.txt)")
-    k.add_argument("--campaign-file", metavar="FILE",
-                   help="the campaign file, where it is no longer where the manifest says")
-    k.add_argument("--force", action="store_true", help="replace BUNDLE if it exists")
-    c = sub.add_parser("check", help="check a received bundle",
-                       description="Check a bundle without trusting it.")
-    c.add_argument("bundle", metavar="BUNDLE" + archive.SUFFIX)
-    d = sub.add_parser("disclose", help="a campaign's disclosure from its captures",
-                       description="Write the disclosure of a finished campaign: every "
-                       "field from its results and environment captures, as check holds "
-                       "them, but what no capture knows, which comes from --answers, the "
-                       "flags or, on a terminal, a question each.")
-    d.add_argument("campaign", metavar="CAMPAIGN_DIR", help="karma-batch generate's OUT")
-    d.add_argument("-o", "--output", required=True, metavar="FILE.yaml")
-    d.add_argument("--answers", metavar="FILE.yaml", help="YAML of the asked keys "
-                   "(system.name, system.vendor, interconnect, tester.name, "
-                   "tester.organisation)")
-    for key, flag, what in disclose.ASKED:
-        d.add_argument(flag, metavar="TEXT", help=f"{key}: {what}")
-    d.add_argument("--no-input", action="store_true",
-                   help="never ask: what is not given is an error")
-    return p
-
-
-def write_disclosure(args):
-    karma, envs = disclose.campaign_docs(os.path.abspath(args.campaign))
-    values = disclose.derived(karma, envs)
-    flags = {key: getattr(args, flag[2:].replace("-", "_")) for key, flag, _ in disclose.ASKED}
-    values.update(disclose.answers(args.answers, flags,
-                                   ask=not args.no_input and sys.stdin.isatty()))
-    text = disclose.yaml_text(values, FIELDS)
-    parsed, problems = read_disclosure(text.encode())
-    problems += [f"{where}: {why}" for where, why in
-                 disclosure_problems(parsed, karma, envs)]
-    if problems:  # a fault of this code or of odd captures: never write it so
-        raise ToolError(f"{args.campaign}: the disclosure made from the captures is not "
-                        "one check accepts: " + "; ".join(problems), 3)
-    atomic_write(args.output, text)
-    print(f"{PROGRAM}: wrote {args.output}")
-    return 0
-
-
-def main(argv=None):
-    p = parser()
-    args = p.parse_args(argv)
-    if args.check and args.command:
-        p.error("--check and a command together")
-    if not args.check and not args.command:
-        p.error("name a command: pack, check, disclose (or --check BUNDLE)")
-
-    def run():
-        if args.command == "pack":
-            return pack(args)
-        if args.command == "disclose":
-            return write_disclosure(args)
-        return check(args.check or args.bundle)
-
-    return main_wrapper(PROGRAM, run)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

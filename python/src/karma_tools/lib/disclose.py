@@ -9,7 +9,9 @@ import os
 import re
 import sys
 
-from . import ToolError, archive, batch, read_json, rules, validate, yamlread
+from .core import ToolError
+from .archive import read_json
+from . import archive, batch, rules, validate, yamlread
 from .results import is_number
 
 # Asked of the tester: (dotted key, flag, question).
@@ -26,7 +28,7 @@ _VERSION = re.compile(r"\d+(?:\.\d+)+")
 def campaign_docs(out):
     """([(path, karma result)], [(path, environment capture)]) of a finished
     campaign directory's jobs."""
-    manifest = batch._load_manifest(out)
+    manifest = batch.load_manifest(out)
     batch.relocate(out, manifest)
     karma, envs = [], []
     for entry in manifest["jobs"]:

@@ -13,7 +13,9 @@ import math
 import os
 import subprocess
 
-from . import ToolError, archive, describe, read_json
+from .core import ToolError, describe
+from .archive import read_json
+from . import archive, schemas
 
 SCHEMA_VERSION = 2
 SCHEMA_VERSIONS = (1, 2)
@@ -182,8 +184,6 @@ def check_schema(path, doc):
     (check_run has required what the tools read): every field present must
     have its type and range. A reference result, another program's figures,
     is checked the same way against the schema's reference form."""
-    from . import schemas
-
     if not _LENIENT:
         import jsonschema
 

@@ -32,7 +32,9 @@ import fnmatch
 import json
 import os
 
-from . import ToolError, archive, jobs, read_json
+from .core import ToolError
+from .archive import read_json
+from . import archive, jobs
 from .results import Run, check_run, format_size, format_value, is_number
 
 MANIFEST = "campaign.json"
@@ -74,7 +76,7 @@ def _job_paths(manifest_path, manifest, entry, key):
             os.path.join(here, tail), recorded]
 
 
-def _results_file(manifest_path, manifest, entry):
+def results_path(manifest_path, manifest, entry):
     return next((c for c in _job_paths(manifest_path, manifest, entry, "results_file")
                  if archive.isfile(c)), None)
 
@@ -113,7 +115,7 @@ def load_items(manifest_path, manifest):
     for entry in manifest["jobs"]:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
             continue
-        path = _results_file(manifest_path, manifest, entry)
+        path = results_path(manifest_path, manifest, entry)
         if path is None:
             notes.append(f"{entry['name']}: {missing_reason(manifest_path, manifest, entry)}")
             continue

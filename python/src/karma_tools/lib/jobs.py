@@ -14,7 +14,7 @@ import re
 import shlex
 import subprocess
 
-from . import ToolError, __version__
+from .core import ToolError, __version__
 
 RESULT_NAME = "karma-{app}.json"
 EXIT_CODE_FILE = "exit_code"

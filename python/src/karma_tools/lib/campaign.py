@@ -16,7 +16,8 @@ import re
 import shutil
 import subprocess
 
-from . import APPS, ToolError, deckvalues, schemas, sides, yamlread
+from .core import APPS, CHECKOUT, ToolError
+from . import deckvalues, schemas, sides, yamlread
 from .results import KERNELS
 
 CAMPAIGN_HELP = """\
@@ -427,10 +428,9 @@ def tools_dir():
 def inputs_dir(tool_dir):
     """The suite's decks: $KARMA_INPUTS, the installed share/karma/inputs, or
     the inputs/ of the checkout this package is in (python/src/karma_tools)."""
-    checkout = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..")
     candidates = [os.environ.get("KARMA_INPUTS", ""),
                   os.path.join(tool_dir, "..", "share", "karma", "inputs"),
-                  os.path.join(checkout, "inputs")]
+                  os.path.join(CHECKOUT, "inputs")]
     for c in candidates:
         if c and os.path.isdir(c):
             return os.path.realpath(c)
@@ -1122,7 +1122,6 @@ def _fill(check, node, path, text, variables, deck_values=None, keep=()):
     """text with {NAME} replaced by campaign variables and, given deck_values
     ({key: override text}), {KEY} or {KEY[i]} by a job's deck values, integers
     written out (2^25 -> 33554432)."""
-    from .deckvalues import deck_value
 
     def one(m):
         name, index = m.group(1), m.group(2)
@@ -1132,7 +1131,7 @@ def _fill(check, node, path, text, variables, deck_values=None, keep=()):
             return variables[name]
         if deck_values is not None and name in deck_values:
             try:
-                value = deck_value(yamlread.parse_value(deck_values[name]).plain())
+                value = deckvalues.deck_value(yamlread.parse_value(deck_values[name]).plain())
             except yamlread.YamlError:
                 value = deck_values[name]
             if index is not None:
@@ -1247,9 +1246,8 @@ def _selection(check, node, path, vocabulary):
                 why = vocabulary.key_problem(k)
                 if why:
                     check.fail(v, f"{where}.{k}", why, at_key=True)
-            from .deckvalues import deck_value
 
-            out[key] = {k: deck_value(v.plain()) for k, v in value.value.items()}
+            out[key] = {k: deckvalues.deck_value(v.plain()) for k, v in value.value.items()}
             continue
         out[key] = _glob_list(check, value, where)
         if key == "run":
