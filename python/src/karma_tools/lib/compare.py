@@ -14,6 +14,7 @@ import re
 from .core import ToolError, __version__
 from . import codeversion, figure, sides
 from .results import format_size, format_value, kernel_energy
+from .cases import case_key, case_values, holds_one, values_key
 
 
 class Group:
@@ -46,10 +47,6 @@ class Group:
 
     def devices(self):
         return sorted({r.device for r in self.runs})
-
-
-def _is_selection(value):
-    return isinstance(value, list) and value and all(isinstance(v, str) for v in value)
 
 
 def _flatten_default(prefix, value, out):
@@ -115,22 +112,14 @@ def newest_schemas(sets):
 def group_runs(runs, schemas=None):
     groups = {}
     for r in runs:
-        values = {k: v for k, v in r.deck_values().items() if not _is_selection(v)}
         schema = (schemas or {}).get(r.app)
-        for k, v in schema_defaults(schema).items():
-            if k not in values and not _is_selection(v):
-                values[k] = v
-        for k, v in schema_retired(schema).items():
-            if k in values and values[k] == v:
-                del values[k]
-        if r.reference:  # a reference program is not a case of karma's
-            values["reference"] = r.reference
+        values = case_values(r, schema_defaults(schema), schema_retired(schema))
         values["ranks"] = r.ranks
         values["nodes"] = r.nodes
         # A node's host CPU runs are cases of their own beside its GPU runs.
         if r.device_kind:
             values["device"] = r.device_kind
-        key = (r.app, json.dumps(values, sort_keys=True))
+        key = case_key(r.app, values)
         if key not in groups:
             groups[key] = Group(key, r.app, values)
         groups[key].runs.append(r)
@@ -210,14 +199,14 @@ def case_labels(groups):
         keys = sorted({k for g in members for k in g.values} - {"device"})
         mode = {}
         for k in keys:
-            texts = [json.dumps(g.values.get(k), sort_keys=True) for g in members]
+            texts = [values_key(g.values.get(k)) for g in members]
             # Most common; ties go to the first in order, so labels are stable.
             mode[k] = max(texts, key=lambda t: (texts.count(t), -texts.index(t)))
         for g in members:
             parts = []
             for k in keys:
                 v = g.values.get(k)
-                if json.dumps(v, sort_keys=True) == mode[k]:
+                if values_key(v) == mode[k]:
                     continue
                 short = k.split(".")[-1]
                 parts.append(f"{v} {short}" if k in ("ranks", "nodes") else
@@ -913,7 +902,7 @@ def _ratio_text(ratio, span):
         return "-"
     if span is None:
         return f"{ratio:.3f}"
-    same = " ~" if span[0] <= 1 <= span[1] else ""
+    same = " ~" if holds_one(span) else ""
     return f"{ratio:.3f} ({span[0]:.3f}-{span[1]:.3f}){same}"
 
 

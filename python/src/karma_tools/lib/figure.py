@@ -19,6 +19,7 @@ from .core import APPS, CHECKOUT, ToolError
 from .archive import read_json
 from . import archive, codeversion, rules, sides
 from .results import is_number, load_set
+from .cases import holds_one
 
 REFERENCE_FORMAT = 1
 DEFAULT_WEIGHTS = os.path.join("campaigns", "procurement", "score-weights.txt")
@@ -446,7 +447,7 @@ def verdict(span, than="the reference"):
     from none is not one."""
     if span is None:
         return None
-    if span[0] <= 1 <= span[1]:
+    if holds_one(span):
         return "no measurable difference"
     return f"better than {than}" if span[0] > 1 else f"worse than {than}"
 

@@ -9,6 +9,7 @@ from .core import ToolError, __version__, unreadable
 from .archive import read_json
 from . import archive, sides
 from .results import find_json, format_size, format_value, is_number
+from .cases import case_key, case_values, values_key
 
 
 # --- grouping ------------------------------------------------------------------
@@ -58,20 +59,14 @@ class Config:
         return sum(1 for r in self.runs if r.passed)
 
 
-def _is_selection(v):
-    return isinstance(v, list) and v and all(isinstance(x, str) for x in v)
-
-
 def configs_of(runs):
     out = {}
     for r in runs:
-        values = {k: v for k, v in r.deck_values().items() if not _is_selection(v)}
-        if r.reference:  # BabelStream beside karma-stream: never the same configuration
-            values["reference"] = r.reference
+        values = case_values(r)
         # Threads per rank (host) or resident threads (GPU): runs with
         # different thread counts are different configurations.
         concurrency = (r.doc.get("kokkos") or {}).get("concurrency")
-        key = (r.app, json.dumps(values, sort_keys=True), r.device, r.ranks, r.nodes, concurrency)
+        key = case_key(r.app, values, r.device, r.ranks, r.nodes, concurrency)
         if key not in out:
             out[key] = Config(r.app, values, r.device, r.ranks, r.nodes, concurrency)
         out[key].runs.append(r)
@@ -100,7 +95,7 @@ def _is_size(v):
 
 
 def _without(values, drop):
-    return json.dumps({k: v for k, v in values.items() if not drop(k, v)}, sort_keys=True)
+    return values_key({k: v for k, v in values.items() if not drop(k, v)})
 
 
 def varying_keys(configs):
@@ -299,7 +294,7 @@ def size_series(configs):
         shape = {k: (len(v) if isinstance(v, list) else "n") for k, v in c.values.items()
                  if _size_key(k, v)}
         key = (c.app, c.stem, c.device, c.ranks, c.concurrency,
-               _without(c.values, _size_key), json.dumps(shape, sort_keys=True))
+               _without(c.values, _size_key), values_key(shape))
         series.setdefault(key, []).append(c)
     return {k: sorted(v, key=lambda c: c.footprint()) for k, v in series.items()
             if len(v) >= 2 and len({c.footprint() for c in v}) == len(v)}
@@ -467,7 +462,7 @@ def layout_section(title, stem, configs, plotter):
 def scaling_groups(configs):
     groups = {}
     for c in configs:
-        key = (c.app, c.device, c.concurrency, json.dumps(c.values, sort_keys=True))
+        key = (c.app, c.device, c.concurrency, values_key(c.values))
         groups.setdefault(key, []).append(c)
     return [sorted(v, key=lambda c: c.ranks) for v in groups.values()
             if len({c.ranks for c in v}) >= 2]

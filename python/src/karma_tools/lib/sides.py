@@ -29,13 +29,13 @@ with a note.
 import re
 
 import fnmatch
-import json
 import os
 
 from .core import ToolError
 from .archive import read_json
 from . import archive, jobs
 from .results import Run, check_run, format_size, format_value, is_number
+from .cases import holds_one, values_key
 
 MANIFEST = "campaign.json"
 # What a selection, match and label can name beside the resolved deck's keys.
@@ -192,10 +192,6 @@ def aggregate(ratios, how):
     return values[n // 2] if n % 2 else 0.5 * (values[n // 2 - 1] + values[n // 2])
 
 
-def _key(values):
-    return json.dumps(values, sort_keys=True)
-
-
 def _value(spec, item):
     return item["value"] if "value" in item else metric_value(item["entry"], spec["metric"])
 
@@ -211,8 +207,8 @@ def _one_per_round(spec, items, notes):
     without per_round they are left out, with a note."""
     groups = {}
     for i in items:
-        key = _key([i["run"], i["deck"]["job.point"], i["round"], i["kernel"],
-                    i["implementation"], i["variant"]])
+        key = values_key([i["run"], i["deck"]["job.point"], i["round"], i["kernel"],
+                          i["implementation"], i["variant"]])
         groups.setdefault(key, []).append(i)
     out = []
     for group in groups.values():
@@ -294,7 +290,7 @@ def ratio_table(spec, items):
         hib = higher_is_better(spec, n)
         ratio = a / b if hib else b / a
         labels = [n["deck"].get(k) for k in spec["label"]]
-        key = _key([match, labels, n["kernel"], d["kernel"]])
+        key = values_key([match, labels, n["kernel"], d["kernel"]])
         row = rows.setdefault(key, {"match": match, "label": labels, "numerator": n["kernel"],
                                     "numerator_implementation": n["implementation"],
                                     "denominator": d["kernel"],
@@ -366,7 +362,7 @@ def _range_text(ratios):
     if not ratios:
         return "-"
     low, high = min(ratios), max(ratios)
-    return f"{low:.3f}-{high:.3f}" + (" ~" if low <= 1 <= high else "")
+    return f"{low:.3f}-{high:.3f}" + (" ~" if holds_one((low, high)) else "")
 
 
 def markdown(tables, heading="###"):
