@@ -436,9 +436,9 @@ def test_existing_output_needs_force(tmp_path):
 def test_help_campaign_documents_every_key():
     r = tool("karma-batch", "--help-campaign")
     assert r.returncode == 0
-    from karma_tools.lib import campaign
+    from karma_tools.lib import campaign_format
 
-    for key in campaign.TOP_KEYS + campaign.RUN_KEYS + campaign.ENV_KEYS:
+    for key in campaign_format.TOP_KEYS + campaign_format.RUN_KEYS + campaign_format.ENV_KEYS:
         assert f"{key}:" in r.stdout or f" {key}," in r.stdout, key
 
 

@@ -3,7 +3,7 @@ command line and main (the work is karma_tools.lib.batch's)."""
 
 import argparse
 import sys
-from ..lib import campaign as campaign_mod, reference as reference_mod
+from ..lib import campaign as campaign_mod, campaign_format, reference as reference_mod
 from ..lib.batch import archive, cancel, generate, reference_result, status, submit, wait
 from ..lib.core import __version__, main_wrapper
 
@@ -73,7 +73,7 @@ def parser():
     g.add_argument("campaign", help="campaign file (YAML; see --help-campaign)")
     g.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="directory to create for the job scripts and the manifest")
-    g.add_argument("--scheduler", choices=campaign_mod.SCHEDULERS,
+    g.add_argument("--scheduler", choices=campaign_format.SCHEDULERS,
                    help="overrides the campaign's scheduler (local: submit runs the jobs "
                    "here)")
     g.add_argument("--var", action="append", metavar="NAME=VALUE",

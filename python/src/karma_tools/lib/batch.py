@@ -15,7 +15,8 @@ import time
 
 from .core import ToolError, __version__, atomic_write, describe, unreadable
 from .archive import read_json
-from . import archive as archive_mod, campaign as campaign_mod, jobs, reference as reference_mod
+from . import (archive as archive_mod, campaign as campaign_mod, campaign_format, jobs,
+               reference as reference_mod)
 
 MANIFEST = "campaign.json"
 LOCK = ".campaign.lock"  # hidden: an archive leaves it out
@@ -190,7 +191,7 @@ def check_manifest(path, manifest):
         raise ToolError(f"{path}: {key}: {message} (edit the campaign and generate again "
                         "rather than this file)", 2)
 
-    if manifest.get("scheduler") not in campaign_mod.SCHEDULERS:
+    if manifest.get("scheduler") not in campaign_format.SCHEDULERS:
         fail("scheduler", f"expected slurm, pbs or local, got "
              f"{describe(manifest.get('scheduler'))}")
     entries = manifest.get("jobs")
@@ -205,8 +206,8 @@ def check_manifest(path, manifest):
             value = entry[key]
             if not isinstance(value, kinds) or isinstance(value, bool):
                 fail(f"jobs[{i}].{key}", f"expected {what}, got {describe(value)}")
-            if kinds is int and not 1 <= value <= campaign_mod.INT_MAX:
-                fail(f"jobs[{i}].{key}", f"{value} is not in [1, {campaign_mod.INT_MAX}]")
+            if kinds is int and not 1 <= value <= campaign_format.INT_MAX:
+                fail(f"jobs[{i}].{key}", f"{value} is not in [1, {campaign_format.INT_MAX}]")
             if kinds is str and not value:
                 fail(f"jobs[{i}].{key}", "empty")
 
