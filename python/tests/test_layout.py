@@ -3,8 +3,9 @@ and thin commands (karma_tools.cli, one module per entry point). Read from
 the sources (ast), without importing them: no import circle among the
 modules, no import of a karma_tools module inside a function or class (the
 way circles used to be dodged), no private name (a leading underscore)
-imported or used from another module, the library never importing the
-commands, and every entry point a command module's main."""
+imported or used from another module, no name imported that its module
+does not define, the library never importing the commands, and every entry
+point a command module's main."""
 
 import ast
 import os
@@ -97,6 +98,23 @@ def read(src=SRC):
     return out
 
 
+def top_level_names(path):
+    """The names a module binds at its top level: what another may import."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        else:
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return names
+
+
 def graph(found):
     """{module: {modules it imports}}, karma_tools modules only."""
     return {name: {m for _, m, _, _ in v.imports if m in found and m != name}
@@ -133,6 +151,7 @@ def problems(src=SRC):
     found = read(src)
     paths = sources(src)
     out = []
+    defined = {name: top_level_names(path) for name, path in paths.items()}
     for c in cycles(graph(found)):
         out.append(f"import circle: {' -> '.join(c)}")
     for name, v in sorted(found.items()):
@@ -141,6 +160,8 @@ def problems(src=SRC):
             what = f"{module}.{taken}" if taken else module
             if nested:
                 out.append(f"{where}:{line}: {what} imported inside a function or class")
+            if taken and module in defined and taken not in defined[module]:
+                out.append(f"{where}:{line}: {what} imported, but {module} has no {taken}")
             if taken and private(taken):
                 out.append(f"{where}:{line}: private name {what} imported from another module")
             if name.startswith(f"{PACKAGE}.lib") and module.startswith(f"{PACKAGE}.cli"):
@@ -203,6 +224,8 @@ BROKEN = [
      "lib/data.py:1: the library imports the command karma_tools.cli.tool"),
     ("cli/other.py", "from . import tool\n",
      "cli/other.py:1: the command imports another command karma_tools.cli.tool"),
+    ("cli/tool.py", "from ..lib.data import gone\n",
+     "cli/tool.py:1: karma_tools.lib.data.gone imported, but karma_tools.lib.data has no gone"),
 ]
 
 

@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from conftest import DATA, ROOT, SAMPLES, load_json, tool, write
-from karma_tools.lib import report
+from karma_tools.lib import report, report_comparison, report_configs
 from karma_tools.cli import report as report_cli
 
 A = os.path.join(SAMPLES, "machine-a")
@@ -439,7 +439,7 @@ def test_ratio_bars_set_weight_0_rows_apart(tmp_path, figures):
         [("copy", 0.5), ("mul", 0.0), ("add", None), ("triad", 0.0), ("dot", 0.25)])))
     plotter = report.Plotter(str(tmp_path), "png", True)
     plotter.rel = "."
-    lines = report.comparison_section(str(path), str(tmp_path), plotter)
+    lines = report_comparison.comparison_section(str(path), str(tmp_path), plotter)
     assert "![stream: ratios to a](./compare-stream.png)" in lines
     fig = figures["compare-stream"]
     ax = visible_axes(fig)[0]
@@ -528,11 +528,11 @@ def test_long_legend_labels_do_not_widen_the_figure(tmp_path):
 def test_a_key_a_configuration_has_not_is_left_out_of_its_label():
     """An older result lacks a key that newer ones have: its label does not
     say key=None."""
-    old = report.Config("matvec", {"matvec.n": 16384}, "gpu", 1, 1, None)
-    new = report.Config("matvec", {"matvec.n": 16384, "matvec.block_rows": 0}, "gpu", 1, 1,
+    old = report_configs.Config("matvec", {"matvec.n": 16384}, "gpu", 1, 1, None)
+    new = report_configs.Config("matvec", {"matvec.n": 16384, "matvec.block_rows": 0}, "gpu", 1, 1,
                         None)
-    keys = report.varying_keys([old, new])
+    keys = report_configs.varying_keys([old, new])
     assert keys == ["matvec.block_rows"]
-    assert report.series_label(new, keys) == "block_rows=0"
+    assert report_configs.series_label(new, keys) == "block_rows=0"
     old.runs = [type("Run", (), {"deck_stem": "default"})()]
-    assert report.series_label(old, keys) == "default"
+    assert report_configs.series_label(old, keys) == "default"

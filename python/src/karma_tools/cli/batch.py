@@ -4,7 +4,8 @@ command line and main (the work is karma_tools.lib.batch's)."""
 import argparse
 import sys
 from ..lib import campaign as campaign_mod, campaign_format, reference as reference_mod
-from ..lib.batch import archive, cancel, generate, reference_result, status, submit, wait
+from ..lib.batch import archive, cancel, status, submit, wait
+from ..lib.generate import generate, reference_result
 from ..lib.core import __version__, main_wrapper
 
 

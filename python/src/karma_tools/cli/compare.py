@@ -12,8 +12,10 @@ import subprocess
 import sys
 from ..lib import campaign as campaign_mod, sides
 from ..lib.archive import read_json
-from ..lib.compare import (SourceAt, blank_if_none, campaign_energy, campaign_energy_markdown,
-                           compare, csv_text, markdown)
+from ..lib.compare import compare
+from ..lib.codestatus import SourceAt
+from ..lib.compare_energy import campaign_energy
+from ..lib.compare_text import blank_if_none, campaign_energy_markdown, csv_text, markdown
 from ..lib.core import ToolError, __version__, main_wrapper, write_all
 from ..lib.results import load_set
 

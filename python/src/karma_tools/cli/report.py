@@ -8,7 +8,8 @@ import shutil
 import sys
 from ..lib import archive, campaign as campaign_mod
 from ..lib.core import ToolError, __version__, main_wrapper, write_all
-from ..lib.report import Plotter, build, read_comparison
+from ..lib.report import Plotter, build
+from ..lib.report_comparison import read_comparison
 from ..lib.results import IGNORED, NOT_RESULTS, load_set
 
 

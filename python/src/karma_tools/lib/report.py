@@ -1,124 +1,23 @@
 """karma-report: a results directory -> a Markdown report with plots."""
 
-import json
 import os
 import re
 import textwrap
 
 from .core import ToolError, __version__, unreadable
-from .archive import read_json
-from . import archive, sides
-from .results import find_json, format_size, format_value, is_number
-from .cases import case_key, case_values, values_key
+from . import archive
+from .results import format_size, format_value
+from .cases import values_key
+from .report_comparison import comparison_section, side_by_side
+from .report_configs import (configs_of, format_bytes, group_label, heading_anchor, is_size,
+                             markdown_table, series_label, values_without, varying_keys)
+from .report_sections import microbench_section, power_section
 
 
 # --- grouping ------------------------------------------------------------------
 
 
-class Config:
-    """Runs with the same deck values, device and ranks: one row of a table."""
-
-    def __init__(self, app, values, device, ranks, nodes, concurrency):
-        self.app, self.values, self.device = app, values, device
-        self.ranks, self.nodes, self.concurrency = ranks, nodes, concurrency
-        self.runs = []
-
-    def kernels(self):
-        names = []
-        for r in self.runs:
-            names += [k for k in r.kernels if k not in names]
-        return names
-
-    def best(self, kernel):
-        """(value, units, higher_is_better) of the best run for kernel."""
-        values = [(r.kernels[kernel]["value"], r.kernels[kernel]) for r in self.runs
-                  if kernel in r.kernels and r.kernels[kernel]["value"] is not None]
-        if not values:
-            return None, "", True
-        hib = values[0][1]["higher_is_better"]
-        v = (max if hib else min)(v for v, _ in values)
-        return v, values[0][1]["units"], hib
-
-    def footprint(self):
-        f = [r.problem.get("footprint_bytes_per_rank") for r in self.runs]
-        f = [x for x in f if is_number(x)]
-        return f[0] if f else None
-
-    @property
-    def stem(self):
-        stems = [r.deck_stem for r in self.runs]
-        return max(set(stems), key=stems.count)
-
-    @property
-    def kind(self):
-        """"gpu", "host" or "" (not recorded): where the runs ran."""
-        kinds = sorted(r.device_kind for r in self.runs)
-        return max(set(kinds), key=kinds.count)
-
-    def passed(self):
-        return sum(1 for r in self.runs if r.passed)
-
-
-def configs_of(runs):
-    out = {}
-    for r in runs:
-        values = case_values(r)
-        # Threads per rank (host) or resident threads (GPU): runs with
-        # different thread counts are different configurations.
-        concurrency = (r.doc.get("kokkos") or {}).get("concurrency")
-        key = case_key(r.app, values, r.device, r.ranks, r.nodes, concurrency)
-        if key not in out:
-            out[key] = Config(r.app, values, r.device, r.ranks, r.nodes, concurrency)
-        out[key].runs.append(r)
-
-    def order(c):
-        sizes = []
-        for k, v in sorted(c.values.items()):
-            if _is_size(v):
-                sizes.append(v if isinstance(v, list) else [v])
-        return (c.app, c.stem, c.device, _without(c.values, lambda k, v: _is_size(v)), sizes,
-                c.ranks, c.concurrency or 0)
-
-    return sorted(out.values(), key=order)
-
-
-def format_bytes(n):
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.4g} {unit}"
-        n /= 1024.0
-
-
-def _is_size(v):
-    return (isinstance(v, int) and not isinstance(v, bool)) or \
-        (isinstance(v, list) and v and all(isinstance(x, int) for x in v))
-
-
-def _without(values, drop):
-    return values_key({k: v for k, v in values.items() if not drop(k, v)})
-
-
-def varying_keys(configs):
-    keys = sorted({k for c in configs for k in c.values})
-    return [k for k in keys if len({json.dumps(c.values.get(k)) for c in configs}) > 1]
-
-
 # --- Markdown helpers ---------------------------------------------------------------
-
-
-def _cell(text):
-    return str(text).replace("|", "\\|")
-
-
-def _table(head, rows):
-    out = ["| " + " | ".join(_cell(h) for h in head) + " |",
-           "|" + "---|" * len(head)]
-    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
-    return out
-
-
-def _anchor(title):
-    return re.sub(r"[^a-z0-9 _-]", "", title.lower()).replace(" ", "-")
 
 
 def include_markdown(path, base_dir, out_dir, demote=1):
@@ -227,22 +126,6 @@ class Plotter:
 # --- the report's parts ------------------------------------------------------------------
 
 
-def series_label(config, keys):
-    # A key the configuration has not (an older result's) is left out.
-    parts = [f"{k.split('.')[-1]}={format_size(config.values[k])}" for k in keys
-             if k in config.values]
-    return ", ".join(parts) if parts else config.stem
-
-
-def group_label(config, keys, members):
-    """series_label, after the device kind ("gpu: ...", or the device's
-    name where no kind was recorded) where members ran on several devices."""
-    label = series_label(config, keys)
-    if len({c.device for c in members}) < 2:
-        return label
-    return f"{config.kind or config.device}: {label}"
-
-
 def runs_table(configs):
     keys = varying_keys(configs)
     kernels = []
@@ -268,7 +151,7 @@ def runs_table(configs):
             row.append(format_value(c.best(k)[0]) if k in c.kernels() else "")
         row.append(f"{c.passed()}/{len(c.runs)}")
         rows.append(row)
-    return _table(head, rows)
+    return markdown_table(head, rows)
 
 
 # Integer deck keys that tune how a kernel runs rather than how big the
@@ -278,7 +161,7 @@ _TUNING = re.compile(r"team|block|tile|chunk|vector|thread|unroll|batch|league|w
 
 
 def _size_key(k, v):
-    return _is_size(v) and not _TUNING.search(k.split(".")[-1])
+    return is_size(v) and not _TUNING.search(k.split(".")[-1])
 
 
 def size_series(configs):
@@ -294,7 +177,7 @@ def size_series(configs):
         shape = {k: (len(v) if isinstance(v, list) else "n") for k, v in c.values.items()
                  if _size_key(k, v)}
         key = (c.app, c.stem, c.device, c.ranks, c.concurrency,
-               _without(c.values, _size_key), values_key(shape))
+               values_without(c.values, _size_key), values_key(shape))
         series.setdefault(key, []).append(c)
     return {k: sorted(v, key=lambda c: c.footprint()) for k, v in series.items()
             if len(v) >= 2 and len({c.footprint() for c in v}) == len(v)}
@@ -380,7 +263,7 @@ def size_section(title, stem, configs, plotter):
         for c in cs:
             rows.append([names[key], c.device, format_bytes(c.footprint())]
                         + [format_value(c.best(k)[0]) for k in kernels])
-    return out + _table(head, rows) + [""]
+    return out + markdown_table(head, rows) + [""]
 
 
 def layout_pairs(configs):
@@ -393,7 +276,7 @@ def layout_pairs(configs):
         if len(layout_keys) != 1 or not isinstance(c.values[layout_keys[0]], str):
             continue
         key = (c.app, c.device, c.ranks, c.concurrency,
-               _without(c.values, lambda k, v: k.endswith(".layout")))
+               values_without(c.values, lambda k, v: k.endswith(".layout")))
         groups.setdefault(key, {})[c.values[layout_keys[0]]] = c
     return [(k, v) for k, v in groups.items() if len(v) >= 2]
 
@@ -456,7 +339,7 @@ def layout_section(title, stem, configs, plotter):
         file = layout_plot(plotter, f"{stem}-layout", pairs, keys, layouts, kernels,
                            members)
         out += [f"![{title}: layouts]({plotter.rel}/{file})", ""]
-    return out + _table(head, rows) + [""]
+    return out + markdown_table(head, rows) + [""]
 
 
 def scaling_groups(configs):
@@ -523,192 +406,14 @@ def scaling_section(title, stem, configs, plotter):
                 cells.append(f"{format_value(c.best(k)[0])} ({e:.0%})" if e is not None else "-")
             rows.append([c.ranks, c.nodes] + cells)
         out += [f"{series_label(g[0], keys) or g[0].stem}, {g[0].device}:", ""]
-        out += _table(head, rows) + [""]
+        out += markdown_table(head, rows) + [""]
     return out
 
 
 # --- energy -------------------------------------------------------------------------------
 
 
-def power_points(configs):
-    """{device: [(config, kernel, the kernel's figures)]}: per configuration
-    and kernel, the run of the best FOM among those that measured energy."""
-    by_device = {}
-    for c in configs:
-        for kernel in c.kernels():
-            measured = [r.kernels[kernel] for r in c.runs if kernel in r.kernels
-                        and r.kernels[kernel]["value"] is not None
-                        and r.kernels[kernel]["energy"]]
-            if not measured:
-                continue
-            pick = max if measured[0]["higher_is_better"] else min
-            best = pick(measured, key=lambda k: k["value"])
-            by_device.setdefault(c.device, []).append((c, kernel, best))
-    return by_device
-
-
-def _slug(unit):
-    """A unit as part of a file name: GB/s -> GB-s."""
-    return re.sub(r"[^A-Za-z0-9]+", "-", unit).strip("-") or "fom"
-
-
-def power_plot(plotter, file_stem, by_device, unit):
-    """FOM of one unit against power: a panel per device, a marker and
-    colour per app/kernel (the same on every panel); the file's name."""
-    of_unit = {d: [p for p in points if (p[2]["units"] or "") == unit]
-               for d, points in by_device.items()}
-    devices = sorted(d for d, points in of_unit.items() if points)
-    labels = []
-    for device in devices:
-        for c, k, _ in of_unit[device]:
-            if f"{c.app}/{k}" not in labels:
-                labels.append(f"{c.app}/{k}")
-    fig, axes = plotter.grid(len(devices), width=4.0, height=3.0)
-    for ax, device in zip(axes, devices):
-        points = of_unit[device]
-        for i, label in enumerate(labels):
-            pts = [(f["energy"]["average_power_W"], f["value"]) for c, k, f in points
-                   if f"{c.app}/{k}" == label]
-            if pts:
-                marker, colour = plotter.style(i)
-                ax.scatter([p[0] for p in pts], [p[1] for p in pts], marker=marker,
-                           color=colour, label=label)
-        values = [f["value"] for _, _, f in points]
-        # Kernels far apart share the axis on a log scale.
-        if max(values) > 100 * min(values):
-            ax.set_yscale("log")
-        else:
-            ax.set_ylim(0, 1.1 * max(values))
-        # From zero, so that the power's scale shows; a margin past the last point.
-        ax.set_xlim(0, 1.1 * max(f["energy"]["average_power_W"] for _, _, f in points))
-        ax.set_title(device, fontsize=8)
-        ax.set_xlabel("average power (W)")
-        ax.set_ylabel(unit or "figure of merit")
-    plotter.legend_below(fig, axes, ncol=2)
-    return plotter.save(fig, file_stem)
-
-
-def power_section(name, configs, plotter):
-    by_device = power_points(configs)
-    if not by_device:
-        return []
-    out = [f"### {name}: figure of merit against power", "",
-           "Each point is a configuration's kernel: the best FOM among its runs that measured "
-           "energy, at that run's average power over the kernel's energy window (the sum "
-           "of all ranks' counters); a plot per unit.", ""]
-    devices = sorted(by_device)
-    if plotter.enabled:
-        units = sorted({f["units"] or "" for points in by_device.values() for _, _, f in points})
-        for unit in units:
-            file = power_plot(plotter, f"{name}-power-{_slug(unit)}", by_device, unit)
-            out += [f"![{name}: {unit or 'figure of merit'} against power]"
-                    f"({plotter.rel}/{file})", ""]
-    # Each configuration is named by the keys that vary among its own app's.
-    members = [c for points in by_device.values() for c, _, _ in points]
-    keys = {app: varying_keys([c for c in members if c.app == app])
-            for app in {c.app for c in members}}
-    head = ["device", "configuration", "ranks", "kernel", "FOM", "units", "power (W)",
-            "FOM per watt", "J per execution"]
-    rows = []
-    for device in devices:
-        for c, kernel, f in by_device[device]:
-            e = f["energy"]
-            rows.append([device, series_label(c, keys[c.app]), c.ranks, f"{c.app}/{kernel}",
-                         format_value(f["value"]), f["units"],
-                         format_value(e["average_power_W"]), format_value(e["fom_per_watt"]),
-                         format_value(e["joules_per_execution"])])
-    return out + _table(head, rows) + [""]
-
-
 # --- microbenchmarks -------------------------------------------------------------------
-
-
-_TIME = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-
-
-def benchmark_times(files):
-    """{run name: seconds}: the median aggregate where repetitions ran, else
-    the median of the iteration entries."""
-    samples, medians = {}, {}
-    for f in files:
-        for b in f.benchmarks:
-            name = b.get("run_name") or b.get("name")
-            t = b.get("real_time")
-            if name is None or not isinstance(t, (int, float)):
-                continue
-            seconds = t * _TIME.get(b.get("time_unit", "ns"), 1e-9)
-            if b.get("run_type") == "aggregate":
-                if b.get("aggregate_name") == "median":
-                    medians[name] = seconds
-            elif b.get("error_occurred"):
-                continue
-            else:
-                samples.setdefault(name, []).append(seconds)
-    out = {}
-    for name, values in samples.items():
-        values = sorted(values)
-        n = len(values)
-        out[name] = values[n // 2] if n % 2 else 0.5 * (values[n // 2 - 1] + values[n // 2])
-    out.update(medians)
-    return out
-
-
-def benchmark_pairs(times, ours, theirs):
-    """[(label, ours name, theirs name)]: names that differ only in the token
-    `theirs` -> `ours` (tokens split at non-alphanumerics)."""
-    pairs = []
-    pattern = re.compile(rf"(?<![A-Za-z0-9]){re.escape(theirs)}(?![A-Za-z0-9])", re.I)
-    for name in sorted(times):
-        if not pattern.search(name):
-            continue
-        partner = pattern.sub(ours, name, count=1)
-        if partner in times and partner != name:
-            pairs.append((pattern.sub("*", name, count=1), partner, name))
-    return pairs
-
-
-def microbench_section(name, files, plotter, ours, theirs):
-    # Pairs are formed within each file: files from different machines (a
-    # GPU run and a CPU run) share benchmark names.
-    per_file = []
-    for f in sorted(files, key=lambda f: f.path):
-        times = benchmark_times([f])
-        if times:
-            per_file.append((os.path.splitext(os.path.basename(f.path))[0], times))
-    if not per_file:
-        return []
-    out = [f"### {name}: microbenchmarks", ""]
-    contexts = {f.context.get("host_name", "?") for f in files}
-    out += [f"From {len(files)} Google Benchmark file(s) ({', '.join(sorted(contexts))}); "
-            "times are medians over repetitions, karma and raw paired within each file.", ""]
-    several = len(per_file) > 1
-    rows, ratios, unpaired = [], [], []
-    for stem, times in per_file:
-        pairs = benchmark_pairs(times, ours, theirs)
-        if not pairs:
-            unpaired += [[f"{stem}: {n}" if several else n, f"{times[n] * 1e6:.4g}"]
-                         for n in sorted(times)]
-        for label, a, b in pairs:
-            shown = f"{stem}: {label}" if several else label
-            ratio = times[a] / times[b] if times[b] else None
-            ratios.append((shown, ratio))
-            rows.append([shown, f"{times[a] * 1e6:.4g}", f"{times[b] * 1e6:.4g}",
-                         f"{ratio:.3f}" if ratio else "-"])
-    if not rows:
-        return out + _table(["benchmark", "time (us)"], unpaired) + [""]
-    if plotter.enabled:
-        fig, ax = plotter.plt.subplots(figsize=(6.5, 0.28 * len(ratios) + 1.0),
-                                       constrained_layout=True)
-        ax.barh(range(len(ratios)), [r or 0 for _, r in ratios], color="tab:blue")
-        ax.set_yticks(range(len(ratios)))
-        ax.set_yticklabels([text for text, _ in ratios], fontsize=7)
-        ax.invert_yaxis()
-        ax.axvline(1.0, color="black", linewidth=0.8)
-        ax.set_xlabel(f"time {ours} / time {theirs}")
-        file = plotter.save(fig, f"{name}-microbench")
-        out += [f"![{name}: {ours} / {theirs}]({plotter.rel}/{file})", ""]
-    head = ["benchmark", f"{ours} (us)", f"{theirs} (us)", f"{ours} / {theirs}"]
-    return out + _table(head, rows) + [""]
 
 
 # --- the whole report --------------------------------------------------------------------
@@ -765,10 +470,10 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
         readme = os.path.join(result_set.path, d, "README.md") if d else None
         writeup = f"[{d}/README.md]({os.path.relpath(readme, out_dir)})" \
             if readme and os.path.isfile(readme) else ""
-        index.append([f"[{name}](#{_anchor(name)})", len(rs), len(bs), ", ".join(devices),
+        index.append([f"[{name}](#{heading_anchor(name)})", len(rs), len(bs), ", ".join(devices),
                       f"{passed}/{len(rs)}" if rs else "", writeup])
-    lines += _table(["results", "karma runs", "benchmark files", "devices", "verified",
-                     "write-up"], index) + [""]
+    lines += markdown_table(["results", "karma runs", "benchmark files", "devices", "verified",
+                             "write-up"], index) + [""]
     for path in comparisons:
         lines += comparison_section(path, out_dir, plotter)
     lines += side_by_side(result_set.path, out_dir, compare_from)
@@ -808,192 +513,3 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
     while lines and lines[-1] == "":
         lines.pop()
     return "\n".join(lines) + "\n"
-
-
-def side_by_side(root, out_dir, compare_from=None):
-    """The ratio tables of every campaign directory under root; compare_from
-    (a loaded campaign file) gives those of its name their compare: section."""
-    lines = []
-    for path in find_json(root):
-        if os.path.basename(path) != sides.MANIFEST:
-            continue
-        try:
-            doc = read_json(path)
-        except ToolError:
-            continue
-        if not sides.is_manifest(doc) or not doc.get("compare"):
-            continue
-        specs = None
-        if compare_from is not None and \
-                (doc.get("campaign") or {}).get("name") == compare_from.name:
-            specs = compare_from.compare
-        name, _, tables, notes = sides.campaign_tables(path, specs)
-        # A campaign in an archive: the link goes to the archive.
-        # The campaign's folder, inside its archive where it has one (two
-        # campaigns of one archive read apart); the link goes to the archive.
-        holder = archive.archive_of(path)
-        where = os.path.relpath(os.path.dirname(path), out_dir)
-        link = os.path.relpath(holder, out_dir) if holder != path else f"{where}/campaign.json"
-        lines += [f"## Side by side: campaign {name} ({where})", "",
-                  f"_From [{link}]({link}); "
-                  f"`karma-compare --campaign {where}` prints the same tables._", ""]
-        lines += sides.markdown(tables, "###")
-        missing = [n for n in notes if "no results" in n]
-        if missing:
-            lines += [f"{len(missing)} job(s) without results: "
-                      + "; ".join(missing[:6]) + ("; ..." if len(missing) > 6 else ""), ""]
-    return lines
-
-
-def read_comparison(path):
-    """A karma-compare --json document, checked for the fields the report
-    reads (ToolError 2 naming the file and the key otherwise)."""
-    doc = read_json(path)
-
-    def need(ok, key, what):
-        if not ok:
-            raise ToolError(f"{path}: {key}: {what} (write it with karma-compare --json)", 2)
-
-    need(isinstance(doc, dict) and doc.get("karma_compare") == 1, "karma_compare",
-         "not a karma-compare document of version 1")
-    need(isinstance(doc.get("baseline"), str), "baseline", "expected a set's label")
-    need(isinstance(doc.get("summary"), dict), "summary", "expected an object")
-    need(isinstance(doc.get("rows"), list), "rows", "expected a list")
-    for i, row in enumerate(doc["rows"]):
-        need(isinstance(row, dict) and all(isinstance(row.get(k), str)
-                                           for k in ("app", "case", "kernel")),
-             f"rows[{i}]", "expected app, case and kernel")
-        need(row.get("weight") is None or is_number(row["weight"]), f"rows[{i}].weight",
-             "expected null or a number")
-        need(isinstance(row.get("values"), dict), f"rows[{i}].values", "expected an object")
-        for label, v in row["values"].items():
-            need(v is None or isinstance(v, dict) and
-                 all(v.get(k) is None or is_number(v.get(k))
-                     for k in ("ratio", "per_watt_ratio")),
-                 f"rows[{i}].values.{label}", "expected null or an object with number ratios")
-    return doc
-
-
-def _weighted(row):
-    """Whether a row counts in the summary: weight 0 rows (a vendor's figure
-    of the same work, say) do not; a row without a weight does."""
-    return row.get("weight") is None or row["weight"] > 0
-
-
-def _spans(entries, values):
-    """xerr of bars: each ratio's distance to the ends of the interval its
-    runs span (karma-compare's `interval`), none where it has none."""
-    low, high = [], []
-    for e, v in zip(entries, values):
-        span = e.get("interval")
-        ok = v and isinstance(span, list) and len(span) == 2 and all(map(is_number, span))
-        low.append(max(v - span[0], 0) if ok else 0)
-        high.append(max(span[1] - v, 0) if ok else 0)
-    return [low, high]
-
-
-def ratio_plot(plotter, app, members, labels, base):
-    """Per row of one mini-app, a bar of each set's ratio (and per-watt
-    ratio) to the baseline: weighted rows first, then, under a rule, the
-    rows of weight 0 in grey and hatched; the file's name."""
-    weighted = [r for r in members if _weighted(r)]
-    rest = [r for r in members if not _weighted(r)]
-    rows = [(r, i) for i, r in enumerate(weighted)] + \
-        [(r, len(weighted) + 1 + i) for i, r in enumerate(rest)]
-    fig, ax = plotter.plt.subplots(
-        figsize=(7.5, 0.8 + 0.22 * (len(rows) + (1 if rest else 0)) * len(labels)),
-        constrained_layout=True)
-    colours = plotter.plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    step = 0.8 / (2 * len(labels))
-    for j, label in enumerate(labels):
-        for k, (key, text) in enumerate((("ratio", ""), ("per_watt_ratio", " per W"))):
-            for counts, colour, hatch, note in ((True, colours[(2 * j + k) % len(colours)],
-                                                 None, ""),
-                                                (False, ("0.45", "0.75")[k], "//",
-                                                 " (weight 0)")):
-                at = [y for r, y in rows if _weighted(r) == counts]
-                entries = [r["values"].get(label) or {} for r, _ in rows
-                           if _weighted(r) == counts]
-                values = [e.get(key) or 0 for e in entries]
-                if any(values):
-                    ax.barh([y + (2 * j + k) * step - 0.4 + step / 2 for y in at], values,
-                            height=step, color=colour, hatch=hatch, edgecolor="white",
-                            linewidth=0, label=f"{label}/{base}{text}{note}",
-                            xerr=_spans(entries, values) if key == "ratio" else None,
-                            error_kw={"elinewidth": 0.6, "capsize": 1.5})
-    if rest:
-        ax.axhline(len(weighted), color="grey", linewidth=0.8, linestyle="--")
-        ax.text(0.99, len(weighted), "weight 0: not in the summary",
-                transform=ax.get_yaxis_transform(), ha="right", va="center", fontsize=7,
-                color="0.3", bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
-    ax.axvline(1.0, color="black", linewidth=0.8)
-    ax.set_yticks([y for _, y in rows])
-    ax.set_yticklabels([f"{r['case']} / {r['kernel']}" for r, _ in rows], fontsize=7)
-    for tick, (r, _) in zip(ax.get_yticklabels(), rows):
-        if not _weighted(r):
-            tick.set_color("0.4")
-    ax.set_ylim(len(weighted) + (1 + len(rest) if rest else 0) - 0.5, -0.5)
-    ax.set_xlabel(f"ratio to {base} (above 1: better; whiskers: the interval of the runs)")
-    ax.set_title(f"{app}: each figure of merit against {base}", fontsize=9)
-    plotter.legend_below(fig, [ax], ncol=2)
-    return plotter.save(fig, f"compare-{app}")
-
-
-def _with_interval(value, span):
-    if value is None:
-        return "-"
-    if not (isinstance(span, list) and len(span) == 2 and all(map(is_number, span))):
-        return format_value(value)
-    return f"{format_value(value)} ({span[0]:.3f}-{span[1]:.3f})"
-
-
-def _record_cell(record, is_base):
-    """The procurement figure karma-compare gave a set (docs/score.md), or
-    why there is none."""
-    if is_base:
-        return "the reference"
-    if not isinstance(record, dict):
-        return "- (not in this comparison)"
-    if "why" in record:
-        return "none: no reportable baseline results" if "no reportable" in \
-            str(record["why"]) else "none"
-    if not record.get("complete"):
-        return "INCOMPLETE"
-    return _with_interval(record.get("figure"), record.get("interval"))
-
-
-def comparison_section(path, out_dir, plotter):
-    """The machines of a karma-compare document side by side: its summary,
-    and per mini-app a plot of each row's ratio to the baseline (and per
-    watt, where both sides measured energy)."""
-    doc = read_comparison(path)
-    base = doc["baseline"]
-    labels = [label for label in doc["summary"] if label != base]
-    where = os.path.relpath(path, out_dir)
-    out = ["## Machines compared", "",
-           f"_From [{where}]({where}) (karma-compare --json); baseline **{base}**, ratios "
-           "above 1 better than it._", ""]
-    head = ["set", "procurement figure (rounds)", "weighted geometric mean of paired ratios, "
-            "not the procurement figure (rounds)", "per watt", "rows used"]
-    rows = []
-    for label in [base] + labels:
-        v = doc["summary"][label] if isinstance(doc["summary"].get(label), dict) else {}
-        mean = "INCOMPLETE" if v.get("coverage") is not None and v.get("geometric_mean") is None \
-            else _with_interval(v.get("geometric_mean"), v.get("interval"))
-        rows.append([label, _record_cell((doc.get("record") or {}).get(label), label == base),
-                     mean, format_value(v.get("per_watt_geometric_mean")),
-                     f"{v.get('rows_used', '?')} of {v.get('rows_weighted', '?')}"])
-    out += _table(head, rows) + [""]
-    if not plotter.enabled:
-        return out
-    apps = []
-    for row in doc["rows"]:
-        if row["app"] not in apps:
-            apps.append(row["app"])
-    for app in apps:
-        members = [r for r in doc["rows"] if r["app"] == app and
-                   any((r["values"].get(label) or {}).get("ratio") for label in labels)]
-        if members:
-            file = ratio_plot(plotter, app, members, labels, base)
-            out += [f"![{app}: ratios to {base}]({plotter.rel}/{file})", ""]
-    return out
