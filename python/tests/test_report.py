@@ -529,8 +529,8 @@ def test_a_key_a_configuration_has_not_is_left_out_of_its_label():
     """An older result lacks a key that newer ones have: its label does not
     say key=None."""
     old = report_configs.Config("matvec", {"matvec.n": 16384}, "gpu", 1, 1, None)
-    new = report_configs.Config("matvec", {"matvec.n": 16384, "matvec.block_rows": 0}, "gpu", 1, 1,
-                        None)
+    new = report_configs.Config("matvec", {"matvec.n": 16384, "matvec.block_rows": 0}, "gpu",
+                                1, 1, None)
     keys = report_configs.varying_keys([old, new])
     assert keys == ["matvec.block_rows"]
     assert report_configs.series_label(new, keys) == "block_rows=0"

@@ -194,9 +194,10 @@ def test_outputs_are_written_all_or_none(tmp_path, name, args):
 
 
 def test_write_all_moves_folders_between_files(tmp_path, monkeypatch):
-    """karma_tools.write_all (karma_tools.lib.core's): every file through a temporary one; the folders
-    (a report's plots) moved into place before the files; a failure on any
-    file leaves nothing of the others, not even a temporary."""
+    """karma_tools.write_all (karma_tools.lib.core's): every file through a
+    temporary one; the folders (a report's plots) moved into place before
+    the files; a failure on any file leaves nothing of the others, not even
+    a temporary."""
     import karma_tools
     import karma_tools.lib.core
 

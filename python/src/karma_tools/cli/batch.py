@@ -138,7 +138,11 @@ def parser():
                    help="archive even though some jobs have not finished")
     a.add_argument("--force", action="store_true", help="replace FILE if it exists")
     a.set_defaults(func=archive)
+    _reference_parser(sub)
+    return p
 
+
+def _reference_parser(sub):
     r = sub.add_parser("reference-result", help="(job scripts) a reference program's "
                        "output -> karma results",
                        description="What the job script of a `reference:` run calls: reads "
@@ -160,7 +164,6 @@ def parser():
     r.add_argument("--host", help="the host it ran on, for the record")
     r.add_argument("--output", required=True, metavar="FILE.json")
     r.set_defaults(func=reference_result)
-    return p
 
 
 def main(argv=None):

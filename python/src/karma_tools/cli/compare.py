@@ -181,7 +181,7 @@ def _parse_set(text):
     return None, text
 
 
-def main(argv=None):
+def parser():
     p = argparse.ArgumentParser(prog="karma-compare", description=DESCRIPTION, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("sets", nargs="*", metavar="[LABEL=]SET",
@@ -222,7 +222,29 @@ def main(argv=None):
                    help="leave out files that are not well-formed results, listed with "
                    "their errors, and compare the rest")
     p.add_argument("--version", action="version", version=f"karma-compare {__version__}")
-    args = p.parse_args(argv)
+    return p
+
+
+def _system_nodes(items, sets):
+    """{label: nodes} of --system-nodes LABEL=N, which names every set."""
+    nodes = {}
+    for item in items:
+        label, sep, n = item.partition("=")
+        if not sep or not re.match(r"^[0-9]{1,12}$", n) or int(n) < 1:
+            raise ToolError(f"--system-nodes {item}: expected LABEL=N with N >= 1", 2)
+        nodes[label] = int(n)
+    missing = [s.label for s in sets if s.label not in nodes]
+    unknown = [n for n in nodes if n not in [s.label for s in sets]]
+    if missing or unknown:
+        raise ToolError("--system-nodes must name every set exactly: " +
+                        (f"missing {', '.join(missing)}" if missing else "") +
+                        ("; " if missing and unknown else "") +
+                        (f"unknown {', '.join(unknown)}" if unknown else ""), 2)
+    return nodes
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
 
     def run():
         if args.campaign:
@@ -252,21 +274,7 @@ def main(argv=None):
             sets.append(load_set(path, label, committed_only=args.committed_only,
                                  skip_invalid=args.skip_invalid))
         sources = _sources(args.source, args.repo, [s.label for s in sets])
-        nodes = None
-        if args.system_nodes:
-            nodes = {}
-            for item in args.system_nodes:
-                label, sep, n = item.partition("=")
-                if not sep or not re.match(r"^[0-9]{1,12}$", n) or int(n) < 1:
-                    raise ToolError(f"--system-nodes {item}: expected LABEL=N with N >= 1", 2)
-                nodes[label] = int(n)
-            missing = [s.label for s in sets if s.label not in nodes]
-            unknown = [n for n in nodes if n not in [s.label for s in sets]]
-            if missing or unknown:
-                raise ToolError("--system-nodes must name every set exactly: " +
-                                (f"missing {', '.join(missing)}" if missing else "") +
-                                ("; " if missing and unknown else "") +
-                                (f"unknown {', '.join(unknown)}" if unknown else ""), 2)
+        nodes = _system_nodes(args.system_nodes, sets) if args.system_nodes else None
         result = compare(sets, args.baseline or sets[0].label, how=args.aggregate or "median",
                          per_node=args.per_node, weights_path=args.weights, system_nodes=nodes,
                          energy_mean=args.energy, allow_unmatched=args.allow_unmatched,

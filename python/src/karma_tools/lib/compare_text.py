@@ -32,6 +32,27 @@ def markdown(result):
         out.append("")
     out += _set_table(result)
     out += _record_markdown(result)
+    out += _mean_markdown(result, labels, base)
+    figures, flag_notes = _figures_markdown(result, base, others, energy, code)
+    out += figures
+    out += _unpaired_markdown(result)
+    out += _energy_markdown(result)
+    if flag_notes:
+        out.append("## Flags")
+        out.append("")
+        out += [f"{n}. {_escape(text)}" for n, text in enumerate(flag_notes, start=1)]
+        out.append("")
+    if result["notes"]:
+        out.append("## Notes")
+        out.append("")
+        out += [f"- {_escape(n)}" for n in result["notes"]]
+        out.append("")
+    return "\n".join(out)
+
+
+def _mean_markdown(result, labels, base):
+    """The section of the weighted geometric mean of each set's ratios."""
+    out = []
     out.append("## Weighted geometric mean of paired ratios (not the procurement figure)")
     out.append("")
     system = any("system_figure" in v for v in result["summary"].values())
@@ -74,6 +95,12 @@ def markdown(result):
                        (" ..." if len(ex) > 8 else ""))
             out.append("")
     out.append("")
+    return out
+
+
+def _figures_markdown(result, base, others, energy, code):
+    """(the figures of merit table, the notes its flags point to)."""
+    out = []
     out.append("## Figures of merit")
     out.append("")
     head = "| app | case | kernel | units | weight | " + base + " |"
@@ -115,19 +142,7 @@ def markdown(result):
         cells.append(" ".join(f"[{n}]" for n in row_flags))
         out.append("| " + " | ".join(_escape(c) for c in cells) + " |")
     out.append("")
-    out += _unpaired_markdown(result)
-    out += _energy_markdown(result)
-    if flag_notes:
-        out.append("## Flags")
-        out.append("")
-        out += [f"{n}. {_escape(text)}" for n, text in enumerate(flag_notes, start=1)]
-        out.append("")
-    if result["notes"]:
-        out.append("## Notes")
-        out.append("")
-        out += [f"- {_escape(n)}" for n in result["notes"]]
-        out.append("")
-    return "\n".join(out)
+    return out, flag_notes
 
 
 def _ratio_text(ratio, span):
