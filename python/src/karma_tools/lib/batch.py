@@ -392,7 +392,7 @@ def wait(args):
 
 
 def archive(args):
-    """One .tar.xz of a finished campaign directory (karma_tools/archive.py),
+    """One .tar.xz of a finished campaign directory (karma_tools/lib/archive.py),
     written atomically; unfinished jobs refuse it unless --partial."""
     out = os.path.abspath(args.directory)
     if archive_mod.split(out) is not None or not os.path.isdir(out):

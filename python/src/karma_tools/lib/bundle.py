@@ -29,7 +29,7 @@ record (`reportable`) whose class agrees with the deck it ran (its sha256
 against this suite's class decks, inputs/<app>/<class>.yaml), and hold
 figures that its own work and times give again (each kernel's fom, rates,
 fractions of peak and energy figures, within 0.1%; its time statistics
-against each other and the deck's repetitions: karma_tools/derived.py). The
+against each other and the deck's repetitions: karma_tools/lib/derived.py). The
 disclosure must be complete and say exactly what the results and the
 environment captures say: the GPU model (ranks[].device.name, nvidia-smi's
 products) word for word and the GPUs per node (nvidia-smi's count; no more

@@ -1,5 +1,5 @@
 """karma-score: the procurement score of a machine against a reference
-machine, under the run rules (docs/run-rules.md; karma_tools.rules reads
+machine, under the run rules (docs/run-rules.md; karma_tools.lib.rules reads
 what the mini-apps wrote of them)."""
 
 
