@@ -6,7 +6,8 @@ for a reference program's run (BabelStream beside karma-stream), that
 program: never the same case as karma's own. A tool adds the dimensions it
 tells cases apart by (karma-compare: ranks, nodes and the kind of device;
 karma-report: the device, ranks, nodes and threads), and two runs are the
-same case when their keys (case_key) are equal.
+same case when their keys (case_key) are equal. The rounds of one figure
+are runs of the same deck, tier, ranks and nodes (rounds_key).
 
 The rounds of a ratio span an interval; one that holds 1 (holds_one) is a
 difference the rounds cannot tell from none."""
@@ -46,6 +47,13 @@ def case_key(app, values, *more):
     """The key of a case: the app, its values (case_values and what the
     tool adds) and any `more` that tells cases apart."""
     return (app, values_key(values), *more)
+
+
+def rounds_key(run, tier):
+    """What makes runs rounds of one another (the figures' rows): the same
+    deck (less its run section), tier, ranks and nodes."""
+    return json.dumps([run.deck_values(), tier, run.ranks, run.nodes], sort_keys=True,
+                      default=str)
 
 
 def holds_one(span):

@@ -10,7 +10,6 @@ only for a complete set (every row the weights give weight to), and it
 carries the interval the rounds span."""
 
 import fnmatch
-import json
 import math
 import os
 import sys
@@ -19,7 +18,7 @@ from .core import APPS, CHECKOUT, ToolError
 from .archive import read_json
 from . import archive, codeversion, rules, sides
 from .results import is_number, load_set
-from .cases import holds_one
+from .cases import holds_one, rounds_key
 
 REFERENCE_FORMAT = 1
 DEFAULT_WEIGHTS = os.path.join("campaigns", "procurement", "score-weights.txt")
@@ -138,10 +137,7 @@ def run_figures(run, tier):
 
 
 def _deck_of(run):
-    """What makes runs rounds of one another: the same deck (less its run
-    section), tier, ranks and nodes."""
-    return json.dumps([run.deck_values(), rules.reportable(run.doc).get("tier"), run.ranks,
-                       run.nodes], sort_keys=True, default=str)
+    return rounds_key(run, rules.reportable(run.doc).get("tier"))
 
 
 def _best_median(figs, field, hib):
