@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
 """scripts/check-function-size.py - the `size` check of scripts/check-style.sh:
 no C++ function longer than a limit (120 lines), counted from its signature's
-first line (after any template head) to its closing brace.
+first line (after any template head) to its closing brace; no Python function
+(a .py file) longer than its limit either, counted from its `def` line to its
+last line, and, with --max-file, no Python file longer than that.
 
-usage: check-function-size.py [--max N] FILE...
+usage: check-function-size.py [--max N] [--max-file N] FILE...
 
 Prints `file:line: function NAME is N lines (at most MAX)` for each function
-over the limit; exit status 1 when there was one, 2 for bad usage or a file
-that cannot be read.
+over the limit, and `file: N lines (at most MAX)` for each file over
+--max-file; exit status 1 when there was one, 2 for bad usage or a file that
+cannot be read.
+
+A Python function is every def (methods and nested functions too, each
+counted whole) as Python's own parser (ast) reads it.
 
 It reads the C++ as clang-format leaves it, without a compiler: comments,
 string and character literals and preprocessor lines are skipped (of an
@@ -18,6 +24,7 @@ member functions defined in their class or outside it, and the bodies of
 macros such as TEST(Suite, Name). Lambdas and nested classes count as lines
 of the function that holds them."""
 
+import ast
 import re
 import sys
 
@@ -214,17 +221,32 @@ def _brace_kind(head, parens):
     return "function"
 
 
+def python_functions(text):
+    """[(name, first line, last line)] of the Python functions in `text`:
+    every def, methods and nested ones too, from the def line to its last."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.append((node.name, node.lineno, node.end_lineno))
+    return sorted(found, key=lambda f: f[1])
+
+
 def main(argv):
     limit = 120
+    file_limit = None
     files = []
     args = iter(argv)
     for a in args:
-        if a == "--max":
+        if a in ("--max", "--max-file"):
             try:
-                limit = int(next(args))
+                n = int(next(args))
             except (StopIteration, ValueError):
-                print("check-function-size: --max needs a number", file=sys.stderr)
+                print(f"check-function-size: {a} needs a number", file=sys.stderr)
                 return 2
+            if a == "--max":
+                limit = n
+            else:
+                file_limit = n
         elif a.startswith("-"):
             print(f"check-function-size: unknown option '{a}'", file=sys.stderr)
             return 2
@@ -238,7 +260,17 @@ def main(argv):
         except (OSError, UnicodeDecodeError) as e:
             print(f"check-function-size: {path}: {e}", file=sys.stderr)
             return 2
-        for name, first, last in functions(text):
+        python = path.endswith(".py")
+        try:
+            found = python_functions(text) if python else functions(text)
+        except SyntaxError as e:
+            print(f"check-function-size: {path}: {e}", file=sys.stderr)
+            return 2
+        lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        if python and file_limit is not None and lines > file_limit:
+            print(f"{path}: {lines} lines (at most {file_limit})")
+            over += 1
+        for name, first, last in found:
             n = last - first + 1
             if n > limit:
                 print(f"{path}:{first}: function {name} is {n} lines (at most {limit})")

@@ -7,8 +7,9 @@
 #            shebang), with .shellcheckrc
 #   python   flake8 on the Python (*.py, or a python shebang), with .flake8
 #   size     no function of the C++ in miniapps/ and common/ (*.cpp *.hpp)
-#            over 120 lines, signature to closing brace
-#            (scripts/check-function-size.py, on python3)
+#            over 120 lines, signature to closing brace; no file of the
+#            Python in python/src (*.py) over 700 lines, and none of its
+#            functions over 100 (scripts/check-function-size.py, on python3)
 #
 # usage: scripts/check-style.sh [--root DIR] [--only format|shell|python|size]... [FILE...]
 #   --root DIR   the tree to check (default: the one this script is in)
@@ -63,7 +64,7 @@ list_files() {
   fi
 }
 
-cxx=() shell=() python=() sized=()
+cxx=() shell=() python=() sized=() pysized=()
 while IFS= read -r -d '' f; do
   [[ -f $f ]] || continue  # deleted in the work tree, or not a file
   case $f in
@@ -71,6 +72,7 @@ while IFS= read -r -d '' f; do
       continue ;;
     *.cpp | *.hpp | *.h | *.cu) cxx+=("$f"); continue ;;
     *.sh | *.bash) shell+=("$f"); continue ;;
+    python/src/*.py) python+=("$f"); pysized+=("$f"); continue ;;
     *.py) python+=("$f"); continue ;;
   esac
   line=''  # the first line, for a shebang (read, not a command: no process a file)
@@ -151,10 +153,27 @@ check_python() {
 check_size() {
   local tool
   tool=$(find_tool KARMA_PYTHON3 python3 python3) || { failed+=(size); return; }
-  [[ ${#sized[@]} -gt 0 ]] || { echo "check-style: size: no C++ files in miniapps/ or common/"; return; }
-  echo "check-style: size: functions of ${#sized[@]} files, at most 120 lines each"
-  run_check size "${#sized[@]}" "C++ files" \
-    xargs -0 -n 200 "$tool" -B "$here/check-function-size.py" --max 120 < <(printf '%s\0' "${sized[@]}")
+  if [[ ${#sized[@]} -eq 0 && ${#pysized[@]} -eq 0 ]]; then
+    echo "check-style: size: no C++ files in miniapps/ or common/, no Python in python/src"
+    return
+  fi
+  local rc=0 checked=()
+  if [[ ${#sized[@]} -gt 0 ]]; then
+    echo "check-style: size: functions of ${#sized[@]} C++ files, at most 120 lines each"
+    xargs -0 -n 200 "$tool" -B "$here/check-function-size.py" --max 120 \
+      < <(printf '%s\0' "${sized[@]}") || rc=1
+    checked+=("${#sized[@]} C++ files")
+  fi
+  if [[ ${#pysized[@]} -gt 0 ]]; then
+    echo "check-style: size: ${#pysized[@]} Python files of python/src, at most 700 lines" \
+      "each, their functions at most 100"
+    xargs -0 -n 200 "$tool" -B "$here/check-function-size.py" --max 100 --max-file 700 \
+      < <(printf '%s\0' "${pysized[@]}") || rc=1
+    checked+=("${#pysized[@]} Python files")
+  fi
+  local summary="${checked[0]}"
+  [[ ${#checked[@]} -lt 2 ]] || summary+=" and ${checked[1]}"
+  run_check size "${summary%% *}" "${summary#* }" test "$rc" -eq 0
 }
 
 for check in "${checks[@]}"; do

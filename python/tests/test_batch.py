@@ -436,9 +436,9 @@ def test_existing_output_needs_force(tmp_path):
 def test_help_campaign_documents_every_key():
     r = tool("karma-batch", "--help-campaign")
     assert r.returncode == 0
-    from karma_tools import campaign
+    from karma_tools.lib import campaign_format
 
-    for key in campaign.TOP_KEYS + campaign.RUN_KEYS + campaign.ENV_KEYS:
+    for key in campaign_format.TOP_KEYS + campaign_format.RUN_KEYS + campaign_format.ENV_KEYS:
         assert f"{key}:" in r.stdout or f" {key}," in r.stdout, key
 
 
@@ -832,7 +832,7 @@ runs:
 
 
 def test_the_progress_line():
-    from karma_tools import batch
+    from karma_tools.lib import batch
     assert batch.progress(3, 8, 90) == "3 of 8 jobs done, 0:01:30 elapsed, about 0:02:30 left"
     assert batch.progress(8, 8, 3725) == "8 of 8 jobs done, 1:02:05 elapsed"
     assert batch.progress(0, 8, 0) == "0 of 8 jobs done, 0:00:00 elapsed"

@@ -35,7 +35,7 @@ def deck_schema(exe):
 def test_every_key_of_the_schema_has_a_type_the_tools_check(stream_exe):
     """The tools take deck key types from --help=json alone: each is one they
     know, with its range or choices."""
-    from karma_tools.campaign import schema_types
+    from karma_tools.lib.campaign_deck import schema_types
 
     types = schema_types(deck_schema(stream_exe))
     assert len(types) > 5 and all(t is not None for t in types.values()), types
@@ -61,7 +61,7 @@ def test_a_real_deck_validates_and_out_of_range_is_refused_by_both(stream_exe, t
 
 def test_microbench_schema_takes_no_deck_key():
     exe = miniapp("microbench")
-    from karma_tools.campaign import schema_types
+    from karma_tools.lib.campaign_deck import schema_types
 
     schema = deck_schema(exe)
     assert schema_types(schema) == {}

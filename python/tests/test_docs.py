@@ -165,7 +165,7 @@ def archive_paths(page, root=ROOT):
     """'page:line: path' for each path into a results archive that the page
     quotes (`results/x.tar.xz/y.json`; relative to the page's folder under
     results/) and that is not there."""
-    from karma_tools import archive
+    from karma_tools.lib import archive
 
     out = []
     with open(os.path.join(root, page), encoding="utf-8") as f:

@@ -10,7 +10,8 @@ import shutil
 import pytest
 
 from conftest import DATA, ROOT, SAMPLES, load_json, tool, write
-from karma_tools import report
+from karma_tools.lib import report, report_comparison, report_configs
+from karma_tools.cli import report as report_cli
 
 A = os.path.join(SAMPLES, "machine-a")
 GBENCH = os.path.join(DATA, "gbench", "microbench.json")
@@ -246,7 +247,7 @@ def test_figure_of_merit_against_power(results_dir, tmp_path, figures):
         k["energy"] = {"status": "unavailable", "reason": "no counter"}
     write(str(stream / "stream-weak-1.json"), json.dumps(doc))
     out = results_dir / "README.md"
-    assert report.main([str(results_dir), "-o", str(out)]) == 0
+    assert report_cli.main([str(results_dir), "-o", str(out)]) == 0
     text = out.read_text()
     assert "### stream: figure of merit against power" in text
     assert "![stream: GB/s against power](plots/stream-power-GB-s.svg)" in text
@@ -355,7 +356,7 @@ def test_layouts_per_app_with_its_own_keys(tmp_path, figures):
             as_app(f"{A}/stream-3d-{side}.json", root / "mixed" / f"hex-{side}-{i}.json",
                    "hexgrad", values)
     out = tmp_path / "report.md"
-    assert report.main([str(root), "-o", str(out), "--format", "png"]) == 0
+    assert report_cli.main([str(root), "-o", str(out), "--format", "png"]) == 0
     text = out.read_text()
     assert "None" not in text
     rows = table_rows(text, "### mixed, karma-hexgrad: layouts")
@@ -394,7 +395,7 @@ def test_size_plots_per_device_kind_with_a_legend(results_dir, figures):
                 k["fom"]["value"] *= scale
             write(str(dst), json.dumps(doc))
     out = results_dir / "README.md"
-    assert report.main([str(results_dir), "-o", str(out)]) == 0
+    assert report_cli.main([str(results_dir), "-o", str(out)]) == 0
     text = out.read_text()
     assert "](plots/stream-size-gpu.svg)" in text and "](plots/stream-size-host.svg)" in text
     host, gpu = figures["stream-size-host"], figures["stream-size-gpu"]
@@ -438,7 +439,7 @@ def test_ratio_bars_set_weight_0_rows_apart(tmp_path, figures):
         [("copy", 0.5), ("mul", 0.0), ("add", None), ("triad", 0.0), ("dot", 0.25)])))
     plotter = report.Plotter(str(tmp_path), "png", True)
     plotter.rel = "."
-    lines = report.comparison_section(str(path), str(tmp_path), plotter)
+    lines = report_comparison.comparison_section(str(path), str(tmp_path), plotter)
     assert "![stream: ratios to a](./compare-stream.png)" in lines
     fig = figures["compare-stream"]
     ax = visible_axes(fig)[0]
@@ -527,11 +528,11 @@ def test_long_legend_labels_do_not_widen_the_figure(tmp_path):
 def test_a_key_a_configuration_has_not_is_left_out_of_its_label():
     """An older result lacks a key that newer ones have: its label does not
     say key=None."""
-    old = report.Config("matvec", {"matvec.n": 16384}, "gpu", 1, 1, None)
-    new = report.Config("matvec", {"matvec.n": 16384, "matvec.block_rows": 0}, "gpu", 1, 1,
-                        None)
-    keys = report.varying_keys([old, new])
+    old = report_configs.Config("matvec", {"matvec.n": 16384}, "gpu", 1, 1, None)
+    new = report_configs.Config("matvec", {"matvec.n": 16384, "matvec.block_rows": 0}, "gpu",
+                                1, 1, None)
+    keys = report_configs.varying_keys([old, new])
     assert keys == ["matvec.block_rows"]
-    assert report.series_label(new, keys) == "block_rows=0"
+    assert report_configs.series_label(new, keys) == "block_rows=0"
     old.runs = [type("Run", (), {"deck_stem": "default"})()]
-    assert report.series_label(old, keys) == "default"
+    assert report_configs.series_label(old, keys) == "default"

@@ -10,7 +10,7 @@ import os
 import pytest
 
 from conftest import ROOT, tool
-from karma_tools import archive
+from karma_tools.lib import archive
 
 ARCHIVE = os.path.join(ROOT, "results", "comparisons", "h100-versions", "h100-d60080f.tar.xz")
 # job of the archive (round 1): the tier its run is given

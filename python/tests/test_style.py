@@ -1,7 +1,8 @@
 """scripts/check-style.sh fails where it should: on a small tree with the
 project's .clang-format, .flake8 and .shellcheckrc, one misformatted C++ file,
 one shell script with a shellcheck finding, one Python file with a flake8
-finding or one function over 120 lines in miniapps/ or common/ makes it exit 1
+finding, one function over 120 lines in miniapps/ or common/, or one Python
+file of python/src over 700 lines or with a function over 100 makes it exit 1
 naming that file; the same tree clean passes. Files
 are found by extension and by shebang, in a git checkout (tracked files) and
 in a tree without git (a tarball: build directories left out). A missing tool
@@ -200,6 +201,60 @@ def test_size_only_in_miniapps_and_common(tmp_path):
     tree = make_tree(tmp_path, dict(CLEAN, **{"src/long.cpp": function_of("long_one", 200)}))
     code, out = check(tree)
     assert code == 0 and "size: no C++ files in miniapps/ or common/" in out, out
+
+
+def python_function(name, lines, indent=""):
+    """Python text of a function `name` of `lines` lines, def to its last."""
+    body = [f"{indent}    x += {i}" for i in range(lines - 2)]
+    return "\n".join([f"{indent}def {name}(x):", *body, f"{indent}    return x"]) + "\n"
+
+
+def test_size_python_functions_over_100_lines_fail(tmp_path):
+    tree = make_tree(tmp_path)
+    path = tree / "python" / "src" / "pkg" / "mod.py"
+    path.parent.mkdir(parents=True)
+    fits = ("class Thing:\n" + python_function("method", 100, "    ") + "\n\n"
+            + python_function("free", 100))
+    path.write_text(fits)
+    code, out = check(tree, "--only", "size")
+    assert code == 0 and "size: 1 Python files clean" in out, out
+    for name, method, free in (("method", 101, 100), ("free", 100, 101)):
+        path.write_text("class Thing:\n" + python_function("method", method, "    ") + "\n\n"
+                        + python_function("free", free))
+        code, out = check(tree, "--only", "size")
+        line = 1 + path.read_text().split("\n").index(
+            next(s for s in path.read_text().split("\n") if f"def {name}(x)" in s))
+        assert code == 1, out
+        assert f"python/src/pkg/mod.py:{line}: function {name} is 101 lines (at most 100)" \
+            in out, out
+        assert out.count("function ") == 1, out
+    # Python elsewhere is not measured; nor is C++'s limit Python's.
+    (tree / "tools" / "long.py").write_text(python_function("long_one", 300))
+    path.write_text(fits)
+    assert check(tree, "--only", "size")[0] == 0
+
+
+def test_size_python_files_over_700_lines_fail(tmp_path):
+    tree = make_tree(tmp_path)
+    path = tree / "python" / "src" / "pkg" / "big.py"
+    path.parent.mkdir(parents=True)
+    functions = [python_function(f"f{i}", 5) for i in range(80)]
+    text = "\n\n".join(functions)
+    while text.count("\n") < 700:
+        text += "# more\n"
+    path.write_text(text)
+    code, out = check(tree, "--only", "size")
+    assert code == 0, out
+    path.write_text(text + "# one too many\n")
+    code, out = check(tree, "--only", "size")
+    assert code == 1 and "python/src/pkg/big.py: 701 lines (at most 700)" in out, out
+    (tree / "miniapps").mkdir()
+    (tree / "miniapps" / "main.cpp").write_text(function_of("fits", 120))
+    code, out = check(tree, "--only", "size")
+    assert code == 1 and "size: FAILED" in out, out
+    path.write_text(text)
+    code, out = check(tree, "--only", "size")
+    assert code == 0 and "size: 1 C++ files and 1 Python files clean" in out, out
 
 
 def test_bad_usage_is_exit_2(tmp_path):

@@ -82,7 +82,7 @@ def test_installed_tools_work(tmp_path):
                            text=True)
         assert r.returncode == 0 and r.stdout.strip() == f"{name} {project_version()}"
     package = list(prefix.glob("lib/karma/python/lib/python3*/site-packages/karma_tools"))
-    assert len(package) == 1 and (package[0] / "campaign.py").is_file(), package
+    assert len(package) == 1 and (package[0] / "lib" / "campaign.py").is_file(), package
     for schema in ("results", "campaign"):
         assert (package[0] / "schemas" / f"{schema}.schema.json").is_file()
     assert (prefix / "share" / "karma" / "spack" / "package.py").is_file()
@@ -194,10 +194,12 @@ def test_outputs_are_written_all_or_none(tmp_path, name, args):
 
 
 def test_write_all_moves_folders_between_files(tmp_path, monkeypatch):
-    """karma_tools.write_all: every file through a temporary one; the folders
-    (a report's plots) moved into place before the files; a failure on any
-    file leaves nothing of the others, not even a temporary."""
+    """karma_tools.write_all (karma_tools.lib.core's): every file through a
+    temporary one; the folders (a report's plots) moved into place before
+    the files; a failure on any file leaves nothing of the others, not even
+    a temporary."""
     import karma_tools
+    import karma_tools.lib.core
 
     staged = tmp_path / ".plots.tmp"
     staged.mkdir()
@@ -215,7 +217,7 @@ def test_write_all_moves_folders_between_files(tmp_path, monkeypatch):
             raise OSError(28, "No space left on device")
         return open(path, mode, *rest)
 
-    monkeypatch.setattr(karma_tools, "open", full, raising=False)
+    monkeypatch.setattr(karma_tools.lib.core, "open", full, raising=False)
     with pytest.raises(karma_tools.ToolError) as e:
         karma_tools.write_all([(str(tmp_path / "a.md"), "a"), (str(tmp_path / "b.md"), "b"),
                                (str(tmp_path / "r.md"), "changed")])

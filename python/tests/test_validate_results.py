@@ -27,7 +27,7 @@ STREAM_DECK = os.path.join(ROOT, "inputs", "stream", "default.yaml")
 
 
 def reference_doc():
-    from karma_tools import archive
+    from karma_tools.lib import archive
 
     return json.loads(archive.read_bytes(REFERENCE))
 
@@ -432,7 +432,7 @@ def test_the_tools_check_a_loaded_reference_result_too(tmp_path):
     karma run: checked against the schema (its reference form, requiring
     nothing), so a field of the wrong type stops them, one line, exit 2."""
     from karma_tools import ToolError
-    from karma_tools.results import load_set
+    from karma_tools.lib.results import load_set
 
     good = write(str(tmp_path / "good" / "karma-stream.json"), json.dumps(reference_doc()))
     assert load_set(os.path.dirname(good)).runs[0].reference == "babelstream"

@@ -8,7 +8,8 @@ import sys
 import pytest
 from conftest import ROOT, TOOLS_BIN, write
 
-from karma_tools import ToolError, campaign, reference, yamlread
+from karma_tools import ToolError
+from karma_tools.lib import campaign, reference, yamlread
 
 DECK = os.path.join(ROOT, "inputs", "stream", "small.yaml")
 

@@ -1,0 +1,77 @@
+"""karma-archive: results archives; its command line and main (the work is
+karma_tools.lib.archive's)."""
+
+import argparse
+import os
+import shutil
+import sys
+from ..lib import archive
+from ..lib.archive import SUFFIX, open_archive, register, write
+from ..lib.core import ToolError, __version__, main_wrapper, write_all
+
+
+def _extract(archive_path, out):
+    """The folder an archive holds, into the new directory out, whole or not
+    at all: written beside it, then renamed."""
+    a = open_archive(archive_path)
+    if os.path.exists(out):
+        raise ToolError(f"{out}: exists; extract into a new directory", 2)
+    staging = os.path.join(os.path.dirname(os.path.abspath(out)),
+                           f".{os.path.basename(out)}.tmp.{os.getpid()}")
+    try:
+        os.makedirs(staging)
+        for rel, data in sorted(a.files.items()):
+            target = os.path.join(staging, *rel.split("/"))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "wb") as f:
+                f.write(data)
+        write_all([], [(staging, out)])
+    except OSError as e:
+        raise ToolError(f"cannot write {out}: {e.strerror or e}", 3) from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="karma-archive", description=archive.__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"karma-archive {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+    w = sub.add_parser("write", help="archive a folder of results that is no campaign "
+                       "(karma-batch archive writes a campaign's)")
+    w.add_argument("folder")
+    w.add_argument("-o", "--output", required=True, metavar="FILE" + SUFFIX)
+    ls = sub.add_parser("list", help="the files an archive holds, with their sha256")
+    ls.add_argument("archive")
+    x = sub.add_parser("extract", help="the folder an archive holds, written to a new "
+                       "directory")
+    x.add_argument("archive")
+    x.add_argument("directory")
+    r = sub.add_parser("register", help="add the measurements inside archives to a list of "
+                       "them (results/measurements.sha256.xz), which the results tree's test "
+                       "checks")
+    r.add_argument("list", metavar="LIST")
+    r.add_argument("archives", nargs="+", metavar="ARCHIVE")
+    args = p.parse_args(argv)
+
+    def run():
+        if args.command == "write":
+            if not os.path.isdir(args.folder):
+                raise ToolError(f"{args.folder}: not a directory", 2)
+            if os.path.isfile(os.path.join(args.folder, "campaign.json")):
+                raise ToolError(f"{args.folder}: a campaign directory; use karma-batch "
+                                "archive", 2)
+            write(args.folder, args.output, "results")
+            print(f"karma-archive: wrote {args.output}", file=sys.stderr)
+        elif args.command == "register":
+            added, listed = register(args.list, args.archives)
+            print(f"karma-archive: {added} measurement(s) added, {listed} listed in {args.list}",
+                  file=sys.stderr)
+        elif args.command == "list":
+            for e in open_archive(args.archive).index["files"]:
+                print(f"{e['sha256']}  {e['path']}")
+        else:
+            _extract(args.archive, args.directory)
+        return 0
+
+    return main_wrapper("karma-archive", run)

@@ -1,0 +1,183 @@
+"""karma-batch: campaigns: generate, submit, status, wait, archive, cancel; its
+command line and main (the work is karma_tools.lib.batch's)."""
+
+import argparse
+import sys
+from ..lib import campaign as campaign_mod, campaign_format, reference as reference_mod
+from ..lib.batch import archive, cancel, status, submit, wait
+from ..lib.generate import generate, reference_result
+from ..lib.core import __version__, main_wrapper
+
+
+DESCRIPTION = """\
+Writes one batch job script per run of a campaign (Slurm, PBS/Torque, or
+local: this node), one MPI rank per GPU, each job with its own results
+directory; submits them and shows what is submitted, running and left.
+
+  karma-batch generate CAMPAIGN.yaml -o OUT   # OUT/jobs/*.sbatch|*.pbs|*.sh, OUT/campaign.json
+      [--bin-dir build/<preset>/bin]          # where karma-<app> is (default: beside karma-batch)
+  karma-batch submit OUT                      # sbatch/qsub every job not yet submitted
+  karma-batch status OUT                      # one line per job, then the counts
+  karma-batch wait OUT --timeout 3600         # until every job has ended
+  karma-batch cancel OUT                      # scancel/qdel what is pending or running
+  karma-batch archive OUT -o OUT.tar.xz       # a finished campaign as one archive (status,
+                                              # karma-compare and karma-report read it)
+
+Jobs are submitted round by round (every run's round 1, then round 2, ...:
+neighbours see the same machine state; `round_order: alternate` reverses
+even rounds), and within a round process by process where runs have
+`processes` (every run's first, then every run's second, ...).
+
+scheduler local (`scheduler: local` in the campaign, or generate --scheduler
+local): `submit` runs the jobs here itself, one after another in that order,
+and returns when they have ended, with wait's exit status (0 every job
+passed, 1 one failed or was interrupted); one node only, each job ended
+after its `time:` (then interrupted, exit 143). Ranks > 1 run under
+mpiexec with the options of the MPI the executable is linked with unless
+`launcher:` says otherwise; one rank runs bare.
+status/wait from another shell see the job running, those after it
+pending; cancel stops the running job and the rest. Two submits of one
+campaign at once (`--only` a part each, one per GPU) each run and record
+only the jobs they took.
+
+generate refuses (exit 2, nothing written) a campaign whose programs it
+cannot find here, naming the campaign line and what it looked for where; a
+job whose program is missing where it runs ends with exit 127, and status
+says `command not found: PATH`.
+
+Each job writes into RESULTS/<job name>/: karma-<app>.json (the mini-app's
+results), environment/ (karma-envcapture), the scheduler's log (local:
+job.out) and exit_code. Compare machines with karma-compare, and the sides
+of one campaign with karma-compare --campaign OUT; report with karma-report.
+`karma-batch --help-campaign` describes the campaign file."""
+
+
+EPILOG = """\
+exit status: 0 done (status/wait, local submit: every job passed); 1 a job
+failed or was lost; 2 bad campaign or arguments (nothing written); 3
+scheduler or file system error; 5 (status) jobs still to run; 124 (wait)
+timed out; 143 (local submit) cancelled."""
+
+
+def parser():
+    p = argparse.ArgumentParser(prog="karma-batch", description=DESCRIPTION, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"karma-batch {__version__}")
+    p.add_argument("--help-campaign", action="store_true",
+                   help="describe the campaign file and exit")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    g = sub.add_parser("generate", help="write the job scripts of a campaign",
+                       description="Write one job script per job of the campaign into "
+                       "OUT/jobs and the list of jobs into OUT/campaign.json. A campaign "
+                       "error writes nothing.")
+    g.add_argument("campaign", help="campaign file (YAML; see --help-campaign)")
+    g.add_argument("-o", "--output", required=True, metavar="OUT",
+                   help="directory to create for the job scripts and the manifest")
+    g.add_argument("--scheduler", choices=campaign_format.SCHEDULERS,
+                   help="overrides the campaign's scheduler (local: submit runs the jobs "
+                   "here)")
+    g.add_argument("--var", action="append", metavar="NAME=VALUE",
+                   help="sets a campaign variable (repeatable), e.g. "
+                   "--var babelstream=/opt/babelstream/cuda-stream")
+    g.add_argument("--bin-dir", help="directory with the karma-<app> executables: a build's "
+                   "build/<preset>/bin or PREFIX/bin (overrides the campaign's bin_dir; "
+                   "default: beside this karma-batch, else PATH)")
+    g.add_argument("--no-key-check", action="store_true",
+                   help="do not run karma-<app> --help to check set/sweep keys")
+    g.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    g.set_defaults(func=generate)
+
+    s = sub.add_parser("submit", help="submit the jobs not yet submitted",
+                       description="Submit (sbatch or qsub) every job of OUT that has no job "
+                       "id yet, creating its results directory first; job ids are recorded in "
+                       "OUT/campaign.json after each submission.")
+    s.add_argument("directory", metavar="OUT")
+    s.add_argument("--only", action="append", metavar="GLOB",
+                   help="only jobs whose name matches (repeatable)")
+    s.add_argument("--dry-run", action="store_true", help="print what would be submitted")
+    s.add_argument("--resubmit-failed", action="store_true",
+                   help="submit failed and lost jobs again")
+    s.set_defaults(func=submit)
+
+    st = sub.add_parser("status", help="what is done, running and left",
+                        description="One line per job (passed, failed, interrupted, lost, "
+                        "running, "
+                        "pending, not submitted), then the counts and what is left.")
+    st.add_argument("directory", metavar="OUT")
+    st.add_argument("--only", action="append", metavar="GLOB")
+    st.add_argument("--json", action="store_true", help="the table as JSON on stdout")
+    st.set_defaults(func=status)
+
+    w = sub.add_parser("wait", help="wait until every submitted job has ended",
+                       description="Print the counts whenever they change until no job is "
+                       "pending or running, then the table.")
+    w.add_argument("directory", metavar="OUT")
+    w.add_argument("--only", action="append", metavar="GLOB")
+    w.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="give up after this long (exit 124)")
+    w.add_argument("--interval", type=float, default=10.0, metavar="SECONDS",
+                   help="seconds between looks (default 10)")
+    w.set_defaults(func=wait)
+    c = sub.add_parser("cancel", help="cancel the jobs still pending or running",
+                       description="scancel (or qdel) every job of OUT that the scheduler "
+                       "still has pending or running.")
+    c.add_argument("directory", metavar="OUT")
+    c.add_argument("--only", action="append", metavar="GLOB")
+    c.set_defaults(func=cancel)
+
+    a = sub.add_parser("archive", help="one .tar.xz of a finished campaign directory",
+                       description="Write OUT as one compressed archive that karma-compare, "
+                       "karma-report, karma-validate-results and karma-batch status read as "
+                       "they read OUT: its manifest, every job's results, exit code and log, "
+                       "each distinct environment file once. Refused while jobs are pending, "
+                       "running or not submitted (unless --partial).")
+    a.add_argument("directory", metavar="OUT")
+    a.add_argument("-o", "--output", required=True, metavar="FILE.tar.xz")
+    a.add_argument("--partial", action="store_true",
+                   help="archive even though some jobs have not finished")
+    a.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    a.set_defaults(func=archive)
+    _reference_parser(sub)
+    return p
+
+
+def _reference_parser(sub):
+    r = sub.add_parser("reference-result", help="(job scripts) a reference program's "
+                       "output -> karma results",
+                       description="What the job script of a `reference:` run calls: reads "
+                       "the program's output (BabelStream --csv) and writes a karma results "
+                       "document of schema_version 2 whose kernels have the reference's "
+                       "implementation, with the deck and --set values the campaign gave.")
+    r.add_argument("format", choices=reference_mod.FORMATS)
+    r.add_argument("--input", required=True, help="the program's output")
+    r.add_argument("--exit-status", type=int, default=0, help="the program's exit status")
+    r.add_argument("--app", required=True, help="the mini-app it stands beside")
+    r.add_argument("--deck", required=True, help="the deck that describes what it ran")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE")
+    r.add_argument("--device", choices=("gpu", "host"),
+                   help="what it ran on (the job had a GPU, or not)")
+    r.add_argument("--command", dest="reference_command",
+                   help="the command line, for the record")
+    r.add_argument("--date", metavar="YYYY-MM-DDTHH:MM:SSZ",
+                   help="when the program started (UTC), for the record")
+    r.add_argument("--host", help="the host it ran on, for the record")
+    r.add_argument("--output", required=True, metavar="FILE.json")
+    r.set_defaults(func=reference_result)
+
+
+def main(argv=None):
+    p = parser()
+    args = p.parse_args(argv)
+    if args.help_campaign:
+        print(campaign_mod.CAMPAIGN_HELP, end="")
+        return 0
+    if not args.command:
+        p.print_usage(sys.stderr)
+        print("karma-batch: error: name a command: generate, submit, status, wait, cancel "
+              "or archive",
+              file=sys.stderr)
+        return 2
+    if getattr(args, "interval", 1) is not None and getattr(args, "interval", 1) <= 0:
+        p.error("--interval must be > 0")
+    return main_wrapper("karma-batch", lambda: args.func(args))

@@ -1,0 +1,164 @@
+"""karma-bundle: procurement bundles: pack, check, disclose; its command line
+and main (the work is karma_tools.lib.bundle's)."""
+
+import argparse
+import os
+import sys
+from ..lib import archive, bundle, disclose, validate
+from ..lib.bundle import (BUILD_LOGS, DISCLOSURE, FIELDS, MANIFEST, PROGRAM, WEIGHTS, read_input,
+                          class_decks, content_problems, disclosure_problems, examine, gather,
+                          manifest_text, read_disclosure, tar_xz)
+from ..lib.core import ToolError, __version__, atomic_write, main_wrapper
+
+
+EPILOG = """\
+check's answer, its last line on stdout:
+  valid and reportable       a complete reportable campaign: at least one
+                             reportable result, and a figure for every row
+                             the procurement score gives weight to (the
+                             shipped reference's medium, large and weak
+                             rows of the baseline tier, as karma-score
+                             scores the bundle)
+  valid, not reportable: REASONS
+                             valid, but not that: every reason, `; ` between
+                             them (no result is reportable; the score's
+                             rows without a figure, each named)
+  NOT VALID (N problem(s))   each problem a line on stderr naming the file
+                             inside the bundle and the key
+
+exit status: 0 packed, or valid and reportable; 1 (check) valid, not
+reportable, or not valid; 2 bad arguments, a bundle that cannot be read (one
+line), or pack refused (each problem a line, nothing written); 3 a file
+system error."""
+
+
+def _named(paths, folder, what):
+    """{folder/basename: bytes} of the files given; refused when missing or
+    when two share a name."""
+    out = {}
+    for path in paths:
+        name = f"{folder}/{os.path.basename(path)}"
+        if name in out:
+            raise ToolError(f"{path}: two {what}s named {os.path.basename(path)}", 2)
+        out[name] = read_input(path, what)
+    return out
+
+
+def pack(args):
+    if not archive.is_archive_name(args.output):
+        raise ToolError(f"{args.output}: a bundle's name ends in {archive.SUFFIX}", 2)
+    if os.path.exists(args.output) and not args.force:
+        raise ToolError(f"{args.output}: exists (--force replaces it)", 2)
+    files = gather(args.campaign, args.campaign_file)
+    files[DISCLOSURE] = read_input(args.disclosure, "disclosure")
+    files.update(_named(args.build_log, BUILD_LOGS, "build log"))
+    files.update(_named(args.weights or [], WEIGHTS, "weights file"))
+    problems, summary, _ = content_problems(files, class_decks())
+    if problems:
+        # Every problem at once, a line each: the tester mends them all
+        # before packing again.
+        lines = [f"{validate.printable(where)}: {why}" for where, why in problems]
+        raise ToolError(f"\n{PROGRAM}: error: ".join(lines), 2)
+    files[MANIFEST] = manifest_text(files).encode()
+    atomic_write(args.output, tar_xz(files))
+    for line in summary:
+        print(line)
+    print(f"{PROGRAM}: wrote {args.output} ({len(files)} files)")
+    return 0
+
+
+def check(path):
+    problems, summary, reasons = examine(path)
+    for line in summary:
+        print(line)
+    for where, why in problems:
+        print(f"{validate.printable(where)}: {why}", file=sys.stderr)
+    if problems:
+        print(f"{PROGRAM}: {path}: NOT VALID ({len(problems)} problem(s))")
+        return 1
+    if reasons:
+        print(f"{PROGRAM}: {path}: valid, not reportable: " + "; ".join(reasons))
+        return 1
+    print(f"{PROGRAM}: {path}: valid and reportable")
+    return 0
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        self.exit(2, f"{PROGRAM}: error: {message} (see {PROGRAM} --help)\n")
+
+
+def parser():
+    p = _Parser(prog=PROGRAM, description=bundle.__doc__, epilog=EPILOG,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
+    p.add_argument("--check", metavar="BUNDLE", help="check a bundle (as `check BUNDLE`)")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    k = sub.add_parser("pack", help="a finished campaign as one bundle",
+                       description="Pack a finished campaign directory, its disclosure, "
+                       "build logs and weights into one bundle.")
+    k.add_argument("campaign", metavar="CAMPAIGN_DIR", help="karma-batch generate's OUT")
+    k.add_argument("-o", "--output", required=True, metavar="BUNDLE" + archive.SUFFIX)
+    k.add_argument("--disclosure", required=True, metavar="FILE",
+                   help="the filled-in campaigns/procurement/disclosure.yaml")
+    k.add_argument("--build-log", action="append", required=True, metavar="FILE",
+                   help="a log of the build (repeatable; at least one)")
+    k.add_argument("--weights", action="append", metavar="FILE",
+                   help="karma-compare's weights (campaigns/procurement/weights.txt)")
+    k.add_argument("--campaign-file", metavar="FILE",
+                   help="the campaign file, where it is no longer where the manifest says")
+    k.add_argument("--force", action="store_true", help="replace BUNDLE if it exists")
+    c = sub.add_parser("check", help="check a received bundle",
+                       description="Check a bundle without trusting it.")
+    c.add_argument("bundle", metavar="BUNDLE" + archive.SUFFIX)
+    d = sub.add_parser("disclose", help="a campaign's disclosure from its captures",
+                       description="Write the disclosure of a finished campaign: every "
+                       "field from its results and environment captures, as check holds "
+                       "them, but what no capture knows, which comes from --answers, the "
+                       "flags or, on a terminal, a question each.")
+    d.add_argument("campaign", metavar="CAMPAIGN_DIR", help="karma-batch generate's OUT")
+    d.add_argument("-o", "--output", required=True, metavar="FILE.yaml")
+    d.add_argument("--answers", metavar="FILE.yaml", help="YAML of the asked keys "
+                   "(system.name, system.vendor, interconnect, tester.name, "
+                   "tester.organisation)")
+    for key, flag, what in disclose.ASKED:
+        d.add_argument(flag, metavar="TEXT", help=f"{key}: {what}")
+    d.add_argument("--no-input", action="store_true",
+                   help="never ask: what is not given is an error")
+    return p
+
+
+def write_disclosure(args):
+    karma, envs = disclose.campaign_docs(os.path.abspath(args.campaign))
+    values = disclose.derived(karma, envs)
+    flags = {key: getattr(args, flag[2:].replace("-", "_")) for key, flag, _ in disclose.ASKED}
+    values.update(disclose.answers(args.answers, flags,
+                                   ask=not args.no_input and sys.stdin.isatty()))
+    text = disclose.yaml_text(values, FIELDS)
+    parsed, problems = read_disclosure(text.encode())
+    problems += [f"{where}: {why}" for where, why in
+                 disclosure_problems(parsed, karma, envs)]
+    if problems:  # a fault of this code or of odd captures: never write it so
+        raise ToolError(f"{args.campaign}: the disclosure made from the captures is not "
+                        "one check accepts: " + "; ".join(problems), 3)
+    atomic_write(args.output, text)
+    print(f"{PROGRAM}: wrote {args.output}")
+    return 0
+
+
+def main(argv=None):
+    p = parser()
+    args = p.parse_args(argv)
+    if args.check and args.command:
+        p.error("--check and a command together")
+    if not args.check and not args.command:
+        p.error("name a command: pack, check, disclose (or --check BUNDLE)")
+
+    def run():
+        if args.command == "pack":
+            return pack(args)
+        if args.command == "disclose":
+            return write_disclosure(args)
+        return check(args.check or args.bundle)
+
+    return main_wrapper(PROGRAM, run)

@@ -1,0 +1,65 @@
+"""karma-docs: the generated parts of the docs; its command line and main (the
+work is karma_tools.lib.docgen's)."""
+
+import argparse
+import os
+import sys
+from ..lib.core import ToolError, __version__, main_wrapper, write_all
+from ..lib.docgen import PROGRAM, RESULTS_DOC, find_root, first_difference, read_text, wanted
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line, exit 2, as every other bad input."""
+
+    def error(self, message):
+        raise ToolError(f"{message} (see --help)", 2)
+
+
+def parse(argv):
+    p = _Parser(
+        prog=PROGRAM, description="Writes the generated parts of karma's documentation: "
+        f"{RESULTS_DOC} from the results schema, and the deck table of each "
+        "miniapps/<app>/README.md from karma-<app> --help=json.",
+        epilog="exit codes: 0 written or up to date, 1 stale (--check), 2 bad input, "
+        "3 a mini-app that cannot be run or a file that cannot be written")
+    p.add_argument("--check", action="store_true",
+                   help="write nothing; exit 1 naming each stale file and its first differing "
+                   "line")
+    p.add_argument("--bin-dir", metavar="DIR",
+                   help="where the mini-apps are: a build's build/<preset>/bin or an "
+                   "installed PREFIX/bin (DIR/karma-<app>; a build folder: DIR/bin/karma-<app>); "
+                   "default: PATH")
+    p.add_argument("--root", metavar="DIR",
+                   help="the karma checkout (default: the one that holds the current folder)")
+    p.add_argument("--only", choices=("results", "decks"),
+                   help="only the results format, or only the deck tables")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    return p.parse_args(argv)
+
+
+def run(argv):
+    args = parse(argv)
+    root = find_root(args.root or os.getcwd())
+    if args.root and os.path.abspath(args.root) != root:
+        raise ToolError(f"--root {args.root}: not a karma checkout (no miniapps/ and "
+                        "python/pyproject.toml)", 2)
+    if args.bin_dir is not None and not os.path.isdir(args.bin_dir):
+        raise ToolError(f"--bin-dir {args.bin_dir}: not a folder", 2)
+    changed = {path: text for path, text in wanted(args, root).items()
+               if read_text(path) != text}
+    if args.check:
+        for path in changed:
+            old = read_text(path)
+            where = " missing" if old is None else first_difference(old, changed[path])
+            print(f"{PROGRAM}: stale: {os.path.relpath(path, root)}:{where}", file=sys.stderr)
+        if changed:
+            print(f"{PROGRAM}: run {PROGRAM} to write them", file=sys.stderr)
+        return 1 if changed else 0
+    write_all(changed.items())  # every stale file, or none
+    for path in changed:
+        print(f"{PROGRAM}: wrote {os.path.relpath(path, root)}")
+    return 0
+
+
+def main(argv=None):
+    return main_wrapper(PROGRAM, lambda: run(sys.argv[1:] if argv is None else argv))

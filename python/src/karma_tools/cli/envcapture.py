@@ -1,0 +1,54 @@
+"""karma-envcapture: the node's environment capture; its command line and main
+(the work is karma_tools.lib.envcapture's)."""
+
+import argparse
+import os
+from ..lib.core import ToolError, __version__, main_wrapper
+from ..lib.envcapture import capture, write
+
+
+DESCRIPTION = """\
+Records what a procurement disclosure needs about this node, beside a run's
+results: lscpu, /proc/meminfo, the topology as XML (hwloc's lstopo),
+nvidia-smi -q (also as XML, and topo -m) or rocm-smi (also as JSON) where
+present, the interconnect (ibv_devinfo, fi_info, ucx_info where present),
+numactl, the loaded modules, the batch system's variables (SLURM_*, PBS_*,
+...), run-time variables (OMP_*, KOKKOS_*, CUDA_*, MPI's), and the versions of
+the compilers, MPI and CMake found in PATH.
+
+Writes OUT/environment.json (everything; each command's `file` names its
+output) and beside it each command's own output (*.txt, topology.xml,
+nvidia-smi.xml, rocm-smi.json). A command that is absent is recorded as
+null, one that fails with its exit status. karma-batch job scripts run it
+into <results>/environment."""
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="karma-envcapture", description=DESCRIPTION,
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="exit status: 0 written; 2 bad arguments (nothing "
+                                "written); 3 could not write OUT")
+    p.add_argument("-o", "--output", default="environment", metavar="OUT",
+                   help="directory to write (default: ./environment); replaced if it exists")
+    p.add_argument("--timeout", type=float, default=20.0, metavar="SECONDS",
+                   help="longest wait for any one command (default 20)")
+    p.add_argument("--quiet", action="store_true", help="print nothing on success")
+    p.add_argument("--version", action="version", version=f"karma-envcapture {__version__}")
+    args = p.parse_args(argv)
+    if not 0 < args.timeout < float("inf"):  # NaN fails this too
+        p.error(f"--timeout {args.timeout:g}: expected a number of seconds > 0")
+
+    def run():
+        if os.path.lexists(args.output) and not os.path.isdir(args.output):
+            raise ToolError(f"{args.output} exists and is not a directory; the capture "
+                            "replaces a directory only", 2)
+        doc, files = capture(timeout=args.timeout)
+        write(args.output, doc, files)
+        if not args.quiet:
+            found = [k for k, v in doc["commands"].items() if v is not None]
+            gpus = doc["gpu"]["count"] if doc["gpu"] else 0
+            print(f"karma-envcapture: {args.output}/environment.json ({doc['hostname']}, "
+                  f"{gpus} NVIDIA GPU(s); ran {', '.join(found)})")
+        return 0
+
+    return main_wrapper("karma-envcapture", run)

@@ -1,0 +1,53 @@
+"""karma-power-check: the energy counters against nvidia-smi; its command line
+and main (the work is karma_tools.lib.powercheck's)."""
+
+import argparse
+import sys
+from ..lib import powercheck
+from ..lib.core import ToolError, __version__, atomic_write, unreadable
+from ..lib.powercheck import CheckError, check, markdown, read_samples
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="karma-power-check", description=powercheck.__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("results", nargs="+", help="karma results JSON files")
+    p.add_argument("--nvidia-smi", required=True, metavar="CSV",
+                   help="nvidia-smi's samples taken during the runs")
+    p.add_argument("--utc-offset", type=float, default=0.0, metavar="HOURS",
+                   help="the sampling machine's offset from UTC (nvidia-smi writes local time)")
+    p.add_argument("--tolerance", type=float, default=0.10,
+                   help="largest relative difference that agrees (default 0.10)")
+    p.add_argument("--skip", type=float, metavar="SECONDS",
+                   help="leave out the samples of each window's first SECONDS (default: 1 "
+                        "for power.draw, a mean over the last second; 0 for power.draw.instant)")
+    p.add_argument("--markdown", metavar="FILE", help="write the table to FILE too")
+    p.add_argument("--version", action="version", version=f"karma-power-check {__version__}")
+    args = p.parse_args(argv)
+    try:
+        samples, column = read_samples(args.nvidia_smi, args.utc_offset)
+        skip = args.skip if args.skip is not None else (
+            0.0 if column == "power.draw.instant [W]" else 1.0)
+        rows = check(args.results, samples, args.tolerance, skip)
+    except OSError as e:
+        return _error(unreadable(e.filename, e))
+    except (ValueError, KeyError, CheckError) as e:
+        return _error(ToolError(e, 2))
+    if not rows:
+        return _error(ToolError("no kernel with a measured energy window", 2))
+    text = markdown(rows, column, args.tolerance, skip)
+    sys.stdout.write(text)
+    checked = [r for r in rows if "ratio" in r]
+    if not checked:  # bad input: nothing written
+        return _error(ToolError("no window holds enough samples", 2))
+    if args.markdown:
+        try:
+            atomic_write(args.markdown, text)
+        except ToolError as e:
+            return _error(e)
+    return 0 if all(r["agrees"] for r in checked) else 1
+
+
+def _error(e):
+    print(f"karma-power-check: error: {e}", file=sys.stderr)
+    return e.code

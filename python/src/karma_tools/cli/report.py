@@ -1,0 +1,142 @@
+"""karma-report: reports of result sets; its command line and main (the work is
+karma_tools.lib.report's)."""
+
+import argparse
+import os
+import shlex
+import shutil
+import sys
+from ..lib import archive, campaign as campaign_mod
+from ..lib.core import ToolError, __version__, main_wrapper, write_all
+from ..lib.report import Plotter, build
+from ..lib.report_comparison import read_comparison
+from ..lib.results import IGNORED, NOT_RESULTS, load_set
+
+
+DESCRIPTION = """\
+Turns a directory of karma results into one Markdown report with plots:
+
+  * per subdirectory (a mini-app's results, e.g. results/stream/): its
+    write-up (SUBDIR/README.md, included with its links kept working), then
+    every configuration that ran (the best of repeated runs per kernel);
+  * per mini-app, naming only its own deck keys: bandwidth (or any FOM)
+    against problem size, where a configuration ran at several sizes (a
+    figure per device kind, gpu and host); layout comparisons, where runs
+    differ only in their layout; scaling curves, efficiency against ranks,
+    where runs differ only in their number of ranks (weak: same size per
+    rank; strong: same global size);
+  * figure of merit against average power, a plot per unit with a panel per
+    device, where runs measured their kernels' energy
+    (kernels[].energy.status "measured");
+  * microbenchmark ratios (karma / raw pointer, or the pair --microbench-pair
+    names) from Google Benchmark JSON files;
+  * side by side: for each campaign directory (a campaign.json of
+    karma-batch generate) under RESULTS whose campaign file has a
+    `compare:` section, its ratio tables (as karma-compare --campaign prints
+    them: per round, then the worst of rounds).
+
+Plots go to PLOTS (default: plots/ beside the report), which the report owns
+and replaces whole. The report of the repository's results (not committed):
+
+  karma-report results --committed-only --intro results/README.md \\
+      --compare-from campaigns/procurement/gpu-node.yaml -o results/report.md"""
+
+
+EPILOG = "exit status: 0 written; 2 bad input (no results, schema version); 3 could not " \
+         "write, or no matplotlib for plots (use --no-plots)"
+
+
+def _skipped_lines(skipped):
+    """What a set skipped: each file named with why, but other karma tools'
+    files (a campaign holds an environment capture per job) counted by kind."""
+    counts = {}
+    for _, why in skipped:
+        if why not in (NOT_RESULTS, IGNORED):
+            counts[why] = counts.get(why, 0) + 1
+    lines = [f"{path} ({why})" for path, why in skipped if why in (NOT_RESULTS, IGNORED)]
+    if counts:
+        lines.append(", ".join(f"{n} {why}" for why, n in counts.items())
+                     + ": other karma tools' files")
+    return lines
+
+
+def main(argv=None):
+    if argv is None:
+        argv = sys.argv[1:]
+    p = argparse.ArgumentParser(prog="karma-report", description=DESCRIPTION, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("results", help="results directory")
+    p.add_argument("-o", "--output", metavar="FILE.md",
+                   help="the report (default: RESULTS/report.md)")
+    p.add_argument("--plots-dir", metavar="DIR",
+                   help="where plots go (default: plots/ beside the report); replaced whole")
+    p.add_argument("--format", choices=("svg", "png"), default="svg", help="plot format")
+    p.add_argument("--no-plots", action="store_true", help="tables only (no matplotlib needed)")
+    p.add_argument("--title", default="karma results", help="the report's first heading")
+    p.add_argument("--intro", metavar="FILE.md", help="Markdown to put under the title")
+    p.add_argument("--committed-only", action="store_true",
+                   help="skip files that git ignores (e.g. local runs in results/*.json)")
+    p.add_argument("--microbench-pair", default="karma:raw", metavar="OURS:THEIRS",
+                   help="benchmark name tokens whose times are divided (default karma:raw)")
+    p.add_argument("--comparison", action="append", default=[], metavar="FILE.json",
+                   help="a karma-compare --json document: its summary and a plot per "
+                   "mini-app of each row's ratio (and per-watt ratio) to the baseline, "
+                   "rows of weight 0 apart")
+    p.add_argument("--compare-from", metavar="CAMPAIGN.yaml",
+                   help="the ratio tables of the campaign directories of this campaign's "
+                   "name from this file's compare: section (corrected after a run)")
+    p.add_argument("--skip-invalid", action="store_true",
+                   help="leave out files that are not well-formed results, listed in the "
+                   "report with their errors, and report the rest")
+    p.add_argument("--version", action="version", version=f"karma-report {__version__}")
+    args = p.parse_args(argv)
+
+    def run():
+        ours, sep, theirs = args.microbench_pair.partition(":")
+        if not sep or not ours or not theirs:
+            raise ToolError(f"--microbench-pair {args.microbench_pair}: expected OURS:THEIRS", 2)
+        if not archive.isdir(args.results):
+            raise ToolError(f"{args.results}: not a directory or results archive", 2)
+        if args.intro and not os.path.isfile(args.intro):
+            raise ToolError(f"--intro {args.intro}: no such file", 2)
+        for path in args.comparison:
+            read_comparison(path)  # bad input stops the report before anything is written
+        compare_from = None
+        if args.compare_from:
+            compare_from = campaign_mod.load(args.compare_from, check_keys=False)
+        result_set = load_set(args.results, committed_only=args.committed_only,
+                              skip_invalid=args.skip_invalid)
+        out_path = args.output or (os.path.join(args.results, "report.md")
+                                   if archive.split(args.results) is None else
+                                   args.results.removesuffix(archive.SUFFIX) + ".report.md")
+        out_dir = os.path.dirname(os.path.abspath(out_path))
+        plots_dir = os.path.abspath(args.plots_dir or os.path.join(out_dir, "plots"))
+        staging = os.path.join(os.path.dirname(plots_dir),
+                               f".{os.path.basename(plots_dir)}.tmp.{os.getpid()}")
+        plotter = Plotter(staging, args.format, not args.no_plots)
+        plotter.rel = os.path.relpath(plots_dir, out_dir)
+        command = "karma-report " + shlex.join(argv)
+        try:
+            if plotter.enabled:
+                shutil.rmtree(staging, ignore_errors=True)
+                os.makedirs(staging)
+            text = build(result_set, out_path, plotter, args.title, args.intro, ours, theirs,
+                         command, args.comparison, compare_from)
+            # The plots and the report that links them, or neither.
+            write_all([(out_path, text)], [(staging, plots_dir)] if plotter.enabled else [])
+        except OSError as e:
+            raise ToolError(f"cannot write the plots: {e}", 3) from None
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        for _, error in result_set.invalid:
+            print(f"karma-report: left out {error}", file=sys.stderr)
+        for line in _skipped_lines(result_set.skipped):
+            print(f"karma-report: skipped {line}", file=sys.stderr)
+        skipped = len(result_set.skipped)
+        print(f"karma-report: wrote {out_path} ({len(result_set.runs)} runs, "
+              f"{len(plotter.files)} plot(s) in {plots_dir if plotter.files else 'none'}"
+              + (f"; skipped {skipped} file(s), listed above" if skipped else "") + ")",
+              file=sys.stderr)
+        return 0
+
+    return main_wrapper("karma-report", run)

@@ -1,0 +1,188 @@
+"""karma-score: the procurement score; its command line and main (the work is
+karma_tools.lib.score's)."""
+
+import argparse
+import json
+import os
+import sys
+from ..lib import bundle, figure, page
+from ..lib.core import ToolError, __version__, atomic_write, main_wrapper, write_all
+from ..lib.figure import (DEFAULT_REFERENCE, DEFAULT_WEIGHTS, KINDS, default_weights,
+                          load_reference, load_weights, make_reference, score_set, shipped)
+from ..lib.score import PROGRAM, markdown
+
+
+USAGE = """karma-score [-h] [--version] [LABEL=]SET [[LABEL=]SET ...] [--reference FILE]
+                   [--weights FILE] [--json OUT] [--page FILE.md]
+       karma-score reference SET -o FILE [--name NAME] [--kind {gpu,host}]"""
+
+
+DESCRIPTION = """\
+Scores result sets against a reference machine under the run rules
+(docs/run-rules.md). A SET is a directory tree of results, a campaign
+directory of karma-batch generate, or a .tar.xz archive of karma-batch
+archive.
+
+karma-score reference SET -o FILE: makes the reference file from one set.
+Its rows are the (app, class, case, work) of the reportable baseline
+results' Kokkos kernels: per run, the best figure of merit among the run's
+kernels of that work; the reference figure is the median over the runs (the
+rounds), and the same for the FOM per watt where the kernels measured
+energy. Runs of the same deck are rounds of one another; where a row has
+runs of several decks (tuning), its figure is the best of their medians. The
+file also names the machine: devices, suite and Kokkos versions, backend and
+the node's environment (from the karma-envcapture captures beside the
+results). A set of both GPU and host results needs --kind.
+
+karma-score SET... [--reference FILE]: scores each set on its own (a set's
+score never depends on the other sets given) against the reference, by
+default the one the suite ships (an H100 node: campaigns/procurement/
+reference-h100.json of the checkout, or PREFIX/share/karma/). Per tier: baseline (the
+Kokkos kernels of reportable baseline runs) and optimized (every kernel of
+every reportable run: the best of the work, vendor libraries included),
+each row's figure is found as for the reference, and its ratio is figure /
+reference (reference / figure when lower is better): above 1, faster than
+the reference. A mini-app's score is the geometric mean of its rows'
+ratios; the overall score the weighted geometric mean of the mini-apps'.
+Both count the rows of the medium and large classes (and weak); the small
+class, sized for tests and launch-bound on a GPU, is scored on its own line
+and left out of them. Each class's score is shown apart.
+The per-watt score is the same over the FOM per watt, on the rows that
+measured energy on both sides (the others are listed).
+
+Weights file: one 'PATTERN WEIGHT' per line, '#' comments; PATTERN is a
+shell glob on the app name, the later line wins where two match; the
+weights are normalised by their sum. A pattern that matches no app of the
+reference is an error (FILE:LINE). Default: campaigns/procurement/
+score-weights.txt (of the checkout, or PREFIX/share/karma/).
+
+The figure of record (docs/score.md) is the baseline tier's overall: it
+is given only for a set that has a figure for every row the weights give
+weight to; otherwise the first line says INCOMPLETE, the missing rows are
+listed, only the complete apps' scores are shown, and the exit status is 1.
+Every ratio carries the interval its rounds span (the set's worst round over
+the reference's best, and its best over the reference's worst; the app and
+overall figures combine them bound by bound); a ratio whose interval holds 1
+is a "no measurable difference". The optimized tier divides the set's best
+of any implementation by the reference's baseline (Kokkos) figure: it shows
+what vendor and hand-written code add, so the reference machine itself
+scores above 1 there; it is never the figure of record.
+
+Left out, each listed with its file and reasons: results that are not
+reportable (results written before the run rules among them), did not pass
+verification, or ran on another kind of device than the reference. Rows of
+the reference that a set has no figure for are listed, with the coverage
+(the share of the reference's rows present) per tier; rows the reference
+does not have are listed and left out. Rows whose reference kernels'
+code_version is not among the set's are marked and counted: their ratio
+mixes a code change with the machine.
+
+Output: Markdown on stdout; --json OUT the same as JSON; --page FILE.md one
+page for the decision (the verdict, the figure with its interval, per-app
+bars with their spread, per watt and the disclosure of a karma-bundle),
+its chart beside it as FILE.png. A set named 'reference' is given as
+./reference."""
+
+
+EPILOG = "exit status: 0 scored (or reference written); 1 a set is INCOMPLETE (it lacks a " \
+    "row the weights give weight to: no overall is given); 2 bad input (one line naming the " \
+    "file; nothing written); 3 could not write an output"
+
+
+def _parse_set(text):
+    label, sep, path = text.partition("=")
+    if sep and label and not os.path.exists(text):
+        return label, path
+    return figure.label_of(text), text
+
+
+def reference_main(argv):
+    p = argparse.ArgumentParser(prog=f"{PROGRAM} reference", epilog=EPILOG,
+                                description="Makes a reference file from one result set "
+                                "(see karma-score --help).")
+    p.add_argument("set", metavar="SET", help="results directory, campaign directory or "
+                   "archive of the reference machine")
+    p.add_argument("-o", "--output", metavar="FILE", required=True,
+                   help="the reference file to write (JSON)")
+    p.add_argument("--name", help="the reference machine's name (default: the set's)")
+    p.add_argument("--kind", choices=KINDS, help="the device kind, where the set has both")
+    args = p.parse_args(argv)
+
+    def run():
+        doc = make_reference(args.set, args.name, args.kind)
+        atomic_write(args.output, json.dumps(doc, indent=2) + "\n")
+        print(f"{PROGRAM}: wrote {args.output} ({len(doc['rows'])} rows from "
+              f"{doc['results']} results)", file=sys.stderr)
+        return 0
+
+    return main_wrapper(PROGRAM, run)
+
+
+def score_main(argv):
+    p = argparse.ArgumentParser(prog=PROGRAM, usage=USAGE, description=DESCRIPTION,
+                                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("sets", nargs="+", metavar="[LABEL=]SET", help="a result set to score")
+    p.add_argument("--reference", metavar="FILE",
+                   help="the reference file (karma-score reference; default the shipped "
+                   f"H100 node's, {DEFAULT_REFERENCE})")
+    p.add_argument("--weights", metavar="FILE", help=f"app weights (default {DEFAULT_WEIGHTS})")
+    p.add_argument("--json", metavar="OUT", help="also write the report as JSON")
+    p.add_argument("--page", metavar="FILE.md", help="also write the decision page of the "
+                   "one set given (Markdown; its chart beside it as FILE.png)")
+    p.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
+    args = p.parse_args(argv)
+
+    def run():
+        if args.page and (len(args.sets) != 1 or not args.page.endswith(".md")):
+            raise ToolError(f"--page {args.page}: a page is of one set and its name ends in "
+                            ".md", 2)
+        reference_file = args.reference or shipped(DEFAULT_REFERENCE, "shipped reference",
+                                                   "--reference")
+        reference = load_reference(reference_file)
+        apps = sorted({r["app"] for r in reference["rows"]},
+                      key=lambda a: figure.sort_key((a,)))
+        weights_file = args.weights or default_weights()
+        weights = load_weights(weights_file, apps)
+        sets = [score_set(path, label, reference, weights)
+                for label, path in map(_parse_set, args.sets)]
+        for s in sets:
+            s["record"] = figure.of_record(s)
+        report = {"karma_score": 1, "reference_file": reference_file, "reference": reference,
+                  "weights_file": weights_file, "weights": weights, "sets": sets}
+        outputs = []
+        if args.json:
+            outputs.append((args.json, json.dumps(report, indent=2) + "\n"))
+        if args.page:
+            text, png = page.render(sets[0], weights, reference, args.page,
+                                    *_bundle_facts(sets[0]["path"]))
+            outputs += [(args.page, text + "\n"), (args.page[:-3] + ".png", png)]
+        write_all(outputs)
+        sys.stdout.write(markdown(report) + "\n")
+        return _status(sets)
+
+    return main_wrapper(PROGRAM, run)
+
+
+def _bundle_facts(path):
+    """(reportable, disclosure) of a set for its page: karma-bundle check's
+    answer ((bool, [reasons])) and the disclosure of a bundle; (None, None)
+    for a set that is no bundle."""
+    if not bundle.is_bundle(path):
+        return None, None
+    return bundle.reportable(path), bundle.disclosure_of(path)
+
+
+def _status(sets):
+    short = [s for s in sets if not s["record"]["complete"]]
+    for s in short:
+        print(f"{PROGRAM}: {s['label']} is INCOMPLETE: it lacks {len(s['record']['missing'])} "
+              f"of the {s['record']['rows']} rows the weights give weight to; no overall "
+              "figure; exit 1", file=sys.stderr)
+    return 1 if short else 0
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "reference":
+        return reference_main(argv[1:])
+    return score_main(argv)

@@ -1,0 +1,47 @@
+"""karma-spack-check: the karma specs of Spack environments; its command line
+and main (the work is karma_tools.lib.spackcheck's)."""
+
+import argparse
+import os
+import sys
+from ..lib.core import CHECKOUT, __version__, main_wrapper
+from ..lib.spackcheck import Recipe, check_environment
+
+
+DESCRIPTION = """\
+Checks the karma specs of Spack environments (spack.yaml: `spack.specs`,
+`spack.packages.karma.require` and `.variants`) against the karma recipe,
+without Spack: unknown variants, a value where a variant is on/off (or the
+reverse), an architecture that is not one, a variant outside its `when`, and
+the recipe's conflicts decidable from karma's own variants (+cuda without a
+cuda_arch, +cuda with +rocm)."""
+
+
+def main(argv=None):
+    # The recipe: PREFIX/share/karma/spack beside PREFIX/bin when installed,
+    # scripts/spack in the checkout that holds this package (python/src).
+    candidates = (os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), "..", "share",
+                               "karma", "spack", "package.py"),
+                  os.path.join(CHECKOUT, "scripts", "spack", "package.py"))
+    default_recipe = next((p for p in candidates if os.path.exists(p)), candidates[-1])
+    p = argparse.ArgumentParser(prog="karma-spack-check", description=DESCRIPTION,
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="exit status: 0 every karma spec fits the recipe; 2 one "
+                                "does not (file:line:col, its key, what is wrong), or a file is "
+                                "missing; 3 a file there cannot be read")
+    p.add_argument("environments", nargs="+", metavar="spack.yaml")
+    p.add_argument("--recipe", default=os.path.normpath(default_recipe),
+                   help="the recipe (default: %(default)s)")
+    p.add_argument("--quiet", action="store_true", help="print nothing on success")
+    p.add_argument("--version", action="version", version=f"karma-spack-check {__version__}")
+    args = p.parse_args(argv)
+
+    def run():
+        recipe = Recipe(args.recipe)
+        for path in args.environments:
+            n = check_environment(path, recipe)
+            if not args.quiet:
+                print(f"karma-spack-check: {path}: {n} karma spec(s) fit {args.recipe}")
+        return 0
+
+    return main_wrapper("karma-spack-check", run)

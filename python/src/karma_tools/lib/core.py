@@ -1,0 +1,141 @@
+"""What every part of karma's tools shares: the suite's version and
+mini-apps, the error a user can fix (ToolError), messages about values,
+writing files whole, and the wrapper of every command's main."""
+
+import os
+import shutil
+import sys
+
+# Kept equal to project(VERSION) in the top-level CMakeLists.txt (a test checks).
+__version__ = "0.2.0"
+
+# The mini-apps that take a deck and write karma results (docs/results-format.md),
+# as their `app` names them; karma-validate-results knows the same list (a
+# test checks both against miniapps/). karma-microbench writes Google
+# Benchmark JSON instead.
+APPS = ("stream", "hexgrad", "matvec", "mgs", "contact")
+
+# The package's folder (python/src/karma_tools: its schemas/ is package
+# data) and the checkout that holds it, where it is one.
+PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CHECKOUT = os.path.join(PACKAGE, "..", "..", "..")
+
+# Deeper nesting in a campaign or a JSON input is refused: no karma file
+# comes near it, and Python's recursion would give out long before a
+# hostile file does.
+MAX_DEPTH = 64
+
+
+class ToolError(Exception):
+    """An error the user can fix; `code` is the exit status (2: bad input,
+    3: run-time or environment problem), as the mini-apps use them."""
+
+    def __init__(self, message, code=2):
+        super().__init__(message)
+        self.code = code
+
+
+def describe(value):
+    """A JSON value for a message: its kind, and a short quote of a scalar."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, (int, float)):
+        text = repr(value)
+        return "the number " + (text if len(text) <= 24 else text[:20] + "...")
+    text = str(value)
+    return "the string " + repr(text if len(text) <= 40 else text[:36] + "...")
+
+
+def too_deep(value, limit=None):
+    """Whether a parsed JSON value nests deeper than `limit` (MAX_DEPTH);
+    iterative, so it cannot itself run out of stack."""
+    limit = MAX_DEPTH if limit is None else limit
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        children = v.values() if isinstance(v, dict) else v if isinstance(v, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children)
+    return False
+
+
+def atomic_write(path, content):
+    """Writes content (text, or bytes as they are) to path through a synced
+    temporary file and a rename, so a reader never sees half a file."""
+    write_all([(path, content)])
+
+
+def write_all(outputs, directories=()):
+    """Writes every (path, content) of outputs, or none: each goes to a
+    synced temporary file first, and only when all are written are they
+    renamed. `directories`, [(a staged folder, its place)], are moved into
+    their places (an old folder there removed) between the two: a report
+    appears after the plots it links. ToolError (3) when one cannot be
+    written, with nothing of the others in place."""
+    done, where = [], None
+    try:
+        for path, content in outputs:
+            where = path
+            directory = os.path.dirname(os.path.abspath(path))
+            temporary = os.path.join(directory, f".{os.path.basename(path)}.tmp.{os.getpid()}")
+            done.append((temporary, path))
+            with open(temporary, "wb") as f:
+                f.write(content.encode("utf-8") if isinstance(content, str) else content)
+                f.flush()
+                os.fsync(f.fileno())
+            if os.path.isdir(path):  # the rename would fail after others were made
+                raise IsADirectoryError(21, "Is a directory")
+        for staged, place in directories:
+            where = place
+            aside = staged + ".old"
+            if os.path.exists(place):
+                os.rename(place, aside)
+            os.rename(staged, place)
+            shutil.rmtree(aside, ignore_errors=True)
+        for temporary, path in done:
+            where = path
+            os.replace(temporary, path)
+    except OSError as e:
+        for temporary, _ in done:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+        raise ToolError(f"cannot write {where}: {e.strerror or e}", 3) from None
+
+
+# An input that is not there (or not a file, or not the user's to read) is
+# bad input, as a deck the mini-apps cannot open is; any other failure to
+# read one is the system's.
+_NOT_THERE = (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)
+
+
+def unreadable(path, error):
+    """The ToolError for an input at path that could not be read (error, an
+    OSError): exit 2 where it is not there or not a file, else 3."""
+    return ToolError(f"{path}: cannot read ({error.strerror or error})",
+                     2 if isinstance(error, _NOT_THERE) else 3)
+
+
+def main_wrapper(program, run):
+    """Runs `run()` (which returns an exit status) and turns ToolError and
+    Ctrl-C into a message on stderr and an exit status."""
+    try:
+        return run()
+    except ToolError as e:
+        print(f"{program}: error: {e}", file=sys.stderr)
+        return e.code
+    except KeyboardInterrupt:
+        print(f"{program}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

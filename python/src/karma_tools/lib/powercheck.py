@@ -1,0 +1,100 @@
+"""karma-power-check: the energy counter's average power of each kernel
+against nvidia-smi's power samples taken during the same run.
+
+karma measures a kernel's energy over a window of back-to-back executions
+(kernels[].energy in docs/results-format.md) and records the window's start and
+end (window_unix_s). nvidia-smi, started beside the run with
+
+    nvidia-smi --query-gpu=timestamp,power.draw,power.draw.instant \\
+        --format=csv,nounits -lms 20 > nvidia-smi.csv
+
+samples the board's power on its own. For each kernel this prints the
+counter's average power, the mean of the samples inside the window and
+their ratio; it exits 1 when a ratio is off by more than --tolerance.
+Where the driver gives only power.draw, a mean over the last second, the
+samples of each window's first second are left out (--skip)."""
+
+import csv
+import datetime
+import json
+import os
+
+
+# nvidia-smi's columns, best first: the instantaneous reading, then the
+# one-second average (older drivers have only power.draw).
+POWER_COLUMNS = ("power.draw.instant [W]", "power.draw [W]")
+
+
+class CheckError(Exception):
+    pass
+
+
+def read_samples(path, utc_offset_h=0.0):
+    """(unix seconds, watts) pairs from nvidia-smi's CSV, and the column used.
+    Its time stamps are local time without a zone: `utc_offset_h` is the
+    machine's offset from UTC."""
+    with open(path, newline="") as f:
+        rows = [r for r in csv.reader(f, skipinitialspace=True) if r]
+    if not rows or rows[0][0] != "timestamp":
+        raise CheckError(f"{path}: not nvidia-smi CSV with a timestamp column first")
+    header = rows[0]
+    column = next((c for c in POWER_COLUMNS if c in header), None)
+    if column is None:
+        raise CheckError(f"{path}: no power column ({' or '.join(POWER_COLUMNS)})")
+    index = header.index(column)
+    zone = datetime.timezone(datetime.timedelta(hours=utc_offset_h))
+    samples = []
+    for r in rows[1:]:
+        if r[0] == "timestamp" or len(r) <= index:
+            continue
+        try:
+            stamp = datetime.datetime.strptime(r[0], "%Y/%m/%d %H:%M:%S.%f")
+            samples.append((stamp.replace(tzinfo=zone).timestamp(), float(r[index])))
+        except ValueError:
+            continue  # "[N/A]" or a line cut short when the sampler stopped
+    if not samples:
+        raise CheckError(f"{path}: no power samples")
+    return samples, column
+
+
+def check(results, samples, tolerance=0.10, skip=0.0, min_samples=5):
+    """One row per kernel with a measured energy window; the samples of the
+    window's first `skip` seconds are left out."""
+    rows = []
+    for path in results:
+        with open(path) as f:
+            doc = json.load(f)
+        for k in doc.get("kernels", []):
+            e = k.get("energy", {})
+            if e.get("status") != "measured" or "window_unix_s" not in e:
+                continue
+            t0, t1 = e["window_unix_s"]
+            inside = [w for t, w in samples if t0 + skip <= t <= t1]
+            row = {"file": os.path.basename(path), "app": doc.get("app", "?"),
+                   "kernel": k["name"], "window_s": t1 - t0,
+                   "counter_W": e["average_power_W"], "samples": len(inside)}
+            if len(inside) >= min_samples:
+                row["nvidia_smi_W"] = sum(inside) / len(inside)
+                row["ratio"] = row["counter_W"] / row["nvidia_smi_W"]
+                row["agrees"] = abs(row["ratio"] - 1) <= tolerance
+            rows.append(row)
+    return rows
+
+
+def markdown(rows, column, tolerance, skip):
+    left_out = f" after its first {skip:g} s" if skip > 0 else ""
+    out = [f"Average power of each kernel's energy window: the counter's figure "
+           f"(kernels[].energy.average_power_W) against the mean of nvidia-smi's "
+           f"`{column}` samples inside the window{left_out}; agreement within "
+           f"{tolerance:.0%}.", "",
+           "| results | app | kernel | window s | samples | counter W | nvidia-smi W "
+           "| counter / nvidia-smi | |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        smi = f"{r['nvidia_smi_W']:.1f}" if "ratio" in r else "-"
+        ratio = f"{r['ratio']:.3f}" if "ratio" in r else "-"
+        verdict = ("agrees" if r["agrees"] else "**differs**") if "ratio" in r \
+            else "too few samples"
+        out.append(f"| {r['file']} | {r['app']} | {r['kernel']} | {r['window_s']:.2f} "
+                   f"| {r['samples']} | {r['counter_W']:.1f} | {smi} | {ratio} | {verdict} |")
+    return "\n".join(out) + "\n"
