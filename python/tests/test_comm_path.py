@@ -114,3 +114,32 @@ def test_four_ranks_run_on_four_gpus(mpiexec, tmp_path):
     assert len(set(uuids)) == 4, uuids
     assert doc["mpi"]["shared_devices"] == []
     assert "share the GPU" not in out
+
+
+def _item(ranks, rnd, seconds, share=None):
+    entry = {"time_s": {"min": seconds}}
+    if share is not None:
+        entry["comm"] = {"path": "nccl", "share": share, "waiting_share": [0.0, share[1] / 2],
+                         "seconds_per_execution": [seconds * s for s in share]}
+    return {"job": f"r.n1x{ranks}.r{rnd}", "run": "r", "app": "mgs", "device": "gpu",
+            "round": rnd, "process": None, "kernel": "mgs", "implementation": "kokkos",
+            "variant": "mgs", "entry": entry, "passed": True, "path": "",
+            "deck": {"mpi.ranks": ranks, "mpi.comm": "nccl" if ranks > 1 else "",
+                     "job.point": f"r.n1x{ranks}"}}
+
+
+def test_compare_prints_the_numerators_comm_share():
+    from karma_tools.lib import sides
+    spec = {"name": "weak", "title": "weak", "metric": "time_s.min", "higher_is_better": False,
+            "numerator": {"run": ["r"]}, "denominator": {"run": ["r"], "deck": {"mpi.ranks": 1}},
+            "match": [], "label": ["mpi.ranks", "mpi.comm"], "same_variant": False,
+            "same_kernel": True, "aggregate": ["worst"]}
+    items = [_item(1, 1, 1.0), _item(2, 1, 1.1, [0.08, 0.12]),
+             _item(1, 2, 1.0), _item(2, 2, 1.05, [0.05, 0.07])]
+    table = sides.ratio_table(spec, items)
+    assert [row["label"] for row in table["rows"]] == [[2, "nccl"]]
+    text = "\n".join(sides.markdown([table]))
+    assert "comm share (wait)" in text
+    assert "| 12% (wait 6%) |" in text, text  # the largest of any rank and round
+    one_rank = sides.ratio_table(spec, [_item(1, 1, 1.0), _item(2, 1, 1.1)])
+    assert "comm share" not in "\n".join(sides.markdown([one_rank]))

@@ -304,6 +304,8 @@ def ratio_table(spec, items):
             continue
         row["rounds"][n["round"]] = ratio
         row["values"][n["round"]] = (a, b)
+        if comm_shares(n["entry"]) is not None:
+            row.setdefault("comm", {})[n["round"]] = comm_shares(n["entry"])
         for side in (n, d):
             if not side["passed"]:
                 row["failed"].append(f"{side['job']} (round {side['round']})")
@@ -314,6 +316,8 @@ def ratio_table(spec, items):
         row["aggregates"] = {how: aggregate(ratios, how) for how in spec["aggregate"]}
         row["rounds"] = {str(k): v for k, v in sorted(row["rounds"].items())}
         row["values"] = {str(k): v for k, v in sorted(row["values"].items())}
+        if "comm" in row:
+            row["comm"] = {str(k): v for k, v in sorted(row["comm"].items())}
         out_rows.append(row)
     rounds = sorted({int(r) for row in out_rows for r in row["rounds"]})
     return {"name": spec["name"], "title": spec.get("title") or spec["name"],
@@ -356,6 +360,30 @@ def _selection_text(selection):
     return ", ".join(parts)
 
 
+def comm_shares(kernel):
+    """(largest share, largest waiting share) over a multi-rank kernel's
+    ranks (kernels[].comm), or None where the result has none."""
+    comm = kernel.get("comm") if isinstance(kernel, dict) else None
+    if not isinstance(comm, dict):
+        return None
+    share = [v for v in comm.get("share") or [] if is_number(v)]
+    waiting = [v for v in comm.get("waiting_share") or [] if is_number(v)]
+    if not share:
+        return None
+    return max(share), max(waiting) if waiting else 0.0
+
+
+def _comm_text(row):
+    """The numerator's communication: the largest share of a rank's time in
+    any round, and of it the largest waiting; '-' for one rank."""
+    rounds = list((row.get("comm") or {}).values())
+    if not rounds:
+        return "-"
+    share = max(r[0] for r in rounds)
+    waiting = max(r[1] for r in rounds)
+    return f"{100 * share:.0f}% (wait {100 * waiting:.0f}%)"
+
+
 def _range_text(ratios):
     """The lowest and highest of a row's round ratios, '~' where they
     enclose 1: a difference the rounds cannot tell from none."""
@@ -364,6 +392,10 @@ def _range_text(ratios):
         return "-"
     low, high = min(ratios), max(ratios)
     return f"{low:.3f}-{high:.3f}" + (" ~" if holds_one((low, high)) else "")
+
+
+def _has_comm(table):
+    return any(row.get("comm") for row in table["rows"])
 
 
 def markdown(tables, heading="###"):
@@ -379,14 +411,18 @@ def markdown(tables, heading="###"):
                 + "; above 1: the numerator is better. "
                 + ", ".join(f"{how} of rounds" for how in t["aggregate"])
                 + "; range: the rounds' lowest and highest ratio, '~' where it holds 1 (no "
-                "measurable difference).", ""]
+                "measurable difference)."
+                + (" comm share: the numerator's largest share of a rank's timed time spent "
+                   "communicating and waiting for peers, in any round, and of it the largest "
+                   "part spent waiting (kernels[].comm)." if _has_comm(t) else ""), ""]
         if not t["rows"]:
             out += ["No pairs." + (" " + "; ".join(t["notes"][:4]) if t["notes"] else ""), ""]
             continue
         keys = t["match"] + t["label"]
         head = [k.split(".")[-1] for k in keys] + ["numerator", "denominator"] + \
             [f"r{r}" for r in t["rounds"]] + ["range"] + \
-            [f"**{how}**" for how in t["aggregate"]]
+            [f"**{how}**" for how in t["aggregate"]] + \
+            (["comm share (wait)"] if _has_comm(t) else [])
         out.append("| " + " | ".join(head) + " |")
         out.append("|" + "---|" * len(head))
         for row in t["rows"]:
@@ -407,6 +443,8 @@ def markdown(tables, heading="###"):
                       f"**{row['aggregates'][how]:.3f}**" for how in t["aggregate"]]
             if row["failed"]:
                 cells[-1] += " (verification FAILED: " + ", ".join(row["failed"][:3]) + ")"
+            if _has_comm(t):
+                cells.append(_comm_text(row))
             out.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
         out.append("")
         if t["notes"]:
