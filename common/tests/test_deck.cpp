@@ -684,7 +684,7 @@ TEST(DeckResolved, NestedJsonWithEveryKeyIncludingDefaults) {
   EXPECT_EQ(r["grid"]["kernels"], nlohmann::json({"copy", "add"}));
   EXPECT_EQ(r["solver"]["count"], 10);
   ASSERT_TRUE(r.contains("run") && r["run"].is_object());
-  EXPECT_EQ(r["run"].size(), 6u);
+  EXPECT_EQ(r["run"].size(), 7u);
   EXPECT_EQ(r["run"]["repetitions"], 5);
   EXPECT_EQ(r["run"]["warmup"], 0);
   EXPECT_EQ(r["run"]["results_dir"], ".");
@@ -756,7 +756,7 @@ TEST(Schema, HelpMentionsEveryKeyItsDefaultAndHelp) {
   EXPECT_TRUE(starts_with(help, "grid:\n"));
   EXPECT_TRUE(contains(help, "\nsolver:\n"));
   EXPECT_TRUE(contains(help, "\nrun:\n"));
-  EXPECT_EQ(s.keys().size(), 14u);  // the run section: 6 keys
+  EXPECT_EQ(s.keys().size(), 15u);  // the run section: 7 keys
 }
 
 // run.inject_fault: "none" and the app's faults; a retired key, in the deck
@@ -795,7 +795,7 @@ TEST(Schema, FindSectionsAndSuggestions) {
 TEST(Schema, RedeclaringAKeyReplacesIt) {
   Schema s = test_schema();
   s.integer("run.repetitions", 20, "more repetitions", 2);
-  EXPECT_EQ(s.keys().size(), 14u);
+  EXPECT_EQ(s.keys().size(), 15u);
   const Deck d = Deck::parse("", "d.yaml", s);
   EXPECT_EQ(d.integer("run.repetitions"), 20);
   try {

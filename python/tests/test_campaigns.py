@@ -603,16 +603,16 @@ BAD = [
      "'gradients*' matches no variant of karma-stream"),
     ("match key typo", "compare:\n  - {name: a, numerator: {run: karma}, denominator: {run: bs},"
      " match: [stream.shape, job.pont]}\n", "compare[0].match[1]: 'job.pont' is not a deck key "
-     "of karma-stream nor one of mpi.ranks, mpi.nodes, job.run, job.point (did you mean "
-     "'job.point'?)"),
+     "of karma-stream nor one of mpi.ranks, mpi.nodes, mpi.comm, job.run, job.point (did you "
+     "mean 'job.point'?)"),
     ("label section typo", "compare:\n  - {name: a, numerator: {run: karma}, denominator: "
      "{run: bs}, label: stram.precision}\n", "compare[0].label[0]: 'stram.precision' is not a "
-     "deck key of karma-stream nor one of mpi.ranks, mpi.nodes, job.run, job.point (did you "
-     "mean 'stream.precision'?)"),
+     "deck key of karma-stream nor one of mpi.ranks, mpi.nodes, mpi.comm, job.run, job.point "
+     "(did you mean 'stream.precision'?)"),
     ("selection deck key typo", "compare:\n  - name: a\n    numerator: {run: karma, deck: "
      "{mpi.rank: 1}}\n    denominator: {run: bs}\n", "compare[0].numerator.deck.mpi.rank: "
-     "'mpi.rank' is not a deck key of karma-stream nor one of mpi.ranks, mpi.nodes, job.run, "
-     "job.point (did you mean 'mpi.ranks'?)"),
+     "'mpi.rank' is not a deck key of karma-stream nor one of mpi.ranks, mpi.nodes, mpi.comm, "
+     "job.run, job.point (did you mean 'mpi.ranks'?)"),
     ("bad aggregate", "compare:\n  - {name: a, numerator: {run: karma}, denominator: {run: bs},"
      " aggregate: [worst, mean]}\n", "compare[0].aggregate: 'mean' is not one of: worst, best"),
     ("empty selection", "compare:\n  - {name: a, numerator: {}, denominator: {run: bs}}\n",
@@ -683,8 +683,8 @@ compare:
     r = tool("karma-batch", "generate", campaign("stream.shaep"), "-o", out)
     assert r.returncode == 2 and not os.path.exists(out), r.stderr
     assert "c.yaml:10:13: compare[0].match[0]: 'stream.shaep' is not a deck key of " \
-        "karma-stream nor one of mpi.ranks, mpi.nodes, job.run, job.point (did you mean " \
-        "'stream.shape'?)" in r.stderr, r.stderr
+        "karma-stream nor one of mpi.ranks, mpi.nodes, mpi.comm, job.run, job.point (did you " \
+        "mean 'stream.shape'?)" in r.stderr, r.stderr
     r = tool("karma-batch", "generate", campaign("stream.shaep"), "-o", out, "--no-key-check")
     assert r.returncode == 0, r.stderr
     r = tool("karma-batch", "generate", campaign("stream.shape, stream.precision, job.point"),

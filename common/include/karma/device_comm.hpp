@@ -2,7 +2,9 @@
 // the path the deck chose (run.comm, karma::comm::path()): MPI on host
 // memory, NCCL on the device's stream, a GPU-aware MPI on device memory, or
 // copies through page-locked host memory. Every call counts as
-// communication (comm::seconds_spent). Collective.
+// communication (comm::seconds_spent): the host's time in it, or with NCCL
+// the device's (the host only enqueues, and may block on a full queue while
+// the device computes, which is not communication). Collective.
 #pragma once
 
 #include "karma/comm.hpp"
@@ -23,14 +25,22 @@ using Unmanaged = Kokkos::View<T*, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 template <class T>
 using UnmanagedPinned = Kokkos::View<T*, PinnedHostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
-// Page-locked room for `count` values of T, kept between calls.
+// Page-locked room for `count` values of T, kept between calls and freed
+// when Kokkos finalizes (a static View would outlive it and abort at exit).
 template <class T>
 T* staging(std::int64_t count) {
-  static Kokkos::View<T*, PinnedHostSpace> room;
-  if (static_cast<std::int64_t>(room.extent(0)) < count)
-    room = Kokkos::View<T*, PinnedHostSpace>(
+  static Kokkos::View<T*, PinnedHostSpace>* room = nullptr;
+  if (room == nullptr) {
+    room = new Kokkos::View<T*, PinnedHostSpace>();
+    Kokkos::push_finalize_hook([] {
+      delete room;
+      room = nullptr;
+    });
+  }
+  if (static_cast<std::int64_t>(room->extent(0)) < count)
+    *room = Kokkos::View<T*, PinnedHostSpace>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "karma::comm::staging"), count);
-  return room.data();
+  return room->data();
 }
 
 template <class T>
@@ -51,21 +61,19 @@ template <class T>
 void sum_over_ranks(T* values, std::int64_t count) {
   namespace d = device_comm_detail;
   if (comm::size() == 1 || count == 0) return;
+  if (comm::path().path == comm::Path::nccl) {
+    comm::nccl_sum_in_place(values, count);
+    return;
+  }
   const comm::Counting counting;
-  switch (comm::path().path) {
-    case comm::Path::nccl:
-      comm::nccl_sum_in_place(values, count);
-      return;
-    case comm::Path::host_staging: {
-      T* host = d::staging<T>(count);
-      d::copy(host, values, count, true);
-      comm::sum_in_place(host, count);
-      d::copy(values, host, count, false);
-      return;
-    }
-    default:  // host memory, or an MPI that reads device memory
-      Kokkos::fence();
-      comm::sum_in_place(values, count);
+  if (comm::path().path == comm::Path::host_staging) {
+    T* host = d::staging<T>(count);
+    d::copy(host, values, count, true);
+    comm::sum_in_place(host, count);
+    d::copy(values, host, count, false);
+  } else {  // host memory, or an MPI that reads device memory
+    Kokkos::fence();
+    comm::sum_in_place(values, count);
   }
 }
 
@@ -75,27 +83,24 @@ template <class T>
 void gather_over_ranks(T* full, const std::vector<std::int64_t>& counts) {
   namespace d = device_comm_detail;
   if (comm::size() == 1) return;
-  const comm::Counting counting;
-  std::int64_t total = 0, mine = 0;
-  for (std::size_t r = 0; r < counts.size(); ++r) {
-    if (static_cast<int>(r) == comm::rank()) mine = total;
-    total += counts[r];
+  if (comm::path().path == comm::Path::nccl) {
+    comm::nccl_allgatherv_in_place(full, counts);
+    return;
   }
-  switch (comm::path().path) {
-    case comm::Path::nccl:
-      comm::nccl_allgatherv_in_place(full, counts);
-      return;
-    case comm::Path::host_staging: {
-      T* host = d::staging<T>(total);
-      const auto own = static_cast<std::size_t>(comm::rank());
-      d::copy(host + mine, full + mine, counts[own], true);
-      comm::allgatherv_in_place(host, counts);
-      d::copy(full, host, total, false);
-      return;
+  const comm::Counting counting;
+  if (comm::path().path == comm::Path::host_staging) {
+    std::int64_t total = 0, mine = 0;
+    for (std::size_t r = 0; r < counts.size(); ++r) {
+      if (static_cast<int>(r) == comm::rank()) mine = total;
+      total += counts[r];
     }
-    default:
-      Kokkos::fence();
-      comm::allgatherv_in_place(full, counts);
+    T* host = d::staging<T>(total);
+    d::copy(host + mine, full + mine, counts[static_cast<std::size_t>(comm::rank())], true);
+    comm::allgatherv_in_place(host, counts);
+    d::copy(full, host, total, false);
+  } else {
+    Kokkos::fence();
+    comm::allgatherv_in_place(full, counts);
   }
 }
 
@@ -109,28 +114,26 @@ inline void exchange_with_peers(const std::vector<int>& peers, const int* send,
                                 const std::vector<std::int64_t>& recv_counts) {
   namespace d = device_comm_detail;
   if (peers.empty()) return;
-  const comm::Counting counting;
-  std::int64_t sends = 0, receives = 0;
-  for (std::size_t k = 0; k < peers.size(); ++k) {
-    sends = std::max(sends, send_offsets[k] + send_counts[k]);
-    receives = std::max(receives, recv_offsets[k] + recv_counts[k]);
+  if (comm::path().path == comm::Path::nccl) {
+    comm::nccl_exchange(peers, send, send_offsets, send_counts, recv, recv_offsets, recv_counts);
+    return;
   }
-  switch (comm::path().path) {
-    case comm::Path::nccl:
-      comm::nccl_exchange(peers, send, send_offsets, send_counts, recv, recv_offsets, recv_counts);
-      return;
-    case comm::Path::host_staging: {
-      int* host_send = d::staging<int>(sends + receives);
-      int* host_recv = host_send + sends;
-      d::copy(host_send, send, sends, true);
-      comm::exchange(peers, host_send, send_offsets, send_counts, host_recv, recv_offsets,
-                     recv_counts);
-      d::copy(recv, host_recv, receives, false);
-      return;
+  const comm::Counting counting;
+  if (comm::path().path == comm::Path::host_staging) {
+    std::int64_t sends = 0, receives = 0;
+    for (std::size_t k = 0; k < peers.size(); ++k) {
+      sends = std::max(sends, send_offsets[k] + send_counts[k]);
+      receives = std::max(receives, recv_offsets[k] + recv_counts[k]);
     }
-    default:
-      Kokkos::fence();  // the kernels that wrote what MPI reads
-      comm::exchange(peers, send, send_offsets, send_counts, recv, recv_offsets, recv_counts);
+    int* host_send = d::staging<int>(sends + receives);
+    int* host_recv = host_send + sends;
+    d::copy(host_send, send, sends, true);
+    comm::exchange(peers, host_send, send_offsets, send_counts, host_recv, recv_offsets,
+                   recv_counts);
+    d::copy(recv, host_recv, receives, false);
+  } else {
+    Kokkos::fence();  // the kernels that wrote what MPI reads
+    comm::exchange(peers, send, send_offsets, send_counts, recv, recv_offsets, recv_counts);
   }
 }
 
