@@ -313,7 +313,7 @@ def test_the_1d_dot_is_versioned_by_the_functor_it_runs(tmp_path, stream_exe):
     functor = "DotTeams" if on_gpu else "DotBlocks"
     assert kernels["dot"]["launch"]["elements_per_item"] == (1 if on_gpu else 8)
     sources = cv.app_sources(ROOT, "stream")
-    path = "miniapps/stream/stream_kernels.hpp"
+    path = next(p for p, text in sources.items() if f"struct {functor} {{" in text)
     changed = {**sources, path: sources[path].replace(
         f"struct {functor} {{", f"struct {functor} {{\n  int changed;", 1)}
     assert changed[path] != sources[path]
