@@ -10,8 +10,8 @@
 // contact.decomposition: partitioned splits the mesh over the ranks
 // (contact_decomposition.hpp) and exchanges ghosts in every rebuild
 // (contact_ghosts.hpp).
-#include "contact_deck.hpp"
-#include "contact_partition_report.hpp"
+#include "deck/contact_deck.hpp"
+#include "report/contact_partition_report.hpp"
 
 #include "karma/app.hpp"
 #include "karma/comm.hpp"

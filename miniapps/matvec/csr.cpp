@@ -14,6 +14,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -28,17 +29,9 @@ std::string join(const std::vector<std::int64_t>& v) {
   return s;
 }
 
-template <class T, class Index, class Pattern>
-Report run_csr(const Context& ctx, const Config& cfg, const Pattern& pattern,
-               const std::string& pattern_text) {
-  using Vector = Kokkos::View<T*, DefaultMemory>;
-  using Matrix = matvec::Csr<T, Index, DefaultMemory>;
-  const int ranks = comm::size();
-  const std::int64_t rows = cfg.m_local, cols = cfg.n;
-  // The row sizes come first (small), so the check below knows the exact
-  // number of entries before the entries are allocated.
-  ctx.require_memory(static_cast<std::uint64_t>(rows + 1) * 16, "the row sizes and offsets");
-  const auto sizes = matvec::csr_row_sizes(pattern, cfg.row0, rows);
+// The entries of `rows` rows of these sizes, and the longest row.
+template <class Sizes>
+std::pair<std::int64_t, std::int64_t> count_entries(const Sizes& sizes, std::int64_t rows) {
   std::int64_t local_entries = 0, longest = 0;
   Kokkos::parallel_reduce(
       "matvec::csr::entries",
@@ -51,6 +44,43 @@ Report run_csr(const Context& ctx, const Config& cfg, const Pattern& pattern,
         if (sizes(i) > v) v = sizes(i);
       },
       Kokkos::Max<std::int64_t>(longest));
+  return {local_entries, longest};
+}
+
+// The harness's variants: each of the deck's CSR kernels on a, x and y.
+template <class Matrix, class Vector, class Team>
+std::vector<karma::Variant> csr_variants(const Config& cfg, const Matrix& a, const Vector& x,
+                                         const Vector& y, const Team& team) {
+  std::vector<karma::Variant> variants;
+  for (const auto* v : cfg.variants) {
+    karma::Variant c;
+    c.name = std::string("csr-") + v->name;
+    c.implementation = "kokkos";
+    c.variant = v->name;
+    c.run = [=] { matvec::multiply_csr(v->variant, a, x, y, team); };
+    c.code = {v->variant == Variant::team_per_row ? "karma::matvec::CsrTeamPerRow"
+                                                  : "karma::matvec::CsrRowPerThread"};
+    c.launch = matvec::deck_launch(cfg, v->variant);
+    if (v->variant == Variant::team_per_row)
+      c.extra = {{"team_size", team.team_size}, {"vector_length", team.vector_length}};
+    variants.push_back(std::move(c));
+  }
+  return variants;
+}
+
+template <class T, class Index, class Pattern>
+Report run_csr(const Context& ctx, const Config& cfg, const Pattern& pattern,
+               const std::string& pattern_text) {
+  using Vector = Kokkos::View<T*, DefaultMemory>;
+  using Matrix = matvec::Csr<T, Index, DefaultMemory>;
+  const int ranks = comm::size();
+  const std::int64_t rows = cfg.m_local, cols = cfg.n;
+  // The row sizes come first (small), so the check below knows the exact
+  // number of entries before the entries are allocated.
+  ctx.require_memory(static_cast<std::uint64_t>(rows + 1) * 16, "the row sizes and offsets");
+  const auto sizes = matvec::csr_row_sizes(pattern, cfg.row0, rows);
+  const std::pair<std::int64_t, std::int64_t> counted = count_entries(sizes, rows);
+  const std::int64_t local_entries = counted.first, longest = counted.second;
   const std::uint64_t entry_bytes = sizeof(T) + sizeof(Index);
   const std::uint64_t footprint = static_cast<std::uint64_t>(local_entries) * entry_bytes +
                                   static_cast<std::uint64_t>(rows + 1) * 16 +
@@ -70,20 +100,7 @@ Report run_csr(const Context& ctx, const Config& cfg, const Pattern& pattern,
       matvec::choose_csr_team_shape<DefaultSpace>(mean_row, cfg.team_size, cfg.vector_length);
   Kokkos::fence();
 
-  std::vector<karma::Variant> variants;
-  for (const auto* v : cfg.variants) {
-    karma::Variant c;
-    c.name = std::string("csr-") + v->name;
-    c.implementation = "kokkos";
-    c.variant = v->name;
-    c.run = [=] { matvec::multiply_csr(v->variant, a, x, y, team); };
-    c.code = {v->variant == Variant::team_per_row ? "karma::matvec::CsrTeamPerRow"
-                                                  : "karma::matvec::CsrRowPerThread"};
-    c.launch = matvec::deck_launch(cfg, v->variant);
-    if (v->variant == Variant::team_per_row)
-      c.extra = {{"team_size", team.team_size}, {"vector_length", team.vector_length}};
-    variants.push_back(std::move(c));
-  }
+  std::vector<karma::Variant> variants = csr_variants(cfg, a, x, y, team);
 
   // The reference: every row of this rank, from the pattern's generator.
   const std::int64_t global_longest = comm::max(longest);

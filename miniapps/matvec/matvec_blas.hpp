@@ -3,6 +3,7 @@
 // only where the build found it (KARMA_HAVE_CBLAS, KARMA_HAVE_CUBLAS).
 #pragma once
 
+#include "common/vendor.hpp"
 #include "karma/error.hpp"
 #include "karma/harness.hpp"
 
@@ -14,6 +15,9 @@
 #include <string>
 
 namespace karma::matvec::blas {
+
+constexpr bool have_cblas() { return vendor::cblas; }
+constexpr bool have_cublas() { return vendor::cublas; }
 
 inline int blas_int(std::int64_t v, const char* what) {
   if (v > INT_MAX)
@@ -35,13 +39,11 @@ inline std::string gemv_call(const std::string& routine, bool row_major, std::in
 
 }  // namespace karma::matvec::blas
 
-#if defined(KARMA_HAVE_CBLAS)
+#if KARMA_VENDOR_CBLAS
 
 #include <cblas.h>
 
 namespace karma::matvec::blas {
-
-constexpr bool have_cblas() { return true; }
 
 inline void cblas_gemv(bool row_major, std::int64_t rows, std::int64_t cols, const double* b,
                        std::int64_t ld, const double* x, double* y) {
@@ -102,25 +104,18 @@ karma::Variant cblas_variant(bool row_major, std::int64_t rows, std::int64_t col
 
 namespace karma::matvec::blas {
 
-constexpr bool have_cblas() { return false; }
-
 template <class T>
-karma::Variant cblas_variant(bool, std::int64_t, std::int64_t, const T*, std::int64_t, const T*,
-                             T*) {
-  throw Error(exit_runtime_error, "internal: cblas in a build without a CBLAS");
-}
+inline constexpr vendor::Missing<karma::Variant> cblas_variant{"cblas in a build without a CBLAS"};
 
 }  // namespace karma::matvec::blas
 
-#endif  // KARMA_HAVE_CBLAS
+#endif  // KARMA_VENDOR_CBLAS
 
-#if defined(KOKKOS_ENABLE_CUDA) && defined(KARMA_HAVE_CUBLAS)
+#if KARMA_VENDOR_CUBLAS
 
 #include <cublas_v2.h>
 
 namespace karma::matvec::blas {
-
-constexpr bool have_cublas() { return true; }
 
 inline void check_cublas(cublasStatus_t status, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS)
@@ -199,14 +194,9 @@ karma::Variant cublas_variant(bool row_major, std::int64_t rows, std::int64_t co
 
 namespace karma::matvec::blas {
 
-constexpr bool have_cublas() { return false; }
-
 template <class T>
-karma::Variant cublas_variant(bool, std::int64_t, std::int64_t, const T*, std::int64_t, const T*,
-                              T*) {
-  throw Error(exit_runtime_error, "internal: cublas in a build without cuBLAS");
-}
+inline constexpr vendor::Missing<karma::Variant> cublas_variant{"cublas in a build without cuBLAS"};
 
 }  // namespace karma::matvec::blas
 
-#endif  // KOKKOS_ENABLE_CUDA && KARMA_HAVE_CUBLAS
+#endif  // KARMA_VENDOR_CUBLAS

@@ -233,6 +233,49 @@ std::string code_of(const Config& cfg) {
   return "karma::mgs::factor_mgs";
 }
 
+// The report's account of the problem: its fields and the summary line.
+template <class T>
+void describe_problem(Report& report, const Config& cfg, const std::string& name, const Block& mine,
+                      std::uint64_t footprint, double condition_estimate, const mgs::Tally& tally) {
+  const int m = cfg.m;
+  report.problem = {
+      {"n", cfg.n_global},
+      {"m", m},
+      {"rows_per_rank", allgather_json(mine.count)},
+      {"algorithm", mgs::to_string(cfg.algorithm)},
+      {"implementation", to_string(cfg.implementation)},
+      {"layout", to_string(cfg.layout)},
+      {"precision", to_string(cfg.precision)},
+      {"element_bytes", sizeof(T)},
+      {"matrix", cfg.matrix == MatrixKind::random ? "random" : "conditioned"},
+      {"condition", cfg.matrix == MatrixKind::conditioned ? nlohmann::json(cfg.condition)
+                                                          : nlohmann::json(nullptr)},
+      {"condition_estimate", condition_estimate},
+      {"seed", cfg.seed},
+      {"scaling", cfg.weak ? "weak" : "strong"},
+      {"reductions", cfg.on_device ? "device" : "host"},
+      {"footprint_bytes_per_rank", footprint},
+      {"repetitions", cfg.repetitions},
+      {"warmup", cfg.warmup},
+      {"flops_from", "2 N m^2 per factorization, whatever the algorithm does"},
+      {"bytes_from",
+       "(columns read + columns written) x N x element size, counted launch by "
+       "launch: the least each algorithm must move (see the README)"}};
+  const auto fewest = static_cast<std::int64_t>(comm::min(static_cast<double>(mine.count)));
+  const auto most = static_cast<std::int64_t>(comm::max(static_cast<double>(mine.count)));
+  std::ostringstream summary;
+  summary << "mgs: " << name << ", " << cfg.n_global << " x " << m << " "
+          << to_string(cfg.precision) << ", layout " << to_string(cfg.layout) << ", "
+          << (cfg.matrix == MatrixKind::random ? std::string("random")
+                                               : "condition " + std::to_string(cfg.condition))
+          << ", " << comm::size() << " rank(s) of " << fewest
+          << (fewest == most ? "" : " to " + std::to_string(most)) << " rows, reductions on the "
+          << (cfg.on_device ? "device" : "host") << "; " << tally.launches << " launches and "
+          << tally.allreduces << " allreduces per factorization; " << cfg.repetitions
+          << " repetitions after " << cfg.warmup << " warm-up(s)";
+  report.summary = summary.str();
+}
+
 template <class T, class L>
 Report run_typed(const Context& ctx, const Config& cfg) {
   using View = UnmanagedArray<T**, L, DefaultMemory>;
@@ -303,42 +346,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   if (cfg.implementation == Implementation::kokkos && cfg.algorithm == Algorithm::mgs)
     k.extra["packed_dots_per_factorization"] = tally.packed_dots;
 
-  report.problem = {
-      {"n", cfg.n_global},
-      {"m", m},
-      {"rows_per_rank", allgather_json(mine.count)},
-      {"algorithm", mgs::to_string(cfg.algorithm)},
-      {"implementation", to_string(cfg.implementation)},
-      {"layout", to_string(cfg.layout)},
-      {"precision", to_string(cfg.precision)},
-      {"element_bytes", sizeof(T)},
-      {"matrix", cfg.matrix == MatrixKind::random ? "random" : "conditioned"},
-      {"condition", cfg.matrix == MatrixKind::conditioned ? nlohmann::json(cfg.condition)
-                                                          : nlohmann::json(nullptr)},
-      {"condition_estimate", condition_estimate},
-      {"seed", cfg.seed},
-      {"scaling", cfg.weak ? "weak" : "strong"},
-      {"reductions", cfg.on_device ? "device" : "host"},
-      {"footprint_bytes_per_rank", footprint},
-      {"repetitions", cfg.repetitions},
-      {"warmup", cfg.warmup},
-      {"flops_from", "2 N m^2 per factorization, whatever the algorithm does"},
-      {"bytes_from",
-       "(columns read + columns written) x N x element size, counted launch by "
-       "launch: the least each algorithm must move (see the README)"}};
-  const auto fewest = static_cast<std::int64_t>(comm::min(static_cast<double>(mine.count)));
-  const auto most = static_cast<std::int64_t>(comm::max(static_cast<double>(mine.count)));
-  std::ostringstream summary;
-  summary << "mgs: " << name << ", " << cfg.n_global << " x " << m << " "
-          << to_string(cfg.precision) << ", layout " << to_string(cfg.layout) << ", "
-          << (cfg.matrix == MatrixKind::random ? std::string("random")
-                                               : "condition " + std::to_string(cfg.condition))
-          << ", " << comm::size() << " rank(s) of " << fewest
-          << (fewest == most ? "" : " to " + std::to_string(most)) << " rows, reductions on the "
-          << (cfg.on_device ? "device" : "host") << "; " << tally.launches << " launches and "
-          << tally.allreduces << " allreduces per factorization; " << cfg.repetitions
-          << " repetitions after " << cfg.warmup << " warm-up(s)";
-  report.summary = summary.str();
+  describe_problem<T>(report, cfg, name, mine, footprint, condition_estimate, tally);
   return report;
 }
 

@@ -16,6 +16,7 @@
 
 #include <Kokkos_Core.hpp>  // defines KOKKOS_ENABLE_CUDA
 
+#include "common/vendor.hpp"
 #include "karma/comm.hpp"
 #include "karma/error.hpp"
 #include "mgs_cuda.hpp"
@@ -27,7 +28,13 @@
 #include <memory>
 #include <string>
 
-#if defined(KOKKOS_ENABLE_CUDA) && defined(KARMA_HAVE_CUBLAS)
+namespace karma::mgs::blas {
+
+inline constexpr bool available = vendor::cublas;
+
+}  // namespace karma::mgs::blas
+
+#if KARMA_VENDOR_CUBLAS
 
 #include <cublas_v2.h>
 
@@ -151,8 +158,6 @@ void factor_mgs(Context<T>& c, T* data, std::int64_t rows, int m, std::int64_t r
   }
 }
 
-inline constexpr bool available = true;
-
 // One factorization by cuBLAS: see factorization_by.
 template <class T>
 std::function<void()> factorization(T* data, std::int64_t rows, int m, std::int64_t row_stride,
@@ -167,14 +172,10 @@ std::function<void()> factorization(T* data, std::int64_t rows, int m, std::int6
 
 namespace karma::mgs::blas {
 
-inline constexpr bool available = false;
-
 template <class T>
-std::function<void()> factorization(T*, std::int64_t, int, std::int64_t, std::int64_t, T*, bool,
-                                    Tally&) {
-  throw Error(exit_runtime_error, "internal: cublas in a build without it");
-}
+inline constexpr vendor::Missing<std::function<void()>> factorization{
+    "cublas in a build without it"};
 
 }  // namespace karma::mgs::blas
 
-#endif  // KOKKOS_ENABLE_CUDA && KARMA_HAVE_CUBLAS
+#endif  // KARMA_VENDOR_CUBLAS

@@ -10,6 +10,7 @@
 
 #include <Kokkos_Core.hpp>  // defines KOKKOS_ENABLE_CUDA
 
+#include "common/vendor.hpp"
 #include "karma/comm.hpp"
 #include "karma/error.hpp"
 #include "mgs_kernels.hpp"
@@ -19,7 +20,13 @@
 #include <memory>
 #include <string>
 
-#if defined(KOKKOS_ENABLE_CUDA)
+namespace karma::mgs::native {
+
+inline constexpr bool available = vendor::cuda;
+
+}  // namespace karma::mgs::native
+
+#if KARMA_VENDOR_CUDA
 
 #include <cuda_runtime.h>
 
@@ -185,8 +192,6 @@ void factor_mgs(Context<T>& c, T* data, std::int64_t rows, int m, std::int64_t r
   }
 }
 
-inline constexpr bool available = true;
-
 // One factorization by hand-written CUDA: see factorization_by.
 template <class T>
 std::function<void()> factorization(T* data, std::int64_t rows, int m, std::int64_t row_stride,
@@ -201,14 +206,10 @@ std::function<void()> factorization(T* data, std::int64_t rows, int m, std::int6
 
 namespace karma::mgs::native {
 
-inline constexpr bool available = false;
-
 template <class T>
-std::function<void()> factorization(T*, std::int64_t, int, std::int64_t, std::int64_t, T*, bool,
-                                    Tally&) {
-  throw Error(exit_runtime_error, "internal: native-cuda in a build without it");
-}
+inline constexpr vendor::Missing<std::function<void()>> factorization{
+    "native-cuda in a build without it"};
 
 }  // namespace karma::mgs::native
 
-#endif  // KOKKOS_ENABLE_CUDA
+#endif  // KARMA_VENDOR_CUDA

@@ -195,6 +195,38 @@ AlignedArray<DataType, Layout> allocate_array(const std::string& label,
   return allocate_aligned<DataType, Layout>(label, alignment, shape[0], shape[1], shape[2]);
 }
 
+// The report's account of the problem: its fields and the summary line.
+template <class T, class Index>
+void describe_problem(Report& report, const Config& cfg, double global_elements,
+                      std::uint64_t footprint) {
+  report.problem = {{"dimensions", cfg.local_shape.size()},
+                    {"shape_global", cfg.global_shape},
+                    {"shape_per_rank", allgather_json(cfg.local_shape)},
+                    {"elements_global", global_elements},
+                    {"layout", to_string(cfg.layout)},
+                    {"precision", to_string(cfg.precision)},
+                    {"element_bytes", sizeof(T)},
+                    {"scaling", cfg.strong ? "strong" : "weak"},
+                    {"footprint_bytes_per_rank", footprint},
+                    {"repetitions", cfg.repetitions},
+                    {"warmup", cfg.warmup},
+                    {"index_type", sizeof(Index) == 4 ? "int32" : "int64"},
+                    {"policy_3d", cfg.local_shape.size() != 3                ? "none"
+                                  : cfg.policy_3d == stream::Policy3D::range ? "range"
+                                                                             : "mdrange"},
+                    {"bandwidth_from", "total bytes over the slowest rank's minimum time"}};
+  std::ostringstream summary;
+  summary << "stream: " << cfg.local_shape.size() << "D shape " << join_shape(cfg.global_shape)
+          << " (global), " << to_string(cfg.precision) << ", layout " << to_string(cfg.layout)
+          << (cfg.local_shape.size() == 3
+                  ? cfg.policy_3d == stream::Policy3D::range ? ", range policy" : ", MDRangePolicy"
+                  : "")
+          << ", " << (cfg.strong ? "strong" : "weak") << " scaling, "
+          << format_bytes(static_cast<double>(footprint)) << " per rank; " << cfg.repetitions
+          << " repetitions after " << cfg.warmup << " warm-up(s)";
+  report.summary = summary.str();
+}
+
 template <class DataType, class Layout, class Index>
 Report run_typed(const Context& ctx, const Config& cfg) {
   using View = UnmanagedArray<DataType, Layout, DefaultMemory>;
@@ -283,32 +315,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     report.checks.push_back({"dot", "max relative error over all runs", dot_error, dot_tolerance});
   }
 
-  report.problem = {{"dimensions", cfg.local_shape.size()},
-                    {"shape_global", cfg.global_shape},
-                    {"shape_per_rank", allgather_json(cfg.local_shape)},
-                    {"elements_global", global_elements},
-                    {"layout", to_string(cfg.layout)},
-                    {"precision", to_string(cfg.precision)},
-                    {"element_bytes", sizeof(T)},
-                    {"scaling", cfg.strong ? "strong" : "weak"},
-                    {"footprint_bytes_per_rank", footprint},
-                    {"repetitions", cfg.repetitions},
-                    {"warmup", cfg.warmup},
-                    {"index_type", sizeof(Index) == 4 ? "int32" : "int64"},
-                    {"policy_3d", cfg.local_shape.size() != 3                ? "none"
-                                  : cfg.policy_3d == stream::Policy3D::range ? "range"
-                                                                             : "mdrange"},
-                    {"bandwidth_from", "total bytes over the slowest rank's minimum time"}};
-  std::ostringstream summary;
-  summary << "stream: " << cfg.local_shape.size() << "D shape " << join_shape(cfg.global_shape)
-          << " (global), " << to_string(cfg.precision) << ", layout " << to_string(cfg.layout)
-          << (cfg.local_shape.size() == 3
-                  ? cfg.policy_3d == stream::Policy3D::range ? ", range policy" : ", MDRangePolicy"
-                  : "")
-          << ", " << (cfg.strong ? "strong" : "weak") << " scaling, "
-          << format_bytes(static_cast<double>(footprint)) << " per rank; " << cfg.repetitions
-          << " repetitions after " << cfg.warmup << " warm-up(s)";
-  report.summary = summary.str();
+  describe_problem<T, Index>(report, cfg, global_elements, footprint);
   return report;
 }
 

@@ -236,6 +236,34 @@ def test_sources_of_a_git_revision(tmp_path):
     assert cv.git_sources(str(repo), "0" * 40, "demo") is None
 
 
+def test_sources_in_subfolders_and_miniapps_common(tmp_path):
+    """An app's subfolders and miniapps/common are covered, its tests are
+    not, in the tree and at a git revision alike."""
+    app = tmp_path / "miniapps" / "demo"
+    (app / "kernels").mkdir(parents=True)
+    (app / "tests").mkdir()
+    (tmp_path / "miniapps" / "common").mkdir()
+    (app / "kernels" / "demo.hpp").write_text(KERNELS)
+    (app / "tests" / "test_demo.cpp").write_text("namespace karma::demo {\nint tested = 1;\n}\n")
+    (tmp_path / "miniapps" / "common" / "vendor.hpp").write_text(
+        "namespace karma::vendor {\ninline constexpr bool cuda = false;\n}\n")
+    expected = ["miniapps/common/vendor.hpp", "miniapps/demo/kernels/demo.hpp"]
+    assert sorted(cv.app_sources(str(tmp_path), "demo")) == expected
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(tmp_path), *args], check=True,
+                              capture_output=True, text=True,
+                              env=dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+                                       GIT_COMMITTER_NAME="t",
+                                       GIT_COMMITTER_EMAIL="t@t")).stdout.strip()
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "one")
+    files = cv.git_sources(str(tmp_path), git("rev-parse", "HEAD"), "demo")
+    assert sorted(files) == expected
+    assert cv.source_hashes(files)["karma::demo::Copy"] == hashes(KERNELS)["karma::demo::Copy"]
+
+
 def test_table_script_writes_only_on_change(tmp_path):
     out = tmp_path / "table.hpp"
     assert cv.main([ROOT, "stream", str(out)]) == 0
@@ -285,7 +313,7 @@ def test_the_1d_dot_is_versioned_by_the_functor_it_runs(tmp_path, stream_exe):
     functor = "DotTeams" if on_gpu else "DotBlocks"
     assert kernels["dot"]["launch"]["elements_per_item"] == (1 if on_gpu else 8)
     sources = cv.app_sources(ROOT, "stream")
-    path = "miniapps/stream/stream_kernels.hpp"
+    path = next(p for p, text in sources.items() if f"struct {functor} {{" in text)
     changed = {**sources, path: sources[path].replace(
         f"struct {functor} {{", f"struct {functor} {{\n  int changed;", 1)}
     assert changed[path] != sources[path]

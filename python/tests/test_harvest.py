@@ -290,7 +290,7 @@ def test_ramble_workloads_cover_the_suite(ramble_app):
 
 def test_every_tool_knows_every_mini_app(reframe_check):
     built = {name for name in os.listdir(os.path.join(ROOT, "miniapps"))
-             if os.path.isdir(os.path.join(ROOT, "miniapps", name))}
+             if os.path.isfile(os.path.join(ROOT, "miniapps", name, "CMakeLists.txt"))}
     assert set(reframe_check.APPS) == built == APPS
     jube = ET.parse(os.path.join(HARVEST, "jube", "karma.xml")).getroot()
     apps = jube.find("./benchmark/parameterset/parameter[@name='app']").text.split(",")

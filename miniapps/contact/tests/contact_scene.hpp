@@ -2,7 +2,7 @@
 // shared by the kernel tests and the ArborX tests.
 #pragma once
 
-#include "contact_cells.hpp"
+#include "search/contact_cells.hpp"
 
 #include <cstdint>
 

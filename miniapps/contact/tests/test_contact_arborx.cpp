@@ -2,8 +2,8 @@
 // karma's cell-list search: the same rows, with float and with double
 // coordinates, and with rows for only the first elements (a partitioned
 // rank's own elements before its ghosts). Built only with ArborX.
-#include "contact_arborx.hpp"
 #include "contact_scene.hpp"
+#include "storages/contact_arborx.hpp"
 
 #include <gtest/gtest.h>
 #include <Kokkos_Core.hpp>

@@ -3,11 +3,11 @@
 // and the check of every row, the row statistics, and every checker shown
 // to catch a corrupted list or a search that misses pairs; and a
 // partitioned run's split, ghost rule and search, rank by rank, without MPI.
-#include "contact_decomposition.hpp"
-#include "contact_ghosts.hpp"
-#include "contact_row_stats.hpp"
 #include "contact_scene.hpp"
-#include "contact_verify.hpp"
+#include "partition/contact_decomposition.hpp"
+#include "partition/contact_ghosts.hpp"
+#include "storages/contact_row_stats.hpp"
+#include "verification/contact_verify.hpp"
 
 #include <gtest/gtest.h>
 #include <Kokkos_Core.hpp>

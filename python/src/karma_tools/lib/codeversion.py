@@ -397,19 +397,37 @@ def combine(symbol_hashes, launch):
 
 def app_sources(root, app, read=None, listing=None):
     """{path: text} of what a mini-app's code versions cover: its own C++
-    files and the core's, headers and sources (a function the core's
-    header declares is hashed by its definition), under `root` (or read
-    through `read` and `listing` from elsewhere, e.g. a git revision)."""
-    listing = listing or (lambda d: sorted(os.listdir(os.path.join(root, d)))
-                          if os.path.isdir(os.path.join(root, d)) else [])
+    files (in its subfolders too, but not its tests), those the mini-apps
+    share (miniapps/common) and the core's, headers and sources (a function
+    the core's header declares is hashed by its definition), under `root`
+    (or read through `read` and `listing` from elsewhere, e.g. a git
+    revision). `listing(folder, deep)`: the files in `folder`, by their path
+    in it; with `deep`, those of its subfolders as well."""
+    listing = listing or (lambda d, deep: _files_in(os.path.join(root, d), deep))
     read = read or (lambda p: open(os.path.join(root, p), encoding="utf-8").read())
     files = {}
-    for folder, exts in ((f"miniapps/{app}", (".hpp", ".cpp")),
-                         ("common/include/karma", (".hpp",)), ("common/src", (".cpp",))):
-        for name in listing(folder):
-            if name.endswith(exts):
+    for folder, exts, deep in ((f"miniapps/{app}", (".hpp", ".cpp"), True),
+                               ("miniapps/common", (".hpp", ".cpp"), True),
+                               ("common/include/karma", (".hpp",), False),
+                               ("common/src", (".cpp",), False)):
+        for name in listing(folder, deep):
+            if name.endswith(exts) and not name.startswith("tests/"):
                 files[f"{folder}/{name}"] = read(f"{folder}/{name}")
     return files
+
+
+def _files_in(folder, deep):
+    """The files in `folder` (none when it is missing), by their path in it,
+    sorted; with `deep`, those of its subfolders as well."""
+    if not os.path.isdir(folder):
+        return []
+    if not deep:
+        return sorted(n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n)))
+    found = []
+    for top, _, names in os.walk(folder):
+        rel = os.path.relpath(top, folder)
+        found += [n if rel == "." else f"{rel}/{n}".replace(os.sep, "/") for n in names]
+    return sorted(found)
 
 
 def git_sources(repo, revision, app):
@@ -422,10 +440,11 @@ def git_sources(repo, revision, app):
     except (OSError, subprocess.CalledProcessError):
         return None
 
-    def listing(folder):
-        out = git("ls-tree", "--name-only", f"{revision}:{folder}") \
-            if git("ls-tree", revision, folder).strip() else ""
-        return sorted(out.split())
+    def listing(folder, deep):
+        if not git("ls-tree", revision, folder).strip():
+            return []
+        out = git("ls-tree", *(["-r"] if deep else []), "--name-only", f"{revision}:{folder}")
+        return sorted(out.splitlines())
     return app_sources(repo, app, read=lambda p: git("show", f"{revision}:{p}"),
                        listing=listing)
 

@@ -2,7 +2,7 @@
 // refused up front rather than failing half way through.
 #pragma once
 
-#include "contact_config.hpp"
+#include "deck/contact_config.hpp"
 
 #include "karma/error.hpp"
 

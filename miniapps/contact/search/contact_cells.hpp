@@ -2,7 +2,7 @@
 // over neighbouring cells that feeds every storage.
 #pragma once
 
-#include "contact_mesh.hpp"
+#include "mesh/contact_mesh.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -1,7 +1,7 @@
 // What a karma-contact run does, as read from its deck (main.cpp reads it).
 #pragma once
 
-#include "contact_storages.hpp"
+#include "storages/contact_storages.hpp"
 
 #include <algorithm>
 #include <cstdint>

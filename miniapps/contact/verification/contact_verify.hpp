@@ -6,7 +6,7 @@
 // lists.
 #pragma once
 
-#include "contact_row_stats.hpp"
+#include "storages/contact_row_stats.hpp"
 
 #include <Kokkos_Core.hpp>
 

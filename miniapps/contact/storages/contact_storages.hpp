@@ -5,8 +5,8 @@
 // made by one function, which owns its arrays.
 #pragma once
 
-#include "contact_row_stats.hpp"
-#include "contact_verify.hpp"
+#include "storages/contact_row_stats.hpp"
+#include "verification/contact_verify.hpp"
 
 #include <cstdint>
 #include <functional>

@@ -2,7 +2,7 @@
 // time (README "Partitioned runs"), and the line it prints.
 #pragma once
 
-#include "contact_report.hpp"
+#include "report/contact_report.hpp"
 
 #include "karma/app.hpp"
 #include "karma/comm.hpp"

@@ -5,7 +5,7 @@
 // of the pairs that cross ranks, which the ranks add up and compare.
 #pragma once
 
-#include "contact_verify.hpp"
+#include "verification/contact_verify.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -5,10 +5,10 @@
 // core's harness measures as the storage's two variants (main.cpp).
 #pragma once
 
-#include "contact_ghosts.hpp"
-#include "contact_run_checks.hpp"
+#include "partition/contact_ghosts.hpp"
+#include "verification/contact_run_checks.hpp"
 #ifdef KARMA_HAVE_ARBORX
-#include "contact_arborx.hpp"
+#include "storages/contact_arborx.hpp"
 #else
 #include "karma/error.hpp"
 

@@ -3,8 +3,8 @@
 // the verification lines of the report.
 #pragma once
 
-#include "contact_config.hpp"
-#include "contact_verify_owned.hpp"
+#include "deck/contact_config.hpp"
+#include "verification/contact_verify_owned.hpp"
 
 #include "karma/app.hpp"
 #include "karma/comm.hpp"

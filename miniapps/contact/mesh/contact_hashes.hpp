@@ -1,7 +1,7 @@
 // Counter-based hashes: the same numbers on every backend, in any order.
 #pragma once
 
-#include "contact_geometry.hpp"
+#include "mesh/contact_geometry.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -3,8 +3,8 @@
 // more than one key or the number of ranks.
 #pragma once
 
-#include "contact_config.hpp"
-#include "contact_decomposition.hpp"
+#include "deck/contact_config.hpp"
+#include "partition/contact_decomposition.hpp"
 
 #include "karma/comm.hpp"
 #include "karma/deck.hpp"

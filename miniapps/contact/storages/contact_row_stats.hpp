@@ -1,9 +1,9 @@
 // The row statistics over each storage.
 #pragma once
 
-#include "contact_compressed_rows.hpp"
-#include "contact_dynamic_rows.hpp"
-#include "contact_linked_lists.hpp"
+#include "storages/contact_compressed_rows.hpp"
+#include "storages/contact_dynamic_rows.hpp"
+#include "storages/contact_linked_lists.hpp"
 
 #include <Kokkos_Core.hpp>
 

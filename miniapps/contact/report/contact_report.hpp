@@ -4,8 +4,8 @@
 // the table of --verbose.
 #pragma once
 
-#include "contact_memory.hpp"
-#include "contact_steps.hpp"
+#include "deck/contact_memory.hpp"
+#include "search/contact_steps.hpp"
 
 #include "karma/app.hpp"
 #include "karma/comm.hpp"

@@ -1,7 +1,7 @@
 // Storage 2: compressed rows, two passes (count, scan, fill).
 #pragma once
 
-#include "contact_cells.hpp"
+#include "search/contact_cells.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -1,7 +1,7 @@
 // Storage 3: dynamic ragged rows (capacity, count, grow and refill).
 #pragma once
 
-#include "contact_cells.hpp"
+#include "search/contact_cells.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -2,7 +2,7 @@
 // and the exchange of ghosts with its peers over MPI, every step.
 #pragma once
 
-#include "contact_decomposition.hpp"
+#include "partition/contact_decomposition.hpp"
 
 #include "karma/comm.hpp"
 #include "karma/device_comm.hpp"

@@ -1,7 +1,7 @@
 // The two blocks of hexahedra: their nodes and the elements' inflated boxes.
 #pragma once
 
-#include "contact_hashes.hpp"
+#include "mesh/contact_hashes.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -1,7 +1,7 @@
 // Storage 1: linked lists (HOSS), one pool of nodes and a head per row.
 #pragma once
 
-#include "contact_cells.hpp"
+#include "search/contact_cells.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -3,7 +3,7 @@
 // ranks it exchanges ghosts with, and the grid of its part of the scene.
 #pragma once
 
-#include "contact_cells.hpp"
+#include "search/contact_cells.hpp"
 
 #include <Kokkos_Core.hpp>
 

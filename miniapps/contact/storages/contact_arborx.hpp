@@ -8,7 +8,7 @@
 // this header under KARMA_HAVE_ARBORX.
 #pragma once
 
-#include "contact_storages.hpp"
+#include "storages/contact_storages.hpp"
 
 #include <ArborX.hpp>
 #include <ArborX_Version.hpp>
