@@ -51,8 +51,11 @@ if(KARMA_HAVE_CUDA AND KARMA_ENABLE_MPI AND KARMA_ENABLE_NCCL)
     /usr/lib/python3/dist-packages/nvidia/nccl)
   list(APPEND _karma_nccl_hints ${_karma_nccl_globbed})
   find_path(KARMA_NCCL_INCLUDE_DIR nccl.h HINTS ${_karma_nccl_hints} PATH_SUFFIXES include)
-  find_library(KARMA_NCCL_LIBRARY NAMES nccl libnccl.so.2 HINTS ${_karma_nccl_hints}
-    PATH_SUFFIXES lib lib64)
+  # NAMES_PER_DIR: the library beside the header found (the Python package
+  # ships only libnccl.so.2), not another NCCL of the system's first.
+  get_filename_component(_karma_nccl_home "${KARMA_NCCL_INCLUDE_DIR}" DIRECTORY)
+  find_library(KARMA_NCCL_LIBRARY NAMES nccl libnccl.so.2 NAMES_PER_DIR
+    HINTS "${_karma_nccl_home}" ${_karma_nccl_hints} PATH_SUFFIXES lib lib64)
   if(KARMA_NCCL_INCLUDE_DIR AND KARMA_NCCL_LIBRARY)
     set(KARMA_HAVE_NCCL ON)
     message(STATUS "karma: NCCL ${KARMA_NCCL_LIBRARY} (run.comm: nccl)")

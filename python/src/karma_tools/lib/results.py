@@ -43,7 +43,7 @@ KERNELS = {
                 "variant": tuple(f"{layout}-{extents}" for layout in ("left", "right")
                                  for extents in ("static", "dynamic")),
                 "kernel": ("gradients",)},
-    "matvec": {"implementation": ("kokkos", "mpi") + _BLAS,
+    "matvec": {"implementation": ("kokkos", "mpi", "nccl") + _BLAS,
                "variant": _MATVEC + ("sgemv", "dgemv") + _EXCHANGES,
                "kernel": _MATVEC + tuple("csr-" + v for v in _MATVEC) + _EXCHANGES
                + tuple(f"{blas}-{t}gemv" for blas in _BLAS for t in "sd")},
