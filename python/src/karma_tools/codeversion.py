@@ -397,15 +397,20 @@ def combine(symbol_hashes, launch):
 
 def app_sources(root, app, read=None, listing=None):
     """{path: text} of what a mini-app's code versions cover: its own C++
-    files and the core's, headers and sources (a function the core's
-    header declares is hashed by its definition), under `root` (or read
+    files and the core's, headers and sources of every layer (a function
+    the core's header declares is hashed by its definition), under `root` (or read
     through `read` and `listing` from elsewhere, e.g. a git revision)."""
     listing = listing or (lambda d: sorted(os.listdir(os.path.join(root, d)))
                           if os.path.isdir(os.path.join(root, d)) else [])
     read = read or (lambda p: open(os.path.join(root, p), encoding="utf-8").read())
+    # The core's layers (common/LAYER/include/karma, common/LAYER/src), and
+    # the one folder pair it had before them, for older revisions.
+    layers = [f"common/{d}" for d in listing("common")]
     files = {}
     for folder, exts in ((f"miniapps/{app}", (".hpp", ".cpp")),
-                         ("common/include/karma", (".hpp",)), ("common/src", (".cpp",))):
+                         ("common/include/karma", (".hpp",)), ("common/src", (".cpp",)),
+                         *((f"{d}/{sub}", ext) for d in layers
+                           for sub, ext in (("include/karma", (".hpp",)), ("src", (".cpp",))))):
         for name in listing(folder):
             if name.endswith(exts):
                 files[f"{folder}/{name}"] = read(f"{folder}/{name}")

@@ -677,7 +677,7 @@ int run_main(int argc, char** argv, const App& app) {
     warn_shared_devices(executable, ranks);
 
     energy::start(deck->string("run.energy") == "on", deck->number("run.energy_window"),
-                  ranks[static_cast<std::size_t>(comm::rank())]["device"]);
+                  ranks[static_cast<std::size_t>(comm::rank())]["device"], hostname());
     const Report report = app.run(context);
     energy::finish();
     const nlohmann::json energy_ranks = allgather_json(energy::describe());
