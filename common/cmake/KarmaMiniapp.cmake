@@ -21,8 +21,8 @@ function(karma_code_table target name)
   endif()
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/code_table")
   file(GLOB sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/miniapps/${name}/*.hpp"
-    "${PROJECT_SOURCE_DIR}/miniapps/${name}/*.cpp" "${PROJECT_SOURCE_DIR}/common/include/karma/*.hpp"
-    "${PROJECT_SOURCE_DIR}/common/src/*.cpp")
+    "${PROJECT_SOURCE_DIR}/miniapps/${name}/*.cpp"
+    "${PROJECT_SOURCE_DIR}/common/*/include/karma/*.hpp" "${PROJECT_SOURCE_DIR}/common/*/src/*.cpp")
   set(script "${PROJECT_SOURCE_DIR}/python/src/karma_tools/lib/codeversion.py")
   add_custom_command(OUTPUT "${dir}/karma_code_table.hpp"
     COMMAND "${python}" -B "${script}" "${PROJECT_SOURCE_DIR}" ${name} "${dir}/karma_code_table.hpp"

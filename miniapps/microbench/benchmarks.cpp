@@ -2,6 +2,7 @@
 
 #include "karma/app.hpp"
 #include "karma/profiling.hpp"
+#include "karma/system.hpp"
 
 #include <cstdio>
 #include <fstream>

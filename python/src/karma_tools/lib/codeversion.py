@@ -398,21 +398,32 @@ def combine(symbol_hashes, launch):
 def app_sources(root, app, read=None, listing=None):
     """{path: text} of what a mini-app's code versions cover: its own C++
     files (in its subfolders too, but not its tests), those the mini-apps
-    share (miniapps/common) and the core's, headers and sources (a function
-    the core's header declares is hashed by its definition), under `root`
-    (or read through `read` and `listing` from elsewhere, e.g. a git
-    revision). `listing(folder, deep)`: the files in `folder`, by their path
-    in it; with `deep`, those of its subfolders as well."""
+    share (miniapps/common) and the core's, headers and sources of every
+    layer (a function the core's header declares is hashed by its
+    definition), under `root` (or read through `read` and `listing` from
+    elsewhere, e.g. a git revision). `listing(folder, deep)`: the files in
+    `folder`, by their path in it; with `deep`, those of its subfolders as
+    well."""
     listing = listing or (lambda d, deep: _files_in(os.path.join(root, d), deep))
     read = read or (lambda p: open(os.path.join(root, p), encoding="utf-8").read())
     files = {}
     for folder, exts, deep in ((f"miniapps/{app}", (".hpp", ".cpp"), True),
-                               ("miniapps/common", (".hpp", ".cpp"), True),
-                               ("common/include/karma", (".hpp",), False),
-                               ("common/src", (".cpp",), False)):
+                               ("miniapps/common", (".hpp", ".cpp"), True)):
         for name in listing(folder, deep):
             if name.endswith(exts) and not name.startswith("tests/"):
                 files[f"{folder}/{name}"] = read(f"{folder}/{name}")
+    # The core: the one pair of folders it had before its layers, then each
+    # layer's (common/LAYER/include/karma, common/LAYER/src).
+    core = listing("common", True)
+    layers = sorted({n.split("/")[0] for n in core if n.count("/") >= 2
+                     and n.split("/")[1] in ("include", "src")})
+    for folder, ext in (("include/karma", ".hpp"), ("src", ".cpp"),
+                        *((f"{d}/{sub}", e) for d in layers
+                          for sub, e in (("include/karma", ".hpp"), ("src", ".cpp")))):
+        for name in core:
+            if name.startswith(folder + "/") and "/" not in name[len(folder) + 1:] \
+                    and name.endswith(ext):
+                files[f"common/{name}"] = read(f"common/{name}")
     return files
 
 

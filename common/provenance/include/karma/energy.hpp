@@ -137,8 +137,10 @@ Session& session();
 // describe_device gives it: an NVIDIA GPU's through NVML, an AMD GPU's through
 // ROCm SMI, a host's powercap tree; KARMA_NVML_LIBRARY,
 // KARMA_ROCM_SMI_LIBRARY and KARMA_POWERCAP_ROOT name others, for tests and
-// unusual installs), measures its step and the idle power.
-void start(bool requested, double window_s, const nlohmann::json& device);
+// unusual installs), measures its step and the idle power. `host`: this
+// rank's host name (hostname(), karma/system.hpp); with the GPU's PCI
+// address it tells the ranks that share one GPU.
+void start(bool requested, double window_s, const nlohmann::json& device, const std::string& host);
 // Records the clocks at the end of the run.
 void finish();
 // This rank's part of the results' `energy` section.

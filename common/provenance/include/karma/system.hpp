@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -43,6 +44,15 @@ int current_device_id();
 // The multiprocessors (SMs or compute units) of the device Kokkos runs on,
 // as the results record them; 0 for the host.
 int device_multiprocessors();
+// Free memory of the device this rank runs on: MemAvailable for the host,
+// the GPU runtime's (CUDA, HIP, SYCL) free memory for a GPU. `source` says
+// which.
+struct MemoryInfo {
+  std::uint64_t free_bytes = 0;
+  std::string source;
+};
+MemoryInfo available_memory();
+
 // The rank's device: docs/results-format.md, `ranks[].device`.
 nlohmann::json describe_device();
 nlohmann::json describe_kokkos();

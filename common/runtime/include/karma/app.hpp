@@ -111,15 +111,6 @@ struct App {
 // The whole life of a mini-app; returns the process exit code.
 int run_main(int argc, char** argv, const App& app);
 
-// Free memory of the device this rank runs on: MemAvailable for the host,
-// the GPU runtime's (CUDA, HIP, SYCL) free memory for a GPU. `source` says
-// which.
-struct MemoryInfo {
-  std::uint64_t free_bytes = 0;
-  std::string source;
-};
-MemoryInfo available_memory();
-
 // Writes text to path through a temporary file and a rename, so a reader
 // never sees half a file. Throws Error(exit_runtime_error) on failure.
 void write_file_atomically(const std::string& path, const std::string& text);

@@ -1,7 +1,6 @@
 // What the run-time learns about the machine: devices, memory, Kokkos.
 #include "karma/system.hpp"
 
-#include "karma/app.hpp"
 #include "karma/build_info.hpp"
 #include "karma/comm.hpp"
 #include "karma/energy.hpp"

@@ -1,7 +1,6 @@
 #include "karma/energy.hpp"
 
 #include "karma/comm.hpp"
-#include "karma/system.hpp"
 
 #include <dlfcn.h>
 
@@ -521,7 +520,7 @@ Session& session() {
   return s;
 }
 
-void start(bool requested, double window_s, const nlohmann::json& device) {
+void start(bool requested, double window_s, const nlohmann::json& device, const std::string& host) {
   Session& s = session();
   s = Session{};
   s.requested = requested;
@@ -539,7 +538,7 @@ void start(bool requested, double window_s, const nlohmann::json& device) {
     s.counter = open_rapl(env_or("KARMA_POWERCAP_ROOT", "/sys/class/powercap"), why);
   } else {
     // Ranks sharing a GPU: the lowest one counts it.
-    const auto keys = comm::allgather(hostname() + " " + pci_bus_id);
+    const auto keys = comm::allgather(host + " " + pci_bus_id);
     const std::string mine = keys[static_cast<std::size_t>(comm::rank())];
     s.counted = std::find(keys.begin(), keys.end(), mine) - keys.begin() == comm::rank();
     if (vendor == "NVIDIA")
