@@ -3,7 +3,7 @@
 no C++ function longer than a limit (120 lines), counted from its signature's
 first line (after any template head) to its closing brace; no Python function
 (a .py file) longer than its limit either, counted from its `def` line to its
-last line, and, with --max-file, no Python file longer than that.
+last line, and, with --max-file, no file longer than that.
 
 usage: check-function-size.py [--max N] [--max-file N] FILE...
 
@@ -267,7 +267,7 @@ def main(argv):
             print(f"check-function-size: {path}: {e}", file=sys.stderr)
             return 2
         lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-        if python and file_limit is not None and lines > file_limit:
+        if file_limit is not None and lines > file_limit:
             print(f"{path}: {lines} lines (at most {file_limit})")
             over += 1
         for name, first, last in found:

@@ -1,7 +1,7 @@
 """scripts/check-style.sh fails where it should: on a small tree with the
 project's .clang-format, .flake8 and .shellcheckrc, one misformatted C++ file,
 one shell script with a shellcheck finding, one Python file with a flake8
-finding, one function over 120 lines in miniapps/ or common/, or one Python
+finding, one function over 100 lines in miniapps/ or common/, or one Python
 file of python/src over 700 lines or with a function over 100 makes it exit 1
 naming that file; the same tree clean passes. Files
 are found by extension and by shebang, in a git checkout (tracked files) and
@@ -172,29 +172,40 @@ TEST(Suite, Name) {{ EXPECT_EQ(1, 1); }}
 
 
 @pytest.mark.parametrize("where", ["miniapps/demo/main.cpp", "common/include/karma/demo.hpp"])
-def test_size_a_function_over_120_lines_fails(tmp_path, where):
+def test_size_a_function_over_100_lines_fails(tmp_path, where):
     tree = make_tree(tmp_path)
     path = tree / where
     path.parent.mkdir(parents=True)
-    fits = TRICKY.format(member=function_of("member", 120, "  "), twice=function_of("twice", 120),
-                         free=function_of("free_one", 120))
+    fits = TRICKY.format(member=function_of("member", 100, "  "), twice=function_of("twice", 100),
+                         free=function_of("free_one", 100))
     path.write_text(fits)
     code, out = check(tree, "--only", "size")
     assert code == 0 and "size: 1 C++ files clean" in out, out
-    for name, member, free in (("member", 121, 120), ("free_one", 120, 121)):
+    for name, member, free in (("member", 101, 100), ("free_one", 100, 101)):
         path.write_text(TRICKY.format(member=function_of("member", member, "  "),
-                                      twice=function_of("twice", 120),
+                                      twice=function_of("twice", 100),
                                       free=function_of("free_one", free)))
         code, out = check(tree, "--only", "size")
         line = 1 + path.read_text().split("\n").index(
             next(s for s in path.read_text().split("\n") if f" {name}(int x)" in s))
         assert code == 1, out
-        assert f"{where}:{line}: function {name} is 121 lines (at most 120)" in out, out
+        assert f"{where}:{line}: function {name} is 101 lines (at most 100)" in out, out
         assert out.count("function ") == 1, out  # no other finding
     # #if's later branches are not read: a longer definition there counts not.
-    path.write_text(fits.replace("#else\n" + function_of("twice", 120),
+    path.write_text(fits.replace("#else\n" + function_of("twice", 100),
                                  "#else\n" + function_of("twice", 200)))
     assert check(tree, "--only", "size")[0] == 0
+
+
+def test_size_a_cpp_file_over_700_lines_fails(tmp_path):
+    tree = make_tree(tmp_path)
+    path = tree / "miniapps" / "demo" / "long.hpp"
+    path.parent.mkdir(parents=True)
+    path.write_text("// a line\n" * 700)
+    assert check(tree, "--only", "size")[0] == 0
+    path.write_text("// a line\n" * 701)
+    code, out = check(tree, "--only", "size")
+    assert code == 1 and "miniapps/demo/long.hpp: 701 lines (at most 700)" in out, out
 
 
 def test_size_only_in_miniapps_and_common(tmp_path):
@@ -249,7 +260,7 @@ def test_size_python_files_over_700_lines_fail(tmp_path):
     code, out = check(tree, "--only", "size")
     assert code == 1 and "python/src/pkg/big.py: 701 lines (at most 700)" in out, out
     (tree / "miniapps").mkdir()
-    (tree / "miniapps" / "main.cpp").write_text(function_of("fits", 120))
+    (tree / "miniapps" / "main.cpp").write_text(function_of("fits", 100))
     code, out = check(tree, "--only", "size")
     assert code == 1 and "size: FAILED" in out, out
     path.write_text(text)

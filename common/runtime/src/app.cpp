@@ -450,6 +450,50 @@ void print_verdict(const Report& report, int code) {
     std::printf("RESULT: FAILED reason=%s\n", failure_reason(code));
 }
 
+// What the end of a run needs to know of its start.
+struct RunStart {
+  std::string executable, command, output;
+  std::chrono::system_clock::time_point time;
+};
+struct Gathered {
+  nlohmann::json ranks, energy_ranks;
+};
+
+// The root's end of a run: its results file, its summary, table, figure of
+// merit lines and verdict; returns `code`, or a failed write's.
+int finish_on_root(const RunStart& run, const App& app, const CommandLine& cli,
+                   const Context& context, const Report& report, const Gathered& gathered,
+                   int code) {
+  const Deck& deck = context.deck;
+  const double duration =
+      std::chrono::duration<double>(std::chrono::system_clock::now() - run.time).count();
+  const nlohmann::json doc =
+      results_json(app, cli, deck, report, gathered.ranks, gathered.energy_ranks, run.command,
+                   utc_stamp(run.time, "%Y-%m-%dT%H:%M:%SZ"), duration);
+  std::string output = run.output;
+  if (cli.output.empty()) {
+    std::error_code ec;
+    fs::create_directories(deck.string("run.results_dir"), ec);
+    output = unique_path(output);
+  }
+  if (context.verbose()) {
+    std::printf("%s\n", report.summary.c_str());
+    print_table(run.executable, report);
+  }
+  try {
+    inject_failure_at("output");
+    write_file_atomically(output, doc.dump(2) + "\n");
+    if (context.verbose()) std::printf("results: %s\n", output.c_str());
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: error: %s\n", run.executable.c_str(), e.what());
+    code = e.code();
+  }
+  print_fom_lines(app, report);
+  print_verdict(report, code);
+  std::fflush(stdout);
+  return code;
+}
+
 }  // namespace
 
 int run_main(int argc, char** argv, const App& app) {
@@ -534,32 +578,9 @@ int run_main(int argc, char** argv, const App& app) {
     comm::barrier();
     code = report.passed() ? exit_ok : exit_verification_failed;
 
-    if (comm::is_root()) {
-      const double duration =
-          std::chrono::duration<double>(std::chrono::system_clock::now() - start).count();
-      const nlohmann::json doc = results_json(app, cli, *deck, report, ranks, energy_ranks, command,
-                                              utc_stamp(start, "%Y-%m-%dT%H:%M:%SZ"), duration);
-      if (cli.output.empty()) {
-        std::error_code ec;
-        fs::create_directories(deck->string("run.results_dir"), ec);
-        output = unique_path(output);
-      }
-      if (context.verbose()) {
-        std::printf("%s\n", report.summary.c_str());
-        print_table(executable, report);
-      }
-      try {
-        inject_failure_at("output");
-        write_file_atomically(output, doc.dump(2) + "\n");
-        if (context.verbose()) std::printf("results: %s\n", output.c_str());
-      } catch (const Error& e) {
-        std::fprintf(stderr, "%s: error: %s\n", executable.c_str(), e.what());
-        code = e.code();
-      }
-      print_fom_lines(app, report);
-      print_verdict(report, code);
-      std::fflush(stdout);
-    }
+    if (comm::is_root())
+      code = finish_on_root({executable, command, output, start}, app, cli, context, report,
+                            {ranks, energy_ranks}, code);
   } catch (const Error& e) {
     code = settle_error(executable, e);
   } catch (const std::exception& e) {

@@ -547,6 +547,43 @@ std::string describe_type(const KeySpec& spec) {
   return "?";
 }
 
+namespace {
+
+// One --set key.path=value, checked as the deck's own values are: the key
+// and its value.
+std::pair<std::string, nlohmann::json> parse_override(const std::string& assignment,
+                                                      const Schema& schema) {
+  const std::string origin = "--set " + printable(assignment);
+  // The same text rules as the deck's, stricter: one line, no tabs.
+  if (const auto problem = text_problem(assignment, false))
+    throw InputError(origin + ": " + problem->message);
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError(origin + ": expected --set key.path=value");
+  const std::string path = assignment.substr(0, eq);
+  const KeySpec* spec = schema.find(path);
+  if (!spec && schema.is_section(path))
+    throw InputError(origin + ": " + path + ": is a section; --set names one of its keys");
+  if (const std::string* instead = spec ? nullptr : schema.retired_hint(path))
+    throw InputError(origin + ": " + path + ": no longer read; " + *instead);
+  if (!spec) {
+    const std::string hint = schema.suggest(path);
+    throw InputError(origin + ": " + path + ": unknown key" +
+                     (hint.empty() ? "" : " (did you mean " + quoted(hint) + "?)"));
+  }
+  const std::string value_text = assignment.substr(eq + 1);
+  const SourceMap value_source(value_text);
+  try {
+    const YAML::Node value = load_one_document(value_text, "cannot parse value: ");
+    if (value.IsNull()) throw ValueProblem{no_value(*spec, "leave out the --set"), {}};
+    return {path, convert(value, *spec, value_source)};
+  } catch (const ValueProblem& p) {
+    throw InputError(origin + ": " + path + ": " + p.message);
+  }
+}
+
+}  // namespace
+
 // --- Deck -------------------------------------------------------------------
 
 Deck Deck::load(const std::string& path, const Schema& schema,
@@ -638,33 +675,8 @@ Deck Deck::parse(const std::string& text, const std::string& name, const Schema&
   if (!root.IsNull() || !root.Mark().is_null()) walk(root, "");
 
   for (const auto& assignment : overrides) {
-    const std::string origin = "--set " + printable(assignment);
-    // The same text rules as the deck's, stricter: one line, no tabs.
-    if (const auto problem = text_problem(assignment, false))
-      throw InputError(origin + ": " + problem->message);
-    const auto eq = assignment.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw InputError(origin + ": expected --set key.path=value");
-    const std::string path = assignment.substr(0, eq);
-    const KeySpec* spec = schema.find(path);
-    if (!spec && schema.is_section(path))
-      throw InputError(origin + ": " + path + ": is a section; --set names one of its keys");
-    if (const std::string* instead = spec ? nullptr : schema.retired_hint(path))
-      throw InputError(origin + ": " + path + ": no longer read; " + *instead);
-    if (!spec) {
-      const std::string hint = schema.suggest(path);
-      throw InputError(origin + ": " + path + ": unknown key" +
-                       (hint.empty() ? "" : " (did you mean " + quoted(hint) + "?)"));
-    }
-    const std::string value_text = assignment.substr(eq + 1);
-    const SourceMap value_source(value_text);
-    try {
-      const YAML::Node value = load_one_document(value_text, "cannot parse value: ");
-      if (value.IsNull()) throw ValueProblem{no_value(*spec, "leave out the --set"), {}};
-      deck.values_[path] = {convert(value, *spec, value_source), origin};
-    } catch (const ValueProblem& p) {
-      throw InputError(origin + ": " + path + ": " + p.message);
-    }
+    auto [path, value] = parse_override(assignment, schema);
+    deck.values_[path] = {std::move(value), "--set " + printable(assignment)};
   }
 
   for (const auto& k : schema.keys())
