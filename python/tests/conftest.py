@@ -110,6 +110,16 @@ def tool(name, *args, env=None, timeout=120, cwd=None):
                           cwd=cwd, stdin=subprocess.DEVNULL)
 
 
+@pytest.fixture
+def mpiexec():
+    """The build's MPI launcher (ctest sets KARMA_MPIEXEC); a build without
+    MPI skips the test."""
+    path = os.environ.get("KARMA_MPIEXEC")
+    if not path:
+        pytest.skip("this build has no MPI (KARMA_ENABLE_MPI=OFF)")
+    return path
+
+
 def built(variable, what):
     """A path of the build that ctest passes in the environment. Plain
     `pytest` has no build: the test is skipped, saying what it needs."""

@@ -18,14 +18,6 @@ CONTACT_SMALL = os.path.join(ROOT, "inputs", "contact", "small.yaml")
 STREAM_SMALL = os.path.join(ROOT, "inputs", "stream", "small.yaml")
 
 
-@pytest.fixture
-def mpiexec():
-    path = os.environ.get("KARMA_MPIEXEC")
-    if not path:
-        pytest.skip("this build has no MPI (KARMA_ENABLE_MPI=OFF)")
-    return path
-
-
 def run(mpiexec, ranks, exe, args, tmp_path):
     """(exit code, stdout + stderr, results or None) of one launch."""
     output = tmp_path / "out.json"

@@ -18,14 +18,6 @@ SMALL_DECK = os.path.join(ROOT, "inputs", "stream", "small.yaml")
 LIMIT_S = 120
 
 
-@pytest.fixture
-def mpiexec():
-    path = os.environ.get("KARMA_MPIEXEC")
-    if not path:
-        pytest.skip("this build has no MPI (KARMA_ENABLE_MPI=OFF)")
-    return path
-
-
 def launch(mpiexec, groups, tmp_path, env=None):
     """mpiexec with one `-n N exe args` group per item of `groups`; returns
     (exit code, stdout + stderr, seconds). Every rank is told to write the

@@ -431,21 +431,7 @@ namespace {
 void nccl_shutdown() {}
 void nccl_init(void*) {}
 double settle_nccl_seconds() { return 0; }
-[[noreturn]] void no_nccl() {
-  throw Error(exit_runtime_error, "an NCCL operation in a build without NCCL");
-}
 }  // namespace
-bool nccl_built() { return false; }
-std::string nccl_version() { return "none"; }
-void nccl_sum_in_place(float*, std::int64_t) { no_nccl(); }
-void nccl_sum_in_place(double*, std::int64_t) { no_nccl(); }
-void nccl_allgatherv_in_place(float*, const std::vector<std::int64_t>&) { no_nccl(); }
-void nccl_allgatherv_in_place(double*, const std::vector<std::int64_t>&) { no_nccl(); }
-void nccl_exchange(const std::vector<int>&, const int*, const std::vector<std::int64_t>&,
-                   const std::vector<std::int64_t>&, int*, const std::vector<std::int64_t>&,
-                   const std::vector<std::int64_t>&) {
-  no_nccl();
-}
 #endif
 
 double seconds_spent() { return host_seconds + settle_nccl_seconds(); }
@@ -528,22 +514,6 @@ std::vector<std::string> allgather(const std::string& s) { return {s}; }
 bool all_arrive_within(double) { return true; }
 std::int64_t sum_on_device(std::int64_t v, int) { return v; }
 std::string library_version() { return "none"; }
-bool nccl_built() { return false; }
-std::string nccl_version() { return "none"; }
-namespace {
-[[noreturn]] void no_nccl() {
-  throw Error(exit_runtime_error, "an NCCL operation in a build without MPI");
-}
-}  // namespace
-void nccl_sum_in_place(float*, std::int64_t) { no_nccl(); }
-void nccl_sum_in_place(double*, std::int64_t) { no_nccl(); }
-void nccl_allgatherv_in_place(float*, const std::vector<std::int64_t>&) { no_nccl(); }
-void nccl_allgatherv_in_place(double*, const std::vector<std::int64_t>&) { no_nccl(); }
-void nccl_exchange(const std::vector<int>&, const int*, const std::vector<std::int64_t>&,
-                   const std::vector<std::int64_t>&, int*, const std::vector<std::int64_t>&,
-                   const std::vector<std::int64_t>&) {
-  no_nccl();
-}
 double seconds_spent() { return host_seconds; }
 PathChoice choose_path(const std::string& requested, bool device_memory, bool, void*) {
   PathChoice c;
@@ -556,6 +526,26 @@ PathChoice choose_path(const std::string& requested, bool device_memory, bool, v
   return c;
 }
 
+#endif
+
+// A build without NCCL (or without MPI, which NCCL's start needs).
+#if !defined(KARMA_HAVE_MPI) || !defined(KARMA_HAVE_NCCL)
+namespace {
+[[noreturn]] void no_nccl() {
+  throw Error(exit_runtime_error, "an NCCL operation in a build without NCCL");
+}
+}  // namespace
+bool nccl_built() { return false; }
+std::string nccl_version() { return "none"; }
+void nccl_sum_in_place(float*, std::int64_t) { no_nccl(); }
+void nccl_sum_in_place(double*, std::int64_t) { no_nccl(); }
+void nccl_allgatherv_in_place(float*, const std::vector<std::int64_t>&) { no_nccl(); }
+void nccl_allgatherv_in_place(double*, const std::vector<std::int64_t>&) { no_nccl(); }
+void nccl_exchange(const std::vector<int>&, const int*, const std::vector<std::int64_t>&,
+                   const std::vector<std::int64_t>&, int*, const std::vector<std::int64_t>&,
+                   const std::vector<std::int64_t>&) {
+  no_nccl();
+}
 #endif
 
 }  // namespace karma::comm
