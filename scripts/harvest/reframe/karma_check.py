@@ -20,7 +20,7 @@ from reframe.core.builtins import parameter, run_after, run_before, sanity_funct
 
 APPS = ("stream", "hexgrad", "mgs", "matvec", "contact", "microbench")
 
-# printf's %.6g (common/src/app.cpp) and Google Benchmark's numbers.
+# printf's %.6g (common/runtime/src/app.cpp) and Google Benchmark's numbers.
 NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
 

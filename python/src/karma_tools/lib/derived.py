@@ -2,7 +2,7 @@
 
 A karma run's kernels[].fom, bandwidth_GBps, GFLOPs and the mini-apps'
 further rates are each some work the result records (bytes, flops, elements,
-pairs) over one of its times (common/src/harness.cpp, kernel_result; the
+pairs) over one of its times (common/runtime/src/harness.cpp, kernel_result; the
 mini-apps' reports); the efficiency's peaks come from ranks[].device; the
 energy's figures per execution and per watt from its average power. Here
 each is computed again from those inputs and must agree within TOLERANCE, and
