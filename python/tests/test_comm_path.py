@@ -82,8 +82,8 @@ def test_a_path_the_machine_lacks_is_the_decks_error(mpiexec, tmp_path):
     if doc is not None:
         pytest.skip("this machine's MPI reads device memory: gpu-aware-mpi is available")
     assert code == 2, out
-    assert "run.comm: gpu-aware-mpi" in out, out
-    assert "--set run.comm" in out or "run.comm" in out
+    # One line naming where the value came from, the key and why.
+    assert "--set run.comm=gpu-aware-mpi: run.comm: gpu-aware-mpi" in out, out
 
 
 def test_ranks_sharing_a_gpu_are_named(mpiexec, tmp_path):

@@ -412,7 +412,7 @@ nlohmann::json gather_ranks(const std::string& executable, const Context& contex
 
 // Collective: the path of device data between ranks (run.comm), after the
 // device is chosen; a path the machine lacks is the deck's error.
-void choose_comm_path(const Deck& deck, const Context& context, const nlohmann::json& ranks) {
+void choose_comm_path(const Deck& deck, const Context& context, bool devices_shared) {
   constexpr bool device_memory =
       !Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                   Kokkos::DefaultExecutionSpace::memory_space>::accessible;
@@ -420,16 +420,17 @@ void choose_comm_path(const Deck& deck, const Context& context, const nlohmann::
 #if defined(KOKKOS_ENABLE_CUDA)
   stream = Kokkos::DefaultExecutionSpace().cuda_stream();
 #endif
-  const comm::PathChoice c = comm::choose_path(deck.string("run.comm"), device_memory,
-                                               !shared_devices(ranks).empty(), stream);
+  const comm::PathChoice c =
+      comm::choose_path(deck.string("run.comm"), device_memory, devices_shared, stream);
   if (!c.available) deck.fail("run.comm", c.why);
   if (context.verbose() && comm::size() > 1)
     std::printf("  data between ranks: %s (%s)\n", c.name.c_str(), c.why.c_str());
 }
 
-void warn_shared_devices(const std::string& executable, const nlohmann::json& ranks) {
+// `shared`: shared_devices() of the run's ranks.
+void warn_shared_devices(const std::string& executable, const nlohmann::json& shared) {
   if (!comm::is_root()) return;
-  for (const auto& s : shared_devices(ranks))
+  for (const auto& s : shared)
     std::fprintf(stderr,
                  "%s: warning: ranks %s share the GPU %s on %s (more ranks than visible GPUs): "
                  "their figures are not one rank a device\n",
@@ -564,8 +565,9 @@ int run_main(int argc, char** argv, const App& app) {
                                       {"karma.rank", std::to_string(comm::rank())}});
     const Context context{*deck, cli, device_id};
     const nlohmann::json ranks = gather_ranks(executable, context);
-    choose_comm_path(*deck, context, ranks);
-    warn_shared_devices(executable, ranks);
+    const nlohmann::json shared = shared_devices(ranks);
+    choose_comm_path(*deck, context, !shared.empty());
+    warn_shared_devices(executable, shared);
 
     energy::start(deck->string("run.energy") == "on", deck->number("run.energy_window"),
                   ranks[static_cast<std::size_t>(comm::rank())]["device"], hostname());

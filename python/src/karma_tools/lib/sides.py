@@ -304,8 +304,9 @@ def ratio_table(spec, items):
             continue
         row["rounds"][n["round"]] = ratio
         row["values"][n["round"]] = (a, b)
-        if comm_shares(n["entry"]) is not None:
-            row.setdefault("comm", {})[n["round"]] = comm_shares(n["entry"])
+        shares = comm_shares(n["entry"])
+        if shares is not None:
+            row.setdefault("comm", {})[n["round"]] = shares
         for side in (n, d):
             if not side["passed"]:
                 row["failed"].append(f"{side['job']} (round {side['round']})")
