@@ -35,6 +35,66 @@ struct DynamicPairSink {
   }
 };
 
+// Search s of row i (a row search: every neighbour but i itself) by the
+// vector lanes of one team thread, the lanes over each cell's items.
+template <class Member, class Sink>
+KOKKOS_INLINE_FUNCTION void row_by_lanes(const Search& s, const Member& t, const Index i,
+                                         const Sink& sink) {
+  int a[6];
+  for (int d = 0; d < 6; ++d) a[d] = s.boxes(i, d);
+  const int x0 = s.grid.cell_of(0, a[0]), x1 = s.grid.cell_of(0, a[3]);
+  const int y0 = s.grid.cell_of(1, a[1]), y1 = s.grid.cell_of(1, a[4]);
+  const int z0 = s.grid.cell_of(2, a[2]), z1 = s.grid.cell_of(2, a[5]);
+  for (int z = z0; z <= z1; ++z) {
+    const int zlo = z > z0 ? s.grid.lo[2] + z * s.grid.cell : INT_MIN;
+    for (int y = y0; y <= y1; ++y) {
+      const int ylo = y > y0 ? s.grid.lo[1] + y * s.grid.cell : INT_MIN;
+      for (int x = x0; x <= x1; ++x) {
+        const int xlo = x > x0 ? s.grid.lo[0] + x * s.grid.cell : INT_MIN;
+        const Index c = s.grid.index(x, y, z);
+        const std::int64_t begin = s.offsets(c), size = s.offsets(c + 1) - begin;
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, size), [&](const std::int64_t q) {
+          const int j = s.items(begin + q);
+          int b[6];
+          for (int d = 0; d < 6; ++d) b[d] = s.boxes(j, d);
+          if (j != i && overlap(a, b) && b[0] >= xlo && b[1] >= ylo && b[2] >= zlo)
+            sink.add(j, s.id(j), j < s.rows);
+        });
+      }
+    }
+  }
+}
+
+// A refilled row, from several lanes at once: push_back.
+template <class Dynamic>
+struct DynamicPushSink {
+  Dynamic lists;
+  Index row;
+  KOKKOS_INLINE_FUNCTION void add(int, int id, bool) const { lists.push_back(row, id); }
+};
+
+// Searches the `count` rows listed in `rows` again into `lists` (grown to
+// hold them). Few rows overflow, and each is long: a thread a row leaves a
+// GPU nearly idle for one thread's whole walk, whatever the number of rows,
+// so there a warp takes a row, its lanes over each cell's items.
+template <class Dynamic>
+void refill_rows(const Search& by_rows, const Dynamic& lists,
+                 const Kokkos::View<Index*, Memory>& rows, const Index count) {
+  Kokkos::parallel_for(
+      "contact::dynamic::refill_reset", Range(0, count),
+      KOKKOS_LAMBDA(const Index k) { lists.set_count(rows(k), 0); });
+  using Team = Kokkos::TeamPolicy<Exec>;
+  // A 256-thread block on a GPU, a warp a row; a row a thread elsewhere.
+  constexpr int lanes = on_gpu ? 32 : 1, per_team = on_gpu ? 8 : 1;
+  Kokkos::parallel_for(
+      "contact::dynamic::refill", Team((count + per_team - 1) / per_team, per_team, lanes),
+      KOKKOS_LAMBDA(const Team::member_type& t) {
+        const Index k = t.league_rank() * Index(per_team) + t.team_rank();
+        if (k >= count) return;
+        row_by_lanes(by_rows, t, rows(k), DynamicPushSink<Dynamic>{lists, rows(k)});
+      });
+}
+
 // One search pass; a row past capacity keeps counting (rows: each row
 // written by its own thread without atomics; pairs: push_back). The caller
 // learns of an overflow from lists.max_count().
@@ -59,8 +119,8 @@ void fill_dynamic(const Search& search, const Dynamic& lists) {
 
 // Overflow recovery after fill_dynamic: when some row asked for more than
 // its capacity, grow every row to the largest count (keeping what the rows
-// hold) and search again only for the rows that overflowed, each by its own
-// thread (a row's set of neighbours does not depend on how it was found).
+// hold) and search again only for the rows that overflowed (a row's set of
+// neighbours does not depend on how it was found).
 // Returns the number of rows refilled (0: nothing overflowed).
 template <class Dynamic>
 std::int64_t recover_dynamic(const Search& search, Dynamic& lists) {
@@ -81,16 +141,9 @@ std::int64_t recover_dynamic(const Search& search, Dynamic& lists) {
       },
       overflowed);
   lists.grow(needed);
-  const Dynamic grown = lists;
   Search by_rows = search;
   by_rows.pairs = false;
-  Kokkos::parallel_for(
-      "contact::dynamic::refill", Range(0, overflowed), KOKKOS_LAMBDA(const Index k) {
-        const Index i = rows(k);
-        DynamicRowSink<Dynamic> sink{grown, i, 0};
-        by_rows(i, sink);
-        grown.set_count(i, sink.n);
-      });
+  refill_rows(by_rows, lists, rows, overflowed);
   return overflowed;
 }
 
