@@ -2,7 +2,8 @@
 several ranks records the path it took and why, and, per kernel, each
 rank's share of time communicating and waiting; a path the machine lacks is
 the deck's error; ranks that share a GPU are named on stderr and in the
-results; a 4-rank job on a node of 4 GPUs runs on 4 distinct GPUs."""
+results; a 4-rank job on a node of 4 GPUs runs on 4 distinct GPUs; on a
+node of several GPUs, mgs's sums go through peer memory and still verify."""
 
 import json
 import os
@@ -16,6 +17,7 @@ from conftest import ROOT, miniapp
 LIMIT_S = 300
 CONTACT_SMALL = os.path.join(ROOT, "inputs", "contact", "small.yaml")
 STREAM_SMALL = os.path.join(ROOT, "inputs", "stream", "small.yaml")
+MGS_SMALL = os.path.join(ROOT, "inputs", "mgs", "small.yaml")
 
 
 def run(mpiexec, ranks, exe, args, tmp_path):
@@ -106,6 +108,22 @@ def test_four_ranks_run_on_four_gpus(mpiexec, tmp_path):
     assert len(set(uuids)) == 4, uuids
     assert doc["mpi"]["shared_devices"] == []
     assert "share the GPU" not in out
+
+
+@pytest.mark.parametrize("algorithm", ["mgs", "mgs-fused", "cgs2"])
+def test_small_sums_through_peer_memory_verify(mpiexec, tmp_path, algorithm):
+    ranks = min(gpus_visible(), 4)
+    if ranks < 2:
+        pytest.skip("needs a node with 2 or more visible GPUs")
+    code, out, doc = run(mpiexec, ranks, miniapp("mgs"),
+                         [MGS_SMALL, "--set", f"mgs.algorithm={algorithm}"], tmp_path)
+    assert code == 0, out  # the factorization's checks passed on every rank
+    comm = doc["mpi"]["comm"]
+    if comm["path"] != "nccl":
+        pytest.skip(f"the path is {comm['path']}: {comm['why']}")
+    assert comm["small_sums"].startswith("peer memory"), comm
+    mgs = [k for k in doc["kernels"] if k["implementation"] == "kokkos"]
+    assert mgs and all(max(k["comm"]["share"]) > 0 for k in mgs), mgs
 
 
 def _item(ranks, rnd, seconds, share=None):

@@ -1,10 +1,12 @@
 #include "karma/comm.hpp"
 
 #include "karma/error.hpp"
+#include "karma/peer_memory.hpp"
 
 #include <chrono>
 #include <cstdlib>
 #include <limits>
+#include <memory>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -75,6 +77,7 @@ void init(int* argc, char*** argv) {
 }
 
 void finalize() {
+  close_peer_slots();
   nccl_shutdown();
   if (node_comm != MPI_COMM_NULL) MPI_Comm_free(&node_comm);
   if (failure_comm != MPI_COMM_NULL) MPI_Comm_free(&failure_comm);
@@ -394,6 +397,12 @@ void nccl_gather(T* full, const std::vector<std::int64_t>& counts) {
 }
 }  // namespace
 
+namespace {
+std::unique_ptr<Timed> device_work;
+}  // namespace
+void device_comm_begin() { device_work = std::make_unique<Timed>(); }
+void device_comm_end() { device_work.reset(); }
+
 bool nccl_built() { return true; }
 std::string nccl_version() {
   return std::to_string(NCCL_MAJOR) + "." + std::to_string(NCCL_MINOR) + "." +
@@ -470,7 +479,11 @@ PathChoice choose_path(const std::string& requested, bool device_memory, bool sh
     c.name = "host staging";
     c.why = requested == "auto" ? nccl_says + "; " + mpi_says : "asked for (run.comm)";
   }
-  if (c.path == Path::nccl && c.available && cached_size > 1) nccl_init(stream);
+  if (c.path == Path::nccl && c.available && cached_size > 1) {
+    nccl_init(stream);
+    const std::string peers = open_peer_slots(cached_rank, cached_size, cached_local_size);
+    c.small_sums = peer_slots().available ? peers : "nccl (" + peers + ")";
+  }
   chosen = c;
   return c;
 }
@@ -536,6 +549,8 @@ namespace {
 }
 }  // namespace
 bool nccl_built() { return false; }
+void device_comm_begin() {}
+void device_comm_end() {}
 std::string nccl_version() { return "none"; }
 void nccl_sum_in_place(float*, std::int64_t) { no_nccl(); }
 void nccl_sum_in_place(double*, std::int64_t) { no_nccl(); }

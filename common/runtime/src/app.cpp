@@ -288,15 +288,16 @@ nlohmann::json results_json(const App& app, const CommandLine& cli, const Deck& 
     ranks_per_node = std::max(ranks_per_node, r["local_size"].get<int>());
   }
   doc["hosts"] = hosts;
+  nlohmann::json comm_path = {{"path", comm::path().name},
+                              {"requested", comm::path().requested},
+                              {"why", comm::path().why}};
+  if (!comm::path().small_sums.empty()) comm_path["small_sums"] = comm::path().small_sums;
   doc["mpi"] = {{"enabled", build_info::mpi_enabled},
                 {"library_version", comm::library_version()},
                 {"ranks", comm::size()},
                 {"nodes", comm::node_count()},
                 {"ranks_per_node", ranks_per_node},
-                {"comm",
-                 {{"path", comm::path().name},
-                  {"requested", comm::path().requested},
-                  {"why", comm::path().why}}},
+                {"comm", comm_path},
                 {"shared_devices", shared_devices(ranks)}};
   doc["ranks"] = ranks;
   doc["kokkos"] = describe_kokkos();

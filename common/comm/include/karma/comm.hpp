@@ -90,6 +90,8 @@ struct PathChoice {
   std::string requested = "auto";
   std::string why;        // why this path: what was asked and what is available
   bool available = true;  // false: the path asked for is not on this machine (why says so)
+  // nccl: how sums of a few values go (karma/peer_memory.hpp), and why.
+  std::string small_sums;
 };
 // Collective, once after the device is chosen. `requested`: auto,
 // host-staging, gpu-aware-mpi or nccl; `device_memory`: the backend's
@@ -115,6 +117,11 @@ void nccl_exchange(const std::vector<int>& peers, const int* send,
                    const std::vector<std::int64_t>& send_counts, int* recv,
                    const std::vector<std::int64_t>& recv_offsets,
                    const std::vector<std::int64_t>& recv_counts);
+
+// Device work between the two counted as communication (seconds_spent),
+// timed by events on the stream; only with path() == nccl.
+void device_comm_begin();
+void device_comm_end();
 
 // Seconds this rank has spent communicating and waiting for its peers since
 // the start: the host's time inside this module's exchanges and reductions

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "karma/comm.hpp"
+#include "karma/peer_memory.hpp"
 #include "karma/pinned.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -52,17 +53,85 @@ void copy(T* to, const T* from, std::int64_t count, bool to_host) {
     Kokkos::deep_copy(Unmanaged<T>(to, count), UnmanagedPinned<const T>(from, count));
 }
 
+#if defined(__CUDA_ARCH__)
+__device__ inline unsigned long long nanoseconds() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+#endif
+// A peer that has not written after this long is gone: stop the kernel
+// (an error at the next fence) rather than spin for ever.
+inline constexpr unsigned long long patience_ns = 60ull * 1000 * 1000 * 1000;
+
+// `values` (device memory, `count` of them) summed over the ranks in place,
+// in rank order on every rank, so that every rank holds the same bits. One
+// GPU thread; every rank calls it with the same epoch.
+template <class T>
+KOKKOS_INLINE_FUNCTION void peer_sum(const comm::PeerSlots& p, T* values, int count,
+                                     unsigned long long epoch) {
+#if defined(__CUDA_ARCH__)
+  const int generation = static_cast<int>(epoch & 1u) * p.size;
+  for (int q = 0; q < p.size; ++q) {
+    if (q == p.rank) continue;
+    T* to = static_cast<T*>(p.peer_inbox[q]) + (generation + p.rank) * comm::peer_max_values;
+    for (int i = 0; i < count; ++i) to[i] = values[i];
+  }
+  __threadfence_system();  // the values are seen before the flags
+  for (int q = 0; q < p.size; ++q)
+    if (q != p.rank)
+      *reinterpret_cast<volatile unsigned long long*>(p.peer_flags[q] + p.rank) = epoch;
+  const unsigned long long start = nanoseconds();
+  for (int q = 0; q < p.size; ++q) {
+    if (q == p.rank) continue;
+    const volatile unsigned long long* flag = p.flags + q;
+    while (*flag < epoch)
+      if (nanoseconds() - start > patience_ns) __trap();
+  }
+  __threadfence_system();
+  const volatile T* inbox = static_cast<const T*>(p.inbox) + generation * comm::peer_max_values;
+  for (int i = 0; i < count; ++i) {
+    T s = 0;
+    for (int q = 0; q < p.size; ++q)
+      s += q == p.rank ? values[i] : inbox[q * comm::peer_max_values + i];
+    values[i] = s;
+  }
+#else
+  (void)p;
+  (void)values;
+  (void)count;
+  (void)epoch;
+#endif
+}
+
+// One GPU thread sums `count` values over the ranks through peer memory.
+template <class T>
+void peer_sum_in_place(T* values, std::int64_t count) {
+  const comm::PeerSlots slots = comm::peer_slots();
+  const unsigned long long epoch = comm::next_peer_epoch();
+  const int n = static_cast<int>(count);
+  comm::device_comm_begin();
+  Kokkos::parallel_for(
+      "karma::comm::peer_sum", Kokkos::RangePolicy<>(0, 1),
+      KOKKOS_LAMBDA(const int) { peer_sum(slots, values, n, epoch); });
+  comm::device_comm_end();
+}
+
 }  // namespace device_comm_detail
 
 // Sums `count` values at `values` (the backend's memory) over the ranks, in
 // place. With NCCL the host does not wait: the sum is ordered on the stream
-// before the next kernel.
+// before the next kernel; a few values go through peer memory where the
+// GPUs reach each other's (karma/peer_memory.hpp).
 template <class T>
 void sum_over_ranks(T* values, std::int64_t count) {
   namespace d = device_comm_detail;
   if (comm::size() == 1 || count == 0) return;
   if (comm::path().path == comm::Path::nccl) {
-    comm::nccl_sum_in_place(values, count);
+    if (comm::peer_sums<T>(count))
+      d::peer_sum_in_place(values, count);
+    else
+      comm::nccl_sum_in_place(values, count);
     return;
   }
   const comm::Counting counting;

@@ -1,0 +1,49 @@
+// Sums of a few values over the GPUs of one node, written by one GPU thread
+// straight into the other ranks' device memory (CUDA IPC, over NVLink or
+// PCIe peer access): a reduction then costs a store and a flag across the
+// link instead of a collective library's launch and protocol, which decides
+// the time of the one-value reductions mgs makes hundreds of.
+//
+// Each rank owns an inbox of two generations (the parity of the epoch) of
+// one slot per sender, and a flag per sender holding the epoch it last
+// wrote. A rank can be at most one sum ahead of another (it waits for every
+// peer's value of the current sum), so two generations never collide. The
+// GPU thread's part is karma::peer_sum (device_comm.hpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+namespace karma::comm {
+
+inline constexpr int peer_max_ranks = 8;
+inline constexpr int peer_max_values = 64;  // a slot holds as many 8-byte values
+
+struct PeerSlots {
+  bool available = false;
+  int rank = 0, size = 1;
+  void* inbox = nullptr;                // [2][size][peer_max_values], the peers write it
+  unsigned long long* flags = nullptr;  // [size]: the epoch each peer wrote last
+  void* peer_inbox[peer_max_ranks] = {};
+  unsigned long long* peer_flags[peer_max_ranks] = {};
+};
+
+// Collective, after the device is chosen: maps every rank's slots into every
+// other rank's address space where all ranks share one node and each GPU
+// reaches the others'; returns what it found (the results' words).
+std::string open_peer_slots(int rank, int size, int local_size);
+// Collective, with every device idle: unmaps and frees them.
+void close_peer_slots();
+const PeerSlots& peer_slots();
+// The epoch of the next sum: the same sequence on every rank (collective).
+unsigned long long next_peer_epoch();
+
+// Whether a sum of `count` values of T goes through peer memory.
+template <class T>
+bool peer_sums(std::int64_t count) {
+  return peer_slots().available && count > 0 && count <= peer_max_values && sizeof(T) <= 8 &&
+         std::is_floating_point<T>::value;
+}
+
+}  // namespace karma::comm
