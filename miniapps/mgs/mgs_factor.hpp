@@ -123,8 +123,10 @@ void dot_over_ranks(T* dst, bool root, Tally& t) {
 // Runs `dot` into `result` (a device View, or a host value): as
 // PackedColumnDot where both columns are contiguous and start on 16 bytes
 // on CUDA (counted in t.packed_dots), else as ColumnDot over `dots`.
+// Returns whether the kernel also summed it over the ranks (through peer
+// memory, karma/peer_memory.hpp) and took a norm's root.
 template <class View, class Result>
-void column_dot(const char* label, const DotPolicy<value_t<View>>& dots, const ColumnDot<View>& dot,
+bool column_dot(const char* label, const DotPolicy<value_t<View>>& dots, const ColumnDot<View>& dot,
                 Result&& result, [[maybe_unused]] Workspace<value_t<View>>& ws,
                 [[maybe_unused]] Tally& t) {
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -137,19 +139,31 @@ void column_dot(const char* label, const DotPolicy<value_t<View>>& dots, const C
       T* out = ws.sums.data();  // host-visible
       if constexpr (to_device) out = result.data();
       const auto league = static_cast<int>(ws.team_sums.extent(0));  // one sum a team
-      Kokkos::parallel_for(label, PackedDotPolicy(league, packed_dot_team),
-                           PackedColumnDot<T>{x, y, dot.rows.rows, dot.root, ws.team_sums.data(),
-                                              ws.teams_done.data(), out});
+      const bool over_ranks = to_device && ws.over_ranks && comm::peer_sums<T>(1);
+      PackedColumnDot<T> k{x,
+                           y,
+                           dot.rows.rows,
+                           over_ranks ? dot.x == dot.y : dot.root,
+                           ws.team_sums.data(),
+                           ws.teams_done.data(),
+                           out};
+      if (over_ranks) {
+        k.peers = comm::peer_slots();
+        k.epoch = comm::next_peer_epoch();
+        ++t.allreduces;
+      }
+      Kokkos::parallel_for(label, PackedDotPolicy(league, packed_dot_team), k);
       if constexpr (!to_device) {
         Kokkos::fence();
         result = *out;
       }
       ++t.packed_dots;
-      return;
+      return over_ranks;
     }
   }
 #endif
   Kokkos::parallel_reduce(label, dots, dot, result);
+  return false;
 }
 
 template <class View>
@@ -163,9 +177,9 @@ void factor_mgs(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
     for (int i = 0; i < j; ++i) {
       const ColumnDot<View> dot{a, i, j, each, false};
       if (ws.on_device) {
-        column_dot("mgs::dot", dots, dot, Result(ws.rd(i, j)), ws, t);
+        const bool summed = column_dot("mgs::dot", dots, dot, Result(ws.rd(i, j)), ws, t);
         t.kernel(2, 0);
-        if (ws.over_ranks) dot_over_ranks(ws.rd(i, j), false, t);
+        if (ws.over_ranks && !summed) dot_over_ranks(ws.rd(i, j), false, t);
         Kokkos::parallel_for("mgs::axpy", each.policy(),
                              ColumnAxpy<View, FromDevice<T>>{a, i, j, {ws.rd(i, j)}, each});
       } else {
@@ -183,9 +197,9 @@ void factor_mgs(const View& a, Workspace<value_t<View>>& ws, Tally& t) {
     }
     const ColumnDot<View> norm{a, j, j, each, ws.final_in_kernel()};
     if (ws.on_device) {
-      column_dot("mgs::norm", dots, norm, Result(ws.rd(j, j)), ws, t);
+      const bool summed = column_dot("mgs::norm", dots, norm, Result(ws.rd(j, j)), ws, t);
       t.kernel(1, 0);
-      if (ws.over_ranks) dot_over_ranks(ws.rd(j, j), true, t);
+      if (ws.over_ranks && !summed) dot_over_ranks(ws.rd(j, j), true, t);
       Kokkos::parallel_for("mgs::scale", each.policy(),
                            ColumnScale<View, FromDevice<T>>{a, j, {ws.rd(j, j)}, each});
     } else {

@@ -4,6 +4,7 @@
 
 #include "mgs_basics.hpp"
 
+#include "karma/device_comm.hpp"
 #include "karma/packed.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -80,6 +81,10 @@ struct PackedColumnDot {
   T* team_sums;          // one a team
   unsigned* teams_done;  // 0 before and after
   T* out;
+  // Over the ranks: the last team's thread adds the peers' sums through
+  // peer memory before the root, in this kernel (epoch 0: one rank).
+  comm::PeerSlots peers{};
+  unsigned long long epoch = 0;
 
   KOKKOS_INLINE_FUNCTION T thread_sum(std::int64_t thread, std::int64_t stride) const {
     constexpr int U = packed_dot_units;
@@ -130,6 +135,11 @@ struct PackedColumnDot {
     for (int b = team.team_rank(); b < league; b += team.team_size()) total += sums[b];
     team.team_reduce(Kokkos::Sum<T>(total));
     if (team.team_rank() == 0) {
+      if (epoch != 0) {
+        *out = total;
+        peer_sum(peers, out, 1, epoch);
+        total = *out;
+      }
       *out = root ? math::sqrt(total) : total;
       *teams_done = 0;
     }

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <limits>
-#include <memory>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -397,12 +396,6 @@ void nccl_gather(T* full, const std::vector<std::int64_t>& counts) {
 }
 }  // namespace
 
-namespace {
-std::unique_ptr<Timed> device_work;
-}  // namespace
-void device_comm_begin() { device_work = std::make_unique<Timed>(); }
-void device_comm_end() { device_work.reset(); }
-
 bool nccl_built() { return true; }
 std::string nccl_version() {
   return std::to_string(NCCL_MAJOR) + "." + std::to_string(NCCL_MINOR) + "." +
@@ -443,7 +436,7 @@ double settle_nccl_seconds() { return 0; }
 }  // namespace
 #endif
 
-double seconds_spent() { return host_seconds + settle_nccl_seconds(); }
+double seconds_spent() { return host_seconds + settle_nccl_seconds() + peer_seconds(); }
 
 PathChoice choose_path(const std::string& requested, bool device_memory, bool shared_devices,
                        void* stream) {
@@ -549,8 +542,6 @@ namespace {
 }
 }  // namespace
 bool nccl_built() { return false; }
-void device_comm_begin() {}
-void device_comm_end() {}
 std::string nccl_version() { return "none"; }
 void nccl_sum_in_place(float*, std::int64_t) { no_nccl(); }
 void nccl_sum_in_place(double*, std::int64_t) { no_nccl(); }

@@ -36,6 +36,8 @@ bool all(bool v) {
 
 constexpr std::size_t inbox_bytes =
     std::size_t{2} * peer_max_ranks * peer_max_values * sizeof(double);
+// The inbox, a flag per sender, and the time counter.
+constexpr std::size_t own_bytes = inbox_bytes + (peer_max_ranks + 1) * sizeof(unsigned long long);
 
 // Why this rank's GPU cannot take part ("" when it can): every peer's GPU,
 // named by its PCI bus id, visible here and reachable from this one.
@@ -64,14 +66,11 @@ std::string peer_access_problem() {
 
 // This rank's inbox and flags, zeroed, and their IPC handle; "" or the problem.
 std::string allocate_own(cudaIpcMemHandle_t& handle) {
-  if (cudaMalloc(&own_buffer, inbox_bytes + peer_max_ranks * sizeof(unsigned long long)) !=
-      cudaSuccess) {
+  if (cudaMalloc(&own_buffer, own_bytes) != cudaSuccess) {
     own_buffer = nullptr;
     return "cudaMalloc failed";
   }
-  if (cudaMemset(own_buffer, 0, inbox_bytes + peer_max_ranks * sizeof(unsigned long long)) !=
-          cudaSuccess ||
-      cudaDeviceSynchronize() != cudaSuccess)
+  if (cudaMemset(own_buffer, 0, own_bytes) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess)
     return "cudaMemset failed";
   if (cudaIpcGetMemHandle(&handle, own_buffer) != cudaSuccess) return "no CUDA IPC handle";
   return "";
@@ -134,8 +133,17 @@ std::string open_peer_slots(int this_rank, int ranks, int ranks_here) {
   slots.available = true;
   slots.inbox = own_buffer;
   slots.flags = reinterpret_cast<unsigned long long*>(static_cast<char*>(own_buffer) + inbox_bytes);
+  slots.spent_ns = slots.flags + peer_max_ranks;
   return "peer memory (CUDA IPC): sums of up to " + std::to_string(peer_max_values) +
          " values in one GPU thread";
+}
+
+double peer_seconds() {
+  if (!slots.available) return 0;
+  unsigned long long ns = 0;
+  if (cudaMemcpy(&ns, slots.spent_ns, sizeof ns, cudaMemcpyDeviceToHost) != cudaSuccess)
+    throw Error(exit_runtime_error, "cudaMemcpy of the peer sums' time failed");
+  return 1e-9 * static_cast<double>(ns);
 }
 
 void close_peer_slots() {
@@ -151,6 +159,7 @@ std::string open_peer_slots(int, int, int) {
   return "no peer memory in this build (it comes with NCCL)";
 }
 void close_peer_slots() {}
+double peer_seconds() { return 0; }
 
 #endif
 

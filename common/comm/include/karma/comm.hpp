@@ -118,15 +118,11 @@ void nccl_exchange(const std::vector<int>& peers, const int* send,
                    const std::vector<std::int64_t>& recv_offsets,
                    const std::vector<std::int64_t>& recv_counts);
 
-// Device work between the two counted as communication (seconds_spent),
-// timed by events on the stream; only with path() == nccl.
-void device_comm_begin();
-void device_comm_end();
-
 // Seconds this rank has spent communicating and waiting for its peers since
 // the start: the host's time inside this module's exchanges and reductions
 // (the outermost call counts, see Counting), plus the device's time in NCCL
-// operations, timed by events on the stream; call it with the device idle.
+// operations, timed by events on the stream, and in sums through peer
+// memory (karma/peer_memory.hpp); call it with the device idle.
 double seconds_spent();
 // Counts the time from construction to destruction as communication, unless
 // an enclosing Counting already does (a staged exchange: copies and MPI).

@@ -53,6 +53,9 @@ void copy(T* to, const T* from, std::int64_t count, bool to_host) {
     Kokkos::deep_copy(Unmanaged<T>(to, count), UnmanagedPinned<const T>(from, count));
 }
 
+}  // namespace device_comm_detail
+
+namespace peer_detail {
 #if defined(__CUDA_ARCH__)
 __device__ inline unsigned long long nanoseconds() {
   unsigned long long t;
@@ -64,13 +67,17 @@ __device__ inline unsigned long long nanoseconds() {
 // (an error at the next fence) rather than spin for ever.
 inline constexpr unsigned long long patience_ns = 60ull * 1000 * 1000 * 1000;
 
+}  // namespace peer_detail
+
 // `values` (device memory, `count` of them) summed over the ranks in place,
-// in rank order on every rank, so that every rank holds the same bits. One
-// GPU thread; every rank calls it with the same epoch.
+// in rank order on every rank, so that every rank holds the same bits, by
+// one GPU thread (karma/peer_memory.hpp); every rank calls it with the same
+// epoch. Its time goes to p.spent_ns.
 template <class T>
 KOKKOS_INLINE_FUNCTION void peer_sum(const comm::PeerSlots& p, T* values, int count,
                                      unsigned long long epoch) {
 #if defined(__CUDA_ARCH__)
+  const unsigned long long start = peer_detail::nanoseconds();
   const int generation = static_cast<int>(epoch & 1u) * p.size;
   for (int q = 0; q < p.size; ++q) {
     if (q == p.rank) continue;
@@ -81,12 +88,11 @@ KOKKOS_INLINE_FUNCTION void peer_sum(const comm::PeerSlots& p, T* values, int co
   for (int q = 0; q < p.size; ++q)
     if (q != p.rank)
       *reinterpret_cast<volatile unsigned long long*>(p.peer_flags[q] + p.rank) = epoch;
-  const unsigned long long start = nanoseconds();
   for (int q = 0; q < p.size; ++q) {
     if (q == p.rank) continue;
     const volatile unsigned long long* flag = p.flags + q;
     while (*flag < epoch)
-      if (nanoseconds() - start > patience_ns) __trap();
+      if (peer_detail::nanoseconds() - start > peer_detail::patience_ns) __trap();
   }
   __threadfence_system();
   const volatile T* inbox = static_cast<const T*>(p.inbox) + generation * comm::peer_max_values;
@@ -96,6 +102,7 @@ KOKKOS_INLINE_FUNCTION void peer_sum(const comm::PeerSlots& p, T* values, int co
       s += q == p.rank ? values[i] : inbox[q * comm::peer_max_values + i];
     values[i] = s;
   }
+  atomicAdd(p.spent_ns, peer_detail::nanoseconds() - start);
 #else
   (void)p;
   (void)values;
@@ -104,17 +111,16 @@ KOKKOS_INLINE_FUNCTION void peer_sum(const comm::PeerSlots& p, T* values, int co
 #endif
 }
 
+namespace device_comm_detail {
 // One GPU thread sums `count` values over the ranks through peer memory.
 template <class T>
 void peer_sum_in_place(T* values, std::int64_t count) {
   const comm::PeerSlots slots = comm::peer_slots();
   const unsigned long long epoch = comm::next_peer_epoch();
   const int n = static_cast<int>(count);
-  comm::device_comm_begin();
   Kokkos::parallel_for(
       "karma::comm::peer_sum", Kokkos::RangePolicy<>(0, 1),
       KOKKOS_LAMBDA(const int) { peer_sum(slots, values, n, epoch); });
-  comm::device_comm_end();
 }
 
 }  // namespace device_comm_detail

@@ -23,8 +23,9 @@ inline constexpr int peer_max_values = 64;  // a slot holds as many 8-byte value
 struct PeerSlots {
   bool available = false;
   int rank = 0, size = 1;
-  void* inbox = nullptr;                // [2][size][peer_max_values], the peers write it
-  unsigned long long* flags = nullptr;  // [size]: the epoch each peer wrote last
+  void* inbox = nullptr;                   // [2][size][peer_max_values], the peers write it
+  unsigned long long* flags = nullptr;     // [size]: the epoch each peer wrote last
+  unsigned long long* spent_ns = nullptr;  // this GPU's nanoseconds in sums so far
   void* peer_inbox[peer_max_ranks] = {};
   unsigned long long* peer_flags[peer_max_ranks] = {};
 };
@@ -38,6 +39,9 @@ void close_peer_slots();
 const PeerSlots& peer_slots();
 // The epoch of the next sum: the same sequence on every rank (collective).
 unsigned long long next_peer_epoch();
+// Seconds this GPU has spent in sums through peer memory (writing, waiting
+// for the peers, adding), as the sums themselves timed it; device idle.
+double peer_seconds();
 
 // Whether a sum of `count` values of T goes through peer memory.
 template <class T>
