@@ -31,6 +31,27 @@ _EXCHANGES = ("allgatherv-x", "allreduce-y")
 _MGS = ("mgs", "mgs-fused", "cgs2")
 _MGS_VENDORS = ("native-cuda", "native-hip", "cublas")
 _STORAGES = ("linked-list", "csr-two-pass", "dynamic-ragged", "arborx")
+
+
+def _microbench_benchmarks():
+    """karma-microbench's benchmarks at both sizes, as bench_*.cpp register
+    them: Family/where/layout/extents/shape (test_implementations.py checks
+    the small deck's against a run)."""
+    cubes = ("6x5x4", "20x20x20", "320x320x320", "512x512x512")
+    shapes = {"Sum3D": cubes, "Subspan3D": cubes,
+              "Stencil3D": ("7x6x5", "80x80x80", "320x320x320", "512x512x512"),
+              "TinyMatrixSum": ("50x3x3", "1000000x3x3", "10000000x3x3"),
+              "MatVec": ("13x7", "20000x1600", "40000x3200")}
+    return tuple(f"{family}/{where}/{layout}/{extents}/{shape}"
+                 for family, sizes in shapes.items() for where in ("serial", "parallel")
+                 for layout in ("right", "left")
+                 for extents in (("dynamic",) if family == "MatVec" else
+                                 ("static", "mixed", "dynamic"))
+                 for shape in sizes)
+
+
+_MICROBENCH = _microbench_benchmarks()
+_MICROBENCH_ARMS = ("karma", "raw", "karma-byref", "raw-twin")
 # What each mini-app (and the reference programs beside it) writes into
 # kernels[]: its implementations, variants and kernel names, as its README
 # and main.cpp name them. A campaign's comparisons select among these
@@ -51,6 +72,9 @@ KERNELS = {
             "kernel": _MGS + tuple(f"{a}-{v}" for a in _MGS for v in _MGS_VENDORS)},
     "contact": {"implementation": ("kokkos", "arborx"), "variant": _STORAGES,
                 "kernel": tuple(f"{s}.{phase}" for s in _STORAGES for phase in ("build", "stats"))},
+    # A superset: every family's shapes at both places (each runs some).
+    "microbench": {"implementation": _MICROBENCH_ARMS, "variant": _MICROBENCH,
+                   "kernel": tuple(f"{b}/{arm}" for b in _MICROBENCH for arm in _MICROBENCH_ARMS)},
 }
 # Counts fit a C int, as in the mini-apps.
 _COUNT_MAX = 2**31 - 1
