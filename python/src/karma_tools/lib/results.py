@@ -394,11 +394,12 @@ def other_tool(doc):
     if not isinstance(doc, dict) or "schema_version" in doc:
         return None
     if "context" in doc and "benchmarks" in doc:
-        return "Google Benchmark JSON (karma-microbench)"
+        return "Google Benchmark JSON (karma-microbench before it took a deck)"
     kinds = {"karma_environment": "karma-envcapture's environment.json",
              "karma_batch_manifest": "karma-batch's manifest",
              "karma_compare": "karma-compare's JSON",
              "karma_compare_campaign": "karma-compare --campaign's JSON",
+             "karma_compare_implementations": "karma-compare --implementations's JSON",
              "karma_score": "karma-score's JSON", "karma_archive": "karma-archive's index"}
     return next((what for key, what in kinds.items() if key in doc), None)
 
