@@ -1,8 +1,8 @@
-"""karma-compare --implementations: karma-microbench's karma arms against
-its raw arms within one set, on the committed sample runs
-(python/tests/data/results/microbench, made by make-samples.sh) and on a
-run of the built mini-app. Every expected value is read from the results
-JSON."""
+"""karma-compare --implementations and karma-report's microbenchmark section:
+karma-microbench's karma arms against its raw arms within one set, on the
+committed sample runs (python/tests/data/results/microbench, made by
+make-samples.sh) and on a run of the built mini-app. Every expected value is
+read from the results JSON."""
 
 import csv
 import io
@@ -142,6 +142,31 @@ def test_a_failed_run_is_flagged(tmp_path):
 def test_bad_input_is_one_line_and_exit_2(args, message):
     r = tool("karma-compare", "--implementations", *args)
     assert r.returncode == 2 and message in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_the_report_pairs_them_as_compare_does(tmp_path):
+    root = tmp_path / "results"
+    shutil.copytree(MICRO, root / "microbench")
+    shutil.copytree(os.path.join(SAMPLES, "machine-a"), root / "stream")
+    gbench = os.path.join(SAMPLES, "..", "gbench", "microbench.json")
+    shutil.copy(gbench, root / "microbench" / "old-google-benchmark.json")
+    out = tmp_path / "report.md"
+    r = tool("karma-report", root, "-o", out, "--no-plots")
+    assert r.returncode == 0, r.stderr
+    assert "skipped 1 Google Benchmark JSON (karma-microbench before it took a deck)" in r.stderr
+    text = out.read_text()
+    section = text.split("### microbench: microbenchmarks")[1].split("\n## ")[0]
+    rows = [line.split(" | ") for line in section.splitlines() if line.startswith("| host")]
+    result = compare_json(tmp_path, "karma:raw", root / "microbench")["comparisons"][0]
+    assert len(rows) == len(result["rows"]) == 4
+    for cells, row in zip(rows, result["rows"]):
+        assert cells[1] == row["kernel"]
+        assert cells[4].split()[0] == f"{row['values']['microbench:karma']['ratio']:.3f}"
+    # microbench has no table of every configuration; stream keeps its own.
+    assert "### microbench: every configuration" not in text
+    assert "### stream: every configuration" in text
+    r = tool("karma-report", root, "-o", out, "--no-plots", "--microbench-pair", "karma")
+    assert r.returncode == 2 and "--microbench-pair karma: expected OURS:THEIRS" in r.stderr
 
 
 def test_a_run_of_the_small_deck(tmp_path):

@@ -1,5 +1,5 @@
-"""Reading karma results (docs/results-format.md, schema_version 1 and 2) and
-Google Benchmark JSON from files and directories.
+"""Reading karma results (docs/results-format.md, schema_version 1 and 2)
+from files and directories.
 
 schema_version 2 adds to every kernel its `implementation` (kokkos,
 native-cuda, cublas, cblas, ...) and `variant` (copy, row-per-thread,
@@ -219,21 +219,6 @@ def check_schema(path, doc):
                         "(karma_tools/schemas/results.schema.json)", 2)
 
 
-def check_benchmarks(path, doc):
-    """The same for a Google Benchmark file: what karma-report reads."""
-    f = _Fields(path)
-    context = f.obj(doc, "context", "context", required=True)
-    f.string(context, "host_name", "context.host_name")
-    benchmarks = f.get(doc, "benchmarks", "benchmarks", list, "a list", required=True)
-    for i, b in enumerate(benchmarks):
-        where = f"benchmarks[{i}]"
-        if not isinstance(b, dict):
-            f.fail(where, f"expected an object, got {describe(b)}")
-        for key in ("name", "run_name", "time_unit", "run_type", "aggregate_name"):
-            f.string(b, key, f"{where}.{key}")
-        f.number(b, "real_time", f"{where}.real_time")
-
-
 class Run:
     """One karma results document."""
 
@@ -375,15 +360,6 @@ def kernel_identity(run, kernel):
     return implementation, variant
 
 
-class Benchmarks:
-    """One Google Benchmark JSON file (--benchmark_out_format=json)."""
-
-    def __init__(self, path, doc):
-        self.path = path
-        self.context = doc.get("context") or {}
-        self.benchmarks = doc.get("benchmarks") or []
-
-
 # Why a set skips a JSON file that is no other karma tool's (other_tool).
 NOT_RESULTS = "not karma results"
 IGNORED = "ignored by git"
@@ -409,7 +385,6 @@ class ResultSet:
         self.label = label
         self.path = path
         self.runs = []
-        self.benchmarks = []
         self.skipped = []  # (path, why)
         self.invalid = []  # (path, error): left out by skip_invalid
 
@@ -438,7 +413,7 @@ def find_json(path):
 
 
 def load_set(path, label=None, committed_only=False, need_runs=True, skip_invalid=False):
-    """Every karma results document (and Google Benchmark file) under path.
+    """Every karma results document under path.
     Rejects documents of another schema version and sets without results;
     with skip_invalid, a file that is not well-formed is left out instead,
     with its error in the set's `invalid` list."""
@@ -463,7 +438,7 @@ def load_set(path, label=None, committed_only=False, need_runs=True, skip_invali
             if not skip_invalid or e.code != 2:  # bad input only, not a read failure
                 raise
             result.invalid.append((f, str(e)))
-    if need_runs and not result.runs and not result.benchmarks:
+    if need_runs and not result.runs:
         what = f"{len(files)} JSON file(s), none of them karma results" if files else \
             "no JSON files"
         if result.invalid:
@@ -474,7 +449,7 @@ def load_set(path, label=None, committed_only=False, need_runs=True, skip_invali
 
 
 def _load_file(result, f):
-    """One file of a set into it: a run, a Google Benchmark file or skipped."""
+    """One file of a set into it: a run, or skipped."""
     doc = read_json(f)
     if isinstance(doc, dict) and "schema_version" in doc:
         version = doc["schema_version"]
@@ -492,9 +467,6 @@ def _load_file(result, f):
         check_run(f, doc)
         check_schema(f, doc)
         result.runs.append(Run(f, doc))
-    elif isinstance(doc, dict) and "benchmarks" in doc and "context" in doc:
-        check_benchmarks(f, doc)
-        result.benchmarks.append(Benchmarks(f, doc))
     else:
         result.skipped.append((f, other_tool(doc) or NOT_RESULTS))
 
