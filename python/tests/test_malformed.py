@@ -237,7 +237,7 @@ def _nested_block(depth):
 CAMPAIGNS = [
     ("app misspelt", _run("", app="streem"),
      "runs[0].app: 'streem' is not a mini-app of the suite (stream, hexgrad, matvec, mgs, "
-     "contact); did you mean 'stream'?"),
+     "contact, microbench); did you mean 'stream'?"),
     ("app unknown", _run("", app="nosuchapp"), "runs[0].app: 'nosuchapp' is not a mini-app"),
     ("nodes huge", _run("    nodes: [99999999999999999999999]\n"),
      "c.yaml:6:13: runs[0].nodes[0]: must be <= 2147483647, got 99999999999999999999999"),
