@@ -90,8 +90,8 @@ Config read_config(const Deck& deck) {
   return c;
 }
 
-// The arms an implementation name stands for: the kernel it runs, and
-// whether the benchmark has it.
+// The kernel an arm runs (raw-twin runs raw's), and whether a benchmark has
+// the arm.
 Impl impl_of(const std::string& implementation) {
   return implementation == "karma"         ? Impl::karma
          : implementation == "karma-byref" ? Impl::karma_byref

@@ -137,6 +137,7 @@ def test_a_failed_run_is_flagged(tmp_path):
      "implementations: karma, raw, raw-twin)"),
     (["karma:raw"], "give at least one result set"),
     (["karma:raw", MICRO, "--baseline", "x"], "--baseline does not go with --implementations"),
+    (["karma:raw", MICRO, "--per-node"], "--per-node does not go with --implementations"),
     (["karma:raw", f"a={MICRO}", f"a={MICRO}"], "two result sets have the same label"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message):

@@ -327,7 +327,8 @@ def implementations_main(args):
     """--implementations OURS:THEIRS: one comparison per set."""
     ours, theirs = implementations.parse_pair(args.implementations, "--implementations")
     for given, option in ((args.baseline, "--baseline"), (args.system_nodes, "--system-nodes"),
-                          (args.source, "--source"), (args.per_node, "--per-node")):
+                          (args.source, "--source"), (args.repo, "--repo"),
+                          (args.per_node, "--per-node"), (args.allow_partial, "--allow-partial")):
         if given:
             raise ToolError(f"{option} does not go with --implementations: both sides are one "
                             f"set's runs (the baseline is its {theirs} kernels)", 2)
