@@ -7,9 +7,9 @@
 # Step 1 installs the packages the suite needs (REQUIRED_PACKAGES) with apt
 # where it can (root and a reachable archive, as on Debian and Ubuntu).  Where
 # it cannot, it goes on if the compiler, CMake and MPI are there: CMake then
-# takes yaml-cpp, nlohmann-json, GoogleTest and Google Benchmark from the
-# system or builds them from a source the user gives (KARMA_<DEP>_SOURCE) or
-# downloads (common/cmake/KarmaFetch.cmake).
+# takes yaml-cpp, nlohmann-json and GoogleTest from the system or builds them
+# from a source the user gives (KARMA_<DEP>_SOURCE) or downloads
+# (common/cmake/KarmaFetch.cmake).
 # Step 2 chooses the backend and finds or builds Kokkos, and prints, as the
 # only line on stdout, the prefix to pass to CMake:
 #
@@ -70,7 +70,6 @@ REQUIRED_PACKAGES=(
     openmpi-bin
     libyaml-cpp-dev
     libgtest-dev
-    libbenchmark-dev
     nlohmann-json3-dev
     libopenblas-dev   # CBLAS dgemv, karma-matvec's CPU reference
     xz-utils          # Debian source tarballs

@@ -95,7 +95,7 @@ TEST(ModuleLoading, EagerOnlyWhereTheUserChoseNothing) {
   EXPECT_FALSE(karma::module_loading_to_set("EAGER").has_value());
 }
 
-// What results and microbench's context record: the mode the process runs
+// What results record: the mode the process runs
 // with and who chose it; nothing where it is unset. The test process never
 // calls choose_module_loading, so a value here is the environment's.
 TEST(ModuleLoading, RecordsTheModeAndWhoSetIt) {

@@ -1,26 +1,29 @@
-// What the benchmark families of karma-microbench share: array types, names,
-// registration, and the outcome that decides the exit code.
+// What the benchmark families of karma-microbench share: the benchmarks and
+// their names, the arms the harness measures, and the call loop.
 //
-// A benchmark is named Family/where/layout/extents/shape/impl, for example
-// Sum3D/serial/right/static/20x20x20/karma, where
+// A benchmark is a family at one place, layout, kind of extents and shape,
+// named Family/where/layout/extents/shape, e.g.
+// Sum3D/serial/right/static/20x20x20, where
 //   where:   serial (plain host loops) or parallel (the default execution space)
 //   extents: static (all extents in the type), mixed (the first at run time,
 //            the others in the type, as Kokkos allows) or dynamic (all at run time)
-//   impl:    karma (karma's arrays), raw (a pointer and hand-written indexing)
-//            or karma_byref (see Impl).
-// Google Benchmark appends /real_time. karma-microbench-ratios pairs the
-// names that differ only in impl.
+// Each implementation of a benchmark is an arm with arrays of its own: karma
+// (karma's arrays), raw (a pointer and hand-written indexing), karma-byref
+// (see Impl) and raw-twin (raw's code once more). An arm is a kernel of the
+// results: its name is the benchmark's and the implementation's,
+// Sum3D/serial/right/static/20x20x20/karma, its variant the benchmark's name.
 #pragma once
 
 #include "checks.hpp"
 
-#include <benchmark/benchmark.h>
+#include <nlohmann/json.hpp>
 
-#include <atomic>
 #include <cstdint>
-#include <exception>
+#include <functional>
+#include <memory>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace karma::microbench {
 
@@ -36,9 +39,6 @@ enum class Sizes { standard, tiny };
 
 inline const char* name_of(Extents e) {
   return e == Extents::fixed ? "static" : e == Extents::mixed ? "mixed" : "dynamic";
-}
-inline const char* name_of(Impl i) {
-  return i == Impl::karma ? "karma" : i == Impl::raw ? "raw" : "karma_byref";
 }
 inline const char* name_of(Where w) { return w == Where::serial ? "serial" : "parallel"; }
 template <class Layout>
@@ -90,11 +90,11 @@ View allocate3(const std::string& label, Index n0, Index n1, Index n2) {
     return karma::allocate<View>(label, n0, n1, n2);
 }
 
-// What DoNotOptimize and ClobberMemory do, said in a way GCC 12 compiles
-// correctly: Google Benchmark 1.7.1's DoNotOptimize(T&) hands an object to
-// an asm statement as a "+m" operand, and with a Kokkos::View GCC 12 -O3
-// then deleted the timed loop and passed an uninitialised extent to the
-// allocation (seen here; cf. GCC bug 92597). Escaping the address with a
+// Google Benchmark's DoNotOptimize and ClobberMemory, said in a way GCC 12
+// compiles correctly: Google Benchmark 1.7.1's DoNotOptimize(T&) handed an
+// object to an asm statement as a "+m" operand, and with a Kokkos::View GCC
+// 12 -O3 then deleted the timed loop and passed an uninitialised extent to
+// the allocation (seen here; cf. GCC bug 92597). Escaping the address with a
 // memory clobber says the same: the object may have been read and changed.
 
 // The optimiser must assume `object` was read and may have changed.
@@ -117,94 +117,101 @@ void hide(T&... values) {
   (hide(values), ...);
 }
 
-// What happened, for main's exit code: 1 for a wrong answer, 3 for a
-// benchmark that could not run (memory).
-struct Outcome {
-  std::atomic<int> wrong_answers{0};
-  std::atomic<int> resource_errors{0};
-};
-Outcome& outcome();
-
-// Reports a wrong answer: the benchmark shows an error and the run exits 1.
-void report_wrong(benchmark::State& state, const std::string& what);
-// Reports a benchmark that cannot run; the run exits 3.
-void report_resource_error(benchmark::State& state, const std::string& what);
-// Whether `bytes` fit the free memory of the space the arrays live in;
-// reports a resource error if not.
-bool fits_in_memory(benchmark::State& state, double bytes, Where where);
-
-template <void (*Run)(benchmark::State&)>
-void guarded(benchmark::State& state) {
-  try {
-    Run(state);
-  } catch (const std::exception& e) {
-    report_resource_error(state, e.what());
+// The timed calls: kernel(args...) `calls` times in a row. Before each call
+// the optimiser must assume each of args was read and changed, so the call
+// stays in the loop; a parallel version fences, so the time includes the
+// kernel's end; a result is kept, so the call is not dropped; memory may
+// have changed after it, so its stores are not. Kernel is a template
+// parameter: the call is inlined. Returns the last result of a kernel that
+// has one.
+template <Where W, class Kernel, class... Args>
+auto call_times(std::int64_t calls, Kernel kernel, Args&... args) {
+  using Result = decltype(kernel(args...));
+  if constexpr (std::is_void_v<Result>) {
+    for (std::int64_t c = 0; c < calls; ++c) {
+      (escape(args), ...);
+      kernel(args...);
+      if constexpr (W == Where::parallel) Kokkos::fence();
+      clobber();
+    }
+  } else {
+    Result result{};
+    for (std::int64_t c = 0; c < calls; ++c) {
+      (escape(args), ...);
+      result = kernel(args...);
+      if constexpr (W == Where::parallel) Kokkos::fence();
+      keep(result);
+      clobber();
+    }
+    return result;
   }
 }
+
+// One implementation of a benchmark with its arrays, as the harness runs
+// it: each execution is `calls` calls, and the arm counts its wrong answers
+// after an execution (a returned sum) or a turn (its arrays).
+struct Arm {
+  std::string implementation;     // karma, raw, karma-byref or raw-twin
+  std::vector<std::string> code;  // the kernel and the call loop (Variant::code)
+  std::function<void(std::int64_t calls)> run;
+  std::function<void()> after_each;  // may be empty
+  std::function<void()> after_turn;  // may be empty
+  std::function<std::int64_t()> wrong;
+};
+
+// One benchmark: what it is, what a call moves, and how an arm of it is made.
+struct Benchmark {
+  const char* family = "";
+  const char* stem = "";  // the kernels' names in kernels.hpp: sum3d_karma, ...
+  Where where = Where::serial;
+  const char* layout = "";
+  Extents extents = Extents::dynamic;
+  std::vector<Index> shape;
+  double bytes_per_call = 0;  // each input element read once, each output written once
+  double flops_per_call = 0;
+  double footprint = 0;    // bytes of one arm's arrays
+  bool has_byref = false;  // a karma-byref arm exists
+  // Allocates and fills an arm's arrays; `corrupt`: one input element off by one.
+  std::function<Arm(Impl impl, bool corrupt)> make_arm;
+
+  std::string name() const;  // Family/where/layout/extents/shape
+  std::string shape_name() const;
+  // The kernel launch as the results record it (Variant::launch): the
+  // benchmark itself, fixed by the code.
+  nlohmann::json launch() const;
+};
+
+// The qualified names an arm runs: its kernel (kernels.hpp) and call_times.
+std::vector<std::string> code_of(const Benchmark& b, Impl impl);
 
 // expected_sum(), computed once per seed and shape.
 std::int64_t cached_expected_sum(std::uint32_t seed, Index n0, Index n1, Index n2);
 
-std::string benchmark_name(const char* family, Where where, const char* layout, Extents extents,
-                           const std::string& shape, Impl impl);
-std::string shape_name(Index n0, Index n1, Index n2 = 0);
-void add_benchmark(const std::string& name, void (*run)(benchmark::State&));
-// --raw-twin: every raw benchmark registered a second time as .../raw_twin.
-bool& raw_twins();
-
-// Registers the karma and raw versions of Family::run for one layout, one
-// kind of extents and one shape.
-template <class Family, Where W, class Layout, Extents E, Index N0, Index N1, Index N2>
-void add_pair() {
-  const std::string shape = shape_name(N0, N1, N2);
-  add_benchmark(benchmark_name(Family::name, W, layout_name<Layout>(), E, shape, Impl::karma),
-                &guarded<&Family::template run<W, Layout, E, N0, N1, N2, Impl::karma>>);
-  add_benchmark(benchmark_name(Family::name, W, layout_name<Layout>(), E, shape, Impl::raw),
-                &guarded<&Family::template run<W, Layout, E, N0, N1, N2, Impl::raw>>);
+// One input element of an array (rank 2 or 3) off by one: the checks must
+// see it (run.inject_fault).
+template <class View>
+void corrupt_first(const View& a) {
+  // A launch per rank of array, each outside `if constexpr`: nvcc does not
+  // let a device lambda capture a variable first inside one.
+  const Kokkos::RangePolicy<space_of<View>> one(0, 1);
+  if constexpr (View::rank == 2)
+    Kokkos::parallel_for(
+        "microbench::inject_fault", one, KOKKOS_LAMBDA(int) { a(0, 0) += 1; });
+  else
+    Kokkos::parallel_for(
+        "microbench::inject_fault", one, KOKKOS_LAMBDA(int) { a(0, 0, 0) += 1; });
+  Kokkos::fence();
 }
 
-// The karma_byref version of a serial benchmark, for both layouts and every
-// kind of extents.
-template <class Family, class Layout, Extents E, Index N0, Index N1, Index N2>
-void add_byref_one() {
-  add_benchmark(
-      benchmark_name(Family::name, Where::serial, layout_name<Layout>(), E, shape_name(N0, N1, N2),
-                     Impl::karma_byref),
-      &guarded<&Family::template run<Where::serial, Layout, E, N0, N1, N2, Impl::karma_byref>>);
-}
-template <class Family, Index N0, Index N1, Index N2>
-void add_byref_variants() {
-  add_byref_one<Family, Right, Extents::fixed, N0, N1, N2>();
-  add_byref_one<Family, Right, Extents::mixed, N0, N1, N2>();
-  add_byref_one<Family, Right, Extents::dynamic, N0, N1, N2>();
-  add_byref_one<Family, Left, Extents::fixed, N0, N1, N2>();
-  add_byref_one<Family, Left, Extents::mixed, N0, N1, N2>();
-  add_byref_one<Family, Left, Extents::dynamic, N0, N1, N2>();
-}
+// Every benchmark of the suite at `sizes`, in the order they run: each
+// family's serial ones, then its parallel ones, LayoutRight first, static,
+// mixed, dynamic.
+std::vector<Benchmark> all_benchmarks(Sizes sizes);
 
-// Both layouts, each with static, mixed and dynamic extents.
-template <class Family, Where W, Index N0, Index N1, Index N2>
-void add_3d_variants() {
-  add_pair<Family, W, Right, Extents::fixed, N0, N1, N2>();
-  add_pair<Family, W, Right, Extents::mixed, N0, N1, N2>();
-  add_pair<Family, W, Right, Extents::dynamic, N0, N1, N2>();
-  add_pair<Family, W, Left, Extents::fixed, N0, N1, N2>();
-  add_pair<Family, W, Left, Extents::mixed, N0, N1, N2>();
-  add_pair<Family, W, Left, Extents::dynamic, N0, N1, N2>();
-}
-
-void register_sum3d(Sizes sizes);
-void register_stencil3d(Sizes sizes);
-void register_tiny_matrix_sum(Sizes sizes);
-void register_subspan3d(Sizes sizes);
-void register_matvec(Sizes sizes);
-
-inline void register_all(Sizes sizes) {
-  register_sum3d(sizes);
-  register_stencil3d(sizes);
-  register_tiny_matrix_sum(sizes);
-  register_subspan3d(sizes);
-  register_matvec(sizes);
-}
+void add_sum3d(std::vector<Benchmark>& out, Sizes sizes);
+void add_stencil3d(std::vector<Benchmark>& out, Sizes sizes);
+void add_tiny_matrix_sum(std::vector<Benchmark>& out, Sizes sizes);
+void add_subspan3d(std::vector<Benchmark>& out, Sizes sizes);
+void add_matvec(std::vector<Benchmark>& out, Sizes sizes);
 
 }  // namespace karma::microbench

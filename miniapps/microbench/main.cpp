@@ -1,281 +1,273 @@
-// karma-microbench: karma's arrays against raw pointers, the mdspan paper's
-// five benchmarks, with Google Benchmark. See README.md.
+// karma-microbench: deck -> benchmarks -> for each: its arms (karma, raw,
+// ...) -> measure -> checks -> report. karma's arrays against raw pointers
+// on the mdspan paper's five benchmarks; the kernels are in kernels.hpp, the
+// inputs and checks in checks.hpp, the arms in arms.hpp. See README.md.
 #include "benchmarks.hpp"
 
 #include "karma/app.hpp"
-#include "karma/build_info.hpp"
-#include "karma/error.hpp"
-#include "karma/output.hpp"
-#include "karma/profiling.hpp"
-#include "karma/system.hpp"
+#include "karma/comm.hpp"
+#include "karma/harness.hpp"
+#include "karma_code_table.hpp"
 
-#include <benchmark/benchmark.h>
-#include <Kokkos_Core.hpp>
-
+#include <algorithm>
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
-#include <iostream>
-#include <optional>
+#include <cmath>
+#include <cstdint>
 #include <sstream>
-#include <string>
-#include <vector>
 
 namespace {
 
-namespace fs = std::filesystem;
+using namespace karma;
 using namespace karma::microbench;
 
-// The suite's exit codes (karma/error.hpp), in the words of a benchmark run.
-constexpr int exit_verified = karma::exit_ok;
-constexpr int exit_wrong_answer = karma::exit_verification_failed;
-constexpr int exit_usage = karma::exit_bad_input;
-constexpr int exit_resource = karma::exit_runtime_error;
+const std::vector<std::string> families = {"Sum3D", "Stencil3D", "TinyMatrixSum", "Subspan3D",
+                                           "MatVec"};
+const std::vector<std::string> implementations = {"karma", "raw", "karma-byref", "raw-twin"};
 
-void print_usage(const char* exe) {
-  std::cout
-      << "usage: " << exe
-      << " [--sizes=standard|tiny] [--raw-twin] [--benchmark_*=...] [--kokkos-*=...]\n"
-      << "       [--help[=json]] [--version]\n"
-      << "\n"
-      << "karma's arrays against raw pointers and hand-written indexing: Sum3D, Stencil3D,\n"
-      << "TinyMatrixSum, Subspan3D and MatVec (Hollman et al. 2019), LayoutRight and\n"
-      << "LayoutLeft, static / mixed / dynamic extents, serial host loops and parallel\n"
-      << "kernels on Kokkos' default execution space. Names:\n"
-      << "  Family/serial|parallel/right|left/static|mixed|dynamic/shape/karma|raw\n"
-      << "\n"
-      << "  --sizes=standard   the measured sizes (default)\n"
-      << "  --sizes=tiny       every variant on a few elements (tests)\n"
-      << "  --version          the suite's version, Kokkos, compiler and MPI of this build\n"
-      << "  --raw-twin         also each raw benchmark a second time, named .../raw_twin: the\n"
-      << "                     same code, so raw_twin / raw is the machine's own spread\n"
-      << "                     (karma-microbench-ratios FILE.json --check raw_twin)\n"
-      << "  --benchmark_out=FILE\n"
-      << "                     Google Benchmark JSON (default: a time-stamped file in results/)\n"
-      << "  --benchmark_filter=REGEX, --benchmark_repetitions=N, --benchmark_min_time=SECONDS,\n"
-      << "  --benchmark_enable_random_interleaving=true, ...: Google Benchmark's flags\n"
-      << "  --kokkos-*         Kokkos' flags; one this Kokkos does not read is an error (exit 2).\n"
-      << "                     Threads: --kokkos-threads=N (Kokkos before 3.7) or\n"
-      << "                     --kokkos-num-threads=N (3.7 on); device: --kokkos-device-id=N\n"
-      << "\n"
-      << "Every benchmark checks its answer. Exit codes: 0 all answers right, 1 a wrong answer,\n"
-      << "2 bad usage, 3 a benchmark could not run (memory). Ratios: "
-         "karma-microbench-ratios FILE.json\n";
-}
-
-bool starts_with(const std::string& s, const std::string& prefix) {
-  return s.compare(0, prefix.size(), prefix) == 0;
-}
-
-// results/karma-microbench_<host>_<UTC time>.json, created if need be, never
-// overwriting a file.
-std::string default_output() {
-  std::error_code ec;
-  fs::create_directories("results", ec);
-  return karma::unique_path(
-      karma::default_output_name("results", "microbench", std::chrono::system_clock::now()));
-}
-
-std::string join(const nlohmann::json& list) {
-  std::string s;
-  for (const auto& item : list) s += (s.empty() ? "" : ",") + item.get<std::string>();
-  return s.empty() ? "none" : s;
-}
-
-// One line (Google Benchmark prints the context above its table): the
-// lines, trimmed, joined by "; ".
-std::string one_line(const std::string& text) {
-  std::string s, line;
-  std::istringstream in(text);
-  while (std::getline(in, line)) {
-    const auto first = line.find_first_not_of(" \t");
-    if (first == std::string::npos) continue;
-    const auto last = line.find_last_not_of(" \t");
-    s += (s.empty() ? "" : "; ") + line.substr(first, last - first + 1);
-  }
+Schema microbench_schema() {
+  Schema s;
+  s.choice_list("microbench.benchmarks", families, families,
+                "benchmark families to run (Hollman et al. 2019): Sum3D, Stencil3D, "
+                "TinyMatrixSum and Subspan3D on int arrays, MatVec in double");
+  s.choice_list("microbench.where", {"serial", "parallel"}, {"serial", "parallel"},
+                "serial: plain loops on the host over host arrays, as in the paper; parallel: "
+                "Kokkos kernels on the default execution space (the GPU in a GPU build)");
+  s.choice_list("microbench.layouts", {"right", "left"}, {"right", "left"},
+                "array layouts: right (C order), left (Fortran order); loops run in memory order");
+  s.choice_list("microbench.extents", {"static", "mixed", "dynamic"},
+                {"static", "mixed", "dynamic"},
+                "static: every extent in the type; mixed: the first at run time, the others in "
+                "the type; dynamic: all at run time. MatVec has dynamic extents only");
+  s.choice_list("microbench.implementations", {"karma", "raw"}, implementations,
+                "karma: karma's arrays; raw: a pointer and hand-written index arithmetic; "
+                "karma-byref: karma's serial loops on the caller's arrays, without the local "
+                "unmanaged copy (serial Stencil3D, TinyMatrixSum and Subspan3D at their first "
+                "size only); raw-twin: raw's code again, so that raw-twin against raw is the "
+                "machine's own spread");
+  s.choice("microbench.sizes", "standard", {"standard", "tiny"},
+           "standard: the measured shapes (README.md); tiny: every benchmark at a few "
+           "elements, for tests");
+  s.number("microbench.min_time", 0.05,
+           "seconds an execution lasts at least: it makes as many calls of the kernel in a row "
+           "as the first arm needs for this long (measured before the warm-ups; 0: one call)",
+           0.0, 60.0);
+  s.run_section(10, 1);
+  s.faults({{"karma-input", "one input element of every karma and karma-byref arm off by one"},
+            {"raw-input", "the same in every raw and raw-twin arm"}});
   return s;
 }
 
-void add_context(Sizes sizes) {
-  namespace info = karma::build_info;
-  benchmark::AddCustomContext("karma_version", info::version);
-  benchmark::AddCustomContext("karma_git", info::git_describe);
-  benchmark::AddCustomContext("karma_build_type", info::build_type);
-  benchmark::AddCustomContext("compiler", info::compiler);
-  benchmark::AddCustomContext("cxx_flags", info::cxx_flags);
-  if (*info::cuda_flags) benchmark::AddCustomContext("cuda_flags", info::cuda_flags);
-  if (const auto loading = karma::describe_module_loading(); !loading.is_null()) {
-    benchmark::AddCustomContext("cuda_module_loading", loading["mode"].get<std::string>());
-    benchmark::AddCustomContext("cuda_module_loading_set_by", loading["set_by"].get<std::string>());
-  }
-  const nlohmann::json kokkos = karma::describe_kokkos();
-  benchmark::AddCustomContext("kokkos_version", kokkos["version"].get<std::string>());
-  benchmark::AddCustomContext("kokkos_backends", join(kokkos["backends"]));
-  benchmark::AddCustomContext("kokkos_view", kokkos["view"].get<std::string>());
-  benchmark::AddCustomContext("kokkos_architecture", join(kokkos["architecture"]));
-  benchmark::AddCustomContext("kokkos_default_execution_space",
-                              kokkos["default_execution_space"].get<std::string>());
-  benchmark::AddCustomContext("kokkos_concurrency",
-                              std::to_string(kokkos["concurrency"].get<int>()));
-  benchmark::AddCustomContext("kokkos_configuration",
-                              one_line(kokkos["configuration"].get<std::string>()));
-  const nlohmann::json device = karma::describe_device();
-  benchmark::AddCustomContext("device", device.value("name", std::string("unknown")));
-  benchmark::AddCustomContext("device_json", device.dump());
-  benchmark::AddCustomContext("microbench_sizes", sizes == Sizes::tiny ? "tiny" : "standard");
-  benchmark::AddCustomContext("microbench_element_types",
-                              "int: Sum3D, Stencil3D, TinyMatrixSum, Subspan3D; double: MatVec");
-  benchmark::AddCustomContext("microbench_bytes",
-                              "per execution, each input element read once and each output "
-                              "element written once (TinyMatrixSum's out: read and written)");
-}
-
-// What the command line asks for (read_command_line).
-struct Options {
+struct Config {
+  std::vector<std::string> benchmarks, where, layouts, extents, implementations;
   Sizes sizes = Sizes::standard;
-  std::vector<std::string> args;  // for Kokkos and Google Benchmark
-  bool has_out = false, has_format = false, listing = false, version = false;
-  std::string out_path;
+  double min_time = 0;
+  std::int64_t repetitions = 0, warmup = 0;
+  std::string fault;
 };
 
-// The command line: karma-microbench's own flags read into `opt`, Google
-// Benchmark's and Kokkos' kept in opt.args; an exit code where it ends the
-// run here (--help, --help=json, a bad --sizes).
-std::optional<int> read_command_line(int argc, char* argv[], Options& opt) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      print_usage(argv[0]);
-      return exit_verified;
-    }
-    if (arg == "--help=json") {
-      // It reads no deck: the schema of one with no keys, so that tools
-      // asking every mini-app for its deck keys get an answer here too.
-      std::cout << karma::Schema().json_schema("karma-microbench deck (it reads none)").dump(2)
-                << "\n";
-      return exit_verified;
-    }
-    if (starts_with(arg, "--sizes=")) {
-      const std::string value = arg.substr(8);
-      if (value != "standard" && value != "tiny") {
-        std::cerr << "karma-microbench: " << arg << ": expected --sizes=standard or --sizes=tiny\n";
-        return exit_usage;
-      }
-      opt.sizes = value == "tiny" ? Sizes::tiny : Sizes::standard;
-      continue;
-    }
-    if (arg == "--raw-twin") {
-      raw_twins() = true;
-      continue;
-    }
-    if (arg == "--version") {
-      opt.version = true;
-      continue;
-    }
-    if (starts_with(arg, "--benchmark_out=")) {
-      opt.has_out = true;
-      opt.out_path = arg.substr(16);
-    }
-    if (starts_with(arg, "--benchmark_out_format=")) opt.has_format = true;
-    if (arg == "--benchmark_list_tests" || arg == "--benchmark_list_tests=true") opt.listing = true;
-    opt.args.push_back(arg);
-  }
-  return std::nullopt;
+bool has(const std::vector<std::string>& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
 }
 
-// The exit code of a run of `ran` benchmarks, with its RESULT line: a wrong
-// answer, a benchmark that could not run, or none that matched the filter.
-int verdict(std::size_t ran, bool listing, const std::string& out_path) {
-  if (listing) return ran == 0 ? exit_usage : exit_verified;
-  if (ran == 0) {
-    std::cerr << "karma-microbench: no benchmark matches the filter\n";
-    // Google Benchmark has opened the file and written nothing.
-    std::error_code ec;
-    if (fs::is_regular_file(out_path, ec) && fs::file_size(out_path, ec) == 0)
-      fs::remove(out_path, ec);
-    return exit_usage;
+std::string join(const std::vector<std::string>& items, const char* separator = ", ") {
+  std::string s;
+  for (const auto& item : items) s += (s.empty() ? "" : separator) + item;
+  return s;
+}
+
+Config read_config(const Deck& deck) {
+  Config c;
+  c.benchmarks = deck.string_list("microbench.benchmarks");
+  c.where = deck.string_list("microbench.where");
+  c.layouts = deck.string_list("microbench.layouts");
+  c.extents = deck.string_list("microbench.extents");
+  c.implementations = deck.string_list("microbench.implementations");
+  c.sizes = deck.string("microbench.sizes") == "tiny" ? Sizes::tiny : Sizes::standard;
+  c.min_time = deck.number("microbench.min_time");
+  c.repetitions = deck.integer("run.repetitions");
+  c.warmup = deck.integer("run.warmup");
+  c.fault = deck.string("run.inject_fault");
+  return c;
+}
+
+// The kernel an arm runs (raw-twin runs raw's), and whether a benchmark has
+// the arm.
+Impl impl_of(const std::string& implementation) {
+  return implementation == "karma"         ? Impl::karma
+         : implementation == "karma-byref" ? Impl::karma_byref
+                                           : Impl::raw;
+}
+bool has_arm(const Benchmark& b, const std::string& implementation) {
+  return implementation != "karma-byref" || b.has_byref;
+}
+
+// The benchmarks the deck selects that have one of its implementations, in
+// the suite's order; a selection of none is the deck's error.
+std::vector<Benchmark> select(const Deck& deck, const Config& c) {
+  std::vector<Benchmark> chosen;
+  bool any_shape = false;
+  for (auto& b : all_benchmarks(c.sizes)) {
+    if (!has(c.benchmarks, b.family) || !has(c.where, name_of(b.where)) ||
+        !has(c.layouts, b.layout) || !has(c.extents, name_of(b.extents)))
+      continue;
+    any_shape = true;
+    const bool any_arm = std::any_of(c.implementations.begin(), c.implementations.end(),
+                                     [&](const auto& i) { return has_arm(b, i); });
+    if (any_arm) chosen.push_back(std::move(b));
   }
-  const Outcome& o = outcome();
-  if (o.wrong_answers > 0) {
-    std::cout << "RESULT: FAILED: " << o.wrong_answers << " benchmark run(s) computed a wrong "
-              << "answer\n";
-    return exit_wrong_answer;
+  if (!any_shape)
+    deck.fail("microbench.extents", "no benchmark of " + join(c.benchmarks) + " has " +
+                                        join(c.where) + ", " + join(c.layouts) + " and " +
+                                        join(c.extents) +
+                                        " extents (MatVec has dynamic extents only)");
+  if (chosen.empty())
+    deck.fail("microbench.implementations",
+              join(c.implementations) +
+                  " has no arm in the benchmarks chosen (karma-byref: "
+                  "serial Stencil3D, TinyMatrixSum and Subspan3D only)");
+  return chosen;
+}
+
+// The calls an execution makes: as many as the first arm needs to take
+// min_time (the slowest rank's time), growing from one call. The calls run
+// as executions do, with their checks.
+std::int64_t calls_per_execution(const Arm& arm, double min_time) {
+  constexpr std::int64_t most = std::int64_t{1} << 30;
+  std::int64_t calls = 1;
+  while (min_time > 0) {
+    Kokkos::fence();
+    comm::barrier();
+    const auto start = std::chrono::steady_clock::now();
+    arm.run(calls);
+    Kokkos::fence();
+    const double seconds =
+        comm::max(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (arm.after_each) arm.after_each();
+    if (seconds >= min_time || calls >= most) break;
+    // Aim a little past min_time, at most tenfold a step.
+    const double grow = seconds > 0 ? std::min(10.0, 1.4 * min_time / seconds) : 10.0;
+    calls = std::min(most, std::max(calls + 1, static_cast<std::int64_t>(calls * grow)));
   }
-  if (o.resource_errors > 0) {
-    std::cout << "RESULT: ERROR: " << o.resource_errors << " benchmark run(s) could not run\n";
-    return exit_resource;
+  return calls;
+}
+
+// The arms of one benchmark that the deck asks for, each with its own
+// arrays; the fault, where asked, in the arms of its side.
+std::vector<Arm> make_arms(const Benchmark& b, const Config& c) {
+  std::vector<Arm> arms;
+  for (const auto& implementation : implementations) {
+    if (!has(c.implementations, implementation) || !has_arm(b, implementation)) continue;
+    const bool karma_side = implementation.rfind("karma", 0) == 0;
+    const bool corrupt = c.fault == (karma_side ? "karma-input" : "raw-input");
+    Arm arm = b.make_arm(impl_of(implementation), corrupt);
+    arm.implementation = implementation;
+    arm.code = code_of(b, impl_of(implementation));
+    arms.push_back(std::move(arm));
   }
-  std::cout << "RESULT: PASSED\n";
-  return exit_verified;
+  return arms;
+}
+
+// One benchmark measured: its arms interleaved execution by execution, so
+// that a busy machine slows them alike; their results and checks appended
+// to the report. Its arrays live only while it runs.
+void measure_benchmark(const Context& ctx, const Config& c, const Benchmark& b, Report& report) {
+  std::vector<Arm> arms = make_arms(b, c);
+  const std::int64_t calls = calls_per_execution(arms.front(), c.min_time);
+  const double ranks = comm::size();
+  std::vector<Variant> variants;
+  for (const Arm& arm : arms) {
+    Variant v;
+    v.name = b.name() + "/" + arm.implementation;
+    v.implementation = arm.implementation;
+    v.variant = b.name();
+    v.run = [&arm, calls] { arm.run(calls); };
+    v.ends_idle = true;  // every call ends in a fence (call_times) or on the host
+    v.bytes = ranks * static_cast<double>(calls) * b.bytes_per_call;
+    v.flops = ranks * static_cast<double>(calls) * b.flops_per_call;
+    v.code = arm.code;
+    v.launch = b.launch();
+    v.extra["calls_per_execution"] = calls;
+    v.after_each = arm.after_each;
+    v.after_turn = arm.after_turn;
+    v.after_window = arm.after_turn;
+    variants.push_back(std::move(v));
+  }
+  Plan plan;
+  plan.warmup = c.warmup;
+  plan.repetitions = plan.rounds = c.repetitions;
+  plan.warm_up = Plan::WarmUp::rounds;
+  plan.progress_unit = b.name() + ": repetition";
+  for (KernelResult& k : measure(ctx, variants, plan)) {
+    const double n = static_cast<double>(calls);
+    k.extra["time_per_call_s"] = {{"min", k.time.min / n}, {"median", k.time.median / n}};
+    report.kernels.push_back(std::move(k));
+  }
+  for (std::size_t i = 0; i < arms.size(); ++i)
+    report.checks.push_back({variants[i].name,
+                             "wrong answers: returned sums, or sampled output elements after turns",
+                             comm::sum(static_cast<double>(arms[i].wrong())), 0});
+}
+
+// Each benchmark's arms together: the most memory a benchmark of the
+// selection takes in the default memory space (on a GPU build the serial
+// arrays are the host's, and small).
+std::uint64_t footprint(const std::vector<Benchmark>& chosen, const Config& c) {
+  double most = 0;
+  for (const auto& b : chosen) {
+    if (b.where == Where::serial && is_gpu_space<DefaultSpace>()) continue;
+    const auto arms = std::count_if(c.implementations.begin(), c.implementations.end(),
+                                    [&](const auto& i) { return has_arm(b, i); });
+    most = std::max(most, static_cast<double>(arms) * b.footprint);
+  }
+  return static_cast<std::uint64_t>(most);
+}
+
+void describe(Report& report, const Config& c, const std::vector<Benchmark>& chosen,
+              std::uint64_t bytes) {
+  report.problem = {
+      {"benchmarks", c.benchmarks},
+      {"where", c.where},
+      {"layouts", c.layouts},
+      {"extents", c.extents},
+      {"implementations", c.implementations},
+      {"sizes", c.sizes == Sizes::tiny ? "tiny" : "standard"},
+      {"benchmarks_run", chosen.size()},
+      {"min_time_s", c.min_time},
+      {"repetitions", c.repetitions},
+      {"warmup", c.warmup},
+      {"element_types", "int: Sum3D, Stencil3D, TinyMatrixSum, Subspan3D; double: MatVec"},
+      {"bytes_per_call",
+       "each input element read once, each output element written once (TinyMatrixSum's out "
+       "read and written)"},
+      {"footprint_bytes_per_rank", bytes},
+      {"bandwidth_from",
+       "bytes of an execution's calls, all ranks, over the slowest rank's minimum time"}};
+  std::ostringstream summary;
+  summary << "microbench: " << chosen.size() << " benchmarks of " << join(c.benchmarks) << " ("
+          << join(c.where, " and ") << ", " << (c.sizes == Sizes::tiny ? "tiny" : "standard")
+          << " sizes), " << join(c.implementations) << "; " << c.repetitions
+          << " repetitions after " << c.warmup << " warm-up(s), each at least " << c.min_time
+          << " s of calls";
+  report.summary = summary.str();
+}
+
+Report run_microbench(const Context& ctx) {
+  const Config c = read_config(ctx.deck);
+  const std::vector<Benchmark> chosen = select(ctx.deck, c);
+  const std::uint64_t bytes = footprint(chosen, c);
+  ctx.require_memory(bytes, "the arrays of the largest benchmark's arms");
+  Report report;
+  for (const Benchmark& b : chosen) measure_benchmark(ctx, c, b, report);
+  describe(report, c, chosen, bytes);
+  return report;
 }
 
 }  // namespace
 
 int main(int argc, char* argv[]) {
-  Options opt;
-  if (const auto code = read_command_line(argc, argv, opt)) return *code;
-  try {
-    karma::check_kokkos_flags(opt.args);
-  } catch (const karma::InputError& e) {
-    std::cerr << "karma-microbench: " << e.what() << "\n";
-    return exit_usage;
-  }
-  if (opt.version) {
-    std::cout << karma::version_line("karma-microbench") << "\n";
-    return exit_verified;
-  }
-  if (!opt.has_out) {
-    opt.out_path = default_output();
-    opt.args.push_back("--benchmark_out=" + opt.out_path);
-  }
-  if (!opt.has_format) opt.args.push_back("--benchmark_out_format=json");
-  if (const std::string problem =
-          karma::output_path_problem("--benchmark_out=" + opt.out_path, opt.out_path);
-      !problem.empty()) {
-    std::cerr << "karma-microbench: " << problem << "\n";
-    return exit_usage;
-  }
-
-  std::vector<char*> arg_pointers{argv[0]};
-  for (auto& a : opt.args) arg_pointers.push_back(a.data());
-  arg_pointers.push_back(nullptr);
-  int count = static_cast<int>(arg_pointers.size()) - 1;
-
-  karma::choose_module_loading();
-  Kokkos::initialize(count, arg_pointers.data());
-  try {
-    karma::check_kokkos_flags_consumed(count, arg_pointers.data());
-  } catch (const karma::InputError& e) {
-    std::cerr << "karma-microbench: " << e.what() << "\n";
-    Kokkos::finalize();
-    return exit_usage;
-  }
-  int code = exit_verified;
-  {
-    // Kokkos has read its flags; Google Benchmark must not see them.
-    std::vector<char*> rest;
-    for (int i = 0; i < count; ++i)
-      if (!starts_with(arg_pointers[i], "--kokkos-")) rest.push_back(arg_pointers[i]);
-    rest.push_back(nullptr);
-    int rest_count = static_cast<int>(rest.size()) - 1;
-    benchmark::Initialize(&rest_count, rest.data());
-    if (benchmark::ReportUnrecognizedArguments(rest_count, rest.data())) {
-      code = exit_usage;
-    } else {
-      add_context(opt.sizes);
-      std::string command = "karma-microbench";
-      for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
-      karma::profiling::declare_run(
-          "microbench", {{"karma.command_line", command},
-                         {"karma.sizes", opt.sizes == Sizes::tiny ? "tiny" : "standard"},
-                         {"karma.benchmark_out", opt.out_path}});
-      register_all(opt.sizes);
-      const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
-      code = verdict(ran, opt.listing, opt.out_path);
-      if (!opt.listing && ran > 0) std::cout << "results: " << opt.out_path << "\n";
-    }
-    benchmark::Shutdown();
-  }
-  Kokkos::finalize();
-  return code;
+  const App app{"microbench",
+                "karma's arrays against raw pointers and hand-written indexing on the mdspan "
+                "paper's Sum3D, Stencil3D, TinyMatrixSum, Subspan3D and MatVec",
+                microbench_schema(), run_microbench, &generated::code_table};
+  return run_main(argc, argv, app);
 }

@@ -6,8 +6,8 @@ APPS = {"stream", "hexgrad", "mgs", "matvec", "contact", "microbench"}
 
 
 def oracle(text):
-    """[(app, kernel, value, units)] of every FOM line and row of
-    karma-microbench's table, and [word] of every RESULT line."""
+    """[(app, kernel, value, units)] of every FOM line, and [word] of every
+    RESULT line."""
     foms, results = [], []
     for line in text.splitlines():
         words = line.split()
@@ -17,7 +17,4 @@ def oracle(text):
                          fields["units"]))
         elif line.startswith("RESULT: "):
             results.append(words[1].rstrip(":"))
-        elif words and words[0].endswith("/real_time") and len(words) >= 6:
-            # Google Benchmark's row: name, time, unit, CPU time, unit, iterations.
-            foms.append(("microbench", words[0][:-len("/real_time")], float(words[1]), words[2]))
     return foms, results

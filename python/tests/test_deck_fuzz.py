@@ -53,7 +53,7 @@ COUNT = int(os.environ.get("KARMA_FUZZ_COUNT", "400"))
 SLOWDOWN = float(os.environ.get("KARMA_FUZZ_SLOWDOWN", "1"))
 TIMEOUT_S = 4.0 * SLOWDOWN  # a valid run of a small deck takes about half a second here
 PROBE_TIMEOUT_S = 10.0 * SLOWDOWN  # reading a deck takes a tenth of a second
-APPS = ["stream", "mgs", "hexgrad", "matvec", "contact"]
+APPS = ["stream", "mgs", "hexgrad", "matvec", "contact", "microbench"]
 # Lower sizes first where the committed small deck itself is slow.
 LOWER = {"contact": [("n: 16", "n: 4"), ("steps: 30", "steps: 4"), ("sweeps: 100", "sweeps: 2")]}
 

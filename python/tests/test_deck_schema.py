@@ -1,8 +1,7 @@
 """karma-<app> --help=json: a valid draft 2020-12 JSON Schema of the deck,
 made from the same keys as --help (karma-batch reads either to the same
 types), which the resolved deck of a real run satisfies and which refuses
-what the mini-app refuses (karma-microbench, which reads no deck: one with
-no keys); karma-batch stops (exit 2, one line) on an executable whose
+what the mini-app refuses; karma-batch stops (exit 2, one line) on an executable whose
 --help=json is not JSON."""
 
 import json
@@ -59,16 +58,21 @@ def test_a_real_deck_validates_and_out_of_range_is_refused_by_both(stream_exe, t
     assert [e.validator for e in validator.iter_errors(resolved)] == ["additionalProperties"]
 
 
-def test_microbench_schema_takes_no_deck_key():
+def test_microbench_selections_are_refused_by_both(tmp_path):
+    """karma-microbench's selections are lists of choices: a real run's deck
+    validates, and a family it does not have is refused by the schema and
+    by the mini-app alike."""
     exe = miniapp("microbench")
-    from karma_tools.lib.campaign_deck import schema_types
-
-    schema = deck_schema(exe)
-    assert schema_types(schema) == {}
-    validator = jsonschema.Draft202012Validator(schema)
-    assert validator.is_valid({})
-    assert [e.validator for e in validator.iter_errors({"run": {"repetitions": 2}})] == \
-        ["additionalProperties"]
+    validator = jsonschema.Draft202012Validator(deck_schema(exe))
+    deck, out = os.path.join(ROOT, "inputs", "microbench", "small.yaml"), tmp_path / "r.json"
+    r = run(exe, deck, "--quiet", "--set", "microbench.benchmarks=[Sum3D]", "--output", out)
+    assert r.returncode == 0, r.stderr
+    resolved = json.load(open(out))["deck"]["resolved"]
+    assert list(validator.iter_errors(resolved)) == []
+    resolved["microbench"]["benchmarks"] = ["Sum4D"]
+    assert [e.validator for e in validator.iter_errors(resolved)] == ["enum"]
+    r = run(exe, deck, "--set", "microbench.benchmarks=[Sum4D]")
+    assert r.returncode == 2 and "microbench.benchmarks: 'Sum4D' is not one of" in r.stderr
 
 
 def test_batch_stops_on_an_executable_whose_schema_is_not_json(tmp_path):

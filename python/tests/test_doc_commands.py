@@ -15,7 +15,7 @@ import pytest
 
 from conftest import ROOT, TOOLS_BIN, built
 
-APPS = ("stream", "hexgrad", "matvec", "mgs", "contact")
+APPS = ("stream", "hexgrad", "matvec", "mgs", "contact", "microbench")
 MARK = "<!-- runnable on CPU -->"
 PAGES = ["README.md", "CONTRIBUTING.md"] + sorted(
     os.path.join("docs", p) for p in os.listdir(os.path.join(ROOT, "docs")) if p.endswith(".md"))

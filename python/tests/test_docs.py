@@ -12,7 +12,7 @@ from conftest import ROOT, build_bin, entry_points, tool
 
 PAGES = ["README.md", "CONTRIBUTING.md"] + sorted(
     os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
-APPS = ("stream", "hexgrad", "matvec", "mgs", "contact")
+APPS = ("stream", "hexgrad", "matvec", "mgs", "contact", "microbench")
 
 
 def test_the_committed_docs_are_up_to_date():

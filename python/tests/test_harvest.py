@@ -17,8 +17,8 @@ from conftest import DATA, ROOT, SCRIPTS
 from harvest_lines import APPS, oracle
 
 HARVEST = os.path.join(SCRIPTS, "harvest")
-# Outputs no committed campaign has: karma-microbench's table, and runs that
-# printed their figures of merit and then failed (generated; see data/README.md).
+# Outputs no committed campaign has: karma-microbench's, and runs that printed
+# their figures of merit and then failed (generated; see data/README.md).
 HARVEST_DATA = os.path.join(DATA, "harvest")
 FAILED_RUNS = ("hexgrad-wrong-answer.out", "stream-output-error.out")
 SKIPPED_SUFFIXES = (".json", ".svg", ".png", ".md", ".pdf", ".yaml")
@@ -124,7 +124,6 @@ def reframe_harvest(check, text):
     """What the check's patterns take from an output: (app, kernel, value, units), results."""
     foms = [(m["app"], m["kernel"], float(m["value"]), m["units"])
             for m in re.finditer(check.FOM_PATTERN, text, re.MULTILINE)]
-    foms += [("microbench",) + fom for fom in check.figures_of_merit("microbench", text)]
     results = [m["result"] for m in re.finditer(check.RESULT_PATTERN, text, re.MULTILINE)]
     return sorted(foms), results
 
@@ -191,10 +190,6 @@ def test_reframe_check_command(reframe_check):
     assert test.executable == "/opt/karma/bin/karma-mgs"
     assert test.executable_opts == ["/opt/karma/share/karma/inputs/mgs/small.yaml", "--output",
                                     "karma-mgs.json", "--set", "mgs.algorithm=cgs2"]
-    test.app = "microbench"
-    test.set_command()
-    assert test.executable_opts[:2] == ["--sizes=tiny", "--benchmark_min_time=0"]
-    assert test.num_tasks == 1
 
 
 # --- Ramble -----------------------------------------------------------------
@@ -283,7 +278,7 @@ def test_ramble_workloads_cover_the_suite(ramble_app):
     decks = {kw["workloads"][0]: kw["default"] for kind, args, kw in recorded
              if kind == "workload_variable" and args[0] == "deck"}
     assert decks == {app: f"{{karma_prefix}}/share/karma/inputs/{app}/small.yaml"
-                     for app in APPS - {"microbench"}}
+                     for app in APPS}
     for app in decks:
         assert os.path.isfile(os.path.join(ROOT, "inputs", app, "small.yaml"))
 

@@ -3,8 +3,8 @@ JUBE runs every mini-app of this build on its small deck and sweep (tag
 `small`, 1 rank, 1 thread), `jube result` makes the tables, and each table
 cell must hold what the run printed: every kernel's FOM value and units, the
 count of FOM lines, RESULT PASSED, exit code 0; karma-microbench's table the
-sum and count of its benchmarks' real times. A pattern that stops matching
-leaves a cell empty or wrong, and the test fails."""
+mean and count of its benchmarks' bandwidths per family and side. A pattern
+that stops matching leaves a cell empty or wrong, and the test fails."""
 
 import csv
 import json
@@ -75,12 +75,11 @@ def test_every_mini_app_ran_and_passed(jube_run):
         for row in rows:
             assert (row["result"], row["exit_code"]) == ("PASSED", "0"), (app, row)
             assert printed(jube_run, row)[1] == ["PASSED"]
-            if app != "microbench":
-                # The sweep's overrides reached the run (its results record them).
-                words = shlex.split(row["sets"])
-                with open(work(jube_run, row) / f"karma-{app}.json") as f:
-                    overrides = json.load(f)["deck"]["overrides"]
-                assert overrides == words[1::2] and set(words[::2]) == {"--set"}, row
+            # The sweep's overrides reached the run (its results record them).
+            words = shlex.split(row["sets"])
+            with open(work(jube_run, row) / f"karma-{app}.json") as f:
+                overrides = json.load(f)["deck"]["overrides"]
+            assert overrides == words[1::2] and set(words[::2]) == {"--set"}, row
 
 
 @pytest.mark.parametrize("app", sorted(APPS - {"microbench"}))
@@ -101,15 +100,16 @@ def test_fom_columns_hold_every_printed_fom(jube_run, app):
         assert all(row[name] == "" for name in kernel_columns - ran), row
 
 
-def test_microbench_columns_sum_its_rows(jube_run):
+def test_microbench_columns_average_its_kernels(jube_run):
     for row in table(jube_run, "microbench"):
-        rows = printed(jube_run, row)[0]
-        assert rows and all(units == "us" for *_, units in rows)
+        foms = printed(jube_run, row)[0]
+        assert foms and int(row["fom_lines_cnt"]) == len(foms)
+        assert all(units == "GB/s" for *_, units in foms)
         for family in FAMILIES:
             for side in ("karma", "raw"):
-                times = [value for _, name, value, _ in rows
-                         if name.split("/")[0] == family and name.split("/")[-1] == side]
+                values = [value for _, name, value, _ in foms
+                          if name.split("/")[0] == family and name.split("/")[-1] == side]
                 prefix = f"microbench_{family}_{side}"
-                assert times and int(row[f"{prefix}_cnt"]) == len(times), prefix
-                assert math.isclose(float(row[f"{prefix}_sum[us]"]), sum(times),
-                                    rel_tol=1e-6), prefix
+                assert values and int(row[f"{prefix}_cnt"]) == len(values), prefix
+                assert math.isclose(float(row[f"{prefix}_avg[GB/s]"]),
+                                    sum(values) / len(values), rel_tol=1e-6), prefix

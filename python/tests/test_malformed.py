@@ -17,7 +17,6 @@ from conftest import ROOT, SAMPLES, load_json, stand_in_bin, stand_ins, tool, wr
 
 A = os.path.join(SAMPLES, "machine-a")
 B = os.path.join(SAMPLES, "machine-b")
-GBENCH = os.path.join(os.path.dirname(SAMPLES), "gbench", "microbench.json")
 SMALL_DECK = os.path.join(ROOT, "inputs", "stream", "small.yaml")
 VICTIM = "stream-1d-2p16-r1.json"  # the file of machine-a each case breaks
 
@@ -136,27 +135,6 @@ RESULTS = [
 ]
 
 
-def _gbench(path, value):
-    def mutate(_):
-        doc = load_json(GBENCH)
-        _set(doc, path, value)
-        return json.dumps(doc)
-    return mutate
-
-
-GBENCH_CASES = [
-    ("benchmarks null", _gbench(("benchmarks",), None), "benchmarks: expected a list, got null"),
-    ("benchmark a string", _gbench(("benchmarks", 0), "Sum3D"),
-     "benchmarks[0]: expected an object, got the string"),
-    ("real_time a string", _gbench(("benchmarks", 0, "real_time"), "fast"),
-     "benchmarks[0].real_time: expected a number or null"),
-    ("benchmark name a list", _gbench(("benchmarks", 0, "name"), ["x"]),
-     "benchmarks[0].name: expected a string, got a list"),
-    ("context a list", _gbench(("context",), []), "context: expected an object, got a list"),
-]
-ALL_RESULTS = RESULTS + GBENCH_CASES
-
-
 def _broken_set(tmp_path, mutate):
     """machine-a with one file replaced by the broken one; returns (dir, file)."""
     root = tmp_path / "broken"
@@ -167,7 +145,7 @@ def _broken_set(tmp_path, mutate):
     return str(root), str(path)
 
 
-@each_case(ALL_RESULTS)
+@each_case(RESULTS)
 def test_compare_refuses_malformed_results(tmp_path, case):
     def check(directory, case, mutate, message):
         broken, path = _broken_set(directory, mutate)
@@ -178,7 +156,7 @@ def test_compare_refuses_malformed_results(tmp_path, case):
     check(fresh(tmp_path), *case)
 
 
-@each_case(ALL_RESULTS)
+@each_case(RESULTS)
 def test_report_refuses_malformed_results(tmp_path, case):
     def check(directory, case, mutate, message):
         broken, path = _broken_set(directory, mutate)
@@ -259,7 +237,7 @@ def _nested_block(depth):
 CAMPAIGNS = [
     ("app misspelt", _run("", app="streem"),
      "runs[0].app: 'streem' is not a mini-app of the suite (stream, hexgrad, matvec, mgs, "
-     "contact); did you mean 'stream'?"),
+     "contact, microbench); did you mean 'stream'?"),
     ("app unknown", _run("", app="nosuchapp"), "runs[0].app: 'nosuchapp' is not a mini-app"),
     ("nodes huge", _run("    nodes: [99999999999999999999999]\n"),
      "c.yaml:6:13: runs[0].nodes[0]: must be <= 2147483647, got 99999999999999999999999"),

@@ -9,12 +9,12 @@ import shutil
 
 import pytest
 
-from conftest import DATA, ROOT, SAMPLES, load_json, tool, write
+from conftest import ROOT, SAMPLES, load_json, tool, write
 from karma_tools.lib import report, report_comparison, report_configs
 from karma_tools.cli import report as report_cli
 
 A = os.path.join(SAMPLES, "machine-a")
-GBENCH = os.path.join(DATA, "gbench", "microbench.json")
+MICRO = os.path.join(SAMPLES, "microbench")
 
 
 def fom(path, kernel):
@@ -24,14 +24,13 @@ def fom(path, kernel):
 
 @pytest.fixture
 def results_dir(tmp_path):
-    """A results directory as the suite lays it out: one folder per mini-app
-    with a write-up, plus Google Benchmark output."""
+    """A results directory as the suite lays it out: one folder per mini-app,
+    stream's with a write-up."""
     root = tmp_path / "results"
     shutil.copytree(A, root / "stream")
     write(str(root / "stream" / "README.md"),
           "# STREAM here\n\nSee [the schema](../SCHEMA.md) and [a run](stream-3d-left.json).\n")
-    os.makedirs(root / "microbench")
-    shutil.copy(GBENCH, root / "microbench")
+    shutil.copytree(MICRO, root / "microbench")
     return root
 
 
@@ -110,9 +109,13 @@ def test_report_of_a_results_directory(results_dir):
     one, two = (fom(f"{A}/stream-strong-{n}.json", "nstream") for n in (1, 2))
     eff = two / (2 * one)
     assert f"({eff:.0%})" in part.split("scaling=weak")[0]
-    # Microbenchmarks: medians 220/200 and 102/100 of the hand-made file.
-    assert "| BM_Stencil3D<*,left>/32 | 220 | 200 | 1.100 |" in text
-    assert "| BM_Sum3D<*,right,dynamic>/64 | 102 | 100 | 1.020 |" in text
+    # Microbenchmarks: each benchmark's karma against its raw, medians of the two runs.
+    rows = table_rows(text, "### microbench: microbenchmarks")
+    karma, raw = (microbench_medians(impl) for impl in ("karma", "raw"))
+    assert sorted(r[1] for r in rows) == sorted(karma)
+    for r in rows:
+        assert r[2:4] == [f"{karma[r[1]]:.4g}", f"{raw[r[1]]:.4g}"]
+        assert r[4].startswith(f"{karma[r[1]] / raw[r[1]]:.3f} (")
     # Plots: linked and present, as SVG.
     links = re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
     assert sorted(os.path.basename(link) for link in links) == [
@@ -190,25 +193,26 @@ def test_bad_input_writes_nothing(tmp_path, case, message):
     assert os.listdir(out.parent) == []
 
 
-def test_microbench_pairs_within_each_file(results_dir):
-    """A GPU run and a CPU run share benchmark names: each file's karma is
-    paired with its own raw, and each row says which file it is from."""
-    doc = load_json(GBENCH)
-    for b in doc["benchmarks"]:
-        b["real_time"] = b["real_time"] * (3.0 if "<karma" in b["name"] else 1.0)
-    write(str(results_dir / "microbench" / "other.json"), __import__("json").dumps(doc))
+def microbench_medians(implementation):
+    """{benchmark: median FOM over the sample runs} of one implementation."""
+    values = {}
+    for name in sorted(os.listdir(MICRO)):
+        for k in load_json(os.path.join(MICRO, name))["kernels"]:
+            if k["implementation"] == implementation:
+                values.setdefault(k["variant"], []).append(k["fom"]["value"])
+    return {b: sum(v) / len(v) for b, v in values.items()}  # the median of two
+
+
+def test_microbench_pair_names_the_implementations(results_dir):
+    """--microbench-pair raw-twin:raw: the machine's own spread instead."""
     out = results_dir / "README.md"
-    r = tool("karma-report", results_dir, "-o", out, "--no-plots")
+    r = tool("karma-report", results_dir, "-o", out, "--no-plots", "--microbench-pair",
+             "raw-twin:raw")
     assert r.returncode == 0, r.stderr
     rows = table_rows(out.read_text(), "### microbench: microbenchmarks")
-    mine = {row[0]: row[3] for row in rows}
-    label = "BM_Sum3D<*,right,dynamic>/64"
-    times = {b["name"]: b["real_time"] for b in load_json(GBENCH)["benchmarks"]
-             if b.get("aggregate_name") == "median"}
-    ratio = times["BM_Sum3D<karma,right,dynamic>/64_median"] / \
-        times["BM_Sum3D<raw,right,dynamic>/64_median"]
-    assert mine[f"microbench: {label}"] == f"{ratio:.3f}"
-    assert mine[f"other: {label}"] == f"{3 * ratio:.3f}"
+    twin, raw = (microbench_medians(impl) for impl in ("raw-twin", "raw"))
+    assert rows and {r[1]: r[4].split()[0] for r in rows} == {
+        b: f"{twin[b] / raw[b]:.3f}" for b in raw}
 
 
 def add_energy(path, watts, device=None):

@@ -160,14 +160,13 @@ def test_a_cmake_gpu_package_with_the_suites_variants(recipe):
     bases = [b.__name__ for b in module.Karma.__mro__]
     assert {"CMakePackage", "CudaPackage", "ROCmPackage"} <= set(bases)
     variants = {args[0]: kwargs for args, kwargs in directives(recorded, "variant")}
-    assert set(variants) == {"mpi", "tests", "plots", "microbench", "blas", "arborx"}
+    assert set(variants) == {"mpi", "tests", "plots", "blas", "arborx"}
     assert variants["arborx"]["default"] is False
     assert variants["mpi"]["default"] is True and variants["tests"]["default"] is False
-    assert variants["microbench"]["default"] is True
     # matvec's CPU reference: a CUDA build has cuBLAS instead.
     assert variants["blas"]["when"] == "~cuda"
     deps = {args[0]: kwargs.get("when") for args, kwargs in directives(recorded, "depends_on")}
-    assert deps["benchmark"] == "+microbench" and deps["blas"] == "+blas"
+    assert deps["blas"] == "+blas" and "benchmark" not in deps  # karma-microbench needs none
     assert deps["googletest"] == "+tests" and deps["mpi"] == "+mpi"
     assert deps["arborx@2:"] == "+arborx" and deps["kokkos@4.5:"] == "+arborx"
     for name in ("kokkos@3.4:", "yaml-cpp@0.6:", "nlohmann-json@3.10:", "cmake@3.23:"):
@@ -208,24 +207,20 @@ def test_cmake_arguments(recipe):
     # CUDA through nvcc_wrapper: Kokkos' compiler; no BLAS variant.
     kokkos = Spec("kokkos", ["+cuda", "~cmake_lang", "+wrapper", "cuda_arch=90"],
                   kokkos_cxx=wrapper)
-    args = cmake_args(module, Spec("karma", ["+mpi", "~tests", "+microbench", "+cuda", "~rocm",
-                                             "+arborx"], {"kokkos": kokkos}))
-    assert args == ["-DKARMA_ENABLE_MPI=ON", "-DKARMA_ENABLE_TESTS=OFF",
-                    "-DKARMA_ENABLE_MICROBENCH=ON", "-DKARMA_ENABLE_BLAS=OFF",
+    args = cmake_args(module, Spec("karma", ["+mpi", "~tests", "+cuda", "~rocm", "+arborx"],
+                                   {"kokkos": kokkos}))
+    assert args == ["-DKARMA_ENABLE_MPI=ON", "-DKARMA_ENABLE_TESTS=OFF", "-DKARMA_ENABLE_BLAS=OFF",
                     "-DKARMA_ENABLE_ARBORX=ON", "-DKokkos_ROOT=/spack/kokkos",
                     f"-DCMAKE_CXX_COMPILER={wrapper}"]
     # A Spack whose kokkos has no kokkos_cxx: the wrapper from its own package.
     kokkos = Spec("kokkos", ["+cuda", "~cmake_lang", "+wrapper"])
-    args = cmake_args(module, Spec("karma", ["+mpi", "~tests", "~microbench", "+cuda", "~rocm",
-                                             "~arborx"],
+    args = cmake_args(module, Spec("karma", ["+mpi", "~tests", "+cuda", "~rocm", "~arborx"],
                                    {"kokkos": kokkos,
                                     "kokkos-nvcc-wrapper": Spec("w", prefix="/spack/w")}))
-    assert "-DKARMA_ENABLE_MICROBENCH=OFF" in args
     assert args[-1] == "-DCMAKE_CXX_COMPILER=/spack/w/bin/nvcc_wrapper"
     # Kokkos as CMake's CUDA language: nvcc and the architecture instead.
     kokkos = Spec("kokkos", ["+cuda", "+cmake_lang", "cuda_arch=90"], kokkos_cxx="g++")
-    args = cmake_args(module, Spec("karma", ["~mpi", "+tests", "+microbench", "+cuda", "~rocm",
-                                             "~arborx"],
+    args = cmake_args(module, Spec("karma", ["~mpi", "+tests", "+cuda", "~rocm", "~arborx"],
                                    {"kokkos": kokkos, "cuda": Spec("cuda")}))
     assert "-DKARMA_ENABLE_MPI=OFF" in args and "-DKARMA_ENABLE_TESTS=ON" in args
     assert "-DCMAKE_CUDA_COMPILER=/spack/cuda/bin/nvcc" in args
@@ -233,14 +228,14 @@ def test_cmake_arguments(recipe):
     assert not any(a.startswith("-DCMAKE_CXX_COMPILER") for a in args)
     # HIP: hipcc compiles everything.
     kokkos = Spec("kokkos", ["+rocm", "~cmake_lang", "amdgpu_target=gfx90a"], kokkos_cxx="c++")
-    args = cmake_args(module, Spec("karma", ["+mpi", "~tests", "+microbench", "~cuda", "+rocm",
-                                             "+blas", "~arborx"],
+    args = cmake_args(module, Spec("karma", ["+mpi", "~tests", "~cuda", "+rocm", "+blas",
+                                             "~arborx"],
                                    {"kokkos": kokkos, "hip": Spec("hip", hipcc="/rocm/bin/hipcc")}))
     assert "-DKARMA_ENABLE_BLAS=ON" in args and args[-1] == "-DCMAKE_CXX_COMPILER=/rocm/bin/hipcc"
     # A CPU build without BLAS: the host compiler Kokkos used.
     kokkos = Spec("kokkos", ["+openmp"], kokkos_cxx="/usr/bin/g++")
-    args = cmake_args(module, Spec("karma", ["+mpi", "~tests", "+microbench", "~cuda", "~rocm",
-                                             "~blas", "~arborx"], {"kokkos": kokkos}))
+    args = cmake_args(module, Spec("karma", ["+mpi", "~tests", "~cuda", "~rocm", "~blas",
+                                             "~arborx"], {"kokkos": kokkos}))
     assert "-DKARMA_ENABLE_BLAS=OFF" in args and args[-1] == "-DCMAKE_CXX_COMPILER=/usr/bin/g++"
 
 

@@ -44,8 +44,6 @@ class Karma(CMakePackage, CudaPackage, ROCmPackage):
     variant("mpi", default=True, description="MPI, one rank per device (off: a single-rank suite)")
     variant("tests", default=False, description="Build the unit and integration tests")
     variant("plots", default=True, description="matplotlib, for karma-report's plots")
-    variant("microbench", default=True,
-            description="karma-microbench: the array core against raw pointers (Google Benchmark)")
     # A CUDA build compares karma-matvec with cuBLAS instead, so the variant
     # exists only without CUDA.
     variant("blas", default=True, when="~cuda",
@@ -61,7 +59,6 @@ class Karma(CMakePackage, CudaPackage, ROCmPackage):
     depends_on("mpi", when="+mpi")
     depends_on("yaml-cpp@0.6:")
     depends_on("nlohmann-json@3.10:")
-    depends_on("benchmark", when="+microbench")
     depends_on("blas", when="+blas")
     # ArborX 2 needs Kokkos 4.5 or newer (and C++20).
     depends_on("arborx@2:", when="+arborx")
@@ -114,7 +111,6 @@ class Karma(CMakePackage, CudaPackage, ROCmPackage):
         args = [
             self.define_from_variant("KARMA_ENABLE_MPI", "mpi"),
             self.define_from_variant("KARMA_ENABLE_TESTS", "tests"),
-            self.define_from_variant("KARMA_ENABLE_MICROBENCH", "microbench"),
             # Only a conditional variant's presence can be asked of a spec.
             self.define("KARMA_ENABLE_BLAS", spec.satisfies("+blas")),
             self.define_from_variant("KARMA_ENABLE_ARBORX", "arborx"),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes the sample result sets under python/tests/data/results/ that the
 # karma-compare and karma-report tests read: real karma-stream runs on this
-# machine, small and quick. Two "machines": machine-a runs with 2 OpenMP
+# machine, small and quick, and two karma-microbench runs (microbench/). Two "machines": machine-a runs with 2 OpenMP
 # threads, machine-b with 1 (and one size different, to be flagged).
 # machine-b/failed-verification.json is a real run edited to fail its
 # verification (the checker must flag it); schema-v3/ holds a copy whose
@@ -13,6 +13,7 @@ build=${1:?usage: make-samples.sh BUILD_DIR}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 stream=$(cd "$build" && pwd)/bin/karma-stream
+microbench=$(cd "$build" && pwd)/bin/karma-microbench
 deck=$root/inputs/stream/small.yaml
 out=$here/results
 export OMP_PROC_BIND=false OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -46,6 +47,15 @@ for m in a b; do
     run machine-$m "stream-strong-$ranks" 1 "$ranks" --set "stream.shape=[2^20]" \
       --set stream.scaling=strong
   done
+done
+# karma's arms against raw's, and the machine's own spread (raw-twin), twice.
+mkdir -p "$out.new/microbench"
+for r in 1 2; do
+  OMP_NUM_THREADS=2 "$microbench" "$root/inputs/microbench/small.yaml" --quiet \
+    --set 'microbench.benchmarks=[Sum3D,MatVec]' --set 'microbench.where=[serial]' \
+    --set 'microbench.layouts=[right]' --set 'microbench.implementations=[karma,raw,raw-twin]' \
+    --set run.repetitions=5 --set microbench.min_time=0.001 \
+    --output "$out.new/microbench/microbench-r$r.json" >/dev/null
 done
 # A run whose verification failed, as a wrong answer would leave it.
 python3 - "$out.new/machine-b/stream-1d-2p20-r2.json" "$out.new/machine-b/failed-verification.json" <<'PY'

@@ -3,8 +3,7 @@
 One test per mini-app: it runs an installed suite's `karma-<app>` on a deck,
 passes when the run prints `RESULT: PASSED`, and reports one performance
 variable per `FOM:` line, named after the kernel, in the units the line gives.
-karma-microbench has no deck and no FOM lines: its variables are Google
-Benchmark's real time per benchmark. Usage: scripts/harvest/README.md.
+Usage: scripts/harvest/README.md.
 
 The patterns are module-level constants so that python/tests/test_harvest.py
 checks them against committed output of every mini-app without ReFrame.
@@ -20,7 +19,7 @@ from reframe.core.builtins import parameter, run_after, run_before, sanity_funct
 
 APPS = ("stream", "hexgrad", "mgs", "matvec", "contact", "microbench")
 
-# printf's %.6g (common/runtime/src/app.cpp) and Google Benchmark's numbers.
+# printf's %.6g (common/runtime/src/app.cpp).
 NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
 
@@ -30,19 +29,8 @@ def fom_pattern(kernel=r"\S+"):
             r"value=(?P<value>" + NUMBER + r") units=(?P<units>\S+)")
 
 
-def microbench_pattern(kernel=r"[A-Za-z]\S*"):
-    """A row of karma-microbench's table: `Family/.../impl/real_time  T us  C us  N ...`.
-
-    Only the per-run rows: the aggregates of --benchmark_repetitions end in
-    `real_time_mean` and so on, and are left to Google Benchmark's JSON.
-    """
-    return (r"^(?P<kernel>" + kernel + r")/real_time +(?P<value>" + NUMBER + r") "
-            r"(?P<units>ns|us|ms|s) +" + NUMBER + r" (?:ns|us|ms|s) +\d+")
-
-
 FOM_PATTERN = fom_pattern()
-MICROBENCH_PATTERN = microbench_pattern()
-# Every way a run ends (PASSED, FAILED reason=..., microbench's FAILED: / ERROR:).
+# Every way a run ends (PASSED, FAILED reason=...).
 RESULT_PATTERN = r"^RESULT: (?P<result>[A-Z]+)"
 PASSED_PATTERN = r"^RESULT: PASSED\s*$"
 NOT_PASSED_PATTERN = r"^RESULT: (?!PASSED\s*$)"
@@ -50,8 +38,7 @@ NOT_PASSED_PATTERN = r"^RESULT: (?!PASSED\s*$)"
 
 def pattern_for(app, kernel=None):
     """The pattern of app's figures of merit, of one kernel when named."""
-    make = microbench_pattern if app == "microbench" else fom_pattern
-    return make() if kernel is None else make(re.escape(kernel))
+    return fom_pattern() if kernel is None else fom_pattern(re.escape(kernel))
 
 
 def figures_of_merit(app, text):
@@ -70,8 +57,6 @@ class KarmaRun(rfm.RunOnlyRegressionTest):
     # share/karma/inputs/<app>/<deck>.yaml; a path ending in .yaml is taken as is.
     deck = variable(str, value="small")
     sets = variable(typ.List[str], value=[])  # deck overrides, each passed as --set KEY=VALUE
-    # karma-microbench's flags; by default a smoke run (each benchmark once, tiny).
-    microbench_args = variable(typ.List[str], value=["--sizes=tiny", "--benchmark_min_time=0"])
     ranks = variable(int, value=1)
     valid_systems = ["*"]
     valid_prog_environs = ["*"]
@@ -81,17 +66,12 @@ class KarmaRun(rfm.RunOnlyRegressionTest):
     def set_command(self):
         self.descr = f"karma-{self.app}"
         self.executable = os.path.join(self.karma_prefix, "bin", f"karma-{self.app}")
-        if self.app == "microbench":
-            self.executable_opts = [*self.microbench_args,
-                                    "--benchmark_out=karma-microbench.json"]
-            self.num_tasks = 1  # Google Benchmark: one process
-        else:
-            deck = self.deck if self.deck.endswith(".yaml") else os.path.join(
-                self.karma_prefix, "share", "karma", "inputs", self.app, f"{self.deck}.yaml")
-            self.executable_opts = [deck, "--output", f"karma-{self.app}.json"]
-            for s in self.sets:
-                self.executable_opts += ["--set", s]
-            self.num_tasks = self.ranks
+        deck = self.deck if self.deck.endswith(".yaml") else os.path.join(
+            self.karma_prefix, "share", "karma", "inputs", self.app, f"{self.deck}.yaml")
+        self.executable_opts = [deck, "--output", f"karma-{self.app}.json"]
+        for s in self.sets:
+            self.executable_opts += ["--set", s]
+        self.num_tasks = self.ranks
         self.keep_files = [f"karma-{self.app}.json"]
 
     @sanity_function

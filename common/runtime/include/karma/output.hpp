@@ -1,6 +1,6 @@
 // Where a results file goes: the checks on a path given on the command line,
-// the default time-stamped name, and never overwriting a file. Shared by the
-// mini-apps (run_main) and karma-microbench.
+// the default time-stamped name, and never overwriting a file (run_main's,
+// for every mini-app).
 #pragma once
 
 #include <chrono>

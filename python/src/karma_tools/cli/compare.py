@@ -10,7 +10,7 @@ import os
 import re
 import subprocess
 import sys
-from ..lib import campaign as campaign_mod, sides
+from ..lib import campaign as campaign_mod, implementations, sides
 from ..lib.archive import read_json
 from ..lib.compare import compare
 from ..lib.codestatus import SourceAt
@@ -91,6 +91,22 @@ that have one) beside the performance mean.
 Output: Markdown on stdout, or files with --markdown/--csv/--json (each
 written whole or not at all). --skip-invalid leaves out files that are not
 well-formed results, each listed with its error, and compares the rest.
+
+Within one set: karma-compare --implementations OURS:THEIRS SET... compares
+two implementations of each SET with each other (karma-microbench's karma
+against its raw pointers: --implementations karma:raw), one comparison per
+SET: its kernels of implementation THEIRS are the baseline (LABEL:THEIRS),
+those of OURS the other side (LABEL:OURS), each kernel under its variant,
+which names the work both do (karma-microbench's benchmark,
+Sum3D/serial/right/static/20x20x20). The rows, ratios, repeated runs,
+intervals, flags, weights and the weighted geometric mean are as above; a
+ratio is OURS's figure of merit over THEIRS's, so for karma-microbench's
+bandwidths it is raw's time over karma's: above 1 karma is faster (the
+inverse of the karma / raw time ratios of the older Google Benchmark
+tables). Every row weighs; there is no code column (the two run different
+code by design) and no procurement figure. --csv puts every set's rows under
+one header; --json writes {"karma_compare_implementations": 1,
+"comparisons": [...]}.
 
 Within one campaign: karma-compare --campaign OUT prints the ratio tables
 that the campaign file's `compare:` section declares (OUT: the directory
@@ -186,6 +202,8 @@ def parser():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("sets", nargs="*", metavar="[LABEL=]SET",
                    help="results directory or file of one machine")
+    p.add_argument("--implementations", metavar="OURS:THEIRS",
+                   help="compare two implementations within each SET instead (e.g. karma:raw)")
     p.add_argument("--campaign", metavar="OUT",
                    help="the ratio tables of one campaign (its compare: section) instead")
     p.add_argument("--compare-from", metavar="CAMPAIGN.yaml",
@@ -258,9 +276,14 @@ def main(argv=None):
                 raise ToolError("--energy: the ratio tables have no weighted mean; they show "
                                 "per-watt and energy ratios wherever both sides measured "
                                 "energy", 2)
+            if args.implementations:
+                raise ToolError("--implementations compares within result sets; a campaign's "
+                                "pairs are its compare: section's", 2)
             return campaign_main(args)
         if args.compare_from:
             raise ToolError("--compare-from goes with --campaign", 2)
+        if args.implementations:
+            return implementations_main(args)
         if args.allow_partial:
             raise ToolError("--allow-partial goes with --campaign: a comparison of sets that "
                             "pairs less than all the weight gives no mean and exits 1", 2)
@@ -298,6 +321,40 @@ def main(argv=None):
         return _coverage_status(result)
 
     return main_wrapper("karma-compare", run)
+
+
+def implementations_main(args):
+    """--implementations OURS:THEIRS: one comparison per set."""
+    ours, theirs = implementations.parse_pair(args.implementations, "--implementations")
+    for given, option in ((args.baseline, "--baseline"), (args.system_nodes, "--system-nodes"),
+                          (args.source, "--source"), (args.repo, "--repo"),
+                          (args.per_node, "--per-node"), (args.allow_partial, "--allow-partial")):
+        if given:
+            raise ToolError(f"{option} does not go with --implementations: both sides are one "
+                            f"set's runs (the baseline is its {theirs} kernels)", 2)
+    if not args.sets:
+        raise ToolError("give at least one result set whose implementations to compare", 2)
+    sets = [load_set(path, label, committed_only=args.committed_only,
+                     skip_invalid=args.skip_invalid)
+            for label, path in map(_parse_set, args.sets)]
+    if len({s.label for s in sets}) < len(sets):
+        raise ToolError("two result sets have the same label; name them LABEL=DIR", 2)
+    results = [implementations.compare_within(s, ours, theirs, how=args.aggregate or "median",
+                                              weights_path=args.weights, energy_mean=args.energy,
+                                              allow_unmatched=args.allow_unmatched)
+               for s in sets]
+    md, csv_out, json_out = implementations.outputs(results)
+    outputs = [(path, text) for path, text in ((args.markdown, md + "\n"), (args.csv, csv_out),
+                                               (args.json, json_out)) if path]
+    write_all(outputs)
+    if not outputs:
+        sys.stdout.write(md + "\n")
+    for path, _ in outputs:
+        print(f"karma-compare: wrote {path}", file=sys.stderr)
+    for result in results:
+        for item in result["left_out"]:
+            print(f"karma-compare: left out {item['error']}", file=sys.stderr)
+    return max(_coverage_status(r) for r in results)
 
 
 def _coverage_status(result):

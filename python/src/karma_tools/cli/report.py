@@ -8,6 +8,7 @@ import shutil
 import sys
 from ..lib import archive, campaign as campaign_mod
 from ..lib.core import ToolError, __version__, main_wrapper, write_all
+from ..lib.implementations import parse_pair
 from ..lib.report import Plotter, build
 from ..lib.report_comparison import read_comparison
 from ..lib.results import IGNORED, NOT_RESULTS, load_set
@@ -28,8 +29,10 @@ Turns a directory of karma results into one Markdown report with plots:
   * figure of merit against average power, a plot per unit with a panel per
     device, where runs measured their kernels' energy
     (kernels[].energy.status "measured");
-  * microbenchmark ratios (karma / raw pointer, or the pair --microbench-pair
-    names) from Google Benchmark JSON files;
+  * karma-microbench's runs: each benchmark's bandwidth with karma's arrays
+    against raw pointers (or the implementations --microbench-pair names), as
+    karma-compare --implementations pairs them, instead of the table of
+    every configuration;
   * side by side: for each campaign directory (a campaign.json of
     karma-batch generate) under RESULTS whose campaign file has a
     `compare:` section, its ratio tables (as karma-compare --campaign prints
@@ -77,7 +80,8 @@ def main(argv=None):
     p.add_argument("--committed-only", action="store_true",
                    help="skip files that git ignores (e.g. local runs in results/*.json)")
     p.add_argument("--microbench-pair", default="karma:raw", metavar="OURS:THEIRS",
-                   help="benchmark name tokens whose times are divided (default karma:raw)")
+                   help="karma-microbench's implementations set against each other (default "
+                   "karma:raw; raw-twin:raw shows the machine's own spread)")
     p.add_argument("--comparison", action="append", default=[], metavar="FILE.json",
                    help="a karma-compare --json document: its summary and a plot per "
                    "mini-app of each row's ratio (and per-watt ratio) to the baseline, "
@@ -92,9 +96,7 @@ def main(argv=None):
     args = p.parse_args(argv)
 
     def run():
-        ours, sep, theirs = args.microbench_pair.partition(":")
-        if not sep or not ours or not theirs:
-            raise ToolError(f"--microbench-pair {args.microbench_pair}: expected OURS:THEIRS", 2)
+        ours, theirs = parse_pair(args.microbench_pair, "--microbench-pair")
         if not archive.isdir(args.results):
             raise ToolError(f"{args.results}: not a directory or results archive", 2)
         if args.intro and not os.path.isfile(args.intro):

@@ -356,7 +356,7 @@ def _eligible(rows):
     return out
 
 
-def _weights(base_groups, labels_by_key, weights_path, allow_unmatched, notes):
+def _weights(base_groups, labels_by_key, weights_path, allow_unmatched, notes, every_row):
     rows = []
     for g in base_groups:
         case = labels_by_key[g.key]
@@ -364,7 +364,7 @@ def _weights(base_groups, labels_by_key, weights_path, allow_unmatched, notes):
             rows.append((g, case, kernel))
     row_ids = [(g.app, case, kernel) for g, case, kernel in rows]
     weight_rules = Weights(weights_path, sorted({g.app for g in base_groups}))
-    weights, unused = weight_rules.assign(row_ids, _eligible(rows))
+    weights, unused = weight_rules.assign(row_ids, None if every_row else _eligible(rows))
     for line, pattern in unused:
         parts = tuple(pattern.split("/"))
         text = f"{weights_path}:{line}: pattern '{pattern}' " + (
@@ -413,7 +413,7 @@ def _pair_ratio(e, base_entry, base_ok, hib, per_node, flags):
     return ratio
 
 
-def _row(g, case, kernel, weight, base, others, matched, how, per_node, sources):
+def _row(g, case, kernel, weight, base, others, matched, how, per_node, sources, code=True):
     """One row: the baseline's entry and each other set's (None: unpaired,
     its reason in row['unpaired'])."""
     base_entry = _entry(g, kernel, how)
@@ -436,8 +436,8 @@ def _row(g, case, kernel, weight, base, others, matched, how, per_node, sources)
         flags = _pair_flags(e, base_entry, diffs, per_node)
         e["ratio"] = _pair_ratio(e, base_entry, base_ok, row["higher_is_better"], per_node,
                                  flags)
-        if g.values.get("reference") or h.values.get("reference"):
-            e["code"], e["code_detail"] = None, ""  # another program's code: not karma's
+        if not code or g.values.get("reference") or h.values.get("reference"):
+            e["code"], e["code_detail"] = None, ""  # another program's, or by design another
         else:
             e["code"], e["code_detail"] = code_status(
                 g.app, (base_info, sources.get(base.label)),
@@ -477,11 +477,15 @@ def _only_in_other(s, theirs, taken, matches, base_groups, how):
 
 
 def compare(sets, baseline_label, how="median", per_node=False, weights_path=None,
-            system_nodes=None, energy_mean=False, allow_unmatched=False, sources=None):
+            system_nodes=None, energy_mean=False, allow_unmatched=False, sources=None,
+            within=None):
     """The comparison as a plain dict (what --json writes). Energy keys
     appear only where results measured energy (or with energy_mean), so the
     output for results without them is as before. sources: {label:
-    SourceAt} for sets whose results lack code versions."""
+    SourceAt} for sets whose results lack code versions. within: {set,
+    path, ours, theirs} where the two sets are one set's implementations
+    (implementations.py): every row weighs, no code status, no procurement
+    figure."""
     labels = [s.label for s in sets]
     if len(set(labels)) != len(labels):
         raise ToolError("two result sets have the same label; name them LABEL=DIR", 2)
@@ -513,9 +517,9 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
         matched[s.label] = (matches, unpaired)
         only += _only_in_other(s, grouped[s.label], taken, matches, base_groups, how)
     rows, row_ids, weights = _weights(base_groups, labels_by_key, weights_path,
-                                      allow_unmatched, notes)
+                                      allow_unmatched, notes, within is not None)
     out_rows = [_row(g, case, kernel, weights[row_id], base, others, matched, how, per_node,
-                     sources or {})
+                     sources or {}, within is None)
                 for (g, case, kernel), row_id in zip(rows, row_ids)]
     _energy_ratios(out_rows, base.label)
     summary = {s.label: _summary(s, out_rows, energy_mean, system_nodes, base.label)
@@ -536,7 +540,9 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
         "left_out": [{"set": s.label, "path": f, "error": why}
                      for s in sets for f, why in s.invalid],
         "notes": notes,
-        "record": {s.label: figure.between(base.path, s.path) for s in others},
+        "record": {} if within else {s.label: figure.between(base.path, s.path)
+                                     for s in others},
+        "within": within,
     }
 
 

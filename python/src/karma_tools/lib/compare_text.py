@@ -22,8 +22,13 @@ def markdown(result):
                (", per node (x nodes of the baseline run / nodes of the run)" if
                 result["per_node"] else "") + f". Repeated runs: {result['aggregate']}.")
     out.append("")
+    within = result.get("within")
+    if within:
+        out += [f"Both sides are `{within['path']}`: its kernels of implementation "
+                f"{within['theirs']} against those of {within['ours']}, paired on their variant "
+                "(the kernel column), which names the work both do.", ""]
     energy = _has(result, "per_watt_ratio")
-    code = _has(result, "code")
+    code = _has(result, "code") and not within
     if energy:
         out.append(f"Energy, where both sides measured it: *per W* divides figures of merit "
                    f"per watt (above 1: better per watt), *energy* divides the joules per "
@@ -85,9 +90,11 @@ def _mean_markdown(result, labels, base):
     weights = f"`{result['weights']}`" if result["weights"] else \
         "every mini-app weighs 1, shared equally by its rows"
     out.append(f"Weights: {weights}. The mean is this comparison's own aggregate over the "
-               "rows it pairs, given only where every weighted row pairs; the procurement "
-               "figure above is karma-score's (docs/score.md). In parentheses: the interval "
-               "the runs span (each side's worst run against the other's best).")
+               "rows it pairs, given only where every weighted row pairs"
+               + ("" if result.get("within") else
+                  "; the procurement figure above is karma-score's (docs/score.md)")
+               + ". In parentheses: the interval the runs span (each side's worst run against "
+               "the other's best).")
     for label in labels:
         ex = result["summary"][label]["excluded"]
         if ex:
@@ -161,13 +168,18 @@ def _title(result):
     short = [f"{label} covers {v['coverage']:.1%} of the weight"
              for label, v in result["summary"].items()
              if v["coverage"] is not None and v["geometric_mean"] is None]
-    return "# karma comparison" + (f": INCOMPLETE ({'; '.join(short)}): no overall mean"
-                                   if short else "")
+    within = result.get("within")
+    title = "# karma comparison" + (f" within {within['set']}: {within['ours']} against "
+                                    f"{within['theirs']}" if within else "")
+    return title + (f": INCOMPLETE ({'; '.join(short)}): no overall mean" if short else "")
 
 
 def _record_markdown(result):
     """The procurement figure of each other set with the baseline as the
-    reference machine: the one figure karma-score gives for the pair."""
+    reference machine: the one figure karma-score gives for the pair; none
+    within one set (its implementations are one machine)."""
+    if result.get("within"):
+        return []
     out = ["## The procurement figure", "",
            f"karma-score's figure of record (docs/score.md) of each set, with "
            f"{result['baseline']} as the reference machine (its reportable baseline "

@@ -11,9 +11,8 @@ __version__ = "0.2.0"
 
 # The mini-apps that take a deck and write karma results (docs/results-format.md),
 # as their `app` names them; karma-validate-results knows the same list (a
-# test checks both against miniapps/). karma-microbench writes Google
-# Benchmark JSON instead.
-APPS = ("stream", "hexgrad", "matvec", "mgs", "contact")
+# test checks both against miniapps/).
+APPS = ("stream", "hexgrad", "matvec", "mgs", "contact", "microbench")
 
 # The package's folder (python/src/karma_tools: its schemas/ is package
 # data) and the checkout that holds it, where it is one.

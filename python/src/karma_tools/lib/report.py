@@ -413,15 +413,12 @@ def scaling_section(title, stem, configs, plotter):
 # --- energy -------------------------------------------------------------------------------
 
 
-# --- microbenchmarks -------------------------------------------------------------------
-
-
 # --- the whole report --------------------------------------------------------------------
 
 
 def sections_of(result_set):
-    """[(name, directory or None, runs, benchmark files)] per top-level
-    subdirectory of the results directory (files at the top: 'other')."""
+    """[(name, directory or None, runs)] per top-level subdirectory of the
+    results directory (files at the top: 'other')."""
     root = result_set.path
     by_dir = {}
 
@@ -431,18 +428,15 @@ def sections_of(result_set):
         return parts[0] if len(parts) > 1 else None
 
     for r in result_set.runs:
-        by_dir.setdefault(top(r.path), ([], []))[0].append(r)
-    for b in result_set.benchmarks:
-        by_dir.setdefault(top(b.path), ([], []))[1].append(b)
+        by_dir.setdefault(top(r.path), []).append(r)
     if archive.split(root) is None and os.path.isdir(root):
         for d in sorted(os.listdir(root)):
             if os.path.isfile(os.path.join(root, d, "README.md")):
-                by_dir.setdefault(d, ([], []))
+                by_dir.setdefault(d, [])
     out = []
     for d in sorted(by_dir, key=lambda x: (x is None, x or "")):
-        runs, benches = by_dir[d]
         name = d or os.path.basename(os.path.abspath(root))
-        out.append((name, d, runs, benches))
+        out.append((name, d, by_dir[d]))
     return out
 
 
@@ -455,37 +449,38 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
         lines.append("")
     runs = result_set.runs
     lines += [f"_Made by `{command}` (karma-report {__version__}) from {len(runs)} karma "
-              f"result file(s) and {len(result_set.benchmarks)} Google Benchmark file(s) "
-              "under this directory; do not edit it by hand: edit the write-ups it "
-              "includes and run that command again._", ""]
+              "result file(s) under this directory; do not edit it by hand: edit the "
+              "write-ups it includes and run that command again._", ""]
     if result_set.invalid:
         lines += [f"**Left out:** {len(result_set.invalid)} file(s) that are not well-formed "
                   "results (--skip-invalid):", ""]
         lines += [f"- {error}" for _, error in result_set.invalid] + [""]
     sections = sections_of(result_set)
     index = []
-    for name, d, rs, bs in sections:
+    for name, d, rs in sections:
         devices = sorted({r.device for r in rs})
         passed = sum(1 for r in rs if r.passed)
         readme = os.path.join(result_set.path, d, "README.md") if d else None
         writeup = f"[{d}/README.md]({os.path.relpath(readme, out_dir)})" \
             if readme and os.path.isfile(readme) else ""
-        index.append([f"[{name}](#{heading_anchor(name)})", len(rs), len(bs), ", ".join(devices),
+        index.append([f"[{name}](#{heading_anchor(name)})", len(rs), ", ".join(devices),
                       f"{passed}/{len(rs)}" if rs else "", writeup])
-    lines += markdown_table(["results", "karma runs", "benchmark files", "devices", "verified",
-                             "write-up"], index) + [""]
+    lines += markdown_table(["results", "karma runs", "devices", "verified", "write-up"],
+                            index) + [""]
     for path in comparisons:
         lines += comparison_section(path, out_dir, plotter)
     lines += side_by_side(result_set.path, out_dir, compare_from)
 
-    for name, d, rs, bs in sections:
+    for name, d, rs in sections:
         lines += [f"## {name}", ""]
         readme = os.path.join(result_set.path, d, "README.md") if d else None
         if readme and os.path.isfile(readme):
             lines += [f"_From [{d}/README.md]({os.path.relpath(readme, out_dir)}):_", ""]
             lines += include_markdown(readme, d, out_dir, demote=2) + [""]
-        if rs:
-            configs = configs_of(rs)
+        # karma-microbench's runs: its pairs of implementations, below.
+        mine = [r for r in rs if r.app != "microbench"]
+        if mine:
+            configs = configs_of(mine)
             lines += [f"### {name}: every configuration", "",
                       "Best figure of merit over the runs of each configuration (each run's "
                       "FOM comes from its own fastest repetition).", ""]
@@ -503,13 +498,13 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
                 lines += layout_section(title, stem, cs, plotter)
                 lines += scaling_section(title, stem, cs, plotter)
             lines += power_section(name, configs, plotter)
-            failed = [r for r in rs if not r.passed]
-            if failed:
-                lines += [f"**Verification failed** in {len(failed)} run(s): " +
-                          ", ".join(f"`{os.path.relpath(r.path, out_dir)}`" for r in failed),
-                          ""]
-        if bs:
-            lines += microbench_section(name, bs, plotter, ours, theirs)
+        if len(mine) < len(rs):
+            lines += microbench_section(name, [r for r in rs if r.app == "microbench"], plotter,
+                                        ours, theirs)
+        failed = [r for r in rs if not r.passed]
+        if failed:
+            lines += [f"**Verification failed** in {len(failed)} run(s): " +
+                      ", ".join(f"`{os.path.relpath(r.path, out_dir)}`" for r in failed), ""]
     while lines and lines[-1] == "":
         lines.pop()
     return "\n".join(lines) + "\n"

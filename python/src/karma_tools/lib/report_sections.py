@@ -1,10 +1,12 @@
 """karma-report's power and microbenchmark sections: each kernel's power
-over its run, and karma-microbench's times against their baseline."""
+over its run, and karma-microbench's implementations against each other."""
 
-import os
 import re
+from .cases import holds_one
+from .core import ToolError
+from .implementations import compare_within
 from .report_configs import markdown_table, series_label, varying_keys
-from .results import format_value
+from .results import ResultSet, format_value
 
 
 def power_points(configs):
@@ -97,80 +99,33 @@ def power_section(name, configs, plotter):
     return out + markdown_table(head, rows) + [""]
 
 
-_TIME = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-
-
-def benchmark_times(files):
-    """{run name: seconds}: the median aggregate where repetitions ran, else
-    the median of the iteration entries."""
-    samples, medians = {}, {}
-    for f in files:
-        for b in f.benchmarks:
-            name = b.get("run_name") or b.get("name")
-            t = b.get("real_time")
-            if name is None or not isinstance(t, (int, float)):
-                continue
-            seconds = t * _TIME.get(b.get("time_unit", "ns"), 1e-9)
-            if b.get("run_type") == "aggregate":
-                if b.get("aggregate_name") == "median":
-                    medians[name] = seconds
-            elif b.get("error_occurred"):
-                continue
-            else:
-                samples.setdefault(name, []).append(seconds)
-    out = {}
-    for name, values in samples.items():
-        values = sorted(values)
-        n = len(values)
-        out[name] = values[n // 2] if n % 2 else 0.5 * (values[n // 2 - 1] + values[n // 2])
-    out.update(medians)
-    return out
-
-
-def benchmark_pairs(times, ours, theirs):
-    """[(label, ours name, theirs name)]: names that differ only in the token
-    `theirs` -> `ours` (tokens split at non-alphanumerics)."""
-    pairs = []
-    pattern = re.compile(rf"(?<![A-Za-z0-9]){re.escape(theirs)}(?![A-Za-z0-9])", re.I)
-    for name in sorted(times):
-        if not pattern.search(name):
-            continue
-        partner = pattern.sub(ours, name, count=1)
-        if partner in times and partner != name:
-            pairs.append((pattern.sub("*", name, count=1), partner, name))
-    return pairs
-
-
-def microbench_section(name, files, plotter, ours, theirs):
-    # Pairs are formed within each file: files from different machines (a
-    # GPU run and a CPU run) share benchmark names.
-    per_file = []
-    for f in sorted(files, key=lambda f: f.path):
-        times = benchmark_times([f])
-        if times:
-            per_file.append((os.path.splitext(os.path.basename(f.path))[0], times))
-    if not per_file:
-        return []
+def microbench_section(name, runs, plotter, ours, theirs):
+    """karma-microbench's runs: each benchmark's figure of merit with
+    implementation `ours` against `theirs`, paired as karma-compare
+    --implementations pairs them, and a plot of the ratios."""
+    result_set = ResultSet(name, name)
+    result_set.runs = runs
     out = [f"### {name}: microbenchmarks", ""]
-    contexts = {f.context.get("host_name", "?") for f in files}
-    out += [f"From {len(files)} Google Benchmark file(s) ({', '.join(sorted(contexts))}); "
-            "times are medians over repetitions, karma and raw paired within each file.", ""]
-    several = len(per_file) > 1
-    rows, ratios, unpaired = [], [], []
-    for stem, times in per_file:
-        pairs = benchmark_pairs(times, ours, theirs)
-        if not pairs:
-            unpaired += [[f"{stem}: {n}" if several else n, f"{times[n] * 1e6:.4g}"]
-                         for n in sorted(times)]
-        for label, a, b in pairs:
-            shown = f"{stem}: {label}" if several else label
-            ratio = times[a] / times[b] if times[b] else None
-            ratios.append((shown, ratio))
-            rows.append([shown, f"{times[a] * 1e6:.4g}", f"{times[b] * 1e6:.4g}",
-                         f"{ratio:.3f}" if ratio else "-"])
-    if not rows:
-        return out + markdown_table(["benchmark", "time (us)"], unpaired) + [""]
-    if plotter.enabled:
+    try:
+        result = compare_within(result_set, ours, theirs)
+    except ToolError as e:
+        return out + [f"No pairs of {ours} and {theirs}: {e}.", ""]
+    base, other = (s["label"] for s in result["sets"])
+    out += [f"From {len(runs)} karma-microbench run(s): each benchmark's bandwidth with {ours} "
+            f"and with {theirs}, from the same runs, as `karma-compare --implementations "
+            f"{ours}:{theirs}` pairs them (repeated runs: their median). The ratio is "
+            f"{ours}'s bandwidth over {theirs}'s, {theirs}'s time over {ours}'s: above 1 "
+            f"{ours} is faster; in parentheses the interval the runs span, '~' where it "
+            "holds 1.", ""]
+    rows, ratios = [], []
+    for r in result["rows"]:
+        b, e = r["values"][base], r["values"].get(other)
+        ratio = e and e["ratio"]
+        label = f"{r['case']}: {r['kernel']}"
+        ratios.append((label, ratio))
+        rows.append([r["case"], r["kernel"], format_value(e["value"]) if e else "-",
+                     format_value(b["value"]), _ratio_cell(ratio, e)])
+    if plotter.enabled and any(ratio for _, ratio in ratios):
         fig, ax = plotter.plt.subplots(figsize=(6.5, 0.28 * len(ratios) + 1.0),
                                        constrained_layout=True)
         ax.barh(range(len(ratios)), [r or 0 for _, r in ratios], color="tab:blue")
@@ -178,8 +133,15 @@ def microbench_section(name, files, plotter, ours, theirs):
         ax.set_yticklabels([text for text, _ in ratios], fontsize=7)
         ax.invert_yaxis()
         ax.axvline(1.0, color="black", linewidth=0.8)
-        ax.set_xlabel(f"time {ours} / time {theirs}")
+        ax.set_xlabel(f"bandwidth {ours} / bandwidth {theirs} (time {theirs} / time {ours})")
         file = plotter.save(fig, f"{name}-microbench")
-        out += [f"![{name}: {ours} / {theirs}]({plotter.rel}/{file})", ""]
-    head = ["benchmark", f"{ours} (us)", f"{theirs} (us)", f"{ours} / {theirs}"]
+        out += [f"![{name}: {ours} against {theirs}]({plotter.rel}/{file})", ""]
+    head = ["case", "benchmark", f"{ours} (GB/s)", f"{theirs} (GB/s)", f"{ours} / {theirs}"]
     return out + markdown_table(head, rows) + [""]
+
+
+def _ratio_cell(ratio, entry):
+    if not ratio:
+        return "-"
+    low, high = entry.get("interval") or (ratio, ratio)
+    return f"{ratio:.3f} ({low:.3f}-{high:.3f})" + (" ~" if holds_one((low, high)) else "")

@@ -1,5 +1,5 @@
-"""Reading karma results (docs/results-format.md, schema_version 1 and 2) and
-Google Benchmark JSON from files and directories.
+"""Reading karma results (docs/results-format.md, schema_version 1 and 2)
+from files and directories.
 
 schema_version 2 adds to every kernel its `implementation` (kokkos,
 native-cuda, cublas, cblas, ...) and `variant` (copy, row-per-thread,
@@ -31,6 +31,27 @@ _EXCHANGES = ("allgatherv-x", "allreduce-y")
 _MGS = ("mgs", "mgs-fused", "cgs2")
 _MGS_VENDORS = ("native-cuda", "native-hip", "cublas")
 _STORAGES = ("linked-list", "csr-two-pass", "dynamic-ragged", "arborx")
+
+
+def _microbench_benchmarks():
+    """karma-microbench's benchmarks at both sizes, as bench_*.cpp register
+    them: Family/where/layout/extents/shape (test_implementations.py checks
+    the small deck's against a run)."""
+    cubes = ("6x5x4", "20x20x20", "320x320x320", "512x512x512")
+    shapes = {"Sum3D": cubes, "Subspan3D": cubes,
+              "Stencil3D": ("7x6x5", "80x80x80", "320x320x320", "512x512x512"),
+              "TinyMatrixSum": ("50x3x3", "1000000x3x3", "10000000x3x3"),
+              "MatVec": ("13x7", "20000x1600", "40000x3200")}
+    return tuple(f"{family}/{where}/{layout}/{extents}/{shape}"
+                 for family, sizes in shapes.items() for where in ("serial", "parallel")
+                 for layout in ("right", "left")
+                 for extents in (("dynamic",) if family == "MatVec" else
+                                 ("static", "mixed", "dynamic"))
+                 for shape in sizes)
+
+
+_MICROBENCH = _microbench_benchmarks()
+_MICROBENCH_ARMS = ("karma", "raw", "karma-byref", "raw-twin")
 # What each mini-app (and the reference programs beside it) writes into
 # kernels[]: its implementations, variants and kernel names, as its README
 # and main.cpp name them. A campaign's comparisons select among these
@@ -51,6 +72,9 @@ KERNELS = {
             "kernel": _MGS + tuple(f"{a}-{v}" for a in _MGS for v in _MGS_VENDORS)},
     "contact": {"implementation": ("kokkos", "arborx"), "variant": _STORAGES,
                 "kernel": tuple(f"{s}.{phase}" for s in _STORAGES for phase in ("build", "stats"))},
+    # A superset: every family's shapes at both places (each runs some).
+    "microbench": {"implementation": _MICROBENCH_ARMS, "variant": _MICROBENCH,
+                   "kernel": tuple(f"{b}/{arm}" for b in _MICROBENCH for arm in _MICROBENCH_ARMS)},
 }
 # Counts fit a C int, as in the mini-apps.
 _COUNT_MAX = 2**31 - 1
@@ -195,21 +219,6 @@ def check_schema(path, doc):
                         "(karma_tools/schemas/results.schema.json)", 2)
 
 
-def check_benchmarks(path, doc):
-    """The same for a Google Benchmark file: what karma-report reads."""
-    f = _Fields(path)
-    context = f.obj(doc, "context", "context", required=True)
-    f.string(context, "host_name", "context.host_name")
-    benchmarks = f.get(doc, "benchmarks", "benchmarks", list, "a list", required=True)
-    for i, b in enumerate(benchmarks):
-        where = f"benchmarks[{i}]"
-        if not isinstance(b, dict):
-            f.fail(where, f"expected an object, got {describe(b)}")
-        for key in ("name", "run_name", "time_unit", "run_type", "aggregate_name"):
-            f.string(b, key, f"{where}.{key}")
-        f.number(b, "real_time", f"{where}.real_time")
-
-
 class Run:
     """One karma results document."""
 
@@ -351,15 +360,6 @@ def kernel_identity(run, kernel):
     return implementation, variant
 
 
-class Benchmarks:
-    """One Google Benchmark JSON file (--benchmark_out_format=json)."""
-
-    def __init__(self, path, doc):
-        self.path = path
-        self.context = doc.get("context") or {}
-        self.benchmarks = doc.get("benchmarks") or []
-
-
 # Why a set skips a JSON file that is no other karma tool's (other_tool).
 NOT_RESULTS = "not karma results"
 IGNORED = "ignored by git"
@@ -370,11 +370,12 @@ def other_tool(doc):
     if not isinstance(doc, dict) or "schema_version" in doc:
         return None
     if "context" in doc and "benchmarks" in doc:
-        return "Google Benchmark JSON (karma-microbench)"
+        return "Google Benchmark JSON (karma-microbench before it took a deck)"
     kinds = {"karma_environment": "karma-envcapture's environment.json",
              "karma_batch_manifest": "karma-batch's manifest",
              "karma_compare": "karma-compare's JSON",
              "karma_compare_campaign": "karma-compare --campaign's JSON",
+             "karma_compare_implementations": "karma-compare --implementations's JSON",
              "karma_score": "karma-score's JSON", "karma_archive": "karma-archive's index"}
     return next((what for key, what in kinds.items() if key in doc), None)
 
@@ -384,7 +385,6 @@ class ResultSet:
         self.label = label
         self.path = path
         self.runs = []
-        self.benchmarks = []
         self.skipped = []  # (path, why)
         self.invalid = []  # (path, error): left out by skip_invalid
 
@@ -413,7 +413,7 @@ def find_json(path):
 
 
 def load_set(path, label=None, committed_only=False, need_runs=True, skip_invalid=False):
-    """Every karma results document (and Google Benchmark file) under path.
+    """Every karma results document under path.
     Rejects documents of another schema version and sets without results;
     with skip_invalid, a file that is not well-formed is left out instead,
     with its error in the set's `invalid` list."""
@@ -438,7 +438,7 @@ def load_set(path, label=None, committed_only=False, need_runs=True, skip_invali
             if not skip_invalid or e.code != 2:  # bad input only, not a read failure
                 raise
             result.invalid.append((f, str(e)))
-    if need_runs and not result.runs and not result.benchmarks:
+    if need_runs and not result.runs:
         what = f"{len(files)} JSON file(s), none of them karma results" if files else \
             "no JSON files"
         if result.invalid:
@@ -449,7 +449,7 @@ def load_set(path, label=None, committed_only=False, need_runs=True, skip_invali
 
 
 def _load_file(result, f):
-    """One file of a set into it: a run, a Google Benchmark file or skipped."""
+    """One file of a set into it: a run, or skipped."""
     doc = read_json(f)
     if isinstance(doc, dict) and "schema_version" in doc:
         version = doc["schema_version"]
@@ -467,9 +467,6 @@ def _load_file(result, f):
         check_run(f, doc)
         check_schema(f, doc)
         result.runs.append(Run(f, doc))
-    elif isinstance(doc, dict) and "benchmarks" in doc and "context" in doc:
-        check_benchmarks(f, doc)
-        result.benchmarks.append(Benchmarks(f, doc))
     else:
         result.skipped.append((f, other_tool(doc) or NOT_RESULTS))
 

@@ -3,8 +3,7 @@
 One workload per mini-app. Each runs an installed suite's `karma-<app>` on a
 deck with optional `--set` overrides; its figures of merit are the `FOM:`
 lines the mini-app prints (one per kernel, named after it), and an experiment
-succeeds when the run prints `RESULT: PASSED`. karma-microbench's figures are
-Google Benchmark's real times. Usage: scripts/harvest/README.md.
+succeeds when the run prints `RESULT: PASSED`. Usage: scripts/harvest/README.md.
 
 Ramble reads a figure of merit's units from its definition, not from the
 line, so there is one definition per unit the mini-apps print; the regular
@@ -16,7 +15,7 @@ import re
 
 from ramble.appkit import *  # Ramble's directives, as its own definitions take them
 
-DECK_APPS = ("stream", "hexgrad", "mgs", "matvec", "contact")
+DECK_APPS = ("stream", "hexgrad", "mgs", "matvec", "contact", "microbench")
 
 NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
@@ -36,16 +35,13 @@ def fom_regex(units):
 
 
 FOM_REGEXES = {units: fom_regex(units) for units in FOM_UNITS}
-# A row of karma-microbench's table; the suite registers every benchmark in
-# microseconds (miniapps/microbench/benchmarks.cpp).
-MICROBENCH_REGEX = (r"^(?P<kernel>[A-Za-z]\S*)/real_time +(?P<value>" + NUMBER
-                    + r") us +" + NUMBER + r" us +\d+")
 PASSED_REGEX = r"^RESULT: PASSED\s*$"
 
 
 class Karma(ExecutableApplication):
     """karma: Kokkos ARray Mini-Apps (memory bandwidth, hexahedral gradients,
-    Gram-Schmidt QR, dense and sparse y = Ax, contact search on ragged arrays)."""
+    Gram-Schmidt QR, dense and sparse y = Ax, contact search on ragged arrays,
+    karma's arrays against raw pointers)."""
 
     name = "karma"
 
@@ -53,7 +49,7 @@ class Karma(ExecutableApplication):
 
     workload_variable("karma_prefix", default="/usr/local",
                       description="where the suite is installed: bin/karma-*, share/karma/inputs",
-                      workloads=[*DECK_APPS, "microbench"])
+                      workloads=list(DECK_APPS))
     workload_variable("karma_set_args", default="",
                       description="deck overrides, e.g. --set run.repetitions=20",
                       workloads=list(DECK_APPS))
@@ -66,18 +62,10 @@ class Karma(ExecutableApplication):
                           description=f"karma-{_app}'s deck", workloads=[_app])
     del _app
 
-    executable("microbench", "{karma_prefix}/bin/karma-microbench {microbench_args} "
-               "--benchmark_out={experiment_run_dir}/karma-microbench.json", use_mpi=False)
-    workload("microbench", executables=["microbench"])
-    workload_variable("microbench_args", default="--sizes=tiny --benchmark_min_time=0",
-                      description="karma-microbench's flags (the default: each benchmark once, "
-                      "at a few elements; --sizes=standard measures)", workloads=["microbench"])
-
     for _units, _quantity in FOM_UNITS.items():
         figure_of_merit(f"{{kernel}} {_quantity}", fom_regex=FOM_REGEXES[_units],
                         group_name="value", units=_units)
     del _units, _quantity
-    figure_of_merit("{kernel} time", fom_regex=MICROBENCH_REGEX, group_name="value", units="us")
 
     # A run that printed its figures and then failed prints RESULT: FAILED instead.
     success_criteria("karma-passed", mode="string", match=PASSED_REGEX, file="{log_file}")
