@@ -66,7 +66,7 @@ struct Harness {
   Deck deck;
   CommandLine command_line;
   Context ctx;
-  Harness() : deck(Deck::parse("", "deck.yaml", schema, {})), ctx{deck, command_line, -1} {
+  Harness() : deck(Deck::parse("", "deck.yaml", schema, {})), ctx{deck, command_line, -1, {}} {
     command_line.quiet = true;
   }
 };

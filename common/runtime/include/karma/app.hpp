@@ -8,6 +8,7 @@
 #include "karma/code_version.hpp"
 #include "karma/deck.hpp"
 #include "karma/error.hpp"
+#include "karma/run_settings.hpp"
 #include "karma/timing.hpp"
 
 #include <nlohmann/json.hpp>
@@ -90,6 +91,9 @@ struct Context {
   const Deck& deck;
   const CommandLine& command_line;
   int device_id = -1;  // -1: the host
+  // The deck's run section, read by the core: the harness applies it and
+  // the results record it; a mini-app reads here what its own work needs.
+  RunSettings run;
 
   // Collective: refuses, before anything is allocated, a problem that does
   // not fit the memory of the device each rank runs on (exit 3, all ranks).

@@ -121,6 +121,8 @@ class Deck {
   [[noreturn]] void fail(const std::string& path, const std::string& message) const;
   // "file:line:col" or "--set ..." or "default" for a key.
   std::string origin(const std::string& path) const;
+  // Whether the schema declares the key (contact's has no run.repetitions).
+  bool has(const std::string& path) const { return values_.count(path) != 0; }
   // Whether the key was left at the schema's default (neither the deck
   // nor --set gave it).
   bool is_default(const std::string& path) const;

@@ -1,0 +1,41 @@
+// The run section as the core reads, applies and records it
+// (karma/run_settings.hpp).
+#include "karma/run_settings.hpp"
+
+#include "deck_test.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+using namespace karma;
+using karma_test_deck::parse;
+
+TEST(RunSettings, ReadFromTheDeckWithItsOverrides) {
+  const RunSettings run = read_run_settings(
+      parse("run:\n  warmup: 4\n  energy: off\n",
+            {"run.inject_fault=sign", "run.comm=host-staging", "run.results_dir=out"}));
+  EXPECT_EQ(run.repetitions, 5);  // the schema's default: run_section(5, 1)
+  EXPECT_EQ(run.warmup, 4);
+  EXPECT_EQ(run.inject_fault, "sign");
+  EXPECT_EQ(run.comm, "host-staging");
+  EXPECT_EQ(run.results_dir, "out");
+  EXPECT_FALSE(run.energy);
+  EXPECT_DOUBLE_EQ(run.energy_window, 0.5);
+  EXPECT_TRUE(read_run_settings(parse("")).energy);
+}
+
+TEST(RunSettings, KeysTheSchemaLacksKeepTheirDefaults) {
+  // contact's run section: warm-up steps, no repetitions, no faults of its own here.
+  Schema s;
+  s.integer("run.warmup", 1, "warm-up steps", 0);
+  const RunSettings run = read_run_settings(Deck::parse("run: {warmup: 3}\n", "d.yaml", s));
+  EXPECT_EQ(run.warmup, 3);
+  EXPECT_EQ(run.repetitions, 0);
+  EXPECT_EQ(run.inject_fault, "none");
+  EXPECT_EQ(run.comm, "auto");
+}
+
+}  // namespace
