@@ -29,34 +29,45 @@ std::string describe(const std::vector<Turn>& order) {
   return out;
 }
 
-Plan plan_of(std::int64_t warmup, std::int64_t repetitions, std::int64_t rounds,
-             Plan::WarmUp warm_up = Plan::WarmUp::first_turn) {
+// The run section's counts, as the core reads them from a deck.
+RunSettings run_of(std::int64_t warmup, std::int64_t repetitions) {
+  RunSettings run;
+  run.warmup = warmup;
+  run.repetitions = repetitions;
+  return run;
+}
+
+Plan plan_of(std::int64_t rounds, Plan::WarmUp warm_up = Plan::WarmUp::first_turn) {
   Plan p;
-  p.warmup = warmup;
-  p.repetitions = repetitions;
   p.rounds = rounds;
   p.warm_up = warm_up;
   return p;
 }
 
 TEST(HarnessSchedule, OneRoundRunsEachVariantsRepetitionsInOneTurnAfterItsWarmUps) {
-  EXPECT_EQ(describe(schedule(2, plan_of(2, 5, 1))), "[0w2 0t5] [1w2 1t5] ");
+  EXPECT_EQ(describe(schedule(2, plan_of(1), run_of(2, 5))), "[0w2 0t5] [1w2 1t5] ");
 }
 
 TEST(HarnessSchedule, RoundsSplitTheRepetitionsEvenlyTheFirstTakingTheRest) {
-  EXPECT_EQ(describe(schedule(2, plan_of(1, 7, 3))),
+  EXPECT_EQ(describe(schedule(2, plan_of(3), run_of(1, 7))),
             "[0w1 0t3] [1w1 1t3] [0t2] [1t2] [0t2] [1t2] ");
-  EXPECT_EQ(describe(schedule(1, plan_of(0, 4, 2))), "[0t2] [0t2] ");
+  EXPECT_EQ(describe(schedule(1, plan_of(2), run_of(0, 4))), "[0t2] [0t2] ");
 }
 
 TEST(HarnessSchedule, RoundsOfOneInterleaveSingleExecutionsAndWarmUpRounds) {
-  EXPECT_EQ(describe(schedule(3, plan_of(1, 2, 2, Plan::WarmUp::rounds))),
+  EXPECT_EQ(describe(schedule(3, plan_of(2, Plan::WarmUp::rounds), run_of(1, 2))),
             "[0w1] [1w1] [2w1] [0t1] [1t1] [2t1] [0t1] [1t1] [2t1] ");
 }
 
+TEST(HarnessSchedule, EveryRepetitionIsARoundWhateverTheirNumber) {
+  EXPECT_EQ(
+      describe(schedule(2, plan_of(Plan::every_repetition, Plan::WarmUp::rounds), run_of(1, 3))),
+      "[0w1] [1w1] [0t1] [1t1] [0t1] [1t1] [0t1] [1t1] ");
+}
+
 TEST(HarnessSchedule, RoundsAreClampedToTheRepetitions) {
-  EXPECT_EQ(describe(schedule(1, plan_of(0, 2, 9))), "[0t1] [0t1] ");
-  EXPECT_EQ(describe(schedule(1, plan_of(0, 2, 0))), "[0t2] ");
+  EXPECT_EQ(describe(schedule(1, plan_of(9), run_of(0, 2))), "[0t1] [0t1] ");
+  EXPECT_EQ(describe(schedule(1, plan_of(0), run_of(0, 2))), "[0t2] ");
 }
 
 // --- measure() --------------------------------------------------------------------
@@ -102,7 +113,8 @@ TEST(HarnessMeasure, RunsHooksInOrderAndTimesOnlyTheRepetitions) {
     v.before_each = [&log] { log.push_back("<"); };
     v.after_each = [&log] { log.push_back(">"); };
   }
-  const auto results = measure(run.ctx, variants, plan_of(1, 4, 2));
+  run.ctx.run = run_of(1, 4);
+  const auto results = measure(run.ctx, variants, plan_of(2));
   EXPECT_EQ(joined(log), "(a<a><a><a>a)(b<b><b><b>b)(a<a><a>a)(b<b><b>b)");
   ASSERT_EQ(results.size(), 2u);
   for (const auto& r : results) EXPECT_EQ(r.time.count, 4u) << r.name;  // warm-ups untimed
@@ -116,7 +128,8 @@ TEST(HarnessMeasure, TwoVariantsOfOneNameAreAnInternalError) {
     v.name = "same";
     v.run = [] {};
   }
-  EXPECT_THROW(measure(run.ctx, variants, plan_of(0, 1, 1)), Error);
+  run.ctx.run = run_of(0, 1);
+  EXPECT_THROW(measure(run.ctx, variants, plan_of(1)), Error);
 }
 
 TEST(HarnessMeasure, BytesSetByAHookDuringTheRunsCount) {
@@ -127,7 +140,8 @@ TEST(HarnessMeasure, BytesSetByAHookDuringTheRunsCount) {
   v.implementation = "kokkos";
   v.run = [] {};
   v.after_each = [&v] { v.bytes = 5e9; };
-  const auto results = measure(run.ctx, variants, plan_of(0, 3, 1));
+  run.ctx.run = run_of(0, 3);
+  const auto results = measure(run.ctx, variants, plan_of(1));
   EXPECT_EQ(results[0].bytes, 5e9);
   EXPECT_GT(results[0].fom, 0);
 }
@@ -140,8 +154,8 @@ TEST(HarnessSteps, EachStepOpensWithItsHookThenEveryVariantTakesATurn) {
   std::vector<Variant> variants = logged_variants(log);
   variants[0].per_step = 1;
   variants[1].per_step = 3;
+  run.ctx.run = run_of(1, 0);  // contact's run section: warm-up steps, no repetitions
   Steps steps;
-  steps.warmup = 1;
   steps.count = 2;
   steps.before = [&log](std::int64_t step, bool timed) {
     log.push_back((timed ? "S" : "W") + std::to_string(step));

@@ -251,9 +251,9 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   StepLog log;
   RunTotals run;
   std::vector<Variant> variants = storage_variants(scene, step, log.tally);
+  // run.warmup warm-up steps at the start position first (the harness runs
+  // them): kernels loaded, caches and pools warm.
   Steps steps;
-  // Warm-up steps at the start position: kernels loaded, caches and pools warm.
-  steps.warmup = cfg.warmup;
   steps.count = last_step(cfg) - first_step(cfg) + 1;
   steps.before = [&](std::int64_t k, bool timed) {
     move_to(scene, first_step(cfg) + k, timed);

@@ -322,11 +322,8 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     v.run = native::launcher<T, Index>(x, g, n, r);
     v.code = {"karma::hexgrad::native::launcher"};
   }
-  Plan plan;
-  plan.warmup = cfg.warmup;
-  plan.repetitions = cfg.repetitions;
   Report report;
-  report.kernels = measure(ctx, variants, plan);
+  report.kernels = measure(ctx, variants, Plan{});
 
   const bool compare = cfg.implementation != Implementation::reference;
   const Errors local =

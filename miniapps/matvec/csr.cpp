@@ -121,7 +121,7 @@ Report run_csr(const Context& ctx, const Config& cfg, const Pattern& pattern,
       },
       [&] { return matvec::worst_scaled_error(check.exact, y_host); });
   if (ranks > 1)
-    measured.kernels.push_back(time_exchange(ctx, cfg, "allgatherv-x",
+    measured.kernels.push_back(time_exchange(ctx, "allgatherv-x",
                                              static_cast<double>(cols) * sizeof(T) * ranks,
                                              [&] { replicated.gather(); }));
 

@@ -330,10 +330,10 @@ KernelResult time_dense_exchange(const Context& ctx, const Config& cfg, std::int
   const int ranks = comm::size();
   if (cfg.transpose) {
     const Vector scratch("matvec::allreduce_scratch", rows);
-    return time_exchange(ctx, cfg, "allreduce-y", static_cast<double>(rows) * sizeof(T) * ranks,
+    return time_exchange(ctx, "allreduce-y", static_cast<double>(rows) * sizeof(T) * ranks,
                          [&] { sum_over_ranks(scratch.data(), rows); });
   }
-  return time_exchange(ctx, cfg, "allgatherv-x", static_cast<double>(cols) * sizeof(T) * ranks,
+  return time_exchange(ctx, "allgatherv-x", static_cast<double>(cols) * sizeof(T) * ranks,
                        [&] { replicated->gather(); });
 }
 

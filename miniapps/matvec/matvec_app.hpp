@@ -93,8 +93,6 @@ Measured measure_products(const Context& ctx, const Config& cfg,
     };
   }
   Plan plan;
-  plan.warmup = cfg.warmup;
-  plan.repetitions = cfg.repetitions;
   plan.rounds = cfg.rounds;
   Measured out;
   out.kernels = karma::measure(ctx, variants, plan);
@@ -105,8 +103,8 @@ Measured measure_products(const Context& ctx, const Config& cfg,
 
 // Times an exchange on its own (not inside the products' times, so those
 // compare with BLAS on one device); bytes: what every rank receives.
-inline KernelResult time_exchange(const Context& ctx, const Config& cfg, const std::string& name,
-                                  double bytes, const std::function<void()>& exchange) {
+inline KernelResult time_exchange(const Context& ctx, const std::string& name, double bytes,
+                                  const std::function<void()>& exchange) {
   std::vector<karma::Variant> variants(1);
   karma::Variant& v = variants[0];
   v.name = v.variant = name;
@@ -115,10 +113,7 @@ inline KernelResult time_exchange(const Context& ctx, const Config& cfg, const s
   v.code = {name == "allreduce-y" ? "karma::sum_over_ranks" : "(anonymous)::ReplicatedX"};
   v.bytes = bytes;
   v.extra["staged_through_host"] = comm::path().path == comm::Path::host_staging;
-  Plan plan;
-  plan.warmup = cfg.warmup;
-  plan.repetitions = cfg.repetitions;
-  return karma::measure(ctx, variants, plan).at(0);
+  return karma::measure(ctx, variants, Plan{}).at(0);
 }
 
 // The check of every entry of y (matvec_kernels.hpp): the exact entries this

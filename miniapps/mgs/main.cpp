@@ -313,8 +313,6 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     v.bytes = static_cast<double>(tally.column_reads + tally.column_writes) * n * sizeof(T);
   };
   Plan plan;
-  plan.warmup = cfg.warmup;
-  plan.repetitions = cfg.repetitions;
   plan.progress_unit = "factorization";
   Report report;
   report.kernels = measure(ctx, variants, plan);

@@ -286,8 +286,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     variants.push_back(std::move(v));
   }
   Plan plan;
-  plan.warmup = cfg.warmup;
-  plan.repetitions = plan.rounds = cfg.repetitions;  // every repetition runs each kernel once
+  plan.rounds = Plan::every_repetition;  // every repetition runs each kernel once
   plan.warm_up = Plan::WarmUp::rounds;
 
   Report report;
