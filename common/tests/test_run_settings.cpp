@@ -38,4 +38,20 @@ TEST(RunSettings, KeysTheSchemaLacksKeepTheirDefaults) {
   EXPECT_EQ(run.comm, "auto");
 }
 
+TEST(RunSettings, TheResultsRecordTheCountsBesideTheProblem) {
+  RunSettings run;
+  run.repetitions = 20;
+  run.warmup = 2;
+  nlohmann::json problem = {{"n", 7}};
+  record_run_settings(run, problem);
+  EXPECT_EQ(problem, (nlohmann::json{{"n", 7}, {"repetitions", 20}, {"warmup", 2}}));
+  EXPECT_EQ(run_settings_summary(run), "; 20 repetitions after 2 warm-up(s)");
+
+  run.repetitions = 0;  // steps instead (contact): its summary says them
+  nlohmann::json steps = nlohmann::json::object();
+  record_run_settings(run, steps);
+  EXPECT_EQ(steps, (nlohmann::json{{"warmup", 2}}));
+  EXPECT_EQ(run_settings_summary(run), "");
+}
+
 }  // namespace

@@ -91,8 +91,6 @@ struct Config {
   bool strong = false;
   Fault fault = Fault::none;
   std::string fault_name;
-  std::int64_t repetitions = 0;
-  std::int64_t warmup = 0;
 };
 
 Config read_config(const Deck& deck) {
@@ -172,8 +170,6 @@ Config read_config(const Deck& deck) {
   c.fault = c.fault_name == "kernel-sign"      ? Fault::kernel_sign
             : c.fault_name == "reference-sign" ? Fault::reference_sign
                                                : Fault::none;
-  c.repetitions = deck.integer("run.repetitions");
-  c.warmup = deck.integer("run.warmup");
   return c;
 }
 
@@ -246,8 +242,6 @@ nlohmann::json hexgrad_problem(const Config& cfg, const Mesh& mesh, const Errors
           {"footprint_bytes_per_rank", footprint},
           {"index_type", sizeof(Index) == 4 ? "int32" : "int64"},
           {"gpu_block", block_note},
-          {"repetitions", cfg.repetitions},
-          {"warmup", cfg.warmup},
           {"bandwidth_from",
            "48 values per element read or written once, all ranks, over the "
            "slowest rank's minimum time"}};
@@ -260,8 +254,7 @@ std::string hexgrad_summary(const Config& cfg, std::uint64_t footprint) {
           << " scaling, box " << join(cfg.box) << "), " << cfg.implementation_name << ", "
           << to_string(cfg.precision) << ", layout " << to_string(cfg.layout) << ", "
           << (cfg.static_extents ? "static" : "dynamic") << " extents, "
-          << format_bytes(static_cast<double>(footprint)) << " per rank; " << cfg.repetitions
-          << " repetitions after " << cfg.warmup << " warm-up(s)";
+          << format_bytes(static_cast<double>(footprint)) << " per rank";
   return summary.str();
 }
 

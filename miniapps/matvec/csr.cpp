@@ -144,7 +144,7 @@ Report run_csr(const Context& ctx, const Config& cfg, const Pattern& pattern,
       {"flops_counted", "2 per entry"},
       {"distribution", "rows of A per rank; x replicated by MPI_Allgatherv (timed apart)"},
       {"verification", verification_json(check, cfg)}};
-  report.problem.update(plan_json(cfg, footprint));
+  report.problem.update(plan_json(cfg, ctx.run, footprint));
   std::ostringstream summary;
   summary << "matvec: y = A x, A sparse " << cfg.m_global << " x " << cfg.n << " (" << pattern_text
           << ", " << static_cast<std::int64_t>(entries) << " entries, " << to_string(cfg.precision)

@@ -231,8 +231,6 @@ Config read_config(const Deck& deck) {
   c.corrupt = deck.string("run.inject_fault") == "y-entry";
   c.laplacian = deck.string("matvec.pattern") == "laplacian";
   c.density = deck.number("matvec.density");
-  c.repetitions = deck.integer("run.repetitions");
-  c.warmup = deck.integer("run.warmup");
   c.rounds = deck.integer("matvec.rounds");
 
   if (c.csr && c.transpose)
@@ -340,8 +338,9 @@ KernelResult time_dense_exchange(const Context& ctx, const Config& cfg, std::int
 // The dense product's report: the timings and checks, the problem as the
 // results record it, and the one-line summary.
 template <class T, class OpLayout>
-Report dense_report(const Config& cfg, Measured measured, std::int64_t rows, std::int64_t cols,
-                    std::uint64_t footprint, const FullCheck<T>& check, std::int64_t terms) {
+Report dense_report(const Config& cfg, const RunSettings& run, Measured measured, std::int64_t rows,
+                    std::int64_t cols, std::uint64_t footprint, const FullCheck<T>& check,
+                    std::int64_t terms) {
   Report report;
   report.kernels = std::move(measured.kernels);
   report.checks = std::move(measured.checks);
@@ -373,7 +372,7 @@ Report dense_report(const Config& cfg, Measured measured, std::int64_t rows, std
          v["terms"] = terms;
          return v;
        }()}};
-  report.problem.update(plan_json(cfg, footprint));
+  report.problem.update(plan_json(cfg, run, footprint));
   std::ostringstream summary;
   summary << "matvec: y = A" << (cfg.transpose ? "^T" : "") << " x, A dense " << cfg.m_global
           << " x " << cfg.n << " (" << to_string(cfg.layout) << ", " << to_string(cfg.precision)
@@ -468,7 +467,8 @@ Report run_dense(const Context& ctx, const Config& cfg) {
 
   if (ranks > 1)
     measured.kernels.push_back(time_dense_exchange<T>(ctx, cfg, rows, cols, replicated.get()));
-  return dense_report<T, OpLayout>(cfg, std::move(measured), rows, cols, footprint, check, terms);
+  return dense_report<T, OpLayout>(cfg, ctx.run, std::move(measured), rows, cols, footprint, check,
+                                   terms);
 }
 
 Report run_matvec(const Context& ctx) {

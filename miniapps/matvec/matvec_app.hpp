@@ -40,7 +40,7 @@ struct Config {
   bool laplacian = false;
   double density = 0;
   std::vector<std::int64_t> grid;  // global
-  std::int64_t repetitions = 0, warmup = 0, rounds = 1;
+  std::int64_t rounds = 1;         // matvec.rounds
 };
 
 // The launch shape of a variant's code version (karma/code_version.hpp):
@@ -173,19 +173,20 @@ void corrupt(const Vector& y, std::int64_t index, T by) {
   Kokkos::fence();
 }
 
-// What both products' problem records share: the run's plan and its size.
-inline nlohmann::json plan_json(const Config& cfg, std::uint64_t footprint) {
-  return {{"scaling", cfg.strong ? "strong" : "weak"},       {"seed", cfg.seed},
-          {"footprint_bytes_per_rank", footprint},           {"repetitions", cfg.repetitions},
-          {"rounds", std::min(cfg.rounds, cfg.repetitions)}, {"warmup", cfg.warmup}};
+// What both products' problem records share: the run's plan and its size
+// (the core records the repetitions and warm-ups).
+inline nlohmann::json plan_json(const Config& cfg, const RunSettings& run,
+                                std::uint64_t footprint) {
+  return {{"scaling", cfg.strong ? "strong" : "weak"},
+          {"seed", cfg.seed},
+          {"footprint_bytes_per_rank", footprint},
+          {"rounds", std::min(cfg.rounds, run.repetitions)}};
 }
 
-// ... and the end of their one-line summaries.
+// ... and the end of their one-line summaries, before the core's.
 inline std::string plan_summary(const Config& cfg, std::uint64_t footprint) {
   return std::string(cfg.strong ? "strong" : "weak") + " scaling, " +
-         format_bytes(static_cast<double>(footprint)) + " per rank; " +
-         std::to_string(cfg.repetitions) + " repetitions after " + std::to_string(cfg.warmup) +
-         " warm-up(s)";
+         format_bytes(static_cast<double>(footprint)) + " per rank";
 }
 
 template <class T>

@@ -89,7 +89,6 @@ struct Config {
   bool weak = false;
   bool on_device = true;
   bool corrupt = false;
-  std::int64_t repetitions = 0, warmup = 0;
 };
 
 Config read_config(const Deck& deck) {
@@ -110,8 +109,6 @@ Config read_config(const Deck& deck) {
   c.seed = static_cast<std::uint64_t>(deck.integer("mgs.seed"));
   c.weak = deck.string("mgs.scaling") == "weak";
   c.corrupt = deck.string("run.inject_fault") == "q-entry";
-  c.repetitions = deck.integer("run.repetitions");
-  c.warmup = deck.integer("run.warmup");
   c.m = static_cast<int>(deck.integer("mgs.m"));
 
   const std::int64_t n = deck.integer("mgs.n");
@@ -255,8 +252,6 @@ void describe_problem(Report& report, const Config& cfg, const std::string& name
       {"scaling", cfg.weak ? "weak" : "strong"},
       {"reductions", cfg.on_device ? "device" : "host"},
       {"footprint_bytes_per_rank", footprint},
-      {"repetitions", cfg.repetitions},
-      {"warmup", cfg.warmup},
       {"flops_from", "2 N m^2 per factorization, whatever the algorithm does"},
       {"bytes_from",
        "(columns read + columns written) x N x element size, counted launch by "
@@ -271,8 +266,7 @@ void describe_problem(Report& report, const Config& cfg, const std::string& name
           << ", " << comm::size() << " rank(s) of " << fewest
           << (fewest == most ? "" : " to " + std::to_string(most)) << " rows, reductions on the "
           << (cfg.on_device ? "device" : "host") << "; " << tally.launches << " launches and "
-          << tally.allreduces << " allreduces per factorization; " << cfg.repetitions
-          << " repetitions after " << cfg.warmup << " warm-up(s)";
+          << tally.allreduces << " allreduces per factorization";
   report.summary = summary.str();
 }
 

@@ -65,8 +65,6 @@ struct Config {
   bool policy_3d_by_size = false;  // `auto` on a GPU: the size picked it (read_policy_3d)
   std::vector<const stream::KernelSpec*> kernels;  // in table order
   bool strong;
-  std::int64_t repetitions;
-  std::int64_t warmup;
   std::string fault;  // run.inject_fault
 };
 
@@ -123,13 +121,11 @@ stream::Policy3D read_policy_3d(const Deck& deck, const std::vector<std::int64_t
   return stream::Policy3D::mdrange;
 }
 
-Config read_config(const Deck& deck) {
+Config read_config(const Deck& deck, const RunSettings& run) {
   Config c;
   c.layout = layout_from_string(deck.string("stream.layout"));
   c.precision = precision_from_string(deck.string("stream.precision"));
   c.strong = deck.string("stream.scaling") == "strong";
-  c.repetitions = deck.integer("run.repetitions");
-  c.warmup = deck.integer("run.warmup");
   c.fault = deck.string("run.inject_fault");
   const auto chosen = deck.string_list("stream.kernels");
   for (const auto& k : stream::kernel_table)
@@ -161,14 +157,14 @@ Config read_config(const Deck& deck) {
               "3 arrays of this shape need more than 2^63 bytes: the byte count overflows");
 
   std::int64_t iterations = 0;
-  if (__builtin_add_overflow(c.warmup, c.repetitions, &iterations))
+  if (__builtin_add_overflow(run.warmup, run.repetitions, &iterations))
     iterations = std::numeric_limits<std::int64_t>::max();
   const std::int64_t finite =
       c.precision == Precision::single
           ? finite_iterations<float>(c.kernels, c.global_shape, iterations)
           : finite_iterations<double>(c.kernels, c.global_shape, iterations);
   if (finite < iterations)
-    deck.fail(c.warmup > c.repetitions ? "run.warmup" : "run.repetitions",
+    deck.fail(run.warmup > run.repetitions ? "run.warmup" : "run.repetitions",
               "run.warmup + run.repetitions = " + std::to_string(iterations) +
                   " iterations of these kernels take the arrays' " + to_string(c.precision) +
                   " values or the dot sum past their range after " + std::to_string(finite) +
@@ -208,8 +204,6 @@ void describe_problem(Report& report, const Config& cfg, double global_elements,
                     {"element_bytes", sizeof(T)},
                     {"scaling", cfg.strong ? "strong" : "weak"},
                     {"footprint_bytes_per_rank", footprint},
-                    {"repetitions", cfg.repetitions},
-                    {"warmup", cfg.warmup},
                     {"index_type", sizeof(Index) == 4 ? "int32" : "int64"},
                     {"policy_3d", cfg.local_shape.size() != 3                ? "none"
                                   : cfg.policy_3d == stream::Policy3D::range ? "range"
@@ -222,8 +216,7 @@ void describe_problem(Report& report, const Config& cfg, double global_elements,
                   ? cfg.policy_3d == stream::Policy3D::range ? ", range policy" : ", MDRangePolicy"
                   : "")
           << ", " << (cfg.strong ? "strong" : "weak") << " scaling, "
-          << format_bytes(static_cast<double>(footprint)) << " per rank; " << cfg.repetitions
-          << " repetitions after " << cfg.warmup << " warm-up(s)";
+          << format_bytes(static_cast<double>(footprint)) << " per rank";
   report.summary = summary.str();
 }
 
@@ -319,7 +312,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
 }
 
 Report run_stream(const Context& ctx) {
-  const Config cfg = read_config(ctx.deck);
+  const Config cfg = read_config(ctx.deck, ctx.run);
   const bool small = small_index(cfg.local_shape);
   return dispatch_precision(cfg.precision, [&](auto t) {
     using T = decltype(t);

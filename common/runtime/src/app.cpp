@@ -571,8 +571,11 @@ int run_main(int argc, char** argv, const App& app) {
 
     energy::start(context.run.energy, context.run.energy_window,
                   ranks[static_cast<std::size_t>(comm::rank())]["device"], hostname());
-    const Report report = app.run(context);
+    Report report = app.run(context);
     energy::finish();
+    // The run section as the harness applied it, beside the app's problem.
+    record_run_settings(context.run, report.problem);
+    report.summary += run_settings_summary(context.run);
     const nlohmann::json energy_ranks = allgather_json(energy::describe());
     inject_failure_at("verification");
     // Results are written only once every rank has its report: a rank that

@@ -16,4 +16,15 @@ RunSettings read_run_settings(const Deck& deck) {
   return run;
 }
 
+void record_run_settings(const RunSettings& run, nlohmann::json& problem) {
+  if (run.repetitions > 0) problem["repetitions"] = run.repetitions;
+  problem["warmup"] = run.warmup;
+}
+
+std::string run_settings_summary(const RunSettings& run) {
+  if (run.repetitions == 0) return "";
+  return "; " + std::to_string(run.repetitions) + " repetitions after " +
+         std::to_string(run.warmup) + " warm-up(s)";
+}
+
 }  // namespace karma

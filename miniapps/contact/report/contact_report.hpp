@@ -209,7 +209,6 @@ inline nlohmann::json problem_json(const Scene& scene, const Estimate& est, cons
           {"steps", cfg.steps},
           {"steps_timed", steps_timed},
           {"sweeps", cfg.sweeps},
-          {"warmup", cfg.warmup},
           {"storage", names},
           {"capacity", cfg.capacity},
           {"seed", cfg.seed},

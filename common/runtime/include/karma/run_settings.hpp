@@ -1,8 +1,9 @@
 // The deck's `run:` section (Schema::run_section), read once by the core.
 // run_main reads it after the deck, the harness applies its repetitions and
 // warm-ups, and run_main records them in the results; a mini-app reads from
-// it (Context::run) only what its own work needs: the fault to inject, the
-// counts its summary or its checks use, contact's warm-up steps.
+// it (Context::run) only what its own work needs: the fault to inject, a
+// check of its own on the counts (stream's bound on iterations, matvec's
+// rounds), contact's warm-up sweeps.
 #pragma once
 
 #include "karma/deck.hpp"
@@ -29,5 +30,13 @@ struct RunSettings {
 // The run section of a resolved deck; a key the schema does not declare
 // keeps the default above.
 RunSettings read_run_settings(const Deck& deck);
+
+// What the results record of the run section beside the mini-app's own
+// problem: the warm-ups, and the repetitions where there are any.
+void record_run_settings(const RunSettings& run, nlohmann::json& problem);
+
+// "; 100 repetitions after 2 warm-up(s)": how the summary line of a run
+// with repetitions ends; empty without.
+std::string run_settings_summary(const RunSettings& run);
 
 }  // namespace karma
