@@ -89,8 +89,6 @@ struct Config {
   std::int64_t affine_every = 64;
   std::int64_t seed = 0;
   bool strong = false;
-  Fault fault = Fault::none;
-  std::string fault_name;
 };
 
 Config read_config(const Deck& deck) {
@@ -166,11 +164,14 @@ Config read_config(const Deck& deck) {
   c.perturbation = deck.number("hexgrad.perturbation");
   c.affine_every = deck.integer("hexgrad.affine_every");
   c.seed = deck.integer("hexgrad.seed");
-  c.fault_name = deck.string("run.inject_fault");
-  c.fault = c.fault_name == "kernel-sign"      ? Fault::kernel_sign
-            : c.fault_name == "reference-sign" ? Fault::reference_sign
-                                               : Fault::none;
   return c;
+}
+
+// run.inject_fault's fault.
+Fault fault_of(const RunSettings& run) {
+  return run.inject_fault == "kernel-sign"      ? Fault::kernel_sign
+         : run.inject_fault == "reference-sign" ? Fault::reference_sign
+                                                : Fault::none;
 }
 
 Mesh make_mesh(const Config& c) {
@@ -213,8 +214,8 @@ std::vector<Check> hexgrad_checks(const Errors& local, bool compare) {
 
 // The problem as the results record it.
 template <class T, class Index>
-nlohmann::json hexgrad_problem(const Config& cfg, const Mesh& mesh, const Errors& local,
-                               std::uint64_t footprint) {
+nlohmann::json hexgrad_problem(const Config& cfg, const RunSettings& run, const Mesh& mesh,
+                               const Errors& local, std::uint64_t footprint) {
   const std::int64_t n = cfg.n_local;
   const char* block_note =
       cfg.implementation == Implementation::native_cuda ? "256 threads per block"
@@ -236,7 +237,7 @@ nlohmann::json hexgrad_problem(const Config& cfg, const Mesh& mesh, const Errors
           {"affine_every", cfg.affine_every},
           {"affine_elements_global", comm::sum(local.affine_elements)},
           {"seed", cfg.seed},
-          {"inject_fault", cfg.fault_name},
+          {"inject_fault", run.inject_fault},
           {"bytes_per_element", 2 * values_per_element * sizeof(T)},
           {"flops_per_element", flops_per_element},
           {"footprint_bytes_per_rank", footprint},
@@ -285,10 +286,11 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   Kokkos::deep_copy(g, std::numeric_limits<T>::quiet_NaN());
 
   const ReferenceGradients<double> exact = reference_gradients(cfg.point);
+  const Fault fault = fault_of(ctx.run);
   const ReferenceGradients<double> timed =
-      cfg.fault == Fault::kernel_sign ? with_flipped_sign(exact) : exact;
+      fault == Fault::kernel_sign ? with_flipped_sign(exact) : exact;
   const ReferenceGradients<double> checked =
-      cfg.fault == Fault::reference_sign ? with_flipped_sign(exact) : exact;
+      fault == Fault::reference_sign ? with_flipped_sign(exact) : exact;
   const ReferenceGradients<T> r = convert<T>(timed);
 
   const double global_n = static_cast<double>(cfg.n_global);
@@ -334,7 +336,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   if (cfg.implementation == Implementation::kokkos && desired_occupancy<T, L>() > 0)
     k.extra["desired_occupancy_percent"] = desired_occupancy<T, L>();
 
-  report.problem = hexgrad_problem<T, Index>(cfg, mesh, local, footprint);
+  report.problem = hexgrad_problem<T, Index>(cfg, ctx.run, mesh, local, footprint);
   report.summary = hexgrad_summary(cfg, footprint);
   return report;
 }

@@ -228,7 +228,6 @@ Config read_config(const Deck& deck) {
   if (device_is_gpu && c.block_rows != 0)
     deck.fail("matvec.block_rows",
               "sets a CPU's work items; a GPU thread takes one row or a 16-byte unit");
-  c.corrupt = deck.string("run.inject_fault") == "y-entry";
   c.laplacian = deck.string("matvec.pattern") == "laplacian";
   c.density = deck.number("matvec.density");
   c.rounds = deck.integer("matvec.rounds");
@@ -368,7 +367,7 @@ Report dense_report(const Config& cfg, const RunSettings& run, Measured measured
                      : "rows of A per rank; x replicated by MPI_Allgatherv of each rank's block "
                        "(timed apart as allgatherv-x)"},
       {"verification", [&] {
-         auto v = verification_json(check, cfg);
+         auto v = verification_json(check);
          v["terms"] = terms;
          return v;
        }()}};
@@ -447,9 +446,11 @@ Report run_dense(const Context& ctx, const Config& cfg) {
   // the ranks split its entries.
   const bool reduce_y = cfg.transpose && ranks > 1;
   const double tolerance = matvec::tolerance_for<T>(terms);
-  const FullCheck<T> check = prepare_check<T>(cfg, tolerance, cfg.transpose ? 0 : cfg.row0, [&] {
-    return matvec::dense_exact(cfg.seed, cfg.transpose, cfg.row0, check_first, check_count, terms);
-  });
+  const FullCheck<T> check =
+      prepare_check<T>(ctx.run, tolerance, cfg.transpose ? 0 : cfg.row0, [&] {
+        return matvec::dense_exact(cfg.seed, cfg.transpose, cfg.row0, check_first, check_count,
+                                   terms);
+      });
 
   const double local_bytes = (static_cast<double>(rows) * cols + rows + cols) * sizeof(T);
   const double bytes = comm::sum(local_bytes);

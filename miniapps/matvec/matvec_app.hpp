@@ -36,7 +36,6 @@ struct Config {
   std::uint64_t seed = 0;
   int team_size = 0, vector_length = 0, rows_per_thread = 0;
   std::int64_t column_blocks = 0, block_rows = 0;
-  bool corrupt = false;
   bool laplacian = false;
   double density = 0;
   std::vector<std::int64_t> grid;  // global
@@ -119,7 +118,7 @@ inline KernelResult time_exchange(const Context& ctx, const std::string& name, d
 // The check of every entry of y (matvec_kernels.hpp): the exact entries this
 // rank checks, computed once on the device from the closed form of A and x
 // before the timed runs and compared on the host with each implementation's
-// y, and the fault that matvec.corrupt injects. Cost: one hash and a TwoSum
+// y, and the fault that run.inject_fault y-entry injects. Cost: one hash and a TwoSum
 // an entry of A: at 16384^2 doubles on the 2-core VM 0.55 s, 7-9x one timed
 // product (16-29x in float; README), recorded as `seconds`; the comparison
 // is one pass over y per implementation.
@@ -127,6 +126,7 @@ template <class T>
 struct FullCheck {
   matvec::ExactEntries<Kokkos::HostSpace> exact;
   double seconds = 0;               // computing the reference, slowest rank
+  bool corrupt = false;             // run.inject_fault: y-entry
   std::int64_t corrupt_index = -1;  // the entry of y this rank corrupts; -1: none
   T corrupt_by = 0;
   std::int64_t corrupt_rank = -1;  // where, for the JSON: the rank and its row
@@ -134,16 +134,17 @@ struct FullCheck {
 };
 
 template <class T, class Compute>
-FullCheck<T> prepare_check(const Config& cfg, double tolerance, std::int64_t global_offset,
+FullCheck<T> prepare_check(const RunSettings& run, double tolerance, std::int64_t global_offset,
                            Compute&& compute) {
   FullCheck<T> c;
+  c.corrupt = run.inject_fault == "y-entry";
   Kokkos::fence();
   Kokkos::Timer timer;
   const auto exact = compute();
   Kokkos::fence();
   c.seconds = comm::max(timer.seconds());
   c.exact = matvec::to_host(exact);
-  if (cfg.corrupt) {
+  if (c.corrupt) {
     // The last rank that checks any entry (not rank 0 when there are
     // several), the middle of its entries: where a sample of evenly spread
     // rows would most likely not look. 4 tolerances: just past what the
@@ -190,17 +191,17 @@ inline std::string plan_summary(const Config& cfg, std::uint64_t footprint) {
 }
 
 template <class T>
-nlohmann::json verification_json(const FullCheck<T>& check, const Config& cfg) {
+nlohmann::json verification_json(const FullCheck<T>& check) {
   return {{"entries_checked", "all: every entry of y, on every rank, for every implementation"},
           {"entries_checked_per_rank", allgather_json(check.exact.count())},
           {"reference",
            "compensated double sums of the closed form of A and x (nothing stored is read), on "
            "the device: dense a team an entry, its threads over the terms; CSR a thread a row"},
           {"reference_seconds", check.seconds},
-          {"corrupt", cfg.corrupt},
-          {"corrupted", cfg.corrupt ? nlohmann::json{{"rank", check.corrupt_rank},
-                                                     {"entry_of_y", check.corrupt_row}}
-                                    : nlohmann::json(nullptr)}};
+          {"corrupt", check.corrupt},
+          {"corrupted", check.corrupt ? nlohmann::json{{"rank", check.corrupt_rank},
+                                                       {"entry_of_y", check.corrupt_row}}
+                                      : nlohmann::json(nullptr)}};
 }
 
 }  // namespace karma::matvec

@@ -88,7 +88,6 @@ struct Config {
   std::uint64_t seed = 0;
   bool weak = false;
   bool on_device = true;
-  bool corrupt = false;
 };
 
 Config read_config(const Deck& deck) {
@@ -108,7 +107,6 @@ Config read_config(const Deck& deck) {
   c.condition = deck.number("mgs.condition");
   c.seed = static_cast<std::uint64_t>(deck.integer("mgs.seed"));
   c.weak = deck.string("mgs.scaling") == "weak";
-  c.corrupt = deck.string("run.inject_fault") == "q-entry";
   c.m = static_cast<int>(deck.integer("mgs.m"));
 
   const std::int64_t n = deck.integer("mgs.n");
@@ -311,7 +309,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   Report report;
   report.kernels = measure(ctx, variants, plan);
 
-  if (cfg.corrupt && comm::rank() == 0 && mine.count > 0) {
+  if (ctx.run.inject_fault == "q-entry" && comm::rank() == 0 && mine.count > 0) {
     Kokkos::parallel_for("mgs::corrupt", mgs::Policy(0, 1), mgs::AddToFirst<View>{a.view, T(2)});
   }
   // R: where the implementation left it (vendors keep it on the device).

@@ -65,7 +65,6 @@ struct Config {
   bool policy_3d_by_size = false;  // `auto` on a GPU: the size picked it (read_policy_3d)
   std::vector<const stream::KernelSpec*> kernels;  // in table order
   bool strong;
-  std::string fault;  // run.inject_fault
 };
 
 std::int64_t product(const std::vector<std::int64_t>& v) {
@@ -126,7 +125,6 @@ Config read_config(const Deck& deck, const RunSettings& run) {
   c.layout = layout_from_string(deck.string("stream.layout"));
   c.precision = precision_from_string(deck.string("stream.precision"));
   c.strong = deck.string("stream.scaling") == "strong";
-  c.fault = deck.string("run.inject_fault");
   const auto chosen = deck.string_list("stream.kernels");
   for (const auto& k : stream::kernel_table)
     if (std::find(chosen.begin(), chosen.end(), k.name) != chosen.end()) c.kernels.push_back(&k);
@@ -237,6 +235,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   const stream::DotResult dot_result = stream::make_dot_result();
 
   const double global_elements = comm::sum(static_cast<double>(local_elements));
+  const std::string& fault = ctx.run.inject_fault;
   stream::Gold<T> gold, saved_gold;
   double dot = 0, dot_error = 0, saved_dot_error = 0;
   std::vector<Variant> variants;
@@ -253,7 +252,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
     v.ends_idle = k->kernel == Kernel::dot;  // execute() waits for the sum it returns
     v.run = [&, k] {
       dot = stream::execute<View, Index>(k->kernel, x, dot_result);
-      if (k->kernel == Kernel::dot) dot = comm::sum(dot) * (cfg.fault == "dot" ? 1.001 : 1.0);
+      if (k->kernel == Kernel::dot) dot = comm::sum(dot) * (fault == "dot" ? 1.001 : 1.0);
     };
     // The scalar recurrence follows every execution, so the arrays can be
     // checked at the end and each dot at once.
@@ -285,7 +284,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   Report report;
   report.kernels = measure(ctx, variants, plan);
 
-  if (cfg.fault == "array" && comm::rank() == comm::size() - 1 && local_elements > 0) {
+  if (fault == "array" && comm::rank() == comm::size() - 1 && local_elements > 0) {
     Kokkos::parallel_for("stream::inject_fault", Kokkos::RangePolicy<>(0, 1),
                          stream::DoubleFirst<View>{x.c});
     Kokkos::fence();
