@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -27,10 +28,30 @@ TEST(RunSettings, ReadFromTheDeckWithItsOverrides) {
   EXPECT_TRUE(read_run_settings(parse("")).energy);
 }
 
+std::vector<std::string> paths(const Schema& s) {
+  std::vector<std::string> out;
+  for (const auto& k : s.keys()) out.push_back(k.path);
+  return out;
+}
+
+TEST(RunSettings, AStepperDeclaresTheSameSectionWithoutRepetitions) {
+  Schema repeated, stepped;
+  repeated.run_section(20, 2);
+  stepped.stepped_run_section(1, "warm-up steps");
+  std::vector<std::string> keys = paths(repeated);
+  ASSERT_EQ(keys.front(), "run.repetitions");
+  keys.erase(keys.begin());
+  EXPECT_EQ(paths(stepped), keys);  // in the same order, for --help
+  EXPECT_EQ(stepped.find("run.warmup")->help, "warm-up steps");
+  EXPECT_EQ(stepped.find("run.warmup")->default_value, 1);
+  EXPECT_EQ(stepped.find("run.results_dir")->rule, Rule::free);
+  EXPECT_EQ(stepped.find("run.comm")->rule, Rule::tuning);
+}
+
 TEST(RunSettings, KeysTheSchemaLacksKeepTheirDefaults) {
-  // contact's run section: warm-up steps, no repetitions, no faults of its own here.
+  // contact's run section: warm-up steps, no repetitions, no faults here.
   Schema s;
-  s.integer("run.warmup", 1, "warm-up steps", 0);
+  s.stepped_run_section(1, "warm-up steps");
   const RunSettings run = read_run_settings(Deck::parse("run: {warmup: 3}\n", "d.yaml", s));
   EXPECT_EQ(run.warmup, 3);
   EXPECT_EQ(run.repetitions, 0);

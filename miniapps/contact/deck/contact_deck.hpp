@@ -80,14 +80,9 @@ inline Schema contact_schema() {
              "partitioned: the first ghost each rank sends each neighbour is left out of the "
              "exchange"}});
   s.retired("contact.inject_fault", "use run.inject_fault (the same choices)", "none");
-  s.integer("run.warmup", 1,
-            "untimed rebuilds and sweeps at the start position before the timed steps", 0);
-  s.string("run.results_dir", ".",
-           "directory for the results JSON when --output is not given (created if missing)");
-  s.energy_keys();
-  s.comm_key();
+  s.stepped_run_section(1,
+                        "untimed rebuilds and sweeps at the start position before the timed steps");
   // What a reportable run may change (docs/run-rules.md).
-  s.rule(karma::Rule::free, {"run.results_dir"});
   s.rule(karma::Rule::tuning,
          {"contact.storage", "contact.search", "contact.capacity", "contact.cell_size",
           "contact.dynamic_layout", "contact.lanes", "contact.list_stripes"});

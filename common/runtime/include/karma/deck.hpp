@@ -55,11 +55,17 @@ class Schema {
   Schema& choice_list(const std::string& path, const std::vector<std::string>& def,
                       const std::vector<std::string>& choices, const std::string& help);
 
-  // The `run:` section every mini-app shares.
+  // The `run:` section every mini-app shares (karma/run_settings.hpp reads
+  // it): the repetitions and warm-ups of each kernel, the results folder,
+  // energy and the path of device data between ranks.
   Schema& run_section(std::int64_t repetitions, std::int64_t warmup);
-  // run.energy and run.energy_window (part of run_section).
+  // The same for a mini-app whose timed work is its steps (contact,
+  // measure_steps): no run.repetitions, and run.warmup counts what
+  // `warmup_help` says.
+  Schema& stepped_run_section(std::int64_t warmup, const std::string& warmup_help);
+  // run.energy and run.energy_window (part of the run section).
   Schema& energy_keys();
-  // run.comm, the path of device data between ranks (part of run_section).
+  // run.comm, the path of device data between ranks (part of the run section).
   Schema& comm_key();
   // run.inject_fault: "none" and the app's faults, each {name, what it breaks};
   // the tests use them to see each check fail (exit 1).
