@@ -2,6 +2,7 @@
 mini-apps, the error a user can fix (ToolError), messages about values,
 writing files whole, and the wrapper of every command's main."""
 
+import json
 import os
 import shutil
 import sys
@@ -9,16 +10,25 @@ import sys
 # Kept equal to project(VERSION) in the top-level CMakeLists.txt (a test checks).
 __version__ = "0.2.0"
 
-# The mini-apps that take a deck and write karma results (docs/results-format.md),
-# as their `app` names them; karma-validate-results knows the same list (a
-# test checks both against miniapps/). karma-microbench writes Google
-# Benchmark JSON instead.
-APPS = ("stream", "hexgrad", "matvec", "mgs", "contact")
-
 # The package's folder (python/src/karma_tools: its schemas/ is package
 # data) and the checkout that holds it, where it is one.
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHECKOUT = os.path.join(PACKAGE, "..", "..", "..")
+
+
+def _results_apps():
+    """The results schema's `app` (this package's own file, not
+    $KARMA_SCHEMAS): karma-docs writes it from the checkout's miniapps/
+    (lib/miniapps.py), so an installed package knows the suite's
+    mini-apps without the sources."""
+    with open(os.path.join(PACKAGE, "schemas", "results.schema.json"), encoding="utf-8") as f:
+        return tuple(json.load(f)["properties"]["app"]["enum"])
+
+
+# The mini-apps that take a deck and write karma results (docs/results-format.md),
+# as their `app` names them, in the suite's order; karma-validate-results
+# knows the same list. karma-microbench writes Google Benchmark JSON instead.
+APPS = _results_apps()
 
 # Deeper nesting in a campaign or a JSON input is refused: no karma file
 # comes near it, and Python's recursion would give out long before a

@@ -3,6 +3,9 @@
 - docs/results-format.md, from the results schema (results.schema.json, this
   package's data): its title, its description (Markdown; the field table goes
   before the first '## ' heading) and every property's description, a row.
+- In a checkout that holds the schema's source, the schema's `app` (its enum
+  and the names in its description), from the mini-apps in miniapps/ that
+  take decks (lib/miniapps.py): first, so that the page shows them.
 - The deck table of each mini-app's README (miniapps/<app>/README.md), between
   the lines BEGIN and END below, from `karma-<app> --help=json`.
 
@@ -20,7 +23,7 @@ import subprocess
 import textwrap
 
 from .core import APPS, ToolError
-from . import schemas
+from . import miniapps, schemas
 
 PROGRAM = "karma-docs"
 BEGIN = "<!-- karma-docs: deck table begin -->"
@@ -336,6 +339,11 @@ def wanted(args, root):
     out = {}
     if args.only in (None, "results"):
         schema = schemas.load(SCHEMA).schema
+        source = os.path.join(root, SCHEMA_IN_REPO)
+        text = read_text(source)
+        if text is not None:  # a checkout of the tools' sources too: the app names are ours
+            out[source] = miniapps.with_app_names(text, miniapps.with_decks(root), source)
+            schema = json.loads(out[source])
         out[os.path.join(root, RESULTS_DOC)] = results_doc(schema)
     if args.only in (None, "decks"):
         for app in APPS:
