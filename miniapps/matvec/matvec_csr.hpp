@@ -1,7 +1,7 @@
 // karma-matvec's sparse product (csr.cpp), as main.cpp calls it.
 #pragma once
 
-#include "matvec_app.hpp"
+#include "matvec_deck.hpp"
 
 #include "karma/app.hpp"
 #include "karma/harness.hpp"
