@@ -1,8 +1,6 @@
 // karma-matvec's sparse product: y = A x for A in compressed rows
 // (csr_kernels.hpp), with the deck's pattern; main.cpp reads the deck and
 // calls run_csr_product.
-#include "matvec_csr.hpp"
-
 #include "csr_kernels.hpp"
 #include "matvec_app.hpp"
 

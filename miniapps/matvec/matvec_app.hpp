@@ -1,6 +1,6 @@
-// What karma-matvec's two products share: dense.cpp and csr.cpp both time
-// their variants, time the exchange of x apart (ReplicatedX) and record the
-// same plan; they check every entry of y the same way (matvec_verify.hpp).
+// What karma-matvec's two products share: main.cpp (the dense product) and
+// csr.cpp (the sparse one) both time their variants, time the exchange of x apart (ReplicatedX) and
+// record the same plan; they check every entry of y the same way (matvec_verify.hpp).
 #pragma once
 
 #include "matvec_deck.hpp"
@@ -23,6 +23,11 @@
 #include <vector>
 
 namespace karma::matvec {
+
+// The sparse product (csr.cpp): runs the product y = A x of format csr that
+// `cfg` describes (pattern, precision, variants) and reports it: kernels,
+// checks, problem, summary.
+Report run_csr_product(const Context& ctx, const Config& cfg);
 
 // The launch shape of a variant's code version (karma/code_version.hpp):
 // the deck's launch keys that it reads, where the deck fixes them (0 leaves
