@@ -8,8 +8,8 @@
 
 #include "karma/app.hpp"
 #include "karma/comm.hpp"
+#include "karma/deck.hpp"
 #include "karma/pinned.hpp"
-#include "karma/run_settings.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -8,7 +8,7 @@
 
 #include "karma/app.hpp"
 #include "karma/comm.hpp"
-#include "karma/run_settings.hpp"
+#include "karma/deck.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <nlohmann/json.hpp>

@@ -10,7 +10,6 @@
 #include "karma/deck.hpp"
 #include "karma/overflow.hpp"
 #include "karma/partition.hpp"
-#include "karma/run_settings.hpp"
 
 #include <algorithm>
 #include <cmath>

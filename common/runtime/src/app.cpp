@@ -108,6 +108,17 @@ nlohmann::json allgather_json(const nlohmann::json& value) {
   return all;
 }
 
+void record_run_settings(const RunSettings& run, nlohmann::json& problem) {
+  if (run.repetitions > 0) problem["repetitions"] = run.repetitions;
+  problem["warmup"] = run.warmup;
+}
+
+std::string run_settings_summary(const RunSettings& run) {
+  if (run.repetitions == 0) return "";
+  return "; " + std::to_string(run.repetitions) + " repetitions after " +
+         std::to_string(run.warmup) + " warm-up(s)";
+}
+
 bool Report::passed() const {
   for (const auto& c : checks)
     if (!c.passed()) return false;

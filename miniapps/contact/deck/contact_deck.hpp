@@ -8,7 +8,6 @@
 
 #include "karma/comm.hpp"
 #include "karma/deck.hpp"
-#include "karma/run_settings.hpp"
 
 #include <cmath>
 #include <cstdint>

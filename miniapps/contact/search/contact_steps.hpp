@@ -22,8 +22,8 @@ inline nlohmann::json arborx_json(bool) { return nullptr; }
 #endif
 
 #include "karma/comm.hpp"
+#include "karma/deck.hpp"
 #include "karma/profiling.hpp"
-#include "karma/run_settings.hpp"
 #include "karma/timing.hpp"
 
 #include <Kokkos_Core.hpp>

@@ -8,7 +8,6 @@
 #include "karma/code_version.hpp"
 #include "karma/deck.hpp"
 #include "karma/error.hpp"
-#include "karma/run_settings.hpp"
 #include "karma/timing.hpp"
 
 #include <nlohmann/json.hpp>
@@ -78,6 +77,14 @@ struct Check {
   double tolerance = 0;
   bool passed() const { return error <= tolerance; }  // NaN never passes
 };
+
+// What the results record of the run section beside the mini-app's own
+// problem: the warm-ups, and the repetitions where there are any.
+void record_run_settings(const RunSettings& run, nlohmann::json& problem);
+
+// "; 100 repetitions after 2 warm-up(s)": how the summary line of a run
+// with repetitions ends; empty without.
+std::string run_settings_summary(const RunSettings& run);
 
 struct Report {
   std::string summary;  // one line describing the problem, for the table
