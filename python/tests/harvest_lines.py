@@ -4,11 +4,11 @@ expressions are tested (test_harvest.py, test_jube.py)."""
 
 from conftest import ROOT
 
-from karma_tools.lib import miniapps
+from karma_tools.lib.core import miniapp_folders
 
 # Every mini-app the build makes, karma-microbench with its Google Benchmark
 # table included.
-APPS = set(miniapps.built(ROOT))
+APPS = set(miniapp_folders(ROOT))
 
 
 def oracle(text):

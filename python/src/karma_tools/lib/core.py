@@ -16,11 +16,32 @@ PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHECKOUT = os.path.join(PACKAGE, "..", "..", "..")
 
 
+# The suite's one list of mini-apps is its checkout's miniapps/: every
+# folder there with a CMakeLists.txt is one (CMake builds each,
+# miniapps/CMakeLists.txt), and one whose decks are in inputs/<app>/ takes a
+# deck and writes karma results. The installed tools know those from the
+# results schema's `app`, which karma-docs writes from the checkout
+# (docgen.with_app_names), so adding a mini-app is adding its folder and
+# its decks.
+
+def miniapp_folders(root):
+    """The mini-apps CMake builds, sorted: miniapps/<app>/CMakeLists.txt."""
+    folder = os.path.join(root, "miniapps")
+    return sorted(name for name in os.listdir(folder)
+                  if os.path.isfile(os.path.join(folder, name, "CMakeLists.txt")))
+
+
+def miniapps_with_decks(root):
+    """The mini-apps that take a deck and write karma results, sorted:
+    those built that have inputs/<app>/."""
+    return [app for app in miniapp_folders(root)
+            if os.path.isdir(os.path.join(root, "inputs", app))]
+
+
 def _results_apps():
     """The results schema's `app` (this package's own file, not
-    $KARMA_SCHEMAS): karma-docs writes it from the checkout's miniapps/
-    (lib/miniapps.py), so an installed package knows the suite's
-    mini-apps without the sources."""
+    $KARMA_SCHEMAS), so an installed package knows the suite's mini-apps
+    without the sources."""
     with open(os.path.join(PACKAGE, "schemas", "results.schema.json"), encoding="utf-8") as f:
         return tuple(json.load(f)["properties"]["app"]["enum"])
 
