@@ -150,6 +150,32 @@ function(karma_add_run_test)
     ENVIRONMENT "OMP_NUM_THREADS=2;OMP_PROC_BIND=false;OMP_WAIT_POLICY=passive;OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
 endfunction()
 
+# karma_add_kokkos_tools_test(APP app CASES "args"...): the test <app>.kokkos_tools,
+# runs of karma-<app> with each case's arguments (split as a shell would, one
+# rank) under the Kokkos Tools library of common/tests (kokkos_tool_log.cpp),
+# whose log kokkos_tools_test.py checks against the run's results: both
+# layouts where the app has them, every variant of its deck. One thread: the
+# log, not the speed, is under test. KARMA_KOKKOS_TOOLS_QUICK: run options
+# that keep a case short. Nothing without python3 (common/tests warns).
+set(KARMA_KOKKOS_TOOLS_QUICK "--set run.warmup=1 --set run.repetitions=2 --set run.energy=off")
+function(karma_add_kokkos_tools_test)
+  cmake_parse_arguments(K "" "APP" "CASES" ${ARGN})
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  if(NOT Python3_Interpreter_FOUND OR NOT TARGET karma-${K_APP})
+    return()
+  endif()
+  set(cases "")
+  foreach(case IN LISTS K_CASES)
+    list(APPEND cases "--case=${case}")
+  endforeach()
+  add_test(NAME ${K_APP}.kokkos_tools
+    COMMAND ${Python3_EXECUTABLE} "${PROJECT_SOURCE_DIR}/common/tests/kokkos_tools_test.py"
+      --app ${K_APP} --tool $<TARGET_FILE:karma_kokkos_tool_log>
+      --tools-flag=${KARMA_KOKKOS_TOOLS_FLAG} ${cases} $<TARGET_FILE:karma-${K_APP}>)
+  set_tests_properties(${K_APP}.kokkos_tools PROPERTIES LABELS "run" TIMEOUT 300
+    ENVIRONMENT "OMP_NUM_THREADS=1;OMP_PROC_BIND=false;PYTHONDONTWRITEBYTECODE=1")
+endfunction()
+
 # karma_add_unit_tests(TARGET t SOURCES s... [LIBRARIES l...] [LOCAL_HEADERS]):
 # a GoogleTest executable on karma_test_main, compiled as Kokkos sources,
 # registered as one test, unit.<t>, labelled `unit`, on two OpenMP threads:

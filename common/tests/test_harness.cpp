@@ -1,4 +1,5 @@
-// The measurement harness (karma/harness.hpp) and the shared helpers
+// The measurement harness (karma/harness.hpp), the run section it applies
+// (karma/deck.hpp's RunSettings) and the shared helpers
 // (karma/partition.hpp, karma/overflow.hpp).
 #include "karma/app.hpp"
 #include "karma/deck.hpp"
@@ -6,6 +7,8 @@
 #include "karma/harness.hpp"
 #include "karma/overflow.hpp"
 #include "karma/partition.hpp"
+
+#include "deck_test.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,6 +21,7 @@
 namespace {
 
 using namespace karma;
+using karma_test_deck::parse;
 
 // --- the order of executions ----------------------------------------------------
 
@@ -29,34 +33,45 @@ std::string describe(const std::vector<Turn>& order) {
   return out;
 }
 
-Plan plan_of(std::int64_t warmup, std::int64_t repetitions, std::int64_t rounds,
-             Plan::WarmUp warm_up = Plan::WarmUp::first_turn) {
+// The run section's counts, as the core reads them from a deck.
+RunSettings run_of(std::int64_t warmup, std::int64_t repetitions) {
+  RunSettings run;
+  run.warmup = warmup;
+  run.repetitions = repetitions;
+  return run;
+}
+
+Plan plan_of(std::int64_t rounds, Plan::WarmUp warm_up = Plan::WarmUp::first_turn) {
   Plan p;
-  p.warmup = warmup;
-  p.repetitions = repetitions;
   p.rounds = rounds;
   p.warm_up = warm_up;
   return p;
 }
 
 TEST(HarnessSchedule, OneRoundRunsEachVariantsRepetitionsInOneTurnAfterItsWarmUps) {
-  EXPECT_EQ(describe(schedule(2, plan_of(2, 5, 1))), "[0w2 0t5] [1w2 1t5] ");
+  EXPECT_EQ(describe(schedule(2, plan_of(1), run_of(2, 5))), "[0w2 0t5] [1w2 1t5] ");
 }
 
 TEST(HarnessSchedule, RoundsSplitTheRepetitionsEvenlyTheFirstTakingTheRest) {
-  EXPECT_EQ(describe(schedule(2, plan_of(1, 7, 3))),
+  EXPECT_EQ(describe(schedule(2, plan_of(3), run_of(1, 7))),
             "[0w1 0t3] [1w1 1t3] [0t2] [1t2] [0t2] [1t2] ");
-  EXPECT_EQ(describe(schedule(1, plan_of(0, 4, 2))), "[0t2] [0t2] ");
+  EXPECT_EQ(describe(schedule(1, plan_of(2), run_of(0, 4))), "[0t2] [0t2] ");
 }
 
 TEST(HarnessSchedule, RoundsOfOneInterleaveSingleExecutionsAndWarmUpRounds) {
-  EXPECT_EQ(describe(schedule(3, plan_of(1, 2, 2, Plan::WarmUp::rounds))),
+  EXPECT_EQ(describe(schedule(3, plan_of(2, Plan::WarmUp::rounds), run_of(1, 2))),
             "[0w1] [1w1] [2w1] [0t1] [1t1] [2t1] [0t1] [1t1] [2t1] ");
 }
 
+TEST(HarnessSchedule, EveryRepetitionIsARoundWhateverTheirNumber) {
+  EXPECT_EQ(
+      describe(schedule(2, plan_of(Plan::every_repetition, Plan::WarmUp::rounds), run_of(1, 3))),
+      "[0w1] [1w1] [0t1] [1t1] [0t1] [1t1] [0t1] [1t1] ");
+}
+
 TEST(HarnessSchedule, RoundsAreClampedToTheRepetitions) {
-  EXPECT_EQ(describe(schedule(1, plan_of(0, 2, 9))), "[0t1] [0t1] ");
-  EXPECT_EQ(describe(schedule(1, plan_of(0, 2, 0))), "[0t2] ");
+  EXPECT_EQ(describe(schedule(1, plan_of(9), run_of(0, 2))), "[0t1] [0t1] ");
+  EXPECT_EQ(describe(schedule(1, plan_of(0), run_of(0, 2))), "[0t2] ");
 }
 
 // --- measure() --------------------------------------------------------------------
@@ -66,7 +81,7 @@ struct Harness {
   Deck deck;
   CommandLine command_line;
   Context ctx;
-  Harness() : deck(Deck::parse("", "deck.yaml", schema, {})), ctx{deck, command_line, -1} {
+  Harness() : deck(Deck::parse("", "deck.yaml", schema, {})), ctx{deck, command_line, -1, {}} {
     command_line.quiet = true;
   }
 };
@@ -102,7 +117,8 @@ TEST(HarnessMeasure, RunsHooksInOrderAndTimesOnlyTheRepetitions) {
     v.before_each = [&log] { log.push_back("<"); };
     v.after_each = [&log] { log.push_back(">"); };
   }
-  const auto results = measure(run.ctx, variants, plan_of(1, 4, 2));
+  run.ctx.run = run_of(1, 4);
+  const auto results = measure(run.ctx, variants, plan_of(2));
   EXPECT_EQ(joined(log), "(a<a><a><a>a)(b<b><b><b>b)(a<a><a>a)(b<b><b>b)");
   ASSERT_EQ(results.size(), 2u);
   for (const auto& r : results) EXPECT_EQ(r.time.count, 4u) << r.name;  // warm-ups untimed
@@ -116,7 +132,8 @@ TEST(HarnessMeasure, TwoVariantsOfOneNameAreAnInternalError) {
     v.name = "same";
     v.run = [] {};
   }
-  EXPECT_THROW(measure(run.ctx, variants, plan_of(0, 1, 1)), Error);
+  run.ctx.run = run_of(0, 1);
+  EXPECT_THROW(measure(run.ctx, variants, plan_of(1)), Error);
 }
 
 TEST(HarnessMeasure, BytesSetByAHookDuringTheRunsCount) {
@@ -127,7 +144,8 @@ TEST(HarnessMeasure, BytesSetByAHookDuringTheRunsCount) {
   v.implementation = "kokkos";
   v.run = [] {};
   v.after_each = [&v] { v.bytes = 5e9; };
-  const auto results = measure(run.ctx, variants, plan_of(0, 3, 1));
+  run.ctx.run = run_of(0, 3);
+  const auto results = measure(run.ctx, variants, plan_of(1));
   EXPECT_EQ(results[0].bytes, 5e9);
   EXPECT_GT(results[0].fom, 0);
 }
@@ -140,8 +158,8 @@ TEST(HarnessSteps, EachStepOpensWithItsHookThenEveryVariantTakesATurn) {
   std::vector<Variant> variants = logged_variants(log);
   variants[0].per_step = 1;
   variants[1].per_step = 3;
+  run.ctx.run = run_of(1, 0);  // contact's run section: warm-up steps, no repetitions
   Steps steps;
-  steps.warmup = 1;
   steps.count = 2;
   steps.before = [&log](std::int64_t step, bool timed) {
     log.push_back((timed ? "S" : "W") + std::to_string(step));
@@ -232,6 +250,69 @@ TEST(HarnessResult, MeanTimeFiguresAreAllTheWorkOverAllTheTime) {
   EXPECT_EQ(r.fom_units, "GB/s");
   // The best and worst times belong to other amounts of work than the mean.
   EXPECT_FALSE(r.extra.contains("bandwidth_GBps"));
+}
+
+// --- the run section (karma/deck.hpp, karma/app.hpp) ---------------------------------
+
+TEST(RunSettings, ReadFromTheDeckWithItsOverrides) {
+  const RunSettings run = read_run_settings(
+      parse("run:\n  warmup: 4\n  energy: off\n",
+            {"run.inject_fault=sign", "run.comm=host-staging", "run.results_dir=out"}));
+  EXPECT_EQ(run.repetitions, 5);  // the schema's default: run_section(5, 1)
+  EXPECT_EQ(run.warmup, 4);
+  EXPECT_EQ(run.inject_fault, "sign");
+  EXPECT_EQ(run.comm, "host-staging");
+  EXPECT_EQ(run.results_dir, "out");
+  EXPECT_FALSE(run.energy);
+  EXPECT_DOUBLE_EQ(run.energy_window, 0.5);
+  EXPECT_TRUE(read_run_settings(parse("")).energy);
+}
+
+std::vector<std::string> paths(const Schema& s) {
+  std::vector<std::string> out;
+  for (const auto& k : s.keys()) out.push_back(k.path);
+  return out;
+}
+
+TEST(RunSettings, AStepperDeclaresTheSameSectionWithoutRepetitions) {
+  Schema repeated, stepped;
+  repeated.run_section(20, 2);
+  stepped.stepped_run_section(1, "warm-up steps");
+  std::vector<std::string> keys = paths(repeated);
+  ASSERT_EQ(keys.front(), "run.repetitions");
+  keys.erase(keys.begin());
+  EXPECT_EQ(paths(stepped), keys);  // in the same order, for --help
+  EXPECT_EQ(stepped.find("run.warmup")->help, "warm-up steps");
+  EXPECT_EQ(stepped.find("run.warmup")->default_value, 1);
+  EXPECT_EQ(stepped.find("run.results_dir")->rule, Rule::free);
+  EXPECT_EQ(stepped.find("run.comm")->rule, Rule::tuning);
+}
+
+TEST(RunSettings, KeysTheSchemaLacksKeepTheirDefaults) {
+  // contact's run section: warm-up steps, no repetitions, no faults here.
+  Schema s;
+  s.stepped_run_section(1, "warm-up steps");
+  const RunSettings run = read_run_settings(Deck::parse("run: {warmup: 3}\n", "d.yaml", s));
+  EXPECT_EQ(run.warmup, 3);
+  EXPECT_EQ(run.repetitions, 0);
+  EXPECT_EQ(run.inject_fault, "none");
+  EXPECT_EQ(run.comm, "auto");
+}
+
+TEST(RunSettings, TheResultsRecordTheCountsBesideTheProblem) {
+  RunSettings run;
+  run.repetitions = 20;
+  run.warmup = 2;
+  nlohmann::json problem = {{"n", 7}};
+  record_run_settings(run, problem);
+  EXPECT_EQ(problem, (nlohmann::json{{"n", 7}, {"repetitions", 20}, {"warmup", 2}}));
+  EXPECT_EQ(run_settings_summary(run), "; 20 repetitions after 2 warm-up(s)");
+
+  run.repetitions = 0;  // steps instead (contact): its summary says them
+  nlohmann::json steps = nlohmann::json::object();
+  record_run_settings(run, steps);
+  EXPECT_EQ(steps, (nlohmann::json{{"warmup", 2}}));
+  EXPECT_EQ(run_settings_summary(run), "");
 }
 
 // --- partition and overflow -----------------------------------------------------------

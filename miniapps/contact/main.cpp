@@ -46,8 +46,8 @@ struct StepRecord {
 // last step, in the last storage; then run.warmup untimed sweeps.
 void before_sweeps(Scene& s, NeighbourStorage& st, bool last_storage) {
   if (!s.timing) return;
-  if (s.last && last_storage && !s.part) inject_row_fault(s.cfg, st);
-  for (std::int64_t w = 0; w < s.cfg.warmup; ++w) st.row_stats(s.blocks.stats);
+  if (s.last && last_storage && !s.part) inject_row_fault(s, st);
+  for (std::int64_t w = 0; w < s.run.warmup; ++w) st.row_stats(s.blocks.stats);
 }
 
 // After a storage's timed sweeps: its rows and statistics checked against
@@ -243,7 +243,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   refuse_uncountable(cfg, est);
 
   // --- the scene, the storages, the checks' arrays (untimed) -----------------------------
-  Scene scene(cfg);
+  Scene scene(cfg, ctx.run);
   make_scene<Dynamic>(scene);
 
   // --- every storage measured and checked, step by step ----------------------------------
@@ -251,9 +251,9 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   StepLog log;
   RunTotals run;
   std::vector<Variant> variants = storage_variants(scene, step, log.tally);
+  // run.warmup warm-up steps at the start position first (the harness runs
+  // them): kernels loaded, caches and pools warm.
   Steps steps;
-  // Warm-up steps at the start position: kernels loaded, caches and pools warm.
-  steps.warmup = cfg.warmup;
   steps.count = last_step(cfg) - first_step(cfg) + 1;
   steps.before = [&](std::int64_t k, bool timed) {
     move_to(scene, first_step(cfg) + k, timed);
@@ -270,7 +270,7 @@ Report run_typed(const Context& ctx, const Config& cfg) {
 }
 
 Report run_contact(const Context& ctx) {
-  const Config cfg = read_config(ctx.deck);
+  const Config cfg = read_config(ctx.deck, ctx.run);
   if (cfg.dynamic_left) return run_typed<Kokkos::LayoutLeft>(ctx, cfg);
   return run_typed<Kokkos::LayoutRight>(ctx, cfg);
 }

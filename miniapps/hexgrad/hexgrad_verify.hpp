@@ -1,10 +1,14 @@
 // hexgrad's host reference and the checks of the gradients any
 // implementation wrote (README.md, "Verification"), apart from the kernels
-// they judge.
+// they judge; the faults run.inject_fault plants, and the checks a run
+// reports.
 #pragma once
 
 #include "hexgrad_kernels.hpp"
 
+#include "karma/app.hpp"
+#include "karma/comm.hpp"
+#include "karma/deck.hpp"
 #include "karma/pinned.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -319,6 +323,40 @@ template <class T>
 Tolerances tolerances() {
   const double eps = std::numeric_limits<T>::epsilon();
   return {32 * eps, 16 * eps, 32 * eps, 32 * eps};
+}
+
+// --- The faults and the checks a run reports ----------------------------------
+
+// run.inject_fault: a sign flipped in the reference gradients the timed
+// kernel uses (kernel-sign) or in those the checks use (reference-sign).
+enum class Fault { none, kernel_sign, reference_sign };
+
+// run.inject_fault's fault.
+inline Fault fault_of(const RunSettings& run) {
+  return run.inject_fault == "kernel-sign"      ? Fault::kernel_sign
+         : run.inject_fault == "reference-sign" ? Fault::reference_sign
+                                                : Fault::none;
+}
+
+// The checks of the gradients, each the worst over the ranks against its
+// tolerance; `compare`: against the host reference too (not when the
+// reference is what was timed).
+template <class T>
+std::vector<Check> verification_checks(const Errors& local, bool compare) {
+  std::vector<Check> checks;
+  const Tolerances tol = tolerances<T>();
+  if (compare)
+    checks.push_back({"reference", "max over elements of |g - g_ref|_max / (|g_ref|_max kappa)",
+                      comm::max(local.reference), tol.reference});
+  checks.push_back({"sum-zero", "max over elements, directions of |sum_v g| / sum_v |g|",
+                    comm::max(local.sum_zero), tol.sum_zero});
+  checks.push_back({"linear-field",
+                    "max over elements of |grad f - c|_max / (|c|_max kappa), f = c.x",
+                    comm::max(local.linear_field), tol.linear_field});
+  checks.push_back({"affine",
+                    "max over affine elements of |g - g_exact|_max / (|g_exact|_max kappa)",
+                    comm::max(local.affine), tol.affine});
+  return checks;
 }
 
 }  // namespace karma::hexgrad

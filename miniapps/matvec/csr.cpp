@@ -1,8 +1,6 @@
 // karma-matvec's sparse product: y = A x for A in compressed rows
 // (csr_kernels.hpp), with the deck's pattern; main.cpp reads the deck and
 // calls run_csr_product.
-#include "matvec_csr.hpp"
-
 #include "csr_kernels.hpp"
 #include "matvec_app.hpp"
 
@@ -105,7 +103,7 @@ Report run_csr(const Context& ctx, const Config& cfg, const Pattern& pattern,
   // The reference: every row of this rank, from the pattern's generator.
   const std::int64_t global_longest = comm::max(longest);
   const double tolerance = matvec::tolerance_for<T>(global_longest);
-  const FullCheck<T> check = prepare_check<T>(cfg, tolerance, cfg.row0, [&] {
+  const FullCheck<T> check = prepare_check<T>(ctx.run, tolerance, cfg.row0, [&] {
     return matvec::csr_exact(pattern, cfg.seed, cfg.row0, rows);
   });
   const double entries = static_cast<double>(comm::sum(local_entries));
@@ -121,7 +119,7 @@ Report run_csr(const Context& ctx, const Config& cfg, const Pattern& pattern,
       },
       [&] { return matvec::worst_scaled_error(check.exact, y_host); });
   if (ranks > 1)
-    measured.kernels.push_back(time_exchange(ctx, cfg, "allgatherv-x",
+    measured.kernels.push_back(time_exchange(ctx, "allgatherv-x",
                                              static_cast<double>(cols) * sizeof(T) * ranks,
                                              [&] { replicated.gather(); }));
 
@@ -143,8 +141,8 @@ Report run_csr(const Context& ctx, const Config& cfg, const Pattern& pattern,
       {"bytes_counted", "values, column indices and offsets once, x once and y once, all ranks"},
       {"flops_counted", "2 per entry"},
       {"distribution", "rows of A per rank; x replicated by MPI_Allgatherv (timed apart)"},
-      {"verification", verification_json(check, cfg)}};
-  report.problem.update(plan_json(cfg, footprint));
+      {"verification", verification_json(check)}};
+  report.problem.update(plan_json(cfg, ctx.run, footprint));
   std::ostringstream summary;
   summary << "matvec: y = A x, A sparse " << cfg.m_global << " x " << cfg.n << " (" << pattern_text
           << ", " << static_cast<std::int64_t>(entries) << " entries, " << to_string(cfg.precision)

@@ -1,9 +1,11 @@
-// What karma-matvec's two products share: main.cpp (the deck, the dense
-// product) and csr.cpp (the sparse one) both time their variants, time the
-// exchange of x apart and check every entry of y the same way.
+// What karma-matvec's two products share: main.cpp (the dense product) and
+// csr.cpp (the sparse one) both time their variants, time the exchange of x apart (ReplicatedX) and
+// record the same plan; they check every entry of y the same way (matvec_verify.hpp).
 #pragma once
 
+#include "matvec_deck.hpp"
 #include "matvec_kernels.hpp"
+#include "matvec_verify.hpp"
 
 #include "karma/app.hpp"
 #include "karma/array.hpp"
@@ -22,26 +24,10 @@
 
 namespace karma::matvec {
 
-enum class Blas { none, cblas, cublas };
-
-struct Config {
-  bool csr = false;
-  bool transpose = false;
-  bool strong = false;
-  Layout layout = Layout::right;
-  Precision precision = Precision::double_;
-  std::int64_t m_global = 0, m_local = 0, row0 = 0, n = 0;
-  std::vector<const matvec::VariantSpec*> variants;  // in table order
-  Blas blas = Blas::none;
-  std::uint64_t seed = 0;
-  int team_size = 0, vector_length = 0, rows_per_thread = 0;
-  std::int64_t column_blocks = 0, block_rows = 0;
-  bool corrupt = false;
-  bool laplacian = false;
-  double density = 0;
-  std::vector<std::int64_t> grid;  // global
-  std::int64_t repetitions = 0, warmup = 0, rounds = 1;
-};
+// The sparse product (csr.cpp): runs the product y = A x of format csr that
+// `cfg` describes (pattern, precision, variants) and reports it: kernels,
+// checks, problem, summary.
+Report run_csr_product(const Context& ctx, const Config& cfg);
 
 // The launch shape of a variant's code version (karma/code_version.hpp):
 // the deck's launch keys that it reads, where the deck fixes them (0 leaves
@@ -93,8 +79,6 @@ Measured measure_products(const Context& ctx, const Config& cfg,
     };
   }
   Plan plan;
-  plan.warmup = cfg.warmup;
-  plan.repetitions = cfg.repetitions;
   plan.rounds = cfg.rounds;
   Measured out;
   out.kernels = karma::measure(ctx, variants, plan);
@@ -105,8 +89,8 @@ Measured measure_products(const Context& ctx, const Config& cfg,
 
 // Times an exchange on its own (not inside the products' times, so those
 // compare with BLAS on one device); bytes: what every rank receives.
-inline KernelResult time_exchange(const Context& ctx, const Config& cfg, const std::string& name,
-                                  double bytes, const std::function<void()>& exchange) {
+inline KernelResult time_exchange(const Context& ctx, const std::string& name, double bytes,
+                                  const std::function<void()>& exchange) {
   std::vector<karma::Variant> variants(1);
   karma::Variant& v = variants[0];
   v.name = v.variant = name;
@@ -115,96 +99,23 @@ inline KernelResult time_exchange(const Context& ctx, const Config& cfg, const s
   v.code = {name == "allreduce-y" ? "karma::sum_over_ranks" : "(anonymous)::ReplicatedX"};
   v.bytes = bytes;
   v.extra["staged_through_host"] = comm::path().path == comm::Path::host_staging;
-  Plan plan;
-  plan.warmup = cfg.warmup;
-  plan.repetitions = cfg.repetitions;
-  return karma::measure(ctx, variants, plan).at(0);
+  return karma::measure(ctx, variants, Plan{}).at(0);
 }
 
-// The check of every entry of y (matvec_kernels.hpp): the exact entries this
-// rank checks, computed once on the device from the closed form of A and x
-// before the timed runs and compared on the host with each implementation's
-// y, and the fault that matvec.corrupt injects. Cost: one hash and a TwoSum
-// an entry of A: at 16384^2 doubles on the 2-core VM 0.55 s, 7-9x one timed
-// product (16-29x in float; README), recorded as `seconds`; the comparison
-// is one pass over y per implementation.
-template <class T>
-struct FullCheck {
-  matvec::ExactEntries<Kokkos::HostSpace> exact;
-  double seconds = 0;               // computing the reference, slowest rank
-  std::int64_t corrupt_index = -1;  // the entry of y this rank corrupts; -1: none
-  T corrupt_by = 0;
-  std::int64_t corrupt_rank = -1;  // where, for the JSON: the rank and its row
-  std::int64_t corrupt_row = -1;   // (y = A x) or the entry of y (y = A^T x)
-};
-
-template <class T, class Compute>
-FullCheck<T> prepare_check(const Config& cfg, double tolerance, std::int64_t global_offset,
-                           Compute&& compute) {
-  FullCheck<T> c;
-  Kokkos::fence();
-  Kokkos::Timer timer;
-  const auto exact = compute();
-  Kokkos::fence();
-  c.seconds = comm::max(timer.seconds());
-  c.exact = matvec::to_host(exact);
-  if (cfg.corrupt) {
-    // The last rank that checks any entry (not rank 0 when there are
-    // several), the middle of its entries: where a sample of evenly spread
-    // rows would most likely not look. 4 tolerances: just past what the
-    // check must accept.
-    const std::int64_t mine = c.exact.count() > 0 ? comm::rank() : -1;
-    c.corrupt_rank = comm::max(mine);
-    if (c.corrupt_rank == comm::rank()) {
-      const std::int64_t i = c.exact.count() / 2;
-      c.corrupt_index = c.exact.first + i;
-      const double scale = c.exact.scale(i) > 0 ? c.exact.scale(i) : 1.0;
-      c.corrupt_by = static_cast<T>(4 * tolerance * scale);
-    }
-    c.corrupt_row =
-        comm::max(c.corrupt_index < 0 ? std::int64_t{-1} : global_offset + c.corrupt_index);
-  }
-  return c;
+// What both products' problem records share: the run's plan and its size
+// (the core records the repetitions and warm-ups).
+inline nlohmann::json plan_json(const Config& cfg, const RunSettings& run,
+                                std::uint64_t footprint) {
+  return {{"scaling", cfg.strong ? "strong" : "weak"},
+          {"seed", cfg.seed},
+          {"footprint_bytes_per_rank", footprint},
+          {"rounds", std::min(cfg.rounds, run.repetitions)}};
 }
 
-// Adds the fault to y in device memory, after the runs (before the
-// Allreduce of y = A^T x, so every rank's copy carries it).
-template <class Vector, class T>
-void corrupt(const Vector& y, std::int64_t index, T by) {
-  if (index < 0) return;
-  Kokkos::parallel_for(
-      "matvec::corrupt", Kokkos::RangePolicy<DefaultSpace, Kokkos::IndexType<std::int64_t>>(0, 1),
-      KOKKOS_LAMBDA(const std::int64_t) { y(index) += by; });
-  Kokkos::fence();
-}
-
-// What both products' problem records share: the run's plan and its size.
-inline nlohmann::json plan_json(const Config& cfg, std::uint64_t footprint) {
-  return {{"scaling", cfg.strong ? "strong" : "weak"},       {"seed", cfg.seed},
-          {"footprint_bytes_per_rank", footprint},           {"repetitions", cfg.repetitions},
-          {"rounds", std::min(cfg.rounds, cfg.repetitions)}, {"warmup", cfg.warmup}};
-}
-
-// ... and the end of their one-line summaries.
+// ... and the end of their one-line summaries, before the core's.
 inline std::string plan_summary(const Config& cfg, std::uint64_t footprint) {
   return std::string(cfg.strong ? "strong" : "weak") + " scaling, " +
-         format_bytes(static_cast<double>(footprint)) + " per rank; " +
-         std::to_string(cfg.repetitions) + " repetitions after " + std::to_string(cfg.warmup) +
-         " warm-up(s)";
-}
-
-template <class T>
-nlohmann::json verification_json(const FullCheck<T>& check, const Config& cfg) {
-  return {{"entries_checked", "all: every entry of y, on every rank, for every implementation"},
-          {"entries_checked_per_rank", allgather_json(check.exact.count())},
-          {"reference",
-           "compensated double sums of the closed form of A and x (nothing stored is read), on "
-           "the device: dense a team an entry, its threads over the terms; CSR a thread a row"},
-          {"reference_seconds", check.seconds},
-          {"corrupt", cfg.corrupt},
-          {"corrupted", cfg.corrupt ? nlohmann::json{{"rank", check.corrupt_rank},
-                                                     {"entry_of_y", check.corrupt_row}}
-                                    : nlohmann::json(nullptr)}};
+         format_bytes(static_cast<double>(footprint)) + " per rank";
 }
 
 }  // namespace karma::matvec

@@ -12,9 +12,9 @@
 // The kernels by family: matvec_basics.hpp (variants, seeded data),
 // matvec_rows.hpp (a row to a thread or a team), matvec_columns.hpp (mdrange
 // and the packed column kernels), matvec_launch.hpp (policies, launchers,
-// multiply), matvec_check.hpp (the check of y and the references).
+// multiply), matvec_verify.hpp (the check of y and the references).
 #include "matvec_basics.hpp"
-#include "matvec_check.hpp"
 #include "matvec_columns.hpp"
 #include "matvec_launch.hpp"
 #include "matvec_rows.hpp"
+#include "matvec_verify.hpp"

@@ -12,8 +12,10 @@
 // Rozloznik, van den Eshof 2005); both have a backward error of order eps.
 #pragma once
 
-#include "karma/comm.hpp"
 #include "mgs_kernels.hpp"
+
+#include "karma/app.hpp"
+#include "karma/comm.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -194,5 +196,34 @@ inline Tolerances tolerances(Algorithm algorithm, double eps, int m, double cond
 // The largest condition number for which the MGS bound still says anything
 // (its tolerance stays below 1).
 inline double max_condition(double eps, int m) { return 1.0 / (10.0 * m * eps); }
+
+// What a run's verification gives: its checks, and the condition number of
+// A estimated from its Gram matrix.
+struct Verified {
+  std::vector<Check> checks;
+  double condition_estimate = 0;
+};
+
+// The checks of Q (`q`, the factorization of `a0`) and R (`r`, row-major
+// on the host): orthogonality, residual and R's shape, against the
+// tolerances of `algorithm` at the matrix's condition number (`condition`,
+// or where it is 0 the estimate).
+template <class View>
+Verified verify_factorization(const View& a0, const View& q, const std::vector<double>& r,
+                              Algorithm algorithm, double condition) {
+  using T = typename View::non_const_value_type;
+  const int m = static_cast<int>(q.extent(1));
+  Verified out;
+  const double orthogonality = orthogonality_error(gram(q), m);
+  const double residual = residual_error(a0, q, r);
+  out.condition_estimate = condition_from_gram(gram(a0), m);
+  const double kappa = condition > 0 ? condition : out.condition_estimate;
+  const Tolerances tol = tolerances(algorithm, std::numeric_limits<T>::epsilon(), m, kappa);
+  out.checks.push_back({"orthogonality", "||Q^T Q - I||_F", orthogonality, tol.orthogonality});
+  out.checks.push_back({"residual", "||A - QR||_F / ||A||_F", residual, tol.residual});
+  out.checks.push_back({"R", "entries of R off the upper triangle or with a diagonal <= 0",
+                        r_shape_violations(r, m), 0.0});
+  return out;
+}
 
 }  // namespace karma::mgs

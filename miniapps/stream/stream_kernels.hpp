@@ -3,7 +3,8 @@
 
 // The kernels by family: stream_basics.hpp (kernel table, policies, the
 // element-wise operations), stream_dot.hpp (the reductions), and here
-// running a kernel, its code and launch, and the expected values.
+// running a kernel, its code and launch, and the values it must leave
+// (Gold; stream_verify.hpp compares the arrays with them).
 #include "stream_basics.hpp"
 #include "stream_dot.hpp"
 
@@ -168,14 +169,6 @@ nlohmann::json launch_of_auto_3d(Kernel kernel, const Arrays<View>& x) {
   return launch;
 }
 
-template <class View, class Index>
-double max_relative_error(const View& v, double expected) {
-  double worst = 0;
-  Kokkos::parallel_reduce("stream::verify", policy_for<View, Index>(v),
-                          MaxRelativeError<View>{v, expected}, Kokkos::Max<double>(worst));
-  return worst;
-}
-
 // The same recurrence on scalars, in the arrays' precision: what every
 // element must hold after the kernels ran in the same order.
 template <class T>
@@ -208,14 +201,6 @@ struct Gold {
     }
     return 0;
   }
-};
-
-// run.inject_fault: array: the first element in memory doubled, which the
-// check of that array against the recurrence must see.
-template <class View>
-struct DoubleFirst {
-  View view;
-  KOKKOS_INLINE_FUNCTION void operator()(const int) const { view.data()[0] *= 2; }
 };
 
 }  // namespace karma::stream

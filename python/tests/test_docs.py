@@ -1,18 +1,23 @@
 """The documentation: karma-docs keeps docs/results-format.md and the mini-app
 READMEs' deck tables in step with the results schema and the mini-apps'
---help=json; the README stays a landing page; every relative link of the
-top-level pages resolves."""
+--help=json, and the schema's `app` with the checkout's mini-apps; the
+README stays a landing page; every relative link of the top-level pages
+resolves."""
 
 import glob
+import json
 import os
 import re
 import shutil
 
-from conftest import ROOT, build_bin, entry_points, tool
+from conftest import ROOT, SRC, build_bin, entry_points, tool
+
+from karma_tools import APPS
+from karma_tools.lib.core import miniapp_folders, miniapps_with_decks
+from karma_tools.lib.docgen import SCHEMA_IN_REPO
 
 PAGES = ["README.md", "CONTRIBUTING.md"] + sorted(
     os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
-APPS = ("stream", "hexgrad", "matvec", "mgs", "contact", "microbench")
 
 
 def test_the_committed_docs_are_up_to_date():
@@ -99,6 +104,55 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     r = tool("karma-docs", "--root", root, "--only", "decks", "--bin-dir", build_bin())
     assert r.returncode == 2 and "mgs/README.md: needs one line" in r.stderr, r.stderr
     assert "wrote" not in r.stdout  # nothing written before the error
+
+
+def _checkout_with(tmp_path, new_app):
+    """The parts of the checkout karma-docs reads for the results format,
+    in tmp_path, with a mini-app `new_app` added: its folder and its decks."""
+    root = tmp_path / "karma"
+    shutil.copytree(os.path.join(ROOT, "docs"), root / "docs")
+    (root / SCHEMA_IN_REPO).parent.mkdir(parents=True)
+    shutil.copy(os.path.join(ROOT, SCHEMA_IN_REPO), root / SCHEMA_IN_REPO)
+    shutil.copy(os.path.join(ROOT, "python", "pyproject.toml"), root / "python")
+    for app in miniapp_folders(ROOT) + [new_app]:
+        (root / "miniapps" / app).mkdir(parents=True)
+        (root / "miniapps" / app / "CMakeLists.txt").write_text(f"karma_add_miniapp({app})\n")
+    for app in miniapps_with_decks(ROOT) + [new_app]:
+        (root / "inputs" / app).mkdir(parents=True)
+        (root / "inputs" / app / "small.yaml").write_text(f"{app}:\n")
+    (root / "miniapps" / "common").mkdir()  # shared code, no CMakeLists.txt: not a mini-app
+    return root
+
+
+def test_karma_docs_names_a_new_mini_app_in_the_results_schema(tmp_path):
+    root = _checkout_with(tmp_path, "aardvark")
+    r = tool("karma-docs", "--check", "--only", "results", "--root", root)
+    assert r.returncode == 1, r.stderr
+    assert f"stale: {SCHEMA_IN_REPO}:" in r.stderr and "stale: docs/results-format.md:" in r.stderr
+    r = tool("karma-docs", "--only", "results", "--root", root)
+    assert r.returncode == 0, r.stderr
+    app = json.loads((root / SCHEMA_IN_REPO).read_text())["properties"]["app"]
+    # The suite's order kept, the new one after it; the description names it.
+    assert app["enum"] == list(APPS) + ["aardvark"]
+    assert app["description"].startswith(
+        "the mini-app: `stream`, `hexgrad`, `matvec`, `mgs`, `contact` or `aardvark` (")
+    assert "`aardvark`" in (root / "docs" / "results-format.md").read_text()
+    assert tool("karma-docs", "--check", "--only", "results", "--root", root).returncode == 0
+    # Its folder gone again: the schema is the suite's as committed.
+    shutil.rmtree(root / "miniapps" / "aardvark")
+    assert tool("karma-docs", "--only", "results", "--root", root).returncode == 0
+    with open(os.path.join(SRC, "karma_tools", "schemas", "results.schema.json")) as f:
+        assert (root / SCHEMA_IN_REPO).read_text() == f.read()
+
+
+def test_a_schema_without_app_names_is_bad_input(tmp_path):
+    root = _checkout_with(tmp_path, "aardvark")
+    schema = json.loads((root / SCHEMA_IN_REPO).read_text())
+    schema["properties"]["app"]["description"] = "which program"
+    (root / SCHEMA_IN_REPO).write_text(json.dumps(schema, indent=2) + "\n")
+    r = tool("karma-docs", "--check", "--only", "results", "--root", root)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert "properties.app: needs an enum and a description" in r.stderr, r.stderr
 
 
 def test_the_readme_is_a_landing_page():

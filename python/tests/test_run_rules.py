@@ -13,7 +13,8 @@ import pytest
 
 from conftest import ROOT, miniapp, write
 
-APPS = ("stream", "hexgrad", "mgs", "matvec", "contact")
+from karma_tools import APPS
+
 RULES = {"fixed", "axis", "tuning", "free"}
 SIZE_KEYS = {"stream": "stream.shape", "hexgrad": "hexgrad.n", "mgs": "mgs.n",
              "matvec": "matvec.m", "contact": "contact.n"}

@@ -14,7 +14,11 @@ import sys
 
 import pytest
 
-from conftest import ROOT, SAMPLES, SRC, load_json, tool, write
+from conftest import ROOT, SAMPLES, SRC, build_bin, load_json, tool, write
+
+from karma_tools import APPS
+from karma_tools.lib.core import miniapp_folders, miniapps_with_decks
+from karma_tools.lib.docgen import SCHEMA_IN_REPO, with_app_names
 
 A = os.path.join(SAMPLES, "machine-a")
 GBENCH = os.path.join(os.path.dirname(SAMPLES), "gbench", "microbench.json")
@@ -224,6 +228,47 @@ def test_the_suite_has_one_list_of_mini_apps(validator):
     listed = re.search(r"--app ([a-z0-9_|]+)\]", out).group(1).split("|")
     assert sorted(sources) == sorted(APPS) == sorted(listed)
     assert "microbench" in sources  # a mini-app of the contract, results and all
+
+
+# The suite's one list of mini-apps (karma_tools.lib.core): the folders of
+# miniapps/ (CMake builds each, miniapps/CMakeLists.txt), those of them with
+# decks in inputs/ (the ones that write karma results: APPS, the results
+# schema's `app`, which karma-docs writes from them); adding a mini-app is
+# adding its folder and its decks.
+
+def app_of_main(path):
+    """The name a mini-app's main.cpp gives its karma::App, or None."""
+    with open(path, encoding="utf-8") as f:
+        m = re.search(r"\bApp app\{\s*\"([a-z0-9_]+)\"", f.read())
+    return m.group(1) if m else None
+
+
+def test_the_apps_that_write_results_are_the_folders_with_decks():
+    with_decks = miniapps_with_decks(ROOT)
+    assert "stream" in with_decks and "microbench" not in with_decks
+    assert sorted(APPS) == with_decks
+    # Each is a karma::App of its folder's name; every App has its decks.
+    apps = {os.path.basename(os.path.dirname(p)): app_of_main(p)
+            for p in glob.glob(os.path.join(ROOT, "miniapps", "*", "main.cpp"))}
+    assert {folder for folder, name in apps.items() if name} == set(with_decks)
+    assert all(name in (None, folder) for folder, name in apps.items()), apps
+    assert set(miniapp_folders(ROOT)) == set(apps)  # every folder with a main.cpp is built
+
+
+def test_the_schema_s_app_names_are_the_suite_s():
+    """What karma-docs writes is what the checkout holds (tools.docs checks
+    the file as a whole, test_docs.py its writing)."""
+    path = os.path.join(ROOT, SCHEMA_IN_REPO)
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    assert with_app_names(text, miniapps_with_decks(ROOT), path) == text
+
+
+def test_the_build_makes_every_mini_app():
+    """miniapps/CMakeLists.txt adds every folder: each has its karma-<app>."""
+    bin_dir = build_bin()
+    for app in miniapp_folders(ROOT):
+        assert os.path.isfile(os.path.join(bin_dir, f"karma-{app}")), app
 
 
 def _drop(*path):

@@ -108,6 +108,17 @@ nlohmann::json allgather_json(const nlohmann::json& value) {
   return all;
 }
 
+void record_run_settings(const RunSettings& run, nlohmann::json& problem) {
+  if (run.repetitions > 0) problem["repetitions"] = run.repetitions;
+  problem["warmup"] = run.warmup;
+}
+
+std::string run_settings_summary(const RunSettings& run) {
+  if (run.repetitions == 0) return "";
+  return "; " + std::to_string(run.repetitions) + " repetitions after " +
+         std::to_string(run.warmup) + " warm-up(s)";
+}
+
 bool Report::passed() const {
   for (const auto& c : checks)
     if (!c.passed()) return false;
@@ -149,7 +160,7 @@ std::string choose_output(const std::string& app, const CommandLine& cli, const 
       throw InputError(problem);
     return cli.output;
   }
-  const std::string dir = deck.string("run.results_dir");
+  const std::string dir = read_run_settings(deck).results_dir;
   if (!can_create_directory(dir))
     deck.fail("run.results_dir", "cannot create or write directory '" + dir + "'");
   return default_output_name(dir, app, start);
@@ -257,10 +268,11 @@ nlohmann::json kernels_json(const App& app, const Report& report, const nlohmann
   return kernels;
 }
 
-nlohmann::json results_json(const App& app, const CommandLine& cli, const Deck& deck,
+nlohmann::json results_json(const App& app, const CommandLine& cli, const Context& context,
                             const Report& report, const nlohmann::json& ranks,
                             const nlohmann::json& energy_ranks, const std::string& command,
                             const std::string& started, double duration_s) {
+  const Deck& deck = context.deck;
   nlohmann::json doc;
   doc["schema_version"] = results_schema_version;
   doc["app"] = app.name;
@@ -308,7 +320,7 @@ nlohmann::json results_json(const App& app, const CommandLine& cli, const Deck& 
   doc["problem"] = report.problem;
 
   doc["kernels"] = kernels_json(app, report, ranks);
-  doc["energy"] = {{"window_s", deck.number("run.energy_window")}, {"ranks", energy_ranks}};
+  doc["energy"] = {{"window_s", context.run.energy_window}, {"ranks", energy_ranks}};
 
   auto checks = nlohmann::json::array();
   for (const auto& c : report.checks)
@@ -413,7 +425,7 @@ nlohmann::json gather_ranks(const std::string& executable, const Context& contex
 
 // Collective: the path of device data between ranks (run.comm), after the
 // device is chosen; a path the machine lacks is the deck's error.
-void choose_comm_path(const Deck& deck, const Context& context, bool devices_shared) {
+void choose_comm_path(const Context& context, bool devices_shared) {
   constexpr bool device_memory =
       !Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                   Kokkos::DefaultExecutionSpace::memory_space>::accessible;
@@ -422,8 +434,8 @@ void choose_comm_path(const Deck& deck, const Context& context, bool devices_sha
   stream = Kokkos::DefaultExecutionSpace().cuda_stream();
 #endif
   const comm::PathChoice c =
-      comm::choose_path(deck.string("run.comm"), device_memory, devices_shared, stream);
-  if (!c.available) deck.fail("run.comm", c.why);
+      comm::choose_path(context.run.comm, device_memory, devices_shared, stream);
+  if (!c.available) context.deck.fail("run.comm", c.why);
   if (context.verbose() && comm::size() > 1)
     std::printf("  data between ranks: %s (%s)\n", c.name.c_str(), c.why.c_str());
 }
@@ -466,16 +478,15 @@ struct Gathered {
 int finish_on_root(const RunStart& run, const App& app, const CommandLine& cli,
                    const Context& context, const Report& report, const Gathered& gathered,
                    int code) {
-  const Deck& deck = context.deck;
   const double duration =
       std::chrono::duration<double>(std::chrono::system_clock::now() - run.time).count();
   const nlohmann::json doc =
-      results_json(app, cli, deck, report, gathered.ranks, gathered.energy_ranks, run.command,
+      results_json(app, cli, context, report, gathered.ranks, gathered.energy_ranks, run.command,
                    utc_stamp(run.time, "%Y-%m-%dT%H:%M:%SZ"), duration);
   std::string output = run.output;
   if (cli.output.empty()) {
     std::error_code ec;
-    fs::create_directories(deck.string("run.results_dir"), ec);
+    fs::create_directories(context.run.results_dir, ec);
     output = unique_path(output);
   }
   if (context.verbose()) {
@@ -564,16 +575,19 @@ int run_main(int argc, char** argv, const App& app) {
                                       {"karma.overrides", nlohmann::json(cli.overrides).dump()},
                                       {"karma.ranks", std::to_string(comm::size())},
                                       {"karma.rank", std::to_string(comm::rank())}});
-    const Context context{*deck, cli, device_id};
+    const Context context{*deck, cli, device_id, read_run_settings(*deck)};
     const nlohmann::json ranks = gather_ranks(executable, context);
     const nlohmann::json shared = shared_devices(ranks);
-    choose_comm_path(*deck, context, !shared.empty());
+    choose_comm_path(context, !shared.empty());
     warn_shared_devices(executable, shared);
 
-    energy::start(deck->string("run.energy") == "on", deck->number("run.energy_window"),
+    energy::start(context.run.energy, context.run.energy_window,
                   ranks[static_cast<std::size_t>(comm::rank())]["device"], hostname());
-    const Report report = app.run(context);
+    Report report = app.run(context);
     energy::finish();
+    // The run section as the harness applied it, beside the app's problem.
+    record_run_settings(context.run, report.problem);
+    report.summary += run_settings_summary(context.run);
     const nlohmann::json energy_ranks = allgather_json(energy::describe());
     inject_failure_at("verification");
     // Results are written only once every rank has its report: a rank that

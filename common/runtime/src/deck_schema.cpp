@@ -94,7 +94,11 @@ Schema& Schema::choice_list(const std::string& path, const std::vector<std::stri
 
 Schema& Schema::run_section(std::int64_t repetitions, std::int64_t warmup) {
   integer("run.repetitions", repetitions, "timed repetitions of each kernel", 1);
-  integer("run.warmup", warmup, "untimed repetitions before the timed ones", 0);
+  return stepped_run_section(warmup, "untimed repetitions before the timed ones");
+}
+
+Schema& Schema::stepped_run_section(std::int64_t warmup, const std::string& warmup_help) {
+  integer("run.warmup", warmup, warmup_help, 0);
   string("run.results_dir", ".",
          "directory for the results JSON when --output is not given (created if missing)");
   energy_keys();

@@ -1,5 +1,5 @@
 // A deck's values once read: each typed, where it came from, and all of
-// them as the results record them.
+// them as the results record them; the run section as the core reads it.
 #include "karma/deck.hpp"
 
 #include "karma/error.hpp"
@@ -53,6 +53,18 @@ nlohmann::json Deck::resolved() const {
     out[nlohmann::json::json_pointer(pointer)] = v.value;
   }
   return out;
+}
+
+RunSettings read_run_settings(const Deck& deck) {
+  RunSettings run;
+  if (deck.has("run.repetitions")) run.repetitions = deck.integer("run.repetitions");
+  if (deck.has("run.warmup")) run.warmup = deck.integer("run.warmup");
+  if (deck.has("run.inject_fault")) run.inject_fault = deck.string("run.inject_fault");
+  if (deck.has("run.results_dir")) run.results_dir = deck.string("run.results_dir");
+  if (deck.has("run.energy")) run.energy = deck.string("run.energy") == "on";
+  if (deck.has("run.energy_window")) run.energy_window = deck.number("run.energy_window");
+  if (deck.has("run.comm")) run.comm = deck.string("run.comm");
+  return run;
 }
 
 }  // namespace karma

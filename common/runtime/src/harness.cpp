@@ -19,12 +19,12 @@
 
 namespace karma {
 
-std::vector<Turn> schedule(std::size_t variants, const Plan& plan) {
+std::vector<Turn> schedule(std::size_t variants, const Plan& plan, const RunSettings& run) {
   std::vector<Turn> order;
-  const std::int64_t repetitions = std::max<std::int64_t>(plan.repetitions, 0);
+  const std::int64_t repetitions = std::max<std::int64_t>(run.repetitions, 0);
   const std::int64_t rounds =
       std::clamp<std::int64_t>(plan.rounds, 1, std::max<std::int64_t>(repetitions, 1));
-  const std::int64_t warmup = std::max<std::int64_t>(plan.warmup, 0);
+  const std::int64_t warmup = std::max<std::int64_t>(run.warmup, 0);
   if (plan.warm_up == Plan::WarmUp::rounds)
     for (std::int64_t w = 0; w < warmup; ++w)
       for (std::size_t v = 0; v < variants; ++v) order.push_back({v, 1, false, true, true});
@@ -317,7 +317,7 @@ std::vector<KernelResult> results_of(std::vector<Variant>& variants, const Kerne
 std::vector<KernelResult> measure(const Context& ctx, std::vector<Variant>& variants,
                                   const Plan& plan) {
   require_distinct_names(variants);
-  const std::vector<Turn> order = schedule(variants.size(), plan);
+  const std::vector<Turn> order = schedule(variants.size(), plan, ctx.run);
   const std::vector<std::string> regions = region_names(variants);
   std::int64_t executions = 0;
   for (const auto& t : order) executions += t.count;
@@ -339,7 +339,7 @@ std::vector<KernelResult> measure_steps(const Context& ctx, std::vector<Variant>
                                         const Steps& steps) {
   require_distinct_names(variants);
   const std::vector<std::string> regions = region_names(variants);
-  const std::int64_t warmup = std::max<std::int64_t>(steps.warmup, 0);
+  const std::int64_t warmup = std::max<std::int64_t>(ctx.run.warmup, 0);
   const std::int64_t count = std::max<std::int64_t>(steps.count, 0);
   KernelTimer timer;
   Progress progress(ctx, "step", warmup + count);

@@ -1,4 +1,6 @@
-// What a karma-contact run does, as read from its deck (main.cpp reads it).
+// What a karma-contact run does, as read from its deck (main.cpp reads it);
+// the run section (warm-up steps, the fault to inject) is the core's
+// RunSettings, beside it.
 #pragma once
 
 #include "storages/contact_storages.hpp"
@@ -13,7 +15,7 @@ namespace karma::contact {
 struct Config {
   int n = 0;
   MeshShape shape;
-  std::int64_t steps = 0, sweeps = 0, capacity = 0, warmup = 0;
+  std::int64_t steps = 0, sweeps = 0, capacity = 0;
   std::uint64_t seed = 0;
   int cell = unit;
   std::vector<Storage> storages;
@@ -26,7 +28,6 @@ struct Config {
   // exchanged every step) or replicated (every rank its own copy).
   bool partitioned = false;
   int list_stripes = 1;
-  std::string inject;
 };
 
 // The timed steps: 1 .. steps, or the start position alone when steps is 0.

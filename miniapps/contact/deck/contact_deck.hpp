@@ -1,6 +1,6 @@
 // karma-contact's deck: its keys (the schema --help prints and the run rules
 // read) and the run's Config read from them, with the checks that need
-// more than one key or the number of ranks.
+// more than one key (the run section's too) or the number of ranks.
 #pragma once
 
 #include "deck/contact_config.hpp"
@@ -79,21 +79,16 @@ inline Schema contact_schema() {
              "partitioned: the first ghost each rank sends each neighbour is left out of the "
              "exchange"}});
   s.retired("contact.inject_fault", "use run.inject_fault (the same choices)", "none");
-  s.integer("run.warmup", 1,
-            "untimed rebuilds and sweeps at the start position before the timed steps", 0);
-  s.string("run.results_dir", ".",
-           "directory for the results JSON when --output is not given (created if missing)");
-  s.energy_keys();
-  s.comm_key();
+  s.stepped_run_section(1,
+                        "untimed rebuilds and sweeps at the start position before the timed steps");
   // What a reportable run may change (docs/run-rules.md).
-  s.rule(karma::Rule::free, {"run.results_dir"});
   s.rule(karma::Rule::tuning,
          {"contact.storage", "contact.search", "contact.capacity", "contact.cell_size",
           "contact.dynamic_layout", "contact.lanes", "contact.list_stripes"});
   return s;
 }
 
-inline Config read_config(const Deck& deck) {
+inline Config read_config(const Deck& deck, const RunSettings& run) {
   Config c;
   const std::int64_t n = deck.integer("contact.n");
   // Element ids are 32-bit (as node indices of the lists): 5 n^3 < 2^31. The
@@ -120,7 +115,6 @@ inline Config read_config(const Deck& deck) {
   c.sweeps = deck.integer("contact.sweeps");
   c.capacity = deck.integer("contact.capacity");
   if (c.capacity > (std::int64_t{1} << 30)) deck.fail("contact.capacity", "at most 2^30");
-  c.warmup = deck.integer("run.warmup");
   c.seed = static_cast<std::uint64_t>(deck.integer("contact.seed"));
   c.cell = static_cast<int>(std::lround(deck.number("contact.cell_size") * unit));
   for (const auto& name : deck.string_list("contact.storage"))
@@ -140,15 +134,15 @@ inline Config read_config(const Deck& deck) {
   c.brute_force_max = deck.integer("contact.brute_force_max_elements");
   c.sample_rows = deck.integer("contact.sample_rows");
   c.overflow_check = deck.boolean("contact.overflow_check");
-  c.inject = deck.string("run.inject_fault");
   c.pairs = deck.string("contact.search") == "pairs";
   const std::int64_t stripes = deck.integer("contact.list_stripes");
   c.list_stripes = stripes > 0 ? static_cast<int>(stripes) : (on_gpu ? 4096 : 1);
   c.partitioned = deck.string("contact.decomposition") == "partitioned";
-  if (c.inject == "ghost" && !c.partitioned)
+  const std::string& fault = run.inject_fault;
+  if (fault == "ghost" && !c.partitioned)
     deck.fail("run.inject_fault", "ghost needs contact.decomposition: partitioned");
-  if (c.partitioned && c.inject != "none" && c.inject != "ghost")
-    deck.fail("run.inject_fault", "a partitioned run injects none or ghost, not " + c.inject);
+  if (c.partitioned && fault != "none" && fault != "ghost")
+    deck.fail("run.inject_fault", "a partitioned run injects none or ghost, not " + fault);
   if (c.partitioned) {
     for (const Region& r : bisect_plane(c.n, comm::size()))
       if (r.empty())

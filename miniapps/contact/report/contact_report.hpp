@@ -209,7 +209,6 @@ inline nlohmann::json problem_json(const Scene& scene, const Estimate& est, cons
           {"steps", cfg.steps},
           {"steps_timed", steps_timed},
           {"sweeps", cfg.sweeps},
-          {"warmup", cfg.warmup},
           {"storage", names},
           {"capacity", cfg.capacity},
           {"seed", cfg.seed},
@@ -244,7 +243,7 @@ inline nlohmann::json problem_json(const Scene& scene, const Estimate& est, cons
             {"boxes_outside_bounds", log.tally.mesh_wrong.boxes_outside},
             {"brute_force", shape.elements <= cfg.brute_force_max},
             {"sample_rows", scene.sample_ids.size()},
-            {"inject_fault", cfg.inject},
+            {"inject_fault", scene.run.inject_fault},
             {"search_fault", scene.search_fault < 0
                                  ? nlohmann::json(nullptr)
                                  : nlohmann::json{{"element", scene.search_fault},

@@ -22,6 +22,7 @@ inline nlohmann::json arborx_json(bool) { return nullptr; }
 #endif
 
 #include "karma/comm.hpp"
+#include "karma/deck.hpp"
 #include "karma/profiling.hpp"
 #include "karma/timing.hpp"
 
@@ -114,11 +115,12 @@ std::vector<NeighbourStorage> make_storages(const Config& cfg, Index rows) {
 // storages, the checks' arrays, and the phases of every rebuild. Made once
 // (make_scene) and never moved: the variants and hooks refer to it.
 struct Scene {
-  explicit Scene(const Config& c) : cfg(c) {}
+  Scene(const Config& c, const RunSettings& r) : cfg(c), run(r) {}
   Scene(const Scene&) = delete;
   Scene& operator=(const Scene&) = delete;
 
   const Config& cfg;
+  const RunSettings& run;  // the deck's run section: warm-ups, the fault to inject
   Tracer tracer;
   Trace trace = std::cref(tracer);
   std::optional<Partition> part;
@@ -195,7 +197,7 @@ inline void move_to(Scene& s, std::int64_t step, bool timed) {
   else
     make_boxes(cfg.shape, s.blocks.xyz, static_cast<int>(s.b_z), s.blocks.boxes);
   s.trace(timed ? "boxes" : "warm-up: boxes");
-  if (s.last && cfg.inject == "search") {
+  if (s.last && s.run.inject_fault == "search") {
     const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, s.blocks.boxes);
     const auto [element, rows] = choose_search_fault(cfg.shape, host, s.sample_ids);
     s.search_fault = element;
@@ -232,7 +234,7 @@ inline void rebuild(Scene& s, NeighbourStorage& st) {
   if (s.part) {
     // The first ghost each rank sends each peer is left out at the last
     // step for run.inject_fault ghost.
-    const bool fault = s.last && s.cfg.inject == "ghost";
+    const bool fault = s.last && s.run.inject_fault == "ghost";
     phase("ghost_exchange", [&] { exchange_ghosts(s.part->ghosts, s.part->local, fault); });
     s.blocks.boxes = s.part->local.boxes;
   }
@@ -246,9 +248,10 @@ inline void rebuild(Scene& s, NeighbourStorage& st) {
 
 // run.inject_fault self or foreign: the row of B's first element (never
 // empty: B's elements touch each other).
-inline void inject_row_fault(const Config& cfg, NeighbourStorage& st) {
-  if (cfg.inject != "self" && cfg.inject != "foreign") return;
-  st.inject(cfg.shape.elements_a, cfg.inject == "self", cfg.shape.elements);
+inline void inject_row_fault(const Scene& s, NeighbourStorage& st) {
+  const std::string& fault = s.run.inject_fault;
+  if (fault != "self" && fault != "foreign") return;
+  st.inject(s.cfg.shape.elements_a, fault == "self", s.cfg.shape.elements);
 }
 
 }  // namespace karma::contact

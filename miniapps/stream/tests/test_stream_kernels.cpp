@@ -2,6 +2,7 @@
 // the scalar recurrence (Gold), a corrupted element caught, the accounting
 // table, and the iteration policy covering every element once.
 #include "stream_kernels.hpp"
+#include "stream_verify.hpp"
 
 #include <gtest/gtest.h>
 #include <Kokkos_Core.hpp>

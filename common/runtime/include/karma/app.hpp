@@ -78,6 +78,14 @@ struct Check {
   bool passed() const { return error <= tolerance; }  // NaN never passes
 };
 
+// What the results record of the run section beside the mini-app's own
+// problem: the warm-ups, and the repetitions where there are any.
+void record_run_settings(const RunSettings& run, nlohmann::json& problem);
+
+// "; 100 repetitions after 2 warm-up(s)": how the summary line of a run
+// with repetitions ends; empty without.
+std::string run_settings_summary(const RunSettings& run);
+
 struct Report {
   std::string summary;  // one line describing the problem, for the table
   nlohmann::json problem = nlohmann::json::object();
@@ -90,6 +98,9 @@ struct Context {
   const Deck& deck;
   const CommandLine& command_line;
   int device_id = -1;  // -1: the host
+  // The deck's run section, read by the core: the harness applies it and
+  // the results record it; a mini-app reads here what its own work needs.
+  RunSettings run;
 
   // Collective: refuses, before anything is allocated, a problem that does
   // not fit the memory of the device each rank runs on (exit 3, all ranks).

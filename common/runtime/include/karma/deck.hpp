@@ -55,11 +55,17 @@ class Schema {
   Schema& choice_list(const std::string& path, const std::vector<std::string>& def,
                       const std::vector<std::string>& choices, const std::string& help);
 
-  // The `run:` section every mini-app shares.
+  // The `run:` section every mini-app shares (RunSettings, below, is what
+  // the core reads of it): the repetitions and warm-ups of each kernel, the results folder,
+  // energy and the path of device data between ranks.
   Schema& run_section(std::int64_t repetitions, std::int64_t warmup);
-  // run.energy and run.energy_window (part of run_section).
+  // The same for a mini-app whose timed work is its steps (contact,
+  // measure_steps): no run.repetitions, and run.warmup counts what
+  // `warmup_help` says.
+  Schema& stepped_run_section(std::int64_t warmup, const std::string& warmup_help);
+  // run.energy and run.energy_window (part of the run section).
   Schema& energy_keys();
-  // run.comm, the path of device data between ranks (part of run_section).
+  // run.comm, the path of device data between ranks (part of the run section).
   Schema& comm_key();
   // run.inject_fault: "none" and the app's faults, each {name, what it breaks};
   // the tests use them to see each check fail (exit 1).
@@ -121,6 +127,8 @@ class Deck {
   [[noreturn]] void fail(const std::string& path, const std::string& message) const;
   // "file:line:col" or "--set ..." or "default" for a key.
   std::string origin(const std::string& path) const;
+  // Whether the schema declares the key (contact's has no run.repetitions).
+  bool has(const std::string& path) const { return values_.count(path) != 0; }
   // Whether the key was left at the schema's default (neither the deck
   // nor --set gave it).
   bool is_default(const std::string& path) const;
@@ -141,5 +149,27 @@ class Deck {
   std::string sha256_;
   std::map<std::string, Value> values_;
 };
+
+// The deck's `run:` section (Schema::run_section), read once by the core:
+// run_main reads it after the deck into Context::run (karma/app.hpp), the
+// harness applies its repetitions and warm-ups, and run_main records them
+// in the results; a mini-app reads there only what its own work needs: the
+// fault to inject, a check of its own on the counts (stream's bound on
+// iterations, matvec's rounds), contact's warm-up sweeps.
+struct RunSettings {
+  // run.repetitions; 0 where the schema declares none (contact's timed
+  // work is its steps).
+  std::int64_t repetitions = 0;
+  std::int64_t warmup = 0;            // run.warmup
+  std::string inject_fault = "none";  // run.inject_fault: "none" or one of the app's faults
+  std::string results_dir = ".";      // run.results_dir
+  bool energy = false;                // run.energy: on
+  double energy_window = 0.5;         // run.energy_window, seconds
+  std::string comm = "auto";          // run.comm, the path asked for
+};
+
+// The run section of a resolved deck; a key the schema does not declare
+// keeps the default above.
+RunSettings read_run_settings(const Deck& deck);
 
 }  // namespace karma

@@ -1,15 +1,16 @@
 // The one measurement loop of the suite. A mini-app registers the variants it
 // measures (what one execution runs, moves and computes, and which
-// implementation it is); measure() runs them all: warm-ups, repetitions in
-// interleaved rounds, fences and barriers, the slowest rank's time, progress,
-// and a KernelResult each with its bandwidth and flop rates. Work that
-// changes from step to step (contact's moving scene) is measured by
-// measure_steps(): the same executions, turns and results, a step at a time.
+// implementation it is); measure() runs them all: the deck's warm-ups and
+// repetitions (run.warmup, run.repetitions: Context::run) in interleaved
+// rounds, fences and barriers, the slowest rank's time, progress, and a
+// KernelResult each with its bandwidth and flop rates. Work that changes
+// from step to step (contact's moving scene) is measured by measure_steps():
+// the same executions, turns and results, a step at a time.
 //
 //   std::vector<karma::Variant> variants;
 //   variants.push_back({"copy", "kokkos", "copy", [&] { copy(a, c); }, bytes, 0});
 //   Report report;
-//   report.kernels = karma::measure(ctx, variants, {warmup, repetitions, repetitions});
+//   report.kernels = karma::measure(ctx, variants, karma::Plan{});
 #pragma once
 
 #include "karma/app.hpp"
@@ -18,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -77,20 +79,19 @@ struct Variant {
   std::int64_t per_step = 1;
 };
 
-// The order of executions. The repetitions are split into `rounds` rounds
-// (an even share each, the first rounds taking the rest); in every round each
-// variant, in registration order, takes one turn of its share, so neighbours
-// in time see the same machine state. rounds == repetitions interleaves
-// single executions (STREAM's order); rounds == 1 runs each variant's
-// repetitions in one block (a library's idle threads never overlap another's
-// kernels).
+// The order of executions; their numbers are the deck's (RunSettings). The
+// repetitions are split into `rounds` rounds (an even share each, the first
+// rounds taking the rest); in every round each variant, in registration
+// order, takes one turn of its share, so neighbours in time see the same
+// machine state. every_repetition interleaves single executions (STREAM's
+// order); rounds == 1 runs each variant's repetitions in one block (a
+// library's idle threads never overlap another's kernels).
 struct Plan {
   enum class WarmUp {
     first_turn,  // `warmup` untimed executions open each variant's first turn
     rounds,      // `warmup` untimed rounds of one execution of every variant come first
   };
-  std::int64_t warmup = 0;
-  std::int64_t repetitions = 1;
+  static constexpr std::int64_t every_repetition = std::numeric_limits<std::int64_t>::max();
   std::int64_t rounds = 1;  // clamped to [1, repetitions]
   WarmUp warm_up = WarmUp::first_turn;
   std::string progress_unit = "repetition";  // what the progress line counts
@@ -106,23 +107,23 @@ struct Turn {
   bool closes_turn = true;  // after_turn runs after it
 };
 
-// The order in which measure() runs `variants` executions under `plan`.
-std::vector<Turn> schedule(std::size_t variants, const Plan& plan);
+// The order in which measure() runs `variants` executions under `plan`,
+// `run.warmup` warm-ups and `run.repetitions` repetitions.
+std::vector<Turn> schedule(std::size_t variants, const Plan& plan, const RunSettings& run);
 
-// Collective: runs every variant as `plan` says and returns one result each,
-// in registration order. The variants' bytes, flops and extra are read after
-// the last execution, so a variant that counts its traffic as it runs can
-// set them from a hook.
+// Collective: runs every variant as `plan` and the deck's run section
+// (ctx.run) say and returns one result each, in registration order. The
+// variants' bytes, flops and extra are read after the last execution, so a
+// variant that counts its traffic as it runs can set them from a hook.
 std::vector<KernelResult> measure(const Context& ctx, std::vector<Variant>& variants,
                                   const Plan& plan);
 
 // A stepped measurement: the scene changes every step, so each step opens
 // with `before`, then every variant takes one turn, in registration order
-// (warm-up steps: one untimed execution each; timed steps: `per_step` timed
-// executions each), then `after`. Progress counts steps.
+// (run.warmup untimed warm-up steps first, one execution each; timed steps:
+// `per_step` timed executions each), then `after`. Progress counts steps.
 struct Steps {
-  std::int64_t warmup = 0;  // untimed steps first
-  std::int64_t count = 0;   // timed steps
+  std::int64_t count = 0;  // timed steps
   // Untimed, before a step's turns: its index among the timed steps (0 ..
   // count - 1), or among the warm-up steps with `timed` false.
   std::function<void(std::int64_t step, bool timed)> before;

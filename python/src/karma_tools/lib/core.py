@@ -2,6 +2,7 @@
 mini-apps, the error a user can fix (ToolError), messages about values,
 writing files whole, and the wrapper of every command's main."""
 
+import json
 import os
 import shutil
 import sys
@@ -9,15 +10,46 @@ import sys
 # Kept equal to project(VERSION) in the top-level CMakeLists.txt (a test checks).
 __version__ = "0.2.0"
 
-# The mini-apps that take a deck and write karma results (docs/results-format.md),
-# as their `app` names them; karma-validate-results knows the same list (a
-# test checks both against miniapps/).
-APPS = ("stream", "hexgrad", "matvec", "mgs", "contact", "microbench")
-
 # The package's folder (python/src/karma_tools: its schemas/ is package
 # data) and the checkout that holds it, where it is one.
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHECKOUT = os.path.join(PACKAGE, "..", "..", "..")
+
+
+# The suite's one list of mini-apps is its checkout's miniapps/: every
+# folder there with a CMakeLists.txt is one (CMake builds each,
+# miniapps/CMakeLists.txt), and one whose decks are in inputs/<app>/ takes a
+# deck and writes karma results. The installed tools know those from the
+# results schema's `app`, which karma-docs writes from the checkout
+# (docgen.with_app_names), so adding a mini-app is adding its folder and
+# its decks.
+
+def miniapp_folders(root):
+    """The mini-apps CMake builds, sorted: miniapps/<app>/CMakeLists.txt."""
+    folder = os.path.join(root, "miniapps")
+    return sorted(name for name in os.listdir(folder)
+                  if os.path.isfile(os.path.join(folder, name, "CMakeLists.txt")))
+
+
+def miniapps_with_decks(root):
+    """The mini-apps that take a deck and write karma results, sorted:
+    those built that have inputs/<app>/."""
+    return [app for app in miniapp_folders(root)
+            if os.path.isdir(os.path.join(root, "inputs", app))]
+
+
+def _results_apps():
+    """The results schema's `app` (this package's own file, not
+    $KARMA_SCHEMAS), so an installed package knows the suite's mini-apps
+    without the sources."""
+    with open(os.path.join(PACKAGE, "schemas", "results.schema.json"), encoding="utf-8") as f:
+        return tuple(json.load(f)["properties"]["app"]["enum"])
+
+
+# The mini-apps that take a deck and write karma results (docs/results-format.md),
+# as their `app` names them, in the suite's order; karma-validate-results
+# knows the same list.
+APPS = _results_apps()
 
 # Deeper nesting in a campaign or a JSON input is refused: no karma file
 # comes near it, and Python's recursion would give out long before a

@@ -3,6 +3,9 @@
 - docs/results-format.md, from the results schema (results.schema.json, this
   package's data): its title, its description (Markdown; the field table goes
   before the first '## ' heading) and every property's description, a row.
+- In a checkout that holds the schema's source, the schema's `app` (its enum
+  and the names in its description), from the mini-apps in miniapps/ that
+  take decks (core.miniapps_with_decks): first, so that the page shows them.
 - The deck table of each mini-app's README (miniapps/<app>/README.md), between
   the lines BEGIN and END below, from `karma-<app> --help=json`.
 
@@ -19,7 +22,7 @@ import shutil
 import subprocess
 import textwrap
 
-from .core import APPS, ToolError
+from .core import APPS, ToolError, miniapps_with_decks
 from . import schemas
 
 PROGRAM = "karma-docs"
@@ -29,6 +32,38 @@ RESULTS_DOC = "docs/results-format.md"
 SCHEMA = "results.schema.json"
 # Where the schema lives in the repository, for the page's link.
 SCHEMA_IN_REPO = "python/src/karma_tools/schemas/results.schema.json"
+
+
+# The results schema's `app`: the mini-apps of the checkout.
+
+# The words of the results schema's `app` description that name the apps.
+_NAMED = re.compile(r"^the mini-app: [^(]*?(?= \(|$)")
+
+
+def ordered(known, found):
+    """`found` in the order of `known` (the list as it stands), new ones
+    after them in name order: adding a mini-app moves no other."""
+    return [a for a in known if a in found] + sorted(set(found) - set(known))
+
+
+def named(apps):
+    """'`a`, `b` or `c`'."""
+    quoted = [f"`{a}`" for a in apps]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
+def with_app_names(text, apps, where):
+    """The results schema's text (`where` names it) with its `app` enum and
+    the names in its description those of `apps`, in their order as it
+    lists them (ordered)."""
+    schema = json.loads(text)
+    app = schema.get("properties", {}).get("app", {})
+    if not isinstance(app.get("enum"), list) or not _NAMED.match(app.get("description", "")):
+        raise ToolError(f"{where}: properties.app: needs an enum and a description that "
+                        "starts 'the mini-app: '", 2)
+    app["enum"] = ordered(app["enum"], apps)
+    app["description"] = _NAMED.sub("the mini-app: " + named(app["enum"]), app["description"])
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 
 def find_root(start):
@@ -336,6 +371,11 @@ def wanted(args, root):
     out = {}
     if args.only in (None, "results"):
         schema = schemas.load(SCHEMA).schema
+        source = os.path.join(root, SCHEMA_IN_REPO)
+        text = read_text(source)
+        if text is not None:  # a checkout of the tools' sources too: the app names are ours
+            out[source] = with_app_names(text, miniapps_with_decks(root), source)
+            schema = json.loads(out[source])
         out[os.path.join(root, RESULTS_DOC)] = results_doc(schema)
     if args.only in (None, "decks"):
         for app in APPS:

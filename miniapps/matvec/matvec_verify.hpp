@@ -1,10 +1,17 @@
 // Checking y (matvec_kernels.hpp): the tolerance, the device reference from
-// the closed form of A and x, and a host reference in long double.
+// the closed form of A and x, and a host reference in long double; a run's
+// check of every entry of y (FullCheck), the fault run.inject_fault y-entry
+// plants, and what the results record of them.
 #pragma once
 
 #include "matvec_basics.hpp"
 
+#include "karma/app.hpp"
+#include "karma/comm.hpp"
+#include "karma/deck.hpp"
+
 #include <Kokkos_Core.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -231,6 +238,82 @@ double max_scaled_error(const Reference& ref, const HostVector& y) {
     if (e > worst) worst = e;
   }
   return worst;
+}
+
+// ---------------------------------------------------------------------------
+// A run's check.
+
+// The check of every entry of y (matvec_kernels.hpp): the exact entries this
+// rank checks, computed once on the device from the closed form of A and x
+// before the timed runs and compared on the host with each implementation's
+// y, and the fault that run.inject_fault y-entry injects. Cost: one hash and a TwoSum
+// an entry of A: at 16384^2 doubles on the 2-core VM 0.55 s, 7-9x one timed
+// product (16-29x in float; README), recorded as `seconds`; the comparison
+// is one pass over y per implementation.
+template <class T>
+struct FullCheck {
+  matvec::ExactEntries<Kokkos::HostSpace> exact;
+  double seconds = 0;               // computing the reference, slowest rank
+  bool corrupt = false;             // run.inject_fault: y-entry
+  std::int64_t corrupt_index = -1;  // the entry of y this rank corrupts; -1: none
+  T corrupt_by = 0;
+  std::int64_t corrupt_rank = -1;  // where, for the JSON: the rank and its row
+  std::int64_t corrupt_row = -1;   // (y = A x) or the entry of y (y = A^T x)
+};
+
+template <class T, class Compute>
+FullCheck<T> prepare_check(const RunSettings& run, double tolerance, std::int64_t global_offset,
+                           Compute&& compute) {
+  FullCheck<T> c;
+  c.corrupt = run.inject_fault == "y-entry";
+  Kokkos::fence();
+  Kokkos::Timer timer;
+  const auto exact = compute();
+  Kokkos::fence();
+  c.seconds = comm::max(timer.seconds());
+  c.exact = matvec::to_host(exact);
+  if (c.corrupt) {
+    // The last rank that checks any entry (not rank 0 when there are
+    // several), the middle of its entries: where a sample of evenly spread
+    // rows would most likely not look. 4 tolerances: just past what the
+    // check must accept.
+    const std::int64_t mine = c.exact.count() > 0 ? comm::rank() : -1;
+    c.corrupt_rank = comm::max(mine);
+    if (c.corrupt_rank == comm::rank()) {
+      const std::int64_t i = c.exact.count() / 2;
+      c.corrupt_index = c.exact.first + i;
+      const double scale = c.exact.scale(i) > 0 ? c.exact.scale(i) : 1.0;
+      c.corrupt_by = static_cast<T>(4 * tolerance * scale);
+    }
+    c.corrupt_row =
+        comm::max(c.corrupt_index < 0 ? std::int64_t{-1} : global_offset + c.corrupt_index);
+  }
+  return c;
+}
+
+// Adds the fault to y in device memory, after the runs (before the
+// Allreduce of y = A^T x, so every rank's copy carries it).
+template <class Vector, class T>
+void corrupt(const Vector& y, std::int64_t index, T by) {
+  if (index < 0) return;
+  Kokkos::parallel_for(
+      "matvec::corrupt", Kokkos::RangePolicy<DefaultSpace, Kokkos::IndexType<std::int64_t>>(0, 1),
+      KOKKOS_LAMBDA(const std::int64_t) { y(index) += by; });
+  Kokkos::fence();
+}
+
+template <class T>
+nlohmann::json verification_json(const FullCheck<T>& check) {
+  return {{"entries_checked", "all: every entry of y, on every rank, for every implementation"},
+          {"entries_checked_per_rank", allgather_json(check.exact.count())},
+          {"reference",
+           "compensated double sums of the closed form of A and x (nothing stored is read), on "
+           "the device: dense a team an entry, its threads over the terms; CSR a thread a row"},
+          {"reference_seconds", check.seconds},
+          {"corrupt", check.corrupt},
+          {"corrupted", check.corrupt ? nlohmann::json{{"rank", check.corrupt_rank},
+                                                       {"entry_of_y", check.corrupt_row}}
+                                      : nlohmann::json(nullptr)}};
 }
 
 }  // namespace karma::matvec
