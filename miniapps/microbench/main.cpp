@@ -61,8 +61,7 @@ struct Config {
   std::vector<std::string> benchmarks, where, layouts, extents, implementations;
   Sizes sizes = Sizes::standard;
   double min_time = 0;
-  std::int64_t repetitions = 0, warmup = 0;
-  std::string fault;
+  std::string fault;  // run.inject_fault
 };
 
 bool has(const std::vector<std::string>& list, const std::string& item) {
@@ -75,7 +74,7 @@ std::string join(const std::vector<std::string>& items, const char* separator = 
   return s;
 }
 
-Config read_config(const Deck& deck) {
+Config read_config(const Deck& deck, const RunSettings& run) {
   Config c;
   c.benchmarks = deck.string_list("microbench.benchmarks");
   c.where = deck.string_list("microbench.where");
@@ -84,9 +83,7 @@ Config read_config(const Deck& deck) {
   c.implementations = deck.string_list("microbench.implementations");
   c.sizes = deck.string("microbench.sizes") == "tiny" ? Sizes::tiny : Sizes::standard;
   c.min_time = deck.number("microbench.min_time");
-  c.repetitions = deck.integer("run.repetitions");
-  c.warmup = deck.integer("run.warmup");
-  c.fault = deck.string("run.inject_fault");
+  c.fault = run.inject_fault;
   return c;
 }
 
@@ -193,8 +190,7 @@ void measure_benchmark(const Context& ctx, const Config& c, const Benchmark& b, 
     variants.push_back(std::move(v));
   }
   Plan plan;
-  plan.warmup = c.warmup;
-  plan.repetitions = plan.rounds = c.repetitions;
+  plan.rounds = Plan::every_repetition;
   plan.warm_up = Plan::WarmUp::rounds;
   plan.progress_unit = b.name() + ": repetition";
   for (KernelResult& k : measure(ctx, variants, plan)) {
@@ -233,8 +229,6 @@ void describe(Report& report, const Config& c, const std::vector<Benchmark>& cho
       {"sizes", c.sizes == Sizes::tiny ? "tiny" : "standard"},
       {"benchmarks_run", chosen.size()},
       {"min_time_s", c.min_time},
-      {"repetitions", c.repetitions},
-      {"warmup", c.warmup},
       {"element_types", "int: Sum3D, Stencil3D, TinyMatrixSum, Subspan3D; double: MatVec"},
       {"bytes_per_call",
        "each input element read once, each output element written once (TinyMatrixSum's out "
@@ -245,14 +239,13 @@ void describe(Report& report, const Config& c, const std::vector<Benchmark>& cho
   std::ostringstream summary;
   summary << "microbench: " << chosen.size() << " benchmarks of " << join(c.benchmarks) << " ("
           << join(c.where, " and ") << ", " << (c.sizes == Sizes::tiny ? "tiny" : "standard")
-          << " sizes), " << join(c.implementations) << "; " << c.repetitions
-          << " repetitions after " << c.warmup << " warm-up(s), each at least " << c.min_time
+          << " sizes), " << join(c.implementations) << "; each execution at least " << c.min_time
           << " s of calls";
   report.summary = summary.str();
 }
 
 Report run_microbench(const Context& ctx) {
-  const Config c = read_config(ctx.deck);
+  const Config c = read_config(ctx.deck, ctx.run);
   const std::vector<Benchmark> chosen = select(ctx.deck, c);
   const std::uint64_t bytes = footprint(chosen, c);
   ctx.require_memory(bytes, "the arrays of the largest benchmark's arms");
