@@ -135,7 +135,8 @@ def test_karma_docs_names_a_new_mini_app_in_the_results_schema(tmp_path):
     # The suite's order kept, the new one after it; the description names it.
     assert app["enum"] == list(APPS) + ["aardvark"]
     assert app["description"].startswith(
-        "the mini-app: `stream`, `hexgrad`, `matvec`, `mgs`, `contact`, `microbench` or `aardvark` (")
+        "the mini-app: `stream`, `hexgrad`, `matvec`, `mgs`, `contact`, `microbench` or "
+        "`aardvark` (")
     assert "`aardvark`" in (root / "docs" / "results-format.md").read_text()
     assert tool("karma-docs", "--check", "--only", "results", "--root", root).returncode == 0
     # Its folder gone again: the schema is the suite's as committed.
