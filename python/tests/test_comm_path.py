@@ -67,6 +67,23 @@ def test_partitioned_run_records_path_and_shares(mpiexec, tmp_path):
             assert max(k["comm"]["share"]) == 0, (k["name"], k["comm"])
 
 
+def test_split_dynamic_rows_grow_when_whole_ones_do(mpiexec, tmp_path):
+    """dynamic-ragged's capacity is agreed over the ranks: a partitioned run
+    grows at the steps, and to the sizes, that one rank holding every row
+    does, not each rank at steps of its own."""
+    capacities = []
+    for ranks in (1, 2):
+        code, out, doc = run(mpiexec, ranks, miniapp("contact"),
+                             [CONTACT_SMALL, "--set", "contact.decomposition=partitioned",
+                              "--set", "contact.storage=[dynamic-ragged]",
+                              "--set", "contact.capacity=8", "--set", "contact.steps=4",
+                              "--set", "run.energy=off"], tmp_path)
+        assert code == 0, out
+        capacities.append([s["dynamic-ragged"]["capacity"] for s in doc["problem"]["per_step"]])
+    assert len(set(capacities[0])) > 1, capacities  # the rows grew at more than one step
+    assert capacities[1] == capacities[0]
+
+
 def test_one_rank_has_no_shares(tmp_path):
     output = tmp_path / "one.json"
     done = subprocess.run([miniapp("stream"), STREAM_SMALL, "--quiet", "--output", str(output)],

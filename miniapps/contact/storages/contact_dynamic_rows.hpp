@@ -1,6 +1,7 @@
 // Storage 3: dynamic ragged rows (capacity, count, grow and refill).
 #pragma once
 
+#include "karma/comm.hpp"
 #include "search/contact_cells.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -79,7 +80,7 @@ struct DynamicPushSink {
 // so there a warp takes a row, its lanes over each cell's items.
 template <class Dynamic>
 void refill_rows(const Search& by_rows, const Dynamic& lists,
-                 const Kokkos::View<Index*, Memory>& rows, const Index count) {
+                 const Kokkos::View<int*, Memory>& rows, const Index count) {
   Kokkos::parallel_for(
       "contact::dynamic::refill_reset", Range(0, count),
       KOKKOS_LAMBDA(const Index k) { lists.set_count(rows(k), 0); });
@@ -97,7 +98,7 @@ void refill_rows(const Search& by_rows, const Dynamic& lists,
 
 // One search pass; a row past capacity keeps counting (rows: each row
 // written by its own thread without atomics; pairs: push_back). The caller
-// learns of an overflow from lists.max_count().
+// learns of an overflow from largest_count.
 template <class Dynamic>
 void fill_dynamic(const Search& search, const Dynamic& lists) {
   if (search.pairs) {
@@ -117,33 +118,62 @@ void fill_dynamic(const Search& search, const Dynamic& lists) {
   }
 }
 
+// Where the rows past capacity are listed: room for every row, kept from
+// step to step, so that finding them allocates and scans nothing.
+struct OverflowedRows {
+  Kokkos::View<int*, Memory> rows;    // int, as a row's entries are
+  Kokkos::View<Index, Memory> count;  // zero between recoveries
+  explicit OverflowedRows(Index n = 0)
+      : rows(Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::dynamic::overflowed"), n),
+        count("contact::dynamic::overflowed_count") {}
+  std::int64_t bytes() const {
+    return static_cast<std::int64_t>(rows.span() * sizeof(int) + sizeof(Index));
+  }
+};
+
+// One pass over the counts: the largest, and every row past capacity
+// appended to `out` (in any order: each is refilled on its own).
+template <class Dynamic>
+std::int64_t largest_count(const Dynamic& lists, const OverflowedRows& out) {
+  const auto counts = lists.counts();
+  const std::int64_t capacity = lists.capacity();
+  const auto rows = out.rows;
+  const auto count = out.count;
+  std::int64_t largest = 0;
+  Kokkos::parallel_reduce(
+      "contact::dynamic::find_overflowed", Range(0, lists.num_rows()),
+      KOKKOS_LAMBDA(const Index i, std::int64_t& m) {
+        const std::int64_t c = counts(i);
+        if (c > m) m = c;
+        if (c > capacity) rows(Kokkos::atomic_fetch_add(&count(), Index(1))) = static_cast<int>(i);
+      },
+      Kokkos::Max<std::int64_t>(largest));
+  return lists.num_rows() > 0 ? largest : 0;
+}
+
 // Overflow recovery after fill_dynamic: when some row asked for more than
 // its capacity, grow every row to the largest count (keeping what the rows
 // hold) and search again only for the rows that overflowed (a row's set of
-// neighbours does not depend on how it was found).
-// Returns the number of rows refilled (0: nothing overflowed).
+// neighbours does not depend on how it was found). Collective when
+// over_ranks: the capacity is then the largest count of any rank, so every
+// rank grows at the steps a single rank holding all rows would, instead of
+// each at steps of its own, which the others wait for.
+// Returns the number of rows refilled here (0: none overflowed here).
 template <class Dynamic>
-std::int64_t recover_dynamic(const Search& search, Dynamic& lists) {
-  const std::int64_t needed = lists.max_count();
+std::int64_t recover_dynamic(const Search& search, Dynamic& lists, const OverflowedRows& scratch,
+                             bool over_ranks) {
+  const std::int64_t largest = largest_count(lists, scratch);
+  const std::int64_t needed = over_ranks ? comm::max(largest) : largest;
   const std::int64_t capacity = lists.capacity();
   if (needed <= capacity) return 0;
-  const Index n = lists.num_rows();
-  Kokkos::View<Index*, Memory> rows(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::dynamic::overflowed"), n);
-  const auto counts = lists.counts();
-  std::int64_t overflowed = 0;
-  Kokkos::parallel_scan(
-      "contact::dynamic::find_overflowed", Range(0, n),
-      KOKKOS_LAMBDA(const Index i, std::int64_t& k, const bool final) {
-        if (counts(i) <= capacity) return;
-        if (final) rows(k) = i;
-        ++k;
-      },
-      overflowed);
+  Index overflowed = 0;
+  Kokkos::deep_copy(overflowed, scratch.count);
+  Kokkos::deep_copy(scratch.count, Index(0));
   lists.grow(needed);
+  if (overflowed == 0) return 0;
   Search by_rows = search;
   by_rows.pairs = false;
-  refill_rows(by_rows, lists, rows, overflowed);
+  refill_rows(by_rows, lists, scratch.rows, overflowed);
   return overflowed;
 }
 

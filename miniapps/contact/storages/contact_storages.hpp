@@ -150,19 +150,21 @@ template <class Dynamic>
 NeighbourStorage dynamic_storage(Index elements, std::int64_t capacity, int lanes) {
   auto dyn = std::make_shared<Dynamic>("contact::dynamic", elements, capacity);
   Kokkos::deep_copy(dyn->data(), 0);
+  auto overflowed = std::make_shared<OverflowedRows>(elements);
   constexpr bool left = std::is_same<typename Dynamic::array_layout, Kokkos::LayoutLeft>::value;
   NeighbourStorage s;
   s.kind = Storage::dynamic;
   s.name = name_of(s.kind);
   s.build_code = {"karma::contact::fill_dynamic", "karma::contact::recover_dynamic"};
   s.stats_code = {"karma::contact::array_row_stats", "karma::contact::DynamicAccess"};
-  s.build = [dyn](const Search& search, const Phase& phase, StorageRecord& rec) {
+  s.build = [dyn, overflowed](const Search& search, const Phase& phase, StorageRecord& rec) {
     std::int64_t refilled = 0;
     phase("search", [&] { fill_dynamic(search, *dyn); });
     phase("fill", [&] {
-      refilled = recover_dynamic(search, *dyn);
+      const std::int64_t before = dyn->capacity();
+      refilled = recover_dynamic(search, *dyn, *overflowed, /*over_ranks=*/true);
+      if (dyn->capacity() != before) ++rec.overflows;  // here or on another rank
       if (refilled == 0) return;
-      ++rec.overflows;
       ++rec.refills;
       rec.rows_refilled += refilled;
     });
@@ -171,7 +173,9 @@ NeighbourStorage dynamic_storage(Index elements, std::int64_t capacity, int lane
   s.row_stats = [dyn, lanes](const RowStats& out) {
     array_row_stats(DynamicAccess<Dynamic>{*dyn}, out, left ? 1 : lanes);
   };
-  s.bytes = [dyn] { return static_cast<std::int64_t>(dyn->footprint_bytes()); };
+  s.bytes = [dyn, overflowed] {
+    return static_cast<std::int64_t>(dyn->footprint_bytes()) + overflowed->bytes();
+  };
   s.overflowed_rows = [dyn] { return static_cast<std::int64_t>(dyn->overflowed_rows()); };
   s.signatures = [dyn](const Signatures& out) {
     array_signatures(DynamicAccess<Dynamic>{*dyn}, out);

@@ -244,11 +244,12 @@ Rows dynamic_rows(const Scene& s, bool pairs, std::int64_t capacity, int& refill
   Dynamic d("dyn", s.shape.elements, capacity);
   fill_dynamic(search, d);
   const std::int64_t overflowed = d.overflowed_rows();
-  const std::int64_t refilled = recover_dynamic(search, d);
+  const OverflowedRows scratch(s.shape.elements);
+  const std::int64_t refilled = recover_dynamic(search, d, scratch, false);
   EXPECT_EQ(refilled, overflowed);  // exactly the rows that overflowed
   refills = refilled > 0 ? 1 : 0;
   EXPECT_EQ(d.overflowed_rows(), 0);
-  EXPECT_EQ(recover_dynamic(search, d), 0);
+  EXPECT_EQ(recover_dynamic(search, d, scratch, false), 0);
   return canonical_dynamic(d);
 }
 

@@ -220,7 +220,8 @@ nlohmann::json check_forced_overflow(const Search& search, Index elements, std::
   const std::int64_t asked = forced.max_count();
   const bool overflowed = forced.overflowed_rows() > 0 && asked == max_row;
   t.forced_overflows += overflowed ? 1 : 0;
-  t.forced_rows_refilled += recover_dynamic(search, forced);
+  t.forced_rows_refilled +=
+      recover_dynamic(search, forced, OverflowedRows(elements), /*over_ranks=*/false);
   const std::int64_t again = forced.max_count();
   ++t.forced_refills;
   live_bytes += forced.footprint_bytes();
