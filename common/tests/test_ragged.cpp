@@ -30,6 +30,19 @@ static_assert(std::is_same<RaggedRight<int>::offsets_type::value_type, std::int6
               "offsets are 64-bit");
 static_assert(std::is_same<RaggedRight<int>::memory_space, Memory>::value,
               "the default memory space is the default execution space's");
+// One class: rows by default, columns by LayoutLeft, mirrors keep the layout.
+static_assert(
+    std::is_same<karma::Ragged<int>, RaggedRight<int, Memory>>::value &&
+        std::is_same<karma::Ragged<int, Kokkos::LayoutLeft, Kokkos::HostSpace>,
+                     RaggedDown<int, Kokkos::HostSpace>>::value &&
+        std::is_same<RaggedDown<int>::HostMirror, RaggedDown<int, Kokkos::HostSpace>>::value,
+    "RaggedRight and RaggedDown are Ragged's two layouts");
+static_assert(std::is_same<decltype(karma::to_compressed(DynamicRaggedDown<int>())),
+                           RaggedDown<int>>::value &&
+                  std::is_same<decltype(karma::to_compressed(
+                                   DynamicRaggedRight<int, Memory, Kokkos::LayoutLeft>())),
+                               RaggedRight<int>>::value,
+              "dynamic rows compress to rows, dynamic columns to columns");
 
 // Every row's entries as the device sees them, through row_size and (i, j).
 template <class T, class M>
@@ -204,6 +217,15 @@ TEST(RaggedDown, ColumnsAreContiguousAndIndexedFirst) {
   auto m = karma::create_mirror(d);
   karma::deep_copy(m, d);
   EXPECT_EQ(m(0, 2), 3);
+  m(1, 2) = 40;
+  karma::deep_copy(d, m);
+  const auto back = karma::to_host(d);
+  EXPECT_EQ(back(1, 2), 40);
+  EXPECT_EQ(back.offsets()(3), 5);
+  EXPECT_THROW(karma::deep_copy(m, RaggedDown<int>::from_columns("other", {{1}})), karma::Error);
+  const auto sized = RaggedDown<double>::from_sizes("sized", std::vector<std::int64_t>{0, 2});
+  EXPECT_EQ(sized.num_cols(), 2);
+  EXPECT_EQ(karma::to_host(sized).col_size(1), 2);
 }
 
 // --- dynamic ------------------------------------------------------------------
@@ -417,6 +439,7 @@ TYPED_TEST(DynamicRagged, ZeroAndOneRows) {
   std::sort(rows[0].begin(), rows[0].end());
   EXPECT_EQ(rows[0], (std::vector<int>{0, 1, 2}));
   const auto r = karma::to_host(karma::to_compressed(one));
+  EXPECT_EQ(karma::to_compressed(one).offsets().label(), "karma::RaggedRight::offsets");
   EXPECT_EQ(r.num_rows(), 1);
   EXPECT_EQ(r.num_entries(), 3);
   EXPECT_THROW(D("negative", -1, 2), karma::Error);
@@ -454,6 +477,7 @@ TEST(DynamicRaggedDown, ColumnsGrowDownAndCompress) {
   EXPECT_EQ(r.col_size(2), 2);
   EXPECT_EQ(r(5, 1), 55);  // entry 5 of column 1
   EXPECT_EQ(r(1, 2), 4);
+  EXPECT_EQ(karma::to_compressed(d).values().label(), "karma::RaggedDown::values");
   auto data = Kokkos::create_mirror_view(d.data());
   EXPECT_EQ(&data(2, 0) - &data(1, 0), 6);  // default storage: a column contiguous
 }

@@ -1,23 +1,26 @@
 // Ragged arrays: rows (or columns) of different lengths, on any Kokkos
 // memory space, usable inside device kernels.
 //
-//   RaggedRight<T>         compressed rows: offsets (N + 1, 64-bit) and values;
-//                          r(i, j) is entry j of row i, a row is contiguous.
-//   RaggedDown<T>          the column-major twin: compressed columns, r(i, j) is
-//                          entry i of column j, a column is contiguous.
+//   Ragged<T, Layout>      compressed lists: offsets (N + 1, 64-bit) and values,
+//                          a list contiguous. Layout picks what a list is:
+//   RaggedRight<T>         Ragged<T, Kokkos::LayoutRight>, compressed rows:
+//                          r(i, j) is entry j of row i.
+//   RaggedDown<T>          Ragged<T, Kokkos::LayoutLeft>, compressed columns:
+//                          d(i, j) is entry i of column j.
 //   DynamicRaggedRight<T>  N rows of fixed capacity plus a count per row;
 //                          push_back(i, v) is safe from many threads at once.
 //   DynamicRaggedDown<T>   its column-major twin: (i, j) is entry i of column j.
+//                          (A dynamic array's Layout is that of its storage.)
 //
-// All four are handles with the copy semantics of Kokkos::View: copying one
+// All are handles with the copy semantics of Kokkos::View: copying one
 // (into a lambda, say) shares the data; kernels capture them by value.
 //
-// Building compressed arrays: from row sizes in a View (a device scan) or a
-// std::vector (host), from rows of values (host), by count / scan / fill
-// kernels (build_ragged_right), from a dynamic array (to_compressed), or by
-// adopting offsets and values one already has. sizes_to_offsets is the scan
-// alone. Host copies: create_mirror, deep_copy, create_mirror_view_and_copy,
-// to_host.
+// Building compressed arrays: from list sizes in a View (a device scan) or
+// a std::vector (host), from rows or columns of values (host), by count /
+// scan / fill kernels (build_ragged_right), from a dynamic array
+// (to_compressed), or by adopting offsets and values one already has.
+// sizes_to_offsets is the scan alone. Host copies: create_mirror,
+// deep_copy, create_mirror_view_and_copy, to_host.
 //
 // Offsets and counts are std::int64_t, so a ragged array may hold more than
 // 2^31 entries. A dynamic row never writes outside its capacity: a push past
@@ -37,11 +40,6 @@
 #include <vector>
 
 namespace karma {
-
-template <class T, class MemorySpace>
-class RaggedRight;
-template <class T, class MemorySpace>
-class RaggedDown;
 
 namespace ragged_detail {
 
@@ -179,60 +177,90 @@ void check_adopted(const Compressed<T, MemorySpace>& c) {
 
 }  // namespace ragged_detail
 
-// Compressed rows. The row sizes are offsets(i + 1) - offsets(i);
-// values().extent(0) == offsets(num_rows()) always holds.
-template <class T, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
-class RaggedRight {
+// Compressed lists: offsets (N + 1) and values; list k is values
+// offsets(k) .. offsets(k + 1) - 1. Layout says, as for a View, which index
+// is contiguous: LayoutRight the right one, compressed rows (r(i, j) is
+// entry j of row i); LayoutLeft the left one, compressed columns with the
+// ragged index first as in Fortran (d(i, j) is entry i of column j).
+// values().extent(0) == offsets(N) always holds.
+template <class T, class Layout = Kokkos::LayoutRight,
+          class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+class Ragged {
+  static constexpr bool by_rows = std::is_same<Layout, Kokkos::LayoutRight>::value;
+  static_assert(by_rows || std::is_same<Layout, Kokkos::LayoutLeft>::value,
+                "a ragged array's layout is LayoutRight (rows) or LayoutLeft (columns)");
+
  public:
   using value_type = T;
+  using array_layout = Layout;
   using memory_space = MemorySpace;
   using execution_space = typename MemorySpace::execution_space;
   using offsets_type = Kokkos::View<std::int64_t*, MemorySpace>;
   using values_type = Kokkos::View<T*, MemorySpace>;
-  using HostMirror = RaggedRight<T, Kokkos::HostSpace>;
+  using HostMirror = Ragged<T, Layout, Kokkos::HostSpace>;
 
-  RaggedRight() = default;
+  Ragged() = default;
   // Adopts existing views (a values view may be a subview of a larger
   // buffer). Checks on the host that offsets has N + 1 entries and that
   // its last entry is values.extent(0).
-  RaggedRight(const offsets_type& offsets, const values_type& values) : c_{offsets, values} {
+  Ragged(const offsets_type& offsets, const values_type& values) : c_{offsets, values} {
     ragged_detail::check_adopted(c_);
   }
 
-  // Rows of the given sizes (a View of any integer type in MemorySpace):
+  // Lists of the given sizes (a View of any integer type in MemorySpace):
   // the offsets come from a parallel scan on the device. Values are zero
   // unless zero_fill is false (then uninitialised: for a fill that writes
   // every entry).
   template <class SizesView>
-  static RaggedRight from_sizes(const std::string& label, const SizesView& sizes,
-                                bool zero_fill = true) {
+  static Ragged from_sizes(const std::string& label, const SizesView& sizes,
+                           bool zero_fill = true) {
     static_assert(std::is_same<typename SizesView::memory_space, MemorySpace>::value,
                   "the sizes must live in the ragged array's memory space");
-    return RaggedRight(ragged_detail::from_sizes<T, MemorySpace>(label, sizes, zero_fill));
+    return Ragged(ragged_detail::from_sizes<T, MemorySpace>(label, sizes, zero_fill));
   }
   // The same from sizes on the host; values are zero.
-  static RaggedRight from_sizes(const std::string& label, const std::vector<std::int64_t>& sizes) {
-    return RaggedRight(ragged_detail::from_sizes<T, MemorySpace>(label, sizes));
+  static Ragged from_sizes(const std::string& label, const std::vector<std::int64_t>& sizes) {
+    return Ragged(ragged_detail::from_sizes<T, MemorySpace>(label, sizes));
   }
-  // Rows with their values, from the host.
-  static RaggedRight from_rows(const std::string& label, const std::vector<std::vector<T>>& rows) {
-    return RaggedRight(ragged_detail::from_lists<T, MemorySpace>(label, rows));
+  // Rows (columns) with their values, from the host.
+  static Ragged from_rows(const std::string& label, const std::vector<std::vector<T>>& rows) {
+    layout_is<true>();
+    return Ragged(ragged_detail::from_lists<T, MemorySpace>(label, rows));
+  }
+  static Ragged from_columns(const std::string& label, const std::vector<std::vector<T>>& columns) {
+    layout_is<false>();
+    return Ragged(ragged_detail::from_lists<T, MemorySpace>(label, columns));
   }
 
   KOKKOS_INLINE_FUNCTION std::int64_t num_rows() const {
-    return c_.offsets.extent(0) > 0 ? static_cast<std::int64_t>(c_.offsets.extent(0)) - 1 : 0;
+    layout_is<true>();
+    return num_lists();
+  }
+  KOKKOS_INLINE_FUNCTION std::int64_t num_cols() const {
+    layout_is<false>();
+    return num_lists();
   }
   KOKKOS_INLINE_FUNCTION std::int64_t num_entries() const {
     return static_cast<std::int64_t>(c_.values.extent(0));
   }
-  KOKKOS_INLINE_FUNCTION std::int64_t begin(std::int64_t i) const { return c_.offsets(i); }
-  KOKKOS_INLINE_FUNCTION std::int64_t end(std::int64_t i) const { return c_.offsets(i + 1); }
+  // Where list k starts and ends in values().
+  KOKKOS_INLINE_FUNCTION std::int64_t begin(std::int64_t k) const { return c_.offsets(k); }
+  KOKKOS_INLINE_FUNCTION std::int64_t end(std::int64_t k) const { return c_.offsets(k + 1); }
   KOKKOS_INLINE_FUNCTION std::int64_t row_size(std::int64_t i) const {
+    layout_is<true>();
     return c_.offsets(i + 1) - c_.offsets(i);
   }
-  // Entry j of row i; j < row_size(i) is the caller's duty, as for a View.
+  KOKKOS_INLINE_FUNCTION std::int64_t col_size(std::int64_t j) const {
+    layout_is<false>();
+    return c_.offsets(j + 1) - c_.offsets(j);
+  }
+  // Entry j of row i, or entry i of column j; staying inside the list is
+  // the caller's duty, as for a View.
   KOKKOS_INLINE_FUNCTION T& operator()(std::int64_t i, std::int64_t j) const {
-    return c_.values(c_.offsets(i) + j);
+    if constexpr (by_rows)
+      return c_.values(c_.offsets(i) + j);
+    else
+      return c_.values(c_.offsets(j) + i);
   }
   KOKKOS_INLINE_FUNCTION const offsets_type& offsets() const { return c_.offsets; }
   KOKKOS_INLINE_FUNCTION const values_type& values() const { return c_.values; }
@@ -243,87 +271,40 @@ class RaggedRight {
   }
 
  private:
-  explicit RaggedRight(ragged_detail::Compressed<T, MemorySpace> c) : c_(std::move(c)) {}
-  ragged_detail::Compressed<T, MemorySpace> c_;
-};
-
-// Compressed columns (the ragged index comes first, as in a Fortran array):
-// d(i, j) is entry i of column j, and a column is contiguous.
-template <class T, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
-class RaggedDown {
- public:
-  using value_type = T;
-  using memory_space = MemorySpace;
-  using execution_space = typename MemorySpace::execution_space;
-  using offsets_type = Kokkos::View<std::int64_t*, MemorySpace>;
-  using values_type = Kokkos::View<T*, MemorySpace>;
-  using HostMirror = RaggedDown<T, Kokkos::HostSpace>;
-
-  RaggedDown() = default;
-  RaggedDown(const offsets_type& offsets, const values_type& values) : c_{offsets, values} {
-    ragged_detail::check_adopted(c_);
+  // A member of the other layout (num_rows on columns, say) does not compile.
+  template <bool Rows>
+  KOKKOS_INLINE_FUNCTION static void layout_is() {
+    static_assert(Rows == by_rows,
+                  "rows (RaggedRight, LayoutRight) have num_rows, row_size and from_rows; "
+                  "columns (RaggedDown, LayoutLeft) num_cols, col_size and from_columns");
   }
-  template <class SizesView>
-  static RaggedDown from_sizes(const std::string& label, const SizesView& sizes,
-                               bool zero_fill = true) {
-    static_assert(std::is_same<typename SizesView::memory_space, MemorySpace>::value,
-                  "the sizes must live in the ragged array's memory space");
-    return RaggedDown(ragged_detail::from_sizes<T, MemorySpace>(label, sizes, zero_fill));
-  }
-  static RaggedDown from_sizes(const std::string& label, const std::vector<std::int64_t>& sizes) {
-    return RaggedDown(ragged_detail::from_sizes<T, MemorySpace>(label, sizes));
-  }
-  static RaggedDown from_columns(const std::string& label,
-                                 const std::vector<std::vector<T>>& columns) {
-    return RaggedDown(ragged_detail::from_lists<T, MemorySpace>(label, columns));
-  }
-
-  KOKKOS_INLINE_FUNCTION std::int64_t num_cols() const {
+  KOKKOS_INLINE_FUNCTION std::int64_t num_lists() const {
     return c_.offsets.extent(0) > 0 ? static_cast<std::int64_t>(c_.offsets.extent(0)) - 1 : 0;
   }
-  KOKKOS_INLINE_FUNCTION std::int64_t num_entries() const {
-    return static_cast<std::int64_t>(c_.values.extent(0));
-  }
-  KOKKOS_INLINE_FUNCTION std::int64_t begin(std::int64_t j) const { return c_.offsets(j); }
-  KOKKOS_INLINE_FUNCTION std::int64_t end(std::int64_t j) const { return c_.offsets(j + 1); }
-  KOKKOS_INLINE_FUNCTION std::int64_t col_size(std::int64_t j) const {
-    return c_.offsets(j + 1) - c_.offsets(j);
-  }
-  KOKKOS_INLINE_FUNCTION T& operator()(std::int64_t i, std::int64_t j) const {
-    return c_.values(c_.offsets(j) + i);
-  }
-  KOKKOS_INLINE_FUNCTION const offsets_type& offsets() const { return c_.offsets; }
-  KOKKOS_INLINE_FUNCTION const values_type& values() const { return c_.values; }
-  std::int64_t footprint_bytes() const {
-    return static_cast<std::int64_t>(c_.offsets.span() * sizeof(std::int64_t) +
-                                     c_.values.span() * sizeof(T));
-  }
-
- private:
-  explicit RaggedDown(ragged_detail::Compressed<T, MemorySpace> c) : c_(std::move(c)) {}
+  explicit Ragged(ragged_detail::Compressed<T, MemorySpace> c) : c_(std::move(c)) {}
   ragged_detail::Compressed<T, MemorySpace> c_;
 };
+
+// Its two layouts by the names the mini-apps use.
+template <class T, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+using RaggedRight = Ragged<T, Kokkos::LayoutRight, MemorySpace>;
+template <class T, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+using RaggedDown = Ragged<T, Kokkos::LayoutLeft, MemorySpace>;
 
 // --- mirrors and copies -----------------------------------------------------
 
 // A host array of the same shape: offsets copied (they are the shape),
 // values allocated but not copied, as Kokkos::create_mirror.
-template <class T, class M>
-RaggedRight<T, Kokkos::HostSpace> create_mirror(const RaggedRight<T, M>& r) {
+template <class T, class L, class M>
+Ragged<T, L, Kokkos::HostSpace> create_mirror(const Ragged<T, L, M>& r) {
   auto offsets = Kokkos::create_mirror(r.offsets());
   Kokkos::deep_copy(offsets, r.offsets());
-  return RaggedRight<T, Kokkos::HostSpace>(offsets, Kokkos::create_mirror(r.values()));
-}
-template <class T, class M>
-RaggedDown<T, Kokkos::HostSpace> create_mirror(const RaggedDown<T, M>& r) {
-  auto offsets = Kokkos::create_mirror(r.offsets());
-  Kokkos::deep_copy(offsets, r.offsets());
-  return RaggedDown<T, Kokkos::HostSpace>(offsets, Kokkos::create_mirror(r.values()));
+  return Ragged<T, L, Kokkos::HostSpace>(offsets, Kokkos::create_mirror(r.values()));
 }
 
-namespace ragged_detail {
-template <class Dst, class Src>
-void copy_compressed(const Dst& dst, const Src& src) {
+// Offsets and values, between any two memory spaces; the shapes must match.
+template <class T, class L, class M1, class M2>
+void deep_copy(const Ragged<T, L, M1>& dst, const Ragged<T, L, M2>& src) {
   if (dst.offsets().extent(0) != src.offsets().extent(0) ||
       dst.values().extent(0) != src.values().extent(0))
     throw Error(exit_runtime_error, "ragged deep_copy: the arrays differ in shape (" +
@@ -334,50 +315,23 @@ void copy_compressed(const Dst& dst, const Src& src) {
   Kokkos::deep_copy(dst.offsets(), src.offsets());
   Kokkos::deep_copy(dst.values(), src.values());
 }
-}  // namespace ragged_detail
-
-// Offsets and values, between any two memory spaces; the shapes must match.
-template <class T, class M1, class M2>
-void deep_copy(const RaggedRight<T, M1>& dst, const RaggedRight<T, M2>& src) {
-  ragged_detail::copy_compressed(dst, src);
-}
-template <class T, class M1, class M2>
-void deep_copy(const RaggedDown<T, M1>& dst, const RaggedDown<T, M2>& src) {
-  ragged_detail::copy_compressed(dst, src);
-}
 
 // The array itself when it already lives in Space's memory, else a copy there.
-template <class Space, class T, class M>
-RaggedRight<T, typename Space::memory_space> create_mirror_view_and_copy(
-    const Space&, const RaggedRight<T, M>& r) {
+template <class Space, class T, class L, class M>
+Ragged<T, L, typename Space::memory_space> create_mirror_view_and_copy(const Space&,
+                                                                       const Ragged<T, L, M>& r) {
   using Target = typename Space::memory_space;
   if constexpr (std::is_same<Target, M>::value) {
     return r;
   } else {
     auto offsets = Kokkos::create_mirror_view_and_copy(Target{}, r.offsets());
     auto values = Kokkos::create_mirror_view_and_copy(Target{}, r.values());
-    return RaggedRight<T, Target>(offsets, values);
-  }
-}
-template <class Space, class T, class M>
-RaggedDown<T, typename Space::memory_space> create_mirror_view_and_copy(const Space&,
-                                                                        const RaggedDown<T, M>& r) {
-  using Target = typename Space::memory_space;
-  if constexpr (std::is_same<Target, M>::value) {
-    return r;
-  } else {
-    auto offsets = Kokkos::create_mirror_view_and_copy(Target{}, r.offsets());
-    auto values = Kokkos::create_mirror_view_and_copy(Target{}, r.values());
-    return RaggedDown<T, Target>(offsets, values);
+    return Ragged<T, L, Target>(offsets, values);
   }
 }
 
-template <class T, class M>
-RaggedRight<T, Kokkos::HostSpace> to_host(const RaggedRight<T, M>& r) {
-  return create_mirror_view_and_copy(Kokkos::HostSpace{}, r);
-}
-template <class T, class M>
-RaggedDown<T, Kokkos::HostSpace> to_host(const RaggedDown<T, M>& r) {
+template <class T, class L, class M>
+Ragged<T, L, Kokkos::HostSpace> to_host(const Ragged<T, L, M>& r) {
   return create_mirror_view_and_copy(Kokkos::HostSpace{}, r);
 }
 
@@ -627,8 +581,10 @@ int fill_growing(Dynamic& d, const Fill& fill) {
 
 namespace ragged_detail {
 // Compressed copy of the stored entries of a dynamic array, lists in order.
-template <class T, class M, class L>
-Compressed<T, M> compress(const DynamicRaggedRight<T, M, L>& d, const std::string& label) {
+// counts() and data() see rows and columns alike as lists.
+template <class Dynamic, class T = typename Dynamic::value_type,
+          class M = typename Dynamic::memory_space>
+Compressed<T, M> compress(const Dynamic& d, const std::string& label) {
   using Exec = typename M::execution_space;
   using Policy = Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>;
   if (d.overflowed_rows() > 0)
@@ -637,32 +593,43 @@ Compressed<T, M> compress(const DynamicRaggedRight<T, M, L>& d, const std::strin
                                         std::to_string(d.capacity()) +
                                         "; grow and refill before compressing");
   const auto counts = d.counts();
+  const auto data = d.data();
   const auto c = from_sizes<T, M>(label, counts, /*zero_fill=*/false);
   const auto offsets = c.offsets;
   const auto values = c.values;
   Kokkos::parallel_for(
-      label + "::copy", Policy(0, d.num_rows()), KOKKOS_LAMBDA(const std::int64_t i) {
+      label + "::copy", Policy(0, static_cast<std::int64_t>(counts.extent(0))),
+      KOKKOS_LAMBDA(const std::int64_t i) {
         const std::int64_t begin = offsets(i);
         const std::int64_t n = offsets(i + 1) - begin;
-        for (std::int64_t k = 0; k < n; ++k) values(begin + k) = d(i, k);
+        for (std::int64_t k = 0; k < n; ++k) values(begin + k) = data(i, k);
       });
   return c;
 }
+
+// What a dynamic array compresses to, and its default label: rows to
+// compressed rows, columns to compressed columns.
+template <class Dynamic>
+struct compressed_of {};
+template <class T, class M, class L>
+struct compressed_of<DynamicRaggedRight<T, M, L>> {
+  using type = RaggedRight<T, M>;
+  static constexpr const char* label = "karma::RaggedRight";
+};
+template <class T, class M, class L>
+struct compressed_of<DynamicRaggedDown<T, M, L>> {
+  using type = RaggedDown<T, M>;
+  static constexpr const char* label = "karma::RaggedDown";
+};
 }  // namespace ragged_detail
 
 // Dynamic -> compressed: the stored entries, rows (columns) in order. Throws
 // if a list overflowed (its missing entries would be lost).
-template <class T, class M, class L>
-RaggedRight<T, M> to_compressed(const DynamicRaggedRight<T, M, L>& d,
-                                const std::string& label = "karma::RaggedRight") {
+template <class Dynamic>
+typename ragged_detail::compressed_of<Dynamic>::type to_compressed(
+    const Dynamic& d, const std::string& label = ragged_detail::compressed_of<Dynamic>::label) {
   const auto c = ragged_detail::compress(d, label);
-  return RaggedRight<T, M>(c.offsets, c.values);
-}
-template <class T, class M, class L>
-RaggedDown<T, M> to_compressed(const DynamicRaggedDown<T, M, L>& d,
-                               const std::string& label = "karma::RaggedDown") {
-  const auto c = ragged_detail::compress(d.lists(), label);
-  return RaggedDown<T, M>(c.offsets, c.values);
+  return typename ragged_detail::compressed_of<Dynamic>::type(c.offsets, c.values);
 }
 
 }  // namespace karma
