@@ -147,6 +147,24 @@ TEST(RaggedRight, OffsetsAreSixtyFourBit) {
   EXPECT_THROW(karma::sizes_to_offsets("scan", sizes, short_offsets), karma::Error);
 }
 
+// Negative sizes, spread over a scan long enough to be split among
+// threads, are all counted, and the scan throws naming how many.
+TEST(RaggedRight, ScanCountsNegativeSizes) {
+  const std::int64_t n = 1 << 20;
+  Kokkos::View<int*, Memory> sizes("sizes", n);
+  Kokkos::deep_copy(sizes, 1);
+  Kokkos::View<std::int64_t*, Memory> offsets("offsets", n + 1);
+  EXPECT_EQ(karma::sizes_to_offsets("scan", sizes, offsets), n);
+  for (const std::int64_t i : {std::int64_t{0}, n / 3, n - 1})
+    Kokkos::deep_copy(Kokkos::subview(sizes, i), -2);
+  try {
+    karma::sizes_to_offsets("scan", sizes, offsets);
+    ADD_FAILURE() << "no throw";
+  } catch (const karma::Error& e) {
+    EXPECT_EQ(std::string(e.what()), "scan: 3 negative row size(s)");
+  }
+}
+
 TEST(RaggedRight, AdoptingChecksTheLastOffset) {
   Kokkos::View<std::int64_t*, Memory> offsets("offsets", 3);
   auto h = Kokkos::create_mirror_view(offsets);

@@ -49,6 +49,24 @@ using exec_of = typename MemorySpace::execution_space;
 template <class MemorySpace>
 using offsets_view = Kokkos::View<std::int64_t*, MemorySpace>;
 
+// The running sum of a scan and how many sizes were negative, carried
+// together (+= and a zero default are all Kokkos needs of a scan value), so
+// that the check needs no counter in device memory: on a GPU its allocation,
+// copy back and free cost more than the scan.
+struct SumAndNegatives {
+  std::int64_t sum = 0;
+  std::int64_t negatives = 0;
+  KOKKOS_INLINE_FUNCTION SumAndNegatives& operator+=(const SumAndNegatives& o) {
+    sum += o.sum;
+    negatives += o.negatives;
+    return *this;
+  }
+  KOKKOS_INLINE_FUNCTION void operator+=(const volatile SumAndNegatives& o) volatile {
+    sum += o.sum;
+    negatives += o.negatives;
+  }
+};
+
 // offsets(i) = sizes(0) + ... + sizes(i - 1) for i = 0..n; returns offsets(n).
 // A negative size is an error: it could only come from a bug upstream, and
 // it would make rows overlap.
@@ -58,25 +76,22 @@ std::int64_t exclusive_scan(const std::string& label, const SizesView& sizes,
   using MemorySpace = typename OffsetsView::memory_space;
   using Exec = exec_of<MemorySpace>;
   const std::int64_t n = static_cast<std::int64_t>(sizes.extent(0));
-  Kokkos::View<std::int64_t, MemorySpace> negatives("karma::ragged::negatives");
-  std::int64_t total = 0;
+  SumAndNegatives total;
   Kokkos::parallel_scan(
       label, Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(0, n + 1),
-      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& sum, const bool final) {
+      KOKKOS_LAMBDA(const std::int64_t i, SumAndNegatives& v, const bool final) {
         const std::int64_t s = i < n ? static_cast<std::int64_t>(sizes(i)) : 0;
-        if (final) {
-          offsets(i) = sum;
-          // atomic_add: Kokkos 4 deprecates atomic_increment, 3.4 has no atomic_inc.
-          if (s < 0) Kokkos::atomic_add(&negatives(), std::int64_t{1});
-        }
-        sum += s < 0 ? 0 : s;
+        if (final) offsets(i) = v.sum;
+        if (s < 0)
+          v.negatives += 1;
+        else
+          v.sum += s;
       },
       total);
-  std::int64_t bad = 0;
-  Kokkos::deep_copy(bad, negatives);
-  if (bad > 0)
-    throw Error(exit_runtime_error, label + ": " + std::to_string(bad) + " negative row size(s)");
-  return total;
+  if (total.negatives > 0)
+    throw Error(exit_runtime_error,
+                label + ": " + std::to_string(total.negatives) + " negative row size(s)");
+  return total.sum;
 }
 
 template <class MemorySpace>
