@@ -222,34 +222,48 @@ struct Search {
     return ids.extent(0) > 0 ? ids(j) : static_cast<int>(j);
   }
 
-  template <class Sink>
-  KOKKOS_INLINE_FUNCTION void operator()(const Index i, Sink& sink) const {
-    int a[6];
-    for (int d = 0; d < 6; ++d) a[d] = boxes(i, d);
+  // Calls cell(begin, end, lo) for every cell box a touches, the cell's
+  // candidates being items(begin .. end - 1). lo: along each axis, where a
+  // candidate's box must start for the pair to belong to this cell (past a's
+  // first cell along an axis, only a box starting in this one).
+  template <class Cell>
+  KOKKOS_INLINE_FUNCTION void walk_cells(const int a[6], const Cell& cell) const {
     const int x0 = grid.cell_of(0, a[0]), x1 = grid.cell_of(0, a[3]);
     const int y0 = grid.cell_of(1, a[1]), y1 = grid.cell_of(1, a[4]);
     const int z0 = grid.cell_of(2, a[2]), z1 = grid.cell_of(2, a[5]);
     for (int z = z0; z <= z1; ++z) {
-      // In a cell past i's first one along an axis, the pair belongs here
-      // only if j's box also starts in this cell along that axis.
       const int zlo = z > z0 ? grid.lo[2] + z * grid.cell : INT_MIN;
       for (int y = y0; y <= y1; ++y) {
         const int ylo = y > y0 ? grid.lo[1] + y * grid.cell : INT_MIN;
         for (int x = x0; x <= x1; ++x) {
-          const int xlo = x > x0 ? grid.lo[0] + x * grid.cell : INT_MIN;
+          const int lo[3] = {x > x0 ? grid.lo[0] + x * grid.cell : INT_MIN, ylo, zlo};
           const Index c = grid.index(x, y, z);
-          const std::int64_t end = offsets(c + 1);
-          for (std::int64_t k = offsets(c); k < end; ++k) {
-            const int j = items(k);
-            int b[6];
-            for (int d = 0; d < 6; ++d) b[d] = boxes(j, d);
-            if ((pairs ? j > i : j != i) && overlap(a, b) && b[0] >= xlo && b[1] >= ylo &&
-                b[2] >= zlo)
-              sink.add(j, id(j), j < rows);
-          }
+          cell(offsets(c), offsets(c + 1), lo);
         }
       }
     }
+  }
+
+  // Candidate items(k) of element i (box a) in a cell of bounds lo: to the
+  // sink if it is a neighbour found there.
+  template <class Sink>
+  KOKKOS_INLINE_FUNCTION void test(const Index i, const int a[6], const int lo[3],
+                                   const std::int64_t k, Sink& sink) const {
+    const int j = items(k);
+    int b[6];
+    for (int d = 0; d < 6; ++d) b[d] = boxes(j, d);
+    if ((pairs ? j > i : j != i) && overlap(a, b) && b[0] >= lo[0] && b[1] >= lo[1] &&
+        b[2] >= lo[2])
+      sink.add(j, id(j), j < rows);
+  }
+
+  template <class Sink>
+  KOKKOS_INLINE_FUNCTION void operator()(const Index i, Sink& sink) const {
+    int a[6];
+    for (int d = 0; d < 6; ++d) a[d] = boxes(i, d);
+    walk_cells(a, [&](const std::int64_t begin, const std::int64_t end, const int lo[3]) {
+      for (std::int64_t k = begin; k < end; ++k) test(i, a, lo, k, sink);
+    });
   }
 };
 

@@ -6,12 +6,7 @@
 
 #include <Kokkos_Core.hpp>
 
-#include <climits>
 #include <cstdint>
-#include <functional>
-#include <limits>
-#include <string>
-#include <type_traits>
 
 namespace karma::contact {
 
@@ -36,34 +31,17 @@ struct DynamicPairSink {
   }
 };
 
-// Search s of row i (a row search: every neighbour but i itself) by the
+// Search s of row i (s a row search: every neighbour but i itself) by the
 // vector lanes of one team thread, the lanes over each cell's items.
 template <class Member, class Sink>
 KOKKOS_INLINE_FUNCTION void row_by_lanes(const Search& s, const Member& t, const Index i,
                                          const Sink& sink) {
   int a[6];
   for (int d = 0; d < 6; ++d) a[d] = s.boxes(i, d);
-  const int x0 = s.grid.cell_of(0, a[0]), x1 = s.grid.cell_of(0, a[3]);
-  const int y0 = s.grid.cell_of(1, a[1]), y1 = s.grid.cell_of(1, a[4]);
-  const int z0 = s.grid.cell_of(2, a[2]), z1 = s.grid.cell_of(2, a[5]);
-  for (int z = z0; z <= z1; ++z) {
-    const int zlo = z > z0 ? s.grid.lo[2] + z * s.grid.cell : INT_MIN;
-    for (int y = y0; y <= y1; ++y) {
-      const int ylo = y > y0 ? s.grid.lo[1] + y * s.grid.cell : INT_MIN;
-      for (int x = x0; x <= x1; ++x) {
-        const int xlo = x > x0 ? s.grid.lo[0] + x * s.grid.cell : INT_MIN;
-        const Index c = s.grid.index(x, y, z);
-        const std::int64_t begin = s.offsets(c), size = s.offsets(c + 1) - begin;
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, size), [&](const std::int64_t q) {
-          const int j = s.items(begin + q);
-          int b[6];
-          for (int d = 0; d < 6; ++d) b[d] = s.boxes(j, d);
-          if (j != i && overlap(a, b) && b[0] >= xlo && b[1] >= ylo && b[2] >= zlo)
-            sink.add(j, s.id(j), j < s.rows);
-        });
-      }
-    }
-  }
+  s.walk_cells(a, [&](const std::int64_t begin, const std::int64_t end, const int lo[3]) {
+    Kokkos::parallel_for(Kokkos::ThreadVectorRange(t, end - begin),
+                         [&](const std::int64_t q) { s.test(i, a, lo, begin + q, sink); });
+  });
 }
 
 // A refilled row, from several lanes at once: push_back.
