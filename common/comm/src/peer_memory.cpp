@@ -25,6 +25,9 @@ unsigned long long next_peer_epoch() { return ++epoch; }
 
 namespace {
 void* own_buffer = nullptr;
+// peer_seconds' last read of the device's counter, and the epoch it was at.
+double seconds_read = 0;
+unsigned long long read_at_epoch = 0;
 
 int rank() { return slots.rank; }
 int size() { return slots.size; }
@@ -102,6 +105,8 @@ void release() {
   if (own_buffer != nullptr) cudaFree(own_buffer);
   own_buffer = nullptr;
   slots = PeerSlots{};
+  seconds_read = 0;  // slots opened again count from zero
+  read_at_epoch = epoch;
 }
 }  // namespace
 
@@ -143,15 +148,13 @@ std::string open_peer_slots(int this_rank, int ranks, int ranks_here) {
 // its rebuild, would otherwise add two copies each to the rebuild's time.
 double peer_seconds() {
   if (!slots.available) return 0;
-  static unsigned long long read_at_epoch = 0;
-  static double seconds = 0;
-  if (epoch == read_at_epoch) return seconds;
+  if (epoch == read_at_epoch) return seconds_read;
   unsigned long long ns = 0;
   if (cudaMemcpy(&ns, slots.spent_ns, sizeof ns, cudaMemcpyDeviceToHost) != cudaSuccess)
     throw Error(exit_runtime_error, "cudaMemcpy of the peer sums' time failed");
   read_at_epoch = epoch;
-  seconds = 1e-9 * static_cast<double>(ns);
-  return seconds;
+  seconds_read = 1e-9 * static_cast<double>(ns);
+  return seconds_read;
 }
 
 void close_peer_slots() {
