@@ -38,9 +38,9 @@ bool all(bool v) {
 }
 
 constexpr std::size_t inbox_bytes =
-    std::size_t{2} * peer_max_ranks * peer_max_values * sizeof(double);
-// The inbox, a flag per sender, and the time counter.
-constexpr std::size_t own_bytes = inbox_bytes + (peer_max_ranks + 1) * sizeof(unsigned long long);
+    std::size_t{2} * peer_max_ranks * peer_max_values * peer_words * sizeof(unsigned long long);
+// The inbox and the time counter.
+constexpr std::size_t own_bytes = inbox_bytes + sizeof(unsigned long long);
 
 // Why this rank's GPU cannot take part ("" when it can): every peer's GPU,
 // named by its PCI bus id, visible here and reachable from this one.
@@ -67,7 +67,7 @@ std::string peer_access_problem() {
   return "";
 }
 
-// This rank's inbox and flags, zeroed, and their IPC handle; "" or the problem.
+// This rank's inbox and time counter, zeroed, and their IPC handle; "" or the problem.
 std::string allocate_own(cudaIpcMemHandle_t& handle) {
   if (cudaMalloc(&own_buffer, own_bytes) != cudaSuccess) {
     own_buffer = nullptr;
@@ -89,9 +89,7 @@ std::string map_peers(const std::vector<cudaIpcMemHandle_t>& handles) {
       cudaGetLastError();
       return "cannot map rank " + std::to_string(q) + "'s memory (cudaIpcOpenMemHandle)";
     }
-    slots.peer_inbox[q] = mapped;
-    slots.peer_flags[q] =
-        reinterpret_cast<unsigned long long*>(static_cast<char*>(mapped) + inbox_bytes);
+    slots.peer_inbox[q] = static_cast<unsigned long long*>(mapped);
   }
   return "";
 }
@@ -100,7 +98,6 @@ void release() {
   for (int q = 0; q < peer_max_ranks; ++q) {
     if (slots.peer_inbox[q] != nullptr) cudaIpcCloseMemHandle(slots.peer_inbox[q]);
     slots.peer_inbox[q] = nullptr;
-    slots.peer_flags[q] = nullptr;
   }
   if (own_buffer != nullptr) cudaFree(own_buffer);
   own_buffer = nullptr;
@@ -136,9 +133,8 @@ std::string open_peer_slots(int this_rank, int ranks, int ranks_here) {
     return "no peer memory: " + (ok ? std::string("another rank's GPU cannot take part") : problem);
   }
   slots.available = true;
-  slots.inbox = own_buffer;
-  slots.flags = reinterpret_cast<unsigned long long*>(static_cast<char*>(own_buffer) + inbox_bytes);
-  slots.spent_ns = slots.flags + peer_max_ranks;
+  slots.inbox = static_cast<unsigned long long*>(own_buffer);
+  slots.spent_ns = slots.inbox + inbox_bytes / sizeof(unsigned long long);
   return "peer memory (CUDA IPC): sums of up to " + std::to_string(peer_max_values) +
          " values in one GPU thread";
 }

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace karma {
@@ -77,29 +78,48 @@ template <class T>
 KOKKOS_INLINE_FUNCTION void peer_sum(const comm::PeerSlots& p, T* values, int count,
                                      unsigned long long epoch) {
 #if defined(__CUDA_ARCH__)
+  static_assert(sizeof(T) % 4 == 0 && sizeof(T) / 4 <= comm::peer_words, "4-byte words");
+  constexpr int words = sizeof(T) / 4;
+  using Store = unsigned long long;
   const unsigned long long start = peer_detail::nanoseconds();
+  const Store tag = (epoch & 0xffffffffull) << 32;
   const int generation = static_cast<int>(epoch & 1u) * p.size;
+  const auto slot = [&](int sender, int i) {
+    return ((generation + sender) * comm::peer_max_values + i) * comm::peer_words;
+  };
   for (int q = 0; q < p.size; ++q) {
     if (q == p.rank) continue;
-    T* to = static_cast<T*>(p.peer_inbox[q]) + (generation + p.rank) * comm::peer_max_values;
-    for (int i = 0; i < count; ++i) to[i] = values[i];
+    volatile Store* to = p.peer_inbox[q] + slot(p.rank, 0);
+    for (int i = 0; i < count; ++i) {
+      unsigned int w[words];
+      memcpy(w, values + i, sizeof(T));
+      for (int k = 0; k < words; ++k) to[i * comm::peer_words + k] = tag | w[k];
+    }
   }
-  __threadfence_system();  // the values are seen before the flags
-  for (int q = 0; q < p.size; ++q)
-    if (q != p.rank)
-      *reinterpret_cast<volatile unsigned long long*>(p.peer_flags[q] + p.rank) = epoch;
-  for (int q = 0; q < p.size; ++q) {
-    if (q == p.rank) continue;
-    const volatile unsigned long long* flag = p.flags + q;
-    while (*flag < epoch)
-      if (peer_detail::nanoseconds() - start > peer_detail::patience_ns) __trap();
+  // Wait for every peer's words of this epoch: one pass reads them all, its
+  // loads not waiting on each other, until a pass finds them all there.
+  const volatile Store* inbox = p.inbox;
+  for (bool arrived = false; !arrived;) {
+    arrived = true;
+    for (int q = 0; q < p.size; ++q)
+      for (int i = 0; q != p.rank && i < count; ++i)
+        for (int k = 0; k < words; ++k)
+          arrived &= (inbox[slot(q, i) + k] & 0xffffffff00000000ull) == tag;
+    if (!arrived && peer_detail::nanoseconds() - start > peer_detail::patience_ns) __trap();
   }
-  __threadfence_system();
-  const volatile T* inbox = static_cast<const T*>(p.inbox) + generation * comm::peer_max_values;
   for (int i = 0; i < count; ++i) {
     T s = 0;
-    for (int q = 0; q < p.size; ++q)
-      s += q == p.rank ? values[i] : inbox[q * comm::peer_max_values + i];
+    for (int q = 0; q < p.size; ++q) {
+      if (q == p.rank) {
+        s += values[i];
+        continue;
+      }
+      unsigned int w[words];
+      for (int k = 0; k < words; ++k) w[k] = static_cast<unsigned int>(inbox[slot(q, i) + k]);
+      T v;
+      memcpy(&v, w, sizeof(T));
+      s += v;
+    }
     values[i] = s;
   }
   atomicAdd(p.spent_ns, peer_detail::nanoseconds() - start);

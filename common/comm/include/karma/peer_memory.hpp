@@ -1,14 +1,17 @@
 // Sums of a few values over the GPUs of one node, written by one GPU thread
 // straight into the other ranks' device memory (CUDA IPC, over NVLink or
-// PCIe peer access): a reduction then costs a store and a flag across the
-// link instead of a collective library's launch and protocol, which decides
-// the time of the one-value reductions mgs makes hundreds of.
+// PCIe peer access): a reduction then costs stores across the link instead
+// of a collective library's launch and protocol, which decides the time of
+// the one-value reductions mgs makes hundreds of.
 //
 // Each rank owns an inbox of two generations (the parity of the epoch) of
-// one slot per sender, and a flag per sender holding the epoch it last
-// wrote. A rank can be at most one sum ahead of another (it waits for every
-// peer's value of the current sum), so two generations never collide. The
-// GPU thread's part is karma::peer_sum (device_comm.hpp).
+// one slot per sender. Every 4-byte word of a value travels in one 8-byte
+// store beside the low 32 bits of the sum's epoch, so a reader knows a word
+// has arrived by the word alone: no flag to raise after the values, and no
+// system-wide fence between the two. A rank can be at most one sum ahead of
+// another (it waits for every peer's value of the current sum), so two
+// generations never collide. The GPU thread's part is karma::peer_sum
+// (device_comm.hpp).
 #pragma once
 
 #include <cstdint>
@@ -19,15 +22,15 @@ namespace karma::comm {
 
 inline constexpr int peer_max_ranks = 8;
 inline constexpr int peer_max_values = 64;  // a slot holds as many 8-byte values
+inline constexpr int peer_words = 2;        // 8-byte stores an 8-byte value takes
 
 struct PeerSlots {
   bool available = false;
   int rank = 0, size = 1;
-  void* inbox = nullptr;                   // [2][size][peer_max_values], the peers write it
-  unsigned long long* flags = nullptr;     // [size]: the epoch each peer wrote last
+  // [2][size][peer_max_values][peer_words] stores of (epoch << 32 | word); the peers write it
+  unsigned long long* inbox = nullptr;
   unsigned long long* spent_ns = nullptr;  // this GPU's nanoseconds in sums so far
-  void* peer_inbox[peer_max_ranks] = {};
-  unsigned long long* peer_flags[peer_max_ranks] = {};
+  unsigned long long* peer_inbox[peer_max_ranks] = {};
 };
 
 // Collective, after the device is chosen: maps every rank's slots into every
