@@ -433,6 +433,37 @@ def test_existing_output_needs_force(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["out"]
 
 
+def test_max_ranks_per_node_leaves_out_larger_jobs_and_says_so(tmp_path):
+    """A node of fewer GPUs than a campaign's largest rank count: generate
+    leaves out the jobs of more ranks a node, lists their runs and records
+    the limit; one that leaves nothing, or no rank, writes nothing."""
+    out = str(tmp_path / "out")
+    r = generate(EXAMPLE, out, "--max-ranks-per-node", "2")
+    assert r.returncode == 0, r.stderr
+    manifest = load_manifest(out)
+    assert [j["ranks_per_node"] for j in manifest["jobs"]] == [1] * 6
+    assert manifest["max_ranks_per_node"] == 2
+    assert "left out 6 job(s) of more than 2 rank(s) a node: stream-scaling" in r.stdout
+    assert sorted(os.listdir(os.path.join(out, "jobs"))) == sorted(
+        j["name"] + ".sbatch" for j in manifest["jobs"])
+    r = generate(EXAMPLE, out, "--force", "--max-ranks-per-node", "4")
+    assert r.returncode == 0 and "left out" not in r.stdout, r.stdout + r.stderr
+    assert len(load_manifest(out)["jobs"]) == 12
+    wide = write(str(tmp_path / "wide.yaml"), f"""\
+name: wide
+scheduler: slurm
+ranks_per_node: [4, 8]
+runs:
+  - {{name: s, app: stream, deck: {SMALL_DECK}}}
+""")
+    for most, message in (("2", "every job of " + wide + " runs more ranks a node (the "
+                                "fewest: 4); nothing written"),
+                          ("0", "--max-ranks-per-node 0: expected a number of ranks")):
+        r = generate(wide, str(tmp_path / "none"), "--max-ranks-per-node", most)
+        assert r.returncode == 2 and message in r.stderr, r.stderr
+        assert not os.path.exists(tmp_path / "none")
+
+
 def test_help_campaign_documents_every_key():
     r = tool("karma-batch", "--help-campaign")
     assert r.returncode == 0

@@ -573,6 +573,27 @@ def test_report_includes_the_ratio_tables(tmp_path, fakes):
     assert any("babelstream" in x and "| 300 |" in x for x in rows), rows
 
 
+def test_compare_says_when_jobs_were_left_out_for_the_node(tmp_path, fakes):
+    """A campaign generated for a node of fewer GPUs than its largest rank
+    count: its tables come with a note saying which jobs were left out."""
+    wide = f"""\
+  - name: wide
+    app: stream
+    executable: {fakes['app']}
+    deck: {STREAM_DECK}
+    ranks_per_node: [2]
+"""
+    out = str(tmp_path / "out")
+    r = generate(local_campaign(tmp_path, fakes, extra_runs=wide), out,
+                 "--max-ranks-per-node", "1")
+    assert r.returncode == 0, r.stderr
+    assert "wide" not in {j["run"] for j in load_manifest(out)["jobs"]}
+    r = tool("karma-compare", "--campaign", out)
+    assert r.returncode == 0, r.stderr
+    assert ("generated with --max-ranks-per-node 1: the campaign's jobs of more ranks a node "
+            "were left out") in r.stdout, r.stdout
+
+
 def test_compare_campaign_needs_a_campaign_directory(tmp_path):
     r = tool("karma-compare", "--campaign", tmp_path)
     assert r.returncode == 2 and "no campaign.json" in r.stderr

@@ -116,13 +116,16 @@ def test_ranks_sharing_a_gpu_are_named(mpiexec, tmp_path):
     assert doc["mpi"]["comm"]["path"] != "nccl"  # NCCL needs a GPU a rank
 
 
-def test_four_ranks_run_on_four_gpus(mpiexec, tmp_path):
-    if gpus_visible() < 4:
-        pytest.skip("needs a node with 4 visible GPUs")
-    code, out, doc = run(mpiexec, 4, miniapp("stream"), [STREAM_SMALL], tmp_path)
+def test_a_rank_on_every_gpu_of_the_node(mpiexec, tmp_path):
+    """As many ranks as visible GPUs, 4 to 8 (a node of four or eight): each
+    on a GPU of its own."""
+    ranks = min(gpus_visible(), 8)
+    if ranks < 4:
+        pytest.skip("needs a node with 4 or more visible GPUs")
+    code, out, doc = run(mpiexec, ranks, miniapp("stream"), [STREAM_SMALL], tmp_path)
     assert code == 0, out
     uuids = [r["device"]["uuid"] for r in doc["ranks"]]
-    assert len(set(uuids)) == 4, uuids
+    assert len(set(uuids)) == ranks, uuids
     assert doc["mpi"]["shared_devices"] == []
     assert "share the GPU" not in out
 

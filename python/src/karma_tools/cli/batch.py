@@ -83,6 +83,9 @@ def parser():
     g.add_argument("--bin-dir", help="directory with the karma-<app> executables: a build's "
                    "build/<preset>/bin or PREFIX/bin (overrides the campaign's bin_dir; "
                    "default: beside this karma-batch, else PATH)")
+    g.add_argument("--max-ranks-per-node", type=int, metavar="N",
+                   help="leave out the jobs of more than N ranks a node (a node of N GPUs "
+                   "at one GPU a rank); generate lists what it left out")
     g.add_argument("--no-key-check", action="store_true",
                    help="do not run karma-<app> --help to check set/sweep keys")
     g.add_argument("--force", action="store_true", help="replace OUT if it exists")

@@ -22,6 +22,7 @@ def generate(args):
     camp = campaign_mod.load(args.campaign, out_dir=out, bin_dir=args.bin_dir,
                              check_keys=not args.no_key_check, tool_dir=_tools_dir(),
                              scheduler=args.scheduler, variables=variables, executables=True)
+    left_out = fit_node(camp, args.max_ranks_per_node)
     scheduler = camp.scheduler
     for w in camp.warnings:
         print(f"karma-batch: warning: {w}", file=sys.stderr)
@@ -63,6 +64,7 @@ def generate(args):
             "campaign": {"name": camp.name, "path": camp.path, "sha256": camp.sha256},
             "results_dir": camp.results_dir,
             "round_order": camp.round_order,
+            "max_ranks_per_node": args.max_ranks_per_node,
             "variables": camp.variables,
             "compare": camp.compare,
             "jobs": entries,
@@ -90,9 +92,31 @@ def generate(args):
         gpus = f", {job.gpus_per_rank} GPU/rank" if job.gpus_per_rank else ""
         print(f"  {job.name}: karma-{job.app}, {job.nodes} node(s) x {job.ranks_per_node} "
               f"rank(s){gpus}, {job.time}")
+    if left_out:
+        print(f"left out {len(left_out)} job(s) of more than {args.max_ranks_per_node} "
+              f"rank(s) a node: {', '.join(sorted({j.run for j in left_out}))} "
+              f"(--max-ranks-per-node)")
     then = " (runs them here)" if scheduler == "local" else ""
     print(f"results will go to {camp.results_dir}/<job>/; next: karma-batch submit {out}{then}")
     return 0
+
+
+def fit_node(camp, most):
+    """Leaves out of camp the jobs of more than `most` ranks a node (None:
+    none); returns them. The comparisons keep every run: a table simply has
+    no rows of the runs left out."""
+    if most is None:
+        return []
+    if most < 1:
+        raise ToolError(f"--max-ranks-per-node {most}: expected a number of ranks, 1 or more", 2)
+    kept = [j for j in camp.jobs if j.ranks_per_node <= most]
+    if not kept:
+        fewest = min(j.ranks_per_node for j in camp.jobs)
+        raise ToolError(f"--max-ranks-per-node {most}: every job of {camp.path} runs more "
+                        f"ranks a node (the fewest: {fewest}); nothing written", 2)
+    left_out = [j for j in camp.jobs if j.ranks_per_node > most]
+    camp.jobs = kept
+    return left_out
 
 
 def reference_result(args):

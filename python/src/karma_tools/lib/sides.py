@@ -339,6 +339,10 @@ def campaign_tables(path, specs=None):
         raise ToolError(f"{manifest_path}: compare: not a list (edit the campaign and generate "
                         "again rather than this file)", 2)
     items, notes = load_items(manifest_path, manifest)
+    most = manifest.get("max_ranks_per_node")
+    if most is not None:
+        notes.insert(0, f"generated with --max-ranks-per-node {most}: the campaign's jobs of "
+                     "more ranks a node were left out, and no table has their rows")
     name = (manifest.get("campaign") or {}).get("name", "?")
     tables = []
     for i, spec in enumerate(specs):
