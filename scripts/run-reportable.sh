@@ -14,7 +14,7 @@
 #   --scheduler S      slurm or pbs: generate and submit the jobs, then stop; run again
 #                      with --collect once they are queued or done to finish
 #   --collect          wait for the submitted jobs, then pack, check and score
-#   --reference FILE   score against this reference (default: the shipped H100 node's)
+#   --reference FILE   score against this reference (default: the shipped reference machine's)
 #   --answers FILE     the disclosure's answers no capture knows (YAML: system.name,
 #                      system.vendor, interconnect, tester.name, tester.organisation),
 #                      or the flags --system-name, --system-vendor, --interconnect,

@@ -494,7 +494,7 @@ def test_a_truncated_or_longer_cpu_model_is_refused(tmp_path, cpu_campaign):
 def scored_rows():
     """The rows the procurement score weighs: the shipped reference's of a
     scored class (the score-weights give every app a weight)."""
-    with open(os.path.join(ROOT, "campaigns", "procurement", "reference-h100.json")) as f:
+    with open(os.path.join(ROOT, "campaigns", "procurement", "reference.json")) as f:
         rows = json.load(f)["rows"]
     return [f"{r['app']}/{r['class']}/{r['case']}/{r['work']}" for r in rows
             if r["class"] in ("medium", "large", "weak")]

@@ -479,7 +479,7 @@ def test_the_default_weights_are_the_gpu_split_of_weights_txt():
 
 
 PROCUREMENT = os.path.join(ROOT, "results", "procurement")
-SHIPPED = os.path.join(ROOT, "campaigns", "procurement", "reference-h100.json")
+SHIPPED = os.path.join(ROOT, "campaigns", "procurement", "reference.json")
 
 
 def test_the_shipped_reference_is_the_committed_h100_bundle(tmp_path):

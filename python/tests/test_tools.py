@@ -103,7 +103,7 @@ def test_installed_tools_work(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 0 and "# karma comparison" in r.stdout
     # The installed karma-score scores against the reference installed beside it.
-    shipped = prefix / "share" / "karma" / "campaigns" / "procurement" / "reference-h100.json"
+    shipped = prefix / "share" / "karma" / "campaigns" / "procurement" / "reference.json"
     r = subprocess.run([str(prefix / "bin" / "karma-score"),
                         os.path.join(ROOT, "results", "procurement", "h200.tar.xz")],
                        capture_output=True, text=True, cwd=tmp_path)

@@ -5,8 +5,8 @@ import argparse
 import json
 import os
 import sys
-from ..lib import bundle, figure, page
-from ..lib.core import ToolError, __version__, atomic_write, main_wrapper, write_all
+from ..lib import bundle, figure, page, release
+from ..lib.core import CHECKOUT, ToolError, __version__, atomic_write, main_wrapper, write_all
 from ..lib.figure import (DEFAULT_REFERENCE, DEFAULT_WEIGHTS, KINDS, default_weights,
                           load_reference, load_weights, make_reference, score_set, shipped)
 from ..lib.score import PROGRAM, markdown
@@ -14,7 +14,8 @@ from ..lib.score import PROGRAM, markdown
 
 USAGE = """karma-score [-h] [--version] [LABEL=]SET [[LABEL=]SET ...] [--reference FILE]
                    [--weights FILE] [--json OUT] [--page FILE.md]
-       karma-score reference SET -o FILE [--name NAME] [--kind {gpu,host}]"""
+       karma-score reference SET -o FILE [--name NAME] [--kind {gpu,host}]
+       karma-score release [--bin-dir DIR] [--write]"""
 
 
 DESCRIPTION = """\
@@ -36,8 +37,8 @@ results). A set of both GPU and host results needs --kind.
 
 karma-score SET... [--reference FILE]: scores each set on its own (a set's
 score never depends on the other sets given) against the reference, by
-default the one the suite ships (an H100 node: campaigns/procurement/
-reference-h100.json of the checkout, or PREFIX/share/karma/). Per tier: baseline (the
+default the one the suite ships (the reference machine's: campaigns/
+procurement/reference.json of the checkout, or PREFIX/share/karma/). Per tier: baseline (the
 Kokkos kernels of reportable baseline runs) and optimized (every kernel of
 every reportable run: the best of the work, vendor libraries included),
 each row's figure is found as for the reference, and its ratio is figure /
@@ -118,13 +119,58 @@ def reference_main(argv):
     return main_wrapper(PROGRAM, run)
 
 
+def release_main(argv):
+    p = argparse.ArgumentParser(
+        prog=f"{PROGRAM} release", epilog="exit status: 0 the checkout is the release (or the "
+        "file was written); 1 it differs, each difference a line; 2 bad input",
+        description="Whether this checkout still is the release that "
+        f"{release.RELEASE_FILE} records: the class decks, the reportable campaigns, the "
+        "classes and tiers, the weights, the rules (version, code, each deck key's rule and "
+        "default), the shipped reference, and the code version of every kernel the "
+        "reference timed, computed from the sources (docs/release.md).")
+    p.add_argument("--bin-dir", metavar="DIR", help="a build's bin/ (or an installed "
+                   "PREFIX/bin) whose karma-<app> --help=json gives the deck keys "
+                   "(default: PATH)")
+    p.add_argument("--write", action="store_true", help="write the release file from this "
+                   "checkout instead (making a release: every kernel must be the reference's)")
+    args = p.parse_args(argv)
+
+    def run():
+        root = os.path.normpath(CHECKOUT)
+        if not os.path.isdir(os.path.join(root, "inputs")):
+            raise ToolError(f"{PROGRAM} release reads a checkout's sources; {root} is none", 2)
+        if args.write:
+            drift = release.kernel_drift(figure.load_reference(
+                os.path.join(root, figure.DEFAULT_REFERENCE)), root)
+            if drift:
+                raise ToolError(f"{drift[0]}: the reference was not made by this code "
+                                f"({len(drift)} row(s)); make it again first", 2)
+            doc = release.record(root, args.bin_dir)
+            atomic_write(os.path.join(root, release.RELEASE_FILE),
+                         json.dumps(doc, indent=2) + "\n")
+            print(f"{PROGRAM}: wrote {release.RELEASE_FILE} (karma {doc['version']})",
+                  file=sys.stderr)
+            return 0
+        version, found = release.check(root, args.bin_dir)
+        for line in found:
+            print(f"{PROGRAM}: {line}")
+        if found:
+            print(f"{PROGRAM}: {len(found)} difference(s) from karma {version}'s release "
+                  f"({release.RELEASE_FILE}): {release.NEEDS}")
+            return 1
+        print(f"{PROGRAM}: this checkout is karma {version}'s release")
+        return 0
+
+    return main_wrapper(PROGRAM, run)
+
+
 def score_main(argv):
     p = argparse.ArgumentParser(prog=PROGRAM, usage=USAGE, description=DESCRIPTION,
                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("sets", nargs="+", metavar="[LABEL=]SET", help="a result set to score")
     p.add_argument("--reference", metavar="FILE",
                    help="the reference file (karma-score reference; default the shipped "
-                   f"H100 node's, {DEFAULT_REFERENCE})")
+                   f"reference machine's, {DEFAULT_REFERENCE})")
     p.add_argument("--weights", metavar="FILE", help=f"app weights (default {DEFAULT_WEIGHTS})")
     p.add_argument("--json", metavar="OUT", help="also write the report as JSON")
     p.add_argument("--page", metavar="FILE.md", help="also write the decision page of the "
@@ -185,4 +231,6 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "reference":
         return reference_main(argv[1:])
+    if argv and argv[0] == "release":
+        return release_main(argv[1:])
     return score_main(argv)

@@ -23,7 +23,7 @@ from .cases import holds_one, rounds_key
 REFERENCE_FORMAT = 1
 DEFAULT_WEIGHTS = os.path.join("campaigns", "procurement", "score-weights.txt")
 # The reference machine's figures that ship with the suite (docs/run-rules.md).
-DEFAULT_REFERENCE = os.path.join("campaigns", "procurement", "reference-h100.json")
+DEFAULT_REFERENCE = os.path.join("campaigns", "procurement", "reference.json")
 KINDS = ("gpu", "host")
 # The figure of record is this tier's overall.
 TIER = "baseline"
@@ -120,13 +120,16 @@ def run_figures(run, tier):
         fig = out.setdefault(key, {"units": k["units"], "higher_is_better":
                                    k["higher_is_better"], "fom": None, "per_watt": None,
                                    "per_watt_units": None, "code_versions": set(),
-                                   "code_schemes": set()})
+                                   "code_schemes": set(), "codes": {}})
         if (k["units"], k["higher_is_better"]) != (fig["units"], fig["higher_is_better"]):
             continue  # not the same measure of the work: not an alternative
         code = k["entry"].get("code_version")
         if isinstance(code, str):
             fig["code_versions"].add(code)
             fig["code_schemes"].add(codeversion.scheme_of(k["entry"].get("code")))
+            made_of = _code_made_of(k["entry"].get("code"))
+            if made_of:
+                fig["codes"][code] = made_of
         hib = fig["higher_is_better"]
         fig["fom"] = _better(fig["fom"], k["value"], hib)
         energy = k["energy"]
@@ -134,6 +137,16 @@ def run_figures(run, tier):
             fig["per_watt"] = _better(fig["per_watt"], energy["fom_per_watt"], hib)
             fig["per_watt_units"] = energy["fom_per_watt_units"]
     return out
+
+
+def _code_made_of(code):
+    """{symbols, launch} of a kernel's `code` object of this scheme (what
+    its code version is computed from, so that it can be computed again
+    from other sources), or None."""
+    if codeversion.scheme_of(code) != codeversion.SCHEME or \
+            not isinstance(code.get("symbols"), list) or not isinstance(code.get("launch"), dict):
+        return None
+    return {"symbols": code["symbols"], "launch": code["launch"]}
 
 
 def _deck_of(run):
@@ -174,11 +187,13 @@ def tier_figures(runs, tier):
                          if f["per_watt"] is not None), None)
         code, schemes = ({x for figs in decks.values() for f in figs for x in f[field]}
                          for field in ("code_versions", "code_schemes"))
+        codes = {v: c for figs in decks.values() for f in figs for v, c in f["codes"].items()}
         table[key] = {"figure": figure, "runs": count, "rounds": rounds, "units": units,
                       "higher_is_better": hib, "per_watt": per_watt,
                       "per_watt_runs": per_watt_count, "per_watt_rounds": per_watt_rounds,
                       "per_watt_units": pw_units, "code_versions": sorted(code),
-                      "code_schemes": sorted(schemes)}
+                      "code_schemes": sorted(schemes),
+                      "codes": [dict(version=v, **codes[v]) for v in sorted(codes)]}
     return table
 
 
@@ -267,6 +282,8 @@ def make_reference(path, name=None, kind=None, runs=None):
                          code_versions=t["code_versions"]))
         if max(t["code_schemes"], default=1) > 1:  # absent: scheme 1, as in results
             rows[-1]["code_scheme"] = max(t["code_schemes"])
+        if t["codes"]:
+            rows[-1]["codes"] = t["codes"]
     docs = [r.doc for r in used]
     return {"karma_score_reference": REFERENCE_FORMAT,
             "name": name or label_of(path),
@@ -304,6 +321,14 @@ def _rounds_ok(rounds):
         is_number(v) and v > 0 for v in rounds))
 
 
+def _codes_ok(codes):
+    """A reference row's `codes`: what each of its code versions is made of."""
+    return isinstance(codes, list) and all(
+        isinstance(c, dict) and isinstance(c.get("version"), str)
+        and isinstance(c.get("symbols"), list) and all(isinstance(s, str) for s in c["symbols"])
+        and isinstance(c.get("launch"), dict) for c in codes)
+
+
 def _bad_reference(path, what):
     raise ToolError(f"{path}: {what}; not a karma-score reference file (karma-score "
                     "reference makes one)", 2)
@@ -333,6 +358,8 @@ def load_reference(path):
             ok = isinstance(code, list) and all(isinstance(c, str) for c in code)
         if ok and "code_scheme" in row:
             ok = isinstance(row["code_scheme"], int) and row["code_scheme"] >= 1
+        if ok and "codes" in row:
+            ok = _codes_ok(row["codes"])
         pw = row.get("per_watt") if isinstance(row, dict) else None
         if ok and pw is not None:
             ok = isinstance(pw, dict) and is_number(pw.get("value")) and pw["value"] > 0 \
@@ -340,8 +367,9 @@ def load_reference(path):
         ok = ok and _rounds_ok(row.get("rounds"))
         if not ok:
             _bad_reference(path, f"rows[{i}]: expected app, class, case, work, units, a "
-                           "positive figure, higher_is_better, per_watt (null or {value}) "
-                           "and rounds (positive figures), if any")
+                           "positive figure, higher_is_better, per_watt (null or {value}), "
+                           "rounds (positive figures) and codes ({version, symbols, "
+                           "launch}), if any")
     if not isinstance(doc.get("name"), str):
         doc["name"] = label_of(path)
     return doc

@@ -35,12 +35,12 @@ def work_of(app, kernel_name):
     return _ONE_WORK.get(app, kernel_name)
 
 
-def _keys(schema, prefix=""):
+def schema_keys(schema, prefix=""):
     """(dotted path, key schema) for every key of a deck's JSON schema."""
     for name, node in (schema or {}).get("properties", {}).items():
         path = f"{prefix}{name}"
         if node.get("type") == "object" and "properties" in node:
-            yield from _keys(node, path + ".")
+            yield from schema_keys(node, path + ".")
         else:
             yield path, node
 
@@ -59,7 +59,7 @@ def axes(result):
     precision, transpose): {path: value}."""
     deck = result.get("deck") or {}
     return {path: _resolved(deck.get("resolved") or {}, path)
-            for path, node in _keys(deck.get("schema"))
+            for path, node in schema_keys(deck.get("schema"))
             if node.get("x-rules") == "axis"}
 
 

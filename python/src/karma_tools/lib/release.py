@@ -1,0 +1,173 @@
+"""The release: what a karma version fixes about its score, and whether a
+checkout still is that release (docs/release.md).
+
+A score means the same in every bid only while everything it is made of
+stays as the release froze it: the class decks, the reportable campaigns,
+the classes and tiers, the weights, the rules (their version, the code that
+judges a run, every deck key's rule and default), the reference machine's
+figures, and the code of every kernel the reference timed. The release file
+(campaigns/procurement/release.json) records all of it but the kernels,
+whose code versions the shipped reference records itself, with what each is
+made of, so that they are computed again from the checkout's sources. No
+GPU and no run is needed; the deck keys are read from a build's
+`karma-<app> --help=json`."""
+
+import ast
+import hashlib
+import json
+import os
+
+from .core import ToolError, __version__
+from . import codeversion, docgen, rules
+from .archive import read_json
+from .figure import DEFAULT_REFERENCE, DEFAULT_WEIGHTS, load_reference, load_weights
+
+RELEASE_FILE = os.path.join("campaigns", "procurement", "release.json")
+RELEASE_FORMAT = 1
+CAMPAIGNS = ("reportable.yaml", "reportable-host.yaml", "weak.yaml")
+# The code that judges a run (run_rules.cpp: class, tier, reasons) and the
+# one that reads the judgement back and groups kernels into work (rules.py).
+RULES_CODE = ("common/runtime/src/run_rules.cpp", "common/runtime/include/karma/run_rules.hpp",
+              "python/src/karma_tools/lib/rules.py")
+NEEDS = "such a change needs a new version, a new reference and a CHANGELOG entry " \
+    "(docs/release.md)"
+
+
+def _read(root, rel, mode="r"):
+    try:
+        with open(os.path.join(root, rel), mode, **({} if "b" in mode else
+                                                    {"encoding": "utf-8"})) as f:
+            return f.read()
+    except OSError as e:
+        raise ToolError(f"{rel}: cannot read ({e.strerror})", 2) from None
+
+
+def _sha256(root, rel):
+    return hashlib.sha256(_read(root, rel, "rb")).hexdigest()
+
+
+def code_hash(root, rel):
+    """A hash of a source file's code, not of its comments or layout: C++
+    by its tokens, Python by its syntax tree without docstrings."""
+    text = _read(root, rel)
+    if rel.endswith(".py"):
+        tree = ast.parse(text, rel)
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                    and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+        text = ast.dump(tree)
+    else:
+        text = "\n".join(codeversion.tokens(text))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def class_decks(root, apps):
+    """{inputs/<app>/<class>.yaml: sha256} of the scored mini-apps."""
+    return {f"inputs/{app}/{cls}.yaml": _sha256(root, f"inputs/{app}/{cls}.yaml")
+            for app in apps for cls in rules.CLASSES}
+
+
+def deck_keys(apps, bin_dir):
+    """{app: {key: [rule, default]}} of each mini-app's deck schema: what a
+    run may change, and what a class deck runs where it sets no value."""
+    keys = {}
+    for app in apps:
+        schema = docgen.deck_schema(docgen.executable(app, bin_dir))
+        keys[app] = {path: [node.get("x-rules"), node.get("default")]
+                     for path, node in sorted(rules.schema_keys(schema))}
+    return keys
+
+
+def record(root, bin_dir):
+    """The release file's content for the checkout at `root`."""
+    reference = load_reference(os.path.join(root, DEFAULT_REFERENCE))
+    apps = sorted({r["app"] for r in reference["rows"]})
+    weights = load_weights(os.path.join(root, DEFAULT_WEIGHTS), apps)
+    return {
+        "karma_release": RELEASE_FORMAT,
+        "version": __version__,
+        "reference": {"file": DEFAULT_REFERENCE.replace(os.sep, "/"),
+                      "sha256": _sha256(root, DEFAULT_REFERENCE),
+                      "name": reference["name"]},
+        "classes": {"classes": list(rules.CLASSES), "weak": rules.WEAK_CLASS,
+                    "scored": list(rules.SCORED_CLASSES), "tiers": list(rules.TIERS)},
+        "class_decks": class_decks(root, apps),
+        "campaigns": {f"campaigns/procurement/{c}": _sha256(root, f"campaigns/procurement/{c}")
+                      for c in CAMPAIGNS},
+        "weights": {app: round(w, 12) for app, w in weights.items()},
+        "rules": {"version": _rules_version(root),
+                  "code": {rel: code_hash(root, rel) for rel in RULES_CODE},
+                  "deck_keys": deck_keys(apps, bin_dir)},
+    }
+
+
+def _rules_version(root):
+    """run_rules_version of the C++ (karma/run_rules.hpp)."""
+    toks = codeversion.tokens(_read(root, RULES_CODE[1]))
+    for i, tok in enumerate(toks[:-2]):
+        if tok == "run_rules_version" and toks[i + 1] == "=":
+            return toks[i + 2].strip('"')
+    raise ToolError(f"{RULES_CODE[1]}: no run_rules_version", 2)
+
+
+def _differences(frozen, now, where=""):
+    """The paths at which two records differ, each with both values."""
+    if isinstance(frozen, dict) and isinstance(now, dict):
+        found = []
+        for key in sorted(set(frozen) | set(now)):
+            path = f"{where}.{key}" if where else key
+            if key not in now:
+                found.append(f"{path}: gone (the release has {json.dumps(frozen[key])[:80]})")
+            elif key not in frozen:
+                found.append(f"{path}: new ({json.dumps(now[key])[:80]}), not in the release")
+            else:
+                found += _differences(frozen[key], now[key], path)
+        return found
+    if frozen != now:
+        return [f"{where}: {json.dumps(now)[:80]}, the release has {json.dumps(frozen)[:80]}"]
+    return []
+
+
+def kernel_drift(reference, root):
+    """The reference's kernels whose code version the checkout's sources no
+    longer give: one line each (none when every kernel is the reference's)."""
+    hashes, found = {}, []
+    for row in reference["rows"]:
+        name = f"{row['app']}/{row['class']}/{row['case']}/{row['work']}"
+        codes = row.get("codes")
+        if not codes:
+            found.append(f"{name}: the reference does not record what its kernels' code "
+                         "versions are made of (made before 1.0.0)")
+            continue
+        if row["app"] not in hashes:
+            hashes[row["app"]] = codeversion.source_hashes(
+                codeversion.app_sources(root, row["app"]))
+        for code in codes:
+            missing = [s for s in code["symbols"] if s not in hashes[row["app"]]]
+            if missing:
+                found.append(f"{name}: code_version {code['version']}: {missing[0]} is no "
+                             "longer defined")
+                continue
+            _, now = codeversion.combine([hashes[row["app"]][s] for s in code["symbols"]],
+                                         code["launch"])
+            if now != code["version"]:
+                found.append(f"{name}: code_version {now}, the reference's {code['version']} "
+                             f"({', '.join(code['symbols'])})")
+    return found
+
+
+def check(root, bin_dir):
+    """(the release's version, [what differs from it]) for the checkout."""
+    path = os.path.join(root, RELEASE_FILE)
+    if not os.path.isfile(path):
+        raise ToolError(f"{RELEASE_FILE}: no such file", 2)
+    frozen = read_json(path)
+    if not isinstance(frozen, dict) or frozen.get("karma_release") != RELEASE_FORMAT:
+        raise ToolError(f"{RELEASE_FILE}: not a release file (karma_release: "
+                        f"{RELEASE_FORMAT})", 2)
+    found = _differences(frozen, record(root, bin_dir))
+    found += kernel_drift(load_reference(os.path.join(root, DEFAULT_REFERENCE)), root)
+    return frozen.get("version"), found
