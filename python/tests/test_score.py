@@ -6,11 +6,12 @@ rounds each, scaled where a test needs another machine."""
 import copy
 import json
 import os
+import shutil
 
 import pytest
 
-from conftest import ROOT, tool
-from karma_tools.lib import archive
+from conftest import ROOT, build_bin, tool
+from karma_tools.lib import archive, codeversion as cv, figure, release
 
 ARCHIVE = os.path.join(ROOT, "results", "comparisons", "h100-versions", "h100-d60080f.tar.xz")
 # job of the archive (round 1): the tier its run is given
@@ -482,11 +483,14 @@ PROCUREMENT = os.path.join(ROOT, "results", "procurement")
 SHIPPED = os.path.join(ROOT, "campaigns", "procurement", "reference.json")
 
 
-def test_the_shipped_reference_is_the_committed_h100_bundle(tmp_path):
+def test_the_shipped_reference_is_the_committed_release_bundle(tmp_path):
+    """karma 1.0.0's reference: the reportable campaign on an H200 node from
+    a fresh clone of the release's code."""
     with open(SHIPPED) as f:
         shipped = json.load(f)
     out = tmp_path / "ref.json"
-    r = tool("karma-score", "reference", os.path.join("results", "procurement", "h100.tar.xz"),
+    r = tool("karma-score", "reference",
+             os.path.join("results", "procurement", "h200-1.0.0.tar.xz"),
              "-o", out, "--name", shipped["name"], cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text()) == shipped
@@ -495,7 +499,7 @@ def test_the_shipped_reference_is_the_committed_h100_bundle(tmp_path):
 def test_the_procurement_readme_gives_the_committed_scores(tmp_path):
     """results/procurement/README.md's score table, made again from the
     committed bundles against the shipped reference (the default)."""
-    sets = {"h100-again": "h100-again.tar.xz", "h200": "h200.tar.xz"}
+    sets = {"h100-0.2.0": "h100.tar.xz", "h200-0.2.0": "h200.tar.xz"}
     r, doc = score_default(tmp_path, *(f"{k}={os.path.join(PROCUREMENT, v)}"
                                        for k, v in sets.items()))
     assert r.returncode == 0, r.stderr
@@ -538,13 +542,23 @@ def test_rows_of_other_code_than_the_reference_are_marked(reference, tmp_path):
     assert all(not t["code_changed"] for t in doc["sets"][0]["tiers"].values())
 
 
-def test_karma_compare_gives_karma_score_s_figure_for_a_pair(tmp_path):
-    """The committed H100 and H200 bundles: karma-score of the H200 against
-    the shipped reference (made from the H100 bundle) and karma-compare of
-    the pair print one procurement figure; compare's own mean is named as
-    not being it."""
+@pytest.fixture
+def h100_reference(tmp_path):
+    """karma 0.2.0's reference, made from its H100 bundle."""
+    out = tmp_path / "h100-reference.json"
+    r = tool("karma-score", "reference", os.path.join(PROCUREMENT, "h100.tar.xz"), "-o", out,
+             "--name", "H100 node")
+    assert r.returncode == 0, r.stderr
+    return str(out)
+
+
+def test_karma_compare_gives_karma_score_s_figure_for_a_pair(tmp_path, h100_reference):
+    """The committed H100 and H200 bundles of 0.2.0: karma-score of the H200
+    against a reference made from the H100 bundle and karma-compare of the
+    pair print one procurement figure; compare's own mean is named as not
+    being it."""
     h100, h200 = (os.path.join(PROCUREMENT, f"{n}.tar.xz") for n in ("h100", "h200"))
-    r, doc = score_default(tmp_path, f"h200={h200}")
+    r, doc = score(tmp_path, h100_reference, f"h200={h200}")
     assert r.returncode == 0, r.stderr
     record = doc["sets"][0]["record"]
     assert record["complete"] and record["verdict"] == "better than the reference"
@@ -569,7 +583,7 @@ def test_karma_compare_gives_karma_score_s_figure_for_a_pair(tmp_path):
         assert all(q in words for q in quoted) and "procurement figure" in words, page
 
 
-def test_part_of_a_set_gets_no_overall(tmp_path):
+def test_part_of_a_set_gets_no_overall(tmp_path, h100_reference):
     """The stream results alone of the H200 bundle: INCOMPLETE in the first
     line, the missing rows listed, stream's score and no overall, exit 1."""
     import tarfile
@@ -577,7 +591,7 @@ def test_part_of_a_set_gets_no_overall(tmp_path):
         members = [m for m in tar.getmembers() if m.isfile() and m.name.startswith(
             "results/stream")]
         tar.extractall(tmp_path / "stream-only", members=members)
-    r, doc = score_default(tmp_path, f"h200={tmp_path / 'stream-only'}")
+    r, doc = score(tmp_path, h100_reference, f"h200={tmp_path / 'stream-only'}")
     assert r.returncode == 1, r.stderr
     first = r.stdout.splitlines()[0]
     assert first.startswith("# karma score: INCOMPLETE (h200 lacks ") and \
@@ -591,12 +605,12 @@ def test_part_of_a_set_gets_no_overall(tmp_path):
     assert "**1." not in r.stdout and "**0." not in r.stdout
 
 
-def test_the_decision_page_of_the_committed_h200_bundle(tmp_path):
+def test_the_decision_page_of_the_committed_h200_bundle(tmp_path, h100_reference):
     """karma-score --page: the verdict, the figure with its interval, a
     chart beside the page, the apps' table and the disclosure."""
     page = tmp_path / "page.md"
-    r, doc = score_default(tmp_path, f"h200={os.path.join(PROCUREMENT, 'h200.tar.xz')}",
-                           "--page", page)
+    r, doc = score(tmp_path, h100_reference, f"h200={os.path.join(PROCUREMENT, 'h200.tar.xz')}",
+                   "--page", page)
     assert r.returncode == 0, r.stderr
     text = page.read_text()
     record = doc["sets"][0]["record"]
@@ -642,3 +656,93 @@ def test_versions_of_another_scheme_than_the_references_are_not_compared(referen
     assert "Rows whose code versions another scheme made than the reference's" in r.stdout
     ref = json.loads(open(path).read())
     assert all("code_scheme" not in row for row in ref["rows"])
+
+
+# --- the release (karma-score release) ---------------------------------------------------
+# The checkout is the release its release file records (docs/run-rules.md#releases),
+# and any change to what a score is made of is named, with what such a change needs.
+
+_HASHES = {}
+
+
+def head_hashes(app):
+    if app not in _HASHES:
+        _HASHES[app] = cv.source_hashes(cv.app_sources(ROOT, app))
+    return _HASHES[app]
+
+
+def as_of_head(job, doc):
+    """The kernels' code of this scheme, their versions as this checkout's
+    sources give them (the archive's results are of an older scheme)."""
+    hashes = head_hashes(doc["app"])
+    for k in doc["kernels"]:
+        if "code_version" not in k:
+            continue
+        symbols = [s for s in k["code"]["symbols"] if s in hashes] or \
+            [min(s for s in hashes if s.startswith(f"karma::{doc['app']}::"))]
+        source, version = cv.combine([hashes[s] for s in symbols], k["code"]["launch"])
+        k["code"] = {"scheme": cv.SCHEME, "symbols": symbols, "launch": k["code"]["launch"],
+                     "source": source}
+        k["code_version"] = version
+
+
+def copy_of_checkout(dest):
+    """What the release check reads, copied: sources, decks, campaigns."""
+    for part in ("common", "miniapps", "inputs", "campaigns"):
+        shutil.copytree(os.path.join(ROOT, part), dest / part,
+                        ignore=shutil.ignore_patterns("build*", "tests"))
+    lib = dest / "python" / "src" / "karma_tools" / "lib"
+    lib.mkdir(parents=True)
+    shutil.copy(os.path.join(ROOT, "python", "src", "karma_tools", "lib", "rules.py"), lib)
+    return dest
+
+
+def edit(path, old, new):
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_this_checkout_is_the_release():
+    """Fails on any change to a class deck, a reportable campaign, a class,
+    a weight, a rule or a scored kernel's code: such a change is a new
+    release, with a new reference."""
+    r = tool("karma-score", "release", "--bin-dir", build_bin())
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "is karma 1.0.0's release" in r.stdout
+
+
+def test_a_reference_records_what_its_code_versions_are_made_of(tmp_path):
+    out = tmp_path / "ref.json"
+    r = tool("karma-score", "reference", make_set(tmp_path / "set", edit=as_of_head), "-o", out)
+    assert r.returncode == 0, r.stderr
+    ref = figure.load_reference(str(out))
+    assert all(row["code_versions"] == [c["version"] for c in row["codes"]]
+               for row in ref["rows"])
+    assert release.kernel_drift(ref, ROOT) == []
+    # The same reference against sources whose stream Copy changed.
+    root = copy_of_checkout(tmp_path / "checkout")
+    edit(root / "miniapps" / "stream" / "stream_basics.hpp", "c = in[0]; }",
+         "c = in[0] + T(0); }")
+    drift = release.kernel_drift(ref, str(root))
+    assert drift and all(line.startswith("stream/") and "karma::stream::Copy" in line
+                         for line in drift), drift
+    ref["rows"][0].pop("codes")
+    assert "does not record" in release.kernel_drift(ref, ROOT)[0]
+
+
+def test_what_differs_from_the_release_is_named(tmp_path):
+    root = copy_of_checkout(tmp_path / "checkout")
+    assert release.check(str(root), build_bin()) == ("1.0.0", [])
+    edit(root / "inputs" / "mgs" / "large.yaml", "32", "33")
+    edit(root / "campaigns" / "procurement" / "score-weights.txt", "0.24", "0.25")
+    edit(root / "common" / "runtime" / "src" / "run_rules.cpp", '"weak"', '"weaker"')
+    edit(root / "python" / "src" / "karma_tools" / "lib" / "rules.py",
+         "# The large deck on", "# The large deck, run on")  # a comment: no change
+    version, found = release.check(str(root), build_bin())
+    assert version == "1.0.0"
+    where = {line.split(":")[0] for line in found}
+    weights = {w for w in where if w.startswith("weights.")}
+    assert len(weights) == 5  # normalised by their sum: every app's moves
+    assert where - weights == {"class_decks.inputs/mgs/large.yaml",
+                               "rules.code.common/runtime/src/run_rules.cpp"}, found

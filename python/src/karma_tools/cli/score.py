@@ -127,7 +127,7 @@ def release_main(argv):
         f"{release.RELEASE_FILE} records: the class decks, the reportable campaigns, the "
         "classes and tiers, the weights, the rules (version, code, each deck key's rule and "
         "default), the shipped reference, and the code version of every kernel the "
-        "reference timed, computed from the sources (docs/release.md).")
+        "reference timed, computed from the sources (docs/run-rules.md#releases).")
     p.add_argument("--bin-dir", metavar="DIR", help="a build's bin/ (or an installed "
                    "PREFIX/bin) whose karma-<app> --help=json gives the deck keys "
                    "(default: PATH)")

@@ -1,5 +1,5 @@
 """The release: what a karma version fixes about its score, and whether a
-checkout still is that release (docs/release.md).
+checkout still is that release (docs/run-rules.md#releases).
 
 A score means the same in every bid only while everything it is made of
 stays as the release froze it: the class decks, the reportable campaigns,
@@ -30,7 +30,7 @@ CAMPAIGNS = ("reportable.yaml", "reportable-host.yaml", "weak.yaml")
 RULES_CODE = ("common/runtime/src/run_rules.cpp", "common/runtime/include/karma/run_rules.hpp",
               "python/src/karma_tools/lib/rules.py")
 NEEDS = "such a change needs a new version, a new reference and a CHANGELOG entry " \
-    "(docs/release.md)"
+    "(docs/run-rules.md#releases)"
 
 
 def _read(root, rel, mode="r"):
