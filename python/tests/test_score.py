@@ -11,7 +11,9 @@ import shutil
 import pytest
 
 from conftest import ROOT, build_bin, tool
+from karma_tools.cli import score as score_cli
 from karma_tools.lib import archive, codeversion as cv, figure, release
+from karma_tools.lib.core import ToolError
 
 ARCHIVE = os.path.join(ROOT, "results", "comparisons", "h100-versions", "h100-d60080f.tar.xz")
 # job of the archive (round 1): the tier its run is given
@@ -746,3 +748,6 @@ def test_what_differs_from_the_release_is_named(tmp_path):
     assert len(weights) == 5  # normalised by their sum: every app's moves
     assert where - weights == {"class_decks.inputs/mgs/large.yaml",
                                "rules.code.common/runtime/src/run_rules.cpp"}, found
+    # Such a checkout is not written as the same version's release.
+    with pytest.raises(ToolError, match="karma 1.0.0 is released and this checkout differs"):
+        score_cli._same_version_unchanged(str(root), release.record(str(root), build_bin()))

@@ -146,6 +146,7 @@ def release_main(argv):
                 raise ToolError(f"{drift[0]}: the reference was not made by this code "
                                 f"({len(drift)} row(s)); make it again first", 2)
             doc = release.record(root, args.bin_dir)
+            _same_version_unchanged(root, doc)
             atomic_write(os.path.join(root, release.RELEASE_FILE),
                          json.dumps(doc, indent=2) + "\n")
             print(f"{PROGRAM}: wrote {release.RELEASE_FILE} (karma {doc['version']})",
@@ -162,6 +163,18 @@ def release_main(argv):
         return 0
 
     return main_wrapper(PROGRAM, run)
+
+
+def _same_version_unchanged(root, doc):
+    """A release file is rewritten only for a new version, or unchanged:
+    a change under a released version's name would make two of it."""
+    path = os.path.join(root, release.RELEASE_FILE)
+    if not os.path.isfile(path):
+        return
+    version, found = release.check(root, None, now=doc)
+    if version == doc["version"] and found:
+        raise ToolError(f"{release.RELEASE_FILE}: karma {version} is released and this "
+                        f"checkout differs from it ({found[0]}); raise the version first", 2)
 
 
 def score_main(argv):

@@ -159,8 +159,9 @@ def kernel_drift(reference, root):
     return found
 
 
-def check(root, bin_dir):
-    """(the release's version, [what differs from it]) for the checkout."""
+def check(root, bin_dir, now=None):
+    """(the release's version, [what differs from it]) for the checkout
+    (`now`: its record, where it is made already)."""
     path = os.path.join(root, RELEASE_FILE)
     if not os.path.isfile(path):
         raise ToolError(f"{RELEASE_FILE}: no such file", 2)
@@ -168,6 +169,6 @@ def check(root, bin_dir):
     if not isinstance(frozen, dict) or frozen.get("karma_release") != RELEASE_FORMAT:
         raise ToolError(f"{RELEASE_FILE}: not a release file (karma_release: "
                         f"{RELEASE_FORMAT})", 2)
-    found = _differences(frozen, record(root, bin_dir))
+    found = _differences(frozen, now or record(root, bin_dir))
     found += kernel_drift(load_reference(os.path.join(root, DEFAULT_REFERENCE)), root)
     return frozen.get("version"), found
