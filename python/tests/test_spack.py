@@ -6,7 +6,9 @@ karma-stream. scripts/spack/spack.yaml and karma-spack-check, which checks an
 environment's karma specs against the recipe."""
 
 import importlib.util
+import json
 import os
+import subprocess
 import sys
 import types
 
@@ -246,7 +248,24 @@ def test_source_addresses_come_from_the_site(recipe):
     module, _ = load_recipe({"KARMA_GIT": "/srv/git/karma.git", "KARMA_HOMEPAGE": "file:///srv"})
     assert module.Karma.git == "/srv/git/karma.git" and module.Karma.homepage == "file:///srv"
     versions = [(args, kwargs) for k, args, kwargs in load_recipe()[1] if k == "version"]
-    assert versions == [(("main",), {"branch": "main"})]
+    assert versions[0] == (("main",), {"branch": "main"})
+    assert [args for args, _ in versions] == [("main",), ("1.0.0",)]
+
+
+def test_a_release_version_is_the_commit_of_that_release(recipe):
+    """karma@1.0.0 builds the commit whose release file is 1.0.0's."""
+    releases = [v[1:] for v in recipe[1] if v[0] == "version" and v[1] != ("main",)]
+    assert releases
+    for args, kwargs in releases:
+        shown = subprocess.run(["git", "-C", ROOT, "show", f"{kwargs['commit']}:"
+                                "campaigns/procurement/release.json"],
+                               capture_output=True, text=True)
+        shallow = subprocess.run(["git", "-C", ROOT, "rev-parse", "--is-shallow-repository"],
+                                 capture_output=True, text=True)
+        if shown.returncode != 0 and (shallow.returncode != 0 or shallow.stdout.strip() == "true"):
+            pytest.skip("not a whole git checkout: the release's commit cannot be read")
+        assert shown.returncode == 0, shown.stderr
+        assert json.loads(shown.stdout)["version"] == args[0]
 
 
 def test_post_install_test_runs_a_small_deck_and_validates_it(recipe, tmp_path, stream_exe,

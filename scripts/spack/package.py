@@ -40,6 +40,8 @@ class Karma(CMakePackage, CudaPackage, ROCmPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
+    # The frozen release (CHANGELOG.md): its code, reference and release file.
+    version("1.0.0", commit="b1ab27aec60ce24e80983545e71c61cd9262397b", preferred=True)
 
     variant("mpi", default=True, description="MPI, one rank per device (off: a single-rank suite)")
     variant("tests", default=False, description="Build the unit and integration tests")
