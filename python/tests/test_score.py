@@ -750,4 +750,5 @@ def test_what_differs_from_the_release_is_named(tmp_path):
                                "rules.code.common/runtime/src/run_rules.cpp"}, found
     # Such a checkout is not written as the same version's release.
     with pytest.raises(ToolError, match="karma 1.0.0 is released and this checkout differs"):
-        score_cli._same_version_unchanged(str(root), release.record(str(root), build_bin()))
+        score_cli._same_version_unchanged(
+            str(root), release.record(str(root), build_bin(), release.shipped_reference(str(root))))

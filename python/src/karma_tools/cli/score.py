@@ -140,12 +140,12 @@ def release_main(argv):
         if not os.path.isdir(os.path.join(root, "inputs")):
             raise ToolError(f"{PROGRAM} release reads a checkout's sources; {root} is none", 2)
         if args.write:
-            drift = release.kernel_drift(figure.load_reference(
-                os.path.join(root, figure.DEFAULT_REFERENCE)), root)
+            reference = release.shipped_reference(root)
+            drift = release.kernel_drift(reference, root)
             if drift:
                 raise ToolError(f"{drift[0]}: the reference was not made by this code "
                                 f"({len(drift)} row(s)); make it again first", 2)
-            doc = release.record(root, args.bin_dir)
+            doc = release.record(root, args.bin_dir, reference)
             _same_version_unchanged(root, doc)
             atomic_write(os.path.join(root, release.RELEASE_FILE),
                          json.dumps(doc, indent=2) + "\n")
@@ -168,12 +168,10 @@ def release_main(argv):
 def _same_version_unchanged(root, doc):
     """A release file is rewritten only for a new version, or unchanged:
     a change under a released version's name would make two of it."""
-    path = os.path.join(root, release.RELEASE_FILE)
-    if not os.path.isfile(path):
-        return
-    version, found = release.check(root, None, now=doc)
-    if version == doc["version"] and found:
-        raise ToolError(f"{release.RELEASE_FILE}: karma {version} is released and this "
+    frozen = release.released(root)
+    found = release.differences(frozen, doc) if frozen else []
+    if found and frozen.get("version") == doc["version"]:
+        raise ToolError(f"{release.RELEASE_FILE}: karma {doc['version']} is released and this "
                         f"checkout differs from it ({found[0]}); raise the version first", 2)
 
 

@@ -33,17 +33,19 @@ NEEDS = "such a change needs a new version, a new reference and a CHANGELOG entr
     "(docs/run-rules.md#releases)"
 
 
-def _read(root, rel, mode="r"):
+def _read(root, rel):
     try:
-        with open(os.path.join(root, rel), mode, **({} if "b" in mode else
-                                                    {"encoding": "utf-8"})) as f:
+        with open(os.path.join(root, rel), encoding="utf-8") as f:
             return f.read()
     except OSError as e:
         raise ToolError(f"{rel}: cannot read ({e.strerror})", 2) from None
 
 
 def _sha256(root, rel):
-    return hashlib.sha256(_read(root, rel, "rb")).hexdigest()
+    try:
+        return rules.sha256_of(os.path.join(root, rel))
+    except OSError as e:
+        raise ToolError(f"{rel}: cannot read ({e.strerror})", 2) from None
 
 
 def code_hash(root, rel):
@@ -81,9 +83,13 @@ def deck_keys(apps, bin_dir):
     return keys
 
 
-def record(root, bin_dir):
-    """The release file's content for the checkout at `root`."""
-    reference = load_reference(os.path.join(root, DEFAULT_REFERENCE))
+def shipped_reference(root):
+    return load_reference(os.path.join(root, DEFAULT_REFERENCE))
+
+
+def record(root, bin_dir, reference):
+    """The release file's content for the checkout at `root`, whose shipped
+    reference is `reference`."""
     apps = sorted({r["app"] for r in reference["rows"]})
     weights = load_weights(os.path.join(root, DEFAULT_WEIGHTS), apps)
     return {
@@ -113,7 +119,7 @@ def _rules_version(root):
     raise ToolError(f"{RULES_CODE[1]}: no run_rules_version", 2)
 
 
-def _differences(frozen, now, where=""):
+def differences(frozen, now, where=""):
     """The paths at which two records differ, each with both values."""
     if isinstance(frozen, dict) and isinstance(now, dict):
         found = []
@@ -124,7 +130,7 @@ def _differences(frozen, now, where=""):
             elif key not in frozen:
                 found.append(f"{path}: new ({json.dumps(now[key])[:80]}), not in the release")
             else:
-                found += _differences(frozen[key], now[key], path)
+                found += differences(frozen[key], now[key], path)
         return found
     if frozen != now:
         return [f"{where}: {json.dumps(now)[:80]}, the release has {json.dumps(frozen)[:80]}"]
@@ -159,16 +165,23 @@ def kernel_drift(reference, root):
     return found
 
 
-def check(root, bin_dir, now=None):
-    """(the release's version, [what differs from it]) for the checkout
-    (`now`: its record, where it is made already)."""
+def released(root):
+    """The checkout's release file, checked to be one; None where it has none."""
     path = os.path.join(root, RELEASE_FILE)
     if not os.path.isfile(path):
-        raise ToolError(f"{RELEASE_FILE}: no such file", 2)
+        return None
     frozen = read_json(path)
     if not isinstance(frozen, dict) or frozen.get("karma_release") != RELEASE_FORMAT:
         raise ToolError(f"{RELEASE_FILE}: not a release file (karma_release: "
                         f"{RELEASE_FORMAT})", 2)
-    found = _differences(frozen, now or record(root, bin_dir))
-    found += kernel_drift(load_reference(os.path.join(root, DEFAULT_REFERENCE)), root)
-    return frozen.get("version"), found
+    return frozen
+
+
+def check(root, bin_dir):
+    """(the release's version, [what differs from it]) for the checkout."""
+    frozen = released(root)
+    if frozen is None:
+        raise ToolError(f"{RELEASE_FILE}: no such file", 2)
+    reference = shipped_reference(root)
+    found = differences(frozen, record(root, bin_dir, reference))
+    return frozen.get("version"), found + kernel_drift(reference, root)
