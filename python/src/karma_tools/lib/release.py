@@ -48,6 +48,39 @@ def _sha256(root, rel):
         raise ToolError(f"{rel}: cannot read ({e.strerror})", 2) from None
 
 
+def _string_parts(node):
+    """An f-string or format spec as its parts, literal text merged: Pythons
+    split and wrap these differently (3.12 adds empty literals, 3.13 gives a
+    plain format spec as a Constant), though the code is the same."""
+    parts = []  # literal text as str, a field as its tree_text in a tuple
+    for value in node.values if isinstance(node, ast.JoinedStr) else [node]:
+        if not isinstance(value, ast.Constant):
+            parts.append((tree_text(value),))
+        elif parts and isinstance(parts[-1], str):
+            parts[-1] += value.value
+        elif value.value != "":
+            parts.append(value.value)
+    return f"JoinedStr([{', '.join(repr(p) if isinstance(p, str) else p[0] for p in parts)}])"
+
+
+def tree_text(node):
+    """A syntax tree as text that stays the same from one Python to the next:
+    ast.dump does not (3.12 added an empty type_params to every function),
+    so fields left empty or None, the ones a newer Python adds, are left out."""
+    if isinstance(node, ast.JoinedStr):
+        return _string_parts(node)
+    if isinstance(node, ast.FormattedValue) and node.format_spec is not None:
+        return f"FormattedValue(value={tree_text(node.value)}, conversion={node.conversion}, " \
+            f"format_spec={_string_parts(node.format_spec)})"
+    if isinstance(node, ast.AST):
+        fields = (f"{name}={tree_text(value)}" for name, value in ast.iter_fields(node)
+                  if value is not None and value != [])
+        return f"{type(node).__name__}({', '.join(fields)})"
+    if isinstance(node, list):
+        return f"[{', '.join(tree_text(item) for item in node)}]"
+    return repr(node)
+
+
 def code_hash(root, rel):
     """A hash of a source file's code, not of its comments or layout: C++
     by its tokens, Python by its syntax tree without docstrings."""
@@ -60,7 +93,7 @@ def code_hash(root, rel):
                     and isinstance(body[0].value, ast.Constant) \
                     and isinstance(body[0].value.value, str):
                 node.body = body[1:] or [ast.Pass()]
-        text = ast.dump(tree)
+        text = tree_text(tree)
     else:
         text = "\n".join(codeversion.tokens(text))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
