@@ -266,6 +266,12 @@ def test_a_release_version_is_the_commit_of_that_release(recipe):
             pytest.skip("not a whole git checkout: the release's commit cannot be read")
         assert shown.returncode == 0, shown.stderr
         assert json.loads(shown.stdout)["version"] == args[0]
+        # The checkout's own release: its release file as that commit froze it.
+        with open(os.path.join(ROOT, "campaigns", "procurement", "release.json")) as f:
+            now = json.load(f)
+        if now["version"] == args[0]:
+            assert json.loads(shown.stdout) == now, f"{args[0]}: release.json differs " \
+                f"from the one at {kwargs['commit']}"
 
 
 def test_post_install_test_runs_a_small_deck_and_validates_it(recipe, tmp_path, stream_exe,

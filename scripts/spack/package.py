@@ -41,7 +41,7 @@ class Karma(CMakePackage, CudaPackage, ROCmPackage):
 
     version("main", branch="main")
     # The frozen release (CHANGELOG.md): its code, reference and release file.
-    version("1.0.0", commit="b1ab27aec60ce24e80983545e71c61cd9262397b", preferred=True)
+    version("1.0.0", commit="714c33acdaf4a0b56a7c36d0d27707cbe142accd", preferred=True)
 
     variant("mpi", default=True, description="MPI, one rank per device (off: a single-rank suite)")
     variant("tests", default=False, description="Build the unit and integration tests")
