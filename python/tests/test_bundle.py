@@ -525,7 +525,7 @@ def test_a_bundle_without_a_reportable_result_is_not_reportable(tmp_path, cpu_ca
         f"procurement score weighs have no reportable figure: {', '.join(scored_rows())}")
 
 
-@pytest.mark.parametrize("name", ["h100", "h200", "h200-1.0.0"])
+@pytest.mark.parametrize("name", ["h100", "h200", "h200-1.0.0", "h200-1.0.0-again"])
 def test_the_committed_bundles_are_valid_and_reportable(name):
     path = os.path.join(ROOT, "results", "procurement", f"{name}.tar.xz")
     r = check(path)
