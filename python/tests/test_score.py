@@ -515,6 +515,15 @@ def test_the_procurement_readme_gives_the_committed_scores(tmp_path):
                 f"{t[f]:.3f}" for f in ("score", "per_watt")) + " | " + " | ".join(
                 f"{t['classes'][c]['score']:.3f}" for c in ("small", "medium", "large")) + " |"
             assert line in text, line
+    # The pages that quote the second H200's figure against 1.0.0's reference.
+    record = next(s["record"] for s in doc["sets"] if s["label"] == "h200-1.0.0-again")
+    quoted = (f"{record['figure']:.3f}", f"{record['interval'][0]:.3f}-"
+              f"{record['interval'][1]:.3f}")
+    for page in ("README.md", "results/README.md", "docs/score.md",
+                 "results/procurement/README.md"):
+        with open(os.path.join(ROOT, page), encoding="utf-8") as f:
+            words = " ".join(f.read().split())
+        assert all(q in words for q in quoted), page
 
 
 def score_default(tmp_path, *sets):
