@@ -517,10 +517,16 @@ def test_the_procurement_readme_gives_the_committed_scores(tmp_path):
             assert line in text, line
     # The pages that quote the second H200's figure against 1.0.0's reference.
     record = next(s["record"] for s in doc["sets"] if s["label"] == "h200-1.0.0-again")
+    assert_pages_quote(record, "README.md", "results/README.md", "docs/score.md",
+                       "results/procurement/README.md")
+
+
+def assert_pages_quote(record, *pages, words_too=()):
+    """Each page quotes the record's figure with its rounds' interval (line
+    breaks free), and the words given."""
     quoted = (f"{record['figure']:.3f}", f"{record['interval'][0]:.3f}-"
-              f"{record['interval'][1]:.3f}")
-    for page in ("README.md", "results/README.md", "docs/score.md",
-                 "results/procurement/README.md"):
+              f"{record['interval'][1]:.3f}", *words_too)
+    for page in pages:
         with open(os.path.join(ROOT, page), encoding="utf-8") as f:
             words = " ".join(f.read().split())
         assert all(q in words for q in quoted), page
@@ -586,13 +592,9 @@ def test_karma_compare_gives_karma_score_s_figure_for_a_pair(tmp_path, h100_refe
     assert f"| h200 | **{shown}** | better than the reference |" in text
     assert "## Weighted geometric mean of paired ratios (not the procurement figure)" in text
     # the pages that quote a figure for the pair quote this one, with its interval
-    quoted = (f"{record['figure']:.3f}", f"{record['interval'][0]:.3f}-"
-              f"{record['interval'][1]:.3f}")
-    for page in ("README.md", "results/README.md", "results/procurement/README.md",
-                 "results/comparisons/h100-vs-h200/README.md"):
-        with open(os.path.join(ROOT, page), encoding="utf-8") as f:
-            words = " ".join(f.read().split())
-        assert all(q in words for q in quoted) and "procurement figure" in words, page
+    assert_pages_quote(record, "README.md", "results/README.md", "results/procurement/README.md",
+                       "results/comparisons/h100-vs-h200/README.md",
+                       words_too=("procurement figure",))
 
 
 def test_part_of_a_set_gets_no_overall(tmp_path, h100_reference):
