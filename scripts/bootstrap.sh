@@ -22,14 +22,15 @@
 #
 # Kokkos is looked for in this order:
 #   a. $Kokkos_ROOT, then $Kokkos_DIR, if set: a Kokkos the user names always wins.
-#   b. OpenMP with --kokkos debian (the default for OpenMP unless
-#      KARMA_KOKKOS_SOURCE is set): Kokkos 3.4.01 (OpenMP + Serial) in
+#   b. OpenMP with --kokkos debian (chosen by default only where the pinned
+#      release's source cannot be had: no finished install, no
+#      KARMA_KOKKOS_SOURCE and no download): Kokkos 3.4.01 (OpenMP + Serial) in
 #      $CACHE/kokkos-3.4.01-openmp, built once from the copy inside Debian's
 #      own `trilinos` source package (apt runs with private state; the
 #      system's apt configuration is not touched, and root is not needed);
 #      only if that fails, Debian's binary libtrilinos-kokkos-dev (Serial
 #      ONLY) with a repaired CMake config in $CACHE/kokkos-3.4.01-serial-debian.
-#   c. CUDA, HIP, or OpenMP with --kokkos pinned: the pinned Kokkos release
+#   c. CUDA, HIP, and OpenMP by default: the pinned Kokkos release
 #      (KOKKOS_PINNED below) built with that backend and architecture into
 #      $CACHE/kokkos-<version>-<backend>[-<arch>], from, in order:
 #      $KARMA_KOKKOS_SOURCE (a source tree or a release tarball), else a
@@ -70,6 +71,7 @@ REQUIRED_PACKAGES=(
     openmpi-bin
     libyaml-cpp-dev
     libgtest-dev
+    libbenchmark-dev  # Google Benchmark: karma-microbench's runner
     nlohmann-json3-dev
     libopenblas-dev   # CBLAS dgemv, karma-matvec's CPU reference
     xz-utils          # Debian source tarballs
@@ -145,10 +147,11 @@ Options:
   --arch NAME   the device architecture, instead of reading it from the
                 device: sm_90, 90, 9.0 or HOPPER90; gfx90a or AMD_GFX90A;
                 for OpenMP a Kokkos CPU name (NATIVE, SPR, ZEN4, ...)
-  --kokkos K    debian: Kokkos $KOKKOS_VERSION from Debian (OpenMP only; the
-                default for OpenMP); pinned: Kokkos $KOKKOS_PINNED built here
-                (the default for CUDA and HIP, and for OpenMP when
-                KARMA_KOKKOS_SOURCE is set)
+  --kokkos K    pinned: Kokkos $KOKKOS_PINNED built here (the default, for
+                OpenMP too wherever its source can be had: an earlier
+                install, KARMA_KOKKOS_SOURCE or a download); debian: Kokkos
+                $KOKKOS_VERSION from Debian (OpenMP only; the default's
+                offline fallback where the pinned source cannot be had)
   --no-kokkos   only install packages; print nothing
   --arborx      also install ArborX $ARBORX_PINNED (from KARMA_ARBORX_SOURCE) into
                 the pinned Kokkos' prefix, for karma-contact's arborx storage
@@ -884,6 +887,23 @@ find_pinned_kokkos() {
     RESULT=$prefix
 }
 
+# True where the pinned Kokkos can be had without KARMA_KOKKOS_SOURCE: a
+# finished install in the cache, or its release reachable for download.
+# Otherwise the OpenMP default falls back to Debian's Kokkos, and says so.
+pinned_source_at_hand() {
+    local prefix
+    prefix=$(karma_cache)/kokkos-$KOKKOS_PINNED-$BACKEND
+    complete_install "$prefix" && return 0
+    if command -v curl >/dev/null &&
+        curl -fsIL --retry 1 --connect-timeout 10 -o /dev/null "$KOKKOS_PINNED_URL" 2>/dev/null; then
+        return 0
+    fi
+    log "Kokkos $KOKKOS_PINNED: no install in $prefix, no KARMA_KOKKOS_SOURCE, and no download" \
+        "of its release; falling back to Debian's Kokkos $KOKKOS_VERSION (set KARMA_KOKKOS_SOURCE" \
+        "to the release tarball to build $KOKKOS_PINNED)"
+    return 1
+}
+
 find_debian_kokkos() {
     local cache prefix fallback
     cache=$(karma_cache)
@@ -1025,8 +1045,9 @@ main() {
     if ((want_kokkos)) && ! user_kokkos; then
         choose_backend "$backend" "$arch"
         if [[ -z $kokkos ]]; then
-            kokkos=debian
-            [[ $BACKEND != openmp || -n ${KARMA_KOKKOS_SOURCE:-} || -n $ARCH || $want_arborx == 1 ]] && kokkos=pinned
+            kokkos=pinned
+            [[ $BACKEND == openmp && -z ${KARMA_KOKKOS_SOURCE:-} && -z $ARCH && $want_arborx == 0 ]] &&
+                ! pinned_source_at_hand && kokkos=debian
         fi
         if [[ $kokkos == debian ]]; then
             [[ $BACKEND == openmp ]] || die 2 "--kokkos debian is OpenMP only; $BACKEND needs --kokkos pinned"

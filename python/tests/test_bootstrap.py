@@ -355,3 +355,39 @@ def test_a_failed_arborx_install_keeps_its_log_and_is_not_reused(machine, tmp_pa
         assert "this stand-in does not configure" in f.read()
     assert not (kokkos / ".arborx-complete").exists()
     assert r.stdout == ""
+
+
+def debian_kokkos_in(cache):
+    """A finished Kokkos 3.4.01 from Debian's source in the cache."""
+    prefix = cache / "kokkos-3.4.01-openmp"
+    (prefix / "lib" / "cmake" / "Kokkos").mkdir(parents=True)
+    (prefix / "lib" / "cmake" / "Kokkos" / "KokkosConfig.cmake").write_text("")
+    (prefix / ".complete").write_text("kokkos 3.4.01 (openmp), a stand-in\n")
+    return prefix
+
+
+def test_openmp_takes_the_pinned_kokkos_where_it_can_be_had(machine, tmp_path):
+    """On a CPU the default is the pinned Kokkos, as on a GPU: a finished
+    install is reused, with no source named and no download."""
+    env, stand_in = machine
+    stand_in("dpkg-query", "echo installed")
+    stand_in("curl", "exit 6")
+    debian_kokkos_in(tmp_path / "cache")
+    pinned = pinned_kokkos_in(tmp_path / "cache")
+    r = run(env, "--backend", "openmp")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(pinned)
+    assert "falling back" not in r.stderr
+
+
+def test_openmp_falls_back_to_debian_kokkos_offline_and_says_so(machine, tmp_path):
+    """Without the pinned source (no install, no KARMA_KOKKOS_SOURCE, no
+    download) the OpenMP default is Debian's Kokkos, named on stderr."""
+    env, stand_in = machine
+    stand_in("dpkg-query", "echo installed")
+    stand_in("curl", "exit 6")
+    debian = debian_kokkos_in(tmp_path / "cache")
+    r = run(env, "--backend", "openmp")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(debian)
+    assert "falling back to Debian's Kokkos 3.4.01" in r.stderr
