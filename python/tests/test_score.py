@@ -6,14 +6,16 @@ rounds each, scaled where a test needs another machine."""
 import copy
 import json
 import os
+import re
 import shutil
+import subprocess
 
 import pytest
 
-from conftest import ROOT, build_bin, tool
+from conftest import ROOT, build_bin, miniapp, tool
 from karma_tools.cli import score as score_cli
 from karma_tools.lib import archive, codeversion as cv, figure, release
-from karma_tools.lib.core import ToolError
+from karma_tools.lib.core import ToolError, __version__, atomic_write
 
 ARCHIVE = os.path.join(ROOT, "results", "comparisons", "h100-versions", "h100-d60080f.tar.xz")
 # job of the archive (round 1): the tier its run is given
@@ -717,13 +719,47 @@ def edit(path, old, new):
     path.write_text(text.replace(old, new, 1))
 
 
-def test_this_checkout_is_the_release():
-    """Fails on any change to a class deck, a reportable campaign, a class,
-    a weight, a rule or a scored kernel's code: such a change is a new
-    release, with a new reference."""
+def released_versions():
+    """{version: commit} of the releases Spack's recipe names."""
+    with open(os.path.join(ROOT, "scripts", "spack", "package.py")) as f:
+        return dict(re.findall(r'version\("([0-9.]+)", commit="([0-9a-f]{40})"', f.read()))
+
+
+def whole_history_or_skip(commit):
+    shown = subprocess.run(["git", "-C", ROOT, "cat-file", "-e", f"{commit}^{{commit}}"],
+                           capture_output=True, text=True)
+    if shown.returncode != 0:
+        pytest.skip(f"not a whole git checkout: {commit} cannot be read")
+
+
+def test_each_release_is_intact_at_its_own_commit():
+    """A release stays as frozen in git: at its commit, its class decks,
+    campaigns, classes, weights, rules and kernels are what its release file
+    records, whatever HEAD has become (the deck keys need a build of it)."""
+    releases = released_versions()
+    assert "1.0.0" in releases
+    for version, commit in releases.items():
+        whole_history_or_skip(commit)
+        r = tool("karma-score", "release", "--at", commit)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert f"commit {commit} is karma {version}'s release" in r.stdout
+        assert "deck keys are not compared" in r.stdout
+
+
+def test_a_development_version_claims_no_release():
+    """HEAD between releases: the version says -dev everywhere, and the
+    release check names what differs from the last release without failing."""
+    assert __version__.endswith("-dev")
     r = tool("karma-score", "release", "--bin-dir", build_bin())
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "is karma 1.0.0's release" in r.stdout
+    assert f"this checkout is karma {__version__}, a development version that claims no " \
+        "release" in r.stdout
+    out = subprocess.run([miniapp("stream"), "--version"], capture_output=True, text=True)
+    assert __version__ in out.stdout, out.stdout
+    with open(os.path.join(ROOT, "python", "pyproject.toml")) as f:  # PEP 440's spelling
+        assert f'version = "{__version__.replace("-dev", ".dev0")}"' in f.read()
+    r = tool("karma-score", "release", "--write", "--bin-dir", build_bin())
+    assert r.returncode == 2 and "is a development version, no release" in r.stderr
 
 
 def test_a_reference_records_what_its_code_versions_are_made_of(tmp_path):
@@ -747,21 +783,27 @@ def test_a_reference_records_what_its_code_versions_are_made_of(tmp_path):
 
 def test_what_differs_from_the_release_is_named(tmp_path):
     root = copy_of_checkout(tmp_path / "checkout")
-    assert release.check(str(root), build_bin()) == ("1.0.0", [])
+    # This checkout's own record as its release file (HEAD claims no release).
+    atomic_write(str(root / release.RELEASE_FILE), json.dumps(release.record(
+        str(root), build_bin(), release.shipped_reference(str(root)))))
+    # What HEAD's kernels already differ from the shipped reference's.
+    version, drift = release.check(str(root), build_bin())
+    assert version == __version__ and all(line.count("/") >= 3 for line in drift), drift
     edit(root / "inputs" / "mgs" / "large.yaml", "32", "33")
     edit(root / "campaigns" / "procurement" / "score-weights.txt", "0.24", "0.25")
     edit(root / "common" / "runtime" / "src" / "run_rules.cpp", '"weak"', '"weaker"')
     edit(root / "python" / "src" / "karma_tools" / "lib" / "rules.py",
          "# The large deck on", "# The large deck, run on")  # a comment: no change
     version, found = release.check(str(root), build_bin())
-    assert version == "1.0.0"
+    found = [line for line in found if line not in drift]
+    assert version == __version__
     where = {line.split(":")[0] for line in found}
     weights = {w for w in where if w.startswith("weights.")}
     assert len(weights) == 5  # normalised by their sum: every app's moves
     assert where - weights == {"class_decks.inputs/mgs/large.yaml",
                                "rules.code.common/runtime/src/run_rules.cpp"}, found
     # Such a checkout is not written as the same version's release.
-    with pytest.raises(ToolError, match="karma 1.0.0 is released and this checkout differs"):
+    with pytest.raises(ToolError, match=f"karma {__version__} is released and this checkout"):
         score_cli._same_version_unchanged(
             str(root), release.record(str(root), build_bin(), release.shipped_reference(str(root))))
 

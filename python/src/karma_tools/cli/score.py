@@ -5,6 +5,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 from ..lib import bundle, figure, page, release
 from ..lib.core import CHECKOUT, ToolError, __version__, atomic_write, main_wrapper, write_all
 from ..lib.figure import (DEFAULT_REFERENCE, DEFAULT_WEIGHTS, KINDS, default_weights,
@@ -133,13 +134,21 @@ def release_main(argv):
                    "(default: PATH)")
     p.add_argument("--write", action="store_true", help="write the release file from this "
                    "checkout instead (making a release: every kernel must be the reference's)")
+    p.add_argument("--at", metavar="REV", help="check the release as git holds it at commit "
+                   "REV (a release's own commit) instead of this checkout's files; its deck "
+                   "keys only with --bin-dir of a build of REV")
     args = p.parse_args(argv)
+    if args.at and args.write:
+        p.error("--at checks a commit; --write writes this checkout's release file")
 
     def run():
         root = os.path.normpath(CHECKOUT)
         if not os.path.isdir(os.path.join(root, "inputs")):
             raise ToolError(f"{PROGRAM} release reads a checkout's sources; {root} is none", 2)
         if args.write:
+            if __version__.endswith("-dev"):
+                raise ToolError(f"karma {__version__} is a development version, no release: "
+                                "set the release's version first", 2)
             reference = release.shipped_reference(root)
             drift = release.kernel_drift(reference, root)
             if drift:
@@ -152,14 +161,32 @@ def release_main(argv):
             print(f"{PROGRAM}: wrote {release.RELEASE_FILE} (karma {doc['version']})",
                   file=sys.stderr)
             return 0
-        version, found = release.check(root, args.bin_dir)
+        if args.at:
+            with tempfile.TemporaryDirectory() as tmp:
+                version, found = release.check(release.tree_at(root, args.at, tmp),
+                                               args.bin_dir, args.bin_dir is not None)
+            if args.bin_dir is None:
+                print(f"{PROGRAM}: the deck keys are not compared: --bin-dir names no build "
+                      f"of {args.at}")
+        else:
+            version, found = release.check(root, args.bin_dir)
         for line in found:
             print(f"{PROGRAM}: {line}")
+        if not args.at and __version__ != version:
+            if not __version__.endswith("-dev"):
+                raise ToolError(f"this checkout says karma {__version__}, but "
+                                f"{release.RELEASE_FILE} is karma {version}'s: write the "
+                                "release file (--write)", 1)
+            print(f"{PROGRAM}: this checkout is karma {__version__}, a development version "
+                  f"that claims no release; it differs from karma {version}'s release in "
+                  f"{len(found)} way(s) (above); check {version} at its own commit with --at")
+            return 0
+        what = f"commit {args.at}" if args.at else "this checkout"
         if found:
-            print(f"{PROGRAM}: {len(found)} difference(s) from karma {version}'s release "
-                  f"({release.RELEASE_FILE}): {release.NEEDS}")
+            print(f"{PROGRAM}: {len(found)} difference(s) of {what} from karma {version}'s "
+                  f"release ({release.RELEASE_FILE}): {release.NEEDS}")
             return 1
-        print(f"{PROGRAM}: this checkout is karma {version}'s release")
+        print(f"{PROGRAM}: {what} is karma {version}'s release")
         return 0
 
     return main_wrapper(PROGRAM, run)

@@ -8,7 +8,7 @@ import shutil
 import sys
 
 # Kept equal to project(VERSION) in the top-level CMakeLists.txt (a test checks).
-__version__ = "1.0.0"
+__version__ = "1.1.0-dev"
 
 # The package's folder (python/src/karma_tools: its schemas/ is package
 # data) and the checkout that holds it, where it is one.

@@ -16,6 +16,8 @@ import ast
 import hashlib
 import json
 import os
+import subprocess
+import tarfile
 
 from .core import ToolError, __version__
 from . import codeversion, docgen, rules
@@ -120,9 +122,9 @@ def shipped_reference(root):
     return load_reference(os.path.join(root, DEFAULT_REFERENCE))
 
 
-def record(root, bin_dir, reference):
+def record(root, bin_dir, reference, deck_keys_too=True):
     """The release file's content for the checkout at `root`, whose shipped
-    reference is `reference`."""
+    reference is `reference` (its deck keys left empty without deck_keys_too)."""
     apps = sorted({r["app"] for r in reference["rows"]})
     weights = load_weights(os.path.join(root, DEFAULT_WEIGHTS), apps)
     return {
@@ -139,7 +141,7 @@ def record(root, bin_dir, reference):
         "weights": {app: round(w, 12) for app, w in weights.items()},
         "rules": {"version": _rules_version(root),
                   "code": {rel: code_hash(root, rel) for rel in RULES_CODE},
-                  "deck_keys": deck_keys(apps, bin_dir)},
+                  "deck_keys": deck_keys(apps, bin_dir) if deck_keys_too else {}},
     }
 
 
@@ -210,11 +212,41 @@ def released(root):
     return frozen
 
 
-def check(root, bin_dir):
-    """(the release's version, [what differs from it]) for the checkout."""
+def check(root, bin_dir, deck_keys_too=True):
+    """(the release's version, [what differs from it]) for the checkout;
+    without deck_keys_too, the deck keys are not compared (no build of the
+    checkout's code to read them from)."""
     frozen = released(root)
     if frozen is None:
         raise ToolError(f"{RELEASE_FILE}: no such file", 2)
     reference = shipped_reference(root)
-    found = differences(frozen, record(root, bin_dir, reference))
-    return frozen.get("version"), found + kernel_drift(reference, root)
+    now = record(root, bin_dir if deck_keys_too else None, reference, deck_keys_too)
+    # The checkout's own version is the caller's to judge (a development
+    # version differs from the last release by design).
+    now["version"] = frozen.get("version")
+    if not deck_keys_too:
+        now["rules"]["deck_keys"] = frozen.get("rules", {}).get("deck_keys")
+    return frozen.get("version"), differences(frozen, now) + kernel_drift(reference, root)
+
+
+# What the release check reads of a checkout.
+CHECKED_PATHS = ("common", "miniapps", "inputs", "campaigns", "python/src/karma_tools/lib/rules.py")
+
+
+def tree_at(checkout, rev, dest):
+    """The files the release check reads, as git holds them at `rev` of
+    `checkout`, written under `dest` (a release stays in git: its commit is
+    checked as it was frozen, whatever the checkout has become)."""
+    archive = os.path.join(dest, "tree.tar")
+    with open(archive, "wb") as out:
+        made = subprocess.run(["git", "-C", checkout, "archive", "--format=tar", rev, "--",
+                               *CHECKED_PATHS], stdout=out, stderr=subprocess.PIPE, text=False)
+    if made.returncode != 0:
+        reason = made.stderr.decode(errors="replace").strip().splitlines()
+        raise ToolError(f"--at {rev}: git cannot give that commit's files"
+                        f" ({reason[-1] if reason else 'git failed'})", 2)
+    root = os.path.join(dest, "tree")
+    with tarfile.open(archive) as tar:
+        tar.extractall(root, filter="data") if hasattr(tarfile, "data_filter") \
+            else tar.extractall(root)
+    return root
