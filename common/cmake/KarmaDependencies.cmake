@@ -10,7 +10,8 @@ if(NOT _karma_cache)
   endif()
 endif()
 find_package(Kokkos 3.4 REQUIRED
-  HINTS "${_karma_cache}/kokkos-3.4.01-openmp" "${_karma_cache}/kokkos-3.4.01-serial-debian")
+  HINTS "${_karma_cache}/kokkos-4.6.01-openmp" "${_karma_cache}/kokkos-3.4.01-openmp"
+        "${_karma_cache}/kokkos-3.4.01-serial-debian")
 message(STATUS "karma: Kokkos ${Kokkos_VERSION} from ${Kokkos_DIR}")
 
 # A Kokkos built with its CUDA backend as a CMake language compiles every
@@ -111,6 +112,14 @@ if(TARGET yaml-cpp::yaml-cpp)
 else()
   set(KARMA_YAML_TARGET yaml-cpp)  # yaml-cpp 0.7 exports an unnamespaced target
 endif()
+
+# Google Benchmark: karma-microbench measures with it (its runner, its
+# flags) and writes its results through a reporter of the suite's.
+karma_dependency(benchmark PACKAGE benchmark VERSION 1.7 SOURCE_VERSION 1.7.1
+  URL https://github.com/google/benchmark/archive/refs/tags/v1.7.1.tar.gz
+  SHA256 6430e4092653380d9dc4ccb45a1e2dc9259d581f4866dc0759713126056bc1d7
+  OPTIONS BENCHMARK_ENABLE_TESTING=OFF BENCHMARK_ENABLE_GTEST_TESTS=OFF
+          BENCHMARK_ENABLE_WERROR=OFF BENCHMARK_ENABLE_INSTALL=ON BENCHMARK_INSTALL_DOCS=OFF)
 
 if(KARMA_ENABLE_MPI)
   # The C API only: the deprecated C++ bindings (libmpi_cxx) are not needed.

@@ -15,7 +15,8 @@
 #   3. The pinned release downloaded from URL, checked against SHA256.
 # OPTIONS are set before the library's own CMakeLists.txt runs (its tests off,
 # its install rules on where karma's exported targets need them).
-# Sets KARMA_<NAME>_ORIGIN to "system", "source" or "download".
+# Sets KARMA_<NAME>_ORIGIN to "system", "source" or "download", and
+# KARMA_<NAME>_VERSION to the version found or built.
 include(FetchContent)
 if(POLICY CMP0135)
   cmake_policy(SET CMP0135 NEW)  # extracted files get the time of extraction
@@ -31,6 +32,7 @@ function(karma_dependency name)
   if(${D_PACKAGE}_FOUND)
     message(STATUS "karma: ${D_PACKAGE} ${${D_PACKAGE}_VERSION} from the system")
     set(KARMA_${upper}_ORIGIN system PARENT_SCOPE)
+    set(KARMA_${upper}_VERSION "${${D_PACKAGE}_VERSION}" PARENT_SCOPE)
     return()
   endif()
 
@@ -68,4 +70,5 @@ function(karma_dependency name)
   endif()
   FetchContent_MakeAvailable(${name})
   set(KARMA_${upper}_ORIGIN ${origin} PARENT_SCOPE)
+  set(KARMA_${upper}_VERSION "${D_SOURCE_VERSION}" PARENT_SCOPE)
 endfunction()

@@ -30,7 +30,7 @@ auto pick_kernel(Karma karma, KarmaByref karma_byref, KarmaParallel karma_parall
     return karma_byref;
 }
 
-// pick_kernel over the five kernels kernels.hpp names after `stem` (for
+// pick_kernel over the five kernels microbench_kernels.hpp names after `stem` (for
 // sum3d: sum3d_karma, sum3d_karma_byref, sum3d_karma_parallel,
 // sum3d_raw<Layout>, sum3d_raw_parallel<Layout>). A macro because only the
 // preprocessor can form the names; each becomes a generic lambda.

@@ -14,7 +14,7 @@
 // Sum3D/serial/right/static/20x20x20/karma, its variant the benchmark's name.
 #pragma once
 
-#include "checks.hpp"
+#include "microbench_verify.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -29,7 +29,7 @@ namespace karma::microbench {
 
 enum class Extents { fixed, mixed, dynamic };
 // karma_byref: karma's serial loops on the caller's arrays, without the local
-// unmanaged copy karma's kernels make (kernels.hpp, unmanaged()): what that
+// unmanaged copy karma's kernels make (microbench_kernels.hpp, unmanaged()): what that
 // copy saves.
 enum class Impl { karma, raw, karma_byref };
 enum class Where { serial, parallel };
@@ -162,7 +162,7 @@ struct Arm {
 // One benchmark: what it is, what a call moves, and how an arm of it is made.
 struct Benchmark {
   const char* family = "";
-  const char* stem = "";  // the kernels' names in kernels.hpp: sum3d_karma, ...
+  const char* stem = "";  // the kernels' names in microbench_kernels.hpp: sum3d_karma, ...
   Where where = Where::serial;
   const char* layout = "";
   Extents extents = Extents::dynamic;
@@ -181,7 +181,7 @@ struct Benchmark {
   nlohmann::json launch() const;
 };
 
-// The qualified names an arm runs: its kernel (kernels.hpp) and call_times.
+// The qualified names an arm runs: its kernel (microbench_kernels.hpp) and call_times.
 std::vector<std::string> code_of(const Benchmark& b, Impl impl);
 
 // expected_sum(), computed once per seed and shape.

@@ -119,6 +119,17 @@ std::string run_settings_summary(const RunSettings& run) {
          std::to_string(run.warmup) + " warm-up(s)";
 }
 
+namespace {
+// The run section as the harness applied it, beside the app's problem and
+// in its summary, unless the app records what it applied (microbench:
+// Google Benchmark's repetitions).
+void record_run(const RunSettings& run, Report& report) {
+  if (report.problem.contains("repetitions")) return;
+  record_run_settings(run, report.problem);
+  report.summary += run_settings_summary(run);
+}
+}  // namespace
+
 bool Report::passed() const {
   for (const auto& c : checks)
     if (!c.passed()) return false;
@@ -585,9 +596,7 @@ int run_main(int argc, char** argv, const App& app) {
                   ranks[static_cast<std::size_t>(comm::rank())]["device"], hostname());
     Report report = app.run(context);
     energy::finish();
-    // The run section as the harness applied it, beside the app's problem.
-    record_run_settings(context.run, report.problem);
-    report.summary += run_settings_summary(context.run);
+    record_run(context.run, report);
     const nlohmann::json energy_ranks = allgather_json(energy::describe());
     inject_failure_at("verification");
     // Results are written only once every rank has its report: a rank that

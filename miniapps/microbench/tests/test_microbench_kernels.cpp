@@ -1,8 +1,8 @@
 // karma-microbench's kernels and checks on small, non-cubic arrays: every
 // kernel, karma and raw, serial and parallel, both layouts, against answers
 // computed from the indices; and every check catching a corrupted element.
-#include "checks.hpp"
-#include "kernels.hpp"
+#include "microbench_kernels.hpp"
+#include "microbench_verify.hpp"
 
 #include <gtest/gtest.h>
 #include <Kokkos_Core.hpp>

@@ -7,7 +7,7 @@
 // exact in int and double whatever the order: results are compared exactly.
 #pragma once
 
-#include "kernels.hpp"
+#include "microbench_kernels.hpp"
 
 #include <Kokkos_Core.hpp>
 
