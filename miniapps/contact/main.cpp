@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -42,6 +43,20 @@ struct StepRecord {
   nlohmann::json json;
 };
 
+// The checksums of a storage's lists and statistics after its whole step,
+// held until its rebuild and sweeps, which the checks read in full, give
+// theirs: the two must agree.
+struct StepSums {
+  bool have = false, complete = false;  // complete: no row left past capacity
+  std::uint64_t pairs = 0, stats = 0;
+};
+
+// A planted row fault (run.inject_fault self or foreign) is put into the
+// checked lists alone, after the whole step ran.
+bool planted_in_rows(const Scene& s) {
+  return s.last && (s.run.inject_fault == "self" || s.run.inject_fault == "foreign");
+}
+
 // Before a storage's timed sweeps: run.inject_fault self or foreign at the
 // last step, in the last storage; then run.warmup untimed sweeps.
 void before_sweeps(Scene& s, NeighbourStorage& st, bool last_storage) {
@@ -54,13 +69,18 @@ void before_sweeps(Scene& s, NeighbourStorage& st, bool last_storage) {
 // the first storage's (check_storage), the bytes its sweeps read, and its
 // part of the step's record.
 void check_sweeps(Scene& s, NeighbourStorage& st, std::size_t index, StepRecord& step,
-                  Tallies& tally) {
+                  Tallies& tally, StepSums& whole) {
   s.trace(("stats " + st.name).c_str());
   StorageRecord& rec = s.record(st);
   rec.peak_bytes = std::max(rec.peak_bytes, st.bytes());
   const SignatureSummary sum =
       check_storage(s.cfg, index, st, s.b_z, s.blocks.boxes, s.blocks.stats, s.arrays, step.checks,
                     tally, rec, s.trace);
+  if (whole.have && !planted_in_rows(s) &&
+      (!whole.complete || sum.entries < 0 || whole.pairs != rec.pair_checksums.back() ||
+       whole.stats != rec.stats_checksums.back()))
+    ++tally.whole_steps_differ;
+  whole.have = false;
   if (sum.entries < 0) return;  // rows past capacity: nothing to count
   // Effective bytes of one sweep: the storage's own structure for the rows
   // it holds, plus the four results per row.
@@ -73,12 +93,55 @@ void check_sweeps(Scene& s, NeighbourStorage& st, std::size_t index, StepRecord&
                         {"bytes", st.bytes()}};
 }
 
+// A storage's whole step as an application runs it (contact.step_timing
+// whole): its rebuild, every phase back to back, then its sweeps, timed as
+// one execution between two fences. The whole steps run before every
+// rebuild variant, so that a step's grows land in them; after each, its
+// lists' and statistics' checksums are kept for check_sweeps.
+Variant whole_step(Scene& s, NeighbourStorage& st, StepSums& sums) {
+  Variant v;
+  v.name = st.name + ".step";
+  v.implementation = st.implementation;
+  v.variant = st.name;
+  v.run = [&s, &st] {
+    rebuild(s, st, /*phases=*/false);
+    for (std::int64_t k = 0; k < s.cfg.sweeps; ++k) st.row_stats(s.blocks.stats);
+  };
+  v.fom = {FigureOfMerit::From::count_rate, 0, "pairs/s", 1, FigureOfMerit::Time::mean};
+  v.code = st.build_code;
+  if (st.uses_cells) v.code.push_back("karma::contact::bin");
+  v.code.insert(v.code.end(), st.stats_code.begin(), st.stats_code.end());
+  v.after_turn = [&s, &st, &sums] {
+    if (!s.timing) return;
+    if (s.last && s.run.inject_fault == "whole-step" && &st == &s.storages.front())
+      st.inject(s.cfg.shape.elements_a, /*self=*/true, s.cfg.shape.elements);
+    sums = {true, st.overflowed_rows() == 0, 0, 0};
+    if (!sums.complete) return;
+    st.signatures(s.arrays.current);
+    sums.pairs = summarize_signatures(s.arrays.current).checksum;
+    sums.stats = stats_checksum(s.blocks.stats, s.arrays.ids);
+  };
+  const auto saved = std::make_shared<StorageRecord>();
+  v.before_window = [&s, &st, saved] {
+    *saved = s.record(st);
+    s.timing = s.last = false;
+  };
+  v.after_window = [&s, &st, saved] { s.record(st) = *saved; };
+  return v;
+}
+
 // The storages as the harness's variants, two each: the rebuild, once a
 // step, and the row-statistics sweeps, `sweeps` a step, each storage
-// checked after its sweeps. A step's work changes as block B moves, so a
-// figure is all the work over all its time.
-std::vector<Variant> storage_variants(Scene& s, StepRecord& step, Tallies& tally) {
+// checked after its sweeps; with whole steps, each storage's whole step
+// first (whole_step). A step's work changes as block B moves, so a figure
+// is all the work over all its time.
+std::vector<Variant> storage_variants(Scene& s, StepRecord& step, Tallies& tally,
+                                      std::vector<StepSums>& sums) {
   std::vector<Variant> variants;
+  sums.assign(s.storages.size(), StepSums{});
+  if (s.cfg.whole_steps)
+    for (std::size_t k = 0; k < s.storages.size(); ++k)
+      variants.push_back(whole_step(s, s.storages[k], sums[k]));
   for (std::size_t k = 0; k < s.storages.size(); ++k) {
     NeighbourStorage& st = s.storages[k];
     Variant build;
@@ -108,8 +171,8 @@ std::vector<Variant> storage_variants(Scene& s, StepRecord& step, Tallies& tally
     stats.per_step = s.cfg.sweeps;
     const bool last_storage = k + 1 == s.storages.size();
     stats.before_turn = [&s, &st, last_storage] { before_sweeps(s, st, last_storage); };
-    stats.after_turn = [&s, &st, &step, &tally, k] {
-      if (s.timing) check_sweeps(s, st, k, step, tally);
+    stats.after_turn = [&s, &st, &step, &tally, &sums, k] {
+      if (s.timing) check_sweeps(s, st, k, step, tally, sums[k]);
     };
     variants.push_back(std::move(build));
     variants.push_back(std::move(stats));
@@ -161,6 +224,8 @@ RunTotals set_work(Scene& s, const StepLog& log, std::int64_t steps,
   run.elements = static_cast<double>(s.cfg.shape.elements);
   for (std::size_t k = 0; k < s.storages.size(); ++k) {
     StorageRecord& rec = s.record(s.storages[k]);
+    rec.rank_peak_bytes = comm::max(rec.peak_bytes);
+    rec.rank_rows = comm::max(static_cast<std::int64_t>(s.rows));
     if (s.part) {
       rec.stats_bytes = comm::sum(rec.stats_bytes);
       rec.peak_bytes = comm::sum(rec.peak_bytes);
@@ -169,8 +234,11 @@ RunTotals set_work(Scene& s, const StepLog& log, std::int64_t steps,
       comm::sum_wrapping_in_place(rec.stats_checksums.data(),
                                   static_cast<std::int64_t>(rec.stats_checksums.size()));
     }
-    variants[2 * k].fom.count = run.pairs_all / run.steps_timed;
-    variants[2 * k + 1].bytes = rec.stats_bytes * run.ranks / (run.steps_timed * run.sweeps);
+    const std::size_t first = s.cfg.whole_steps ? s.storages.size() : 0;
+    variants[first + 2 * k].fom.count = run.pairs_all / run.steps_timed;
+    variants[first + 2 * k + 1].bytes =
+        rec.stats_bytes * run.ranks / (run.steps_timed * run.sweeps);
+    if (s.cfg.whole_steps) variants[k].fom.count = run.pairs_all / run.steps_timed;
   }
   return run;
 }
@@ -184,6 +252,10 @@ Report make_report(const Context& ctx, Scene& s, std::vector<KernelResult> kerne
   Report report;
   // Partitioned ranks hold parts of one mesh: their checksums differ by design.
   report.checks = verification_checks(cfg, log.tally, s.part ? 0 : ranks_differing(s.records));
+  // The whole steps ran first in every step; in the results they follow
+  // the rebuild and sweeps of every storage.
+  const auto whole = static_cast<std::ptrdiff_t>(cfg.whole_steps ? s.storages.size() : 0);
+  std::rotate(kernels.begin(), kernels.begin() + whole, kernels.end());
   std::size_t linked_list = kernels.size();
   for (std::size_t k = 0; k < s.storages.size(); ++k)
     if (s.storages[k].kind == Storage::linked_list) linked_list = 2 * k;
@@ -196,9 +268,19 @@ Report make_report(const Context& ctx, Scene& s, std::vector<KernelResult> kerne
     const StorageRecord& rec = s.record(st);
     describe_build(kernels[2 * k], phases_json(s.phases, st, s.part.has_value()), rec, ll(0));
     describe_stats(kernels[2 * k + 1], run, ll(1));
-    describe_step(kernels[2 * k], kernels[2 * k + 1], cfg.sweeps);
+    describe_step(kernels[2 * k], kernels[2 * k + 1], cfg.sweeps,
+                  cfg.whole_steps ? &kernels[2 * s.storages.size() + k] : nullptr);
     storages_json[st.name] =
         storage_json(st.kind, rec, run.elements, log.total_entries / run.steps_timed);
+    if (st.kind != Storage::dynamic) continue;
+    storages_json[st.name]["growth"] = growth_json(rec, cfg.growth_factor);
+    const double bound =
+        std::max(static_cast<double>(rec.first_capacity),
+                 std::ceil(cfg.growth_factor * static_cast<double>(rec.largest_row)));
+    report.checks.push_back({"growth bound",
+                             "dynamic rows' final capacity over the larger of the first "
+                             "capacity and growth_factor x the longest row",
+                             static_cast<double>(rec.final_capacity) / bound, 1});
   }
   report.kernels = std::move(kernels);
   report.problem = problem_json(s, est, log, storages_json, run.steps_timed, dynamic_layout);
@@ -210,7 +292,7 @@ Report make_report(const Context& ctx, Scene& s, std::vector<KernelResult> kerne
     print_decomposition(report.problem["decomposition"]);
   }
   if (ctx.verbose()) {
-    print_table(report.kernels);
+    print_table(report.kernels, s.storages.size());
     std::printf("pairs per step (last): %.0f, longest row %s\n",
                 log.per_step.empty() ? 0.0 : log.per_step.back()["pairs"].get<double>(),
                 log.per_step.empty() ? "-" : log.per_step.back()["max_row"].dump().c_str());
@@ -250,7 +332,8 @@ Report run_typed(const Context& ctx, const Config& cfg) {
   StepRecord step;
   StepLog log;
   RunTotals run;
-  std::vector<Variant> variants = storage_variants(scene, step, log.tally);
+  std::vector<StepSums> sums;
+  std::vector<Variant> variants = storage_variants(scene, step, log.tally, sums);
   // run.warmup warm-up steps at the start position first (the harness runs
   // them): kernels loaded, caches and pools warm.
   Steps steps;

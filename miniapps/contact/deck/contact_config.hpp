@@ -28,6 +28,12 @@ struct Config {
   // exchanged every step) or replicated (every rank its own copy).
   bool partitioned = false;
   int list_stripes = 1;
+  // dynamic-ragged: a row past capacity grows every row to at least this
+  // factor times the capacity (contact.growth_factor; 1: to the longest row).
+  double growth_factor = 1.5;
+  // contact.step_timing whole: each storage's step is also run and timed as
+  // one (its .step kernel); kernels: a step is the sum of its kernels' means.
+  bool whole_steps = true;
 };
 
 // The timed steps: 1 .. steps, or the start position alone when steps is 0.

@@ -42,6 +42,17 @@ inline Schema contact_schema() {
             "dynamic-ragged: first capacity of a row; the linked-list pool and the compressed "
             "values start with N x capacity entries too",
             1);
+  s.number("contact.growth_factor", 1.5,
+           "dynamic-ragged: when a row outgrows the capacity, every row's capacity grows to the "
+           "larger of the longest row and this factor times the capacity, as a vector grows, so "
+           "that a run reallocates a few times at most (1: to the longest row alone, as karma "
+           "1.0 did)",
+           1.0, 4.0);
+  s.choice("contact.step_timing", "whole", {"whole", "kernels"},
+           "whole: each storage's step, its rebuild and sweeps, is also run as an application "
+           "runs it and timed as one, between two fences (the <storage>.step kernels: the step "
+           "figures); kernels: a step's figure is the sum of its rebuild's and sweeps' own fenced "
+           "means, as karma 1.0 timed it. Either way each kernel keeps its own fenced samples");
   s.integer("contact.seed", 2021, "seed of the node perturbations", 0);
   s.number("contact.cell_size", 1.0, "edge of a search cell, in units of block A's element size",
            0.25, 16.0);
@@ -77,14 +88,17 @@ inline Schema contact_schema() {
              "element of B's bottom layer whose rows are not sampled)"},
             {"ghost",
              "partitioned: the first ghost each rank sends each neighbour is left out of the "
-             "exchange"}});
+             "exchange"},
+            {"whole-step",
+             "at the last step, a self-pair in one entry of the first storage's whole step "
+             "(contact.step_timing: whole), which its rebuild then builds anew"}});
   s.retired("contact.inject_fault", "use run.inject_fault (the same choices)", "none");
   s.stepped_run_section(1,
                         "untimed rebuilds and sweeps at the start position before the timed steps");
   // What a reportable run may change (docs/run-rules.md).
-  s.rule(karma::Rule::tuning,
-         {"contact.storage", "contact.search", "contact.capacity", "contact.cell_size",
-          "contact.dynamic_layout", "contact.lanes", "contact.list_stripes"});
+  s.rule(karma::Rule::tuning, {"contact.storage", "contact.search", "contact.capacity",
+                               "contact.cell_size", "contact.dynamic_layout", "contact.lanes",
+                               "contact.list_stripes", "contact.growth_factor"});
   return s;
 }
 
@@ -138,9 +152,13 @@ inline Config read_config(const Deck& deck, const RunSettings& run) {
   const std::int64_t stripes = deck.integer("contact.list_stripes");
   c.list_stripes = stripes > 0 ? static_cast<int>(stripes) : (on_gpu ? 4096 : 1);
   c.partitioned = deck.string("contact.decomposition") == "partitioned";
+  c.growth_factor = deck.number("contact.growth_factor");
+  c.whole_steps = deck.string("contact.step_timing") == "whole";
   const std::string& fault = run.inject_fault;
   if (fault == "ghost" && !c.partitioned)
     deck.fail("run.inject_fault", "ghost needs contact.decomposition: partitioned");
+  if (fault == "whole-step" && !c.whole_steps)
+    deck.fail("run.inject_fault", "whole-step needs contact.step_timing: whole");
   if (c.partitioned && fault != "none" && fault != "ghost")
     deck.fail("run.inject_fault", "a partitioned run injects none or ghost, not " + fault);
   if (c.partitioned) {

@@ -103,11 +103,12 @@ std::vector<NeighbourStorage> make_storages(const Config& cfg, Index rows) {
   const std::int64_t first_entries = N * cfg.capacity;
   std::vector<NeighbourStorage> storages;
   for (Storage s : cfg.storages)
-    storages.push_back(
-        s == Storage::linked_list ? linked_list_storage(N, first_entries, cfg.list_stripes)
-        : s == Storage::csr       ? csr_storage(N, first_entries, cfg.lanes)
-        : s == Storage::dynamic   ? dynamic_storage<Dynamic>(N, cfg.capacity, cfg.lanes)
-                                  : arborx_storage(arborx_float_exact(cfg), cfg.lanes));
+    storages.push_back(s == Storage::linked_list
+                           ? linked_list_storage(N, first_entries, cfg.list_stripes)
+                       : s == Storage::csr ? csr_storage(N, first_entries, cfg.lanes)
+                       : s == Storage::dynamic
+                           ? dynamic_storage<Dynamic>(N, cfg.capacity, cfg.lanes, cfg.growth_factor)
+                           : arborx_storage(arborx_float_exact(cfg), cfg.lanes));
   return storages;
 }
 
@@ -222,12 +223,16 @@ inline void bin_boxes(Scene& s, const std::function<void(const char*)>& trace = 
     drop_from_cells(s.blocks.cells, static_cast<int>(s.search_fault));
 }
 
-// One execution of a storage's rebuild variant: everything from the step's
-// boxes to its lists. Its phases are timed in the timed steps, each in a
-// Kokkos Tools region of its own.
-inline void rebuild(Scene& s, NeighbourStorage& st) {
+// One execution of a storage's rebuild: everything from the step's boxes to
+// its lists. With `phases` (the rebuild variant), its phases are timed in
+// the timed steps, each fenced and in a Kokkos Tools region of its own; a
+// whole step runs them back to back.
+inline void rebuild(Scene& s, NeighbourStorage& st, bool phases = true) {
+  StorageRecord& rec = s.record(st);
+  rec.step = s.step;
+  rec.timed = s.timing;
   const Phase phase = [&](const std::string& name, const std::function<void()>& fn) {
-    if (!s.timing) return fn();
+    if (!s.timing || !phases) return fn();
     const profiling::Region region(profiling::region_name(st.name + "." + name));
     s.phases.time(st.name + "." + name, fn);
   };
@@ -242,7 +247,7 @@ inline void rebuild(Scene& s, NeighbourStorage& st) {
     const std::function<void(const char*)> trace = s.timing ? Trace{} : s.trace;
     phase("binning", [&] { bin_boxes(s, trace); });
   }
-  st.build(make_search(s), phase, s.record(st));
+  st.build(make_search(s), phase, rec);
   s.trace(((s.timing ? "built " : "warm-up: built ") + st.name).c_str());
 }
 

@@ -6,6 +6,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <chrono>
+#include <cmath>
 #include <cstdint>
 
 namespace karma::contact {
@@ -129,30 +131,53 @@ std::int64_t largest_count(const Dynamic& lists, const OverflowedRows& out) {
   return lists.num_rows() > 0 ? largest : 0;
 }
 
+// The capacity a grow gives: at least the longest row, and at least
+// `growth` times the old capacity, so that rows growing step by step cost a
+// few reallocations, not one a step (growth 1: exactly the longest row).
+inline std::int64_t grown_capacity(std::int64_t capacity, std::int64_t needed, double growth) {
+  const auto geometric =
+      static_cast<std::int64_t>(std::ceil(growth * static_cast<double>(capacity)));
+  return needed > geometric ? needed : geometric;
+}
+
+// What one recovery did: the rows refilled here, and the grow, if any.
+struct Recovery {
+  std::int64_t largest = 0;       // the longest row (of any rank where over_ranks)
+  std::int64_t refilled = 0;      // rows refilled on this rank
+  std::int64_t from = 0, to = 0;  // capacity before and after (equal: no grow)
+  double grow_seconds = 0;        // the reallocation and copy, fenced
+};
+
 // Overflow recovery after fill_dynamic: when some row asked for more than
-// its capacity, grow every row to the largest count (keeping what the rows
-// hold) and search again only for the rows that overflowed (a row's set of
+// its capacity, grow every row (grown_capacity, keeping what the rows hold)
+// and search again only for the rows that overflowed (a row's set of
 // neighbours does not depend on how it was found). Collective when
-// over_ranks: the capacity is then the largest count of any rank, so every
-// rank grows at the steps a single rank holding all rows would, instead of
-// each at steps of its own, which the others wait for.
-// Returns the number of rows refilled here (0: none overflowed here).
+// over_ranks: the capacity then follows the largest count of any rank, so
+// every rank grows at the steps a single rank holding all rows would,
+// instead of each at steps of its own, which the others wait for.
 template <class Dynamic>
-std::int64_t recover_dynamic(const Search& search, Dynamic& lists, const OverflowedRows& scratch,
-                             bool over_ranks) {
+Recovery recover_dynamic(const Search& search, Dynamic& lists, const OverflowedRows& scratch,
+                         bool over_ranks, double growth) {
   const std::int64_t largest = largest_count(lists, scratch);
   const std::int64_t needed = over_ranks ? comm::max(largest) : largest;
-  const std::int64_t capacity = lists.capacity();
-  if (needed <= capacity) return 0;
+  Recovery r;
+  r.largest = needed;
+  r.from = r.to = lists.capacity();
+  if (needed <= r.from) return r;
   Index overflowed = 0;
   Kokkos::deep_copy(overflowed, scratch.count);
   Kokkos::deep_copy(scratch.count, Index(0));
-  lists.grow(needed);
-  if (overflowed == 0) return 0;
+  r.to = grown_capacity(r.from, needed, growth);
+  const auto start = std::chrono::steady_clock::now();
+  lists.grow(r.to);
+  Kokkos::fence();
+  r.grow_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (overflowed == 0) return r;
   Search by_rows = search;
   by_rows.pairs = false;
   refill_rows(by_rows, lists, scratch.rows, overflowed);
-  return overflowed;
+  r.refilled = overflowed;
+  return r;
 }
 
 }  // namespace karma::contact

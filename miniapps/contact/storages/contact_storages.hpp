@@ -8,6 +8,7 @@
 #include "storages/contact_row_stats.hpp"
 #include "verification/contact_verify.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -34,11 +35,25 @@ inline constexpr bool have_arborx = false;
 #endif
 inline const char* name_of(Storage s) { return storage_names[static_cast<int>(s)].c_str(); }
 
+// One reallocation of a storage's rows: at which step (timed or warm-up),
+// the capacity before and after, the storage's bytes after, its time.
+struct Grow {
+  std::int64_t step = 0;
+  bool timed = false;
+  std::int64_t from = 0, to = 0, bytes = 0;
+  double seconds = 0;
+};
+
 // Everything one storage accumulates over the run.
 struct StorageRecord {
   std::int64_t overflows = 0, refills = 0, rows_refilled = 0;
   std::int64_t peak_bytes = 0;
   std::int64_t final_capacity = 0;
+  std::int64_t first_capacity = 0, largest_row = 0;  // dynamic rows
+  std::int64_t rank_peak_bytes = 0, rank_rows = 0;   // the largest rank's
+  std::vector<Grow> grows;
+  std::int64_t step = 0;  // of the rebuild under way (rebuild() sets them)
+  bool timed = false;
   double stats_bytes = 0;  // over all timed sweeps
   std::vector<std::uint64_t> pair_checksums, stats_checksums;
 };
@@ -144,10 +159,11 @@ inline NeighbourStorage csr_storage(Index elements, std::int64_t entries, int la
   return s;
 }
 
-// Dynamic ragged rows of `capacity` entries each, grown and refilled on
-// overflow. Rows of a LayoutLeft array are read one lane each.
+// Dynamic ragged rows of `capacity` entries each, grown (by `growth` at
+// least: grown_capacity) and refilled on overflow; the allocation is kept
+// from step to step. Rows of a LayoutLeft array are read one lane each.
 template <class Dynamic>
-NeighbourStorage dynamic_storage(Index elements, std::int64_t capacity, int lanes) {
+NeighbourStorage dynamic_storage(Index elements, std::int64_t capacity, int lanes, double growth) {
   auto dyn = std::make_shared<Dynamic>("contact::dynamic", elements, capacity);
   Kokkos::deep_copy(dyn->data(), 0);
   auto overflowed = std::make_shared<OverflowedRows>(elements);
@@ -157,17 +173,22 @@ NeighbourStorage dynamic_storage(Index elements, std::int64_t capacity, int lane
   s.name = name_of(s.kind);
   s.build_code = {"karma::contact::fill_dynamic", "karma::contact::recover_dynamic"};
   s.stats_code = {"karma::contact::array_row_stats", "karma::contact::DynamicAccess"};
-  s.build = [dyn, overflowed](const Search& search, const Phase& phase, StorageRecord& rec) {
-    std::int64_t refilled = 0;
+  s.build = [dyn, overflowed, growth, capacity](const Search& search, const Phase& phase,
+                                                StorageRecord& rec) {
     phase("search", [&] { fill_dynamic(search, *dyn); });
     phase("fill", [&] {
-      const std::int64_t before = dyn->capacity();
-      refilled = recover_dynamic(search, *dyn, *overflowed, /*over_ranks=*/true);
-      if (dyn->capacity() != before) ++rec.overflows;  // here or on another rank
-      if (refilled == 0) return;
+      const Recovery r = recover_dynamic(search, *dyn, *overflowed, /*over_ranks=*/true, growth);
+      rec.largest_row = std::max(rec.largest_row, r.largest);
+      if (r.to != r.from) {  // here or on another rank
+        ++rec.overflows;
+        rec.grows.push_back({rec.step, rec.timed, r.from, r.to,
+                             static_cast<std::int64_t>(dyn->footprint_bytes()), r.grow_seconds});
+      }
+      if (r.refilled == 0) return;
       ++rec.refills;
-      rec.rows_refilled += refilled;
+      rec.rows_refilled += r.refilled;
     });
+    rec.first_capacity = capacity;
     rec.final_capacity = dyn->capacity();
   };
   s.row_stats = [dyn, lanes](const RowStats& out) {

@@ -245,11 +245,11 @@ Rows dynamic_rows(const Scene& s, bool pairs, std::int64_t capacity, int& refill
   fill_dynamic(search, d);
   const std::int64_t overflowed = d.overflowed_rows();
   const OverflowedRows scratch(s.shape.elements);
-  const std::int64_t refilled = recover_dynamic(search, d, scratch, false);
+  const std::int64_t refilled = recover_dynamic(search, d, scratch, false, 1.0).refilled;
   EXPECT_EQ(refilled, overflowed);  // exactly the rows that overflowed
   refills = refilled > 0 ? 1 : 0;
   EXPECT_EQ(d.overflowed_rows(), 0);
-  EXPECT_EQ(recover_dynamic(search, d, scratch, false), 0);
+  EXPECT_EQ(recover_dynamic(search, d, scratch, false, 1.0).refilled, 0);
   return canonical_dynamic(d);
 }
 
@@ -266,6 +266,36 @@ Rows linked_rows(const Scene& s, bool pairs, std::int64_t pool, int& refills, in
     ++refills;
   }
   return canonical(l);
+}
+
+// A grow takes the capacity to at least the growth factor times the old
+// one, and to the longest row where that is more; growth 1 to the longest
+// row alone. The rows are the same either way.
+TEST(Storages, DynamicRowsGrowGeometrically) {
+  EXPECT_EQ(grown_capacity(32, 33, 1.5), 48);
+  EXPECT_EQ(grown_capacity(32, 60, 1.5), 60);
+  EXPECT_EQ(grown_capacity(32, 33, 1.0), 33);
+  EXPECT_EQ(grown_capacity(3, 4, 1.5), 5);  // rounded up
+  using Right = karma::DynamicRaggedRight<int, Memory>;
+  const Scene s = make_scene(4, 26);
+  const Rows reference = canonical(csr_rows(s, false));
+  const Search search(s.boxes, s.cells, true);
+  for (double growth : {1.0, 1.5, 4.0}) {
+    SCOPED_TRACE(growth);
+    Right d("dyn", s.shape.elements, 2);
+    fill_dynamic(search, d);
+    const std::int64_t longest = d.max_count();
+    const Recovery r = recover_dynamic(search, d, OverflowedRows(s.shape.elements), false, growth);
+    EXPECT_EQ(r.from, 2);
+    EXPECT_EQ(r.largest, longest);
+    EXPECT_EQ(r.to, grown_capacity(2, longest, growth));
+    EXPECT_EQ(d.capacity(), r.to);
+    EXPECT_EQ(d.overflowed_rows(), 0);
+    EXPECT_EQ(rows_differing(canonical_dynamic(d), reference), 0);
+    // Kept from step to step: no grow while the rows fit.
+    fill_dynamic(search, d);
+    EXPECT_EQ(recover_dynamic(search, d, OverflowedRows(s.shape.elements), false, growth).to, r.to);
+  }
 }
 
 // Rows or pairs, overflowing or not: the same lists everywhere.

@@ -37,6 +37,8 @@ struct Tallies {
   double mesh_seconds = 0;  // the check of every row, all steps
   std::int64_t overflow_left = 0, forced_failures = 0;
   std::int64_t checksum_steps_differ = 0, stats_checksum_steps_differ = 0;
+  // Steps whose whole-step lists or statistics differ from the rebuild's.
+  std::int64_t whole_steps_differ = 0;
   StructureErrors structure;
   std::int64_t forced_overflows = 0, forced_refills = 0, forced_rows_refilled = 0;
   // Partitioned runs, over all ranks: steps whose crossing halves differ,
@@ -221,7 +223,7 @@ nlohmann::json check_forced_overflow(const Search& search, Index elements, std::
   const bool overflowed = forced.overflowed_rows() > 0 && asked == max_row;
   t.forced_overflows += overflowed ? 1 : 0;
   t.forced_rows_refilled +=
-      recover_dynamic(search, forced, OverflowedRows(elements), /*over_ranks=*/false);
+      recover_dynamic(search, forced, OverflowedRows(elements), /*over_ranks=*/false, 1.0).refilled;
   const std::int64_t again = forced.max_count();
   ++t.forced_refills;
   live_bytes += forced.footprint_bytes();
@@ -294,6 +296,11 @@ inline std::vector<Check> verification_checks(const Config& cfg, const Tallies& 
                     global(t.stats_checksum_steps_differ), 0});
   checks.push_back({"overflow recovered", "rows still past capacity after a refill",
                     global(t.overflow_left), 0});
+  if (cfg.whole_steps)
+    checks.push_back({"whole steps",
+                      "steps and storages whose whole step's lists or statistics differ in "
+                      "checksum from its checked rebuild and sweeps",
+                      global(t.whole_steps_differ), 0});
   if (cfg.overflow_check)
     checks.push_back({"forced overflow",
                       "steps where capacity 8 did not overflow or differed after growing "
