@@ -108,7 +108,7 @@ std::uint64_t footprint(const std::vector<Benchmark>& chosen, const Config& c) {
 }
 
 struct Measured {
-  double min_time = 0;
+  std::string min_time;  // as Google Benchmark reads it
   std::int64_t repetitions = 0;
   std::size_t arms = 0;
 };
@@ -129,7 +129,7 @@ void describe(Report& report, const Config& c, const std::vector<Benchmark>& cho
       {"google_benchmark",
        {{"version", benchmark_version()},
         {"flags", flags.given},
-        {"min_time_s", m.min_time},
+        {"min_time", m.min_time},
         {"repetitions", m.repetitions},
         {"random_interleaving", flags.interleave}}},
       {"element_types", "int: Sum3D, Stencil3D, TinyMatrixSum, Subspan3D; double: MatVec"},
@@ -145,7 +145,7 @@ void describe(Report& report, const Config& c, const std::vector<Benchmark>& cho
           << join(c.benchmarks) << " (" << join(c.where, " and ") << ", "
           << (c.sizes == Sizes::tiny ? "tiny" : "standard") << " sizes), "
           << join(c.implementations) << "; Google Benchmark " << benchmark_version() << ", "
-          << m.repetitions << " repetitions of at least " << m.min_time << " s after " << c.warmup
+          << m.repetitions << " repetitions of at least " << m.min_time << " after " << c.warmup
           << " warm-up call(s)";
   report.summary = summary.str();
 }

@@ -15,6 +15,9 @@
 #ifndef KARMA_BENCHMARK_VERSION
 #define KARMA_BENCHMARK_VERSION "unknown"
 #endif
+#ifndef KARMA_BENCHMARK_MINOR
+#define KARMA_BENCHMARK_MINOR 7
+#endif
 
 namespace karma::microbench {
 namespace {
@@ -24,7 +27,28 @@ std::vector<std::string>& stored_flags() {
   return flags;
 }
 
-enum class Kind { boolean, number, count, text, choice };
+enum class Kind { boolean, number, time, count, text, choice };
+
+// Google Benchmark 1.8 and later read --benchmark_min_time as seconds with
+// an 's' ("0.5s") or calls with an 'x' ("100x"), and still a bare number.
+constexpr bool min_time_with_units = KARMA_BENCHMARK_MINOR >= 8;
+
+bool is_min_time(const std::string& v) {
+  static const std::regex bare("[0-9]*\\.?[0-9]+([eE][-+]?[0-9]+)?");
+  static const std::regex units("([0-9]*\\.?[0-9]+([eE][-+]?[0-9]+)?s|[0-9]+x)");
+  return std::regex_match(v, bare) || (min_time_with_units && std::regex_match(v, units));
+}
+
+// A run's failure, as Google Benchmark 1.7 (error_occurred) or 1.8 and
+// later (skipped) reports it: empty where it ran.
+template <class Run>
+auto failure_of(const Run& r, int) -> decltype(r.skip_message, std::string()) {
+  return r.skipped ? (r.skip_message.empty() ? "skipped" : r.skip_message) : "";
+}
+template <class Run>
+std::string failure_of(const Run& r, long) {
+  return r.error_occurred ? (r.error_message.empty() ? "failed" : r.error_message) : "";
+}
 
 struct Known {
   Kind kind;
@@ -35,7 +59,7 @@ struct Known {
 const std::map<std::string, Known>& known_flags() {
   static const std::map<std::string, Known> known = {
       {"filter", {Kind::text, {}}},
-      {"min_time", {Kind::number, {}}},
+      {"min_time", {Kind::time, {}}},
       {"min_warmup_time", {Kind::number, {}}},
       {"repetitions", {Kind::count, {}}},
       {"enable_random_interleaving", {Kind::boolean, {}}},
@@ -77,6 +101,11 @@ void check_value(const std::string& flag, const Known& k, bool has_value,
         throw bad("'" + value + "' is not a number of seconds, 0 or more");
       }
       break;
+    case Kind::time:
+      if (!is_min_time(value))
+        throw bad("'" + value + "' is not a number of seconds" +
+                  (min_time_with_units ? " (0.5, 0.5s) or of calls (100x)" : ""));
+      break;
     case Kind::count:
       try {
         if (std::stoll(value, &end) < 1 || end != value.size()) throw std::invalid_argument("");
@@ -104,7 +133,7 @@ void keep_value(BenchmarkFlags& f, const std::string& name, const std::string& v
                        ")");
     }
   } else if (name == "min_time") {
-    f.min_time = std::stod(value);
+    f.min_time = value;
   } else if (name == "repetitions") {
     f.repetitions = std::stoll(value);
   } else if (name == "enable_random_interleaving") {
@@ -194,10 +223,11 @@ BenchmarkFlags check_benchmark_flags(const std::vector<std::string>& given) {
   return f;
 }
 
-std::pair<double, std::int64_t> start_benchmark(const BenchmarkFlags& flags, double min_time,
-                                                std::int64_t repetitions) {
+std::pair<std::string, std::int64_t> start_benchmark(const BenchmarkFlags& flags, double min_time,
+                                                     std::int64_t repetitions) {
   static std::vector<std::string> args;
-  args = {"karma-microbench", "--benchmark_min_time=" + std::to_string(min_time),
+  args = {"karma-microbench",
+          "--benchmark_min_time=" + std::to_string(min_time) + (min_time_with_units ? "s" : ""),
           "--benchmark_repetitions=" + std::to_string(repetitions),
           "--benchmark_enable_random_interleaving=true"};
   args.insert(args.end(), flags.passed.begin(), flags.passed.end());
@@ -207,7 +237,8 @@ std::pair<double, std::int64_t> start_benchmark(const BenchmarkFlags& flags, dou
   argv.push_back(nullptr);
   int argc = static_cast<int>(args.size());
   benchmark::Initialize(&argc, argv.data());
-  return {flags.min_time.value_or(min_time), flags.repetitions.value_or(repetitions)};
+  return {flags.min_time.value_or(std::to_string(min_time) + "s"),
+          flags.repetitions.value_or(repetitions)};
 }
 
 Collector::Collector(const BenchmarkFlags& flags, bool first_rank, bool show) : flags_(flags) {
@@ -247,8 +278,8 @@ void Collector::ReportRuns(const std::vector<Run>& runs) {
       continue;
     }
     Samples& s = samples_[run.run_name.function_name];
-    if (run.error_occurred) {
-      s.error = run.error_message;
+    if (const std::string failed = failure_of(run, 0); !failed.empty()) {
+      s.error = failed;
       continue;
     }
     const double calls =

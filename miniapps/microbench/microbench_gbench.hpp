@@ -31,7 +31,7 @@ struct BenchmarkFlags {
   std::vector<std::string> passed;  // what Google Benchmark itself reads
   std::string filter;               // --benchmark_filter (empty: every benchmark)
   std::string format = "console", out_format = "json", out, color = "auto", time_unit;
-  std::optional<double> min_time;
+  std::optional<std::string> min_time;  // as given: 0.5 (1.8 and later: also 0.5s, 100x)
   std::optional<std::int64_t> repetitions;
   bool interleave = true, report_aggregates_only = false, display_aggregates_only = false;
   bool tabular = false;
@@ -49,10 +49,10 @@ const std::vector<std::string>& flags_given();
 BenchmarkFlags check_benchmark_flags(const std::vector<std::string>& given);
 
 // Google Benchmark started with the deck's values as defaults: the given
-// flags, read after them, win. Returns the minimum time and repetitions in
-// force.
-std::pair<double, std::int64_t> start_benchmark(const BenchmarkFlags& flags, double min_time,
-                                                std::int64_t repetitions);
+// flags, read after them, win. Returns the minimum time (as Google
+// Benchmark reads it: "0.05s", "100x") and the repetitions in force.
+std::pair<std::string, std::int64_t> start_benchmark(const BenchmarkFlags& flags, double min_time,
+                                                     std::int64_t repetitions);
 
 // Every repetition of every arm run, by the arm's benchmark name
 // (Family/where/layout/extents/shape/implementation), and the display and
