@@ -15,8 +15,12 @@ TOOLS = ("karma-batch", "karma-compare", "karma-report", "karma-envcapture")
 
 
 def project_version():
+    """CMake's version and its suffix (-dev between releases)."""
     with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
-        return re.search(r"project\(karma VERSION ([0-9.]+)", f.read()).group(1)
+        text = f.read()
+    suffix = re.search(r'set\(KARMA_VERSION_SUFFIX "([^"]*)"\)', text)
+    return re.search(r"project\(karma VERSION ([0-9.]+)", text).group(1) + \
+        (suffix.group(1) if suffix else "")
 
 
 @pytest.mark.parametrize("name", TOOLS)

@@ -71,7 +71,8 @@ KERNELS = {
     "mgs": {"implementation": ("kokkos",) + _MGS_VENDORS, "variant": _MGS,
             "kernel": _MGS + tuple(f"{a}-{v}" for a in _MGS for v in _MGS_VENDORS)},
     "contact": {"implementation": ("kokkos", "arborx"), "variant": _STORAGES,
-                "kernel": tuple(f"{s}.{phase}" for s in _STORAGES for phase in ("build", "stats"))},
+                "kernel": tuple(f"{s}.{phase}" for s in _STORAGES
+                                for phase in ("build", "stats", "step"))},
     # A superset: every family's shapes at both places (each runs some).
     "microbench": {"implementation": _MICROBENCH_ARMS, "variant": _MICROBENCH,
                    "kernel": tuple(f"{b}/{arm}" for b in _MICROBENCH for arm in _MICROBENCH_ARMS)},
