@@ -9,7 +9,7 @@ exist, must pass without figures.
 usage: energy_run_test.py KARMA_STREAM KARMA_VALIDATE_RESULTS DECK [KARMA_CONTACT CONTACT_DECK]
        energy_run_test.py --device KARMA_STREAM KARMA_VALIDATE_RESULTS DECK
 
-With karma-contact, its rebuild and statistics kernels too (their energy
+With karma-contact, its rebuild, statistics and whole-step kernels too (their energy
 windows are made outside the harness's loop). --device (ctest
 stream.energy.device, GPU builds): the device's own counter, with a second
 karma-stream launching kernels on the same device throughout; only the
@@ -274,7 +274,7 @@ def main():
                 if result:
                     check_measured(*result, zones, app="contact")
                     names = [k["name"] for k in result[0]["kernels"]]
-                    check(len(names) == 6 and all(n.endswith((".build", ".stats"))
+                    check(len(names) == 9 and all(n.endswith((".build", ".stats", ".step"))
                                                   for n in names),
                           f"contact: kernels {names}")
             result = run("off", stream, validate, deck, work, root, "--set", "run.energy=off")
