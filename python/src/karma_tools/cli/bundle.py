@@ -8,7 +8,7 @@ from ..lib import archive, bundle, disclose, validate
 from ..lib.bundle import (BUILD_LOGS, DISCLOSURE, FIELDS, MANIFEST, PROGRAM, WEIGHTS, read_input,
                           class_decks, content_problems, disclosure_problems, examine, gather,
                           manifest_text, read_disclosure, tar_xz)
-from ..lib.core import ToolError, __version__, atomic_write, main_wrapper
+from ..lib.core import ArgumentParser, ToolError, __version__, atomic_write, main_wrapper
 
 
 EPILOG = """\
@@ -83,17 +83,12 @@ def check(path):
     return 0
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        self.exit(2, f"{PROGRAM}: error: {message} (see {PROGRAM} --help)\n")
-
-
 def parser():
-    p = _Parser(prog=PROGRAM, description=bundle.__doc__, epilog=EPILOG,
-                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog=PROGRAM, description=bundle.__doc__, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
     p.add_argument("--check", metavar="BUNDLE", help="check a bundle (as `check BUNDLE`)")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
     k = sub.add_parser("pack", help="a finished campaign as one bundle",
                        description="Pack a finished campaign directory, its disclosure, "
                        "build logs and weights into one bundle.")

@@ -9,7 +9,7 @@ import math
 import os
 import re
 
-from .core import ToolError, __version__
+from .core import ToolError, __version__, read_input_file
 from . import codeversion, figure
 from .results import format_size
 from .cases import case_key, case_values, values_key
@@ -223,10 +223,7 @@ class Weights:
             self.rules = [((app,), 1.0, 0) for app in apps]
             return
         try:
-            with open(path, encoding="utf-8") as f:
-                lines = f.read().splitlines()
-        except OSError as e:
-            raise ToolError(f"{path}: cannot read the weights file ({e.strerror})", 2) from None
+            lines = read_input_file(path, "weights file").decode("utf-8").splitlines()
         except UnicodeDecodeError as e:
             raise ToolError(f"{path}: the weights file is not UTF-8 text ({e.reason} at byte "
                             f"{e.start})", 2) from None

@@ -14,7 +14,7 @@ import math
 import os
 import sys
 
-from .core import APPS, CHECKOUT, ToolError
+from .core import APPS, CHECKOUT, ToolError, read_input_file
 from .archive import read_json
 from . import archive, codeversion, rules, sides
 from .results import is_number, load_set
@@ -336,7 +336,7 @@ def _bad_reference(path, what):
 
 def load_reference(path):
     """The reference document at path, its fields checked."""
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
         raise ToolError(f"{path}: no such file", 2)
     doc = read_json(path)
     if not isinstance(doc, dict) or doc.get("karma_score_reference") != REFERENCE_FORMAT:
@@ -398,10 +398,7 @@ def default_weights():
 def load_weights(path, apps):
     """{app: weight} for the reference's apps, normalised by their sum."""
     try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except OSError as e:
-        raise ToolError(f"{path}: cannot read ({e.strerror})", 2) from None
+        lines = read_input_file(path, "weights file").decode("utf-8").splitlines()
     except UnicodeDecodeError:
         raise ToolError(f"{path}: not UTF-8 text", 2) from None
     weights = {}
