@@ -97,3 +97,21 @@ def test_an_output_that_cannot_be_written_is_refused(tmp_path, name, needs):
 @pytest.mark.parametrize("name", sorted(TWICE))
 def test_an_option_given_twice_is_refused(tmp_path, name, needs):
     assert "given twice" in run(name, TWICE[name], tmp_path, needs)
+
+@pytest.mark.parametrize("command", [["karma-compare", "@SET@", A], ["karma-score", "@SET@"],
+                                     ["karma-report", "@SET@", "--no-plots", "-o", "@OUT@/r.md"]])
+def test_a_result_beyond_the_device_s_peak_is_never_compared_or_scored(tmp_path, command):
+    """A kernel at 12.6 times its device's peak bandwidth is no measurement:
+    refused (exit 2, naming it), or left out and listed under --skip-invalid."""
+    import json
+    import shutil
+    bad = tmp_path / "set"
+    shutil.copytree(A, bad)
+    victim = sorted(p for p in os.listdir(bad) if p.endswith(".json"))[0]
+    with open(bad / victim) as f:
+        doc = json.load(f)
+    doc["kernels"][0]["efficiency"] = {"peak_bandwidth_GBps": 100.0,
+                                       "fraction_of_peak_bandwidth": 12.6}
+    (bad / victim).write_text(json.dumps(doc))
+    line = run(command[0], [a.replace("@SET@", str(bad)) for a in command[1:]], tmp_path)
+    assert victim in line and "not physical" in line, line

@@ -343,6 +343,16 @@ PROBLEMS = [
     ("efficiency peak without its fraction",
      _put({"peak_bandwidth_GBps": 100.0, "peak_bandwidth": "x"}, "kernels", 0, "efficiency"),
      "kernels[0].efficiency.fraction_of_peak_bandwidth: missing beside peak_bandwidth_GBps"),
+    # Beyond the device's peak (validate.PEAK_TOLERANCE: a host's caches may
+    # pass its memory's peak a little, nothing passes it 12 times).
+    ("bandwidth beyond physics", _put({"peak_bandwidth_GBps": 100.0,
+                                       "fraction_of_peak_bandwidth": 12.6}, "kernels", 0,
+                                      "efficiency"),
+     "kernels[0].efficiency.fraction_of_peak_bandwidth: 12.6 times the device's peak (more "
+     "than 4): not physical"),
+    ("flops beyond physics", _put({"peak_GFLOPs": 100.0, "fraction_of_peak_flops": 5.0},
+                                  "kernels", 0, "efficiency"),
+     "kernels[0].efficiency.fraction_of_peak_flops: 5 times the device's peak"),
 ]
 
 
