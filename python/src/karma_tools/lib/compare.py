@@ -11,6 +11,7 @@ import re
 
 from .core import ToolError, __version__, read_input_file
 from . import codeversion, figure
+from .figure import unsteady
 from .results import format_size
 from .cases import case_key, case_values, values_key
 from .codestatus import code_info, code_status
@@ -608,6 +609,9 @@ def _entry(group, kernel, how):
     if failed:
         flags.append(f"verification FAILED in {len(failed)} of {len(runs)} run(s): "
                      + ", ".join(os.path.basename(r.path) for r in failed[:3]))
+    spread = unsteady([r.kernels[kernel]["value"] for r in use])
+    if spread:
+        flags.append(spread)
     entry = {"value": value, "units": k0["units"], "higher_is_better": k0["higher_is_better"],
              "runs": len(use), "failed": not passed and bool(failed),
              "run_values": sorted(r.kernels[kernel]["value"] for r in use),

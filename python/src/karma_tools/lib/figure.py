@@ -441,6 +441,21 @@ def geomean(values, weights=None):
     return math.exp(sum(w * math.log(v) for v, w in pairs) / total)
 
 
+# Rounds of one case further apart than this are no measurement of it (a
+# run that broke, or a machine that changed under it): flagged in compare,
+# never scored (docs/score.md).
+ROUNDS_FACTOR = 10
+
+
+def unsteady(rounds):
+    """Why the rounds of one figure are no measurement, or None."""
+    values = [v for v in rounds or [] if v]
+    if values and max(values) > ROUNDS_FACTOR * min(values):
+        return f"rounds differ {max(values) / min(values):.3g}x (more than " \
+            f"{ROUNDS_FACTOR}x): not scored"
+    return None
+
+
 def _ratio(figure, reference, hib):
     return figure / reference if hib else reference / figure
 
@@ -483,6 +498,9 @@ def _row_ratio(ref, fig):
         return row
     if (fig["units"], fig["higher_is_better"]) != (ref["units"], ref["higher_is_better"]):
         row["missing"] = f"measured in {fig['units']}, the reference in {ref['units']}"
+        return row
+    if unsteady(fig["rounds"]):
+        row.update(figure=fig["figure"], runs=fig["runs"], missing=unsteady(fig["rounds"]))
         return row
     hib = ref["higher_is_better"]
     row.update(figure=fig["figure"], runs=fig["runs"],
