@@ -125,8 +125,9 @@ def main(argv=None):
                 os.makedirs(staging)
             text = build(result_set, out_path, plotter, args.title, args.intro, ours, theirs,
                          command, args.comparison, compare_from)
-            # The plots and the report that links them, or neither.
-            write_all([(out_path, text)], [(staging, plots_dir)] if plotter.enabled else [])
+            # The plots and the report that links them, or neither; no
+            # empty folder where nothing was plotted.
+            write_all([(out_path, text)], [(staging, plots_dir)] if plotter.files else [])
         except OSError as e:
             raise unwritable(plots_dir, e, "the plots") from None
         finally:
@@ -136,8 +137,9 @@ def main(argv=None):
         for line in _skipped_lines(result_set.skipped):
             print(f"karma-report: skipped {line}", file=sys.stderr)
         skipped = len(result_set.skipped)
-        print(f"karma-report: wrote {out_path} ({len(result_set.runs)} runs, "
-              f"{len(plotter.files)} plot(s) in {plots_dir if plotter.files else 'none'}"
+        plots = f"{len(plotter.files)} plot(s) in {plots_dir}" if plotter.files else \
+            "nothing to plot, no plots folder" if plotter.enabled else "no plots"
+        print(f"karma-report: wrote {out_path} ({len(result_set.runs)} runs, {plots}"
               + (f"; skipped {skipped} file(s), listed above" if skipped else "") + ")",
               file=sys.stderr)
         return 0
