@@ -17,6 +17,7 @@ CAMPAIGN = os.path.join(ROOT, "python", "tests", "data", "campaigns", "example.y
 
 # Where each command reads the file under test (@IN@) and writes (@OUT@).
 READERS = {
+    "karma-stream": ["@IN@", "--output", "@OUT@/r.json"],
     "karma-batch": ["generate", "@IN@", "-o", "@OUT@/jobs"],
     "karma-score weights": ["karma-score", A, "--weights", "@IN@", "--json", "@OUT@/s.json"],
     "karma-score reference": ["karma-score", A, "--reference", "@IN@", "--json", "@OUT@/s.json"],
@@ -24,12 +25,16 @@ READERS = {
                               "@OUT@/c.json"],
 }
 WRITERS = {
+    "karma-stream": [DECK, "--set", "run.energy=off", "--output", "@OUT@"],
     "karma-compare": [A, B, "--json", "@OUT@"],
     "karma-report": [A, "--no-plots", "-o", "@OUT@"],
     "karma-score": [A, B, "--json", "@OUT@"],
     "karma-archive": ["write", A, "-o", "@OUT@"],
 }
 TWICE = {
+    "karma-stream": [DECK, "--output", "@OUT@/a.json", "--output", "@OUT@/b.json"],
+    "karma-stream --set": [DECK, "--set", "run.repetitions=2", "--set", "run.repetitions=3",
+                           "--output", "@OUT@/a.json"],
     "karma-compare": [A, B, "--json", "@OUT@/a.json", "--json", "@OUT@/b.json"],
     "karma-report": [A, "-o", "@OUT@/a.md", "-o", "@OUT@/b.md"],
     "karma-score": [A, "--json", "@OUT@/a.json", "--json", "@OUT@/b.json"],
@@ -97,6 +102,7 @@ def test_an_output_that_cannot_be_written_is_refused(tmp_path, name, needs):
 @pytest.mark.parametrize("name", sorted(TWICE))
 def test_an_option_given_twice_is_refused(tmp_path, name, needs):
     assert "given twice" in run(name, TWICE[name], tmp_path, needs)
+
 
 @pytest.mark.parametrize("command", [["karma-compare", "@SET@", A], ["karma-score", "@SET@"],
                                      ["karma-report", "@SET@", "--no-plots", "-o", "@OUT@/r.md"]])

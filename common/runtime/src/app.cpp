@@ -161,8 +161,8 @@ std::string choose_output(const std::string& app, const CommandLine& cli, const 
     return cli.output;
   }
   const std::string dir = read_run_settings(deck).results_dir;
-  if (!can_create_directory(dir))
-    deck.fail("run.results_dir", "cannot create or write directory '" + dir + "'");
+  if (const std::string problem = results_dir_problem(dir); !problem.empty())
+    deck.fail("run.results_dir", problem);
   return default_output_name(dir, app, start);
 }
 
@@ -557,6 +557,9 @@ int run_main(int argc, char** argv, const App& app) {
   choose_device(kokkos_args);
   std::vector<char*> kokkos_argv = {argv[0]};
   for (auto& a : kokkos_args) kokkos_argv.push_back(a.data());
+  // --quiet silences Kokkos' start-up warnings too (OMP_PROC_BIND unset).
+  std::string no_warnings = "--kokkos-disable-warnings";
+  if (cli.quiet) kokkos_argv.push_back(no_warnings.data());
   kokkos_argv.push_back(nullptr);
   int kokkos_argc = static_cast<int>(kokkos_argv.size()) - 1;
   Kokkos::initialize(kokkos_argc, kokkos_argv.data());
