@@ -35,16 +35,22 @@ out='' campaign='' bin_dir='' scheduler=local collect=0 reference='' answers=()
 generate_vars=()
 karma_split_setup_args "$@"
 set -- "${karma_rest_args[@]}"
-need() { [[ $# -ge 2 ]] || { echo "run-reportable: $1 needs a value" >&2; exit 2; }; }
+given=' '
+# An option's value, once: the last one winning in silence hid typos.
+need() {
+  [[ $# -ge 2 ]] || { echo "run-reportable: $1 needs a value" >&2; exit 2; }
+  [[ $given != *" $1 "* ]] || { echo "run-reportable: $1 given twice" >&2; exit 2; }
+  given+="$1 "
+}
 while [[ $# -gt 0 ]]; do
   case $1 in
-    -o|--output) need "$@"; out=$2; shift 2 ;;
+    -o|--output) need -o "${@:2}"; out=$2; shift 2 ;;
     --campaign) need "$@"; campaign=$2; shift 2 ;;
     --bin-dir) need "$@"; bin_dir=$2; shift 2 ;;
     --scheduler) need "$@"; scheduler=$2; shift 2 ;;
     --collect) collect=1; shift ;;
     --reference) need "$@"; reference=$2; shift 2 ;;
-    --var) need "$@"; generate_vars+=(--var "$2"); shift 2 ;;
+    --var) [[ $# -ge 2 ]] || need "$@"; generate_vars+=(--var "$2"); shift 2 ;;
     --answers)
       need "$@"
       [[ -f $2 ]] || { echo "run-reportable: --answers $2: no such file" >&2; exit 2; }

@@ -98,6 +98,8 @@ def test_on_a_cluster_submit_then_collect(tmp_path, bin_dir, small):
 def test_bad_input_is_refused_at_once(tmp_path, bin_dir, small):
     for args, words in (
             (("--frobnicate",), "unknown argument '--frobnicate'"),
+            (("-o", tmp_path / "a", "--output", tmp_path / "b"), "-o given twice"),
+            (("--system-name", "a", "--system-name", "b"), "--system-name given twice"),
             (("--scheduler", "lsf"), "--scheduler lsf: slurm or pbs"),
             (("--campaign", tmp_path / "none.yaml"), "none.yaml: no such file"),
             (("--answers", tmp_path / "none.yaml"), "--answers"),
