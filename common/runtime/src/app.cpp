@@ -507,6 +507,17 @@ int finish_on_root(const RunStart& run, const App& app, const CommandLine& cli,
   return code;
 }
 
+// Kokkos' argv: the program, the --kokkos-* flags (`args`, which must
+// outlive it), a null. --quiet silences Kokkos' start-up warnings too (four
+// lines where OMP_PROC_BIND is unset).
+std::vector<char*> kokkos_command_line(char* program, std::vector<std::string>& args, bool quiet) {
+  if (quiet) args.emplace_back("--kokkos-disable-warnings");
+  std::vector<char*> argv = {program};
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  return argv;
+}
+
 }  // namespace
 
 int run_main(int argc, char** argv, const App& app) {
@@ -555,12 +566,7 @@ int run_main(int argc, char** argv, const App& app) {
   }
 
   choose_device(kokkos_args);
-  std::vector<char*> kokkos_argv = {argv[0]};
-  for (auto& a : kokkos_args) kokkos_argv.push_back(a.data());
-  // --quiet silences Kokkos' start-up warnings too (OMP_PROC_BIND unset).
-  std::string no_warnings = "--kokkos-disable-warnings";
-  if (cli.quiet) kokkos_argv.push_back(no_warnings.data());
-  kokkos_argv.push_back(nullptr);
+  std::vector<char*> kokkos_argv = kokkos_command_line(argv[0], kokkos_args, cli.quiet);
   int kokkos_argc = static_cast<int>(kokkos_argv.size()) - 1;
   Kokkos::initialize(kokkos_argc, kokkos_argv.data());
 

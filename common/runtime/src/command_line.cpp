@@ -78,7 +78,8 @@ std::string usage(const std::string& executable) {
   return "usage: " + executable +
          " DECK.yaml [--set key=value ...] [--output FILE.json] [--quiet] [--help] [--version]"
          " [--kokkos-...]\n"
-         "  --set key=value   override a deck key (repeatable), e.g. --set run.repetitions=10\n"
+         "  --set key=value   override a deck key (repeatable, each key once), e.g.\n"
+         "                    --set run.repetitions=10\n"
          "  --output FILE     write the results JSON to FILE (default: a time-stamped file in\n"
          "                    run.results_dir)\n"
          "  --quiet           print only the FOM and RESULT lines\n"

@@ -33,7 +33,8 @@ namespace {
 // Only creating a file proves that one can be: access() grants root /proc,
 // where the results would then be lost after the whole run.
 std::string creation_problem(const fs::path& dir) {
-  const fs::path probe = dir / (".karma-probe." + std::to_string(getpid()));
+  // Every rank probes, on other nodes too: their pids alone may collide.
+  const fs::path probe = dir / (".karma-probe." + hostname() + "." + std::to_string(getpid()));
   const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return std::strerror(errno);
   close(fd);
