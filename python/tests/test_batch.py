@@ -408,7 +408,8 @@ compare:
   - {{name: c, numerator: {{run: a}}, denominator: {{run: a}}}}
 """)
     out = str(tmp_path / "out")
-    assert generate(campaign, out, "--bin-dir", programs).returncode == 0
+    assert tool("karma-batch", "generate", campaign, "-o", out, "--bin-dir",
+                programs).returncode == 0
     exe = os.path.join(programs, "karma-stream")
     os.unlink(exe)
     r = tool("karma-batch", "submit", out)
