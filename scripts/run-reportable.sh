@@ -24,8 +24,9 @@
 #
 # Ends with the bundle's path and the verdict page's. Exit status: 0 the bundle
 # is valid and reportable and its score complete; 1 a job failed, or the bundle
-# is not reportable, or the score is INCOMPLETE (each says why); 2 bad input;
-# 3 a build or run-time failure.
+# is not reportable, or the score is INCOMPLETE (each says why); 2 bad input,
+# refused before anything is written; 3 a build or run-time failure; 130 or
+# 143 interrupted (SIGINT, SIGTERM): the same command again resumes.
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "$0")/common.sh"
@@ -34,23 +35,29 @@ out='' campaign='' bin_dir='' scheduler=local collect=0 reference='' answers=()
 generate_vars=()
 karma_split_setup_args "$@"
 set -- "${karma_rest_args[@]}"
-need() { [[ $# -ge 2 ]] || { echo "run-reportable: $1 needs a value" >&2; exit 2; }; }
+given=' '
+# An option's value, once: the last one winning in silence hid typos.
+need() {
+  [[ $# -ge 2 ]] || { echo "run-reportable: $1 needs a value" >&2; exit 2; }
+  [[ $given != *" $1 "* ]] || { echo "run-reportable: $1 given twice" >&2; exit 2; }
+  given+="$1 "
+}
 while [[ $# -gt 0 ]]; do
   case $1 in
-    -o|--output) need "$@"; out=$2; shift 2 ;;
+    -o|--output) need -o "${@:2}"; out=$2; shift 2 ;;
     --campaign) need "$@"; campaign=$2; shift 2 ;;
     --bin-dir) need "$@"; bin_dir=$2; shift 2 ;;
     --scheduler) need "$@"; scheduler=$2; shift 2 ;;
     --collect) collect=1; shift ;;
     --reference) need "$@"; reference=$2; shift 2 ;;
-    --var) need "$@"; generate_vars+=(--var "$2"); shift 2 ;;
+    --var) [[ $# -ge 2 ]] || need "$@"; generate_vars+=(--var "$2"); shift 2 ;;
     --answers)
       need "$@"
       [[ -f $2 ]] || { echo "run-reportable: --answers $2: no such file" >&2; exit 2; }
       answers+=("$1" "$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"); shift 2 ;;
     --system-name|--system-vendor|--interconnect|--tester|--organisation)
       need "$@"; answers+=("$1" "$2"); shift 2 ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "run-reportable: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -58,15 +65,22 @@ case $scheduler in
   local|slurm|pbs) ;;
   *) echo "run-reportable: --scheduler $scheduler: slurm or pbs (local: the default)" >&2; exit 2 ;;
 esac
-if [[ $collect == 1 && $scheduler == local && ! -f ${out:-/nonexistent}/campaign/campaign.json ]]; then
-  echo "run-reportable: --collect finishes a campaign submitted with --scheduler; give its -o DIR" >&2
+say() { echo "run-reportable: $*" >&2; }
+[[ -n $out ]] || out=$karma_root/reportable/$(hostname -s 2>/dev/null || echo node)
+# Every input is checked before anything is written or run: bad input
+# leaves nothing behind, in the checkout or elsewhere.
+if [[ $collect == 1 && ! -f $out/campaign/campaign.json ]]; then
+  say "--collect finishes a campaign submitted with --scheduler, but $out/campaign has none:" \
+    "submit it first (--scheduler slurm or pbs), or give its -o DIR"
   exit 2
 fi
 for f in "$campaign" "$reference"; do
-  [[ -z $f || -f $f ]] || { echo "run-reportable: $f: no such file" >&2; exit 2; }
+  [[ -z $f || -f $f ]] || { say "$f: no such file"; exit 2; }
 done
-
-say() { echo "run-reportable: $*" >&2; }
+if [[ -n $bin_dir ]]; then
+  [[ -d $bin_dir ]] || { say "--bin-dir $bin_dir: no such directory"; exit 2; }
+  bin_dir=$(cd "$bin_dir" && pwd)
+fi
 started=$SECONDS
 elapsed() { printf '%d:%02d' $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60)); }
 
@@ -74,10 +88,6 @@ elapsed() { printf '%d:%02d' $(((SECONDS - started) / 60)) $(((SECONDS - started
 # install is given; its log goes into the bundle.
 build() {
   local kokkos backend preset
-  if [[ -n $bin_dir ]]; then
-    echo "run-reportable: the executables of $bin_dir, built elsewhere" > "$out/build.log"
-    return
-  fi
   : > "$out/build.log"
   kokkos=$(karma_kokkos_root "${karma_setup_args[@]}" 2> >(tee -a "$out/build.log" >&2)) ||
     { say "the set-up failed: $out/build.log"; exit 3; }
@@ -97,17 +107,43 @@ build() {
   bin_dir=$karma_root/build/$preset/bin
 }
 
+gpu_build() {
+  "$bin_dir/karma-stream" --version 2>/dev/null | grep -q -i -E '\b(cuda|hip)\b'
+}
+
 default_campaign() {
-  local kind
-  kind=$("$bin_dir/karma-stream" --version 2>/dev/null | grep -c -i -E '\b(cuda|hip)\b' || true)
-  if [[ $kind -gt 0 ]]; then
+  if gpu_build; then
     echo "$karma_root/campaigns/procurement/reportable.yaml"
   else
-    say "a CPU build: the host campaign, whose score against the shipped GPU reference is" \
-      "INCOMPLETE (give --reference a host reference: karma-score reference --kind host)"
     echo "$karma_root/campaigns/procurement/reportable-host.yaml"
   fi
 }
+
+# Before anything runs: a CPU node scored against the shipped reference,
+# a GPU node's, can only end INCOMPLETE.
+reference_note() {
+  [[ -z $reference ]] && ! gpu_build || return 0
+  say "a CPU build: the shipped reference is a GPU node's, against which no official" \
+    "figure can result (the score ends INCOMPLETE); give --reference a host reference" \
+    "(karma-score reference --kind host) for one"
+}
+
+# The answers as the disclosure will need them, before the campaign: a
+# misspelt key must not fail after every job ran.
+check_answers() {
+  local ask=()
+  [[ -t 0 || -f $out/disclosure.yaml ]] || ask=(--no-input)
+  "$bin_dir/karma-bundle" disclose --check-answers "${answers[@]}" "${ask[@]}" || exit 2
+}
+
+# Ctrl-C, or the batch system's SIGTERM: what was done is kept.
+interrupted() {
+  say "interrupted ($(elapsed) elapsed); run the same command again to resume: finished" \
+    "jobs are not run again"
+  exit "$1"
+}
+trap 'interrupted 130' INT
+trap 'interrupted 143' TERM
 
 run_campaign() {
   local dir=$out/campaign
@@ -119,12 +155,18 @@ run_campaign() {
       --scheduler "$scheduler" "${generate_vars[@]}" || exit $?
   fi
   if [[ $collect == 1 ]]; then
-    "$bin_dir/karma-batch" wait "$dir" || { say "a job did not pass: karma-batch status $dir"; exit 1; }
+    "$bin_dir/karma-batch" wait "$dir" || {
+      local code=$?
+      [[ $code != 130 && $code != 143 ]] || interrupted "$code"
+      say "a job did not pass: karma-batch status $dir"
+      exit 1
+    }
     return
   fi
   # Jobs interrupted or lost run again; passed ones do not.
   "$bin_dir/karma-batch" submit "$dir" --resubmit-failed || {
     local code=$?
+    [[ $code != 130 && $code != 143 ]] || interrupted "$code"
     say "a job did not pass ($(elapsed) elapsed): karma-batch status $dir; run the same" \
       "command again to run it once more"
     exit "$code"
@@ -160,13 +202,8 @@ finish() {
   [[ $checked == 0 && $scored == 0 ]]
 }
 
-[[ -n $out ]] || out=$karma_root/reportable/$(hostname -s 2>/dev/null || echo node)
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
 # The answers go with the campaign: a later --collect or resume uses them.
-if [[ ${#answers[@]} -gt 0 ]]; then
-  printf '%s\0' "${answers[@]}" > "$out/answers.args"
-elif [[ -f $out/answers.args ]]; then
+if [[ ${#answers[@]} -eq 0 && -f $out/answers.args ]]; then
   mapfile -d '' answers < "$out/answers.args"
 fi
 if [[ ! -f $out/disclosure.yaml && ${#answers[@]} -eq 0 && ! -t 0 ]]; then
@@ -176,13 +213,25 @@ if [[ ! -f $out/disclosure.yaml && ${#answers[@]} -eq 0 && ! -t 0 ]]; then
 fi
 if [[ $collect == 1 && -z $bin_dir && -f $out/bin-dir ]]; then
   bin_dir=$(cat "$out/bin-dir")
-  echo "run-reportable: the executables of $bin_dir, as before" > "$out/build.log"
+fi
+have_tools() {
+  for tool in karma-batch karma-bundle karma-score karma-stream; do
+    [[ -x $bin_dir/$tool ]] || { say "$bin_dir/$tool: not found (a build's bin/ holds it)"; exit 2; }
+  done
+}
+# An install given, or the one of before: checked before anything is written.
+[[ -z $bin_dir ]] || { have_tools; check_answers; }
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+if [[ -n $bin_dir ]]; then
+  echo "run-reportable: the executables of $bin_dir, built elsewhere" > "$out/build.log"
 else
   build
+  have_tools
+  check_answers
 fi
-for tool in karma-batch karma-bundle karma-score; do
-  [[ -x $bin_dir/$tool ]] || { say "$bin_dir/$tool: not found (a build's bin/ holds it)"; exit 2; }
-done
+[[ ${#answers[@]} -eq 0 ]] || printf '%s\0' "${answers[@]}" > "$out/answers.args"
 echo "$bin_dir" > "$out/bin-dir"
+reference_note
 run_campaign
 finish

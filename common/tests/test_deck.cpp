@@ -466,6 +466,38 @@ TEST(DeckLoad, MissingFileIsBadInput) {
   }
 }
 
+// A path that is not a deck file is refused before anything runs: a
+// directory, an empty file or a device would otherwise run the defaults (or
+// read /dev/zero until memory runs out).
+TEST(DeckLoad, DirectoryEmptyDeviceAndHugeFilesAreBadInput) {
+  const std::string empty =
+      ::testing::TempDir() + "karma_test_deck_empty_" + std::to_string(getpid()) + ".yaml";
+  const std::string huge =
+      ::testing::TempDir() + "karma_test_deck_huge_" + std::to_string(getpid()) + ".yaml";
+  { std::ofstream out(empty); }
+  {
+    std::ofstream out(huge);
+    out << std::string(2 << 20, '#') << "\n";
+  }
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {::testing::TempDir(), "is a directory"},
+      {empty, "is empty"},
+      {"/dev/null", "is not a regular file"},
+      {"/dev/zero", "is not a regular file"},
+      {huge, "is larger than"}};
+  for (const auto& [path, why] : cases) {
+    try {
+      Deck::load(path, test_schema());
+      ADD_FAILURE() << path << ": no error";
+    } catch (const karma::InputError& e) {
+      EXPECT_EQ(e.code(), 2);
+      EXPECT_TRUE(starts_with(e.what(), "deck '" + path + "' " + why)) << e.what();
+    }
+  }
+  std::remove(empty.c_str());
+  std::remove(huge.c_str());
+}
+
 TEST(Schema, HelpMentionsEveryKeyItsDefaultAndHelp) {
   const Schema s = test_schema();
   const std::string help = s.help_text();

@@ -2,6 +2,7 @@
 // results document's checks: python/tests/test_validate_results.py).
 #include "karma/app.hpp"
 #include "karma/error.hpp"
+#include "karma/output.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -228,9 +229,29 @@ TEST(CommandLine, DeckAlone) {
 }
 
 TEST(CommandLine, RepeatedSetKeepsOrderInBothSpellings) {
-  const auto cli = parse({"--set", "a.b=1", "deck.yaml", "--set=c.d=2", "--set", "a.b=3"});
+  const auto cli = parse({"--set", "a.b=1", "deck.yaml", "--set=c.d=2", "--set", "e.f=3"});
   EXPECT_EQ(cli.deck_path, "deck.yaml");
-  EXPECT_EQ(cli.overrides, (std::vector<std::string>{"a.b=1", "c.d=2", "a.b=3"}));
+  EXPECT_EQ(cli.overrides, (std::vector<std::string>{"a.b=1", "c.d=2", "e.f=3"}));
+}
+
+// The last one winning in silence hid typos in batch scripts.
+TEST(CommandLine, AnOptionOrSetKeyGivenTwiceIsBadInput) {
+  EXPECT_EQ(input_error_of({"deck.yaml", "--output", "a.json", "--output=b.json"}),
+            "--output given twice: 'a.json' and 'b.json'");
+  EXPECT_EQ(input_error_of({"deck.yaml", "--set", "a.b=1", "--set=a.b=2"}),
+            "--set a.b given twice: 'a.b=1' and 'a.b=2'");
+}
+
+// Only creating a file proves it can be written: access() grants root
+// /proc, where creating then fails after the whole run.
+TEST(OutputPath, ProvenByCreatingAFile) {
+  EXPECT_NE(karma::output_path_problem("--output /proc/karma.json", "/proc/karma.json"), "");
+  const std::string dir = ::testing::TempDir() + "karma_test_out_" + std::to_string(getpid());
+  EXPECT_EQ(karma::results_dir_problem(dir + "/a/b"), "");
+  EXPECT_TRUE(std::filesystem::is_directory(dir + "/a/b"));
+  EXPECT_TRUE(std::filesystem::is_empty(dir + "/a/b"));  // the probe is gone
+  EXPECT_NE(karma::results_dir_problem("/proc/karma"), "");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CommandLine, OutputInBothSpellings) {

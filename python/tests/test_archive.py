@@ -122,7 +122,7 @@ def test_a_plain_folder_of_results(tmp_path):
 
 def test_extract_writes_the_folder_whole_or_not_at_all(tmp_path):
     """Extracted beside its place and renamed: where the folder cannot be
-    made, exit 3 and one line, and nothing left behind."""
+    made (its folder is a file), exit 2 and one line, and nothing left behind."""
     out = tmp_path / "samples.tar.xz"
     assert tool("karma-archive", "write", os.path.join(SAMPLES, "machine-a"), "-o",
                 out).returncode == 0
@@ -132,7 +132,7 @@ def test_extract_writes_the_folder_whole_or_not_at_all(tmp_path):
         os.listdir(os.path.join(SAMPLES, "machine-a")))
     (tmp_path / "afile").write_text("")
     r = tool("karma-archive", "extract", out, tmp_path / "afile" / "folder")
-    assert r.returncode == 3, r.stderr
+    assert r.returncode == 2, r.stderr
     assert r.stderr == f"karma-archive: error: cannot write {tmp_path / 'afile' / 'folder'}: " \
         "Not a directory\n"
     assert sorted(os.listdir(tmp_path)) == ["afile", "folder", "samples.tar.xz"]
@@ -209,3 +209,11 @@ def test_register_lists_each_measurement_once(tmp_path):
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and says in r.stderr, r.stderr
         assert listing.read_bytes() == before
     outside.unlink()
+
+
+def test_an_empty_folder_is_not_archived(tmp_path):
+    (tmp_path / "empty" / "sub").mkdir(parents=True)
+    r = tool("karma-archive", "write", tmp_path / "empty", "-o", tmp_path / "e.tar.xz")
+    assert r.returncode == 2 and r.stderr == (f"karma-archive: error: {tmp_path / 'empty'}: "
+                                              "holds no file; nothing to archive\n"), r.stderr
+    assert not (tmp_path / "e.tar.xz").exists()

@@ -408,7 +408,8 @@ compare:
   - {{name: c, numerator: {{run: a}}, denominator: {{run: a}}}}
 """)
     out = str(tmp_path / "out")
-    assert generate(campaign, out, "--bin-dir", programs).returncode == 0
+    assert tool("karma-batch", "generate", campaign, "-o", out, "--bin-dir",
+                programs).returncode == 0
     exe = os.path.join(programs, "karma-stream")
     os.unlink(exe)
     r = tool("karma-batch", "submit", out)
@@ -867,3 +868,19 @@ def test_the_progress_line():
     assert batch.progress(3, 8, 90) == "3 of 8 jobs done, 0:01:30 elapsed, about 0:02:30 left"
     assert batch.progress(8, 8, 3725) == "8 of 8 jobs done, 1:02:05 elapsed"
     assert batch.progress(0, 8, 0) == "0 of 8 jobs done, 0:00:00 elapsed"
+
+
+def test_status_columns_stay_aligned_for_long_ids():
+    """A local runner's ids (host:pid) are longer than a scheduler's 10
+    digits: the columns widen to the longest."""
+    import io
+    from karma_tools.lib.batch import print_table
+    rows = [({"name": "a", "job_id": "node-123.example.org:4242", "nodes": 1,
+              "ranks_per_node": 1}, "passed", "PASSED"),
+            ({"name": "bb", "job_id": "7", "nodes": 2, "ranks_per_node": 4}, "running", "")]
+    out = io.StringIO()
+    print_table(rows, out)
+    lines = out.getvalue().splitlines()
+    starts = {line.index(word) + len(word) for line, word in
+              zip(lines, ("id", "node-123.example.org:4242", "7"))}
+    assert len(starts) == 1, out.getvalue()

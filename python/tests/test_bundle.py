@@ -277,8 +277,6 @@ def test_a_forged_figure_is_refused(tmp_path, packed, path, kernel, fields, why)
     (("energy.fom_per_watt.value",), "energy.fom_per_watt.value 14.32559, but fom.value / "
      "energy.average_power_W gives 7.162797"),
     (("energy.joules_per_execution",), "energy.joules_per_execution"),
-    (("efficiency.fraction_of_peak_bandwidth",), "efficiency.fraction_of_peak_bandwidth "
-     "1.78961, but bandwidth_GBps.best / the devices' peak gives 0.894805"),
     (("efficiency.peak_bandwidth_GBps",),
      "efficiency.peak_bandwidth_GBps 6704.64, but the ranks' devices' peak_memory_bandwidth_GBps "
      "gives 3352.32"),
@@ -289,6 +287,17 @@ def test_a_forged_energy_or_efficiency_is_refused(tmp_path, fields, why):
     shutil.copy(H100, tmp_path / "h100.tar.xz")
     r = forge(tmp_path / "h100.tar.xz", path, lambda doc: double(doc["kernels"][0], *fields))
     refused(r, f"{path}: kernels[0] (copy): {why}")
+
+
+def test_a_figure_beyond_the_peak_is_refused(tmp_path):
+    """A fraction of the peak doubled past 1 is no measurement, whatever
+    the figures beside it say (validate.physics_problems)."""
+    path = "results/stream-large.n1x1.precisiondouble.r1/karma-stream.json"
+    shutil.copy(H100, tmp_path / "h100.tar.xz")
+    r = forge(tmp_path / "h100.tar.xz", path,
+              lambda doc: double(doc["kernels"][0], "efficiency.fraction_of_peak_bandwidth"))
+    refused(r, f"{path}: kernels[0].efficiency.fraction_of_peak_bandwidth: 1.79 times the "
+            "device's peak (more than 1): not physical")
 
 
 def test_a_reference_programs_figures_are_derived_again():

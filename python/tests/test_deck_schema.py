@@ -93,3 +93,15 @@ runs:
     assert r.stderr.count("\n") == 1 and \
         f"{fake} --help=json: not a deck's JSON Schema" in r.stderr, r.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_every_default_deck_writes_under_results():
+    """README: results go under results/; the schema's default (".") would
+    put them in the checkout's root."""
+    from karma_tools.lib import yamlread
+    for app in sorted(os.listdir(os.path.join(ROOT, "inputs"))):
+        deck = os.path.join(ROOT, "inputs", app, "default.yaml")
+        if os.path.isfile(deck):
+            run = yamlread.load(deck).value.get("run")
+            value = run.value.get("results_dir") if run is not None else None
+            assert value is not None and value.text() == "results", deck

@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, SCRIPTS, build_bin, miniapp
+from conftest import SCRIPTS, build_bin, miniapp
 from harvest_lines import APPS, oracle
 
 XML = os.path.join(SCRIPTS, "harvest", "jube", "karma.xml")
@@ -33,14 +33,12 @@ def jube_run(tmp_path_factory):
     jube = shutil.which("jube")
     if jube is None:
         pytest.fail("jube is not installed (Debian's jube; scripts/bootstrap.sh installs it)")
-    # An installed suite's layout: this build's bin/ and the source tree's decks.
     for app in APPS:
         miniapp(app)  # built
     tmp = tmp_path_factory.mktemp("jube")
-    prefix = tmp / "prefix"
-    (prefix / "share" / "karma").mkdir(parents=True)
-    (prefix / "bin").symlink_to(build_bin())
-    (prefix / "share" / "karma" / "inputs").symlink_to(os.path.join(ROOT, "inputs"))
+    # The build folder itself, laid out as an install's prefix (bin/,
+    # share/karma/inputs: scripts/CMakeLists.txt).
+    prefix = os.path.dirname(build_bin())
     out = tmp / "runs"
     env = dict(os.environ, KARMA_PREFIX=str(prefix), OMP_NUM_THREADS="1",
                OMP_PROC_BIND="false")

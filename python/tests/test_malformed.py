@@ -76,7 +76,7 @@ K0 = ("kernels", 0)
 # (id, the file's text from the valid document, what the message must say)
 RESULTS = [
     ("truncated", lambda d: json.dumps(d)[:40], "not valid JSON"),
-    ("empty file", lambda d: "", "not valid JSON"),
+    ("empty file", lambda d: "", "is empty"),
     ("not UTF-8", lambda d: b'{"app": "\xff"}', "not valid JSON (not UTF-8"),
     ("NaN", lambda d: json.dumps(d).replace('"value": ', '"value": NaN, "x": ', 1),
      "NaN is not a JSON number"),

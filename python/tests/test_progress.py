@@ -58,3 +58,14 @@ def test_malformed_setting_is_reported(stream_exe, tmp_path):
     r = run(stream_exe, tmp_path, "soon")
     assert r.returncode == 0
     assert "KARMA_PROGRESS='soon' is not 'off' or DELAY[,INTERVAL]" in r.stderr
+
+
+def test_quiet_silences_kokkos_warnings(stream_exe, tmp_path):
+    """--quiet is quiet: without OMP_PROC_BIND Kokkos warns at start-up in four
+    lines (ctest sets it; a user often does not)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMP_PROC_BIND", "OMP_PLACES"))}
+    r = subprocess.run([stream_exe, DECK, "--set", "run.repetitions=2", "--set", "run.energy=off",
+                        "--output", str(tmp_path / "r.json"), "--quiet"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == "", r.stderr

@@ -151,6 +151,17 @@ def test_png_and_no_plots(results_dir, tmp_path):
     assert "![" not in (tmp_path / "n.md").read_text()
 
 
+def test_nothing_to_plot_says_so_and_makes_no_folder(tmp_path):
+    """One run has no size to plot against: the report says so, and leaves
+    no empty plots/ beside it."""
+    (tmp_path / "set").mkdir()
+    shutil.copy(os.path.join(A, "stream-3d-left.json"), tmp_path / "set")
+    r = tool("karma-report", tmp_path / "set", "-o", tmp_path / "r.md")
+    assert r.returncode == 0, r.stderr
+    assert "nothing to plot, no plots folder" in r.stderr, r.stderr
+    assert sorted(os.listdir(tmp_path)) == ["r.md", "set"]
+
+
 def test_committed_results(tmp_path):
     """The report of the repository's own results/ reproduces the numbers of
     the STREAM write-up's 3D table from the committed JSON."""

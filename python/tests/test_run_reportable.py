@@ -52,6 +52,7 @@ def test_a_campaign_end_to_end_and_resumed(tmp_path, bin_dir, small):
     # A CPU build on Debian's Kokkos against the shipped GPU reference: the
     # bundle is valid but not reportable and the score INCOMPLETE: exit 1.
     assert r.returncode == 1, r.stdout + r.stderr
+    assert "the shipped reference is a GPU node's" in r.stderr  # said before the jobs ran
     assert re.search(r"\[4/4\] \S+: passed; 4 of 4 jobs done, \d:\d\d:\d\d elapsed", r.stdout)
     assert f"bundle: {out}/bundle.tar.xz" in r.stdout
     assert f"verdict: {out}/verdict.md" in r.stdout
@@ -97,6 +98,8 @@ def test_on_a_cluster_submit_then_collect(tmp_path, bin_dir, small):
 def test_bad_input_is_refused_at_once(tmp_path, bin_dir, small):
     for args, words in (
             (("--frobnicate",), "unknown argument '--frobnicate'"),
+            (("-o", tmp_path / "a", "--output", tmp_path / "b"), "-o given twice"),
+            (("--system-name", "a", "--system-name", "b"), "--system-name given twice"),
             (("--scheduler", "lsf"), "--scheduler lsf: slurm or pbs"),
             (("--campaign", tmp_path / "none.yaml"), "none.yaml: no such file"),
             (("--answers", tmp_path / "none.yaml"), "--answers"),
@@ -105,6 +108,39 @@ def test_bad_input_is_refused_at_once(tmp_path, bin_dir, small):
              "the disclosure needs what no capture knows")):
         r = run(*args, timeout=60)
         assert r.returncode == 2 and words in r.stderr, (args, r.stderr)
-    assert not (tmp_path / "x" / "campaign").exists()  # refused before the campaign ran
+    assert not (tmp_path / "x").exists()  # refused before anything was written
+
+
+def test_every_input_is_checked_before_anything_is_written(tmp_path, bin_dir, small):
+    """A misspelt answer, an install that is not there, --collect with no
+    campaign submitted: exit 2 naming it, and no folder made (the default
+    one is in the checkout)."""
+    (tmp_path / "answers.yaml").write_text("vendr: Example\n")
+    out = tmp_path / "node"
+    for args, words in (
+            (("--answers", tmp_path / "answers.yaml", "--bin-dir", bin_dir),
+             "answers.yaml:1:1: vendr: not one of"),
+            (("--bin-dir", tmp_path / "none", *ANSWERS), "--bin-dir"),
+            (("--scheduler", "slurm", "--collect", "--bin-dir", bin_dir, *ANSWERS),
+             f"{out}/campaign has none")):
+        r = run("-o", out, "--campaign", small, *args, timeout=60)
+        assert r.returncode == 2 and words in r.stderr, (args, r.stderr)
+        assert not out.exists(), args
+
+
+def test_an_interrupt_says_so_and_how_to_resume(tmp_path, bin_dir, small):
+    import signal
+    out = tmp_path / "node"
+    p = subprocess.Popen(["bash", SCRIPT, "-o", str(out), "--campaign", small, "--bin-dir",
+                          bin_dir, *ANSWERS], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, cwd=ROOT, stdin=subprocess.DEVNULL, start_new_session=True)
+    for line in p.stdout:
+        if "] running " in line:
+            break
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 130, err
+    assert "interrupted" in err and "run the same command again to resume" in err, err
+    assert "did not pass" not in err, err
     r = run("--help", timeout=60)
     assert r.returncode == 0 and "--scheduler S" in r.stdout and "--collect" in r.stdout

@@ -830,3 +830,17 @@ def test_python_code_hashes_the_same_under_every_python():
     for one, other in shapes:
         assert release.tree_text(one) == release.tree_text(other)
     assert release.tree_text(shapes[1][0]) != release.tree_text(spec(ast.Constant(".4")))
+
+
+def test_rounds_far_apart_are_flagged_and_never_scored(reference, tmp_path):
+    """A round 2000 times another's (as a small CPU campaign's matvec once
+    gave) is no measurement: compare flags the row, score leaves it out
+    and is INCOMPLETE (figure.ROUNDS_FACTOR)."""
+    path, ref_set = reference
+    wild = make_set(tmp_path / "wild", rounds=(1.0, 0.9, 2000.0))
+    r, doc = score(tmp_path, path, wild)
+    assert r.returncode == 1, r.stderr
+    assert doc["sets"][0]["record"]["complete"] is False
+    assert "rounds differ 2.22e+03x (more than 10x): not scored" in r.stdout, r.stdout
+    r = tool("karma-compare", ref_set, wild, "--markdown", tmp_path / "c.md")
+    assert "rounds differ 2.22e+03x" in (tmp_path / "c.md").read_text(), r.stderr

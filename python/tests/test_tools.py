@@ -183,15 +183,16 @@ TWO_OUTPUTS = [
                          ids=[f"{n} {a[0] if a[0].startswith('-') else ''}".strip()
                               for n, a in TWO_OUTPUTS])
 def test_outputs_are_written_all_or_none(tmp_path, name, args):
-    """The user asked for several files and one cannot be written: exit 3,
-    and none of the others is there (an older one is left as it was)."""
+    """The user asked for several files and one cannot be written (its
+    folder is not there): exit 2, as in the mini-apps, and none of the
+    others is there (an older one is left as it was)."""
     out = tmp_path / "out"
     (out / "plots").mkdir(parents=True)
     (out / "plots" / "old.svg").write_text("an older report's plot")
     args = [a.replace("@OUT@", str(out)).replace("@GONE@", str(tmp_path / "gone"))
             for a in args]
     r = tool(name, *args)
-    assert r.returncode == 3, (r.returncode, r.stderr)
+    assert r.returncode == 2, (r.returncode, r.stderr)
     assert f"error: cannot write {tmp_path / 'gone'}" in r.stderr, r.stderr
     assert sorted(os.listdir(out)) == ["plots"], os.listdir(out)
     assert os.listdir(out / "plots") == ["old.svg"]

@@ -204,7 +204,9 @@ def test_any_value_anywhere_is_a_problem_not_an_abort(validator, tmp_path, form)
 def test_bad_usage_is_exit_2(validator, args, message):
     code, out, err = validate(validator, *args)
     assert code == 2 and out == ""
-    assert err.startswith(f"karma-validate-results: {message}") and "\nusage: " in err, err
+    # One line, as every tool's usage error (core.ArgumentParser).
+    assert err.startswith(f"karma-validate-results: error: {message}") and \
+        err.endswith(" (see karma-validate-results --help)\n") and err.count("\n") == 1, err
 
 
 def test_a_file_named_like_an_option(validator, tmp_path):
@@ -343,6 +345,16 @@ PROBLEMS = [
     ("efficiency peak without its fraction",
      _put({"peak_bandwidth_GBps": 100.0, "peak_bandwidth": "x"}, "kernels", 0, "efficiency"),
      "kernels[0].efficiency.fraction_of_peak_bandwidth: missing beside peak_bandwidth_GBps"),
+    # Beyond the device's peak (validate.PEAK_TOLERANCE: a host's caches may
+    # pass its memory's peak a little, nothing passes it 12 times).
+    ("bandwidth beyond physics", _put({"peak_bandwidth_GBps": 100.0,
+                                       "fraction_of_peak_bandwidth": 12.6}, "kernels", 0,
+                                      "efficiency"),
+     "kernels[0].efficiency.fraction_of_peak_bandwidth: 12.6 times the device's peak (more "
+     "than 4): not physical"),
+    ("flops beyond physics", _put({"peak_GFLOPs": 100.0, "fraction_of_peak_flops": 5.0},
+                                  "kernels", 0, "efficiency"),
+     "kernels[0].efficiency.fraction_of_peak_flops: 5 times the device's peak"),
 ]
 
 

@@ -172,8 +172,8 @@ std::string choose_output(const std::string& app, const CommandLine& cli, const 
     return cli.output;
   }
   const std::string dir = read_run_settings(deck).results_dir;
-  if (!can_create_directory(dir))
-    deck.fail("run.results_dir", "cannot create or write directory '" + dir + "'");
+  if (const std::string problem = results_dir_problem(dir); !problem.empty())
+    deck.fail("run.results_dir", problem);
   return default_output_name(dir, app, start);
 }
 
@@ -518,6 +518,17 @@ int finish_on_root(const RunStart& run, const App& app, const CommandLine& cli,
   return code;
 }
 
+// Kokkos' argv: the program, the --kokkos-* flags (`args`, which must
+// outlive it), a null. --quiet silences Kokkos' start-up warnings too (four
+// lines where OMP_PROC_BIND is unset).
+std::vector<char*> kokkos_command_line(char* program, std::vector<std::string>& args, bool quiet) {
+  if (quiet) args.emplace_back("--kokkos-disable-warnings");
+  std::vector<char*> argv = {program};
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  return argv;
+}
+
 }  // namespace
 
 int run_main(int argc, char** argv, const App& app) {
@@ -566,9 +577,7 @@ int run_main(int argc, char** argv, const App& app) {
   }
 
   choose_device(kokkos_args);
-  std::vector<char*> kokkos_argv = {argv[0]};
-  for (auto& a : kokkos_args) kokkos_argv.push_back(a.data());
-  kokkos_argv.push_back(nullptr);
+  std::vector<char*> kokkos_argv = kokkos_command_line(argv[0], kokkos_args, cli.quiet);
   int kokkos_argc = static_cast<int>(kokkos_argv.size()) - 1;
   Kokkos::initialize(kokkos_argc, kokkos_argv.data());
 

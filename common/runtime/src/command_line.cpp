@@ -78,7 +78,8 @@ std::string usage(const std::string& executable) {
   return "usage: " + executable +
          " DECK.yaml [--set key=value ...] [--output FILE.json] [--quiet] [--help] [--version]"
          " [--kokkos-...]\n"
-         "  --set key=value   override a deck key (repeatable), e.g. --set run.repetitions=10\n"
+         "  --set key=value   override a deck key (repeatable, each key once), e.g.\n"
+         "                    --set run.repetitions=10\n"
          "  --output FILE     write the results JSON to FILE (default: a time-stamped file in\n"
          "                    run.results_dir)\n"
          "  --quiet           print only the FOM and RESULT lines\n"
@@ -125,9 +126,17 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
     } else if (arg == "--quiet" || arg == "-q") {
       cli.quiet = true;
     } else if (is(arg, "--set")) {
-      cli.overrides.push_back(value_of(i, "--set"));
+      const std::string set = value_of(i, "--set");
+      const std::string key = set.substr(0, set.find('='));
+      for (const auto& earlier : cli.overrides)  // the last winning in silence hid typos
+        if (earlier.substr(0, earlier.find('=')) == key)
+          throw InputError("--set " + key + " given twice: '" + earlier + "' and '" + set + "'");
+      cli.overrides.push_back(set);
     } else if (is(arg, "--output")) {
-      cli.output = value_of(i, "--output");
+      const std::string output = value_of(i, "--output");
+      if (!cli.output.empty())
+        throw InputError("--output given twice: '" + cli.output + "' and '" + output + "'");
+      cli.output = output;
       if (cli.output.empty()) throw InputError("--output needs a file name");
     } else if (!arg.empty() && arg[0] == '-') {
       throw InputError("unknown option '" + arg + "' (see --help)");

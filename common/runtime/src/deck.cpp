@@ -1,6 +1,7 @@
 #include "karma/deck.hpp"
 
 #include "karma/error.hpp"
+#include "karma/output.hpp"
 #include "karma/sha256.hpp"
 
 #include <yaml-cpp/eventhandler.h>
@@ -501,18 +502,6 @@ std::string no_value(const KeySpec& spec, const std::string& remedy) {
   return "has no value; " + remedy + " to use the default " + spec.default_value.dump();
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    throw InputError("cannot open deck " + quoted(path) + ": " + std::strerror(err));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw InputError("cannot read deck " + quoted(path));
-  return text.str();
-}
-
 }  // namespace
 
 std::string describe_type(const KeySpec& spec) {
@@ -588,7 +577,7 @@ std::pair<std::string, nlohmann::json> parse_override(const std::string& assignm
 
 Deck Deck::load(const std::string& path, const Schema& schema,
                 const std::vector<std::string>& overrides) {
-  return parse(read_file(path), path, schema, overrides);
+  return parse(read_deck_text(path), path, schema, overrides);
 }
 
 Deck Deck::parse(const std::string& text, const std::string& name, const Schema& schema,

@@ -2,10 +2,18 @@
 
 #include "karma/system.hpp"
 
+#include "karma/error.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace karma {
 
@@ -20,6 +28,22 @@ std::string utc_stamp(std::chrono::system_clock::time_point t, const char* forma
   return text;
 }
 
+namespace {
+
+// Only creating a file proves that one can be: access() grants root /proc,
+// where the results would then be lost after the whole run.
+std::string creation_problem(const fs::path& dir) {
+  // Every rank probes, on other nodes too: their pids alone may collide.
+  const fs::path probe = dir / (".karma-probe." + hostname() + "." + std::to_string(getpid()));
+  const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return std::strerror(errno);
+  close(fd);
+  unlink(probe.c_str());
+  return "";
+}
+
+}  // namespace
+
 std::string output_path_problem(const std::string& named_as, const std::string& path) {
   if (path.empty()) return named_as + ": empty file name";
   const fs::path out(path);
@@ -30,15 +54,43 @@ std::string output_path_problem(const std::string& named_as, const std::string& 
     return named_as + ": directory '" + parent.string() + "' does not exist";
   if (access(parent.c_str(), W_OK) != 0)
     return named_as + ": directory '" + parent.string() + "' is not writable";
+  if (const std::string why = creation_problem(parent); !why.empty())
+    return named_as + ": cannot create a file in '" + parent.string() + "': " + why;
   return "";
 }
 
-bool can_create_directory(const std::string& dir) {
-  fs::path d(dir);
+std::string results_dir_problem(const std::string& dir) {
   std::error_code ec;
-  while (!d.empty() && !fs::exists(d, ec)) d = d.parent_path();
-  if (d.empty()) d = ".";
-  return fs::is_directory(d, ec) && access(d.c_str(), W_OK) == 0;
+  fs::create_directories(dir, ec);
+  if (ec) return "cannot create directory '" + dir + "': " + ec.message();
+  if (const std::string why = creation_problem(dir); !why.empty())
+    return "cannot create a file in '" + dir + "': " + why;
+  return "";
+}
+
+std::string read_deck_text(const std::string& path) {
+  const std::string deck = "deck '" + path + "' ";
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw InputError(deck + "is a directory; name a deck file");
+    // A device would run the defaults (/dev/null) or never end (/dev/zero).
+    if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+      throw InputError(deck + "is not a regular file but a device; name a deck file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int err = errno;
+    throw InputError("cannot open deck '" + path + "': " + std::strerror(err));
+  }
+  std::string text(max_deck_bytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) throw InputError("cannot read deck '" + path + "'");
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.empty()) throw InputError(deck + "is empty; name a deck file");
+  if (text.size() > max_deck_bytes)
+    throw InputError(deck + "is larger than " + std::to_string(max_deck_bytes >> 20) +
+                     " MiB; no deck is");
+  return text;
 }
 
 std::string default_output_name(const std::string& dir, const std::string& app,

@@ -7,7 +7,8 @@ import shutil
 import sys
 from ..lib import archive
 from ..lib.archive import SUFFIX, open_archive, register, write
-from ..lib.core import ToolError, __version__, main_wrapper, write_all
+from ..lib.core import (ArgumentParser, ToolError, __version__, main_wrapper, unwritable,
+                        write_all)
 
 
 def _extract(archive_path, out):
@@ -27,14 +28,14 @@ def _extract(archive_path, out):
                 f.write(data)
         write_all([], [(staging, out)])
     except OSError as e:
-        raise ToolError(f"cannot write {out}: {e.strerror or e}", 3) from None
+        raise unwritable(out, e) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="karma-archive", description=archive.__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog="karma-archive", description=archive.__doc__.split("\n\n")[0],
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"karma-archive {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     w = sub.add_parser("write", help="archive a folder of results that is no campaign "
@@ -61,6 +62,8 @@ def main(argv=None):
             if os.path.isfile(os.path.join(args.folder, "campaign.json")):
                 raise ToolError(f"{args.folder}: a campaign directory; use karma-batch "
                                 "archive", 2)
+            if not any(files for _, _, files in os.walk(args.folder)):
+                raise ToolError(f"{args.folder}: holds no file; nothing to archive", 2)
             write(args.folder, args.output, "results")
             print(f"karma-archive: wrote {args.output}", file=sys.stderr)
         elif args.command == "register":

@@ -6,7 +6,7 @@ import sys
 from ..lib import campaign as campaign_mod, campaign_format, reference as reference_mod
 from ..lib.batch import archive, cancel, status, submit, wait
 from ..lib.generate import generate, reference_result
-from ..lib.core import __version__, main_wrapper
+from ..lib.core import ArgumentParser, __version__, main_wrapper
 
 
 DESCRIPTION = """\
@@ -60,8 +60,8 @@ timed out; 143 (local submit) cancelled."""
 
 
 def parser():
-    p = argparse.ArgumentParser(prog="karma-batch", description=DESCRIPTION, epilog=EPILOG,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog="karma-batch", description=DESCRIPTION, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"karma-batch {__version__}")
     p.add_argument("--help-campaign", action="store_true",
                    help="describe the campaign file and exit")

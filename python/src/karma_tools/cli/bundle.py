@@ -8,7 +8,7 @@ from ..lib import archive, bundle, disclose, validate
 from ..lib.bundle import (BUILD_LOGS, DISCLOSURE, FIELDS, MANIFEST, PROGRAM, WEIGHTS, read_input,
                           class_decks, content_problems, disclosure_problems, examine, gather,
                           manifest_text, read_disclosure, tar_xz)
-from ..lib.core import ToolError, __version__, atomic_write, main_wrapper
+from ..lib.core import ArgumentParser, ToolError, __version__, atomic_write, main_wrapper
 
 
 EPILOG = """\
@@ -83,17 +83,12 @@ def check(path):
     return 0
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        self.exit(2, f"{PROGRAM}: error: {message} (see {PROGRAM} --help)\n")
-
-
 def parser():
-    p = _Parser(prog=PROGRAM, description=bundle.__doc__, epilog=EPILOG,
-                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog=PROGRAM, description=bundle.__doc__, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
     p.add_argument("--check", metavar="BUNDLE", help="check a bundle (as `check BUNDLE`)")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)
     k = sub.add_parser("pack", help="a finished campaign as one bundle",
                        description="Pack a finished campaign directory, its disclosure, "
                        "build logs and weights into one bundle.")
@@ -116,8 +111,12 @@ def parser():
                        "field from its results and environment captures, as check holds "
                        "them, but what no capture knows, which comes from --answers, the "
                        "flags or, on a terminal, a question each.")
-    d.add_argument("campaign", metavar="CAMPAIGN_DIR", help="karma-batch generate's OUT")
-    d.add_argument("-o", "--output", required=True, metavar="FILE.yaml")
+    d.add_argument("campaign", metavar="CAMPAIGN_DIR", nargs="?",
+                   help="karma-batch generate's OUT")
+    d.add_argument("-o", "--output", metavar="FILE.yaml")
+    d.add_argument("--check-answers", action="store_true",
+                   help="only check --answers and the flags, as the disclosure will need "
+                   "them (every one with --no-input), writing nothing: before a campaign")
     d.add_argument("--answers", metavar="FILE.yaml", help="YAML of the asked keys "
                    "(system.name, system.vendor, interconnect, tester.name, "
                    "tester.organisation)")
@@ -129,9 +128,12 @@ def parser():
 
 
 def write_disclosure(args):
+    flags = {key: getattr(args, flag[2:].replace("-", "_")) for key, flag, _ in disclose.ASKED}
+    if args.check_answers:
+        disclose.answers(args.answers, flags, ask=False, require=args.no_input)
+        return 0
     karma, envs = disclose.campaign_docs(os.path.abspath(args.campaign))
     values = disclose.derived(karma, envs)
-    flags = {key: getattr(args, flag[2:].replace("-", "_")) for key, flag, _ in disclose.ASKED}
     values.update(disclose.answers(args.answers, flags,
                                    ask=not args.no_input and sys.stdin.isatty()))
     text = disclose.yaml_text(values, FIELDS)
@@ -153,6 +155,9 @@ def main(argv=None):
         p.error("--check and a command together")
     if not args.check and not args.command:
         p.error("name a command: pack, check, disclose (or --check BUNDLE)")
+    complete = args.command != "disclose" or args.campaign and args.output
+    if not complete and not args.check_answers:
+        p.error("disclose needs CAMPAIGN_DIR and -o FILE.yaml (or --check-answers)")
 
     def run():
         if args.command == "pack":

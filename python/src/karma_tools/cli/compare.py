@@ -16,7 +16,7 @@ from ..lib.compare import compare
 from ..lib.codestatus import SourceAt
 from ..lib.compare_energy import campaign_energy
 from ..lib.compare_text import blank_if_none, campaign_energy_markdown, csv_text, markdown
-from ..lib.core import ToolError, __version__, main_wrapper, write_all
+from ..lib.core import ArgumentParser, ToolError, __version__, main_wrapper, write_all
 from ..lib.results import load_set
 
 
@@ -198,8 +198,8 @@ def _parse_set(text):
 
 
 def parser():
-    p = argparse.ArgumentParser(prog="karma-compare", description=DESCRIPTION, epilog=EPILOG,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog="karma-compare", description=DESCRIPTION, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("sets", nargs="*", metavar="[LABEL=]SET",
                    help="results directory or file of one machine")
     p.add_argument("--implementations", metavar="OURS:THEIRS",

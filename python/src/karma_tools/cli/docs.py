@@ -1,22 +1,14 @@
 """karma-docs: the generated parts of the docs; its command line and main (the
 work is karma_tools.lib.docgen's)."""
 
-import argparse
 import os
 import sys
-from ..lib.core import ToolError, __version__, main_wrapper, write_all
+from ..lib.core import ArgumentParser, ToolError, __version__, main_wrapper, write_all
 from ..lib.docgen import PROGRAM, RESULTS_DOC, find_root, first_difference, read_text, wanted
 
 
-class _Parser(argparse.ArgumentParser):
-    """Usage errors as one line, exit 2, as every other bad input."""
-
-    def error(self, message):
-        raise ToolError(f"{message} (see --help)", 2)
-
-
 def parse(argv):
-    p = _Parser(
+    p = ArgumentParser(
         prog=PROGRAM, description="Writes the generated parts of karma's documentation: "
         f"{RESULTS_DOC} from the results schema, and the deck table of each "
         "miniapps/<app>/README.md from karma-<app> --help=json.",

@@ -3,7 +3,7 @@
 
 import argparse
 import os
-from ..lib.core import ToolError, __version__, main_wrapper
+from ..lib.core import ArgumentParser, ToolError, __version__, main_wrapper
 from ..lib.envcapture import capture, write
 
 
@@ -24,10 +24,10 @@ into <results>/environment."""
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="karma-envcapture", description=DESCRIPTION,
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="exit status: 0 written; 2 bad arguments (nothing "
-                                "written); 3 could not write OUT")
+    p = ArgumentParser(prog="karma-envcapture", description=DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog="exit status: 0 written; 2 bad arguments (nothing "
+                       "written); 3 could not write OUT")
     p.add_argument("-o", "--output", default="environment", metavar="OUT",
                    help="directory to write (default: ./environment); replaced if it exists")
     p.add_argument("--timeout", type=float, default=20.0, metavar="SECONDS",

@@ -4,13 +4,13 @@ and main (the work is karma_tools.lib.powercheck's)."""
 import argparse
 import sys
 from ..lib import powercheck
-from ..lib.core import ToolError, __version__, atomic_write, unreadable
+from ..lib.core import ArgumentParser, ToolError, __version__, atomic_write, unreadable
 from ..lib.powercheck import CheckError, check, markdown, read_samples
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="karma-power-check", description=powercheck.__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog="karma-power-check", description=powercheck.__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results", nargs="+", help="karma results JSON files")
     p.add_argument("--nvidia-smi", required=True, metavar="CSV",
                    help="nvidia-smi's samples taken during the runs")

@@ -7,7 +7,8 @@ import shlex
 import shutil
 import sys
 from ..lib import archive, campaign as campaign_mod
-from ..lib.core import ToolError, __version__, main_wrapper, write_all
+from ..lib.core import (ArgumentParser, ToolError, __version__, main_wrapper, unwritable,
+                        write_all)
 from ..lib.implementations import parse_pair
 from ..lib.report import Plotter, build
 from ..lib.report_comparison import read_comparison
@@ -66,8 +67,8 @@ def _skipped_lines(skipped):
 def main(argv=None):
     if argv is None:
         argv = sys.argv[1:]
-    p = argparse.ArgumentParser(prog="karma-report", description=DESCRIPTION, epilog=EPILOG,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog="karma-report", description=DESCRIPTION, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results", help="results directory")
     p.add_argument("-o", "--output", metavar="FILE.md",
                    help="the report (default: RESULTS/report.md)")
@@ -124,10 +125,11 @@ def main(argv=None):
                 os.makedirs(staging)
             text = build(result_set, out_path, plotter, args.title, args.intro, ours, theirs,
                          command, args.comparison, compare_from)
-            # The plots and the report that links them, or neither.
-            write_all([(out_path, text)], [(staging, plots_dir)] if plotter.enabled else [])
+            # The plots and the report that links them, or neither; no
+            # empty folder where nothing was plotted.
+            write_all([(out_path, text)], [(staging, plots_dir)] if plotter.files else [])
         except OSError as e:
-            raise ToolError(f"cannot write the plots: {e}", 3) from None
+            raise unwritable(plots_dir, e, "the plots") from None
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         for _, error in result_set.invalid:
@@ -135,8 +137,9 @@ def main(argv=None):
         for line in _skipped_lines(result_set.skipped):
             print(f"karma-report: skipped {line}", file=sys.stderr)
         skipped = len(result_set.skipped)
-        print(f"karma-report: wrote {out_path} ({len(result_set.runs)} runs, "
-              f"{len(plotter.files)} plot(s) in {plots_dir if plotter.files else 'none'}"
+        plots = f"{len(plotter.files)} plot(s) in {plots_dir}" if plotter.files else \
+            "nothing to plot, no plots folder" if plotter.enabled else "no plots"
+        print(f"karma-report: wrote {out_path} ({len(result_set.runs)} runs, {plots}"
               + (f"; skipped {skipped} file(s), listed above" if skipped else "") + ")",
               file=sys.stderr)
         return 0

@@ -7,7 +7,8 @@ import os
 import sys
 import tempfile
 from ..lib import bundle, figure, page, release
-from ..lib.core import CHECKOUT, ToolError, __version__, atomic_write, main_wrapper, write_all
+from ..lib.core import (ArgumentParser, CHECKOUT, ToolError, __version__, atomic_write,
+                        main_wrapper, write_all)
 from ..lib.figure import (DEFAULT_REFERENCE, DEFAULT_WEIGHTS, KINDS, default_weights,
                           load_reference, load_weights, make_reference, score_set, shipped)
 from ..lib.score import PROGRAM, markdown
@@ -99,9 +100,9 @@ def _parse_set(text):
 
 
 def reference_main(argv):
-    p = argparse.ArgumentParser(prog=f"{PROGRAM} reference", epilog=EPILOG,
-                                description="Makes a reference file from one result set "
-                                "(see karma-score --help).")
+    p = ArgumentParser(prog=f"{PROGRAM} reference", epilog=EPILOG,
+                       description="Makes a reference file from one result set "
+                       "(see karma-score --help).")
     p.add_argument("set", metavar="SET", help="results directory, campaign directory or "
                    "archive of the reference machine")
     p.add_argument("-o", "--output", metavar="FILE", required=True,
@@ -121,7 +122,7 @@ def reference_main(argv):
 
 
 def release_main(argv):
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog=f"{PROGRAM} release", epilog="exit status: 0 the checkout is the release (or the "
         "file was written); 1 it differs, each difference a line; 2 bad input",
         description="Whether this checkout still is the release that "
@@ -203,8 +204,8 @@ def _same_version_unchanged(root, doc):
 
 
 def score_main(argv):
-    p = argparse.ArgumentParser(prog=PROGRAM, usage=USAGE, description=DESCRIPTION,
-                                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog=PROGRAM, usage=USAGE, description=DESCRIPTION,
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("sets", nargs="+", metavar="[LABEL=]SET", help="a result set to score")
     p.add_argument("--reference", metavar="FILE",
                    help="the reference file (karma-score reference; default the shipped "

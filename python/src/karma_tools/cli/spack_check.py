@@ -4,7 +4,7 @@ and main (the work is karma_tools.lib.spackcheck's)."""
 import argparse
 import os
 import sys
-from ..lib.core import CHECKOUT, __version__, main_wrapper
+from ..lib.core import ArgumentParser, CHECKOUT, __version__, main_wrapper
 from ..lib.spackcheck import Recipe, check_environment
 
 
@@ -24,11 +24,11 @@ def main(argv=None):
                                "karma", "spack", "package.py"),
                   os.path.join(CHECKOUT, "scripts", "spack", "package.py"))
     default_recipe = next((p for p in candidates if os.path.exists(p)), candidates[-1])
-    p = argparse.ArgumentParser(prog="karma-spack-check", description=DESCRIPTION,
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="exit status: 0 every karma spec fits the recipe; 2 one "
-                                "does not (file:line:col, its key, what is wrong), or a file is "
-                                "missing; 3 a file there cannot be read")
+    p = ArgumentParser(prog="karma-spack-check", description=DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog="exit status: 0 every karma spec fits the recipe; 2 one "
+                       "does not (file:line:col, its key, what is wrong), or a file is "
+                       "missing; 3 a file there cannot be read")
     p.add_argument("environments", nargs="+", metavar="spack.yaml")
     p.add_argument("--recipe", default=os.path.normpath(default_recipe),
                    help="the recipe (default: %(default)s)")

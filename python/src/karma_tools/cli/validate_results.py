@@ -106,12 +106,16 @@ def check_directory(directory, expect, tally):
 
 
 def _arguments(args):
-    paths, expect, options_done, i = [], {}, False, 0
+    paths, expect, options_done, i, given = [], {}, False, 0, {}
 
     def value():
         nonlocal i
         if i + 1 >= len(args):
             raise _UsageError(f"{args[i]} needs a value")
+        if args[i] in given:  # as core.ArgumentParser refuses it
+            raise _UsageError(f"{args[i]} given twice: '{printable(given[args[i]])}' and "
+                              f"'{printable(args[i + 1])}'")
+        given[args[i]] = args[i + 1]
         i += 1
         return args[i]
 
@@ -153,7 +157,7 @@ def run(args):
     try:
         paths, expect = _arguments(args)
     except _UsageError as e:
-        sys.stderr.write(f"{PROGRAM}: {e}\n{usage()}")
+        sys.stderr.write(f"{PROGRAM}: error: {e} (see {PROGRAM} --help)\n")
         return EXIT_USAGE
     if paths is None:
         sys.stdout.write(usage())

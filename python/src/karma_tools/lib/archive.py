@@ -32,7 +32,7 @@ import re
 import tarfile
 from collections import OrderedDict
 
-from .core import MAX_DEPTH, ToolError, atomic_write, too_deep, unreadable
+from .core import MAX_DEPTH, ToolError, atomic_write, read_input_file, too_deep, unreadable
 from . import jobs as jobs_mod
 
 SUFFIX = ".tar.xz"
@@ -458,7 +458,8 @@ def read_json(path):
         return value
 
     try:
-        data = read_bytes(path)  # a path inside a results archive too
+        # A path inside a results archive too; on disk, a file it can be.
+        data = read_bytes(path) if split(path) else read_input_file(path, "JSON file")
     except OSError as e:
         raise unreadable(path, e) from None
     try:

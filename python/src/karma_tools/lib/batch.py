@@ -313,11 +313,13 @@ def summary_line(rows):
 
 def print_table(rows, stream=sys.stdout):
     width = max([len(e["name"]) for e, _, _ in rows] + [4])
-    print(f"{'job':<{width}}  {'id':>10}  {'nodes x ranks':>13}  state", file=stream)
+    # A local runner's ids are longer than a scheduler's.
+    ids = max([len(str(e.get("job_id") or "-")) for e, _, _ in rows] + [10])
+    print(f"{'job':<{width}}  {'id':>{ids}}  {'nodes x ranks':>13}  state", file=stream)
     for entry, state, detail in rows:
         shape = f"{entry['nodes']} x {entry['ranks_per_node']}"
         extra = f"  {detail}" if detail and detail != "PASSED" else ""
-        print(f"{entry['name']:<{width}}  {entry.get('job_id') or '-':>10}  {shape:>13}  "
+        print(f"{entry['name']:<{width}}  {entry.get('job_id') or '-':>{ids}}  {shape:>13}  "
               f"{state}{extra}", file=stream)
 
 

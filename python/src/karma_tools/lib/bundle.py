@@ -49,7 +49,7 @@ import os
 import re
 import tarfile
 
-from .core import ToolError
+from .core import ToolError, read_input_file
 from . import (archive, batch, campaign as campaign_mod, figure, derived, jobs as jobs_mod, rules,
                validate, yamlread)
 
@@ -546,12 +546,9 @@ def class_decks():
 
 
 def read_input(path, what):
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError as e:
-        raise ToolError(f"{path}: {what} {'not found' if e.errno == 2 else e.strerror}", 2) \
-            from None
+    if not os.path.lexists(path):
+        raise ToolError(f"{path}: {what} not found", 2)
+    return read_input_file(path, what)
 
 
 def gather(directory, campaign_file=None):

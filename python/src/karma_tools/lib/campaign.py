@@ -10,7 +10,7 @@ import hashlib
 import os
 import re
 
-from .core import CHECKOUT, ToolError
+from .core import CHECKOUT, ToolError, read_input_file
 from . import schemas, yamlread
 from .campaign_compare import Vocabulary, check_comparisons, selection_item
 from .campaign_deck import KeyLister
@@ -165,11 +165,10 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
     where karma-batch writes (the default results_dir is under it); `bin_dir`,
     `scheduler` and `variables` ({name: value}) override the campaign's.
     `executables` (generate): every run's program must be here (Programs)."""
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
         raise ToolError(f"{path}: no such campaign file", 2)
     tool_dir = tool_dir or tools_dir()
-    with open(path, "rb") as f:
-        data = f.read()
+    data = read_input_file(path, "campaign file")
     try:
         root = yamlread.parse(data.decode("utf-8"), path)
     except UnicodeDecodeError as e:

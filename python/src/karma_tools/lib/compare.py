@@ -9,8 +9,9 @@ import math
 import os
 import re
 
-from .core import ToolError, __version__
+from .core import ToolError, __version__, read_input_file
 from . import codeversion, figure
+from .figure import unsteady
 from .results import format_size
 from .cases import case_key, case_values, values_key
 from .codestatus import code_info, code_status
@@ -223,10 +224,7 @@ class Weights:
             self.rules = [((app,), 1.0, 0) for app in apps]
             return
         try:
-            with open(path, encoding="utf-8") as f:
-                lines = f.read().splitlines()
-        except OSError as e:
-            raise ToolError(f"{path}: cannot read the weights file ({e.strerror})", 2) from None
+            lines = read_input_file(path, "weights file").decode("utf-8").splitlines()
         except UnicodeDecodeError as e:
             raise ToolError(f"{path}: the weights file is not UTF-8 text ({e.reason} at byte "
                             f"{e.start})", 2) from None
@@ -611,6 +609,9 @@ def _entry(group, kernel, how):
     if failed:
         flags.append(f"verification FAILED in {len(failed)} of {len(runs)} run(s): "
                      + ", ".join(os.path.basename(r.path) for r in failed[:3]))
+    spread = unsteady([r.kernels[kernel]["value"] for r in use])
+    if spread:
+        flags.append(spread)
     entry = {"value": value, "units": k0["units"], "higher_is_better": k0["higher_is_better"],
              "runs": len(use), "failed": not passed and bool(failed),
              "run_values": sorted(r.kernels[kernel]["value"] for r in use),

@@ -2,9 +2,11 @@
 mini-apps, the error a user can fix (ToolError), messages about values,
 writing files whole, and the wrapper of every command's main."""
 
+import argparse
 import json
 import os
 import shutil
+import stat
 import sys
 
 # Kept equal to project(VERSION) in the top-level CMakeLists.txt (a test checks).
@@ -111,7 +113,8 @@ def write_all(outputs, directories=()):
     renamed. `directories`, [(a staged folder, its place)], are moved into
     their places (an old folder there removed) between the two: a report
     appears after the plots it links. ToolError (3) when one cannot be
-    written, with nothing of the others in place."""
+    written (2 where its folder is not there or not writable), with nothing
+    of the others in place."""
     done, where = [], None
     try:
         for path, content in outputs:
@@ -141,7 +144,7 @@ def write_all(outputs, directories=()):
                 os.unlink(temporary)
             except OSError:
                 pass
-        raise ToolError(f"cannot write {where}: {e.strerror or e}", 3) from None
+        raise unwritable(where, e) from None
 
 
 # An input that is not there (or not a file, or not the user's to read) is
@@ -157,6 +160,41 @@ def unreadable(path, error):
                      2 if isinstance(error, _NOT_THERE) else 3)
 
 
+# No input of the suite comes near this; /dev/zero would otherwise be read
+# until memory ran out.
+MAX_INPUT_BYTES = 256 << 20
+
+
+def read_input_file(path, what="file"):
+    """The bytes of the input file at path, for a ToolError (2) that names it
+    and says why where it is a directory, a device, empty or over
+    MAX_INPUT_BYTES (as the mini-apps refuse such decks); `unreadable`'s where
+    it cannot be read."""
+    if os.path.isdir(path):
+        raise ToolError(f"{path}: is a directory; name a {what}", 2)
+    try:
+        with open(path, "rb") as f:
+            mode = os.fstat(f.fileno()).st_mode
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+                raise ToolError(f"{path}: is a device, not a {what}", 2)
+            data = f.read(MAX_INPUT_BYTES + 1)
+    except OSError as e:
+        raise unreadable(path, e) from None
+    if not data:
+        raise ToolError(f"{path}: is empty; name a {what}", 2)
+    if len(data) > MAX_INPUT_BYTES:
+        raise ToolError(f"{path}: is larger than {MAX_INPUT_BYTES >> 20} MiB; not a {what}", 2)
+    return data
+
+
+def unwritable(path, error, what=None):
+    """The ToolError for an output at path that could not be written (error,
+    an OSError): exit 2 where its folder is not there, is a file or is not
+    the user's to write, as in the mini-apps, else 3."""
+    return ToolError(f"cannot write {what or path}: {error.strerror or error}",
+                     2 if isinstance(error, _NOT_THERE + (FileExistsError,)) else 3)
+
+
 def main_wrapper(program, run):
     """Runs `run()` (which returns an exit status) and turns ToolError and
     Ctrl-C into a message on stderr and an exit status."""
@@ -170,3 +208,34 @@ def main_wrapper(program, run):
         return 130
     except BrokenPipeError:
         return 0
+
+
+class _StoreOnce(argparse._StoreAction):
+    """argparse's store, refusing an option given twice: the last one
+    winning in silence hid typos in batch scripts."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seen = namespace.__dict__.setdefault("_karma_given", {})
+        if option_string is not None and self.dest in seen:
+            parser.error(f"{option_string} given twice: '{seen[self.dest]}' and '{values}'")
+        seen[self.dest] = values
+        super().__call__(parser, namespace, values, option_string)
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """Every command's parser: a usage error is one line and exit 2, as
+    every other bad input, and an option given twice is one."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
+
+    def error(self, message):
+        program = self.prog.split()[0]  # a subcommand's error is its command's
+        self.exit(2, f"{program}: error: {message} (see {self.prog} --help)\n")
+
+    def parse_known_args(self, args=None, namespace=None):
+        known, rest = super().parse_known_args(args, namespace)
+        known.__dict__.pop("_karma_given", None)
+        return known, rest

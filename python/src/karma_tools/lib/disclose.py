@@ -9,7 +9,7 @@ import os
 import re
 import sys
 
-from .core import ToolError
+from .core import ToolError, read_input_file
 from .archive import read_json
 from . import archive, batch, rules, validate, yamlread
 from .results import is_number
@@ -130,17 +130,16 @@ def derived(karma, envs):
     return values
 
 
-def answers(path, flags, ask):
+def answers(path, flags, ask, require=True):
     """{dotted key: text} of what only the tester knows: from the answers
     file (YAML of the same keys), then the flags, then asked on the terminal
-    where ask; each missing one is an error, all named at once."""
+    where ask; each missing one is an error, all named at once, unless not
+    `require` (a check before the campaign, whose end may ask)."""
     given = {}
     if path:
         try:
-            with open(path, encoding="utf-8") as f:
-                root = yamlread.parse(f.read(), path)
-        except OSError as e:
-            raise ToolError(f"{path}: cannot read ({e.strerror})", 2) from None
+            root = yamlread.parse(read_input_file(path, "YAML file of answers").decode("utf-8"),
+                                  path)
         except (UnicodeDecodeError, yamlread.YamlError) as e:
             raise ToolError(f"{path}: not a YAML file of answers ({e})", 2) from None
         if not isinstance(root.value, dict):
@@ -156,7 +155,7 @@ def answers(path, flags, ask):
         print(f"{question} ({key}): ", end="", file=sys.stderr, flush=True)
         given[key] = sys.stdin.readline().strip()
     missing = [(k, flag) for k, flag, _ in ASKED if not given.get(k)]
-    if missing:
+    if missing and require:
         raise ToolError("the disclosure needs what no capture knows: " + ", ".join(
             f"{k} ({flag} or --answers FILE)" for k, flag in missing), 2)
     return given

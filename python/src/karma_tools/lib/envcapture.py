@@ -21,7 +21,7 @@ import socket
 import subprocess
 import xml.etree.ElementTree as ElementTree
 
-from .core import ToolError, __version__
+from .core import __version__, unwritable
 
 # Variables of the batch systems karma knows (as the results' `job` field).
 SCHEDULER_PREFIXES = ("SLURM_", "SBATCH_", "SRUN_", "PBS_", "LSB_", "LSF_", "FLUX_", "COBALT_",
@@ -360,4 +360,4 @@ def write(out_dir, doc, files):
             os.rename(staging, out_dir)
     except OSError as e:
         shutil.rmtree(staging, ignore_errors=True)
-        raise ToolError(f"cannot write {out_dir}: {e}", 3) from None
+        raise unwritable(out_dir, e) from None

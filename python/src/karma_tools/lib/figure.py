@@ -14,7 +14,7 @@ import math
 import os
 import sys
 
-from .core import APPS, CHECKOUT, ToolError
+from .core import APPS, CHECKOUT, ToolError, read_input_file
 from .archive import read_json
 from . import archive, codeversion, rules, sides
 from .results import is_number, load_set
@@ -336,7 +336,7 @@ def _bad_reference(path, what):
 
 def load_reference(path):
     """The reference document at path, its fields checked."""
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
         raise ToolError(f"{path}: no such file", 2)
     doc = read_json(path)
     if not isinstance(doc, dict) or doc.get("karma_score_reference") != REFERENCE_FORMAT:
@@ -398,10 +398,7 @@ def default_weights():
 def load_weights(path, apps):
     """{app: weight} for the reference's apps, normalised by their sum."""
     try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except OSError as e:
-        raise ToolError(f"{path}: cannot read ({e.strerror})", 2) from None
+        lines = read_input_file(path, "weights file").decode("utf-8").splitlines()
     except UnicodeDecodeError:
         raise ToolError(f"{path}: not UTF-8 text", 2) from None
     weights = {}
@@ -442,6 +439,21 @@ def geomean(values, weights=None):
     if not pairs or total <= 0:
         return None
     return math.exp(sum(w * math.log(v) for v, w in pairs) / total)
+
+
+# Rounds of one case further apart than this are no measurement of it (a
+# run that broke, or a machine that changed under it): flagged in compare,
+# never scored (docs/score.md).
+ROUNDS_FACTOR = 10
+
+
+def unsteady(rounds):
+    """Why the rounds of one figure are no measurement, or None."""
+    values = [v for v in rounds or [] if v]
+    if values and max(values) > ROUNDS_FACTOR * min(values):
+        return f"rounds differ {max(values) / min(values):.3g}x (more than " \
+            f"{ROUNDS_FACTOR}x): not scored"
+    return None
 
 
 def _ratio(figure, reference, hib):
@@ -486,6 +498,9 @@ def _row_ratio(ref, fig):
         return row
     if (fig["units"], fig["higher_is_better"]) != (ref["units"], ref["higher_is_better"]):
         row["missing"] = f"measured in {fig['units']}, the reference in {ref['units']}"
+        return row
+    if unsteady(fig["rounds"]):
+        row.update(figure=fig["figure"], runs=fig["runs"], missing=unsteady(fig["rounds"]))
         return row
     hib = ref["higher_is_better"]
     row.update(figure=fig["figure"], runs=fig["runs"],

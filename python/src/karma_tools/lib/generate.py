@@ -8,7 +8,7 @@ import shutil
 import sys
 from . import campaign as campaign_mod, jobs, reference as reference_mod
 from .batch import MANIFEST, SUFFIX, now_text, stored_paths
-from .core import ToolError, __version__, atomic_write, unreadable
+from .core import ToolError, __version__, atomic_write, unreadable, unwritable
 
 
 def generate(args):
@@ -81,7 +81,7 @@ def generate(args):
             os.rename(staging, out)
     except OSError as e:
         shutil.rmtree(staging, ignore_errors=True)
-        raise ToolError(f"cannot write the job scripts under {out}: {e}", 3) from None
+        raise unwritable(out, e, f"the job scripts under {out}") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -15,7 +15,7 @@ import subprocess
 
 from .core import ToolError, describe
 from .archive import read_json
-from . import archive, schemas
+from . import archive, schemas, validate
 
 SCHEMA_VERSION = 2
 SCHEMA_VERSIONS = (1, 2)
@@ -467,6 +467,9 @@ def _load_file(result, f):
                             "karma results document", 2)
         check_run(f, doc)
         check_schema(f, doc)
+        beyond = validate.physics_problems(doc)
+        if beyond:  # never compared, plotted or scored; --skip-invalid lists it
+            raise ToolError(f"{f}: {beyond[0]}; not a measurement", 2)
         result.runs.append(Run(f, doc))
     else:
         result.skipped.append((f, other_tool(doc) or NOT_RESULTS))

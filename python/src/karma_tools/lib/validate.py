@@ -118,10 +118,34 @@ def cross_field_problems(doc, expect):
     return out
 
 
+# How far a figure may pass its device's peak (docs/results-format.md): a
+# GPU's stream from its memory cannot; a host's caches hold small arrays
+# whose reads pass its memory's peak.
+PEAK_TOLERANCE = {"gpu": 1.0, "host": 4.0}
+
+
+def physics_problems(doc):
+    """Each kernel whose bandwidth or FLOP/s passes its devices' peak beyond
+    PEAK_TOLERANCE: a broken timer or a broken peak, never a measurement."""
+    get = lambda d, k: d.get(k) if isinstance(d, dict) else None  # noqa: E731
+    ranks = get(doc, "ranks")
+    kinds = [get(get(r, "device"), "kind") for r in ranks] if isinstance(ranks, list) else []
+    limit = max([PEAK_TOLERANCE.get(k, 1.0) for k in kinds if isinstance(k, str)] or [1.0])
+    out = []
+    kernels = get(doc, "kernels")
+    for i, k in enumerate(kernels if isinstance(kernels, list) else []):
+        for what in ("bandwidth", "flops"):
+            fraction = get(get(k, "efficiency"), f"fraction_of_peak_{what}")
+            if _is_number(fraction) and fraction > limit:
+                out.append(f"kernels[{i}].efficiency.fraction_of_peak_{what}: {fraction:.3g} "
+                           f"times the device's peak (more than {limit:g}): not physical")
+    return out
+
+
 def validate(doc, expect=None):
     """Every problem of a parsed document, schema first, one line each."""
     found = schemas.problems(schemas.load("results.schema.json"), doc)
-    return found + cross_field_problems(doc, expect or {})
+    return found + cross_field_problems(doc, expect or {}) + physics_problems(doc)
 
 
 def parse_json(data):
