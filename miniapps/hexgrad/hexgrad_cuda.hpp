@@ -3,18 +3,27 @@
 // the memory order of a Kokkos LayoutLeft (N, 3, 8) array), no multi-index
 // arithmetic. It runs on the Kokkos arrays' own memory, on the stream of the
 // default Kokkos execution-space instance, so the harness's fences cover it.
+// Compiled only where Kokkos has its CUDA backend, in the mini-apps' one
+// vendor pattern (miniapps/common/vendor.hpp).
 #pragma once
 
-// First: it defines KOKKOS_ENABLE_CUDA (through Kokkos' configuration).
-#include "hexgrad_kernels.hpp"
+#include <Kokkos_Core.hpp>  // defines KOKKOS_ENABLE_CUDA
 
+#include "common/vendor.hpp"
+#include "hexgrad_kernels.hpp"
 #include "karma/error.hpp"
 
 #include <cstdint>
 #include <functional>
 #include <string>
 
-#if defined(KOKKOS_ENABLE_CUDA)
+namespace karma::hexgrad::native {
+
+inline constexpr bool available = vendor::cuda;
+
+}  // namespace karma::hexgrad::native
+
+#if KARMA_VENDOR_CUDA
 
 #include <cuda_runtime.h>
 
@@ -90,8 +99,6 @@ void gradients(const T* x, T* g, std::int64_t n, std::int64_t stride,
                 std::string("hexgrad native-cuda launch failed: ") + cudaGetErrorString(status));
 }
 
-inline constexpr bool available = true;
-
 // One execution of the kernel on the arrays of a LayoutLeft (N, 3, 8) View
 // pair, whose planes are stride(1) apart, on the default instance's stream.
 template <class T, class Index, class View>
@@ -113,8 +120,8 @@ std::function<void()> launcher(const View& x, const View& g, std::int64_t n,
 
 namespace karma::hexgrad::native {
 
-inline constexpr bool available = false;
-
+// A function template as the CUDA one is (a vendor::Missing takes no
+// template arguments); native-cuda's code version hashes this text too.
 template <class T, class Index, class View>
 std::function<void()> launcher(const View&, const View&, std::int64_t,
                                const ReferenceGradients<T>&) {
@@ -123,4 +130,4 @@ std::function<void()> launcher(const View&, const View&, std::int64_t,
 
 }  // namespace karma::hexgrad::native
 
-#endif  // KOKKOS_ENABLE_CUDA
+#endif  // KARMA_VENDOR_CUDA

@@ -11,6 +11,7 @@
 #include "karma/array.hpp"
 #include "karma/comm.hpp"
 #include "karma/harness.hpp"
+#include "karma/text.hpp"
 #include "karma_code_table.hpp"
 
 #include <algorithm>
@@ -35,11 +36,6 @@ Mesh make_mesh(const Config& c) {
 int check_threads() {
   const int hardware = static_cast<int>(std::thread::hardware_concurrency());
   return std::max(1, hardware / std::max(1, comm::local_size()));
-}
-
-std::string join(const std::array<std::int64_t, 3>& v) {
-  return "[" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) +
-         "]";
 }
 
 // The problem as the results record it.
@@ -82,7 +78,7 @@ nlohmann::json hexgrad_problem(const Config& cfg, const RunSettings& run, const 
 std::string hexgrad_summary(const Config& cfg, std::uint64_t footprint) {
   std::ostringstream summary;
   summary << "hexgrad: " << cfg.n_global << " elements (" << (cfg.strong ? "strong" : "weak")
-          << " scaling, box " << join(cfg.box) << "), " << cfg.implementation_name << ", "
+          << " scaling, box [" << text::join(cfg.box) << "]), " << cfg.implementation_name << ", "
           << to_string(cfg.precision) << ", layout " << to_string(cfg.layout) << ", "
           << (cfg.static_extents ? "static" : "dynamic") << " extents, "
           << format_bytes(static_cast<double>(footprint)) << " per rank";

@@ -1,10 +1,10 @@
-// karma-matvec: the deck (matvec_deck.hpp) -> the product of its format:
-// here the dense one (A, x and y -> matvec_kernels.hpp's variants beside the
-// vendor's GEMV, matvec_blas.hpp -> measure -> verify -> report), in csr.cpp
-// the sparse one (csr_kernels.hpp); what both share is matvec_app.hpp, their
-// check of y matvec_verify.hpp.
-#include "matvec_app.hpp"
+// karma-matvec: the deck (matvec_deck.hpp) -> the product of its format ->
+// its variants: the dense product's (A, x and y -> matvec_kernels.hpp's
+// variants beside the vendor's GEMV, matvec_blas.hpp) or the sparse
+// product's (matvec_csr.hpp) -> measure -> verify every entry of y
+// (matvec_verify.hpp) -> report.
 #include "matvec_blas.hpp"
+#include "matvec_csr.hpp"
 #include "matvec_deck.hpp"
 #include "matvec_kernels.hpp"
 #include "matvec_verify.hpp"
@@ -12,12 +12,15 @@
 #include "karma/app.hpp"
 #include "karma/array.hpp"
 #include "karma/comm.hpp"
+#include "karma/device_comm.hpp"
 #include "karma/harness.hpp"
 #include "karma/partition.hpp"
+#include "karma/text.hpp"
 #include "karma_code_table.hpp"
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <sstream>
@@ -25,6 +28,131 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+// ---------------------------------------------------------------------------
+// What the two products share: timing the variants and the exchange of x
+// (ReplicatedX), the plan they record; they check y the same way.
+
+namespace karma::matvec {
+
+// The launch shape of a variant's code version (karma/code_version.hpp):
+// the deck's launch keys that it reads, where the deck fixes them (0 leaves
+// them to heuristics of the run's sizes, threads and device, whose choices
+// are in the kernel's results beside it, not in its code version).
+inline nlohmann::json deck_launch(const Config& cfg, Variant variant) {
+  auto launch = nlohmann::json::object();
+  const auto fixed = [&launch](const char* key, std::int64_t value) {
+    if (value > 0) launch[key] = value;
+  };
+  if (variant == Variant::team_per_row) {
+    fixed("team_size", cfg.team_size);
+    fixed("vector_length", cfg.vector_length);
+    if (!cfg.csr) fixed("rows_per_thread", cfg.rows_per_thread);
+  } else if (variant == Variant::mdrange) {
+    fixed("column_blocks", cfg.column_blocks);
+    fixed("block_rows", cfg.block_rows);
+  }
+  return launch;
+}
+
+// The timings of the products and the check of each one's y.
+struct Measured {
+  std::vector<KernelResult> kernels;
+  std::vector<Check> checks;
+};
+
+// Times the products: each variant's repetitions in `rounds` turns (blocked
+// turns, so a library's idle threads never overlap another's kernels; more
+// rounds put each variant's best time in the same stretch of a shared
+// machine as the others'), warm-ups in its first turn. Each turn first
+// poisons y (`reset`), so a variant that writes nothing fails; after it,
+// `finish` completes y (the transposed product's Allreduce) and `error`
+// compares y with the reference (the worst over rounds counts).
+template <class Reset, class Finish, class ErrorFn>
+Measured measure_products(const Context& ctx, const Config& cfg,
+                          std::vector<karma::Variant>& variants, double bytes, double flops,
+                          double tolerance, Reset&& reset, Finish&& finish, ErrorFn&& error) {
+  std::vector<double> errors(variants.size(), 0.0);
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    karma::Variant& v = variants[i];
+    v.bytes = bytes;
+    v.flops = flops;
+    v.before_turn = reset;
+    v.after_turn = [&, i] {
+      finish();
+      const double e = comm::max(error());
+      errors[i] = (e == e && errors[i] == errors[i]) ? std::max(errors[i], e) : e;
+    };
+  }
+  Plan plan;
+  plan.rounds = cfg.rounds;
+  Measured out;
+  out.kernels = karma::measure(ctx, variants, plan);
+  for (std::size_t i = 0; i < variants.size(); ++i)
+    out.checks.push_back({"y " + variants[i].name, "max error / sum |a||x|", errors[i], tolerance});
+  return out;
+}
+
+// Times an exchange on its own (not inside the products' times, so those
+// compare with BLAS on one device); bytes: what every rank receives.
+inline KernelResult time_exchange(const Context& ctx, const std::string& name, double bytes,
+                                  const std::function<void()>& exchange) {
+  std::vector<karma::Variant> variants(1);
+  karma::Variant& v = variants[0];
+  v.name = v.variant = name;
+  v.implementation = comm::path().path == comm::Path::nccl ? "nccl" : "mpi";
+  v.run = exchange;
+  v.code = {name == "allreduce-y" ? "karma::sum_over_ranks" : "(anonymous)::ReplicatedX"};
+  v.bytes = bytes;
+  v.extra["staged_through_host"] = comm::path().path == comm::Path::host_staging;
+  return karma::measure(ctx, variants, Plan{}).at(0);
+}
+
+// What both products' problem records share: the run's plan and its size
+// (the core records the repetitions and warm-ups).
+inline nlohmann::json plan_json(const Config& cfg, const RunSettings& run,
+                                std::uint64_t footprint) {
+  return {{"scaling", cfg.strong ? "strong" : "weak"},
+          {"seed", cfg.seed},
+          {"footprint_bytes_per_rank", footprint},
+          {"rounds", std::min(cfg.rounds, run.repetitions)}};
+}
+
+// ... and the end of their one-line summaries, before the core's.
+inline std::string plan_summary(const Config& cfg, std::uint64_t footprint) {
+  return std::string(cfg.strong ? "strong" : "weak") + " scaling, " +
+         format_bytes(static_cast<double>(footprint)) + " per rank";
+}
+
+}  // namespace karma::matvec
+
+// In the anonymous namespace: the results name its code
+// (anonymous)::ReplicatedX (time_exchange).
+namespace {
+
+using namespace karma;
+
+// x, replicated: each rank fills the block of x it owns, then a gather over
+// the ranks (run.comm's path) gives every rank all of it.
+template <class Vector>
+struct ReplicatedX {
+  Vector x;
+  std::vector<std::int64_t> counts;
+  std::int64_t first = 0, count = 0;
+
+  ReplicatedX(std::int64_t n, std::uint64_t seed) {
+    x = Vector(Kokkos::view_alloc(Kokkos::WithoutInitializing, "matvec::x"), n);
+    for (int r = 0; r < comm::size(); ++r) counts.push_back(block_of(n, comm::size(), r).count);
+    const Block mine = block_of(n, comm::size(), comm::rank());
+    first = mine.first;
+    count = mine.count;
+    matvec::fill_vector(Kokkos::subview(x, std::make_pair(first, first + count)), seed, first);
+    gather();
+  }
+  void gather() const { gather_over_ranks(x.data(), counts); }
+};
+
+}  // namespace
 
 namespace {
 
@@ -254,10 +382,159 @@ Report run_dense(const Context& ctx, const Config& cfg) {
   return dense_report<T, OpLayout>(cfg, ctx.run, std::move(measured), rows, cols, footprint, check,
                                    terms);
 }
+// ---------------------------------------------------------------------------
+// Sparse.
+
+// The entries of `rows` rows of these sizes, and the longest row.
+template <class Sizes>
+std::pair<std::int64_t, std::int64_t> count_entries(const Sizes& sizes, std::int64_t rows) {
+  std::int64_t local_entries = 0, longest = 0;
+  Kokkos::parallel_reduce(
+      "matvec::csr::entries",
+      Kokkos::RangePolicy<DefaultSpace, Kokkos::IndexType<std::int64_t>>(0, rows),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& v) { v += sizes(i); }, local_entries);
+  Kokkos::parallel_reduce(
+      "matvec::csr::longest",
+      Kokkos::RangePolicy<DefaultSpace, Kokkos::IndexType<std::int64_t>>(0, rows),
+      KOKKOS_LAMBDA(const std::int64_t i, std::int64_t& v) {
+        if (sizes(i) > v) v = sizes(i);
+      },
+      Kokkos::Max<std::int64_t>(longest));
+  return {local_entries, longest};
+}
+
+// The harness's variants: each of the deck's CSR kernels on a, x and y.
+template <class Matrix, class Vector, class Team>
+std::vector<karma::Variant> csr_variants(const Config& cfg, const Matrix& a, const Vector& x,
+                                         const Vector& y, const Team& team) {
+  std::vector<karma::Variant> variants;
+  for (const auto* v : cfg.variants) {
+    karma::Variant c;
+    c.name = std::string("csr-") + v->name;
+    c.implementation = "kokkos";
+    c.variant = v->name;
+    c.run = [=] { matvec::multiply_csr(v->variant, a, x, y, team); };
+    c.code = {v->variant == Variant::team_per_row ? "karma::matvec::CsrTeamPerRow"
+                                                  : "karma::matvec::CsrRowPerThread"};
+    c.launch = matvec::deck_launch(cfg, v->variant);
+    if (v->variant == Variant::team_per_row)
+      c.extra = {{"team_size", team.team_size}, {"vector_length", team.vector_length}};
+    variants.push_back(std::move(c));
+  }
+  return variants;
+}
+
+template <class T, class Index, class Pattern>
+Report run_csr(const Context& ctx, const Config& cfg, const Pattern& pattern,
+               const std::string& pattern_text) {
+  using Vector = Kokkos::View<T*, DefaultMemory>;
+  using Matrix = matvec::Csr<T, Index, DefaultMemory>;
+  const int ranks = comm::size();
+  const std::int64_t rows = cfg.m_local, cols = cfg.n;
+  // The row sizes come first (small), so the check below knows the exact
+  // number of entries before the entries are allocated.
+  ctx.require_memory(static_cast<std::uint64_t>(rows + 1) * 16, "the row sizes and offsets");
+  const auto sizes = matvec::csr_row_sizes(pattern, cfg.row0, rows);
+  const std::pair<std::int64_t, std::int64_t> counted = count_entries(sizes, rows);
+  const std::int64_t local_entries = counted.first, longest = counted.second;
+  const std::uint64_t entry_bytes = sizeof(T) + sizeof(Index);
+  const std::uint64_t footprint = static_cast<std::uint64_t>(local_entries) * entry_bytes +
+                                  static_cast<std::uint64_t>(rows + 1) * 16 +
+                                  static_cast<std::uint64_t>(rows + cols) * sizeof(T) +
+                                  (ranks > 1 ? static_cast<std::uint64_t>(cols) * sizeof(T) : 0) +
+                                  static_cast<std::uint64_t>(rows) * 2 * sizeof(double);
+  ctx.require_memory(footprint, std::to_string(local_entries) + " entries (" +
+                                    std::to_string(entry_bytes) +
+                                    " bytes each), x, y and the exact y per rank");
+  const Matrix a = matvec::build_csr<T, Index>(pattern, cfg.row0, cols, sizes);
+  ReplicatedX<Vector> replicated(cols, cfg.seed);
+  const Vector x = replicated.x;
+  const Vector y(Kokkos::view_alloc(Kokkos::WithoutInitializing, "matvec::y"), rows);
+  const auto y_host = Kokkos::create_mirror_view(y);
+  const double mean_row = rows > 0 ? static_cast<double>(local_entries) / rows : 0;
+  const auto team =
+      matvec::choose_csr_team_shape<DefaultSpace>(mean_row, cfg.team_size, cfg.vector_length);
+  Kokkos::fence();
+
+  std::vector<karma::Variant> variants = csr_variants(cfg, a, x, y, team);
+
+  // The reference: every row of this rank, from the pattern's generator.
+  const std::int64_t global_longest = comm::max(longest);
+  const double tolerance = matvec::tolerance_for<T>(global_longest);
+  const FullCheck<T> check = prepare_check<T>(ctx.run, tolerance, cfg.row0, [&] {
+    return matvec::csr_exact(pattern, cfg.seed, cfg.row0, rows);
+  });
+  const double entries = static_cast<double>(comm::sum(local_entries));
+  const double bytes = comm::sum(static_cast<double>(local_entries) * entry_bytes +
+                                 static_cast<double>(rows + 1) * sizeof(std::int64_t) +
+                                 static_cast<double>(rows + cols) * sizeof(T));
+  Measured measured = measure_products(
+      ctx, cfg, variants, bytes, 2 * entries, tolerance,
+      [&] { Kokkos::deep_copy(y, std::numeric_limits<T>::quiet_NaN()); },
+      [&] {
+        corrupt(y, check.corrupt_index, check.corrupt_by);
+        Kokkos::deep_copy(y_host, y);
+      },
+      [&] { return matvec::worst_scaled_error(check.exact, y_host); });
+  if (ranks > 1)
+    measured.kernels.push_back(time_exchange(ctx, "allgatherv-x",
+                                             static_cast<double>(cols) * sizeof(T) * ranks,
+                                             [&] { replicated.gather(); }));
+
+  Report report;
+  report.kernels = measured.kernels;
+  report.checks = measured.checks;
+  report.problem = {
+      {"format", "csr"},
+      {"pattern", pattern_text},
+      {"m", cfg.m_global},
+      {"n", cfg.n},
+      {"rows_per_rank", allgather_json(cfg.m_local)},
+      {"entries", entries},
+      {"longest_row", global_longest},
+      {"precision", to_string(cfg.precision)},
+      {"element_bytes", sizeof(T)},
+      {"column_index_bytes", sizeof(Index)},
+      {"storage", "karma::RaggedRight: column indices and values sharing one offsets view"},
+      {"bytes_counted", "values, column indices and offsets once, x once and y once, all ranks"},
+      {"flops_counted", "2 per entry"},
+      {"distribution", "rows of A per rank; x replicated by MPI_Allgatherv (timed apart)"},
+      {"verification", verification_json(check)}};
+  report.problem.update(plan_json(cfg, ctx.run, footprint));
+  std::ostringstream summary;
+  summary << "matvec: y = A x, A sparse " << cfg.m_global << " x " << cfg.n << " (" << pattern_text
+          << ", " << static_cast<std::int64_t>(entries) << " entries, " << to_string(cfg.precision)
+          << ") in compressed rows; " << plan_summary(cfg, footprint);
+  report.summary = summary.str();
+  return report;
+}
+
+template <class T>
+Report run_csr_typed(const Context& ctx, const Config& cfg) {
+  const bool small_index = cfg.n <= std::numeric_limits<std::int32_t>::max();
+  auto run = [&](const auto& pattern, const std::string& text) {
+    return small_index ? run_csr<T, std::int32_t>(ctx, cfg, pattern, text)
+                       : run_csr<T, std::int64_t>(ctx, cfg, pattern, text);
+  };
+  if (cfg.laplacian) {
+    matvec::LaplacianPattern p;
+    p.dimensions = static_cast<int>(cfg.grid.size());
+    p.nx = cfg.grid[0];
+    p.ny = cfg.grid[1];
+    p.nz = cfg.grid.size() == 3 ? cfg.grid[2] : 1;
+    return run(p, std::string(p.dimensions == 3 ? "7-point" : "5-point") + " Laplacian on " +
+                      text::join(cfg.grid, " x "));
+  }
+  std::ostringstream text;
+  text << "random, density " << cfg.density;
+  return run(matvec::RandomPattern::make(cfg.seed, cfg.n, cfg.density), text.str());
+}
 
 Report run_matvec(const Context& ctx) {
   const Config cfg = read_config(ctx.deck);
-  if (cfg.csr) return run_csr_product(ctx, cfg);
+  if (cfg.csr)
+    return dispatch_precision(cfg.precision,
+                              [&](auto t) { return run_csr_typed<decltype(t)>(ctx, cfg); });
   return dispatch_precision(cfg.precision, [&](auto t) {
     using T = decltype(t);
     // The kernels see A, or A^T as the other layout (matvec_kernels.hpp).

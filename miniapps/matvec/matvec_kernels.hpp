@@ -12,7 +12,8 @@
 // The kernels by family: matvec_basics.hpp (variants, seeded data),
 // matvec_rows.hpp (a row to a thread or a team), matvec_columns.hpp (mdrange
 // and the packed column kernels), matvec_launch.hpp (policies, launchers,
-// multiply), matvec_verify.hpp (the check of y and the references).
+// multiply), matvec_verify.hpp (the check of y and the references); the
+// sparse family, on these, is matvec_csr.hpp.
 #include "matvec_basics.hpp"
 #include "matvec_columns.hpp"
 #include "matvec_launch.hpp"

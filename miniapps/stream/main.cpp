@@ -9,6 +9,7 @@
 #include "karma/array.hpp"
 #include "karma/comm.hpp"
 #include "karma/harness.hpp"
+#include "karma/text.hpp"
 #include "karma_code_table.hpp"
 
 #include <algorithm>
@@ -20,12 +21,6 @@ namespace {
 
 using namespace karma;
 using namespace karma::stream;
-
-std::string join_shape(const std::vector<std::int64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 
 // 256-byte aligned arrays: see karma::allocate_aligned.
 template <class DataType, class Layout>
@@ -55,8 +50,8 @@ void describe_problem(Report& report, const Config& cfg, double global_elements,
                                                                              : "mdrange"},
                     {"bandwidth_from", "total bytes over the slowest rank's minimum time"}};
   std::ostringstream summary;
-  summary << "stream: " << cfg.local_shape.size() << "D shape " << join_shape(cfg.global_shape)
-          << " (global), " << to_string(cfg.precision) << ", layout " << to_string(cfg.layout)
+  summary << "stream: " << cfg.local_shape.size() << "D shape [" << text::join(cfg.global_shape)
+          << "] (global), " << to_string(cfg.precision) << ", layout " << to_string(cfg.layout)
           << (cfg.local_shape.size() == 3
                   ? cfg.policy_3d == stream::Policy3D::range ? ", range policy" : ", MDRangePolicy"
                   : "")

@@ -3,7 +3,7 @@
 // device reference of every entry against a long-double oracle, and the
 // checker on seeded data, including corrupted results; the CSR patterns and
 // kernels.
-#include "csr_kernels.hpp"
+#include "matvec_csr.hpp"
 #include "matvec_kernels.hpp"
 
 #include <gtest/gtest.h>

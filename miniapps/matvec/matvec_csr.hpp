@@ -1,7 +1,8 @@
-// Sparse y = A x with A in compressed rows: column indices and values are two
-// of the core's RaggedRight arrays sharing one offsets view. Patterns: seeded
-// random (each entry present with probability `density`) or the 2D / 3D
-// finite-difference Laplacian. Every row is a pure function of its global
+// Sparse y = A x with A in compressed rows, the kernels' sparse family
+// beside the dense ones of matvec_kernels.hpp: column indices and values are
+// two of the core's RaggedRight arrays sharing one offsets view. Patterns:
+// seeded random (each entry present with probability `density`) or the 2D /
+// 3D finite-difference Laplacian. Every row is a pure function of its global
 // index, so the check regenerates every row without copies.
 #pragma once
 
