@@ -142,9 +142,9 @@ void describe(Report& report, const Config& c, const std::vector<Benchmark>& cho
        "(Google Benchmark's real time over its iterations)"}};
   std::ostringstream summary;
   summary << "microbench: " << m.arms << " arms of " << chosen.size() << " benchmarks of "
-          << join(c.benchmarks) << " (" << join(c.where, " and ") << ", "
+          << text::join(c.benchmarks) << " (" << text::join(c.where, " and ") << ", "
           << (c.sizes == Sizes::tiny ? "tiny" : "standard") << " sizes), "
-          << join(c.implementations) << "; Google Benchmark " << benchmark_version() << ", "
+          << text::join(c.implementations) << "; Google Benchmark " << benchmark_version() << ", "
           << m.repetitions << " repetitions of at least " << m.min_time << " after " << c.warmup
           << " warm-up call(s)";
   report.summary = summary.str();

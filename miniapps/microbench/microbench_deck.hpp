@@ -8,6 +8,7 @@
 
 #include "karma/app.hpp"
 #include "karma/deck.hpp"
+#include "karma/text.hpp"
 
 #include <algorithm>
 #include <string>
@@ -60,12 +61,6 @@ struct Config {
   std::string fault;                         // run.inject_fault
 };
 
-inline std::string join(const std::vector<std::string>& items, const char* separator = ", ") {
-  std::string s;
-  for (const auto& item : items) s += (s.empty() ? "" : separator) + item;
-  return s;
-}
-
 inline bool has(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();
 }
@@ -111,13 +106,13 @@ inline std::vector<Benchmark> select(const Deck& deck, const Config& c) {
     if (any_arm) chosen.push_back(std::move(b));
   }
   if (!any_shape)
-    deck.fail("microbench.extents", "no benchmark of " + join(c.benchmarks) + " has " +
-                                        join(c.where) + ", " + join(c.layouts) + " and " +
-                                        join(c.extents) +
+    deck.fail("microbench.extents", "no benchmark of " + text::join(c.benchmarks) + " has " +
+                                        text::join(c.where) + ", " + text::join(c.layouts) + " and " +
+                                        text::join(c.extents) +
                                         " extents (MatVec has dynamic extents only)");
   if (chosen.empty())
     deck.fail("microbench.implementations",
-              join(c.implementations) +
+              text::join(c.implementations) +
                   " has no arm in the benchmarks chosen (karma-byref: "
                   "serial Stencil3D, TinyMatrixSum and Subspan3D only)");
   return chosen;
