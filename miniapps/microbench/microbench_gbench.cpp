@@ -33,10 +33,21 @@ enum class Kind { boolean, number, time, count, text, choice };
 // an 's' ("0.5s") or calls with an 'x' ("100x"), and still a bare number.
 constexpr bool min_time_with_units = KARMA_BENCHMARK_MINOR >= 8;
 
-bool is_min_time(const std::string& v) {
+// A number 0 or more, as Google Benchmark's flags read seconds.
+bool is_seconds(const std::string& v) {
   static const std::regex bare("[0-9]*\\.?[0-9]+([eE][-+]?[0-9]+)?");
+  return std::regex_match(v, bare);
+}
+
+bool is_min_time(const std::string& v) {
   static const std::regex units("([0-9]*\\.?[0-9]+([eE][-+]?[0-9]+)?s|[0-9]+x)");
-  return std::regex_match(v, bare) || (min_time_with_units && std::regex_match(v, units));
+  return is_seconds(v) || (min_time_with_units && std::regex_match(v, units));
+}
+
+// A count 1 or more that an int holds (Google Benchmark reads an int32).
+bool is_count(const std::string& v) {
+  static const std::regex count("[1-9][0-9]{0,8}");
+  return std::regex_match(v, count);
 }
 
 // A run's failure, as Google Benchmark 1.7 (error_occurred) or 1.8 and
@@ -87,7 +98,6 @@ void check_value(const std::string& flag, const Known& k, bool has_value,
   };
   if (k.kind != Kind::boolean && (!has_value || value.empty()))
     throw bad("needs a value, written " + flag + "=VALUE");
-  std::size_t end = 0;
   switch (k.kind) {
     case Kind::boolean:
       if (has_value && value != "true" && value != "false" && value != "yes" && value != "no" &&
@@ -95,11 +105,7 @@ void check_value(const std::string& flag, const Known& k, bool has_value,
         throw bad("'" + value + "' is none of true, false, yes, no, 1, 0");
       break;
     case Kind::number:
-      try {
-        if (std::stod(value, &end) < 0 || end != value.size()) throw std::invalid_argument("");
-      } catch (const std::exception&) {
-        throw bad("'" + value + "' is not a number of seconds, 0 or more");
-      }
+      if (!is_seconds(value)) throw bad("'" + value + "' is not a number of seconds, 0 or more");
       break;
     case Kind::time:
       if (!is_min_time(value))
@@ -107,11 +113,7 @@ void check_value(const std::string& flag, const Known& k, bool has_value,
                   (min_time_with_units ? " (0.5, 0.5s) or of calls (100x)" : ""));
       break;
     case Kind::count:
-      try {
-        if (std::stoll(value, &end) < 1 || end != value.size()) throw std::invalid_argument("");
-      } catch (const std::exception&) {
-        throw bad("'" + value + "' is not a whole number, 1 or more");
-      }
+      if (!is_count(value)) throw bad("'" + value + "' is not a whole number from 1 to 999999999");
       break;
     case Kind::choice:
       if (std::find(k.choices.begin(), k.choices.end(), value) == k.choices.end())

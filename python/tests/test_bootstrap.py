@@ -290,12 +290,13 @@ def arborx_tree(path, version, body=""):
     return path
 
 
-def pinned_kokkos_in(cache):
-    """A finished pinned Kokkos (OpenMP) in the cache, which the set-up reuses."""
-    prefix = cache / "kokkos-4.6.01-openmp"
+def pinned_kokkos_in(cache, version="4.6.01"):
+    """A finished Kokkos (OpenMP) in the cache, which the set-up reuses: the
+    pinned one, or Debian's 3.4.01."""
+    prefix = cache / f"kokkos-{version}-openmp"
     (prefix / "lib" / "cmake" / "Kokkos").mkdir(parents=True)
     (prefix / "lib" / "cmake" / "Kokkos" / "KokkosConfig.cmake").write_text("")
-    (prefix / ".complete").write_text("kokkos 4.6.01 (openmp), a stand-in\n")
+    (prefix / ".complete").write_text(f"kokkos {version} (openmp), a stand-in\n")
     return prefix
 
 
@@ -357,22 +358,13 @@ def test_a_failed_arborx_install_keeps_its_log_and_is_not_reused(machine, tmp_pa
     assert r.stdout == ""
 
 
-def debian_kokkos_in(cache):
-    """A finished Kokkos 3.4.01 from Debian's source in the cache."""
-    prefix = cache / "kokkos-3.4.01-openmp"
-    (prefix / "lib" / "cmake" / "Kokkos").mkdir(parents=True)
-    (prefix / "lib" / "cmake" / "Kokkos" / "KokkosConfig.cmake").write_text("")
-    (prefix / ".complete").write_text("kokkos 3.4.01 (openmp), a stand-in\n")
-    return prefix
-
-
 def test_openmp_takes_the_pinned_kokkos_where_it_can_be_had(machine, tmp_path):
     """On a CPU the default is the pinned Kokkos, as on a GPU: a finished
     install is reused, with no source named and no download."""
     env, stand_in = machine
     stand_in("dpkg-query", "echo installed")
     stand_in("curl", "exit 6")
-    debian_kokkos_in(tmp_path / "cache")
+    pinned_kokkos_in(tmp_path / "cache", "3.4.01")
     pinned = pinned_kokkos_in(tmp_path / "cache")
     r = run(env, "--backend", "openmp")
     assert r.returncode == 0, r.stderr
@@ -386,7 +378,7 @@ def test_openmp_falls_back_to_debian_kokkos_offline_and_says_so(machine, tmp_pat
     env, stand_in = machine
     stand_in("dpkg-query", "echo installed")
     stand_in("curl", "exit 6")
-    debian = debian_kokkos_in(tmp_path / "cache")
+    debian = pinned_kokkos_in(tmp_path / "cache", "3.4.01")
     r = run(env, "--backend", "openmp")
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == str(debian)

@@ -59,6 +59,7 @@ def test_version_names_google_benchmark():
 @pytest.mark.parametrize("flags, message", [
     (["--benchmark_filtr=Sum3D"], "unknown Google Benchmark flag --benchmark_filtr"),
     (["--benchmark_repetitions=0"], "--benchmark_repetitions: '0' is not a whole number"),
+    (["--benchmark_repetitions=99999999999"], "'99999999999' is not a whole number from 1"),
     (["--benchmark_min_time=fast"], "--benchmark_min_time: 'fast' is not a number of seconds"),
     (["--benchmark_format=xml"], "--benchmark_format: 'xml' is not one of its values"),
     (["--benchmark_filter"], "--benchmark_filter: needs a value"),
