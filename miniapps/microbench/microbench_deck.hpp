@@ -107,8 +107,8 @@ inline std::vector<Benchmark> select(const Deck& deck, const Config& c) {
   }
   if (!any_shape)
     deck.fail("microbench.extents", "no benchmark of " + text::join(c.benchmarks) + " has " +
-                                        text::join(c.where) + ", " + text::join(c.layouts) + " and " +
-                                        text::join(c.extents) +
+                                        text::join(c.where) + ", " + text::join(c.layouts) +
+                                        " and " + text::join(c.extents) +
                                         " extents (MatVec has dynamic extents only)");
   if (chosen.empty())
     deck.fail("microbench.implementations",
