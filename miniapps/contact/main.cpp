@@ -93,23 +93,38 @@ void check_sweeps(Scene& s, NeighbourStorage& st, std::size_t index, StepRecord&
                         {"bytes", st.bytes()}};
 }
 
+// What a storage's rebuild and whole-step variants share: pairs found per
+// second of all their time, the rebuild's code, and an energy window that
+// rebuilds at the last position, untimed, without faults, counting into a
+// copy of the storage's record.
+Variant rebuilding(Scene& s, NeighbourStorage& st, const std::string& kind) {
+  Variant v;
+  v.name = st.name + "." + kind;
+  v.implementation = st.implementation;
+  v.variant = st.name;
+  v.fom = {FigureOfMerit::From::count_rate, 0, "pairs/s", 1, FigureOfMerit::Time::mean};
+  v.code = st.build_code;
+  if (st.uses_cells) v.code.push_back("karma::contact::bin");
+  const auto saved = std::make_shared<StorageRecord>();
+  v.before_window = [&s, &st, saved] {
+    *saved = s.record(st);
+    s.timing = s.last = false;
+  };
+  v.after_window = [&s, &st, saved] { s.record(st) = *saved; };
+  return v;
+}
+
 // A storage's whole step as an application runs it (contact.step_timing
 // whole): its rebuild, every phase back to back, then its sweeps, timed as
 // one execution between two fences. The whole steps run before every
 // rebuild variant, so that a step's grows land in them; after each, its
 // lists' and statistics' checksums are kept for check_sweeps.
 Variant whole_step(Scene& s, NeighbourStorage& st, StepSums& sums) {
-  Variant v;
-  v.name = st.name + ".step";
-  v.implementation = st.implementation;
-  v.variant = st.name;
+  Variant v = rebuilding(s, st, "step");
   v.run = [&s, &st] {
     rebuild(s, st, /*phases=*/false);
     for (std::int64_t k = 0; k < s.cfg.sweeps; ++k) st.row_stats(s.blocks.stats);
   };
-  v.fom = {FigureOfMerit::From::count_rate, 0, "pairs/s", 1, FigureOfMerit::Time::mean};
-  v.code = st.build_code;
-  if (st.uses_cells) v.code.push_back("karma::contact::bin");
   v.code.insert(v.code.end(), st.stats_code.begin(), st.stats_code.end());
   v.after_turn = [&s, &st, &sums] {
     if (!s.timing) return;
@@ -121,12 +136,6 @@ Variant whole_step(Scene& s, NeighbourStorage& st, StepSums& sums) {
     sums.pairs = summarize_signatures(s.arrays.current).checksum;
     sums.stats = stats_checksum(s.blocks.stats, s.arrays.ids);
   };
-  const auto saved = std::make_shared<StorageRecord>();
-  v.before_window = [&s, &st, saved] {
-    *saved = s.record(st);
-    s.timing = s.last = false;
-  };
-  v.after_window = [&s, &st, saved] { s.record(st) = *saved; };
   return v;
 }
 
@@ -144,22 +153,8 @@ std::vector<Variant> storage_variants(Scene& s, StepRecord& step, Tallies& tally
       variants.push_back(whole_step(s, s.storages[k], sums[k]));
   for (std::size_t k = 0; k < s.storages.size(); ++k) {
     NeighbourStorage& st = s.storages[k];
-    Variant build;
-    build.name = st.name + ".build";
-    build.implementation = st.implementation;
-    build.variant = st.name;
+    Variant build = rebuilding(s, st, "build");
     build.run = [&s, &st] { rebuild(s, st); };
-    build.fom = {FigureOfMerit::From::count_rate, 0, "pairs/s", 1, FigureOfMerit::Time::mean};
-    build.code = st.build_code;
-    if (st.uses_cells) build.code.push_back("karma::contact::bin");
-    // The energy window rebuilds at the last position, untimed, without
-    // faults, counting into a copy of the storage's record.
-    const auto saved = std::make_shared<StorageRecord>();
-    build.before_window = [&s, &st, saved] {
-      *saved = s.record(st);
-      s.timing = s.last = false;
-    };
-    build.after_window = [&s, &st, saved] { s.record(st) = *saved; };
 
     Variant stats;
     stats.name = st.name + ".stats";
@@ -222,6 +217,8 @@ RunTotals set_work(Scene& s, const StepLog& log, std::int64_t steps,
   run.steps_timed = static_cast<double>(steps);
   run.sweeps = static_cast<double>(s.cfg.sweeps);
   run.elements = static_cast<double>(s.cfg.shape.elements);
+  // The variants: the whole steps first, where run, then each storage's two.
+  const std::size_t first = s.cfg.whole_steps ? s.storages.size() : 0;
   for (std::size_t k = 0; k < s.storages.size(); ++k) {
     StorageRecord& rec = s.record(s.storages[k]);
     rec.rank_peak_bytes = comm::max(rec.peak_bytes);
@@ -234,7 +231,6 @@ RunTotals set_work(Scene& s, const StepLog& log, std::int64_t steps,
       comm::sum_wrapping_in_place(rec.stats_checksums.data(),
                                   static_cast<std::int64_t>(rec.stats_checksums.size()));
     }
-    const std::size_t first = s.cfg.whole_steps ? s.storages.size() : 0;
     variants[first + 2 * k].fom.count = run.pairs_all / run.steps_timed;
     variants[first + 2 * k + 1].bytes =
         rec.stats_bytes * run.ranks / (run.steps_timed * run.sweeps);
