@@ -220,7 +220,7 @@ def check(root, bin_dir, deck_keys_too=True):
     if frozen is None:
         raise ToolError(f"{RELEASE_FILE}: no such file", 2)
     reference = shipped_reference(root)
-    now = record(root, bin_dir if deck_keys_too else None, reference, deck_keys_too)
+    now = record(root, bin_dir, reference, deck_keys_too)
     # The checkout's own version is the caller's to judge (a development
     # version differs from the last release by design).
     now["version"] = frozen.get("version")
@@ -247,6 +247,8 @@ def tree_at(checkout, rev, dest):
                         f" ({reason[-1] if reason else 'git failed'})", 2)
     root = os.path.join(dest, "tree")
     with tarfile.open(archive) as tar:
-        tar.extractall(root, filter="data") if hasattr(tarfile, "data_filter") \
-            else tar.extractall(root)
+        if hasattr(tarfile, "data_filter"):  # Pythons since 3.12 (and 3.11.4) warn without it
+            tar.extractall(root, filter="data")
+        else:
+            tar.extractall(root)
     return root
