@@ -23,7 +23,7 @@ function(karma_code_table target name)
   file(GLOB sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/miniapps/${name}/*.hpp"
     "${PROJECT_SOURCE_DIR}/miniapps/${name}/*.cpp"
     "${PROJECT_SOURCE_DIR}/common/*/include/karma/*.hpp" "${PROJECT_SOURCE_DIR}/common/*/src/*.cpp")
-  set(script "${PROJECT_SOURCE_DIR}/python/src/karma_tools/lib/codeversion.py")
+  set(script "${PROJECT_SOURCE_DIR}/python/src/karma_tools/results/codeversion.py")
   add_custom_command(OUTPUT "${dir}/karma_code_table.hpp"
     COMMAND "${python}" -B "${script}" "${PROJECT_SOURCE_DIR}" ${name} "${dir}/karma_code_table.hpp"
     DEPENDS ${sources} "${script}"

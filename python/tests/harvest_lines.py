@@ -4,7 +4,7 @@ expressions are tested (test_harvest.py, test_jube.py)."""
 
 from conftest import ROOT
 
-from karma_tools.lib.core import miniapp_folders
+from karma_tools.core import miniapp_folders
 
 # Every mini-app the build makes, karma-microbench with its Google Benchmark
 # table included.

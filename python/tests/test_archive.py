@@ -1,4 +1,4 @@
-"""Results archives (karma_tools/lib/archive.py): karma-batch archive writes one
+"""Results archives (karma_tools/results/archive.py): karma-batch archive writes one
 from a campaign directory, the same bytes every time; karma-compare,
 karma-report, karma-validate-results and karma-batch status read it as they
 read the directory; a corrupt or foreign archive is one line and exit 2."""
@@ -13,7 +13,7 @@ import tarfile
 import pytest
 
 from conftest import ROOT, SAMPLES, tool, write
-from karma_tools.lib import archive
+from karma_tools.results import archive
 
 # A small committed campaign run (4 jobs); extracted, it is the campaign
 # directory karma-batch archive made it from.

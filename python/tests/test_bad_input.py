@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from conftest import ROOT, SAMPLES, miniapp, tool
-from karma_tools.lib.core import APPS
+from karma_tools.core import APPS
 
 A = os.path.join(SAMPLES, "machine-a")
 B = os.path.join(SAMPLES, "machine-b")

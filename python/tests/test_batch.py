@@ -468,7 +468,7 @@ runs:
 def test_help_campaign_documents_every_key():
     r = tool("karma-batch", "--help-campaign")
     assert r.returncode == 0
-    from karma_tools.lib import campaign_format
+    from karma_tools.campaign import format as campaign_format
 
     for key in campaign_format.TOP_KEYS + campaign_format.RUN_KEYS + campaign_format.ENV_KEYS:
         assert f"{key}:" in r.stdout or f" {key}," in r.stdout, key
@@ -864,7 +864,7 @@ runs:
 
 
 def test_the_progress_line():
-    from karma_tools.lib import batch
+    from karma_tools.campaign import batch
     assert batch.progress(3, 8, 90) == "3 of 8 jobs done, 0:01:30 elapsed, about 0:02:30 left"
     assert batch.progress(8, 8, 3725) == "8 of 8 jobs done, 1:02:05 elapsed"
     assert batch.progress(0, 8, 0) == "0 of 8 jobs done, 0:00:00 elapsed"
@@ -874,7 +874,7 @@ def test_status_columns_stay_aligned_for_long_ids():
     """A local runner's ids (host:pid) are longer than a scheduler's 10
     digits: the columns widen to the longest."""
     import io
-    from karma_tools.lib.batch import print_table
+    from karma_tools.campaign.batch import print_table
     rows = [({"name": "a", "job_id": "node-123.example.org:4242", "nodes": 1,
               "ranks_per_node": 1}, "passed", "PASSED"),
             ({"name": "bb", "job_id": "7", "nodes": 2, "ranks_per_node": 4}, "running", "")]

@@ -1,4 +1,4 @@
-"""karma-bundle (karma_tools/lib/bundle.py): pack a finished campaign with its
+"""karma-bundle (karma_tools/bundle/bundle.py): pack a finished campaign with its
 disclosure and build logs into one bundle, and check a received one without
 trusting it. The campaign is the committed contact-gpu run (4 jobs on an
 H200), extracted, its results given the run rules' `reportable` record."""
@@ -14,7 +14,9 @@ import tarfile
 import pytest
 
 from conftest import ROOT, tool, write
-from karma_tools.lib import bundle, derived, yamlread
+from karma_tools.bundle import bundle
+from karma_tools.results import derived
+from karma_tools import yamlread
 
 COMMITTED = os.path.join(ROOT, "results", "campaigns", "h200", "contact-gpu.tar.xz")
 H100 = os.path.join(ROOT, "results", "procurement", "h100.tar.xz")

@@ -14,7 +14,9 @@ import pytest
 
 from conftest import DATA, ROOT, stand_in_bin, tool, write
 from karma_tools import ToolError
-from karma_tools.lib import campaign, schemas, yamlread
+from karma_tools.campaign import campaign
+from karma_tools import schemas
+from karma_tools import yamlread
 
 SMALL_DECK = os.path.join(ROOT, "inputs", "stream", "small.yaml")
 # procurement/disclosure.yaml is karma-bundle's disclosure template, no campaign.

@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from conftest import ROOT, load_json, load_manifest, stand_in_bin, stand_ins, tool, tool_path, write
-from karma_tools.lib.batch import run_order
+from karma_tools.campaign.batch import run_order
 
 STREAM_DECK = os.path.join(ROOT, "inputs", "stream", "default.yaml")
 # procurement/disclosure.yaml is karma-bundle's disclosure template, no campaign.
@@ -27,7 +27,7 @@ CAMPAIGNS = [p for p in sorted(glob.glob(os.path.join(ROOT, "campaigns", "*", "*
 # (a --set that the real mini-apps would refuse; the stand-in takes any key).
 FAKE_APP = """#!{python}
 import json, os, sys
-from karma_tools.lib.reference import resolve_deck
+from karma_tools.campaign.reference import resolve_deck
 args, sets, out, i = sys.argv[1:], [], None, 1
 while i < len(args):
     if args[i] == "--set":
@@ -284,7 +284,7 @@ Dot,100,33554432,8,3.92343e+06,0.000136837,0.000151008,0.000139314
 
 def test_babelstream_csv_reader():
     from karma_tools import ToolError
-    from karma_tools.lib.reference import read_babelstream_csv
+    from karma_tools.campaign.reference import read_babelstream_csv
 
     kernels = read_babelstream_csv(BABELSTREAM_OUT)
     assert [k["name"] for k in kernels] == ["copy", "dot"]
@@ -322,7 +322,7 @@ def test_reference_result_command_writes_karma_results(tmp_path):
     assert doc["deck"]["resolved"]["stream"]["precision"] == "double"
     assert doc["reference"]["exit_status"] == 1 and doc["result"] == "PASSED"
     # It reads as karma results (what compare and report use).
-    from karma_tools.lib.results import load_set
+    from karma_tools.results.results import load_set
 
     run = load_set(str(out)).runs[0]
     assert run.kernels["copy"]["implementation"] == "babelstream"
@@ -730,7 +730,7 @@ def test_implementation_and_variant_of_schema_1_results():
     previous build's under harness-port/old in results/gpu-setup/runs.tar.xz): the
     implementation comes from the deck when it names one, else from the
     kernel name."""
-    from karma_tools.lib.results import load_set
+    from karma_tools.results.results import load_set
 
     matvec = load_set(os.path.join(OLD_BUILD, "matvec-r1.json")).runs[0]
     assert matvec.doc["schema_version"] == 1
@@ -748,9 +748,9 @@ def test_implementation_and_variant_of_schema_1_results():
 
 
 def test_schema_2_kernels_keep_their_own_fields(tmp_path):
-    from karma_tools.lib.results import load_set
+    from karma_tools.results.results import load_set
 
-    from karma_tools.lib.archive import read_json
+    from karma_tools.results.archive import read_json
 
     doc = read_json(os.path.join(OLD_BUILD, "matvec-r1.json"))
     doc["schema_version"] = 2

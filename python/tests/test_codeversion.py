@@ -1,4 +1,4 @@
-"""Code versions (karma_tools.lib.codeversion): what counts as the same code."""
+"""Code versions (karma_tools.results.codeversion): what counts as the same code."""
 
 import json
 import os
@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 from conftest import ROOT, miniapp
-from karma_tools.lib import codeversion as cv
+from karma_tools.results import codeversion as cv
 
 
 KERNELS = """\

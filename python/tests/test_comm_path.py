@@ -159,7 +159,7 @@ def _item(ranks, rnd, seconds, share=None):
 
 
 def test_compare_prints_the_numerators_comm_share():
-    from karma_tools.lib import sides
+    from karma_tools.compare import sides
     spec = {"name": "weak", "title": "weak", "metric": "time_s.min", "higher_is_better": False,
             "numerator": {"run": ["r"]}, "denominator": {"run": ["r"], "deck": {"mpi.ranks": 1}},
             "match": [], "label": ["mpi.ranks", "mpi.comm"], "same_variant": False,

@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 from conftest import ROOT, SAMPLES, load_json, tool, write
-from karma_tools.lib import codeversion
+from karma_tools.results import codeversion
 
 A = os.path.join(SAMPLES, "machine-a")
 OLD = f"{A}/stream-1d-2p16-r1.json"  # suite 0.1.0: no deck.schema, no code versions

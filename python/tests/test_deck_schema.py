@@ -34,7 +34,7 @@ def deck_schema(exe):
 def test_every_key_of_the_schema_has_a_type_the_tools_check(stream_exe):
     """The tools take deck key types from --help=json alone: each is one they
     know, with its range or choices."""
-    from karma_tools.lib.campaign_deck import schema_types
+    from karma_tools.campaign.deck import schema_types
 
     types = schema_types(deck_schema(stream_exe))
     assert len(types) > 5 and all(t is not None for t in types.values()), types
@@ -98,7 +98,7 @@ runs:
 def test_every_default_deck_writes_under_results():
     """README: results go under results/; the schema's default (".") would
     put them in the checkout's root."""
-    from karma_tools.lib import yamlread
+    from karma_tools import yamlread
     for app in sorted(os.listdir(os.path.join(ROOT, "inputs"))):
         deck = os.path.join(ROOT, "inputs", app, "default.yaml")
         if os.path.isfile(deck):

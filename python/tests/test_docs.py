@@ -13,8 +13,8 @@ import shutil
 from conftest import ROOT, SRC, build_bin, entry_points, tool
 
 from karma_tools import APPS
-from karma_tools.lib.core import miniapp_folders, miniapps_with_decks
-from karma_tools.lib.docgen import SCHEMA_IN_REPO
+from karma_tools.core import miniapp_folders, miniapps_with_decks
+from karma_tools.docgen import SCHEMA_IN_REPO
 
 PAGES = ["README.md", "CONTRIBUTING.md"] + sorted(
     os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
@@ -220,7 +220,7 @@ def archive_paths(page, root=ROOT):
     """'page:line: path' for each path into a results archive that the page
     quotes (`results/x.tar.xz/y.json`; relative to the page's folder under
     results/) and that is not there."""
-    from karma_tools.lib import archive
+    from karma_tools.results import archive
 
     out = []
     with open(os.path.join(root, page), encoding="utf-8") as f:

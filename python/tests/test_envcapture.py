@@ -160,7 +160,7 @@ def test_topology_is_hwlocs_xml():
         # offline GPU node), skipped with the reason.
         pytest.skip("lstopo-no-graphics is not installed (scripts/bootstrap.sh installs hwloc "
                     "where apt can)")
-    from karma_tools.lib import envcapture
+    from karma_tools import envcapture
 
     doc, files = envcapture.capture(timeout=20)
     assert doc["commands"]["topology"]["exit_code"] == 0

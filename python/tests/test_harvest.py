@@ -27,7 +27,7 @@ SKIPPED_SUFFIXES = (".json", ".svg", ".png", ".md", ".pdf", ".yaml")
 def committed_outputs():
     """{path: text} of every committed file holding a mini-app's FOM or RESULT
     lines: the campaigns' job.out, the logs under results/, and HARVEST_DATA."""
-    from karma_tools.lib import archive
+    from karma_tools.results import archive
 
     found = {}
     # The committed logs are inside the results archives; walk_files reads them.

@@ -16,7 +16,7 @@ import statistics
 import pytest
 
 from conftest import ROOT, SAMPLES, load_json, miniapp, tool, write
-from karma_tools.lib.results import KERNELS
+from karma_tools.results.results import KERNELS
 
 MICRO = os.path.join(SAMPLES, "microbench")
 RUNS = [os.path.join(MICRO, f) for f in sorted(os.listdir(MICRO))]

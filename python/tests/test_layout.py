@@ -1,5 +1,6 @@
-"""The tools' layout (issue 79): karma_tools is a library (karma_tools.lib)
-and thin commands (karma_tools.cli, one module per entry point). Read from
+"""The tools' layout (issues 79, 91): karma_tools is a library (packages by
+domain: results, campaign, score, compare, report, bundle) and thin
+commands (karma_tools.cli, one module per entry point). Read from
 the sources (ast), without importing them: no import circle among the
 modules, no import of a karma_tools module inside a function or class (the
 way circles used to be dodged), no private name (a leading underscore)
@@ -164,7 +165,7 @@ def problems(src=SRC):
                 out.append(f"{where}:{line}: {what} imported, but {module} has no {taken}")
             if taken and private(taken):
                 out.append(f"{where}:{line}: private name {what} imported from another module")
-            if name.startswith(f"{PACKAGE}.lib") and module.startswith(f"{PACKAGE}.cli"):
+            if not name.startswith(f"{PACKAGE}.cli") and module.startswith(f"{PACKAGE}.cli"):
                 out.append(f"{where}:{line}: the library imports the command {module}")
             if (name.startswith(f"{PACKAGE}.cli.") and module.startswith(f"{PACKAGE}.cli.")
                     and module != name):

@@ -10,7 +10,7 @@ import os
 import pytest
 
 from conftest import ROOT, SAMPLES, load_json, tool, write
-from karma_tools.lib import archive
+from karma_tools.results import archive
 from test_campaigns import fakes, generate, local_campaign  # noqa: F401 (a fixture)
 
 CAMPAIGN = os.path.join(ROOT, "campaigns", "procurement", "gpu-node.yaml")

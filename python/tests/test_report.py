@@ -10,7 +10,9 @@ import shutil
 import pytest
 
 from conftest import ROOT, SAMPLES, load_json, tool, write
-from karma_tools.lib import report, report_comparison, report_configs
+from karma_tools.report import report
+from karma_tools.report import comparison as report_comparison
+from karma_tools.report import configs as report_configs
 from karma_tools.cli import report as report_cli
 
 A = os.path.join(SAMPLES, "machine-a")

@@ -15,8 +15,8 @@ import subprocess
 import pytest
 
 from conftest import ROOT, tool
-from karma_tools.lib import archive
-from karma_tools.lib.results import KERNELS
+from karma_tools.results import archive
+from karma_tools.results.results import KERNELS
 
 RESULTS = os.path.join(ROOT, "results")
 MEASUREMENTS = os.path.join(RESULTS, "measurements.sha256.xz")

@@ -14,8 +14,11 @@ import pytest
 
 from conftest import ROOT, build_bin, miniapp, tool
 from karma_tools.cli import score as score_cli
-from karma_tools.lib import archive, codeversion as cv, figure, release
-from karma_tools.lib.core import ToolError, __version__, atomic_write
+from karma_tools.results import archive
+from karma_tools.results import codeversion as cv
+from karma_tools.score import figure
+from karma_tools.score import release
+from karma_tools.core import ToolError, __version__, atomic_write
 
 ARCHIVE = os.path.join(ROOT, "results", "comparisons", "h100-versions", "h100-d60080f.tar.xz")
 # job of the archive (round 1): the tier its run is given

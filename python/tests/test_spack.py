@@ -317,7 +317,7 @@ def test_post_install_test_runs_a_small_deck_and_validates_it(recipe, tmp_path, 
 
 
 def test_environment_names_only_the_recipes_variants(tmp_path):
-    from karma_tools.lib import yamlread
+    from karma_tools import yamlread
 
     doc = yamlread.load(ENVIRONMENT).plain()["spack"]
     assert any(s.startswith("karma") and "+cuda cuda_arch=90" in s for s in doc["specs"])

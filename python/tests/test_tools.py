@@ -199,12 +199,12 @@ def test_outputs_are_written_all_or_none(tmp_path, name, args):
 
 
 def test_write_all_moves_folders_between_files(tmp_path, monkeypatch):
-    """karma_tools.write_all (karma_tools.lib.core's): every file through a
+    """karma_tools.write_all (karma_tools.core's): every file through a
     temporary one; the folders (a report's plots) moved into place before
     the files; a failure on any file leaves nothing of the others, not even
     a temporary."""
     import karma_tools
-    import karma_tools.lib.core
+    import karma_tools.core
 
     staged = tmp_path / ".plots.tmp"
     staged.mkdir()
@@ -222,7 +222,7 @@ def test_write_all_moves_folders_between_files(tmp_path, monkeypatch):
             raise OSError(28, "No space left on device")
         return open(path, mode, *rest)
 
-    monkeypatch.setattr(karma_tools.lib.core, "open", full, raising=False)
+    monkeypatch.setattr(karma_tools.core, "open", full, raising=False)
     with pytest.raises(karma_tools.ToolError) as e:
         karma_tools.write_all([(str(tmp_path / "a.md"), "a"), (str(tmp_path / "b.md"), "b"),
                                (str(tmp_path / "r.md"), "changed")])

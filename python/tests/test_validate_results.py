@@ -17,8 +17,8 @@ import pytest
 from conftest import ROOT, SAMPLES, SRC, build_bin, load_json, tool, write
 
 from karma_tools import APPS
-from karma_tools.lib.core import miniapp_folders, miniapps_with_decks
-from karma_tools.lib.docgen import SCHEMA_IN_REPO, with_app_names
+from karma_tools.core import miniapp_folders, miniapps_with_decks
+from karma_tools.docgen import SCHEMA_IN_REPO, with_app_names
 
 A = os.path.join(SAMPLES, "machine-a")
 GBENCH = os.path.join(os.path.dirname(SAMPLES), "gbench", "microbench.json")
@@ -31,7 +31,7 @@ STREAM_DECK = os.path.join(ROOT, "inputs", "stream", "default.yaml")
 
 
 def reference_doc():
-    from karma_tools.lib import archive
+    from karma_tools.results import archive
 
     return json.loads(archive.read_bytes(REFERENCE))
 
@@ -232,7 +232,7 @@ def test_the_suite_has_one_list_of_mini_apps(validator):
     assert "microbench" in sources  # a mini-app of the contract, results and all
 
 
-# The suite's one list of mini-apps (karma_tools.lib.core): the folders of
+# The suite's one list of mini-apps (karma_tools.core): the folders of
 # miniapps/ (CMake builds each, miniapps/CMakeLists.txt), those of them with
 # decks in inputs/ (the ones that write karma results: APPS, the results
 # schema's `app`, which karma-docs writes from them); adding a mini-app is
@@ -489,7 +489,7 @@ def test_the_tools_check_a_loaded_reference_result_too(tmp_path):
     karma run: checked against the schema (its reference form, requiring
     nothing), so a field of the wrong type stops them, one line, exit 2."""
     from karma_tools import ToolError
-    from karma_tools.lib.results import load_set
+    from karma_tools.results.results import load_set
 
     good = write(str(tmp_path / "good" / "karma-stream.json"), json.dumps(reference_doc()))
     assert load_set(os.path.dirname(good)).runs[0].reference == "babelstream"

@@ -9,7 +9,9 @@ import pytest
 from conftest import ROOT, TOOLS_BIN, write
 
 from karma_tools import ToolError
-from karma_tools.lib import campaign, reference, yamlread
+from karma_tools.campaign import campaign
+from karma_tools.campaign import reference
+from karma_tools import yamlread
 
 DECK = os.path.join(ROOT, "inputs", "stream", "small.yaml")
 

@@ -1,14 +1,14 @@
 """karma-archive: results archives; its command line and main (the work is
-karma_tools.lib.archive's)."""
+karma_tools.results.archive's)."""
 
 import argparse
 import os
 import shutil
 import sys
-from ..lib import archive
-from ..lib.archive import SUFFIX, open_archive, register, write
-from ..lib.core import (ArgumentParser, ToolError, __version__, main_wrapper, unwritable,
-                        write_all)
+from karma_tools.results import archive
+from karma_tools.results.archive import SUFFIX, open_archive, register, write
+from karma_tools.core import (ArgumentParser, ToolError, __version__, main_wrapper, unwritable,
+                              write_all)
 
 
 def _extract(archive_path, out):

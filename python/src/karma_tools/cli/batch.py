@@ -1,12 +1,14 @@
 """karma-batch: campaigns: generate, submit, status, wait, archive, cancel; its
-command line and main (the work is karma_tools.lib.batch's)."""
+command line and main (the work is karma_tools.campaign.batch's)."""
 
 import argparse
 import sys
-from ..lib import campaign as campaign_mod, campaign_format, reference as reference_mod
-from ..lib.batch import archive, cancel, status, submit, wait
-from ..lib.generate import generate, reference_result
-from ..lib.core import ArgumentParser, __version__, main_wrapper
+from karma_tools.campaign import campaign as campaign_mod
+from karma_tools.campaign import format as campaign_format
+from karma_tools.campaign import reference as reference_mod
+from karma_tools.campaign.batch import archive, cancel, status, submit, wait
+from karma_tools.campaign.generate import generate, reference_result
+from karma_tools.core import ArgumentParser, __version__, main_wrapper
 
 
 DESCRIPTION = """\

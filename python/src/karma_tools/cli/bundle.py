@@ -1,14 +1,18 @@
 """karma-bundle: procurement bundles: pack, check, disclose; its command line
-and main (the work is karma_tools.lib.bundle's)."""
+and main (the work is karma_tools.bundle's)."""
 
 import argparse
 import os
 import sys
-from ..lib import archive, bundle, disclose, validate
-from ..lib.bundle import (BUILD_LOGS, DISCLOSURE, FIELDS, MANIFEST, PROGRAM, WEIGHTS, read_input,
-                          class_decks, content_problems, disclosure_problems, examine, gather,
-                          manifest_text, read_disclosure, tar_xz)
-from ..lib.core import ArgumentParser, ToolError, __version__, atomic_write, main_wrapper
+from karma_tools.results import archive
+from karma_tools.bundle import bundle
+from karma_tools.bundle import disclose
+from karma_tools.results import validate
+from karma_tools.bundle.bundle import (BUILD_LOGS, DISCLOSURE, FIELDS, MANIFEST, PROGRAM, WEIGHTS,
+                                       read_input, class_decks, content_problems,
+                                       disclosure_problems, examine, gather, manifest_text,
+                                       read_disclosure, tar_xz)
+from karma_tools.core import ArgumentParser, ToolError, __version__, atomic_write, main_wrapper
 
 
 EPILOG = """\

@@ -1,5 +1,5 @@
 """karma-compare: comparisons of two result sets or a campaign's sides; its
-command line and main (the work is karma_tools.lib.compare's)."""
+command line and main (the work is karma_tools.compare's)."""
 
 import argparse
 import csv
@@ -10,14 +10,16 @@ import os
 import re
 import subprocess
 import sys
-from ..lib import campaign as campaign_mod, implementations, sides
-from ..lib.archive import read_json
-from ..lib.compare import compare
-from ..lib.codestatus import SourceAt
-from ..lib.compare_energy import campaign_energy
-from ..lib.compare_text import blank_if_none, campaign_energy_markdown, csv_text, markdown
-from ..lib.core import ArgumentParser, ToolError, __version__, main_wrapper, write_all
-from ..lib.results import load_set
+from karma_tools.campaign import campaign as campaign_mod
+from karma_tools.compare import implementations
+from karma_tools.compare import sides
+from karma_tools.results.archive import read_json
+from karma_tools.compare.compare import compare
+from karma_tools.results.codestatus import SourceAt
+from karma_tools.compare.energy import campaign_energy
+from karma_tools.compare.text import blank_if_none, campaign_energy_markdown, csv_text, markdown
+from karma_tools.core import ArgumentParser, ToolError, __version__, main_wrapper, write_all
+from karma_tools.results.results import load_set
 
 
 DESCRIPTION = """\

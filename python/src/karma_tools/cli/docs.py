@@ -1,10 +1,10 @@
 """karma-docs: the generated parts of the docs; its command line and main (the
-work is karma_tools.lib.docgen's)."""
+work is karma_tools.docgen's)."""
 
 import os
 import sys
-from ..lib.core import ArgumentParser, ToolError, __version__, main_wrapper, write_all
-from ..lib.docgen import PROGRAM, RESULTS_DOC, find_root, first_difference, read_text, wanted
+from karma_tools.core import ArgumentParser, ToolError, __version__, main_wrapper, write_all
+from karma_tools.docgen import PROGRAM, RESULTS_DOC, find_root, first_difference, read_text, wanted
 
 
 def parse(argv):

@@ -1,10 +1,10 @@
 """karma-envcapture: the node's environment capture; its command line and main
-(the work is karma_tools.lib.envcapture's)."""
+(the work is karma_tools.envcapture's)."""
 
 import argparse
 import os
-from ..lib.core import ArgumentParser, ToolError, __version__, main_wrapper
-from ..lib.envcapture import capture, write
+from karma_tools.core import ArgumentParser, ToolError, __version__, main_wrapper
+from karma_tools.envcapture import capture, write
 
 
 DESCRIPTION = """\

@@ -1,11 +1,11 @@
 """karma-power-check: the energy counters against nvidia-smi; its command line
-and main (the work is karma_tools.lib.powercheck's)."""
+and main (the work is karma_tools.powercheck's)."""
 
 import argparse
 import sys
-from ..lib import powercheck
-from ..lib.core import ArgumentParser, ToolError, __version__, atomic_write, unreadable
-from ..lib.powercheck import CheckError, check, markdown, read_samples
+from karma_tools import powercheck
+from karma_tools.core import ArgumentParser, ToolError, __version__, atomic_write, unreadable
+from karma_tools.powercheck import CheckError, check, markdown, read_samples
 
 
 def main(argv=None):

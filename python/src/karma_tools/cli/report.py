@@ -1,18 +1,19 @@
 """karma-report: reports of result sets; its command line and main (the work is
-karma_tools.lib.report's)."""
+karma_tools.report's)."""
 
 import argparse
 import os
 import shlex
 import shutil
 import sys
-from ..lib import archive, campaign as campaign_mod
-from ..lib.core import (ArgumentParser, ToolError, __version__, main_wrapper, unwritable,
-                        write_all)
-from ..lib.implementations import parse_pair
-from ..lib.report import Plotter, build
-from ..lib.report_comparison import read_comparison
-from ..lib.results import IGNORED, NOT_RESULTS, load_set
+from karma_tools.results import archive
+from karma_tools.campaign import campaign as campaign_mod
+from karma_tools.core import (ArgumentParser, ToolError, __version__, main_wrapper, unwritable,
+                              write_all)
+from karma_tools.compare.implementations import parse_pair
+from karma_tools.report.report import Plotter, build
+from karma_tools.report.comparison import read_comparison
+from karma_tools.results.results import IGNORED, NOT_RESULTS, load_set
 
 
 DESCRIPTION = """\

@@ -1,17 +1,21 @@
 """karma-score: the procurement score; its command line and main (the work is
-karma_tools.lib.score's)."""
+karma_tools.score's)."""
 
 import argparse
 import json
 import os
 import sys
 import tempfile
-from ..lib import bundle, figure, page, release
-from ..lib.core import (ArgumentParser, CHECKOUT, ToolError, __version__, atomic_write,
-                        main_wrapper, write_all)
-from ..lib.figure import (DEFAULT_REFERENCE, DEFAULT_WEIGHTS, KINDS, default_weights,
-                          load_reference, load_weights, make_reference, score_set, shipped)
-from ..lib.score import PROGRAM, markdown
+from karma_tools.bundle import bundle
+from karma_tools.score import figure
+from karma_tools.score import page
+from karma_tools.score import release
+from karma_tools.core import (ArgumentParser, CHECKOUT, ToolError, __version__, atomic_write,
+                              main_wrapper, write_all)
+from karma_tools.score.figure import (DEFAULT_REFERENCE, DEFAULT_WEIGHTS, KINDS, default_weights,
+                                      load_reference, load_weights, make_reference, score_set,
+                                      shipped)
+from karma_tools.score.score import PROGRAM, markdown
 
 
 USAGE = """karma-score [-h] [--version] [LABEL=]SET [[LABEL=]SET ...] [--reference FILE]

@@ -1,11 +1,11 @@
 """karma-spack-check: the karma specs of Spack environments; its command line
-and main (the work is karma_tools.lib.spackcheck's)."""
+and main (the work is karma_tools.spackcheck's)."""
 
 import argparse
 import os
 import sys
-from ..lib.core import ArgumentParser, CHECKOUT, __version__, main_wrapper
-from ..lib.spackcheck import Recipe, check_environment
+from karma_tools.core import ArgumentParser, CHECKOUT, __version__, main_wrapper
+from karma_tools.spackcheck import Recipe, check_environment
 
 
 DESCRIPTION = """\

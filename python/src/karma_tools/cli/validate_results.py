@@ -1,12 +1,13 @@
 """karma-validate-results: results documents against the schema; its command
-line and main (the work is karma_tools.lib.validate's)."""
+line and main (the work is karma_tools.results.validate's)."""
 
 import os
 import sys
-from ..lib import archive, schemas
-from ..lib.core import APPS, __version__, main_wrapper
-from ..lib.results import other_tool
-from ..lib.validate import parse_json, is_reference, printable, validate
+from karma_tools.results import archive
+from karma_tools import schemas
+from karma_tools.core import APPS, __version__, main_wrapper
+from karma_tools.results.results import other_tool
+from karma_tools.results.validate import parse_json, is_reference, printable, validate
 
 
 PROGRAM = "karma-validate-results"

@@ -1,0 +1,1 @@
+"""Submission bundles: a campaign packed with its disclosure, and their check."""

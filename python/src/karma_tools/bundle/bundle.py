@@ -1,0 +1,655 @@
+"""karma-bundle: a procurement submission as one file, and its check.
+
+  karma-bundle pack CAMPAIGN_DIR -o BUNDLE.tar.xz --disclosure disclosure.yaml \\
+      --build-log FILE [--build-log FILE ...] [--weights FILE]
+  karma-bundle check BUNDLE.tar.xz          (or: karma-bundle --check BUNDLE.tar.xz)
+
+A bundle is a .tar.xz (members sorted, owners, modes and times fixed: the
+same inputs give the same bytes) that holds:
+
+  MANIFEST.sha256               sha256 of every other file, `sha256sum` format,
+                                sorted by path (`sha256sum -c` checks it too)
+  disclosure.yaml               the system, its software, the tier, the tester
+                                (campaigns/procurement/disclosure.yaml is the template)
+  campaign/campaign.json        karma-batch's manifest of the campaign
+  campaign/<campaign file>      the campaign file it was generated from
+  campaign/jobs/<job script>    every job's script
+  results/<job>/...             every job's results directory: karma-<app>.json,
+                                environment/ (karma-envcapture), job.out, exit_code
+  build-logs/<file>             the build logs (--build-log)
+  weights/<file>                karma-compare's weights, when given (--weights)
+
+pack refuses (exit 2, nothing written) a campaign with a job not ended or
+not passed, a missing build log or campaign file (one line), an incomplete
+disclosure or one the results contradict, and whatever check would refuse
+(every problem, a line each). check trusts nothing in the bundle: the
+manifest must list exactly the files present with their checksums; every
+result must conform to the results schema, have passed, carry its run-rules
+record (`reportable`) whose class agrees with the deck it ran (its sha256
+against this suite's class decks, inputs/<app>/<class>.yaml), and hold
+figures that its own work and times give again (each kernel's fom, rates,
+fractions of peak and energy figures, within 0.1%; its time statistics
+against each other and the deck's repetitions: karma_tools/results/derived.py). The
+disclosure must be complete and say exactly what the results and the
+environment captures say: the GPU model (ranks[].device.name, nvidia-smi's
+products) word for word and the GPUs per node (nvidia-smi's count; no more
+than a host's ranks ran on), or `none`, 0, 0 GB and `none` for the toolkit
+where no result ran on a GPU and no capture saw one; the CPU model, lscpu's
+`Model name` word for word; every version of kokkos.version, build.compiler
+and the MPI library (mpi.library_version: its name too), exactly, and no
+other; the tier, the highest among the results. A valid bundle is then
+reportable, or not: see the answers below."""
+
+import datetime
+import hashlib
+import io
+import json
+import lzma
+import os
+import re
+import tarfile
+
+from karma_tools.core import ToolError, read_input_file
+from karma_tools.results import archive
+from karma_tools.campaign import batch
+from karma_tools.campaign import campaign as campaign_mod
+from karma_tools.score import figure
+from karma_tools.results import derived
+from karma_tools.campaign import jobs as jobs_mod
+from karma_tools.results import rules
+from karma_tools.results import validate
+from karma_tools import yamlread
+
+PROGRAM = "karma-bundle"
+MANIFEST = archive.BUNDLE_MANIFEST
+DISCLOSURE = "disclosure.yaml"
+CAMPAIGN = "campaign"
+RESULTS = "results"
+BUILD_LOGS = "build-logs"
+WEIGHTS = "weights"
+RULES_VERSION = "1"
+
+
+# The disclosure's fields, the one list pack, check and the template's test
+# read: (dotted key, kind, what). Kinds: text (a non-empty string), count (a
+# whole number >= 1), count0 (>= 0), number (> 0), number0 (>= 0), tier
+# (baseline or optimized), list (of strings; [] when none), date (YYYY-MM-DD).
+FIELDS = (
+    ("system.name", "text", "the system's name"),
+    ("system.vendor", "text", "who builds or sells it"),
+    ("system.nodes", "count", "the nodes of the system the results ran on"),
+    ("node.cpu_model", "text", "the CPU model, as lscpu's 'Model name' gives it"),
+    ("node.sockets", "count", "CPU sockets per node"),
+    ("node.cores", "count", "CPU cores per node, all sockets"),
+    ("node.memory_GB", "number", "host memory per node, GB"),
+    ("node.gpu_model", "text", "the GPU model, as the results name it ('none' without GPUs)"),
+    ("node.gpus_per_node", "count0", "GPUs per node"),
+    ("node.gpu_memory_GB", "number0", "memory per GPU, GB"),
+    ("interconnect", "text", "the network between nodes ('none' for one node)"),
+    ("software.os", "text", "the operating system and its version"),
+    ("software.compiler", "text", "the compilers and their versions"),
+    ("software.mpi", "text", "the MPI library and its version"),
+    ("software.kokkos", "text", "the Kokkos version the suite was built with"),
+    ("software.gpu_toolkit", "text", "CUDA or ROCm and its version ('none' without GPUs)"),
+    ("tier", "tier", "baseline or optimized: the highest tier among the results"),
+    ("deviations", "list", "each departure from the run rules, one a line; [] when none"),
+    ("tester.name", "text", "who ran the campaign"),
+    ("tester.organisation", "text", "for whom"),
+    ("tester.date", "date", "when the bundle was made, YYYY-MM-DD"),
+)
+# A value that starts so is the template's, not the tester's: empty.
+_PLACEHOLDER = re.compile(r"^\s*(FILL IN|TODO|TBD)\b", re.IGNORECASE)
+_VERSION = re.compile(r"\d+(?:\.\d+)+")
+
+
+# --- the disclosure --------------------------------------------------------------
+
+
+def _field_problem(kind, node):
+    """Why a field's value is not a filled-in value of its kind, or None."""
+    value = node.value
+    if kind == "list":
+        if not isinstance(value, list):
+            return "expected a list ([] when there is none)"
+        bad = [v for v in value if not isinstance(v.value, str) or not v.value.strip()
+               or _PLACEHOLDER.match(v.value)]
+        return "an entry is empty or a placeholder" if bad else None
+    if value is None or isinstance(value, (dict, list)) or \
+            (isinstance(value, str) and (not value.strip() or _PLACEHOLDER.match(value))):
+        return "empty (fill it in)" if not isinstance(value, (dict, list)) else \
+            "expected a single value"
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind in ("count", "count0"):
+        least = 1 if kind == "count" else 0
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= least):
+            return f"expected a whole number >= {least}"
+    elif kind in ("number", "number0"):
+        if not number or value < 0 or (kind == "number" and value == 0):
+            return "expected a number " + ("> 0" if kind == "number" else ">= 0")
+    elif kind == "tier":
+        if value not in rules.TIERS:
+            return f"expected {' or '.join(rules.TIERS)}"
+    elif kind == "date":
+        try:
+            datetime.date.fromisoformat(str(value))
+        except ValueError:
+            return "expected a date YYYY-MM-DD"
+    return None
+
+
+def read_disclosure(data):
+    """(the disclosure's values {dotted key: value}, problems): each problem
+    'key: why'. Complete: every field of FIELDS present and filled in."""
+    try:
+        root = yamlread.parse(data.decode("utf-8"), DISCLOSURE)
+    except UnicodeDecodeError as e:
+        return {}, [f"not UTF-8 ({e.reason})"]
+    except yamlread.YamlError as e:
+        return {}, [f"not YAML: {e}"]
+    except ToolError as e:
+        return {}, [str(e)]
+    if not isinstance(root.value, dict):
+        return {}, ["expected a mapping of the fields"]
+    leaves = yamlread.leaves(root)
+    values, problems = {}, []
+    for key, kind, _ in FIELDS:
+        if key not in leaves:
+            problems.append(f"{key}: missing")
+            continue
+        why = _field_problem(kind, leaves[key])
+        if why:
+            problems.append(f"{key}: {why}")
+        elif kind == "list":
+            values[key] = [v.value.strip() for v in leaves[key].value]
+        elif kind == "text":
+            values[key] = leaves[key].text().strip()
+        else:
+            values[key] = leaves[key].value
+    known = {key for key, _, _ in FIELDS}
+    problems += [f"{key}: not a field of the disclosure" for key in leaves if key not in known]
+    return values, problems
+
+
+# --- what the results and captures say against it ----------------------------------
+
+NONE = "none"  # the disclosure's word for what the node has not (no GPU, no MPI)
+
+
+def _words(text):
+    """text word for word: its words, whatever the spaces between them."""
+    return " ".join(str(text).split())
+
+
+def _versions(text):
+    """The dotted versions in text, as numbers (4.6.01 is 4.6.1)."""
+    return {tuple(int(p) for p in v.split(".")) for v in _VERSION.findall(str(text))}
+
+
+def _dotted(versions):
+    return ", ".join(sorted(".".join(map(str, v)) for v in versions))
+
+
+def _is_none(value):
+    return isinstance(value, str) and value.casefold() == NONE
+
+
+def _gpus_of(doc):
+    """A result's GPUs: ({host: the GPUs its ranks ran on}, their names)."""
+    per_host, names = {}, set()
+    for r in doc.get("ranks") or []:
+        device = r.get("device") if isinstance(r, dict) else None
+        if isinstance(device, dict) and device.get("kind") == "gpu":
+            per_host.setdefault(r.get("host"), set()).add(
+                device.get("uuid") or device.get("pci_bus_id") or device.get("id"))
+            names.add(str(device.get("name")))
+    return per_host, names
+
+
+def _gpu_problems(values, karma, envs):
+    """The GPU model, the GPUs per node and the toolkit against the results
+    (the devices their ranks ran on) and the captures (nvidia-smi's)."""
+    model, count = values.get("node.gpu_model"), values.get("node.gpus_per_node")
+    out, seen = [], []
+    for path, doc in karma:
+        per_host, names = _gpus_of(doc)
+        seen += [f"{path}: ranks[].device"] if names else []
+        out += [(path, f"ranks[].device.name {name!r}, but the disclosure's node.gpu_model "
+                 f"is {model!r}") for name in sorted(names)
+                if model is not None and _words(name) != _words(model)]
+        most = max((len(s) for s in per_host.values()), default=0)
+        if count is not None and most > count:
+            out.append((path, f"ranks[].device: {most} GPUs on one host, but the disclosure's "
+                        f"node.gpus_per_node is {count}"))
+    for path, env in envs:
+        gpu = env.get("gpu") if isinstance(env.get("gpu"), dict) else {}
+        found = gpu.get("count")
+        seen += [f"{path}: gpu.count {found}"] if isinstance(found, int) and found > 0 else []
+        if isinstance(found, int) and count is not None and found != count:
+            out.append((path, f"gpu.count {found}, but the disclosure's node.gpus_per_node "
+                        f"is {count}"))
+        out += [(path, f"gpu.products {product!r}, but the disclosure's node.gpu_model is "
+                 f"{model!r}") for product in sorted(set(map(str, gpu.get("products") or [])))
+                if model is not None and _words(product) != _words(model)]
+    if seen:
+        if _is_none(values.get("software.gpu_toolkit")):
+            out.append((DISCLOSURE, f"software.gpu_toolkit: none, but the set has GPUs "
+                        f"({seen[0]})"))
+        return out
+    # No GPU anywhere: the disclosure cannot name one.
+    for key, empty in (("node.gpu_model", NONE), ("node.gpus_per_node", 0),
+                       ("node.gpu_memory_GB", 0), ("software.gpu_toolkit", NONE)):
+        if key in values and not (_is_none(values[key]) if empty == NONE else
+                                  values[key] == empty):
+            out.append((DISCLOSURE, f"{key}: {values[key]!r}, but no result ran on a GPU and "
+                        f"no environment capture saw one ({key} is {empty!r} without GPUs)"))
+    return out
+
+
+def _cpu_problems(values, envs):
+    """The CPU model against lscpu's Model name in every capture, word for
+    word: a model that names a part of it (or more) names another CPU."""
+    model = values.get("node.cpu_model")
+    names = [(path, env["cpu"].get("Model name")) for path, env in envs
+             if isinstance(env.get("cpu"), dict)]
+    names = [(path, name) for path, name in names if isinstance(name, str)]
+    if model is None:
+        return []
+    if not names:
+        return [(DISCLOSURE, "node.cpu_model: no environment capture (results/<job>/"
+                 "environment/environment.json) gives lscpu's Model name to check it")]
+    return [(path, f"cpu.Model name {name!r} (lscpu), but the disclosure's node.cpu_model is "
+             f"{model!r}") for path, name in names if _words(name) != _words(model)]
+
+
+def _software_seen(doc):
+    """What one result says of the software: {disclosure key: (result key,
+    what it says, the versions the disclosure must give, the name's words)}."""
+    out = {}
+    kokkos = (doc.get("kokkos") or {}).get("version")
+    if isinstance(kokkos, str):
+        out["software.kokkos"] = ("kokkos.version", kokkos, _versions(kokkos), ())
+    compiler = (doc.get("build") or {}).get("compiler")
+    if isinstance(compiler, str):
+        # Every compiler the build names, with its version as it gives it.
+        out["software.compiler"] = ("build.compiler", compiler, _versions(compiler), ())
+    library = (doc.get("mpi") or {}).get("library_version")
+    if isinstance(library, str) and not _is_none(library):
+        # MPI_Get_library_version: the library's name, then its version
+        # ('Open MPI v4.1.6, package: ...'): the disclosure gives both.
+        first = _VERSION.search(library)
+        name = library[:first.start()] if first else library
+        out["software.mpi"] = ("mpi.library_version", library,
+                               _versions(first.group()) if first else set(),
+                               tuple(_name_words(name)))
+    return out
+
+
+def _name_words(text):
+    return re.findall(r"[a-z][a-z0-9+]*", str(text).casefold().replace("(r)", " "))
+
+
+def _software_problems(values, karma):
+    """Kokkos, the compilers and MPI against every result: the disclosure
+    gives exactly the versions the results name (4.6.01 is 4.6.1; 13.3 is not
+    13.3.0), each of them, and no other; MPI's name too."""
+    out, used = [], {}
+    for path, doc in karma:
+        for key, (field, said, versions, name) in _software_seen(doc).items():
+            if key not in values:
+                continue
+            disclosed = values[key]
+            used.setdefault(key, (field, set()))[1].update(versions)
+            first = _VERSION.search(disclosed)
+            words = _name_words(disclosed[:first.start()] if first else disclosed)
+            missing = versions - _versions(disclosed)
+            if missing or not _versions(disclosed) or (key == "software.mpi" and not (
+                    words and set(words) <= set(name))):
+                out.append((path, f"{field} {said!r}, but the disclosure's {key} is "
+                            f"{disclosed!r}" + (f" (it lacks {_dotted(missing)})"
+                                                if missing else "")))
+    for key, (field, versions) in used.items():
+        extra = _versions(values[key]) - versions
+        if extra:
+            out.append((DISCLOSURE, f"{key}: {_dotted(extra)} is no version any result's "
+                        f"{field} gives ({values[key]!r})"))
+    if karma and "software.mpi" in values and "software.mpi" not in used and \
+            not _is_none(values["software.mpi"]):
+        out.append((DISCLOSURE, f"software.mpi: {values['software.mpi']!r}, but no result was "
+                    "built with MPI (mpi.library_version none: software.mpi is 'none')"))
+    return out
+
+
+def disclosure_problems(values, karma, envs):
+    """The disclosure against the karma results and the captures: every
+    problem, [(path, why)], each naming the key."""
+    return _gpu_problems(values, karma, envs) + _cpu_problems(values, envs) + \
+        _software_problems(values, karma)
+
+
+# --- the results ------------------------------------------------------------------
+
+
+def _record_problems(doc, decks):
+    """The result's run-rules record against itself and its deck: [why]."""
+    record = doc.get("reportable")
+    if record is None:
+        return ["reportable: missing (results of the run rules carry it)"]
+    if not isinstance(record, dict):
+        return ["reportable: expected an object"]
+    out = []
+    cls, tier, ok, reasons = (record.get(k) for k in ("class", "tier", "reportable", "reasons"))
+    if record.get("rules") != RULES_VERSION:
+        out.append(f"reportable.rules: {record.get('rules')!r}, expected {RULES_VERSION!r}")
+    if cls not in rules.CLASSES + (rules.WEAK_CLASS, None):
+        out.append(f"reportable.class: {cls!r} is not a class of the run rules")
+    if tier not in rules.TIERS + (None,):
+        out.append(f"reportable.tier: {tier!r} is not a tier of the run rules")
+    if not isinstance(ok, bool) or not isinstance(reasons, list) or \
+            not all(isinstance(r, str) for r in reasons):
+        return out + ["reportable: reportable (true or false) and reasons (strings) expected"]
+    if ok == bool(reasons):
+        out.append("reportable.reasons: " + ("given for a reportable result" if ok else
+                                             "empty for a result not reportable"))
+    if ok and (cls is None or tier is None):
+        out.append("reportable: reportable without a class and a tier")
+    if cls in rules.CLASSES + (rules.WEAK_CLASS,):
+        deck = doc.get("deck") if isinstance(doc.get("deck"), dict) else {}
+        sha = deck.get("sha256")
+        want = (doc.get("app"), "large" if cls == rules.WEAK_CLASS else cls)
+        found = decks.get(sha)
+        if found != want:
+            it = f"inputs/{found[0]}/{found[1]}.yaml" if found else "no class deck of this suite"
+            out.append(f"reportable.class: {cls}, but deck.sha256 {str(sha)[:12]}... is not "
+                       f"inputs/{want[0]}/{want[1]}.yaml of this suite (it is {it})")
+        ranks = (doc.get("mpi") or {}).get("ranks")
+        if cls == rules.WEAK_CLASS and not (isinstance(ranks, int) and ranks > 1):
+            out.append(f"reportable.class: weak on {ranks} rank(s); weak is the large deck "
+                       "on more than one")
+    return out
+
+
+def _parse_json(data):
+    try:
+        return json.loads(data.decode("utf-8")), None
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        return None, f"not JSON ({e})"
+
+
+def _jobs(files):
+    """The campaign's jobs [(name, results file, script)], or a problem."""
+    path = f"{CAMPAIGN}/{batch.MANIFEST}"
+    if path not in files:
+        return None, (path, "missing")
+    manifest, why = _parse_json(files[path])
+    if why:
+        return None, (path, why)
+    if not isinstance(manifest, dict) or manifest.get("karma_batch_manifest") != 1:
+        return None, (path, "not a karma-batch manifest of version 1")
+    try:
+        batch.check_manifest(path, manifest)
+    except ToolError as e:
+        return None, (path, str(e).split(": ", 1)[-1])
+    names = [e["name"] for e in manifest["jobs"]]
+    if len(set(names)) != len(names) or not all(archive.safe_path(n) and "/" not in n
+                                                for n in names):
+        return None, (path, "job names not unique or not plain names")
+    return [(e["name"], os.path.basename(e["results_file"]), os.path.basename(e["script"]))
+            for e in manifest["jobs"]], manifest
+
+
+def _campaign_problems(files, jobs, manifest):
+    """The campaign's files: its campaign file, scripts, results folders."""
+    out = []
+    sha = (manifest.get("campaign") or {}).get("sha256") \
+        if isinstance(manifest.get("campaign"), dict) else None
+    own = [p for p in files if p.startswith(CAMPAIGN + "/") and p.count("/") == 1
+           and p != f"{CAMPAIGN}/{batch.MANIFEST}"]
+    if len(own) != 1 or hashlib.sha256(files[own[0]]).hexdigest() != sha:
+        out.append((f"{CAMPAIGN}/", f"expected one campaign file whose sha256 is the "
+                    f"manifest's campaign.sha256 ({str(sha)[:12]}...)"))
+    for name, _, script in jobs:
+        if f"{CAMPAIGN}/jobs/{script}" not in files:
+            out.append((f"{CAMPAIGN}/jobs/{script}", f"job {name}'s script missing"))
+    names = {name for name, _, _ in jobs}
+    for stray in sorted({p.split("/")[1] for p in files if p.startswith(RESULTS + "/")} - names):
+        out.append((f"{RESULTS}/{stray}/", "not a job of the campaign"))
+    if not any(p.startswith(BUILD_LOGS + "/") for p in files):
+        out.append((f"{BUILD_LOGS}/", "no build log"))
+    return out
+
+
+def _job_problems(files, name, results_file, decks):
+    """One job's exit code and result: ([(path, why)], its result or None)."""
+    folder = f"{RESULTS}/{name}"
+    code = files.get(f"{folder}/{jobs_mod.EXIT_CODE_FILE}", b"").decode("utf-8", "replace")
+    out = []
+    if code.strip() != "0":
+        out.append((f"{folder}/{jobs_mod.EXIT_CODE_FILE}",
+                    f"job {name} did not pass (exit code {code.strip() or 'missing'})"))
+    path = f"{folder}/{results_file}"
+    if path not in files:
+        return out + [(path, f"job {name}'s result missing")], None
+    doc, why = _parse_json(files[path])
+    if why:
+        return out + [(path, why)], None
+    problems = validate.validate(doc)
+    if not problems:
+        # Only a document the schema accepts has the fields to derive again.
+        problems += derived.problems(doc)
+    if isinstance(doc, dict) and doc.get("result") != "PASSED":
+        problems.append(f"result: {doc.get('result')!r}, not PASSED")
+    if isinstance(doc, dict) and not validate.is_reference(doc):
+        problems += _record_problems(doc, decks)
+    return out + [(path, validate.printable(p)) for p in problems], doc
+
+
+def content_problems(files, decks):
+    """Everything but the manifest: ([(path in the bundle, why)], summary
+    lines, [(path, document)] of the results that could be read)."""
+    jobs, manifest = _jobs(files)
+    if jobs is None:
+        return [manifest], [], []
+    problems = _campaign_problems(files, jobs, manifest)
+    results, envs = [], []
+    for name, results_file, _ in jobs:
+        found, doc = _job_problems(files, name, results_file, decks)
+        problems += found
+        if isinstance(doc, dict):
+            results.append((f"{RESULTS}/{name}/{results_file}", doc))
+        env_path = f"{RESULTS}/{name}/environment/environment.json"
+        env, _ = _parse_json(files.get(env_path, b"null"))
+        if isinstance(env, dict):
+            envs.append((env_path, env))
+    if DISCLOSURE not in files:
+        return problems + [(DISCLOSURE, "missing")], _summary(jobs, results), results
+    values, why = read_disclosure(files[DISCLOSURE])
+    problems += [(DISCLOSURE, w) for w in why]
+    karma = [(p, d) for p, d in results if not validate.is_reference(d)]
+    problems += disclosure_problems(values, karma, envs)
+    tiers = [rules.reportable(d).get("tier") for _, d in karma]
+    tiers = [t for t in tiers if t in rules.TIERS]
+    highest = max(tiers, key=rules.TIERS.index) if tiers else None
+    if "tier" in values and values["tier"] != highest:
+        problems.append((DISCLOSURE, f"tier: {values['tier']}, but the highest tier among "
+                         f"the results is {highest or 'none (no result has a tier)'}"))
+    return problems, _summary(jobs, results), results
+
+
+def _summary(jobs, results):
+    lines = [f"{len(jobs)} job(s), {len(results)} result(s) ("
+             f"{sum(validate.is_reference(d) for _, d in results)} reference)"]
+    counts, unreportable = {}, []
+    for path, doc in results:
+        if validate.is_reference(doc):
+            continue
+        record = rules.reportable(doc)
+        if record.get("reportable") is True:
+            key = f"{record.get('class')}/{record.get('tier')}"
+            counts[key] = counts.get(key, 0) + 1
+        else:
+            unreportable.append(f"  not reportable: {path}: "
+                                + "; ".join(map(str, record.get("reasons") or ["?"])))
+    lines.append("reportable (class/tier): " + (", ".join(f"{k} {v}" for k, v in
+                                                          sorted(counts.items())) or "none"))
+    return lines + unreportable
+
+
+# --- the archive ------------------------------------------------------------------
+
+
+def manifest_text(files):
+    return "".join(f"{hashlib.sha256(files[p]).hexdigest()}  {p}\n" for p in sorted(files))
+
+
+def tar_xz(files):
+    """The bundle's bytes: members sorted, owners, modes and times fixed."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        for path in sorted(files):
+            info = tarfile.TarInfo(path)
+            info.size, info.mtime, info.mode = len(files[path]), archive.MTIME, 0o644
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            tar.addfile(info, io.BytesIO(files[path]))
+    return archive.xz(raw.getvalue())
+
+
+def read_bundle(path):
+    """({path: bytes} of the bundle's files, problems of its members)."""
+    files, problems, total = {}, [], 0
+    try:
+        with tarfile.open(path, "r:xz") as tar:
+            for info in tar:
+                if info.isdir():
+                    continue
+                if not info.isfile():
+                    problems.append((info.name, "not a regular file (a link or device)"))
+                    continue
+                total += info.size
+                if total > archive.MAX_BYTES:
+                    raise ToolError(f"{path}: more than {archive.MAX_BYTES >> 30} GiB inside;"
+                                    " not a karma bundle", 2)
+                if not archive.safe_path(info.name):
+                    problems.append((info.name, "a path that leaves the bundle"))
+                elif info.name in files:
+                    problems.append((info.name, "in the bundle twice"))
+                files[info.name] = tar.extractfile(info).read()
+    except OSError as e:
+        raise ToolError(f"{path}: cannot read ({e.strerror or e})", 2) from None
+    except (tarfile.TarError, lzma.LZMAError, EOFError) as e:
+        raise ToolError(f"{path}: not a readable .tar.xz ({e})", 2) from None
+    return files, problems
+
+
+def class_decks():
+    inputs = campaign_mod.inputs_dir(campaign_mod.tools_dir())
+    if inputs is None:
+        raise ToolError("the suite's inputs/ not found (set KARMA_INPUTS): the class decks "
+                        "are needed", 2)
+    return rules.class_decks(inputs)
+
+
+# --- pack -------------------------------------------------------------------------
+
+
+def read_input(path, what):
+    if not os.path.lexists(path):
+        raise ToolError(f"{path}: {what} not found", 2)
+    return read_input_file(path, what)
+
+
+def gather(directory, campaign_file=None):
+    """{bundle path: bytes} of a finished campaign directory; refused while a
+    job has not ended or has not passed."""
+    out = os.path.abspath(directory)
+    manifest = batch.load_manifest(out)
+    batch.relocate(out, manifest)
+    rows = batch.collect(out, manifest, query=False)
+    bad = [f"{e['name']} ({s}{': ' + d if d else ''})" for e, s, d in rows if s != batch.PASSED]
+    if bad:
+        raise ToolError(f"{out}: {len(bad)} job(s) not ended or not passed: "
+                        + "; ".join(bad), 2)
+    files = {f"{CAMPAIGN}/{batch.MANIFEST}": read_input(os.path.join(out, batch.MANIFEST),
+                                                        "manifest")}
+    recorded = manifest.get("campaign") or {}
+    source = campaign_file or recorded.get("path")
+    if not isinstance(source, str):
+        raise ToolError(f"{out}: the manifest names no campaign file; give --campaign-file", 2)
+    data = read_input(source, "campaign file (--campaign-file names it)")
+    if hashlib.sha256(data).hexdigest() != recorded.get("sha256"):
+        raise ToolError(f"{source}: not the campaign file {out} was generated from (its sha256 "
+                        "differs from the manifest's)", 2)
+    files[f"{CAMPAIGN}/{os.path.basename(source)}"] = data
+    for entry in manifest["jobs"]:
+        files[f"{CAMPAIGN}/jobs/{os.path.basename(entry['script'])}"] = read_input(
+            os.path.join(out, entry["script"]), "job script")
+        for rel in archive.folder_files(entry["results_dir"]):
+            files[f"{RESULTS}/{entry['name']}/{rel}"] = read_input(
+                os.path.join(entry["results_dir"], rel), "results file")
+    return files
+
+
+# --- check ------------------------------------------------------------------------
+
+
+def examine(path):
+    """(problems [(where, why)], summary lines, reasons it is not reportable)
+    of the bundle at path: valid when there is no problem, reportable too
+    when there is no reason either."""
+    if not os.path.isfile(path):
+        raise ToolError(f"{path}: not a file", 2)
+    decks = class_decks()
+    files, problems = read_bundle(path)
+    problems += archive.manifest_check(files)[1]
+    found, summary, results = content_problems(files, decks)
+    problems += found
+    return problems, summary, ([] if problems else not_reportable(path, results))
+
+
+def is_bundle(path):
+    """Whether path is a karma-bundle (an archive with a disclosure), not
+    another result set."""
+    if not (archive.is_archive_name(path) and os.path.isfile(path)):
+        return False
+    try:
+        with tarfile.open(path, "r:xz") as tar:
+            return any(name == DISCLOSURE for name in tar.getnames())
+    except (OSError, tarfile.TarError, lzma.LZMAError, EOFError):
+        return False
+
+
+def reportable(path):
+    """(True, []) for a bundle check finds valid and reportable, else
+    (False, [why]): karma-bundle check's answer in a sentence."""
+    problems, _, reasons = examine(path)
+    if problems:
+        return False, [f"not valid: {len(problems)} problem(s), karma-bundle check lists them"]
+    return not reasons, reasons
+
+
+def disclosure_of(path):
+    """The disclosure's values {dotted key: value} of a bundle."""
+    files, _ = read_bundle(path)
+    return read_disclosure(files.get(DISCLOSURE, b""))[0]
+
+
+def missing_scored_rows(path):
+    """The rows the procurement figure gives weight to that the bundle has no
+    figure for, as karma-score names them against the shipped reference."""
+    return figure.of_record(figure.against_shipped(path))["missing"]
+
+
+def not_reportable(path, results):
+    """Why a valid bundle is not a complete reportable campaign: [reason]."""
+    reasons = []
+    if not any(rules.reportable(doc).get("reportable") is True
+               for _, doc in results if not validate.is_reference(doc)):
+        reasons.append("no result is reportable")
+    missing = missing_scored_rows(path)
+    if missing:
+        reasons.append(f"{len(missing)} row(s) the procurement score weighs have no "
+                       "reportable figure: " + ", ".join(missing))
+    return reasons
+
+
+# --- command line -----------------------------------------------------------------

@@ -1,0 +1,181 @@
+"""karma-bundle disclose: a campaign's disclosure filled in from what its
+results and environment captures say (docs/campaigns.md), so that a tester
+gives only what no capture can know: the system's name and vendor, the
+interconnect and who tested. What it writes is what karma-bundle check
+holds the disclosure to, word for word."""
+
+import datetime
+import os
+import re
+import sys
+
+from karma_tools.core import ToolError, read_input_file
+from karma_tools.results.archive import read_json
+from karma_tools.results import archive
+from karma_tools.campaign import batch
+from karma_tools.results import rules
+from karma_tools.results import validate
+from karma_tools import yamlread
+from karma_tools.results.results import is_number
+
+# Asked of the tester: (dotted key, flag, question).
+ASKED = (
+    ("system.name", "--system-name", "the system's name (e.g. the cluster's)"),
+    ("system.vendor", "--system-vendor", "who builds or sells it"),
+    ("interconnect", "--interconnect", "the network between nodes ('none' for one node)"),
+    ("tester.name", "--tester", "who ran the campaign"),
+    ("tester.organisation", "--organisation", "for whom"),
+)
+_VERSION = re.compile(r"\d+(?:\.\d+)+")
+
+
+def campaign_docs(out):
+    """([(path, karma result)], [(path, environment capture)]) of a finished
+    campaign directory's jobs."""
+    manifest = batch.load_manifest(out)
+    batch.relocate(out, manifest)
+    karma, envs = [], []
+    for entry in manifest["jobs"]:
+        folder = entry["results_dir"]
+        for name in sorted(archive.listdir(folder)) if archive.isdir(folder) else []:
+            path = os.path.join(folder, name)
+            if name.endswith(".json") and archive.isfile(path):
+                doc = read_json(path)
+                if isinstance(doc, dict) and "kernels" in doc and not validate.is_reference(doc):
+                    karma.append((path, doc))
+        capture = os.path.join(folder, "environment", "environment.json")
+        if archive.isfile(capture):
+            envs.append((capture, read_json(capture)))
+    if not karma:
+        raise ToolError(f"{out}: no karma results in the campaign's jobs (run karma-batch "
+                        "submit first)", 2)
+    return karma, envs
+
+
+def _one(values, what):
+    """The one value all give, or an error naming them."""
+    found = sorted({v for v in values if v not in (None, "")}, key=str)
+    if len(found) != 1:
+        raise ToolError(f"the results and captures give {len(found) or 'no'} value(s) for "
+                        f"{what}" + (f": {', '.join(map(str, found))}" if found else "") +
+                        "; give a disclosure by hand (campaigns/procurement/disclosure.yaml)",
+                        2)
+    return found[0]
+
+
+def _gpus(karma, envs):
+    names = [r["device"].get("name") for _, d in karma for r in d.get("ranks") or []
+             if isinstance(r.get("device"), dict) and r["device"].get("kind") == "gpu"]
+    if not names:
+        return {"node.gpu_model": "none", "node.gpus_per_node": 0, "node.gpu_memory_GB": 0,
+                "software.gpu_toolkit": "none"}
+    memory = [r["device"].get("memory_bytes") for _, d in karma for r in d.get("ranks") or []
+              if isinstance(r.get("device"), dict) and r["device"].get("kind") == "gpu"]
+    gpu = [e.get("gpu") or {} for _, e in envs]
+    kind = _one([r["device"].get("vendor") for _, d in karma for r in d.get("ranks") or []
+                 if isinstance(r.get("device"), dict) and r["device"].get("kind") == "gpu"],
+                "the GPUs' vendor")
+    toolkit = _one([g.get("cuda_version") or g.get("rocm_version") for g in gpu],
+                   "the GPU toolkit's version (the captures' gpu)")
+    return {"node.gpu_model": _one(names, "the GPU model (ranks[].device.name)"),
+            "node.gpus_per_node": _one([g.get("count") for g in gpu],
+                                       "the GPUs per node (the captures' gpu.count)"),
+            "node.gpu_memory_GB": round(_one([m for m in memory if is_number(m)],
+                                             "the GPU memory") / 1e9),
+            "software.gpu_toolkit": ("CUDA " if kind == "NVIDIA" else "ROCm ") + str(toolkit)}
+
+
+def _compiler(karma):
+    """'GCC 13.3.0 + nvcc 13.0.88' from build.compiler ('GNU 13.3.0 with
+    NVIDIA 13.0.88 (CUDA)'): each compiler with the version the results give."""
+    said = _one([(d.get("build") or {}).get("compiler") for _, d in karma],
+                "the compiler (build.compiler)")
+    names = {"GNU": "GCC", "NVIDIA": "nvcc", "Clang": "Clang", "IntelLLVM": "icpx"}
+    parts = re.findall(r"([A-Za-z]+) (\d+(?:\.\d+)+)", said)
+    return " + ".join(f"{names.get(n, n)} {v}" for n, v in parts) or said
+
+
+def _mpi(karma):
+    said = _one([(d.get("mpi") or {}).get("library_version") or "none" for _, d in karma],
+                "the MPI library (mpi.library_version)")
+    first = _VERSION.search(said)
+    if said == "none" or not first:
+        return "none"
+    return f"{said[:first.start()].rstrip(' v,')} {first.group()}".strip()
+
+
+def derived(karma, envs):
+    """{dotted key: value} of every field the results and captures give."""
+    cpus = [e.get("cpu") or {} for _, e in envs]
+    if not cpus:
+        raise ToolError("no environment capture (results/<job>/environment/) in the "
+                        "campaign: the node's CPU and memory are unknown", 2)
+    sockets = int(_one([c.get("Socket(s)") for c in cpus], "the sockets (lscpu)"))
+    tiers = {rules.reportable(d).get("tier") for _, d in karma}
+    values = {
+        "system.nodes": max(int((d.get("mpi") or {}).get("nodes") or 1) for _, d in karma),
+        "node.cpu_model": _one([c.get("Model name") for c in cpus], "the CPU model (lscpu)"),
+        "node.sockets": sockets,
+        "node.cores": sockets * int(_one([c.get("Core(s) per socket") for c in cpus],
+                                         "the cores per socket (lscpu)")),
+        "node.memory_GB": round(_one([(e.get("memory") or {}).get("MemTotal")
+                                      for _, e in envs], "the memory (MemTotal)") / 1e9),
+        "software.os": _one([(e.get("platform") or {}).get("os") for _, e in envs],
+                            "the operating system"),
+        "software.compiler": _compiler(karma),
+        "software.mpi": _mpi(karma),
+        "software.kokkos": _one([(d.get("kokkos") or {}).get("version") for _, d in karma],
+                                "Kokkos (kokkos.version)"),
+        "tier": "optimized" if "optimized" in tiers else "baseline",
+        "deviations": [],
+        "tester.date": datetime.date.today().isoformat(),
+    }
+    values.update(_gpus(karma, envs))
+    return values
+
+
+def answers(path, flags, ask, require=True):
+    """{dotted key: text} of what only the tester knows: from the answers
+    file (YAML of the same keys), then the flags, then asked on the terminal
+    where ask; each missing one is an error, all named at once, unless not
+    `require` (a check before the campaign, whose end may ask)."""
+    given = {}
+    if path:
+        try:
+            root = yamlread.parse(read_input_file(path, "YAML file of answers").decode("utf-8"),
+                                  path)
+        except (UnicodeDecodeError, yamlread.YamlError) as e:
+            raise ToolError(f"{path}: not a YAML file of answers ({e})", 2) from None
+        if not isinstance(root.value, dict):
+            raise ToolError(f"{path}: expected 'key: value' lines", 2)
+        for key, node in yamlread.leaves(root).items():
+            if key not in {k for k, _, _ in ASKED}:
+                raise ToolError(f"{path}:{node.key_line}:{node.key_col}: {key}: not one of "
+                                f"{', '.join(k for k, _, _ in ASKED)}", 2)
+            given[key] = node.text().strip()
+    given.update({k: v for k, v in flags.items() if v})
+    missing = [(k, flag, q) for k, flag, q in ASKED if not given.get(k)]
+    for key, flag, question in missing if ask else []:
+        print(f"{question} ({key}): ", end="", file=sys.stderr, flush=True)
+        given[key] = sys.stdin.readline().strip()
+    missing = [(k, flag) for k, flag, _ in ASKED if not given.get(k)]
+    if missing and require:
+        raise ToolError("the disclosure needs what no capture knows: " + ", ".join(
+            f"{k} ({flag} or --answers FILE)" for k, flag in missing), 2)
+    return given
+
+
+def yaml_text(values, fields):
+    """The disclosure as YAML, in the template's order (bundle.FIELDS)."""
+    lines, section = ["# Filled in by karma-bundle disclose from the results and the",
+                      "# environment captures; the system, interconnect and tester as given."], None
+    for key, _, what in fields:
+        head, _, leaf = key.rpartition(".")
+        value = values[key]
+        text = "[]" if value == [] else value if isinstance(value, (int, float)) else \
+            '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+        if head != section and head:
+            lines.append(f"{head}:")
+        section = head
+        lines.append(f"{'  ' if head else ''}{leaf}: {text}  # {what}")
+    return "\n".join(lines) + "\n"

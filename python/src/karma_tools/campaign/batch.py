@@ -1,0 +1,635 @@
+"""karma-batch: campaign file -> one job script per run, submitted and
+followed to the end."""
+
+import contextlib
+import datetime
+import fcntl
+import fnmatch
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from karma_tools.core import ToolError, atomic_write, describe
+from karma_tools.results.archive import read_json
+from karma_tools.results import archive as archive_mod
+from karma_tools.campaign import format as campaign_format
+from karma_tools.campaign import jobs
+
+MANIFEST = "campaign.json"
+LOCK = ".campaign.lock"  # hidden: an archive leaves it out
+SUFFIX = {"slurm": ".sbatch", "pbs": ".pbs", "local": ".sh"}
+
+
+def now_text():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --- generate -------------------------------------------------------------------
+
+
+# --- manifest -------------------------------------------------------------------
+
+
+# What status, submit, wait and cancel read of each job: (key, types, what).
+_JOB_FIELDS = (("name", str, "a string"), ("script", str, "a string"),
+               ("results_dir", str, "a string"), ("results_file", str, "a string"),
+               ("nodes", int, "an integer"), ("ranks_per_node", int, "an integer"),
+               ("job_id", (str, type(None)), "a string or null"),
+               ("submitted", (str, type(None)), "a string or null"))
+
+
+def _relative(out, path):
+    """path relative to the campaign directory out when it is inside it (the
+    directory can then be moved or copied), else as it is."""
+    if not isinstance(path, str) or not os.path.isabs(path):
+        return path
+    rel = os.path.relpath(path, out)
+    return path if rel == ".." or rel.startswith(".." + os.sep) else rel
+
+
+def _absolute(out, path):
+    """A manifest path as a path here: relative ones are under out (older
+    manifests hold absolute ones)."""
+    if not isinstance(path, str) or os.path.isabs(path):
+        return path
+    return os.path.normpath(os.path.join(out, path))
+
+
+def stored_paths(out, manifest):
+    """A copy of manifest with its paths inside out made relative to it."""
+    stored = dict(manifest, results_dir=_relative(out, manifest.get("results_dir")))
+    stored["jobs"] = [dict(e, **{k: _relative(out, e[k]) for k in _PATH_KEYS if k in e})
+                      if isinstance(e, dict) else e for e in manifest.get("jobs") or []]
+    return stored
+
+
+def resolve_paths(out, manifest):
+    """The manifest's relative paths made absolute under out, in place."""
+    manifest["results_dir"] = _absolute(out, manifest.get("results_dir"))
+    for entry in manifest["jobs"]:
+        for key in _PATH_KEYS:
+            entry[key] = _absolute(out, entry[key])
+
+
+_PATH_KEYS = ("results_dir", "results_file")
+
+
+def load_manifest(out, archived=False):
+    if archive_mod.split(out) is not None and not archived:
+        raise ToolError(f"{out}: a results archive; of the commands only status reads one", 2)
+    path = os.path.join(out, MANIFEST)
+    if not archive_mod.exists(path):
+        raise ToolError(f"{path} not found: is {out} a directory made by "
+                        "`karma-batch generate`?", 2)
+    manifest = read_json(path)
+    if not isinstance(manifest, dict) or manifest.get("karma_batch_manifest") != 1:
+        raise ToolError(f"{path}: not a karma-batch manifest of version 1", 2)
+    check_manifest(path, manifest)
+    resolve_paths(out, manifest)
+    return manifest
+
+
+def check_manifest(path, manifest):
+    """Refuses a manifest edited into a shape the commands cannot use,
+    naming the key, rather than failing half-way through a submission."""
+    def fail(key, message):
+        raise ToolError(f"{path}: {key}: {message} (edit the campaign and generate again "
+                        "rather than this file)", 2)
+
+    if manifest.get("scheduler") not in campaign_format.SCHEDULERS:
+        fail("scheduler", f"expected slurm, pbs or local, got "
+             f"{describe(manifest.get('scheduler'))}")
+    entries = manifest.get("jobs")
+    if not isinstance(entries, list):
+        fail("jobs", f"expected a list of jobs, got {describe(entries)}")
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            fail(f"jobs[{i}]", f"expected an object, got {describe(entry)}")
+        for key, kinds, what in _JOB_FIELDS:
+            if key not in entry:
+                fail(f"jobs[{i}].{key}", "missing")
+            value = entry[key]
+            if not isinstance(value, kinds) or isinstance(value, bool):
+                fail(f"jobs[{i}].{key}", f"expected {what}, got {describe(value)}")
+            if kinds is int and not 1 <= value <= campaign_format.INT_MAX:
+                fail(f"jobs[{i}].{key}", f"{value} is not in [1, {campaign_format.INT_MAX}]")
+            if kinds is str and not value:
+                fail(f"jobs[{i}].{key}", "empty")
+
+
+def _save_manifest(out, manifest):
+    atomic_write(os.path.join(out, MANIFEST),
+                 json.dumps(stored_paths(out, manifest), indent=2) + "\n")
+
+
+@contextlib.contextmanager
+def _locked(out):
+    """The campaign's lock: the karma-batch processes of one campaign (two
+    shells, or one per GPU of a node) read and write its campaign file one at
+    a time. Where the file system has no locks, they do not wait."""
+    try:
+        handle = open(os.path.join(out, LOCK), "a")
+    except OSError:
+        yield
+        return
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        yield
+
+
+def _job_ids(manifest):
+    return {e["name"]: e["job_id"] for e in manifest["jobs"]}
+
+
+def _taken(now, loaded):
+    """Names of the jobs whose job_id another karma-batch has changed since
+    this one read the campaign file (ids as read: loaded; the file as it is
+    now, read under the lock: now)."""
+    return {name for name, job_id in _job_ids(now).items() if job_id != loaded.get(name)}
+
+
+def _record(out, now, entries):
+    """Writes the job_id and submitted time of entries into the campaign file
+    as it is now (read under the lock, which is still held), so that another
+    karma-batch of this campaign keeps what it wrote of its own jobs."""
+    ours = {e["name"]: e for e in entries}
+    for entry in now["jobs"]:
+        if entry["name"] in ours:
+            entry["job_id"] = ours[entry["name"]]["job_id"]
+            entry["submitted"] = ours[entry["name"]]["submitted"]
+    _save_manifest(out, now)
+
+
+def _selected(manifest, patterns):
+    if not patterns:
+        return manifest["jobs"]
+    chosen = [j for j in manifest["jobs"] if any(fnmatch.fnmatchcase(j["name"], p)
+                                                 for p in patterns)]
+    if not chosen:
+        raise ToolError(f"no job matches {', '.join(patterns)}", 2)
+    return chosen
+
+
+# --- status -----------------------------------------------------------------------
+
+PASSED, FAILED, INTERRUPTED, LOST, RUNNING, PENDING, UNSUBMITTED = (
+    "passed", "failed", "interrupted", "lost", "running", "pending", "not submitted")
+ORDER = (PASSED, FAILED, INTERRUPTED, LOST, RUNNING, PENDING, UNSUBMITTED)
+
+
+def job_state(entry, scheduler_state):
+    """(state, detail) of one job from the scheduler's view and its files."""
+    if not entry.get("job_id"):
+        return UNSUBMITTED, ""
+    code_file = os.path.join(entry["results_dir"], jobs.EXIT_CODE_FILE)
+    if archive_mod.exists(code_file):
+        try:
+            code = jobs.exit_code_of(archive_mod.read_bytes(code_file))
+        except OSError:
+            code = None
+        if code is None:
+            return FAILED, f"unreadable {code_file}"
+        result = None
+        if archive_mod.exists(entry["results_file"]):
+            try:
+                doc = read_json(entry["results_file"])
+            except ToolError:
+                doc = None
+            if not isinstance(doc, dict):
+                result = "unreadable results"
+            elif doc.get("schema_version") not in (1, 2) or \
+                    isinstance(doc.get("schema_version"), bool):
+                result = "other schema"
+            else:
+                result = doc.get("result") if isinstance(doc.get("result"), str) else \
+                    "malformed results"
+        if code == 0 and result == "PASSED":
+            return PASSED, "PASSED"
+        signal = jobs.stopped_by(code)
+        if signal:
+            return INTERRUPTED, (f"exit {code}: stopped by {signal} (a time limit, scancel, "
+                                 f"qdel or Ctrl-C): see {_log_hint(entry)}")
+        missing = jobs.not_found(archive_mod.job_logs(entry["results_dir"])) \
+            if code == jobs.NOT_FOUND_CODE and result is None else None
+        if missing:
+            return FAILED, f"exit {code}, command not found: {missing}: see {_log_hint(entry)}"
+        if result is None:
+            return FAILED, f"exit {code}, no results file: see {_log_hint(entry)}"
+        return FAILED, f"exit {code}, results {result}: see {_log_hint(entry)}"
+    if scheduler_state == jobs.PENDING:
+        return PENDING, ""
+    if scheduler_state == jobs.RUNNING:
+        return RUNNING, ""
+    return LOST, f"ended without writing {jobs.EXIT_CODE_FILE}: see {_log_hint(entry)}"
+
+
+def _log_hint(entry):
+    return os.path.join(entry["results_dir"], "job*.out")  # Slurm: job-<id>.out, PBS: job.out
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def _local_runner(job_id):
+    """The pid of the `karma-batch submit` that runs a local job
+    (job ids are local-<pid>-<k>), or None."""
+    parts = (job_id or "").split("-")
+    if len(parts) == 3 and parts[0] == "local" and parts[1].isdigit():
+        return int(parts[1])
+    return None
+
+
+def _local_states(chosen):
+    """What `karma-batch submit` (local) is doing: the job whose log it has
+    opened is running, the others it holds are pending."""
+    seen = {}
+    for entry in chosen:
+        runner = _local_runner(entry.get("job_id"))
+        if runner is None or not _alive(runner):
+            seen[entry.get("job_id")] = jobs.UNKNOWN
+        elif os.path.exists(os.path.join(entry["results_dir"], jobs.LOCAL_LOG)):
+            seen[entry["job_id"]] = jobs.RUNNING
+        else:
+            seen[entry["job_id"]] = jobs.PENDING
+    return seen
+
+
+def run_order(manifest, entries):
+    """entries round by round, and within a round process by process (a
+    run's `processes`: every run's first process, then every second one),
+    in campaign order (reversed in even rounds when the campaign's
+    round_order is alternate)."""
+    alternate = manifest.get("round_order") == "alternate"
+    index = {id(e): i for i, e in enumerate(entries)}
+
+    def key(e):
+        rnd = e.get("round") if isinstance(e.get("round"), int) else 1
+        process = e.get("process") if isinstance(e.get("process"), int) else 1
+        i = index[id(e)]
+        return (rnd, process, -i if alternate and rnd % 2 == 0 else i)
+
+    return sorted(entries, key=key)
+
+
+def collect(out, manifest, patterns=None, query=True):
+    chosen = _selected(manifest, patterns)
+    ids = [j["job_id"] for j in chosen if j.get("job_id")]
+    if not query:
+        seen = {}
+    elif manifest["scheduler"] == "local":
+        seen = _local_states(chosen)
+    else:
+        seen = jobs.states(manifest["scheduler"], ids) if ids else {}
+    rows = []
+    for entry in chosen:
+        state, detail = job_state(entry, seen.get(entry.get("job_id"), jobs.UNKNOWN))
+        rows.append((entry, state, detail))
+    return rows
+
+
+def summary_line(rows):
+    counts = {s: 0 for s in ORDER}
+    for _, state, _ in rows:
+        counts[state] += 1
+    parts = [f"{counts[s]} {s}" for s in ORDER if counts[s]]
+    left = [e["name"] for e, s, _ in rows if s in (RUNNING, PENDING, UNSUBMITTED)]
+    text = f"{len(rows)} job(s): " + ", ".join(parts)
+    if left:
+        shown = ", ".join(left[:6]) + (f", ... ({len(left) - 6} more)" if len(left) > 6 else "")
+        text += f"; left: {shown}"
+    return text, counts
+
+
+def print_table(rows, stream=sys.stdout):
+    width = max([len(e["name"]) for e, _, _ in rows] + [4])
+    # A local runner's ids are longer than a scheduler's.
+    ids = max([len(str(e.get("job_id") or "-")) for e, _, _ in rows] + [10])
+    print(f"{'job':<{width}}  {'id':>{ids}}  {'nodes x ranks':>13}  state", file=stream)
+    for entry, state, detail in rows:
+        shape = f"{entry['nodes']} x {entry['ranks_per_node']}"
+        extra = f"  {detail}" if detail and detail != "PASSED" else ""
+        print(f"{entry['name']:<{width}}  {entry.get('job_id') or '-':>{ids}}  {shape:>13}  "
+              f"{state}{extra}", file=stream)
+
+
+def _exit_for(counts):
+    if counts[FAILED] or counts[INTERRUPTED] or counts[LOST]:
+        return 1
+    if counts[RUNNING] or counts[PENDING] or counts[UNSUBMITTED]:
+        return 5
+    return 0
+
+
+def relocate(out, manifest):
+    """Each job's results_dir and results_file where the campaign directory
+    is now, when it was copied or archived (karma-batch archive) since it
+    ran and the recorded place no longer has them."""
+    recorded = manifest.get("results_dir") if isinstance(manifest.get("results_dir"),
+                                                         str) else ""
+    here = os.path.join(out, os.path.basename(recorded.rstrip("/")) or "results")
+    for entry in manifest["jobs"]:
+        if archive_mod.split(out) is None and os.path.lexists(entry["results_dir"]):
+            continue
+        rel = os.path.relpath(entry["results_dir"], recorded) if recorded else entry["name"]
+        moved = os.path.normpath(os.path.join(here, rel))
+        if rel.startswith("..") or not archive_mod.isdir(moved):
+            continue
+        entry["results_dir"] = moved
+        entry["results_file"] = os.path.join(moved, os.path.basename(entry["results_file"]))
+
+
+def status(args):
+    out = os.path.abspath(args.directory)
+    manifest = load_manifest(out, archived=True)
+    relocate(out, manifest)
+    # An archive's jobs have ended: no scheduler or runner to ask.
+    rows = collect(out, manifest, args.only, query=archive_mod.split(out) is None)
+    if args.json:
+        print(json.dumps([{"name": e["name"], "job_id": e.get("job_id"), "state": s,
+                           "detail": d, "results_file": e["results_file"]}
+                          for e, s, d in rows], indent=2))
+    else:
+        print_table(rows)
+    text, counts = summary_line(rows)
+    print(text, file=sys.stderr if args.json else sys.stdout)
+    return _exit_for(counts)
+
+
+def wait(args):
+    out = os.path.abspath(args.directory)
+    manifest = load_manifest(out)
+    if not any(j.get("job_id") for j in _selected(manifest, args.only)):
+        raise ToolError(f"no job of {out} has been submitted: run karma-batch submit {out}", 2)
+    start = time.monotonic()
+    last = None
+    while True:
+        rows = collect(out, manifest, args.only)
+        text, counts = summary_line(rows)
+        if text != last:
+            print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
+            last = text
+        if not (counts[RUNNING] or counts[PENDING]):
+            print_table(rows)
+            return _exit_for(counts) if not counts[UNSUBMITTED] else 5
+        if args.timeout is not None and time.monotonic() - start >= args.timeout:
+            print_table(rows)
+            print(f"karma-batch: timed out after {args.timeout:g} s with jobs still to run",
+                  file=sys.stderr)
+            return 124
+        time.sleep(args.interval)
+
+
+# --- archive ----------------------------------------------------------------------
+
+
+def archive(args):
+    """One .tar.xz of a finished campaign directory (karma_tools/results/archive.py),
+    written atomically; unfinished jobs refuse it unless --partial."""
+    out = os.path.abspath(args.directory)
+    if archive_mod.split(out) is not None or not os.path.isdir(out):
+        raise ToolError(f"{args.directory}: not a campaign directory", 2)
+    if not archive_mod.is_archive_name(args.output):
+        raise ToolError(f"-o {args.output}: an archive's name ends in {archive_mod.SUFFIX}", 2)
+    if os.path.abspath(args.output).startswith(out + os.sep):
+        raise ToolError(f"-o {args.output}: inside the directory it archives", 2)
+    if os.path.exists(args.output) and not args.force:
+        raise ToolError(f"{args.output} exists (--force replaces it)", 2)
+    manifest = load_manifest(out)
+    relocate(out, manifest)
+    rows = collect(out, manifest)
+    left = [e["name"] for e, s, _ in rows if s in (RUNNING, PENDING, UNSUBMITTED)]
+    if left and not args.partial:
+        raise ToolError(f"{args.directory}: {len(left)} job(s) not finished ({left[0]}"
+                        + (", ..." if len(left) > 1 else "") + "): wait for them, or "
+                        "--partial to archive what there is", 2)
+    name = (manifest.get("campaign") or {}).get("name")
+    data = archive_mod.write(out, args.output, "campaign",
+                             name if isinstance(name, str) and name else None)
+    text, _ = summary_line(rows)
+    print(f"karma-batch: wrote {args.output} ({len(data)} bytes; {text})", file=sys.stderr)
+    return 0
+
+
+# --- submit -----------------------------------------------------------------------
+
+
+def submit(args):
+    out = os.path.abspath(args.directory)
+    manifest = load_manifest(out)
+    loaded = _job_ids(manifest)
+    scheduler = manifest["scheduler"]
+    chosen = _selected(manifest, args.only)
+    if args.resubmit_failed:
+        for entry, state, _ in collect(out, manifest, args.only):
+            if state in (FAILED, INTERRUPTED, LOST):
+                entry["job_id"] = None
+    todo = run_order(manifest, [j for j in chosen if not j.get("job_id")])
+    if not todo:
+        print(f"karma-batch: every selected job of {out} is already submitted")
+        return 0
+    _refuse_moved(out, manifest)
+    if scheduler == "local" and not args.dry_run:
+        return _run_local(out, todo, loaded)
+    for k, entry in enumerate(todo, start=1):
+        script = os.path.join(out, entry["script"])
+        if args.dry_run:
+            how = {"slurm": "sbatch", "pbs": "qsub", "local": "run here: bash"}[scheduler]
+            print(f"[{k}/{len(todo)}] would submit {entry['name']}: {how} {script}")
+            continue
+        with _locked(out):
+            now = load_manifest(out)
+            if entry["name"] in _taken(now, loaded):
+                print(f"[{k}/{len(todo)}] {entry['name']}: submitted by another karma-batch "
+                      "meanwhile; left to it", flush=True)
+                continue
+            _prepare_results_dir(entry)  # Slurm opens the job's log there when the job starts
+            try:
+                job_id = jobs.submit(scheduler, script)
+            except ToolError as e:
+                submitted = k - 1
+                raise ToolError(f"{e} ({submitted} of {len(todo)} job(s) were submitted and "
+                                f"are recorded in {os.path.join(out, MANIFEST)}; fix the "
+                                "problem and run submit again for the rest)", e.code) from None
+            entry["job_id"] = job_id
+            entry["submitted"] = now_text()
+            _record(out, now, [entry])  # after each job: a failure later loses nothing
+        print(f"[{k}/{len(todo)}] submitted {entry['name']} as job {job_id}", flush=True)
+    if not args.dry_run:
+        print(f"karma-batch: follow them with: karma-batch status {out}  "
+              f"(or: karma-batch wait {out})")
+    return 0
+
+
+def _refuse_moved(out, manifest):
+    """The job scripts write where they were generated: a directory moved
+    since then would have its jobs write elsewhere."""
+    was = manifest.get("generated_in")
+    if isinstance(was, str) and os.path.realpath(was) != os.path.realpath(out):
+        raise ToolError(f"{out}: generated in {was}, where its job scripts write; run "
+                        "karma-batch generate again here to submit from this place", 2)
+
+
+class _Cancelled(Exception):
+    pass
+
+
+def _seconds(hhmmss):
+    try:
+        h, m, s = (int(x) for x in hhmmss.split(":"))
+        return h * 3600 + m * 60 + s
+    except (AttributeError, ValueError):
+        return None
+
+
+def _stop(proc):
+    """SIGTERM to the job's process group (the job script's trap writes
+    exit_code 143), SIGKILL if it lingers."""
+    for sig, grace in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _prepare_results_dir(entry, *more):
+    """The job's results directory, without the exit code (and more files)
+    of an earlier run of it."""
+    try:
+        os.makedirs(entry["results_dir"], exist_ok=True)
+        for stale in (jobs.EXIT_CODE_FILE, *more):
+            if os.path.lexists(os.path.join(entry["results_dir"], stale)):
+                os.unlink(os.path.join(entry["results_dir"], stale))
+    except OSError as e:
+        raise ToolError(f"cannot prepare {entry['results_dir']}: {e.strerror}", 3) from None
+
+
+def _claim_local(out, todo, loaded):
+    """Marks the jobs of todo that no other karma-batch has taken since
+    `loaded` as this runner's, pending (status from another shell sees
+    them); returns them."""
+    runner = os.getpid()
+    with _locked(out):
+        now = load_manifest(out)
+        taken = _taken(now, loaded) & {e["name"] for e in todo}
+        if taken:
+            print(f"karma-batch: {len(taken)} job(s) submitted by another karma-batch "
+                  "meanwhile; left to it", flush=True)
+        todo = [e for e in todo if e["name"] not in taken]
+        for k, entry in enumerate(todo, start=1):
+            _prepare_results_dir(entry, jobs.LOCAL_LOG)
+            entry["job_id"] = f"local-{runner}-{k}"
+            entry["submitted"] = now_text()
+        _record(out, now, todo)
+    return todo
+
+
+def _clock(seconds):
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def progress(done, total, elapsed):
+    """'D of T jobs done, H:MM:SS elapsed, about H:MM:SS left' (the jobs
+    left at the mean time of those done)."""
+    left = elapsed / done * (total - done) if done else None
+    return f"{done} of {total} jobs done, {_clock(elapsed)} elapsed" + (
+        f", about {_clock(left)} left" if left is not None and done < total else "")
+
+
+def _run_local(out, todo, loaded):
+    """The local scheduler: runs the jobs here, one after another; returns
+    wait's exit status for them."""
+    todo = _claim_local(out, todo, loaded)
+    if not todo:
+        print(f"karma-batch: every selected job of {out} is already submitted")
+        return 0
+
+    def cancelled(signum, frame):
+        raise _Cancelled()
+
+    previous = signal.signal(signal.SIGTERM, cancelled)
+    current, done, start = None, 0, time.monotonic()
+    try:
+        for k, entry in enumerate(todo, start=1):
+            script = os.path.join(out, entry["script"])
+            print(f"[{k}/{len(todo)}] running {entry['name']}", flush=True)
+            with open(os.path.join(entry["results_dir"], jobs.LOCAL_LOG), "w") as log:
+                current = subprocess.Popen(["bash", script], stdout=log,
+                                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                           cwd=entry["results_dir"], start_new_session=True)
+                try:
+                    current.wait(timeout=_seconds(entry.get("time")))
+                except subprocess.TimeoutExpired:
+                    print(f"karma-batch: {entry['name']} ran past its time "
+                          f"({entry.get('time')}); stopping it", file=sys.stderr)
+                    _stop(current)
+            current = None
+            done = k
+            state, detail = job_state(entry, jobs.UNKNOWN)
+            print(f"[{k}/{len(todo)}] {entry['name']}: {state}"
+                  + (f" ({detail})" if detail and detail != "PASSED" else "")
+                  + f"; {progress(k, len(todo), time.monotonic() - start)}", flush=True)
+    except (_Cancelled, KeyboardInterrupt) as e:
+        if current is not None:
+            _stop(current)
+            done += 1
+        for entry in todo[done:]:
+            entry["job_id"] = None
+            entry["submitted"] = None
+        with _locked(out):
+            _record(out, load_manifest(out), todo[done:])
+        print(f"karma-batch: cancelled; {len(todo) - done} job(s) not run (submit again "
+              "runs them)", file=sys.stderr)
+        return 130 if isinstance(e, KeyboardInterrupt) else 143
+    except OSError as e:
+        raise ToolError(f"cannot run the jobs of {out}: {e}", 3) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    rows = [(e, *job_state(e, jobs.UNKNOWN)) for e in todo]
+    print_table(rows)
+    text, counts = summary_line(rows)
+    print(text)
+    return _exit_for(counts)
+
+
+def cancel(args):
+    out = os.path.abspath(args.directory)
+    manifest = load_manifest(out)
+    rows = collect(out, manifest, args.only)
+    live = [(e, s) for e, s, _ in rows if s in (RUNNING, PENDING)]
+    if not live:
+        print("karma-batch: no pending or running job to cancel")
+        return 0
+    if manifest["scheduler"] == "local":
+        # The runner stops its job and leaves the rest unsubmitted.
+        for runner in sorted({_local_runner(e["job_id"]) for e, _ in live}):
+            try:
+                os.kill(runner, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    else:
+        jobs.cancel(manifest["scheduler"], [e["job_id"] for e, _ in live])
+    for entry, state in live:
+        print(f"cancelled {entry['name']} (job {entry['job_id']}, was {state})")
+    return 0
+
+
+# --- command line ---------------------------------------------------------------

@@ -1,0 +1,178 @@
+"""A campaign's compare: section, checked: each comparison's sides select
+runs, implementations, variants, kernels and deck values that the campaign
+has."""
+
+import difflib
+import fnmatch
+from karma_tools.campaign import deckvalues
+from karma_tools.compare import sides
+from karma_tools.campaign.format import (AGGREGATES, COMPARE_KEYS, PER_ROUND, SELECTION_KEYS,
+                                         DECK_KEY, METRIC, glob_list, unique_name)
+from karma_tools.core import APPS
+from karma_tools.results.results import KERNELS
+
+
+class Vocabulary:
+    """What a campaign's comparisons can name: its runs with their
+    mini-apps, the deck keys of those mini-apps (where karma-batch could
+    list them: --help=json) and the pairing's own keys, and what each
+    mini-app writes into kernels[] (results.KERNELS)."""
+
+    def __init__(self, jobs, lister):
+        self.apps = {}  # run name -> app
+        self.keys = set(sides.PAIRING_KEYS)
+        listed, unlisted = set(), set()
+        for job in jobs:
+            self.apps.setdefault(job.run, job.app)
+            keys = lister.cache.get(job.executable) if lister and not job.reference else None
+            if keys:
+                self.keys.update(keys)
+                listed.add(job.app)
+            else:
+                unlisted.add(job.app)
+        # Sections whose keys are not known here pass unchecked; a mini-app
+        # of the site's own may have any sections.
+        self.open = unlisted - listed | ({"run"} if not listed else set())
+        self.any_section = any(app not in APPS for app in unlisted)
+
+    def key_problem(self, key):
+        """Why `key` can be no key of a result of this campaign, or None."""
+        if not DECK_KEY.match(key):
+            return f"'{key}' is not a deck key (section.key)"
+        section = key.split(".")[0]
+        if key in self.keys or section not in ("job", "mpi") and \
+                (self.any_section or section in self.open):
+            return None
+        # The key meant may be in a section whose keys are not listed here.
+        near = difflib.get_close_matches(key, sorted(self.keys | {
+            f"{s}.{key.split('.', 1)[1]}" for s in self.open - {section}}), n=1, cutoff=0.6)
+        apps = _programs(set(self.apps.values()))
+        return (f"'{key}' is not a deck key of {apps} nor one of "
+                f"{', '.join(sides.PAIRING_KEYS)}"
+                + (f" (did you mean '{near[0]}'?)" if near else ""))
+
+    def names(self, what, runs):
+        """(apps, names, elsewhere): the mini-apps of the runs, the
+        implementations, variants or kernels (what) their results can have
+        (None where a run is of a mini-app of the site's own), and {name:
+        mini-app} of the other mini-apps' names."""
+        apps = sorted({self.apps[r] for r in runs})
+        if any(app not in KERNELS for app in apps):
+            return apps, None, {}
+        known = sorted({n for app in apps for n in KERNELS[app][what]})
+        elsewhere = {n: app for app in KERNELS for n in KERNELS[app][what] if n not in known}
+        return apps, known, elsewhere
+
+
+def _matching_none(check, node, where, patterns, known, what, elsewhere=None):
+    """Fails at the first pattern that matches none of known, with the
+    likeliest name meant: one of known, else one of `elsewhere` ({name:
+    the mini-app whose name it is})."""
+    elsewhere = elsewhere or {}
+    for i, pattern in enumerate(patterns):
+        if any(fnmatch.fnmatchcase(k, pattern) for k in known):
+            continue
+        near = difflib.get_close_matches(pattern, known + sorted(elsewhere), n=1, cutoff=0.6)
+        hint = "" if not near else f"did you mean '{near[0]}'? " if near[0] in known else \
+            f"'{near[0]}' is karma-{elsewhere[near[0]]}'s, which these runs are not; "
+        check.fail(selection_item(node, i), where, f"'{pattern}' matches no {what} ({hint}known: "
+                   f"{', '.join(known)})")
+
+
+def selection_item(node, i):
+    """The node of a list's i-th entry; the node itself where one value
+    stands for the list."""
+    return node.value[i] if isinstance(node.value, list) else node
+
+
+def _selection(check, node, path, vocabulary):
+    entries = check.mapping(node, path, SELECTION_KEYS)
+    if not entries:
+        check.fail(node, path, f"selects nothing: name at least one of "
+                   f"{', '.join(SELECTION_KEYS)}")
+    out = {}
+    for key, value in entries.items():
+        where = f"{path}.{key}"
+        if key == "deck":
+            if not isinstance(value.value, dict) or not value.value:
+                check.fail(value, where, "expected deck keys with their values")
+            for k, v in value.value.items():
+                why = vocabulary.key_problem(k)
+                if why:
+                    check.fail(v, f"{where}.{k}", why, at_key=True)
+
+            out[key] = {k: deckvalues.deck_value(v.plain()) for k, v in value.value.items()}
+            continue
+        out[key] = glob_list(check, value, where)
+        if key == "run":
+            _matching_none(check, value, where, out[key], list(vocabulary.apps),
+                           "run of this campaign")
+    runs = [r for r in vocabulary.apps if _matches_any(r, out.get("run", ["*"]))]
+    for key in ("implementation", "variant", "kernel"):
+        if key in out:
+            apps, known, elsewhere = vocabulary.names(key, runs)
+            if known is not None:
+                _matching_none(check, entries[key], f"{path}.{key}", out[key], known,
+                               f"{key} of {_programs(apps)}", elsewhere)
+    return out
+
+
+def _programs(apps):
+    return ", ".join(f"karma-{app}" for app in sorted(apps))
+
+
+def _matches_any(name, patterns):
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def check_comparisons(check, node, vocabulary, several):
+    """The `compare:` list as plain dicts (kept in the manifest); `several`
+    names the runs of several processes a round, whose comparisons must say
+    how those combine (per_round)."""
+    if not isinstance(node.value, list) or not node.value:
+        check.fail(node, "compare", "expected a non-empty list of comparisons")
+    out, seen = [], {}
+    for i, item in enumerate(node.value):
+        path = f"compare[{i}]"
+        entries = check.mapping(item, path, COMPARE_KEYS,
+                                required=("name", "numerator", "denominator"))
+        name = unique_name(check, entries["name"], path, seen)
+        spec = {"name": name, "title": None, "metric": "fom.value", "higher_is_better": None,
+                "match": [], "label": [], "same_variant": False, "same_kernel": False,
+                "per_round": None, "aggregate": ["worst"]}
+        if "title" in entries:
+            spec["title"] = check.string(entries["title"], f"{path}.title")
+        if "metric" in entries:
+            spec["metric"] = check.string(entries["metric"], f"{path}.metric", METRIC,
+                                          "a kernel field such as fom.value or "
+                                          "bandwidth_GBps.best")
+        for key in ("higher_is_better", "same_variant", "same_kernel"):
+            if key in entries:
+                spec[key] = check.boolean(entries[key], f"{path}.{key}")
+        for key in ("match", "label"):
+            if key in entries:
+                spec[key] = check.strings(entries[key], f"{path}.{key}")
+                for j, k in enumerate(spec[key]):
+                    why = vocabulary.key_problem(k)
+                    if why:
+                        check.fail(selection_item(entries[key], j), f"{path}.{key}[{j}]", why)
+        if "aggregate" in entries:
+            anode = entries["aggregate"]
+            items = anode.value if isinstance(anode.value, list) else [anode]
+            if not items:
+                check.fail(anode, f"{path}.aggregate", "the list is empty")
+            spec["aggregate"] = [check.choice(n, f"{path}.aggregate", AGGREGATES)
+                                 for n in items]
+        if "per_round" in entries:
+            spec["per_round"] = check.choice(entries["per_round"], f"{path}.per_round",
+                                             PER_ROUND)
+        for side in ("numerator", "denominator"):
+            spec[side] = _selection(check, entries[side], f"{path}.{side}", vocabulary)
+        covered = [r for r in several
+                   if any(fnmatch.fnmatchcase(r, p) for side in ("numerator", "denominator")
+                          for p in spec[side].get("run", ["*"]))]
+        if covered and spec["per_round"] is None:
+            check.fail(item, path, f"run {covered[0]} has several processes a round: say how "
+                       "each side's results of a round combine (per_round: best or median)")
+        out.append(spec)
+    return out

@@ -1,0 +1,383 @@
+"""Job scripts for Slurm (sbatch), PBS (qsub) and the local scheduler (run
+here, one after another, by `karma-batch submit`), and the little a tool
+needs to submit them and ask how they are doing.
+
+One MPI rank per GPU: Slurm gets --ntasks-per-node=R and --gpus-per-task=G
+(each rank then sees its own G GPUs); under PBS, or under Slurm with mpirun,
+every rank sees all of the node's GPUs and karma gives node-local rank k the
+device k % (visible devices), so ranks_per_node = GPUs per node is still one
+rank per GPU.
+"""
+
+import os
+import re
+import shlex
+import subprocess
+
+from karma_tools.core import ToolError, __version__
+
+RESULT_NAME = "karma-{app}.json"
+EXIT_CODE_FILE = "exit_code"
+# The local scheduler's log of a job, as Slurm's job-<id>.out and PBS's job.out.
+LOCAL_LOG = "job.out"
+# What a reference program (BabelStream) printed, read into RESULT_NAME.
+REFERENCE_OUTPUT = "reference.out"
+# What a job script prints, and exits 127 with, when its program is not there
+# where the job runs (`command -v` finds nothing): status and compare show it.
+NOT_FOUND = "karma-batch job: command not found: "
+NOT_FOUND_CODE = 127
+# Exit codes 128 + N: the job or its mini-app was stopped by signal N (the
+# job script's trap writes 143 for SIGTERM, 130 for SIGINT).
+_SIGNALS = {1: "SIGHUP", 2: "SIGINT", 9: "SIGKILL", 15: "SIGTERM"}
+
+
+def stopped_by(code):
+    """The signal an exit code says stopped the job ("SIGTERM", "signal 6"),
+    or None."""
+    return _SIGNALS.get(code - 128, f"signal {code - 128}") if 128 < code < 160 else None
+
+
+def exit_code_of(data):
+    """The exit code that an exit_code file's bytes hold, or None where they
+    hold no whole number (an empty or cut file)."""
+    try:
+        return int(data.decode("utf-8", "replace").strip())
+    except ValueError:
+        return None
+
+
+def not_found(logs):
+    """The program that a job's logs (their texts) say was not there
+    (NOT_FOUND), or None."""
+    for text in logs:
+        found = re.search("^" + re.escape(NOT_FOUND) + "(.+)$", text, re.M)
+        if found:
+            return found.group(1)
+    return None
+
+
+def results_file(job):
+    return os.path.join(job.results_dir, RESULT_NAME.format(app=job.app))
+
+
+def _openmpi_words(job, command="mpiexec"):
+    """Open MPI: ranks per node with --map-by ppr (it has no --ppn), each
+    rank bound to its cpus_per_rank cores (PE=). One rank without cores to
+    bind needs neither."""
+    words = f"{command} -n {job.ranks}"
+    if job.cpus_per_rank:
+        words += f" --map-by ppr:{job.ranks_per_node}:node:PE={job.cpus_per_rank} " \
+                 "--bind-to core"
+    elif job.ranks > 1:
+        words += f" --map-by ppr:{job.ranks_per_node}:node"
+    return words
+
+
+def _mpich_words(job):
+    """MPICH's Hydra: -ppn, each rank bound to cpus_per_rank cores."""
+    words = f"mpiexec -n {job.ranks}"
+    if job.ranks > 1:
+        words += f" -ppn {job.ranks_per_node}"
+    if job.cpus_per_rank:
+        words += f" -bind-to core:{job.cpus_per_rank}"
+    return words
+
+
+def _srun_words(job):
+    words = f"srun --nodes={job.nodes} --ntasks={job.ranks} " \
+            f"--ntasks-per-node={job.ranks_per_node}"
+    if job.gpus_per_rank:
+        words += f" --gpus-per-task={job.gpus_per_rank}"
+    if job.cpus_per_rank:
+        # srun inherits no --cpus-per-task from sbatch (Slurm 22.05 on).
+        words += f" --cpus-per-task={job.cpus_per_rank} --cpu-bind=cores"
+    return words
+
+
+AUTO = "$karma_launch"
+
+
+def launcher_command(job, scheduler):
+    """The MPI launcher words for a job, from its launcher setting; AUTO
+    when the job script chooses them (auto_lines) as it runs."""
+    launcher = job.launcher or "auto"
+    if launcher == "auto":
+        if scheduler == "slurm":
+            return _srun_words(job)
+        if scheduler == "local" and job.ranks == 1:
+            return ""  # one rank on this node runs bare
+        return AUTO
+    values = {"nodes": job.nodes, "ranks": job.ranks, "ranks_per_node": job.ranks_per_node,
+              "gpus_per_rank": job.gpus_per_rank, "cpus_per_rank": job.cpus_per_rank or 1}
+    if launcher == "none":
+        return ""
+    if launcher == "srun":
+        return _srun_words(job)
+    if launcher == "mpiexec-openmpi":
+        return _openmpi_words(job)
+    if launcher == "mpirun":  # Open MPI's
+        return _openmpi_words(job, "mpirun")
+    if launcher == "mpiexec-mpich":
+        return _mpich_words(job)
+    if launcher == "mpiexec":  # Hydra-like: Cray PALS, Intel MPI
+        return f"mpiexec -n {job.ranks}" + (f" --ppn {job.ranks_per_node}"
+                                            if job.ranks > 1 else "")
+    return launcher.format(**values)
+
+
+def auto_lines(job):
+    """Shell lines that set karma_launch to the mpiexec words of the MPI the
+    executable is linked with (ldd), else of the mpiexec in PATH."""
+    exe = shlex.quote(job.executable)
+    openmpi, mpich = _openmpi_words(job), _mpich_words(job)
+    return [
+        "# launcher auto: mpiexec with the options of the MPI that the executable is linked",
+        "# with (Open MPI: libmpi.so.40; MPICH, Intel MPI: libmpich, libmpi.so.12), else of",
+        "# the mpiexec in PATH.",
+        f'karma_mpi=$(ldd "$(command -v {exe})" 2>/dev/null)',
+        'case "$karma_mpi" in',
+        "  *libmpi.so.40*|*libmpich*|*libmpi.so.12*) ;;",
+        '  *) karma_mpi=$(mpiexec --version 2>&1) ;;',
+        "esac",
+        'case "$karma_mpi" in',
+        f'  *libmpi.so.40*|*"Open MPI"*|*OpenRTE*) karma_launch="{openmpi}" ;;',
+        f'  *) karma_launch="{mpich}" ;;',
+        "esac",
+    ]
+
+
+def _double_quoted(value):
+    """value inside double quotes: $VAR still expands, nothing else does."""
+    return '"' + re.sub(r'(["\\`])', r"\\\1", value) + '"'
+
+
+def _header_slurm(job, campaign):
+    lines = [f"#SBATCH --job-name={campaign.name}.{job.name}",
+             f"#SBATCH --nodes={job.nodes}",
+             f"#SBATCH --ntasks-per-node={job.ranks_per_node}"]
+    if job.gpus_per_rank:
+        lines.append(f"#SBATCH --gpus-per-task={job.gpus_per_rank}")
+    if job.cpus_per_rank:
+        lines.append(f"#SBATCH --cpus-per-task={job.cpus_per_rank}")
+    lines.append(f"#SBATCH --time={job.time}")
+    # Slurm opens this file when the job starts: `submit` creates the directory.
+    lines.append(f"#SBATCH --output={job.results_dir}/job-%j.out")
+    for key in ("partition", "account", "qos", "constraint"):
+        if campaign.slurm.get(key):
+            lines.append(f"#SBATCH --{key}={campaign.slurm[key]}")
+    if getattr(campaign, "exclusive", campaign.slurm.get("exclusive", True)):
+        lines.append("#SBATCH --exclusive")  # a measurement has the node to itself
+    lines.extend(f"#SBATCH {extra}" for extra in campaign.slurm.get("extra", []))
+    return lines
+
+
+def _header_pbs(job, campaign):
+    pbs = campaign.pbs
+    name = f"{campaign.name}.{job.name}"
+    cpus = job.ranks_per_node * (job.cpus_per_rank or 1)
+    gpus = job.ranks_per_node * job.gpus_per_rank
+    exclusive = getattr(campaign, "exclusive", True)
+    lines = []
+    if pbs.get("flavor") == "torque":
+        # Torque limits job names to 15 characters; the directory keeps the full name.
+        lines.append(f"#PBS -N {name[:15]}")
+        lines.append(f"#PBS -l nodes={job.nodes}:ppn={cpus}" + (f":gpus={gpus}" if gpus else ""))
+        if exclusive:
+            lines.append("#PBS -l naccesspolicy=singlejob")
+    else:
+        lines.append(f"#PBS -N {name[:230]}")
+        lines.append(f"#PBS -l select={job.nodes}:ncpus={cpus}:mpiprocs={job.ranks_per_node}"
+                     + (f":ngpus={gpus}" if gpus else ""))
+        place = pbs.get("place", "scatter")
+        if exclusive and "excl" not in place.split(":"):
+            place += ":excl"  # a measurement has its nodes to itself
+        lines.append(f"#PBS -l place={place}")
+    lines.append(f"#PBS -l walltime={job.time}")
+    if pbs.get("queue"):
+        lines.append(f"#PBS -q {pbs['queue']}")
+    if pbs.get("account"):
+        lines.append(f"#PBS -A {pbs['account']}")
+    lines.append("#PBS -j oe")
+    lines.append(f"#PBS -o {job.results_dir}/job.out")
+    lines.extend(f"#PBS {extra}" for extra in pbs.get("extra", []))
+    return lines
+
+
+def _header_local(job, campaign):
+    return [f"# Run by `karma-batch submit` on this node (scheduler local); its output goes "
+            f"to {job.results_dir}/{LOCAL_LOG}."]
+
+
+def render(job, campaign, scheduler, envcapture, batch_tool=None):
+    """The text of the job script for `job` under `scheduler`; `batch_tool`
+    is the karma-batch that reads a reference run's output."""
+    header = {"slurm": _header_slurm, "pbs": _header_pbs,
+              "local": _header_local}[scheduler](job, campaign)
+    q = shlex.quote
+    out = ["#!/bin/bash"] + header
+    gpu_words = f", {job.gpus_per_rank} GPU(s) per rank" if job.gpus_per_rank else ""
+    out += [
+        "",
+        f"# karma-batch {__version__}: job {job.name} of campaign {campaign.name}",
+        f"#   karma-{job.app} on {job.nodes} node(s) x {job.ranks_per_node} rank(s)"
+        f" = {job.ranks} rank(s){gpu_words}",
+        f"#   campaign file {campaign.path} (sha256 {campaign.sha256[:16]})",
+        "# Generated: edit the campaign and run karma-batch again rather than this file.",
+        "",
+        # No `set -u`: some sites' `module` functions read unset variables.
+        "set -o pipefail",
+        f"results={q(job.results_dir)}",
+        'mkdir -p "$results" && cd "$results" || exit 3',
+        "# exit_code tells `karma-batch status` how the job ended (written last, atomically).",
+        'rm -f "$results/exit_code"',
+        "finish() {",
+        '  printf \'%s\\n\' "$1" >"$results/exit_code.tmp" && mv -f "$results/exit_code.tmp" '
+        '"$results/exit_code"',
+        '  exit "$1"',
+        "}",
+        "trap 'finish 143' TERM",
+        "trap 'finish 130' INT",
+        "",
+    ]
+    env = job.environment
+    if env.setup or env.modules or env.variables or job.cpus_per_rank:
+        out.append("# Environment (from the campaign).")
+    for line in env.setup:
+        out.append(line)
+    for module in env.modules:
+        out.append(f"module load {q(module)} || {{ echo 'karma-batch job: module load "
+                   f"{module} failed' >&2; finish 3; }}")
+    if job.cpus_per_rank:
+        # A thread per core given, each on its own (unless the campaign says).
+        binding = {"OMP_NUM_THREADS": str(job.cpus_per_rank), "OMP_PROC_BIND": "close",
+                   "OMP_PLACES": "cores"}
+        if "OMP_PROC_BIND" in env.variables:
+            del binding["OMP_PLACES"]  # its binding, its places
+        out.extend(f"export {k}={v}" for k, v in binding.items() if k not in env.variables)
+    for name, value in env.variables.items():
+        out.append(f"export {name}={_double_quoted(value)}")
+    if env.setup or env.modules or env.variables or job.cpus_per_rank:
+        out.append("")
+
+    command = [job.executable, job.deck]
+    for o in job.overrides:
+        command += ["--set", o]
+    command += list(job.args)
+    command += ["--output", "$results/" + RESULT_NAME.format(app=job.app)]
+    words = " ".join(q(w) if not w.startswith("$results/") else f'"{w}"' for w in command)
+    launcher = launcher_command(job, scheduler)
+    run_lines = (auto_lines(job) if launcher == AUTO else []) + \
+        [(launcher + " " if launcher else "") + words, "code=$?"]
+    if getattr(job, "reference", None):
+        # The reference runs as one process; what it prints (its table among
+        # other lines) becomes karma results of implementation <reference>.
+        ref = [job.executable] + list(job.args)
+        read = [batch_tool or "karma-batch", "reference-result", job.reference,
+                "--input", "$results/" + REFERENCE_OUTPUT, "--exit-status", "$code",
+                "--app", job.app, "--deck", job.deck,
+                # What the program ran on, as the campaign gave the job: its
+                # results must not pair with a GPU's when it ran on the host.
+                "--device", "gpu" if job.gpus_per_rank else "host"]
+        for o in job.overrides:
+            read += ["--set", o]
+        read += ["--command", shlex.join(ref), "--date", "$started", "--host", "$(hostname)",
+                 "--output", "$results/" + RESULT_NAME.format(app=job.app)]
+        run_lines = [
+            "started=$(date -u +%Y-%m-%dT%H:%M:%SZ)",
+            " ".join(q(w) for w in ref) + f' >"$results/{REFERENCE_OUTPUT}" 2>&1',
+            "code=$?",
+            " ".join(f'"{w}"' if w.startswith("$") else q(w) for w in read),
+            "code=$?",
+        ]
+    out += [
+        "# What a procurement disclosure needs about the node (the job's first node).",
+        f"{q(envcapture)} --output \"$results/environment\" --quiet ||",
+        "  echo 'karma-batch job: karma-envcapture failed; the run goes on' >&2",
+        "",
+        f'echo "karma-batch job {job.name}: start $(date -u +%Y-%m-%dT%H:%M:%SZ) on '
+        '$(hostname)"',
+        "# Without its program the job ends here, saying so (status shows it).",
+        f"command -v {q(job.executable)} >/dev/null || "
+        f"{{ echo {q(NOT_FOUND + job.executable)} >&2; finish {NOT_FOUND_CODE}; }}",
+        *run_lines,
+        f'echo "karma-batch job {job.name}: exit code $code"',
+        'finish "$code"',
+        "",
+    ]
+    return "\n".join(out)
+
+
+# --- the schedulers' commands ---------------------------------------------------
+
+PENDING, RUNNING, FINISHED, UNKNOWN = "pending", "running", "finished", "unknown"
+
+_SLURM_STATES = {
+    "PENDING": PENDING, "CONFIGURING": RUNNING, "RUNNING": RUNNING, "COMPLETING": RUNNING,
+    "SUSPENDED": RUNNING, "REQUEUED": PENDING, "REQUEUE_HOLD": PENDING, "RESIZING": RUNNING,
+    "STAGE_OUT": RUNNING, "SIGNALING": RUNNING, "STOPPED": RUNNING,
+}
+_PBS_STATES = {"Q": PENDING, "H": PENDING, "W": PENDING, "T": PENDING, "S": RUNNING,
+               "R": RUNNING, "E": RUNNING, "B": RUNNING, "X": FINISHED, "F": FINISHED,
+               "C": FINISHED}
+
+
+def _run(argv, timeout):
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        raise ToolError(f"{argv[0]} not found: is this a login node of a cluster with "
+                        f"{'Slurm' if argv[0] in ('sbatch', 'squeue') else 'PBS'}?", 3) from None
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"{' '.join(argv)} did not answer within {timeout} s", 3) from None
+
+
+def submit(scheduler, script, timeout=60):
+    """Submits a job script; returns the job id."""
+    if scheduler == "slurm":
+        out = _run(["sbatch", "--parsable", script], timeout)
+        if out.returncode != 0:
+            raise ToolError(f"sbatch {script} failed: {out.stderr.strip() or out.stdout.strip()}",
+                            3)
+        return out.stdout.strip().split(";")[0]
+    out = _run(["qsub", script], timeout)
+    if out.returncode != 0:
+        raise ToolError(f"qsub {script} failed: {out.stderr.strip() or out.stdout.strip()}", 3)
+    return out.stdout.strip()
+
+
+def cancel(scheduler, job_ids, timeout=60):
+    """Cancels jobs (scancel or qdel); returns the command's output."""
+    argv = (["scancel"] if scheduler == "slurm" else ["qdel"]) + list(job_ids)
+    out = _run(argv, timeout)
+    if out.returncode != 0:
+        raise ToolError(f"{' '.join(argv)} failed: {out.stderr.strip() or out.stdout.strip()}", 3)
+    return out.stdout
+
+
+def states(scheduler, job_ids, timeout=60):
+    """{job id: PENDING|RUNNING|FINISHED|UNKNOWN} as the scheduler sees them.
+    A job the scheduler has forgotten is UNKNOWN; its files tell the rest."""
+    ids = [i for i in job_ids if i]
+    result = {i: UNKNOWN for i in ids}
+    if not ids:
+        return result
+    if scheduler == "slurm":
+        out = _run(["squeue", "--noheader", "--states=all", "--format=%i|%T",
+                    "--jobs=" + ",".join(ids)], timeout)
+        for line in out.stdout.splitlines():
+            job, _, state = line.strip().partition("|")
+            if job in result:
+                result[job] = _SLURM_STATES.get(state.strip(), FINISHED)
+        return result
+    out = _run(["qstat", "-x"] + ids, timeout)
+    if out.returncode != 0 and not out.stdout:
+        out = _run(["qstat"] + ids, timeout)  # Torque has no -x
+    for line in out.stdout.splitlines():
+        fields = line.split()
+        if len(fields) >= 5 and fields[-2] in _PBS_STATES:
+            for job in ids:
+                short = job.split(".")[0]
+                if fields[0] == job or fields[0].split(".")[0] == short:
+                    result[job] = _PBS_STATES[fields[-2]]
+    return result

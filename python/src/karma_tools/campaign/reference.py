@@ -1,0 +1,180 @@
+"""External reference programs run as campaign entries (`reference:` in a
+campaign run): their output read into a karma results document of
+schema_version 2, so that karma-compare and karma-report pair them with
+karma's own results like any other implementation.
+
+BabelStream (--csv): the lines after the header
+function,num_times,n_elements,sizeof,max_mbytes_per_sec,min_runtime,max_runtime,avg_runtime
+(older releases call the fifth column max_MB_per_sec; with --mibibytes it
+is in MiB/s). Each function becomes a kernel of implementation
+`babelstream` and variant copy, mul, add, triad, dot or nstream, whose
+figure of merit is the best bandwidth in GB/s, as karma-stream's is.
+
+The document takes the results schema's reference form (docs/results-format.md,
+"Reference results"): what such a run can know. The converter writes those
+fields and the others it knows (the deck's SHA-256, the command line, and the
+date and host where the caller gives them), and checks the document against
+the schema before it is written.
+"""
+
+import csv
+import hashlib
+import io
+import math
+import shlex
+
+from karma_tools.core import ToolError, __version__
+from karma_tools.results import validate
+from karma_tools import yamlread
+from karma_tools.campaign.deckvalues import deck_value
+
+FORMATS = ("babelstream",)
+
+# Arrays each BabelStream kernel reads and writes (its own byte counts).
+_BABELSTREAM_ARRAYS = {"copy": 2, "mul": 2, "add": 3, "triad": 3, "dot": 2, "nstream": 4}
+_BABELSTREAM_COLUMNS = ("function", "num_times", "n_elements", "sizeof")
+
+
+def read_babelstream_csv(text, source="<BabelStream output>"):
+    """[{kernel fields}] from BabelStream's --csv output (other lines, such
+    as the device banner, are skipped). ToolError (2) when no table or a
+    malformed row is found."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines)
+                  if line.strip().lower().startswith("function,")), None)
+    if start is None:
+        raise ToolError(f"{source}: no BabelStream --csv table (a line starting "
+                        "'function,')", 2)
+    reader = csv.reader(io.StringIO("\n".join(lines[start:])))
+    header = [h.strip().lower() for h in next(reader)]
+    rate = next((h for h in header if h.startswith("max_m")), None)
+    missing = [c for c in _BABELSTREAM_COLUMNS + ("min_runtime", "max_runtime", "avg_runtime")
+               if c not in header] + ([] if rate else ["max_mbytes_per_sec"])
+    if missing:
+        raise ToolError(f"{source}:{start + 1}: BabelStream header lacks "
+                        f"{', '.join(missing)}", 2)
+    # MB/s is 1e6 bytes/s; MiB/s (--mibibytes) is 2^20.
+    scale = 2**20 / 1e9 if "mib" in rate else 1e6 / 1e9
+    kernels = []
+    for number, row in enumerate(reader, start=start + 2):
+        if not row or not row[0].strip():
+            continue
+        if len(row) != len(header):
+            break  # the table ended (BabelStream prints nothing after it, but be lenient)
+        fields = dict(zip(header, (c.strip() for c in row)))
+        name = fields["function"].lower()
+        try:
+            count = int(fields["num_times"])
+            elements = int(fields["n_elements"])
+            size = int(fields["sizeof"])
+            best = float(fields[rate]) * scale
+            times = {k: float(fields[f"{k}_runtime"]) for k in ("min", "max", "avg")}
+        except ValueError:
+            raise ToolError(f"{source}:{number}: not a BabelStream row of numbers: "
+                            f"{','.join(row)}", 2) from None
+        if not all(math.isfinite(v) and v > 0 for v in [best] + list(times.values())):
+            raise ToolError(f"{source}:{number}: {name}: a rate or time that is not a "
+                            "positive number", 2)
+        bytes_moved = _BABELSTREAM_ARRAYS.get(name, 0) * elements * size or \
+            best * 1e9 * times["min"]
+        kernels.append({
+            "name": name,
+            "implementation": "babelstream",
+            "variant": name,
+            "fom": {"value": best, "units": "GB/s", "higher_is_better": True,
+                    "from": "BabelStream " + rate},
+            "bandwidth_GBps": {"best": best, "median": bytes_moved / times["avg"] / 1e9,
+                               "worst": bytes_moved / times["max"] / 1e9},
+            "bytes": float(bytes_moved),
+            "flops": 0.0,
+            "time_s": {"count": count, "min": times["min"], "max": times["max"],
+                       "mean": times["avg"]},
+            "elements": elements,
+            "element_bytes": size,
+        })
+    if not kernels:
+        raise ToolError(f"{source}:{start + 1}: the BabelStream table has no rows", 2)
+    return kernels
+
+
+def resolve_deck(path, overrides):
+    """The deck file with `key=value` overrides applied: what a karma run
+    records as deck.resolved, for the keys the file and overrides name."""
+    try:
+        resolved = deck_value(yamlread.load(path).plain()) or {}
+    except (OSError, yamlread.YamlError) as e:
+        raise ToolError(f"{path}: cannot read the deck ({e})", 2) from None
+    if not isinstance(resolved, dict):
+        raise ToolError(f"{path}: a deck is a mapping of sections", 2)
+    for text in overrides:
+        key, _, value = text.partition("=")
+        parts = key.strip().split(".")
+        node = resolved
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ToolError(f"--set {text}: {part} is not a section", 2)
+        try:
+            node[parts[-1]] = deck_value(yamlread.parse_value(value).plain())
+        except yamlread.YamlError as e:
+            raise ToolError(f"--set {text}: {e.message}", 2) from None
+    return resolved
+
+
+def deck_sha256(path):
+    """The SHA-256 of the deck file's bytes, as a karma run records it."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+    except OSError as e:
+        raise ToolError(f"{path}: cannot read the deck ({e.strerror})", 2) from None
+
+
+def document(fmt, output_text, exit_status, app, deck, overrides, command, source,
+             device=None, date=None, host=None):
+    """The karma results document (schema_version 2, the schema's reference
+    form) of one reference run; device ("gpu" or "host") says what it ran on,
+    date (ISO 8601 UTC) when it started and host where, where the caller knows.
+    ToolError (2) where the document would not be valid (a wrong date, say)."""
+    if fmt != "babelstream":
+        raise ToolError(f"unknown reference format {fmt} (known: {', '.join(FORMATS)})", 2)
+    kernels = read_babelstream_csv(output_text, source)
+    notes = []
+    if exit_status != 0:
+        # BabelStream's own check fails for float at 2^28 (its float sum
+        # overflows); its timings still stand, so the run is kept and noted.
+        notes.append(f"{command[0] if command else fmt} exited {exit_status}; its timings "
+                     "are kept")
+    reference = {"format": fmt, "command": list(command), "exit_status": exit_status,
+                 "output": source}
+    if device:
+        reference["device"] = device
+    doc = {
+        "schema_version": 2,
+        "app": app,
+        "reference": reference,
+        "suite": {"name": "karma", "version": __version__},
+        **({"date": date} if date is not None else {}),
+        **({"command_line": shlex.join(command)} if command else {}),
+        **({"hosts": [host]} if host is not None else {}),
+        "deck": {"path": deck, "sha256": deck_sha256(deck), "overrides": list(overrides),
+                 "resolved": resolve_deck(deck, overrides)},
+        "problem": {"elements": kernels[0]["elements"],
+                    "precision": "float" if kernels[0]["element_bytes"] == 4 else "double"},
+        "mpi": {"ranks": 1, "nodes": 1},
+        "kokkos": {"default_execution_space": fmt},
+        "kernels": kernels,
+        "verification": {"passed": True, "checks": []},
+        "notes": notes,
+        "result": "PASSED",
+    }
+    return checked(doc, source)
+
+
+def checked(doc, source):
+    """doc, once it takes the schema's reference form; else ToolError (2)
+    naming its first problem (a date that is not one)."""
+    problems = validate.validate(doc)
+    if problems:
+        raise ToolError(f"{source}: the results would not be valid: {problems[0]}", 2)
+    return doc

@@ -1,0 +1,1 @@
+"""Comparisons: two result sets, or the sides of one campaign, row by row."""

@@ -1,0 +1,697 @@
+"""karma-compare: a procurement table from the results of two or more
+machines (or runs): per mini-app figure of merit, each machine's value, its
+ratio to a baseline, a weighted geometric mean of the ratios, and flags for
+results that should not be compared as they are."""
+
+import fnmatch
+import json
+import math
+import os
+import re
+
+from karma_tools.core import ToolError, __version__, read_input_file
+from karma_tools.results import codeversion
+from karma_tools.score import figure
+from karma_tools.score.figure import unsteady
+from karma_tools.results.results import format_size
+from karma_tools.results.cases import case_key, case_values, values_key
+from karma_tools.results.codestatus import code_info, code_status
+
+
+class Group:
+    """Runs of one set with the same deck values, ranks and nodes."""
+
+    def __init__(self, key, app, values):
+        self.key = key
+        self.app = app
+        self.values = values
+        self.runs = []
+
+    @property
+    def stem(self):
+        stems = [r.deck_stem for r in self.runs]
+        return max(set(stems), key=stems.count)
+
+    def kernels(self):
+        names = []
+        for r in self.runs:
+            for k in r.kernels:
+                if k not in names:
+                    names.append(k)
+        return names
+
+    def backends(self):
+        return sorted({r.backend for r in self.runs})
+
+    def kokkos_versions(self):
+        return sorted({r.kokkos_version for r in self.runs if not r.reference})
+
+    def devices(self):
+        return sorted({r.device for r in self.runs})
+
+
+def _flatten_default(prefix, value, out):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _flatten_default(f"{prefix}.{k}", v, out)
+    else:
+        out[prefix] = value
+
+
+def schema_defaults(schema, prefix=""):
+    """{'stream.policy_3d': 'auto', ...}: the defaults a deck's JSON schema
+    declares, its nested properties walked."""
+    out = {}
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    for key, sub in (properties if isinstance(properties, dict) else {}).items():
+        if not isinstance(sub, dict):
+            continue
+        name = f"{prefix}.{key}" if prefix else key
+        if "default" in sub:
+            _flatten_default(name, sub["default"], out)
+        elif "properties" in sub:
+            out.update(schema_defaults(sub, name))
+    return {k: v for k, v in out.items() if not k.startswith("run.")}
+
+
+def _version_key(text):
+    parts = re.findall(r"[0-9]+", text or "")
+    return tuple(int(p) for p in parts)
+
+
+def suite_of(run):
+    suite = run.doc.get("suite")
+    return suite if isinstance(suite, dict) else {}
+
+
+def schema_retired(schema):
+    """{'matvec.corrupt': False, ...}: the keys a deck's JSON schema lists as
+    retired (x-retired), each at the value at which it ran the work that the
+    suite now runs by default."""
+    retired = schema.get("x-retired") if isinstance(schema, dict) else None
+    return {k: v["same_work"] for k, v in (retired if isinstance(retired, dict) else {}).items()
+            if isinstance(v, dict) and "same_work" in v}
+
+
+def newest_schemas(sets):
+    """{app: deck schema} of the newest suite version that recorded one, over
+    every set: an older result's missing key is read at the default the newer
+    suite declares, and a key it has retired at the value that meant the same
+    work."""
+    newest = {}
+    for s in sets:
+        for r in s.runs:
+            schema = (r.doc.get("deck") or {}).get("schema")
+            if not isinstance(schema, dict) or r.reference:
+                continue
+            rank = (_version_key(suite_of(r).get("version")), r.path)
+            if r.app not in newest or rank > newest[r.app][0]:
+                newest[r.app] = (rank, schema)
+    return {app: schema for app, (_, schema) in newest.items()}
+
+
+def group_runs(runs, schemas=None):
+    groups = {}
+    for r in runs:
+        schema = (schemas or {}).get(r.app)
+        values = case_values(r, schema_defaults(schema), schema_retired(schema))
+        values["ranks"] = r.ranks
+        values["nodes"] = r.nodes
+        # A node's host CPU runs are cases of their own beside its GPU runs.
+        if r.device_kind:
+            values["device"] = r.device_kind
+        key = case_key(r.app, values)
+        if key not in groups:
+            groups[key] = Group(key, r.app, values)
+        groups[key].runs.append(r)
+    return groups
+
+
+def loose_identity(group):
+    """What must agree for two cases to be compared at all: the app and its
+    non-numeric settings other than precision."""
+    parts = []
+    for k, v in sorted(group.values.items()):
+        # device is matched apart: results that do not say (reference runs
+        # before it was recorded) may stand for either.
+        if k in ("ranks", "nodes", "device") or k.endswith(".precision"):
+            continue
+        if isinstance(v, (str, bool)):
+            parts.append((k, json.dumps(v)))
+    return (group.app, tuple(parts))
+
+
+def _same_device(a, b):
+    """Both groups ran on the same kind of device, or one does not say."""
+    kinds = (a.values.get("device"), b.values.get("device"))
+    return None in kinds or kinds[0] == kinds[1]
+
+
+def _category(key, a, b):
+    if key.endswith(".precision"):
+        return "precision"
+    if key in ("ranks", "nodes"):
+        return "scale"
+    if all(isinstance(x, int) and not isinstance(x, bool) or
+           (isinstance(x, list) and all(isinstance(y, int) for y in x)) for x in (a, b)):
+        return "problem size"
+    return "parameter"
+
+
+def differences(base, other):
+    """[(category, key, baseline value, other value)] between two groups."""
+    out = []
+    for k in sorted(set(base.values) | set(other.values)):
+        a, b = base.values.get(k), other.values.get(k)
+        if a != b:
+            out.append((_category(k, a, b), k, a, b))
+    return out
+
+
+def aggregate(values, how, higher_is_better=True):
+    """Repeated runs' values as one: median, mean, best or worst."""
+    values = sorted(values)
+    if not values:
+        return None
+    if how == "median":
+        n = len(values)
+        return values[n // 2] if n % 2 else 0.5 * (values[n // 2 - 1] + values[n // 2])
+    if how == "mean":
+        return sum(values) / len(values)
+    if how == "best":
+        return values[-1] if higher_is_better else values[0]
+    if how == "worst":
+        return values[0] if higher_is_better else values[-1]
+    raise ValueError(how)
+
+
+def case_labels(groups):
+    """A short, distinct label for each baseline group: the deck's name,
+    then each setting in which the group departs from the most common value
+    among the groups of that deck (two groups with the same label would
+    have the same settings, so labels are distinct)."""
+    by_stem = {}
+    for g in groups:
+        by_stem.setdefault((g.app, g.stem), []).append(g)
+    # Every label starts with the kind of device ("gpu: default", "host:
+    # default"), so weights name the same rows whichever set is the baseline.
+    labels = {}
+    for (_, stem), members in by_stem.items():
+        keys = sorted({k for g in members for k in g.values} - {"device"})
+        mode = {}
+        for k in keys:
+            texts = [values_key(g.values.get(k)) for g in members]
+            # Most common; ties go to the first in order, so labels are stable.
+            mode[k] = max(texts, key=lambda t: (texts.count(t), -texts.index(t)))
+        for g in members:
+            parts = []
+            for k in keys:
+                v = g.values.get(k)
+                if values_key(v) == mode[k]:
+                    continue
+                short = k.split(".")[-1]
+                parts.append(f"{v} {short}" if k in ("ranks", "nodes") else
+                             f"{short}={format_size(v)}")
+            label = f"{stem} ({', '.join(parts)})" if parts else stem
+            labels[g.key] = f"{g.values.get('device', '?')}: {label}"
+    return labels
+
+
+class Weights:
+    def __init__(self, path=None, apps=()):
+        self.path = path
+        self.rules = []  # (components, weight, line)
+        if path is None:
+            self.rules = [((app,), 1.0, 0) for app in apps]
+            return
+        try:
+            lines = read_input_file(path, "weights file").decode("utf-8").splitlines()
+        except UnicodeDecodeError as e:
+            raise ToolError(f"{path}: the weights file is not UTF-8 text ({e.reason} at byte "
+                            f"{e.start})", 2) from None
+        for number, line in enumerate(lines, start=1):
+            text = line.split("#", 1)[0].strip()
+            if not text:
+                continue
+            fields = text.split()
+            if len(fields) != 2:
+                raise ToolError(f"{path}:{number}: expected 'PATTERN WEIGHT' (app, app/kernel "
+                                f"or app/case/kernel, then a number), got '{text}'", 2)
+            parts = tuple(fields[0].split("/"))
+            if not 1 <= len(parts) <= 3 or any(not p for p in parts):
+                raise ToolError(f"{path}:{number}: '{fields[0]}' is not app, app/kernel or "
+                                "app/case/kernel", 2)
+            try:
+                weight = float(fields[1])
+            except ValueError:
+                weight = -1
+            if not (weight >= 0 and math.isfinite(weight)):
+                raise ToolError(f"{path}:{number}: weight '{fields[1]}' is not a number >= 0",
+                                2)
+            self.rules.append((parts, weight, number))
+        if not self.rules:
+            raise ToolError(f"{path}: no weights (lines 'PATTERN WEIGHT')", 2)
+
+    @staticmethod
+    def _matches(parts, row):
+        app, case, kernel = row
+        if len(parts) == 1:
+            return fnmatch.fnmatchcase(app, parts[0])
+        if len(parts) == 2:
+            return fnmatch.fnmatchcase(app, parts[0]) and fnmatch.fnmatchcase(kernel, parts[1])
+        return all(fnmatch.fnmatchcase(x, p) for x, p in zip(row, parts))
+
+    def assign(self, rows, eligible=None):
+        """{row: weight}, and the patterns no row took. Without a weights
+        file only the `eligible` rows share their app's weight."""
+        chosen = {}
+        for row in rows:
+            if self.path is None and eligible is not None and row not in eligible:
+                chosen[row] = None
+                continue
+            best = None
+            for index, (parts, weight, line) in enumerate(self.rules):
+                if self._matches(parts, row):
+                    if best is None or len(parts) >= len(self.rules[best][0]):
+                        best = index
+            chosen[row] = best
+        takers = {}
+        for row, index in chosen.items():
+            if index is not None:
+                takers.setdefault(index, []).append(row)
+        weights = {row: 0.0 for row in rows}
+        for index, members in takers.items():
+            for row in members:
+                weights[row] = self.rules[index][1] / len(members)
+        unused = [(self.rules[i][2], "/".join(self.rules[i][0]))
+                  for i in range(len(self.rules)) if i not in takers]
+        return weights, unused
+
+
+def _shown(value):
+    return "(absent)" if value is None else format_size(value)
+
+
+def _why(diffs):
+    """The differing keys of a pair, as 'key a vs b; ...'."""
+    return "; ".join(f"{k} {_shown(a)} vs {_shown(b)}" for _, k, a, b in diffs)
+
+
+def _closest(group, candidates):
+    """(candidate, differences) with the fewest differing keys (the first
+    key on a tie, so the choice is the same on every run), or (None, None)."""
+    best = None
+    for h in sorted(candidates, key=lambda h: h.key):
+        diffs = differences(group, h)
+        if best is None or len(diffs) < len(best[1]):
+            best = (h, diffs)
+    return best or (None, None)
+
+
+def _match_set(s, base_groups, theirs, labels_by_key, notes):
+    """{baseline key: (group, differences)} of one other set (exact, else
+    loose, 1:1), {baseline key: why unpaired}, and the keys it took."""
+    matches, unpaired = {}, {}
+    taken = {g.key for g in base_groups if g.key in theirs}
+    for g in base_groups:
+        if g.key in theirs:
+            matches[g.key] = (theirs[g.key], [])
+            continue
+        candidates = [h for h in theirs.values()
+                      if h.key not in taken and loose_identity(h) == loose_identity(g)
+                      and _same_device(h, g)]
+        for narrower in (lambda h: h.stem == g.stem,
+                         lambda h: h.values.get("ranks") == g.values.get("ranks")):
+            if len(candidates) > 1:
+                candidates = [h for h in candidates if narrower(h)] or candidates
+        if candidates:
+            h, diffs = _closest(g, candidates)
+            if len(candidates) > 1:
+                notes.append(f"{s.label}: {len(candidates)} runs could stand for "
+                             f"{g.app}/{labels_by_key[g.key]}; chose the closest, "
+                             f"{h.stem} ({len(diffs)} differing key(s)"
+                             + (f": {_why(diffs)}" if diffs else "") + ")")
+            taken.add(h.key)
+            matches[g.key] = (h, diffs)
+            continue
+        near = [h for h in theirs.values() if h.app == g.app and _same_device(h, g)]
+        h, diffs = _closest(g, near)
+        unpaired[g.key] = "no run" if h is None else _why(diffs)
+    return matches, unpaired, taken
+
+
+def _eligible(rows):
+    """Rows that weigh without a weights file: karma's own kernels (Kokkos
+    or MPI), not a reference program's nor a vendor library's, which count
+    the same work again."""
+    out = set()
+    for g, case, kernel in rows:
+        if g.values.get("reference"):
+            continue
+        impl = next((r.kernels[kernel]["implementation"] for r in g.runs
+                     if kernel in r.kernels), "kokkos")
+        if impl in ("kokkos", "mpi"):
+            out.add((g.app, case, kernel))
+    return out
+
+
+def _weights(base_groups, labels_by_key, weights_path, allow_unmatched, notes, every_row):
+    rows = []
+    for g in base_groups:
+        case = labels_by_key[g.key]
+        for kernel in g.kernels():
+            rows.append((g, case, kernel))
+    row_ids = [(g.app, case, kernel) for g, case, kernel in rows]
+    weight_rules = Weights(weights_path, sorted({g.app for g in base_groups}))
+    weights, unused = weight_rules.assign(row_ids, None if every_row else _eligible(rows))
+    for line, pattern in unused:
+        parts = tuple(pattern.split("/"))
+        text = f"{weights_path}:{line}: pattern '{pattern}' " + (
+            "takes no row (a later or more specific line takes every row it matches)"
+            if any(Weights._matches(parts, row) for row in row_ids) else "matches no row")
+        if not allow_unmatched:
+            raise ToolError(text, 2)
+        notes.append(text)
+    return rows, row_ids, weights
+
+
+def _pair_flags(e, base_entry, diffs, per_node):
+    flags = list(e["flags"])
+    for category, key, a, b in diffs:
+        if category != "scale":
+            flags.append(f"{category} differs: {key} {_shown(a)} vs {_shown(b)}")
+    if e["nodes"] != base_entry["nodes"] or e["ranks"] != base_entry["ranks"]:
+        flags.append(f"scale differs: {e['nodes']} node(s)/{e['ranks']} rank(s) vs "
+                     f"{base_entry['nodes']}/{base_entry['ranks']}"
+                     + ("" if per_node else " (use --per-node to compare per node)"))
+    if e["backends"] != base_entry["backends"]:
+        flags.append(f"backend differs: {'/'.join(e['backends'])} vs "
+                     f"{'/'.join(base_entry['backends'])}")
+    if e["kokkos"] != base_entry["kokkos"]:
+        flags.append(f"Kokkos differs: {'/'.join(e['kokkos'])} vs "
+                     f"{'/'.join(base_entry['kokkos'])}")
+    if e["units"] != base_entry["units"]:
+        flags.append(f"units differ: {e['units']} vs {base_entry['units']}")
+    return flags
+
+
+def _pair_ratio(e, base_entry, base_ok, hib, per_node, flags):
+    if not (base_ok and e["value"] and base_entry["value"] and
+            e["units"] == base_entry["units"]):
+        return None
+    ratio = e["value"] / base_entry["value"] if hib else base_entry["value"] / e["value"]
+    scale = base_entry["nodes"] / e["nodes"] if per_node else 1
+    ratio *= scale
+    # Values far apart (1e300 against 1e-300) overflow or underflow: no
+    # ratio, rather than a mean of infinities.
+    if not 0 < ratio < math.inf:
+        flags.append("ratio out of range: the values are too far apart")
+        return None
+    e["interval"] = [x * scale for x in figure.interval(e["run_values"],
+                                                        base_entry["run_values"], hib)]
+    return ratio
+
+
+def _row(g, case, kernel, weight, base, others, matched, how, per_node, sources, code=True):
+    """One row: the baseline's entry and each other set's (None: unpaired,
+    its reason in row['unpaired'])."""
+    base_entry = _entry(g, kernel, how)
+    base_info = code_info(g, kernel)
+    row = {"app": g.app, "case": case, "kernel": kernel, "units": base_entry["units"],
+           "higher_is_better": base_entry["higher_is_better"], "weight": weight,
+           "values": {base.label: base_entry}, "unpaired": {}}
+    base_ok = base_entry["value"] is not None and not base_entry["failed"]
+    base_entry["ratio"] = 1.0 if base_ok else None
+    for s in others:
+        matches, unpaired = matched[s.label]
+        m = matches.get(g.key)
+        e = _entry(m[0], kernel, how) if m else None
+        if e is None or e["value"] is None:
+            row["values"][s.label] = None
+            row["unpaired"][s.label] = unpaired.get(g.key) if m is None else \
+                f"no run of {kernel}"
+            continue
+        h, diffs = m
+        flags = _pair_flags(e, base_entry, diffs, per_node)
+        e["ratio"] = _pair_ratio(e, base_entry, base_ok, row["higher_is_better"], per_node,
+                                 flags)
+        if not code or g.values.get("reference") or h.values.get("reference"):
+            e["code"], e["code_detail"] = None, ""  # another program's, or by design another
+        else:
+            e["code"], e["code_detail"] = code_status(
+                g.app, (base_info, sources.get(base.label)),
+                (code_info(h, kernel), sources.get(s.label)))
+        if e["code"] == "code changed":
+            flags.append(f"code changed: {e['code_detail']}")
+        e["flags"] = flags
+        row["values"][s.label] = e
+    if not row["unpaired"]:
+        del row["unpaired"]
+    return row
+
+
+def _only_in_other(s, theirs, taken, matches, base_groups, how):
+    """What one other set ran that no baseline row stands for: its cases no
+    baseline case took, and kernels of taken cases that the baseline lacks."""
+    out = []
+    labels = case_labels(list(theirs.values()))
+    by_key = {g.key: g for g in base_groups}
+    for h in sorted(theirs.values(), key=lambda h: (h.app, labels[h.key])):
+        if h.key in taken:
+            base_g = next((by_key[k] for k, (m, _) in matches.items() if m is h), None)
+            kernels = [k for k in h.kernels() if base_g and k not in base_g.kernels()]
+            reason = "kernel not in the baseline's runs"
+        else:
+            near = [g for g in base_groups if g.app == h.app and _same_device(h, g)]
+            g, diffs = _closest(h, near)
+            kernels = h.kernels()
+            reason = "no baseline run" if g is None else _why(diffs)
+        for kernel in kernels:
+            e = _entry(h, kernel, how)
+            out.append({"set": s.label, "app": h.app, "case": labels[h.key], "kernel": kernel,
+                        "units": e["units"], "higher_is_better": e["higher_is_better"],
+                        "value": e["value"], "runs": e["runs"], "failed": e["failed"],
+                        "reason": reason, "files": e["files"]})
+    return out
+
+
+def compare(sets, baseline_label, how="median", per_node=False, weights_path=None,
+            system_nodes=None, energy_mean=False, allow_unmatched=False, sources=None,
+            within=None):
+    """The comparison as a plain dict (what --json writes). Energy keys
+    appear only where results measured energy (or with energy_mean), so the
+    output for results without them is as before. sources: {label:
+    SourceAt} for sets whose results lack code versions. within: {set,
+    path, ours, theirs} where the two sets are one set's implementations
+    (implementations.py): every row weighs, no code status, no procurement
+    figure."""
+    labels = [s.label for s in sets]
+    if len(set(labels)) != len(labels):
+        raise ToolError("two result sets have the same label; name them LABEL=DIR", 2)
+    if baseline_label not in labels:
+        raise ToolError(f"--baseline {baseline_label}: no set of that label (sets: "
+                        f"{', '.join(labels)})", 2)
+    base = next(s for s in sets if s.label == baseline_label)
+    others = [s for s in sets if s is not base]
+    if not base.runs:
+        raise ToolError(f"{base.path}: the baseline has no karma results", 2)
+    schemas = newest_schemas(sets)
+    grouped = {s.label: group_runs(s.runs, schemas) for s in sets}
+    labels_by_key = case_labels(list(grouped[base.label].values()))
+    base_groups = sorted(grouped[base.label].values(),
+                         key=lambda g: (g.app, g.stem, labels_by_key[g.key]))
+    notes = []
+    for s in sets:
+        if s.label in (sources or {}) and all(
+                isinstance(k["entry"].get("code_version"), str) and
+                codeversion.scheme_of(k["entry"].get("code")) == codeversion.SCHEME
+                for r in s.runs if not r.reference for k in r.kernels.values()):
+            notes.append(f"--source {s.label}={sources[s.label].revision}: every result of "
+                         f"{s.label} records its code versions; the revision is not used (name "
+                         "the set whose results lack them, or made them by an older scheme)")
+    matched, only = {}, []
+    for s in others:
+        matches, unpaired, taken = _match_set(s, base_groups, grouped[s.label],
+                                              labels_by_key, notes)
+        matched[s.label] = (matches, unpaired)
+        only += _only_in_other(s, grouped[s.label], taken, matches, base_groups, how)
+    rows, row_ids, weights = _weights(base_groups, labels_by_key, weights_path,
+                                      allow_unmatched, notes, within is not None)
+    out_rows = [_row(g, case, kernel, weights[row_id], base, others, matched, how, per_node,
+                     sources or {}, within is None)
+                for (g, case, kernel), row_id in zip(rows, row_ids)]
+    _energy_ratios(out_rows, base.label)
+    summary = {s.label: _summary(s, out_rows, energy_mean, system_nodes, base.label)
+               for s in sets}
+    return {
+        "karma_compare": 1,
+        "karma_version": __version__,
+        "baseline": base.label,
+        "sets": [_set_entry(s) for s in sets],
+        "suite_versions_differ": len({tuple(_set_entry(s)["suite_versions"])
+                                      for s in sets}) > 1,
+        "aggregate": how,
+        "per_node": per_node,
+        "weights": weights_path,
+        "rows": out_rows,
+        "only_in_other_sets": only,
+        "summary": summary,
+        "left_out": [{"set": s.label, "path": f, "error": why}
+                     for s in sets for f, why in s.invalid],
+        "notes": notes,
+        "record": {} if within else {s.label: figure.between(base.path, s.path)
+                                     for s in others},
+        "within": within,
+    }
+
+
+def _set_entry(s):
+    own = [r for r in s.runs if not r.reference]
+    return {"label": s.label, "path": s.path, "runs": len(s.runs),
+            "suite_versions": sorted({str(suite_of(r).get("version") or "?") for r in own}),
+            "git_describe": sorted({str(suite_of(r).get("git_describe") or "?") for r in own}),
+            "devices": sorted({r.device for r in s.runs}),
+            "backends": sorted({r.backend for r in s.runs}),
+            "kokkos": sorted({r.kokkos_version for r in own}),
+            "skipped_files": len(s.skipped), "invalid_files": len(s.invalid)}
+
+
+def _summary(s, out_rows, energy_mean, system_nodes, base_label):
+    num, den, used, excluded, spans = 0.0, 0.0, 0, [], []
+    weighted = [r for r in out_rows if r["weight"] > 0]
+    for r in weighted:
+        e = r["values"].get(s.label)
+        where = f"{r['app']}/{r['case']}/{r['kernel']}"
+        if e is None:
+            excluded.append(f"{where}: " + (r.get("unpaired") or {}).get(s.label, "no run"))
+        elif e["failed"]:
+            excluded.append(f"{where}: verification failed")
+        elif e["ratio"] is None:
+            excluded.append(f"{where}: no ratio (baseline failed or missing)")
+        else:
+            num += r["weight"] * math.log(e["ratio"])
+            den += r["weight"]
+            used += 1
+            spans.append((e.get("interval") or [e["ratio"]] * 2, r["weight"]))
+    total = sum(r["weight"] for r in weighted)
+    complete = den > 0 and not excluded
+    # Only a set that pairs every weighted row has a mean: a mean over part
+    # of the weight would read as the whole.
+    mean = math.exp(num / den) if complete else None
+    span = figure.span_mean([x for x, _ in spans], [w for _, w in spans]) if complete else None
+    entry = {"geometric_mean": mean, "interval": span,
+             "difference": figure.verdict(span, f"the baseline ({base_label})")
+             if s.label != base_label else None,
+             "rows_used": used, "rows_weighted": len(weighted),
+             "weight_used": den, "weight_total": total,
+             "coverage": den / total if total > 0 else None, "excluded": excluded,
+             "runs": len(s.runs), "path": s.path}
+    if energy_mean:
+        entry.update(_per_watt_mean(out_rows, s.label))
+    if system_nodes:
+        entry["system_nodes"] = system_nodes[s.label]
+        entry["system_figure"] = None if mean is None else \
+            mean * system_nodes[s.label] / system_nodes[base_label]
+    return entry
+
+
+# --- code versions ----------------------------------------------------------------------
+
+
+def _entry(group, kernel, how):
+    runs = [r for r in group.runs
+            if kernel in r.kernels and r.kernels[kernel]["value"] is not None]
+    passed = [r for r in runs if r.passed]
+    failed = [r for r in runs if not r.passed]
+    k0 = runs[0].kernels[kernel] if runs else {"units": "", "higher_is_better": True}
+    use = passed or failed
+    value = aggregate([r.kernels[kernel]["value"] for r in use], how, k0["higher_is_better"])
+    flags = []
+    if failed:
+        flags.append(f"verification FAILED in {len(failed)} of {len(runs)} run(s): "
+                     + ", ".join(os.path.basename(r.path) for r in failed[:3]))
+    spread = unsteady([r.kernels[kernel]["value"] for r in use])
+    if spread:
+        flags.append(spread)
+    entry = {"value": value, "units": k0["units"], "higher_is_better": k0["higher_is_better"],
+             "runs": len(use), "failed": not passed and bool(failed),
+             "run_values": sorted(r.kernels[kernel]["value"] for r in use),
+             "nodes": group.values.get("nodes"), "ranks": group.values.get("ranks"),
+             "backends": group.backends(), "devices": group.devices(),
+             "kokkos": group.kokkos_versions(),
+             "files": [r.path for r in use], "flags": flags}
+    # Energy and efficiency of the same runs, aggregated as the FOM is
+    # ("best": the higher FOM per watt, the fewer joules and watts); absent
+    # when no run has them.
+    measured = [r.kernels[kernel]["energy"] for r in use if r.kernels[kernel]["energy"]]
+    if measured:
+        def figure(key, higher_is_better):
+            return aggregate([m[key] for m in measured if m[key] is not None], how,
+                             higher_is_better)
+        entry["energy"] = {"runs": len(measured),
+                           "average_power_W": figure("average_power_W", False),
+                           "fom_per_watt": figure("fom_per_watt", k0["higher_is_better"]),
+                           "fom_per_watt_units": measured[0]["fom_per_watt_units"] or
+                           (k0["units"] + "/W" if k0["units"] else ""),
+                           "joules_per_execution": figure("joules_per_execution", False)}
+    efficiency = {}
+    for key in ("fraction_of_peak_bandwidth", "fraction_of_peak_flops"):
+        fractions = [r.kernels[kernel]["efficiency"][key] for r in use
+                     if key in r.kernels[kernel]["efficiency"]]
+        if fractions:
+            efficiency[key] = aggregate(fractions, how)
+    if efficiency:
+        entry["efficiency"] = efficiency
+    return entry
+
+
+def _ratio(numerator, denominator, higher_is_better):
+    """numerator over denominator in the 'above 1: better' sense; None when
+    either is missing or the quotient leaves the floats."""
+    if not numerator or not denominator:
+        return None
+    ratio = numerator / denominator if higher_is_better else denominator / numerator
+    return ratio if 0 < ratio < math.inf else None
+
+
+def _energy_ratios(rows, base):
+    """Gives every entry its per_watt_ratio and energy_ratio (None: '-')
+    when some entry measured energy; otherwise leaves the entries alone."""
+    if not any(e and "energy" in e for r in rows for e in r["values"].values()):
+        return
+    for r in rows:
+        b = r["values"][base]
+        b_energy = b.get("energy") if b["value"] is not None and not b["failed"] else None
+        for e in r["values"].values():
+            if e is None:
+                continue
+            energy = e.get("energy")
+            per_watt = joules = None
+            if b_energy and energy and e["units"] == b["units"]:
+                per_watt = _ratio(energy["fom_per_watt"], b_energy["fom_per_watt"],
+                                  r["higher_is_better"])
+                joules = _ratio(energy["joules_per_execution"],
+                                b_energy["joules_per_execution"], False)
+            e["per_watt_ratio"] = per_watt
+            e["energy_ratio"] = joules
+
+
+def _per_watt_mean(rows, label):
+    """The weighted geometric mean of a set's per-watt ratios, over the
+    weighted rows that have one (the weights renormalised over them)."""
+    num, den, used = 0.0, 0.0, 0
+    for r in rows:
+        e = r["values"].get(label)
+        if r["weight"] <= 0 or e is None or e["failed"] or e.get("per_watt_ratio") is None:
+            continue
+        num += r["weight"] * math.log(e["per_watt_ratio"])
+        den += r["weight"]
+        used += 1
+    return {"per_watt_geometric_mean": math.exp(num / den) if den > 0 else None,
+            "per_watt_rows_used": used, "per_watt_weight_used": den}
+
+
+# --- output -------------------------------------------------------------------------
+
+
+# --- energy in the campaign ratio tables -------------------------------------------------

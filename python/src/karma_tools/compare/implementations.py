@@ -1,0 +1,92 @@
+"""Two implementations within one result set as the two sides of a
+comparison (karma-compare --implementations OURS:THEIRS, karma-report's
+microbenchmark section). A set's kernels of implementation THEIRS are the
+baseline, its kernels of OURS the other side, each kernel standing under
+its variant, which names the work both implementations do
+(karma-microbench's benchmark, Sum3D/serial/right/static/20x20x20; stream's
+kernel; hexgrad's layout and extents). A row of the comparison is then one
+variant of a case, its ratio OURS's figure of merit over THEIRS's: for
+karma-microbench's bandwidths, raw's time over karma's, above 1 where karma
+is faster. Both sides come from the same runs on one machine, so the
+comparison has no code status (the two run different code by design) and
+no procurement figure, and every row weighs."""
+
+import copy
+import csv
+import io
+import json
+
+from karma_tools.compare.compare import compare
+from karma_tools.compare.text import csv_text, markdown
+from karma_tools.core import ToolError
+from karma_tools.results.results import ResultSet
+
+
+def parse_pair(text, option):
+    """(ours, theirs) of OPTION's OURS:THEIRS."""
+    ours, sep, theirs = text.partition(":")
+    if not sep or not ours or not theirs or ":" in theirs or ours == theirs:
+        raise ToolError(f"{option} {text}: expected OURS:THEIRS, two different "
+                        "implementations (e.g. karma:raw)", 2)
+    return ours, theirs
+
+
+def _side(run, implementation):
+    """The run with only its kernels of `implementation`, each under its
+    variant; None where it has none."""
+    kernels = {}
+    for name, k in run.kernels.items():
+        if k["implementation"] != implementation:
+            continue
+        if k["variant"] in kernels:
+            raise ToolError(f"{run.path}: two kernels of implementation {implementation} have "
+                            f"the variant '{k['variant']}' ({name} and another): they cannot "
+                            "stand for one row", 2)
+        kernels[k["variant"]] = k
+    if not kernels:
+        return None
+    side = copy.copy(run)
+    side.kernels = kernels
+    return side
+
+
+def sides(result_set, ours, theirs):
+    """(THEIRS's side, OURS's side) of one set: result sets labelled
+    LABEL:IMPLEMENTATION, of the runs that have kernels of it (reference
+    programs' runs apart)."""
+    out = []
+    for implementation in (theirs, ours):
+        side = ResultSet(f"{result_set.label}:{implementation}", result_set.path)
+        runs = (_side(r, implementation) for r in result_set.runs if not r.reference)
+        side.runs = [r for r in runs if r is not None]
+        if not side.runs:
+            found = sorted({k["implementation"] for r in result_set.runs
+                            for k in r.kernels.values()})
+            raise ToolError(f"{result_set.path}: no kernel of implementation {implementation} "
+                            f"(its implementations: {', '.join(found) or 'none'})", 2)
+        out.append(side)
+    # What the set left out, once.
+    out[0].skipped, out[0].invalid = result_set.skipped, result_set.invalid
+    return out[0], out[1]
+
+
+def compare_within(result_set, ours, theirs, **options):
+    """karma-compare's comparison of one set's two implementations (options:
+    compare's how, weights_path, energy_mean, allow_unmatched)."""
+    base, other = sides(result_set, ours, theirs)
+    within = {"set": result_set.label, "path": result_set.path, "ours": ours, "theirs": theirs}
+    return compare([base, other], base.label, within=within, **options)
+
+
+def outputs(results):
+    """(Markdown, CSV, JSON) of one or more sets' comparisons: the
+    Markdown reports one after another, the CSV's rows under one header."""
+    md = "\n\n".join(markdown(r) for r in results)
+    lines = []
+    for r in results:
+        rows = list(csv.reader(io.StringIO(csv_text(r))))
+        lines += rows if not lines else rows[1:]
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(lines)
+    doc = {"karma_compare_implementations": 1, "comparisons": results}
+    return md, buf.getvalue(), json.dumps(doc, indent=2) + "\n"

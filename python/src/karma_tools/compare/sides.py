@@ -1,0 +1,461 @@
+"""Side-by-side ratio tables within one campaign: the `compare:` entries
+of its campaign file (kept in OUT/campaign.json by karma-batch generate)
+applied to the results of its jobs.
+
+Each kernel result of each job is an item: its run, round, implementation,
+variant, kernel name, resolved deck and metric. A comparison selects
+numerator and denominator items and pairs each numerator item with the one
+denominator item of the same round whose `match` deck keys agree (and, with
+same_variant, whose variant is the same; with same_kernel, whose kernel
+name is the same). Ratios above 1 mean the numerator
+is better (numerator / denominator for rates, the inverse for times); per
+row they are shown round by round and aggregated over rounds: the worst
+(the lowest ratio), and optionally the best and the median.
+
+implementation and variant come from the kernel entries (schema_version 2)
+or, for schema_version 1 results, as results.kernel_identity infers them.
+Besides the resolved deck's keys, selections, match and label can name
+mpi.ranks, mpi.nodes and mpi.comm (the run's: its path of device data
+between ranks, as results record it), job.run (the campaign run) and
+job.point (the job's name without its round and process: match on it to
+pair kernels of one run, as matvec's Kokkos variants with the cuBLAS call
+beside them).
+
+Where a run has `processes`, a side has several results of one point in a
+round; `per_round` says which figure stands for them (their best, or their
+median) before the ratio, and a comparison without it leaves such rows out
+with a note.
+"""
+
+import re
+
+import fnmatch
+import os
+
+from karma_tools.core import ToolError
+from karma_tools.results.archive import read_json
+from karma_tools.results import archive
+from karma_tools.campaign import jobs
+from karma_tools.results.results import Run, check_run, format_size, format_value, is_number
+from karma_tools.results.cases import holds_one, values_key
+
+MANIFEST = "campaign.json"
+# What a selection, match and label can name beside the resolved deck's keys.
+PAIRING_KEYS = ("mpi.ranks", "mpi.nodes", "mpi.comm", "job.run", "job.point")
+
+
+def is_manifest(doc):
+    return isinstance(doc, dict) and doc.get("karma_batch_manifest") == 1 and \
+        isinstance(doc.get("jobs"), list)
+
+
+def find_manifest(path):
+    """The manifest of a campaign directory (OUT, or a file in it) or of
+    its archive (karma-batch archive)."""
+    candidate = path if archive.isfile(path) else os.path.join(path, MANIFEST)
+    if not archive.isfile(candidate):
+        raise ToolError(f"{path}: no {MANIFEST}: is it a directory made by "
+                        "`karma-batch generate`?", 2)
+    doc = read_json(candidate)
+    if not is_manifest(doc):
+        raise ToolError(f"{candidate}: not a karma-batch manifest of version 1", 2)
+    return candidate, doc
+
+
+def _job_paths(manifest_path, manifest, entry, key):
+    """Where a job's file (key: results_file) or folder (results_dir) may be:
+    beside campaign.json, where the campaign directory is now (it may have
+    been copied, say under results/, while the place it ran in still holds
+    another run), else as recorded."""
+    recorded = entry.get(key)
+    if not isinstance(recorded, str):
+        return []
+    here = os.path.dirname(os.path.abspath(manifest_path))
+    results_dir = manifest.get("results_dir")
+    results_dir = results_dir if isinstance(results_dir, str) else ""
+    tail = os.path.relpath(recorded, results_dir) if results_dir else os.path.basename(recorded)
+    return [os.path.join(here, os.path.basename(results_dir), tail),
+            os.path.join(here, tail), recorded]
+
+
+def results_path(manifest_path, manifest, entry):
+    return next((c for c in _job_paths(manifest_path, manifest, entry, "results_file")
+                 if archive.isfile(c)), None)
+
+
+def missing_reason(manifest_path, manifest, entry):
+    """Why a job has no results, from what its folder holds: not run, stopped
+    before its end, or failed with an exit code and the mini-app's reason and
+    first error line from the job's log."""
+    folder = next((c for c in _job_paths(manifest_path, manifest, entry, "results_dir")
+                   if archive.isdir(c)), None)
+    code_file = folder and os.path.join(folder, jobs.EXIT_CODE_FILE)
+    if not folder or not archive.isfile(code_file):
+        return "no results: not run, or stopped before it ended"
+    code = jobs.exit_code_of(archive.read_bytes(code_file))
+    signal = jobs.stopped_by(code) if code is not None else None
+    if signal:
+        return f"no results: stopped by {signal} (exit {code})"
+    why, error = "", ""
+    logs = archive.job_logs(folder)
+    for text in logs:
+        found = re.search(r"^RESULT: FAILED reason=(\S+)", text, re.M)
+        why = why or (found.group(1) if found else "")
+        found = re.search(r"^karma-[a-z]+: error: .*$", text, re.M)
+        error = error or (found.group(0)[:300] if found else "")
+    missing = jobs.not_found(logs) if code == jobs.NOT_FOUND_CODE else None
+    if missing:
+        error = f"command not found: {missing}"
+    shown = "code unreadable" if code is None else code
+    return (f"no results: failed, exit {shown}" + (f" ({why})" if why else "")
+            + (f": {error}" if error else ""))
+
+
+def load_items(manifest_path, manifest):
+    """([items], [notes]): one item per kernel of each job's results."""
+    items, notes = [], []
+    for entry in manifest["jobs"]:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        path = results_path(manifest_path, manifest, entry)
+        if path is None:
+            notes.append(f"{entry['name']}: {missing_reason(manifest_path, manifest, entry)}")
+            continue
+        doc = read_json(path)
+        if not isinstance(doc, dict) or doc.get("schema_version") not in (1, 2):
+            notes.append(f"{path}: not karma results of schema_version 1 or 2; left out")
+            continue
+        check_run(path, doc)
+        run = Run(path, doc)
+        deck = run.deck_values(include_run=True)
+        process = entry.get("process") if isinstance(entry.get("process"), int) else None
+        deck.update(zip(PAIRING_KEYS, (run.ranks, run.nodes, run.comm_path, entry.get("run", ""),
+                                       _point(entry["name"], process))))
+        for note in doc.get("notes") or []:
+            if isinstance(note, str):
+                notes.append(f"{entry['name']}: {note}")
+        for name, k in run.kernels.items():
+            items.append({"job": entry["name"], "run": entry.get("run", ""),
+                          "app": run.app, "device": run.device_kind,
+                          "round": entry.get("round") if isinstance(entry.get("round"), int)
+                          else 1, "process": process,
+                          "kernel": name, "implementation": k["implementation"],
+                          "variant": k["variant"], "entry": k["entry"], "deck": deck,
+                          "passed": run.passed, "path": path})
+    return items, notes
+
+
+def _point(name, process):
+    """A job's name without its round (.rN) and its process (.pN)."""
+    name = re.sub(r"\.r[0-9]+$", "", name)
+    return name[:-len(f".p{process}")] if process and name.endswith(f".p{process}") else name
+
+
+def _matches(patterns, value):
+    return any(fnmatch.fnmatchcase(str(value), p) for p in patterns)
+
+
+def selected(selection, item):
+    for key in ("run", "implementation", "variant", "kernel"):
+        if key in selection and not _matches(selection[key], item[key]):
+            return False
+    for key, value in (selection.get("deck") or {}).items():
+        if item["deck"].get(key) != value:
+            return False
+    return True
+
+
+def metric_value(entry, metric):
+    value = entry
+    for part in metric.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return None
+        value = value[part]
+    return value if is_number(value) and value > 0 else None
+
+
+def higher_is_better(spec, item):
+    if spec.get("higher_is_better") is not None:
+        return spec["higher_is_better"]
+    if spec["metric"].startswith("fom."):
+        return bool((item["entry"].get("fom") or {}).get("higher_is_better", True))
+    return not spec["metric"].startswith("time")
+
+
+def aggregate(ratios, how):
+    values = sorted(ratios)
+    if not values:
+        return None
+    if how == "worst":
+        return values[0]
+    if how == "best":
+        return values[-1]
+    n = len(values)
+    return values[n // 2] if n % 2 else 0.5 * (values[n // 2 - 1] + values[n // 2])
+
+
+def _value(spec, item):
+    return item["value"] if "value" in item else metric_value(item["entry"], spec["metric"])
+
+
+def _same(a, b):
+    """One result, whichever side's copy of it."""
+    return (a["job"], a["kernel"]) == (b["job"], b["kernel"])
+
+
+def _one_per_round(spec, items, notes):
+    """A side's results of one point, round and kernel (a run's processes)
+    as one item: the best of their figures or their median (per_round);
+    without per_round they are left out, with a note."""
+    groups = {}
+    for i in items:
+        key = values_key([i["run"], i["deck"]["job.point"], i["round"], i["kernel"],
+                          i["implementation"], i["variant"]])
+        groups.setdefault(key, []).append(i)
+    out = []
+    for group in groups.values():
+        first = group[0]
+        if len(group) == 1:
+            out.append(first)
+            continue
+        where = f"{first['deck']['job.point']}/{first['kernel']} (round {first['round']})"
+        if not spec.get("per_round"):
+            notes.append(f"{where}: {len(group)} results, one a process; the comparison "
+                         "needs per_round (best or median) to combine them")
+            continue
+        values = [_value(spec, g) for g in group]
+        if None in values:
+            notes.append(f"{where}: a process has no {spec['metric']}")
+            continue
+        hib = higher_is_better(spec, first)
+        if spec["per_round"] == "best":
+            at = values.index(max(values) if hib else min(values))
+            chosen = dict(group[at], value=values[at])
+        else:
+            chosen = dict(first, value=aggregate(values, "median"))
+        chosen["passed"] = all(g["passed"] for g in group)
+        chosen["job"] = f"{first['deck']['job.point']}.r{first['round']} ({len(group)} processes)"
+        out.append(chosen)
+    return out
+
+
+def ratio_table(spec, items):
+    """One comparison: {name, title, metric, rows: [...], rounds, notes}."""
+    notes = []
+    nums = _one_per_round(spec, [i for i in items if selected(spec["numerator"], i)], notes)
+    dens = _one_per_round(spec, [i for i in items if selected(spec["denominator"], i)], notes)
+    if not nums:
+        notes.append("no result matches the numerator")
+    if not dens:
+        notes.append("no result matches the denominator")
+    rows = {}
+    # A ratio compares the same work on the same kind of device: a stream
+    # kernel never pairs with matvec's cuBLAS call, nor a host run with a
+    # GPU's (results that do not say what they ran on pair with either);
+    # numerators that no denominator could pair with are outside the table,
+    # not errors. A denominator that names its run (hexgrad's GB/s as a
+    # fraction of karma-stream's copy in the same round) is a reference the
+    # table chose on purpose, and may be another mini-app's.
+    any_app = "run" in spec["denominator"]
+
+    def same_work(a, b):
+        return (any_app or a["app"] == b["app"]) and \
+            (a["device"] == b["device"] or "" in (a["device"], b["device"]))
+
+    for n in nums:
+        if not any(same_work(n, d) for d in dens):
+            continue
+        match = [n["deck"].get(k) for k in spec["match"]]
+        candidates = [d for d in dens if not _same(d, n) and d["round"] == n["round"]
+                      and same_work(n, d)
+                      and [d["deck"].get(k) for k in spec["match"]] == match
+                      and (not spec["same_variant"] or d["variant"] == n["variant"])
+                      and (not spec.get("same_kernel") or d["kernel"] == n["kernel"])]
+        if not candidates and any(_same(d, n) for d in dens):
+            continue  # a result the denominator selects too has nothing to be paired with
+        if len(candidates) != 1:
+            others = ", ".join(sorted(c["job"] + "/" + c["kernel"] for c in candidates))
+            if dens:
+                notes.append(f"{n['job']}/{n['kernel']}: "
+                             + ("no denominator of the same round and "
+                                + ", ".join(spec["match"] or ["deck"])
+                                if not candidates else
+                                f"{len(candidates)} denominators could pair with it "
+                                f"({others}); add a match key or narrow the selections"))
+            continue
+        d = candidates[0]
+        a, b = _value(spec, n), _value(spec, d)
+        if a is None or b is None:
+            notes.append(f"{(n if a is None else d)['job']}/{(n if a is None else d)['kernel']}: "
+                         f"no {spec['metric']}")
+            continue
+        hib = higher_is_better(spec, n)
+        ratio = a / b if hib else b / a
+        labels = [n["deck"].get(k) for k in spec["label"]]
+        key = values_key([match, labels, n["kernel"], d["kernel"]])
+        row = rows.setdefault(key, {"match": match, "label": labels, "numerator": n["kernel"],
+                                    "numerator_implementation": n["implementation"],
+                                    "denominator": d["kernel"],
+                                    "denominator_implementation": d["implementation"],
+                                    "higher_is_better": hib,
+                                    "rounds": {}, "values": {}, "failed": []})
+        if n["round"] in row["rounds"]:
+            notes.append(f"{n['job']}/{n['kernel']}: a second result for round {n['round']} "
+                         "of the same row; add a label key")
+            continue
+        row["rounds"][n["round"]] = ratio
+        row["values"][n["round"]] = (a, b)
+        shares = comm_shares(n["entry"])
+        if shares is not None:
+            row.setdefault("comm", {})[n["round"]] = shares
+        for side in (n, d):
+            if not side["passed"]:
+                row["failed"].append(f"{side['job']} (round {side['round']})")
+    out_rows = []
+
+    for row in rows.values():  # in the order of the jobs and their kernels
+        ratios = list(row["rounds"].values())
+        row["aggregates"] = {how: aggregate(ratios, how) for how in spec["aggregate"]}
+        row["rounds"] = {str(k): v for k, v in sorted(row["rounds"].items())}
+        row["values"] = {str(k): v for k, v in sorted(row["values"].items())}
+        if "comm" in row:
+            row["comm"] = {str(k): v for k, v in sorted(row["comm"].items())}
+        out_rows.append(row)
+    rounds = sorted({int(r) for row in out_rows for r in row["rounds"]})
+    return {"name": spec["name"], "title": spec.get("title") or spec["name"],
+            "metric": spec["metric"], "match": spec["match"], "label": spec["label"],
+            "aggregate": spec["aggregate"], "per_round": spec.get("per_round"),
+            "numerator": spec["numerator"],
+            "denominator": spec["denominator"], "rounds": rounds, "rows": out_rows,
+            "notes": notes}
+
+
+def campaign_tables(path, specs=None):
+    """(campaign name, manifest path, [tables], [notes]) of a campaign directory;
+    specs (a campaign file's compare: section, checked) replace its manifest's."""
+    manifest_path, manifest = find_manifest(path)
+    if specs is None:
+        specs = manifest.get("compare") or []
+    if not isinstance(specs, list):
+        raise ToolError(f"{manifest_path}: compare: not a list (edit the campaign and generate "
+                        "again rather than this file)", 2)
+    items, notes = load_items(manifest_path, manifest)
+    most = manifest.get("max_ranks_per_node")
+    if most is not None:
+        notes.insert(0, f"generated with --max-ranks-per-node {most}: the campaign's jobs of "
+                     "more ranks a node were left out, and no table has their rows")
+    name = (manifest.get("campaign") or {}).get("name", "?")
+    tables = []
+    for i, spec in enumerate(specs):
+        try:
+            tables.append(ratio_table(spec, items))
+        except (KeyError, TypeError, AttributeError, ValueError):
+            raise ToolError(f"{manifest_path}: compare[{i}] is not what karma-batch generate "
+                            "writes (edit the campaign and generate again rather than this "
+                            "file)", 2) from None
+    return name, manifest_path, tables, notes
+
+
+def _selection_text(selection):
+    parts = []
+    for key, value in selection.items():
+        if key == "deck":
+            parts += [f"{k}={format_size(v)}" for k, v in value.items()]
+        else:
+            parts.append(f"{key} {'|'.join(value)}")
+    return ", ".join(parts)
+
+
+def comm_shares(kernel):
+    """(largest share, largest waiting share) over a multi-rank kernel's
+    ranks (kernels[].comm), or None where the result has none."""
+    comm = kernel.get("comm") if isinstance(kernel, dict) else None
+    if not isinstance(comm, dict):
+        return None
+    share = [v for v in comm.get("share") or [] if is_number(v)]
+    waiting = [v for v in comm.get("waiting_share") or [] if is_number(v)]
+    if not share:
+        return None
+    return max(share), max(waiting) if waiting else 0.0
+
+
+def _comm_text(row):
+    """The numerator's communication: the largest share of a rank's time in
+    any round, and of it the largest waiting; '-' for one rank."""
+    rounds = list((row.get("comm") or {}).values())
+    if not rounds:
+        return "-"
+    share = max(r[0] for r in rounds)
+    waiting = max(r[1] for r in rounds)
+    return f"{100 * share:.0f}% (wait {100 * waiting:.0f}%)"
+
+
+def _range_text(ratios):
+    """The lowest and highest of a row's round ratios, '~' where they
+    enclose 1: a difference the rounds cannot tell from none."""
+    ratios = [r for r in ratios if r is not None]
+    if not ratios:
+        return "-"
+    low, high = min(ratios), max(ratios)
+    return f"{low:.3f}-{high:.3f}" + (" ~" if holds_one((low, high)) else "")
+
+
+def _has_comm(table):
+    return any(row.get("comm") for row in table["rows"])
+
+
+def markdown(tables, heading="###"):
+    """The ratio tables as Markdown lines."""
+    out = []
+    for t in tables:
+        out += [f"{heading} {t['title']}", ""]
+        out += [f"Ratio of `{t['metric']}`: {_selection_text(t['numerator'])} over "
+                f"{_selection_text(t['denominator'])}, paired within each round"
+                + (f" on {', '.join(t['match'])}" if t["match"] else "")
+                + (f"; each side's {t['per_round']} of its processes in a round"
+                   if t.get("per_round") else "")
+                + "; above 1: the numerator is better. "
+                + ", ".join(f"{how} of rounds" for how in t["aggregate"])
+                + "; range: the rounds' lowest and highest ratio, '~' where it holds 1 (no "
+                "measurable difference)."
+                + (" comm share: the numerator's largest share of a rank's timed time spent "
+                   "communicating and waiting for peers, in any round, and of it the largest "
+                   "part spent waiting (kernels[].comm)." if _has_comm(t) else ""), ""]
+        if not t["rows"]:
+            out += ["No pairs." + (" " + "; ".join(t["notes"][:4]) if t["notes"] else ""), ""]
+            continue
+        keys = t["match"] + t["label"]
+        head = [k.split(".")[-1] for k in keys] + ["numerator", "denominator"] + \
+            [f"r{r}" for r in t["rounds"]] + ["range"] + \
+            [f"**{how}**" for how in t["aggregate"]] + \
+            (["comm share (wait)"] if _has_comm(t) else [])
+        out.append("| " + " | ".join(head) + " |")
+        out.append("|" + "---|" * len(head))
+        for row in t["rows"]:
+            cells = [format_size(v) for v in row["match"] + row["label"]]
+            cells += [f"{row['numerator']} ({row['numerator_implementation']})",
+                      f"{row['denominator']} ({row['denominator_implementation']})"]
+            for r in t["rounds"]:
+                ratio = row["rounds"].get(str(r))
+                if ratio is None:
+                    cells.append("-")
+                else:
+                    a, b = row["values"][str(r)]
+                    if not row["higher_is_better"]:
+                        a, b = b, a  # times: the denominator's over the numerator's
+                    cells.append(f"{format_value(a)} / {format_value(b)} = {ratio:.3f}")
+            cells.append(_range_text(list(row["rounds"].values())))
+            cells += ["-" if row["aggregates"][how] is None else
+                      f"**{row['aggregates'][how]:.3f}**" for how in t["aggregate"]]
+            if row["failed"]:
+                cells[-1] += " (verification FAILED: " + ", ".join(row["failed"][:3]) + ")"
+            if _has_comm(t):
+                cells.append(_comm_text(row))
+            out.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+        out.append("")
+        if t["notes"]:
+            out += [f"- {n}" for n in t["notes"][:10]]
+            if len(t["notes"]) > 10:
+                out.append(f"- ... and {len(t['notes']) - 10} more")
+            out.append("")
+    return out

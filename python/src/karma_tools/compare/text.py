@@ -1,0 +1,417 @@
+"""karma-compare's texts: the Markdown report of a comparison (its cases
+side by side, ratios with the interval their rounds span, code versions,
+energy), its CSV, and the Markdown of a campaign's energy tables."""
+
+import csv
+import io
+from karma_tools.results.cases import holds_one
+from karma_tools.results.results import format_size, format_value
+
+
+def _fmt_ratio(r):
+    return "-" if r is None else f"{r:.3f}"
+
+
+def markdown(result):
+    base = result["baseline"]
+    labels = [s["label"] for s in result["sets"]]
+    others = [label for label in labels if label != base]
+    out = [_title(result), ""]
+    out.append(f"Baseline: **{base}**. Ratios above 1 are better than the baseline (a higher "
+               "figure of merit, or a lower time)" +
+               (", per node (x nodes of the baseline run / nodes of the run)" if
+                result["per_node"] else "") + f". Repeated runs: {result['aggregate']}.")
+    out.append("")
+    within = result.get("within")
+    if within:
+        out += [f"Both sides are `{within['path']}`: its kernels of implementation "
+                f"{within['theirs']} against those of {within['ours']}, paired on their variant "
+                "(the kernel column), which names the work both do.", ""]
+    energy = _has(result, "per_watt_ratio")
+    code = _has(result, "code") and not within
+    if energy:
+        out.append(f"Energy, where both sides measured it: *per W* divides figures of merit "
+                   f"per watt (above 1: better per watt), *energy* divides the joules per "
+                   f"execution the other way (above 1: the set uses less energy than "
+                   f"{base}); '-' where either side has no measured energy.")
+        out.append("")
+    out += _set_table(result)
+    out += _record_markdown(result)
+    out += _mean_markdown(result, labels, base)
+    figures, flag_notes = _figures_markdown(result, base, others, energy, code)
+    out += figures
+    out += _unpaired_markdown(result)
+    out += _energy_markdown(result)
+    if flag_notes:
+        out.append("## Flags")
+        out.append("")
+        out += [f"{n}. {_escape(text)}" for n, text in enumerate(flag_notes, start=1)]
+        out.append("")
+    if result["notes"]:
+        out.append("## Notes")
+        out.append("")
+        out += [f"- {_escape(n)}" for n in result["notes"]]
+        out.append("")
+    return "\n".join(out)
+
+
+def _mean_markdown(result, labels, base):
+    """The section of the weighted geometric mean of each set's ratios."""
+    out = []
+    out.append("## Weighted geometric mean of paired ratios (not the procurement figure)")
+    out.append("")
+    system = any("system_figure" in v for v in result["summary"].values())
+    per_watt = any("per_watt_geometric_mean" in v for v in result["summary"].values())
+    head = "| set | weighted geometric mean of ratios (rounds) | difference | rows used | " \
+        "weight covered |"
+    sep = "|---|---|---|---|---|"
+    if per_watt:
+        head += " weighted geometric mean of per-watt ratios | rows used (per W) |"
+        sep += "---|---|"
+    if system:
+        head += " system nodes | system figure |"
+        sep += "---|---|"
+    out += [head, sep]
+    for label in labels:
+        v = result["summary"][label]
+        mean = "INCOMPLETE" if v["geometric_mean"] is None else \
+            _ratio_text(v["geometric_mean"], v["interval"] if label != base else None)
+        covered = "-" if v.get("coverage") is None else f"{v['coverage']:.1%}"
+        line = f"| {label} | {mean} | {v.get('difference') or '-'} | {v['rows_used']} of " \
+            f"{v['rows_weighted']} | {covered} |"
+        if per_watt:
+            pw = v["per_watt_geometric_mean"] if v["geometric_mean"] is not None else None
+            line += f" {_fmt_ratio(pw)} | {v['per_watt_rows_used']} of {v['rows_weighted']} |"
+        if system:
+            fig = "-" if v.get("system_figure") is None else f"{v['system_figure']:.3f}"
+            line += f" {v.get('system_nodes')} | {fig} |"
+        out.append(line)
+    out.append("")
+    weights = f"`{result['weights']}`" if result["weights"] else \
+        "every mini-app weighs 1, shared equally by its rows"
+    out.append(f"Weights: {weights}. The mean is this comparison's own aggregate over the "
+               "rows it pairs, given only where every weighted row pairs"
+               + ("" if result.get("within") else
+                  "; the procurement figure above is karma-score's (docs/score.md)")
+               + ". In parentheses: the interval the runs span (each side's worst run against "
+               "the other's best).")
+    for label in labels:
+        ex = result["summary"][label]["excluded"]
+        if ex:
+            out.append(f"{label} leaves out {len(ex)} weighted row(s): " + "; ".join(ex[:8]) +
+                       (" ..." if len(ex) > 8 else ""))
+            out.append("")
+    out.append("")
+    return out
+
+
+def _figures_markdown(result, base, others, energy, code):
+    """(the figures of merit table, the notes its flags point to)."""
+    out = []
+    out.append("## Figures of merit")
+    out.append("")
+    head = "| app | case | kernel | units | weight | " + base + " |"
+    sep = "|---|---|---|---|---|---|"
+    for label in others:
+        head += f" {label} | {label}/{base} |"
+        sep += "---|---|"
+        if energy:
+            head += f" {label}/{base} per W | {label}/{base} energy |"
+            sep += "---|---|"
+        if code:
+            head += f" {label} code |"
+            sep += "---|"
+    head += " flags |"
+    sep += "---|"
+    out += [head, sep]
+    flag_notes = []
+    for r in result["rows"]:
+        b = r["values"][base]
+        cells = [r["app"], r["case"], r["kernel"], r["units"], f"{r['weight']:.3g}",
+                 _cell(b)]
+        row_flags = []
+        for label in others:
+            e = r["values"].get(label)
+            cells += [_cell(e), _ratio_text(e["ratio"], e.get("interval")) if e else "-"]
+            if energy:
+                cells += [_fmt_ratio(e["per_watt_ratio"]) if e else "-",
+                          _fmt_ratio(e["energy_ratio"]) if e else "-"]
+            if code:
+                cells.append(_code_cell(e) if e else "unpaired")
+            if e and e["flags"]:
+                row_flags.append(len(flag_notes) + 1)
+                flag_notes.append(f"{label}, {r['app']}/{r['case']}/{r['kernel']}: "
+                                  + "; ".join(e["flags"]))
+        if b["flags"]:
+            row_flags.append(len(flag_notes) + 1)
+            flag_notes.append(f"{base}, {r['app']}/{r['case']}/{r['kernel']}: "
+                              + "; ".join(b["flags"]))
+        cells.append(" ".join(f"[{n}]" for n in row_flags))
+        out.append("| " + " | ".join(_escape(c) for c in cells) + " |")
+    out.append("")
+    return out, flag_notes
+
+
+def _ratio_text(ratio, span):
+    """A ratio with the interval its runs span, marked where that interval
+    holds 1."""
+    if ratio is None:
+        return "-"
+    if span is None:
+        return f"{ratio:.3f}"
+    same = " ~" if holds_one(span) else ""
+    return f"{ratio:.3f} ({span[0]:.3f}-{span[1]:.3f}){same}"
+
+
+def _title(result):
+    """The first line: INCOMPLETE where a set pairs less than all the weight."""
+    short = [f"{label} covers {v['coverage']:.1%} of the weight"
+             for label, v in result["summary"].items()
+             if v["coverage"] is not None and v["geometric_mean"] is None]
+    within = result.get("within")
+    title = "# karma comparison" + (f" within {within['set']}: {within['ours']} against "
+                                    f"{within['theirs']}" if within else "")
+    return title + (f": INCOMPLETE ({'; '.join(short)}): no overall mean" if short else "")
+
+
+def _record_markdown(result):
+    """The procurement figure of each other set with the baseline as the
+    reference machine: the one figure karma-score gives for the pair; none
+    within one set (its implementations are one machine)."""
+    if result.get("within"):
+        return []
+    out = ["## The procurement figure", "",
+           f"karma-score's figure of record (docs/score.md) of each set, with "
+           f"{result['baseline']} as the reference machine (its reportable baseline "
+           "results, as `karma-score reference` takes them) and the score weights.", "",
+           "| set | procurement figure (rounds) | difference | note |", "|---|---|---|---|"]
+    for label, rec in result["record"].items():
+        if "why" in rec:
+            out.append(f"| {label} | - | - | none: {_escape(rec['why'])} |")
+        elif not rec["complete"]:
+            out.append(f"| {label} | INCOMPLETE | - | lacks {len(rec['missing'])} of "
+                       f"{rec['rows']} scored rows: {_escape(', '.join(rec['missing'][:6]))}"
+                       + (" ..." if len(rec["missing"]) > 6 else "") + " |")
+        else:
+            note = f"{rec['code_changed']} of {rec['rows']} rows ran other kernel code" \
+                if rec["code_changed"] else f"{rec['rows']} rows, the same code"
+            out.append(f"| {label} | **{_ratio_text(rec['figure'], rec['interval'])}** | "
+                       f"{rec['verdict']} | {note} |")
+    return out + [""]
+
+
+def _set_table(result):
+    """Each set: where, how many runs, which suite (version, git describe),
+    devices and Kokkos; a warning line when the suite versions differ."""
+    out = ["| set | path | runs | suite | git | devices | Kokkos backend | Kokkos |",
+           "|---|---|---|---|---|---|---|---|"]
+    for s in result["sets"]:
+        out.append(f"| {s['label']} | `{s['path']}` | {s['runs']} | "
+                   f"{', '.join(s.get('suite_versions', []))} | "
+                   f"{', '.join(s.get('git_describe', []))} | {', '.join(s['devices'])} | "
+                   f"{', '.join(s['backends'])} | {', '.join(s['kokkos'])} |")
+    out.append("")
+    if result.get("suite_versions_differ"):
+        versions = "; ".join(f"{s['label']} {', '.join(s['suite_versions'])}"
+                             for s in result["sets"])
+        out += [f"**Warning:** the sets ran different suite versions ({versions}): a deck key "
+                "an older result lacks is read at the default the newer suite declares, and "
+                "the code column says where the kernels' code changed.", ""]
+    return out
+
+
+def _code_cell(e):
+    names = {"same code": "same", "code changed": "**changed**",
+             "code version unknown": "unknown"}
+    return names.get(e.get("code"), "-")
+
+
+def _unpaired_markdown(result):
+    """Rows a set does not pair, with why, and what other sets ran that no
+    baseline row stands for; then the files --skip-invalid left out."""
+    out = []
+    unpaired = [(label, r, why) for r in result["rows"]
+                for label, why in (r.get("unpaired") or {}).items()]
+    if unpaired:
+        out += ["## Unpaired rows", "",
+                "Baseline rows a set has no run for: the reason is the key and the two "
+                "values of the closest run of that set (baseline vs set), or no run.", "",
+                "| set | app | case | kernel | weight | reason |", "|---|---|---|---|---|---|"]
+        out += [f"| {_escape(label)} | {r['app']} | {_escape(r['case'])} | {r['kernel']} | "
+                f"{r['weight']:.3g} | {_escape(why)} |" for label, r, why in unpaired]
+        out.append("")
+    only = result.get("only_in_other_sets") or []
+    if only:
+        out += ["## Only in other sets", "",
+                "Runs of a set that no baseline row stands for: the reason is the key and "
+                "the two values of the closest baseline case (set vs baseline).", "",
+                "| set | app | case | kernel | value | reason |", "|---|---|---|---|---|---|"]
+        out += [f"| {_escape(o['set'])} | {o['app']} | {_escape(o['case'])} | {o['kernel']} | "
+                f"{_escape(_cell(o))} {o['units']} | {_escape(o['reason'])} |" for o in only]
+        out.append("")
+    left = result.get("left_out") or []
+    if left:
+        out += ["## Files left out", "", "Not well-formed results (--skip-invalid):", ""]
+        out += [f"- {_escape(x['set'])}: {_escape(x['error'])}" for x in left]
+        out.append("")
+    return out
+
+
+def _has(result, key):
+    return any(e and key in e for r in result["rows"] for e in r["values"].values())
+
+
+def _fmt_fraction(value):
+    return "-" if value is None else f"{value:.0%}"
+
+
+def _energy_markdown(result):
+    """Each set's measured energy and known efficiency, one line per row
+    and set that has any; nothing for results without them."""
+    energy, efficiency = _has(result, "energy"), _has(result, "efficiency")
+    if not energy and not efficiency:
+        return []
+    names = {"fraction_of_peak_bandwidth": "of peak bandwidth",
+             "fraction_of_peak_flops": "of peak FLOP/s"}
+    fractions = [key for key in names if any(key in (e or {}).get("efficiency", {})
+                                             for r in result["rows"]
+                                             for e in r["values"].values())]
+    head = ["app", "case", "kernel", "set", "code"]
+    if energy:
+        head += ["power (W)", "FOM per watt", "J per execution"]
+    head += [names[k] for k in fractions]
+    out = ["## Energy and efficiency", ""]
+    if energy:
+        out += ["Average power over each kernel's energy window (all ranks' counters), its "
+                "figure of merit per watt and the energy of one execution, aggregated over "
+                f"repeated runs as the figures of merit are ({result['aggregate']}).", ""]
+    out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in result["rows"]:
+        for s in result["sets"]:
+            e = r["values"].get(s["label"])
+            if not e or ("energy" not in e and "efficiency" not in e):
+                continue
+            cells = [r["app"], r["case"], r["kernel"], s["label"], _code_cell(e)]
+            if energy:
+                m = e.get("energy") or {}
+                per_watt = format_value(m.get("fom_per_watt"))
+                if m.get("fom_per_watt") is not None and m["fom_per_watt_units"]:
+                    per_watt += " " + m["fom_per_watt_units"]
+                cells += [format_value(m.get("average_power_W")), per_watt,
+                          format_value(m.get("joules_per_execution"))]
+            cells += [_fmt_fraction(e.get("efficiency", {}).get(k)) for k in fractions]
+            out.append("| " + " | ".join(_escape(c) for c in cells) + " |")
+    out.append("")
+    return out
+
+
+def _cell(e):
+    if e is None:
+        return "-"
+    text = format_value(e["value"])
+    if e["failed"]:
+        text += " FAILED"
+    if e["runs"] > 1:
+        text += f" (n={e['runs']})"
+    return text
+
+
+def _escape(text):
+    return str(text).replace("|", "\\|")
+
+
+# Columns the CSV gains when some result has energy or efficiency figures.
+ENERGY_COLUMNS = ["average_power_W", "fom_per_watt", "joules_per_execution", "per_watt_ratio",
+                  "energy_ratio", "fraction_of_peak_bandwidth", "fraction_of_peak_flops"]
+
+
+def blank_if_none(value):
+    return "" if value is None else value
+
+
+def csv_text(result):
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    extra = _has(result, "energy") or _has(result, "efficiency")
+    w.writerow(["app", "case", "kernel", "units", "higher_is_better", "weight", "set", "value",
+                "ratio", "runs", "nodes", "ranks", "verification", "flags", "code"]
+               + (ENERGY_COLUMNS if extra else []))
+    blanks = [""] * len(ENERGY_COLUMNS) if extra else []
+    for r in result["rows"]:
+        for s in result["sets"]:
+            e = r["values"].get(s["label"])
+            if e is None:
+                why = (r.get("unpaired") or {}).get(s["label"], "no run")
+                w.writerow([r["app"], r["case"], r["kernel"], r["units"],
+                            int(r["higher_is_better"]), r["weight"], s["label"], "", "", 0, "",
+                            "", "missing", f"unpaired: {why}", ""] + blanks)
+                continue
+            cells = []
+            if extra:
+                m, f = e.get("energy") or {}, e.get("efficiency") or {}
+                cells = [blank_if_none(x) for x in (
+                    m.get("average_power_W"), m.get("fom_per_watt"),
+                    m.get("joules_per_execution"), e.get("per_watt_ratio"),
+                    e.get("energy_ratio"), f.get("fraction_of_peak_bandwidth"),
+                    f.get("fraction_of_peak_flops"))]
+            w.writerow([r["app"], r["case"], r["kernel"], r["units"], int(r["higher_is_better"]),
+                        r["weight"], s["label"], e["value"],
+                        "" if e["ratio"] is None else e["ratio"], e["runs"], e["nodes"],
+                        e["ranks"], "FAILED" if e["failed"] else "PASSED", "; ".join(e["flags"]),
+                        e.get("code") or ""] + cells)
+    for o in result.get("only_in_other_sets") or []:
+        w.writerow([o["app"], o["case"], o["kernel"], o["units"], int(o["higher_is_better"]),
+                    0, o["set"], blank_if_none(o["value"]), "", o["runs"], "", "",
+                    "FAILED" if o["failed"] else "PASSED",
+                    f"only in {o['set']}: {o['reason']}", ""] + blanks)
+    for s in result["sets"]:
+        v = result["summary"][s["label"]]
+        w.writerow(["*", "*", "weighted geometric mean", "ratio", 1, v["weight_used"],
+                    s["label"], "", "" if v["geometric_mean"] is None else v["geometric_mean"],
+                    v["rows_used"], v.get("system_nodes", ""), "", "",
+                    f"weight covered {blank_if_none(v.get('coverage'))}", ""] + blanks)
+    for s in result["sets"]:
+        v = result["summary"][s["label"]]
+        if "per_watt_geometric_mean" in v:
+            w.writerow(["*", "*", "weighted geometric mean per watt", "ratio", 1,
+                        v["per_watt_weight_used"], s["label"], "",
+                        blank_if_none(v["per_watt_geometric_mean"]), v["per_watt_rows_used"],
+                        "", "", "", "", ""] + blanks)
+    return buf.getvalue()
+
+
+def campaign_energy_markdown(t, heading):
+    """The per-watt and energy ratios of one table's pairs, laid out as the
+    FOM table is: one line per pair and ratio."""
+    if not t["rows"] or "per_watt" not in t["rows"][0]:
+        return []
+    out = [f"{heading}# {t['title']}: energy", "",
+           "The same pairs, round by round, where both sides measured energy: *per W* "
+           "divides figures of merit per watt (above 1: the numerator is better per watt), "
+           "*energy* the denominator's joules per execution by the numerator's (above 1: "
+           "the numerator uses less energy); '-' where either side did not measure it.", ""]
+    keys = t["match"] + t["label"]
+    head = [k.split(".")[-1] for k in keys] + ["numerator", "denominator", "ratio"] + \
+        [f"r{r}" for r in t["rounds"]] + [f"**{how}**" for how in t["aggregate"]]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "---|" * len(head))
+    for row in t["rows"]:
+        for name, text in (("per_watt", "per W"), ("energy", "energy")):
+            figures = row[name]
+            cells = [format_size(v) for v in row["match"] + row["label"]]
+            cells += [f"{row['numerator']} ({row['numerator_implementation']})",
+                      f"{row['denominator']} ({row['denominator_implementation']})", text]
+            for r in t["rounds"]:
+                ratio = figures["rounds"].get(str(r))
+                if ratio is None:
+                    cells.append("-")
+                    continue
+                a, b = figures["values"][str(r)]
+                if not figures["higher_is_better"]:
+                    a, b = b, a  # shown as divided: the denominator's over the numerator's
+                cells.append(f"{format_value(a)} / {format_value(b)} = {ratio:.3f}")
+            aggregates = [figures["aggregates"].get(how) for how in t["aggregate"]]
+            cells += ["-" if x is None else f"**{x:.3f}**" for x in aggregates]
+            out.append("| " + " | ".join(_escape(c) for c in cells) + " |")
+    out.append("")
+    return out

@@ -1,0 +1,241 @@
+"""What every part of karma's tools shares: the suite's version and
+mini-apps, the error a user can fix (ToolError), messages about values,
+writing files whole, and the wrapper of every command's main."""
+
+import argparse
+import json
+import os
+import shutil
+import stat
+import sys
+
+# Kept equal to project(VERSION) in the top-level CMakeLists.txt (a test checks).
+__version__ = "1.1.0-dev"
+
+# The package's folder (python/src/karma_tools: its schemas/ is package
+# data) and the checkout that holds it, where it is one.
+PACKAGE = os.path.dirname(os.path.abspath(__file__))
+CHECKOUT = os.path.join(PACKAGE, "..", "..", "..")
+
+
+# The suite's one list of mini-apps is its checkout's miniapps/: every
+# folder there with a CMakeLists.txt is one (CMake builds each,
+# miniapps/CMakeLists.txt), and one whose decks are in inputs/<app>/ takes a
+# deck and writes karma results. The installed tools know those from the
+# results schema's `app`, which karma-docs writes from the checkout
+# (docgen.with_app_names), so adding a mini-app is adding its folder and
+# its decks.
+
+def miniapp_folders(root):
+    """The mini-apps CMake builds, sorted: miniapps/<app>/CMakeLists.txt."""
+    folder = os.path.join(root, "miniapps")
+    return sorted(name for name in os.listdir(folder)
+                  if os.path.isfile(os.path.join(folder, name, "CMakeLists.txt")))
+
+
+def miniapps_with_decks(root):
+    """The mini-apps that take a deck and write karma results, sorted:
+    those built that have inputs/<app>/."""
+    return [app for app in miniapp_folders(root)
+            if os.path.isdir(os.path.join(root, "inputs", app))]
+
+
+def _results_apps():
+    """The results schema's `app` (this package's own file, not
+    $KARMA_SCHEMAS), so an installed package knows the suite's mini-apps
+    without the sources."""
+    with open(os.path.join(PACKAGE, "schemas", "results.schema.json"), encoding="utf-8") as f:
+        return tuple(json.load(f)["properties"]["app"]["enum"])
+
+
+# The mini-apps that take a deck and write karma results (docs/results-format.md),
+# as their `app` names them, in the suite's order; karma-validate-results
+# knows the same list.
+APPS = _results_apps()
+
+# Deeper nesting in a campaign or a JSON input is refused: no karma file
+# comes near it, and Python's recursion would give out long before a
+# hostile file does.
+MAX_DEPTH = 64
+
+
+class ToolError(Exception):
+    """An error the user can fix; `code` is the exit status (2: bad input,
+    3: run-time or environment problem), as the mini-apps use them."""
+
+    def __init__(self, message, code=2):
+        super().__init__(message)
+        self.code = code
+
+
+def describe(value):
+    """A JSON value for a message: its kind, and a short quote of a scalar."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, (int, float)):
+        text = repr(value)
+        return "the number " + (text if len(text) <= 24 else text[:20] + "...")
+    text = str(value)
+    return "the string " + repr(text if len(text) <= 40 else text[:36] + "...")
+
+
+def too_deep(value, limit=None):
+    """Whether a parsed JSON value nests deeper than `limit` (MAX_DEPTH);
+    iterative, so it cannot itself run out of stack."""
+    limit = MAX_DEPTH if limit is None else limit
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        children = v.values() if isinstance(v, dict) else v if isinstance(v, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children)
+    return False
+
+
+def atomic_write(path, content):
+    """Writes content (text, or bytes as they are) to path through a synced
+    temporary file and a rename, so a reader never sees half a file."""
+    write_all([(path, content)])
+
+
+def write_all(outputs, directories=()):
+    """Writes every (path, content) of outputs, or none: each goes to a
+    synced temporary file first, and only when all are written are they
+    renamed. `directories`, [(a staged folder, its place)], are moved into
+    their places (an old folder there removed) between the two: a report
+    appears after the plots it links. ToolError (3) when one cannot be
+    written (2 where its folder is not there or not writable), with nothing
+    of the others in place."""
+    done, where = [], None
+    try:
+        for path, content in outputs:
+            where = path
+            directory = os.path.dirname(os.path.abspath(path))
+            temporary = os.path.join(directory, f".{os.path.basename(path)}.tmp.{os.getpid()}")
+            done.append((temporary, path))
+            with open(temporary, "wb") as f:
+                f.write(content.encode("utf-8") if isinstance(content, str) else content)
+                f.flush()
+                os.fsync(f.fileno())
+            if os.path.isdir(path):  # the rename would fail after others were made
+                raise IsADirectoryError(21, "Is a directory")
+        for staged, place in directories:
+            where = place
+            aside = staged + ".old"
+            if os.path.exists(place):
+                os.rename(place, aside)
+            os.rename(staged, place)
+            shutil.rmtree(aside, ignore_errors=True)
+        for temporary, path in done:
+            where = path
+            os.replace(temporary, path)
+    except OSError as e:
+        for temporary, _ in done:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+        raise unwritable(where, e) from None
+
+
+# An input that is not there (or not a file, or not the user's to read) is
+# bad input, as a deck the mini-apps cannot open is; any other failure to
+# read one is the system's.
+_NOT_THERE = (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)
+
+
+def unreadable(path, error):
+    """The ToolError for an input at path that could not be read (error, an
+    OSError): exit 2 where it is not there or not a file, else 3."""
+    return ToolError(f"{path}: cannot read ({error.strerror or error})",
+                     2 if isinstance(error, _NOT_THERE) else 3)
+
+
+# No input of the suite comes near this; /dev/zero would otherwise be read
+# until memory ran out.
+MAX_INPUT_BYTES = 256 << 20
+
+
+def read_input_file(path, what="file"):
+    """The bytes of the input file at path, for a ToolError (2) that names it
+    and says why where it is a directory, a device, empty or over
+    MAX_INPUT_BYTES (as the mini-apps refuse such decks); `unreadable`'s where
+    it cannot be read."""
+    if os.path.isdir(path):
+        raise ToolError(f"{path}: is a directory; name a {what}", 2)
+    try:
+        with open(path, "rb") as f:
+            mode = os.fstat(f.fileno()).st_mode
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+                raise ToolError(f"{path}: is a device, not a {what}", 2)
+            data = f.read(MAX_INPUT_BYTES + 1)
+    except OSError as e:
+        raise unreadable(path, e) from None
+    if not data:
+        raise ToolError(f"{path}: is empty; name a {what}", 2)
+    if len(data) > MAX_INPUT_BYTES:
+        raise ToolError(f"{path}: is larger than {MAX_INPUT_BYTES >> 20} MiB; not a {what}", 2)
+    return data
+
+
+def unwritable(path, error, what=None):
+    """The ToolError for an output at path that could not be written (error,
+    an OSError): exit 2 where its folder is not there, is a file or is not
+    the user's to write, as in the mini-apps, else 3."""
+    return ToolError(f"cannot write {what or path}: {error.strerror or error}",
+                     2 if isinstance(error, _NOT_THERE + (FileExistsError,)) else 3)
+
+
+def main_wrapper(program, run):
+    """Runs `run()` (which returns an exit status) and turns ToolError and
+    Ctrl-C into a message on stderr and an exit status."""
+    try:
+        return run()
+    except ToolError as e:
+        print(f"{program}: error: {e}", file=sys.stderr)
+        return e.code
+    except KeyboardInterrupt:
+        print(f"{program}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+class _StoreOnce(argparse._StoreAction):
+    """argparse's store, refusing an option given twice: the last one
+    winning in silence hid typos in batch scripts."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seen = namespace.__dict__.setdefault("_karma_given", {})
+        if option_string is not None and self.dest in seen:
+            parser.error(f"{option_string} given twice: '{seen[self.dest]}' and '{values}'")
+        seen[self.dest] = values
+        super().__call__(parser, namespace, values, option_string)
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """Every command's parser: a usage error is one line and exit 2, as
+    every other bad input, and an option given twice is one."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
+
+    def error(self, message):
+        program = self.prog.split()[0]  # a subcommand's error is its command's
+        self.exit(2, f"{program}: error: {message} (see {self.prog} --help)\n")
+
+    def parse_known_args(self, args=None, namespace=None):
+        known, rest = super().parse_known_args(args, namespace)
+        known.__dict__.pop("_karma_given", None)
+        return known, rest

@@ -1,0 +1,400 @@
+"""karma-docs: the generated parts of karma's documentation.
+
+- docs/results-format.md, from the results schema (results.schema.json, this
+  package's data): its title, its description (Markdown; the field table goes
+  before the first '## ' heading) and every property's description, a row.
+- In a checkout that holds the schema's source, the schema's `app` (its enum
+  and the names in its description), from the mini-apps in miniapps/ that
+  take decks (core.miniapps_with_decks): first, so that the page shows them.
+- The deck table of each mini-app's README (miniapps/<app>/README.md), between
+  the lines BEGIN and END below, from `karma-<app> --help=json`.
+
+--check compares instead of writing: exit 1, one line per stale file naming
+it and its first differing line. Otherwise every file that differs is
+written atomically. Bad input (a schema or a README out of shape, a mini-app
+missing or whose --help=json is not a deck schema) is one line, exit 2,
+nothing written; a mini-app that cannot be run, exit 3."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import textwrap
+
+from karma_tools.core import APPS, ToolError, miniapps_with_decks
+from karma_tools import schemas
+
+PROGRAM = "karma-docs"
+BEGIN = "<!-- karma-docs: deck table begin -->"
+END = "<!-- karma-docs: deck table end -->"
+RESULTS_DOC = "docs/results-format.md"
+SCHEMA = "results.schema.json"
+# Where the schema lives in the repository, for the page's link.
+SCHEMA_IN_REPO = "python/src/karma_tools/schemas/results.schema.json"
+
+
+# The results schema's `app`: the mini-apps of the checkout.
+
+# The words of the results schema's `app` description that name the apps.
+_NAMED = re.compile(r"^the mini-app: [^(]*?(?= \(|$)")
+
+
+def ordered(known, found):
+    """`found` in the order of `known` (the list as it stands), new ones
+    after them in name order: adding a mini-app moves no other."""
+    return [a for a in known if a in found] + sorted(set(found) - set(known))
+
+
+def named(apps):
+    """'`a`, `b` or `c`'."""
+    quoted = [f"`{a}`" for a in apps]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
+def with_app_names(text, apps, where):
+    """The results schema's text (`where` names it) with its `app` enum and
+    the names in its description those of `apps`, in their order as it
+    lists them (ordered)."""
+    schema = json.loads(text)
+    app = schema.get("properties", {}).get("app", {})
+    if not isinstance(app.get("enum"), list) or not _NAMED.match(app.get("description", "")):
+        raise ToolError(f"{where}: properties.app: needs an enum and a description that "
+                        "starts 'the mini-app: '", 2)
+    app["enum"] = ordered(app["enum"], apps)
+    app["description"] = _NAMED.sub("the mini-app: " + named(app["enum"]), app["description"])
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def find_root(start):
+    """The karma checkout that holds `start`: the nearest folder above it
+    with miniapps/ and python/pyproject.toml."""
+    here = os.path.abspath(start)
+    while True:
+        if os.path.isdir(os.path.join(here, "miniapps")) and \
+                os.path.isfile(os.path.join(here, "python", "pyproject.toml")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            raise ToolError(f"{os.path.abspath(start)} is not inside a karma checkout "
+                            "(no miniapps/ and python/pyproject.toml above it): name one "
+                            "with --root", 2)
+        here = parent
+
+
+def cell(text):
+    """Text for a Markdown table cell: one line, no bare '|'."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def wrap(markdown, width=78):
+    """Markdown with its paragraphs filled to `width` columns; code blocks,
+    headings, tables and list items are left as they are."""
+    out, paragraph, fenced = [], [], False
+
+    def flush():
+        if paragraph:
+            out.extend(textwrap.wrap(" ".join(paragraph), width, break_long_words=False,
+                                     break_on_hyphens=False))
+            paragraph.clear()
+
+    for line in markdown.strip().split("\n"):
+        if line.startswith("```"):
+            flush()
+            fenced = not fenced
+            out.append(line)
+        elif fenced or not line.strip() or line.startswith(("#", "|", "- ", "* ")):
+            flush()
+            out.append(line)
+        else:
+            paragraph.append(line.strip())
+    flush()
+    return "\n".join(out)
+
+
+# The results format: docs/results-format.md.
+
+def _json_kind(value):
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if value is None:
+        return "null"
+    return {str: "string", list: "array", dict: "object"}[type(value)]
+
+
+def result_type(sub):
+    """The type column of the results table: 'integer', 'array of strings',
+    'object or null', ..."""
+    kinds = sub.get("type")
+    if kinds is None:
+        values = sub.get("enum") or ([sub["const"]] if "const" in sub else [])
+        kinds = sorted({_json_kind(v) for v in values})
+    kinds = [kinds] if isinstance(kinds, str) else kinds
+    words = []
+    for kind in kinds:
+        item = sub.get("items", {}).get("type") if kind == "array" else None
+        words.append(f"array of {item}s" if isinstance(item, str) and item != "object"
+                     else kind)
+    return " or ".join(words)
+
+
+def _named_in(name, text):
+    return re.search(r"(?<![\w.])" + re.escape(name) + r"(?!\w)", text or "") is not None
+
+
+def result_rows(schema, prefix="", parent_text="", rows=None):
+    """(field, type, meaning) for every property, in the schema's order;
+    an object's properties follow it, an array of objects' items' follow it
+    as `name[].field`. A property without a description must be named in its
+    parent's (as `time_s` names `min`); ToolError (2) where it is not."""
+    rows = [] if rows is None else rows
+    for name, sub in schema.get("properties", {}).items():
+        if not isinstance(sub, dict):
+            raise ToolError(f"{SCHEMA}: {prefix}{name}: not a schema object", 2)
+        text = sub.get("description")
+        items = sub.get("items") if sub.get("type") == "array" else None
+        nested = isinstance(items, dict) and "properties" in items
+        path = prefix + name + ("[]" if nested else "")
+        if text is None:
+            if not _named_in(name, parent_text):
+                raise ToolError(f"{SCHEMA}: {path}: no description, and its parent's "
+                                "description does not name it", 2)
+        elif not isinstance(text, str):
+            raise ToolError(f"{SCHEMA}: {path}.description: not a string", 2)
+        else:
+            rows.append((path, result_type(sub), text))
+        if "properties" in sub:
+            result_rows(sub, path + ".", text or "", rows)
+        if nested:
+            result_rows(items, path + ".", text or "", rows)
+    return rows
+
+
+def results_doc(schema):
+    """The text of docs/results-format.md for the schema (a dict)."""
+    title, text = schema.get("title"), schema.get("description")
+    if not isinstance(title, str) or not isinstance(text, str):
+        raise ToolError(f"{SCHEMA}: needs a title and a description (strings) at the top", 2)
+    at = re.search(r"^## ", text, re.M)
+    intro, rest = (text[:at.start()], text[at.start():]) if at else (text, "")
+    lines = [f"<!-- Generated by {PROGRAM} from {SCHEMA_IN_REPO}: edit the schema, then run "
+             f"{PROGRAM}. -->", "", f"# {title}", "", wrap(intro), "",
+             wrap(f"The one definition of this document is the JSON Schema "
+                  f"[{SCHEMA}](../{SCHEMA_IN_REPO}) (draft 2020-12), shipped with the tools "
+                  f"(`karma_tools/schemas`); `{PROGRAM}` makes this page from it."), "",
+             "## Fields", "", "| field | type | meaning |", "|---|---|---|"]
+    lines += [f"| `{path}` | {cell(kind)} | {cell(meaning)} |"
+              for path, kind, meaning in result_rows(schema)]
+    if rest.strip():
+        lines += ["", wrap(rest)]
+    return "\n".join(lines) + "\n"
+
+
+# The deck tables of the mini-apps' READMEs.
+
+def executable(app, bin_dir):
+    """karma-<app> in bin_dir (a build's build/<preset>/bin or an installed
+    PREFIX/bin; or a build folder, whose bin/ holds it), else in PATH."""
+    name = f"karma-{app}"
+    if bin_dir is None:
+        found = shutil.which(name)
+        if not found:
+            raise ToolError(f"{name} is not in PATH: name a build's bin/ or an installed "
+                            "one with --bin-dir (or use --only results)", 2)
+        return found
+    for path in (os.path.join(bin_dir, name), os.path.join(bin_dir, "bin", name)):
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    raise ToolError(f"--bin-dir {bin_dir}: no executable {name} there nor in its bin/", 2)
+
+
+def deck_schema(exe):
+    """The JSON Schema `exe --help=json` prints."""
+    try:
+        run = subprocess.run([exe, "--help=json"], capture_output=True, text=True, timeout=60,
+                             stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"{exe} --help=json: no answer within 60 s", 3) from None
+    except OSError as e:
+        raise ToolError(f"{exe}: cannot run ({e.strerror})", 3) from None
+    if run.returncode != 0:
+        last = (run.stderr.strip().splitlines() or ["no message"])[-1]
+        raise ToolError(f"{exe} --help=json: exit {run.returncode}: {last}", 3)
+    try:
+        doc = json.loads(run.stdout)
+    except ValueError as e:
+        raise ToolError(f"{exe} --help=json: not JSON ({e})", 2) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("properties"), dict):
+        raise ToolError(f"{exe} --help=json: not a deck schema (no properties)", 2)
+    return doc
+
+
+def _number(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        # Sizes as the decks write them: 2^25 rather than 33554432.
+        if value >= 2 ** 20 and value & (value - 1) == 0:
+            return f"2^{value.bit_length() - 1}"
+        return str(value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:g}"
+    return str(value)
+
+
+def deck_value(value):
+    """A default as a deck would write it."""
+    if isinstance(value, list):
+        return "[" + ", ".join(deck_value(v) for v in value) + "]"
+    if isinstance(value, str):
+        return value if value else '""'
+    if isinstance(value, dict):
+        return json.dumps(value)
+    return _number(value)
+
+
+def _bounds(sub):
+    signs = (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="),
+             ("exclusiveMaximum", "<"))
+    return [f"{sign} {_number(sub[key])}" for key, sign in signs if key in sub]
+
+
+def _lengths(sub):
+    choices = [a for a in sub.get("anyOf", []) if isinstance(a, dict)]
+    if choices and all(a.get("minItems") == a.get("maxItems") is not None for a in choices):
+        counts = [str(a["minItems"]) for a in choices]
+        return " or ".join([", ".join(counts[:-1]), counts[-1]] if len(counts) > 2 else counts)
+    low, high = sub.get("minItems"), sub.get("maxItems")
+    if low is not None and low == high:
+        return str(low)
+    if low is not None and high is not None:
+        return f"{low} to {high}"
+    if low is not None:
+        return f"{low} or more"
+    return f"at most {high}" if high is not None else "any number of"
+
+
+def deck_type(sub):
+    """The type column of a deck table: "integer >= 1", "one of `a`, `b`",
+    "list of 1 or 3 integers >= 1", ..."""
+    if "enum" in sub:
+        return "one of " + ", ".join(f"`{deck_value(v)}`" for v in sub["enum"])
+    kind = sub.get("type")
+    if kind == "boolean":
+        return "`true` or `false`"
+    if kind == "array":
+        item = sub.get("items") if isinstance(sub.get("items"), dict) else {}
+        if "enum" in item:
+            what = "of " + ", ".join(f"`{deck_value(v)}`" for v in item["enum"])
+        else:
+            words = deck_type(item).split(" ", 1)
+            what = " ".join([words[0] + "s"] + words[1:]) if item.get("type") else "values"
+        text = f"list of {_lengths(sub)} {what}"
+        return text + (", no repeats" if sub.get("uniqueItems") else "")
+    bounds = _bounds(sub)
+    if kind in ("integer", "number") and "minimum" in sub and "maximum" in sub:
+        return f"{kind} from {_number(sub['minimum'])} to {_number(sub['maximum'])}"
+    if kind in ("integer", "number") and len(bounds) == 2:
+        return f"{kind} {bounds[0]} and {bounds[1]}"
+    return " ".join([kind if isinstance(kind, str) else "value"] + bounds)
+
+
+def deck_rows(schema, app, where):
+    """(key, type, default, run rule, meaning) of every deck key: the mini-app's own
+    section first, `run` last, the others between; nested sections' keys
+    dotted (hexgrad.point.xi)."""
+    sections = list(schema["properties"])
+    order = [s for s in sections if s == app] + \
+        [s for s in sections if s not in (app, "run")] + [s for s in sections if s == "run"]
+    rows = []
+
+    def walk(sub, path):
+        if not isinstance(sub, dict):
+            raise ToolError(f"{where}: {path}: not a schema object", 2)
+        if sub.get("type") == "object" and isinstance(sub.get("properties"), dict):
+            for name, child in sub["properties"].items():
+                walk(child, f"{path}.{name}")
+            return
+        if not isinstance(sub.get("description"), str) or "default" not in sub:
+            raise ToolError(f"{where}: {path}: a key needs a description and a default", 2)
+        rows.append((path, deck_type(sub), deck_value(sub["default"]), sub.get("x-rules", "fixed"),
+                     sub["description"]))
+
+    for section in order:
+        walk(schema["properties"][section], section)
+    return rows
+
+
+def deck_table(app, schema, where):
+    """The lines between BEGIN and END."""
+    lines = ["", f"Generated from `karma-{app} --help=json` by `{PROGRAM}`, which a test runs "
+             f"with `--check`; `karma-{app} --help` prints the same keys.", "",
+             "The column *rules* says what a reportable run may change "
+             "([run rules](../../docs/run-rules.md)): fixed, nothing; axis, any value in either "
+             "tier; tuning, any value in the optimized tier; free, changes no figure.", "",
+             "| key | type | default | rules | meaning |", "|---|---|---|---|---|"]
+    lines += [f"| `{key}` | {cell(kind)} | `{cell(default)}` | {rule} | {cell(meaning)} |"
+              for key, kind, default, rule, meaning in deck_rows(schema, app, where)]
+    return lines + [""]
+
+
+def with_table(path, text, table):
+    """The README's text with `table` between its markers."""
+    lines = text.split("\n")
+    begins = [i for i, line in enumerate(lines) if line.strip() == BEGIN]
+    ends = [i for i, line in enumerate(lines) if line.strip() == END]
+    if len(begins) != 1 or len(ends) != 1 or ends[0] < begins[0]:
+        raise ToolError(f"{path}: needs one line '{BEGIN}' and, after it, one line "
+                        f"'{END}' (found {len(begins)} and {len(ends)})", 2)
+    return "\n".join(lines[:begins[0] + 1] + table + lines[ends[0]:])
+
+
+def read_text(path):
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ToolError(f"{path}: cannot read ({getattr(e, 'strerror', None) or e})", 2) \
+            from None
+
+
+# The command.
+
+def wanted(args, root):
+    """{path: text} of every generated file."""
+    out = {}
+    if args.only in (None, "results"):
+        schema = schemas.load(SCHEMA).schema
+        source = os.path.join(root, SCHEMA_IN_REPO)
+        text = read_text(source)
+        if text is not None:  # a checkout of the tools' sources too: the app names are ours
+            out[source] = with_app_names(text, miniapps_with_decks(root), source)
+            schema = json.loads(out[source])
+        out[os.path.join(root, RESULTS_DOC)] = results_doc(schema)
+    if args.only in (None, "decks"):
+        for app in APPS:
+            readme = os.path.join(root, "miniapps", app, "README.md")
+            text = read_text(readme)
+            if text is None:
+                raise ToolError(f"{readme}: missing", 2)
+            exe = executable(app, args.bin_dir)
+            out[readme] = with_table(readme, text, deck_table(app, deck_schema(exe), exe))
+    return out
+
+
+def first_difference(old, new):
+    """'LINE: expected ..., found ...' for the first line that differs."""
+    old_lines, new_lines = old.split("\n"), new.split("\n")
+    for number, (a, b) in enumerate(zip(old_lines, new_lines), 1):
+        if a != b:
+            return f"{number}: expected {b[:80]!r}, found {a[:80]!r}"
+    number = min(len(old_lines), len(new_lines)) + 1
+    if len(new_lines) > len(old_lines):
+        return f"{number}: expected {new_lines[number - 1][:80]!r}, found the end of the file"
+    return f"{number}: expected the end of the file, found {old_lines[number - 1][:80]!r}"

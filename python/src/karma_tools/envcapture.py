@@ -1,0 +1,363 @@
+"""karma-envcapture: what a procurement disclosure needs about the node a
+run used, written beside its results.
+
+OUT/environment.json holds everything in one document; OUT/*.txt keep each
+command's own output for people (lscpu.txt, meminfo.txt, nvidia-smi.txt, ...)
+and the machine-readable ones sit beside them (topology.xml from hwloc's
+lstopo, nvidia-smi.xml, rocm-smi.json), each named by its command's `file`
+in environment.json. A command that is absent (null in `commands`), fails or
+does not answer within --timeout is recorded as such, never fatal.
+"""
+
+import concurrent.futures
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import xml.etree.ElementTree as ElementTree
+
+from karma_tools.core import __version__, unwritable
+
+# Variables of the batch systems karma knows (as the results' `job` field).
+SCHEDULER_PREFIXES = ("SLURM_", "SBATCH_", "SRUN_", "PBS_", "LSB_", "LSF_", "FLUX_", "COBALT_",
+                      "SGE_", "PALS_")
+# Variables that change how a run behaves.
+RUNTIME_PREFIXES = ("OMP_", "KOKKOS_", "KARMA_", "CUDA_", "NCCL_", "OMPI_", "PMIX_", "UCX_",
+                    "MPICH_", "I_MPI_", "FI_", "HWLOC_", "GOMP_", "KMP_", "MV2_", "CRAY_")
+SCHEDULER_ONLY = ("PBS_NODEFILE",)
+
+# (key, file name, argv alternatives, what); the first alternative that exists runs.
+COMMANDS = [
+    ("lscpu", "lscpu.txt", [["lscpu"]], "CPUs, caches, NUMA"),
+    ("topology", "topology.xml", [["lstopo-no-graphics", "--of", "xml", "-"],
+                                  ["lstopo", "--of", "xml", "-"]],
+     "hardware topology: packages, caches, cores, NUMA, PCI devices (hwloc)"),
+    ("nvidia-smi", "nvidia-smi.txt", [["nvidia-smi", "-q"]], "NVIDIA GPUs, driver, clocks, ECC"),
+    ("nvidia-smi-xml", "nvidia-smi.xml", [["nvidia-smi", "-q", "-x"]],
+     "the same as XML: clocks, power limits"),
+    ("nvidia-smi-topo", "nvidia-smi-topo.txt", [["nvidia-smi", "topo", "-m"]],
+     "GPU/NIC/CPU affinity"),
+    ("rocm-smi", "rocm-smi.txt", [["rocm-smi", "--showallinfo"]], "AMD GPUs"),
+    ("rocm-smi-json", "rocm-smi.json", [["rocm-smi", "--showallinfo", "--json"]],
+     "the same as JSON"),
+    ("ibv_devinfo", "ibv_devinfo.txt", [["ibv_devinfo", "-v"]],
+     "InfiniBand/RoCE adapters: firmware, ports, link (rdma-core)"),
+    ("fi_info", "fi_info.txt", [["fi_info"]], "libfabric providers and interfaces"),
+    ("ucx_info", "ucx_info.txt", [["ucx_info", "-v"]], "UCX version and configuration"),
+    ("ucx_info-devices", "ucx_info-devices.txt", [["ucx_info", "-d"]], "UCX transports, devices"),
+    ("numactl", "numactl.txt", [["numactl", "--hardware"]], "NUMA nodes and distances"),
+    ("uname", "uname.txt", [["uname", "-a"]], "kernel"),
+]
+COMPILERS = [
+    ("c++", [[os.environ.get("CXX", "c++"), "--version"]]),
+    ("cc", [[os.environ.get("CC", "cc"), "--version"]]),
+    ("g++", [["g++", "--version"]]),
+    ("clang++", [["clang++", "--version"]]),
+    ("nvcc", [["nvcc", "--version"], ["/usr/local/cuda/bin/nvcc", "--version"]]),
+    ("hipcc", [["hipcc", "--version"]]),
+    ("icpx", [["icpx", "--version"]]),
+    ("mpicxx", [["mpicxx", "--version"]]),
+    ("mpirun", [["mpirun", "--version"]]),
+    ("srun", [["srun", "--version"]]),
+    ("cmake", [["cmake", "--version"]]),
+]
+
+
+def run_command(alternatives, timeout):
+    """{argv, exit_code, output} of the first alternative found, or None."""
+    for argv in alternatives:
+        exe = argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0])
+        if not exe or not os.access(exe, os.X_OK):
+            continue
+        try:
+            # Its own session, so a timeout ends the children too: one left
+            # holding the pipes would keep the capture waiting.
+            proc = subprocess.Popen([exe] + argv[1:], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                                    errors="replace", start_new_session=True)
+        except OSError as e:
+            return {"argv": [exe] + argv[1:], "exit_code": None, "output": f"({e.strerror})"}
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            proc.communicate()
+            return {"argv": [exe] + argv[1:], "exit_code": None,
+                    "output": f"(no answer within {timeout:g} s)"}
+        return {"argv": [exe] + argv[1:], "exit_code": proc.returncode,
+                "output": stdout + (stderr if proc.returncode else "")}
+    return None
+
+
+def parse_colon_lines(text):
+    """'Key:   value' lines (lscpu, /proc/meminfo) as a dict."""
+    out = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip():
+            out[key.strip()] = value.strip()
+    return out
+
+
+def meminfo(path="/proc/meminfo"):
+    try:
+        with open(path, errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None, None
+    values = {}
+    for key, value in parse_colon_lines(text).items():
+        m = re.match(r"^(\d+)\s*kB$", value)
+        values[key] = int(m.group(1)) * 1024 if m else value
+    return text, values
+
+
+def loaded_modules(environ):
+    """Modules from the variables Environment Modules and Lmod both set."""
+    loaded = [m for m in environ.get("LOADEDMODULES", "").split(":") if m]
+    files = [m for m in environ.get("_LMFILES_", "").split(":") if m]
+    return {"loaded": loaded, "files": files,
+            "system": "lmod" if "LMOD_VERSION" in environ else
+            ("environment-modules" if "MODULESHOME" in environ else None)}
+
+
+def scheduler_environment(environ):
+    variables = {k: v for k, v in sorted(environ.items())
+                 if k.startswith(SCHEDULER_PREFIXES) or k in SCHEDULER_ONLY}
+    name = job_id = None
+    for scheduler, variable in (("slurm", "SLURM_JOB_ID"), ("pbs", "PBS_JOBID"),
+                                ("lsf", "LSB_JOBID"), ("flux", "FLUX_JOB_ID"),
+                                ("cobalt", "COBALT_JOBID")):
+        if variable in environ:
+            name, job_id = scheduler, environ[variable]
+            break
+    return {"scheduler": name, "job_id": job_id, "variables": variables}
+
+
+def _valid_text(text):
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def version_line(text):
+    """The first line with a version number (nvcc's is its fourth)."""
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    for line in lines:
+        if re.search(r"\d+\.\d+", line):
+            return line
+    return lines[0] if lines else None
+
+
+def capture(timeout=20, environ=None):
+    """(document, {file name: text}) describing this node."""
+    # Bytes that are not UTF-8 (Python keeps them as lone surrogates) become
+    # U+FFFD: the JSON and the text files must be valid UTF-8.
+    environ = {_valid_text(k): _valid_text(v)
+               for k, v in (os.environ if environ is None else environ).items()}
+    files = {}
+    doc = {
+        "karma_environment": 1,
+        "karma_version": __version__,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "hostname": socket.gethostname(),
+        "platform": {"system": platform.system(), "release": platform.release(),
+                     "machine": platform.machine(), "python": platform.python_version()},
+    }
+    os_release = {}
+    try:
+        with open("/etc/os-release", errors="replace") as f:
+            for line in f:
+                k, sep, v = line.strip().partition("=")
+                if sep:
+                    os_release[k] = v.strip('"')
+    except OSError:
+        pass
+    doc["platform"]["os"] = os_release.get("PRETTY_NAME")
+
+    # Every command at once: each waits on its own program (nvidia-smi
+    # starts NVML for every GPU), and a job pays the capture before its run.
+    with concurrent.futures.ThreadPoolExecutor(len(COMMANDS) + len(COMPILERS)) as pool:
+        ran = {key: pool.submit(run_command, alternatives, timeout)
+               for key, _, alternatives, _ in COMMANDS}
+        ran_compilers = {name: pool.submit(run_command, alternatives, timeout)
+                         for name, alternatives in COMPILERS}
+    commands = {}
+    for key, name, alternatives, what in COMMANDS:
+        result = ran[key].result()
+        commands[key] = None if result is None else {
+            "argv": result["argv"], "exit_code": result["exit_code"], "what": what, "file": name}
+        if result is not None:
+            files[name] = result["output"]
+    doc["commands"] = commands
+
+    def answer(key):
+        """The output of a command that ran and succeeded, else None."""
+        ran = commands[key]
+        return files[ran["file"]] if ran and ran["exit_code"] == 0 else None
+
+    lscpu = answer("lscpu")
+    doc["cpu"] = parse_colon_lines(lscpu) if lscpu else None
+    smi = answer("nvidia-smi")
+    doc["gpu"] = _nvidia_summary(smi) if smi else None
+    if doc["gpu"] is not None and answer("nvidia-smi-xml"):
+        doc["gpu"]["devices"] = _nvidia_devices(answer("nvidia-smi-xml"))
+    doc["interconnect"] = {
+        "ibverbs": _ibv_devices(answer("ibv_devinfo")) if answer("ibv_devinfo") else None,
+        "libfabric_providers": _fi_providers(answer("fi_info")) if answer("fi_info") else None,
+        "ucx": _ucx_summary(answer("ucx_info"), answer("ucx_info-devices"))
+        if answer("ucx_info") else None,
+    }
+
+    text, values = meminfo()
+    if text is not None:
+        files["meminfo.txt"] = text
+    doc["memory"] = values
+
+    compilers = {}
+    for name, alternatives in COMPILERS:
+        result = ran_compilers[name].result()
+        compilers[name] = None if result is None else {
+            "argv": result["argv"], "exit_code": result["exit_code"],
+            "version": version_line(result["output"]) if result["exit_code"] == 0 else None}
+        if result is not None:
+            files.setdefault("compilers.txt", "")
+            files["compilers.txt"] += f"$ {' '.join(result['argv'])}\n{result['output']}\n"
+    doc["compilers"] = compilers
+
+    doc["modules"] = loaded_modules(environ)
+    files["modules.txt"] = "\n".join(doc["modules"]["loaded"]) + "\n" \
+        if doc["modules"]["loaded"] else "(no modules loaded)\n"
+    doc["scheduler"] = scheduler_environment(environ)
+    doc["runtime_variables"] = {k: v for k, v in sorted(environ.items())
+                                if k.startswith(RUNTIME_PREFIXES)}
+    files["scheduler-environment.txt"] = "".join(
+        f"{k}={v}\n" for k, v in doc["scheduler"]["variables"].items()) or "(no batch job)\n"
+    return doc, files
+
+
+def _nvidia_summary(text):
+    """Product names, driver and CUDA versions from `nvidia-smi -q`."""
+    gpus, driver, cuda = [], None, None
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if not sep:
+            continue
+        if key == "Driver Version":
+            driver = value
+        elif key == "CUDA Version":
+            cuda = value
+        elif key == "Product Name":
+            gpus.append(value)
+    return {"count": len(gpus), "products": gpus, "driver_version": driver,
+            "cuda_version": cuda}
+
+
+def _nvidia_devices(text):
+    """Per GPU from `nvidia-smi -q -x`: clocks now and at most (MHz) and the
+    power limits (W); [] when the XML cannot be read."""
+    try:
+        root = ElementTree.fromstring(text)
+    except ElementTree.ParseError:
+        return []
+
+    def number(gpu, path):
+        m = re.match(r"\s*([\d.]+)", gpu.findtext(path) or "")
+        return float(m.group(1)) if m else None
+
+    devices = []
+    for gpu in root.findall("gpu"):
+        device = {"pci_bus_id": gpu.get("id"), "product": gpu.findtext("product_name")}
+        for kind in ("clocks", "max_clocks"):
+            for clock in ("graphics_clock", "sm_clock", "mem_clock"):
+                device[f"{kind}.{clock}_MHz"] = number(gpu, f"{kind}/{clock}")
+        # Newer drivers name the section gpu_power_readings, older power_readings.
+        for section in ("gpu_power_readings", "power_readings"):
+            if gpu.find(section) is not None:
+                for limit in ("current_power_limit", "enforced_power_limit", "default_power_limit",
+                              "max_power_limit", "power_limit"):
+                    value = number(gpu, f"{section}/{limit}")
+                    if value is not None:
+                        device[f"{limit}_W"] = value
+                break
+        devices.append(device)
+    return devices
+
+
+def _ibv_devices(text):
+    """Adapters from `ibv_devinfo -v`: firmware and each port's state, link
+    layer, width and speed."""
+    devices = []
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        key, value = key.strip(), value.strip()
+        if not sep:
+            continue
+        if key == "hca_id":
+            devices.append({"hca_id": value, "ports": []})
+        elif not devices:
+            continue
+        elif key in ("fw_ver", "board_id", "transport") and not devices[-1]["ports"]:
+            devices[-1][key] = value
+        elif key == "port":
+            devices[-1]["ports"].append({"port": value})
+        elif key in ("state", "link_layer", "active_width", "active_speed", "active_mtu") \
+                and devices[-1]["ports"]:
+            devices[-1]["ports"][-1][key] = value
+    return devices
+
+
+def _fi_providers(text):
+    """The providers `fi_info` lists, in order, once each."""
+    found = re.findall(r"^provider:\s*(\S+)", text, re.MULTILINE)
+    return list(dict.fromkeys(found))
+
+
+def _ucx_summary(version_text, devices_text):
+    """UCX's version (`ucx_info -v`) and its transport/device pairs (`-d`)."""
+    m = re.search(r"^#\s*(?:Library version:|Version)\s*(\S+)", version_text, re.MULTILINE)
+    pairs, transport = [], None
+    for line in (devices_text or "").splitlines():
+        t = re.match(r"^#\s*Transport:\s*(\S+)", line)
+        d = re.match(r"^#\s*Device:\s*(\S+)", line)
+        if t:
+            transport = t.group(1)
+        elif d and transport:
+            pairs.append(f"{transport}/{d.group(1)}")
+    return {"version": m.group(1) if m else None,
+            "transports": list(dict.fromkeys(pairs)) if devices_text is not None else None}
+
+
+def write(out_dir, doc, files):
+    """Writes the capture into out_dir through a temporary sibling directory,
+    so out_dir is whole or absent."""
+    out_dir = os.path.abspath(out_dir)
+    parent = os.path.dirname(out_dir)
+    staging = os.path.join(parent, f".{os.path.basename(out_dir)}.tmp.{os.getpid()}")
+    try:
+        os.makedirs(parent, exist_ok=True)
+        shutil.rmtree(staging, ignore_errors=True)
+        os.makedirs(staging)
+        for name, text in files.items():
+            with open(os.path.join(staging, name), "w", encoding="utf-8") as f:
+                f.write(text)
+        with open(os.path.join(staging, "environment.json"), "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=2)
+            f.write("\n")
+        if os.path.exists(out_dir):
+            aside = staging + ".old"
+            os.rename(out_dir, aside)
+            os.rename(staging, out_dir)
+            shutil.rmtree(aside, ignore_errors=True)
+        else:
+            os.rename(staging, out_dir)
+    except OSError as e:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise unwritable(out_dir, e) from None

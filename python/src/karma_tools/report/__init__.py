@@ -1,0 +1,1 @@
+"""karma-report: a result set as a Markdown report with plots."""

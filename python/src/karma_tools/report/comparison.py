@@ -1,0 +1,199 @@
+"""karma-report's comparison sections: karma-compare's JSON (or a
+campaign's side tables) as a ratio plot and the tables beside it."""
+
+import os
+from karma_tools.results import archive
+from karma_tools.compare import sides
+from karma_tools.results.archive import read_json
+from karma_tools.core import ToolError
+from karma_tools.report.configs import markdown_table
+from karma_tools.results.results import find_json, format_value, is_number
+
+
+def side_by_side(root, out_dir, compare_from=None):
+    """The ratio tables of every campaign directory under root; compare_from
+    (a loaded campaign file) gives those of its name their compare: section."""
+    lines = []
+    for path in find_json(root):
+        if os.path.basename(path) != sides.MANIFEST:
+            continue
+        try:
+            doc = read_json(path)
+        except ToolError:
+            continue
+        if not sides.is_manifest(doc) or not doc.get("compare"):
+            continue
+        specs = None
+        if compare_from is not None and \
+                (doc.get("campaign") or {}).get("name") == compare_from.name:
+            specs = compare_from.compare
+        name, _, tables, notes = sides.campaign_tables(path, specs)
+        # A campaign in an archive: the link goes to the archive.
+        # The campaign's folder, inside its archive where it has one (two
+        # campaigns of one archive read apart); the link goes to the archive.
+        holder = archive.archive_of(path)
+        where = os.path.relpath(os.path.dirname(path), out_dir)
+        link = os.path.relpath(holder, out_dir) if holder != path else f"{where}/campaign.json"
+        lines += [f"## Side by side: campaign {name} ({where})", "",
+                  f"_From [{link}]({link}); "
+                  f"`karma-compare --campaign {where}` prints the same tables._", ""]
+        lines += sides.markdown(tables, "###")
+        missing = [n for n in notes if "no results" in n]
+        if missing:
+            lines += [f"{len(missing)} job(s) without results: "
+                      + "; ".join(missing[:6]) + ("; ..." if len(missing) > 6 else ""), ""]
+    return lines
+
+
+def read_comparison(path):
+    """A karma-compare --json document, checked for the fields the report
+    reads (ToolError 2 naming the file and the key otherwise)."""
+    doc = read_json(path)
+
+    def need(ok, key, what):
+        if not ok:
+            raise ToolError(f"{path}: {key}: {what} (write it with karma-compare --json)", 2)
+
+    need(isinstance(doc, dict) and doc.get("karma_compare") == 1, "karma_compare",
+         "not a karma-compare document of version 1")
+    need(isinstance(doc.get("baseline"), str), "baseline", "expected a set's label")
+    need(isinstance(doc.get("summary"), dict), "summary", "expected an object")
+    need(isinstance(doc.get("rows"), list), "rows", "expected a list")
+    for i, row in enumerate(doc["rows"]):
+        need(isinstance(row, dict) and all(isinstance(row.get(k), str)
+                                           for k in ("app", "case", "kernel")),
+             f"rows[{i}]", "expected app, case and kernel")
+        need(row.get("weight") is None or is_number(row["weight"]), f"rows[{i}].weight",
+             "expected null or a number")
+        need(isinstance(row.get("values"), dict), f"rows[{i}].values", "expected an object")
+        for label, v in row["values"].items():
+            need(v is None or isinstance(v, dict) and
+                 all(v.get(k) is None or is_number(v.get(k))
+                     for k in ("ratio", "per_watt_ratio")),
+                 f"rows[{i}].values.{label}", "expected null or an object with number ratios")
+    return doc
+
+
+def _weighted(row):
+    """Whether a row counts in the summary: weight 0 rows (a vendor's figure
+    of the same work, say) do not; a row without a weight does."""
+    return row.get("weight") is None or row["weight"] > 0
+
+
+def _spans(entries, values):
+    """xerr of bars: each ratio's distance to the ends of the interval its
+    runs span (karma-compare's `interval`), none where it has none."""
+    low, high = [], []
+    for e, v in zip(entries, values):
+        span = e.get("interval")
+        ok = v and isinstance(span, list) and len(span) == 2 and all(map(is_number, span))
+        low.append(max(v - span[0], 0) if ok else 0)
+        high.append(max(span[1] - v, 0) if ok else 0)
+    return [low, high]
+
+
+def ratio_plot(plotter, app, members, labels, base):
+    """Per row of one mini-app, a bar of each set's ratio (and per-watt
+    ratio) to the baseline: weighted rows first, then, under a rule, the
+    rows of weight 0 in grey and hatched; the file's name."""
+    weighted = [r for r in members if _weighted(r)]
+    rest = [r for r in members if not _weighted(r)]
+    rows = [(r, i) for i, r in enumerate(weighted)] + \
+        [(r, len(weighted) + 1 + i) for i, r in enumerate(rest)]
+    fig, ax = plotter.plt.subplots(
+        figsize=(7.5, 0.8 + 0.22 * (len(rows) + (1 if rest else 0)) * len(labels)),
+        constrained_layout=True)
+    colours = plotter.plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    step = 0.8 / (2 * len(labels))
+    for j, label in enumerate(labels):
+        for k, (key, text) in enumerate((("ratio", ""), ("per_watt_ratio", " per W"))):
+            for counts, colour, hatch, note in ((True, colours[(2 * j + k) % len(colours)],
+                                                 None, ""),
+                                                (False, ("0.45", "0.75")[k], "//",
+                                                 " (weight 0)")):
+                at = [y for r, y in rows if _weighted(r) == counts]
+                entries = [r["values"].get(label) or {} for r, _ in rows
+                           if _weighted(r) == counts]
+                values = [e.get(key) or 0 for e in entries]
+                if any(values):
+                    ax.barh([y + (2 * j + k) * step - 0.4 + step / 2 for y in at], values,
+                            height=step, color=colour, hatch=hatch, edgecolor="white",
+                            linewidth=0, label=f"{label}/{base}{text}{note}",
+                            xerr=_spans(entries, values) if key == "ratio" else None,
+                            error_kw={"elinewidth": 0.6, "capsize": 1.5})
+    if rest:
+        ax.axhline(len(weighted), color="grey", linewidth=0.8, linestyle="--")
+        ax.text(0.99, len(weighted), "weight 0: not in the summary",
+                transform=ax.get_yaxis_transform(), ha="right", va="center", fontsize=7,
+                color="0.3", bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_yticks([y for _, y in rows])
+    ax.set_yticklabels([f"{r['case']} / {r['kernel']}" for r, _ in rows], fontsize=7)
+    for tick, (r, _) in zip(ax.get_yticklabels(), rows):
+        if not _weighted(r):
+            tick.set_color("0.4")
+    ax.set_ylim(len(weighted) + (1 + len(rest) if rest else 0) - 0.5, -0.5)
+    ax.set_xlabel(f"ratio to {base} (above 1: better; whiskers: the interval of the runs)")
+    ax.set_title(f"{app}: each figure of merit against {base}", fontsize=9)
+    plotter.legend_below(fig, [ax], ncol=2)
+    return plotter.save(fig, f"compare-{app}")
+
+
+def _with_interval(value, span):
+    if value is None:
+        return "-"
+    if not (isinstance(span, list) and len(span) == 2 and all(map(is_number, span))):
+        return format_value(value)
+    return f"{format_value(value)} ({span[0]:.3f}-{span[1]:.3f})"
+
+
+def _record_cell(record, is_base):
+    """The procurement figure karma-compare gave a set (docs/score.md), or
+    why there is none."""
+    if is_base:
+        return "the reference"
+    if not isinstance(record, dict):
+        return "- (not in this comparison)"
+    if "why" in record:
+        return "none: no reportable baseline results" if "no reportable" in \
+            str(record["why"]) else "none"
+    if not record.get("complete"):
+        return "INCOMPLETE"
+    return _with_interval(record.get("figure"), record.get("interval"))
+
+
+def comparison_section(path, out_dir, plotter):
+    """The machines of a karma-compare document side by side: its summary,
+    and per mini-app a plot of each row's ratio to the baseline (and per
+    watt, where both sides measured energy)."""
+    doc = read_comparison(path)
+    base = doc["baseline"]
+    labels = [label for label in doc["summary"] if label != base]
+    where = os.path.relpath(path, out_dir)
+    out = ["## Machines compared", "",
+           f"_From [{where}]({where}) (karma-compare --json); baseline **{base}**, ratios "
+           "above 1 better than it._", ""]
+    head = ["set", "procurement figure (rounds)", "weighted geometric mean of paired ratios, "
+            "not the procurement figure (rounds)", "per watt", "rows used"]
+    rows = []
+    for label in [base] + labels:
+        v = doc["summary"][label] if isinstance(doc["summary"].get(label), dict) else {}
+        mean = "INCOMPLETE" if v.get("coverage") is not None and v.get("geometric_mean") is None \
+            else _with_interval(v.get("geometric_mean"), v.get("interval"))
+        rows.append([label, _record_cell((doc.get("record") or {}).get(label), label == base),
+                     mean, format_value(v.get("per_watt_geometric_mean")),
+                     f"{v.get('rows_used', '?')} of {v.get('rows_weighted', '?')}"])
+    out += markdown_table(head, rows) + [""]
+    if not plotter.enabled:
+        return out
+    apps = []
+    for row in doc["rows"]:
+        if row["app"] not in apps:
+            apps.append(row["app"])
+    for app in apps:
+        members = [r for r in doc["rows"] if r["app"] == app and
+                   any((r["values"].get(label) or {}).get("ratio") for label in labels)]
+        if members:
+            file = ratio_plot(plotter, app, members, labels, base)
+            out += [f"![{app}: ratios to {base}]({plotter.rel}/{file})", ""]
+    return out

@@ -1,0 +1,127 @@
+"""What karma-report is made of: the configurations of a result set (runs
+that are the same case, on one device, ranks, nodes and threads), their
+labels, and the Markdown tables they fill."""
+
+import json
+import re
+from karma_tools.results.cases import case_key, case_values, values_key
+from karma_tools.results.results import format_size, is_number
+
+
+class Config:
+    """Runs with the same deck values, device and ranks: one row of a table."""
+
+    def __init__(self, app, values, device, ranks, nodes, concurrency):
+        self.app, self.values, self.device = app, values, device
+        self.ranks, self.nodes, self.concurrency = ranks, nodes, concurrency
+        self.runs = []
+
+    def kernels(self):
+        names = []
+        for r in self.runs:
+            names += [k for k in r.kernels if k not in names]
+        return names
+
+    def best(self, kernel):
+        """(value, units, higher_is_better) of the best run for kernel."""
+        values = [(r.kernels[kernel]["value"], r.kernels[kernel]) for r in self.runs
+                  if kernel in r.kernels and r.kernels[kernel]["value"] is not None]
+        if not values:
+            return None, "", True
+        hib = values[0][1]["higher_is_better"]
+        v = (max if hib else min)(v for v, _ in values)
+        return v, values[0][1]["units"], hib
+
+    def footprint(self):
+        f = [r.problem.get("footprint_bytes_per_rank") for r in self.runs]
+        f = [x for x in f if is_number(x)]
+        return f[0] if f else None
+
+    @property
+    def stem(self):
+        stems = [r.deck_stem for r in self.runs]
+        return max(set(stems), key=stems.count)
+
+    @property
+    def kind(self):
+        """"gpu", "host" or "" (not recorded): where the runs ran."""
+        kinds = sorted(r.device_kind for r in self.runs)
+        return max(set(kinds), key=kinds.count)
+
+    def passed(self):
+        return sum(1 for r in self.runs if r.passed)
+
+
+def configs_of(runs):
+    out = {}
+    for r in runs:
+        values = case_values(r)
+        # Threads per rank (host) or resident threads (GPU): runs with
+        # different thread counts are different configurations.
+        concurrency = (r.doc.get("kokkos") or {}).get("concurrency")
+        key = case_key(r.app, values, r.device, r.ranks, r.nodes, concurrency)
+        if key not in out:
+            out[key] = Config(r.app, values, r.device, r.ranks, r.nodes, concurrency)
+        out[key].runs.append(r)
+
+    def order(c):
+        sizes = []
+        for k, v in sorted(c.values.items()):
+            if is_size(v):
+                sizes.append(v if isinstance(v, list) else [v])
+        return (c.app, c.stem, c.device, values_without(c.values, lambda k, v: is_size(v)), sizes,
+                c.ranks, c.concurrency or 0)
+
+    return sorted(out.values(), key=order)
+
+
+def format_bytes(n):
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.4g} {unit}"
+        n /= 1024.0
+
+
+def is_size(v):
+    return (isinstance(v, int) and not isinstance(v, bool)) or \
+        (isinstance(v, list) and v and all(isinstance(x, int) for x in v))
+
+
+def values_without(values, drop):
+    return values_key({k: v for k, v in values.items() if not drop(k, v)})
+
+
+def varying_keys(configs):
+    keys = sorted({k for c in configs for k in c.values})
+    return [k for k in keys if len({json.dumps(c.values.get(k)) for c in configs}) > 1]
+
+
+def _cell(text):
+    return str(text).replace("|", "\\|")
+
+
+def markdown_table(head, rows):
+    out = ["| " + " | ".join(_cell(h) for h in head) + " |",
+           "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return out
+
+
+def heading_anchor(title):
+    return re.sub(r"[^a-z0-9 _-]", "", title.lower()).replace(" ", "-")
+
+
+def series_label(config, keys):
+    # A key the configuration has not (an older result's) is left out.
+    parts = [f"{k.split('.')[-1]}={format_size(config.values[k])}" for k in keys
+             if k in config.values]
+    return ", ".join(parts) if parts else config.stem
+
+
+def group_label(config, keys, members):
+    """series_label, after the device kind ("gpu: ...", or the device's
+    name where no kind was recorded) where members ran on several devices."""
+    label = series_label(config, keys)
+    if len({c.device for c in members}) < 2:
+        return label
+    return f"{config.kind or config.device}: {label}"

@@ -1,0 +1,511 @@
+"""karma-report: a results directory -> a Markdown report with plots."""
+
+import os
+import re
+import textwrap
+
+from karma_tools.core import ToolError, __version__, unreadable
+from karma_tools.results import archive
+from karma_tools.results.results import format_size, format_value
+from karma_tools.results.cases import values_key
+from karma_tools.report.comparison import comparison_section, side_by_side
+from karma_tools.report.configs import (configs_of, format_bytes, group_label, heading_anchor,
+                                        is_size, markdown_table, series_label, values_without,
+                                        varying_keys)
+from karma_tools.report.sections import microbench_section, power_section
+
+
+# --- grouping ------------------------------------------------------------------
+
+
+# --- Markdown helpers ---------------------------------------------------------------
+
+
+def include_markdown(path, base_dir, out_dir, demote=1):
+    """The Markdown file at path, with its headings demoted and its relative
+    links rewritten for a file in out_dir."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except UnicodeDecodeError as e:
+        raise ToolError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})", 2) from None
+    except OSError as e:
+        raise unreadable(path, e) from None
+    src_dir = os.path.dirname(os.path.abspath(path))
+    rel = os.path.relpath(src_dir, os.path.abspath(out_dir))
+
+    def fix(m):
+        target = m.group(2)
+        if re.match(r"^([a-z][a-z0-9+.-]*:|#|/)", target, re.I):
+            return m.group(0)
+        path_part, hash_, frag = target.partition("#")
+        new = os.path.normpath(os.path.join(rel, path_part)) if path_part else ""
+        if path_part.endswith("/"):
+            new += "/"
+        return f"{m.group(1)}({new}{hash_}{frag})"
+
+    lines, fenced = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if not fenced:
+            if line.startswith("#"):
+                line = "#" * demote + line
+            line = re.sub(r"(\]|\]\s)\(([^)\s]+)\)", fix, line)
+        lines.append(line)
+    return lines
+
+
+# --- plots ---------------------------------------------------------------------------
+
+
+_MARKERS = "osD^v<>pPX*h"
+
+
+class Plotter:
+    def __init__(self, directory, fmt, enabled):
+        self.directory, self.fmt, self.enabled = directory, fmt, enabled
+        self.files = []
+        self.plt = None
+        if enabled:
+            try:
+                import matplotlib
+
+                matplotlib.use("Agg")
+                import matplotlib.pyplot as plt
+            except ImportError:
+                raise ToolError("matplotlib is needed for plots: install python3-matplotlib "
+                                "(Debian) or matplotlib (pip), or run with --no-plots", 3) \
+                    from None
+            plt.rcParams.update({"svg.hashsalt": "karma", "font.size": 9,
+                                 "axes.grid": True, "grid.alpha": 0.3})
+            self.plt = plt
+
+    def legend_below(self, fig, axes, ncol=3):
+        """One legend for the whole figure, under it, of the labelled
+        artists of every axes (each label once)."""
+        entries = {}
+        for ax in axes:
+            for handle, label in zip(*ax.get_legend_handles_labels()):
+                entries.setdefault(label, handle)
+        if not entries:
+            return
+        # As many columns as fit the figure's width (about 14 characters of
+        # 8 pt text an inch), so that long labels do not widen the figure.
+        fit = int(fig.get_size_inches()[0] * 14) // (max(map(len, entries)) + 6)
+        fig.legend(list(entries.values()), list(entries), loc="upper center",
+                   bbox_to_anchor=(0.5, 0.0), ncol=max(1, min(ncol, fit, len(entries))),
+                   fontsize=8, frameon=False)
+
+    def style(self, i):
+        """(marker, colour) of the i-th series: no two of the first 60 alike,
+        so that a colour seen twice still has two markers."""
+        colours = self.plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        return _MARKERS[i % len(_MARKERS)], colours[i % len(colours)]
+
+    def save(self, fig, name):
+        """Saves fig as name.<fmt>; returns the file name."""
+        file = f"{name}.{self.fmt}"
+        metadata = {"Date": None} if self.fmt == "svg" else {"Software": None}
+        fig.savefig(os.path.join(self.directory, file), format=self.fmt, metadata=metadata,
+                    bbox_inches="tight", dpi=110)
+        self.plt.close(fig)
+        self.files.append(file)
+        return file
+
+    def grid(self, n, width=3.3, height=2.6):
+        cols = min(3, n)
+        rows = (n + cols - 1) // cols
+        fig, axes = self.plt.subplots(rows, cols, figsize=(width * cols, height * rows),
+                                      squeeze=False, constrained_layout=True)
+        flat = [a for row in axes for a in row]
+        for a in flat[n:]:
+            a.set_visible(False)
+        return fig, flat[:n]
+
+
+# --- the report's parts ------------------------------------------------------------------
+
+
+def runs_table(configs):
+    keys = varying_keys(configs)
+    kernels = []
+    for c in configs:
+        kernels += [k for k in c.kernels() if k not in kernels]
+    units = {}
+    for c in configs:
+        for k in c.kernels():
+            units.setdefault(k, c.best(k)[1])
+    threads = len({c.concurrency for c in configs}) > 1
+    head = ["deck"] + [k.split(".")[-1] for k in keys] + ["ranks"] + \
+        (["threads"] if threads else []) + ["device", "runs"] + \
+        [f"{k} ({units[k]})" if units[k] else k for k in kernels] + ["verified"]
+    rows = []
+    for c in configs:
+        # A key a configuration has not (BabelStream beside karma-stream): blank.
+        row = [c.stem] + [format_size(c.values[k]) if k in c.values else "" for k in keys] + \
+            [c.ranks]
+        if threads:
+            row.append(c.concurrency if c.concurrency is not None else "")
+        row += [c.device, len(c.runs)]
+        for k in kernels:
+            row.append(format_value(c.best(k)[0]) if k in c.kernels() else "")
+        row.append(f"{c.passed()}/{len(c.runs)}")
+        rows.append(row)
+    return markdown_table(head, rows)
+
+
+# Integer deck keys that tune how a kernel runs rather than how big the
+# problem is (team_size, column_blocks, tile, ...): never a size axis.
+_TUNING = re.compile(r"team|block|tile|chunk|vector|thread|unroll|batch|league|warp|cache",
+                     re.I)
+
+
+def _size_key(k, v):
+    return is_size(v) and not _TUNING.search(k.split(".")[-1])
+
+
+def size_series(configs):
+    """{series key: [configs at different sizes]}: configurations of one deck
+    that differ only in their size keys, at two or more footprints. A series
+    in which two configurations have the same footprint is not a size sweep
+    and is left out."""
+    series = {}
+    for c in configs:
+        if c.footprint() is None:
+            continue
+        # Sizes vary along a series; the number of dimensions does not.
+        shape = {k: (len(v) if isinstance(v, list) else "n") for k, v in c.values.items()
+                 if _size_key(k, v)}
+        key = (c.app, c.stem, c.device, c.ranks, c.concurrency,
+               values_without(c.values, _size_key), values_key(shape))
+        series.setdefault(key, []).append(c)
+    return {k: sorted(v, key=lambda c: c.footprint()) for k, v in series.items()
+            if len(v) >= 2 and len({c.footprint() for c in v}) == len(v)}
+
+
+def distinct_labels(configs, texts):
+    """texts, one per configuration, made distinct: where two read the same,
+    each gets its device, then its ranks, threads and deck, until none do."""
+    texts = [t or c.stem for t, c in zip(texts, configs)]
+    extras = (lambda c: c.device, lambda c: f"{c.ranks} ranks",
+              lambda c: f"{c.concurrency} threads", lambda c: f"deck {c.stem}")
+    for extra in extras:
+        same = {t for t in texts if texts.count(t) > 1}
+        if not same:
+            break
+        texts = [f"{t}, {extra(c)}" if t in same else t for t, c in zip(texts, configs)]
+    return texts
+
+
+def _size_points(configs, kernel):
+    return [(c.footprint(), c.best(kernel)[0]) for c in configs
+            if c.best(kernel)[0] is not None]
+
+
+def size_plot(plotter, file_stem, series, names, kernels, kind):
+    """One panel per kernel, one line per series (all of one device kind);
+    the file's name, or None where no kernel has two sizes."""
+    kernels = [k for k in kernels if any(len(_size_points(cs, k)) >= 2 for cs in series.values())]
+    if not kernels:
+        return None
+    fig, axes = plotter.grid(len(kernels))
+    for ax, kernel in zip(axes, kernels):
+        units = ""
+        for i, (key, cs) in enumerate(series.items()):
+            pts = _size_points(cs, kernel)
+            if len(pts) < 2:
+                continue
+            marker, colour = plotter.style(i)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, color=colour,
+                    label=names[key])
+            units = units or cs[0].best(kernel)[1]
+        ax.set_xscale("log", base=2)
+        ax.set_ylim(bottom=0)
+        ax.set_title(f"{kernel} ({kind} runs)" if kind else kernel, fontsize=9)
+        ax.set_xlabel("bytes per rank")
+        ax.set_ylabel(units)
+    plotter.legend_below(fig, axes)
+    return plotter.save(fig, file_stem)
+
+
+def size_section(title, stem, configs, plotter):
+    series = size_series(configs)
+    if not series:
+        return []
+    members = [c for v in series.values() for c in v]
+    keys = [k for k in varying_keys(members) if not _size_key(k, members[0].values.get(k))]
+    dims = [k for k in varying_keys(members) if _size_key(k, members[0].values.get(k)) and
+            len({len(c.values[k]) if isinstance(c.values.get(k), list) else 0
+                 for c in members}) > 1]
+
+    def label(c):
+        extra = [f"{len(c.values[k])}-D {k.split('.')[-1]}" for k in dims
+                 if isinstance(c.values.get(k), list)]
+        return ", ".join(extra + ([series_label(c, keys)] if keys else []))
+    firsts = [cs[0] for cs in series.values()]
+    names = dict(zip(series, distinct_labels(firsts, [label(c) for c in firsts])))
+    kernels = []
+    for c in members:
+        kernels += [k for k in c.kernels() if k not in kernels]
+    out = [f"### {title}: figure of merit against problem size", ""]
+    if plotter.enabled:
+        # GPU and host runs are orders of magnitude apart: a figure each.
+        for kind in sorted({c.kind for c in firsts}):
+            of_kind = {k: cs for k, cs in series.items() if cs[0].kind == kind}
+            file = size_plot(plotter, f"{stem}-size" + (f"-{kind}" if kind else ""), of_kind,
+                             names, kernels, kind)
+            if file:
+                out += [f"![{title}: figure of merit against size"
+                        f"{f', {kind} runs' if kind else ''}]({plotter.rel}/{file})", ""]
+    head = ["series", "device", "bytes per rank"] + kernels
+    rows = []
+    for key, cs in series.items():
+        for c in cs:
+            rows.append([names[key], c.device, format_bytes(c.footprint())]
+                        + [format_value(c.best(k)[0]) for k in kernels])
+    return out + markdown_table(head, rows) + [""]
+
+
+def layout_pairs(configs):
+    """[(config label, {layout: config})] for configs that differ only in
+    their layout key."""
+    groups = {}
+    for c in configs:
+        layout_keys = [k for k in c.values if k.endswith(".layout")]
+        # A layout is a name; anything else in the deck is not compared.
+        if len(layout_keys) != 1 or not isinstance(c.values[layout_keys[0]], str):
+            continue
+        key = (c.app, c.device, c.ranks, c.concurrency,
+               values_without(c.values, lambda k, v: k.endswith(".layout")))
+        groups.setdefault(key, {})[c.values[layout_keys[0]]] = c
+    return [(k, v) for k, v in groups.items() if len(v) >= 2]
+
+
+def _wrapped(text, width=48):
+    """A panel title on lines of at most width characters: long titles of
+    neighbouring panels would print over each other."""
+    return textwrap.fill(text, width, break_on_hyphens=False)
+
+
+def layout_plot(plotter, file_stem, pairs, keys, layouts, kernels, members):
+    """A panel per configuration (three to a row), a bar per kernel and
+    layout; the file's name."""
+    fig, axes = plotter.grid(len(pairs), width=4.2, height=3.0)
+    colours = plotter.plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for ax, (_, by) in zip(axes, pairs):
+        first = next(iter(by.values()))
+        shown = [k for k in kernels if any(c.best(k)[0] for c in by.values())]
+        width = 0.8 / len(layouts)
+        for i, lay in enumerate(layouts):
+            vals = [by[lay].best(k)[0] or 0 if lay in by else 0 for k in shown]
+            ax.bar([x + i * width for x in range(len(shown))], vals, width, label=lay,
+                   color=colours[i % len(colours)])
+        ax.set_xticks([x + 0.4 - width / 2 for x in range(len(shown))])
+        ax.set_xticklabels(shown, rotation=30, ha="right", fontsize=7)
+        units = sorted({c.best(k)[1] for c in by.values() for k in shown if c.best(k)[1]})
+        values = [c.best(k)[0] for c in by.values() for k in shown if c.best(k)[0]]
+        # Kernels of different units, or far apart, share the axis on a log scale.
+        if len(units) > 1 or (values and max(values) > 100 * min(values)):
+            ax.set_yscale("log")
+        ax.set_title(_wrapped(group_label(first, keys, members)), fontsize=7)
+        ax.set_ylabel(", ".join(units))
+    plotter.legend_below(fig, axes)
+    return plotter.save(fig, file_stem)
+
+
+def layout_section(title, stem, configs, plotter):
+    pairs = layout_pairs(configs)
+    if not pairs:
+        return []
+    members = [c for _, v in pairs for c in v.values()]
+    keys = [k for k in varying_keys(members) if not k.endswith(".layout")]
+    layouts = sorted({lay for _, v in pairs for lay in v})
+    out = [f"### {title}: layouts", ""]
+    kernels = []
+    for c in members:
+        kernels += [k for k in c.kernels() if k not in kernels]
+    head = ["configuration", "kernel"] + layouts + ([f"{layouts[0]} / {layouts[1]}"]
+                                                    if len(layouts) == 2 else [])
+    rows = []
+    for _, by in pairs:
+        label = group_label(next(iter(by.values())), keys, members)
+        for k in kernels:
+            vals = [by[lay].best(k)[0] if lay in by else None for lay in layouts]
+            row = [label, k] + [format_value(v) for v in vals]
+            if len(layouts) == 2:
+                row.append(f"{vals[0] / vals[1]:.3f}" if vals[0] and vals[1] else "-")
+            rows.append(row)
+    if plotter.enabled:
+        file = layout_plot(plotter, f"{stem}-layout", pairs, keys, layouts, kernels,
+                           members)
+        out += [f"![{title}: layouts]({plotter.rel}/{file})", ""]
+    return out + markdown_table(head, rows) + [""]
+
+
+def scaling_groups(configs):
+    groups = {}
+    for c in configs:
+        key = (c.app, c.device, c.concurrency, values_key(c.values))
+        groups.setdefault(key, []).append(c)
+    return [sorted(v, key=lambda c: c.ranks) for v in groups.values()
+            if len({c.ranks for c in v}) >= 2]
+
+
+def efficiency(base, config, kernel):
+    """Parallel efficiency of config against base (fewest ranks)."""
+    b, _, hib = base.best(kernel)
+    v = config.best(kernel)[0]
+    if not b or not v:
+        return None
+    n = config.ranks / base.ranks
+    if hib:  # a rate of the whole problem: perfect scaling multiplies it by n
+        return v / (b * n)
+    strong = any(str(x) == "strong" for k, x in config.values.items() if k.endswith(".scaling"))
+    return b / (v * n) if strong else b / v
+
+
+def scaling_section(title, stem, configs, plotter):
+    groups = scaling_groups(configs)
+    if not groups:
+        return []
+    out = [f"### {title}: scaling", "",
+           "Efficiency: the FOM at N ranks over N/N0 times the FOM at the fewest ranks N0 "
+           "(for rates; for times, T0 N0 / (T N) strong and T0 / T weak).", ""]
+    members = [c for g in groups for c in g]
+    keys = varying_keys(members)
+    kernels = []
+    for c in members:
+        kernels += [k for k in c.kernels() if k not in kernels]
+    if plotter.enabled:
+        fig, axes = plotter.grid(len(groups))
+        for ax, g in zip(axes, groups):
+            for k in kernels:
+                pts = [(c.ranks, efficiency(g[0], c, k)) for c in g]
+                pts = [p for p in pts if p[1] is not None]
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=k)
+            ax.set_xscale("log", base=2)
+            ax.set_xticks([c.ranks for c in g])
+            ax.set_xticklabels([str(c.ranks) for c in g])
+            ax.minorticks_off()
+            ax.set_ylim(0, max(1.2, ax.get_ylim()[1]))
+            ax.axhline(1.0, color="grey", linewidth=0.8)
+            ax.set_xlabel("ranks")
+            ax.set_ylabel("efficiency")
+            ax.set_title(_wrapped(group_label(g[0], keys, members) or g[0].stem),
+                         fontsize=8)
+        plotter.legend_below(fig, axes)
+        file = plotter.save(fig, f"{stem}-scaling")
+        out += [f"![{title}: scaling]({plotter.rel}/{file})", ""]
+    for g in groups:
+        head = ["ranks", "nodes"] + [f"{k} ({g[0].best(k)[1]})" for k in kernels]
+        rows = []
+        for c in g:
+            cells = []
+            for k in kernels:
+                e = efficiency(g[0], c, k)
+                cells.append(f"{format_value(c.best(k)[0])} ({e:.0%})" if e is not None else "-")
+            rows.append([c.ranks, c.nodes] + cells)
+        out += [f"{series_label(g[0], keys) or g[0].stem}, {g[0].device}:", ""]
+        out += markdown_table(head, rows) + [""]
+    return out
+
+
+# --- energy -------------------------------------------------------------------------------
+
+
+# --- the whole report --------------------------------------------------------------------
+
+
+def sections_of(result_set):
+    """[(name, directory or None, runs)] per top-level subdirectory of the
+    results directory (files at the top: 'other')."""
+    root = result_set.path
+    by_dir = {}
+
+    def top(path):
+        rel = os.path.relpath(path, root)
+        parts = rel.split(os.sep)
+        return parts[0] if len(parts) > 1 else None
+
+    for r in result_set.runs:
+        by_dir.setdefault(top(r.path), []).append(r)
+    if archive.split(root) is None and os.path.isdir(root):
+        for d in sorted(os.listdir(root)):
+            if os.path.isfile(os.path.join(root, d, "README.md")):
+                by_dir.setdefault(d, [])
+    out = []
+    for d in sorted(by_dir, key=lambda x: (x is None, x or "")):
+        name = d or os.path.basename(os.path.abspath(root))
+        out.append((name, d, by_dir[d]))
+    return out
+
+
+def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
+          comparisons=(), compare_from=None):
+    out_dir = os.path.dirname(os.path.abspath(out_path))
+    lines = [f"# {title}", ""]
+    if intro:
+        lines += include_markdown(intro, os.path.dirname(intro), out_dir, demote=0)
+        lines.append("")
+    runs = result_set.runs
+    lines += [f"_Made by `{command}` (karma-report {__version__}) from {len(runs)} karma "
+              "result file(s) under this directory; do not edit it by hand: edit the "
+              "write-ups it includes and run that command again._", ""]
+    if result_set.invalid:
+        lines += [f"**Left out:** {len(result_set.invalid)} file(s) that are not well-formed "
+                  "results (--skip-invalid):", ""]
+        lines += [f"- {error}" for _, error in result_set.invalid] + [""]
+    sections = sections_of(result_set)
+    index = []
+    for name, d, rs in sections:
+        devices = sorted({r.device for r in rs})
+        passed = sum(1 for r in rs if r.passed)
+        readme = os.path.join(result_set.path, d, "README.md") if d else None
+        writeup = f"[{d}/README.md]({os.path.relpath(readme, out_dir)})" \
+            if readme and os.path.isfile(readme) else ""
+        index.append([f"[{name}](#{heading_anchor(name)})", len(rs), ", ".join(devices),
+                      f"{passed}/{len(rs)}" if rs else "", writeup])
+    lines += markdown_table(["results", "karma runs", "devices", "verified", "write-up"],
+                            index) + [""]
+    for path in comparisons:
+        lines += comparison_section(path, out_dir, plotter)
+    lines += side_by_side(result_set.path, out_dir, compare_from)
+
+    for name, d, rs in sections:
+        lines += [f"## {name}", ""]
+        readme = os.path.join(result_set.path, d, "README.md") if d else None
+        if readme and os.path.isfile(readme):
+            lines += [f"_From [{d}/README.md]({os.path.relpath(readme, out_dir)}):_", ""]
+            lines += include_markdown(readme, d, out_dir, demote=2) + [""]
+        # karma-microbench's runs: its pairs of implementations, below.
+        mine = [r for r in rs if r.app != "microbench"]
+        if mine:
+            configs = configs_of(mine)
+            lines += [f"### {name}: every configuration", "",
+                      "Best figure of merit over the runs of each configuration (each run's "
+                      "FOM comes from its own fastest repetition).", ""]
+            apps = sorted({c.app for c in configs})
+            for app in apps:
+                if len(apps) > 1:
+                    lines += [f"karma-{app}:", ""]
+                lines += runs_table([c for c in configs if c.app == app]) + [""]
+            # Each mini-app's plots and tables name only its own deck keys.
+            for app in apps:
+                cs = [c for c in configs if c.app == app]
+                title, stem = (name, name) if len(apps) == 1 else \
+                    (f"{name}, karma-{app}", f"{name}-{app}")
+                lines += size_section(title, stem, cs, plotter)
+                lines += layout_section(title, stem, cs, plotter)
+                lines += scaling_section(title, stem, cs, plotter)
+            lines += power_section(name, configs, plotter)
+        if len(mine) < len(rs):
+            lines += microbench_section(name, [r for r in rs if r.app == "microbench"], plotter,
+                                        ours, theirs)
+        failed = [r for r in rs if not r.passed]
+        if failed:
+            lines += [f"**Verification failed** in {len(failed)} run(s): " +
+                      ", ".join(f"`{os.path.relpath(r.path, out_dir)}`" for r in failed), ""]
+    while lines and lines[-1] == "":
+        lines.pop()
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,147 @@
+"""karma-report's power and microbenchmark sections: each kernel's power
+over its run, and karma-microbench's implementations against each other."""
+
+import re
+from karma_tools.results.cases import holds_one
+from karma_tools.core import ToolError
+from karma_tools.compare.implementations import compare_within
+from karma_tools.report.configs import markdown_table, series_label, varying_keys
+from karma_tools.results.results import ResultSet, format_value
+
+
+def power_points(configs):
+    """{device: [(config, kernel, the kernel's figures)]}: per configuration
+    and kernel, the run of the best FOM among those that measured energy."""
+    by_device = {}
+    for c in configs:
+        for kernel in c.kernels():
+            measured = [r.kernels[kernel] for r in c.runs if kernel in r.kernels
+                        and r.kernels[kernel]["value"] is not None
+                        and r.kernels[kernel]["energy"]]
+            if not measured:
+                continue
+            pick = max if measured[0]["higher_is_better"] else min
+            best = pick(measured, key=lambda k: k["value"])
+            by_device.setdefault(c.device, []).append((c, kernel, best))
+    return by_device
+
+
+def _slug(unit):
+    """A unit as part of a file name: GB/s -> GB-s."""
+    return re.sub(r"[^A-Za-z0-9]+", "-", unit).strip("-") or "fom"
+
+
+def power_plot(plotter, file_stem, by_device, unit):
+    """FOM of one unit against power: a panel per device, a marker and
+    colour per app/kernel (the same on every panel); the file's name."""
+    of_unit = {d: [p for p in points if (p[2]["units"] or "") == unit]
+               for d, points in by_device.items()}
+    devices = sorted(d for d, points in of_unit.items() if points)
+    labels = []
+    for device in devices:
+        for c, k, _ in of_unit[device]:
+            if f"{c.app}/{k}" not in labels:
+                labels.append(f"{c.app}/{k}")
+    fig, axes = plotter.grid(len(devices), width=4.0, height=3.0)
+    for ax, device in zip(axes, devices):
+        points = of_unit[device]
+        for i, label in enumerate(labels):
+            pts = [(f["energy"]["average_power_W"], f["value"]) for c, k, f in points
+                   if f"{c.app}/{k}" == label]
+            if pts:
+                marker, colour = plotter.style(i)
+                ax.scatter([p[0] for p in pts], [p[1] for p in pts], marker=marker,
+                           color=colour, label=label)
+        values = [f["value"] for _, _, f in points]
+        # Kernels far apart share the axis on a log scale.
+        if max(values) > 100 * min(values):
+            ax.set_yscale("log")
+        else:
+            ax.set_ylim(0, 1.1 * max(values))
+        # From zero, so that the power's scale shows; a margin past the last point.
+        ax.set_xlim(0, 1.1 * max(f["energy"]["average_power_W"] for _, _, f in points))
+        ax.set_title(device, fontsize=8)
+        ax.set_xlabel("average power (W)")
+        ax.set_ylabel(unit or "figure of merit")
+    plotter.legend_below(fig, axes, ncol=2)
+    return plotter.save(fig, file_stem)
+
+
+def power_section(name, configs, plotter):
+    by_device = power_points(configs)
+    if not by_device:
+        return []
+    out = [f"### {name}: figure of merit against power", "",
+           "Each point is a configuration's kernel: the best FOM among its runs that measured "
+           "energy, at that run's average power over the kernel's energy window (the sum "
+           "of all ranks' counters); a plot per unit.", ""]
+    devices = sorted(by_device)
+    if plotter.enabled:
+        units = sorted({f["units"] or "" for points in by_device.values() for _, _, f in points})
+        for unit in units:
+            file = power_plot(plotter, f"{name}-power-{_slug(unit)}", by_device, unit)
+            out += [f"![{name}: {unit or 'figure of merit'} against power]"
+                    f"({plotter.rel}/{file})", ""]
+    # Each configuration is named by the keys that vary among its own app's.
+    members = [c for points in by_device.values() for c, _, _ in points]
+    keys = {app: varying_keys([c for c in members if c.app == app])
+            for app in {c.app for c in members}}
+    head = ["device", "configuration", "ranks", "kernel", "FOM", "units", "power (W)",
+            "FOM per watt", "J per execution"]
+    rows = []
+    for device in devices:
+        for c, kernel, f in by_device[device]:
+            e = f["energy"]
+            rows.append([device, series_label(c, keys[c.app]), c.ranks, f"{c.app}/{kernel}",
+                         format_value(f["value"]), f["units"],
+                         format_value(e["average_power_W"]), format_value(e["fom_per_watt"]),
+                         format_value(e["joules_per_execution"])])
+    return out + markdown_table(head, rows) + [""]
+
+
+def microbench_section(name, runs, plotter, ours, theirs):
+    """karma-microbench's runs: each benchmark's figure of merit with
+    implementation `ours` against `theirs`, paired as karma-compare
+    --implementations pairs them, and a plot of the ratios."""
+    result_set = ResultSet(name, name)
+    result_set.runs = runs
+    out = [f"### {name}: microbenchmarks", ""]
+    try:
+        result = compare_within(result_set, ours, theirs)
+    except ToolError as e:
+        return out + [f"No pairs of {ours} and {theirs}: {e}.", ""]
+    base, other = (s["label"] for s in result["sets"])
+    out += [f"From {len(runs)} karma-microbench run(s): each benchmark's bandwidth with {ours} "
+            f"and with {theirs}, from the same runs, as `karma-compare --implementations "
+            f"{ours}:{theirs}` pairs them (repeated runs: their median). The ratio is "
+            f"{ours}'s bandwidth over {theirs}'s, {theirs}'s time over {ours}'s: above 1 "
+            f"{ours} is faster; in parentheses the interval the runs span, '~' where it "
+            "holds 1.", ""]
+    rows, ratios = [], []
+    for r in result["rows"]:
+        b, e = r["values"][base], r["values"].get(other)
+        ratio = e and e["ratio"]
+        label = f"{r['case']}: {r['kernel']}"
+        ratios.append((label, ratio))
+        rows.append([r["case"], r["kernel"], format_value(e["value"]) if e else "-",
+                     format_value(b["value"]), _ratio_cell(ratio, e)])
+    if plotter.enabled and any(ratio for _, ratio in ratios):
+        fig, ax = plotter.plt.subplots(figsize=(6.5, 0.28 * len(ratios) + 1.0),
+                                       constrained_layout=True)
+        ax.barh(range(len(ratios)), [r or 0 for _, r in ratios], color="tab:blue")
+        ax.set_yticks(range(len(ratios)))
+        ax.set_yticklabels([text for text, _ in ratios], fontsize=7)
+        ax.invert_yaxis()
+        ax.axvline(1.0, color="black", linewidth=0.8)
+        ax.set_xlabel(f"bandwidth {ours} / bandwidth {theirs} (time {theirs} / time {ours})")
+        file = plotter.save(fig, f"{name}-microbench")
+        out += [f"![{name}: {ours} against {theirs}]({plotter.rel}/{file})", ""]
+    head = ["case", "benchmark", f"{ours} (GB/s)", f"{theirs} (GB/s)", f"{ours} / {theirs}"]
+    return out + markdown_table(head, rows) + [""]
+
+
+def _ratio_cell(ratio, entry):
+    if not ratio:
+        return "-"
+    low, high = entry.get("interval") or (ratio, ratio)
+    return f"{ratio:.3f} ({low:.3f}-{high:.3f})" + (" ~" if holds_one((low, high)) else "")

@@ -1,0 +1,506 @@
+"""Results archives: one `.tar.xz` file that holds a campaign directory
+(karma-batch generate/submit's OUT) or a plain folder of results, and that
+the tools read wherever they read a directory.
+
+Format (version 1), a tar file (GNU format) compressed with xz:
+
+- `karma-archive.json`, the first member: the index. `karma_archive` (1),
+  `kind` (`campaign` or `results`), `name`, `files`: one entry per file of
+  the folder archived, sorted by path: `{path, member, sha256, size}`, and
+  for a campaign `jobs`: one entry per job of its manifest: `{name,
+  exit_code, log, environment, results}` (the member paths of its log and
+  results files, its exit code or null, the id of its environment capture).
+- every other file of the folder once per distinct content: a file under a
+  job's `environment/` folder (karma-envcapture's capture, mostly copies) as
+  `environment/<sha256>`; any other file under its own path, or, when the
+  same bytes are already stored, as a pointer (`member`) to that member.
+  The campaign's `campaign.json` and every results document are stored
+  byte for byte as they were written.
+
+The same folder gives the same bytes: members sorted, owners, modes and
+times fixed. A reader sees the folder as it was: `ARCHIVE/results/job/
+karma-stream.json` names a file inside it (the virtual layer below), so
+the tools keep one code path for directories and archives.
+"""
+
+import hashlib
+import io
+import json
+import lzma
+import os
+import re
+import tarfile
+from collections import OrderedDict
+
+from karma_tools.core import (MAX_DEPTH, ToolError, atomic_write, read_input_file, too_deep,
+                              unreadable)
+from karma_tools.campaign import jobs as jobs_mod
+
+SUFFIX = ".tar.xz"
+FORMAT = 1
+INDEX = "karma-archive.json"
+# A karma-bundle's checksums (bundle.py), read in place of the index.
+BUNDLE_MANIFEST = "MANIFEST.sha256"
+ENVIRONMENT = "environment"
+# A fixed time for every member (2026-01-01): the same input, the same bytes.
+MTIME = 1767225600
+# Decompressed, no committed archive comes near this; a hostile file stops here.
+MAX_BYTES = 2 << 30
+# xz's largest dictionary (64 MiB): a campaign's environment captures, one per
+# job and nearly alike, are 5 to 20 MB together, more than preset 6's 8 MiB
+# window sees at once.
+XZ_PRESET = 9 | lzma.PRESET_EXTREME
+_CACHE_SIZE = 4
+
+
+def is_archive_name(path):
+    return str(path).endswith(SUFFIX)
+
+
+# --- writing ----------------------------------------------------------------------
+
+
+def folder_files(folder):
+    """Sorted relative paths of the regular files under folder (hidden ones
+    and links left out: a capture never writes them)."""
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".")
+                         and not os.path.islink(os.path.join(root, d)))
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            if name.startswith(".") or os.path.islink(path) or not os.path.isfile(path):
+                continue
+            found.append(os.path.relpath(path, folder).replace(os.sep, "/"))
+    return sorted(found)
+
+
+def _in_environment(rel):
+    return f"/{ENVIRONMENT}/" in f"/{rel}" and not rel.startswith(f"{ENVIRONMENT}/")
+
+
+def _job_entries(manifest, files, by_path):
+    """The index's jobs: where each job's files are inside the archive
+    (relative to the campaign directory, as sides._results_file finds them)."""
+    results_dir = manifest.get("results_dir")
+    results_dir = results_dir if isinstance(results_dir, str) else ""
+    top = os.path.basename(results_dir.rstrip("/")) or "results"
+    jobs = []
+    for entry in manifest.get("jobs") or []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        job_dir = entry.get("results_dir")
+        rel = os.path.relpath(job_dir, results_dir) if isinstance(job_dir, str) and \
+            results_dir else entry["name"]
+        prefix = f"{top}/{rel}/".replace(os.sep, "/")
+        mine = [f for f in files if f.startswith(prefix)]
+        code_file = prefix + jobs_mod.EXIT_CODE_FILE
+        code = jobs_mod.exit_code_of(by_path[code_file]) if code_file in by_path else None
+        env = sorted((f[len(prefix) + len(ENVIRONMENT) + 1:], hashlib.sha256(by_path[f])
+                      .hexdigest()) for f in mine if f.startswith(prefix + ENVIRONMENT + "/"))
+        logs = [f for f in mine if f[len(prefix):].startswith("job") and f.endswith(".out")]
+        jobs.append({"name": entry["name"], "exit_code": code, "log": logs[0] if logs else None,
+                     "environment": hashlib.sha256(json.dumps(env).encode()).hexdigest()
+                     if env else None,
+                     "results": [f for f in mine if f.endswith(".json") and "/" not in
+                                 f[len(prefix):]]})
+    return jobs
+
+
+def build(folder, kind, name=None):
+    """The archive's bytes for folder (kind campaign: a campaign directory)."""
+    files = folder_files(folder)
+    if INDEX in files:
+        raise ToolError(f"{folder}: holds a {INDEX} of its own; not a folder of results", 2)
+    by_path = {}
+    for rel in files:
+        try:
+            with open(os.path.join(folder, rel), "rb") as f:
+                by_path[rel] = f.read()
+        except OSError as e:
+            raise unreadable(os.path.join(folder, rel), e) from None
+    stored, entries, members, names = {}, [], [], set()
+    for rel in files:
+        data = by_path[rel]
+        digest = hashlib.sha256(data).hexdigest()
+        if _in_environment(rel):
+            member = f"{ENVIRONMENT}/{digest}"
+        else:
+            member = stored.get(digest, rel)
+        if member not in names and member != INDEX:
+            names.add(member)
+            members.append((member, data))
+        stored.setdefault(digest, member)
+        entries.append({"path": rel, "member": member, "sha256": digest, "size": len(data)})
+    index = {"karma_archive": FORMAT, "kind": kind,
+             "name": name or os.path.basename(os.path.normpath(folder)), "files": entries}
+    if kind == "campaign":
+        manifest = json.loads(by_path["campaign.json"].decode("utf-8"))
+        index["jobs"] = _job_entries(manifest, files, by_path)
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        body = (json.dumps(index, indent=1, sort_keys=True) + "\n").encode()
+        for member, data in [(INDEX, body)] + sorted(members):
+            info = tarfile.TarInfo(member)
+            info.size, info.mtime, info.mode = len(data), MTIME, 0o644
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            tar.addfile(info, io.BytesIO(data))
+    return xz(raw.getvalue())
+
+
+def xz(data):
+    """The compressed bytes of an archive, a bundle or the measurement list."""
+    return lzma.compress(data, format=lzma.FORMAT_XZ, preset=XZ_PRESET)
+
+
+def write(folder, out, kind, name=None):
+    """Writes the archive of folder to out atomically (a temporary file,
+    synced, then a rename): out is whole or absent."""
+    if not is_archive_name(out):
+        raise ToolError(f"{out}: an archive's name ends in {SUFFIX}", 2)
+    data = build(folder, kind, name)
+    atomic_write(out, data)
+    _CACHE.pop(os.path.abspath(out), None)
+    return data
+
+
+# --- reading ----------------------------------------------------------------------
+
+
+class Archive:
+    """An archive read whole: its index and {path: bytes} of the folder."""
+
+    def __init__(self, path):
+        self.path = path
+        members = _read_members(path)
+
+        def bad(why):
+            raise ToolError(f"{path}: {why}; not a karma results archive of format "
+                            f"{FORMAT}", 2)
+
+        if INDEX not in members and BUNDLE_MANIFEST in members:
+            self._read_bundle(members, bad)
+            return
+        if INDEX not in members:
+            bad(f"no {INDEX} (nor a karma-bundle's {BUNDLE_MANIFEST})")
+        try:
+            index = json.loads(members[INDEX].decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as e:
+            bad(f"{INDEX}: not JSON ({e})")
+        if not isinstance(index, dict) or index.get("karma_archive") != FORMAT or \
+                not isinstance(index.get("files"), list):
+            bad(f"{INDEX}: no karma_archive {FORMAT} with a files list")
+        self.index = index
+        self.files = {}
+        for i, e in enumerate(index["files"]):
+            if not isinstance(e, dict) or not all(isinstance(e.get(k), str)
+                                                  for k in ("path", "member", "sha256")):
+                bad(f"{INDEX}: files[{i}] is not {{path, member, sha256}}")
+            data = members.get(e["member"])
+            if data is None:
+                bad(f"{e['path']}: member {e['member']} missing")
+            if hashlib.sha256(data).hexdigest() != e["sha256"]:
+                bad(f"{e['path']}: member {e['member']}: sha256 differs from the index")
+            if not safe_path(e["path"]):
+                bad(f"{INDEX}: files[{i}]: path {e['path']!r} leaves the archive")
+            self.files[e["path"]] = data
+        self._index_dirs()
+
+    def _index_dirs(self):
+        self.dirs = {""}
+        for p in self.files:
+            parts = p.split("/")
+            self.dirs.update("/".join(parts[:i]) for i in range(1, len(parts)))
+
+    def _read_bundle(self, members, bad):
+        """A karma-bundle (a submission) read as the folder it packs, once
+        its manifest holds: the tools score and compare what a site was
+        handed without unpacking it."""
+        listed, problems = manifest_check(members)
+        if problems:
+            where, why = problems[0]
+            bad(f"{where}: {why} (karma-bundle check lists every problem)")
+        unsafe = [p for p in members if not safe_path(p)]
+        if unsafe:
+            bad(f"member {unsafe[0]!r} leaves the bundle")
+        self.index = {"karma_archive": FORMAT, "kind": "bundle", "name": None,
+                      "files": [{"path": p, "member": p, "sha256": listed[p], "size": len(d)}
+                                for p, d in sorted(members.items()) if p != BUNDLE_MANIFEST]}
+        self.files = {p: d for p, d in members.items() if p != BUNDLE_MANIFEST}
+        self._index_dirs()
+
+
+def safe_path(rel):
+    parts = rel.split("/")
+    return bool(rel) and not rel.startswith("/") and ".." not in parts and "" not in parts
+
+
+def _read_members(path):
+    """{member name: bytes} of the regular files of a .tar.xz; one line
+    naming the file (and member) when it is not one."""
+    members, total = {}, 0
+    try:
+        with tarfile.open(path, "r:xz") as tar:
+            for info in tar:
+                if not info.isfile():
+                    continue
+                total += info.size
+                if total > MAX_BYTES:
+                    raise ToolError(f"{path}: more than {MAX_BYTES >> 30} GiB inside; not a "
+                                    "karma results archive", 2)
+                f = tar.extractfile(info)
+                members[info.name] = f.read()
+    except OSError as e:  # without an errno: the data, not the file
+        raise unreadable(path, e) if e.strerror else \
+            ToolError(f"{path}: cannot read ({e})", 2) from None
+    except (tarfile.TarError, lzma.LZMAError, EOFError) as e:
+        raise ToolError(f"{path}: not a readable .tar.xz ({e})", 2) from None
+    return members
+
+
+_CACHE = OrderedDict()
+
+
+def open_archive(path):
+    """The Archive at path, read once per process while it stays unchanged."""
+    key = os.path.abspath(path)
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise unreadable(path, e) from None
+    stamp = (st.st_mtime_ns, st.st_size)
+    hit = _CACHE.get(key)
+    if hit and hit[0] == stamp:
+        _CACHE.move_to_end(key)
+        return hit[1]
+    archive = Archive(path)
+    _CACHE[key] = (stamp, archive)
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return archive
+
+
+# --- the virtual layer: paths that may run through an archive ---------------------
+
+
+def split(path):
+    """(archive file, path inside it) when path is an archive or runs through
+    one (`a.tar.xz/results/x.json`), else None."""
+    text = os.fspath(path)
+    if SUFFIX not in text:
+        return None
+    parts = os.path.normpath(text).split(os.sep)
+    for i in range(1, len(parts) + 1):
+        head = os.sep.join(parts[:i]) or os.sep
+        if head.endswith(SUFFIX) and os.path.isfile(head):
+            return head, "/".join(parts[i:])
+    return None
+
+
+def isfile(path):
+    where = split(path)
+    if where is None:
+        return os.path.isfile(path)
+    archive, inner = where
+    return bool(inner) and inner in open_archive(archive).files
+
+
+def isdir(path):
+    where = split(path)
+    if where is None:
+        return os.path.isdir(path)
+    archive, inner = where
+    return inner in open_archive(archive).dirs
+
+
+def exists(path):
+    return split(path) is not None and (isfile(path) or isdir(path)) or \
+        os.path.lexists(path)
+
+
+def read_bytes(path):
+    """The bytes of a file, on disk or inside an archive (OSError as open()
+    gives it when absent)."""
+    where = split(path)
+    if where is None:
+        with open(path, "rb") as f:
+            return f.read()
+    archive, inner = where
+    files = open_archive(archive).files
+    if inner not in files:
+        raise FileNotFoundError(2, "No such file or directory in the archive", path)
+    return files[inner]
+
+
+def listdir(path):
+    where = split(path)
+    if where is None:
+        return sorted(os.listdir(path))
+    archive, inner = where
+    a = open_archive(archive)
+    prefix = inner + "/" if inner else ""
+    names = {p[len(prefix):].split("/")[0] for p in list(a.files) + list(a.dirs)
+             if p.startswith(prefix) and p != inner and p[len(prefix):]}
+    return sorted(names)
+
+
+def job_logs(folder):
+    """The texts of a job folder's logs, job*.out (Slurm's job-<id>.out, PBS's
+    and the local scheduler's job.out), on disk or inside an archive."""
+    return [read_bytes(os.path.join(folder, name)).decode("utf-8", "replace")
+            for name in listdir(folder) if name.startswith("job") and name.endswith(".out")]
+
+
+def walk_files(path, suffix=""):
+    """Sorted paths of the files under path whose names end in suffix,
+    hidden ones left out; an archive found on the way is walked as the
+    folder it holds."""
+    where = split(path)
+    if where is not None:
+        archive, inner = where
+        if inner in open_archive(archive).files:
+            return [path]
+        prefix = inner + "/" if inner else ""
+        return [os.path.join(archive, *p.split("/")) for p in sorted(open_archive(archive).files)
+                if p.startswith(prefix) and p.endswith(suffix)
+                and not any(part.startswith(".") for part in p[len(prefix):].split("/"))]
+    if os.path.isfile(path):
+        return [path]
+    found = []
+    for root, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if name.startswith("."):
+                continue
+            full = os.path.join(root, name)
+            if is_archive_name(name) and os.path.isfile(full):
+                found.extend(walk_files(full, suffix))
+            elif name.endswith(suffix):
+                found.append(full)
+    return found
+
+
+def archive_of(path):
+    """The file on disk that holds path: the archive for a path inside one."""
+    where = split(path)
+    return where[0] if where else path
+
+
+# --- the list of measurements --------------------------------------------------
+
+
+def is_measurement(data):
+    """Whether a JSON file's bytes are a measurement: a karma results
+    document or a Google Benchmark file."""
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return False
+    return isinstance(doc, dict) and ("schema_version" in doc and "app" in doc
+                                      or "benchmarks" in doc and "context" in doc)
+
+
+def read_measurements(path):
+    """{path: sha256} of a list of measurements (`sha256  path` lines, xz),
+    in its order."""
+    listed = OrderedDict()
+    try:
+        with lzma.open(path, "rt", encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                digest, sep, rel = line.rstrip("\n").partition("  ")
+                if not sep or len(digest) != 64:
+                    raise ToolError(f"{path}:{number}: not a `sha256  path` line", 2)
+                listed[rel] = digest
+    except (OSError, lzma.LZMAError, EOFError, UnicodeDecodeError) as e:
+        raise ToolError(f"{path}: not a list of measurements ({e})", 2)
+    return listed
+
+
+def register(list_path, archives):
+    """Adds the measurements inside archives that list_path lacks, after
+    its lines; paths start with the list's own folder (`results/...`).
+    Returns (added, listed)."""
+    base = os.path.dirname(os.path.dirname(os.path.abspath(list_path)))
+    listed = read_measurements(list_path) if os.path.exists(list_path) else OrderedDict()
+    added = 0
+    for given in archives:
+        full = os.path.abspath(given)
+        if not is_archive_name(full) or not os.path.isfile(full):
+            raise ToolError(f"{given}: not an archive (*{SUFFIX})", 2)
+        if os.path.relpath(full, base).startswith(".."):
+            raise ToolError(f"{given}: not under {base}, where the list's paths start", 2)
+        for p in walk_files(full, ".json"):
+            data = read_bytes(p)
+            rel = os.path.relpath(p, base)
+            if rel not in listed and is_measurement(data):
+                listed[rel] = hashlib.sha256(data).hexdigest()
+                added += 1
+    text = "".join(f"{digest}  {rel}\n" for rel, digest in listed.items())
+    atomic_write(list_path, xz(text.encode("utf-8")))
+    return added, len(listed)
+
+
+# --- karma-archive ----------------------------------------------------------------
+
+
+def read_json(path):
+    """The JSON document in the file at path. ToolError (2) when it is not
+    JSON: a syntax error, not UTF-8, NaN or an infinite number (JSON has
+    none), nesting deeper than MAX_DEPTH; as `unreadable` says when it
+    cannot be read."""
+    def no_constant(name):
+        raise ValueError(f"{name} is not a JSON number")
+
+    def finite(text):
+        value = float(text)
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"the number {text} is out of range")
+        return value
+
+    try:
+        # A path inside a results archive too; on disk, a file it can be.
+        data = read_bytes(path) if split(path) else read_input_file(path, "JSON file")
+    except OSError as e:
+        raise unreadable(path, e) from None
+    try:
+        doc = json.loads(data.decode("utf-8"), parse_constant=no_constant, parse_float=finite)
+    except UnicodeDecodeError as e:
+        raise ToolError(f"{path}: not valid JSON (not UTF-8: {e.reason} at byte {e.start})",
+                        2) from None
+    except ValueError as e:
+        raise ToolError(f"{path}: not valid JSON ({e})", 2) from None
+    except RecursionError:
+        raise ToolError(f"{path}: not valid JSON here (nested too deeply)", 2) from None
+    if too_deep(doc):
+        raise ToolError(f"{path}: nested more than {MAX_DEPTH} levels deep; no karma file "
+                        "is", 2)
+    return doc
+
+
+def manifest_check(files):
+    """({path: sha256} as BUNDLE_MANIFEST.sha256 lists them, its problems against
+    the files present: [(path, why)])."""
+    if BUNDLE_MANIFEST not in files:
+        return {}, [(BUNDLE_MANIFEST, "missing")]
+    listed, out = {}, []
+    lines = files[BUNDLE_MANIFEST].decode("utf-8", "replace").splitlines()
+    for n, line in enumerate(lines, 1):
+        m = re.fullmatch(r"([0-9a-f]{64}) [ *](.+)", line)
+        if not m:
+            out.append((f"{BUNDLE_MANIFEST}:{n}", "not 'SHA256  PATH'"))
+        elif m.group(2) in listed:
+            out.append((f"{BUNDLE_MANIFEST}:{n}", f"{m.group(2)} listed twice"))
+        else:
+            listed[m.group(2)] = m.group(1)
+    if list(listed) != sorted(listed):
+        out.append((BUNDLE_MANIFEST, "not sorted by path"))
+    present = set(files) - {BUNDLE_MANIFEST}
+    out += [(p, f"in the bundle but not in {BUNDLE_MANIFEST}")
+            for p in sorted(present - set(listed))]
+    out += [(p, f"in {BUNDLE_MANIFEST} but not in the bundle")
+            for p in sorted(set(listed) - present)]
+    out += [(p, f"sha256 differs from {BUNDLE_MANIFEST}: changed after packing")
+            for p in sorted(present & set(listed))
+            if hashlib.sha256(files[p]).hexdigest() != listed[p]]
+    return listed, out

@@ -1,0 +1,90 @@
+"""Whether two results ran the same code: each kernel's code version, as
+recorded or derived again from the sources (--source, a git commit)."""
+
+from karma_tools.results import codeversion
+
+
+class SourceAt:
+    """The kernels' source hashes at a git revision, for results that
+    recorded no code version (karma-compare --source LABEL=REV)."""
+
+    def __init__(self, repo, revision):
+        self.repo, self.revision = repo, revision
+        self.hashes = {}
+
+    def source(self, app, symbols):
+        """(source hash, None) of these entry symbols at the revision, or
+        (None, the first symbol it does not define)."""
+        if app not in self.hashes:
+            files = codeversion.git_sources(self.repo, self.revision, app) or {}
+            self.hashes[app] = codeversion.source_hashes(files)
+        hashes = self.hashes[app]
+        for symbol in symbols:
+            if symbol not in hashes:
+                return None, symbol
+        return codeversion.combine([hashes[q] for q in symbols], {})[0], None
+
+
+def code_info(group, kernel):
+    """The code versions of a group's runs of one kernel (None where a run
+    has none), the schemes that made them, and the `code` object of one
+    that has."""
+    entries = [r.kernels[kernel]["entry"] for r in group.runs if kernel in r.kernels]
+    versions = {e.get("code_version") if isinstance(e.get("code_version"), str) else None
+                for e in entries}
+    code = next((e["code"] for e in entries if isinstance(e.get("code"), dict)), None)
+    schemes = {codeversion.scheme_of(e.get("code")) for e in entries
+               if isinstance(e.get("code_version"), str)}
+    return {"versions": versions, "code": code, "schemes": schemes}
+
+
+def _current(info):
+    """Whether every run recorded a code version of this module's scheme."""
+    return None not in info["versions"] and info["schemes"] == {codeversion.SCHEME}
+
+
+def _source_now(app, info, at, symbols):
+    """(source hash of `symbols` under this module's scheme, the symbol a
+    revision lacks, where it came from) of one side: as recorded, else
+    derived at its --source revision; (None, None, None) if neither."""
+    code = info["code"] or {}
+    if _current(info) and code.get("symbols") == symbols and isinstance(code.get("source"), str):
+        return code["source"], None, None
+    if at is None:
+        return None, None, None
+    derived, missing = at.source(app, symbols)
+    return derived, missing, f"source at {at.revision}"
+
+
+def code_status(app, base, other):
+    """('same code' | 'code changed' | 'code version unknown', detail) of
+    a pair; base and other are (code info, SourceAt or None). Code versions
+    of one scheme compare; else the source hashes of one list of symbols
+    (the side of this module's scheme's), each recorded under this scheme
+    or derived at that side's --source revision."""
+    (a, a_src), (b, b_src) = base, other
+    recorded = [None not in x["versions"] for x in (a, b)]
+    if all(recorded) and len(a["schemes"] | b["schemes"]) == 1:
+        if a["versions"] == b["versions"] and len(a["versions"]) == 1:
+            return "same code", ""
+        return "code changed", f"code_version {'/'.join(sorted(a['versions']))} vs " \
+            f"{'/'.join(sorted(b['versions']))}"
+    codes = [x["code"] for x in sorted((a, b), key=_current, reverse=True)
+             if x["code"] and isinstance(x["code"].get("symbols"), list)]
+    found = [_source_now(app, x, at, codes[0]["symbols"]) if codes else (None, None, None)
+             for x, at in ((a, a_src), (b, b_src))]
+    for (_, missing, _), at in zip(found, (a_src, b_src)):
+        if missing:
+            return "code changed", f"{missing} is not defined at {at.revision}"
+    if None in (found[0][0], found[1][0]):
+        older = sorted({str(n) for x in (a, b) for n in x["schemes"]} - {str(codeversion.SCHEME)})
+        if older:
+            return "code version unknown", f"code versions of scheme {'/'.join(older)}, not " \
+                f"{codeversion.SCHEME}: --source derives them"
+        return "code version unknown", \
+            "one side recorded none" if any(recorded) else "neither side recorded one"
+    where = " and ".join(w for _, _, w in found if w)
+    if found[0][0] != found[1][0]:
+        return "code changed", f"{where} {found[0][0]} vs {found[1][0]} (source only: the " \
+            "launch shape of a side without a code version of this scheme is unknown)"
+    return "same code", f"{where} (source only)"

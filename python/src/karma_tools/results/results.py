@@ -1,0 +1,505 @@
+"""Reading karma results (docs/results-format.md, schema_version 1 and 2)
+from files and directories.
+
+schema_version 2 adds to every kernel its `implementation` (kokkos,
+native-cuda, cublas, cblas, ...) and `variant` (copy, row-per-thread,
+linked-list, ...). For schema_version 1 they are inferred, in this order
+(kernel_identity): the implementation is the deck's `<app>.implementation`
+when that is one string, else the one a kernel name starts or ends with
+(cublas-dgemv -> cublas), else kokkos; the variant is the kernel name
+without that implementation (cublas-dgemv -> dgemv)."""
+
+import math
+import os
+import subprocess
+
+from karma_tools.core import ToolError, describe
+from karma_tools.results.archive import read_json
+from karma_tools.results import archive
+from karma_tools import schemas
+from karma_tools.results import validate
+
+SCHEMA_VERSION = 2
+SCHEMA_VERSIONS = (1, 2)
+# Implementations a schema_version 1 kernel name can carry (cublas-dgemv,
+# mgs-native-cuda); the rest are Kokkos kernels.
+KNOWN_IMPLEMENTATIONS = ("native-cuda", "native-hip", "cublas", "cblas", "hipblas", "rocblas",
+                         "babelstream")
+
+_STREAM = ("copy", "mul", "add", "triad", "dot", "nstream")
+_MATVEC = ("row-per-thread", "team-per-row", "mdrange")
+_BLAS = ("cblas", "cublas", "hipblas", "rocblas")
+_EXCHANGES = ("allgatherv-x", "allreduce-y")
+_MGS = ("mgs", "mgs-fused", "cgs2")
+_MGS_VENDORS = ("native-cuda", "native-hip", "cublas")
+_STORAGES = ("linked-list", "csr-two-pass", "dynamic-ragged", "arborx")
+
+
+def _microbench_benchmarks():
+    """karma-microbench's benchmarks at both sizes, as bench_*.cpp register
+    them: Family/where/layout/extents/shape (test_implementations.py checks
+    the small deck's against a run)."""
+    cubes = ("6x5x4", "20x20x20", "320x320x320", "512x512x512")
+    shapes = {"Sum3D": cubes, "Subspan3D": cubes,
+              "Stencil3D": ("7x6x5", "80x80x80", "320x320x320", "512x512x512"),
+              "TinyMatrixSum": ("50x3x3", "1000000x3x3", "10000000x3x3"),
+              "MatVec": ("13x7", "20000x1600", "40000x3200")}
+    return tuple(f"{family}/{where}/{layout}/{extents}/{shape}"
+                 for family, sizes in shapes.items() for where in ("serial", "parallel")
+                 for layout in ("right", "left")
+                 for extents in (("dynamic",) if family == "MatVec" else
+                                 ("static", "mixed", "dynamic"))
+                 for shape in sizes)
+
+
+_MICROBENCH = _microbench_benchmarks()
+_MICROBENCH_ARMS = ("karma", "raw", "karma-byref", "raw-twin")
+# What each mini-app (and the reference programs beside it) writes into
+# kernels[]: its implementations, variants and kernel names, as its README
+# and main.cpp name them. A campaign's comparisons select among these
+# (campaign.py refuses a pattern that matches none: a typo pairs nothing);
+# test_results_tree checks every committed result against them.
+KERNELS = {
+    "stream": {"implementation": ("kokkos", "babelstream"), "variant": _STREAM,
+               "kernel": _STREAM},
+    "hexgrad": {"implementation": ("kokkos", "native-cuda", "native-hip", "reference"),
+                "variant": tuple(f"{layout}-{extents}" for layout in ("left", "right")
+                                 for extents in ("static", "dynamic")),
+                "kernel": ("gradients",)},
+    "matvec": {"implementation": ("kokkos", "mpi", "nccl") + _BLAS,
+               "variant": _MATVEC + ("sgemv", "dgemv") + _EXCHANGES,
+               "kernel": _MATVEC + tuple("csr-" + v for v in _MATVEC) + _EXCHANGES
+               + tuple(f"{blas}-{t}gemv" for blas in _BLAS for t in "sd")},
+    "mgs": {"implementation": ("kokkos",) + _MGS_VENDORS, "variant": _MGS,
+            "kernel": _MGS + tuple(f"{a}-{v}" for a in _MGS for v in _MGS_VENDORS)},
+    "contact": {"implementation": ("kokkos", "arborx"), "variant": _STORAGES,
+                "kernel": tuple(f"{s}.{phase}" for s in _STORAGES
+                                for phase in ("build", "stats", "step"))},
+    # A superset: every family's shapes at both places (each runs some).
+    "microbench": {"implementation": _MICROBENCH_ARMS, "variant": _MICROBENCH,
+                   "kernel": tuple(f"{b}/{arm}" for b in _MICROBENCH for arm in _MICROBENCH_ARMS)},
+}
+# Counts fit a C int, as in the mini-apps.
+_COUNT_MAX = 2**31 - 1
+
+
+def is_number(value):
+    """A finite JSON number (not a boolean) that fits a float."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+class _Fields:
+    """The fields of one document the tools read, each checked for its type
+    before use; a mistake names the file and the key."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def fail(self, key, message):
+        raise ToolError(f"{self.path}: {key}: {message}; not a well-formed karma results "
+                        "document (docs/results-format.md)", 2)
+
+    def get(self, parent, key, where, kinds, what, required=False, null=False):
+        """parent[key] when it is one of `kinds` (None when absent, or null
+        and `null`); else the problem, named `where`."""
+        if key not in parent:
+            if required:
+                self.fail(where, "missing")
+            return None
+        value = parent[key]
+        if value is None and null:
+            return None
+        kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+        ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+        if not ok:
+            self.fail(where, f"expected {what}, got {describe(value)}")
+        return value
+
+    def obj(self, parent, key, where, required=False):
+        return self.get(parent, key, where, dict, "an object", required)
+
+    def string(self, parent, key, where, required=False):
+        value = self.get(parent, key, where, str, "a string", required)
+        if required and value == "":
+            self.fail(where, "empty")
+        return value
+
+    def count(self, parent, key, where):
+        value = self.get(parent, key, where, int, "an integer")
+        if value is not None and not 1 <= value <= _COUNT_MAX:
+            self.fail(where, f"{value} is not in [1, {_COUNT_MAX}]")
+        return value
+
+    def number(self, parent, key, where, positive=False):
+        """A finite number, or null (how the mini-apps write NaN)."""
+        value = self.get(parent, key, where, (int, float), "a number or null", null=True)
+        if value is None:
+            return None
+        if not is_number(value):
+            self.fail(where, f"{describe(value)} is out of range")
+        if positive and value <= 0:
+            self.fail(where, f"must be > 0, got {value}")
+        return value
+
+
+def check_run(path, doc):
+    """Refuses (ToolError, exit 2) a document whose fields the tools read
+    have the wrong types: `fom.value` a string, `kernels` null, a list
+    where an object belongs, ..."""
+    f = _Fields(path)
+    f.string(doc, "app", "app", required=True)
+    deck = f.obj(doc, "deck", "deck")
+    if deck is not None:
+        f.string(deck, "path", "deck.path")
+        f.obj(deck, "resolved", "deck.resolved")
+    f.obj(doc, "problem", "problem")
+    mpi = f.obj(doc, "mpi", "mpi", required=True)
+    f.count(mpi, "ranks", "mpi.ranks")
+    f.count(mpi, "nodes", "mpi.nodes")
+    f.string(doc, "result", "result", required=True)
+    verification = f.obj(doc, "verification", "verification")
+    if verification is not None:
+        f.get(verification, "passed", "verification.passed", bool, "true or false")
+    kokkos = f.obj(doc, "kokkos", "kokkos")
+    if kokkos is not None:
+        f.string(kokkos, "default_execution_space", "kokkos.default_execution_space")
+        concurrency = f.get(kokkos, "concurrency", "kokkos.concurrency", int, "an integer",
+                            null=True)
+        if concurrency is not None and not 0 <= concurrency <= _COUNT_MAX:
+            f.fail("kokkos.concurrency", f"{concurrency} is not in [0, {_COUNT_MAX}]")
+    ranks = f.get(doc, "ranks", "ranks", list, "a list of ranks")
+    if ranks:
+        if not isinstance(ranks[0], dict):
+            f.fail("ranks[0]", f"expected an object, got {describe(ranks[0])}")
+        device = f.obj(ranks[0], "device", "ranks[0].device")
+        if device is not None:
+            f.string(device, "name", "ranks[0].device.name")
+    kernels = f.get(doc, "kernels", "kernels", list, "a list of kernels", required=True)
+    if not kernels:
+        f.fail("kernels", "empty: the run timed nothing")
+    names = set()
+    for i, k in enumerate(kernels):
+        where = f"kernels[{i}]"
+        if not isinstance(k, dict):
+            f.fail(where, f"expected an object, got {describe(k)}")
+        name = f.string(k, "name", f"{where}.name", required=True)
+        if name in names:
+            f.fail(f"{where}.name", f"'{name}' is also an earlier kernel's name")
+        names.add(name)
+        f.string(k, "implementation", f"{where}.implementation")
+        f.string(k, "variant", f"{where}.variant")
+        fom = f.obj(k, "fom", f"{where}.fom", required=True)
+        f.number(fom, "value", f"{where}.fom.value", positive=True)
+        f.string(fom, "units", f"{where}.fom.units")
+        f.get(fom, "higher_is_better", f"{where}.fom.higher_is_better", bool, "true or false")
+        f.number(k, "bytes", f"{where}.bytes")
+        time_s = f.obj(k, "time_s", f"{where}.time_s")
+        if time_s is not None:
+            f.number(time_s, "min", f"{where}.time_s.min")
+
+
+_LENIENT = []
+
+
+def check_schema(path, doc):
+    """The document against karma_tools/schemas/results.schema.json, requiring nothing
+    (check_run has required what the tools read): every field present must
+    have its type and range. A reference result, another program's figures,
+    is checked the same way against the schema's reference form."""
+    if not _LENIENT:
+        import jsonschema
+
+        strict = schemas.load("results.schema.json")
+        _LENIENT.append(jsonschema.Draft202012Validator(schemas.lenient(strict.schema)))
+    problems = schemas.problems(_LENIENT[0], doc)
+    if problems:
+        raise ToolError(f"{path}: {problems[0]}; not a well-formed karma results document "
+                        "(karma_tools/schemas/results.schema.json)", 2)
+
+
+class Run:
+    """One karma results document."""
+
+    def __init__(self, path, doc):
+        self.path = path
+        self.doc = doc
+        self.app = doc["app"]
+        deck = doc.get("deck") or {}
+        self.deck_path = deck.get("path", "")
+        self.deck_stem = os.path.splitext(os.path.basename(self.deck_path))[0] or "deck"
+        self.resolved = deck.get("resolved") or {}
+        self.problem = doc.get("problem") or {}
+        mpi = doc.get("mpi") or {}
+        self.ranks = int(mpi.get("ranks") or 1)
+        self.nodes = int(mpi.get("nodes") or 1)
+        # The path of device data between ranks; "" where not recorded.
+        self.comm_path = mpi["comm"].get("path", "") \
+            if isinstance(mpi.get("comm"), dict) else ""
+        self.passed = doc.get("result") == "PASSED" and \
+            bool((doc.get("verification") or {}).get("passed", True))
+        kokkos = doc.get("kokkos") or {}
+        self.backend = kokkos.get("default_execution_space", "?")
+        self.kokkos_version = kokkos.get("version") or "?"
+        ranks = doc.get("ranks") or [{}]
+        device = (ranks[0] or {}).get("device") or {}
+        self.device = device.get("name") or "?"
+        self.schema_version = doc.get("schema_version")
+        # Results read from a reference program's output (reference.py).
+        reference = doc.get("reference") if isinstance(doc.get("reference"), dict) else {}
+        self.reference = reference.get("format")
+        # gpu or host: what the kernels ran on (a node's host CPU runs and its
+        # GPU runs are different cases); "" where the results do not say.
+        self.device_kind = reference.get("device") if self.reference else device.get("kind")
+        if self.device_kind not in ("gpu", "host"):
+            self.device_kind = ""
+        self.kernels = {}
+        for k in doc.get("kernels") or []:
+            fom = k.get("fom") or {}
+            implementation, variant = kernel_identity(self, k)
+            self.kernels[k["name"]] = {
+                "implementation": implementation,
+                "variant": variant,
+                "entry": k,
+                "value": fom.get("value"),
+                "units": fom.get("units", ""),
+                "higher_is_better": bool(fom.get("higher_is_better", True)),
+                "bytes": k.get("bytes"),
+                "time_min": (k.get("time_s") or {}).get("min"),
+                "energy": kernel_energy(k),
+                "efficiency": kernel_efficiency(k),
+            }
+
+    def deck_values(self, include_run=False):
+        """The resolved deck flattened to {'stream.shape': [..], ...};
+        without the run section (repetitions, results_dir) unless asked."""
+        flat = {}
+
+        def walk(prefix, value):
+            if isinstance(value, dict):
+                for k, v in value.items():
+                    walk(f"{prefix}.{k}" if prefix else k, v)
+            else:
+                flat[prefix] = value
+
+        walk("", self.resolved)
+        if not include_run:
+            flat = {k: v for k, v in flat.items() if not k.startswith("run.")}
+        return flat
+
+    def precision(self):
+        p = self.problem.get("precision")
+        if p:
+            return p
+        for k, v in self.deck_values().items():
+            if k.endswith(".precision"):
+                return v
+        return None
+
+
+def kernel_energy(kernel):
+    """A kernel entry's measured energy figures: {average_power_W,
+    joules_per_execution, fom_per_watt, fom_per_watt_units}, or None unless
+    its energy.status is "measured" with a positive power. Read leniently:
+    energy is optional (results before it have none) and a malformed figure
+    only goes missing, as an unmeasured one does."""
+    energy = kernel.get("energy")
+    if not isinstance(energy, dict) or energy.get("status") != "measured":
+        return None
+    per_watt = energy.get("fom_per_watt")
+    per_watt = per_watt if isinstance(per_watt, dict) else {}
+    out = {"average_power_W": energy.get("average_power_W"),
+           "joules_per_execution": energy.get("joules_per_execution"),
+           "fom_per_watt": per_watt.get("value")}
+    out = {k: v if is_number(v) and v > 0 else None for k, v in out.items()}
+    if out["average_power_W"] is None:
+        return None
+    units = per_watt.get("units")
+    out["fom_per_watt_units"] = units if isinstance(units, str) else ""
+    return out
+
+
+def kernel_efficiency(kernel):
+    """{fraction_of_peak_bandwidth, fraction_of_peak_flops}: those of a
+    kernel entry's efficiency that are known (an empty dict when none)."""
+    efficiency = kernel.get("efficiency")
+    if not isinstance(efficiency, dict):
+        return {}
+    return {k: efficiency[k] for k in ("fraction_of_peak_bandwidth", "fraction_of_peak_flops")
+            if is_number(efficiency.get(k)) and efficiency[k] >= 0}
+
+
+def kernel_identity(run, kernel):
+    """(implementation, variant) of a kernel entry: its own fields
+    (schema_version 2), else inferred as the module's docstring says."""
+    name = kernel.get("name", "")
+    implementation = kernel.get("implementation")
+    variant = kernel.get("variant")
+    if not isinstance(implementation, str) or not implementation:
+        implementation = None
+        from_deck = (run.resolved.get(run.app) or {}).get("implementation") \
+            if isinstance(run.resolved.get(run.app), dict) else None
+        if isinstance(from_deck, str) and from_deck:
+            implementation = from_deck
+        else:
+            for known in KNOWN_IMPLEMENTATIONS:
+                if name == known or name.startswith(known + "-") or name.endswith("-" + known):
+                    implementation = known
+                    break
+        implementation = implementation or "kokkos"
+    if not isinstance(variant, str) or not variant:
+        variant = name
+        for cut in (implementation + "-", "-" + implementation):
+            if variant.startswith(cut) and variant != cut:
+                variant = variant[len(cut):]
+                break
+            if variant.endswith(cut) and variant != cut:
+                variant = variant[:-len(cut)]
+                break
+    return implementation, variant
+
+
+# Why a set skips a JSON file that is no other karma tool's (other_tool).
+NOT_RESULTS = "not karma results"
+IGNORED = "ignored by git"
+
+
+def other_tool(doc):
+    """Which other karma tool wrote doc, if one did."""
+    if not isinstance(doc, dict) or "schema_version" in doc:
+        return None
+    if "context" in doc and "benchmarks" in doc:
+        return "Google Benchmark JSON (karma-microbench before it took a deck)"
+    kinds = {"karma_environment": "karma-envcapture's environment.json",
+             "karma_batch_manifest": "karma-batch's manifest",
+             "karma_compare": "karma-compare's JSON",
+             "karma_compare_campaign": "karma-compare --campaign's JSON",
+             "karma_compare_implementations": "karma-compare --implementations's JSON",
+             "karma_score": "karma-score's JSON", "karma_archive": "karma-archive's index"}
+    return next((what for key, what in kinds.items() if key in doc), None)
+
+
+class ResultSet:
+    def __init__(self, label, path):
+        self.label = label
+        self.path = path
+        self.runs = []
+        self.skipped = []  # (path, why)
+        self.invalid = []  # (path, error): left out by skip_invalid
+
+
+def _git_ignored(paths, root):
+    """The subset of paths git ignores (none when root is not in a git tree)."""
+    if not paths:
+        return set()
+    try:
+        out = subprocess.run(["git", "-C", root, "check-ignore", "--stdin", "-z"],
+                             input="\0".join(os.path.abspath(p) for p in paths),
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return set()
+    if out.returncode not in (0, 1):
+        return set()
+    return {os.path.abspath(p) for p in out.stdout.split("\0") if p}
+
+
+def find_json(path):
+    """The JSON files under path (a file, a directory or a results archive;
+    archives inside a directory are read as the folders they hold)."""
+    if archive.split(path) is None and os.path.isfile(path):
+        return [path]
+    return archive.walk_files(path, ".json")
+
+
+def load_set(path, label=None, committed_only=False, need_runs=True, skip_invalid=False):
+    """Every karma results document under path.
+    Rejects documents of another schema version and sets without results;
+    with skip_invalid, a file that is not well-formed is left out instead,
+    with its error in the set's `invalid` list."""
+    label = label or os.path.basename(os.path.normpath(path)).removesuffix(archive.SUFFIX) \
+        or path
+    if not archive.exists(path):
+        raise ToolError(f"{path}: no such file or directory", 2)
+    result = ResultSet(label, path)
+    files = find_json(path)
+    if committed_only:
+        # git knows the archive, not the files inside it.
+        disk = archive.archive_of(path)
+        root = disk if os.path.isdir(disk) else os.path.dirname(disk) or "."
+        ignored = _git_ignored(sorted({archive.archive_of(f) for f in files}), root)
+        result.skipped.extend((f, IGNORED) for f in files
+                              if os.path.abspath(archive.archive_of(f)) in ignored)
+        files = [f for f in files if os.path.abspath(archive.archive_of(f)) not in ignored]
+    for f in files:
+        try:
+            _load_file(result, f)
+        except ToolError as e:
+            if not skip_invalid or e.code != 2:  # bad input only, not a read failure
+                raise
+            result.invalid.append((f, str(e)))
+    if need_runs and not result.runs:
+        what = f"{len(files)} JSON file(s), none of them karma results" if files else \
+            "no JSON files"
+        if result.invalid:
+            what += f", {len(result.invalid)} left out as invalid"
+        raise ToolError(f"{path}: no karma results found ({what}); point at a directory "
+                        "the mini-apps or karma-batch wrote", 2)
+    return result
+
+
+def _load_file(result, f):
+    """One file of a set into it: a run, or skipped."""
+    doc = read_json(f)
+    if isinstance(doc, dict) and "schema_version" in doc:
+        version = doc["schema_version"]
+        if not isinstance(version, int) or isinstance(version, bool) or \
+                version not in SCHEMA_VERSIONS:
+            shown = version if isinstance(version, int) and not isinstance(version, bool) \
+                else describe(version)
+            raise ToolError(f"{f}: schema_version {shown}, but this tool reads karma "
+                            "results of schema_version 1 or 2 (docs/results-format.md)"
+                            "; use the karma release that wrote it", 2)
+        missing = [k for k in ("app", "kernels", "result", "mpi") if k not in doc]
+        if missing:
+            raise ToolError(f"{f}: schema_version {version} but no {', '.join(missing)}: not a "
+                            "karma results document", 2)
+        check_run(f, doc)
+        check_schema(f, doc)
+        beyond = validate.physics_problems(doc)
+        if beyond:  # never compared, plotted or scored; --skip-invalid lists it
+            raise ToolError(f"{f}: {beyond[0]}; not a measurement", 2)
+        result.runs.append(Run(f, doc))
+    else:
+        result.skipped.append((f, other_tool(doc) or NOT_RESULTS))
+
+
+def format_value(value):
+    """A FOM for a table: 4 significant digits, no exponent for usual sizes."""
+    if value is None:
+        return "-"
+    a = abs(value)
+    if a == 0:
+        return "0"
+    if a >= 1000:
+        return f"{value:.0f}"
+    if a >= 1:
+        return f"{value:.4g}"
+    return f"{value:.4g}"
+
+
+def format_size(value):
+    """Lists of integers with powers of two as 2^k: [268435456] -> [2^28]."""
+    def one(v):
+        if isinstance(v, int) and not isinstance(v, bool) and v >= 1024 and v & (v - 1) == 0:
+            return f"2^{v.bit_length() - 1}"
+        return str(v)
+
+    if isinstance(value, list):
+        return "[" + ",".join(one(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return one(value)

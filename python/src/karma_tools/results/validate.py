@@ -1,0 +1,175 @@
+"""karma-validate-results PATH... [--app NAME] [--ranks N] [--result PASSED|FAILED]
+
+Checks karma results documents against karma_tools/schemas/results.schema.json (with
+python3-jsonschema) and, in code, the rules a schema cannot state: one entry
+per rank in rank order, 0 < min <= median <= max (or mean, without a
+median), a check's verdict against its error and tolerance, the verdicts
+against each other, a real calendar date, a window's start before its end.
+A reference result (another program's figures, with a top-level `reference`
+object) is checked against the schema's reference form, which requires only
+what such a run can know, and by the same rules. A PATH is a file, or a
+directory: every *.json under it, recursively, except hidden files and
+directories and the JSON other karma tools write (Google Benchmark,
+karma-envcapture, karma-batch, karma-compare, karma-score, karma-archive's
+index: results.other_tool), which are named as skipped. A
+file named on the command line is always checked.
+
+Exit 0 when every file conforms, 1 when one does not (not JSON, or each
+problem on a line), 2 on bad usage, input that cannot be read, or a schema
+file that is wrong; 2 wins over 1, since a file that could not be read was
+not checked."""
+
+import datetime
+import json
+
+from karma_tools import schemas
+
+
+def printable(text):
+    """ASCII only: messages may quote bytes of a file."""
+    return "".join(c if " " <= c < "\x7f" else
+                   "".join(f"\\x{b:02x}" for b in c.encode("utf-8", "surrogateescape"))
+                   for c in str(text))
+
+
+def _is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _real_date(text):
+    """The date's calendar: the schema's pattern has checked its form."""
+    try:
+        day, time = text[:10], text[11:19]
+        hour, minute, second = (int(p) for p in time.split(":"))
+        datetime.date.fromisoformat(day)
+        # A leap second is the last second of a UTC day.
+        if second == 60:
+            return hour == 23 and minute == 59
+        datetime.time(hour, minute, second)
+        return True
+    except ValueError:
+        return False
+
+
+def cross_field_problems(doc, expect):
+    """What a schema cannot state; each rule looks only at parts of the
+    right type (the schema reports the rest)."""
+    out = []
+    get = lambda d, k: d.get(k) if isinstance(d, dict) else None  # noqa: E731
+    date = get(doc, "date")
+    if isinstance(date, str) and len(date) >= 20 and not _real_date(date):
+        out.append(f"date: {json.dumps(date)} is not a real UTC date and time of day")
+    mpi_ranks = get(get(doc, "mpi"), "ranks")
+    ranks = mpi_ranks if isinstance(mpi_ranks, int) and not isinstance(mpi_ranks, bool) else None
+    for where, entries in (("ranks", get(doc, "ranks")),
+                           ("energy.ranks", get(get(doc, "energy"), "ranks"))):
+        if isinstance(entries, list) and ranks is not None and len(entries) != ranks:
+            out.append(f"{where}: {len(entries)} entries for {ranks} ranks")
+    for i, r in enumerate(get(doc, "ranks") if isinstance(get(doc, "ranks"), list) else []):
+        rank = get(r, "rank")
+        if _is_number(rank) and rank != i:
+            out.append(f"ranks[{i}].rank: {rank}, out of order")
+    kernels = get(doc, "kernels")
+    for i, k in enumerate(kernels if isinstance(kernels, list) else []):
+        t = get(k, "time_s")
+        lo, med, hi = get(t, "min"), get(t, "median"), get(t, "max")
+        if all(map(_is_number, (lo, med, hi))) and not 0 < lo <= med <= hi:
+            out.append(f"kernels[{i}].time_s: not 0 < min <= median <= max "
+                       f"({lo}, {med}, {hi})")
+        # A reference program gives no median (BabelStream: min, max, average).
+        mean = get(t, "mean")
+        if med is None and all(map(_is_number, (lo, mean, hi))) and not 0 < lo <= mean <= hi:
+            out.append(f"kernels[{i}].time_s: not 0 < min <= mean <= max "
+                       f"({lo}, {mean}, {hi})")
+        window = get(get(k, "energy"), "window_unix_s")
+        if isinstance(window, list) and len(window) == 2 and all(map(_is_number, window)) \
+                and window[0] > window[1]:
+            out.append(f"kernels[{i}].energy.window_unix_s: start after end")
+    verification = get(doc, "verification")
+    passed = get(verification, "passed")
+    checks = get(verification, "checks")
+    if isinstance(checks, list):
+        verdicts = []
+        for i, c in enumerate(checks):
+            error, tolerance, ok = get(c, "error"), get(c, "tolerance"), get(c, "passed")
+            if not isinstance(ok, bool):
+                continue
+            verdicts.append(ok)
+            if (_is_number(error) or error is None) and _is_number(tolerance):
+                within = _is_number(error) and error <= tolerance
+                why = "error is null (NaN or infinite)" if error is None else \
+                    f"error {error} {'<=' if within else '>'} tolerance {tolerance}"
+                if ok != within:
+                    out.append(f"verification.checks[{i}].passed: {json.dumps(ok)}, but {why}")
+        if isinstance(passed, bool) and checks and len(verdicts) == len(checks) \
+                and all(verdicts) != passed:
+            out.append("verification.passed disagrees with its checks")
+    result = get(doc, "result")
+    if isinstance(result, str):
+        if isinstance(passed, bool) and result != ("PASSED" if passed else "FAILED"):
+            out.append(f"result: {json.dumps(result)} disagrees with verification.passed")
+        if expect.get("result") and result != expect["result"]:
+            out.append(f"result: {json.dumps(result)}, expected {expect['result']}")
+    app = get(doc, "app")
+    if expect.get("app") and isinstance(app, str) and app != expect["app"]:
+        out.append(f"app: {json.dumps(app)}, expected {expect['app']}")
+    if expect.get("ranks") and ranks is not None and ranks != expect["ranks"]:
+        out.append(f"mpi.ranks: {ranks}, expected {expect['ranks']}")
+    return out
+
+
+# How far a figure may pass its device's peak (docs/results-format.md): a
+# GPU's stream from its memory cannot; a host's caches hold small arrays
+# whose reads pass its memory's peak.
+PEAK_TOLERANCE = {"gpu": 1.0, "host": 4.0}
+
+
+def physics_problems(doc):
+    """Each kernel whose bandwidth or FLOP/s passes its devices' peak beyond
+    PEAK_TOLERANCE: a broken timer or a broken peak, never a measurement."""
+    get = lambda d, k: d.get(k) if isinstance(d, dict) else None  # noqa: E731
+    ranks = get(doc, "ranks")
+    kinds = [get(get(r, "device"), "kind") for r in ranks] if isinstance(ranks, list) else []
+    limit = max([PEAK_TOLERANCE.get(k, 1.0) for k in kinds if isinstance(k, str)] or [1.0])
+    out = []
+    kernels = get(doc, "kernels")
+    for i, k in enumerate(kernels if isinstance(kernels, list) else []):
+        for what in ("bandwidth", "flops"):
+            fraction = get(get(k, "efficiency"), f"fraction_of_peak_{what}")
+            if _is_number(fraction) and fraction > limit:
+                out.append(f"kernels[{i}].efficiency.fraction_of_peak_{what}: {fraction:.3g} "
+                           f"times the device's peak (more than {limit:g}): not physical")
+    return out
+
+
+def validate(doc, expect=None):
+    """Every problem of a parsed document, schema first, one line each."""
+    found = schemas.problems(schemas.load("results.schema.json"), doc)
+    return found + cross_field_problems(doc, expect or {}) + physics_problems(doc)
+
+
+def parse_json(data):
+    """The document, or why the bytes are not JSON."""
+    def no_constant(name):
+        raise ValueError(f"{name} is not a JSON number")
+
+    def finite(text):
+        value = float(text)
+        if value in (float("inf"), float("-inf")):
+            raise ValueError(f"the number {text} is out of range")
+        return value
+
+    try:
+        return json.loads(data.decode("utf-8"), parse_constant=no_constant,
+                          parse_float=finite), None
+    except UnicodeDecodeError as e:
+        return None, f"not UTF-8 ({e.reason} at byte {e.start})"
+    except RecursionError:
+        return None, "nested too deeply"
+    except ValueError as e:
+        return None, str(e)
+
+
+def is_reference(doc):
+    """Whether doc takes the schema's reference form (its `reference` key)."""
+    return isinstance(doc, dict) and "reference" in doc

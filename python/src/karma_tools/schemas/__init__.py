@@ -1,0 +1,176 @@
+"""The suite's JSON Schema files (karma_tools/schemas/, shipped with the package
+when installed): loading them, checking documents against them with
+Debian's python3-jsonschema, and problems as one line each, "path: what".
+
+A schema file that is not JSON or not a valid draft 2020-12 schema is a
+ToolError (exit 2) naming the file, the line and the key."""
+
+import json
+import os
+
+from karma_tools.core import PACKAGE, ToolError, describe
+
+_DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def schemas_dir():
+    """The schemas/ folder inside this package (package data); $KARMA_SCHEMAS
+    names another (to check a schema being written, and in tests)."""
+    return os.environ.get("KARMA_SCHEMAS") or \
+        os.path.join(PACKAGE, "schemas")
+
+
+def _skip_space(text, pos):
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
+def locate(text, path):
+    """(line, column) of the value at `path` (keys and indices) in the JSON
+    text, or of the deepest part of it that exists."""
+    decoder = json.JSONDecoder()
+    pos = _skip_space(text, 0)
+    for key in path:
+        if pos >= len(text) or text[pos] not in "{[":
+            break
+        start, is_object, index, found = pos, text[pos] == "{", 0, None
+        pos = _skip_space(text, pos + 1)
+        while pos < len(text) and text[pos] not in "}]":
+            if is_object:
+                name, pos = json.decoder.scanstring(text, pos + 1)
+                pos = _skip_space(text, _skip_space(text, pos) + 1)  # past the ':'
+                hit = name == key
+            else:
+                hit = index == key
+                index += 1
+            if hit:
+                found = pos
+                break
+            _, pos = decoder.raw_decode(text, pos)
+            pos = _skip_space(text, pos)
+            if pos < len(text) and text[pos] == ",":
+                pos = _skip_space(text, pos + 1)
+        if found is None:
+            pos = start  # the key is missing: point at its object
+            break
+        pos = found
+    line = text.count("\n", 0, pos) + 1
+    return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
+
+
+def dotted(path):
+    """kernels[0].time_s.min from ('kernels', 0, 'time_s', 'min')."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+_CACHE = {}
+
+
+def load(name):
+    """The validator (jsonschema Draft202012Validator) of schemas/<name>,
+    cached; ToolError (2) for a schema file that is wrong."""
+    if name in _CACHE:
+        return _CACHE[name]
+    import jsonschema
+
+    path = os.path.join(schemas_dir(), name)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ToolError(f"{path}: cannot read the schema ({e})", 2) from None
+    try:
+        schema = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ToolError(f"{path}:{e.lineno}:{e.colno}: not JSON: {e.msg}", 2) from None
+    if not isinstance(schema, dict) or schema.get("$schema") != _DRAFT:
+        line, col = locate(text, ["$schema"])
+        raise ToolError(f"{path}:{line}:{col}: $schema: expected \"{_DRAFT}\"", 2)
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as e:
+        line, col = locate(text, list(e.path))
+        raise ToolError(f"{path}:{line}:{col}: {dotted(e.path) or '(top)'}: not a valid "
+                        f"schema: {e.message}", 2) from None
+    _CACHE[name] = jsonschema.Draft202012Validator(schema)
+    return _CACHE[name]
+
+
+def lenient(schema):
+    """The schema with every `required` and `dependentRequired` dropped
+    (outside `if`, `not`, `oneOf` and `anyOf`, whose meaning they carry: a
+    `oneOf` of two `required` lists would otherwise become two empty
+    schemas that everything matches, and so fail): what is present must
+    still have its type and range, but nothing need be present."""
+    if isinstance(schema, list):
+        return [lenient(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {k: v if k in ("if", "not", "oneOf", "anyOf", "const", "enum", "default")
+            else lenient(v)
+            for k, v in schema.items() if k not in ("required", "dependentRequired")}
+
+
+_TYPE_WORDS = {"object": "an object", "array": "a list", "string": "a string",
+               "number": "a number", "integer": "an integer", "boolean": "true or false",
+               "null": "null"}
+
+
+def _short(value):
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:56] + "..."
+
+
+def problems(validator, doc):
+    """Every way doc departs from the schema, one "path: what" line each, in
+    document order of the checks."""
+    out = []
+    for e in validator.iter_errors(doc):
+        path, kind, want = list(e.absolute_path), e.validator, e.validator_value
+        where = dotted(path)
+        if kind == "required":
+            out += [f"{dotted(path + [k])}: missing" for k in want
+                    if isinstance(e.instance, dict) and k not in e.instance]
+            continue
+        if kind == "dependentRequired":
+            out += [f"{dotted(path + [d])}: missing beside {k}" for k, deps in want.items()
+                    if k in e.instance for d in deps if d not in e.instance]
+            continue
+        if kind == "type":
+            if not path:
+                out.append("the document is not a JSON object")
+                continue
+            kinds = want if isinstance(want, list) else [want]
+            what = f"expected {' or '.join(_TYPE_WORDS[k] for k in kinds)}, " \
+                   f"got {describe(e.instance)}"
+        elif kind == "const":
+            what = f"{_short(e.instance)}, expected {_short(want)}"
+        elif kind == "enum":
+            what = f"{_short(e.instance)}, expected one of {', '.join(map(_short, want))}"
+        elif kind in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+            sign = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=",
+                    "exclusiveMaximum": "<"}[kind]
+            what = f"must be {sign} {want}, got {_short(e.instance)}"
+        elif kind == "minItems":
+            what = "empty" if want == 1 else f"{len(e.instance)} entries, expected at least {want}"
+        elif kind == "maxItems":
+            what = f"{len(e.instance)} entries, expected at most {want}"
+        elif kind == "minLength":
+            what = "empty"
+        elif kind == "pattern":
+            # The description says in words what the pattern wants.
+            what = f"{_short(e.instance)} is not " + \
+                e.schema.get("description", f"of the form {want}").split(": ")[0]
+        elif kind == "not" and list(want) == ["required"] and len(e.schema_path) >= 2:
+            beside = e.schema_path[-2]  # dependentSchemas' key
+            out.append(f"{dotted(path + [want['required'][0]])}: not allowed beside {beside}")
+            continue
+        else:
+            what = e.message
+        out.append(f"{where}: {what}")
+    seen = set()
+    return [p for p in out if not (p in seen or seen.add(p))]

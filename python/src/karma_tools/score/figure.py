@@ -1,0 +1,669 @@
+"""The procurement figure: karma's one figure of record for a machine
+against a reference machine (docs/score.md). karma-score prints it, and so
+does karma-compare for two sets; nothing else computes it.
+
+The figure is the baseline tier's overall score: per row (app, class, case,
+work) the best Kokkos kernel of each reportable run, the median over the
+rounds, its ratio to the reference's; per app the geometric mean of its rows
+of the scored classes; the weighted geometric mean of the apps. It stands
+only for a complete set (every row the weights give weight to), and it
+carries the interval the rounds span."""
+
+import fnmatch
+import math
+import os
+import sys
+
+from karma_tools.core import APPS, CHECKOUT, ToolError, read_input_file
+from karma_tools.results.archive import read_json
+from karma_tools.results import archive
+from karma_tools.results import codeversion
+from karma_tools.results import rules
+from karma_tools.compare import sides
+from karma_tools.results.results import is_number, load_set
+from karma_tools.results.cases import holds_one, rounds_key
+
+REFERENCE_FORMAT = 1
+DEFAULT_WEIGHTS = os.path.join("campaigns", "procurement", "score-weights.txt")
+# The reference machine's figures that ship with the suite (docs/run-rules.md).
+DEFAULT_REFERENCE = os.path.join("campaigns", "procurement", "reference.json")
+KINDS = ("gpu", "host")
+# The figure of record is this tier's overall.
+TIER = "baseline"
+
+
+# --- loading ------------------------------------------------------------------------
+
+
+def _campaign_files(path):
+    """([results files], [{file, reasons}] of jobs without results) of a
+    campaign directory's jobs (its manifest knows where they are, under OUT
+    or where the campaign ran), or None when path is not one."""
+    if not archive.isfile(os.path.join(path, sides.MANIFEST)):
+        return None
+    manifest_path, manifest = sides.find_manifest(path)
+    files, missing = [], []
+    for entry in manifest["jobs"]:
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+            found = sides.results_path(manifest_path, manifest, entry)
+            if found:
+                files.append(found)
+            else:
+                missing.append({"file": f"{manifest_path}: job {entry['name']}",
+                                "reasons": [sides.missing_reason(manifest_path, manifest, entry)]})
+    return files, missing
+
+
+def load_runs(path):
+    """(the karma runs of a set, [{file, reasons}] of its campaign's jobs
+    without results); see DESCRIPTION."""
+    campaign = _campaign_files(path)
+    if not campaign or not campaign[0]:  # not a campaign, or its results lie in the tree
+        return load_set(path).runs, []
+    runs = []
+    for f in campaign[0]:
+        runs += load_set(f, need_runs=False).runs
+    return runs, campaign[1]
+
+
+def left_out_reasons(run, kind):
+    """Why a run cannot be scored ([] when it can)."""
+    record = rules.reportable(run.doc)
+    if not record.get("reportable"):
+        reasons = [r for r in record.get("reasons") or [] if isinstance(r, str)]
+        if run.reference:
+            reasons.insert(0, f"output of a reference program ({run.reference}), not a "
+                           "karma run")
+        return reasons or ["not reportable"]
+    if not run.passed:
+        return ["did not pass verification"]
+    if kind is not None and run.device_kind != kind:
+        return [f"ran on a {run.device_kind or 'unknown'} device; the reference is {kind}"]
+    return []
+
+
+def split_runs(runs, kind):
+    """(runs to score, [{file, reasons}] of those left out)."""
+    kept, left_out = [], []
+    for run in runs:
+        reasons = left_out_reasons(run, kind)
+        if reasons:
+            left_out.append({"file": run.path, "reasons": reasons})
+        else:
+            kept.append(run)
+    return kept, left_out
+
+
+# --- figures ------------------------------------------------------------------------
+
+
+def median(values):
+    values = sorted(values)
+    n = len(values)
+    return values[n // 2] if n % 2 else 0.5 * (values[n // 2 - 1] + values[n // 2])
+
+
+def _better(a, b, higher_is_better):
+    if a is None:
+        return b
+    return max(a, b) if higher_is_better else min(a, b)
+
+
+def run_figures(run, tier):
+    """{row key: {units, higher_is_better, fom, per_watt, per_watt_units}}:
+    one run's best figure (and best FOM per watt) of each work, over its
+    kernels that count in `tier`."""
+    out = {}
+    for name, k in run.kernels.items():
+        kernel = {"name": name, "implementation": k["implementation"]}
+        if not rules.counts_in(tier, run.doc, kernel) or not is_number(k["value"]) \
+                or k["value"] <= 0:
+            continue
+        key = rules.row_key(run.doc, kernel)
+        fig = out.setdefault(key, {"units": k["units"], "higher_is_better":
+                                   k["higher_is_better"], "fom": None, "per_watt": None,
+                                   "per_watt_units": None, "code_versions": set(),
+                                   "code_schemes": set(), "codes": {}})
+        if (k["units"], k["higher_is_better"]) != (fig["units"], fig["higher_is_better"]):
+            continue  # not the same measure of the work: not an alternative
+        code = k["entry"].get("code_version")
+        if isinstance(code, str):
+            fig["code_versions"].add(code)
+            fig["code_schemes"].add(codeversion.scheme_of(k["entry"].get("code")))
+            made_of = _code_made_of(k["entry"].get("code"))
+            if made_of:
+                fig["codes"][code] = made_of
+        hib = fig["higher_is_better"]
+        fig["fom"] = _better(fig["fom"], k["value"], hib)
+        energy = k["energy"]
+        if energy and energy["fom_per_watt"] is not None:
+            fig["per_watt"] = _better(fig["per_watt"], energy["fom_per_watt"], hib)
+            fig["per_watt_units"] = energy["fom_per_watt_units"]
+    return out
+
+
+def _code_made_of(code):
+    """{symbols, launch} of a kernel's `code` object of this scheme (what
+    its code version is computed from, so that it can be computed again
+    from other sources), or None."""
+    if codeversion.scheme_of(code) != codeversion.SCHEME or \
+            not isinstance(code.get("symbols"), list) or not isinstance(code.get("launch"), dict):
+        return None
+    return {"symbols": code["symbols"], "launch": code["launch"]}
+
+
+def _deck_of(run):
+    return rounds_key(run, rules.reportable(run.doc).get("tier"))
+
+
+def _best_median(figs, field, hib):
+    """(figure, runs, rounds): over decks, the best median of the runs'
+    `field`, with that deck's values run by run (its spread)."""
+    best = None
+    for runs in figs.values():
+        values = [f[field] for f in runs if f[field] is not None]
+        if values:
+            m = median(values)
+            if best is None or (m > best[0] if hib else m < best[0]):
+                best = (m, len(values), sorted(values))
+    return best or (None, 0, [])
+
+
+def tier_figures(runs, tier):
+    """{row key: {figure, runs, rounds, units, higher_is_better, per_watt,
+    per_watt_runs, per_watt_rounds, per_watt_units, code_versions}} of a
+    tier over a set's runs (rounds: the figure's runs' values, sorted)."""
+    groups = {}
+    for run in runs:
+        deck = _deck_of(run)
+        for key, fig in run_figures(run, tier).items():
+            groups.setdefault(key, {}).setdefault(deck, []).append(fig)
+    table = {}
+    for key, decks in groups.items():
+        first = next(iter(decks.values()))[0]
+        units, hib = first["units"], first["higher_is_better"]
+        decks = {d: [f for f in figs if (f["units"], f["higher_is_better"]) == (units, hib)]
+                 for d, figs in decks.items()}
+        figure, count, rounds = _best_median(decks, "fom", hib)
+        per_watt, per_watt_count, per_watt_rounds = _best_median(decks, "per_watt", hib)
+        pw_units = next((f["per_watt_units"] for figs in decks.values() for f in figs
+                         if f["per_watt"] is not None), None)
+        code, schemes = ({x for figs in decks.values() for f in figs for x in f[field]}
+                         for field in ("code_versions", "code_schemes"))
+        codes = {v: c for figs in decks.values() for f in figs for v, c in f["codes"].items()}
+        table[key] = {"figure": figure, "runs": count, "rounds": rounds, "units": units,
+                      "higher_is_better": hib, "per_watt": per_watt,
+                      "per_watt_runs": per_watt_count, "per_watt_rounds": per_watt_rounds,
+                      "per_watt_units": pw_units, "code_versions": sorted(code),
+                      "code_schemes": sorted(schemes),
+                      "codes": [dict(version=v, **codes[v]) for v in sorted(codes)]}
+    return table
+
+
+# --- the reference --------------------------------------------------------------------
+
+
+def _distinct(values):
+    return sorted({v for v in values if isinstance(v, str) and v})
+
+
+def environment_summary(runs):
+    """Host, CPU, GPU, driver and OS of the karma-envcapture captures
+    beside the runs' results (results/<job>/environment/environment.json)."""
+    captures = []
+    for where in sorted({os.path.dirname(r.path) for r in runs}):
+        path = os.path.join(where, "environment", "environment.json")
+        if not archive.isfile(path):
+            continue
+        try:
+            doc = read_json(path)
+        except ToolError:
+            continue
+        if isinstance(doc, dict):
+            captures.append(doc)
+
+    def field(doc, *path):
+        for part in path:
+            doc = doc.get(part) if isinstance(doc, dict) else None
+        return doc
+
+    def os_of(doc):
+        name, release = field(doc, "platform", "os"), field(doc, "platform", "release")
+        return f"{name} ({release})" if name and release else name
+
+    return {"captures": len(captures),
+            "hosts": _distinct(field(c, "hostname") for c in captures),
+            "cpu_models": _distinct(field(c, "cpu", "Model name") for c in captures),
+            "gpu_models": _distinct(p for c in captures
+                                    for p in field(c, "gpu", "products") or []),
+            "drivers": _distinct(field(c, "gpu", "driver_version") for c in captures),
+            "os": _distinct(os_of(c) for c in captures)}
+
+
+def _reference_kind(path, runs, kind):
+    kinds = sorted({r.device_kind or "unknown" for r in runs})
+    if kind is None:
+        if len(kinds) > 1:
+            raise ToolError(f"{path}: reportable baseline results ran on {' and '.join(kinds)} "
+                            "devices; choose one with --kind", 2)
+        kind = kinds[0]
+    if kind not in KINDS:
+        raise ToolError(f"{path}: the reportable baseline results do not say what device "
+                        "they ran on (ranks[].device.kind)", 2)
+    return kind
+
+
+def make_reference(path, name=None, kind=None, runs=None):
+    """The reference document of one set (docs/score.md; runs: the set's,
+    where they are loaded already)."""
+    if runs is None:
+        runs, _ = load_runs(path)
+    baseline = [r for r in runs if not left_out_reasons(r, None)
+                and rules.reportable(r.doc).get("tier") == "baseline"]
+    if not baseline:
+        # The first reason, without the file's path (absolute inside an
+        # archive): tables that quote it stay the same wherever they are made.
+        why = next(("; ".join(left_out_reasons(r, None)) for r in runs
+                    if left_out_reasons(r, None)), "")
+        raise ToolError(f"{path}: no reportable baseline result among {len(runs)} result(s)"
+                        + (f" (e.g. {why})" if why else ""), 2)
+    kind = _reference_kind(path, baseline, kind)
+    used = [r for r in baseline if r.device_kind == kind]
+    table = tier_figures(used, "baseline")
+    if not table:
+        raise ToolError(f"{path}: the reportable baseline results have no Kokkos kernel "
+                        "with a figure of merit", 2)
+    rows = []
+    for key in sorted(table, key=sort_key):
+        t = table[key]
+        per_watt = None if t["per_watt"] is None else \
+            {"value": t["per_watt"], "units": t["per_watt_units"], "runs": t["per_watt_runs"],
+             "rounds": t["per_watt_rounds"]}
+        rows.append(dict(_key_dict(key), figure=t["figure"], units=t["units"],
+                         higher_is_better=t["higher_is_better"], runs=t["runs"],
+                         rounds=t["rounds"], per_watt=per_watt,
+                         code_versions=t["code_versions"]))
+        if max(t["code_schemes"], default=1) > 1:  # absent: scheme 1, as in results
+            rows[-1]["code_scheme"] = max(t["code_schemes"])
+        if t["codes"]:
+            rows[-1]["codes"] = t["codes"]
+    docs = [r.doc for r in used]
+    return {"karma_score_reference": REFERENCE_FORMAT,
+            "name": name or label_of(path),
+            "source": path,
+            "device": {"kind": kind, "names": _distinct(r.device for r in used)},
+            "suite": {"versions": _distinct((d.get("suite") or {}).get("version") for d in docs),
+                      "git_describe": _distinct((d.get("suite") or {}).get("git_describe")
+                                                for d in docs)},
+            "kokkos": {"versions": _distinct(r.kokkos_version for r in used),
+                       "backends": _distinct(r.backend for r in used)},
+            "rules": _distinct(str(rules.reportable(d).get("rules")) for d in docs),
+            "results": len(used),
+            "environment": environment_summary(used),
+            "rows": rows}
+
+
+def _key_dict(key):
+    return dict(zip(("app", "class", "case", "work"), key))
+
+
+def sort_key(key):
+    app = key[0]
+    return (APPS.index(app) if app in APPS else len(APPS), app) + \
+        tuple("" if k is None else str(k) for k in key[1:])
+
+
+def label_of(path):
+    return os.path.basename(os.path.normpath(path)).removesuffix(archive.SUFFIX) or path
+
+
+def _rounds_ok(rounds):
+    """A reference row's figures round by round: absent (a reference made
+    before they were kept) or positive numbers."""
+    return rounds is None or (isinstance(rounds, list) and all(
+        is_number(v) and v > 0 for v in rounds))
+
+
+def _codes_ok(codes):
+    """A reference row's `codes`: what each of its code versions is made of."""
+    return isinstance(codes, list) and all(
+        isinstance(c, dict) and isinstance(c.get("version"), str)
+        and isinstance(c.get("symbols"), list) and all(isinstance(s, str) for s in c["symbols"])
+        and isinstance(c.get("launch"), dict) for c in codes)
+
+
+def _bad_reference(path, what):
+    raise ToolError(f"{path}: {what}; not a karma-score reference file (karma-score "
+                    "reference makes one)", 2)
+
+
+def load_reference(path):
+    """The reference document at path, its fields checked."""
+    if not os.path.lexists(path):
+        raise ToolError(f"{path}: no such file", 2)
+    doc = read_json(path)
+    if not isinstance(doc, dict) or doc.get("karma_score_reference") != REFERENCE_FORMAT:
+        _bad_reference(path, f"no karma_score_reference: {REFERENCE_FORMAT}")
+    device = doc.get("device")
+    if not isinstance(device, dict) or device.get("kind") not in KINDS:
+        _bad_reference(path, "device.kind is not gpu or host")
+    rows = doc.get("rows")
+    if not isinstance(rows, list) or not rows:
+        _bad_reference(path, "rows: not a non-empty list")
+    for i, row in enumerate(rows):
+        ok = isinstance(row, dict) and all(isinstance(row.get(k), str)
+                                           for k in ("app", "case", "work", "units")) \
+            and (row.get("class") is None or isinstance(row.get("class"), str)) \
+            and is_number(row.get("figure")) and row["figure"] > 0 \
+            and isinstance(row.get("higher_is_better"), bool)
+        code = row.get("code_versions") if isinstance(row, dict) else None
+        if ok and code is not None:
+            ok = isinstance(code, list) and all(isinstance(c, str) for c in code)
+        if ok and "code_scheme" in row:
+            ok = isinstance(row["code_scheme"], int) and row["code_scheme"] >= 1
+        if ok and "codes" in row:
+            ok = _codes_ok(row["codes"])
+        pw = row.get("per_watt") if isinstance(row, dict) else None
+        if ok and pw is not None:
+            ok = isinstance(pw, dict) and is_number(pw.get("value")) and pw["value"] > 0 \
+                and _rounds_ok(pw.get("rounds"))
+        ok = ok and _rounds_ok(row.get("rounds"))
+        if not ok:
+            _bad_reference(path, f"rows[{i}]: expected app, class, case, work, units, a "
+                           "positive figure, higher_is_better, per_watt (null or {value}), "
+                           "rounds (positive figures) and codes ({version, symbols, "
+                           "launch}), if any")
+    if not isinstance(doc.get("name"), str):
+        doc["name"] = label_of(path)
+    return doc
+
+
+# --- weights --------------------------------------------------------------------------
+
+
+def shipped(rel, what, flag):
+    """A file the suite ships: installed (PREFIX/share/karma/REL) or in the
+    checkout this package is in."""
+    tools = os.path.dirname(os.path.abspath(sys.argv[0]))
+    for base in (os.path.join(tools, "..", "share", "karma"),
+                 CHECKOUT):
+        path = os.path.normpath(os.path.join(base, rel))
+        if os.path.isfile(path):
+            return path
+    raise ToolError(f"no {what} ({rel} of the checkout or PREFIX/share/karma); give "
+                    f"{flag} FILE", 2)
+
+
+def default_weights():
+    return shipped(DEFAULT_WEIGHTS, "default weights file", "--weights")
+
+
+def load_weights(path, apps):
+    """{app: weight} for the reference's apps, normalised by their sum."""
+    try:
+        lines = read_input_file(path, "weights file").decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise ToolError(f"{path}: not UTF-8 text", 2) from None
+    weights = {}
+    for number, line in enumerate(lines, 1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        parts = text.split()
+        value = None
+        if len(parts) == 2:
+            try:
+                value = float(parts[1])
+            except ValueError:
+                pass
+        if value is None or not math.isfinite(value) or value < 0:
+            raise ToolError(f"{path}:{number}: expected 'PATTERN WEIGHT' with a weight >= 0, "
+                            f"got '{text}'", 2)
+        matched = [a for a in apps if fnmatch.fnmatchcase(a, parts[0])]
+        if not matched:
+            raise ToolError(f"{path}:{number}: pattern '{parts[0]}' matches no app of the "
+                            f"reference ({', '.join(apps)})", 2)
+        for app in matched:
+            weights[app] = value
+    total = sum(weights.values())
+    if total <= 0:
+        raise ToolError(f"{path}: the weights of the reference's apps sum to 0", 2)
+    return {app: weights.get(app, 0.0) / total for app in apps}
+
+
+# --- scoring --------------------------------------------------------------------------
+
+
+def geomean(values, weights=None):
+    """The (weighted) geometric mean; None of nothing."""
+    pairs = [(v, 1.0 if weights is None else w) for v, w in
+             zip(values, weights or [None] * len(values)) if v is not None]
+    total = sum(w for _, w in pairs)
+    if not pairs or total <= 0:
+        return None
+    return math.exp(sum(w * math.log(v) for v, w in pairs) / total)
+
+
+# Rounds of one case further apart than this are no measurement of it (a
+# run that broke, or a machine that changed under it): flagged in compare,
+# never scored (docs/score.md).
+ROUNDS_FACTOR = 10
+
+
+def unsteady(rounds):
+    """Why the rounds of one figure are no measurement, or None."""
+    values = [v for v in rounds or [] if v]
+    if values and max(values) > ROUNDS_FACTOR * min(values):
+        return f"rounds differ {max(values) / min(values):.3g}x (more than " \
+            f"{ROUNDS_FACTOR}x): not scored"
+    return None
+
+
+def _ratio(figure, reference, hib):
+    return figure / reference if hib else reference / figure
+
+
+def interval(figures, references, hib):
+    """[low, high]: the ratios the rounds span, the set's worst round over
+    the reference's best and its best over the reference's worst. A side
+    with one value (a reference made before rounds were kept) is a point."""
+    worst, best = (min, max) if hib else (max, min)
+    return [_ratio(worst(figures), best(references), hib),
+            _ratio(best(figures), worst(references), hib)]
+
+
+def span_mean(spans, weights=None):
+    """The (weighted) geometric mean of intervals, bound by bound: the
+    aggregate if every row took its low (high) end at once."""
+    spans = [s for s in spans if s is not None]
+    if not spans:
+        return None
+    return [geomean([s[0] for s in spans], weights), geomean([s[1] for s in spans], weights)]
+
+
+def verdict(span, than="the reference"):
+    """What an interval of ratios says: a difference the rounds cannot tell
+    from none is not one."""
+    if span is None:
+        return None
+    if holds_one(span):
+        return "no measurable difference"
+    return f"better than {than}" if span[0] > 1 else f"worse than {than}"
+
+
+def _row_ratio(ref, fig):
+    """One row of a tier: the set's figure against the reference's, or the
+    reason there is none."""
+    row = dict(_key_dict(_ref_key(ref)), reference=ref["figure"], units=ref["units"],
+               figure=None, runs=0, ratio=None, interval=None, per_watt=None, missing=None)
+    if fig is None or fig["figure"] is None:
+        row["missing"] = "no figure"
+        return row
+    if (fig["units"], fig["higher_is_better"]) != (ref["units"], ref["higher_is_better"]):
+        row["missing"] = f"measured in {fig['units']}, the reference in {ref['units']}"
+        return row
+    if unsteady(fig["rounds"]):
+        row.update(figure=fig["figure"], runs=fig["runs"], missing=unsteady(fig["rounds"]))
+        return row
+    hib = ref["higher_is_better"]
+    row.update(figure=fig["figure"], runs=fig["runs"],
+               ratio=_ratio(fig["figure"], ref["figure"], hib),
+               interval=interval(fig["rounds"] or [fig["figure"]],
+                                 ref.get("rounds") or [ref["figure"]], hib))
+    # The reference's kernels (baseline) must be among the set's; the
+    # optimized tier's vendor kernels come on top.
+    theirs, ours = ref.get("code_versions") or [], fig.get("code_versions") or []
+    gone = sorted(set(theirs) - set(ours))
+    schemes = sorted(set(fig.get("code_schemes") or []) | {ref.get("code_scheme", 1)})
+    if theirs and ours and len(schemes) > 1:
+        row["code_unknown"] = f"the reference's code versions are of scheme " \
+            f"{ref.get('code_scheme', 1)}, this set's of " \
+            f"{', '.join(map(str, fig['code_schemes']))}"
+    elif theirs and ours and gone:
+        row["code_changed"] = f"the reference's code_version {', '.join(gone)} is not among " \
+            f"this set's ({', '.join(ours)})"
+    ref_pw = ref.get("per_watt") or {}
+    if ref_pw.get("value") is not None and fig["per_watt"] is not None:
+        row["per_watt"] = {"figure": fig["per_watt"], "reference": ref_pw["value"],
+                           "units": fig["per_watt_units"],
+                           "ratio": _ratio(fig["per_watt"], ref_pw["value"], hib),
+                           "interval": interval(fig["per_watt_rounds"] or [fig["per_watt"]],
+                                                ref_pw.get("rounds") or [ref_pw["value"]], hib)}
+    else:
+        row["no_energy"] = " and ".join(side for side, value in
+                                        (("set", fig["per_watt"]),
+                                         ("reference", ref_pw.get("value")))
+                                        if value is None)
+    return row
+
+
+def _ref_key(row):
+    return (row["app"], row["class"], row["case"], row["work"])
+
+
+def row_name(row):
+    return f"{row['app']}/{row['class']}/{row['case']}/{row['work']}"
+
+
+def _class_order(cls):
+    order = rules.CLASSES + (rules.WEAK_CLASS,)
+    return (order.index(cls), "") if cls in order else (len(order), str(cls))
+
+
+def _app_score(rows):
+    """One app's score over its rows, only where every row has a ratio."""
+    scored = [r for r in rows if r["ratio"] is not None]
+    watts = [r["per_watt"] for r in scored if r["per_watt"]]
+    complete = len(scored) == len(rows)
+    return {"score": geomean([r["ratio"] for r in scored]) if complete else None,
+            "interval": span_mean([r["interval"] for r in scored]) if complete else None,
+            "per_watt": geomean([w["ratio"] for w in watts]) if complete else None,
+            "per_watt_interval": span_mean([w["interval"] for w in watts])
+            if complete else None,
+            "rows": len(scored), "of": len(rows), "complete": complete,
+            "per_watt_rows": len(watts)}
+
+
+def app_scores(rows, weights):
+    """Per app, the geometric mean of its rows' ratios (and per watt), with
+    the interval of its rounds; then the weighted geometric mean over the
+    apps, only when no row with weight lacks a figure (complete)."""
+    apps = {app: _app_score([r for r in rows if r["app"] == app]) for app in weights}
+    missing = [r for r in rows if r["ratio"] is None and weights.get(r["app"], 0) > 0]
+    overall = {"complete": not missing, "missing": missing}
+    names = [a for a in apps if apps[a]["score"] is not None]
+    ws = [weights[a] for a in names]
+    for field in ("score", "interval", "per_watt", "per_watt_interval"):
+        values = [apps[a][field] for a in names]
+        mean = span_mean if field.endswith("interval") else geomean
+        overall[field] = mean(values, ws) if not missing else None
+    overall["verdict"] = verdict(overall["interval"])
+    return apps, overall
+
+
+def score_tier(figures, reference, weights):
+    """A tier's rows, per-app scores, overall scores (the scored classes'
+    rows), the same per class, and coverage. The overall and the classes'
+    figures exist only for rows complete where the weights give weight."""
+    rows = [_row_ratio(ref, figures.get(_ref_key(ref))) for ref in reference["rows"]]
+    for r in rows:
+        r["in_score"] = r["class"] in rules.SCORED_CLASSES
+    known = {_ref_key(ref) for ref in reference["rows"]}
+    apps, overall = app_scores([r for r in rows if r["in_score"]], weights)
+    classes = {}
+    for cls in sorted({r["class"] for r in rows}, key=_class_order):
+        classes[cls] = app_scores([r for r in rows if r["class"] == cls], weights)[1]
+        classes[cls]["in_score"] = cls in rules.SCORED_CLASSES
+    present = sum(1 for r in rows if r["ratio"] is not None)
+    return dict(overall, rows=rows, apps=apps, classes=classes,
+                coverage=present / len(rows),
+                missing=[r for r in rows if r["ratio"] is None],
+                incomplete=overall["missing"],
+                no_energy=[r for r in rows if r.get("no_energy")],
+                code_changed=[r for r in rows if r.get("code_changed")],
+                code_unknown=[r for r in rows if r.get("code_unknown")],
+                not_in_reference=[_key_dict(k) for k in sorted(figures, key=sort_key)
+                                  if k not in known])
+
+
+def score_runs(runs, no_results, path, label, reference, weights):
+    """Runs of one set scored against the reference: nothing of another set
+    enters."""
+    kept, left_out = split_runs(runs, reference["device"]["kind"])
+    left_out += no_results
+    tiers = {tier: score_tier(tier_figures(kept, tier), reference, weights)
+             for tier in rules.TIERS}
+    return {"label": label, "path": path, "results": len(runs), "scored": len(kept),
+            "devices": _distinct(r.device for r in kept), "tiers": tiers,
+            "left_out": left_out}
+
+
+def score_set(path, label, reference, weights):
+    """One set scored against the reference."""
+    runs, no_results = load_runs(path)
+    return score_runs(runs, no_results, path, label, reference, weights)
+
+
+def against_shipped(path):
+    """The set at path scored against the shipped reference with the
+    default weights, as karma-score scores it by default."""
+    reference = load_reference(shipped(DEFAULT_REFERENCE, "shipped reference", "--reference"))
+    apps = sorted({r["app"] for r in reference["rows"]}, key=lambda a: sort_key((a,)))
+    weights = load_weights(default_weights(), apps)
+    return score_set(path, label_of(path), reference, weights)
+
+
+# --- the figure of record ---------------------------------------------------------------
+
+
+NAME = "procurement figure"
+
+
+def of_record(scored):
+    """The figure of record of a scored set (score_set): the baseline tier's
+    overall with its interval, or why there is none."""
+    t = scored["tiers"][TIER]
+    return {"name": NAME, "tier": TIER, "complete": t["complete"], "figure": t["score"],
+            "interval": t["interval"], "verdict": t["verdict"],
+            "per_watt": t["per_watt"], "per_watt_interval": t["per_watt_interval"],
+            "missing": [row_name(r) for r in t["incomplete"]],
+            "rows": len([r for r in t["rows"] if r["in_score"]]),
+            # of the rows the figure counts, as `rows` and `missing` are
+            "code_changed": sum(r["in_score"] for r in t["code_changed"]),
+            "code_unknown": sum(r["in_score"] for r in t["code_unknown"])}
+
+
+def between(base_path, other_path):
+    """The figure of record of other_path with base_path as the reference
+    machine (made as `karma-score reference` makes one, GPU rows where the
+    base ran on both kinds), or {"why": ...} when there is none."""
+    try:
+        runs, _ = load_runs(base_path)
+        kinds = {r.device_kind for r in runs if not left_out_reasons(r, None)}
+        reference = make_reference(base_path, kind="gpu" if "gpu" in kinds else None,
+                                   runs=runs)
+        apps = sorted({r["app"] for r in reference["rows"]}, key=lambda a: sort_key((a,)))
+        weights = load_weights(default_weights(), apps)
+        return of_record(score_set(other_path, label_of(other_path), reference, weights))
+    except ToolError as e:
+        return {"name": NAME, "why": str(e)}

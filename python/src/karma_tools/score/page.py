@@ -1,0 +1,167 @@
+"""The decision page of karma-score --page: one set against the reference in
+a page a manager can read (docs/score.md): the verdict, the figure of record
+with its interval, per-app bars with their spread, per watt, and the
+disclosure in a few lines. Markdown, with its chart as a PNG beside it."""
+
+import io
+import os
+
+from karma_tools.core import ToolError
+from karma_tools.score import figure
+
+
+def _yes_no(flag, why):
+    return ("yes" if flag else "**no**") + (f" ({why})" if why else "")
+
+
+def _short(reason, most=120):
+    """A reason cut to a line (karma-bundle check gives it whole)."""
+    return reason if len(reason) <= most else reason[:most].rsplit(",", 1)[0] + ", ..."
+
+
+def verdict_line(scored, record, reportable):
+    """Complete? Reportable? Code the same as the reference's?
+    reportable: (bool, [reasons]) of karma-bundle check, or None for a set
+    that is no bundle."""
+    complete = _yes_no(record["complete"], f"{record['rows'] - len(record['missing'])} of "
+                       f"{record['rows']} scored rows")
+    if reportable is None:
+        report = "**no** (not a karma-bundle: `karma-bundle pack` makes one)"
+    else:
+        report = _yes_no(reportable[0], "; ".join(_short(r) for r in reportable[1]) or
+                         "karma-bundle check: valid and reportable")
+    same = record["code_changed"] == 0
+    present = record["rows"] - len(record["missing"])
+    if record["code_unknown"]:
+        return f"**Verdict.** Complete: {complete}. Reportable: {report}. Code the same as " \
+            f"the reference's: not known ({record['code_unknown']} of {present} rows have code " \
+            "versions of another scheme than the reference's)."
+    code = "not known (no scored row)" if not present else _yes_no(
+        same, "" if same else f"{record['code_changed']} of {present} rows ran other kernel "
+        "code: the figure mixes the code's change with the machine's")
+    return f"**Verdict.** Complete: {complete}. Reportable: {report}. Code the same as the " \
+        f"reference's: {code}."
+
+
+def figure_lines(record):
+    if not record["complete"]:
+        shown = record["missing"][:8]
+        more = len(record["missing"]) - len(shown)
+        return [f"**INCOMPLETE**: no overall figure. {len(record['missing'])} missing rows: "
+                + ", ".join(f"`{r}`" for r in shown)
+                + (f" and {more} more (karma-score lists them all)." if more else ".")]
+    out = [f"**{figure.NAME.capitalize()}: {record['figure']:.3f}**, the rounds spanning "
+           f"{record['interval'][0]:.3f} to {record['interval'][1]:.3f}: "
+           f"{record['verdict']}."]
+    if record["per_watt"] is not None:
+        pw = record["per_watt_interval"]
+        out.append(f"Per watt: {record['per_watt']:.3f} ({pw[0]:.3f} to {pw[1]:.3f}).")
+    return [" ".join(out)]
+
+
+def _cell(value, span):
+    return "-" if value is None else f"{value:.3f} ({span[0]:.3f}-{span[1]:.3f})"
+
+
+def app_table(scored, weights):
+    t = scored["tiers"][figure.TIER]
+    out = ["| mini-app | weight | score (rounds) | per watt (rounds) | rows |",
+           "|---|---|---|---|---|"]
+    for app, w in weights.items():
+        a = t["apps"][app]
+        if not a["complete"]:
+            cells = ["incomplete", "-"]
+        else:
+            cells = [_cell(a["score"], a["interval"]),
+                     _cell(a["per_watt"], a["per_watt_interval"])]
+        out.append(f"| {app} | {w:.3g} | " + " | ".join(cells) + f" | {a['rows']}/{a['of']} |")
+    return out
+
+
+def disclosure_lines(disclosure):
+    """A few lines of a karma-bundle's disclosure ({dotted key: value} of
+    bundle.read_disclosure)."""
+    if not disclosure:
+        return ["No disclosure: the set is not a karma-bundle."]
+
+    def get(key):
+        value = disclosure.get(key)
+        return "?" if value is None else str(value)
+
+    return [f"- **System:** {get('system.name')} by {get('system.vendor')}, "
+            f"{get('system.nodes')} node(s); interconnect {get('interconnect')}.",
+            f"- **Node:** {get('node.gpus_per_node')} x {get('node.gpu_model')} "
+            f"({get('node.gpu_memory_GB')} GB each); {get('node.sockets')} x "
+            f"{get('node.cpu_model')}, {get('node.cores')} cores, "
+            f"{get('node.memory_GB')} GB.",
+            f"- **Software:** {get('software.os')}; {get('software.compiler')}; "
+            f"{get('software.mpi')}; Kokkos {get('software.kokkos')}; "
+            f"{get('software.gpu_toolkit')}.",
+            f"- **Tier** {get('tier')}; deviations: "
+            f"{', '.join(disclosure.get('deviations') or []) or 'none'}; tested by "
+            f"{get('tester.name')} ({get('tester.organisation')}), {get('tester.date')}."]
+
+
+def chart(scored, weights, record, label, reference_name):
+    """PNG bytes: per app, the score and the per-watt score as bars with
+    the interval of their rounds, and the line of 1 (the reference)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ToolError("matplotlib is needed for the page's chart: install "
+                        "python3-matplotlib (Debian) or matplotlib (pip)", 3) from None
+    t = scored["tiers"][figure.TIER]
+    apps = [a for a in weights if t["apps"][a]["complete"] and t["apps"][a]["score"]]
+    fig, axes = plt.subplots(1, 2, figsize=(8.0, 0.45 * max(len(apps), 3) + 1.6),
+                             sharey=True, constrained_layout=True)
+    for ax, field, span, what in ((axes[0], "score", "interval", "score"),
+                                  (axes[1], "per_watt", "per_watt_interval", "per watt")):
+        values = [t["apps"][a][field] or 0 for a in apps]
+        lows = [v - (t["apps"][a][span] or [v, v])[0] for a, v in zip(apps, values)]
+        highs = [(t["apps"][a][span] or [v, v])[1] - v for a, v in zip(apps, values)]
+        ax.barh(range(len(apps)), values, xerr=[lows, highs], color="tab:blue",
+                error_kw={"capsize": 3, "ecolor": "black"})
+        ax.axvline(1.0, color="tab:red", linewidth=1)
+        for i, v in enumerate(values):
+            ax.text(v, i + 0.3, f" {v:.3f}", fontsize=8, va="center")
+        ax.set_title(what, fontsize=10)
+        ax.set_xlim(0, max(values + [1.0]) * 1.25)
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].set_yticks(range(len(apps)))
+    axes[0].set_yticklabels(apps)
+    axes[0].invert_yaxis()
+    head = f"{label} against {reference_name}: " + (
+        f"{record['figure']:.3f} ({record['interval'][0]:.3f}-{record['interval'][1]:.3f})"
+        if record["complete"] else "INCOMPLETE, no overall")
+    fig.suptitle(head, fontsize=11)
+    fig.supxlabel("ratio to the reference (above 1: better); bars: the rounds' interval",
+                  fontsize=8)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def render(scored, weights, reference, page_path, reportable, disclosure):
+    """(Markdown text, PNG bytes) of the page; the PNG is meant to lie
+    beside the page as <page stem>.png."""
+    record = figure.of_record(scored)
+    png_name = os.path.splitext(os.path.basename(page_path))[0] + ".png"
+    lines = [f"# karma: {scored['label']} against {reference['name']}", "",
+             verdict_line(scored, record, reportable), ""]
+    lines += figure_lines(record) + [""]
+    lines += [f"![per-app scores and their rounds]({png_name})", ""]
+    lines += app_table(scored, weights) + [""]
+    lines += ["The figure is the baseline tier's overall (docs/score.md): per row the best "
+              "Kokkos kernel of each run, the median over the rounds, over the reference's; "
+              "the geometric mean per app over the medium, large and weak classes; the "
+              "weighted geometric mean of the apps. A range that holds 1 is no measurable "
+              "difference.", ""]
+    lines += ["## Disclosure", ""] + disclosure_lines(disclosure) + [""]
+    lines += [f"Set: `{scored['path']}` ({scored['scored']} of {scored['results']} results "
+              f"scored); the reference: {reference['name']}.", ""]
+    png = chart(scored, weights, record, scored["label"], reference["name"])
+    return "\n".join(lines), png

@@ -1,0 +1,264 @@
+"""The release: what a karma version fixes about its score, and whether a
+checkout still is that release (docs/run-rules.md#releases).
+
+A score means the same in every bid only while everything it is made of
+stays as the release froze it: the class decks, the reportable campaigns,
+the classes and tiers, the weights, the rules (their version, the code that
+judges a run, every deck key's rule and default), the reference machine's
+figures, and the code of every kernel the reference timed. The release file
+(campaigns/procurement/release.json) records all of it but the kernels,
+whose code versions the shipped reference records itself, with what each is
+made of, so that they are computed again from the checkout's sources. No
+GPU and no run is needed; the deck keys are read from a build's
+`karma-<app> --help=json`."""
+
+import ast
+import hashlib
+import json
+import os
+import subprocess
+import tarfile
+
+from karma_tools.core import ToolError, __version__
+from karma_tools.results import codeversion
+from karma_tools import docgen
+from karma_tools.results import rules
+from karma_tools.results.archive import read_json
+from karma_tools.score.figure import (DEFAULT_REFERENCE, DEFAULT_WEIGHTS, load_reference,
+                                      load_weights)
+
+RELEASE_FILE = os.path.join("campaigns", "procurement", "release.json")
+RELEASE_FORMAT = 1
+CAMPAIGNS = ("reportable.yaml", "reportable-host.yaml", "weak.yaml")
+# The code that judges a run (run_rules.cpp: class, tier, reasons) and the
+# one that reads the judgement back and groups kernels into work (rules.py).
+RULES_CODE = ("common/runtime/src/run_rules.cpp", "common/runtime/include/karma/run_rules.hpp")
+# rules.py's place: results/ since 1.1.0, lib/ in 1.0.0 (checked at its own commit).
+RULES_PY = ("python/src/karma_tools/results/rules.py", "python/src/karma_tools/lib/rules.py")
+NEEDS = "such a change needs a new version, a new reference and a CHANGELOG entry " \
+    "(docs/run-rules.md#releases)"
+
+
+def _read(root, rel):
+    try:
+        with open(os.path.join(root, rel), encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        raise ToolError(f"{rel}: cannot read ({e.strerror})", 2) from None
+
+
+def _sha256(root, rel):
+    try:
+        return rules.sha256_of(os.path.join(root, rel))
+    except OSError as e:
+        raise ToolError(f"{rel}: cannot read ({e.strerror})", 2) from None
+
+
+def _string_parts(node):
+    """An f-string or format spec as its parts, literal text merged: Pythons
+    split and wrap these differently (3.12 adds empty literals, 3.13 gives a
+    plain format spec as a Constant), though the code is the same."""
+    parts = []  # literal text as str, a field as its tree_text in a tuple
+    for value in node.values if isinstance(node, ast.JoinedStr) else [node]:
+        if not isinstance(value, ast.Constant):
+            parts.append((tree_text(value),))
+        elif parts and isinstance(parts[-1], str):
+            parts[-1] += value.value
+        elif value.value != "":
+            parts.append(value.value)
+    return f"JoinedStr([{', '.join(repr(p) if isinstance(p, str) else p[0] for p in parts)}])"
+
+
+def tree_text(node):
+    """A syntax tree as text that stays the same from one Python to the next:
+    ast.dump does not (3.12 added an empty type_params to every function),
+    so fields left empty or None, the ones a newer Python adds, are left out."""
+    if isinstance(node, ast.JoinedStr):
+        return _string_parts(node)
+    if isinstance(node, ast.FormattedValue) and node.format_spec is not None:
+        return f"FormattedValue(value={tree_text(node.value)}, conversion={node.conversion}, " \
+            f"format_spec={_string_parts(node.format_spec)})"
+    if isinstance(node, ast.AST):
+        fields = (f"{name}={tree_text(value)}" for name, value in ast.iter_fields(node)
+                  if value is not None and value != [])
+        return f"{type(node).__name__}({', '.join(fields)})"
+    if isinstance(node, list):
+        return f"[{', '.join(tree_text(item) for item in node)}]"
+    return repr(node)
+
+
+def code_hash(root, rel):
+    """A hash of a source file's code, not of its comments or layout: C++
+    by its tokens, Python by its syntax tree without docstrings."""
+    text = _read(root, rel)
+    if rel.endswith(".py"):
+        tree = ast.parse(text, rel)
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                    and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+        text = tree_text(tree)
+    else:
+        text = "\n".join(codeversion.tokens(text))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def class_decks(root, apps):
+    """{inputs/<app>/<class>.yaml: sha256} of the scored mini-apps."""
+    return {f"inputs/{app}/{cls}.yaml": _sha256(root, f"inputs/{app}/{cls}.yaml")
+            for app in apps for cls in rules.CLASSES}
+
+
+def deck_keys(apps, bin_dir):
+    """{app: {key: [rule, default]}} of each mini-app's deck schema: what a
+    run may change, and what a class deck runs where it sets no value."""
+    keys = {}
+    for app in apps:
+        schema = docgen.deck_schema(docgen.executable(app, bin_dir))
+        keys[app] = {path: [node.get("x-rules"), node.get("default")]
+                     for path, node in sorted(rules.schema_keys(schema))}
+    return keys
+
+
+def shipped_reference(root):
+    return load_reference(os.path.join(root, DEFAULT_REFERENCE))
+
+
+def record(root, bin_dir, reference, deck_keys_too=True):
+    """The release file's content for the checkout at `root`, whose shipped
+    reference is `reference` (its deck keys left empty without deck_keys_too)."""
+    apps = sorted({r["app"] for r in reference["rows"]})
+    weights = load_weights(os.path.join(root, DEFAULT_WEIGHTS), apps)
+    return {
+        "karma_release": RELEASE_FORMAT,
+        "version": __version__,
+        "reference": {"file": DEFAULT_REFERENCE.replace(os.sep, "/"),
+                      "sha256": _sha256(root, DEFAULT_REFERENCE),
+                      "name": reference["name"]},
+        "classes": {"classes": list(rules.CLASSES), "weak": rules.WEAK_CLASS,
+                    "scored": list(rules.SCORED_CLASSES), "tiers": list(rules.TIERS)},
+        "class_decks": class_decks(root, apps),
+        "campaigns": {f"campaigns/procurement/{c}": _sha256(root, f"campaigns/procurement/{c}")
+                      for c in CAMPAIGNS},
+        "weights": {app: round(w, 12) for app, w in weights.items()},
+        "rules": {"version": _rules_version(root),
+                  "code": {rel: code_hash(root, rel) for rel in _rules_code(root)},
+                  "deck_keys": deck_keys(apps, bin_dir) if deck_keys_too else {}},
+    }
+
+
+def _rules_code(root):
+    """RULES_CODE and the rules.py the tree at `root` has."""
+    found = [rel for rel in RULES_PY if os.path.isfile(os.path.join(root, rel))]
+    return RULES_CODE + tuple(found[:1])
+
+
+def _rules_version(root):
+    """run_rules_version of the C++ (karma/run_rules.hpp)."""
+    toks = codeversion.tokens(_read(root, RULES_CODE[1]))
+    for i, tok in enumerate(toks[:-2]):
+        if tok == "run_rules_version" and toks[i + 1] == "=":
+            return toks[i + 2].strip('"')
+    raise ToolError(f"{RULES_CODE[1]}: no run_rules_version", 2)
+
+
+def differences(frozen, now, where=""):
+    """The paths at which two records differ, each with both values."""
+    if isinstance(frozen, dict) and isinstance(now, dict):
+        found = []
+        for key in sorted(set(frozen) | set(now)):
+            path = f"{where}.{key}" if where else key
+            if key not in now:
+                found.append(f"{path}: gone (the release has {json.dumps(frozen[key])[:80]})")
+            elif key not in frozen:
+                found.append(f"{path}: new ({json.dumps(now[key])[:80]}), not in the release")
+            else:
+                found += differences(frozen[key], now[key], path)
+        return found
+    if frozen != now:
+        return [f"{where}: {json.dumps(now)[:80]}, the release has {json.dumps(frozen)[:80]}"]
+    return []
+
+
+def kernel_drift(reference, root):
+    """The reference's kernels whose code version the checkout's sources no
+    longer give: one line each (none when every kernel is the reference's)."""
+    hashes, found = {}, []
+    for row in reference["rows"]:
+        name = f"{row['app']}/{row['class']}/{row['case']}/{row['work']}"
+        codes = row.get("codes")
+        if not codes:
+            found.append(f"{name}: the reference does not record what its kernels' code "
+                         "versions are made of (made before 1.0.0)")
+            continue
+        if row["app"] not in hashes:
+            hashes[row["app"]] = codeversion.source_hashes(
+                codeversion.app_sources(root, row["app"]))
+        for code in codes:
+            missing = [s for s in code["symbols"] if s not in hashes[row["app"]]]
+            if missing:
+                found.append(f"{name}: code_version {code['version']}: {missing[0]} is no "
+                             "longer defined")
+                continue
+            _, now = codeversion.combine([hashes[row["app"]][s] for s in code["symbols"]],
+                                         code["launch"])
+            if now != code["version"]:
+                found.append(f"{name}: code_version {now}, the reference's {code['version']} "
+                             f"({', '.join(code['symbols'])})")
+    return found
+
+
+def released(root):
+    """The checkout's release file, checked to be one; None where it has none."""
+    path = os.path.join(root, RELEASE_FILE)
+    if not os.path.isfile(path):
+        return None
+    frozen = read_json(path)
+    if not isinstance(frozen, dict) or frozen.get("karma_release") != RELEASE_FORMAT:
+        raise ToolError(f"{RELEASE_FILE}: not a release file (karma_release: "
+                        f"{RELEASE_FORMAT})", 2)
+    return frozen
+
+
+def check(root, bin_dir, deck_keys_too=True):
+    """(the release's version, [what differs from it]) for the checkout;
+    without deck_keys_too, the deck keys are not compared (no build of the
+    checkout's code to read them from)."""
+    frozen = released(root)
+    if frozen is None:
+        raise ToolError(f"{RELEASE_FILE}: no such file", 2)
+    reference = shipped_reference(root)
+    now = record(root, bin_dir, reference, deck_keys_too)
+    # The checkout's own version is the caller's to judge (a development
+    # version differs from the last release by design).
+    now["version"] = frozen.get("version")
+    if not deck_keys_too:
+        now["rules"]["deck_keys"] = frozen.get("rules", {}).get("deck_keys")
+    return frozen.get("version"), differences(frozen, now) + kernel_drift(reference, root)
+
+
+# What the release check reads of a checkout.
+CHECKED_PATHS = ("common", "miniapps", "inputs", "campaigns", "python/src/karma_tools")
+
+
+def tree_at(checkout, rev, dest):
+    """The files the release check reads, as git holds them at `rev` of
+    `checkout`, written under `dest` (a release stays in git: its commit is
+    checked as it was frozen, whatever the checkout has become)."""
+    archive = os.path.join(dest, "tree.tar")
+    with open(archive, "wb") as out:
+        made = subprocess.run(["git", "-C", checkout, "archive", "--format=tar", rev, "--",
+                               *CHECKED_PATHS], stdout=out, stderr=subprocess.PIPE, text=False)
+    if made.returncode != 0:
+        reason = made.stderr.decode(errors="replace").strip().splitlines()
+        raise ToolError(f"--at {rev}: git cannot give that commit's files"
+                        f" ({reason[-1] if reason else 'git failed'})", 2)
+    root = os.path.join(dest, "tree")
+    with tarfile.open(archive) as tar:
+        if hasattr(tarfile, "data_filter"):  # Pythons since 3.12 (and 3.11.4) warn without it
+            tar.extractall(root, filter="data")
+        else:
+            tar.extractall(root)
+    return root

@@ -1,0 +1,216 @@
+"""karma-score: the procurement score of a machine against a reference
+machine, under the run rules (docs/run-rules.md; karma_tools.results.rules reads
+what the mini-apps wrote of them)."""
+
+
+from karma_tools.score import figure
+from karma_tools.results import rules
+from karma_tools.score.figure import row_name
+from karma_tools.results.results import format_value
+
+PROGRAM = "karma-score"
+
+
+# --- output ---------------------------------------------------------------------------
+
+
+def _fmt(value):
+    return "-" if value is None else f"{value:.3f}"
+
+
+def fmt_span(span):
+    return "-" if span is None else f"{span[0]:.3f}-{span[1]:.3f}"
+
+
+def _with_span(value, span):
+    """A ratio and the interval its rounds span."""
+    return "-" if value is None else f"{value:.3f} ({fmt_span(span)})"
+
+
+def _reference_lines(reference, path):
+    device = reference["device"]
+    env = reference.get("environment") or {}
+    kokkos = reference.get("kokkos") or {}
+    suite = reference.get("suite") or {}
+    lines = [f"Reference: **{reference['name']}** (`{path}`): {device['kind']} "
+             f"{', '.join(device.get('names') or []) or '?'}; suite "
+             f"{', '.join(suite.get('versions') or []) or '?'} "
+             f"({', '.join(suite.get('git_describe') or []) or '?'}), Kokkos "
+             f"{', '.join(kokkos.get('versions') or []) or '?'} "
+             f"({', '.join(kokkos.get('backends') or []) or '?'})"]
+    if env.get("captures"):
+        lines[0] += "; " + ", ".join(
+            f"{what} {', '.join(env.get(key) or []) or '?'}" for what, key in
+            (("host", "hosts"), ("CPU", "cpu_models"), ("GPU", "gpu_models"),
+             ("driver", "drivers"), ("OS", "os")))
+    lines[0] += f"; {len(reference['rows'])} rows."
+    if not any(r.get("rounds") for r in reference["rows"]):
+        lines.append("")
+        lines.append("The reference keeps no figures round by round: its side of each "
+                     "interval is its median alone.")
+    return lines + [""]
+
+
+def record_line(record):
+    """The figure of record in one line, or INCOMPLETE and why."""
+    if not record["complete"]:
+        return f"**INCOMPLETE**: {len(record['missing'])} of {record['rows']} scored rows " \
+            "have no figure, so no overall is given (missing rows below)."
+    text = f"**{figure.NAME.capitalize()}: {record['figure']:.3f}** (rounds span " \
+        f"{fmt_span(record['interval'])}: {record['verdict']})"
+    if record["per_watt"] is not None:
+        text += f"; per watt {record['per_watt']:.3f} ({fmt_span(record['per_watt_interval'])})"
+    if record["code_changed"]:
+        text += f". **{record['code_changed']} of {record['rows']} rows ran other kernel " \
+            "code than the reference's**: the figure mixes the code's change with the machine's"
+    if record["code_unknown"]:
+        text += f". {record['code_unknown']} of {record['rows']} rows have code versions of " \
+            "another scheme than the reference's: whether their code is the same is not known"
+    return text + "."
+
+
+def _app_cell(a, field):
+    if a["complete"]:
+        return _with_span(a[field], a[f"{field}_interval" if field != "score" else "interval"])
+    return f"incomplete ({a['rows']}/{a['of']} rows)"
+
+
+def _summary_table(s, weights):
+    apps = list(weights)
+    out = ["| tier | measure | " + " | ".join(f"{a} ({weights[a]:.3g})" for a in apps)
+           + " | **overall** | coverage |",
+           "|---|---|" + "---|" * (len(apps) + 2)]
+    for tier in rules.TIERS:
+        t = s["tiers"][tier]
+        rows = len(t["rows"])
+        scored = sum(1 for r in t["rows"] if r["in_score"])
+        for measure, field in (("score", "score"), ("per watt", "per_watt")):
+            cells = [_app_cell(t["apps"][a], field) for a in apps]
+            span = t["interval" if field == "score" else "per_watt_interval"]
+            overall = f"**{_with_span(t[field], span)}**" if t["complete"] else "INCOMPLETE"
+            coverage = f"{t['coverage']:.0%} ({rows - len(t['missing'])}/{rows} rows)" \
+                if field == "score" else f"{sum(a['per_watt_rows'] for a in t['apps'].values())}" \
+                f"/{scored} rows scored"
+            out.append(f"| {tier} | {measure} | " + " | ".join(cells)
+                       + f" | {overall} | {coverage} |")
+    out += ["", "Above 1: better than the reference (column heads: the apps' weights); in "
+            "parentheses the interval the rounds span. Per watt: over the rows that measured "
+            "energy on both sides. Scores and overall: the rows of the "
+            f"{', '.join(rules.SCORED_CLASSES)} classes. The figure of record is the baseline "
+            "overall. The optimized tier divides the set's best figure of any implementation "
+            "(vendor libraries, hand-written code) by the reference's baseline (Kokkos) "
+            "figure: it shows what such code adds, and a set of the reference machine itself "
+            "scores above 1 there."]
+    absent = [a for a in apps if s["tiers"]["baseline"]["apps"][a]["of"] == 0]
+    if absent:
+        out[-1] += f" The reference has no scored rows for {', '.join(absent)}: the overall " \
+            "is over the other apps, their weights normalised again."
+    return out + [""]
+
+
+def _class_table(s):
+    """The overall score of each class on its own, those outside the
+    overall marked; a class lacking a weighted row has none."""
+    classes = list(s["tiers"]["baseline"]["classes"])
+    out = ["| tier | measure | " + " | ".join(
+        c if s["tiers"]["baseline"]["classes"][c]["in_score"] else f"{c} (not in the overall)"
+        for c in classes) + " | **overall** |", "|---|---|" + "---|" * (len(classes) + 1)]
+    for tier in rules.TIERS:
+        t = s["tiers"][tier]
+        for measure, field in (("score", "score"), ("per watt", "per_watt")):
+            cells = []
+            for c in classes:
+                cls = t["classes"][c]
+                span = cls["interval" if field == "score" else "per_watt_interval"]
+                cells.append(_with_span(cls[field], span) if cls["complete"] else "INCOMPLETE")
+            overall = _with_span(t[field], t["interval" if field == "score" else
+                                             "per_watt_interval"])
+            out.append(f"| {tier} | {measure} | " + " | ".join(cells)
+                       + f" | **{overall if t['complete'] else 'INCOMPLETE'}** |")
+    out += ["", "Each class's score: the weighted geometric mean over the apps of their rows "
+            "of that class alone. The small class is sized for tests: on a GPU its figures are "
+            "launch latency (docs/run-rules.md), reported here and left out of the overall."]
+    return out + [""]
+
+
+def _difference(row):
+    return figure.verdict(row["interval"]) or "-"
+
+
+def _rows_table(s):
+    base, opt = s["tiers"]["baseline"]["rows"], s["tiers"]["optimized"]["rows"]
+    out = ["| row | units | reference | baseline | ratio (rounds) | difference | per W | "
+           "optimized | ratio (rounds) | per W |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for b, o in zip(base, opt):
+        cells = [row_name(b), b["units"], format_value(b["reference"])]
+        for r in (b, o):
+            cells += [format_value(r["figure"]), _with_span(r["ratio"], r["interval"])]
+            if r is b:
+                cells.append(_difference(b))
+            cells.append(_fmt((r["per_watt"] or {}).get("ratio")))
+        out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return out + [""]
+
+
+def _lists(s):
+    out = []
+    for tier in rules.TIERS:
+        t = s["tiers"][tier]
+        if t["missing"]:
+            out += [f"Rows of the reference without a figure in the {tier} tier "
+                    f"({len(t['missing'])}):", ""]
+            out += [f"- {row_name(r)}: {r['missing']}" for r in t["missing"]] + [""]
+        if t["no_energy"]:
+            out += [f"Rows without energy in the {tier} per-watt score:", ""]
+            out += [f"- {row_name(r)}: not measured by the {r['no_energy']}"
+                    for r in t["no_energy"]] + [""]
+        if t["code_changed"]:
+            out += [f"Rows whose kernels ran other code than the reference's ({tier}): their "
+                    "ratios include the code's change, not the machine's alone "
+                    f"({len(t['code_changed'])}):", ""]
+            out += [f"- {row_name(r)}: {r['code_changed']}" for r in t["code_changed"]] + [""]
+        if t["code_unknown"]:
+            out += [f"Rows whose code versions another scheme made than the reference's, not "
+                    f"compared ({tier}; a reference of this suite's compares them) "
+                    f"({len(t['code_unknown'])}):", ""]
+            out += [f"- {row_name(r)}: {r['code_unknown']}" for r in t["code_unknown"]] + [""]
+        if t["not_in_reference"]:
+            out += [f"Rows not in the reference, left out ({tier}):", ""]
+            out += [f"- {row_name(r)}" for r in t["not_in_reference"]] + [""]
+    if s["left_out"]:
+        out += [f"Results left out ({len(s['left_out'])}):", ""]
+        out += [f"- `{item['file']}`: {'; '.join(item['reasons'])}" for item in s["left_out"]]
+        out.append("")
+    return out
+
+
+def title(sets):
+    """The first line: INCOMPLETE, naming the sets, when any set is."""
+    short = [s for s in sets if not s["record"]["complete"]]
+    if not short:
+        return "# karma score"
+    return "# karma score: INCOMPLETE (" + "; ".join(
+        f"{s['label']} lacks {len(s['record']['missing'])} of {s['record']['rows']} scored "
+        "rows" for s in short) + "): no overall figure"
+
+
+def markdown(report):
+    lines = [title(report["sets"]), ""]
+    lines += _reference_lines(report["reference"], report["reference_file"])
+    lines += [f"Weights: `{report['weights_file']}`.", ""]
+    for s in report["sets"]:
+        lines += [f"## {s['label']}", "",
+                  f"`{s['path']}`: {s['scored']} of {s['results']} results scored"
+                  + (f" ({', '.join(s['devices'])})" if s["devices"] else "") + ".", "",
+                  record_line(s["record"]), ""]
+        lines += _summary_table(s, report["weights"])
+        if s["record"]["complete"]:
+            lines += _class_table(s)
+        else:
+            lines += ["Classes: not scored, the set is incomplete.", ""]
+        lines += _rows_table(s)
+        lines += _lists(s)
+    return "\n".join(lines)
+
+
+# --- the command line -----------------------------------------------------------------

@@ -1,0 +1,219 @@
+"""karma-spack-check: the karma specs of a Spack environment (spack.yaml)
+checked against the recipe scripts/spack/package.py (installed:
+share/karma/spack/package.py), without Spack.
+
+The recipe is read as Python source (ast), never run: its `variant(...)`
+and `conflicts(...)` directives and its base classes (CudaPackage and
+ROCmPackage add cuda/cuda_arch and rocm/amdgpu_target). Each karma spec in
+`spack.specs` and in `spack.packages.karma` (`require`, `variants`) must name
+only variants the recipe has, with values of the right kind, and must not
+meet one of the recipe's conflicts that can be decided from karma's own
+variants. A wrong one is reported as file:line:col, its key and what is
+wrong, exit 2. Dependencies' variants (^kokkos+wrapper) are Spack's to check.
+"""
+
+import ast
+import re
+
+from karma_tools.core import ToolError, unreadable
+from karma_tools.yamlread import YamlError, load
+
+# Variants every recipe of its kind has, and spec keys that are not variants.
+BASE_VARIANTS = {
+    "CMakePackage": {"build_type": "RelWithDebInfo", "generator": "make", "ipo": False},
+    "CudaPackage": {"cuda": False, "cuda_arch": "none"},
+    "ROCmPackage": {"rocm": False, "amdgpu_target": "none"},
+}
+NOT_VARIANTS = {"arch", "target", "os", "platform", "namespace", "dev_path", "commit", "patches",
+                "cflags", "cxxflags", "fflags", "cppflags", "ldflags", "ldlibs"}
+VALUE_PATTERNS = {"cuda_arch": r"none|\d+[a-z]?", "amdgpu_target": r"none|gfx[0-9a-f]+(:[a-z+-]+)?"}
+TRUE, FALSE = {"true", "True", "TRUE"}, {"false", "False", "FALSE"}
+
+NAME = r"[A-Za-z_][\w-]*"
+# One constraint of a spec node: a version, a boolean variant (+x ~x, or -x
+# after a space), or key=value (== propagates it to dependencies).
+TOKEN = re.compile(rf"\s*(?:(?P<version>@\S+?)(?=[\s+~]|$)"
+                   rf"|(?P<sign>\+\+|\+|~~|~|(?<=\s)-)(?P<flag>{NAME})"
+                   rf"|(?P<key>{NAME})\s*==?\s*(?P<value>\"[^\"]*\"|'[^']*'|[^\s+~]+))")
+
+
+class Recipe:
+    """What a spec can say of the package: variants (name -> default, None
+    for a value variant without one), their `when`, and the conflicts."""
+
+    def __init__(self, path):
+        self.path = path
+        self.variants, self.when, self.conflicts = {}, {}, []
+        try:
+            with open(path, encoding="utf-8") as f:
+                tree = ast.parse(f.read(), path)
+        except OSError as e:
+            raise unreadable(path, e) from None
+        except (SyntaxError, ValueError) as e:
+            raise ToolError(f"{path}:{getattr(e, 'lineno', 1)}: not valid Python ({e})", 2) \
+                from None
+        classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+        if not classes:
+            raise ToolError(f"{path}: no package class", 2)
+        cls = classes[0]
+        self.name = re.sub(r"(?<!^)(?=[A-Z])", "-", cls.name).lower()
+        for base in cls.bases:
+            self.variants.update(BASE_VARIANTS.get(getattr(base, "id", None), {}))
+        for node in cls.body:
+            call = node.value if isinstance(node, ast.Expr) else None
+            if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+                continue
+            args = [_literal(a) for a in call.args]
+            kwargs = {k.arg: _literal(k.value) for k in call.keywords}
+            if call.func.id == "variant" and isinstance(args[0] if args else None, str):
+                self.variants[args[0]] = kwargs.get("default")
+                if isinstance(kwargs.get("when"), str):
+                    self.when[args[0]] = kwargs["when"]
+            elif call.func.id == "conflicts" and args and isinstance(args[0], str):
+                self.conflicts.append((args[0], kwargs.get("when") or "",
+                                       kwargs.get("msg") or f"conflicts with {args[0]}"))
+
+    def is_bool(self, name):
+        return isinstance(self.variants.get(name), bool)
+
+
+def _literal(node):
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError):
+        return None  # an f-string or a name: not decidable here
+
+
+def parse_node(text):
+    """(name, {variant: value}, problem) of a spec's root node; value is
+    True/False or a string; problem is None or what could not be read."""
+    root = re.split(r"\s*[\^%]", text, maxsplit=1)[0].strip()
+    m = re.match(NAME, root)
+    name = m.group(0) if m else ""
+    rest, at, given = root[len(name):], 0, {}
+    while at < len(rest):
+        t = TOKEN.match(rest, at)
+        if not t or t.end() == at:
+            if not rest[at:].strip():
+                break
+            return name, given, f"cannot read '{rest[at:].strip()}'"
+        at = t.end()
+        if t.group("flag"):
+            given[t.group("flag")] = t.group("sign")[0] == "+"
+        elif t.group("key"):
+            given[t.group("key")] = t.group("value").strip("\"'")
+    return name, given, None
+
+
+def _satisfied(recipe, state, constraint):
+    """True/False where every word of constraint can be decided from state
+    (karma's own variants), None otherwise."""
+    own = re.match(rf"{re.escape(recipe.name)}(?![\w-])", constraint)
+    name, wanted, problem = parse_node(constraint if own else f"{recipe.name} {constraint}")
+    if problem or re.search(r"[\^%@]", constraint) or name != recipe.name:
+        return None
+    for key, value in wanted.items():
+        have = state.get(key)
+        if have is None:
+            return None
+        if isinstance(value, bool):
+            if have is not value:
+                return False
+        elif value not in str(have).split(","):
+            return False
+    return True
+
+
+def check_spec(recipe, text):
+    """What is wrong with one spec for the recipe's package, or None."""
+    name, given, problem = parse_node(text)
+    if name != recipe.name:
+        return None
+    if problem:
+        return f"'{text}': {problem}"
+    state = {k: v for k, v in recipe.variants.items() if k not in recipe.when}
+    for key, value in given.items():
+        if key in NOT_VARIANTS:
+            continue
+        if key not in recipe.variants:
+            known = ", ".join(sorted(recipe.variants))
+            return f"{recipe.name} has no variant '{key}' (its variants: {known})"
+        if recipe.is_bool(key):
+            if not isinstance(value, bool):
+                if value not in TRUE | FALSE:
+                    return f"{key}={value}: {key} is on or off (+{key} or ~{key})"
+                value = value in TRUE
+        elif isinstance(value, bool):
+            return f"{'+' if value else '~'}{key}: {key} takes a value ({key}=...)"
+        elif key in VALUE_PATTERNS:
+            for v in value.split(","):
+                if not re.fullmatch(VALUE_PATTERNS[key], v):
+                    return f"{key}={value}: '{v}' is not a {key.replace('_', ' ')}"
+        state[key] = value
+    for key in given:
+        if key in recipe.when and _satisfied(recipe, state, recipe.when[key]) is False:
+            return f"variant '{key}' exists only when {recipe.when[key]}"
+    for spec, when, msg in recipe.conflicts:
+        if _satisfied(recipe, state, spec) and _satisfied(recipe, state, when or spec):
+            return f"{spec}{' with ' + when if when else ''}: {msg}"
+    return None
+
+
+def _spec_nodes(spack, recipe):
+    """(Node of a spec string, key path) for every place spack.yaml gives
+    the package a spec."""
+    specs = spack.value.get("specs")
+    if specs is not None and isinstance(specs.value, list):
+        for i, item in enumerate(specs.value):
+            if isinstance(item.value, str):
+                yield item, f"spack.specs[{i}]"
+    packages = spack.value.get("packages")
+    own = packages.value.get(recipe.name) if packages and isinstance(packages.value, dict) \
+        else None
+    if own is None or not isinstance(own.value, dict):
+        return
+    base = f"spack.packages.{recipe.name}"
+    for key in ("variants", "require"):
+        entry = own.value.get(key)
+        if entry is None:
+            continue
+        items = entry.value if isinstance(entry.value, list) else [entry]
+        for i, item in enumerate(items):
+            path = f"{base}.{key}" + (f"[{i}]" if isinstance(entry.value, list) else "")
+            if isinstance(item.value, dict):  # require: [{spec: ...}, {one_of: [...]}]
+                for sub_key in ("spec", "one_of", "any_of"):
+                    sub = item.value.get(sub_key)
+                    subs = sub.value if sub is not None and isinstance(sub.value, list) \
+                        else [sub] if sub is not None else []
+                    for j, s in enumerate(subs):
+                        if isinstance(s.value, str):
+                            yield s, f"{path}.{sub_key}" + \
+                                (f"[{j}]" if sub_key != "spec" else "")
+            elif isinstance(item.value, str):
+                yield item, path
+
+
+def check_environment(path, recipe):
+    """ToolError (2) at the first wrong karma spec of the spack.yaml at
+    path; the number of karma specs checked otherwise."""
+    try:
+        doc = load(path)
+    except YamlError as e:
+        raise ToolError(str(e), 2) from None
+    except OSError as e:
+        raise unreadable(path, e) from None
+    spack = doc.value.get("spack") if isinstance(doc.value, dict) else None
+    if spack is None or not isinstance(spack.value, dict):
+        raise ToolError(f"{path}:{doc.line}:{doc.col}: spack: missing; a Spack environment "
+                        "is a mapping under `spack:`", 2)
+    checked = 0
+    for node, key in _spec_nodes(spack, recipe):
+        text = node.value if key.startswith("spack.specs") or node.value.startswith(
+            recipe.name) else recipe.name + " " + node.value
+        if parse_node(text)[0] != recipe.name:
+            continue
+        checked += 1
+        problem = check_spec(recipe, text)
+        if problem:
+            raise ToolError(f"{path}:{node.line}:{node.col}: {key}: {problem}", 2)
+    return checked

@@ -1,0 +1,339 @@
+"""YAML files of the tools (campaigns, decks) read through ruamel.yaml, as
+trees of Nodes that keep the line and column of every key and value, so an
+error can say "campaign.yaml:12:5: runs[0].nodes: ...".
+
+ruamel.yaml (Debian's python3-ruamel.yaml) does the parsing; this module
+builds the tree from its events rather than from its loaders, because the
+loaders lose what the tools need: a plain scalar's text as written (`--set`
+passes `1e3` or `2^28` on as they stand), an error instead of a silent choice
+for duplicate keys, and a depth limit that stops before Python's recursion
+limit does.
+
+Refused, with their position: duplicate keys, anchors and aliases, tags,
+folded ('>') scalars, plain or quoted scalars that run over several lines,
+non-scalar keys, directives, several documents, and nesting deeper than
+MAX_DEPTH. Plain scalars are typed by YAML 1.2's core schema, with the
+spellings the tools have always accepted: `on`, `off`, `yes` and `no` stay
+strings (a deck's `run.energy: on` is the string a mini-app reads) and
+`00:30:00` is a string, not YAML 1.1's sexagesimal number.
+"""
+
+import re
+import sys
+
+from karma_tools.core import MAX_DEPTH, ToolError
+
+__all__ = ["Node", "YamlError", "parse", "parse_value", "load"]
+
+
+class YamlError(Exception):
+    """A syntax error at file:line:col (1-based)."""
+
+    def __init__(self, source, line, col, message):
+        super().__init__(f"{source}:{line}:{col}: {message}")
+        self.source, self.line, self.col, self.message = source, line, col, message
+
+
+class Node:
+    """A value with where it came from. ``value`` is a dict (str -> Node),
+    a list of Nodes, or a scalar. ``key_line``/``key_col`` locate the key
+    of a mapping entry; ``raw`` keeps a scalar's source text."""
+
+    __slots__ = ("value", "line", "col", "key_line", "key_col", "raw", "quoted")
+
+    def __init__(self, value, line, col, raw=None, quoted=False):
+        self.value, self.line, self.col = value, line, col
+        self.key_line, self.key_col = line, col
+        self.raw, self.quoted = raw, quoted
+
+    def plain(self):
+        """The value with positions stripped (dicts, lists, scalars)."""
+        if isinstance(self.value, dict):
+            return {k: v.plain() for k, v in self.value.items()}
+        if isinstance(self.value, list):
+            return [v.plain() for v in self.value]
+        return self.value
+
+    def text(self):
+        """The value as it would be written on a karma command line: flow
+        lists as [a,b], scalars as written in the file."""
+        if isinstance(self.value, list):
+            return "[" + ",".join(v.text() for v in self.value) + "]"
+        if isinstance(self.value, dict):
+            return "{" + ",".join(f"{k}: {v.text()}" for k, v in self.value.items()) + "}"
+        if self.quoted or self.raw is None:
+            return str(self.value)
+        return self.raw
+
+    def __repr__(self):
+        return f"Node({self.value!r} @{self.line}:{self.col})"
+
+
+_INT = re.compile(r"^[-+]?(0|[1-9][0-9]*)$")
+_HEX = re.compile(r"^0x[0-9a-fA-F]+$")
+_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
+
+
+def resolve_plain(text):
+    """A plain scalar's value: None, bool, int or float by YAML 1.2's core
+    schema, else the text. Leading-zero integers (010) are not ints: YAML
+    1.1 reads them as octal, 1.2 as decimal, so a count written so is
+    refused by the campaign checks rather than guessed."""
+    if text in ("", "~", "null", "Null", "NULL"):
+        return None
+    if text in ("true", "True", "TRUE"):
+        return True
+    if text in ("false", "False", "FALSE"):
+        return False
+    try:
+        if _INT.match(text):
+            return int(text)
+        if _HEX.match(text):
+            return int(text, 16)
+    except ValueError:  # beyond Python's digit limit for int(): no count is that long
+        return text
+    if _FLOAT.match(text):
+        return float(text)
+    if text in (".inf", "+.inf", ".Inf", "+.Inf"):
+        return float("inf")
+    if text in ("-.inf", "-.Inf"):
+        return float("-inf")
+    return text
+
+
+def _ruamel_yaml():
+    """The ruamel.yaml module, or a ToolError (3) saying what to install."""
+    try:
+        import ruamel.yaml
+        return ruamel.yaml
+    except ImportError:
+        pass
+    raise ToolError(f"reading YAML needs the Python module ruamel.yaml, which {sys.executable} "
+                    "lacks: install python3-ruamel.yaml (Debian) or ruamel.yaml (pip)", 3)
+
+
+class _Builder:
+    """Node trees from ruamel's parser events. Marks are 0-based; `at`
+    turns them into the 1-based (line, col) of the text being read, which
+    may sit inside a larger file (parse_value)."""
+
+    def __init__(self, text, source, at):
+        self.text, self.source, self.at = text, source, at
+        self.lines = text.split("\n")
+        # Open collections, innermost last: [node, pending key (name, line,
+        # col) or None, whether it is a flow collection].
+        self.stack = []
+        self.root = None
+        self.documents = 0
+
+    def error(self, mark, message):
+        line, col = self.at(mark)
+        raise YamlError(self.source, line, col, message)
+
+    def run(self, events):
+        ruamel_yaml = _ruamel_yaml()
+        try:
+            for event in events:
+                self.event(event, ruamel_yaml.events)
+        except ruamel_yaml.error.MarkedYAMLError as e:
+            self.syntax_error(e)
+        except ruamel_yaml.reader.ReaderError as e:
+            # A character YAML does not allow (control characters), by index.
+            before = self.text[:e.position]
+            self.error(_Mark(before.count("\n"), e.position - (before.rfind("\n") + 1)),
+                       f"a character YAML does not allow (U+{e.character:04X})")
+        except ruamel_yaml.error.YAMLError as e:
+            self.error(_Mark(0, 0), " ".join(str(e).split()))
+        return self.root
+
+    def event(self, event, ev):
+        if isinstance(event, ev.DocumentStartEvent):
+            self.documents += 1
+            if self.documents > 1:
+                self.error(event.start_mark, "a second document ('---'): a karma file holds one")
+            if event.version is not None or event.tags:
+                first = next(i for i, t in enumerate(self.lines) if t.startswith("%"))
+                self.error(_Mark(first, 0), "YAML directives are not supported")
+            return
+        if isinstance(event, ev.AliasEvent) or getattr(event, "anchor", None) is not None:
+            self.error(event.start_mark, "anchors and aliases (& and *) are not supported")
+        if isinstance(event, ev.NodeEvent) and event.tag is not None:
+            self.error(event.start_mark, "tags ('!') are not supported")
+        if isinstance(event, ev.ScalarEvent):
+            self.attach(self.scalar(event), event)
+        elif isinstance(event, (ev.MappingStartEvent, ev.SequenceStartEvent)):
+            if len(self.stack) >= MAX_DEPTH:
+                self.error(event.start_mark, f"nested more than {MAX_DEPTH} levels deep")
+            line, col = self.at(event.start_mark)
+            node = Node({} if isinstance(event, ev.MappingStartEvent) else [], line, col)
+            self.attach(node, event)
+            self.stack.append([node, None, bool(event.flow_style)])
+        elif isinstance(event, (ev.MappingEndEvent, ev.SequenceEndEvent)):
+            self.stack.pop()
+
+    def scalar(self, event):
+        line, col = self.at(event.start_mark)
+        style = event.style
+        if style == ">":
+            self.error(event.start_mark, "folded scalars ('>') are not supported; use '|' or "
+                       "a list")
+        if style == "|":
+            return Node(event.value, line, col, raw=event.value, quoted=True)
+        if event.end_mark.line != event.start_mark.line:
+            if style:
+                self.error(event.start_mark, f"unclosed {style} quote (a quoted value ends on "
+                           "its line)")
+            # YAML would join the lines into one value; an indentation slip
+            # or a missing bracket is likelier than a value meant to run on.
+            flows = [node for node, _, flow in self.stack if flow]
+            if flows:
+                opening = "{" if isinstance(flows[-1].value, dict) else "["
+                self.error(event.start_mark, f"the value '{_short(event.value)}' runs over "
+                           f"lines {line}-{self.at(event.end_mark)[0]}: a ',' or the '"
+                           + ("}" if opening == "{" else "]") + f"' closing the '{opening}' "
+                           f"at {flows[-1].line}:{flows[-1].col} is missing")
+            below = event.start_mark.line + 1
+            text = self.lines[below]
+            self.error(_Mark(below, len(text) - len(text.lstrip())),
+                       f"unexpected indentation: this line would continue the value of line "
+                       f"{line} ('{_short(event.value)}'); indent it like its neighbours, or "
+                       "quote the value on one line")
+        raw = self.text[event.start_mark.index:event.end_mark.index] if style else event.value
+        value = event.value if style else resolve_plain(event.value)
+        return Node(value, line, col, raw=raw, quoted=bool(style))
+
+    def attach(self, node, event):
+        if not self.stack:
+            self.root = node
+            return
+        entry = self.stack[-1]
+        parent, pending = entry[0], entry[1]
+        if isinstance(parent.value, list):
+            parent.value.append(node)
+        elif pending is None:
+            if isinstance(node.value, (dict, list)):
+                self.error(event.start_mark, "a key must be a scalar")
+            key = node.value if node.quoted else node.raw
+            if key == "":
+                self.error(event.start_mark, "a key is missing before ':'")
+            if key in parent.value:
+                self.error(event.start_mark, f"duplicate key '{key}' (first at line "
+                           f"{parent.value[key].key_line})")
+            entry[1] = (key, node.line, node.col)
+        else:
+            key, node.key_line, node.key_col = pending
+            parent.value[key] = node
+            entry[1] = None
+
+    def syntax_error(self, e):
+        """ruamel's error as one line at its position, in plain words for
+        the usual mistakes."""
+        problem, context = e.problem or "", e.context or ""
+        mark, context_mark = e.problem_mark or e.context_mark, e.context_mark
+        if mark is None:
+            self.error(_Mark(0, 0), problem or context)
+        line_text = self.lines[mark.line] if mark.line < len(self.lines) else ""
+        indent = _Mark(mark.line, len(line_text) - len(line_text.lstrip()))
+        if "'\\t' that cannot start any token" in problem and \
+                not line_text[:mark.column].strip():
+            self.error(mark, "a tab in indentation; YAML indents with spaces")
+        if "quoted scalar" in context and "end of stream" in problem and context_mark:
+            quote = self.lines[context_mark.line][context_mark.column]
+            self.error(context_mark, f"unclosed {quote} quote")
+        if "unknown escape character" in problem:
+            self.error(mark, "unknown escape '\\" + problem.split("'")[1] + "' in a "
+                       "double-quoted string")
+        if "mapping values are not allowed here" in problem:
+            # `a: b: c` has a key before the value; `  b: 2` under `a: 1` not.
+            key = re.match(r"^(.*?:) +", line_text[:mark.column])
+            if key:
+                self.error(_Mark(mark.line, key.end()), "a mapping cannot start on the same "
+                           "line as its key; put it on the next lines, indented, or use { }")
+            self.error(indent, "unexpected indentation (a key indented deeper than its "
+                       "neighbours?)")
+        if "expected the node content, but found ','" in problem:
+            self.error(mark, "an empty entry")
+        if "<stream end>" in problem:
+            for node, _, flow in reversed(self.stack):
+                if flow:
+                    raise YamlError(self.source, node.line, node.col, "unclosed '"
+                                    + ("{" if isinstance(node.value, dict) else "[") + "'")
+        if problem.startswith("expected <block end>"):
+            self.error(indent, "unexpected text (check the indentation)")
+        where = ""
+        if context and context_mark is not None and context_mark is not mark:
+            line, col = self.at(context_mark)
+            where = f" ({context} at {line}:{col})"
+        self.error(mark, f"{problem}{where}" if problem else context)
+
+
+class _Mark:
+    """A 0-based position, as ruamel's marks give one."""
+
+    def __init__(self, line, column):
+        self.line, self.column = line, column
+
+
+def _short(text):
+    text = str(text)
+    return text if len(text) <= 40 else text[:36] + "..."
+
+
+def _events(text):
+    return _ruamel_yaml().YAML(typ="rt", pure=True).parse(text)
+
+
+def parse(text, source="<string>"):
+    """The document in `text` as a Node tree; `source` names it in errors.
+    An empty document is an empty mapping."""
+    builder = _Builder(text, source, lambda m: (m.line + 1, m.column + 1))
+    root = builder.run(_events(text))
+    if root is None or (root.value is None and root.raw == ""):
+        return Node({}, 1, 1)
+    if not isinstance(root.value, (dict, list)):
+        raise YamlError(source, root.line, root.col,
+                        f"expected 'key: value', got '{_short(root.text())}'")
+    return root
+
+
+def leaves(node, prefix=""):
+    """{dotted key: Node} of a parsed mapping's leaves (a list is a leaf)."""
+    out = {}
+    for key, child in node.value.items():
+        path = f"{prefix}{key}"
+        if isinstance(child.value, dict) and child.value:
+            out.update(leaves(child, path + "."))
+        else:
+            out[path] = child
+    return out
+
+
+def parse_value(text, source="<value>", line=1, col=1):
+    """One value as written after a key: a flow collection, a quoted or a
+    plain scalar (how a mini-app reads the text of `--set key=text`).
+    Positions in errors are those of `text` at `line`:`col`."""
+    text = text.strip()
+    if not text:
+        return Node(None, line, col, raw="")
+    prefix = "value: "  # the text as the value of a one-key document
+
+    def at(mark):
+        if mark.line == 0:
+            return line, col + max(mark.column - len(prefix), 0)
+        return line + mark.line, mark.column + 1
+
+    root = _Builder(prefix + text, source, at).run(_events(prefix + text))
+    if len(root.value) != 1:
+        extra = list(root.value.values())[1]
+        raise YamlError(source, extra.key_line, extra.key_col, "unexpected text after the value")
+    return root.value["value"]
+
+
+def load(path):
+    """The document in the file at `path` as a Node tree."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except UnicodeDecodeError as e:
+        raise YamlError(path, 1, 1, f"not UTF-8 text ({e.reason})") from None
+    return parse(text, path)
