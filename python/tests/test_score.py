@@ -710,9 +710,9 @@ def copy_of_checkout(dest):
     for part in ("common", "miniapps", "inputs", "campaigns"):
         shutil.copytree(os.path.join(ROOT, part), dest / part,
                         ignore=shutil.ignore_patterns("build*", "tests"))
-    lib = dest / "python" / "src" / "karma_tools" / "lib"
+    lib = dest / "python" / "src" / "karma_tools" / "results"
     lib.mkdir(parents=True)
-    shutil.copy(os.path.join(ROOT, "python", "src", "karma_tools", "lib", "rules.py"), lib)
+    shutil.copy(os.path.join(ROOT, "python", "src", "karma_tools", "results", "rules.py"), lib)
     return dest
 
 
@@ -795,7 +795,7 @@ def test_what_differs_from_the_release_is_named(tmp_path):
     edit(root / "inputs" / "mgs" / "large.yaml", "32", "33")
     edit(root / "campaigns" / "procurement" / "score-weights.txt", "0.24", "0.25")
     edit(root / "common" / "runtime" / "src" / "run_rules.cpp", '"weak"', '"weaker"')
-    edit(root / "python" / "src" / "karma_tools" / "lib" / "rules.py",
+    edit(root / "python" / "src" / "karma_tools" / "results" / "rules.py",
          "# The large deck on", "# The large deck, run on")  # a comment: no change
     version, found = release.check(str(root), build_bin())
     found = [line for line in found if line not in drift]

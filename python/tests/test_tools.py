@@ -86,7 +86,7 @@ def test_installed_tools_work(tmp_path):
                            text=True)
         assert r.returncode == 0 and r.stdout.strip() == f"{name} {project_version()}"
     package = list(prefix.glob("lib/karma/python/lib/python3*/site-packages/karma_tools"))
-    assert len(package) == 1 and (package[0] / "lib" / "campaign.py").is_file(), package
+    assert len(package) == 1 and (package[0] / "campaign" / "campaign.py").is_file(), package
     for schema in ("results", "campaign"):
         assert (package[0] / "schemas" / f"{schema}.schema.json").is_file()
     assert (prefix / "share" / "karma" / "spack" / "package.py").is_file()
