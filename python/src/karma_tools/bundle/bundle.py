@@ -43,14 +43,13 @@ reportable, or not: see the answers below."""
 import datetime
 import hashlib
 import io
-import json
 import lzma
 import os
 import re
 import tarfile
 
 from karma_tools.core import ToolError, read_input_file
-from karma_tools.results import archive
+from karma_tools.results import archive, resultset
 from karma_tools.campaign import batch
 from karma_tools.campaign import campaign as campaign_mod
 from karma_tools.score import figure
@@ -369,10 +368,8 @@ def _record_problems(doc, decks):
 
 
 def _parse_json(data):
-    try:
-        return json.loads(data.decode("utf-8")), None
-    except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        return None, f"not JSON ({e})"
+    doc, why = validate.parse_json(data)
+    return doc, why and f"not JSON ({why})"
 
 
 def _jobs(files):
@@ -383,10 +380,8 @@ def _jobs(files):
     manifest, why = _parse_json(files[path])
     if why:
         return None, (path, why)
-    if not isinstance(manifest, dict) or manifest.get("karma_batch_manifest") != 1:
-        return None, (path, "not a karma-batch manifest of version 1")
     try:
-        batch.check_manifest(path, manifest)
+        resultset.check_manifest(path, manifest)
     except ToolError as e:
         return None, (path, str(e).split(": ", 1)[-1])
     names = [e["name"] for e in manifest["jobs"]]
@@ -563,7 +558,6 @@ def gather(directory, campaign_file=None):
     job has not ended or has not passed."""
     out = os.path.abspath(directory)
     manifest = batch.load_manifest(out)
-    batch.relocate(out, manifest)
     rows = batch.collect(out, manifest, query=False)
     bad = [f"{e['name']} ({s}{': ' + d if d else ''})" for e, s, d in rows if s != batch.PASSED]
     if bad:

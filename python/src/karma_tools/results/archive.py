@@ -79,20 +79,13 @@ def _in_environment(rel):
     return f"/{ENVIRONMENT}/" in f"/{rel}" and not rel.startswith(f"{ENVIRONMENT}/")
 
 
-def _job_entries(manifest, files, by_path):
-    """The index's jobs: where each job's files are inside the archive
-    (relative to the campaign directory, as sides._results_file finds them)."""
-    results_dir = manifest.get("results_dir")
-    results_dir = results_dir if isinstance(results_dir, str) else ""
-    top = os.path.basename(results_dir.rstrip("/")) or "results"
+def _job_entries(folder, manifest, files, by_path):
+    """The index's jobs: where each job's files are inside the archive (its
+    results folder, as the manifest's one reader finds it, under folder)."""
     jobs = []
-    for entry in manifest.get("jobs") or []:
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-            continue
-        job_dir = entry.get("results_dir")
-        rel = os.path.relpath(job_dir, results_dir) if isinstance(job_dir, str) and \
-            results_dir else entry["name"]
-        prefix = f"{top}/{rel}/".replace(os.sep, "/")
+    for entry in manifest["jobs"]:
+        prefix = os.path.relpath(entry["results_dir"], os.path.abspath(folder))
+        prefix = prefix.replace(os.sep, "/") + "/"
         mine = [f for f in files if f.startswith(prefix)]
         code_file = prefix + jobs_mod.EXIT_CODE_FILE
         code = jobs_mod.exit_code_of(by_path[code_file]) if code_file in by_path else None
@@ -135,8 +128,8 @@ def build(folder, kind, name=None):
     index = {"karma_archive": FORMAT, "kind": kind,
              "name": name or os.path.basename(os.path.normpath(folder)), "files": entries}
     if kind == "campaign":
-        manifest = json.loads(by_path["campaign.json"].decode("utf-8"))
-        index["jobs"] = _job_entries(manifest, files, by_path)
+        from karma_tools.results import resultset  # it reads archives too
+        index["jobs"] = _job_entries(folder, resultset.read_manifest(folder)[1], files, by_path)
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.GNU_FORMAT) as tar:
         body = (json.dumps(index, indent=1, sort_keys=True) + "\n").encode()
@@ -227,7 +220,7 @@ class Archive:
         self.index = {"karma_archive": FORMAT, "kind": "bundle", "name": None,
                       "files": [{"path": p, "member": p, "sha256": listed[p], "size": len(d)}
                                 for p, d in sorted(members.items()) if p != BUNDLE_MANIFEST]}
-        self.files = {p: d for p, d in members.items() if p != BUNDLE_MANIFEST}
+        self.files = dict(members)  # MANIFEST.sha256 too: the bundle as packed
         self._index_dirs()
 
 
@@ -352,10 +345,10 @@ def job_logs(folder):
             for name in listdir(folder) if name.startswith("job") and name.endswith(".out")]
 
 
-def walk_files(path, suffix=""):
+def walk_files(path, suffix="", onerror=None):
     """Sorted paths of the files under path whose names end in suffix,
     hidden ones left out; an archive found on the way is walked as the
-    folder it holds."""
+    folder it holds. onerror: os.walk's, given a folder it cannot read."""
     where = split(path)
     if where is not None:
         archive, inner = where
@@ -368,7 +361,7 @@ def walk_files(path, suffix=""):
     if os.path.isfile(path):
         return [path]
     found = []
-    for root, dirs, files in os.walk(path):
+    for root, dirs, files in os.walk(path, onerror=onerror):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if name.startswith("."):
