@@ -511,29 +511,8 @@ def tar_xz(files):
 
 def read_bundle(path):
     """({path: bytes} of the bundle's files, problems of its members)."""
-    files, problems, total = {}, [], 0
-    try:
-        with tarfile.open(path, "r:xz") as tar:
-            for info in tar:
-                if info.isdir():
-                    continue
-                if not info.isfile():
-                    problems.append((info.name, "not a regular file (a link or device)"))
-                    continue
-                total += info.size
-                if total > archive.MAX_BYTES:
-                    raise ToolError(f"{path}: more than {archive.MAX_BYTES >> 30} GiB inside;"
-                                    " not a karma bundle", 2)
-                if not archive.safe_path(info.name):
-                    problems.append((info.name, "a path that leaves the bundle"))
-                elif info.name in files:
-                    problems.append((info.name, "in the bundle twice"))
-                files[info.name] = tar.extractfile(info).read()
-    except OSError as e:
-        raise ToolError(f"{path}: cannot read ({e.strerror or e})", 2) from None
-    except (tarfile.TarError, lzma.LZMAError, EOFError) as e:
-        raise ToolError(f"{path}: not a readable .tar.xz ({e})", 2) from None
-    return files, problems
+    problems = []
+    return archive.read_members(path, problems, "karma bundle"), problems
 
 
 def class_decks():

@@ -166,7 +166,7 @@ class Archive:
 
     def __init__(self, path):
         self.path = path
-        members = _read_members(path)
+        members = read_members(path)
 
         def bad(why):
             raise ToolError(f"{path}: {why}; not a karma results archive of format "
@@ -229,21 +229,28 @@ def safe_path(rel):
     return bool(rel) and not rel.startswith("/") and ".." not in parts and "" not in parts
 
 
-def _read_members(path):
+def read_members(path, problems=None, what="karma results archive"):
     """{member name: bytes} of the regular files of a .tar.xz; one line
-    naming the file (and member) when it is not one."""
+    naming the file (and member) when it is not one. With a problems list
+    (a bundle's check), a link, a path that leaves it or a member twice is
+    one more (member, why) there."""
     members, total = {}, 0
     try:
         with tarfile.open(path, "r:xz") as tar:
             for info in tar:
                 if not info.isfile():
+                    if problems is not None and not info.isdir():
+                        problems.append((info.name, "not a regular file (a link or device)"))
                     continue
                 total += info.size
                 if total > MAX_BYTES:
                     raise ToolError(f"{path}: more than {MAX_BYTES >> 30} GiB inside; not a "
-                                    "karma results archive", 2)
-                f = tar.extractfile(info)
-                members[info.name] = f.read()
+                                    f"{what}", 2)
+                if problems is not None and not safe_path(info.name):
+                    problems.append((info.name, "a path that leaves the bundle"))
+                elif problems is not None and info.name in members:
+                    problems.append((info.name, "in the bundle twice"))
+                members[info.name] = tar.extractfile(info).read()
     except OSError as e:  # without an errno: the data, not the file
         raise unreadable(path, e) if e.strerror else \
             ToolError(f"{path}: cannot read ({e})", 2) from None
