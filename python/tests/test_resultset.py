@@ -2,6 +2,7 @@
 pointed at (a directory, a campaign, a results archive, a submission
 bundle), and campaign.json's one reader."""
 
+import json
 import os
 import shutil
 
@@ -102,12 +103,14 @@ def test_the_one_manifest_reader_names_the_file_and_key(tmp_path):
     out = _extract(CAMPAIGN, tmp_path / "c")
     path = os.path.join(out, "campaign.json")
     with open(path, encoding="utf-8") as f:
-        text = f.read()
+        manifest = json.load(f)
+    manifest["jobs"][1]["results_file"] = None
     with open(path, "w", encoding="utf-8") as f:
-        f.write(text.replace('"scheduler": "local"', '"scheduler": "lsf"', 1))
+        json.dump(manifest, f)
     with pytest.raises(ToolError) as e:
         resultset.open(out)
-    assert e.value.code == 2 and str(e.value).startswith(f"{path}: scheduler: expected")
+    assert e.value.code == 2 and str(e.value).startswith(
+        f"{path}: jobs[1].results_file: expected a string, got null")
     with pytest.raises(ToolError) as e:
         resultset.read_manifest(str(tmp_path))
     assert "campaign.json not found" in str(e.value)

@@ -57,7 +57,7 @@ def load_manifest(out, archived=False):
     """out's campaign.json as results.resultset reads it (the one reader)."""
     if archive_mod.split(out) is not None and not archived:
         raise ToolError(f"{out}: a results archive; of the commands only status reads one", 2)
-    return resultset.read_manifest(out)[1]
+    return resultset.read_manifest(out, complete=True)[1]
 
 
 def _save_manifest(out, manifest):

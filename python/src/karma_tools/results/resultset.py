@@ -31,17 +31,19 @@ NOT_RUN = "no results: not run, or stopped before it ended"
 # --- the manifest -------------------------------------------------------------------
 
 
-# What the tools read of each job: (key, types, what).
-_JOB_FIELDS = (("name", str, "a string"), ("script", str, "a string"),
-               ("results_dir", str, "a string"), ("results_file", str, "a string"),
+# What karma-batch reads of each job, the first three what every tool
+# reads: (key, types, what).
+_JOB_FIELDS = (("name", str, "a string"), ("results_dir", str, "a string"),
+               ("results_file", str, "a string"), ("script", str, "a string"),
                ("nodes", int, "an integer"), ("ranks_per_node", int, "an integer"),
                ("job_id", (str, type(None)), "a string or null"),
                ("submitted", (str, type(None)), "a string or null"))
 
 
-def check_manifest(path, manifest):
+def check_manifest(path, manifest, complete=True):
     """Refuses a manifest edited into a shape the tools cannot use, naming
-    the key, rather than failing half-way through a submission."""
+    the key, rather than failing half-way through a submission; all that
+    karma-batch reads, or (not complete) where each job's results are."""
     from karma_tools.campaign import format as campaign_format  # reads its schema
 
     def fail(key, message):
@@ -50,7 +52,7 @@ def check_manifest(path, manifest):
 
     if not isinstance(manifest, dict) or manifest.get("karma_batch_manifest") != 1:
         raise ToolError(f"{path}: not a karma-batch manifest of version 1", 2)
-    if manifest.get("scheduler") not in campaign_format.SCHEDULERS:
+    if complete and manifest.get("scheduler") not in campaign_format.SCHEDULERS:
         fail("scheduler", f"expected slurm, pbs or local, got "
              f"{describe(manifest.get('scheduler'))}")
     entries = manifest.get("jobs")
@@ -59,7 +61,7 @@ def check_manifest(path, manifest):
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict):
             fail(f"jobs[{i}]", f"expected an object, got {describe(entry)}")
-        for key, kinds, what in _JOB_FIELDS:
+        for key, kinds, what in _JOB_FIELDS if complete else _JOB_FIELDS[:3]:
             if key not in entry:
                 fail(f"jobs[{i}].{key}", "missing")
             value = entry[key]
@@ -104,16 +106,16 @@ def _job_folder(folder, top, entry):
     return next((c for c in here + [entry["results_dir"]] if archive.isdir(c)), None)
 
 
-def read_manifest(path):
-    """The campaign.json of path, checked (ToolError 2 naming the file and
-    the key), its jobs' results_dir and results_file absolute and where
+def read_manifest(path, complete=False):
+    """The campaign.json of path, checked (check_manifest; ToolError 2
+    naming the file and the key), its jobs' results_dir and results_file absolute and where
     they are now (a job not run yet: where it will write them)."""
     found = manifest_path(path)
     if found is None:
         raise ToolError(f"{path}: no {MANIFEST} ({os.path.join(path, MANIFEST)} not found): "
                         "is it a directory made by `karma-batch generate`?", 2)
     manifest = read_json(found)
-    check_manifest(found, manifest)
+    check_manifest(found, manifest, complete)
     folder = os.path.dirname(os.path.abspath(found))
     top = manifest.get("results_dir")
     top = manifest["results_dir"] = _absolute(folder, top) if isinstance(top, str) else ""
@@ -273,32 +275,70 @@ def _match_jobs(result, skip_invalid):
         result.jobs.append((entry, run, why))
 
 
+# {(file, its holder's stamp): the checked document, or the error}: a set
+# opened again in one process (karma-report's campaigns in its tree) is
+# checked once.
+_CHECKED = {}
+
+
+def _checked(f):
+    """The document at f, checked as a run (None: not karma results)."""
+    holder = archive.archive_of(f)
+    try:
+        st = os.stat(holder)
+        key = (os.path.abspath(f), st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = None
+    if key in _CHECKED:
+        found = _CHECKED[key]
+        if isinstance(found, ToolError):
+            raise found
+        return found
+    try:
+        found = _check(f)
+    except ToolError as e:
+        found = e
+    if key is not None:
+        _CHECKED[key] = found
+    if isinstance(found, ToolError):
+        raise found
+    return found
+
+
 def _load_file(result, f, skip_invalid):
     """One file of a set into it: a run, or skipped (or invalid)."""
     try:
-        doc = read_json(f)
-        if not isinstance(doc, dict) or "schema_version" not in doc:
-            result.skipped.append((f, other_tool(doc) or NOT_RESULTS))
-            return
-        version = doc["schema_version"]
-        if not isinstance(version, int) or isinstance(version, bool) or \
-                version not in SCHEMA_VERSIONS:
-            shown = version if isinstance(version, int) and not isinstance(version, bool) \
-                else describe(version)
-            raise ToolError(f"{f}: schema_version {shown}, but this tool reads karma "
-                            "results of schema_version 1 or 2 (docs/results-format.md)"
-                            "; use the karma release that wrote it", 2)
-        missing = [k for k in ("app", "kernels", "result", "mpi") if k not in doc]
-        if missing:
-            raise ToolError(f"{f}: schema_version {version} but no {', '.join(missing)}: not a "
-                            "karma results document", 2)
-        check_run(f, doc)
-        check_schema(f, doc)
-        beyond = validate.physics_problems(doc)
-        if beyond:  # never compared, plotted or scored; --skip-invalid lists it
-            raise ToolError(f"{f}: {beyond[0]}; not a measurement", 2)
-        result.runs.append(Run(f, doc))
+        doc = _checked(f)
+        if isinstance(doc, dict):
+            result.runs.append(Run(f, doc))
+        else:
+            result.skipped.append((f, doc))
     except ToolError as e:
         if not skip_invalid or e.code != 2:  # bad input only, not a read failure
             raise
         result.invalid.append((f, str(e)))
+
+
+def _check(f):
+    """The karma results document at f, checked; else why it is skipped."""
+    doc = read_json(f)
+    if not isinstance(doc, dict) or "schema_version" not in doc:
+        return other_tool(doc) or NOT_RESULTS
+    version = doc["schema_version"]
+    if not isinstance(version, int) or isinstance(version, bool) or \
+            version not in SCHEMA_VERSIONS:
+        shown = version if isinstance(version, int) and not isinstance(version, bool) \
+            else describe(version)
+        raise ToolError(f"{f}: schema_version {shown}, but this tool reads karma "
+                        "results of schema_version 1 or 2 (docs/results-format.md)"
+                        "; use the karma release that wrote it", 2)
+    missing = [k for k in ("app", "kernels", "result", "mpi") if k not in doc]
+    if missing:
+        raise ToolError(f"{f}: schema_version {version} but no {', '.join(missing)}: not a "
+                        "karma results document", 2)
+    check_run(f, doc)
+    check_schema(f, doc)
+    beyond = validate.physics_problems(doc)
+    if beyond:  # never compared, plotted or scored; --skip-invalid lists it
+        raise ToolError(f"{f}: {beyond[0]}; not a measurement", 2)
+    return doc
