@@ -322,9 +322,9 @@ def test_reference_result_command_writes_karma_results(tmp_path):
     assert doc["deck"]["resolved"]["stream"]["precision"] == "double"
     assert doc["reference"]["exit_status"] == 1 and doc["result"] == "PASSED"
     # It reads as karma results (what compare and report use).
-    from karma_tools.results.results import load_set
+    from karma_tools.results import resultset
 
-    run = load_set(str(out)).runs[0]
+    run = resultset.open(str(out)).runs[0]
     assert run.kernels["copy"]["implementation"] == "babelstream"
     empty = write(str(tmp_path / "empty.txt"), "CUDA error\n")
     r = tool("karma-batch", "reference-result", "babelstream", "--input", empty, "--app",
@@ -730,25 +730,25 @@ def test_implementation_and_variant_of_schema_1_results():
     previous build's under harness-port/old in results/gpu-setup/runs.tar.xz): the
     implementation comes from the deck when it names one, else from the
     kernel name."""
-    from karma_tools.results.results import load_set
+    from karma_tools.results import resultset
 
-    matvec = load_set(os.path.join(OLD_BUILD, "matvec-r1.json")).runs[0]
+    matvec = resultset.open(os.path.join(OLD_BUILD, "matvec-r1.json")).runs[0]
     assert matvec.doc["schema_version"] == 1
     assert {n: (k["implementation"], k["variant"]) for n, k in matvec.kernels.items()} == {
         "row-per-thread": ("kokkos", "row-per-thread"), "team-per-row": ("kokkos", "team-per-row"),
         "mdrange": ("kokkos", "mdrange"), "cublas-dgemv": ("cublas", "dgemv")}
-    native = load_set(os.path.join(OLD_BUILD, "hexgrad-native-r1.json")).runs[0]
+    native = resultset.open(os.path.join(OLD_BUILD, "hexgrad-native-r1.json")).runs[0]
     assert native.kernels["gradients"]["implementation"] == "native-cuda"
-    mgs = load_set(os.path.join(OLD_BUILD, "mgs-native-r1.json")).runs[0]
+    mgs = resultset.open(os.path.join(OLD_BUILD, "mgs-native-r1.json")).runs[0]
     assert (mgs.kernels["mgs-native-cuda"]["implementation"],
             mgs.kernels["mgs-native-cuda"]["variant"]) == ("native-cuda", "mgs")
-    contact = load_set(os.path.join(OLD_BUILD, "contact-r1.json")).runs[0]
+    contact = resultset.open(os.path.join(OLD_BUILD, "contact-r1.json")).runs[0]
     stats = contact.kernels["linked-list.stats"]
     assert (stats["implementation"], stats["variant"]) == ("kokkos", "linked-list.stats")
 
 
 def test_schema_2_kernels_keep_their_own_fields(tmp_path):
-    from karma_tools.results.results import load_set
+    from karma_tools.results import resultset
 
     from karma_tools.results.archive import read_json
 
@@ -759,7 +759,7 @@ def test_schema_2_kernels_keep_their_own_fields(tmp_path):
             ("kokkos", k["name"])
     doc["kernels"][0]["implementation"] = "sycl"
     write(str(tmp_path / "m.json"), json.dumps(doc))
-    run = load_set(str(tmp_path / "m.json")).runs[0]
+    run = resultset.open(str(tmp_path / "m.json")).runs[0]
     assert run.kernels["row-per-thread"]["implementation"] == "sycl"
     assert run.kernels["cublas-dgemv"]["variant"] == "dgemv"
 

@@ -489,14 +489,14 @@ def test_the_tools_check_a_loaded_reference_result_too(tmp_path):
     karma run: checked against the schema (its reference form, requiring
     nothing), so a field of the wrong type stops them, one line, exit 2."""
     from karma_tools import ToolError
-    from karma_tools.results.results import load_set
+    from karma_tools.results import resultset
 
     good = write(str(tmp_path / "good" / "karma-stream.json"), json.dumps(reference_doc()))
-    assert load_set(os.path.dirname(good)).runs[0].reference == "babelstream"
+    assert resultset.open(os.path.dirname(good)).runs[0].reference == "babelstream"
     doc = reference_doc()
     doc["kernels"][0]["time_s"]["mean"] = "fast"
     bad = write(str(tmp_path / "bad" / "karma-stream.json"), json.dumps(doc))
     with pytest.raises(ToolError) as e:
-        load_set(os.path.dirname(bad))
+        resultset.open(os.path.dirname(bad))
     assert e.value.code == 2 and str(e.value).startswith(
         f"{bad}: kernels[0].time_s.mean: expected a number, got"), str(e.value)

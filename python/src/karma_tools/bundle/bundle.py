@@ -43,14 +43,13 @@ reportable, or not: see the answers below."""
 import datetime
 import hashlib
 import io
-import json
 import lzma
 import os
 import re
 import tarfile
 
 from karma_tools.core import ToolError, read_input_file
-from karma_tools.results import archive
+from karma_tools.results import archive, resultset
 from karma_tools.campaign import batch
 from karma_tools.campaign import campaign as campaign_mod
 from karma_tools.score import figure
@@ -369,10 +368,8 @@ def _record_problems(doc, decks):
 
 
 def _parse_json(data):
-    try:
-        return json.loads(data.decode("utf-8")), None
-    except (UnicodeDecodeError, ValueError, RecursionError) as e:
-        return None, f"not JSON ({e})"
+    doc, why = validate.parse_json(data)
+    return doc, why and f"not JSON ({why})"
 
 
 def _jobs(files):
@@ -383,10 +380,8 @@ def _jobs(files):
     manifest, why = _parse_json(files[path])
     if why:
         return None, (path, why)
-    if not isinstance(manifest, dict) or manifest.get("karma_batch_manifest") != 1:
-        return None, (path, "not a karma-batch manifest of version 1")
     try:
-        batch.check_manifest(path, manifest)
+        resultset.check_manifest(path, manifest)
     except ToolError as e:
         return None, (path, str(e).split(": ", 1)[-1])
     names = [e["name"] for e in manifest["jobs"]]
@@ -516,29 +511,8 @@ def tar_xz(files):
 
 def read_bundle(path):
     """({path: bytes} of the bundle's files, problems of its members)."""
-    files, problems, total = {}, [], 0
-    try:
-        with tarfile.open(path, "r:xz") as tar:
-            for info in tar:
-                if info.isdir():
-                    continue
-                if not info.isfile():
-                    problems.append((info.name, "not a regular file (a link or device)"))
-                    continue
-                total += info.size
-                if total > archive.MAX_BYTES:
-                    raise ToolError(f"{path}: more than {archive.MAX_BYTES >> 30} GiB inside;"
-                                    " not a karma bundle", 2)
-                if not archive.safe_path(info.name):
-                    problems.append((info.name, "a path that leaves the bundle"))
-                elif info.name in files:
-                    problems.append((info.name, "in the bundle twice"))
-                files[info.name] = tar.extractfile(info).read()
-    except OSError as e:
-        raise ToolError(f"{path}: cannot read ({e.strerror or e})", 2) from None
-    except (tarfile.TarError, lzma.LZMAError, EOFError) as e:
-        raise ToolError(f"{path}: not a readable .tar.xz ({e})", 2) from None
-    return files, problems
+    problems = []
+    return archive.read_members(path, problems, "karma bundle"), problems
 
 
 def class_decks():
@@ -563,7 +537,6 @@ def gather(directory, campaign_file=None):
     job has not ended or has not passed."""
     out = os.path.abspath(directory)
     manifest = batch.load_manifest(out)
-    batch.relocate(out, manifest)
     rows = batch.collect(out, manifest, query=False)
     bad = [f"{e['name']} ({s}{': ' + d if d else ''})" for e, s, d in rows if s != batch.PASSED]
     if bad:

@@ -33,7 +33,6 @@ def campaign_docs(out):
     """([(path, karma result)], [(path, environment capture)]) of a finished
     campaign directory's jobs."""
     manifest = batch.load_manifest(out)
-    batch.relocate(out, manifest)
     karma, envs = [], []
     for entry in manifest["jobs"]:
         folder = entry["results_dir"]

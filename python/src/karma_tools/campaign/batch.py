@@ -12,13 +12,13 @@ import subprocess
 import sys
 import time
 
-from karma_tools.core import ToolError, atomic_write, describe
+from karma_tools.core import ToolError, atomic_write
 from karma_tools.results.archive import read_json
 from karma_tools.results import archive as archive_mod
-from karma_tools.campaign import format as campaign_format
+from karma_tools.results import resultset
 from karma_tools.campaign import jobs
 
-MANIFEST = "campaign.json"
+MANIFEST = resultset.MANIFEST
 LOCK = ".campaign.lock"  # hidden: an archive leaves it out
 SUFFIX = {"slurm": ".sbatch", "pbs": ".pbs", "local": ".sh"}
 
@@ -33,14 +33,6 @@ def now_text():
 # --- manifest -------------------------------------------------------------------
 
 
-# What status, submit, wait and cancel read of each job: (key, types, what).
-_JOB_FIELDS = (("name", str, "a string"), ("script", str, "a string"),
-               ("results_dir", str, "a string"), ("results_file", str, "a string"),
-               ("nodes", int, "an integer"), ("ranks_per_node", int, "an integer"),
-               ("job_id", (str, type(None)), "a string or null"),
-               ("submitted", (str, type(None)), "a string or null"))
-
-
 def _relative(out, path):
     """path relative to the campaign directory out when it is inside it (the
     directory can then be moved or copied), else as it is."""
@@ -48,14 +40,6 @@ def _relative(out, path):
         return path
     rel = os.path.relpath(path, out)
     return path if rel == ".." or rel.startswith(".." + os.sep) else rel
-
-
-def _absolute(out, path):
-    """A manifest path as a path here: relative ones are under out (older
-    manifests hold absolute ones)."""
-    if not isinstance(path, str) or os.path.isabs(path):
-        return path
-    return os.path.normpath(os.path.join(out, path))
 
 
 def stored_paths(out, manifest):
@@ -66,58 +50,14 @@ def stored_paths(out, manifest):
     return stored
 
 
-def resolve_paths(out, manifest):
-    """The manifest's relative paths made absolute under out, in place."""
-    manifest["results_dir"] = _absolute(out, manifest.get("results_dir"))
-    for entry in manifest["jobs"]:
-        for key in _PATH_KEYS:
-            entry[key] = _absolute(out, entry[key])
-
-
 _PATH_KEYS = ("results_dir", "results_file")
 
 
 def load_manifest(out, archived=False):
+    """out's campaign.json as results.resultset reads it (the one reader)."""
     if archive_mod.split(out) is not None and not archived:
         raise ToolError(f"{out}: a results archive; of the commands only status reads one", 2)
-    path = os.path.join(out, MANIFEST)
-    if not archive_mod.exists(path):
-        raise ToolError(f"{path} not found: is {out} a directory made by "
-                        "`karma-batch generate`?", 2)
-    manifest = read_json(path)
-    if not isinstance(manifest, dict) or manifest.get("karma_batch_manifest") != 1:
-        raise ToolError(f"{path}: not a karma-batch manifest of version 1", 2)
-    check_manifest(path, manifest)
-    resolve_paths(out, manifest)
-    return manifest
-
-
-def check_manifest(path, manifest):
-    """Refuses a manifest edited into a shape the commands cannot use,
-    naming the key, rather than failing half-way through a submission."""
-    def fail(key, message):
-        raise ToolError(f"{path}: {key}: {message} (edit the campaign and generate again "
-                        "rather than this file)", 2)
-
-    if manifest.get("scheduler") not in campaign_format.SCHEDULERS:
-        fail("scheduler", f"expected slurm, pbs or local, got "
-             f"{describe(manifest.get('scheduler'))}")
-    entries = manifest.get("jobs")
-    if not isinstance(entries, list):
-        fail("jobs", f"expected a list of jobs, got {describe(entries)}")
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, dict):
-            fail(f"jobs[{i}]", f"expected an object, got {describe(entry)}")
-        for key, kinds, what in _JOB_FIELDS:
-            if key not in entry:
-                fail(f"jobs[{i}].{key}", "missing")
-            value = entry[key]
-            if not isinstance(value, kinds) or isinstance(value, bool):
-                fail(f"jobs[{i}].{key}", f"expected {what}, got {describe(value)}")
-            if kinds is int and not 1 <= value <= campaign_format.INT_MAX:
-                fail(f"jobs[{i}].{key}", f"{value} is not in [1, {campaign_format.INT_MAX}]")
-            if kinds is str and not value:
-                fail(f"jobs[{i}].{key}", "empty")
+    return resultset.read_manifest(out, complete=True)[1]
 
 
 def _save_manifest(out, manifest):
@@ -333,28 +273,9 @@ def _exit_for(counts):
     return 0
 
 
-def relocate(out, manifest):
-    """Each job's results_dir and results_file where the campaign directory
-    is now, when it was copied or archived (karma-batch archive) since it
-    ran and the recorded place no longer has them."""
-    recorded = manifest.get("results_dir") if isinstance(manifest.get("results_dir"),
-                                                         str) else ""
-    here = os.path.join(out, os.path.basename(recorded.rstrip("/")) or "results")
-    for entry in manifest["jobs"]:
-        if archive_mod.split(out) is None and os.path.lexists(entry["results_dir"]):
-            continue
-        rel = os.path.relpath(entry["results_dir"], recorded) if recorded else entry["name"]
-        moved = os.path.normpath(os.path.join(here, rel))
-        if rel.startswith("..") or not archive_mod.isdir(moved):
-            continue
-        entry["results_dir"] = moved
-        entry["results_file"] = os.path.join(moved, os.path.basename(entry["results_file"]))
-
-
 def status(args):
     out = os.path.abspath(args.directory)
     manifest = load_manifest(out, archived=True)
-    relocate(out, manifest)
     # An archive's jobs have ended: no scheduler or runner to ask.
     rows = collect(out, manifest, args.only, query=archive_mod.split(out) is None)
     if args.json:
@@ -408,7 +329,6 @@ def archive(args):
     if os.path.exists(args.output) and not args.force:
         raise ToolError(f"{args.output} exists (--force replaces it)", 2)
     manifest = load_manifest(out)
-    relocate(out, manifest)
     rows = collect(out, manifest)
     left = [e["name"] for e, s, _ in rows if s in (RUNNING, PENDING, UNSUBMITTED)]
     if left and not args.partial:

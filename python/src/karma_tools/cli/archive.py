@@ -5,7 +5,7 @@ import argparse
 import os
 import shutil
 import sys
-from karma_tools.results import archive
+from karma_tools.results import archive, resultset
 from karma_tools.results.archive import SUFFIX, open_archive, register, write
 from karma_tools.core import (ArgumentParser, ToolError, __version__, main_wrapper, unwritable,
                               write_all)
@@ -59,7 +59,7 @@ def main(argv=None):
         if args.command == "write":
             if not os.path.isdir(args.folder):
                 raise ToolError(f"{args.folder}: not a directory", 2)
-            if os.path.isfile(os.path.join(args.folder, "campaign.json")):
+            if os.path.isfile(os.path.join(args.folder, resultset.MANIFEST)):
                 raise ToolError(f"{args.folder}: a campaign directory; use karma-batch "
                                 "archive", 2)
             if not any(files for _, _, files in os.walk(args.folder)):

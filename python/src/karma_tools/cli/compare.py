@@ -19,7 +19,7 @@ from karma_tools.results.codestatus import SourceAt
 from karma_tools.compare.energy import campaign_energy
 from karma_tools.compare.text import blank_if_none, campaign_energy_markdown, csv_text, markdown
 from karma_tools.core import ArgumentParser, ToolError, __version__, main_wrapper, write_all
-from karma_tools.results.results import load_set
+from karma_tools.results import resultset
 
 
 DESCRIPTION = """\
@@ -296,8 +296,8 @@ def main(argv=None):
         sets = []
         for text in args.sets:
             label, path = _parse_set(text)
-            sets.append(load_set(path, label, committed_only=args.committed_only,
-                                 skip_invalid=args.skip_invalid))
+            sets.append(resultset.open(path, label, committed_only=args.committed_only,
+                                       skip_invalid=args.skip_invalid))
         sources = _sources(args.source, args.repo, [s.label for s in sets])
         nodes = _system_nodes(args.system_nodes, sets) if args.system_nodes else None
         result = compare(sets, args.baseline or sets[0].label, how=args.aggregate or "median",
@@ -336,8 +336,8 @@ def implementations_main(args):
                             f"set's runs (the baseline is its {theirs} kernels)", 2)
     if not args.sets:
         raise ToolError("give at least one result set whose implementations to compare", 2)
-    sets = [load_set(path, label, committed_only=args.committed_only,
-                     skip_invalid=args.skip_invalid)
+    sets = [resultset.open(path, label, committed_only=args.committed_only,
+                           skip_invalid=args.skip_invalid)
             for label, path in map(_parse_set, args.sets)]
     if len({s.label for s in sets}) < len(sets):
         raise ToolError("two result sets have the same label; name them LABEL=DIR", 2)

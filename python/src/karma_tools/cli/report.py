@@ -13,7 +13,8 @@ from karma_tools.core import (ArgumentParser, ToolError, __version__, main_wrapp
 from karma_tools.compare.implementations import parse_pair
 from karma_tools.report.report import Plotter, build
 from karma_tools.report.comparison import read_comparison
-from karma_tools.results.results import IGNORED, NOT_RESULTS, load_set
+from karma_tools.results import resultset
+from karma_tools.results.resultset import IGNORED, NOT_RESULTS
 
 
 DESCRIPTION = """\
@@ -108,8 +109,8 @@ def main(argv=None):
         compare_from = None
         if args.compare_from:
             compare_from = campaign_mod.load(args.compare_from, check_keys=False)
-        result_set = load_set(args.results, committed_only=args.committed_only,
-                              skip_invalid=args.skip_invalid)
+        result_set = resultset.open(args.results, committed_only=args.committed_only,
+                                    skip_invalid=args.skip_invalid)
         out_path = args.output or (os.path.join(args.results, "report.md")
                                    if archive.split(args.results) is None else
                                    args.results.removesuffix(archive.SUFFIX) + ".report.md")

@@ -1,12 +1,11 @@
 """karma-validate-results: results documents against the schema; its command
 line and main (the work is karma_tools.results.validate's)."""
 
-import os
 import sys
 from karma_tools.results import archive
 from karma_tools import schemas
 from karma_tools.core import APPS, __version__, main_wrapper
-from karma_tools.results.results import other_tool
+from karma_tools.results.resultset import other_tool
 from karma_tools.results.validate import parse_json, is_reference, printable, validate
 
 
@@ -84,19 +83,8 @@ def check_file(path, in_directory, expect, tally):
 def check_directory(directory, expect, tally):
     """Every *.json under directory, results archives (a directory's or
     directory itself) read as the folders they hold."""
-    files, failure = [], []
-    walked = () if archive.split(directory) is not None else \
-        os.walk(directory, onerror=failure.append)
-    if archive.split(directory) is not None:
-        files = archive.walk_files(directory, ".json")
-    for root, dirs, names in walked:
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        files += [os.path.join(root, n) for n in names
-                  if n.endswith(".json") and not n.startswith(".")
-                  and not os.path.isdir(os.path.join(root, n))]
-        files += [f for n in sorted(names) if archive.is_archive_name(n)
-                  and not n.startswith(".") and os.path.isfile(os.path.join(root, n))
-                  for f in archive.walk_files(os.path.join(root, n), ".json")]
+    failure = []
+    files = archive.walk_files(directory, ".json", onerror=failure.append)
     if failure:
         tally.cannot_read(failure[0].filename or directory,
                           f"cannot read the directory: {failure[0].strerror}")

@@ -31,8 +31,9 @@ def campaign_energy(manifest_path, tables):
     """Adds per_watt and energy ({rounds, values, aggregates}) to each row
     of the tables that have a pair with measured energy on both sides;
     True when any has."""
-    manifest_path, manifest = sides.find_manifest(manifest_path)
-    items, _ = sides.load_items(manifest_path, manifest)
+    result_set = sides.open_campaign(manifest_path)
+    manifest = result_set.manifest
+    items, _ = sides.load_items(result_set)
     if not any(kernel_energy(i["entry"]) for i in items):
         return False
     found = False

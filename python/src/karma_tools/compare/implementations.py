@@ -19,7 +19,7 @@ import json
 from karma_tools.compare.compare import compare
 from karma_tools.compare.text import csv_text, markdown
 from karma_tools.core import ToolError
-from karma_tools.results.results import ResultSet
+from karma_tools.results.resultset import ResultSet
 
 
 def parse_pair(text, option):

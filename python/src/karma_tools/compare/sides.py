@@ -27,111 +27,31 @@ median) before the ratio, and a comparison without it leaves such rows out
 with a note.
 """
 
+import fnmatch
 import re
 
-import fnmatch
-import os
-
 from karma_tools.core import ToolError
-from karma_tools.results.archive import read_json
-from karma_tools.results import archive
-from karma_tools.campaign import jobs
-from karma_tools.results.results import Run, check_run, format_size, format_value, is_number
+from karma_tools.results import resultset
+from karma_tools.results.results import format_size, format_value, is_number
 from karma_tools.results.cases import holds_one, values_key
 
-MANIFEST = "campaign.json"
 # What a selection, match and label can name beside the resolved deck's keys.
 PAIRING_KEYS = ("mpi.ranks", "mpi.nodes", "mpi.comm", "job.run", "job.point")
 
 
-def is_manifest(doc):
-    return isinstance(doc, dict) and doc.get("karma_batch_manifest") == 1 and \
-        isinstance(doc.get("jobs"), list)
-
-
-def find_manifest(path):
-    """The manifest of a campaign directory (OUT, or a file in it) or of
-    its archive (karma-batch archive)."""
-    candidate = path if archive.isfile(path) else os.path.join(path, MANIFEST)
-    if not archive.isfile(candidate):
-        raise ToolError(f"{path}: no {MANIFEST}: is it a directory made by "
-                        "`karma-batch generate`?", 2)
-    doc = read_json(candidate)
-    if not is_manifest(doc):
-        raise ToolError(f"{candidate}: not a karma-batch manifest of version 1", 2)
-    return candidate, doc
-
-
-def _job_paths(manifest_path, manifest, entry, key):
-    """Where a job's file (key: results_file) or folder (results_dir) may be:
-    beside campaign.json, where the campaign directory is now (it may have
-    been copied, say under results/, while the place it ran in still holds
-    another run), else as recorded."""
-    recorded = entry.get(key)
-    if not isinstance(recorded, str):
-        return []
-    here = os.path.dirname(os.path.abspath(manifest_path))
-    results_dir = manifest.get("results_dir")
-    results_dir = results_dir if isinstance(results_dir, str) else ""
-    tail = os.path.relpath(recorded, results_dir) if results_dir else os.path.basename(recorded)
-    return [os.path.join(here, os.path.basename(results_dir), tail),
-            os.path.join(here, tail), recorded]
-
-
-def results_path(manifest_path, manifest, entry):
-    return next((c for c in _job_paths(manifest_path, manifest, entry, "results_file")
-                 if archive.isfile(c)), None)
-
-
-def missing_reason(manifest_path, manifest, entry):
-    """Why a job has no results, from what its folder holds: not run, stopped
-    before its end, or failed with an exit code and the mini-app's reason and
-    first error line from the job's log."""
-    folder = next((c for c in _job_paths(manifest_path, manifest, entry, "results_dir")
-                   if archive.isdir(c)), None)
-    code_file = folder and os.path.join(folder, jobs.EXIT_CODE_FILE)
-    if not folder or not archive.isfile(code_file):
-        return "no results: not run, or stopped before it ended"
-    code = jobs.exit_code_of(archive.read_bytes(code_file))
-    signal = jobs.stopped_by(code) if code is not None else None
-    if signal:
-        return f"no results: stopped by {signal} (exit {code})"
-    why, error = "", ""
-    logs = archive.job_logs(folder)
-    for text in logs:
-        found = re.search(r"^RESULT: FAILED reason=(\S+)", text, re.M)
-        why = why or (found.group(1) if found else "")
-        found = re.search(r"^karma-[a-z]+: error: .*$", text, re.M)
-        error = error or (found.group(0)[:300] if found else "")
-    missing = jobs.not_found(logs) if code == jobs.NOT_FOUND_CODE else None
-    if missing:
-        error = f"command not found: {missing}"
-    shown = "code unreadable" if code is None else code
-    return (f"no results: failed, exit {shown}" + (f" ({why})" if why else "")
-            + (f": {error}" if error else ""))
-
-
-def load_items(manifest_path, manifest):
-    """([items], [notes]): one item per kernel of each job's results."""
+def load_items(result_set):
+    """([items], [notes]): one item per kernel of each job's results (a
+    campaign's set, results.resultset.open)."""
     items, notes = [], []
-    for entry in manifest["jobs"]:
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+    for entry, run, why in result_set.jobs:
+        if run is None:
+            notes.append(f"{entry['name']}: {why}")
             continue
-        path = results_path(manifest_path, manifest, entry)
-        if path is None:
-            notes.append(f"{entry['name']}: {missing_reason(manifest_path, manifest, entry)}")
-            continue
-        doc = read_json(path)
-        if not isinstance(doc, dict) or doc.get("schema_version") not in (1, 2):
-            notes.append(f"{path}: not karma results of schema_version 1 or 2; left out")
-            continue
-        check_run(path, doc)
-        run = Run(path, doc)
         deck = run.deck_values(include_run=True)
         process = entry.get("process") if isinstance(entry.get("process"), int) else None
         deck.update(zip(PAIRING_KEYS, (run.ranks, run.nodes, run.comm_path, entry.get("run", ""),
                                        _point(entry["name"], process))))
-        for note in doc.get("notes") or []:
+        for note in run.doc.get("notes") or []:
             if isinstance(note, str):
                 notes.append(f"{entry['name']}: {note}")
         for name, k in run.kernels.items():
@@ -141,7 +61,7 @@ def load_items(manifest_path, manifest):
                           else 1, "process": process,
                           "kernel": name, "implementation": k["implementation"],
                           "variant": k["variant"], "entry": k["entry"], "deck": deck,
-                          "passed": run.passed, "path": path})
+                          "passed": run.passed, "path": run.path})
     return items, notes
 
 
@@ -330,16 +250,25 @@ def ratio_table(spec, items):
             "notes": notes}
 
 
+def open_campaign(path):
+    """A campaign's set (results.resultset.open): its runs and jobs."""
+    result_set = resultset.open(path, need_runs=False)
+    if result_set.manifest is None:
+        resultset.read_manifest(path)  # says why it is not a campaign
+    return result_set
+
+
 def campaign_tables(path, specs=None):
     """(campaign name, manifest path, [tables], [notes]) of a campaign directory;
     specs (a campaign file's compare: section, checked) replace its manifest's."""
-    manifest_path, manifest = find_manifest(path)
+    result_set = open_campaign(path)
+    manifest_path, manifest = result_set.manifest_path, result_set.manifest
     if specs is None:
         specs = manifest.get("compare") or []
     if not isinstance(specs, list):
         raise ToolError(f"{manifest_path}: compare: not a list (edit the campaign and generate "
                         "again rather than this file)", 2)
-    items, notes = load_items(manifest_path, manifest)
+    items, notes = load_items(result_set)
     most = manifest.get("max_ranks_per_node")
     if most is not None:
         notes.insert(0, f"generated with --max-ranks-per-node {most}: the campaign's jobs of "

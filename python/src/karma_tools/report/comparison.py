@@ -7,7 +7,9 @@ from karma_tools.compare import sides
 from karma_tools.results.archive import read_json
 from karma_tools.core import ToolError
 from karma_tools.report.configs import markdown_table
-from karma_tools.results.results import find_json, format_value, is_number
+from karma_tools.results import resultset
+from karma_tools.results.results import format_value, is_number
+from karma_tools.results.resultset import find_json
 
 
 def side_by_side(root, out_dir, compare_from=None):
@@ -15,13 +17,13 @@ def side_by_side(root, out_dir, compare_from=None):
     (a loaded campaign file) gives those of its name their compare: section."""
     lines = []
     for path in find_json(root):
-        if os.path.basename(path) != sides.MANIFEST:
+        if os.path.basename(path) != resultset.MANIFEST:
             continue
         try:
-            doc = read_json(path)
+            doc = resultset.read_manifest(path)[1]
         except ToolError:
             continue
-        if not sides.is_manifest(doc) or not doc.get("compare"):
+        if not doc.get("compare"):
             continue
         specs = None
         if compare_from is not None and \

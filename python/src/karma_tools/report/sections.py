@@ -6,7 +6,8 @@ from karma_tools.results.cases import holds_one
 from karma_tools.core import ToolError
 from karma_tools.compare.implementations import compare_within
 from karma_tools.report.configs import markdown_table, series_label, varying_keys
-from karma_tools.results.results import ResultSet, format_value
+from karma_tools.results.results import format_value
+from karma_tools.results.resultset import ResultSet
 
 
 def power_points(configs):

@@ -79,20 +79,13 @@ def _in_environment(rel):
     return f"/{ENVIRONMENT}/" in f"/{rel}" and not rel.startswith(f"{ENVIRONMENT}/")
 
 
-def _job_entries(manifest, files, by_path):
-    """The index's jobs: where each job's files are inside the archive
-    (relative to the campaign directory, as sides._results_file finds them)."""
-    results_dir = manifest.get("results_dir")
-    results_dir = results_dir if isinstance(results_dir, str) else ""
-    top = os.path.basename(results_dir.rstrip("/")) or "results"
+def _job_entries(folder, manifest, files, by_path):
+    """The index's jobs: where each job's files are inside the archive (its
+    results folder, as the manifest's one reader finds it, under folder)."""
     jobs = []
-    for entry in manifest.get("jobs") or []:
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-            continue
-        job_dir = entry.get("results_dir")
-        rel = os.path.relpath(job_dir, results_dir) if isinstance(job_dir, str) and \
-            results_dir else entry["name"]
-        prefix = f"{top}/{rel}/".replace(os.sep, "/")
+    for entry in manifest["jobs"]:
+        prefix = os.path.relpath(entry["results_dir"], os.path.abspath(folder))
+        prefix = prefix.replace(os.sep, "/") + "/"
         mine = [f for f in files if f.startswith(prefix)]
         code_file = prefix + jobs_mod.EXIT_CODE_FILE
         code = jobs_mod.exit_code_of(by_path[code_file]) if code_file in by_path else None
@@ -135,8 +128,8 @@ def build(folder, kind, name=None):
     index = {"karma_archive": FORMAT, "kind": kind,
              "name": name or os.path.basename(os.path.normpath(folder)), "files": entries}
     if kind == "campaign":
-        manifest = json.loads(by_path["campaign.json"].decode("utf-8"))
-        index["jobs"] = _job_entries(manifest, files, by_path)
+        from karma_tools.results import resultset  # it reads archives too
+        index["jobs"] = _job_entries(folder, resultset.read_manifest(folder)[1], files, by_path)
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.GNU_FORMAT) as tar:
         body = (json.dumps(index, indent=1, sort_keys=True) + "\n").encode()
@@ -173,7 +166,7 @@ class Archive:
 
     def __init__(self, path):
         self.path = path
-        members = _read_members(path)
+        members = read_members(path)
 
         def bad(why):
             raise ToolError(f"{path}: {why}; not a karma results archive of format "
@@ -227,7 +220,7 @@ class Archive:
         self.index = {"karma_archive": FORMAT, "kind": "bundle", "name": None,
                       "files": [{"path": p, "member": p, "sha256": listed[p], "size": len(d)}
                                 for p, d in sorted(members.items()) if p != BUNDLE_MANIFEST]}
-        self.files = {p: d for p, d in members.items() if p != BUNDLE_MANIFEST}
+        self.files = dict(members)  # MANIFEST.sha256 too: the bundle as packed
         self._index_dirs()
 
 
@@ -236,21 +229,28 @@ def safe_path(rel):
     return bool(rel) and not rel.startswith("/") and ".." not in parts and "" not in parts
 
 
-def _read_members(path):
+def read_members(path, problems=None, what="karma results archive"):
     """{member name: bytes} of the regular files of a .tar.xz; one line
-    naming the file (and member) when it is not one."""
+    naming the file (and member) when it is not one. With a problems list
+    (a bundle's check), a link, a path that leaves it or a member twice is
+    one more (member, why) there."""
     members, total = {}, 0
     try:
         with tarfile.open(path, "r:xz") as tar:
             for info in tar:
                 if not info.isfile():
+                    if problems is not None and not info.isdir():
+                        problems.append((info.name, "not a regular file (a link or device)"))
                     continue
                 total += info.size
                 if total > MAX_BYTES:
                     raise ToolError(f"{path}: more than {MAX_BYTES >> 30} GiB inside; not a "
-                                    "karma results archive", 2)
-                f = tar.extractfile(info)
-                members[info.name] = f.read()
+                                    f"{what}", 2)
+                if problems is not None and not safe_path(info.name):
+                    problems.append((info.name, "a path that leaves the bundle"))
+                elif problems is not None and info.name in members:
+                    problems.append((info.name, "in the bundle twice"))
+                members[info.name] = tar.extractfile(info).read()
     except OSError as e:  # without an errno: the data, not the file
         raise unreadable(path, e) if e.strerror else \
             ToolError(f"{path}: cannot read ({e})", 2) from None
@@ -352,10 +352,10 @@ def job_logs(folder):
             for name in listdir(folder) if name.startswith("job") and name.endswith(".out")]
 
 
-def walk_files(path, suffix=""):
+def walk_files(path, suffix="", onerror=None):
     """Sorted paths of the files under path whose names end in suffix,
     hidden ones left out; an archive found on the way is walked as the
-    folder it holds."""
+    folder it holds. onerror: os.walk's, given a folder it cannot read."""
     where = split(path)
     if where is not None:
         archive, inner = where
@@ -368,7 +368,7 @@ def walk_files(path, suffix=""):
     if os.path.isfile(path):
         return [path]
     found = []
-    for root, dirs, files in os.walk(path):
+    for root, dirs, files in os.walk(path, onerror=onerror):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
             if name.startswith("."):

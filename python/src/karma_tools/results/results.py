@@ -11,16 +11,11 @@ without that implementation (cublas-dgemv -> dgemv)."""
 
 import math
 import os
-import subprocess
 
 from karma_tools.core import ToolError, describe
-from karma_tools.results.archive import read_json
-from karma_tools.results import archive
 from karma_tools import schemas
-from karma_tools.results import validate
 
 SCHEMA_VERSION = 2
-SCHEMA_VERSIONS = (1, 2)
 # Implementations a schema_version 1 kernel name can carry (cublas-dgemv,
 # mgs-native-cuda); the rest are Kokkos kernels.
 KNOWN_IMPLEMENTATIONS = ("native-cuda", "native-hip", "cublas", "cblas", "hipblas", "rocblas",
@@ -361,120 +356,6 @@ def kernel_identity(run, kernel):
                 variant = variant[:-len(cut)]
                 break
     return implementation, variant
-
-
-# Why a set skips a JSON file that is no other karma tool's (other_tool).
-NOT_RESULTS = "not karma results"
-IGNORED = "ignored by git"
-
-
-def other_tool(doc):
-    """Which other karma tool wrote doc, if one did."""
-    if not isinstance(doc, dict) or "schema_version" in doc:
-        return None
-    if "context" in doc and "benchmarks" in doc:
-        return "Google Benchmark JSON (karma-microbench before it took a deck)"
-    kinds = {"karma_environment": "karma-envcapture's environment.json",
-             "karma_batch_manifest": "karma-batch's manifest",
-             "karma_compare": "karma-compare's JSON",
-             "karma_compare_campaign": "karma-compare --campaign's JSON",
-             "karma_compare_implementations": "karma-compare --implementations's JSON",
-             "karma_score": "karma-score's JSON", "karma_archive": "karma-archive's index"}
-    return next((what for key, what in kinds.items() if key in doc), None)
-
-
-class ResultSet:
-    def __init__(self, label, path):
-        self.label = label
-        self.path = path
-        self.runs = []
-        self.skipped = []  # (path, why)
-        self.invalid = []  # (path, error): left out by skip_invalid
-
-
-def _git_ignored(paths, root):
-    """The subset of paths git ignores (none when root is not in a git tree)."""
-    if not paths:
-        return set()
-    try:
-        out = subprocess.run(["git", "-C", root, "check-ignore", "--stdin", "-z"],
-                             input="\0".join(os.path.abspath(p) for p in paths),
-                             capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return set()
-    if out.returncode not in (0, 1):
-        return set()
-    return {os.path.abspath(p) for p in out.stdout.split("\0") if p}
-
-
-def find_json(path):
-    """The JSON files under path (a file, a directory or a results archive;
-    archives inside a directory are read as the folders they hold)."""
-    if archive.split(path) is None and os.path.isfile(path):
-        return [path]
-    return archive.walk_files(path, ".json")
-
-
-def load_set(path, label=None, committed_only=False, need_runs=True, skip_invalid=False):
-    """Every karma results document under path.
-    Rejects documents of another schema version and sets without results;
-    with skip_invalid, a file that is not well-formed is left out instead,
-    with its error in the set's `invalid` list."""
-    label = label or os.path.basename(os.path.normpath(path)).removesuffix(archive.SUFFIX) \
-        or path
-    if not archive.exists(path):
-        raise ToolError(f"{path}: no such file or directory", 2)
-    result = ResultSet(label, path)
-    files = find_json(path)
-    if committed_only:
-        # git knows the archive, not the files inside it.
-        disk = archive.archive_of(path)
-        root = disk if os.path.isdir(disk) else os.path.dirname(disk) or "."
-        ignored = _git_ignored(sorted({archive.archive_of(f) for f in files}), root)
-        result.skipped.extend((f, IGNORED) for f in files
-                              if os.path.abspath(archive.archive_of(f)) in ignored)
-        files = [f for f in files if os.path.abspath(archive.archive_of(f)) not in ignored]
-    for f in files:
-        try:
-            _load_file(result, f)
-        except ToolError as e:
-            if not skip_invalid or e.code != 2:  # bad input only, not a read failure
-                raise
-            result.invalid.append((f, str(e)))
-    if need_runs and not result.runs:
-        what = f"{len(files)} JSON file(s), none of them karma results" if files else \
-            "no JSON files"
-        if result.invalid:
-            what += f", {len(result.invalid)} left out as invalid"
-        raise ToolError(f"{path}: no karma results found ({what}); point at a directory "
-                        "the mini-apps or karma-batch wrote", 2)
-    return result
-
-
-def _load_file(result, f):
-    """One file of a set into it: a run, or skipped."""
-    doc = read_json(f)
-    if isinstance(doc, dict) and "schema_version" in doc:
-        version = doc["schema_version"]
-        if not isinstance(version, int) or isinstance(version, bool) or \
-                version not in SCHEMA_VERSIONS:
-            shown = version if isinstance(version, int) and not isinstance(version, bool) \
-                else describe(version)
-            raise ToolError(f"{f}: schema_version {shown}, but this tool reads karma "
-                            "results of schema_version 1 or 2 (docs/results-format.md)"
-                            "; use the karma release that wrote it", 2)
-        missing = [k for k in ("app", "kernels", "result", "mpi") if k not in doc]
-        if missing:
-            raise ToolError(f"{f}: schema_version {version} but no {', '.join(missing)}: not a "
-                            "karma results document", 2)
-        check_run(f, doc)
-        check_schema(f, doc)
-        beyond = validate.physics_problems(doc)
-        if beyond:  # never compared, plotted or scored; --skip-invalid lists it
-            raise ToolError(f"{f}: {beyond[0]}; not a measurement", 2)
-        result.runs.append(Run(f, doc))
-    else:
-        result.skipped.append((f, other_tool(doc) or NOT_RESULTS))
 
 
 def format_value(value):

@@ -19,8 +19,8 @@ from karma_tools.results.archive import read_json
 from karma_tools.results import archive
 from karma_tools.results import codeversion
 from karma_tools.results import rules
-from karma_tools.compare import sides
-from karma_tools.results.results import is_number, load_set
+from karma_tools.results import resultset
+from karma_tools.results.results import is_number
 from karma_tools.results.cases import holds_one, rounds_key
 
 REFERENCE_FORMAT = 1
@@ -35,35 +35,12 @@ TIER = "baseline"
 # --- loading ------------------------------------------------------------------------
 
 
-def _campaign_files(path):
-    """([results files], [{file, reasons}] of jobs without results) of a
-    campaign directory's jobs (its manifest knows where they are, under OUT
-    or where the campaign ran), or None when path is not one."""
-    if not archive.isfile(os.path.join(path, sides.MANIFEST)):
-        return None
-    manifest_path, manifest = sides.find_manifest(path)
-    files, missing = [], []
-    for entry in manifest["jobs"]:
-        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-            found = sides.results_path(manifest_path, manifest, entry)
-            if found:
-                files.append(found)
-            else:
-                missing.append({"file": f"{manifest_path}: job {entry['name']}",
-                                "reasons": [sides.missing_reason(manifest_path, manifest, entry)]})
-    return files, missing
-
-
 def load_runs(path):
     """(the karma runs of a set, [{file, reasons}] of its campaign's jobs
-    without results); see DESCRIPTION."""
-    campaign = _campaign_files(path)
-    if not campaign or not campaign[0]:  # not a campaign, or its results lie in the tree
-        return load_set(path).runs, []
-    runs = []
-    for f in campaign[0]:
-        runs += load_set(f, need_runs=False).runs
-    return runs, campaign[1]
+    without results): results.resultset.open."""
+    result_set = resultset.open(path)
+    return result_set.runs, [{"file": f"{result_set.manifest_path}: job {name}",
+                              "reasons": [why]} for name, why in result_set.missing()]
 
 
 def left_out_reasons(run, kind):

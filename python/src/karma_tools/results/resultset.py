@@ -1,0 +1,344 @@
+"""One result set: whatever a tool is pointed at, read one way. A
+directory of results, a campaign (its folder with campaign.json, or that
+file), a results archive (*.tar.xz, archive.py) or a submission bundle
+(bundle.py: its campaign/campaign.json beside results/) opens as its
+validated runs and, for each of a campaign's jobs that has none, the
+reason. Also the one reader of a campaign's manifest, campaign.json.
+
+A job has results when a run of the set is its results file (found beside
+campaign.json wherever the campaign is now: copied, archived or packed),
+or lies in a folder named as its own results folder: so a campaign whose
+jobs all wrote results never reads as not run."""
+
+import os
+import re
+import subprocess
+
+from karma_tools.core import ToolError, describe
+from karma_tools.campaign import jobs as jobs_mod
+from karma_tools.results import archive, validate
+from karma_tools.results.archive import read_json
+from karma_tools.results.results import Run, check_run, check_schema
+
+MANIFEST = "campaign.json"
+SCHEMA_VERSIONS = (1, 2)
+# Why a set skips a JSON file that is no other karma tool's (other_tool).
+NOT_RESULTS = "not karma results"
+IGNORED = "ignored by git"
+NOT_RUN = "no results: not run, or stopped before it ended"
+
+
+# --- the manifest -------------------------------------------------------------------
+
+
+# What karma-batch reads of each job, the first three what every tool
+# reads: (key, types, what).
+_JOB_FIELDS = (("name", str, "a string"), ("results_dir", str, "a string"),
+               ("results_file", str, "a string"), ("script", str, "a string"),
+               ("nodes", int, "an integer"), ("ranks_per_node", int, "an integer"),
+               ("job_id", (str, type(None)), "a string or null"),
+               ("submitted", (str, type(None)), "a string or null"))
+
+
+def check_manifest(path, manifest, complete=True):
+    """Refuses a manifest edited into a shape the tools cannot use, naming
+    the key, rather than failing half-way through a submission; all that
+    karma-batch reads, or (not complete) where each job's results are."""
+    from karma_tools.campaign import format as campaign_format  # reads its schema
+
+    def fail(key, message):
+        raise ToolError(f"{path}: {key}: {message} (edit the campaign and generate again "
+                        "rather than this file)", 2)
+
+    if not isinstance(manifest, dict) or manifest.get("karma_batch_manifest") != 1:
+        raise ToolError(f"{path}: not a karma-batch manifest of version 1", 2)
+    if complete and manifest.get("scheduler") not in campaign_format.SCHEDULERS:
+        fail("scheduler", f"expected slurm, pbs or local, got "
+             f"{describe(manifest.get('scheduler'))}")
+    entries = manifest.get("jobs")
+    if not isinstance(entries, list):
+        fail("jobs", f"expected a list of jobs, got {describe(entries)}")
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            fail(f"jobs[{i}]", f"expected an object, got {describe(entry)}")
+        for key, kinds, what in _JOB_FIELDS if complete else _JOB_FIELDS[:3]:
+            if key not in entry:
+                fail(f"jobs[{i}].{key}", "missing")
+            value = entry[key]
+            if not isinstance(value, kinds) or isinstance(value, bool):
+                fail(f"jobs[{i}].{key}", f"expected {what}, got {describe(value)}")
+            if kinds is int and not 1 <= value <= campaign_format.INT_MAX:
+                fail(f"jobs[{i}].{key}", f"{value} is not in [1, {campaign_format.INT_MAX}]")
+            if kinds is str and not value:
+                fail(f"jobs[{i}].{key}", "empty")
+
+
+def manifest_path(path):
+    """The campaign.json of path (that file, a campaign's folder, an archive
+    of one, or a bundle's campaign/), or None."""
+    if os.path.basename(os.path.normpath(path)) == MANIFEST:
+        return path if archive.isfile(path) else None
+    for inner in (MANIFEST, f"campaign/{MANIFEST}"):
+        candidate = os.path.join(path, *inner.split("/"))
+        if archive.isfile(candidate):
+            return candidate
+    return None
+
+
+def _absolute(folder, path):
+    """A manifest path as a path here: relative ones are under the campaign's
+    folder (older manifests hold absolute ones)."""
+    return os.path.normpath(os.path.join(folder, path)) if not os.path.isabs(path) else path
+
+
+def _job_folder(folder, top, entry):
+    """Where a job's results folder is now: beside campaign.json (the
+    campaign copied, say under results/, while the place it ran in holds
+    another run; or archived; or in a bundle, campaign/ beside results/),
+    else where recorded; None when none of them is a folder."""
+    rel = os.path.relpath(entry["results_dir"], top) if top else entry["name"]
+    bundle = os.path.dirname(folder)
+    here = [] if rel.startswith("..") else [
+        os.path.join(folder, os.path.basename(top.rstrip("/")) or "results", rel),
+        os.path.join(folder, rel)]
+    if archive.isfile(os.path.join(bundle, archive.BUNDLE_MANIFEST)):
+        here.append(os.path.join(bundle, "results", entry["name"]))
+    return next((c for c in here + [entry["results_dir"]] if archive.isdir(c)), None)
+
+
+def read_manifest(path, complete=False):
+    """The campaign.json of path, checked (check_manifest; ToolError 2
+    naming the file and the key), its jobs' results_dir and results_file absolute and where
+    they are now (a job not run yet: where it will write them)."""
+    found = manifest_path(path)
+    if found is None:
+        raise ToolError(f"{path}: no {MANIFEST} ({os.path.join(path, MANIFEST)} not found): "
+                        "is it a directory made by `karma-batch generate`?", 2)
+    manifest = read_json(found)
+    check_manifest(found, manifest, complete)
+    folder = os.path.dirname(os.path.abspath(found))
+    top = manifest.get("results_dir")
+    top = manifest["results_dir"] = _absolute(folder, top) if isinstance(top, str) else ""
+    for entry in manifest["jobs"]:
+        for key in ("results_dir", "results_file"):
+            entry[key] = _absolute(folder, entry[key])
+        moved = _job_folder(folder, top, entry)
+        if moved is not None:
+            entry["results_dir"] = moved
+            entry["results_file"] = os.path.join(moved, os.path.basename(entry["results_file"]))
+    return found, manifest
+
+
+def missing_reason(folder):
+    """Why a job whose results folder is folder (None: none found) has no
+    results: not run, stopped before its end, or failed with an exit code
+    and the mini-app's reason and first error line from the job's log."""
+    code_file = folder and os.path.join(folder, jobs_mod.EXIT_CODE_FILE)
+    if not folder or not archive.isfile(code_file):
+        return NOT_RUN
+    code = jobs_mod.exit_code_of(archive.read_bytes(code_file))
+    signal = jobs_mod.stopped_by(code) if code is not None else None
+    if signal:
+        return f"no results: stopped by {signal} (exit {code})"
+    why, error = "", ""
+    logs = archive.job_logs(folder)
+    for text in logs:
+        found = re.search(r"^RESULT: FAILED reason=(\S+)", text, re.M)
+        why = why or (found.group(1) if found else "")
+        found = re.search(r"^karma-[a-z]+: error: .*$", text, re.M)
+        error = error or (found.group(0)[:300] if found else "")
+    missing = jobs_mod.not_found(logs) if code == jobs_mod.NOT_FOUND_CODE else None
+    if missing:
+        error = f"command not found: {missing}"
+    shown = "code unreadable" if code is None else code
+    return (f"no results: failed, exit {shown}" + (f" ({why})" if why else "")
+            + (f": {error}" if error else ""))
+
+
+# --- the set ------------------------------------------------------------------------
+
+
+class ResultSet:
+    """Runs of one set; for a campaign, its manifest and its jobs
+    [(entry, run or None, why none)] in the manifest's order."""
+
+    def __init__(self, label, path):
+        self.label = label
+        self.path = path
+        self.runs = []
+        self.skipped = []  # (path, why)
+        self.invalid = []  # (path, error): left out by skip_invalid
+        self.manifest_path = None
+        self.manifest = None
+        self.jobs = []
+
+    def missing(self):
+        """[(job name, why)] of the campaign's jobs without results."""
+        return [(entry["name"], why) for entry, run, why in self.jobs if run is None]
+
+
+def other_tool(doc):
+    """Which other karma tool wrote doc, if one did."""
+    if not isinstance(doc, dict) or "schema_version" in doc:
+        return None
+    if "context" in doc and "benchmarks" in doc:
+        return "Google Benchmark JSON (karma-microbench before it took a deck)"
+    kinds = {"karma_environment": "karma-envcapture's environment.json",
+             "karma_batch_manifest": "karma-batch's manifest",
+             "karma_compare": "karma-compare's JSON",
+             "karma_compare_campaign": "karma-compare --campaign's JSON",
+             "karma_compare_implementations": "karma-compare --implementations's JSON",
+             "karma_score": "karma-score's JSON", "karma_archive": "karma-archive's index"}
+    return next((what for key, what in kinds.items() if key in doc), None)
+
+
+def _git_ignored(paths, root):
+    """The subset of paths git ignores (none when root is not in a git tree)."""
+    if not paths:
+        return set()
+    try:
+        out = subprocess.run(["git", "-C", root, "check-ignore", "--stdin", "-z"],
+                             input="\0".join(os.path.abspath(p) for p in paths),
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return set()
+    if out.returncode not in (0, 1):
+        return set()
+    return {os.path.abspath(p) for p in out.stdout.split("\0") if p}
+
+
+def find_json(path):
+    """The JSON files under path (a file, a directory or a results archive;
+    archives inside a directory are read as the folders they hold)."""
+    if archive.split(path) is None and os.path.isfile(path):
+        return [path]
+    return archive.walk_files(path, ".json")
+
+
+def open(path, label=None, committed_only=False, need_runs=True, skip_invalid=False):
+    """The set at path (see the module's docstring). Refuses documents of
+    another schema version and sets without results; with skip_invalid, a
+    file that is not well-formed is left out instead, with its error in the
+    set's `invalid` list."""
+    if not archive.exists(path):
+        raise ToolError(f"{path}: no such file or directory", 2)
+    found = manifest_path(path)
+    walked = os.path.dirname(path) or "." if found == path else path
+    label = label or os.path.basename(os.path.normpath(walked)).removesuffix(archive.SUFFIX) \
+        or path
+    result = ResultSet(label, path)
+    files = find_json(walked)
+    if committed_only:
+        # git knows the archive, not the files inside it.
+        disk = archive.archive_of(walked)
+        root = disk if os.path.isdir(disk) else os.path.dirname(disk) or "."
+        ignored = _git_ignored(sorted({archive.archive_of(f) for f in files}), root)
+        result.skipped.extend((f, IGNORED) for f in files
+                              if os.path.abspath(archive.archive_of(f)) in ignored)
+        files = [f for f in files if os.path.abspath(archive.archive_of(f)) not in ignored]
+    for f in files:
+        _load_file(result, f, skip_invalid)
+    if found is not None:
+        result.manifest_path, result.manifest = read_manifest(found)
+        _match_jobs(result, skip_invalid)
+    if need_runs and not result.runs:
+        what = f"{len(files)} JSON file(s), none of them karma results" if files else \
+            "no JSON files"
+        if result.invalid:
+            what += f", {len(result.invalid)} left out as invalid"
+        if result.jobs:
+            what += f"; {len(result.jobs)} job(s): {result.jobs[0][2]}"
+        raise ToolError(f"{path}: no karma results found ({what}); point at a directory "
+                        "the mini-apps or karma-batch wrote", 2)
+    return result
+
+
+def _match_jobs(result, skip_invalid):
+    """Each job of the campaign with its run, or why it has none."""
+    runs = {os.path.abspath(r.path): r for r in result.runs}
+    tails = {}
+    for r in result.runs:
+        tails.setdefault(tuple(os.path.abspath(r.path).split(os.sep)[-2:]), []).append(r)
+    left = {os.path.abspath(p): why for p, why in result.skipped + result.invalid}
+    for entry in result.manifest["jobs"]:
+        folder = entry["results_dir"] if archive.isdir(entry["results_dir"]) else None
+        path = os.path.abspath(entry["results_file"])
+        if path not in runs and path not in left and archive.isfile(path):
+            _load_file(result, entry["results_file"], skip_invalid)  # outside the tree
+            runs.update((os.path.abspath(r.path), r) for r in result.runs[-1:])
+            left.update((os.path.abspath(p), why) for p, why in result.skipped[-1:] +
+                        result.invalid[-1:])
+        tail = tails.get((entry["name"], os.path.basename(path)), [])
+        run = runs.get(path) or (tail[0] if len(tail) == 1 else None)
+        why = None if run else f"no results: left out: {left[path]}" if path in left else \
+            missing_reason(folder)
+        result.jobs.append((entry, run, why))
+
+
+# {(file, its holder's stamp): the checked document, or the error}: a set
+# opened again in one process (karma-report's campaigns in its tree) is
+# checked once.
+_CHECKED = {}
+
+
+def _checked(f):
+    """The document at f, checked as a run (None: not karma results)."""
+    holder = archive.archive_of(f)
+    try:
+        st = os.stat(holder)
+        key = (os.path.abspath(f), st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = None
+    if key in _CHECKED:
+        found = _CHECKED[key]
+        if isinstance(found, ToolError):
+            raise found
+        return found
+    try:
+        found = _check(f)
+    except ToolError as e:
+        found = e
+    if key is not None:
+        _CHECKED[key] = found
+    if isinstance(found, ToolError):
+        raise found
+    return found
+
+
+def _load_file(result, f, skip_invalid):
+    """One file of a set into it: a run, or skipped (or invalid)."""
+    try:
+        doc = _checked(f)
+        if isinstance(doc, dict):
+            result.runs.append(Run(f, doc))
+        else:
+            result.skipped.append((f, doc))
+    except ToolError as e:
+        if not skip_invalid or e.code != 2:  # bad input only, not a read failure
+            raise
+        result.invalid.append((f, str(e)))
+
+
+def _check(f):
+    """The karma results document at f, checked; else why it is skipped."""
+    doc = read_json(f)
+    if not isinstance(doc, dict) or "schema_version" not in doc:
+        return other_tool(doc) or NOT_RESULTS
+    version = doc["schema_version"]
+    if not isinstance(version, int) or isinstance(version, bool) or \
+            version not in SCHEMA_VERSIONS:
+        shown = version if isinstance(version, int) and not isinstance(version, bool) \
+            else describe(version)
+        raise ToolError(f"{f}: schema_version {shown}, but this tool reads karma "
+                        "results of schema_version 1 or 2 (docs/results-format.md)"
+                        "; use the karma release that wrote it", 2)
+    missing = [k for k in ("app", "kernels", "result", "mpi") if k not in doc]
+    if missing:
+        raise ToolError(f"{f}: schema_version {version} but no {', '.join(missing)}: not a "
+                        "karma results document", 2)
+    check_run(f, doc)
+    check_schema(f, doc)
+    beyond = validate.physics_problems(doc)
+    if beyond:  # never compared, plotted or scored; --skip-invalid lists it
+        raise ToolError(f"{f}: {beyond[0]}; not a measurement", 2)
+    return doc
