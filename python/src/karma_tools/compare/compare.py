@@ -486,7 +486,7 @@ def _set_entry(s):
 
 
 def _summary(s, out_rows, energy_mean, system_nodes, base_label):
-    num, den, used, excluded, spans = 0.0, 0.0, 0, [], []
+    excluded, used = [], []
     weighted = [r for r in out_rows if r["weight"] > 0]
     for r in weighted:
         e = r["values"].get(s.label)
@@ -498,20 +498,19 @@ def _summary(s, out_rows, energy_mean, system_nodes, base_label):
         elif e["ratio"] is None:
             excluded.append(f"{where}: no ratio (baseline failed or missing)")
         else:
-            num += r["weight"] * math.log(e["ratio"])
-            den += r["weight"]
-            used += 1
-            spans.append((e.get("interval") or [e["ratio"]] * 2, r["weight"]))
+            used.append((e["ratio"], r["weight"], e.get("interval") or [e["ratio"]] * 2))
     total = sum(r["weight"] for r in weighted)
+    den = sum((w for _, w, _ in used), 0.0)
     complete = den > 0 and not excluded
     # Only a set that pairs every weighted row has a mean: a mean over part
     # of the weight would read as the whole.
-    mean = math.exp(num / den) if complete else None
-    span = figure.span_mean([x for x, _ in spans], [w for _, w in spans]) if complete else None
+    ws = [w for _, w, _ in used]
+    mean = figure.geomean([x for x, _, _ in used], ws) if complete else None
+    span = figure.span_mean([x for _, _, x in used], ws) if complete else None
     entry = {"geometric_mean": mean, "interval": span,
              "difference": figure.verdict(span, f"the baseline ({base_label})")
              if s.label != base_label else None,
-             "rows_used": used, "rows_weighted": len(weighted),
+             "rows_used": len(used), "rows_weighted": len(weighted),
              "weight_used": den, "weight_total": total,
              "coverage": den / total if total > 0 else None, "excluded": excluded,
              "runs": len(s.runs), "path": s.path}
@@ -608,16 +607,12 @@ def _energy_ratios(rows, base):
 def _per_watt_mean(rows, label):
     """The weighted geometric mean of a set's per-watt ratios, over the
     weighted rows that have one (the weights renormalised over them)."""
-    num, den, used = 0.0, 0.0, 0
-    for r in rows:
-        e = r["values"].get(label)
-        if r["weight"] <= 0 or e is None or e["failed"] or e.get("per_watt_ratio") is None:
-            continue
-        num += r["weight"] * math.log(e["per_watt_ratio"])
-        den += r["weight"]
-        used += 1
-    return {"per_watt_geometric_mean": math.exp(num / den) if den > 0 else None,
-            "per_watt_rows_used": used, "per_watt_weight_used": den}
+    used = [(e["per_watt_ratio"], r["weight"]) for r in rows for e in [r["values"].get(label)]
+            if r["weight"] > 0 and e and not e["failed"] and e.get("per_watt_ratio") is not None]
+    return {"per_watt_geometric_mean": figure.geomean([v for v, _ in used],
+                                                      [w for _, w in used]),
+            "per_watt_rows_used": len(used),
+            "per_watt_weight_used": sum((w for _, w in used), 0.0)}
 
 
 # --- output -------------------------------------------------------------------------
