@@ -205,3 +205,19 @@ def test_compare_and_score_print_one_figure_for_a_pair(base, other):
                                    or "no measurable difference" in line), line
     assert f"- {other}: {line}" in compared.stdout.splitlines()
     assert "(not the procurement figure)" in compared.stdout
+
+
+def test_report_shows_the_figure_score_prints(tmp_path):
+    """karma-report --score of a bundle: karma-score's line for the set,
+    against the reference given (a set), from the same pipeline."""
+    base, other = (os.path.join(PROCUREMENT, f"{n}.tar.xz") for n in ("h200-1.0.0",
+                                                                     "h200-1.0.0-again"))
+    scored = tool("karma-score", other, "--reference", base)
+    out = tmp_path / "r.md"
+    r = tool("karma-report", other, "--score", "--reference", base, "--no-plots", "-o", out)
+    assert scored.returncode == r.returncode == 0, scored.stderr + r.stderr
+    line = next(x for x in scored.stdout.splitlines() if x.startswith("**Procurement figure:"))
+    assert any(x.endswith("; " + line) for x in out.read_text().splitlines()), line
+    bad = tool("karma-report", other, "--reference", base, "--no-plots", "-o", tmp_path / "x.md")
+    assert bad.returncode == 2 and "go with --score" in bad.stderr
+    assert not (tmp_path / "x.md").exists()
