@@ -210,8 +210,8 @@ def test_compare_and_score_print_one_figure_for_a_pair(base, other):
 def test_report_shows_the_figure_score_prints(tmp_path):
     """karma-report --score of a bundle: karma-score's line for the set,
     against the reference given (a set), from the same pipeline."""
-    base, other = (os.path.join(PROCUREMENT, f"{n}.tar.xz") for n in ("h200-1.0.0",
-                                                                     "h200-1.0.0-again"))
+    names = ("h200-1.0.0", "h200-1.0.0-again")
+    base, other = (os.path.join(PROCUREMENT, f"{n}.tar.xz") for n in names)
     scored = tool("karma-score", other, "--reference", base)
     out = tmp_path / "r.md"
     r = tool("karma-report", other, "--score", "--reference", base, "--no-plots", "-o", out)
