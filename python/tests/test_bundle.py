@@ -15,6 +15,7 @@ import pytest
 
 from conftest import ROOT, tool, write
 from karma_tools.bundle import bundle
+from karma_tools.score import figure
 from karma_tools.results import derived
 from karma_tools import yamlread
 
@@ -511,6 +512,11 @@ def scored_rows():
             if r["class"] in ("medium", "large", "weak")]
 
 
+def missing_rows(path):
+    """The rows the figure weighs that a bundle lacks, from the one pipeline."""
+    return figure.score([("b", path)])["sets"][0]["record"]["missing"]
+
+
 def test_an_incomplete_campaign_is_not_reportable(packed):
     """contact-gpu holds one reportable result, contact's large run: the
     score's other rows have no figure."""
@@ -521,7 +527,7 @@ def test_an_incomplete_campaign_is_not_reportable(packed):
     assert r.stdout.endswith(
         f"karma-bundle: {packed}: valid, not reportable: 29 row(s) the procurement score "
         f"weighs have no reportable figure: {', '.join(missing)}\n"), r.stdout
-    assert bundle.missing_scored_rows(str(packed)) == missing
+    assert missing_rows(str(packed)) == missing
 
 
 def test_a_bundle_without_a_reportable_result_is_not_reportable(tmp_path, cpu_campaign):
@@ -543,7 +549,7 @@ def test_the_committed_bundles_are_valid_and_reportable(name):
     assert r.returncode == 0 and r.stderr == "", r.stderr
     assert "66 job(s), 66 result(s) (0 reference)" in r.stdout
     assert r.stdout.endswith(f"karma-bundle: {path}: valid and reportable\n")
-    assert bundle.missing_scored_rows(path) == []
+    assert missing_rows(path) == []
 
 
 def test_the_tier_is_the_highest_among_the_results(tmp_path, campaign):

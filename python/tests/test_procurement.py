@@ -184,3 +184,40 @@ def test_report_draws_the_comparison(tmp_path, comparison):
     r = tool("karma-report", results, "--comparison", bad, "-o", tmp_path / "s.md")
     assert r.returncode == 2 and "rows[0].values.h200" in r.stderr
     assert not (tmp_path / "s.md").exists()
+
+
+PROCUREMENT = os.path.join(ROOT, "results", "procurement")
+
+
+@pytest.mark.parametrize("base, other", [("h200-1.0.0", "h200-1.0.0-again"),
+                                         ("h100", "h200-1.0.0")])
+def test_compare_and_score_print_one_figure_for_a_pair(base, other):
+    """karma-compare BASE OTHER is karma-score OTHER --reference BASE: the
+    same figure of record, per-watt figure and verdict words, in the same
+    line (one pipeline computes and words it), where compare's own mean of
+    paired ratios is labelled as not the figure."""
+    base_path, other_path = (os.path.join(PROCUREMENT, f"{n}.tar.xz") for n in (base, other))
+    scored = tool("karma-score", f"{other}={other_path}", "--reference", base_path)
+    compared = tool("karma-compare", f"{base}={base_path}", f"{other}={other_path}")
+    assert scored.returncode == compared.returncode == 0, scored.stderr + compared.stderr
+    line = next(x for x in scored.stdout.splitlines() if x.startswith("**Procurement figure:"))
+    assert "per watt" in line and ("better than" in line or "worse than" in line
+                                   or "no measurable difference" in line), line
+    assert f"- {other}: {line}" in compared.stdout.splitlines()
+    assert "(not the procurement figure)" in compared.stdout
+
+
+def test_report_shows_the_figure_score_prints(tmp_path):
+    """karma-report --score of a bundle: karma-score's line for the set,
+    against the reference given (a set), from the same pipeline."""
+    names = ("h200-1.0.0", "h200-1.0.0-again")
+    base, other = (os.path.join(PROCUREMENT, f"{n}.tar.xz") for n in names)
+    scored = tool("karma-score", other, "--reference", base)
+    out = tmp_path / "r.md"
+    r = tool("karma-report", other, "--score", "--reference", base, "--no-plots", "-o", out)
+    assert scored.returncode == r.returncode == 0, scored.stderr + r.stderr
+    line = next(x for x in scored.stdout.splitlines() if x.startswith("**Procurement figure:"))
+    assert any(x.endswith("; " + line) for x in out.read_text().splitlines()), line
+    bad = tool("karma-report", other, "--reference", base, "--no-plots", "-o", tmp_path / "x.md")
+    assert bad.returncode == 2 and "go with --score" in bad.stderr
+    assert not (tmp_path / "x.md").exists()

@@ -18,6 +18,7 @@ from karma_tools.results import archive
 from karma_tools.results import codeversion as cv
 from karma_tools.score import figure
 from karma_tools.score import release
+from karma_tools.score import weights as weights_mod
 from karma_tools.core import ToolError, __version__, atomic_write
 
 ARCHIVE = os.path.join(ROOT, "results", "comparisons", "h100-versions", "h100-d60080f.tar.xz")
@@ -253,7 +254,7 @@ def test_weights(reference, tmp_path):
     # the default file: the GPU split of campaigns/procurement/weights.txt
     r, doc = score(tmp_path, path, hexgrad_twice)
     assert doc["weights_file"].endswith(os.path.join("campaigns", "procurement",
-                                                     "score-weights.txt"))
+                                                     "weights.txt"))
     assert close(doc["weights"]["hexgrad"], 0.24 / 0.80)
     assert close(doc["sets"][0]["tiers"]["baseline"]["score"], 2 ** 0.3)
 
@@ -433,8 +434,15 @@ def test_reference_from_an_archive_and_refusals(reference, tmp_path):
     assert r.stderr.count("\n") == 1 and "no reportable baseline result" in r.stderr
     assert "written before the run rules" in r.stderr
     # a file that is not a reference
-    r, doc = score(tmp_path, ref_set, ref_set)
+    notref = tmp_path / "notref.json"
+    notref.write_text('{"karma_score_reference": 2}')
+    r, doc = score(tmp_path, notref, ref_set)
     assert r.returncode == 2 and doc is None and r.stderr.count("\n") == 1
+    assert "not a karma-score reference file" in r.stderr
+    # a set as the reference: made one as `karma-score reference` makes it
+    r, doc = score(tmp_path, ref_set, ref_set)
+    assert r.returncode == 0 and doc["reference"]["rows"] == rows
+    assert doc["sets"][0]["record"]["figure"] == pytest.approx(1.0)
     bad = tmp_path / "bad.json"
     bad.write_text('{"karma_score_reference": 1, "device": {"kind": "gpu"}, "rows": [{}]}')
     r, doc = score(tmp_path, bad, ref_set)
@@ -473,17 +481,24 @@ def test_a_campaign_directory(reference, tmp_path):
          "reasons": ["no results: not run, or stopped before it ended"]}]
 
 
-def test_the_default_weights_are_the_gpu_split_of_weights_txt():
-    folder = os.path.join(ROOT, "campaigns", "procurement")
-
-    def lines(name):
-        with open(os.path.join(folder, name)) as f:
-            return [line.split("#")[0].split() for line in f if line.split("#")[0].strip()]
-
-    gpu = {p.split("/")[0]: float(w) for p, w in lines("weights.txt")
-           if p.split("/")[1:2] == ["gpu:*"]}
-    assert {p: float(w) for p, w in lines("score-weights.txt")} == gpu
-    assert set(gpu) == {"stream", "hexgrad", "contact", "matvec", "mgs"}
+def test_one_weights_file_for_score_and_compare(tmp_path):
+    """karma-score reads weights.txt, karma-compare's file: its GPU split
+    for a GPU reference (1.0.0's weights), its host split for a host one;
+    the retired score-weights.txt is refused in a line naming its heir."""
+    path = os.path.join(ROOT, "campaigns", "procurement", "weights.txt")
+    apps = ["stream", "hexgrad", "contact", "matvec", "mgs"]
+    gpu = {"stream": 0.12, "hexgrad": 0.24, "contact": 0.16, "matvec": 0.14, "mgs": 0.14}
+    host = {"stream": 0.04, "hexgrad": 0.06, "contact": 0.04, "matvec": 0.03, "mgs": 0.03}
+    for kind, split in (("gpu", gpu), ("host", host)):
+        got = weights_mod.of_apps(path, apps, kind)
+        assert all(close(got[a], split[a] / sum(split.values())) for a in apps), got
+    # the old one-part grammar: the later of two lines wins
+    old = tmp_path / "w.txt"
+    old.write_text("st* 1\nstream 2\nhexgrad 2\n")
+    assert weights_mod.of_apps(str(old), ["stream", "hexgrad"], "gpu") == \
+        {"stream": 0.5, "hexgrad": 0.5}
+    with pytest.raises(ToolError, match="score-weights.txt was merged into"):
+        weights_mod.parse(str(tmp_path / "score-weights.txt"))
 
 
 PROCUREMENT = os.path.join(ROOT, "results", "procurement")
@@ -591,10 +606,10 @@ def test_karma_compare_gives_karma_score_s_figure_for_a_pair(tmp_path, h100_refe
     theirs = json.loads(out.read_text())["record"]["h200"]
     assert theirs["figure"] == pytest.approx(record["figure"], rel=1e-12)
     assert theirs["interval"] == pytest.approx(record["interval"], rel=1e-12)
-    shown = f"{record['figure']:.3f} ({record['interval'][0]:.3f}-{record['interval'][1]:.3f})"
-    assert f"**Procurement figure: {record['figure']:.3f}**" in r.stdout
+    line = next(x for x in r.stdout.splitlines() if x.startswith("**Procurement figure: "))
+    assert f"**Procurement figure: {record['figure']:.3f}**" in line and "per watt" in line
     text = md.read_text()
-    assert f"| h200 | **{shown}** | better than the reference |" in text
+    assert f"- h200: {line}" in text.splitlines()
     assert "## Weighted geometric mean of paired ratios (not the procurement figure)" in text
     # the pages that quote a figure for the pair quote this one, with its interval
     assert_pages_quote(record, "README.md", "results/README.md", "results/procurement/README.md",
@@ -793,7 +808,7 @@ def test_what_differs_from_the_release_is_named(tmp_path):
     version, drift = release.check(str(root), build_bin())
     assert version == __version__ and all(line.count("/") >= 3 for line in drift), drift
     edit(root / "inputs" / "mgs" / "large.yaml", "32", "33")
-    edit(root / "campaigns" / "procurement" / "score-weights.txt", "0.24", "0.25")
+    edit(root / "campaigns" / "procurement" / "weights.txt", "0.24", "0.25")
     edit(root / "common" / "runtime" / "src" / "run_rules.cpp", '"weak"', '"weaker"')
     edit(root / "python" / "src" / "karma_tools" / "results" / "rules.py",
          "# The large deck on", "# The large deck, run on")  # a comment: no change

@@ -239,3 +239,13 @@ class ArgumentParser(argparse.ArgumentParser):
         known, rest = super().parse_known_args(args, namespace)
         known.__dict__.pop("_karma_given", None)
         return known, rest
+
+
+def md_cell(text):
+    """A Markdown table cell: its pipes escaped (the tools' one escaping)."""
+    return str(text).replace("|", "\\|")
+
+
+def md_row(cells):
+    """A Markdown table row of cells, escaped."""
+    return "| " + " | ".join(md_cell(c) for c in cells) + " |"

@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import textwrap
 
-from karma_tools.core import APPS, ToolError, miniapps_with_decks
+from karma_tools.core import APPS, ToolError, md_cell, miniapps_with_decks
 from karma_tools import schemas
 
 PROGRAM = "karma-docs"
@@ -84,7 +84,7 @@ def find_root(start):
 
 def cell(text):
     """Text for a Markdown table cell: one line, no bare '|'."""
-    return " ".join(str(text).split()).replace("|", "\\|")
+    return md_cell(" ".join(str(text).split()))
 
 
 def wrap(markdown, width=78):

@@ -565,10 +565,12 @@ def gather(directory, campaign_file=None):
 # --- check ------------------------------------------------------------------------
 
 
-def examine(path):
+def examine(path, record=None):
     """(problems [(where, why)], summary lines, reasons it is not reportable)
     of the bundle at path: valid when there is no problem, reportable too
-    when there is no reason either."""
+    when there is no reason either. record: the bundle's figure of record
+    as scored already (figure.score), else scored here as karma-score scores
+    it by default."""
     if not os.path.isfile(path):
         raise ToolError(f"{path}: not a file", 2)
     decks = class_decks()
@@ -576,7 +578,7 @@ def examine(path):
     problems += archive.manifest_check(files)[1]
     found, summary, results = content_problems(files, decks)
     problems += found
-    return problems, summary, ([] if problems else not_reportable(path, results))
+    return problems, summary, ([] if problems else not_reportable(path, results, record))
 
 
 def is_bundle(path):
@@ -591,10 +593,11 @@ def is_bundle(path):
         return False
 
 
-def reportable(path):
+def reportable(path, record):
     """(True, []) for a bundle check finds valid and reportable, else
-    (False, [why]): karma-bundle check's answer in a sentence."""
-    problems, _, reasons = examine(path)
+    (False, [why]): karma-bundle check's answer in a sentence, on the
+    figure of record scored already."""
+    problems, _, reasons = examine(path, record)
     if problems:
         return False, [f"not valid: {len(problems)} problem(s), karma-bundle check lists them"]
     return not reasons, reasons
@@ -606,19 +609,15 @@ def disclosure_of(path):
     return read_disclosure(files.get(DISCLOSURE, b""))[0]
 
 
-def missing_scored_rows(path):
-    """The rows the procurement figure gives weight to that the bundle has no
-    figure for, as karma-score names them against the shipped reference."""
-    return figure.of_record(figure.against_shipped(path))["missing"]
-
-
-def not_reportable(path, results):
+def not_reportable(path, results, record=None):
     """Why a valid bundle is not a complete reportable campaign: [reason]."""
     reasons = []
     if not any(rules.reportable(doc).get("reportable") is True
                for _, doc in results if not validate.is_reference(doc)):
         reasons.append("no result is reportable")
-    missing = missing_scored_rows(path)
+    if record is None:
+        record = figure.score([(figure.label_of(path), path)])["sets"][0]["record"]
+    missing = record["missing"]
     if missing:
         reasons.append(f"{len(missing)} row(s) the procurement score weighs have no "
                        "reportable figure: " + ", ".join(missing))

@@ -7,7 +7,6 @@ holds the disclosure to, word for word."""
 import datetime
 import os
 import re
-import sys
 
 from karma_tools.core import ToolError, read_input_file
 from karma_tools.results.archive import read_json
@@ -135,9 +134,10 @@ def derived(karma, envs):
 
 def answers(path, flags, ask, require=True):
     """{dotted key: text} of what only the tester knows: from the answers
-    file (YAML of the same keys), then the flags, then asked on the terminal
-    where ask; each missing one is an error, all named at once, unless not
-    `require` (a check before the campaign, whose end may ask)."""
+    file (YAML of the same keys), then the flags, then ask(key, question)
+    where given (the command asks on the terminal); each missing one is an
+    error, all named at once, unless not `require` (a check before the
+    campaign, whose end may ask)."""
     given = {}
     if path:
         try:
@@ -155,8 +155,7 @@ def answers(path, flags, ask, require=True):
     given.update({k: v for k, v in flags.items() if v})
     missing = [(k, flag, q) for k, flag, q in ASKED if not given.get(k)]
     for key, flag, question in missing if ask else []:
-        print(f"{question} ({key}): ", end="", file=sys.stderr, flush=True)
-        given[key] = sys.stdin.readline().strip()
+        given[key] = ask(key, question)
     missing = [(k, flag) for k, flag, _ in ASKED if not given.get(k)]
     if missing and require:
         raise ToolError("the disclosure needs what no capture knows: " + ", ".join(

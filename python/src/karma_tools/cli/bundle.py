@@ -131,15 +131,21 @@ def parser():
     return p
 
 
+def _ask(key, question):
+    """An answer the tester types on the terminal."""
+    print(f"{question} ({key}): ", end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip()
+
+
 def write_disclosure(args):
     flags = {key: getattr(args, flag[2:].replace("-", "_")) for key, flag, _ in disclose.ASKED}
     if args.check_answers:
-        disclose.answers(args.answers, flags, ask=False, require=args.no_input)
+        disclose.answers(args.answers, flags, ask=None, require=args.no_input)
         return 0
     karma, envs = disclose.campaign_docs(os.path.abspath(args.campaign))
     values = disclose.derived(karma, envs)
     values.update(disclose.answers(args.answers, flags,
-                                   ask=not args.no_input and sys.stdin.isatty()))
+                                   ask=None if args.no_input or not sys.stdin.isatty() else _ask))
     text = disclose.yaml_text(values, FIELDS)
     parsed, problems = read_disclosure(text.encode())
     problems += [f"{where}: {why}" for where, why in

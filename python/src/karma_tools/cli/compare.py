@@ -66,16 +66,18 @@ holds 1: no measurable difference.
 The procurement figure: for each other set, karma-score's figure of record
 (docs/score.md) with the baseline set as the reference machine (its
 reportable baseline results, as `karma-score reference` takes them) and the
-score weights, so that karma-compare and karma-score give one figure for a
-pair; where the baseline has no reportable results, or the set lacks a
-scored row, it says so instead. The weighted mean above is this tool's own
+weights (--weights, else campaigns/procurement/weights.txt), in the line
+`karma-score SET --reference BASELINE` prints, made by the same code; where
+the baseline has no reportable results, or the set lacks a scored row, it
+says so instead. The weighted mean above is this tool's own
 aggregate and is named as such.
 
 Weights file: one 'PATTERN WEIGHT' per line, '#' comments. PATTERN is app,
 app/kernel or app/case/kernel (shell globs allowed). Each row takes its most
 specific pattern (the later line on a tie); a pattern's weight is shared
 equally by the rows that take it; rows no pattern covers weigh 0. A pattern
-that takes no row is an error (--allow-unmatched: a note). Without
+that takes no row is an error (--allow-unmatched: a note), unless its case
+names a device kind (gpu:, host:) no baseline row ran on. Without
 --weights, rows of reference programs and of vendor libraries (an
 implementation other than kokkos or mpi) weigh 0.
 

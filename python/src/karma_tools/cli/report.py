@@ -15,6 +15,7 @@ from karma_tools.report.report import Plotter, build
 from karma_tools.report.comparison import read_comparison
 from karma_tools.results import resultset
 from karma_tools.results.resultset import IGNORED, NOT_RESULTS
+from karma_tools.score import figure
 
 
 DESCRIPTION = """\
@@ -40,6 +41,10 @@ Turns a directory of karma results into one Markdown report with plots:
     karma-batch generate) under RESULTS whose campaign file has a
     `compare:` section, its ratio tables (as karma-compare --campaign prints
     them: per round, then the worst of rounds).
+
+With --score (and karma-score's --reference, --weights): the procurement
+figure of RESULTS (a tree, campaign, archive or karma-bundle), each line as
+karma-score prints it, from the same pipeline.
 
 Plots go to PLOTS (default: plots/ beside the report), which the report owns
 and replaces whole. The report of the repository's results (not committed):
@@ -95,6 +100,12 @@ def main(argv=None):
     p.add_argument("--skip-invalid", action="store_true",
                    help="leave out files that are not well-formed results, listed in the "
                    "report with their errors, and report the rest")
+    p.add_argument("--score", action="store_true",
+                   help="also the procurement figure of RESULTS, as karma-score prints it "
+                   "(against the shipped reference unless --reference)")
+    p.add_argument("--reference", metavar="FILE|SET", help="with --score: karma-score's "
+                   "--reference (a reference file or a result set made one)")
+    p.add_argument("--weights", metavar="FILE", help="with --score: karma-score's --weights")
     p.add_argument("--version", action="version", version=f"karma-report {__version__}")
     args = p.parse_args(argv)
 
@@ -111,6 +122,10 @@ def main(argv=None):
             compare_from = campaign_mod.load(args.compare_from, check_keys=False)
         result_set = resultset.open(args.results, committed_only=args.committed_only,
                                     skip_invalid=args.skip_invalid)
+        if (args.reference or args.weights) and not args.score:
+            raise ToolError("--reference and --weights go with --score", 2)
+        scored = figure.score([(figure.label_of(args.results), args.results)], args.reference,
+                              args.weights) if args.score else None
         out_path = args.output or (os.path.join(args.results, "report.md")
                                    if archive.split(args.results) is None else
                                    args.results.removesuffix(archive.SUFFIX) + ".report.md")
@@ -126,7 +141,7 @@ def main(argv=None):
                 shutil.rmtree(staging, ignore_errors=True)
                 os.makedirs(staging)
             text = build(result_set, out_path, plotter, args.title, args.intro, ours, theirs,
-                         command, args.comparison, compare_from)
+                         command, args.comparison, compare_from, scored)
             # The plots and the report that links them, or neither; no
             # empty folder where nothing was plotted.
             write_all([(out_path, text)], [(staging, plots_dir)] if plotter.files else [])

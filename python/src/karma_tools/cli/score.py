@@ -12,9 +12,8 @@ from karma_tools.score import page
 from karma_tools.score import release
 from karma_tools.core import (ArgumentParser, CHECKOUT, ToolError, __version__, atomic_write,
                               main_wrapper, write_all)
-from karma_tools.score.figure import (DEFAULT_REFERENCE, DEFAULT_WEIGHTS, KINDS, default_weights,
-                                      load_reference, load_weights, make_reference, score_set,
-                                      shipped)
+from karma_tools.score.figure import DEFAULT_REFERENCE, KINDS, make_reference
+from karma_tools.score.weights import DEFAULT as DEFAULT_WEIGHTS
 from karma_tools.score.score import PROGRAM, markdown
 
 
@@ -57,11 +56,16 @@ and left out of them. Each class's score is shown apart.
 The per-watt score is the same over the FOM per watt, on the rows that
 measured energy on both sides (the others are listed).
 
-Weights file: one 'PATTERN WEIGHT' per line, '#' comments; PATTERN is a
-shell glob on the app name, the later line wins where two match; the
-weights are normalised by their sum. A pattern that matches no app of the
-reference is an error (FILE:LINE). Default: campaigns/procurement/
-score-weights.txt (of the checkout, or PREFIX/share/karma/).
+Weights file (karma-compare's grammar, karma_tools/score/weights.py): one
+'PATTERN WEIGHT' per line, '#' comments; PATTERN is app, app/kernel or
+app/case/kernel (shell globs, a case starting gpu: or host:); an app weighs
+what its most specific lines of the reference's device kind give it (the
+later of one-part lines, the sum of longer ones), normalised by their sum. A
+pattern that matches no app of the reference is an error (FILE:LINE).
+Default: campaigns/procurement/weights.txt (of the checkout, or
+PREFIX/share/karma/). --reference may also name a result set: it is made a
+reference as `karma-score reference` makes one (its GPU rows where it ran
+on both kinds), as karma-compare does with its baseline.
 
 The figure of record (docs/score.md) is the baseline tier's overall: it
 is given only for a set that has a figure for every row the weights give
@@ -212,7 +216,8 @@ def score_main(argv):
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("sets", nargs="+", metavar="[LABEL=]SET", help="a result set to score")
     p.add_argument("--reference", metavar="FILE",
-                   help="the reference file (karma-score reference; default the shipped "
+                   help="the reference file (karma-score reference) or a result set made "
+                   "one; default the shipped "
                    f"reference machine's, {DEFAULT_REFERENCE})")
     p.add_argument("--weights", metavar="FILE", help=f"app weights (default {DEFAULT_WEIGHTS})")
     p.add_argument("--json", metavar="OUT", help="also write the report as JSON")
@@ -225,25 +230,14 @@ def score_main(argv):
         if args.page and (len(args.sets) != 1 or not args.page.endswith(".md")):
             raise ToolError(f"--page {args.page}: a page is of one set and its name ends in "
                             ".md", 2)
-        reference_file = args.reference or shipped(DEFAULT_REFERENCE, "shipped reference",
-                                                   "--reference")
-        reference = load_reference(reference_file)
-        apps = sorted({r["app"] for r in reference["rows"]},
-                      key=lambda a: figure.sort_key((a,)))
-        weights_file = args.weights or default_weights()
-        weights = load_weights(weights_file, apps)
-        sets = [score_set(path, label, reference, weights)
-                for label, path in map(_parse_set, args.sets)]
-        for s in sets:
-            s["record"] = figure.of_record(s)
-        report = {"karma_score": 1, "reference_file": reference_file, "reference": reference,
-                  "weights_file": weights_file, "weights": weights, "sets": sets}
+        report = figure.score(list(map(_parse_set, args.sets)), args.reference, args.weights)
+        sets, weights, reference = report["sets"], report["weights"], report["reference"]
         outputs = []
         if args.json:
             outputs.append((args.json, json.dumps(report, indent=2) + "\n"))
         if args.page:
             text, png = page.render(sets[0], weights, reference, args.page,
-                                    *_bundle_facts(sets[0]["path"]))
+                                    *_bundle_facts(sets[0]))
             outputs += [(args.page, text + "\n"), (args.page[:-3] + ".png", png)]
         write_all(outputs)
         sys.stdout.write(markdown(report) + "\n")
@@ -252,13 +246,14 @@ def score_main(argv):
     return main_wrapper(PROGRAM, run)
 
 
-def _bundle_facts(path):
-    """(reportable, disclosure) of a set for its page: karma-bundle check's
-    answer ((bool, [reasons])) and the disclosure of a bundle; (None, None)
-    for a set that is no bundle."""
+def _bundle_facts(scored):
+    """(reportable, disclosure) of a scored set for its page: karma-bundle
+    check's answer ((bool, [reasons])) on the score just made, and the
+    disclosure of a bundle; (None, None) for a set that is no bundle."""
+    path = scored["path"]
     if not bundle.is_bundle(path):
         return None, None
-    return bundle.reportable(path), bundle.disclosure_of(path)
+    return bundle.reportable(path, scored["record"]), bundle.disclosure_of(path)
 
 
 def _status(sets):

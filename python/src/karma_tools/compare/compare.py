@@ -3,16 +3,17 @@ machines (or runs): per mini-app figure of merit, each machine's value, its
 ratio to a baseline, a weighted geometric mean of the ratios, and flags for
 results that should not be compared as they are."""
 
-import fnmatch
 import json
 import math
 import os
 import re
 
-from karma_tools.core import ToolError, __version__, read_input_file
+from karma_tools.core import ToolError, __version__
 from karma_tools.results import codeversion
 from karma_tools.score import figure
 from karma_tools.score.figure import unsteady
+from karma_tools.score.weights import Weights, matches
+from karma_tools.compare.sides import aggregate
 from karma_tools.results.results import format_size
 from karma_tools.results.cases import case_key, case_values, values_key
 from karma_tools.results.codestatus import code_info, code_status
@@ -168,23 +169,6 @@ def differences(base, other):
     return out
 
 
-def aggregate(values, how, higher_is_better=True):
-    """Repeated runs' values as one: median, mean, best or worst."""
-    values = sorted(values)
-    if not values:
-        return None
-    if how == "median":
-        n = len(values)
-        return values[n // 2] if n % 2 else 0.5 * (values[n // 2 - 1] + values[n // 2])
-    if how == "mean":
-        return sum(values) / len(values)
-    if how == "best":
-        return values[-1] if higher_is_better else values[0]
-    if how == "worst":
-        return values[0] if higher_is_better else values[-1]
-    raise ValueError(how)
-
-
 def case_labels(groups):
     """A short, distinct label for each baseline group: the deck's name,
     then each setting in which the group departs from the most common value
@@ -215,77 +199,6 @@ def case_labels(groups):
             label = f"{stem} ({', '.join(parts)})" if parts else stem
             labels[g.key] = f"{g.values.get('device', '?')}: {label}"
     return labels
-
-
-class Weights:
-    def __init__(self, path=None, apps=()):
-        self.path = path
-        self.rules = []  # (components, weight, line)
-        if path is None:
-            self.rules = [((app,), 1.0, 0) for app in apps]
-            return
-        try:
-            lines = read_input_file(path, "weights file").decode("utf-8").splitlines()
-        except UnicodeDecodeError as e:
-            raise ToolError(f"{path}: the weights file is not UTF-8 text ({e.reason} at byte "
-                            f"{e.start})", 2) from None
-        for number, line in enumerate(lines, start=1):
-            text = line.split("#", 1)[0].strip()
-            if not text:
-                continue
-            fields = text.split()
-            if len(fields) != 2:
-                raise ToolError(f"{path}:{number}: expected 'PATTERN WEIGHT' (app, app/kernel "
-                                f"or app/case/kernel, then a number), got '{text}'", 2)
-            parts = tuple(fields[0].split("/"))
-            if not 1 <= len(parts) <= 3 or any(not p for p in parts):
-                raise ToolError(f"{path}:{number}: '{fields[0]}' is not app, app/kernel or "
-                                "app/case/kernel", 2)
-            try:
-                weight = float(fields[1])
-            except ValueError:
-                weight = -1
-            if not (weight >= 0 and math.isfinite(weight)):
-                raise ToolError(f"{path}:{number}: weight '{fields[1]}' is not a number >= 0",
-                                2)
-            self.rules.append((parts, weight, number))
-        if not self.rules:
-            raise ToolError(f"{path}: no weights (lines 'PATTERN WEIGHT')", 2)
-
-    @staticmethod
-    def _matches(parts, row):
-        app, case, kernel = row
-        if len(parts) == 1:
-            return fnmatch.fnmatchcase(app, parts[0])
-        if len(parts) == 2:
-            return fnmatch.fnmatchcase(app, parts[0]) and fnmatch.fnmatchcase(kernel, parts[1])
-        return all(fnmatch.fnmatchcase(x, p) for x, p in zip(row, parts))
-
-    def assign(self, rows, eligible=None):
-        """{row: weight}, and the patterns no row took. Without a weights
-        file only the `eligible` rows share their app's weight."""
-        chosen = {}
-        for row in rows:
-            if self.path is None and eligible is not None and row not in eligible:
-                chosen[row] = None
-                continue
-            best = None
-            for index, (parts, weight, line) in enumerate(self.rules):
-                if self._matches(parts, row):
-                    if best is None or len(parts) >= len(self.rules[best][0]):
-                        best = index
-            chosen[row] = best
-        takers = {}
-        for row, index in chosen.items():
-            if index is not None:
-                takers.setdefault(index, []).append(row)
-        weights = {row: 0.0 for row in rows}
-        for index, members in takers.items():
-            for row in members:
-                weights[row] = self.rules[index][1] / len(members)
-        unused = [(self.rules[i][2], "/".join(self.rules[i][0]))
-                  for i in range(len(self.rules)) if i not in takers]
-        return weights, unused
 
 
 def _shown(value):
@@ -364,14 +277,19 @@ def _weights(base_groups, labels_by_key, weights_path, allow_unmatched, notes, e
     row_ids = [(g.app, case, kernel) for g, case, kernel in rows]
     weight_rules = Weights(weights_path, sorted({g.app for g in base_groups}))
     weights, unused = weight_rules.assign(row_ids, None if every_row else _eligible(rows))
+    kinds = {case.split(":")[0] for _, case, _ in row_ids}
     for line, pattern in unused:
         parts = tuple(pattern.split("/"))
         text = f"{weights_path}:{line}: pattern '{pattern}' " + (
             "takes no row (a later or more specific line takes every row it matches)"
-            if any(Weights._matches(parts, row) for row in row_ids) else "matches no row")
-        if not allow_unmatched:
+            if any(matches(parts, row) for row in row_ids) else "matches no row")
+        # The shipped weights name both kinds of device; a comparison of
+        # GPU results alone leaves the host's lines unused, and that is no typo.
+        other_kind = len(parts) == 3 and parts[1].split(":")[0] in ("gpu", "host") and \
+            parts[1].split(":")[0] not in kinds
+        if not allow_unmatched and not other_kind:
             raise ToolError(text, 2)
-        notes.append(text)
+        notes.append(text + (" (no row ran on that kind of device)" if other_kind else ""))
     return rows, row_ids, weights
 
 
@@ -539,10 +457,21 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
         "left_out": [{"set": s.label, "path": f, "error": why}
                      for s in sets for f, why in s.invalid],
         "notes": notes,
-        "record": {} if within else {s.label: figure.between(base.path, s.path)
-                                     for s in others},
+        "record": {} if within else _records(base, others, weights_path),
         "within": within,
     }
+
+
+def _records(base, others, weights_path):
+    """{label: figure of record} of each other set scored with the baseline
+    set as the reference machine: karma-score's pipeline (figure.score), the
+    same figure as `karma-score SET --reference BASELINE --weights FILE`;
+    {"why": ...} where there is none."""
+    try:
+        report = figure.score([(s.label, s.path) for s in others], base.path, weights_path)
+    except ToolError as e:
+        return {s.label: {"name": figure.NAME, "why": str(e)} for s in others}
+    return {s["label"]: s["record"] for s in report["sets"]}
 
 
 def _set_entry(s):
@@ -557,7 +486,7 @@ def _set_entry(s):
 
 
 def _summary(s, out_rows, energy_mean, system_nodes, base_label):
-    num, den, used, excluded, spans = 0.0, 0.0, 0, [], []
+    excluded, used = [], []
     weighted = [r for r in out_rows if r["weight"] > 0]
     for r in weighted:
         e = r["values"].get(s.label)
@@ -569,20 +498,19 @@ def _summary(s, out_rows, energy_mean, system_nodes, base_label):
         elif e["ratio"] is None:
             excluded.append(f"{where}: no ratio (baseline failed or missing)")
         else:
-            num += r["weight"] * math.log(e["ratio"])
-            den += r["weight"]
-            used += 1
-            spans.append((e.get("interval") or [e["ratio"]] * 2, r["weight"]))
+            used.append((e["ratio"], r["weight"], e.get("interval") or [e["ratio"]] * 2))
     total = sum(r["weight"] for r in weighted)
+    den = sum((w for _, w, _ in used), 0.0)
     complete = den > 0 and not excluded
     # Only a set that pairs every weighted row has a mean: a mean over part
     # of the weight would read as the whole.
-    mean = math.exp(num / den) if complete else None
-    span = figure.span_mean([x for x, _ in spans], [w for _, w in spans]) if complete else None
+    ws = [w for _, w, _ in used]
+    mean = figure.geomean([x for x, _, _ in used], ws) if complete else None
+    span = figure.span_mean([x for _, _, x in used], ws) if complete else None
     entry = {"geometric_mean": mean, "interval": span,
              "difference": figure.verdict(span, f"the baseline ({base_label})")
              if s.label != base_label else None,
-             "rows_used": used, "rows_weighted": len(weighted),
+             "rows_used": len(used), "rows_weighted": len(weighted),
              "weight_used": den, "weight_total": total,
              "coverage": den / total if total > 0 else None, "excluded": excluded,
              "runs": len(s.runs), "path": s.path}
@@ -679,16 +607,12 @@ def _energy_ratios(rows, base):
 def _per_watt_mean(rows, label):
     """The weighted geometric mean of a set's per-watt ratios, over the
     weighted rows that have one (the weights renormalised over them)."""
-    num, den, used = 0.0, 0.0, 0
-    for r in rows:
-        e = r["values"].get(label)
-        if r["weight"] <= 0 or e is None or e["failed"] or e.get("per_watt_ratio") is None:
-            continue
-        num += r["weight"] * math.log(e["per_watt_ratio"])
-        den += r["weight"]
-        used += 1
-    return {"per_watt_geometric_mean": math.exp(num / den) if den > 0 else None,
-            "per_watt_rows_used": used, "per_watt_weight_used": den}
+    used = [(e["per_watt_ratio"], r["weight"]) for r in rows for e in [r["values"].get(label)]
+            if r["weight"] > 0 and e and not e["failed"] and e.get("per_watt_ratio") is not None]
+    return {"per_watt_geometric_mean": figure.geomean([v for v, _ in used],
+                                                      [w for _, w in used]),
+            "per_watt_rows_used": len(used),
+            "per_watt_weight_used": sum((w for _, w in used), 0.0)}
 
 
 # --- output -------------------------------------------------------------------------

@@ -29,8 +29,9 @@ with a note.
 
 import fnmatch
 import re
+import statistics
 
-from karma_tools.core import ToolError
+from karma_tools.core import ToolError, md_row
 from karma_tools.results import resultset
 from karma_tools.results.results import format_size, format_value, is_number
 from karma_tools.results.cases import holds_one, values_key
@@ -102,16 +103,16 @@ def higher_is_better(spec, item):
     return not spec["metric"].startswith("time")
 
 
-def aggregate(ratios, how):
-    values = sorted(ratios)
+def aggregate(values, how, higher_is_better=True):
+    """Repeated values as one: median, mean, best or worst; None of none.
+    The tools' one median (karma-compare's and the ratio tables')."""
     if not values:
         return None
-    if how == "worst":
-        return values[0]
-    if how == "best":
-        return values[-1]
-    n = len(values)
-    return values[n // 2] if n % 2 else 0.5 * (values[n // 2 - 1] + values[n // 2])
+    if how in ("median", "mean"):
+        return statistics.median(values) if how == "median" else sum(values) / len(values)
+    best = max(values) if higher_is_better else min(values)
+    worst = min(values) if higher_is_better else max(values)
+    return best if how == "best" else worst if how == "worst" else None
 
 
 def _value(spec, item):
@@ -380,7 +381,7 @@ def markdown(tables, heading="###"):
                 cells[-1] += " (verification FAILED: " + ", ".join(row["failed"][:3]) + ")"
             if _has_comm(t):
                 cells.append(_comm_text(row))
-            out.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+            out.append(md_row(cells))
         out.append("")
         if t["notes"]:
             out += [f"- {n}" for n in t["notes"][:10]]

@@ -4,8 +4,11 @@ energy), its CSV, and the Markdown of a campaign's energy tables."""
 
 import csv
 import io
+
+from karma_tools.core import md_cell, md_row
 from karma_tools.results.cases import holds_one
 from karma_tools.results.results import format_size, format_value
+from karma_tools.score.score import record_line
 
 
 def _fmt_ratio(r):
@@ -45,12 +48,12 @@ def markdown(result):
     if flag_notes:
         out.append("## Flags")
         out.append("")
-        out += [f"{n}. {_escape(text)}" for n, text in enumerate(flag_notes, start=1)]
+        out += [f"{n}. {md_cell(text)}" for n, text in enumerate(flag_notes, start=1)]
         out.append("")
     if result["notes"]:
         out.append("## Notes")
         out.append("")
-        out += [f"- {_escape(n)}" for n in result["notes"]]
+        out += [f"- {md_cell(n)}" for n in result["notes"]]
         out.append("")
     return "\n".join(out)
 
@@ -147,7 +150,7 @@ def _figures_markdown(result, base, others, energy, code):
             flag_notes.append(f"{base}, {r['app']}/{r['case']}/{r['kernel']}: "
                               + "; ".join(b["flags"]))
         cells.append(" ".join(f"[{n}]" for n in row_flags))
-        out.append("| " + " | ".join(_escape(c) for c in cells) + " |")
+        out.append(md_row(cells))
     out.append("")
     return out, flag_notes
 
@@ -176,28 +179,21 @@ def _title(result):
 
 def _record_markdown(result):
     """The procurement figure of each other set with the baseline as the
-    reference machine: the one figure karma-score gives for the pair; none
-    within one set (its implementations are one machine)."""
+    reference machine, in karma-score's words (score.record_line): the one
+    figure karma-score gives for the pair; none within one set (its
+    implementations are one machine)."""
     if result.get("within"):
         return []
+    base = next(s["path"] for s in result["sets"] if s["label"] == result["baseline"])
     out = ["## The procurement figure", "",
            f"karma-score's figure of record (docs/score.md) of each set, with "
            f"{result['baseline']} as the reference machine (its reportable baseline "
-           "results, as `karma-score reference` takes them) and the score weights.", "",
-           "| set | procurement figure (rounds) | difference | note |", "|---|---|---|---|"]
+           "results, as `karma-score reference` takes them): what `karma-score SET "
+           f"--reference {base}` prints for it.", ""]
     for label, rec in result["record"].items():
-        if "why" in rec:
-            out.append(f"| {label} | - | - | none: {_escape(rec['why'])} |")
-        elif not rec["complete"]:
-            out.append(f"| {label} | INCOMPLETE | - | lacks {len(rec['missing'])} of "
-                       f"{rec['rows']} scored rows: {_escape(', '.join(rec['missing'][:6]))}"
-                       + (" ..." if len(rec["missing"]) > 6 else "") + " |")
-        else:
-            note = f"{rec['code_changed']} of {rec['rows']} rows ran other kernel code" \
-                if rec["code_changed"] else f"{rec['rows']} rows, the same code"
-            out.append(f"| {label} | **{_ratio_text(rec['figure'], rec['interval'])}** | "
-                       f"{rec['verdict']} | {note} |")
-    return out + [""]
+        out += [f"- {label}: " + (f"none: {rec['why']}" if "why" in rec else record_line(rec)),
+                ""]
+    return out
 
 
 def _set_table(result):
@@ -237,8 +233,8 @@ def _unpaired_markdown(result):
                 "Baseline rows a set has no run for: the reason is the key and the two "
                 "values of the closest run of that set (baseline vs set), or no run.", "",
                 "| set | app | case | kernel | weight | reason |", "|---|---|---|---|---|---|"]
-        out += [f"| {_escape(label)} | {r['app']} | {_escape(r['case'])} | {r['kernel']} | "
-                f"{r['weight']:.3g} | {_escape(why)} |" for label, r, why in unpaired]
+        out += [f"| {md_cell(label)} | {r['app']} | {md_cell(r['case'])} | {r['kernel']} | "
+                f"{r['weight']:.3g} | {md_cell(why)} |" for label, r, why in unpaired]
         out.append("")
     only = result.get("only_in_other_sets") or []
     if only:
@@ -246,13 +242,13 @@ def _unpaired_markdown(result):
                 "Runs of a set that no baseline row stands for: the reason is the key and "
                 "the two values of the closest baseline case (set vs baseline).", "",
                 "| set | app | case | kernel | value | reason |", "|---|---|---|---|---|---|"]
-        out += [f"| {_escape(o['set'])} | {o['app']} | {_escape(o['case'])} | {o['kernel']} | "
-                f"{_escape(_cell(o))} {o['units']} | {_escape(o['reason'])} |" for o in only]
+        out += [f"| {md_cell(o['set'])} | {o['app']} | {md_cell(o['case'])} | {o['kernel']} | "
+                f"{md_cell(_cell(o))} {o['units']} | {md_cell(o['reason'])} |" for o in only]
         out.append("")
     left = result.get("left_out") or []
     if left:
         out += ["## Files left out", "", "Not well-formed results (--skip-invalid):", ""]
-        out += [f"- {_escape(x['set'])}: {_escape(x['error'])}" for x in left]
+        out += [f"- {md_cell(x['set'])}: {md_cell(x['error'])}" for x in left]
         out.append("")
     return out
 
@@ -300,7 +296,7 @@ def _energy_markdown(result):
                 cells += [format_value(m.get("average_power_W")), per_watt,
                           format_value(m.get("joules_per_execution"))]
             cells += [_fmt_fraction(e.get("efficiency", {}).get(k)) for k in fractions]
-            out.append("| " + " | ".join(_escape(c) for c in cells) + " |")
+            out.append(md_row(cells))
     out.append("")
     return out
 
@@ -314,10 +310,6 @@ def _cell(e):
     if e["runs"] > 1:
         text += f" (n={e['runs']})"
     return text
-
-
-def _escape(text):
-    return str(text).replace("|", "\\|")
 
 
 # Columns the CSV gains when some result has energy or efficiency figures.
@@ -412,6 +404,6 @@ def campaign_energy_markdown(t, heading):
                 cells.append(f"{format_value(a)} / {format_value(b)} = {ratio:.3f}")
             aggregates = [figures["aggregates"].get(how) for how in t["aggregate"]]
             cells += ["-" if x is None else f"**{x:.3f}**" for x in aggregates]
-            out.append("| " + " | ".join(_escape(c) for c in cells) + " |")
+            out.append(md_row(cells))
     out.append("")
     return out

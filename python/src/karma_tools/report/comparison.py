@@ -10,6 +10,7 @@ from karma_tools.report.configs import markdown_table
 from karma_tools.results import resultset
 from karma_tools.results.results import format_value, is_number
 from karma_tools.results.resultset import find_json
+from karma_tools.score.score import record_line
 
 
 def side_by_side(root, out_dir, compare_from=None):
@@ -159,9 +160,7 @@ def _record_cell(record, is_base):
     if "why" in record:
         return "none: no reportable baseline results" if "no reportable" in \
             str(record["why"]) else "none"
-    if not record.get("complete"):
-        return "INCOMPLETE"
-    return _with_interval(record.get("figure"), record.get("interval"))
+    return record_line(record)
 
 
 def comparison_section(path, out_dir, plotter):

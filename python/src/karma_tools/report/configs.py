@@ -4,6 +4,8 @@ labels, and the Markdown tables they fill."""
 
 import json
 import re
+
+from karma_tools.core import md_row
 from karma_tools.results.cases import case_key, case_values, values_key
 from karma_tools.results.results import format_size, is_number
 
@@ -96,15 +98,8 @@ def varying_keys(configs):
     return [k for k in keys if len({json.dumps(c.values.get(k)) for c in configs}) > 1]
 
 
-def _cell(text):
-    return str(text).replace("|", "\\|")
-
-
 def markdown_table(head, rows):
-    out = ["| " + " | ".join(_cell(h) for h in head) + " |",
-           "|" + "---|" * len(head)]
-    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
-    return out
+    return [md_row(head), "|" + "---|" * len(head)] + [md_row(row) for row in rows]
 
 
 def heading_anchor(title):

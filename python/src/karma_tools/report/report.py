@@ -13,6 +13,7 @@ from karma_tools.report.configs import (configs_of, format_bytes, group_label, h
                                         is_size, markdown_table, series_label, values_without,
                                         varying_keys)
 from karma_tools.report.sections import microbench_section, power_section
+from karma_tools.score import score as score_render
 
 
 # --- grouping ------------------------------------------------------------------
@@ -442,7 +443,9 @@ def sections_of(result_set):
 
 
 def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
-          comparisons=(), compare_from=None):
+          comparisons=(), compare_from=None, scored=None):
+    """The report's text; scored: the set's score (figure.score), whose
+    figure of record it shows in karma-score's words."""
     out_dir = os.path.dirname(os.path.abspath(out_path))
     lines = [f"# {title}", ""]
     if intro:
@@ -468,6 +471,8 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
                       f"{passed}/{len(rs)}" if rs else "", writeup])
     lines += markdown_table(["results", "karma runs", "devices", "verified", "write-up"],
                             index) + [""]
+    if scored:
+        lines += score_render.section(scored)
     for path in comparisons:
         lines += comparison_section(path, out_dir, plotter)
     lines += side_by_side(result_set.path, out_dir, compare_from)

@@ -9,12 +9,12 @@ of the scored classes; the weighted geometric mean of the apps. It stands
 only for a complete set (every row the weights give weight to), and it
 carries the interval the rounds span."""
 
-import fnmatch
 import math
 import os
+import statistics
 import sys
 
-from karma_tools.core import APPS, CHECKOUT, ToolError, read_input_file
+from karma_tools.core import APPS, CHECKOUT, ToolError
 from karma_tools.results.archive import read_json
 from karma_tools.results import archive
 from karma_tools.results import codeversion
@@ -22,9 +22,9 @@ from karma_tools.results import rules
 from karma_tools.results import resultset
 from karma_tools.results.results import is_number
 from karma_tools.results.cases import holds_one, rounds_key
+from karma_tools.score import weights
 
 REFERENCE_FORMAT = 1
-DEFAULT_WEIGHTS = os.path.join("campaigns", "procurement", "score-weights.txt")
 # The reference machine's figures that ship with the suite (docs/run-rules.md).
 DEFAULT_REFERENCE = os.path.join("campaigns", "procurement", "reference.json")
 KINDS = ("gpu", "host")
@@ -75,9 +75,7 @@ def split_runs(runs, kind):
 
 
 def median(values):
-    values = sorted(values)
-    n = len(values)
-    return values[n // 2] if n % 2 else 0.5 * (values[n // 2 - 1] + values[n // 2])
+    return statistics.median(values)
 
 
 def _better(a, b, higher_is_better):
@@ -355,7 +353,7 @@ def load_reference(path):
     return doc
 
 
-# --- weights --------------------------------------------------------------------------
+# --- the shipped files -----------------------------------------------------------------
 
 
 def shipped(rel, what, flag):
@@ -371,48 +369,13 @@ def shipped(rel, what, flag):
                     f"{flag} FILE", 2)
 
 
-def default_weights():
-    return shipped(DEFAULT_WEIGHTS, "default weights file", "--weights")
-
-
-def load_weights(path, apps):
-    """{app: weight} for the reference's apps, normalised by their sum."""
-    try:
-        lines = read_input_file(path, "weights file").decode("utf-8").splitlines()
-    except UnicodeDecodeError:
-        raise ToolError(f"{path}: not UTF-8 text", 2) from None
-    weights = {}
-    for number, line in enumerate(lines, 1):
-        text = line.split("#", 1)[0].strip()
-        if not text:
-            continue
-        parts = text.split()
-        value = None
-        if len(parts) == 2:
-            try:
-                value = float(parts[1])
-            except ValueError:
-                pass
-        if value is None or not math.isfinite(value) or value < 0:
-            raise ToolError(f"{path}:{number}: expected 'PATTERN WEIGHT' with a weight >= 0, "
-                            f"got '{text}'", 2)
-        matched = [a for a in apps if fnmatch.fnmatchcase(a, parts[0])]
-        if not matched:
-            raise ToolError(f"{path}:{number}: pattern '{parts[0]}' matches no app of the "
-                            f"reference ({', '.join(apps)})", 2)
-        for app in matched:
-            weights[app] = value
-    total = sum(weights.values())
-    if total <= 0:
-        raise ToolError(f"{path}: the weights of the reference's apps sum to 0", 2)
-    return {app: weights.get(app, 0.0) / total for app in apps}
-
-
 # --- scoring --------------------------------------------------------------------------
 
 
 def geomean(values, weights=None):
-    """The (weighted) geometric mean; None of nothing."""
+    """The (weighted) geometric mean of the values not None; None of
+    nothing (or of no weight). The suite's one geometric mean (statistics
+    has weights only from Python 3.11)."""
     pairs = [(v, 1.0 if weights is None else w) for v, w in
              zip(values, weights or [None] * len(values)) if v is not None]
     total = sum(w for _, w in pairs)
@@ -601,15 +564,6 @@ def score_set(path, label, reference, weights):
     return score_runs(runs, no_results, path, label, reference, weights)
 
 
-def against_shipped(path):
-    """The set at path scored against the shipped reference with the
-    default weights, as karma-score scores it by default."""
-    reference = load_reference(shipped(DEFAULT_REFERENCE, "shipped reference", "--reference"))
-    apps = sorted({r["app"] for r in reference["rows"]}, key=lambda a: sort_key((a,)))
-    weights = load_weights(default_weights(), apps)
-    return score_set(path, label_of(path), reference, weights)
-
-
 # --- the figure of record ---------------------------------------------------------------
 
 
@@ -630,17 +584,37 @@ def of_record(scored):
             "code_unknown": sum(r["in_score"] for r in t["code_unknown"])}
 
 
-def between(base_path, other_path):
-    """The figure of record of other_path with base_path as the reference
-    machine (made as `karma-score reference` makes one, GPU rows where the
-    base ran on both kinds), or {"why": ...} when there is none."""
-    try:
-        runs, _ = load_runs(base_path)
-        kinds = {r.device_kind for r in runs if not left_out_reasons(r, None)}
-        reference = make_reference(base_path, kind="gpu" if "gpu" in kinds else None,
-                                   runs=runs)
-        apps = sorted({r["app"] for r in reference["rows"]}, key=lambda a: sort_key((a,)))
-        weights = load_weights(default_weights(), apps)
-        return of_record(score_set(other_path, label_of(other_path), reference, weights))
-    except ToolError as e:
-        return {"name": NAME, "why": str(e)}
+def reference_of(source=None):
+    """(where, the reference document) of --reference SOURCE: the shipped
+    reference (None), a karma-score reference file, or a result set made one
+    as `karma-score reference` makes it (its GPU rows where it ran on both
+    kinds)."""
+    if source is None:
+        source = shipped(DEFAULT_REFERENCE, "shipped reference", "--reference")
+    if not archive.isdir(source) and not archive.is_archive_name(source):
+        return source, load_reference(source)
+    runs, _ = load_runs(source)
+    kinds = {r.device_kind for r in runs if not left_out_reasons(r, None)}
+    return source, make_reference(source, kind="gpu" if "gpu" in kinds else None, runs=runs)
+
+
+def weights_of(reference, path=None):
+    """(file, {app: weight}) of the reference's apps, from --weights FILE or
+    the shipped weights."""
+    path = path or shipped(weights.DEFAULT, "default weights file", "--weights")
+    apps = sorted({r["app"] for r in reference["rows"]}, key=lambda a: sort_key((a,)))
+    return path, weights.of_apps(path, apps, reference["device"]["kind"])
+
+
+def score(sets, reference=None, weights_file=None):
+    """The whole pipeline, karma-score's, karma-compare's, karma-report's and
+    the bundle check's: sets [(label, path)] scored against --reference
+    (shipped, file or set) with --weights, each set on its own and with its
+    figure of record (`record`). What --json writes."""
+    reference_file, doc = reference_of(reference)
+    weights_file, weighed = weights_of(doc, weights_file)
+    scored = [score_set(path, label, doc, weighed) for label, path in sets]
+    for s in scored:
+        s["record"] = of_record(s)
+    return {"karma_score": 1, "reference_file": reference_file, "reference": doc,
+            "weights_file": weights_file, "weights": weighed, "sets": scored}

@@ -24,8 +24,8 @@ from karma_tools.results import codeversion
 from karma_tools import docgen
 from karma_tools.results import rules
 from karma_tools.results.archive import read_json
-from karma_tools.score.figure import (DEFAULT_REFERENCE, DEFAULT_WEIGHTS, load_reference,
-                                      load_weights)
+from karma_tools.score import weights as weights_file
+from karma_tools.score.figure import DEFAULT_REFERENCE, load_reference
 
 RELEASE_FILE = os.path.join("campaigns", "procurement", "release.json")
 RELEASE_FORMAT = 1
@@ -130,7 +130,8 @@ def record(root, bin_dir, reference, deck_keys_too=True):
     """The release file's content for the checkout at `root`, whose shipped
     reference is `reference` (its deck keys left empty without deck_keys_too)."""
     apps = sorted({r["app"] for r in reference["rows"]})
-    weights = load_weights(os.path.join(root, DEFAULT_WEIGHTS), apps)
+    weights = weights_file.of_apps(os.path.join(root, weights_file.DEFAULT), apps,
+                                   reference["device"]["kind"])
     return {
         "karma_release": RELEASE_FORMAT,
         "version": __version__,

@@ -3,6 +3,7 @@ machine, under the run rules (docs/run-rules.md; karma_tools.results.rules reads
 what the mini-apps wrote of them)."""
 
 
+from karma_tools.core import md_row
 from karma_tools.score import figure
 from karma_tools.results import rules
 from karma_tools.score.figure import row_name
@@ -148,7 +149,7 @@ def _rows_table(s):
             if r is b:
                 cells.append(_difference(b))
             cells.append(_fmt((r["per_watt"] or {}).get("ratio")))
-        out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        out.append(md_row(cells))
     return out + [""]
 
 
@@ -192,6 +193,18 @@ def title(sets):
     return "# karma score: INCOMPLETE (" + "; ".join(
         f"{s['label']} lacks {len(s['record']['missing'])} of {s['record']['rows']} scored "
         "rows" for s in short) + "): no overall figure"
+
+
+def section(report):
+    """The figure of record of each set of a score (figure.score) as a
+    section of another document (karma-report's): karma-score's lines."""
+    lines = ["## The procurement figure", ""]
+    lines += _reference_lines(report["reference"], report["reference_file"])
+    for s in report["sets"]:
+        lines += [f"`{s['path']}`: {s['scored']} of {s['results']} results scored; "
+                  + record_line(s["record"]), ""]
+    return lines + [f"Weights: `{report['weights_file']}`. `karma-score` gives the rows, "
+                    "apps and classes behind the figure (docs/score.md).", ""]
 
 
 def markdown(report):

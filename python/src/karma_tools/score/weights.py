@@ -1,0 +1,117 @@
+"""The weights file, one grammar for karma-score and karma-compare
+(campaigns/procurement/weights.txt): one 'PATTERN WEIGHT' a line, '#'
+comments; PATTERN is app, app/kernel or app/case/kernel (shell globs), a case
+label starting with the device kind ("gpu: large", "host: medium").
+
+karma-compare weighs its rows: each takes its most specific pattern (the later
+line on a tie) and a pattern's weight is shared by the rows it takes.
+karma-score weighs the apps of a reference of one device kind: an app's weight
+is that of the most specific lines matching it and the kind (the later of
+one-part lines, the sum of longer ones, which take different rows),
+normalised over the reference's apps."""
+
+import fnmatch
+import math
+import os
+
+from karma_tools.core import ToolError, read_input_file
+
+DEFAULT = os.path.join("campaigns", "procurement", "weights.txt")
+# The file karma-score read until 1.1.0, merged into DEFAULT.
+RETIRED = "score-weights.txt"
+
+
+def parse(path):
+    """[(parts, weight, line)] of a weights file; bad input is one line
+    naming FILE:LINE (exit 2)."""
+    if os.path.basename(path) == RETIRED and not os.path.lexists(path):
+        raise ToolError(f"{path}: no such file; {RETIRED} was merged into {DEFAULT} (one "
+                        "grammar for karma-score and karma-compare): give --weights that file", 2)
+    try:
+        lines = read_input_file(path, "weights file").decode("utf-8").splitlines()
+    except UnicodeDecodeError as e:
+        raise ToolError(f"{path}: the weights file is not UTF-8 text ({e.reason} at byte "
+                        f"{e.start})", 2) from None
+    rules = []
+    for number, line in enumerate(lines, start=1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        fields = text.split()
+        if len(fields) != 2:
+            raise ToolError(f"{path}:{number}: expected 'PATTERN WEIGHT' (app, app/kernel "
+                            f"or app/case/kernel, then a number), got '{text}'", 2)
+        parts = tuple(fields[0].split("/"))
+        if not 1 <= len(parts) <= 3 or any(not p for p in parts):
+            raise ToolError(f"{path}:{number}: '{fields[0]}' is not app, app/kernel or "
+                            "app/case/kernel", 2)
+        try:
+            weight = float(fields[1])
+        except ValueError:
+            weight = -1
+        if not (weight >= 0 and math.isfinite(weight)):
+            raise ToolError(f"{path}:{number}: weight '{fields[1]}' is not a number >= 0", 2)
+        rules.append((parts, weight, number))
+    if not rules:
+        raise ToolError(f"{path}: no weights (lines 'PATTERN WEIGHT')", 2)
+    return rules
+
+
+def matches(parts, row):
+    """Whether a pattern takes a row (app, case, kernel)."""
+    app, case, kernel = row
+    if len(parts) == 2:
+        return fnmatch.fnmatchcase(app, parts[0]) and fnmatch.fnmatchcase(kernel, parts[1])
+    return all(fnmatch.fnmatchcase(x, p) for x, p in zip(row, parts))
+
+
+class Weights:
+    """karma-compare's weights of rows (app, case, kernel)."""
+
+    def __init__(self, path=None, apps=()):
+        self.path = path
+        self.rules = parse(path) if path else [((app,), 1.0, 0) for app in apps]
+
+    def assign(self, rows, eligible=None):
+        """{row: weight}, and the patterns no row took [(line, pattern)].
+        Without a weights file only the `eligible` rows share their app's
+        weight."""
+        chosen = {}
+        for row in rows:
+            if self.path is None and eligible is not None and row not in eligible:
+                continue
+            best = None
+            for index, (parts, _, _) in enumerate(self.rules):
+                if matches(parts, row) and (best is None or
+                                            len(parts) >= len(self.rules[best][0])):
+                    best = index
+            if best is not None:
+                chosen.setdefault(best, []).append(row)
+        weights = {row: 0.0 for row in rows}
+        for index, members in chosen.items():
+            for row in members:
+                weights[row] = self.rules[index][1] / len(members)
+        unused = [(line, "/".join(parts)) for i, (parts, _, line) in enumerate(self.rules)
+                  if i not in chosen]
+        return weights, unused
+
+
+def of_apps(path, apps, kind):
+    """{app: weight} of karma-score for a reference of `kind` ('gpu' or
+    'host') and its apps, normalised by their sum."""
+    rules = parse(path)
+    weights = {}
+    for app in apps:
+        taken = [(parts, w) for parts, w, _ in rules if fnmatch.fnmatchcase(app, parts[0])
+                 and (len(parts) < 3 or fnmatch.fnmatchcase(f"{kind}:", parts[1]))]
+        most = max((len(p) for p, _ in taken), default=0)
+        taken = [w for p, w in taken if len(p) == most]
+        weights[app] = (taken[-1] if most == 1 else sum(taken)) if taken else 0.0
+    for parts, _, number in rules:
+        if not any(fnmatch.fnmatchcase(a, parts[0]) for a in apps):
+            raise ToolError(f"{path}:{number}: pattern '{parts[0]}' matches no app of the "
+                            f"reference ({', '.join(apps)})", 2)
+    total = sum(weights.values())
+    if total <= 0:
+        raise ToolError(f"{path}: the weights of the reference's apps ({kind}) sum to 0", 2)
+    return {app: weights[app] / total for app in apps}
