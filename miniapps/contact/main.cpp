@@ -361,6 +361,9 @@ int main(int argc, char* argv[]) {
       "contact",
       "contact detection between two moving blocks of hexahedra: neighbour lists in "
       "linked lists, compressed rows or dynamic ragged rows, and row statistics over them",
-      contact_schema(), run_contact, &generated::code_table};
+      contact_schema(),
+      run_contact,
+      &generated::code_table,
+      contact_kernels()};
   return run_main(argc, argv, app);
 }

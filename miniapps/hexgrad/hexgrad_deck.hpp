@@ -9,6 +9,7 @@
 #include "karma/array.hpp"
 #include "karma/comm.hpp"
 #include "karma/deck.hpp"
+#include "karma/kernel_table.hpp"
 #include "karma/overflow.hpp"
 #include "karma/partition.hpp"
 
@@ -17,10 +18,24 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace karma::hexgrad {
 
 enum class Implementation { kokkos, native_cuda, reference };
+
+inline const std::vector<std::string> implementation_names = {"kokkos", "native-cuda", "reference"};
+
+// The one kernel karma-hexgrad measures (karma/kernel_table.hpp), in every
+// implementation, layout and extents: elements per second.
+inline KernelTable hexgrad_kernels() {
+  KernelTable t;
+  t.fields["layout"] = {"left", "right"};
+  t.fields["extents"] = {"static", "dynamic"};
+  t.kernels.push_back({"gradients", implementation_names, "{layout}-{extents}", "gradients",
+                       "Melements/s", "elements", "problem.elements_global"});
+  return t;
+}
 
 inline Schema hexgrad_schema() {
   Schema s;
@@ -36,7 +51,7 @@ inline Schema hexgrad_schema() {
   s.choice("hexgrad.extents", "static", {"static", "dynamic"},
            "static: View<T*[3][8]> (3 and 8 known to the compiler); dynamic: View<T***>");
   s.choice("hexgrad.precision", "double", {"float", "double"}, "element type");
-  s.choice("hexgrad.implementation", "kokkos", {"kokkos", "native-cuda", "reference"},
+  s.choice("hexgrad.implementation", "kokkos", implementation_names,
            "kokkos: the Kokkos kernel; native-cuda: the hand-written CUDA kernel (CUDA builds, "
            "layout left); reference: the host loop the checks use, timed");
   s.number("hexgrad.point.xi", 0.0, "reference coordinate xi of the evaluation point", -1.0, 1.0);

@@ -191,6 +191,9 @@ int main(int argc, char* argv[]) {
   const App app{"hexgrad",
                 "gradients of the 8 trilinear basis functions of N hexahedral elements "
                 "(Edwards et al. 2011): Kokkos, hand-written CUDA or the host reference",
-                hexgrad_schema(), run_hexgrad, &generated::code_table};
+                hexgrad_schema(),
+                run_hexgrad,
+                &generated::code_table,
+                hexgrad_kernels()};
   return run_main(argc, argv, app);
 }

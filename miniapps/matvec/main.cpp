@@ -550,6 +550,9 @@ int main(int argc, char* argv[]) {
   const App app{"matvec",
                 "y = A x for a dense A in either layout (Kokkos variants beside BLAS GEMV) or a "
                 "sparse A in compressed rows",
-                matvec_schema(), run_matvec, &generated::code_table};
+                matvec_schema(),
+                run_matvec,
+                &generated::code_table,
+                matvec_kernels()};
   return run_main(argc, argv, app);
 }

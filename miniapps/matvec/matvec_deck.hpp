@@ -9,6 +9,7 @@
 #include "karma/array.hpp"
 #include "karma/comm.hpp"
 #include "karma/deck.hpp"
+#include "karma/kernel_table.hpp"
 #include "karma/overflow.hpp"
 #include "karma/partition.hpp"
 
@@ -47,6 +48,23 @@ inline std::vector<std::string> variant_names() {
   std::vector<std::string> names;
   for (const auto& v : variant_table) names.push_back(v.name);
   return names;
+}
+
+// Every kernel karma-matvec measures (karma/kernel_table.hpp): the Kokkos
+// variants on a dense array or CSR, the BLAS libraries and the exchanges
+// of x and y, all one work, the product, each in GB/s.
+inline KernelTable matvec_kernels() {
+  KernelTable t;
+  t.fields["scheme"] = variant_names();
+  t.fields["csr_scheme"] = {"row-per-thread", "team-per-row"};  // mdrange needs a dense array
+  t.fields["t"] = {"s", "d"};
+  t.fields["exchange"] = {"allgatherv-x", "allreduce-y"};
+  t.kernels = {{"{scheme}", {"kokkos"}, "{scheme}", "product", "GB/s", "bytes"},
+               {"csr-{csr_scheme}", {"kokkos"}, "{csr_scheme}", "product", "GB/s", "bytes"},
+               {"cblas-{t}gemv", {"cblas"}, "{t}gemv", "product", "GB/s", "bytes"},
+               {"cublas-{t}gemv", {"cublas"}, "{t}gemv", "product", "GB/s", "bytes"},
+               {"{exchange}", {"mpi", "nccl"}, "{exchange}", "product", "GB/s", "bytes"}};
+  return t;
 }
 
 inline Schema matvec_schema() {

@@ -194,6 +194,9 @@ int main(int argc, char* argv[]) {
   const App app{"mgs",
                 "Gram-Schmidt QR (modified, fused, or classical twice) of a tall N x m "
                 "multivector distributed by rows over MPI ranks",
-                mgs_schema(), run_mgs, &generated::code_table};
+                mgs_schema(),
+                run_mgs,
+                &generated::code_table,
+                mgs_kernels()};
   return run_main(argc, argv, app);
 }

@@ -12,6 +12,7 @@
 #include "karma/array.hpp"
 #include "karma/comm.hpp"
 #include "karma/deck.hpp"
+#include "karma/kernel_table.hpp"
 #include "karma/overflow.hpp"
 #include "karma/partition.hpp"
 
@@ -30,6 +31,19 @@ inline const char* to_string(Implementation i) {
   return i == Implementation::kokkos        ? "kokkos"
          : i == Implementation::native_cuda ? "native-cuda"
                                             : "cublas";
+}
+
+// Every kernel karma-mgs measures (karma/kernel_table.hpp): one
+// factorization by each algorithm, Kokkos' named after the algorithm, a
+// vendor's after both; GFLOP/s.
+inline KernelTable mgs_kernels() {
+  KernelTable t;
+  t.fields["algorithm"] = {"mgs", "mgs-fused", "cgs2"};
+  t.fields["vendor"] = {"native-cuda", "cublas"};
+  t.kernels = {
+      {"{algorithm}", {"kokkos"}, "{algorithm}", "factorization", "GFLOP/s", "flops"},
+      {"{algorithm}-{vendor}", {"{vendor}"}, "{algorithm}", "factorization", "GFLOP/s", "flops"}};
+  return t;
 }
 
 inline Schema mgs_schema() {

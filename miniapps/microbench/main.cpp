@@ -178,7 +178,10 @@ int main(int argc, char* argv[]) {
   const App app{"microbench",
                 "karma's arrays against raw pointers and hand-written indexing on the mdspan "
                 "paper's Sum3D, Stencil3D, TinyMatrixSum, Subspan3D and MatVec",
-                microbench_schema(), run_microbench, &generated::code_table};
+                microbench_schema(),
+                run_microbench,
+                &generated::code_table,
+                microbench_kernels()};
   const int code = run_main(argc, argv, app);
   // --version: the core's line, then the Google Benchmark measuring.
   for (int i = 1; i < argc && code == exit_ok; ++i)

@@ -8,6 +8,7 @@
 
 #include "karma/app.hpp"
 #include "karma/deck.hpp"
+#include "karma/kernel_table.hpp"
 #include "karma/text.hpp"
 
 #include <algorithm>
@@ -89,6 +90,23 @@ inline Impl impl_of(const std::string& implementation) {
 }
 inline bool has_arm(const Benchmark& b, const std::string& implementation) {
   return implementation != "karma-byref" || b.has_byref;
+}
+
+// Every kernel karma-microbench measures (karma/kernel_table.hpp): each arm
+// of each benchmark at both sizes, its own work; GB/s. Not scored: its
+// figures weigh karma's arrays against raw pointers, not a machine.
+inline KernelTable microbench_kernels() {
+  KernelTable t;
+  for (const Sizes sizes : {Sizes::standard, Sizes::tiny})
+    for (const auto& b : all_benchmarks(sizes))
+      for (const auto& arm : implementations)
+        if (has_arm(b, arm)) {
+          const std::string name = b.name() + "/" + arm;
+          t.kernels.emplace_back(name, std::vector<std::string>{arm}, b.name(), name, "GB/s",
+                                 "bytes");
+          t.kernels.back().scored = false;
+        }
+  return t;
 }
 
 // The benchmarks the deck selects that have one of its implementations, in

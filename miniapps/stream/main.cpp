@@ -159,6 +159,9 @@ int main(int argc, char* argv[]) {
   const App app{"stream",
                 "memory bandwidth of copy, mul, add, triad, dot and nstream (BabelStream's "
                 "kernels) over 1D or 3D arrays",
-                stream_schema(), run_stream, &generated::code_table};
+                stream_schema(),
+                run_stream,
+                &generated::code_table,
+                stream_kernels()};
   return run_main(argc, argv, app);
 }

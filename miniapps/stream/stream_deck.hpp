@@ -8,6 +8,7 @@
 #include "karma/array.hpp"
 #include "karma/comm.hpp"
 #include "karma/deck.hpp"
+#include "karma/kernel_table.hpp"
 #include "karma/overflow.hpp"
 #include "karma/partition.hpp"
 
@@ -38,6 +39,15 @@ inline std::vector<std::string> kernel_names() {
   std::vector<std::string> names;
   for (const auto& k : kernel_table) names.push_back(k.name);
   return names;
+}
+
+// Every kernel karma-stream measures (karma/kernel_table.hpp), each its own
+// work; BabelStream's results beside karma's carry the same kernels.
+inline KernelTable stream_kernels() {
+  KernelTable t;
+  for (const auto& k : kernel_table)
+    t.kernels.push_back({k.name, {"kokkos", "babelstream"}, k.name, k.name, "GB/s", "bytes"});
+  return t;
 }
 
 inline Schema stream_schema() {

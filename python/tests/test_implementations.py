@@ -16,7 +16,7 @@ import statistics
 import pytest
 
 from conftest import ROOT, SAMPLES, load_json, miniapp, tool, write
-from karma_tools.results.results import KERNELS
+from karma_tools.results import kerneltable
 
 MICRO = os.path.join(SAMPLES, "microbench")
 RUNS = [os.path.join(MICRO, f) for f in sorted(os.listdir(MICRO))]
@@ -171,9 +171,10 @@ def test_the_report_pairs_them_as_compare_does(tmp_path):
 
 
 def test_a_run_of_the_small_deck(tmp_path):
-    """The built mini-app: every kernel it writes is one results.KERNELS
-    knows, every benchmark has its karma and raw arms, and each pair's ratio
-    is the quotient of the run's own figures."""
+    """The built mini-app: every kernel it writes is one its kernel table
+    (the head's data, and the result's own) declares, every benchmark has
+    its karma and raw arms, and each pair's ratio is the quotient of the
+    run's own figures."""
     exe = miniapp("microbench")
     out = tmp_path / "set" / "run.json"
     out.parent.mkdir()
@@ -183,11 +184,11 @@ def test_a_run_of_the_small_deck(tmp_path):
                           env=env, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     doc = load_json(out)
-    known = KERNELS["microbench"]
-    for k in doc["kernels"]:
-        assert k["name"] == f"{k['variant']}/{k['implementation']}"
-        assert k["name"] in known["kernel"] and k["variant"] in known["variant"]
-        assert k["implementation"] in known["implementation"]
+    for table in (kerneltable.of_app("microbench"), kerneltable.of(doc)):
+        for k in doc["kernels"]:
+            assert k["name"] == f"{k['variant']}/{k['implementation']}"
+            declared = table.find(k["name"], k["implementation"])
+            assert declared and declared["variant"] == k["variant"], k["name"]
     fom = {k["name"]: k["fom"]["value"] for k in doc["kernels"]}
     variants = {k["variant"] for k in doc["kernels"]}
     result = compare_json(tmp_path, "karma:raw", out.parent)["comparisons"][0]

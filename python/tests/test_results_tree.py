@@ -15,8 +15,7 @@ import subprocess
 import pytest
 
 from conftest import ROOT, tool
-from karma_tools.results import archive
-from karma_tools.results.results import KERNELS
+from karma_tools.results import archive, kerneltable
 
 RESULTS = os.path.join(ROOT, "results")
 MEASUREMENTS = os.path.join(RESULTS, "measurements.sha256.xz")
@@ -121,22 +120,28 @@ def test_nothing_measured_is_lost():
 def test_every_committed_results_file_validates():
     """karma-validate-results on results/ (the archives read as folders):
     every karma run and every reference result inside is checked, none
-    skipped, each against its form, and all are valid. Each kernel's name,
-    implementation and variant is one that campaigns may select
-    (results.KERNELS, which karma-batch generate checks a compare: section
-    against)."""
+    skipped, each against its form, and all are valid. Each kernel's name
+    and implementation is one the kernel table of the release that wrote it
+    declares (kerneltable.of: the result's own, else its release's data),
+    with the variant and units the table gives."""
     karma = reference = 0
-    unknown = set()
+    unknown, releases = set(), set()
     for path in archive.walk_files(RESULTS, ".json"):
         doc = json.loads(archive.read_bytes(path))
         if isinstance(doc, dict) and "schema_version" in doc:
             reference += "reference" in doc
             karma += "reference" not in doc
-            unknown |= {(doc["app"], what, k[name]) for k in doc["kernels"]
-                        for what, name in (("kernel", "name"), ("implementation",) * 2,
-                                           ("variant",) * 2)
-                        if name in k and k[name] not in KERNELS[doc["app"]][what]}
+            table = kerneltable.of(doc)
+            releases.add("own" if "kernel_table" in doc else kerneltable.release_of(doc))
+            for k in doc["kernels"]:
+                if not any(k.get("implementation", d["implementation"][0]) in d["implementation"]
+                           and k.get("variant", d["variant"]) == d["variant"]
+                           and k["fom"]["units"] == d["entry"]["units"]
+                           for d in table.declared.get(k["name"], [])):
+                    unknown.add((doc["app"], doc["suite"]["version"], k["name"],
+                                 k.get("implementation")))
     assert not unknown, sorted(unknown)
+    assert "1.0.0" in releases
     # The issue's count of reference results when they first validated.
     assert reference >= 149 and karma >= 1780
     r = tool("karma-validate-results", RESULTS, timeout=600)

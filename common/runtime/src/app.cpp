@@ -273,6 +273,7 @@ nlohmann::json kernels_json(const App& app, const Report& report, const nlohmann
       throw std::logic_error("kernel '" + k.name + "' names no code: set Variant::code");
     }
     j.update(k.extra);
+    if (k.fom_count > 0) j["fom"]["count"] = k.fom_count;  // what the rate counts, per execution
     if (const auto e = efficiency(j); !e.empty()) j["efficiency"] = e;
     kernels.push_back(j);
   }
@@ -330,6 +331,7 @@ nlohmann::json results_json(const App& app, const CommandLine& cli, const Contex
                   {"cuda_flags", build_info::cuda_flags}};
   doc["problem"] = report.problem;
 
+  doc["kernel_table"] = app.kernels.json();
   doc["kernels"] = kernels_json(app, report, ranks);
   doc["energy"] = {{"window_s", context.run.energy_window}, {"ranks", energy_ranks}};
 
@@ -382,8 +384,9 @@ void print_fom_lines(const App& app, const Report& report) {
 // --help-json and --help, printed by the root; false when neither was asked.
 bool print_help(const std::string& executable, const App& app, const CommandLine& cli) {
   if (cli.help_json) {
-    if (comm::is_root())
-      std::printf("%s\n", app.schema.json_schema(executable + " deck").dump(2).c_str());
+    nlohmann::json schema = app.schema.json_schema(executable + " deck");
+    schema["x-karma-kernels"] = app.kernels.json();  // an extension key: schema readers skip it
+    if (comm::is_root()) std::printf("%s\n", schema.dump(2).c_str());
     return true;
   }
   if (cli.help) {
@@ -604,6 +607,7 @@ int run_main(int argc, char** argv, const App& app) {
     energy::start(context.run.energy, context.run.energy_window,
                   ranks[static_cast<std::size_t>(comm::rank())]["device"], hostname());
     Report report = app.run(context);
+    require_declared(app.name, app.kernels, report.kernels);
     energy::finish();
     record_run(context.run, report);
     const nlohmann::json energy_ranks = allgather_json(energy::describe());

@@ -67,6 +67,7 @@ KernelResult kernel_result(const Variant& variant, const Stats& time) {
     case FigureOfMerit::From::count_rate:
       r.fom = per_second(f.count, seconds) * f.scale;
       r.fom_units = f.units;
+      r.fom_count = f.count;
       break;
   }
   r.extra = variant.extra;

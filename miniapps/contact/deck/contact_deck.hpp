@@ -8,6 +8,7 @@
 
 #include "karma/comm.hpp"
 #include "karma/deck.hpp"
+#include "karma/kernel_table.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -15,6 +16,28 @@
 #include <string>
 
 namespace karma::contact {
+
+// Every kernel karma-contact measures (karma/kernel_table.hpp): per storage
+// its rebuild, its sweeps of row statistics and its whole step, each phase
+// its own work, the storages its alternatives; all the work over all the
+// time, the scene moving from step to step. arborx's rebuild is ArborX's,
+// its sweeps karma's.
+inline KernelTable contact_kernels() {
+  KernelTable t;
+  t.fields["storage"] = karma_storage_names;
+  t.fields["any"] = storage_names;
+  auto phase = [](const std::string& storage, const char* implementation, const char* kind,
+                  const char* units, const char* per) {
+    return KernelEntry{
+        storage + "." + kind, {implementation}, storage, kind, units, per, "", "mean"};
+  };
+  t.kernels = {phase("{storage}", "kokkos", "build", "pairs/s", "pairs"),
+               phase("arborx", "arborx", "build", "pairs/s", "pairs"),
+               phase("{any}", "kokkos", "stats", "GB/s", "bytes"),
+               phase("{storage}", "kokkos", "step", "pairs/s", "pairs"),
+               phase("arborx", "arborx", "step", "pairs/s", "pairs")};
+  return t;
+}
 
 inline Schema contact_schema() {
   Schema s;

@@ -8,6 +8,9 @@
   take decks (core.miniapps_with_decks): first, so that the page shows them.
 - The deck table of each mini-app's README (miniapps/<app>/README.md), between
   the lines BEGIN and END below, from `karma-<app> --help=json`.
+- The tools' data of the apps (APPS_DATA): every mini-app's `--help=json`,
+  its deck schema and kernel table (`x-karma-kernels`), which the tools read
+  instead of the mini-apps (kerneltable.py).
 
 --check compares instead of writing: exit 1, one line per stale file naming
 it and its first differing line. Otherwise every file that differs is
@@ -32,6 +35,7 @@ RESULTS_DOC = "docs/results-format.md"
 SCHEMA = "results.schema.json"
 # Where the schema lives in the repository, for the page's link.
 SCHEMA_IN_REPO = "python/src/karma_tools/schemas/results.schema.json"
+APPS_DATA = "python/src/karma_tools/data/apps/head.json"
 
 
 # The results schema's `app`: the mini-apps of the checkout.
@@ -378,13 +382,18 @@ def wanted(args, root):
             schema = json.loads(out[source])
         out[os.path.join(root, RESULTS_DOC)] = results_doc(schema)
     if args.only in (None, "decks"):
+        helps = {}
         for app in APPS:
             readme = os.path.join(root, "miniapps", app, "README.md")
             text = read_text(readme)
             if text is None:
                 raise ToolError(f"{readme}: missing", 2)
             exe = executable(app, args.bin_dir)
-            out[readme] = with_table(readme, text, deck_table(app, deck_schema(exe), exe))
+            helps[app] = deck_schema(exe)
+            out[readme] = with_table(readme, text, deck_table(app, helps[app], exe))
+        data = os.path.join(root, APPS_DATA)
+        if os.path.isdir(os.path.dirname(data)):  # a checkout of the tools' sources too
+            out[data] = json.dumps({"apps": helps}, indent=1, sort_keys=True) + "\n"
     return out
 
 

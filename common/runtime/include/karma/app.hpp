@@ -8,6 +8,7 @@
 #include "karma/code_version.hpp"
 #include "karma/deck.hpp"
 #include "karma/error.hpp"
+#include "karma/kernel_table.hpp"
 #include "karma/timing.hpp"
 
 #include <nlohmann/json.hpp>
@@ -26,7 +27,7 @@ struct CommandLine {
   std::string output;                  // empty: a time-stamped file in run.results_dir
   bool quiet = false;
   bool help = false;
-  bool help_json = false;  // --help=json: the deck's JSON Schema
+  bool help_json = false;  // --help=json: the deck's JSON Schema, with the kernel table
   bool version = false;    // --version: version_line (karma/system.hpp)
 };
 
@@ -61,6 +62,7 @@ struct KernelResult {
   nlohmann::json launch = nlohmann::json::object();
   double fom = 0;  // figure of merit, from the best (minimum) time
   std::string fom_units;
+  double fom_count = 0;  // a count rate's items per execution (FigureOfMerit::count)
   bool higher_is_better = true;
   nlohmann::json extra = nlohmann::json::object();
 };
@@ -117,6 +119,9 @@ struct App {
   // The source hashes of the mini-app's code (its generated
   // karma_code_table.hpp): every kernel's code version comes from them.
   const CodeTable* code = nullptr;
+  // Every kernel it can measure (karma/kernel_table.hpp): --help=json and
+  // the results carry it, and a kernel measured outside it is refused.
+  KernelTable kernels;
 };
 
 // The whole life of a mini-app; returns the process exit code.

@@ -9,14 +9,14 @@ from karma_tools.compare import sides
 from karma_tools.campaign.format import (AGGREGATES, COMPARE_KEYS, PER_ROUND, SELECTION_KEYS,
                                          DECK_KEY, METRIC, glob_list, unique_name)
 from karma_tools.core import APPS
-from karma_tools.results.results import KERNELS
+from karma_tools.results import kerneltable
 
 
 class Vocabulary:
     """What a campaign's comparisons can name: its runs with their
     mini-apps, the deck keys of those mini-apps (where karma-batch could
     list them: --help=json) and the pairing's own keys, and what each
-    mini-app writes into kernels[] (results.KERNELS)."""
+    mini-app writes into kernels[] (its kernel table, kerneltable.py)."""
 
     def __init__(self, jobs, lister):
         self.apps = {}  # run name -> app
@@ -57,10 +57,11 @@ class Vocabulary:
         (None where a run is of a mini-app of the site's own), and {name:
         mini-app} of the other mini-apps' names."""
         apps = sorted({self.apps[r] for r in runs})
-        if any(app not in KERNELS for app in apps):
+        tables = {app: kerneltable.of_app(app) for app in kerneltable.release(kerneltable.HEAD)}
+        if any(app not in tables for app in apps):
             return apps, None, {}
-        known = sorted({n for app in apps for n in KERNELS[app][what]})
-        elsewhere = {n: app for app in KERNELS for n in KERNELS[app][what] if n not in known}
+        known = sorted({n for app in apps for n in tables[app].names(what)})
+        elsewhere = {n: app for app in tables for n in tables[app].names(what) if n not in known}
         return apps, known, elsewhere
 
 

@@ -11,7 +11,8 @@ def parse(argv):
     p = ArgumentParser(
         prog=PROGRAM, description="Writes the generated parts of karma's documentation: "
         f"{RESULTS_DOC} from the results schema, and the deck table of each "
-        "miniapps/<app>/README.md from karma-<app> --help=json.",
+        "miniapps/<app>/README.md and the tools' data of the apps (data/apps/head.json) "
+        "from karma-<app> --help=json.",
         epilog="exit codes: 0 written or up to date, 1 stale (--check), 2 bad input, "
         "3 a mini-app that cannot be run or a file that cannot be written")
     p.add_argument("--check", action="store_true",
@@ -24,7 +25,7 @@ def parse(argv):
     p.add_argument("--root", metavar="DIR",
                    help="the karma checkout (default: the one that holds the current folder)")
     p.add_argument("--only", choices=("results", "decks"),
-                   help="only the results format, or only the deck tables")
+                   help="only the results format, or only the deck tables and the apps' data")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p.parse_args(argv)
 

@@ -13,12 +13,16 @@ editing a figure without the work and times it came from is found.
 What cannot be derived again is left alone: the times themselves and the
 average power (the counters' readings are not recorded), a kernel's bytes
 and flops (the mini-app's count of its work: the README's formulas over the
-deck), and the figures a mini-app adds that no recorded input gives
-(contact's phases, mgs's launch tallies)."""
+deck), the figures a mini-app adds beyond its figure of merit and rates
+(contact's phases and steps, mgs's launch tallies), and the repetitions of
+a kernel whose figure is over its mean time (a stepped run's). What a figure
+divides by, and over which time, is the kernel's entry in the result's
+kernel table (kerneltable.py): bytes, flops, or a count its fom records
+(`fom.count`) or the table names (`count`, a path into the document)."""
 
 import math
 
-from karma_tools.results import validate
+from karma_tools.results import kerneltable, validate
 from karma_tools.results.results import is_number as _number
 
 # The JSON holds each figure as printed from a double, in full: a figure
@@ -27,10 +31,8 @@ from karma_tools.results.results import is_number as _number
 TOLERANCE = 1e-3
 # Sums of many times (a mean) may round past their bounds by a few ulps.
 _ROUNDING = 1e-9
-# Kernels whose work differs between executions (contact's moving scene):
-# their figures are all the work over all its time, i.e. over the mean
-# (FigureOfMerit::Time::mean); every other karma kernel's over the minimum.
-_MEAN_TIME_APPS = ("contact",)
+# A count rate's units: its count's name after a decimal prefix, per second.
+_PREFIXES = {"": 1.0, "k": 1e-3, "M": 1e-6, "G": 1e-9, "T": 1e-12}
 
 
 def _get(node, dotted):
@@ -91,58 +93,47 @@ def time_problems(t, repetitions):
     return out
 
 
-def _repetitions(doc, kernel):
-    """The timed executions the deck gave a kernel, or None where this
-    document does not say (a reference program's runs: its own --numtimes)."""
-    resolved = _get(doc, "deck.resolved")
-    if doc.get("app") in _MEAN_TIME_APPS:
-        steps, sweeps = _get(resolved, "contact.steps"), _get(resolved, "contact.sweeps")
-        if not (isinstance(steps, int) and isinstance(sweeps, int)):
-            return None
-        steps = max(steps, 1)  # no steps: the one at the start
-        return steps * sweeps if str(kernel.get("name")).endswith(".stats") else steps
-    reps = _get(resolved, "run.repetitions")
+def _repetitions(doc):
+    """The timed executions the deck gave a kernel over its best time, or
+    None where this document does not say."""
+    reps = _get(doc, "deck.resolved.run.repetitions")
     return reps if isinstance(reps, int) and not isinstance(reps, bool) else None
 
 
 # --- the figures -------------------------------------------------------------------
 
 
-def _contact_work(doc):
-    """contact's work over the run, all ranks (main.cpp, set_work): (pairs a
-    rebuild finds, rows a sweep reads), each None where not recorded. A
-    replicated run's ranks each solve a copy, a partitioned run's one mesh."""
-    problem = doc.get("problem") if isinstance(doc.get("problem"), dict) else {}
-    ranks = _get(doc, "mpi.ranks")
-    copies = 1 if _get(problem, "decomposition.mode") == "partitioned" else ranks
-    steps = _repetitions(doc, {"name": "build"})
-    pairs, elements = problem.get("pairs_all_steps_per_rank"), problem.get("elements")
-    if not (_number(copies) and steps):
-        return None, None
-    return (pairs * copies / steps if _number(pairs) else None,
-            elements * copies if _number(elements) else None)
+def _count(doc, k, entry):
+    """(items per execution, from where, scale) of a count rate, or None."""
+    per, units = entry.get("per"), _get(k, "fom.units")
+    prefix = str(units)[:-len(f"{per}/s")] if str(units).endswith(f"{per}/s") else None
+    if prefix not in _PREFIXES:
+        return None
+    if _number(_get(k, "fom.count")):
+        return _get(k, "fom.count"), "fom.count", _PREFIXES[prefix]
+    path = entry.get("count")
+    if path and _number(_get(doc, path)):
+        return _get(doc, path), path, _PREFIXES[prefix]
+    return None
 
 
-def _fom(doc, k, time, seconds):
-    """(fom.value as the harness computes it, from what) or (None, why not)."""
+def _fom(doc, k, entry, time, seconds):
+    """(fom.value as the harness computes it, from what) or (None, why not):
+    None, None where the result records no count to derive it from."""
     units = _get(k, "fom.units")
-    if units == "GB/s":
-        return _rate(k.get("bytes"), seconds, 1e-9), f"bytes / {time}"
-    if units == "GFLOP/s":
-        return _rate(k.get("flops"), seconds, 1e-9), f"flops / {time}"
-    if units == "Melements/s" and doc.get("app") == "hexgrad":
-        n = _get(doc, "problem.elements_global")
-        return (_rate(n, seconds, 1e-6), f"problem.elements_global / {time}") if \
-            _number(n) else (None, "problem.elements_global missing")
-    if units == "pairs/s" and doc.get("app") == "contact":
-        pairs = _contact_work(doc)[0]
-        return (_rate(pairs, seconds), "pairs per rebuild (problem.pairs_all_steps_per_rank, "
-                f"all ranks, over the deck's steps) / {time}") if pairs is not None else \
-            (None, "problem.pairs_all_steps_per_rank, mpi.ranks or the deck's steps missing")
-    return None, f"fom.units {units!r}: not a figure karma-{doc.get('app')} computes"
+    if units != entry.get("units"):
+        return None, (f"fom.units {units!r}: not the figure its kernel table gives "
+                      f"({entry.get('units')!r})")
+    if entry.get("per") in ("bytes", "flops"):
+        scale = 1e-9 if units in ("GB/s", "GFLOP/s") else 1.0
+        return _rate(k.get(entry["per"]), seconds, scale), f"{entry['per']} / {time}"
+    count = _count(doc, k, entry)
+    if count is None:
+        return None, None
+    return _rate(count[0], seconds, count[2]), f"{count[1]} / {time}"
 
 
-def _rates(doc, k, t, mean_time):
+def _rates(doc, k, entry, t, mean_time):
     """The harness's best, median and worst rates [(field, value, from what)]:
     none of work that changes between executions."""
     if mean_time:
@@ -155,41 +146,11 @@ def _rates(doc, k, t, mean_time):
         for stat, time in zip(("best", "median", "worst"), stats):
             out.append((f"{field}.{stat}", _rate(k.get(work), t.get(time), 1e-9),
                         f"{work} / time_s.{time}"))
-    if doc.get("app") == "hexgrad" and _number(_get(doc, "problem.elements_global")):
-        n = _get(doc, "problem.elements_global")
-        out += [("elements_per_second.best", _rate(n, t["min"]), "elements / time_s.min"),
-                ("elements_per_second.median", _rate(n, t["median"]),
-                 "elements / time_s.median"),
-                ("time_per_launch_us.min", t["min"] * 1e6, "time_s.min"),
-                ("time_per_launch_us.median", t["median"] * 1e6, "time_s.median")]
-    return out
-
-
-def _contact_figures(doc, k, kernels):
-    """contact's figures besides the harness's (contact_report.hpp)."""
-    name, mean = str(k.get("name")), k["time_s"]["mean"]
-    storage, _, part = name.rpartition(".")
-    means = {str(j.get("name")): _get(j, "time_s.mean") for j in kernels}
-    out = []
-    other = means.get(f"linked-list.{part}")
-    if _number(other):
-        out.append(("speedup_vs_linked_list", _rate(other, mean),
-                    f"linked-list.{part}'s time_s.mean / time_s.mean"))
-    if part == "build":
-        out.append(("rebuild_s_mean", mean, "time_s.mean"))
-        stats, sweeps = means.get(f"{storage}.stats"), _get(doc, "deck.resolved.contact.sweeps")
-        whole = means.get(f"{storage}.step")
-        if _number(whole):  # the step run and timed as one (contact.step_timing: whole)
-            out.append(("step_s_mean", whole, f"{storage}.step's time_s.mean"))
-        elif _number(stats) and _number(sweeps):
-            out.append(("step_s_mean", mean + sweeps * stats,
-                        f"time_s.mean + sweeps x {storage}.stats's time_s.mean"))
-    elif part == "stats":
-        out.append(("time_per_sweep_s", mean, "time_s.mean"))
-        rows = _contact_work(doc)[1]
-        if rows is not None:
-            out.append(("rows_per_s", _rate(rows, mean), "problem.elements (all ranks) / "
-                        "time_s.mean"))
+    count = _count(doc, k, entry)
+    if count is not None:
+        per = entry["per"]
+        out += [(f"{per}_per_second.{stat}", _rate(count[0], t[time]), f"{per} / time_s.{time}")
+                for stat, time in (("best", "min"), ("median", "median"))]
     return out
 
 
@@ -244,29 +205,28 @@ def _energy(k):
              "fom.value / energy.average_power_W")]
 
 
-def kernel_problems(doc, k, kernels):
+def kernel_problems(doc, k, table):
     """One kernel's figures against their inputs: [why]."""
     t = k["time_s"]
-    mean_time = doc.get("app") in _MEAN_TIME_APPS and not validate.is_reference(doc)
+    entry = table.entry(str(k.get("name")))
+    if not entry:
+        return [f"not in the kernel table of karma-{doc.get('app')}"]
+    mean_time = entry.get("time") == "mean" and not validate.is_reference(doc)
     time = "time_s.mean" if mean_time else "time_s.min"
-    want, how = _fom(doc, k, time, t.get(time.split(".")[1]))
+    want, how = _fom(doc, k, entry, time, t.get(time.split(".")[1]))
     out = []
-    if want is None:
+    if want is None and how is not None:
         out.append(f"fom.value cannot be derived again: {how}")
-        derived = []
-    else:
-        derived = [("fom.value", want, how)]
+    derived = [("fom.value", want, how)] if want is not None else []
     if _get(k, "fom.higher_is_better") is not True:
         out.append("fom.higher_is_better: a rate is higher-is-better")
-    derived += _rates(doc, k, t, mean_time)
-    if mean_time:
-        derived += _contact_figures(doc, k, kernels)
+    derived += _rates(doc, k, entry, t, mean_time)
     derived += _efficiency(doc, k) + _energy(k)
     for field, value, how in derived:
         found = _get(k, field)
         if _number(found) and _number(value) and not _close(found, value):
             out.append(f"{field} {found:.7g}, but {how} gives {value:.7g}")
-    repetitions = None if validate.is_reference(doc) else _repetitions(doc, k)
+    repetitions = None if validate.is_reference(doc) or mean_time else _repetitions(doc)
     return out + time_problems(t, repetitions)
 
 
@@ -274,8 +234,9 @@ def problems(doc):
     """Every kernel's figures and times against their inputs, for a document
     the results schema accepts: ['kernels[i] (name): why']."""
     kernels = doc.get("kernels") or []
+    table = kerneltable.of(doc)
     out = []
     for i, k in enumerate(kernels):
         out += [f"kernels[{i}] ({k.get('name')}): {why}" for why in
-                kernel_problems(doc, k, kernels)]
+                kernel_problems(doc, k, table)]
     return out

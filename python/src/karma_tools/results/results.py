@@ -3,77 +3,21 @@ from files and directories.
 
 schema_version 2 adds to every kernel its `implementation` (kokkos,
 native-cuda, cublas, cblas, ...) and `variant` (copy, row-per-thread,
-linked-list, ...). For schema_version 1 they are inferred, in this order
-(kernel_identity): the implementation is the deck's `<app>.implementation`
-when that is one string, else the one a kernel name starts or ends with
-(cublas-dgemv -> cublas), else kokkos; the variant is the kernel name
-without that implementation (cublas-dgemv -> dgemv)."""
+linked-list, ...). For schema_version 1 they are read from the result's
+kernel table (kerneltable.py; kernel_identity): the implementation is the
+deck's `<app>.implementation` when that is one string, else the table's for
+that name (its first where it lists several); the variant the table's where
+all its entries of that name agree, else the name."""
 
 import math
 import os
 
 from karma_tools.core import ToolError, describe
 from karma_tools import schemas
+from karma_tools.results import kerneltable
 
 SCHEMA_VERSION = 2
-# Implementations a schema_version 1 kernel name can carry (cublas-dgemv,
-# mgs-native-cuda); the rest are Kokkos kernels.
-KNOWN_IMPLEMENTATIONS = ("native-cuda", "native-hip", "cublas", "cblas", "hipblas", "rocblas",
-                         "babelstream")
-
-_STREAM = ("copy", "mul", "add", "triad", "dot", "nstream")
-_MATVEC = ("row-per-thread", "team-per-row", "mdrange")
-_BLAS = ("cblas", "cublas", "hipblas", "rocblas")
-_EXCHANGES = ("allgatherv-x", "allreduce-y")
-_MGS = ("mgs", "mgs-fused", "cgs2")
-_MGS_VENDORS = ("native-cuda", "native-hip", "cublas")
-_STORAGES = ("linked-list", "csr-two-pass", "dynamic-ragged", "arborx")
-
-
-def _microbench_benchmarks():
-    """karma-microbench's benchmarks at both sizes, as bench_*.cpp register
-    them: Family/where/layout/extents/shape (test_implementations.py checks
-    the small deck's against a run)."""
-    cubes = ("6x5x4", "20x20x20", "320x320x320", "512x512x512")
-    shapes = {"Sum3D": cubes, "Subspan3D": cubes,
-              "Stencil3D": ("7x6x5", "80x80x80", "320x320x320", "512x512x512"),
-              "TinyMatrixSum": ("50x3x3", "1000000x3x3", "10000000x3x3"),
-              "MatVec": ("13x7", "20000x1600", "40000x3200")}
-    return tuple(f"{family}/{where}/{layout}/{extents}/{shape}"
-                 for family, sizes in shapes.items() for where in ("serial", "parallel")
-                 for layout in ("right", "left")
-                 for extents in (("dynamic",) if family == "MatVec" else
-                                 ("static", "mixed", "dynamic"))
-                 for shape in sizes)
-
-
-_MICROBENCH = _microbench_benchmarks()
-_MICROBENCH_ARMS = ("karma", "raw", "karma-byref", "raw-twin")
-# What each mini-app (and the reference programs beside it) writes into
-# kernels[]: its implementations, variants and kernel names, as its README
-# and main.cpp name them. A campaign's comparisons select among these
-# (campaign.py refuses a pattern that matches none: a typo pairs nothing);
-# test_results_tree checks every committed result against them.
-KERNELS = {
-    "stream": {"implementation": ("kokkos", "babelstream"), "variant": _STREAM,
-               "kernel": _STREAM},
-    "hexgrad": {"implementation": ("kokkos", "native-cuda", "native-hip", "reference"),
-                "variant": tuple(f"{layout}-{extents}" for layout in ("left", "right")
-                                 for extents in ("static", "dynamic")),
-                "kernel": ("gradients",)},
-    "matvec": {"implementation": ("kokkos", "mpi", "nccl") + _BLAS,
-               "variant": _MATVEC + ("sgemv", "dgemv") + _EXCHANGES,
-               "kernel": _MATVEC + tuple("csr-" + v for v in _MATVEC) + _EXCHANGES
-               + tuple(f"{blas}-{t}gemv" for blas in _BLAS for t in "sd")},
-    "mgs": {"implementation": ("kokkos",) + _MGS_VENDORS, "variant": _MGS,
-            "kernel": _MGS + tuple(f"{a}-{v}" for a in _MGS for v in _MGS_VENDORS)},
-    "contact": {"implementation": ("kokkos", "arborx"), "variant": _STORAGES,
-                "kernel": tuple(f"{s}.{phase}" for s in _STORAGES
-                                for phase in ("build", "stats", "step"))},
-    # A superset: every family's shapes at both places (each runs some).
-    "microbench": {"implementation": _MICROBENCH_ARMS, "variant": _MICROBENCH,
-                   "kernel": tuple(f"{b}/{arm}" for b in _MICROBENCH for arm in _MICROBENCH_ARMS)},
-}
+SCHEMA_VERSIONS = (1, 2)
 # Counts fit a C int, as in the mini-apps.
 _COUNT_MAX = 2**31 - 1
 
@@ -330,31 +274,20 @@ def kernel_efficiency(kernel):
 
 def kernel_identity(run, kernel):
     """(implementation, variant) of a kernel entry: its own fields
-    (schema_version 2), else inferred as the module's docstring says."""
+    (schema_version 2), else as the module's docstring says."""
     name = kernel.get("name", "")
     implementation = kernel.get("implementation")
     variant = kernel.get("variant")
+    declared = kerneltable.of(run.doc).declared.get(name) or []
     if not isinstance(implementation, str) or not implementation:
-        implementation = None
-        from_deck = (run.resolved.get(run.app) or {}).get("implementation") \
-            if isinstance(run.resolved.get(run.app), dict) else None
-        if isinstance(from_deck, str) and from_deck:
-            implementation = from_deck
-        else:
-            for known in KNOWN_IMPLEMENTATIONS:
-                if name == known or name.startswith(known + "-") or name.endswith("-" + known):
-                    implementation = known
-                    break
-        implementation = implementation or "kokkos"
+        section = run.resolved.get(run.app)
+        from_deck = section.get("implementation") if isinstance(section, dict) else None
+        listed = [i for k in declared for i in k["implementation"]]
+        implementation = from_deck if isinstance(from_deck, str) and from_deck else \
+            (listed or ["kokkos"])[0]
     if not isinstance(variant, str) or not variant:
-        variant = name
-        for cut in (implementation + "-", "-" + implementation):
-            if variant.startswith(cut) and variant != cut:
-                variant = variant[len(cut):]
-                break
-            if variant.endswith(cut) and variant != cut:
-                variant = variant[:-len(cut)]
-                break
+        variants = {k["variant"] for k in declared}
+        variant = variants.pop() if len(variants) == 1 else name
     return implementation, variant
 
 

@@ -1,5 +1,7 @@
 """The run rules' vocabulary (docs/run-rules.md): problem classes, tiers, and
-which figures of a result stand for the same work.
+which figures of a result stand for the same work (the work its kernel
+table gives each kernel: kernels of one work are alternatives, and a tier's
+figure for the work is the best of those it allows).
 
 The mini-apps decide whether a run is reportable and write it into their
 results (`reportable`); the deck schema each result carries says of every
@@ -10,6 +12,8 @@ module reads those two things back; it decides nothing the C++ has not.
 import hashlib
 import os
 
+from karma_tools.results import kerneltable
+
 # Fixed sizes, the same work on every machine: inputs/<app>/<class>.yaml.
 CLASSES = ("small", "medium", "large")
 # The large deck on more than one rank: per rank the size of `large`.
@@ -19,20 +23,6 @@ WEAK_CLASS = "weak"
 # repeats poorly (docs/run-rules.md); it is scored on a line of its own.
 SCORED_CLASSES = ("medium", "large", WEAK_CLASS)
 TIERS = ("baseline", "optimized")
-
-# What each kernel of a mini-app computes. Kernels of the same work are
-# alternatives (variants, storages, vendor libraries): a tier's figure for
-# the work is the best of those it allows. STREAM's kernels and contact's
-# phases (the part after the storage) are each their own work.
-_ONE_WORK = {"hexgrad": "gradients", "matvec": "product", "mgs": "factorization"}
-
-
-def work_of(app, kernel_name):
-    if app == "stream":
-        return kernel_name
-    if app == "contact":
-        return kernel_name.rsplit(".", 1)[-1]
-    return _ONE_WORK.get(app, kernel_name)
 
 
 def schema_keys(schema, prefix=""):
@@ -92,7 +82,7 @@ def counts_in(tier, result, kernel):
 def row_key(result, kernel):
     """(app, class, case, work): what a figure is compared by."""
     return (result["app"], reportable(result)["class"], case_of(result),
-            work_of(result["app"], kernel["name"]))
+            kerneltable.of(result).work_of(kernel["name"]))
 
 
 def sha256_of(path):

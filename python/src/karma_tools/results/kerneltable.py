@@ -1,0 +1,132 @@
+"""A result's kernel table: what its mini-app can measure, as the mini-app
+declares it (common/runtime/include/karma/kernel_table.hpp).
+
+A result carries its table (`kernel_table`); one written before the table
+existed is read with the table of the release that wrote it, kept as data
+in karma_tools/data/apps/<release>.json (docs/results-format.md, *Kernel
+tables*), or, newer than every such release, with the head's table
+(data/apps/head.json, `karma-docs` writes it from the mini-apps'
+`--help=json`). The tools know nothing of the apps beyond these tables."""
+
+import functools
+import json
+import os
+import re
+
+from karma_tools.core import PACKAGE, ToolError
+
+DATA = os.path.join(PACKAGE, "data", "apps")
+HEAD = "head"
+FIELD = re.compile(r"\{([^{}]+)\}")
+
+
+def _version(text):
+    """(major, minor, patch, final) of '1.1.0-dev': a dev version sorts
+    before its release; None where it is not one."""
+    m = re.match(r"^(\d+)\.(\d+)\.(\d+)(.*)$", str(text or ""))
+    return (int(m[1]), int(m[2]), int(m[3]), m[4] == "") if m else None
+
+
+@functools.lru_cache(maxsize=None)
+def release(name):
+    """{app: that release's --help=json} of data/apps/<name>.json."""
+    path = os.path.join(DATA, f"{name}.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)["apps"]
+    except (OSError, ValueError, KeyError) as e:
+        raise ToolError(f"{path}: cannot read the kernel tables ({e})", 2) from None
+
+
+def frozen_releases():
+    """The releases whose tables are kept, oldest first."""
+    names = [f[:-5] for f in os.listdir(DATA) if f.endswith(".json") and f[:-5] != HEAD]
+    return sorted((n for n in names if _version(n)), key=_version)
+
+
+def release_of(doc):
+    """The release whose table reads a document without one: the oldest
+    kept release not older than the version that wrote it, else the head."""
+    version = _version((doc.get("suite") or {}).get("version"))
+    for name in frozen_releases():
+        if version is None or version <= _version(name):
+            return name
+    return HEAD
+
+
+def expand(table):
+    """Every kernel a table declares, its fields put in: [{name,
+    implementation (a list), variant, work, entry}]."""
+    fields = table.get("fields") or {}
+    out = []
+    for entry in table.get("kernels") or []:
+        texts = [entry["name"], entry.get("variant", ""), entry.get("work", "")] + \
+            list(entry.get("implementation") or [])
+        used = list(dict.fromkeys(f for t in texts for f in FIELD.findall(t)))
+        combos = [{}]
+        for field in used:
+            combos = [dict(c, **{field: v}) for c in combos for v in fields.get(field, [])]
+        for values in combos:
+            def put(text, values=values):
+                return FIELD.sub(lambda m: values[m[1]], text)
+            out.append({"name": put(entry["name"]), "variant": put(entry.get("variant", "")),
+                        "work": put(entry.get("work", "")),
+                        "implementation": [put(i) for i in entry.get("implementation") or []],
+                        "entry": entry})
+    return out
+
+
+class Table:
+    """One app's kernel table, looked up by kernel name."""
+
+    def __init__(self, app, table):
+        self.app = app
+        self.declared = {}
+        for k in expand(table or {}):
+            self.declared.setdefault(k["name"], []).append(k)
+
+    def find(self, name, implementation=None):
+        """The declared kernel of that name (and implementation), or None."""
+        found = self.declared.get(name) or []
+        for k in found:
+            if implementation is None or implementation in k["implementation"]:
+                return k
+        return None
+
+    def work_of(self, name):
+        """The work a kernel stands for: kernels of one work are
+        alternatives (a tier takes the best). Unknown: its own name."""
+        k = self.find(name)
+        return k["work"] if k else name
+
+    def entry(self, name):
+        k = self.find(name)
+        return k["entry"] if k else {}
+
+    def names(self, what):
+        """Every declared kernel name, implementation or variant."""
+        key = {"kernel": "name"}.get(what, what)
+        return {v for ks in self.declared.values() for k in ks
+                for v in (k[key] if isinstance(k[key], list) else [k[key]])}
+
+
+@functools.lru_cache(maxsize=256)
+def _table(app, source, text):
+    return Table(app, json.loads(text))
+
+
+def of(doc):
+    """The Table of a results document: its own, else its release's (else
+    the head's, for an app that release's data lacks)."""
+    app = str(doc.get("app"))
+    own = doc.get("kernel_table")
+    if not isinstance(own, dict):
+        help_json = release(release_of(doc)).get(app) or release(HEAD).get(app) or {}
+        own = help_json.get("x-karma-kernels") or {}
+    return _table(app, "doc", json.dumps(own, sort_keys=True))
+
+
+def of_app(app, name=HEAD):
+    """An app's table in a release's data (the head's by default)."""
+    help_json = release(name).get(app) or {}
+    return _table(app, name, json.dumps(help_json.get("x-karma-kernels") or {}, sort_keys=True))
