@@ -1,4 +1,6 @@
 // run_main: a mini-app's life in order, from --version to the verdict.
+#include "console.hpp"
+
 #include "karma/app.hpp"
 #include "karma/output.hpp"
 #include "karma/results_schema.hpp"
@@ -225,52 +227,6 @@ nlohmann::json results_json(const App& app, const CommandLine& cli, const Contex
   return doc;
 }
 
-void print_table(const std::string& executable, const Report& report) {
-  std::printf("\n%-12s %14s %8s %12s %12s %12s %9s\n", "kernel", "FOM (best)", "units", "min ms",
-              "median ms", "max ms", "stddev%");
-  for (const auto& k : report.kernels) {
-    std::printf("%-12s %14.1f %8s %12.4f %12.4f %12.4f %9.2f\n", k.name.c_str(), k.fom,
-                k.fom_units.c_str(), k.time.min * 1e3, k.time.median * 1e3, k.time.max * 1e3,
-                k.time.mean > 0 ? 100.0 * k.time.stddev / k.time.mean : 0.0);
-  }
-  std::printf("\nverification:\n");
-  for (const auto& c : report.checks) {
-    std::printf("  %-14s %s %.3e (tolerance %.3e) %s\n", c.name.c_str(), c.measure.c_str(), c.error,
-                c.tolerance, c.passed() ? "ok" : "FAILED");
-  }
-  std::printf("%s: %s\n\n", executable.c_str(), report.passed() ? "verified" : "WRONG ANSWER");
-}
-
-void print_fom_lines(const App& app, const Report& report) {
-  for (const auto& k : report.kernels) {
-    std::printf("FOM: app=%s kernel=%s value=%.6g units=%s higher_is_better=%d ranks=%d\n",
-                app.name.c_str(), k.name.c_str(), k.fom, k.fom_units.c_str(),
-                k.higher_is_better ? 1 : 0, comm::size());
-    // The per-watt companion, when the kernel's energy was measured.
-    const auto e = k.extra.find("energy");
-    if (e != k.extra.end() && e->value("status", "") == "measured")
-      std::printf("FOM_PER_WATT: app=%s kernel=%s value=%.6g units=%s/W watts=%.6g ranks=%d\n",
-                  app.name.c_str(), k.name.c_str(), (*e)["fom_per_watt"]["value"].get<double>(),
-                  k.fom_units.c_str(), (*e)["average_power_W"].get<double>(), comm::size());
-  }
-}
-
-// --help-json and --help, printed by the root; false when neither was asked.
-bool print_help(const std::string& executable, const App& app, const CommandLine& cli) {
-  if (cli.help_json) {
-    if (comm::is_root())
-      std::printf("%s\n", app.schema.json_schema(executable + " deck").dump(2).c_str());
-    return true;
-  }
-  if (cli.help) {
-    if (comm::is_root())
-      std::printf("%s: %s\n%s\ndeck keys:\n%s", executable.c_str(), app.summary.c_str(),
-                  usage(executable).c_str(), app.schema.help_text().c_str());
-    return true;
-  }
-  return false;
-}
-
 // One rank per device: the node-local rank picks the device, unless the
 // user chose one through Kokkos' own flags, which the --kokkos-device-id
 // added here would override (Kokkos before 4.3 also reads --kokkos-device
@@ -286,28 +242,14 @@ void choose_device(std::vector<std::string>& kokkos_args) {
     kokkos_args.push_back("--kokkos-device-id=" + std::to_string(comm::local_rank() % devices));
 }
 
-// Every rank's host and device, gathered (the same on every rank); printed
-// by the root under the version line when the run is verbose.
-nlohmann::json gather_ranks(const std::string& executable, const Context& context) {
+// Every rank's host and device, gathered (the same on every rank).
+nlohmann::json gather_ranks() {
   nlohmann::json me = {{"rank", comm::rank()},
                        {"host", hostname()},
                        {"local_rank", comm::local_rank()},
                        {"local_size", comm::local_size()},
                        {"device", describe_device()}};
-  const nlohmann::json ranks = allgather_json(me);
-  if (context.verbose()) {
-    std::printf("%s %s (%s), Kokkos %s, %d rank(s) on %d node(s)\n", executable.c_str(),
-                build_info::version, build_info::git_describe,
-                describe_kokkos()["version"].get<std::string>().c_str(), comm::size(),
-                comm::node_count());
-    for (const auto& r : ranks)
-      std::printf("  rank %d on %s: %s (%s)\n", r["rank"].get<int>(),
-                  r["host"].get<std::string>().c_str(),
-                  r["device"]["name"].get<std::string>().c_str(),
-                  r["device"]["execution_space"].get<std::string>().c_str());
-    std::fflush(stdout);
-  }
-  return ranks;
+  return allgather_json(me);
 }
 
 // Collective: the path of device data between ranks (run.comm), after the
@@ -325,30 +267,6 @@ void choose_comm_path(const Context& context, bool devices_shared) {
   if (!c.available) context.deck.fail("run.comm", c.why);
   if (context.verbose() && comm::size() > 1)
     std::printf("  data between ranks: %s (%s)\n", c.name.c_str(), c.why.c_str());
-}
-
-// `shared`: shared_devices() of the run's ranks.
-void warn_shared_devices(const std::string& executable, const nlohmann::json& shared) {
-  if (!comm::is_root()) return;
-  for (const auto& s : shared)
-    std::fprintf(stderr,
-                 "%s: warning: ranks %s share the GPU %s on %s (more ranks than visible GPUs): "
-                 "their figures are not one rank a device\n",
-                 executable.c_str(), s["ranks"].dump().c_str(),
-                 s["uuid"].get<std::string>().c_str(), s["host"].get<std::string>().c_str());
-}
-
-// The last line a run prints: RESULT: PASSED, or why it failed.
-void print_verdict(const Report& report, int code) {
-  if (code == exit_ok)
-    std::printf("RESULT: PASSED\n");
-  else if (code == exit_verification_failed) {
-    std::string failed;
-    for (const auto& c : report.checks)
-      if (!c.passed()) failed += (failed.empty() ? "" : ",") + c.name;
-    std::printf("RESULT: FAILED reason=verification checks=%s\n", failed.c_str());
-  } else
-    std::printf("RESULT: FAILED reason=%s\n", failure_reason(code));
 }
 
 // What the end of a run needs to know of its start.
@@ -378,7 +296,7 @@ int finish_on_root(const RunStart& run, const App& app, const CommandLine& cli,
   }
   if (context.verbose()) {
     std::printf("%s\n", report.summary.c_str());
-    print_table(run.executable, report);
+    detail::print_table(run.executable, report);
   }
   try {
     inject_failure_at("output");
@@ -388,8 +306,8 @@ int finish_on_root(const RunStart& run, const App& app, const CommandLine& cli,
     std::fprintf(stderr, "%s: error: %s\n", run.executable.c_str(), e.what());
     code = e.code();
   }
-  print_fom_lines(app, report);
-  print_verdict(report, code);
+  detail::print_fom_lines(app, report);
+  detail::print_verdict(report, code);
   std::fflush(stdout);
   return code;
 }
@@ -447,7 +365,7 @@ int run_main(int argc, char** argv, const App& app) {
     comm::finalize();
     return settled;
   }
-  if (print_help(executable, app, cli)) {
+  if (detail::print_help(executable, app, cli)) {
     comm::finalize();
     return exit_ok;
   }
@@ -472,10 +390,11 @@ int run_main(int argc, char** argv, const App& app) {
                                       {"karma.ranks", std::to_string(comm::size())},
                                       {"karma.rank", std::to_string(comm::rank())}});
     const Context context{*deck, cli, device_id, read_run_settings(*deck)};
-    const nlohmann::json ranks = gather_ranks(executable, context);
+    const nlohmann::json ranks = gather_ranks();
+    if (context.verbose()) detail::print_ranks(executable, ranks);
     const nlohmann::json shared = shared_devices(ranks);
     choose_comm_path(context, !shared.empty());
-    warn_shared_devices(executable, shared);
+    detail::warn_shared_devices(executable, shared);
 
     energy::start(context.run.energy, context.run.energy_window,
                   ranks[static_cast<std::size_t>(comm::rank())]["device"], hostname());
