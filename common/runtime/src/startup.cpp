@@ -1,5 +1,6 @@
 // run_main: a mini-app's life in order, from --version to the verdict.
 #include "console.hpp"
+#include "placement.hpp"
 
 #include "karma/app.hpp"
 #include "karma/output.hpp"
@@ -58,26 +59,6 @@ std::string choose_output(const std::string& app, const CommandLine& cli, const 
 nlohmann::json stats_json(const Stats& s) {
   return {{"count", s.count}, {"min", s.min}, {"median", s.median},
           {"mean", s.mean},   {"max", s.max}, {"stddev", s.stddev}};
-}
-
-// GPUs that more than one rank runs on: [{host, uuid, ranks}]. The suite's
-// rule is one rank a device; more ranks than devices on a node share them.
-nlohmann::json shared_devices(const nlohmann::json& ranks) {
-  std::map<std::string, nlohmann::json> on;
-  for (const auto& r : ranks) {
-    const nlohmann::json& d = r["device"];
-    if (d.value("kind", "") != "gpu") continue;
-    const std::string id =
-        d.value("uuid", d.value("pci_bus_id", std::to_string(d.value("id", -1))));
-    auto& entry = on[r["host"].get<std::string>() + " " + id];
-    if (entry.is_null())
-      entry = {{"host", r["host"]}, {"uuid", id}, {"ranks", nlohmann::json::array()}};
-    entry["ranks"].push_back(r["rank"]);
-  }
-  auto shared = nlohmann::json::array();
-  for (const auto& [key, entry] : on)
-    if (entry["ranks"].size() > 1) shared.push_back(entry);
-  return shared;
 }
 
 // Each kernel's results, with its fractions of the devices' peaks.
@@ -199,7 +180,7 @@ nlohmann::json results_json(const App& app, const CommandLine& cli, const Contex
                 {"nodes", comm::node_count()},
                 {"ranks_per_node", ranks_per_node},
                 {"comm", comm_path},
-                {"shared_devices", shared_devices(ranks)}};
+                {"shared_devices", detail::shared_devices(ranks)}};
   doc["ranks"] = ranks;
   doc["kokkos"] = describe_kokkos();
   doc["build"] = {{"type", build_info::build_type},
@@ -225,48 +206,6 @@ nlohmann::json results_json(const App& app, const CommandLine& cli, const Contex
                         {app.name, comm::size(), report.passed(), build_info::build_type,
                          doc["kokkos"].value("version", "")});
   return doc;
-}
-
-// One rank per device: the node-local rank picks the device, unless the
-// user chose one through Kokkos' own flags, which the --kokkos-device-id
-// added here would override (Kokkos before 4.3 also reads --kokkos-device
-// and --kokkos-num-devices or --kokkos-ndevices).
-void choose_device(std::vector<std::string>& kokkos_args) {
-  const int devices = visible_device_count();
-  bool user_chose_device = false;
-  for (const auto& a : kokkos_args)
-    user_chose_device |=
-        starts_with(a, "--kokkos-device") || starts_with(a, "--kokkos-map-device-id-by") ||
-        starts_with(a, "--kokkos-num-devices") || starts_with(a, "--kokkos-ndevices");
-  if (devices > 0 && !user_chose_device)
-    kokkos_args.push_back("--kokkos-device-id=" + std::to_string(comm::local_rank() % devices));
-}
-
-// Every rank's host and device, gathered (the same on every rank).
-nlohmann::json gather_ranks() {
-  nlohmann::json me = {{"rank", comm::rank()},
-                       {"host", hostname()},
-                       {"local_rank", comm::local_rank()},
-                       {"local_size", comm::local_size()},
-                       {"device", describe_device()}};
-  return allgather_json(me);
-}
-
-// Collective: the path of device data between ranks (run.comm), after the
-// device is chosen; a path the machine lacks is the deck's error.
-void choose_comm_path(const Context& context, bool devices_shared) {
-  constexpr bool device_memory =
-      !Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                  Kokkos::DefaultExecutionSpace::memory_space>::accessible;
-  void* stream = nullptr;
-#if defined(KOKKOS_ENABLE_CUDA)
-  stream = Kokkos::DefaultExecutionSpace().cuda_stream();
-#endif
-  const comm::PathChoice c =
-      comm::choose_path(context.run.comm, device_memory, devices_shared, stream);
-  if (!c.available) context.deck.fail("run.comm", c.why);
-  if (context.verbose() && comm::size() > 1)
-    std::printf("  data between ranks: %s (%s)\n", c.name.c_str(), c.why.c_str());
 }
 
 // What the end of a run needs to know of its start.
@@ -370,7 +309,7 @@ int run_main(int argc, char** argv, const App& app) {
     return exit_ok;
   }
 
-  choose_device(kokkos_args);
+  detail::choose_device(kokkos_args);
   std::vector<char*> kokkos_argv = kokkos_command_line(argv[0], kokkos_args, cli.quiet);
   int kokkos_argc = static_cast<int>(kokkos_argv.size()) - 1;
   Kokkos::initialize(kokkos_argc, kokkos_argv.data());
@@ -390,10 +329,10 @@ int run_main(int argc, char** argv, const App& app) {
                                       {"karma.ranks", std::to_string(comm::size())},
                                       {"karma.rank", std::to_string(comm::rank())}});
     const Context context{*deck, cli, device_id, read_run_settings(*deck)};
-    const nlohmann::json ranks = gather_ranks();
+    const nlohmann::json ranks = detail::gather_ranks();
     if (context.verbose()) detail::print_ranks(executable, ranks);
-    const nlohmann::json shared = shared_devices(ranks);
-    choose_comm_path(context, !shared.empty());
+    const nlohmann::json shared = detail::shared_devices(ranks);
+    detail::choose_comm_path(context, !shared.empty());
     detail::warn_shared_devices(executable, shared);
 
     energy::start(context.run.energy, context.run.energy_window,
