@@ -1,5 +1,10 @@
-// run_main: a mini-app's life in order, from --version to the verdict.
+// run_main: a mini-app's life in order, read top to bottom here: --version,
+// MPI, the command line, the deck, settle_start, the device, Kokkos, the
+// run, then the root's end. What each step does at length is elsewhere:
+// placement.cpp (device, comm path), results_document.cpp, console.cpp and
+// finish.cpp.
 #include "console.hpp"
+#include "finish.hpp"
 #include "placement.hpp"
 #include "results_document.hpp"
 
@@ -7,14 +12,12 @@
 #include "karma/comm.hpp"
 #include "karma/energy.hpp"
 #include "karma/failure.hpp"
-#include "karma/output.hpp"
 #include "karma/profiling.hpp"
 #include "karma/system.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <chrono>
-#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,44 +27,6 @@ namespace karma {
 namespace {
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-
-// What the end of a run needs to know of its start.
-struct RunStart {
-  std::string executable, command, output;
-  std::chrono::system_clock::time_point time;
-};
-struct Gathered {
-  nlohmann::json ranks, energy_ranks;
-};
-
-// The root's end of a run: its results file, its summary, table, figure of
-// merit lines and verdict; returns `code`, or a failed write's.
-int finish_on_root(const RunStart& run, const App& app, const CommandLine& cli,
-                   const Context& context, const Report& report, const Gathered& gathered,
-                   int code) {
-  const double duration =
-      std::chrono::duration<double>(std::chrono::system_clock::now() - run.time).count();
-  const nlohmann::json doc =
-      detail::results_json(app, cli, context, report, gathered.ranks, gathered.energy_ranks,
-                           run.command, utc_stamp(run.time, "%Y-%m-%dT%H:%M:%SZ"), duration);
-  const std::string output = detail::results_path(run.output, cli, context.run);
-  if (context.verbose()) {
-    std::printf("%s\n", report.summary.c_str());
-    detail::print_table(run.executable, report);
-  }
-  try {
-    inject_failure_at("output");
-    write_file_atomically(output, doc.dump(2) + "\n");
-    if (context.verbose()) std::printf("results: %s\n", output.c_str());
-  } catch (const Error& e) {
-    std::fprintf(stderr, "%s: error: %s\n", run.executable.c_str(), e.what());
-    code = e.code();
-  }
-  detail::print_fom_lines(app, report);
-  detail::print_verdict(report, code);
-  std::fflush(stdout);
-  return code;
-}
 
 // Kokkos' argv: the program, the --kokkos-* flags (`args`, which must
 // outlive it), a null. --quiet silences Kokkos' start-up warnings too (four
@@ -160,8 +125,8 @@ int run_main(int argc, char** argv, const App& app) {
     code = report.passed() ? exit_ok : exit_verification_failed;
 
     if (comm::is_root())
-      code = finish_on_root({executable, command, output, start}, app, cli, context, report,
-                            {ranks, energy_ranks}, code);
+      code = detail::finish_on_root({executable, command, output, start}, app, cli, context, report,
+                                    {ranks, energy_ranks}, code);
   } catch (const Error& e) {
     code = settle_error(executable, e);
   } catch (const std::exception& e) {
