@@ -19,7 +19,7 @@ from reframe.core.builtins import parameter, run_after, run_before, sanity_funct
 
 APPS = ("stream", "hexgrad", "mgs", "matvec", "contact", "microbench")
 
-# printf's %.6g (common/runtime/src/app.cpp).
+# printf's %.6g (common/runtime/src/console.cpp).
 NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
 
