@@ -155,7 +155,7 @@ def _rates(doc, k, entry, t, mean_time):
 
 
 def _peaks(doc):
-    """The devices' peaks summed, each device once (app.cpp, kernels_json):
+    """The devices' peaks summed, each device once (results_document.cpp, kernels_json):
     (GB/s or None, GFLOP/s at problem.precision or None)."""
     seen, bandwidth, flops = set(), [], []
     precision = _get(doc, "problem.precision")
