@@ -68,8 +68,7 @@ def test_the_hostile_three_are_not_valid(validator, tmp_path):
     path = write(str(tmp_path / "r.json"), json.dumps(doc))
     code, out, err = validate(validator, path)
     assert code == 1 and out == ""
-    assert f"{path}: app: \"nosuchapp\", expected one of \"stream\", \"hexgrad\", " \
-           "\"matvec\", \"mgs\", \"contact\"" in err
+    assert f"{path}: app: no kernel table for 'nosuchapp'" in err, err
     assert f"{path}: date: \"yesterday\" is not an ISO 8601 UTC date-time" in err
     assert re.search(re.escape(path) + r": verification.checks\[0\].passed: true, but error "
                      r"\S+ > tolerance", err), err
@@ -400,7 +399,7 @@ def test_the_schema_lists_the_suite_s_mini_apps():
     from karma_tools import APPS
 
     schema = load_json(os.path.join(SRC, "karma_tools", "schemas", "results.schema.json"))
-    assert tuple(schema["properties"]["app"]["enum"]) == APPS
+    assert tuple(schema["properties"]["app"]["x-karma-apps"]) == APPS
 
 
 def _without(doc, *paths):

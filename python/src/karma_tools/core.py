@@ -45,7 +45,7 @@ def _results_apps():
     $KARMA_SCHEMAS), so an installed package knows the suite's mini-apps
     without the sources."""
     with open(os.path.join(PACKAGE, "schemas", "results.schema.json"), encoding="utf-8") as f:
-        return tuple(json.load(f)["properties"]["app"]["enum"])
+        return tuple(json.load(f)["properties"]["app"]["x-karma-apps"])
 
 
 # The mini-apps that take a deck and write karma results (docs/results-format.md),

@@ -3,7 +3,7 @@
 - docs/results-format.md, from the results schema (results.schema.json, this
   package's data): its title, its description (Markdown; the field table goes
   before the first '## ' heading) and every property's description, a row.
-- In a checkout that holds the schema's source, the schema's `app` (its enum
+- In a checkout that holds the schema's source, the schema's `app` (its list
   and the names in its description), from the mini-apps in miniapps/ that
   take decks (core.miniapps_with_decks): first, so that the page shows them.
 - The deck table of each mini-app's README (miniapps/<app>/README.md), between
@@ -57,16 +57,18 @@ def named(apps):
 
 
 def with_app_names(text, apps, where):
-    """The results schema's text (`where` names it) with its `app` enum and
+    """The results schema's text (`where` names it) with its `app` list and
     the names in its description those of `apps`, in their order as it
     lists them (ordered)."""
     schema = json.loads(text)
     app = schema.get("properties", {}).get("app", {})
-    if not isinstance(app.get("enum"), list) or not _NAMED.match(app.get("description", "")):
-        raise ToolError(f"{where}: properties.app: needs an enum and a description that "
+    if not isinstance(app.get("x-karma-apps"), list) or \
+            not _NAMED.match(app.get("description", "")):
+        raise ToolError(f"{where}: properties.app: needs x-karma-apps and a description that "
                         "starts 'the mini-app: '", 2)
-    app["enum"] = ordered(app["enum"], apps)
-    app["description"] = _NAMED.sub("the mini-app: " + named(app["enum"]), app["description"])
+    app["x-karma-apps"] = ordered(app["x-karma-apps"], apps)
+    app["description"] = _NAMED.sub("the mini-app: " + named(app["x-karma-apps"]),
+                                    app["description"])
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 

@@ -284,7 +284,7 @@ def kernel_identity(run, kernel):
         from_deck = section.get("implementation") if isinstance(section, dict) else None
         listed = [i for k in declared for i in k["implementation"]]
         implementation = from_deck if isinstance(from_deck, str) and from_deck else \
-            (listed or ["kokkos"])[0]
+            "kokkos" if "kokkos" in listed or not listed else listed[0]
     if not isinstance(variant, str) or not variant:
         variants = {k["variant"] for k in declared}
         variant = variants.pop() if len(variants) == 1 else name

@@ -23,6 +23,7 @@ import datetime
 import json
 
 from karma_tools import schemas
+from karma_tools.results import kerneltable
 
 
 def printable(text):
@@ -142,10 +143,30 @@ def physics_problems(doc):
     return out
 
 
+def table_problems(doc):
+    """Each kernel its app's kernel table does not declare (the document's
+    own table, else the tools' data of the release that wrote it)."""
+    kernels = doc.get("kernels") if isinstance(doc, dict) else None
+    if not isinstance(kernels, list) or not isinstance(doc.get("app"), str) or \
+            not isinstance(doc.get("suite", {}), dict) or \
+            not isinstance(doc.get("kernel_table", {}), dict):
+        return []  # the schema's problems say why
+    kernels = [k if isinstance(k, dict) and isinstance(k.get("name"), str) and
+               isinstance(k.get("implementation", ""), str) else None for k in kernels]
+    table = kerneltable.of(doc)
+    if not table.declared:
+        return [f"app: no kernel table for {doc['app']!r} (neither the document's "
+                "kernel_table nor the tools' data has one)"]
+    return [f"kernels[{i}].name: {k.get('name')!r} ({k.get('implementation')}) is not in "
+            f"{doc['app']}'s kernel table" for i, k in enumerate(kernels)
+            if k is not None and not table.find(k["name"], k.get("implementation"))]
+
+
 def validate(doc, expect=None):
     """Every problem of a parsed document, schema first, one line each."""
     found = schemas.problems(schemas.load("results.schema.json"), doc)
-    return found + cross_field_problems(doc, expect or {}) + physics_problems(doc)
+    return found + cross_field_problems(doc, expect or {}) + physics_problems(doc) + \
+        table_problems(doc)
 
 
 def parse_json(data):
