@@ -106,7 +106,7 @@ def ratio_plot(plotter, app, members, labels, base):
     fig, ax = plotter.plt.subplots(
         figsize=(7.5, 0.8 + 0.22 * (len(rows) + (1 if rest else 0)) * len(labels)),
         constrained_layout=True)
-    colours = plotter.plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colours = plotter.colours
     step = 0.8 / (2 * len(labels))
     for j, label in enumerate(labels):
         for k, (key, text) in enumerate((("ratio", ""), ("per_watt_ratio", " per W"))):

@@ -19,10 +19,7 @@ class Config:
         self.runs = []
 
     def kernels(self):
-        names = []
-        for r in self.runs:
-            names += [k for k in r.kernels if k not in names]
-        return names
+        return list(dict.fromkeys(k for r in self.runs for k in r.kernels))
 
     def best(self, kernel):
         """(value, units, higher_is_better) of the best run for kernel."""
@@ -51,7 +48,7 @@ class Config:
         return max(set(kinds), key=kinds.count)
 
     def passed(self):
-        return sum(1 for r in self.runs if r.passed)
+        return sum(bool(r.passed) for r in self.runs)
 
 
 def configs_of(runs):
@@ -67,14 +64,17 @@ def configs_of(runs):
         out[key].runs.append(r)
 
     def order(c):
-        sizes = []
-        for k, v in sorted(c.values.items()):
-            if is_size(v):
-                sizes.append(v if isinstance(v, list) else [v])
+        sizes = [v if isinstance(v, list) else [v] for _, v in sorted(c.values.items())
+                 if is_size(v)]
         return (c.app, c.stem, c.device, values_without(c.values, lambda k, v: is_size(v)), sizes,
                 c.ranks, c.concurrency or 0)
 
     return sorted(out.values(), key=order)
+
+
+def kernels_of(configs):
+    """The kernels of configurations, in the order first met."""
+    return list(dict.fromkeys(k for c in configs for k in c.kernels()))
 
 
 def format_bytes(n):
