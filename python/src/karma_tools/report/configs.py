@@ -4,6 +4,7 @@ labels, and the Markdown tables they fill."""
 
 import json
 import re
+import statistics
 
 from karma_tools.core import md_row
 from karma_tools.results.cases import case_key, case_values, values_key
@@ -23,29 +24,26 @@ class Config:
 
     def best(self, kernel):
         """(value, units, higher_is_better) of the best run for kernel."""
-        values = [(r.kernels[kernel]["value"], r.kernels[kernel]) for r in self.runs
-                  if kernel in r.kernels and r.kernels[kernel]["value"] is not None]
-        if not values:
+        found = [r.kernels[kernel] for r in self.runs
+                 if kernel in r.kernels and r.kernels[kernel]["value"] is not None]
+        if not found:
             return None, "", True
-        hib = values[0][1]["higher_is_better"]
-        v = (max if hib else min)(v for v, _ in values)
-        return v, values[0][1]["units"], hib
+        hib = found[0]["higher_is_better"]
+        return (max if hib else min)(k["value"] for k in found), found[0]["units"], hib
 
     def footprint(self):
-        f = [r.problem.get("footprint_bytes_per_rank") for r in self.runs]
-        f = [x for x in f if is_number(x)]
-        return f[0] if f else None
+        found = [r.problem.get("footprint_bytes_per_rank") for r in self.runs]
+        return next((f for f in found if is_number(f)), None)
 
     @property
     def stem(self):
-        stems = [r.deck_stem for r in self.runs]
-        return max(set(stems), key=stems.count)
+        """The deck most of the runs ran (of a tie, the first by name)."""
+        return statistics.mode(sorted(r.deck_stem for r in self.runs))
 
     @property
     def kind(self):
         """"gpu", "host" or "" (not recorded): where the runs ran."""
-        kinds = sorted(r.device_kind for r in self.runs)
-        return max(set(kinds), key=kinds.count)
+        return statistics.mode(sorted(r.device_kind for r in self.runs))
 
     def passed(self):
         return sum(bool(r.passed) for r in self.runs)
