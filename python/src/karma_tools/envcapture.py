@@ -10,6 +10,7 @@ does not answer within --timeout is recorded as such, never fatal.
 """
 
 import concurrent.futures
+import contextlib
 import datetime
 import json
 import os
@@ -87,10 +88,8 @@ def run_command(alternatives, timeout):
         try:
             stdout, stderr = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            try:
+            with contextlib.suppress(OSError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
             proc.communicate()
             return {"argv": argv, "exit_code": None, "output": f"(no answer within {timeout:g} s)"}
         return {"argv": argv, "exit_code": proc.returncode,
@@ -173,14 +172,11 @@ def capture(timeout=20, environ=None):
                for key, _, alternatives, _ in COMMANDS}
         ran_compilers = {name: pool.submit(run_command, alternatives, timeout)
                          for name, alternatives in COMPILERS}
-    commands = {}
-    for key, name, alternatives, what in COMMANDS:
-        result = ran[key].result()
-        commands[key] = None if result is None else {
-            "argv": result["argv"], "exit_code": result["exit_code"], "what": what, "file": name}
-        if result is not None:
-            files[name] = result["output"]
-    doc["commands"] = commands
+    results = {key: ran[key].result() for key, *_ in COMMANDS}
+    files.update((name, results[key]["output"]) for key, name, *_ in COMMANDS if results[key])
+    doc["commands"] = commands = {key: results[key] and {
+        "argv": results[key]["argv"], "exit_code": results[key]["exit_code"], "what": what,
+        "file": name} for key, name, _, what in COMMANDS}
 
     def answer(key):
         """The output of a command that ran and succeeded, else None."""

@@ -91,9 +91,8 @@ def main(argv=None):
             raise ToolError(f"--intro {args.intro}: no such file", 2)
         for path in args.comparison:
             read_comparison(path)  # bad input stops the report before anything is written
-        compare_from = None
-        if args.compare_from:
-            compare_from = campaign_mod.load(args.compare_from, check_keys=False)
+        compare_from = campaign_mod.load(args.compare_from, check_keys=False) \
+            if args.compare_from else None
         result_set = resultset.open(args.results, committed_only=args.committed_only,
                                     skip_invalid=args.skip_invalid)
         if (args.reference or args.weights) and not args.score:
