@@ -1,12 +1,7 @@
 """karma-envcapture: what a procurement disclosure needs about the node a
-run used, written beside its results.
-
-OUT/environment.json holds everything in one document; OUT/*.txt keep each
-command's own output for people (lscpu.txt, meminfo.txt, nvidia-smi.txt, ...)
-and the machine-readable ones sit beside them (topology.xml from hwloc's
-lstopo, nvidia-smi.xml, rocm-smi.json), each named by its command's `file`
-in environment.json. A command that is absent (null in `commands`), fails or
-does not answer within --timeout is recorded as such, never fatal.
+run used, written beside its results (docs/campaigns.md, karma-envcapture):
+OUT/environment.json and each command's own output, named by its `file`
+there. An absent, failing or silent command is recorded, never fatal.
 """
 
 import concurrent.futures

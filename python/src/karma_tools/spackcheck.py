@@ -1,15 +1,7 @@
 """karma-spack-check: the karma specs of a Spack environment (spack.yaml)
-checked against the recipe scripts/spack/package.py (installed:
-share/karma/spack/package.py), without Spack.
-
-The recipe is read as Python source (ast), never run: its `variant(...)`
-and `conflicts(...)` directives and its base classes (CudaPackage and
-ROCmPackage add cuda/cuda_arch and rocm/amdgpu_target). Each karma spec in
-`spack.specs` and in `spack.packages.karma` (`require`, `variants`) must name
-only variants the recipe has, with values of the right kind, and must not
-meet one of the recipe's conflicts that can be decided from karma's own
-variants. A wrong one is reported as file:line:col, its key and what is
-wrong, exit 2. Dependencies' variants (^kokkos+wrapper) are Spack's to check.
+checked against the recipe scripts/spack/package.py, read as Python source
+(ast), never run: its variants, conflicts and base classes. What it refuses:
+docs/campaigns.md (Spack); a wrong spec is file:line:col, its key, exit 2.
 """
 
 import ast
