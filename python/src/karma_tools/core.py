@@ -3,6 +3,7 @@ mini-apps, the error a user can fix (ToolError), messages about values,
 writing files whole, and the wrapper of every command's main."""
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -18,13 +19,9 @@ PACKAGE = os.path.dirname(os.path.abspath(__file__))
 CHECKOUT = os.path.join(PACKAGE, "..", "..", "..")
 
 
-# The suite's one list of mini-apps is its checkout's miniapps/: every
-# folder there with a CMakeLists.txt is one (CMake builds each,
-# miniapps/CMakeLists.txt), and one whose decks are in inputs/<app>/ takes a
-# deck and writes karma results. The installed tools know those from the
-# results schema's `app`, which karma-docs writes from the checkout
-# (docgen.with_app_names), so adding a mini-app is adding its folder and
-# its decks.
+# The suite's mini-apps are the checkout's miniapps/<app>/ (those with
+# inputs/<app>/ write karma results); installed, the results schema's `app`
+# (docgen.with_app_names) names them.
 
 def miniapp_folders(root):
     """The mini-apps CMake builds, sorted: miniapps/<app>/CMakeLists.txt."""
@@ -140,10 +137,8 @@ def write_all(outputs, directories=()):
             os.replace(temporary, path)
     except OSError as e:
         for temporary, _ in done:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(temporary)
-            except OSError:
-                pass
         raise unwritable(where, e) from None
 
 

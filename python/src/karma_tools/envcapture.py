@@ -1,18 +1,15 @@
 """karma-envcapture: what a procurement disclosure needs about the node a
-run used, written beside its results.
-
-OUT/environment.json holds everything in one document; OUT/*.txt keep each
-command's own output for people (lscpu.txt, meminfo.txt, nvidia-smi.txt, ...)
-and the machine-readable ones sit beside them (topology.xml from hwloc's
-lstopo, nvidia-smi.xml, rocm-smi.json), each named by its command's `file`
-in environment.json. A command that is absent (null in `commands`), fails or
-does not answer within --timeout is recorded as such, never fatal.
+run used, written beside its results (docs/campaigns.md, karma-envcapture):
+OUT/environment.json and each command's own output, named by its `file`
+there. An absent, failing or silent command is recorded, never fatal.
 """
 
 import concurrent.futures
+import contextlib
 import datetime
 import json
 import os
+import pathlib
 import platform
 import re
 import shutil
@@ -21,7 +18,7 @@ import socket
 import subprocess
 import xml.etree.ElementTree as ElementTree
 
-from karma_tools.core import __version__, unwritable
+from karma_tools.core import __version__, unwritable, write_all
 
 # Variables of the batch systems karma knows (as the results' `job` field).
 SCHEDULER_PREFIXES = ("SLURM_", "SBATCH_", "SRUN_", "PBS_", "LSB_", "LSF_", "FLUX_", "COBALT_",
@@ -74,37 +71,31 @@ def run_command(alternatives, timeout):
         exe = argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0])
         if not exe or not os.access(exe, os.X_OK):
             continue
+        argv = [exe] + argv[1:]
         try:
             # Its own session, so a timeout ends the children too: one left
             # holding the pipes would keep the capture waiting.
-            proc = subprocess.Popen([exe] + argv[1:], stdout=subprocess.PIPE,
+            proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
                                     errors="replace", start_new_session=True)
         except OSError as e:
-            return {"argv": [exe] + argv[1:], "exit_code": None, "output": f"({e.strerror})"}
+            return {"argv": argv, "exit_code": None, "output": f"({e.strerror})"}
         try:
             stdout, stderr = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            try:
+            with contextlib.suppress(OSError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
             proc.communicate()
-            return {"argv": [exe] + argv[1:], "exit_code": None,
-                    "output": f"(no answer within {timeout:g} s)"}
-        return {"argv": [exe] + argv[1:], "exit_code": proc.returncode,
+            return {"argv": argv, "exit_code": None, "output": f"(no answer within {timeout:g} s)"}
+        return {"argv": argv, "exit_code": proc.returncode,
                 "output": stdout + (stderr if proc.returncode else "")}
     return None
 
 
 def parse_colon_lines(text):
     """'Key:   value' lines (lscpu, /proc/meminfo) as a dict."""
-    out = {}
-    for line in text.splitlines():
-        key, sep, value = line.partition(":")
-        if sep and key.strip():
-            out[key.strip()] = value.strip()
-    return out
+    pairs = (line.partition(":") for line in text.splitlines())
+    return {key.strip(): value.strip() for key, sep, value in pairs if sep and key.strip()}
 
 
 def meminfo(path="/proc/meminfo"):
@@ -113,11 +104,9 @@ def meminfo(path="/proc/meminfo"):
             text = f.read()
     except OSError:
         return None, None
-    values = {}
-    for key, value in parse_colon_lines(text).items():
-        m = re.match(r"^(\d+)\s*kB$", value)
-        values[key] = int(m.group(1)) * 1024 if m else value
-    return text, values
+    kib = re.compile(r"^(\d+)\s*kB$")
+    return text, {key: int(m.group(1)) * 1024 if (m := kib.match(value)) else value
+                  for key, value in parse_colon_lines(text).items()}
 
 
 def loaded_modules(environ):
@@ -132,13 +121,9 @@ def loaded_modules(environ):
 def scheduler_environment(environ):
     variables = {k: v for k, v in sorted(environ.items())
                  if k.startswith(SCHEDULER_PREFIXES) or k in SCHEDULER_ONLY}
-    name = job_id = None
-    for scheduler, variable in (("slurm", "SLURM_JOB_ID"), ("pbs", "PBS_JOBID"),
-                                ("lsf", "LSB_JOBID"), ("flux", "FLUX_JOB_ID"),
-                                ("cobalt", "COBALT_JOBID")):
-        if variable in environ:
-            name, job_id = scheduler, environ[variable]
-            break
+    jobs = (("slurm", "SLURM_JOB_ID"), ("pbs", "PBS_JOBID"), ("lsf", "LSB_JOBID"),
+            ("flux", "FLUX_JOB_ID"), ("cobalt", "COBALT_JOBID"))
+    name, job_id = next(((name, environ[v]) for name, v in jobs if v in environ), (None, None))
     return {"scheduler": name, "job_id": job_id, "variables": variables}
 
 
@@ -149,10 +134,8 @@ def _valid_text(text):
 def version_line(text):
     """The first line with a version number (nvcc's is its fourth)."""
     lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
-    for line in lines:
-        if re.search(r"\d+\.\d+", line):
-            return line
-    return lines[0] if lines else None
+    return next((line for line in lines if re.search(r"\d+\.\d+", line)),
+                lines[0] if lines else None)
 
 
 def capture(timeout=20, environ=None):
@@ -170,16 +153,12 @@ def capture(timeout=20, environ=None):
         "platform": {"system": platform.system(), "release": platform.release(),
                      "machine": platform.machine(), "python": platform.python_version()},
     }
-    os_release = {}
     try:
         with open("/etc/os-release", errors="replace") as f:
-            for line in f:
-                k, sep, v = line.strip().partition("=")
-                if sep:
-                    os_release[k] = v.strip('"')
+            pretty = re.findall(r"^\s*PRETTY_NAME=(.*)", f.read(), re.M)
     except OSError:
-        pass
-    doc["platform"]["os"] = os_release.get("PRETTY_NAME")
+        pretty = []
+    doc["platform"]["os"] = pretty[-1].strip().strip('"') if pretty else None
 
     # Every command at once: each waits on its own program (nvidia-smi
     # starts NVML for every GPU), and a job pays the capture before its run.
@@ -188,14 +167,11 @@ def capture(timeout=20, environ=None):
                for key, _, alternatives, _ in COMMANDS}
         ran_compilers = {name: pool.submit(run_command, alternatives, timeout)
                          for name, alternatives in COMPILERS}
-    commands = {}
-    for key, name, alternatives, what in COMMANDS:
-        result = ran[key].result()
-        commands[key] = None if result is None else {
-            "argv": result["argv"], "exit_code": result["exit_code"], "what": what, "file": name}
-        if result is not None:
-            files[name] = result["output"]
-    doc["commands"] = commands
+    results = {key: ran[key].result() for key, *_ in COMMANDS}
+    files.update((name, results[key]["output"]) for key, name, *_ in COMMANDS if results[key])
+    doc["commands"] = commands = {key: results[key] and {
+        "argv": results[key]["argv"], "exit_code": results[key]["exit_code"], "what": what,
+        "file": name} for key, name, _, what in COMMANDS}
 
     def answer(key):
         """The output of a command that ran and succeeded, else None."""
@@ -220,16 +196,14 @@ def capture(timeout=20, environ=None):
         files["meminfo.txt"] = text
     doc["memory"] = values
 
-    compilers = {}
-    for name, alternatives in COMPILERS:
-        result = ran_compilers[name].result()
-        compilers[name] = None if result is None else {
-            "argv": result["argv"], "exit_code": result["exit_code"],
-            "version": version_line(result["output"]) if result["exit_code"] == 0 else None}
-        if result is not None:
-            files.setdefault("compilers.txt", "")
-            files["compilers.txt"] += f"$ {' '.join(result['argv'])}\n{result['output']}\n"
-    doc["compilers"] = compilers
+    found = {name: ran_compilers[name].result() for name, _ in COMPILERS}
+    doc["compilers"] = {name: r and {
+        "argv": r["argv"], "exit_code": r["exit_code"],
+        "version": version_line(r["output"]) if r["exit_code"] == 0 else None}
+        for name, r in found.items()}
+    if any(found.values()):
+        files["compilers.txt"] = "".join(f"$ {' '.join(r['argv'])}\n{r['output']}\n"
+                                         for r in found.values() if r)
 
     doc["modules"] = loaded_modules(environ)
     files["modules.txt"] = "\n".join(doc["modules"]["loaded"]) + "\n" \
@@ -244,20 +218,13 @@ def capture(timeout=20, environ=None):
 
 def _nvidia_summary(text):
     """Product names, driver and CUDA versions from `nvidia-smi -q`."""
-    gpus, driver, cuda = [], None, None
-    for line in text.splitlines():
-        key, sep, value = line.partition(":")
-        key, value = key.strip(), value.strip()
-        if not sep:
-            continue
-        if key == "Driver Version":
-            driver = value
-        elif key == "CUDA Version":
-            cuda = value
-        elif key == "Product Name":
-            gpus.append(value)
-    return {"count": len(gpus), "products": gpus, "driver_version": driver,
-            "cuda_version": cuda}
+    def values(key):
+        return re.findall(rf"^\s*{key}\s*:\s*(.*?)\s*$", text, re.M)
+
+    gpus = values("Product Name")
+    return {"count": len(gpus), "products": gpus,
+            "driver_version": (values("Driver Version") or [None])[-1],
+            "cuda_version": (values("CUDA Version") or [None])[-1]}
 
 
 def _nvidia_devices(text):
@@ -339,25 +306,17 @@ def write(out_dir, doc, files):
     """Writes the capture into out_dir through a temporary sibling directory,
     so out_dir is whole or absent."""
     out_dir = os.path.abspath(out_dir)
-    parent = os.path.dirname(out_dir)
-    staging = os.path.join(parent, f".{os.path.basename(out_dir)}.tmp.{os.getpid()}")
+    staging = os.path.join(os.path.dirname(out_dir),
+                           f".{os.path.basename(out_dir)}.tmp.{os.getpid()}")
+    files = {**files, "environment.json": json.dumps(doc, indent=2) + "\n"}
     try:
-        os.makedirs(parent, exist_ok=True)
+        os.makedirs(os.path.dirname(out_dir), exist_ok=True)
         shutil.rmtree(staging, ignore_errors=True)
         os.makedirs(staging)
         for name, text in files.items():
-            with open(os.path.join(staging, name), "w", encoding="utf-8") as f:
-                f.write(text)
-        with open(os.path.join(staging, "environment.json"), "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=2)
-            f.write("\n")
-        if os.path.exists(out_dir):
-            aside = staging + ".old"
-            os.rename(out_dir, aside)
-            os.rename(staging, out_dir)
-            shutil.rmtree(aside, ignore_errors=True)
-        else:
-            os.rename(staging, out_dir)
+            pathlib.Path(staging, name).write_text(text, encoding="utf-8")
+        write_all([], [(staging, out_dir)])
     except OSError as e:
-        shutil.rmtree(staging, ignore_errors=True)
         raise unwritable(out_dir, e) from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

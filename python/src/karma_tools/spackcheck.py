@@ -1,15 +1,7 @@
 """karma-spack-check: the karma specs of a Spack environment (spack.yaml)
-checked against the recipe scripts/spack/package.py (installed:
-share/karma/spack/package.py), without Spack.
-
-The recipe is read as Python source (ast), never run: its `variant(...)`
-and `conflicts(...)` directives and its base classes (CudaPackage and
-ROCmPackage add cuda/cuda_arch and rocm/amdgpu_target). Each karma spec in
-`spack.specs` and in `spack.packages.karma` (`require`, `variants`) must name
-only variants the recipe has, with values of the right kind, and must not
-meet one of the recipe's conflicts that can be decided from karma's own
-variants. A wrong one is reported as file:line:col, its key and what is
-wrong, exit 2. Dependencies' variants (^kokkos+wrapper) are Spack's to check.
+checked against the recipe scripts/spack/package.py, read as Python source
+(ast), never run: its variants, conflicts and base classes. What it refuses:
+docs/campaigns.md (Spack); a wrong spec is file:line:col, its key, exit 2.
 """
 
 import ast
@@ -159,38 +151,33 @@ def check_spec(recipe, text):
     return None
 
 
+def _listed(node, path):
+    """(item, its key path) of a node that is one item or a list of them."""
+    if isinstance(node.value, list):
+        return [(item, f"{path}[{i}]") for i, item in enumerate(node.value)]
+    return [(node, path)]
+
+
 def _spec_nodes(spack, recipe):
     """(Node of a spec string, key path) for every place spack.yaml gives
     the package a spec."""
     specs = spack.value.get("specs")
-    if specs is not None and isinstance(specs.value, list):
-        for i, item in enumerate(specs.value):
-            if isinstance(item.value, str):
-                yield item, f"spack.specs[{i}]"
+    found = _listed(specs, "spack.specs") if specs is not None and \
+        isinstance(specs.value, list) else []
     packages = spack.value.get("packages")
     own = packages.value.get(recipe.name) if packages and isinstance(packages.value, dict) \
         else None
-    if own is None or not isinstance(own.value, dict):
-        return
-    base = f"spack.packages.{recipe.name}"
-    for key in ("variants", "require"):
+    for key in ("variants", "require") if own is not None and isinstance(own.value, dict) else ():
         entry = own.value.get(key)
-        if entry is None:
-            continue
-        items = entry.value if isinstance(entry.value, list) else [entry]
-        for i, item in enumerate(items):
-            path = f"{base}.{key}" + (f"[{i}]" if isinstance(entry.value, list) else "")
+        for item, path in _listed(entry, f"spack.packages.{recipe.name}.{key}") \
+                if entry is not None else []:
             if isinstance(item.value, dict):  # require: [{spec: ...}, {one_of: [...]}]
-                for sub_key in ("spec", "one_of", "any_of"):
-                    sub = item.value.get(sub_key)
-                    subs = sub.value if sub is not None and isinstance(sub.value, list) \
-                        else [sub] if sub is not None else []
-                    for j, s in enumerate(subs):
-                        if isinstance(s.value, str):
-                            yield s, f"{path}.{sub_key}" + \
-                                (f"[{j}]" if sub_key != "spec" else "")
-            elif isinstance(item.value, str):
-                yield item, path
+                found += [pair for sub in ("spec", "one_of", "any_of")
+                          if item.value.get(sub) is not None
+                          for pair in _listed(item.value[sub], f"{path}.{sub}")]
+            else:
+                found.append((item, path))
+    return [(node, path) for node, path in found if isinstance(node.value, str)]
 
 
 def check_environment(path, recipe):

@@ -8,19 +8,11 @@ from karma_tools.envcapture import capture, write
 
 
 DESCRIPTION = """\
-Records what a procurement disclosure needs about this node, beside a run's
-results: lscpu, /proc/meminfo, the topology as XML (hwloc's lstopo),
-nvidia-smi -q (also as XML, and topo -m) or rocm-smi (also as JSON) where
-present, the interconnect (ibv_devinfo, fi_info, ucx_info where present),
-numactl, the loaded modules, the batch system's variables (SLURM_*, PBS_*,
-...), run-time variables (OMP_*, KOKKOS_*, CUDA_*, MPI's), and the versions of
-the compilers, MPI and CMake found in PATH.
-
-Writes OUT/environment.json (everything; each command's `file` names its
-output) and beside it each command's own output (*.txt, topology.xml,
-nvidia-smi.xml, rocm-smi.json). A command that is absent is recorded as
-null, one that fails with its exit status. karma-batch job scripts run it
-into <results>/environment."""
+Records what a procurement disclosure needs about this node beside a run's
+results: OUT/environment.json (everything; each command's `file` names its
+output) and each command's own output beside it; an absent command is null,
+one that fails has its exit status. What it captures: docs/campaigns.md
+(karma-envcapture). karma-batch job scripts run it into <results>/environment."""
 
 
 def main(argv=None):

@@ -4,7 +4,8 @@ and main (the work is karma_tools.powercheck's)."""
 import argparse
 import sys
 from karma_tools import powercheck
-from karma_tools.core import ArgumentParser, ToolError, __version__, atomic_write, unreadable
+from karma_tools.core import (ArgumentParser, ToolError, __version__, atomic_write, main_wrapper,
+                              unreadable)
 from karma_tools.powercheck import CheckError, check, markdown, read_samples
 
 
@@ -24,30 +25,26 @@ def main(argv=None):
     p.add_argument("--markdown", metavar="FILE", help="write the table to FILE too")
     p.add_argument("--version", action="version", version=f"karma-power-check {__version__}")
     args = p.parse_args(argv)
-    try:
-        samples, column = read_samples(args.nvidia_smi, args.utc_offset)
-        skip = args.skip if args.skip is not None else (
-            0.0 if column == "power.draw.instant [W]" else 1.0)
-        rows = check(args.results, samples, args.tolerance, skip)
-    except OSError as e:
-        return _error(unreadable(e.filename, e))
-    except (ValueError, KeyError, CheckError) as e:
-        return _error(ToolError(e, 2))
-    if not rows:
-        return _error(ToolError("no kernel with a measured energy window", 2))
-    text = markdown(rows, column, args.tolerance, skip)
-    sys.stdout.write(text)
-    checked = [r for r in rows if "ratio" in r]
-    if not checked:  # bad input: nothing written
-        return _error(ToolError("no window holds enough samples", 2))
-    if args.markdown:
+
+    def run():
         try:
+            samples, column = read_samples(args.nvidia_smi, args.utc_offset)
+            skip = args.skip if args.skip is not None else (
+                0.0 if column == "power.draw.instant [W]" else 1.0)
+            rows = check(args.results, samples, args.tolerance, skip)
+        except OSError as e:
+            raise unreadable(e.filename, e) from None
+        except (ValueError, KeyError, CheckError) as e:
+            raise ToolError(e, 2) from None
+        if not rows:
+            raise ToolError("no kernel with a measured energy window", 2)
+        text = markdown(rows, column, args.tolerance, skip)
+        sys.stdout.write(text)
+        checked = [r for r in rows if "ratio" in r]
+        if not checked:  # bad input: nothing written
+            raise ToolError("no window holds enough samples", 2)
+        if args.markdown:
             atomic_write(args.markdown, text)
-        except ToolError as e:
-            return _error(e)
-    return 0 if all(r["agrees"] for r in checked) else 1
+        return 0 if all(r["agrees"] for r in checked) else 1
 
-
-def _error(e):
-    print(f"karma-power-check: error: {e}", file=sys.stderr)
-    return e.code
+    return main_wrapper("karma-power-check", run)

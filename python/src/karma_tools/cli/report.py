@@ -6,6 +6,7 @@ import os
 import shlex
 import shutil
 import sys
+from collections import Counter
 from karma_tools.results import archive
 from karma_tools.campaign import campaign as campaign_mod
 from karma_tools.core import (ArgumentParser, ToolError, __version__, main_wrapper, unwritable,
@@ -19,35 +20,12 @@ from karma_tools.score import figure
 
 
 DESCRIPTION = """\
-Turns a directory of karma results into one Markdown report with plots:
-
-  * per subdirectory (a mini-app's results, e.g. results/stream/): its
-    write-up (SUBDIR/README.md, included with its links kept working), then
-    every configuration that ran (the best of repeated runs per kernel);
-  * per mini-app, naming only its own deck keys: bandwidth (or any FOM)
-    against problem size, where a configuration ran at several sizes (a
-    figure per device kind, gpu and host); layout comparisons, where runs
-    differ only in their layout; scaling curves, efficiency against ranks,
-    where runs differ only in their number of ranks (weak: same size per
-    rank; strong: same global size);
-  * figure of merit against average power, a plot per unit with a panel per
-    device, where runs measured their kernels' energy
-    (kernels[].energy.status "measured");
-  * karma-microbench's runs: each benchmark's bandwidth with karma's arrays
-    against raw pointers (or the implementations --microbench-pair names), as
-    karma-compare --implementations pairs them, instead of the table of
-    every configuration;
-  * side by side: for each campaign directory (a campaign.json of
-    karma-batch generate) under RESULTS whose campaign file has a
-    `compare:` section, its ratio tables (as karma-compare --campaign prints
-    them: per round, then the worst of rounds).
-
-With --score (and karma-score's --reference, --weights): the procurement
-figure of RESULTS (a tree, campaign, archive or karma-bundle), each line as
-karma-score prints it, from the same pipeline.
-
-Plots go to PLOTS (default: plots/ beside the report), which the report owns
-and replaces whole. The report of the repository's results (not committed):
+Turns a directory of karma results into one Markdown report with plots: per
+subdirectory its write-up and every configuration; per mini-app FOM against
+size, layouts and scaling; FOM against power; karma-microbench's pairs; the
+campaigns' side-by-side tables; with --score, the procurement figure. What
+each part shows: docs/campaigns.md (karma-compare and karma-report). Plots go
+to PLOTS (default: plots/ beside the report), replaced whole. For example:
 
   karma-report results --committed-only --intro results/README.md \\
       --compare-from campaigns/procurement/gpu-node.yaml -o results/report.md"""
@@ -60,10 +38,7 @@ EPILOG = "exit status: 0 written; 2 bad input (no results, schema version); 3 co
 def _skipped_lines(skipped):
     """What a set skipped: each file named with why, but other karma tools'
     files (a campaign holds an environment capture per job) counted by kind."""
-    counts = {}
-    for _, why in skipped:
-        if why not in (NOT_RESULTS, IGNORED):
-            counts[why] = counts.get(why, 0) + 1
+    counts = Counter(why for _, why in skipped if why not in (NOT_RESULTS, IGNORED))
     lines = [f"{path} ({why})" for path, why in skipped if why in (NOT_RESULTS, IGNORED)]
     if counts:
         lines.append(", ".join(f"{n} {why}" for why, n in counts.items())
@@ -72,8 +47,7 @@ def _skipped_lines(skipped):
 
 
 def main(argv=None):
-    if argv is None:
-        argv = sys.argv[1:]
+    argv = sys.argv[1:] if argv is None else argv
     p = ArgumentParser(prog="karma-report", description=DESCRIPTION, epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results", help="results directory")
@@ -117,9 +91,8 @@ def main(argv=None):
             raise ToolError(f"--intro {args.intro}: no such file", 2)
         for path in args.comparison:
             read_comparison(path)  # bad input stops the report before anything is written
-        compare_from = None
-        if args.compare_from:
-            compare_from = campaign_mod.load(args.compare_from, check_keys=False)
+        compare_from = campaign_mod.load(args.compare_from, check_keys=False) \
+            if args.compare_from else None
         result_set = resultset.open(args.results, committed_only=args.committed_only,
                                     skip_invalid=args.skip_invalid)
         if (args.reference or args.weights) and not args.score:

@@ -11,10 +11,7 @@ from karma_tools.spackcheck import Recipe, check_environment
 DESCRIPTION = """\
 Checks the karma specs of Spack environments (spack.yaml: `spack.specs`,
 `spack.packages.karma.require` and `.variants`) against the karma recipe,
-without Spack: unknown variants, a value where a variant is on/off (or the
-reverse), an architecture that is not one, a variant outside its `when`, and
-the recipe's conflicts decidable from karma's own variants (+cuda without a
-cuda_arch, +cuda with +rocm)."""
+without Spack; what it refuses: docs/campaigns.md (Spack)."""
 
 
 def main(argv=None):

@@ -17,9 +17,7 @@ def side_by_side(root, out_dir, compare_from=None):
     """The ratio tables of every campaign directory under root; compare_from
     (a loaded campaign file) gives those of its name their compare: section."""
     lines = []
-    for path in find_json(root):
-        if os.path.basename(path) != resultset.MANIFEST:
-            continue
+    for path in [p for p in find_json(root) if os.path.basename(p) == resultset.MANIFEST]:
         try:
             doc = resultset.read_manifest(path)[1]
         except ToolError:
@@ -31,7 +29,6 @@ def side_by_side(root, out_dir, compare_from=None):
                 (doc.get("campaign") or {}).get("name") == compare_from.name:
             specs = compare_from.compare
         name, _, tables, notes = sides.campaign_tables(path, specs)
-        # A campaign in an archive: the link goes to the archive.
         # The campaign's folder, inside its archive where it has one (two
         # campaigns of one archive read apart); the link goes to the archive.
         holder = archive.archive_of(path)
@@ -83,16 +80,18 @@ def _weighted(row):
     return row.get("weight") is None or row["weight"] > 0
 
 
+def _interval(span):
+    """karma-compare's `interval`, [low, high], or None where it is not one."""
+    ok = isinstance(span, list) and len(span) == 2 and all(map(is_number, span))
+    return span if ok else None
+
+
 def _spans(entries, values):
     """xerr of bars: each ratio's distance to the ends of the interval its
     runs span (karma-compare's `interval`), none where it has none."""
-    low, high = [], []
-    for e, v in zip(entries, values):
-        span = e.get("interval")
-        ok = v and isinstance(span, list) and len(span) == 2 and all(map(is_number, span))
-        low.append(max(v - span[0], 0) if ok else 0)
-        high.append(max(span[1] - v, 0) if ok else 0)
-    return [low, high]
+    spans = [_interval(e.get("interval")) if v else None for e, v in zip(entries, values)]
+    return [[max(v - s[0], 0) if s else 0 for s, v in zip(spans, values)],
+            [max(s[1] - v, 0) if s else 0 for s, v in zip(spans, values)]]
 
 
 def ratio_plot(plotter, app, members, labels, base):
@@ -106,7 +105,7 @@ def ratio_plot(plotter, app, members, labels, base):
     fig, ax = plotter.plt.subplots(
         figsize=(7.5, 0.8 + 0.22 * (len(rows) + (1 if rest else 0)) * len(labels)),
         constrained_layout=True)
-    colours = plotter.plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colours = plotter.colours
     step = 0.8 / (2 * len(labels))
     for j, label in enumerate(labels):
         for k, (key, text) in enumerate((("ratio", ""), ("per_watt_ratio", " per W"))):
@@ -145,9 +144,8 @@ def ratio_plot(plotter, app, members, labels, base):
 def _with_interval(value, span):
     if value is None:
         return "-"
-    if not (isinstance(span, list) and len(span) == 2 and all(map(is_number, span))):
-        return format_value(value)
-    return f"{format_value(value)} ({span[0]:.3f}-{span[1]:.3f})"
+    span = _interval(span)
+    return f"{format_value(value)} ({span[0]:.3f}-{span[1]:.3f})" if span else format_value(value)
 
 
 def _record_cell(record, is_base):
@@ -187,11 +185,7 @@ def comparison_section(path, out_dir, plotter):
     out += markdown_table(head, rows) + [""]
     if not plotter.enabled:
         return out
-    apps = []
-    for row in doc["rows"]:
-        if row["app"] not in apps:
-            apps.append(row["app"])
-    for app in apps:
+    for app in dict.fromkeys(row["app"] for row in doc["rows"]):
         members = [r for r in doc["rows"] if r["app"] == app and
                    any((r["values"].get(label) or {}).get("ratio") for label in labels)]
         if members:

@@ -4,6 +4,7 @@ labels, and the Markdown tables they fill."""
 
 import json
 import re
+import statistics
 
 from karma_tools.core import md_row
 from karma_tools.results.cases import case_key, case_values, values_key
@@ -19,39 +20,33 @@ class Config:
         self.runs = []
 
     def kernels(self):
-        names = []
-        for r in self.runs:
-            names += [k for k in r.kernels if k not in names]
-        return names
+        return list(dict.fromkeys(k for r in self.runs for k in r.kernels))
 
     def best(self, kernel):
         """(value, units, higher_is_better) of the best run for kernel."""
-        values = [(r.kernels[kernel]["value"], r.kernels[kernel]) for r in self.runs
-                  if kernel in r.kernels and r.kernels[kernel]["value"] is not None]
-        if not values:
+        found = [r.kernels[kernel] for r in self.runs
+                 if kernel in r.kernels and r.kernels[kernel]["value"] is not None]
+        if not found:
             return None, "", True
-        hib = values[0][1]["higher_is_better"]
-        v = (max if hib else min)(v for v, _ in values)
-        return v, values[0][1]["units"], hib
+        hib = found[0]["higher_is_better"]
+        return (max if hib else min)(k["value"] for k in found), found[0]["units"], hib
 
     def footprint(self):
-        f = [r.problem.get("footprint_bytes_per_rank") for r in self.runs]
-        f = [x for x in f if is_number(x)]
-        return f[0] if f else None
+        found = [r.problem.get("footprint_bytes_per_rank") for r in self.runs]
+        return next((f for f in found if is_number(f)), None)
 
     @property
     def stem(self):
-        stems = [r.deck_stem for r in self.runs]
-        return max(set(stems), key=stems.count)
+        """The deck most of the runs ran (of a tie, the first by name)."""
+        return statistics.mode(sorted(r.deck_stem for r in self.runs))
 
     @property
     def kind(self):
         """"gpu", "host" or "" (not recorded): where the runs ran."""
-        kinds = sorted(r.device_kind for r in self.runs)
-        return max(set(kinds), key=kinds.count)
+        return statistics.mode(sorted(r.device_kind for r in self.runs))
 
     def passed(self):
-        return sum(1 for r in self.runs if r.passed)
+        return sum(bool(r.passed) for r in self.runs)
 
 
 def configs_of(runs):
@@ -67,14 +62,17 @@ def configs_of(runs):
         out[key].runs.append(r)
 
     def order(c):
-        sizes = []
-        for k, v in sorted(c.values.items()):
-            if is_size(v):
-                sizes.append(v if isinstance(v, list) else [v])
+        sizes = [v if isinstance(v, list) else [v] for _, v in sorted(c.values.items())
+                 if is_size(v)]
         return (c.app, c.stem, c.device, values_without(c.values, lambda k, v: is_size(v)), sizes,
                 c.ranks, c.concurrency or 0)
 
     return sorted(out.values(), key=order)
+
+
+def kernels_of(configs):
+    """The kernels of configurations, in the order first met."""
+    return list(dict.fromkeys(k for c in configs for k in c.kernels()))
 
 
 def format_bytes(n):

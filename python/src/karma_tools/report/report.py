@@ -10,19 +10,13 @@ from karma_tools.results.results import format_size, format_value
 from karma_tools.results.cases import values_key
 from karma_tools.report.comparison import comparison_section, side_by_side
 from karma_tools.report.configs import (configs_of, format_bytes, group_label, heading_anchor,
-                                        is_size, markdown_table, series_label, values_without,
-                                        varying_keys)
+                                        is_size, kernels_of, markdown_table, series_label,
+                                        values_without, varying_keys)
 from karma_tools.report.sections import microbench_section, power_section
 from karma_tools.score import score as score_render
 
 
-# --- grouping ------------------------------------------------------------------
-
-
-# --- Markdown helpers ---------------------------------------------------------------
-
-
-def include_markdown(path, base_dir, out_dir, demote=1):
+def include_markdown(path, out_dir, demote=1):
     """The Markdown file at path, with its headings demoted and its relative
     links rewritten for a file in out_dir."""
     try:
@@ -55,9 +49,6 @@ def include_markdown(path, base_dir, out_dir, demote=1):
             line = re.sub(r"(\]|\]\s)\(([^)\s]+)\)", fix, line)
         lines.append(line)
     return lines
-
-
-# --- plots ---------------------------------------------------------------------------
 
 
 _MARKERS = "osD^v<>pPX*h"
@@ -98,11 +89,14 @@ class Plotter:
                    bbox_to_anchor=(0.5, 0.0), ncol=max(1, min(ncol, fit, len(entries))),
                    fontsize=8, frameon=False)
 
+    @property
+    def colours(self):
+        return self.plt.rcParams["axes.prop_cycle"].by_key()["color"]
+
     def style(self, i):
         """(marker, colour) of the i-th series: no two of the first 60 alike,
         so that a colour seen twice still has two markers."""
-        colours = self.plt.rcParams["axes.prop_cycle"].by_key()["color"]
-        return _MARKERS[i % len(_MARKERS)], colours[i % len(colours)]
+        return _MARKERS[i % len(_MARKERS)], self.colours[i % len(self.colours)]
 
     def save(self, fig, name):
         """Saves fig as name.<fmt>; returns the file name."""
@@ -125,18 +119,10 @@ class Plotter:
         return fig, flat[:n]
 
 
-# --- the report's parts ------------------------------------------------------------------
-
-
 def runs_table(configs):
     keys = varying_keys(configs)
-    kernels = []
-    for c in configs:
-        kernels += [k for k in c.kernels() if k not in kernels]
-    units = {}
-    for c in configs:
-        for k in c.kernels():
-            units.setdefault(k, c.best(k)[1])
+    kernels = kernels_of(configs)
+    units = {k: next(c.best(k)[1] for c in configs if k in c.kernels()) for k in kernels}
     threads = len({c.concurrency for c in configs}) > 1
     head = ["deck"] + [k.split(".")[-1] for k in keys] + ["ranks"] + \
         (["threads"] if threads else []) + ["device", "runs"] + \
@@ -144,15 +130,12 @@ def runs_table(configs):
     rows = []
     for c in configs:
         # A key a configuration has not (BabelStream beside karma-stream): blank.
-        row = [c.stem] + [format_size(c.values[k]) if k in c.values else "" for k in keys] + \
-            [c.ranks]
-        if threads:
-            row.append(c.concurrency if c.concurrency is not None else "")
-        row += [c.device, len(c.runs)]
-        for k in kernels:
-            row.append(format_value(c.best(k)[0]) if k in c.kernels() else "")
-        row.append(f"{c.passed()}/{len(c.runs)}")
-        rows.append(row)
+        rows.append([c.stem] + [format_size(c.values[k]) if k in c.values else "" for k in keys]
+                    + [c.ranks] + ([c.concurrency if c.concurrency is not None else ""]
+                                   if threads else [])
+                    + [c.device, len(c.runs)]
+                    + [format_value(c.best(k)[0]) if k in c.kernels() else "" for k in kernels]
+                    + [f"{c.passed()}/{len(c.runs)}"])
     return markdown_table(head, rows)
 
 
@@ -246,9 +229,7 @@ def size_section(title, stem, configs, plotter):
         return ", ".join(extra + ([series_label(c, keys)] if keys else []))
     firsts = [cs[0] for cs in series.values()]
     names = dict(zip(series, distinct_labels(firsts, [label(c) for c in firsts])))
-    kernels = []
-    for c in members:
-        kernels += [k for k in c.kernels() if k not in kernels]
+    kernels = kernels_of(members)
     out = [f"### {title}: figure of merit against problem size", ""]
     if plotter.enabled:
         # GPU and host runs are orders of magnitude apart: a figure each.
@@ -260,11 +241,9 @@ def size_section(title, stem, configs, plotter):
                 out += [f"![{title}: figure of merit against size"
                         f"{f', {kind} runs' if kind else ''}]({plotter.rel}/{file})", ""]
     head = ["series", "device", "bytes per rank"] + kernels
-    rows = []
-    for key, cs in series.items():
-        for c in cs:
-            rows.append([names[key], c.device, format_bytes(c.footprint())]
-                        + [format_value(c.best(k)[0]) for k in kernels])
+    rows = [[names[key], c.device, format_bytes(c.footprint())]
+            + [format_value(c.best(k)[0]) for k in kernels]
+            for key, cs in series.items() for c in cs]
     return out + markdown_table(head, rows) + [""]
 
 
@@ -293,7 +272,7 @@ def layout_plot(plotter, file_stem, pairs, keys, layouts, kernels, members):
     """A panel per configuration (three to a row), a bar per kernel and
     layout; the file's name."""
     fig, axes = plotter.grid(len(pairs), width=4.2, height=3.0)
-    colours = plotter.plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colours = plotter.colours
     for ax, (_, by) in zip(axes, pairs):
         first = next(iter(by.values()))
         shown = [k for k in kernels if any(c.best(k)[0] for c in by.values())]
@@ -323,9 +302,7 @@ def layout_section(title, stem, configs, plotter):
     keys = [k for k in varying_keys(members) if not k.endswith(".layout")]
     layouts = sorted({lay for _, v in pairs for lay in v})
     out = [f"### {title}: layouts", ""]
-    kernels = []
-    for c in members:
-        kernels += [k for k in c.kernels() if k not in kernels]
+    kernels = kernels_of(members)
     head = ["configuration", "kernel"] + layouts + ([f"{layouts[0]} / {layouts[1]}"]
                                                     if len(layouts) == 2 else [])
     rows = []
@@ -347,8 +324,7 @@ def layout_section(title, stem, configs, plotter):
 def scaling_groups(configs):
     groups = {}
     for c in configs:
-        key = (c.app, c.device, c.concurrency, values_key(c.values))
-        groups.setdefault(key, []).append(c)
+        groups.setdefault((c.app, c.device, c.concurrency, values_key(c.values)), []).append(c)
     return [sorted(v, key=lambda c: c.ranks) for v in groups.values()
             if len({c.ranks for c in v}) >= 2]
 
@@ -366,6 +342,11 @@ def efficiency(base, config, kernel):
     return b / (v * n) if strong else b / v
 
 
+def _scaling_cell(base, config, kernel):
+    e = efficiency(base, config, kernel)
+    return f"{format_value(config.best(kernel)[0])} ({e:.0%})" if e is not None else "-"
+
+
 def scaling_section(title, stem, configs, plotter):
     groups = scaling_groups(configs)
     if not groups:
@@ -375,9 +356,7 @@ def scaling_section(title, stem, configs, plotter):
            "(for rates; for times, T0 N0 / (T N) strong and T0 / T weak).", ""]
     members = [c for g in groups for c in g]
     keys = varying_keys(members)
-    kernels = []
-    for c in members:
-        kernels += [k for k in c.kernels() if k not in kernels]
+    kernels = kernels_of(members)
     if plotter.enabled:
         fig, axes = plotter.grid(len(groups))
         for ax, g in zip(axes, groups):
@@ -400,22 +379,16 @@ def scaling_section(title, stem, configs, plotter):
         out += [f"![{title}: scaling]({plotter.rel}/{file})", ""]
     for g in groups:
         head = ["ranks", "nodes"] + [f"{k} ({g[0].best(k)[1]})" for k in kernels]
-        rows = []
-        for c in g:
-            cells = []
-            for k in kernels:
-                e = efficiency(g[0], c, k)
-                cells.append(f"{format_value(c.best(k)[0])} ({e:.0%})" if e is not None else "-")
-            rows.append([c.ranks, c.nodes] + cells)
+        rows = [[c.ranks, c.nodes] + [_scaling_cell(g[0], c, k) for k in kernels] for c in g]
         out += [f"{series_label(g[0], keys) or g[0].stem}, {g[0].device}:", ""]
         out += markdown_table(head, rows) + [""]
     return out
 
 
-# --- energy -------------------------------------------------------------------------------
-
-
-# --- the whole report --------------------------------------------------------------------
+def _readme(root, d):
+    """The write-up of the results folder d, d/README.md, where it has one."""
+    path = os.path.join(root, d, "README.md") if d else None
+    return path if path and os.path.isfile(path) else None
 
 
 def sections_of(result_set):
@@ -423,23 +396,14 @@ def sections_of(result_set):
     results directory (files at the top: 'other')."""
     root = result_set.path
     by_dir = {}
-
-    def top(path):
-        rel = os.path.relpath(path, root)
-        parts = rel.split(os.sep)
-        return parts[0] if len(parts) > 1 else None
-
     for r in result_set.runs:
-        by_dir.setdefault(top(r.path), []).append(r)
+        parts = os.path.relpath(r.path, root).split(os.sep)
+        by_dir.setdefault(parts[0] if len(parts) > 1 else None, []).append(r)
     if archive.split(root) is None and os.path.isdir(root):
-        for d in sorted(os.listdir(root)):
-            if os.path.isfile(os.path.join(root, d, "README.md")):
-                by_dir.setdefault(d, [])
-    out = []
-    for d in sorted(by_dir, key=lambda x: (x is None, x or "")):
-        name = d or os.path.basename(os.path.abspath(root))
-        out.append((name, d, by_dir[d]))
-    return out
+        for d in sorted(filter(lambda d: _readme(root, d), os.listdir(root))):
+            by_dir.setdefault(d, [])
+    return [(d or os.path.basename(os.path.abspath(root)), d, by_dir[d])
+            for d in sorted(by_dir, key=lambda x: (x is None, x or ""))]
 
 
 def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
@@ -449,7 +413,7 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
     out_dir = os.path.dirname(os.path.abspath(out_path))
     lines = [f"# {title}", ""]
     if intro:
-        lines += include_markdown(intro, os.path.dirname(intro), out_dir, demote=0)
+        lines += include_markdown(intro, out_dir, demote=0)
         lines.append("")
     runs = result_set.runs
     lines += [f"_Made by `{command}` (karma-report {__version__}) from {len(runs)} karma "
@@ -462,13 +426,11 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
     sections = sections_of(result_set)
     index = []
     for name, d, rs in sections:
-        devices = sorted({r.device for r in rs})
-        passed = sum(1 for r in rs if r.passed)
-        readme = os.path.join(result_set.path, d, "README.md") if d else None
-        writeup = f"[{d}/README.md]({os.path.relpath(readme, out_dir)})" \
-            if readme and os.path.isfile(readme) else ""
-        index.append([f"[{name}](#{heading_anchor(name)})", len(rs), ", ".join(devices),
-                      f"{passed}/{len(rs)}" if rs else "", writeup])
+        readme = _readme(result_set.path, d)
+        index.append([f"[{name}](#{heading_anchor(name)})", len(rs),
+                      ", ".join(sorted({r.device for r in rs})),
+                      f"{sum(bool(r.passed) for r in rs)}/{len(rs)}" if rs else "",
+                      f"[{d}/README.md]({os.path.relpath(readme, out_dir)})" if readme else ""])
     lines += markdown_table(["results", "karma runs", "devices", "verified", "write-up"],
                             index) + [""]
     if scored:
@@ -479,10 +441,10 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
 
     for name, d, rs in sections:
         lines += [f"## {name}", ""]
-        readme = os.path.join(result_set.path, d, "README.md") if d else None
-        if readme and os.path.isfile(readme):
+        readme = _readme(result_set.path, d)
+        if readme:
             lines += [f"_From [{d}/README.md]({os.path.relpath(readme, out_dir)}):_", ""]
-            lines += include_markdown(readme, d, out_dir, demote=2) + [""]
+            lines += include_markdown(readme, out_dir, demote=2) + [""]
         # karma-microbench's runs: its pairs of implementations, below.
         mine = [r for r in rs if r.app != "microbench"]
         if mine:
@@ -511,6 +473,4 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
         if failed:
             lines += [f"**Verification failed** in {len(failed)} run(s): " +
                       ", ".join(f"`{os.path.relpath(r.path, out_dir)}`" for r in failed), ""]
-    while lines and lines[-1] == "":
-        lines.pop()
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines).rstrip("\n") + "\n"

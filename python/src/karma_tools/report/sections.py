@@ -38,11 +38,7 @@ def power_plot(plotter, file_stem, by_device, unit):
     of_unit = {d: [p for p in points if (p[2]["units"] or "") == unit]
                for d, points in by_device.items()}
     devices = sorted(d for d, points in of_unit.items() if points)
-    labels = []
-    for device in devices:
-        for c, k, _ in of_unit[device]:
-            if f"{c.app}/{k}" not in labels:
-                labels.append(f"{c.app}/{k}")
+    labels = list(dict.fromkeys(f"{c.app}/{k}" for d in devices for c, k, _ in of_unit[d]))
     fig, axes = plotter.grid(len(devices), width=4.0, height=3.0)
     for ax, device in zip(axes, devices):
         points = of_unit[device]
