@@ -95,6 +95,19 @@ TEST(KernelTable, WritesTheJsonTheToolsRead) {
   EXPECT_EQ(e["higher_is_better"], true);
   EXPECT_EQ(e["scored"], true);
   EXPECT_FALSE(e.contains("count"));
+  EXPECT_FALSE(e.contains("repetitions"));
+  EXPECT_FALSE(e.contains("figures"));
+}
+
+TEST(KernelTable, WritesTheExpressionsItDeclares) {
+  KernelTable t = contact_like();
+  t.kernels[0].count = "problem.pairs / max(deck.resolved.contact.steps, 1)";
+  t.kernels[0].repetitions = "max(deck.resolved.contact.steps, 1)";
+  t.kernels[0].figures["rebuild_s_mean"] = "kernel.time_s.mean";
+  const nlohmann::json e = t.json()["kernels"][0];
+  EXPECT_EQ(e["count"], "problem.pairs / max(deck.resolved.contact.steps, 1)");
+  EXPECT_EQ(e["repetitions"], "max(deck.resolved.contact.steps, 1)");
+  EXPECT_EQ(e["figures"], (nlohmann::json{{"rebuild_s_mean", "kernel.time_s.mean"}}));
 }
 
 }  // namespace

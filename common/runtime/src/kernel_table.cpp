@@ -93,6 +93,8 @@ nlohmann::json KernelTable::json() const {
                         {"time", e.time},       {"higher_is_better", e.higher_is_better},
                         {"scored", e.scored}};
     if (!e.count.empty()) j["count"] = e.count;
+    if (!e.repetitions.empty()) j["repetitions"] = e.repetitions;
+    if (!e.figures.empty()) j["figures"] = e.figures;
     entries.push_back(j);
   }
   return {{"fields", fields}, {"kernels", entries}};

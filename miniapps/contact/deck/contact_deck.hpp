@@ -21,15 +21,39 @@ namespace karma::contact {
 // its rebuild, its sweeps of row statistics and its whole step, each phase
 // its own work, the storages its alternatives; all the work over all the
 // time, the scene moving from step to step. arborx's rebuild is ArborX's,
-// its sweeps karma's.
+// its sweeps karma's. The expressions give what a result records of its
+// work, repetitions and figures (main.cpp, contact_report.hpp): a
+// replicated run's ranks each solve a copy, a partitioned run's one mesh;
+// no steps is the one rebuild at the start.
 inline KernelTable contact_kernels() {
   KernelTable t;
   t.fields["storage"] = karma_storage_names;
   t.fields["any"] = storage_names;
-  auto phase = [](const std::string& storage, const char* implementation, const char* kind,
-                  const char* units, const char* per) {
-    return KernelEntry{
-        storage + "." + kind, {implementation}, storage, kind, units, per, "", "mean"};
+  const std::string steps = "max(deck.resolved.contact.steps, 1)";
+  const std::string sweeps = "deck.resolved.contact.sweeps";
+  const std::string copies = "(1 if problem.decomposition.mode == 'partitioned' else mpi.ranks)";
+  const std::string pairs = "problem.pairs_all_steps_per_rank * " + copies + " / " + steps;
+  const std::string of_kernels = "kernels[kernel.variant + '.build'].time_s.mean + " + sweeps +
+                                 " * kernels[kernel.variant + '.stats'].time_s.mean";
+  const std::string step = "kernels[kernel.variant + '.step'].time_s.mean";
+  auto phase = [&](const std::string& storage, const char* implementation, const std::string& kind,
+                   const char* units, const char* per) {
+    KernelEntry e{storage + "." + kind, {implementation}, storage, kind, units, per, "", "mean"};
+    e.count = e.per == "pairs" ? pairs : "";
+    e.repetitions = kind == "stats" ? steps + " * " + sweeps : steps;
+    e.figures["speedup_vs_linked_list"] =
+        "kernels['linked-list." + kind + "'].time_s.mean / kernel.time_s.mean";
+    if (kind == "build") {
+      e.figures["rebuild_s_mean"] = "kernel.time_s.mean";
+      e.figures["step_s_mean"] = step + " if " + step + " else " + of_kernels;
+    } else if (kind == "stats") {
+      e.figures["time_per_sweep_s"] = "kernel.time_s.mean";
+      e.figures["rows_per_s"] = "problem.elements * " + copies + " / kernel.time_s.mean";
+    } else {
+      e.figures["step_s_mean"] = "kernel.time_s.mean";
+    }
+    if (kind != "stats") e.figures["step_s_mean_of_kernels"] = of_kernels;
+    return e;
   };
   t.kernels = {phase("{storage}", "kokkos", "build", "pairs/s", "pairs"),
                phase("arborx", "arborx", "build", "pairs/s", "pairs"),

@@ -12,6 +12,14 @@
 //   KernelTable t;
 //   t.fields["scheme"] = {"row-per-thread", "team-per-row"};
 //   t.kernels.push_back({"csr-{scheme}", {"kokkos"}, "{scheme}", "product", "GB/s", "bytes"});
+//
+// An entry's count, repetitions and figures are expressions the tools
+// derive a result's figures again from (karma-bundle check: a forged figure
+// disagrees with its inputs), over a tiny grammar: numbers, 'strings',
+// + - * /, comparisons, `a if test else b`, max() and min(); a dotted name
+// reads the results document (problem.elements_global), `kernel.` the
+// kernel checked, `kernels['name'].` another kernel of the result. What a
+// result does not record makes the expression, and its check, void.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -45,13 +53,19 @@ struct KernelEntry {
   std::string work;
   std::string units;  // of the figure of merit
   // What the figure divides by time: "bytes", "flops", or a count of items
-  // ("elements", "pairs"), which the results record in `count` (a dotted
-  // path into the document) or, from the table on, kernels[].fom.count.
+  // ("elements", "pairs"): kernels[].fom.count from the table on, else
+  // `count`, an expression over the document (results written before it).
   std::string per;
   std::string count;
   // FigureOfMerit::Time (karma/harness.hpp): "best", one execution's work
   // over the minimum time; "mean", all the work over all the time.
   std::string time = "best";
+  // time_s.count, an expression: empty, deck.resolved.run.repetitions.
+  std::string repetitions;
+  // The kernel's figures beside its figure of merit and the harness's rates
+  // (a dotted path in the kernel: "rows_per_s", "elements_per_second.best"),
+  // each with the expression that gives it.
+  std::map<std::string, std::string> figures;
   bool higher_is_better = true;
   bool scored = true;  // whether the procurement score may count it
 };
@@ -75,7 +89,8 @@ struct KernelTable {
                            const std::string& variant, const std::string& units,
                            bool higher_is_better) const;
   // {"fields": {...}, "kernels": [{name, implementation, variant, work,
-  // units, per, count, time, higher_is_better, scored}]}.
+  // units, per, count, time, repetitions, figures, higher_is_better,
+  // scored}]}: count, repetitions and figures only where declared.
   nlohmann::json json() const;
 };
 

@@ -13,15 +13,16 @@ editing a figure without the work and times it came from is found.
 What cannot be derived again is left alone: the times themselves and the
 average power (the counters' readings are not recorded), a kernel's bytes
 and flops (the mini-app's count of its work: the README's formulas over the
-deck), the figures a mini-app adds beyond its figure of merit and rates
-(contact's phases and steps, mgs's launch tallies), and the repetitions of
-a kernel whose figure is over its mean time (a stepped run's). What a figure
-divides by, and over which time, is the kernel's entry in the result's
-kernel table (kerneltable.py): bytes, flops, or a count its fom records
-(`fom.count`) or the table names (`count`, a path into the document)."""
+deck), and what a figure reads that the result does not record. What a
+figure divides by, over which time, and the time_s.count and further
+figures a kernel records, is the kernel's entry in the result's kernel
+table (kerneltable.py): `per` (bytes, flops, or a count its fom records,
+`fom.count`, or the entry's `count` gives), `repetitions` (else the deck's
+run.repetitions) and `figures`, expressions over the document."""
 
 import math
 
+from karma_tools.core import ToolError
 from karma_tools.results import kerneltable, validate
 from karma_tools.results.results import is_number as _number
 
@@ -93,10 +94,12 @@ def time_problems(t, repetitions):
     return out
 
 
-def _repetitions(doc):
-    """The timed executions the deck gave a kernel over its best time, or
-    None where this document does not say."""
-    reps = _get(doc, "deck.resolved.run.repetitions")
+def _repetitions(doc, k, entry):
+    """The timed executions the deck gave a kernel, or None where this
+    document does not say (a figure over the mean time: its entry's)."""
+    how = entry.get("repetitions") or \
+        (None if entry.get("time") == "mean" else "deck.resolved.run.repetitions")
+    reps = kerneltable.evaluate(how, doc, k) if how else None
     return reps if isinstance(reps, int) and not isinstance(reps, bool) else None
 
 
@@ -111,10 +114,8 @@ def _count(doc, k, entry):
         return None
     if _number(_get(k, "fom.count")):
         return _get(k, "fom.count"), "fom.count", _PREFIXES[prefix]
-    path = entry.get("count")
-    if path and _number(_get(doc, path)):
-        return _get(doc, path), path, _PREFIXES[prefix]
-    return None
+    count = kerneltable.evaluate(entry["count"], doc, k) if entry.get("count") else None
+    return (count, entry["count"], _PREFIXES[prefix]) if _number(count) else None
 
 
 def _fom(doc, k, entry, time, seconds):
@@ -146,11 +147,6 @@ def _rates(doc, k, entry, t, mean_time):
         for stat, time in zip(("best", "median", "worst"), stats):
             out.append((f"{field}.{stat}", _rate(k.get(work), t.get(time), 1e-9),
                         f"{work} / time_s.{time}"))
-    count = _count(doc, k, entry)
-    if count is not None:
-        per = entry["per"]
-        out += [(f"{per}_per_second.{stat}", _rate(count[0], t[time]), f"{per} / time_s.{time}")
-                for stat, time in (("best", "min"), ("median", "median"))]
     return out
 
 
@@ -220,13 +216,15 @@ def kernel_problems(doc, k, table):
     derived = [("fom.value", want, how)] if want is not None else []
     if _get(k, "fom.higher_is_better") is not True:
         out.append("fom.higher_is_better: a rate is higher-is-better")
-    derived += _rates(doc, k, entry, t, mean_time)
+    derived += _rates(doc, k, entry, t, mean_time) + [  # the entry's further figures
+        (field, kerneltable.evaluate(how, doc, k), how) for field, how in
+        sorted((entry.get("figures") or {}).items())]
     derived += _efficiency(doc, k) + _energy(k)
     for field, value, how in derived:
         found = _get(k, field)
         if _number(found) and _number(value) and not _close(found, value):
             out.append(f"{field} {found:.7g}, but {how} gives {value:.7g}")
-    repetitions = None if validate.is_reference(doc) or mean_time else _repetitions(doc)
+    repetitions = None if validate.is_reference(doc) else _repetitions(doc, k, entry)
     return out + time_problems(t, repetitions)
 
 
@@ -237,6 +235,9 @@ def problems(doc):
     table = kerneltable.of(doc)
     out = []
     for i, k in enumerate(kernels):
-        out += [f"kernels[{i}] ({k.get('name')}): {why}" for why in
-                kernel_problems(doc, k, table)]
+        try:
+            whys = kernel_problems(doc, k, table)
+        except ToolError as e:  # an expression outside the tables' grammar
+            whys = [str(e)]
+        out += [f"kernels[{i}] ({k.get('name')}): {why}" for why in whys]
     return out

@@ -6,10 +6,14 @@ existed is read with the table of the release that wrote it, kept as data
 in karma_tools/data/apps/<release>.json (docs/results-format.md, *Kernel
 tables*), or, newer than every such release, with the head's table
 (data/apps/head.json, `karma-docs` writes it from the mini-apps'
-`--help=json`). The tools know nothing of the apps beyond these tables."""
+`--help=json`). The tools know nothing of the apps beyond these tables.
+An entry's count, repetitions and figures are expressions over a results
+document (kernel_table.hpp), which evaluate() reads."""
 
+import ast
 import functools
 import json
+import operator
 import os
 import re
 
@@ -18,6 +22,12 @@ from karma_tools.core import PACKAGE, ToolError
 DATA = os.path.join(PACKAGE, "data", "apps")
 HEAD = "head"
 FIELD = re.compile(r"\{([^{}]+)\}")
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+        ast.Div: operator.truediv, ast.Eq: operator.eq, ast.NotEq: operator.ne,
+        ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+        "max": lambda *a: max(a), "min": lambda *a: min(a)}
+_GRAMMAR = (ast.Expression, ast.Constant, ast.Name, ast.Attribute, ast.Subscript, ast.BinOp,
+            ast.Compare, ast.IfExp, ast.Call, ast.Load, *(k for k in _OPS if isinstance(k, type)))
 
 
 def _version(text):
@@ -52,6 +62,54 @@ def release_of(doc):
         if version is None or version <= _version(name):
             return name
     return HEAD
+
+
+@functools.lru_cache(maxsize=None)
+def parse(text):
+    """A table's expression as a tree; ToolError outside its grammar:
+    numbers, strings, + - * /, one comparison, `a if test else b`, max()
+    and min(), dotted names and kernels['name']."""
+    try:
+        tree = ast.parse(str(text), mode="eval")
+    except SyntaxError:
+        tree = None
+    for node in ast.walk(tree) if tree else [None]:
+        if not isinstance(node, _GRAMMAR) or isinstance(node, ast.Compare) and \
+                len(node.ops) > 1 or isinstance(node, ast.Call) and \
+                (node.keywords or not node.args or getattr(node.func, "id", None) not in _OPS) or \
+                isinstance(node, ast.Constant) and type(node.value) not in (int, float, str):
+            raise ToolError(f"kernel table: {text!r} is not an expression the tables allow "
+                            f"({type(node).__name__ if node else 'syntax'})", 2)
+    return tree.body
+
+
+def evaluate(text, doc, kernel=None):
+    """A table's expression over a results document, `kernel` the kernel
+    checked: None where it reads what the document does not record."""
+    kernels = {k.get("name"): k for k in doc.get("kernels") or [] if isinstance(k, dict)}
+    return _value(parse(text), dict(doc, kernel=kernel, kernels=kernels))
+
+
+def _number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _value(node, scope):
+    value = functools.partial(_value, scope=scope)
+    if isinstance(node, (ast.Constant, ast.Name)):
+        return scope.get(node.id) if isinstance(node, ast.Name) else node.value
+    if isinstance(node, (ast.Attribute, ast.Subscript)):
+        base, key = value(node.value), getattr(node, "attr", None) or value(node.slice)
+        return base.get(key) if isinstance(base, dict) and isinstance(key, str) else None
+    if isinstance(node, ast.IfExp):
+        return value(node.body if value(node.test) else node.orelse)
+    call = isinstance(node, ast.Call)
+    op = node.func.id if call else type(getattr(node, "op", None) or node.ops[0])
+    args = [value(a) for a in node.args] if call else \
+        [value(node.left), value(getattr(node, "right", None) or node.comparators[0])]
+    if op in (ast.Eq, ast.NotEq) or all(map(_number, args)) and (op is not ast.Div or args[1]):
+        return _OPS[op](*args)
+    return "".join(args) if op is ast.Add and all(isinstance(a, str) for a in args) else None
 
 
 def expand(table):
