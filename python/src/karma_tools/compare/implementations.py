@@ -12,12 +12,8 @@ comparison has no code status (the two run different code by design) and
 no procurement figure, and every row weighs."""
 
 import copy
-import csv
-import io
-import json
 
 from karma_tools.compare.compare import compare
-from karma_tools.compare.text import csv_text, markdown
 from karma_tools.core import ToolError
 from karma_tools.results.resultset import ResultSet
 
@@ -76,17 +72,3 @@ def compare_within(result_set, ours, theirs, **options):
     base, other = sides(result_set, ours, theirs)
     within = {"set": result_set.label, "path": result_set.path, "ours": ours, "theirs": theirs}
     return compare([base, other], base.label, within=within, **options)
-
-
-def outputs(results):
-    """(Markdown, CSV, JSON) of one or more sets' comparisons: the
-    Markdown reports one after another, the CSV's rows under one header."""
-    md = "\n\n".join(markdown(r) for r in results)
-    lines = []
-    for r in results:
-        rows = list(csv.reader(io.StringIO(csv_text(r))))
-        lines += rows if not lines else rows[1:]
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerows(lines)
-    doc = {"karma_compare_implementations": 1, "comparisons": results}
-    return md, buf.getvalue(), json.dumps(doc, indent=2) + "\n"
