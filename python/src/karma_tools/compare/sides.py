@@ -1,31 +1,12 @@
 """Side-by-side ratio tables within one campaign: the `compare:` entries
 of its campaign file (kept in OUT/campaign.json by karma-batch generate)
-applied to the results of its jobs.
-
-Each kernel result of each job is an item: its run, round, implementation,
-variant, kernel name, resolved deck and metric. A comparison selects
-numerator and denominator items and pairs each numerator item with the one
-denominator item of the same round whose `match` deck keys agree (and, with
-same_variant, whose variant is the same; with same_kernel, whose kernel
-name is the same). Ratios above 1 mean the numerator
-is better (numerator / denominator for rates, the inverse for times); per
-row they are shown round by round and aggregated over rounds: the worst
-(the lowest ratio), and optionally the best and the median.
-
-implementation and variant come from the kernel entries (schema_version 2)
-or, for schema_version 1 results, as results.kernel_identity infers them.
-Besides the resolved deck's keys, selections, match and label can name
-mpi.ranks, mpi.nodes and mpi.comm (the run's: its path of device data
-between ranks, as results record it), job.run (the campaign run) and
-job.point (the job's name without its round and process: match on it to
-pair kernels of one run, as matvec's Kokkos variants with the cuBLAS call
-beside them).
-
-Where a run has `processes`, a side has several results of one point in a
-round; `per_round` says which figure stands for them (their best, or their
-median) before the ratio, and a comparison without it leaves such rows out
-with a note.
-"""
+applied to its jobs' kernel results (items), each numerator paired with the
+one denominator of its round whose `match` keys agree; ratios above 1: the
+numerator is better, shown round by round and aggregated over the rounds
+(docs/campaigns.md, "Side by side on one node"; the keys: karma-batch
+--help-campaign). Beside the resolved deck's keys, a selection, match or
+label can name PAIRING_KEYS: mpi.comm is the run's path of device data
+between ranks, job.point the job's name without its round and process."""
 
 import csv
 import fnmatch
@@ -235,16 +216,13 @@ def ratio_table(spec, items):
         for side in (n, d):
             if not side["passed"]:
                 row["failed"].append(f"{side['job']} (round {side['round']})")
-    out_rows = []
-
-    for row in rows.values():  # in the order of the jobs and their kernels
+    out_rows = list(rows.values())  # in the order of the jobs and their kernels
+    for row in out_rows:
         ratios = list(row["rounds"].values())
         row["aggregates"] = {how: aggregate(ratios, how) for how in spec["aggregate"]}
-        row["rounds"] = {str(k): v for k, v in sorted(row["rounds"].items())}
-        row["values"] = {str(k): v for k, v in sorted(row["values"].items())}
-        if "comm" in row:
-            row["comm"] = {str(k): v for k, v in sorted(row["comm"].items())}
-        out_rows.append(row)
+        for key in ("rounds", "values", "comm"):
+            if key in row:
+                row[key] = {str(k): v for k, v in sorted(row[key].items())}
     rounds = sorted({int(r) for row in out_rows for r in row["rounds"]})
     return {"name": spec["name"], "title": spec.get("title") or spec["name"],
             "metric": spec["metric"], "match": spec["match"], "label": spec["label"],
