@@ -12,7 +12,7 @@ from karma_tools.campaign import campaign as campaign_mod
 from karma_tools.compare import implementations
 from karma_tools.compare import sides
 from karma_tools.results.archive import read_json
-from karma_tools.compare.compare import compare
+from karma_tools.compare.compare import compare, incomplete
 from karma_tools.results.codestatus import SourceAt
 from karma_tools.compare.text import csv_text, markdown
 from karma_tools.core import ArgumentParser, ToolError, __version__, main_wrapper, write_all
@@ -172,19 +172,17 @@ def main(argv=None):
 
     def run():
         if args.campaign:
-            if args.sets:
-                raise ToolError("--campaign compares within one campaign: give no result "
-                                "sets beside it", 2)
-            if args.aggregate == "mean":
-                raise ToolError("--aggregate mean: the ratio tables take worst, best or "
-                                "median", 2)
-            if args.energy:
-                raise ToolError("--energy: the ratio tables have no weighted mean; they show "
-                                "per-watt and energy ratios wherever both sides measured "
-                                "energy", 2)
-            if args.implementations:
-                raise ToolError("--implementations compares within result sets; a campaign's "
-                                "pairs are its compare: section's", 2)
+            for given, why in (
+                    (args.sets, "--campaign compares within one campaign: give no result "
+                     "sets beside it"),
+                    (args.aggregate == "mean", "--aggregate mean: the ratio tables take worst, "
+                     "best or median"),
+                    (args.energy, "--energy: the ratio tables have no weighted mean; they show "
+                     "per-watt and energy ratios wherever both sides measured energy"),
+                    (args.implementations, "--implementations compares within result sets; "
+                     "a campaign's pairs are its compare: section's")):
+                if given:
+                    raise ToolError(why, 2)
             return campaign_main(args)
         if args.compare_from:
             raise ToolError("--compare-from goes with --campaign", 2)
@@ -242,8 +240,7 @@ def implementations_main(args):
 def _coverage_status(result):
     """1 (with a line saying so) when a set covers less than all the
     weight: it has no mean; else 0."""
-    short = [(label, v["coverage"]) for label, v in result["summary"].items()
-             if v["coverage"] is not None and v["geometric_mean"] is None]
+    short = incomplete(result)
     for label, share in short:
         print(f"karma-compare: {label} is INCOMPLETE: it covers {share:.1%} of the weight (see "
               "Unpaired rows); no mean; exit 1", file=sys.stderr)

@@ -404,6 +404,13 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
             "within": within}
 
 
+def incomplete(result):
+    """[(label, coverage)] of the sets that pair less than all the weight:
+    they have no mean."""
+    return [(label, v["coverage"]) for label, v in result["summary"].items()
+            if v["coverage"] is not None and v["geometric_mean"] is None]
+
+
 def _records(base, others, weights_path):
     """{label: figure of record} of each other set scored with the baseline
     set as the reference machine: karma-score's pipeline (figure.score), the
@@ -468,8 +475,7 @@ def _summary(s, out_rows, energy_mean, system_nodes, base_label):
 def _entry(group, kernel, how):
     runs = [r for r in group.runs
             if kernel in r.kernels and r.kernels[kernel]["value"] is not None]
-    passed = [r for r in runs if r.passed]
-    failed = [r for r in runs if not r.passed]
+    passed, failed = [r for r in runs if r.passed], [r for r in runs if not r.passed]
     k0 = runs[0].kernels[kernel] if runs else {"units": "", "higher_is_better": True}
     use = passed or failed
     value = aggregate([r.kernels[kernel]["value"] for r in use], how, k0["higher_is_better"])
@@ -502,12 +508,10 @@ def _entry(group, kernel, how):
                            "fom_per_watt_units": measured[0]["fom_per_watt_units"] or
                            (k0["units"] + "/W" if k0["units"] else ""),
                            "joules_per_execution": figure("joules_per_execution", False)}
-    efficiency = {}
-    for key in ("fraction_of_peak_bandwidth", "fraction_of_peak_flops"):
-        fractions = [r.kernels[kernel]["efficiency"][key] for r in use
-                     if key in r.kernels[kernel]["efficiency"]]
-        if fractions:
-            efficiency[key] = aggregate(fractions, how)
+    efficiency = {key: aggregate(fractions, how)
+                  for key in ("fraction_of_peak_bandwidth", "fraction_of_peak_flops")
+                  for fractions in [[r.kernels[kernel]["efficiency"][key] for r in use
+                                     if key in r.kernels[kernel]["efficiency"]]] if fractions}
     if efficiency:
         entry["efficiency"] = efficiency
     return entry
@@ -534,15 +538,11 @@ def _energy_ratios(rows, base):
         for e in r["values"].values():
             if e is None:
                 continue
-            energy = e.get("energy")
-            per_watt = joules = None
-            if b_energy and energy and e["units"] == b["units"]:
-                per_watt = _ratio(energy["fom_per_watt"], b_energy["fom_per_watt"],
-                                  r["higher_is_better"])
-                joules = _ratio(energy["joules_per_execution"],
-                                b_energy["joules_per_execution"], False)
-            e["per_watt_ratio"] = per_watt
-            e["energy_ratio"] = joules
+            energy = e.get("energy") if b_energy and e["units"] == b["units"] else None
+            e["per_watt_ratio"] = energy and _ratio(energy["fom_per_watt"],
+                                                    b_energy["fom_per_watt"], r["higher_is_better"])
+            e["energy_ratio"] = energy and _ratio(energy["joules_per_execution"],
+                                                  b_energy["joules_per_execution"], False)
 
 
 def _per_watt_mean(rows, label):

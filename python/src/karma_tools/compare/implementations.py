@@ -1,15 +1,9 @@
 """Two implementations within one result set as the two sides of a
 comparison (karma-compare --implementations OURS:THEIRS, karma-report's
-microbenchmark section). A set's kernels of implementation THEIRS are the
-baseline, its kernels of OURS the other side, each kernel standing under
-its variant, which names the work both implementations do
-(karma-microbench's benchmark, Sum3D/serial/right/static/20x20x20; stream's
-kernel; hexgrad's layout and extents). A row of the comparison is then one
-variant of a case, its ratio OURS's figure of merit over THEIRS's: for
-karma-microbench's bandwidths, raw's time over karma's, above 1 where karma
-is faster. Both sides come from the same runs on one machine, so the
-comparison has no code status (the two run different code by design) and
-no procurement figure, and every row weighs."""
+microbenchmark section): THEIRS's kernels are the baseline, OURS's the
+other side, each under its variant, which names the work both do
+(docs/campaigns.md, "Two implementations within one set"). Both sides are
+one machine's runs: no code status, no procurement figure, every row weighs."""
 
 import copy
 

@@ -5,6 +5,7 @@ energy) and its CSV."""
 import csv
 import io
 
+from karma_tools.compare.compare import incomplete
 from karma_tools.compare.sides import head as table_head
 from karma_tools.core import md_cell, md_row
 from karma_tools.results.cases import holds_one
@@ -21,11 +22,10 @@ def markdown(result):
     labels = [s["label"] for s in result["sets"]]
     others = [label for label in labels if label != base]
     out = [_title(result), ""]
-    out.append(f"Baseline: **{base}**. Ratios above 1 are better than the baseline (a higher "
-               "figure of merit, or a lower time)" +
-               (", per node (x nodes of the baseline run / nodes of the run)" if
-                result["per_node"] else "") + f". Repeated runs: {result['aggregate']}.")
-    out.append("")
+    out += [f"Baseline: **{base}**. Ratios above 1 are better than the baseline (a higher "
+            "figure of merit, or a lower time)" +
+            (", per node (x nodes of the baseline run / nodes of the run)" if
+             result["per_node"] else "") + f". Repeated runs: {result['aggregate']}.", ""]
     within = result.get("within")
     if within:
         out += [f"Both sides are `{within['path']}`: its kernels of implementation "
@@ -34,36 +34,24 @@ def markdown(result):
     energy = _has(result, "per_watt_ratio")
     code = _has(result, "code") and not within
     if energy:
-        out.append(f"Energy, where both sides measured it: *per W* divides figures of merit "
-                   f"per watt (above 1: better per watt), *energy* divides the joules per "
-                   f"execution the other way (above 1: the set uses less energy than "
-                   f"{base}); '-' where either side has no measured energy.")
-        out.append("")
-    out += _set_table(result)
-    out += _record_markdown(result)
-    out += _mean_markdown(result, labels, base)
+        out += ["Energy, where both sides measured it: *per W* divides figures of merit per "
+                "watt (above 1: better per watt), *energy* divides the joules per execution the "
+                f"other way (above 1: the set uses less energy than {base}); '-' where either "
+                "side has no measured energy.", ""]
     figures, flag_notes = _figures_markdown(result, base, others, energy, code)
-    out += figures
-    out += _unpaired_markdown(result)
-    out += _energy_markdown(result)
+    out += _set_table(result) + _record_markdown(result) + _mean_markdown(result, labels, base)
+    out += figures + _unpaired_markdown(result) + _energy_markdown(result)
     if flag_notes:
-        out.append("## Flags")
-        out.append("")
-        out += [f"{n}. {md_cell(text)}" for n, text in enumerate(flag_notes, start=1)]
-        out.append("")
+        out += ["## Flags", ""] + [f"{n}. {md_cell(text)}" for n, text in
+                                   enumerate(flag_notes, start=1)] + [""]
     if result["notes"]:
-        out.append("## Notes")
-        out.append("")
-        out += [f"- {md_cell(n)}" for n in result["notes"]]
-        out.append("")
+        out += ["## Notes", ""] + [f"- {md_cell(n)}" for n in result["notes"]] + [""]
     return "\n".join(out)
 
 
 def _mean_markdown(result, labels, base):
     """The section of the weighted geometric mean of each set's ratios."""
-    out = []
-    out.append("## Weighted geometric mean of paired ratios (not the procurement figure)")
-    out.append("")
+    out = ["## Weighted geometric mean of paired ratios (not the procurement figure)", ""]
     system = any("system_figure" in v for v in result["summary"].values())
     per_watt = any("per_watt_geometric_mean" in v for v in result["summary"].values())
     cells = ["set", "weighted geometric mean of ratios (rounds)", "difference", "rows used",
@@ -107,9 +95,7 @@ def _mean_markdown(result, labels, base):
 
 def _figures_markdown(result, base, others, energy, code):
     """(the figures of merit table, the notes its flags point to)."""
-    out = []
-    out.append("## Figures of merit")
-    out.append("")
+    out = ["## Figures of merit", ""]
     cells = ["app", "case", "kernel", "units", "weight", base]
     for label in others:
         cells += [label, f"{label}/{base}"]
@@ -149,18 +135,14 @@ def _figures_markdown(result, base, others, energy, code):
 def _ratio_text(ratio, span):
     """A ratio with the interval its runs span, marked where that interval
     holds 1."""
-    if ratio is None:
-        return "-"
-    if span is None:
-        return f"{ratio:.3f}"
+    if ratio is None or span is None:
+        return _fmt_ratio(ratio)
     return f"{ratio:.3f} ({fmt_span(span)})" + (" ~" if holds_one(span) else "")
 
 
 def _title(result):
     """The first line: INCOMPLETE where a set pairs less than all the weight."""
-    short = [f"{label} covers {v['coverage']:.1%} of the weight"
-             for label, v in result["summary"].items()
-             if v["coverage"] is not None and v["geometric_mean"] is None]
+    short = [f"{label} covers {share:.1%} of the weight" for label, share in incomplete(result)]
     within = result.get("within")
     title = "# karma comparison" + (f" within {within['set']}: {within['ours']} against "
                                     f"{within['theirs']}" if within else "")
@@ -194,7 +176,7 @@ def _set_table(result):
     out += [md_row([s["label"], f"`{s['path']}`", s["runs"]] + [", ".join(s.get(k, [])) for k in (
         "suite_versions", "git_describe", "devices", "backends", "kokkos")])
         for s in result["sets"]]
-    out.append("")
+    out += [""]
     if result.get("suite_versions_differ"):
         versions = "; ".join(f"{s['label']} {', '.join(s['suite_versions'])}"
                              for s in result["sets"])
@@ -205,9 +187,8 @@ def _set_table(result):
 
 
 def _code_cell(e):
-    names = {"same code": "same", "code changed": "**changed**",
-             "code version unknown": "unknown"}
-    return names.get(e.get("code"), "-")
+    return {"same code": "same", "code changed": "**changed**",
+            "code version unknown": "unknown"}.get(e.get("code"), "-")
 
 
 def _unpaired_markdown(result):
@@ -292,12 +273,8 @@ def _energy_markdown(result):
 def _cell(e):
     if e is None:
         return "-"
-    text = format_value(e["value"])
-    if e["failed"]:
-        text += " FAILED"
-    if e["runs"] > 1:
-        text += f" (n={e['runs']})"
-    return text
+    return format_value(e["value"]) + (" FAILED" if e["failed"] else "") + (
+        f" (n={e['runs']})" if e["runs"] > 1 else "")
 
 
 # Columns the CSV gains when some result has energy or efficiency figures.
