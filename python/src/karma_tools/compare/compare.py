@@ -94,16 +94,13 @@ def group_runs(runs, schemas=None):
     groups = {}
     for r in runs:
         schema = (schemas or {}).get(r.app)
-        values = case_values(r, schema_defaults(schema), schema_retired(schema))
-        values["ranks"] = r.ranks
-        values["nodes"] = r.nodes
+        values = dict(case_values(r, schema_defaults(schema), schema_retired(schema)),
+                      ranks=r.ranks, nodes=r.nodes)
         # A node's host CPU runs are cases of their own beside its GPU runs.
         if r.device_kind:
             values["device"] = r.device_kind
         key = case_key(r.app, values)
-        if key not in groups:
-            groups[key] = Group(key, r.app, values)
-        groups[key].runs.append(r)
+        groups.setdefault(key, Group(key, r.app, values)).runs.append(r)
     return groups
 
 
@@ -153,20 +150,13 @@ def case_labels(groups):
     labels = {}
     for (_, stem), members in by_stem.items():
         keys = sorted({k for g in members for k in g.values} - {"device"})
-        mode = {}
-        for k in keys:
-            texts = [values_key(g.values.get(k)) for g in members]
-            # Most common; ties go to the first in order, so labels are stable.
-            mode[k] = max(texts, key=lambda t: (texts.count(t), -texts.index(t)))
+        # Most common; ties go to the first in order, so labels are stable.
+        mode = {k: max(texts, key=lambda t: (texts.count(t), -texts.index(t)))
+                for k in keys for texts in [[values_key(g.values.get(k)) for g in members]]}
         for g in members:
-            parts = []
-            for k in keys:
-                v = g.values.get(k)
-                if values_key(v) == mode[k]:
-                    continue
-                short = k.split(".")[-1]
-                parts.append(f"{v} {short}" if k in ("ranks", "nodes") else
-                             f"{short}={format_size(v)}")
+            parts = [f"{v} {k.split('.')[-1]}" if k in ("ranks", "nodes") else
+                     f"{k.split('.')[-1]}={format_size(v)}"
+                     for k in keys for v in [g.values.get(k)] if values_key(v) != mode[k]]
             label = f"{stem} ({', '.join(parts)})" if parts else stem
             labels[g.key] = f"{g.values.get('device', '?')}: {label}"
     return labels

@@ -36,9 +36,8 @@ def load_items(result_set):
         process = entry.get("process") if isinstance(entry.get("process"), int) else None
         deck.update(zip(PAIRING_KEYS, (run.ranks, run.nodes, run.comm_path, entry.get("run", ""),
                                        _point(entry["name"], process))))
-        for note in run.doc.get("notes") or []:
-            if isinstance(note, str):
-                notes.append(f"{entry['name']}: {note}")
+        notes += [f"{entry['name']}: {n}" for n in run.doc.get("notes") or []
+                  if isinstance(n, str)]
         for name, k in run.kernels.items():
             items.append({"job": entry["name"], "run": entry.get("run", ""),
                           "app": run.app, "device": run.device_kind,
@@ -61,13 +60,9 @@ def _matches(patterns, value):
 
 
 def selected(selection, item):
-    for key in ("run", "implementation", "variant", "kernel"):
-        if key in selection and not _matches(selection[key], item[key]):
-            return False
-    for key, value in (selection.get("deck") or {}).items():
-        if item["deck"].get(key) != value:
-            return False
-    return True
+    return all(_matches(selection[key], item[key]) for key in
+               ("run", "implementation", "variant", "kernel") if key in selection) and \
+        all(item["deck"].get(k) == v for k, v in (selection.get("deck") or {}).items())
 
 
 def metric_value(entry, metric):
