@@ -439,11 +439,11 @@ def _summary(s, out_rows, energy_mean, system_nodes, base_label):
         else:
             used.append((e["ratio"], r["weight"], e.get("interval") or [e["ratio"]] * 2))
     total = sum(r["weight"] for r in weighted)
-    den = sum((w for _, w, _ in used), 0.0)
-    complete = den > 0 and not excluded
+    ws = [w for _, w, _ in used]
+    den = sum(ws, 0.0)
     # Only a set that pairs every weighted row has a mean: a mean over part
     # of the weight would read as the whole.
-    ws = [w for _, w, _ in used]
+    complete = den > 0 and not excluded
     mean = figure.geomean([x for x, _, _ in used], ws) if complete else None
     span = figure.span_mean([x for _, _, x in used], ws) if complete else None
     entry = {"geometric_mean": mean, "interval": span,

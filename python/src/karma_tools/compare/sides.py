@@ -331,9 +331,7 @@ def comm_shares(kernel):
         return None
     share = [v for v in comm.get("share") or [] if is_number(v)]
     waiting = [v for v in comm.get("waiting_share") or [] if is_number(v)]
-    if not share:
-        return None
-    return max(share), max(waiting) if waiting else 0.0
+    return (max(share), max(waiting, default=0.0)) if share else None
 
 
 def _comm_text(row):
@@ -342,9 +340,7 @@ def _comm_text(row):
     rounds = list((row.get("comm") or {}).values())
     if not rounds:
         return "-"
-    share = max(r[0] for r in rounds)
-    waiting = max(r[1] for r in rounds)
-    return f"{100 * share:.0f}% (wait {100 * waiting:.0f}%)"
+    return f"{100 * max(r[0] for r in rounds):.0f}% (wait {100 * max(r[1] for r in rounds):.0f}%)"
 
 
 def _range_text(ratios):
