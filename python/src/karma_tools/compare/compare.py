@@ -28,7 +28,7 @@ class Group:
     @property
     def stem(self):
         stems = [r.deck_stem for r in self.runs]
-        return max(set(stems), key=stems.count)
+        return max(sorted(set(stems)), key=stems.count)  # ties: the first by name
 
     def kernels(self):
         return list(dict.fromkeys(k for r in self.runs for k in r.kernels))
