@@ -2,9 +2,7 @@
 command line and main (the work is karma_tools.compare's)."""
 
 import argparse
-import csv
 import fnmatch
-import io
 import json
 import os
 import re
@@ -14,116 +12,35 @@ from karma_tools.campaign import campaign as campaign_mod
 from karma_tools.compare import implementations
 from karma_tools.compare import sides
 from karma_tools.results.archive import read_json
-from karma_tools.compare.compare import compare
+from karma_tools.compare.compare import compare, incomplete
 from karma_tools.results.codestatus import SourceAt
-from karma_tools.compare.energy import campaign_energy
-from karma_tools.compare.text import blank_if_none, campaign_energy_markdown, csv_text, markdown
+from karma_tools.compare.text import csv_text, markdown
 from karma_tools.core import ArgumentParser, ToolError, __version__, main_wrapper, write_all
 from karma_tools.results import resultset
 
 
 DESCRIPTION = """\
-Compares karma results of two or more machines. Each SET is a directory (or
-one JSON file) of results, optionally labelled LABEL=DIR; the first is the
-baseline unless --baseline names another.
+Compares karma results of two or more machines. Each SET is a directory, a
+campaign, an archive or a bundle of results, optionally labelled LABEL=DIR;
+the first is the baseline unless --baseline names another.
 
-Rows: one per mini-app, case and kernel of the baseline. A case is a deck
-configuration (its values apart from the run: section) at a number of ranks;
-repeated runs of a case are aggregated (--aggregate, default median). Another
-set's runs match a case exactly, or else by the same app and the same
-non-numeric settings (layout, variant, scaling, ...), in which case what differs
-is flagged: precision, problem size, other parameters. Flags also mark failed
-verification (such runs count in no mean), a different Kokkos backend, and
-different node counts. A deck key an older result lacks is read at the
-default of the newest deck schema the sets recorded (deck.schema, from suite
-0.2.0); of several runs that could stand for a case, the one with the fewest
-differing keys is chosen. Case labels start with gpu: or host:.
+Rows: one per mini-app, case (gpu: or host:, a deck's values at a number of
+ranks) and kernel of the baseline, paired with each other set's runs exactly
+or by the same non-numeric settings (what differs is flagged). Ratio > 1:
+better than the baseline. The procurement figure of each set is
+karma-score's with the baseline as the reference (docs/score.md); the
+weighted geometric mean of paired ratios is this tool's own aggregate. A
+set that covers less than all the weight is INCOMPLETE (exit 1). Weights
+file grammar: docs/score.md; everything else, with examples:
+docs/campaigns.md ("karma-compare and karma-report").
 
-Code: a pair whose kernels' code_version differ is "code changed", one side
-without a code version, or versions of two schemes (code.scheme),
-"code version unknown". --source LABEL=REV: that set's results without code
-versions of this scheme ran the kernel source of git revision REV (of
---repo, default the repository the tool runs in): the other side's
-code.symbols are hashed there and compared with its code.source (or with
-their hash at the other side's own --source).
+--implementations OURS:THEIRS SET...: one comparison per SET of its kernels
+of implementation OURS against those of THEIRS (the baseline), paired on
+their variant (karma-microbench: --implementations karma:raw).
 
-Coverage: the summary gives the share of the weight each set covers; below
-100% the set is INCOMPLETE (the first line says so), it gets no mean, and the
-exit status is 1. Unpaired rows are listed
-with the differing key and its two values (or "no run"), and so are runs of
-other sets that no baseline row stands for ("Only in other sets").
-
-Ratio: > 1 means better than the baseline (a higher FOM, or a lower time).
---per-node multiplies each ratio by nodes(baseline run) / nodes(run). The
-summary is the weighted geometric mean of each set's ratios (weights from
---weights; by default every mini-app weighs 1, shared by its rows), and, with
---system-nodes, that mean times the set's system size over the baseline's:
-the system-level figure procurement suites such as ATS-5 use. Each ratio and
-mean carries the interval its runs span (each side's worst run against the
-other's best; the mean's bound by bound); '~' marks a ratio whose interval
-holds 1: no measurable difference.
-
-The procurement figure: for each other set, karma-score's figure of record
-(docs/score.md) with the baseline set as the reference machine (its
-reportable baseline results, as `karma-score reference` takes them) and the
-weights (--weights, else campaigns/procurement/weights.txt), in the line
-`karma-score SET --reference BASELINE` prints, made by the same code; where
-the baseline has no reportable results, or the set lacks a scored row, it
-says so instead. The weighted mean above is this tool's own
-aggregate and is named as such.
-
-Weights file: one 'PATTERN WEIGHT' per line, '#' comments. PATTERN is app,
-app/kernel or app/case/kernel (shell globs allowed). Each row takes its most
-specific pattern (the later line on a tie); a pattern's weight is shared
-equally by the rows that take it; rows no pattern covers weigh 0. A pattern
-that takes no row is an error (--allow-unmatched: a note), unless its case
-names a device kind (gpu:, host:) no baseline row ran on. Without
---weights, rows of reference programs and of vendor libraries (an
-implementation other than kokkos or mpi) weigh 0.
-
-Energy: where both sides of a ratio measured the kernel's energy
-(kernels[].energy.status "measured"), two ratios go beside the FOM ratio:
-per W, the figures of merit per watt divided as the FOMs are (above 1:
-better per watt), and energy, the baseline's joules per execution over the
-set's (above 1: the set uses less energy); '-' where either side did not
-measure it. Neither takes --per-node: the power is already the whole run's.
-An energy table lists each set's power, FOM per watt, joules per execution
-and fraction of peak bandwidth and FLOP/s where known. --energy adds the
-weighted geometric mean of the per-watt ratios (same weights, over the rows
-that have one) beside the performance mean.
-
-Output: Markdown on stdout, or files with --markdown/--csv/--json (each
-written whole or not at all). --skip-invalid leaves out files that are not
-well-formed results, each listed with its error, and compares the rest.
-
-Within one set: karma-compare --implementations OURS:THEIRS SET... compares
-two implementations of each SET with each other (karma-microbench's karma
-against its raw pointers: --implementations karma:raw), one comparison per
-SET: its kernels of implementation THEIRS are the baseline (LABEL:THEIRS),
-those of OURS the other side (LABEL:OURS), each kernel under its variant,
-which names the work both do (karma-microbench's benchmark,
-Sum3D/serial/right/static/20x20x20). The rows, ratios, repeated runs,
-intervals, flags, weights and the weighted geometric mean are as above; a
-ratio is OURS's figure of merit over THEIRS's, so for karma-microbench's
-bandwidths it is raw's time over karma's: above 1 karma is faster (the
-inverse of the karma / raw time ratios of the older Google Benchmark
-tables). Every row weighs; there is no code column (the two run different
-code by design) and no procurement figure. --csv puts every set's rows under
-one header; --json writes {"karma_compare_implementations": 1,
-"comparisons": [...]}.
-
-Within one campaign: karma-compare --campaign OUT prints the ratio tables
-that the campaign file's `compare:` section declares (OUT: the directory
-`karma-batch generate` made; see karma-batch --help-campaign): numerator
-and denominator results of the same round paired on the `match` deck keys
-(karma / BabelStream per kernel and size, Kokkos / native-cuda per layout,
-...), round by round, then the worst of the rounds (and the best or
-median, as the campaign asks; --aggregate names one instead), each table
-followed by the per-watt and energy ratios of its pairs where both sides
-measured energy. Results of schema_version 2 name each kernel's
-implementation and variant; for schema_version 1 the implementation is the
-deck's <app>.implementation when it is one string, else one a kernel name
-starts or ends with (cublas-dgemv), else kokkos."""
+--campaign OUT: the ratio tables the campaign file's `compare:` section
+declares, with per-watt and energy ratios where both sides measured energy
+(docs/campaigns.md, "Side by side on one node")."""
 
 
 EPILOG = "exit status: 0 compared; 1 a set covers less than all the weight (INCOMPLETE: no " \
@@ -137,7 +54,8 @@ def campaign_main(args):
         # The ratio tables of a campaign file edited after its jobs ran: its
         # compare: section, checked as generate checks it, on these results.
         specs = campaign_mod.load(args.compare_from, check_keys=False).compare
-    name, manifest_path, tables, notes = sides.campaign_tables(args.campaign, specs)
+    name, manifest_path, tables, notes = sides.campaign_tables(args.campaign, specs,
+                                                               args.aggregate, energy=True)
     if args.compare_from:
         ran = {j.get("run") for j in read_json(manifest_path).get("jobs") or []
                if isinstance(j, dict)}
@@ -148,50 +66,34 @@ def campaign_main(args):
                         raise ToolError(f"--compare-from {args.compare_from}: compare "
                                         f"{spec['name']}: {side}.run '{pattern}' is no run "
                                         f"of {manifest_path}", 2)
-    if args.aggregate:
-        for t in tables:
-            for row in t["rows"]:
-                ratios = list(row["rounds"].values())
-                row["aggregates"] = {args.aggregate: sides.aggregate(ratios, args.aggregate)}
-            t["aggregate"] = [args.aggregate]
     if not tables:
         raise ToolError(f"{manifest_path}: the campaign declares no comparisons (add a "
                         "`compare:` section to its campaign file and generate again)", 2)
-    energy = campaign_energy(manifest_path, tables)
     lines = [f"# karma side by side: campaign {name}", ""]
     for t in tables:  # one at a time, each with its energy pairs after it
-        lines += sides.markdown([t], "##")
-        lines += campaign_energy_markdown(t, "##")
+        lines += sides.markdown([t], "##") + sides.energy_markdown(t, "##")
     if notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
-    md = "\n".join(lines)
-    outputs = []
-    if args.markdown:
-        outputs.append((args.markdown, md + "\n"))
-    if args.json:
-        outputs.append((args.json, json.dumps({"karma_compare_campaign": 1, "campaign": name,
-                                               "manifest": manifest_path, "tables": tables,
-                                               "notes": notes}, indent=2) + "\n"))
-    if args.csv:
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["comparison", "match", "label", "numerator", "denominator", "round",
-                    "numerator_value", "denominator_value", "ratio"]
-                   + (["per_watt_ratio", "energy_ratio"] if energy else []))
-        for t in tables:
-            for row in t["rows"]:
-                for rnd, ratio in row["rounds"].items():
-                    a, b = row["values"][rnd]
-                    cells = [blank_if_none(row.get(name, {"rounds": {}})["rounds"].get(rnd))
-                             for name in ("per_watt", "energy")] if energy else []
-                    w.writerow([t["name"], json.dumps(row["match"]), json.dumps(row["label"]),
-                                row["numerator"], row["denominator"], rnd, a, b, ratio]
-                               + cells)
-        outputs.append((args.csv, buf.getvalue()))
+    doc = {"karma_compare_campaign": 1, "campaign": name, "manifest": manifest_path,
+           "tables": tables, "notes": notes}
+    return _write(args, "\n".join(lines), lambda: json.dumps(doc, indent=2) + "\n",
+                  lambda: sides.csv_text(tables), quiet=True)
+
+
+def _write(args, md, json_text, csv_text, results=(), quiet=False):
+    """Writes the outputs asked for (each whole or not at all), else the
+    Markdown on stdout; says what it wrote and left out; the exit status."""
+    outputs = [(path, text()) for path, text in ((args.markdown, lambda: md + "\n"),
+                                                 (args.csv, csv_text), (args.json, json_text))
+               if path]
     write_all(outputs)
     if not outputs:
         sys.stdout.write(md + "\n")
-    return 0
+    for path, _ in [] if quiet else outputs:
+        print(f"karma-compare: wrote {path}", file=sys.stderr)
+    for item in (x for r in results for x in r["left_out"]):
+        print(f"karma-compare: left out {item['error']}", file=sys.stderr)
+    return max([_coverage_status(r) for r in results], default=0)
 
 
 def _parse_set(text):
@@ -218,7 +120,7 @@ def parser():
     p.add_argument("--aggregate", choices=("median", "best", "mean", "worst"),
                    help="how repeated runs of a case combine (default: median; with "
                    "--campaign: the campaign's, worst unless it says)")
-    p.add_argument("--weights", metavar="FILE", help="weights of the rows (see above)")
+    p.add_argument("--weights", metavar="FILE", help="weights of the rows (grammar: docs/score.md)")
     p.add_argument("--per-node", action="store_true",
                    help="scale ratios by the node counts of the runs compared")
     p.add_argument("--system-nodes", action="append", metavar="LABEL=N",
@@ -270,19 +172,17 @@ def main(argv=None):
 
     def run():
         if args.campaign:
-            if args.sets:
-                raise ToolError("--campaign compares within one campaign: give no result "
-                                "sets beside it", 2)
-            if args.aggregate == "mean":
-                raise ToolError("--aggregate mean: the ratio tables take worst, best or "
-                                "median", 2)
-            if args.energy:
-                raise ToolError("--energy: the ratio tables have no weighted mean; they show "
-                                "per-watt and energy ratios wherever both sides measured "
-                                "energy", 2)
-            if args.implementations:
-                raise ToolError("--implementations compares within result sets; a campaign's "
-                                "pairs are its compare: section's", 2)
+            for given, why in (
+                    (args.sets, "--campaign compares within one campaign: give no result "
+                     "sets beside it"),
+                    (args.aggregate == "mean", "--aggregate mean: the ratio tables take worst, "
+                     "best or median"),
+                    (args.energy, "--energy: the ratio tables have no weighted mean; they show "
+                     "per-watt and energy ratios wherever both sides measured energy"),
+                    (args.implementations, "--implementations compares within result sets; "
+                     "a campaign's pairs are its compare: section's")):
+                if given:
+                    raise ToolError(why, 2)
             return campaign_main(args)
         if args.compare_from:
             raise ToolError("--compare-from goes with --campaign", 2)
@@ -295,36 +195,23 @@ def main(argv=None):
             raise ToolError("--repo goes with --source", 2)
         if len(args.sets) < 2:
             raise ToolError("give at least two result sets to compare", 2)
-        sets = []
-        for text in args.sets:
-            label, path = _parse_set(text)
-            sets.append(resultset.open(path, label, committed_only=args.committed_only,
-                                       skip_invalid=args.skip_invalid))
+        sets = _open_sets(args)
         sources = _sources(args.source, args.repo, [s.label for s in sets])
         nodes = _system_nodes(args.system_nodes, sets) if args.system_nodes else None
         result = compare(sets, args.baseline or sets[0].label, how=args.aggregate or "median",
                          per_node=args.per_node, weights_path=args.weights, system_nodes=nodes,
                          energy_mean=args.energy, allow_unmatched=args.allow_unmatched,
                          sources=sources)
-        md = markdown(result)
-        outputs = []
-        if args.markdown:
-            outputs.append((args.markdown, md + "\n"))
-        if args.csv:
-            outputs.append((args.csv, csv_text(result)))
-        if args.json:
-            outputs.append((args.json, json.dumps(result, indent=2) + "\n"))
-        write_all(outputs)
-        if not outputs:
-            sys.stdout.write(md + "\n")
-        else:
-            for path, _ in outputs:
-                print(f"karma-compare: wrote {path}", file=sys.stderr)
-        for item in result["left_out"]:
-            print(f"karma-compare: left out {item['error']}", file=sys.stderr)
-        return _coverage_status(result)
+        return _write(args, markdown(result), lambda: json.dumps(result, indent=2) + "\n",
+                      lambda: csv_text([result]), [result])
 
     return main_wrapper("karma-compare", run)
+
+
+def _open_sets(args):
+    return [resultset.open(path, label, committed_only=args.committed_only,
+                           skip_invalid=args.skip_invalid)
+            for label, path in map(_parse_set, args.sets)]
 
 
 def implementations_main(args):
@@ -338,34 +225,22 @@ def implementations_main(args):
                             f"set's runs (the baseline is its {theirs} kernels)", 2)
     if not args.sets:
         raise ToolError("give at least one result set whose implementations to compare", 2)
-    sets = [resultset.open(path, label, committed_only=args.committed_only,
-                           skip_invalid=args.skip_invalid)
-            for label, path in map(_parse_set, args.sets)]
+    sets = _open_sets(args)
     if len({s.label for s in sets}) < len(sets):
         raise ToolError("two result sets have the same label; name them LABEL=DIR", 2)
     results = [implementations.compare_within(s, ours, theirs, how=args.aggregate or "median",
                                               weights_path=args.weights, energy_mean=args.energy,
                                               allow_unmatched=args.allow_unmatched)
                for s in sets]
-    md, csv_out, json_out = implementations.outputs(results)
-    outputs = [(path, text) for path, text in ((args.markdown, md + "\n"), (args.csv, csv_out),
-                                               (args.json, json_out)) if path]
-    write_all(outputs)
-    if not outputs:
-        sys.stdout.write(md + "\n")
-    for path, _ in outputs:
-        print(f"karma-compare: wrote {path}", file=sys.stderr)
-    for result in results:
-        for item in result["left_out"]:
-            print(f"karma-compare: left out {item['error']}", file=sys.stderr)
-    return max(_coverage_status(r) for r in results)
+    doc = {"karma_compare_implementations": 1, "comparisons": results}
+    return _write(args, "\n\n".join(markdown(r) for r in results),
+                  lambda: json.dumps(doc, indent=2) + "\n", lambda: csv_text(results), results)
 
 
 def _coverage_status(result):
     """1 (with a line saying so) when a set covers less than all the
     weight: it has no mean; else 0."""
-    short = [(label, v["coverage"]) for label, v in result["summary"].items()
-             if v["coverage"] is not None and v["geometric_mean"] is None]
+    short = incomplete(result)
     for label, share in short:
         print(f"karma-compare: {label} is INCOMPLETE: it covers {share:.1%} of the weight (see "
               "Unpaired rows); no mean; exit 1", file=sys.stderr)

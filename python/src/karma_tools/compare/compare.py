@@ -23,40 +23,22 @@ class Group:
     """Runs of one set with the same deck values, ranks and nodes."""
 
     def __init__(self, key, app, values):
-        self.key = key
-        self.app = app
-        self.values = values
-        self.runs = []
+        self.key, self.app, self.values, self.runs = key, app, values, []
 
     @property
     def stem(self):
         stems = [r.deck_stem for r in self.runs]
-        return max(set(stems), key=stems.count)
+        return max(sorted(set(stems)), key=stems.count)  # ties: the first by name
 
     def kernels(self):
-        names = []
-        for r in self.runs:
-            for k in r.kernels:
-                if k not in names:
-                    names.append(k)
-        return names
-
-    def backends(self):
-        return sorted({r.backend for r in self.runs})
-
-    def kokkos_versions(self):
-        return sorted({r.kokkos_version for r in self.runs if not r.reference})
-
-    def devices(self):
-        return sorted({r.device for r in self.runs})
+        return list(dict.fromkeys(k for r in self.runs for k in r.kernels))
 
 
-def _flatten_default(prefix, value, out):
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _flatten_default(f"{prefix}.{k}", v, out)
-    else:
-        out[prefix] = value
+def _flat(prefix, value):
+    """{'prefix.key...': leaf} of a nested default."""
+    if not isinstance(value, dict):
+        return {prefix: value}
+    return {k: v for key, sub in value.items() for k, v in _flat(f"{prefix}.{key}", sub).items()}
 
 
 def schema_defaults(schema, prefix=""):
@@ -65,19 +47,16 @@ def schema_defaults(schema, prefix=""):
     out = {}
     properties = schema.get("properties") if isinstance(schema, dict) else None
     for key, sub in (properties if isinstance(properties, dict) else {}).items():
-        if not isinstance(sub, dict):
-            continue
         name = f"{prefix}.{key}" if prefix else key
-        if "default" in sub:
-            _flatten_default(name, sub["default"], out)
-        elif "properties" in sub:
+        if isinstance(sub, dict) and "default" in sub:
+            out.update(_flat(name, sub["default"]))
+        elif isinstance(sub, dict) and "properties" in sub:
             out.update(schema_defaults(sub, name))
     return {k: v for k, v in out.items() if not k.startswith("run.")}
 
 
 def _version_key(text):
-    parts = re.findall(r"[0-9]+", text or "")
-    return tuple(int(p) for p in parts)
+    return tuple(int(p) for p in re.findall(r"[0-9]+", text or ""))
 
 
 def suite_of(run):
@@ -115,31 +94,24 @@ def group_runs(runs, schemas=None):
     groups = {}
     for r in runs:
         schema = (schemas or {}).get(r.app)
-        values = case_values(r, schema_defaults(schema), schema_retired(schema))
-        values["ranks"] = r.ranks
-        values["nodes"] = r.nodes
+        values = dict(case_values(r, schema_defaults(schema), schema_retired(schema)),
+                      ranks=r.ranks, nodes=r.nodes)
         # A node's host CPU runs are cases of their own beside its GPU runs.
         if r.device_kind:
             values["device"] = r.device_kind
         key = case_key(r.app, values)
-        if key not in groups:
-            groups[key] = Group(key, r.app, values)
-        groups[key].runs.append(r)
+        groups.setdefault(key, Group(key, r.app, values)).runs.append(r)
     return groups
 
 
 def loose_identity(group):
     """What must agree for two cases to be compared at all: the app and its
     non-numeric settings other than precision."""
-    parts = []
-    for k, v in sorted(group.values.items()):
-        # device is matched apart: results that do not say (reference runs
-        # before it was recorded) may stand for either.
-        if k in ("ranks", "nodes", "device") or k.endswith(".precision"):
-            continue
-        if isinstance(v, (str, bool)):
-            parts.append((k, json.dumps(v)))
-    return (group.app, tuple(parts))
+    # device is matched apart: results that do not say (reference runs
+    # before it was recorded) may stand for either.
+    return (group.app, tuple((k, json.dumps(v)) for k, v in sorted(group.values.items())
+                             if k not in ("ranks", "nodes", "device")
+                             and not k.endswith(".precision") and isinstance(v, (str, bool))))
 
 
 def _same_device(a, b):
@@ -161,12 +133,8 @@ def _category(key, a, b):
 
 def differences(base, other):
     """[(category, key, baseline value, other value)] between two groups."""
-    out = []
-    for k in sorted(set(base.values) | set(other.values)):
-        a, b = base.values.get(k), other.values.get(k)
-        if a != b:
-            out.append((_category(k, a, b), k, a, b))
-    return out
+    return [(_category(k, a, b), k, a, b) for k in sorted(set(base.values) | set(other.values))
+            for a, b in [(base.values.get(k), other.values.get(k))] if a != b]
 
 
 def case_labels(groups):
@@ -182,20 +150,13 @@ def case_labels(groups):
     labels = {}
     for (_, stem), members in by_stem.items():
         keys = sorted({k for g in members for k in g.values} - {"device"})
-        mode = {}
-        for k in keys:
-            texts = [values_key(g.values.get(k)) for g in members]
-            # Most common; ties go to the first in order, so labels are stable.
-            mode[k] = max(texts, key=lambda t: (texts.count(t), -texts.index(t)))
+        # Most common; ties go to the first in order, so labels are stable.
+        mode = {k: max(texts, key=lambda t: (texts.count(t), -texts.index(t)))
+                for k in keys for texts in [[values_key(g.values.get(k)) for g in members]]}
         for g in members:
-            parts = []
-            for k in keys:
-                v = g.values.get(k)
-                if values_key(v) == mode[k]:
-                    continue
-                short = k.split(".")[-1]
-                parts.append(f"{v} {short}" if k in ("ranks", "nodes") else
-                             f"{short}={format_size(v)}")
+            parts = [f"{v} {k.split('.')[-1]}" if k in ("ranks", "nodes") else
+                     f"{k.split('.')[-1]}={format_size(v)}"
+                     for k in keys for v in [g.values.get(k)] if values_key(v) != mode[k]]
             label = f"{stem} ({', '.join(parts)})" if parts else stem
             labels[g.key] = f"{g.values.get('device', '?')}: {label}"
     return labels
@@ -213,12 +174,8 @@ def _why(diffs):
 def _closest(group, candidates):
     """(candidate, differences) with the fewest differing keys (the first
     key on a tie, so the choice is the same on every run), or (None, None)."""
-    best = None
-    for h in sorted(candidates, key=lambda h: h.key):
-        diffs = differences(group, h)
-        if best is None or len(diffs) < len(best[1]):
-            best = (h, diffs)
-    return best or (None, None)
+    pairs = [(h, differences(group, h)) for h in sorted(candidates, key=lambda h: h.key)]
+    return min(pairs, key=lambda pair: len(pair[1]), default=(None, None))
 
 
 def _match_set(s, base_groups, theirs, labels_by_key, notes):
@@ -257,23 +214,13 @@ def _eligible(rows):
     """Rows that weigh without a weights file: karma's own kernels (Kokkos
     or MPI), not a reference program's nor a vendor library's, which count
     the same work again."""
-    out = set()
-    for g, case, kernel in rows:
-        if g.values.get("reference"):
-            continue
-        impl = next((r.kernels[kernel]["implementation"] for r in g.runs
-                     if kernel in r.kernels), "kokkos")
-        if impl in ("kokkos", "mpi"):
-            out.add((g.app, case, kernel))
-    return out
+    return {(g.app, case, kernel) for g, case, kernel in rows if not g.values.get("reference")
+            and next((r.kernels[kernel]["implementation"] for r in g.runs
+                      if kernel in r.kernels), "kokkos") in ("kokkos", "mpi")}
 
 
 def _weights(base_groups, labels_by_key, weights_path, allow_unmatched, notes, every_row):
-    rows = []
-    for g in base_groups:
-        case = labels_by_key[g.key]
-        for kernel in g.kernels():
-            rows.append((g, case, kernel))
+    rows = [(g, labels_by_key[g.key], kernel) for g in base_groups for kernel in g.kernels()]
     row_ids = [(g.app, case, kernel) for g, case, kernel in rows]
     weight_rules = Weights(weights_path, sorted({g.app for g in base_groups}))
     weights, unused = weight_rules.assign(row_ids, None if every_row else _eligible(rows))
@@ -302,12 +249,9 @@ def _pair_flags(e, base_entry, diffs, per_node):
         flags.append(f"scale differs: {e['nodes']} node(s)/{e['ranks']} rank(s) vs "
                      f"{base_entry['nodes']}/{base_entry['ranks']}"
                      + ("" if per_node else " (use --per-node to compare per node)"))
-    if e["backends"] != base_entry["backends"]:
-        flags.append(f"backend differs: {'/'.join(e['backends'])} vs "
-                     f"{'/'.join(base_entry['backends'])}")
-    if e["kokkos"] != base_entry["kokkos"]:
-        flags.append(f"Kokkos differs: {'/'.join(e['kokkos'])} vs "
-                     f"{'/'.join(base_entry['kokkos'])}")
+    for key, what in (("backends", "backend"), ("kokkos", "Kokkos")):
+        if e[key] != base_entry[key]:
+            flags.append(f"{what} differs: {'/'.join(e[key])} vs {'/'.join(base_entry[key])}")
     if e["units"] != base_entry["units"]:
         flags.append(f"units differ: {e['units']} vs {base_entry['units']}")
     return flags
@@ -317,12 +261,9 @@ def _pair_ratio(e, base_entry, base_ok, hib, per_node, flags):
     if not (base_ok and e["value"] and base_entry["value"] and
             e["units"] == base_entry["units"]):
         return None
-    ratio = e["value"] / base_entry["value"] if hib else base_entry["value"] / e["value"]
     scale = base_entry["nodes"] / e["nodes"] if per_node else 1
-    ratio *= scale
-    # Values far apart (1e300 against 1e-300) overflow or underflow: no
-    # ratio, rather than a mean of infinities.
-    if not 0 < ratio < math.inf:
+    ratio = _ratio(e["value"], base_entry["value"], hib, scale)
+    if ratio is None:
         flags.append("ratio out of range: the values are too far apart")
         return None
     e["interval"] = [x * scale for x in figure.interval(e["run_values"],
@@ -441,25 +382,23 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
     _energy_ratios(out_rows, base.label)
     summary = {s.label: _summary(s, out_rows, energy_mean, system_nodes, base.label)
                for s in sets}
-    return {
-        "karma_compare": 1,
-        "karma_version": __version__,
-        "baseline": base.label,
-        "sets": [_set_entry(s) for s in sets],
-        "suite_versions_differ": len({tuple(_set_entry(s)["suite_versions"])
-                                      for s in sets}) > 1,
-        "aggregate": how,
-        "per_node": per_node,
-        "weights": weights_path,
-        "rows": out_rows,
-        "only_in_other_sets": only,
-        "summary": summary,
-        "left_out": [{"set": s.label, "path": f, "error": why}
-                     for s in sets for f, why in s.invalid],
-        "notes": notes,
-        "record": {} if within else _records(base, others, weights_path),
-        "within": within,
-    }
+    entries = [_set_entry(s) for s in sets]
+    return {"karma_compare": 1, "karma_version": __version__, "baseline": base.label,
+            "sets": entries,
+            "suite_versions_differ": len({tuple(e["suite_versions"]) for e in entries}) > 1,
+            "aggregate": how, "per_node": per_node, "weights": weights_path, "rows": out_rows,
+            "only_in_other_sets": only, "summary": summary,
+            "left_out": [{"set": s.label, "path": f, "error": why}
+                         for s in sets for f, why in s.invalid],
+            "notes": notes, "record": {} if within else _records(base, others, weights_path),
+            "within": within}
+
+
+def incomplete(result):
+    """[(label, coverage)] of the sets that pair less than all the weight:
+    they have no mean."""
+    return [(label, v["coverage"]) for label, v in result["summary"].items()
+            if v["coverage"] is not None and v["geometric_mean"] is None]
 
 
 def _records(base, others, weights_path):
@@ -500,11 +439,11 @@ def _summary(s, out_rows, energy_mean, system_nodes, base_label):
         else:
             used.append((e["ratio"], r["weight"], e.get("interval") or [e["ratio"]] * 2))
     total = sum(r["weight"] for r in weighted)
-    den = sum((w for _, w, _ in used), 0.0)
-    complete = den > 0 and not excluded
+    ws = [w for _, w, _ in used]
+    den = sum(ws, 0.0)
     # Only a set that pairs every weighted row has a mean: a mean over part
     # of the weight would read as the whole.
-    ws = [w for _, w, _ in used]
+    complete = den > 0 and not excluded
     mean = figure.geomean([x for x, _, _ in used], ws) if complete else None
     span = figure.span_mean([x for _, _, x in used], ws) if complete else None
     entry = {"geometric_mean": mean, "interval": span,
@@ -523,14 +462,10 @@ def _summary(s, out_rows, energy_mean, system_nodes, base_label):
     return entry
 
 
-# --- code versions ----------------------------------------------------------------------
-
-
 def _entry(group, kernel, how):
     runs = [r for r in group.runs
             if kernel in r.kernels and r.kernels[kernel]["value"] is not None]
-    passed = [r for r in runs if r.passed]
-    failed = [r for r in runs if not r.passed]
+    passed, failed = [r for r in runs if r.passed], [r for r in runs if not r.passed]
     k0 = runs[0].kernels[kernel] if runs else {"units": "", "higher_is_better": True}
     use = passed or failed
     value = aggregate([r.kernels[kernel]["value"] for r in use], how, k0["higher_is_better"])
@@ -545,8 +480,9 @@ def _entry(group, kernel, how):
              "runs": len(use), "failed": not passed and bool(failed),
              "run_values": sorted(r.kernels[kernel]["value"] for r in use),
              "nodes": group.values.get("nodes"), "ranks": group.values.get("ranks"),
-             "backends": group.backends(), "devices": group.devices(),
-             "kokkos": group.kokkos_versions(),
+             "backends": sorted({r.backend for r in group.runs}),
+             "devices": sorted({r.device for r in group.runs}),
+             "kokkos": sorted({r.kokkos_version for r in group.runs if not r.reference}),
              "files": [r.path for r in use], "flags": flags}
     # Energy and efficiency of the same runs, aggregated as the FOM is
     # ("best": the higher FOM per watt, the fewer joules and watts); absent
@@ -562,23 +498,22 @@ def _entry(group, kernel, how):
                            "fom_per_watt_units": measured[0]["fom_per_watt_units"] or
                            (k0["units"] + "/W" if k0["units"] else ""),
                            "joules_per_execution": figure("joules_per_execution", False)}
-    efficiency = {}
-    for key in ("fraction_of_peak_bandwidth", "fraction_of_peak_flops"):
-        fractions = [r.kernels[kernel]["efficiency"][key] for r in use
-                     if key in r.kernels[kernel]["efficiency"]]
-        if fractions:
-            efficiency[key] = aggregate(fractions, how)
+    efficiency = {key: aggregate(fractions, how)
+                  for key in ("fraction_of_peak_bandwidth", "fraction_of_peak_flops")
+                  for fractions in [[r.kernels[kernel]["efficiency"][key] for r in use
+                                     if key in r.kernels[kernel]["efficiency"]]] if fractions}
     if efficiency:
         entry["efficiency"] = efficiency
     return entry
 
 
-def _ratio(numerator, denominator, higher_is_better):
-    """numerator over denominator in the 'above 1: better' sense; None when
-    either is missing or the quotient leaves the floats."""
+def _ratio(numerator, denominator, higher_is_better, scale=1):
+    """numerator over denominator in the 'above 1: better' sense, times
+    scale; None when either is missing or the quotient leaves the floats
+    (1e300 against 1e-300: no ratio, rather than a mean of infinities)."""
     if not numerator or not denominator:
         return None
-    ratio = numerator / denominator if higher_is_better else denominator / numerator
+    ratio = (numerator / denominator if higher_is_better else denominator / numerator) * scale
     return ratio if 0 < ratio < math.inf else None
 
 
@@ -593,15 +528,11 @@ def _energy_ratios(rows, base):
         for e in r["values"].values():
             if e is None:
                 continue
-            energy = e.get("energy")
-            per_watt = joules = None
-            if b_energy and energy and e["units"] == b["units"]:
-                per_watt = _ratio(energy["fom_per_watt"], b_energy["fom_per_watt"],
-                                  r["higher_is_better"])
-                joules = _ratio(energy["joules_per_execution"],
-                                b_energy["joules_per_execution"], False)
-            e["per_watt_ratio"] = per_watt
-            e["energy_ratio"] = joules
+            energy = e.get("energy") if b_energy and e["units"] == b["units"] else None
+            e["per_watt_ratio"] = energy and _ratio(energy["fom_per_watt"],
+                                                    b_energy["fom_per_watt"], r["higher_is_better"])
+            e["energy_ratio"] = energy and _ratio(energy["joules_per_execution"],
+                                                  b_energy["joules_per_execution"], False)
 
 
 def _per_watt_mean(rows, label):
@@ -613,9 +544,3 @@ def _per_watt_mean(rows, label):
                                                       [w for _, w in used]),
             "per_watt_rows_used": len(used),
             "per_watt_weight_used": sum((w for _, w in used), 0.0)}
-
-
-# --- output -------------------------------------------------------------------------
-
-
-# --- energy in the campaign ratio tables -------------------------------------------------

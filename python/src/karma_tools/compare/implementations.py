@@ -1,23 +1,13 @@
 """Two implementations within one result set as the two sides of a
 comparison (karma-compare --implementations OURS:THEIRS, karma-report's
-microbenchmark section). A set's kernels of implementation THEIRS are the
-baseline, its kernels of OURS the other side, each kernel standing under
-its variant, which names the work both implementations do
-(karma-microbench's benchmark, Sum3D/serial/right/static/20x20x20; stream's
-kernel; hexgrad's layout and extents). A row of the comparison is then one
-variant of a case, its ratio OURS's figure of merit over THEIRS's: for
-karma-microbench's bandwidths, raw's time over karma's, above 1 where karma
-is faster. Both sides come from the same runs on one machine, so the
-comparison has no code status (the two run different code by design) and
-no procurement figure, and every row weighs."""
+microbenchmark section): THEIRS's kernels are the baseline, OURS's the
+other side, each under its variant, which names the work both do
+(docs/campaigns.md, "Two implementations within one set"). Both sides are
+one machine's runs: no code status, no procurement figure, every row weighs."""
 
 import copy
-import csv
-import io
-import json
 
 from karma_tools.compare.compare import compare
-from karma_tools.compare.text import csv_text, markdown
 from karma_tools.core import ToolError
 from karma_tools.results.resultset import ResultSet
 
@@ -76,17 +66,3 @@ def compare_within(result_set, ours, theirs, **options):
     base, other = sides(result_set, ours, theirs)
     within = {"set": result_set.label, "path": result_set.path, "ours": ours, "theirs": theirs}
     return compare([base, other], base.label, within=within, **options)
-
-
-def outputs(results):
-    """(Markdown, CSV, JSON) of one or more sets' comparisons: the
-    Markdown reports one after another, the CSV's rows under one header."""
-    md = "\n\n".join(markdown(r) for r in results)
-    lines = []
-    for r in results:
-        rows = list(csv.reader(io.StringIO(csv_text(r))))
-        lines += rows if not lines else rows[1:]
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerows(lines)
-    doc = {"karma_compare_implementations": 1, "comparisons": results}
-    return md, buf.getvalue(), json.dumps(doc, indent=2) + "\n"

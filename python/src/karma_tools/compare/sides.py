@@ -1,39 +1,23 @@
 """Side-by-side ratio tables within one campaign: the `compare:` entries
 of its campaign file (kept in OUT/campaign.json by karma-batch generate)
-applied to the results of its jobs.
+applied to its jobs' kernel results (items), each numerator paired with the
+one denominator of its round whose `match` keys agree; ratios above 1: the
+numerator is better, shown round by round and aggregated over the rounds
+(docs/campaigns.md, "Side by side on one node"; the keys: karma-batch
+--help-campaign). Beside the resolved deck's keys, a selection, match or
+label can name PAIRING_KEYS: mpi.comm is the run's path of device data
+between ranks, job.point the job's name without its round and process."""
 
-Each kernel result of each job is an item: its run, round, implementation,
-variant, kernel name, resolved deck and metric. A comparison selects
-numerator and denominator items and pairs each numerator item with the one
-denominator item of the same round whose `match` deck keys agree (and, with
-same_variant, whose variant is the same; with same_kernel, whose kernel
-name is the same). Ratios above 1 mean the numerator
-is better (numerator / denominator for rates, the inverse for times); per
-row they are shown round by round and aggregated over rounds: the worst
-(the lowest ratio), and optionally the best and the median.
-
-implementation and variant come from the kernel entries (schema_version 2)
-or, for schema_version 1 results, as results.kernel_identity infers them.
-Besides the resolved deck's keys, selections, match and label can name
-mpi.ranks, mpi.nodes and mpi.comm (the run's: its path of device data
-between ranks, as results record it), job.run (the campaign run) and
-job.point (the job's name without its round and process: match on it to
-pair kernels of one run, as matvec's Kokkos variants with the cuBLAS call
-beside them).
-
-Where a run has `processes`, a side has several results of one point in a
-round; `per_round` says which figure stands for them (their best, or their
-median) before the ratio, and a comparison without it leaves such rows out
-with a note.
-"""
-
+import csv
 import fnmatch
+import io
+import json
 import re
 import statistics
 
 from karma_tools.core import ToolError, md_row
 from karma_tools.results import resultset
-from karma_tools.results.results import format_size, format_value, is_number
+from karma_tools.results.results import format_size, format_value, is_number, kernel_energy
 from karma_tools.results.cases import holds_one, values_key
 
 # What a selection, match and label can name beside the resolved deck's keys.
@@ -52,9 +36,8 @@ def load_items(result_set):
         process = entry.get("process") if isinstance(entry.get("process"), int) else None
         deck.update(zip(PAIRING_KEYS, (run.ranks, run.nodes, run.comm_path, entry.get("run", ""),
                                        _point(entry["name"], process))))
-        for note in run.doc.get("notes") or []:
-            if isinstance(note, str):
-                notes.append(f"{entry['name']}: {note}")
+        notes += [f"{entry['name']}: {n}" for n in run.doc.get("notes") or []
+                  if isinstance(n, str)]
         for name, k in run.kernels.items():
             items.append({"job": entry["name"], "run": entry.get("run", ""),
                           "app": run.app, "device": run.device_kind,
@@ -77,13 +60,9 @@ def _matches(patterns, value):
 
 
 def selected(selection, item):
-    for key in ("run", "implementation", "variant", "kernel"):
-        if key in selection and not _matches(selection[key], item[key]):
-            return False
-    for key, value in (selection.get("deck") or {}).items():
-        if item["deck"].get(key) != value:
-            return False
-    return True
+    return all(_matches(selection[key], item[key]) for key in
+               ("run", "implementation", "variant", "kernel") if key in selection) and \
+        all(item["deck"].get(k) == v for k, v in (selection.get("deck") or {}).items())
 
 
 def metric_value(entry, metric):
@@ -232,16 +211,13 @@ def ratio_table(spec, items):
         for side in (n, d):
             if not side["passed"]:
                 row["failed"].append(f"{side['job']} (round {side['round']})")
-    out_rows = []
-
-    for row in rows.values():  # in the order of the jobs and their kernels
+    out_rows = list(rows.values())  # in the order of the jobs and their kernels
+    for row in out_rows:
         ratios = list(row["rounds"].values())
         row["aggregates"] = {how: aggregate(ratios, how) for how in spec["aggregate"]}
-        row["rounds"] = {str(k): v for k, v in sorted(row["rounds"].items())}
-        row["values"] = {str(k): v for k, v in sorted(row["values"].items())}
-        if "comm" in row:
-            row["comm"] = {str(k): v for k, v in sorted(row["comm"].items())}
-        out_rows.append(row)
+        for key in ("rounds", "values", "comm"):
+            if key in row:
+                row[key] = {str(k): v for k, v in sorted(row[key].items())}
     rounds = sorted({int(r) for row in out_rows for r in row["rounds"]})
     return {"name": spec["name"], "title": spec.get("title") or spec["name"],
             "metric": spec["metric"], "match": spec["match"], "label": spec["label"],
@@ -259,9 +235,11 @@ def open_campaign(path):
     return result_set
 
 
-def campaign_tables(path, specs=None):
+def campaign_tables(path, specs=None, how=None, energy=False):
     """(campaign name, manifest path, [tables], [notes]) of a campaign directory;
-    specs (a campaign file's compare: section, checked) replace its manifest's."""
+    specs (a campaign file's compare: section, checked) replace its manifest's,
+    how (an aggregate) the tables' own; energy adds each row's per_watt and
+    energy ratios where a pair measured energy on both sides."""
     result_set = open_campaign(path)
     manifest_path, manifest = result_set.manifest_path, result_set.manifest
     if specs is None:
@@ -275,15 +253,64 @@ def campaign_tables(path, specs=None):
         notes.insert(0, f"generated with --max-ranks-per-node {most}: the campaign's jobs of "
                      "more ranks a node were left out, and no table has their rows")
     name = (manifest.get("campaign") or {}).get("name", "?")
+    energy = energy and any(kernel_energy(item["entry"]) for item in items)
     tables = []
     for i, spec in enumerate(specs):
         try:
+            spec = dict(spec, aggregate=[how]) if how else spec
             tables.append(ratio_table(spec, items))
+            if energy:
+                _add_energy(spec, tables[-1], items)
         except (KeyError, TypeError, AttributeError, ValueError):
             raise ToolError(f"{manifest_path}: compare[{i}] is not what karma-batch generate "
                             "writes (edit the campaign and generate again rather than this "
                             "file)", 2) from None
     return name, manifest_path, tables, notes
+
+
+# --- energy: the same pairs' per-watt and energy ratios ------------------------------
+
+
+def _energy_stand_ins(items, field):
+    """The items with one energy figure standing in for the FOM: ratio_table
+    then pairs them exactly as it paired the FOMs (the pairing reads only
+    decks, rounds and names) and divides that figure in the FOM's sense (per
+    watt) or as a cost (joules)."""
+    out = []
+    for item in items:
+        energy = kernel_energy(item["entry"]) or {}
+        fom = item["entry"].get("fom") or {}
+        hib = bool(fom.get("higher_is_better", True)) if field == "fom_per_watt" else False
+        out.append(dict(item, entry={"fom": {"value": energy.get(field),
+                                             "higher_is_better": hib}}))
+    return out
+
+
+def _pair_key(row):
+    """What names a row of a ratio table (as ratio_table keys them)."""
+    return values_key([row["match"], row["label"], row["numerator"], row["denominator"]])
+
+
+def _add_energy(spec, table, items):
+    """Adds per_watt and energy ({rounds, values, higher_is_better,
+    aggregates}) to each row of a table that has a pair with measured
+    energy on both sides."""
+    by_field = {}
+    for key, field in (("per_watt", "fom_per_watt"), ("energy", "joules_per_execution")):
+        stand_in = dict(spec, metric="fom.value", higher_is_better=None)
+        pairs = ratio_table(stand_in, _energy_stand_ins(items, field))["rows"]
+        by_field[key] = {_pair_key(row): row for row in pairs}
+    if not any(by_field.values()):
+        return
+    none = {"rounds": {}, "values": {}, "higher_is_better": True,
+            "aggregates": {how: None for how in table["aggregate"]}}
+    for row in table["rows"]:
+        for name, rows in by_field.items():
+            e = rows.get(_pair_key(row))
+            row[name] = {k: e[k] for k in none} if e else dict(none)
+
+
+# --- output -------------------------------------------------------------------------
 
 
 def _selection_text(selection):
@@ -304,9 +331,7 @@ def comm_shares(kernel):
         return None
     share = [v for v in comm.get("share") or [] if is_number(v)]
     waiting = [v for v in comm.get("waiting_share") or [] if is_number(v)]
-    if not share:
-        return None
-    return max(share), max(waiting) if waiting else 0.0
+    return (max(share), max(waiting, default=0.0)) if share else None
 
 
 def _comm_text(row):
@@ -315,9 +340,7 @@ def _comm_text(row):
     rounds = list((row.get("comm") or {}).values())
     if not rounds:
         return "-"
-    share = max(r[0] for r in rounds)
-    waiting = max(r[1] for r in rounds)
-    return f"{100 * share:.0f}% (wait {100 * waiting:.0f}%)"
+    return f"{100 * max(r[0] for r in rounds):.0f}% (wait {100 * max(r[1] for r in rounds):.0f}%)"
 
 
 def _range_text(ratios):
@@ -332,6 +355,43 @@ def _range_text(ratios):
 
 def _has_comm(table):
     return any(row.get("comm") for row in table["rows"])
+
+
+def head(cells):
+    """A Markdown table's first two lines."""
+    return [md_row(cells), "|" + "---|" * len(cells)]
+
+
+def _pair_cells(row):
+    """A row's match and label values, its numerator and denominator."""
+    return [format_size(v) for v in row["match"] + row["label"]] + [
+        f"{row['numerator']} ({row['numerator_implementation']})",
+        f"{row['denominator']} ({row['denominator_implementation']})"]
+
+
+def _round_cells(figures, rounds):
+    """'a / b = ratio' of each round (as divided: for times, the
+    denominator's over the numerator's), then '-' where a round has none."""
+    cells = []
+    for r in rounds:
+        ratio = figures["rounds"].get(str(r))
+        if ratio is None:
+            cells.append("-")
+            continue
+        a, b = figures["values"][str(r)]
+        if not figures["higher_is_better"]:
+            a, b = b, a
+        cells.append(f"{format_value(a)} / {format_value(b)} = {ratio:.3f}")
+    return cells
+
+
+def _aggregate_cells(figures, table):
+    aggregates = [figures["aggregates"].get(how) for how in table["aggregate"]]
+    return ["-" if x is None else f"**{x:.3f}**" for x in aggregates]
+
+
+def _key_heads(t):
+    return [k.split(".")[-1] for k in t["match"] + t["label"]] + ["numerator", "denominator"]
 
 
 def markdown(tables, heading="###"):
@@ -354,29 +414,13 @@ def markdown(tables, heading="###"):
         if not t["rows"]:
             out += ["No pairs." + (" " + "; ".join(t["notes"][:4]) if t["notes"] else ""), ""]
             continue
-        keys = t["match"] + t["label"]
-        head = [k.split(".")[-1] for k in keys] + ["numerator", "denominator"] + \
-            [f"r{r}" for r in t["rounds"]] + ["range"] + \
-            [f"**{how}**" for how in t["aggregate"]] + \
-            (["comm share (wait)"] if _has_comm(t) else [])
-        out.append("| " + " | ".join(head) + " |")
-        out.append("|" + "---|" * len(head))
+        out += head(_key_heads(t) + [f"r{r}" for r in t["rounds"]] + ["range"]
+                    + [f"**{how}**" for how in t["aggregate"]]
+                    + (["comm share (wait)"] if _has_comm(t) else []))
         for row in t["rows"]:
-            cells = [format_size(v) for v in row["match"] + row["label"]]
-            cells += [f"{row['numerator']} ({row['numerator_implementation']})",
-                      f"{row['denominator']} ({row['denominator_implementation']})"]
-            for r in t["rounds"]:
-                ratio = row["rounds"].get(str(r))
-                if ratio is None:
-                    cells.append("-")
-                else:
-                    a, b = row["values"][str(r)]
-                    if not row["higher_is_better"]:
-                        a, b = b, a  # times: the denominator's over the numerator's
-                    cells.append(f"{format_value(a)} / {format_value(b)} = {ratio:.3f}")
+            cells = _pair_cells(row) + _round_cells(row, t["rounds"])
             cells.append(_range_text(list(row["rounds"].values())))
-            cells += ["-" if row["aggregates"][how] is None else
-                      f"**{row['aggregates'][how]:.3f}**" for how in t["aggregate"]]
+            cells += _aggregate_cells(row, t)
             if row["failed"]:
                 cells[-1] += " (verification FAILED: " + ", ".join(row["failed"][:3]) + ")"
             if _has_comm(t):
@@ -389,3 +433,42 @@ def markdown(tables, heading="###"):
                 out.append(f"- ... and {len(t['notes']) - 10} more")
             out.append("")
     return out
+
+
+def energy_markdown(t, heading):
+    """The per-watt and energy ratios of one table's pairs, laid out as the
+    FOM table is: one line per pair and ratio."""
+    if not t["rows"] or "per_watt" not in t["rows"][0]:
+        return []
+    out = [f"{heading}# {t['title']}: energy", "",
+           "The same pairs, round by round, where both sides measured energy: *per W* "
+           "divides figures of merit per watt (above 1: the numerator is better per watt), "
+           "*energy* the denominator's joules per execution by the numerator's (above 1: "
+           "the numerator uses less energy); '-' where either side did not measure it.", ""]
+    out += head(_key_heads(t) + ["ratio"] + [f"r{r}" for r in t["rounds"]]
+                + [f"**{how}**" for how in t["aggregate"]])
+    for row in t["rows"]:
+        for name, text in (("per_watt", "per W"), ("energy", "energy")):
+            out.append(md_row(_pair_cells(row) + [text] + _round_cells(row[name], t["rounds"])
+                              + _aggregate_cells(row[name], t)))
+    return out + [""]
+
+
+def csv_text(tables):
+    """One CSV row per table, pair and round; the per-watt and energy
+    ratios where some pair measured energy."""
+    energy = any("per_watt" in row for t in tables for row in t["rows"])
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["comparison", "match", "label", "numerator", "denominator", "round",
+                "numerator_value", "denominator_value", "ratio"]
+               + (["per_watt_ratio", "energy_ratio"] if energy else []))
+    for t in tables:
+        for row in t["rows"]:
+            for rnd, ratio in row["rounds"].items():
+                ratios = [row.get(name, {"rounds": {}})["rounds"].get(rnd)
+                          for name in ("per_watt", "energy")] if energy else []
+                w.writerow([t["name"], json.dumps(row["match"]), json.dumps(row["label"]),
+                            row["numerator"], row["denominator"], rnd, *row["values"][rnd],
+                            ratio] + ["" if x is None else x for x in ratios])
+    return buf.getvalue()

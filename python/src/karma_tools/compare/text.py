@@ -1,14 +1,16 @@
 """karma-compare's texts: the Markdown report of a comparison (its cases
 side by side, ratios with the interval their rounds span, code versions,
-energy), its CSV, and the Markdown of a campaign's energy tables."""
+energy) and its CSV."""
 
 import csv
 import io
 
+from karma_tools.compare.compare import incomplete
+from karma_tools.compare.sides import head as table_head
 from karma_tools.core import md_cell, md_row
 from karma_tools.results.cases import holds_one
-from karma_tools.results.results import format_size, format_value
-from karma_tools.score.score import record_line
+from karma_tools.results.results import format_value
+from karma_tools.score.score import fmt_span, record_line
 
 
 def _fmt_ratio(r):
@@ -20,11 +22,10 @@ def markdown(result):
     labels = [s["label"] for s in result["sets"]]
     others = [label for label in labels if label != base]
     out = [_title(result), ""]
-    out.append(f"Baseline: **{base}**. Ratios above 1 are better than the baseline (a higher "
-               "figure of merit, or a lower time)" +
-               (", per node (x nodes of the baseline run / nodes of the run)" if
-                result["per_node"] else "") + f". Repeated runs: {result['aggregate']}.")
-    out.append("")
+    out += [f"Baseline: **{base}**. Ratios above 1 are better than the baseline (a higher "
+            "figure of merit, or a lower time)" +
+            (", per node (x nodes of the baseline run / nodes of the run)" if
+             result["per_node"] else "") + f". Repeated runs: {result['aggregate']}.", ""]
     within = result.get("within")
     if within:
         out += [f"Both sides are `{within['path']}`: its kernels of implementation "
@@ -33,62 +34,46 @@ def markdown(result):
     energy = _has(result, "per_watt_ratio")
     code = _has(result, "code") and not within
     if energy:
-        out.append(f"Energy, where both sides measured it: *per W* divides figures of merit "
-                   f"per watt (above 1: better per watt), *energy* divides the joules per "
-                   f"execution the other way (above 1: the set uses less energy than "
-                   f"{base}); '-' where either side has no measured energy.")
-        out.append("")
-    out += _set_table(result)
-    out += _record_markdown(result)
-    out += _mean_markdown(result, labels, base)
+        out += ["Energy, where both sides measured it: *per W* divides figures of merit per "
+                "watt (above 1: better per watt), *energy* divides the joules per execution the "
+                f"other way (above 1: the set uses less energy than {base}); '-' where either "
+                "side has no measured energy.", ""]
     figures, flag_notes = _figures_markdown(result, base, others, energy, code)
-    out += figures
-    out += _unpaired_markdown(result)
-    out += _energy_markdown(result)
+    out += _set_table(result) + _record_markdown(result) + _mean_markdown(result, labels, base)
+    out += figures + _unpaired_markdown(result) + _energy_markdown(result)
     if flag_notes:
-        out.append("## Flags")
-        out.append("")
-        out += [f"{n}. {md_cell(text)}" for n, text in enumerate(flag_notes, start=1)]
-        out.append("")
+        out += ["## Flags", ""] + [f"{n}. {md_cell(text)}" for n, text in
+                                   enumerate(flag_notes, start=1)] + [""]
     if result["notes"]:
-        out.append("## Notes")
-        out.append("")
-        out += [f"- {md_cell(n)}" for n in result["notes"]]
-        out.append("")
+        out += ["## Notes", ""] + [f"- {md_cell(n)}" for n in result["notes"]] + [""]
     return "\n".join(out)
 
 
 def _mean_markdown(result, labels, base):
     """The section of the weighted geometric mean of each set's ratios."""
-    out = []
-    out.append("## Weighted geometric mean of paired ratios (not the procurement figure)")
-    out.append("")
+    out = ["## Weighted geometric mean of paired ratios (not the procurement figure)", ""]
     system = any("system_figure" in v for v in result["summary"].values())
     per_watt = any("per_watt_geometric_mean" in v for v in result["summary"].values())
-    head = "| set | weighted geometric mean of ratios (rounds) | difference | rows used | " \
-        "weight covered |"
-    sep = "|---|---|---|---|---|"
+    cells = ["set", "weighted geometric mean of ratios (rounds)", "difference", "rows used",
+             "weight covered"]
     if per_watt:
-        head += " weighted geometric mean of per-watt ratios | rows used (per W) |"
-        sep += "---|---|"
+        cells += ["weighted geometric mean of per-watt ratios", "rows used (per W)"]
     if system:
-        head += " system nodes | system figure |"
-        sep += "---|---|"
-    out += [head, sep]
+        cells += ["system nodes", "system figure"]
+    out += table_head(cells)
     for label in labels:
         v = result["summary"][label]
         mean = "INCOMPLETE" if v["geometric_mean"] is None else \
             _ratio_text(v["geometric_mean"], v["interval"] if label != base else None)
         covered = "-" if v.get("coverage") is None else f"{v['coverage']:.1%}"
-        line = f"| {label} | {mean} | {v.get('difference') or '-'} | {v['rows_used']} of " \
-            f"{v['rows_weighted']} | {covered} |"
+        cells = [label, mean, v.get("difference") or "-",
+                 f"{v['rows_used']} of {v['rows_weighted']}", covered]
         if per_watt:
             pw = v["per_watt_geometric_mean"] if v["geometric_mean"] is not None else None
-            line += f" {_fmt_ratio(pw)} | {v['per_watt_rows_used']} of {v['rows_weighted']} |"
+            cells += [_fmt_ratio(pw), f"{v['per_watt_rows_used']} of {v['rows_weighted']}"]
         if system:
-            fig = "-" if v.get("system_figure") is None else f"{v['system_figure']:.3f}"
-            line += f" {v.get('system_nodes')} | {fig} |"
-        out.append(line)
+            cells += [v.get("system_nodes"), _fmt_ratio(v.get("system_figure"))]
+        out.append(md_row(cells))
     out.append("")
     weights = f"`{result['weights']}`" if result["weights"] else \
         "every mini-app weighs 1, shared equally by its rows"
@@ -110,23 +95,15 @@ def _mean_markdown(result, labels, base):
 
 def _figures_markdown(result, base, others, energy, code):
     """(the figures of merit table, the notes its flags point to)."""
-    out = []
-    out.append("## Figures of merit")
-    out.append("")
-    head = "| app | case | kernel | units | weight | " + base + " |"
-    sep = "|---|---|---|---|---|---|"
+    out = ["## Figures of merit", ""]
+    cells = ["app", "case", "kernel", "units", "weight", base]
     for label in others:
-        head += f" {label} | {label}/{base} |"
-        sep += "---|---|"
+        cells += [label, f"{label}/{base}"]
         if energy:
-            head += f" {label}/{base} per W | {label}/{base} energy |"
-            sep += "---|---|"
+            cells += [f"{label}/{base} per W", f"{label}/{base} energy"]
         if code:
-            head += f" {label} code |"
-            sep += "---|"
-    head += " flags |"
-    sep += "---|"
-    out += [head, sep]
+            cells.append(f"{label} code")
+    out += table_head(cells + ["flags"])
     flag_notes = []
     for r in result["rows"]:
         b = r["values"][base]
@@ -158,19 +135,14 @@ def _figures_markdown(result, base, others, energy, code):
 def _ratio_text(ratio, span):
     """A ratio with the interval its runs span, marked where that interval
     holds 1."""
-    if ratio is None:
-        return "-"
-    if span is None:
-        return f"{ratio:.3f}"
-    same = " ~" if holds_one(span) else ""
-    return f"{ratio:.3f} ({span[0]:.3f}-{span[1]:.3f}){same}"
+    if ratio is None or span is None:
+        return _fmt_ratio(ratio)
+    return f"{ratio:.3f} ({fmt_span(span)})" + (" ~" if holds_one(span) else "")
 
 
 def _title(result):
     """The first line: INCOMPLETE where a set pairs less than all the weight."""
-    short = [f"{label} covers {v['coverage']:.1%} of the weight"
-             for label, v in result["summary"].items()
-             if v["coverage"] is not None and v["geometric_mean"] is None]
+    short = [f"{label} covers {share:.1%} of the weight" for label, share in incomplete(result)]
     within = result.get("within")
     title = "# karma comparison" + (f" within {within['set']}: {within['ours']} against "
                                     f"{within['theirs']}" if within else "")
@@ -199,14 +171,12 @@ def _record_markdown(result):
 def _set_table(result):
     """Each set: where, how many runs, which suite (version, git describe),
     devices and Kokkos; a warning line when the suite versions differ."""
-    out = ["| set | path | runs | suite | git | devices | Kokkos backend | Kokkos |",
-           "|---|---|---|---|---|---|---|---|"]
-    for s in result["sets"]:
-        out.append(f"| {s['label']} | `{s['path']}` | {s['runs']} | "
-                   f"{', '.join(s.get('suite_versions', []))} | "
-                   f"{', '.join(s.get('git_describe', []))} | {', '.join(s['devices'])} | "
-                   f"{', '.join(s['backends'])} | {', '.join(s['kokkos'])} |")
-    out.append("")
+    out = table_head(["set", "path", "runs", "suite", "git", "devices", "Kokkos backend",
+                      "Kokkos"])
+    out += [md_row([s["label"], f"`{s['path']}`", s["runs"]] + [", ".join(s.get(k, [])) for k in (
+        "suite_versions", "git_describe", "devices", "backends", "kokkos")])
+        for s in result["sets"]]
+    out += [""]
     if result.get("suite_versions_differ"):
         versions = "; ".join(f"{s['label']} {', '.join(s['suite_versions'])}"
                              for s in result["sets"])
@@ -217,9 +187,8 @@ def _set_table(result):
 
 
 def _code_cell(e):
-    names = {"same code": "same", "code changed": "**changed**",
-             "code version unknown": "unknown"}
-    return names.get(e.get("code"), "-")
+    return {"same code": "same", "code changed": "**changed**",
+            "code version unknown": "unknown"}.get(e.get("code"), "-")
 
 
 def _unpaired_markdown(result):
@@ -231,19 +200,19 @@ def _unpaired_markdown(result):
     if unpaired:
         out += ["## Unpaired rows", "",
                 "Baseline rows a set has no run for: the reason is the key and the two "
-                "values of the closest run of that set (baseline vs set), or no run.", "",
-                "| set | app | case | kernel | weight | reason |", "|---|---|---|---|---|---|"]
-        out += [f"| {md_cell(label)} | {r['app']} | {md_cell(r['case'])} | {r['kernel']} | "
-                f"{r['weight']:.3g} | {md_cell(why)} |" for label, r, why in unpaired]
+                "values of the closest run of that set (baseline vs set), or no run.", ""]
+        out += table_head(["set", "app", "case", "kernel", "weight", "reason"])
+        out += [md_row([label, r["app"], r["case"], r["kernel"], f"{r['weight']:.3g}", why])
+                for label, r, why in unpaired]
         out.append("")
     only = result.get("only_in_other_sets") or []
     if only:
         out += ["## Only in other sets", "",
                 "Runs of a set that no baseline row stands for: the reason is the key and "
-                "the two values of the closest baseline case (set vs baseline).", "",
-                "| set | app | case | kernel | value | reason |", "|---|---|---|---|---|---|"]
-        out += [f"| {md_cell(o['set'])} | {o['app']} | {md_cell(o['case'])} | {o['kernel']} | "
-                f"{md_cell(_cell(o))} {o['units']} | {md_cell(o['reason'])} |" for o in only]
+                "the two values of the closest baseline case (set vs baseline).", ""]
+        out += table_head(["set", "app", "case", "kernel", "value", "reason"])
+        out += [md_row([o["set"], o["app"], o["case"], o["kernel"], f"{_cell(o)} {o['units']}",
+                        o["reason"]]) for o in only]
         out.append("")
     left = result.get("left_out") or []
     if left:
@@ -281,7 +250,7 @@ def _energy_markdown(result):
         out += ["Average power over each kernel's energy window (all ranks' counters), its "
                 "figure of merit per watt and the energy of one execution, aggregated over "
                 f"repeated runs as the figures of merit are ({result['aggregate']}).", ""]
-    out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += table_head(head)
     for r in result["rows"]:
         for s in result["sets"]:
             e = r["values"].get(s["label"])
@@ -304,12 +273,8 @@ def _energy_markdown(result):
 def _cell(e):
     if e is None:
         return "-"
-    text = format_value(e["value"])
-    if e["failed"]:
-        text += " FAILED"
-    if e["runs"] > 1:
-        text += f" (n={e['runs']})"
-    return text
+    return format_value(e["value"]) + (" FAILED" if e["failed"] else "") + (
+        f" (n={e['runs']})" if e["runs"] > 1 else "")
 
 
 # Columns the CSV gains when some result has energy or efficiency figures.
@@ -317,93 +282,53 @@ ENERGY_COLUMNS = ["average_power_W", "fom_per_watt", "joules_per_execution", "pe
                   "energy_ratio", "fraction_of_peak_bandwidth", "fraction_of_peak_flops"]
 
 
-def blank_if_none(value):
-    return "" if value is None else value
-
-
-def csv_text(result):
+def csv_text(results):
+    """One or more comparisons' rows under one header (csv writes None as
+    an empty cell)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    extra = _has(result, "energy") or _has(result, "efficiency")
+    extra = any(_has(r, "energy") or _has(r, "efficiency") for r in results)
     w.writerow(["app", "case", "kernel", "units", "higher_is_better", "weight", "set", "value",
                 "ratio", "runs", "nodes", "ranks", "verification", "flags", "code"]
                + (ENERGY_COLUMNS if extra else []))
     blanks = [""] * len(ENERGY_COLUMNS) if extra else []
+    for result in results:
+        _csv_rows(w, result, extra, blanks)
+    return buf.getvalue()
+
+
+def _csv_rows(w, result, extra, blanks):
     for r in result["rows"]:
+        row = [r["app"], r["case"], r["kernel"], r["units"], int(r["higher_is_better"]),
+               r["weight"]]
         for s in result["sets"]:
             e = r["values"].get(s["label"])
             if e is None:
                 why = (r.get("unpaired") or {}).get(s["label"], "no run")
-                w.writerow([r["app"], r["case"], r["kernel"], r["units"],
-                            int(r["higher_is_better"]), r["weight"], s["label"], "", "", 0, "",
-                            "", "missing", f"unpaired: {why}", ""] + blanks)
+                w.writerow(row + [s["label"], "", "", 0, "", "", "missing", f"unpaired: {why}",
+                                  ""] + blanks)
                 continue
-            cells = []
-            if extra:
-                m, f = e.get("energy") or {}, e.get("efficiency") or {}
-                cells = [blank_if_none(x) for x in (
-                    m.get("average_power_W"), m.get("fom_per_watt"),
-                    m.get("joules_per_execution"), e.get("per_watt_ratio"),
-                    e.get("energy_ratio"), f.get("fraction_of_peak_bandwidth"),
-                    f.get("fraction_of_peak_flops"))]
-            w.writerow([r["app"], r["case"], r["kernel"], r["units"], int(r["higher_is_better"]),
-                        r["weight"], s["label"], e["value"],
-                        "" if e["ratio"] is None else e["ratio"], e["runs"], e["nodes"],
-                        e["ranks"], "FAILED" if e["failed"] else "PASSED", "; ".join(e["flags"]),
-                        e.get("code") or ""] + cells)
+            m, f = e.get("energy") or {}, e.get("efficiency") or {}
+            cells = [m.get("average_power_W"), m.get("fom_per_watt"),
+                     m.get("joules_per_execution"), e.get("per_watt_ratio"),
+                     e.get("energy_ratio"), f.get("fraction_of_peak_bandwidth"),
+                     f.get("fraction_of_peak_flops")] if extra else []
+            w.writerow(row + [s["label"], e["value"], e["ratio"], e["runs"], e["nodes"],
+                              e["ranks"], "FAILED" if e["failed"] else "PASSED",
+                              "; ".join(e["flags"]), e.get("code") or ""] + cells)
     for o in result.get("only_in_other_sets") or []:
         w.writerow([o["app"], o["case"], o["kernel"], o["units"], int(o["higher_is_better"]),
-                    0, o["set"], blank_if_none(o["value"]), "", o["runs"], "", "",
+                    0, o["set"], o["value"], "", o["runs"], "", "",
                     "FAILED" if o["failed"] else "PASSED",
                     f"only in {o['set']}: {o['reason']}", ""] + blanks)
-    for s in result["sets"]:
-        v = result["summary"][s["label"]]
-        w.writerow(["*", "*", "weighted geometric mean", "ratio", 1, v["weight_used"],
-                    s["label"], "", "" if v["geometric_mean"] is None else v["geometric_mean"],
-                    v["rows_used"], v.get("system_nodes", ""), "", "",
-                    f"weight covered {blank_if_none(v.get('coverage'))}", ""] + blanks)
-    for s in result["sets"]:
-        v = result["summary"][s["label"]]
+    summaries = [(s["label"], result["summary"][s["label"]]) for s in result["sets"]]
+    for label, v in summaries:
+        covered = "" if v.get("coverage") is None else v["coverage"]
+        w.writerow(["*", "*", "weighted geometric mean", "ratio", 1, v["weight_used"], label, "",
+                    v["geometric_mean"], v["rows_used"], v.get("system_nodes", ""), "", "",
+                    f"weight covered {covered}", ""] + blanks)
+    for label, v in summaries:
         if "per_watt_geometric_mean" in v:
             w.writerow(["*", "*", "weighted geometric mean per watt", "ratio", 1,
-                        v["per_watt_weight_used"], s["label"], "",
-                        blank_if_none(v["per_watt_geometric_mean"]), v["per_watt_rows_used"],
-                        "", "", "", "", ""] + blanks)
-    return buf.getvalue()
-
-
-def campaign_energy_markdown(t, heading):
-    """The per-watt and energy ratios of one table's pairs, laid out as the
-    FOM table is: one line per pair and ratio."""
-    if not t["rows"] or "per_watt" not in t["rows"][0]:
-        return []
-    out = [f"{heading}# {t['title']}: energy", "",
-           "The same pairs, round by round, where both sides measured energy: *per W* "
-           "divides figures of merit per watt (above 1: the numerator is better per watt), "
-           "*energy* the denominator's joules per execution by the numerator's (above 1: "
-           "the numerator uses less energy); '-' where either side did not measure it.", ""]
-    keys = t["match"] + t["label"]
-    head = [k.split(".")[-1] for k in keys] + ["numerator", "denominator", "ratio"] + \
-        [f"r{r}" for r in t["rounds"]] + [f"**{how}**" for how in t["aggregate"]]
-    out.append("| " + " | ".join(head) + " |")
-    out.append("|" + "---|" * len(head))
-    for row in t["rows"]:
-        for name, text in (("per_watt", "per W"), ("energy", "energy")):
-            figures = row[name]
-            cells = [format_size(v) for v in row["match"] + row["label"]]
-            cells += [f"{row['numerator']} ({row['numerator_implementation']})",
-                      f"{row['denominator']} ({row['denominator_implementation']})", text]
-            for r in t["rounds"]:
-                ratio = figures["rounds"].get(str(r))
-                if ratio is None:
-                    cells.append("-")
-                    continue
-                a, b = figures["values"][str(r)]
-                if not figures["higher_is_better"]:
-                    a, b = b, a  # shown as divided: the denominator's over the numerator's
-                cells.append(f"{format_value(a)} / {format_value(b)} = {ratio:.3f}")
-            aggregates = [figures["aggregates"].get(how) for how in t["aggregate"]]
-            cells += ["-" if x is None else f"**{x:.3f}**" for x in aggregates]
-            out.append(md_row(cells))
-    out.append("")
-    return out
+                        v["per_watt_weight_used"], label, "", v["per_watt_geometric_mean"],
+                        v["per_watt_rows_used"], "", "", "", "", ""] + blanks)
