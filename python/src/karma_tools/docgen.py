@@ -7,7 +7,10 @@
   and the names in its description), from the mini-apps in miniapps/ that
   take decks (core.miniapps_with_decks): first, so that the page shows them.
 - The deck table of each mini-app's README (miniapps/<app>/README.md), between
-  the lines BEGIN and END below, from `karma-<app> --help=json`.
+  the lines BEGIN and END below, from `karma-<app> --help=json`; in a checkout
+  of the tools' sources, that schema itself as the tools' package data
+  (data/apps/head/<app>.json), from which they read decks without the
+  mini-apps.
 
 --check compares instead of writing: exit 1, one line per stale file naming
 it and its first differing line. Otherwise every file that differs is
@@ -32,6 +35,9 @@ RESULTS_DOC = "docs/results-format.md"
 SCHEMA = "results.schema.json"
 # Where the schema lives in the repository, for the page's link.
 SCHEMA_IN_REPO = "python/src/karma_tools/schemas/results.schema.json"
+# The mini-apps' deck schemas as the tools read them (campaign/deck.py).
+TOOLS_IN_REPO = "python/src/karma_tools"
+DECKS_IN_REPO = TOOLS_IN_REPO + "/data/apps/head"
 
 
 # The results schema's `app`: the mini-apps of the checkout.
@@ -384,7 +390,11 @@ def wanted(args, root):
             if text is None:
                 raise ToolError(f"{readme}: missing", 2)
             exe = executable(app, args.bin_dir)
-            out[readme] = with_table(readme, text, deck_table(app, deck_schema(exe), exe))
+            schema = deck_schema(exe)
+            out[readme] = with_table(readme, text, deck_table(app, schema, exe))
+            if os.path.isdir(os.path.join(root, TOOLS_IN_REPO)):  # the tools' sources too
+                out[os.path.join(root, DECKS_IN_REPO, f"{app}.json")] = \
+                    json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
     return out
 
 

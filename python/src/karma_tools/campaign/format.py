@@ -162,6 +162,12 @@ def unique_name(check, node, path, seen):
     return name
 
 
+def selection_item(node, i):
+    """The node of a list's i-th entry; the node itself where one value
+    stands for the list."""
+    return node.value[i] if isinstance(node.value, list) else node
+
+
 def glob_list(check, node, path):
     values = check.strings(node, path)
     if not values:

@@ -11,7 +11,8 @@ def parse(argv):
     p = ArgumentParser(
         prog=PROGRAM, description="Writes the generated parts of karma's documentation: "
         f"{RESULTS_DOC} from the results schema, and the deck table of each "
-        "miniapps/<app>/README.md from karma-<app> --help=json.",
+        "miniapps/<app>/README.md and the tools' copy of each deck schema "
+        "(karma_tools/data/apps/head/<app>.json) from karma-<app> --help=json.",
         epilog="exit codes: 0 written or up to date, 1 stale (--check), 2 bad input, "
         "3 a mini-app that cannot be run or a file that cannot be written")
     p.add_argument("--check", action="store_true",
@@ -24,7 +25,7 @@ def parse(argv):
     p.add_argument("--root", metavar="DIR",
                    help="the karma checkout (default: the one that holds the current folder)")
     p.add_argument("--only", choices=("results", "decks"),
-                   help="only the results format, or only the deck tables")
+                   help="only the results format, or only the deck tables and schemas")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return p.parse_args(argv)
 
@@ -47,6 +48,8 @@ def run(argv):
         if changed:
             print(f"{PROGRAM}: run {PROGRAM} to write them", file=sys.stderr)
         return 1 if changed else 0
+    for path in changed:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
     write_all(changed.items())  # every stale file, or none
     for path in changed:
         print(f"{PROGRAM}: wrote {os.path.relpath(path, root)}")
