@@ -48,41 +48,26 @@ def generate(campaign, output, scheduler, var, bin_dir, max_ranks_per_node, no_k
         entries = []
         for job in camp.jobs:
             script = os.path.join("jobs", job.name + SUFFIX[scheduler])
-            text = jobs.render(job, camp, scheduler, os.path.join(tools, "karma-envcapture"),
-                               os.path.join(tools, "karma-batch"))
             with open(os.path.join(staging, script), "w", encoding="utf-8") as f:
-                f.write(text)
+                f.write(jobs.render(job, camp, scheduler, os.path.join(tools, "karma-envcapture"),
+                                    os.path.join(tools, "karma-batch")))
             os.chmod(os.path.join(staging, script), 0o755)
-            entry = job.as_dict()
-            entry.update(script=script, job_id=None, submitted=None,
-                         results_file=jobs.results_file(job))
-            entries.append(entry)
-        manifest = {
-            "karma_batch_manifest": 1,
-            "karma_version": __version__,
-            "generated": now_text(),
-            # Where the job scripts write (they hold absolute paths): submit
-            # refuses a directory moved since.
-            "generated_in": out,
-            "scheduler": scheduler,
-            "campaign": {"name": camp.name, "path": camp.path, "sha256": camp.sha256},
-            "results_dir": camp.results_dir,
-            "round_order": camp.round_order,
-            "max_ranks_per_node": max_ranks_per_node,
-            "variables": camp.variables,
-            "compare": camp.compare,
-            "jobs": entries,
-        }
+            entries.append(dict(job.as_dict(), script=script, job_id=None, submitted=None,
+                                results_file=jobs.results_file(job)))
+        # generated_in: where the job scripts write (they hold absolute
+        # paths); submit refuses a directory moved since.
+        manifest = {"karma_batch_manifest": 1, "karma_version": __version__,
+                    "generated": now_text(), "generated_in": out, "scheduler": scheduler,
+                    "campaign": {"name": camp.name, "path": camp.path, "sha256": camp.sha256},
+                    "results_dir": camp.results_dir, "round_order": camp.round_order,
+                    "max_ranks_per_node": max_ranks_per_node, "variables": camp.variables,
+                    "compare": camp.compare, "jobs": entries}
         with open(os.path.join(staging, MANIFEST), "w", encoding="utf-8") as f:
-            json.dump(stored_paths(out, manifest), f, indent=2)
-            f.write("\n")
+            f.write(json.dumps(stored_paths(out, manifest), indent=2) + "\n")
         if os.path.exists(out):
-            aside = staging + ".old"
-            os.rename(out, aside)
-            os.rename(staging, out)
-            shutil.rmtree(aside, ignore_errors=True)
-        else:
-            os.rename(staging, out)
+            os.rename(out, staging + ".old")
+        os.rename(staging, out)
+        shutil.rmtree(staging + ".old", ignore_errors=True)
     except OSError as e:
         shutil.rmtree(staging, ignore_errors=True)
         raise unwritable(out, e, f"the job scripts under {out}") from None
