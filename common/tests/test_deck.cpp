@@ -580,6 +580,7 @@ TEST(DeckJsonSchema, EveryKeyWithItsTypeDefaultRangeAndMeaning) {
                                    {"maximum", 1000},
                                    {"default", 64},
                                    {"description", "number of cells per side"},
+                                   {"x-karma-type", "an integer >= 1, <= 1000"},
                                    {"x-rules", "fixed"}}));
   EXPECT_EQ(grid["properties"]["cfl"]["maximum"], 1.0);
   EXPECT_EQ(grid["properties"]["periodic"]["type"], "boolean");
