@@ -16,7 +16,7 @@ from karma_tools import yamlread
 from karma_tools.campaign.compare_section import Vocabulary, check_comparisons
 from karma_tools.campaign.deck import KeyLister
 from karma_tools.campaign.format import (PBS_KEYS, ROUND_ORDERS, SCHEDULERS, SLURM_KEYS, TOP_KEYS,
-                                         Checker, ENV_NAME, NAME, describe_node, selection_item)
+                                         Checker, ENV_NAME, NAME, selection_item)
 from karma_tools.campaign.runs import Programs, environment_of, expand_run, launch
 
 CAMPAIGN_HELP = """\
@@ -306,19 +306,10 @@ def _scheduler(check, top, scheduler, path):
 
 def _variables(check, node, overrides, path):
     """{name: value} of `variables:`, with `--var NAME=VALUE` applied."""
-    names = {}
-    if node is not None and node.value is not None:
-        if not isinstance(node.value, dict):
-            check.fail(node, "variables",
-                       f"expected NAME: value pairs, got {describe_node(node)}")
-        for name, value in node.value.items():
-            if not ENV_NAME.match(name) or name == "inputs":
-                check.fail(value, f"variables.{name}", f"'{name}' is not a variable name "
-                           "(letters, digits, '_'; not 'inputs')", at_key=True)
-            if isinstance(value.value, (dict, list)) or value.value is None:
-                check.fail(value, f"variables.{name}", f"expected a value, got "
-                           f"{describe_node(value)}")
-            names[name] = value.text()
+    names = {} if node is None or node.value is None else {
+        name: value.text() for name, value, _ in check.pairs(
+            node, "variables", lambda n: None if ENV_NAME.match(n) and n != "inputs" else
+            f"'{n}' is not a variable name (letters, digits, '_'; not 'inputs')")}
     for name, value in overrides.items():
         if name not in names:
             known = ", ".join(names) or "none"

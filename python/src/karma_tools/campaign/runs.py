@@ -10,7 +10,7 @@ from karma_tools.campaign import deck as deck_mod
 from karma_tools import yamlread
 from karma_tools.campaign.format import (APP, DECK_KEY, ENV_KEYS, ENV_NAME, INT_MAX, LAUNCHERS,
                                          MAX_JOBS, PLACEHOLDER, PLACEHOLDERS, REFERENCES,
-                                         ROOT_VARIABLE, RUN_KEYS, describe_node, join_path,
+                                         ROOT_VARIABLE, RUN_KEYS, join_path,
                                          selection_item, shortened, unique_name)
 from karma_tools.core import APPS
 
@@ -432,20 +432,16 @@ def environment_of(checker, node, path, variables=None):
                 checker.fail(selection_item(entries["modules"], i), f"{path}.modules[{i}]",
                              f"'{module}': one module per entry")
     if "variables" in entries:
-        vnode = entries["variables"]
-        if not isinstance(vnode.value, dict):
-            checker.fail(vnode, join_path(path, "variables"),
-                         f"expected NAME: value pairs, got {describe_node(vnode)}")
-        for name, value in vnode.value.items():
-            vpath = f"{path}.variables.{name}"
+        def bad(name):
             if not ENV_NAME.match(name):
-                checker.fail(value, vpath, f"'{name}' is not a shell variable name", at_key=True)
+                return f"'{name}' is not a shell variable name"
             if ROOT_VARIABLE.search(name):
-                checker.fail(value, vpath, f"'{name}' lets MPI run as root, which no job script "
-                             "should ask for; where you must (a container), export it in the "
-                             "shell that runs karma-batch submit", at_key=True)
-            if isinstance(value.value, (dict, list)) or value.value is None:
-                checker.fail(value, vpath, f"expected a value, got {describe_node(value)}")
+                return (f"'{name}' lets MPI run as root, which no job script should ask for; "
+                        "where you must (a container), export it in the shell that runs "
+                        "karma-batch submit")
+            return None
+
+        for name, value, vpath in checker.pairs(entries["variables"], f"{path}.variables", bad):
             env.variables[name] = _fill(checker, value, vpath, value.text(), variables or {})
     return env
 
