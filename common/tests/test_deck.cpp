@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -579,6 +580,7 @@ TEST(DeckJsonSchema, EveryKeyWithItsTypeDefaultRangeAndMeaning) {
                                    {"maximum", 1000},
                                    {"default", 64},
                                    {"description", "number of cells per side"},
+                                   {"x-karma-type", "an integer >= 1, <= 1000"},
                                    {"x-rules", "fixed"}}));
   EXPECT_EQ(grid["properties"]["cfl"]["maximum"], 1.0);
   EXPECT_EQ(grid["properties"]["periodic"]["type"], "boolean");
@@ -612,6 +614,31 @@ TEST(DeckJsonSchema, TheBoundsTheReaderEnforces) {
   EXPECT_TRUE(contains(error_of("solver:\n  count: -1\n"), "must be >= 0, got -1"));
   EXPECT_EQ(s["properties"]["grid"]["properties"]["cells"]["maximum"], 1000);
   EXPECT_TRUE(contains(error_of("grid:\n  cells: 1001\n"), "must be <= 1000, got 1001"));
+}
+
+TEST(DeckJsonSchema, TheGrammarItStatesIsTheReaders) {
+  // x-karma-yaml tells the tools how the reader reads a value's text: its
+  // patterns take exactly what the reader takes (within the 64-bit bounds
+  // it also states), so a tool that applies them needs no copy of deck.cpp.
+  const nlohmann::json g = test_schema().json_schema("test deck")["x-karma-yaml"];
+  EXPECT_EQ(g["integer"]["maximum"], INT64_MAX);
+  EXPECT_EQ(g["boolean"]["true"], (nlohmann::json{"true", "True", "TRUE"}));
+  const auto takes = [](const std::string& key, const std::string& text) {
+    try {
+      parse("", {key + "=" + text});
+      return true;
+    } catch (const karma::InputError&) {
+      return false;
+    }
+  };
+  const std::regex integer(g["integer"]["pattern"].get<std::string>());
+  for (const std::string text : {"5", "+5", "-0", "2^10", "2^+3", "+2^3", "0^0", "00012", "2^-1",
+                                 "1e3", "1.5", "0x10", "1_000", "abc", "2^", "^2", "2^62"})
+    EXPECT_EQ(std::regex_match(text, integer), takes("solver.count", text)) << text;
+  const std::regex number(g["number"]["pattern"].get<std::string>());
+  for (const std::string text : {"0.5", ".5", "1.", "1e-1", "1E0", "0x1p-2", "0x.8", "+0.5", "1",
+                                 "inf", "nan", "1_0", "1e", "0x", ".", "2^1"})
+    EXPECT_EQ(std::regex_match(text, number), takes("grid.cfl", text)) << text;
 }
 
 }  // namespace karma_test_deck

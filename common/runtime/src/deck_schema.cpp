@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <string>
@@ -272,7 +273,38 @@ nlohmann::json key_schema(const KeySpec& k) {
   }
   s["default"] = k.default_value;
   s["description"] = k.help;
+  s["x-karma-type"] = describe_type(k);  // the words of the reader's messages
   return s;
+}
+
+// What JSON Schema cannot say of a deck: how the reader (deck.cpp) reads a
+// YAML scalar's text into the value a key's schema describes. A tool that
+// checks or resolves deck values applies this rather than a copy of its own
+// (python/src/karma_tools/campaign/deck.py).
+nlohmann::json yaml_grammar() {
+  using nlohmann::json;
+  return {
+      {"description",
+       "How a deck's YAML text is read into the values above. An integer, number or boolean is "
+       "a plain scalar (quotes make it a string) whose text matches its pattern: an integer is "
+       "decimal, or base^exponent (2^28) with group 1 the base and group 2 the exponent, and "
+       "must fit in minimum..maximum (base and exponent too); a number is what strtod reads, "
+       "finite; a boolean one of the spellings listed."},
+      {"integer",
+       {{"pattern", "^([-+]?[0-9]+)(?:\\^\\+?([0-9]+))?$"},
+        {"minimum", std::numeric_limits<std::int64_t>::min()},
+        {"maximum", std::numeric_limits<std::int64_t>::max()},
+        {"what", "an integer"}}},
+      {"number",
+       {{"pattern",
+         "^[-+]?(?:(?:[0-9]+\\.?[0-9]*|\\.[0-9]+)(?:[eE][-+]?[0-9]+)?|"
+         "0[xX](?:[0-9a-fA-F]+\\.?[0-9a-fA-F]*|\\.[0-9a-fA-F]+)(?:[pP][-+]?[0-9]+)?)$"},
+        {"what", "a number"}}},
+      {"boolean",
+       {{"true", {"true", "True", "TRUE"}},
+        {"false", {"false", "False", "FALSE"}},
+        {"what", "true or false"}}},
+  };
 }
 
 }  // namespace
@@ -306,6 +338,7 @@ nlohmann::json Schema::json_schema(const std::string& title) const {
   for (const auto& r : retired_)
     retired[r.path] = {{"instead", r.instead}, {"same_work", r.same_work}};
   if (!retired.empty()) root["x-retired"] = retired;
+  root["x-karma-yaml"] = yaml_grammar();
   return root;
 }
 

@@ -18,6 +18,7 @@ strings (a deck's `run.energy: on` is the string a mini-app reads) and
 `00:30:00` is a string, not YAML 1.1's sexagesimal number.
 """
 
+import collections
 import re
 import sys
 
@@ -72,6 +73,8 @@ class Node:
 _INT = re.compile(r"^[-+]?(0|[1-9][0-9]*)$")
 _HEX = re.compile(r"^0x[0-9a-fA-F]+$")
 _FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
+_INFINITIES = {t: float(t.replace(".", "")) for t in (".inf", "+.inf", ".Inf", "+.Inf", "-.inf",
+                                                      "-.Inf")}
 
 
 def resolve_plain(text):
@@ -81,10 +84,8 @@ def resolve_plain(text):
     refused by the campaign checks rather than guessed."""
     if text in ("", "~", "null", "Null", "NULL"):
         return None
-    if text in ("true", "True", "TRUE"):
-        return True
-    if text in ("false", "False", "FALSE"):
-        return False
+    if text in ("true", "True", "TRUE", "false", "False", "FALSE"):
+        return text.lower() == "true"
     try:
         if _INT.match(text):
             return int(text)
@@ -94,11 +95,7 @@ def resolve_plain(text):
         return text
     if _FLOAT.match(text):
         return float(text)
-    if text in (".inf", "+.inf", ".Inf", "+.Inf"):
-        return float("inf")
-    if text in ("-.inf", "-.Inf"):
-        return float("-inf")
-    return text
+    return _INFINITIES.get(text, text)
 
 
 def _ruamel_yaml():
@@ -267,11 +264,8 @@ class _Builder:
         self.error(mark, f"{problem}{where}" if problem else context)
 
 
-class _Mark:
-    """A 0-based position, as ruamel's marks give one."""
-
-    def __init__(self, line, column):
-        self.line, self.column = line, column
+# A 0-based position, as ruamel's marks give one.
+_Mark = collections.namedtuple("_Mark", "line column")
 
 
 def _short(text):

@@ -1,5 +1,6 @@
-"""karma-batch: campaign file -> one job script per run, submitted and
-followed to the end."""
+"""karma-batch's work on a campaign directory: its manifest, the jobs'
+states, submitting, waiting, cancelling, archiving. What the commands say
+goes to `say(text, err=False)`, the command line's printer."""
 
 import contextlib
 import datetime
@@ -9,7 +10,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 from karma_tools.core import ToolError, atomic_write
@@ -25,9 +25,6 @@ SUFFIX = {"slurm": ".sbatch", "pbs": ".pbs", "local": ".sh"}
 
 def now_text():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-# --- generate -------------------------------------------------------------------
 
 
 # --- manifest -------------------------------------------------------------------
@@ -118,9 +115,23 @@ def _selected(manifest, patterns):
 
 # --- status -----------------------------------------------------------------------
 
-PASSED, FAILED, INTERRUPTED, LOST, RUNNING, PENDING, UNSUBMITTED = (
+PASSED, FAILED, INTERRUPTED, LOST, RUNNING, PENDING, UNSUBMITTED = ORDER = (
     "passed", "failed", "interrupted", "lost", "running", "pending", "not submitted")
-ORDER = (PASSED, FAILED, INTERRUPTED, LOST, RUNNING, PENDING, UNSUBMITTED)
+
+
+def _results_state(path):
+    """What a job's results file says: None (none), its result, or why not."""
+    if not archive_mod.exists(path):
+        return None
+    try:
+        doc = read_json(path)
+    except ToolError:
+        doc = None
+    if not isinstance(doc, dict):
+        return "unreadable results"
+    if doc.get("schema_version") not in (1, 2) or isinstance(doc.get("schema_version"), bool):
+        return "other schema"
+    return doc.get("result") if isinstance(doc.get("result"), str) else "malformed results"
 
 
 def job_state(entry, scheduler_state):
@@ -128,59 +139,31 @@ def job_state(entry, scheduler_state):
     if not entry.get("job_id"):
         return UNSUBMITTED, ""
     code_file = os.path.join(entry["results_dir"], jobs.EXIT_CODE_FILE)
-    if archive_mod.exists(code_file):
-        try:
-            code = jobs.exit_code_of(archive_mod.read_bytes(code_file))
-        except OSError:
-            code = None
-        if code is None:
-            return FAILED, f"unreadable {code_file}"
-        result = None
-        if archive_mod.exists(entry["results_file"]):
-            try:
-                doc = read_json(entry["results_file"])
-            except ToolError:
-                doc = None
-            if not isinstance(doc, dict):
-                result = "unreadable results"
-            elif doc.get("schema_version") not in (1, 2) or \
-                    isinstance(doc.get("schema_version"), bool):
-                result = "other schema"
-            else:
-                result = doc.get("result") if isinstance(doc.get("result"), str) else \
-                    "malformed results"
-        if code == 0 and result == "PASSED":
-            return PASSED, "PASSED"
-        signal = jobs.stopped_by(code)
-        if signal:
-            return INTERRUPTED, (f"exit {code}: stopped by {signal} (a time limit, scancel, "
-                                 f"qdel or Ctrl-C): see {_log_hint(entry)}")
-        missing = jobs.not_found(archive_mod.job_logs(entry["results_dir"])) \
-            if code == jobs.NOT_FOUND_CODE and result is None else None
-        if missing:
-            return FAILED, f"exit {code}, command not found: {missing}: see {_log_hint(entry)}"
-        if result is None:
-            return FAILED, f"exit {code}, no results file: see {_log_hint(entry)}"
-        return FAILED, f"exit {code}, results {result}: see {_log_hint(entry)}"
-    if scheduler_state == jobs.PENDING:
-        return PENDING, ""
-    if scheduler_state == jobs.RUNNING:
-        return RUNNING, ""
-    return LOST, f"ended without writing {jobs.EXIT_CODE_FILE}: see {_log_hint(entry)}"
-
-
-def _log_hint(entry):
-    return os.path.join(entry["results_dir"], "job*.out")  # Slurm: job-<id>.out, PBS: job.out
-
-
-def _alive(pid):
+    # Slurm: job-<id>.out, PBS: job.out
+    see = f"see {os.path.join(entry['results_dir'], 'job*.out')}"
+    if not archive_mod.exists(code_file):
+        if scheduler_state in (jobs.PENDING, jobs.RUNNING):
+            return {jobs.PENDING: PENDING, jobs.RUNNING: RUNNING}[scheduler_state], ""
+        return LOST, f"ended without writing {jobs.EXIT_CODE_FILE}: {see}"
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):
-        return True
-    return True
+        code = jobs.exit_code_of(archive_mod.read_bytes(code_file))
+    except OSError:
+        code = None
+    if code is None:
+        return FAILED, f"unreadable {code_file}"
+    result = _results_state(entry["results_file"])
+    if code == 0 and result == "PASSED":
+        return PASSED, "PASSED"
+    stopped = jobs.stopped_by(code)
+    if stopped:
+        return INTERRUPTED, (f"exit {code}: stopped by {stopped} (a time limit, scancel, "
+                             f"qdel or Ctrl-C): {see}")
+    missing = jobs.not_found(archive_mod.job_logs(entry["results_dir"])) \
+        if code == jobs.NOT_FOUND_CODE and result is None else None
+    if missing:
+        return FAILED, f"exit {code}, command not found: {missing}: {see}"
+    return FAILED, f"exit {code}, " + ("no results file" if result is None else
+                                       f"results {result}") + f": {see}"
 
 
 def _local_runner(job_id):
@@ -192,18 +175,25 @@ def _local_runner(job_id):
     return None
 
 
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        pass
+    return True
+
+
 def _local_states(chosen):
     """What `karma-batch submit` (local) is doing: the job whose log it has
     opened is running, the others it holds are pending."""
     seen = {}
     for entry in chosen:
         runner = _local_runner(entry.get("job_id"))
-        if runner is None or not _alive(runner):
-            seen[entry.get("job_id")] = jobs.UNKNOWN
-        elif os.path.exists(os.path.join(entry["results_dir"], jobs.LOCAL_LOG)):
-            seen[entry["job_id"]] = jobs.RUNNING
-        else:
-            seen[entry["job_id"]] = jobs.PENDING
+        seen[entry.get("job_id")] = jobs.UNKNOWN if runner is None or not _alive(runner) else \
+            jobs.RUNNING if os.path.exists(os.path.join(entry["results_dir"], jobs.LOCAL_LOG)) \
+            else jobs.PENDING
     return seen
 
 
@@ -225,171 +215,164 @@ def run_order(manifest, entries):
 
 
 def collect(out, manifest, patterns=None, query=True):
+    """[(entry, state, detail)] of the chosen jobs; query: ask the scheduler."""
     chosen = _selected(manifest, patterns)
     ids = [j["job_id"] for j in chosen if j.get("job_id")]
-    if not query:
-        seen = {}
-    elif manifest["scheduler"] == "local":
-        seen = _local_states(chosen)
-    else:
-        seen = jobs.states(manifest["scheduler"], ids) if ids else {}
-    rows = []
-    for entry in chosen:
-        state, detail = job_state(entry, seen.get(entry.get("job_id"), jobs.UNKNOWN))
-        rows.append((entry, state, detail))
-    return rows
+    seen = {} if not query else _local_states(chosen) if manifest["scheduler"] == "local" \
+        else jobs.states(manifest["scheduler"], ids) if ids else {}
+    return [(e, *job_state(e, seen.get(e.get("job_id"), jobs.UNKNOWN))) for e in chosen]
 
 
 def summary_line(rows):
     counts = {s: 0 for s in ORDER}
     for _, state, _ in rows:
         counts[state] += 1
-    parts = [f"{counts[s]} {s}" for s in ORDER if counts[s]]
     left = [e["name"] for e, s, _ in rows if s in (RUNNING, PENDING, UNSUBMITTED)]
-    text = f"{len(rows)} job(s): " + ", ".join(parts)
+    text = f"{len(rows)} job(s): " + ", ".join(f"{counts[s]} {s}" for s in ORDER if counts[s])
     if left:
-        shown = ", ".join(left[:6]) + (f", ... ({len(left) - 6} more)" if len(left) > 6 else "")
-        text += f"; left: {shown}"
+        text += "; left: " + ", ".join(left[:6]) + \
+            (f", ... ({len(left) - 6} more)" if len(left) > 6 else "")
     return text, counts
 
 
-def print_table(rows, stream=sys.stdout):
+def table(rows):
+    """The status table's text: a line per job."""
     width = max([len(e["name"]) for e, _, _ in rows] + [4])
     # A local runner's ids are longer than a scheduler's.
     ids = max([len(str(e.get("job_id") or "-")) for e, _, _ in rows] + [10])
-    print(f"{'job':<{width}}  {'id':>{ids}}  {'nodes x ranks':>13}  state", file=stream)
+    lines = [f"{'job':<{width}}  {'id':>{ids}}  {'nodes x ranks':>13}  state"]
     for entry, state, detail in rows:
         shape = f"{entry['nodes']} x {entry['ranks_per_node']}"
         extra = f"  {detail}" if detail and detail != "PASSED" else ""
-        print(f"{entry['name']:<{width}}  {entry.get('job_id') or '-':>{ids}}  {shape:>13}  "
-              f"{state}{extra}", file=stream)
+        lines.append(f"{entry['name']:<{width}}  {entry.get('job_id') or '-':>{ids}}  "
+                     f"{shape:>13}  {state}{extra}")
+    return "\n".join(lines)
 
 
 def _exit_for(counts):
     if counts[FAILED] or counts[INTERRUPTED] or counts[LOST]:
         return 1
-    if counts[RUNNING] or counts[PENDING] or counts[UNSUBMITTED]:
-        return 5
-    return 0
+    return 5 if counts[RUNNING] or counts[PENDING] or counts[UNSUBMITTED] else 0
 
 
-def status(args):
-    out = os.path.abspath(args.directory)
-    manifest = load_manifest(out, archived=True)
-    # An archive's jobs have ended: no scheduler or runner to ask.
-    rows = collect(out, manifest, args.only, query=archive_mod.split(out) is None)
-    if args.json:
-        print(json.dumps([{"name": e["name"], "job_id": e.get("job_id"), "state": s,
-                           "detail": d, "results_file": e["results_file"]}
-                          for e, s, d in rows], indent=2))
-    else:
-        print_table(rows)
+def _finished(rows, say, err=False):
+    """The table and the counts said; wait's exit status."""
+    say(table(rows))
     text, counts = summary_line(rows)
-    print(text, file=sys.stderr if args.json else sys.stdout)
+    say(text, err)
     return _exit_for(counts)
 
 
-def wait(args):
-    out = os.path.abspath(args.directory)
+def status(directory, only, as_json, say):
+    out = os.path.abspath(directory)
+    manifest = load_manifest(out, archived=True)
+    # An archive's jobs have ended: no scheduler or runner to ask.
+    rows = collect(out, manifest, only, query=archive_mod.split(out) is None)
+    if not as_json:
+        return _finished(rows, say)
+    say(json.dumps([{"name": e["name"], "job_id": e.get("job_id"), "state": s, "detail": d,
+                     "results_file": e["results_file"]} for e, s, d in rows], indent=2))
+    text, counts = summary_line(rows)
+    say(text, True)
+    return _exit_for(counts)
+
+
+def wait(directory, only, timeout, interval, say):
+    out = os.path.abspath(directory)
     manifest = load_manifest(out)
-    if not any(j.get("job_id") for j in _selected(manifest, args.only)):
+    if not any(j.get("job_id") for j in _selected(manifest, only)):
         raise ToolError(f"no job of {out} has been submitted: run karma-batch submit {out}", 2)
-    start = time.monotonic()
-    last = None
+    start, last = time.monotonic(), None
     while True:
-        rows = collect(out, manifest, args.only)
+        rows = collect(out, manifest, only)
         text, counts = summary_line(rows)
         if text != last:
-            print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
+            say(f"[{time.strftime('%H:%M:%S')}] {text}")
             last = text
         if not (counts[RUNNING] or counts[PENDING]):
-            print_table(rows)
+            say(table(rows))
             return _exit_for(counts) if not counts[UNSUBMITTED] else 5
-        if args.timeout is not None and time.monotonic() - start >= args.timeout:
-            print_table(rows)
-            print(f"karma-batch: timed out after {args.timeout:g} s with jobs still to run",
-                  file=sys.stderr)
+        if timeout is not None and time.monotonic() - start >= timeout:
+            say(table(rows))
+            say(f"karma-batch: timed out after {timeout:g} s with jobs still to run", True)
             return 124
-        time.sleep(args.interval)
+        time.sleep(interval)
 
 
 # --- archive ----------------------------------------------------------------------
 
 
-def archive(args):
+def archive(directory, output, partial, force, say):
     """One .tar.xz of a finished campaign directory (karma_tools/results/archive.py),
-    written atomically; unfinished jobs refuse it unless --partial."""
-    out = os.path.abspath(args.directory)
+    written atomically; unfinished jobs refuse it unless partial."""
+    out = os.path.abspath(directory)
     if archive_mod.split(out) is not None or not os.path.isdir(out):
-        raise ToolError(f"{args.directory}: not a campaign directory", 2)
-    if not archive_mod.is_archive_name(args.output):
-        raise ToolError(f"-o {args.output}: an archive's name ends in {archive_mod.SUFFIX}", 2)
-    if os.path.abspath(args.output).startswith(out + os.sep):
-        raise ToolError(f"-o {args.output}: inside the directory it archives", 2)
-    if os.path.exists(args.output) and not args.force:
-        raise ToolError(f"{args.output} exists (--force replaces it)", 2)
+        raise ToolError(f"{directory}: not a campaign directory", 2)
+    if not archive_mod.is_archive_name(output):
+        raise ToolError(f"-o {output}: an archive's name ends in {archive_mod.SUFFIX}", 2)
+    if os.path.abspath(output).startswith(out + os.sep):
+        raise ToolError(f"-o {output}: inside the directory it archives", 2)
+    if os.path.exists(output) and not force:
+        raise ToolError(f"{output} exists (--force replaces it)", 2)
     manifest = load_manifest(out)
     rows = collect(out, manifest)
     left = [e["name"] for e, s, _ in rows if s in (RUNNING, PENDING, UNSUBMITTED)]
-    if left and not args.partial:
-        raise ToolError(f"{args.directory}: {len(left)} job(s) not finished ({left[0]}"
+    if left and not partial:
+        raise ToolError(f"{directory}: {len(left)} job(s) not finished ({left[0]}"
                         + (", ..." if len(left) > 1 else "") + "): wait for them, or "
                         "--partial to archive what there is", 2)
     name = (manifest.get("campaign") or {}).get("name")
-    data = archive_mod.write(out, args.output, "campaign",
+    data = archive_mod.write(out, output, "campaign",
                              name if isinstance(name, str) and name else None)
-    text, _ = summary_line(rows)
-    print(f"karma-batch: wrote {args.output} ({len(data)} bytes; {text})", file=sys.stderr)
+    say(f"karma-batch: wrote {output} ({len(data)} bytes; {summary_line(rows)[0]})", True)
     return 0
 
 
 # --- submit -----------------------------------------------------------------------
 
 
-def submit(args):
-    out = os.path.abspath(args.directory)
+def submit(directory, only, dry_run, resubmit_failed, say):
+    out = os.path.abspath(directory)
     manifest = load_manifest(out)
     loaded = _job_ids(manifest)
     scheduler = manifest["scheduler"]
-    chosen = _selected(manifest, args.only)
-    if args.resubmit_failed:
-        for entry, state, _ in collect(out, manifest, args.only):
+    chosen = _selected(manifest, only)
+    if resubmit_failed:
+        for entry, state, _ in collect(out, manifest, only):
             if state in (FAILED, INTERRUPTED, LOST):
                 entry["job_id"] = None
     todo = run_order(manifest, [j for j in chosen if not j.get("job_id")])
     if not todo:
-        print(f"karma-batch: every selected job of {out} is already submitted")
+        say(f"karma-batch: every selected job of {out} is already submitted")
         return 0
     _refuse_moved(out, manifest)
-    if scheduler == "local" and not args.dry_run:
-        return _run_local(out, todo, loaded)
+    if scheduler == "local" and not dry_run:
+        return _run_local(out, todo, loaded, say)
     for k, entry in enumerate(todo, start=1):
         script = os.path.join(out, entry["script"])
-        if args.dry_run:
+        if dry_run:
             how = {"slurm": "sbatch", "pbs": "qsub", "local": "run here: bash"}[scheduler]
-            print(f"[{k}/{len(todo)}] would submit {entry['name']}: {how} {script}")
+            say(f"[{k}/{len(todo)}] would submit {entry['name']}: {how} {script}")
             continue
         with _locked(out):
             now = load_manifest(out)
             if entry["name"] in _taken(now, loaded):
-                print(f"[{k}/{len(todo)}] {entry['name']}: submitted by another karma-batch "
-                      "meanwhile; left to it", flush=True)
+                say(f"[{k}/{len(todo)}] {entry['name']}: submitted by another karma-batch "
+                    "meanwhile; left to it")
                 continue
             _prepare_results_dir(entry)  # Slurm opens the job's log there when the job starts
             try:
                 job_id = jobs.submit(scheduler, script)
             except ToolError as e:
-                submitted = k - 1
-                raise ToolError(f"{e} ({submitted} of {len(todo)} job(s) were submitted and "
+                raise ToolError(f"{e} ({k - 1} of {len(todo)} job(s) were submitted and "
                                 f"are recorded in {os.path.join(out, MANIFEST)}; fix the "
                                 "problem and run submit again for the rest)", e.code) from None
-            entry["job_id"] = job_id
-            entry["submitted"] = now_text()
+            entry["job_id"], entry["submitted"] = job_id, now_text()
             _record(out, now, [entry])  # after each job: a failure later loses nothing
-        print(f"[{k}/{len(todo)}] submitted {entry['name']} as job {job_id}", flush=True)
-    if not args.dry_run:
-        print(f"karma-batch: follow them with: karma-batch status {out}  "
-              f"(or: karma-batch wait {out})")
+        say(f"[{k}/{len(todo)}] submitted {entry['name']} as job {job_id}")
+    if not dry_run:
+        say(f"karma-batch: follow them with: karma-batch status {out}  "
+            f"(or: karma-batch wait {out})")
     return 0
 
 
@@ -420,10 +403,9 @@ def _stop(proc):
     for sig, grace in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
         try:
             os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
             proc.wait(timeout=grace)
+            return
+        except ProcessLookupError:
             return
         except subprocess.TimeoutExpired:
             continue
@@ -441,22 +423,20 @@ def _prepare_results_dir(entry, *more):
         raise ToolError(f"cannot prepare {entry['results_dir']}: {e.strerror}", 3) from None
 
 
-def _claim_local(out, todo, loaded):
+def _claim_local(out, todo, loaded, say):
     """Marks the jobs of todo that no other karma-batch has taken since
     `loaded` as this runner's, pending (status from another shell sees
     them); returns them."""
-    runner = os.getpid()
     with _locked(out):
         now = load_manifest(out)
         taken = _taken(now, loaded) & {e["name"] for e in todo}
         if taken:
-            print(f"karma-batch: {len(taken)} job(s) submitted by another karma-batch "
-                  "meanwhile; left to it", flush=True)
+            say(f"karma-batch: {len(taken)} job(s) submitted by another karma-batch "
+                "meanwhile; left to it")
         todo = [e for e in todo if e["name"] not in taken]
         for k, entry in enumerate(todo, start=1):
             _prepare_results_dir(entry, jobs.LOCAL_LOG)
-            entry["job_id"] = f"local-{runner}-{k}"
-            entry["submitted"] = now_text()
+            entry["job_id"], entry["submitted"] = f"local-{os.getpid()}-{k}", now_text()
         _record(out, now, todo)
     return todo
 
@@ -474,12 +454,12 @@ def progress(done, total, elapsed):
         f", about {_clock(left)} left" if left is not None and done < total else "")
 
 
-def _run_local(out, todo, loaded):
+def _run_local(out, todo, loaded, say):
     """The local scheduler: runs the jobs here, one after another; returns
     wait's exit status for them."""
-    todo = _claim_local(out, todo, loaded)
+    todo = _claim_local(out, todo, loaded, say)
     if not todo:
-        print(f"karma-batch: every selected job of {out} is already submitted")
+        say(f"karma-batch: every selected job of {out} is already submitted")
         return 0
 
     def cancelled(signum, frame):
@@ -489,54 +469,47 @@ def _run_local(out, todo, loaded):
     current, done, start = None, 0, time.monotonic()
     try:
         for k, entry in enumerate(todo, start=1):
-            script = os.path.join(out, entry["script"])
-            print(f"[{k}/{len(todo)}] running {entry['name']}", flush=True)
+            say(f"[{k}/{len(todo)}] running {entry['name']}")
             with open(os.path.join(entry["results_dir"], jobs.LOCAL_LOG), "w") as log:
-                current = subprocess.Popen(["bash", script], stdout=log,
-                                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                           cwd=entry["results_dir"], start_new_session=True)
+                current = subprocess.Popen(["bash", os.path.join(out, entry["script"])],
+                                           stdout=log, stderr=subprocess.STDOUT,
+                                           stdin=subprocess.DEVNULL, cwd=entry["results_dir"],
+                                           start_new_session=True)
                 try:
                     current.wait(timeout=_seconds(entry.get("time")))
                 except subprocess.TimeoutExpired:
-                    print(f"karma-batch: {entry['name']} ran past its time "
-                          f"({entry.get('time')}); stopping it", file=sys.stderr)
+                    say(f"karma-batch: {entry['name']} ran past its time ({entry.get('time')}); "
+                        "stopping it", True)
                     _stop(current)
-            current = None
-            done = k
+            current, done = None, k
             state, detail = job_state(entry, jobs.UNKNOWN)
-            print(f"[{k}/{len(todo)}] {entry['name']}: {state}"
-                  + (f" ({detail})" if detail and detail != "PASSED" else "")
-                  + f"; {progress(k, len(todo), time.monotonic() - start)}", flush=True)
+            say(f"[{k}/{len(todo)}] {entry['name']}: {state}"
+                + (f" ({detail})" if detail and detail != "PASSED" else "")
+                + f"; {progress(k, len(todo), time.monotonic() - start)}")
     except (_Cancelled, KeyboardInterrupt) as e:
         if current is not None:
             _stop(current)
             done += 1
         for entry in todo[done:]:
-            entry["job_id"] = None
-            entry["submitted"] = None
+            entry["job_id"] = entry["submitted"] = None
         with _locked(out):
             _record(out, load_manifest(out), todo[done:])
-        print(f"karma-batch: cancelled; {len(todo) - done} job(s) not run (submit again "
-              "runs them)", file=sys.stderr)
+        say(f"karma-batch: cancelled; {len(todo) - done} job(s) not run (submit again "
+            "runs them)", True)
         return 130 if isinstance(e, KeyboardInterrupt) else 143
     except OSError as e:
         raise ToolError(f"cannot run the jobs of {out}: {e}", 3) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
-    rows = [(e, *job_state(e, jobs.UNKNOWN)) for e in todo]
-    print_table(rows)
-    text, counts = summary_line(rows)
-    print(text)
-    return _exit_for(counts)
+    return _finished([(e, *job_state(e, jobs.UNKNOWN)) for e in todo], say)
 
 
-def cancel(args):
-    out = os.path.abspath(args.directory)
+def cancel(directory, only, say):
+    out = os.path.abspath(directory)
     manifest = load_manifest(out)
-    rows = collect(out, manifest, args.only)
-    live = [(e, s) for e, s, _ in rows if s in (RUNNING, PENDING)]
+    live = [(e, s) for e, s, _ in collect(out, manifest, only) if s in (RUNNING, PENDING)]
     if not live:
-        print("karma-batch: no pending or running job to cancel")
+        say("karma-batch: no pending or running job to cancel")
         return 0
     if manifest["scheduler"] == "local":
         # The runner stops its job and leaves the rest unsubmitted.
@@ -548,8 +521,5 @@ def cancel(args):
     else:
         jobs.cancel(manifest["scheduler"], [e["job_id"] for e, _ in live])
     for entry, state in live:
-        print(f"cancelled {entry['name']} (job {entry['job_id']}, was {state})")
+        say(f"cancelled {entry['name']} (job {entry['job_id']}, was {state})")
     return 0
-
-
-# --- command line ---------------------------------------------------------------

@@ -13,11 +13,11 @@ import re
 from karma_tools.core import CHECKOUT, ToolError, read_input_file
 from karma_tools import schemas
 from karma_tools import yamlread
-from karma_tools.campaign.compare_section import Vocabulary, check_comparisons, selection_item
+from karma_tools.campaign.compare_section import Vocabulary, check_comparisons
 from karma_tools.campaign.deck import KeyLister
 from karma_tools.campaign.format import (PBS_KEYS, ROUND_ORDERS, SCHEDULERS, SLURM_KEYS, TOP_KEYS,
-                                         Checker, ENV_NAME, NAME, describe_node)
-from karma_tools.campaign.runs import Programs, environment_of, expand_run, launcher_of, parse_time
+                                         Checker, ENV_NAME, NAME, selection_item)
+from karma_tools.campaign.runs import Programs, environment_of, expand_run, launch
 
 CAMPAIGN_HELP = """\
 A campaign file (YAML) lists runs of karma mini-apps; karma-batch writes one
@@ -119,8 +119,9 @@ written (2^28 stays 2^28). Every run's program must be here when
 the run's environment exports) stops `generate` (exit 2, nothing written),
 naming the campaign line and what it looked for where. karma-batch checks
 every set/sweep key and value (type, range, choices, list length) against the
-JSON Schema of its deck (karma-<app> --help=json); where that fails, it says
-so, and a wrong value stops the job at its start (exit 2). Counts (nodes,
+JSON Schema of its deck (karma-<app> --help=json, shipped with the tools; a
+run's own `executable` is asked); where that fails, it says so, and a wrong
+value stops the job at its start (exit 2). Counts (nodes,
 ranks_per_node, gpus_per_rank, cpus_per_rank, repeat, processes) are at most 2^31-1, and
 a campaign at most 10000 jobs. The format is also a JSON Schema (draft
 2020-12), for editors and other tools: karma_tools/schemas/campaign.schema.json,
@@ -201,17 +202,9 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
                         "--bin-dir" if bin_dir else "the campaign's bin_dir", tool_dir,
                         executables)
 
-    defaults = {
-        "time": parse_time(check, top["time"], "time") if "time" in top else "00:30:00",
-        "ranks_per_node": check.integers(top["ranks_per_node"], "ranks_per_node", 1)
-        if "ranks_per_node" in top else [1],
-        "gpus_per_rank": check.integer(top["gpus_per_rank"], "gpus_per_rank", 0)
-        if "gpus_per_rank" in top else 1,
-        "cpus_per_rank": check.integer(top["cpus_per_rank"], "cpus_per_rank", 1)
-        if "cpus_per_rank" in top else None,
-        "launcher": launcher_of(check, top["launcher"], "launcher") if "launcher" in top
-        else None,
-    }
+    defaults = launch(check, top, "", {"ranks_per_node": [1], "gpus_per_rank": 1,
+                                       "cpus_per_rank": None, "time": "00:30:00",
+                                       "launcher": None})
     environment = environment_of(check, top.get("environment"), "environment", names)
     exclusive = check.boolean(top["exclusive"], "exclusive") if "exclusive" in top else True
 
@@ -302,34 +295,21 @@ def _node_at(node, where):
 def _scheduler(check, top, scheduler, path):
     """(scheduler, [warning]): the campaign's, or --scheduler's, which warns
     where it overrides another."""
-    if scheduler is None:
-        written = check.choice(top["scheduler"], "scheduler", SCHEDULERS) \
-            if "scheduler" in top else "slurm"
-        return written, []
-    if "scheduler" in top:
-        written = check.choice(top["scheduler"], "scheduler", SCHEDULERS)
-        if written != scheduler:
-            return scheduler, [f"--scheduler {scheduler} overrides the campaign's scheduler: "
-                               f"{written} ({path}:{top['scheduler'].line}); check that its "
-                               f"launcher, node counts and environment suit {scheduler}"]
-    return scheduler, []
+    written = check.choice(top["scheduler"], "scheduler", SCHEDULERS) \
+        if "scheduler" in top else None
+    if scheduler is None or written in (None, scheduler):
+        return scheduler or written or "slurm", []
+    return scheduler, [f"--scheduler {scheduler} overrides the campaign's scheduler: "
+                       f"{written} ({path}:{top['scheduler'].line}); check that its "
+                       f"launcher, node counts and environment suit {scheduler}"]
 
 
 def _variables(check, node, overrides, path):
     """{name: value} of `variables:`, with `--var NAME=VALUE` applied."""
-    names = {}
-    if node is not None and node.value is not None:
-        if not isinstance(node.value, dict):
-            check.fail(node, "variables",
-                       f"expected NAME: value pairs, got {describe_node(node)}")
-        for name, value in node.value.items():
-            if not ENV_NAME.match(name) or name == "inputs":
-                check.fail(value, f"variables.{name}", f"'{name}' is not a variable name "
-                           "(letters, digits, '_'; not 'inputs')", at_key=True)
-            if isinstance(value.value, (dict, list)) or value.value is None:
-                check.fail(value, f"variables.{name}", f"expected a value, got "
-                           f"{describe_node(value)}")
-            names[name] = value.text()
+    names = {} if node is None or node.value is None else {
+        name: value.text() for name, value, _ in check.pairs(
+            node, "variables", lambda n: None if ENV_NAME.match(n) and n != "inputs" else
+            f"'{n}' is not a variable name (letters, digits, '_'; not 'inputs')")}
     for name, value in overrides.items():
         if name not in names:
             known = ", ".join(names) or "none"

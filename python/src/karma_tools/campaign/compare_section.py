@@ -4,10 +4,11 @@ has."""
 
 import difflib
 import fnmatch
-from karma_tools.campaign import deckvalues
+from karma_tools.campaign import deck
 from karma_tools.compare import sides
 from karma_tools.campaign.format import (AGGREGATES, COMPARE_KEYS, PER_ROUND, SELECTION_KEYS,
-                                         DECK_KEY, METRIC, glob_list, unique_name)
+                                         DECK_KEY, METRIC, glob_list, selection_item,
+                                         unique_name)
 from karma_tools.core import APPS
 from karma_tools.results import kerneltable
 
@@ -24,7 +25,7 @@ class Vocabulary:
         listed, unlisted = set(), set()
         for job in jobs:
             self.apps.setdefault(job.run, job.app)
-            keys = lister.cache.get(job.executable) if lister and not job.reference else None
+            keys = lister.runs.get(job.run) if lister and not job.reference else None
             if keys:
                 self.keys.update(keys)
                 listed.add(job.app)
@@ -80,12 +81,6 @@ def _matching_none(check, node, where, patterns, known, what, elsewhere=None):
                    f"{', '.join(known)})")
 
 
-def selection_item(node, i):
-    """The node of a list's i-th entry; the node itself where one value
-    stands for the list."""
-    return node.value[i] if isinstance(node.value, list) else node
-
-
 def _selection(check, node, path, vocabulary):
     entries = check.mapping(node, path, SELECTION_KEYS)
     if not entries:
@@ -102,7 +97,7 @@ def _selection(check, node, path, vocabulary):
                 if why:
                     check.fail(v, f"{where}.{k}", why, at_key=True)
 
-            out[key] = {k: deckvalues.deck_value(v.plain()) for k, v in value.value.items()}
+            out[key] = {k: deck.value(v.plain()) for k, v in value.value.items()}
             continue
         out[key] = glob_list(check, value, where)
         if key == "run":

@@ -1,201 +1,180 @@
-"""The deck keys of a campaign's runs: each mini-app's deck schema read as
-the keys a run may set (KeyLister), and the values those keys take
-(DeckType)."""
+"""The decks of a campaign's runs, from the mini-apps' own data: each one's
+deck schema (`karma-<app> --help=json`), kept as package data
+(data/apps/<release>.json, written by karma-docs) and asked of the
+program only where a campaign names one of its own, and the deck reader's
+YAML grammar that the schema states (`x-karma-yaml`: how integers, numbers
+and booleans are written). Values are checked and resolved by what that data
+says; the grammar itself is the mini-apps' (common/runtime/src/deck*.cpp)."""
 
+import functools
 import json
+import math
 import os
 import re
 import shutil
 import subprocess
-from karma_tools.campaign import deckvalues
 from karma_tools.campaign.format import shortened
 from karma_tools.core import ToolError
+from karma_tools.results import kerneltable
+
+
+def packaged(app, release=kerneltable.HEAD):
+    """The deck schema a mini-app of the suite exported (package data), or None."""
+    return kerneltable.release(release).get(app)
+
+
+@functools.lru_cache(maxsize=None)
+def grammar():
+    """The reader's YAML grammar: the packaged one (the same core reads every
+    mini-app's deck)."""
+    for schema in kerneltable.release(kerneltable.HEAD).values():
+        if schema.get("x-karma-yaml"):
+            return schema["x-karma-yaml"]
+    raise ToolError(f"{kerneltable.DATA}/head.json: no mini-app's deck grammar "
+                    "(run karma-docs)", 3)
+
+
+class Keys(dict):
+    """{deck key: its JSON Schema}; rules: the grammar its values are read by."""
+    rules = None
 
 
 class KeyLister:
-    """Deck keys of a mini-app and their types, from the JSON Schema that
-    `karma-<app> --help=json` prints (cached): {key: DeckType or None (a
-    type this tool does not know)}. Output that is not JSON is a ToolError
-    (exit 2): the executable is not the mini-app it should be."""
+    """Deck keys of the runs' mini-apps (keys(), cached; runs: {run: its
+    keys}), from package data, or from `executable --help=json` for a program
+    a campaign names. Output that is not a deck schema is a ToolError (exit
+    2): the executable is not the mini-app it should be."""
 
     def __init__(self):
-        self.cache = {}
-        self.warnings = []
+        self.cache, self.runs, self.warnings = {}, {}, []
 
-    def keys(self, executable):
-        if executable in self.cache:
-            return self.cache[executable]
-        keys = None
-        path = executable if os.path.isabs(executable) else shutil.which(executable)
-        if path and os.access(path, os.X_OK):
-            env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    def keys(self, app, executable=None):
+        """None where the keys cannot be listed (a warning says so)."""
+        source = executable or app
+        if source not in self.cache:
+            schema = _ask(executable) if executable else packaged(app)
             try:
-                out = subprocess.run([path, "--help=json"], capture_output=True, text=True,
-                                     timeout=60, env=env, stdin=subprocess.DEVNULL)
-            except (OSError, subprocess.TimeoutExpired):
-                out = None
-            if out is not None and out.returncode == 0:
-                try:
-                    keys = schema_types(json.loads(out.stdout))
-                except ValueError as e:
-                    raise ToolError(f"{path} --help=json: not a deck's JSON Schema ({e})",
-                                    2) from None
+                keys = self.cache[source] = Keys(_leaves(schema)) if schema else None
+            except ValueError as e:
+                raise ToolError(f"{source} --help=json: not a deck's JSON Schema ({e})",
+                                2) from None
             if not keys:
-                self.warnings.append(f"could not list the deck keys of {path} (its --help=json "
-                                     "failed); set/sweep keys and values are not checked")
-                keys = None
-        self.cache[executable] = keys
-        return keys
+                self.warnings.append(f"could not list the deck keys of {source} (its "
+                                     "--help=json failed); set/sweep keys and values are not "
+                                     "checked")
+                self.cache[source] = None
+            else:
+                keys.rules = schema.get("x-karma-yaml") or grammar()
+        return self.cache[source]
 
 
-def schema_types(schema):
-    """{deck key: DeckType or None} from a mini-app's --help=json (deck.cpp's
-    Schema::json_schema): a section per object, a key per other property.
-    ValueError for a document of another shape."""
-    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
-        raise ValueError("no properties at the top")
-    types = {}
-    for section, body in schema["properties"].items():
-        keys = body.get("properties") if isinstance(body, dict) else None
-        if not isinstance(keys, dict):
-            raise ValueError(f"section {section} has no properties")
-        for key, spec in keys.items():
-            if not isinstance(spec, dict):
-                raise ValueError(f"{section}.{key} is not a schema")
-            types[f"{section}.{key}"] = DeckType.from_schema(spec)
-    return types
-
-
-class DeckType:
-    """A deck key's type as the mini-app's --help describes it, and the
-    mini-app's own reading of a value (deck.cpp's convert), so a campaign's
-    `run.repetitions: lots` is refused before any job is written."""
-
-    def __init__(self, text, kind, lo=None, hi=None, choices=(), lengths=()):
-        self.text, self.kind, self.lo, self.hi = text, kind, lo, hi
-        self.choices, self.lengths = tuple(choices), tuple(lengths)
-
-    @classmethod
-    def from_schema(cls, spec):
-        """From one key's JSON Schema (--help=json); the text is what
-        describe_type says of it, for the same messages. None for a schema
-        it does not know."""
-        def bound(v):
-            return str(int(v)) if float(v).is_integer() and abs(v) < 9.2e18 else repr(v)
-
-        def described(of):
-            lo, hi = of.get("minimum"), of.get("maximum")
-            text = f" >= {bound(lo)}" if lo is not None else ""
-            if hi is not None:
-                text += ("," if text else "") + f" <= {bound(hi)}"
-            return text, lo, hi
-
-        kind = spec.get("type")
-        if kind in ("integer", "number"):
-            text, lo, hi = described(spec)
-            return cls(("an integer" if kind == "integer" else "a number") + text, kind, lo, hi)
-        if kind == "boolean":
-            return cls("true or false", "boolean")
-        if kind == "string":
-            if "enum" in spec:
-                return cls("one of " + "|".join(spec["enum"]), "choice", choices=spec["enum"])
-            return cls("a string", "string")
-        if kind != "array" or not isinstance(spec.get("items"), dict):
-            return None
-        items = spec["items"]
-        if "anyOf" in spec:
-            lengths = [a.get("minItems") for a in spec["anyOf"]]
-        elif "maxItems" in spec:
-            lengths = [spec["maxItems"]]
-        else:
-            lengths = []
-        head = "a list of" + "".join(f"{' or ' if i else ' '}{n}" for i, n in enumerate(lengths))
-        if items.get("type") == "integer":
-            text, lo, hi = described(items)
-            return cls(head + " integers" + text, "integer_list", lo, hi, lengths=lengths)
-        if "enum" in items:
-            return cls(head + (" of " if lengths else " ") + "|".join(items["enum"]),
-                       "choice_list", choices=items["enum"], lengths=lengths)
-        return None
-
-    def problem(self, node):
-        """Why the mini-app would refuse this value (a yamlread Node of the
-        text it will be given), or None."""
-        v = node.value
-        if self.kind in ("integer_list", "choice_list"):
-            if not isinstance(v, list):
-                got = "a mapping" if isinstance(v, dict) else "nothing" if v is None else \
-                    f"'{shortened(self._text(node))}'"
-                return f"expected {self.text}, got {got}"
-            if (self.lengths and len(v) not in self.lengths) or not v:
-                return f"has {len(v)} entries; expected {self.text}"
-            seen = set()
-            for item in v:
-                why = self._scalar_problem(item, "integer" if self.kind == "integer_list"
-                                           else "choice")
-                if why:
-                    return why
-                text = self._text(item)
-                if self.kind == "choice_list" and text in seen:
-                    return f"'{text}' is listed twice"
-                seen.add(text)
-            return None
-        return self._scalar_problem(node, self.kind)
-
-    @staticmethod
-    def _text(node):
-        return str(node.value) if node.quoted or node.raw is None else node.raw
-
-    def _scalar_problem(self, node, kind):
-        if isinstance(node.value, (list, dict)) or node.value is None:
-            got = "a list" if isinstance(node.value, list) else \
-                "a mapping" if isinstance(node.value, dict) else "nothing"
-            return f"expected {self.text}, got {got}"
-        text = self._text(node)
-        shown = f"'{shortened(text)}'"
-        if kind == "integer":
-            value = deckvalues.deck_integer(text)
-            if value is None:
-                return shown + (" does not fit a 64-bit integer" if _looks_like_integer(text)
-                                else " is not an integer")
-            return self._range_problem(value)
-        if kind == "number":
-            value = _deck_number(text)
-            if value is None:
-                return f"{shown} is not a finite number"
-            return self._range_problem(value)
-        if kind == "boolean":
-            if text in ("true", "True", "TRUE", "false", "False", "FALSE"):
-                return None
-            return f"{shown} is not true or false"
-        if kind == "choice" and text not in self.choices:
-            return f"{shown} is not one of: {', '.join(self.choices)}"
-        return None
-
-    def _range_problem(self, value):
-        if self.lo is not None and value < self.lo:
-            return f"must be >= {self.lo:g}, got {value:g}"
-        if self.hi is not None and value > self.hi:
-            return f"must be <= {self.hi:g}, got {value:g}"
-        return None
-
-
-def _looks_like_integer(text):
-    base, caret, exponent = text.partition("^")
-    if not caret:
-        return bool(deckvalues.DECIMAL.match(text))
-    return bool(deckvalues.DECIMAL.match(base) and re.match(r"^[0-9]+$", exponent))
-
-
-def _deck_number(text):
-    """strtod over the whole text, finite (deck.cpp's parse_number)."""
+def _ask(executable):
+    """What `executable --help=json` prints, read; None where it fails."""
+    path = executable if os.path.isabs(executable) else shutil.which(executable)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     try:
-        value = float(text)
-    except ValueError:
-        try:
-            value = float.fromhex(text)  # strtod reads hexadecimal too
-        except (ValueError, OverflowError):
-            return None
-    except OverflowError:
+        out = subprocess.run([path, "--help=json"], capture_output=True, text=True, timeout=60,
+                             env=env, stdin=subprocess.DEVNULL) if path else None
+    except (OSError, subprocess.TimeoutExpired):
         return None
-    return value if value == value and abs(value) != float("inf") else None
+    try:
+        return json.loads(out.stdout) if out and out.returncode == 0 else None
+    except ValueError as e:
+        raise ToolError(f"{path} --help=json: not a deck's JSON Schema ({e})", 2) from None
+
+
+def _leaves(schema, prefix=""):
+    """{dotted key: its schema} of a deck schema's sections (objects)."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
+        raise ValueError(f"{prefix or 'the top'} has no properties")
+    out = {}
+    for name, spec in schema["properties"].items():
+        if not isinstance(spec, dict):
+            raise ValueError(f"{prefix}{name} is not a schema")
+        if spec.get("type") == "object" or not prefix:
+            out.update(_leaves(spec, f"{prefix}{name}."))
+        else:
+            out[prefix + name] = spec
+    return out
+
+
+def _text(node):
+    return str(node.value) if node.quoted or node.raw is None else node.raw
+
+
+def _number(text, rules):
+    """The number the grammar reads from text: (value, why not)."""
+    m = re.match(rules["pattern"], text)
+    if "minimum" not in rules:  # a floating-point number
+        value = (float.fromhex if "x" in text.lower() else float)(text) if m else math.inf
+        return (value, None) if math.isfinite(value) else (None, "is not a finite number")
+    fits = [d for d in (m.groups() if m else ()) if d]
+    if not m or any(len(d.lstrip("+-").lstrip("0")) > 19 for d in fits):
+        return None, "does not fit a 64-bit integer" if m else "is not an integer"
+    base, exponent = int(m.group(1)), int(m.group(2) or 1)
+    value = base if m.group(2) is None else \
+        base ** exponent if abs(base) < 2 or exponent < 64 else rules["maximum"] + 1
+    if not rules["minimum"] <= value <= rules["maximum"] or \
+            not rules["minimum"] <= exponent <= rules["maximum"]:
+        return None, "does not fit a 64-bit integer"
+    return value, None
+
+
+def value(plain, rules=None):
+    """A deck value as the mini-apps resolve it: integers written base^exponent
+    (2^25) become numbers, recursively in lists and mappings."""
+    rules = rules or grammar()
+    if isinstance(plain, dict):
+        return {k: value(v, rules) for k, v in plain.items()}
+    if isinstance(plain, list):
+        return [value(v, rules) for v in plain]
+    if isinstance(plain, str):
+        number, _ = _number(plain, rules["integer"])
+        return plain if number is None else number
+    return plain
+
+
+def _bound(v):
+    return str(int(v)) if float(v).is_integer() and abs(v) < 9.2e18 else repr(v)
+
+
+def problem(spec, node, rules, what=None):
+    """Why the mini-app would refuse this value (a yamlread Node of the text it
+    will be given) for a key of this schema (rules: grammar()), or None."""
+    what = what or spec.get("x-karma-type") or f"a value of type {spec.get('type')}"
+    v, kind = node.value, spec.get("type")
+    got = "a list" if isinstance(v, list) else "a mapping" if isinstance(v, dict) else \
+        "nothing" if v is None else f"'{shortened(_text(node))}'"
+    if kind == "array":
+        if not isinstance(v, list):
+            return f"expected {what}, got {got}"
+        lengths = [(a.get("minItems", 0), a.get("maxItems", len(v))) for a in spec.get("anyOf", [])]
+        if not spec.get("minItems", 0) <= len(v) <= spec.get("maxItems", len(v)) or \
+                (lengths and not any(lo <= len(v) <= hi for lo, hi in lengths)):
+            return f"has {len(v)} entries; expected {what}"
+        seen = set()
+        for item in v:
+            why = problem(spec.get("items", {}), item, rules, what)
+            if why or (spec.get("uniqueItems") and _text(item) in seen):
+                return why or f"'{_text(item)}' is listed twice"
+            seen.add(_text(item))
+        return None
+    if isinstance(v, (list, dict)) or v is None:
+        return f"expected {what}, got {got}"
+    text, read = _text(node), rules.get(kind)
+    shown = f"'{shortened(text)}'"
+    if read and node.quoted:
+        return f"{shown} is in quotes, which make it a string; write {read['what']} without them"
+    if kind == "boolean":
+        return None if text in read["true"] + read["false"] else f"{shown} is not true or false"
+    if "enum" in spec and text not in spec["enum"]:
+        return f"{shown} is not one of: {', '.join(spec['enum'])}"
+    if kind in ("integer", "number"):
+        number, why = _number(text, read)
+        if why:
+            return f"{shown} {why}"
+        if "minimum" in spec and number < spec["minimum"]:
+            return f"must be >= {_bound(spec['minimum'])}, got {_bound(number)}"
+        if "maximum" in spec and number > spec["maximum"]:
+            return f"must be <= {_bound(spec['maximum'])}, got {_bound(number)}"
+    return None

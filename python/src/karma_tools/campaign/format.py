@@ -116,6 +116,18 @@ class Checker:
             return values
         return [self.integer(node, path, minimum)]
 
+    def pairs(self, node, path, bad_name):
+        """[(name, value node, path)] of a mapping of NAME: value pairs;
+        bad_name(name): why a name is refused, or None."""
+        if not isinstance(node.value, dict):
+            self.fail(node, path, f"expected NAME: value pairs, got {describe_node(node)}")
+        for name, value in node.value.items():
+            if bad_name(name):
+                self.fail(value, f"{path}.{name}", bad_name(name), at_key=True)
+            if isinstance(value.value, (dict, list)) or value.value is None:
+                self.fail(value, f"{path}.{name}", f"expected a value, got {describe_node(value)}")
+        return [(name, value, f"{path}.{name}") for name, value in node.value.items()]
+
     def strings(self, node, path, allow_block=False):
         """A list of strings (or one string; with allow_block a '|' block
         gives one line per line)."""
@@ -160,6 +172,12 @@ def unique_name(check, node, path, seen):
         check.fail(node, f"{path}.name", f"'{name}' is also the name of {seen[name]}")
     seen[name] = path
     return name
+
+
+def selection_item(node, i):
+    """The node of a list's i-th entry; the node itself where one value
+    stands for the list."""
+    return node.value[i] if isinstance(node.value, list) else node
 
 
 def glob_list(check, node, path):

@@ -1,11 +1,12 @@
 """karma-batch generate's work: a campaign file checked and written out as job
 scripts and the manifest (campaign.json); and a reference program's output
-made karma results (karma-batch reference)."""
+made karma results (karma-batch reference-result). What they say goes to
+`say(text, err=False)`."""
 
 import json
 import os
+import shlex
 import shutil
-import sys
 from karma_tools.campaign import campaign as campaign_mod
 from karma_tools.campaign import jobs
 from karma_tools.campaign import reference as reference_mod
@@ -13,22 +14,24 @@ from karma_tools.campaign.batch import MANIFEST, SUFFIX, now_text, stored_paths
 from karma_tools.core import ToolError, __version__, atomic_write, unreadable, unwritable
 
 
-def generate(args):
-    out = os.path.abspath(args.output)
+def generate(campaign, output, scheduler, var, bin_dir, max_ranks_per_node, no_key_check, force,
+             say):
+    out = os.path.abspath(output)
     variables = {}
-    for item in args.var or []:
+    for item in var or []:
         name, sep, value = item.partition("=")
         if not sep or not name:
             raise ToolError(f"--var {item}: expected NAME=VALUE", 2)
         variables[name] = value
-    camp = campaign_mod.load(args.campaign, out_dir=out, bin_dir=args.bin_dir,
-                             check_keys=not args.no_key_check, tool_dir=_tools_dir(),
-                             scheduler=args.scheduler, variables=variables, executables=True)
-    left_out = fit_node(camp, args.max_ranks_per_node)
+    tools = campaign_mod.tools_dir()
+    camp = campaign_mod.load(campaign, out_dir=out, bin_dir=bin_dir, check_keys=not no_key_check,
+                             tool_dir=tools, scheduler=scheduler, variables=variables,
+                             executables=True)
+    left_out = fit_node(camp, max_ranks_per_node)
     scheduler = camp.scheduler
     for w in camp.warnings:
-        print(f"karma-batch: warning: {w}", file=sys.stderr)
-    if os.path.exists(out) and not args.force:
+        say(f"karma-batch: warning: {w}", True)
+    if os.path.exists(out) and not force:
         raise ToolError(f"{out} exists; choose another -o or add --force to replace it", 2)
 
     # Everything goes into a sibling temporary directory, renamed into place
@@ -42,45 +45,29 @@ def generate(args):
     shutil.rmtree(staging, ignore_errors=True)
     try:
         os.makedirs(os.path.join(staging, "jobs"))
-        envcapture = _envcapture_path()
         entries = []
         for job in camp.jobs:
             script = os.path.join("jobs", job.name + SUFFIX[scheduler])
-            text = jobs.render(job, camp, scheduler, envcapture,
-                               os.path.join(_tools_dir(), "karma-batch"))
             with open(os.path.join(staging, script), "w", encoding="utf-8") as f:
-                f.write(text)
+                f.write(jobs.render(job, camp, scheduler, os.path.join(tools, "karma-envcapture"),
+                                    os.path.join(tools, "karma-batch")))
             os.chmod(os.path.join(staging, script), 0o755)
-            entry = job.as_dict()
-            entry.update(script=script, job_id=None, submitted=None,
-                         results_file=jobs.results_file(job))
-            entries.append(entry)
-        manifest = {
-            "karma_batch_manifest": 1,
-            "karma_version": __version__,
-            "generated": now_text(),
-            # Where the job scripts write (they hold absolute paths): submit
-            # refuses a directory moved since.
-            "generated_in": out,
-            "scheduler": scheduler,
-            "campaign": {"name": camp.name, "path": camp.path, "sha256": camp.sha256},
-            "results_dir": camp.results_dir,
-            "round_order": camp.round_order,
-            "max_ranks_per_node": args.max_ranks_per_node,
-            "variables": camp.variables,
-            "compare": camp.compare,
-            "jobs": entries,
-        }
+            entries.append(dict(job.as_dict(), script=script, job_id=None, submitted=None,
+                                results_file=jobs.results_file(job)))
+        # generated_in: where the job scripts write (they hold absolute
+        # paths); submit refuses a directory moved since.
+        manifest = {"karma_batch_manifest": 1, "karma_version": __version__,
+                    "generated": now_text(), "generated_in": out, "scheduler": scheduler,
+                    "campaign": {"name": camp.name, "path": camp.path, "sha256": camp.sha256},
+                    "results_dir": camp.results_dir, "round_order": camp.round_order,
+                    "max_ranks_per_node": max_ranks_per_node, "variables": camp.variables,
+                    "compare": camp.compare, "jobs": entries}
         with open(os.path.join(staging, MANIFEST), "w", encoding="utf-8") as f:
-            json.dump(stored_paths(out, manifest), f, indent=2)
-            f.write("\n")
+            f.write(json.dumps(stored_paths(out, manifest), indent=2) + "\n")
         if os.path.exists(out):
-            aside = staging + ".old"
-            os.rename(out, aside)
-            os.rename(staging, out)
-            shutil.rmtree(aside, ignore_errors=True)
-        else:
-            os.rename(staging, out)
+            os.rename(out, staging + ".old")
+        os.rename(staging, out)
+        shutil.rmtree(staging + ".old", ignore_errors=True)
     except OSError as e:
         shutil.rmtree(staging, ignore_errors=True)
         raise unwritable(out, e, f"the job scripts under {out}") from None
@@ -88,18 +75,18 @@ def generate(args):
         shutil.rmtree(staging, ignore_errors=True)
         raise
 
-    print(f"karma-batch: {len(camp.jobs)} {scheduler} job script(s) for campaign "
-          f"'{camp.name}' in {os.path.join(out, 'jobs')}")
+    say(f"karma-batch: {len(camp.jobs)} {scheduler} job script(s) for campaign "
+        f"'{camp.name}' in {os.path.join(out, 'jobs')}")
     for job in camp.jobs:
         gpus = f", {job.gpus_per_rank} GPU/rank" if job.gpus_per_rank else ""
-        print(f"  {job.name}: karma-{job.app}, {job.nodes} node(s) x {job.ranks_per_node} "
-              f"rank(s){gpus}, {job.time}")
+        say(f"  {job.name}: karma-{job.app}, {job.nodes} node(s) x {job.ranks_per_node} "
+            f"rank(s){gpus}, {job.time}")
     if left_out:
-        print(f"left out {len(left_out)} job(s) of more than {args.max_ranks_per_node} "
-              f"rank(s) a node: {', '.join(sorted({j.run for j in left_out}))} "
-              f"(--max-ranks-per-node)")
+        say(f"left out {len(left_out)} job(s) of more than {max_ranks_per_node} "
+            f"rank(s) a node: {', '.join(sorted({j.run for j in left_out}))} "
+            f"(--max-ranks-per-node)")
     then = " (runs them here)" if scheduler == "local" else ""
-    print(f"results will go to {camp.results_dir}/<job>/; next: karma-batch submit {out}{then}")
+    say(f"results will go to {camp.results_dir}/<job>/; next: karma-batch submit {out}{then}")
     return 0
 
 
@@ -121,30 +108,20 @@ def fit_node(camp, most):
     return left_out
 
 
-def reference_result(args):
+def reference_result(format, input, exit_status, app, deck, set, device, reference_command,
+                     date, host, output, say):
     """A reference program's output (BabelStream --csv) -> karma results."""
     try:
-        with open(args.input, encoding="utf-8", errors="replace") as f:
+        with open(input, encoding="utf-8", errors="replace") as f:
             text = f.read()
     except OSError as e:
-        raise unreadable(args.input, e) from None
-    import shlex
-
-    command = shlex.split(args.reference_command or "")
-    doc = reference_mod.document(args.format, text, args.exit_status, args.app, args.deck,
-                                 args.set or [], command, args.input, device=args.device,
-                                 date=args.date, host=args.host)
-    atomic_write(args.output, json.dumps(doc, indent=2) + "\n")
+        raise unreadable(input, e) from None
+    command = shlex.split(reference_command or "")
+    doc = reference_mod.document(format, text, exit_status, app, deck, set or [], command, input,
+                                 device=device, date=date, host=host)
+    atomic_write(output, json.dumps(doc, indent=2) + "\n")
     for note in doc["notes"]:
-        print(f"karma-batch reference-result: note: {note}", file=sys.stderr)
-    print(f"{args.format}: {len(doc['kernels'])} kernel(s) -> {args.output}")
-    print(f"RESULT: {doc['result']}")
+        say(f"karma-batch reference-result: note: {note}", True)
+    say(f"{format}: {len(doc['kernels'])} kernel(s) -> {output}")
+    say(f"RESULT: {doc['result']}")
     return 0
-
-
-def _tools_dir():
-    return campaign_mod.tools_dir()
-
-
-def _envcapture_path():
-    return os.path.join(_tools_dir(), "karma-envcapture")

@@ -102,27 +102,20 @@ def launcher_command(job, scheduler):
     when the job script chooses them (auto_lines) as it runs."""
     launcher = job.launcher or "auto"
     if launcher == "auto":
-        if scheduler == "slurm":
-            return _srun_words(job)
         if scheduler == "local" and job.ranks == 1:
             return ""  # one rank on this node runs bare
-        return AUTO
-    values = {"nodes": job.nodes, "ranks": job.ranks, "ranks_per_node": job.ranks_per_node,
-              "gpus_per_rank": job.gpus_per_rank, "cpus_per_rank": job.cpus_per_rank or 1}
-    if launcher == "none":
-        return ""
-    if launcher == "srun":
-        return _srun_words(job)
-    if launcher == "mpiexec-openmpi":
-        return _openmpi_words(job)
-    if launcher == "mpirun":  # Open MPI's
-        return _openmpi_words(job, "mpirun")
-    if launcher == "mpiexec-mpich":
-        return _mpich_words(job)
-    if launcher == "mpiexec":  # Hydra-like: Cray PALS, Intel MPI
-        return f"mpiexec -n {job.ranks}" + (f" --ppn {job.ranks_per_node}"
-                                            if job.ranks > 1 else "")
-    return launcher.format(**values)
+        return _srun_words(job) if scheduler == "slurm" else AUTO
+    words = {"none": lambda: "", "srun": lambda: _srun_words(job),
+             "mpiexec-openmpi": lambda: _openmpi_words(job),
+             "mpirun": lambda: _openmpi_words(job, "mpirun"),  # Open MPI's
+             "mpiexec-mpich": lambda: _mpich_words(job),
+             # Hydra-like: Cray PALS, Intel MPI
+             "mpiexec": lambda: f"mpiexec -n {job.ranks}" + (
+                 f" --ppn {job.ranks_per_node}" if job.ranks > 1 else "")}
+    if launcher in words:
+        return words[launcher]()
+    return launcher.format(nodes=job.nodes, ranks=job.ranks, ranks_per_node=job.ranks_per_node,
+                           gpus_per_rank=job.gpus_per_rank, cpus_per_rank=job.cpus_per_rank or 1)
 
 
 def auto_lines(job):
@@ -152,23 +145,19 @@ def _double_quoted(value):
 
 
 def _header_slurm(job, campaign):
-    lines = [f"#SBATCH --job-name={campaign.name}.{job.name}",
-             f"#SBATCH --nodes={job.nodes}",
-             f"#SBATCH --ntasks-per-node={job.ranks_per_node}"]
-    if job.gpus_per_rank:
-        lines.append(f"#SBATCH --gpus-per-task={job.gpus_per_rank}")
-    if job.cpus_per_rank:
-        lines.append(f"#SBATCH --cpus-per-task={job.cpus_per_rank}")
-    lines.append(f"#SBATCH --time={job.time}")
-    # Slurm opens this file when the job starts: `submit` creates the directory.
-    lines.append(f"#SBATCH --output={job.results_dir}/job-%j.out")
-    for key in ("partition", "account", "qos", "constraint"):
-        if campaign.slurm.get(key):
-            lines.append(f"#SBATCH --{key}={campaign.slurm[key]}")
-    if getattr(campaign, "exclusive", campaign.slurm.get("exclusive", True)):
-        lines.append("#SBATCH --exclusive")  # a measurement has the node to itself
-    lines.extend(f"#SBATCH {extra}" for extra in campaign.slurm.get("extra", []))
-    return lines
+    slurm = campaign.slurm
+    lines = [f"--job-name={campaign.name}.{job.name}", f"--nodes={job.nodes}",
+             f"--ntasks-per-node={job.ranks_per_node}"] + \
+        [f"--gpus-per-task={job.gpus_per_rank}"] * bool(job.gpus_per_rank) + \
+        [f"--cpus-per-task={job.cpus_per_rank}"] * bool(job.cpus_per_rank) + \
+        [f"--time={job.time}",
+         # Slurm opens this file when the job starts: `submit` creates the directory.
+         f"--output={job.results_dir}/job-%j.out"] + \
+        [f"--{key}={slurm[key]}" for key in ("partition", "account", "qos", "constraint")
+         if slurm.get(key)]
+    if getattr(campaign, "exclusive", slurm.get("exclusive", True)):
+        lines.append("--exclusive")  # a measurement has the node to itself
+    return [f"#SBATCH {line}" for line in lines + slurm.get("extra", [])]
 
 
 def _header_pbs(job, campaign):

@@ -26,7 +26,7 @@ import shlex
 from karma_tools.core import ToolError, __version__
 from karma_tools.results import validate
 from karma_tools import yamlread
-from karma_tools.campaign.deckvalues import deck_value
+from karma_tools.campaign import deck
 
 FORMATS = ("babelstream",)
 
@@ -101,7 +101,7 @@ def resolve_deck(path, overrides):
     """The deck file with `key=value` overrides applied: what a karma run
     records as deck.resolved, for the keys the file and overrides name."""
     try:
-        resolved = deck_value(yamlread.load(path).plain()) or {}
+        resolved = deck.value(yamlread.load(path).plain()) or {}
     except (OSError, yamlread.YamlError) as e:
         raise ToolError(f"{path}: cannot read the deck ({e})", 2) from None
     if not isinstance(resolved, dict):
@@ -115,19 +115,10 @@ def resolve_deck(path, overrides):
             if not isinstance(node, dict):
                 raise ToolError(f"--set {text}: {part} is not a section", 2)
         try:
-            node[parts[-1]] = deck_value(yamlread.parse_value(value).plain())
+            node[parts[-1]] = deck.value(yamlread.parse_value(value).plain())
         except yamlread.YamlError as e:
             raise ToolError(f"--set {text}: {e.message}", 2) from None
     return resolved
-
-
-def deck_sha256(path):
-    """The SHA-256 of the deck file's bytes, as a karma run records it."""
-    try:
-        with open(path, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest()
-    except OSError as e:
-        raise ToolError(f"{path}: cannot read the deck ({e.strerror})", 2) from None
 
 
 def document(fmt, output_text, exit_status, app, deck, overrides, command, source,
@@ -139,25 +130,25 @@ def document(fmt, output_text, exit_status, app, deck, overrides, command, sourc
     if fmt != "babelstream":
         raise ToolError(f"unknown reference format {fmt} (known: {', '.join(FORMATS)})", 2)
     kernels = read_babelstream_csv(output_text, source)
-    notes = []
-    if exit_status != 0:
-        # BabelStream's own check fails for float at 2^28 (its float sum
-        # overflows); its timings still stand, so the run is kept and noted.
-        notes.append(f"{command[0] if command else fmt} exited {exit_status}; its timings "
-                     "are kept")
-    reference = {"format": fmt, "command": list(command), "exit_status": exit_status,
-                 "output": source}
-    if device:
-        reference["device"] = device
+    # BabelStream's own check fails for float at 2^28 (its float sum
+    # overflows); its timings still stand, so the run is kept and noted.
+    notes = [f"{command[0] if command else fmt} exited {exit_status}; its timings are kept"] \
+        if exit_status != 0 else []
+    try:
+        with open(deck, "rb") as f:
+            sha256 = hashlib.sha256(f.read()).hexdigest()  # as a karma run records it
+    except OSError as e:
+        raise ToolError(f"{deck}: cannot read the deck ({e.strerror})", 2) from None
+    known = {"date": date, "command_line": shlex.join(command) if command else None,
+             "hosts": [host] if host is not None else None}
     doc = {
         "schema_version": 2,
         "app": app,
-        "reference": reference,
+        "reference": {"format": fmt, "command": list(command), "exit_status": exit_status,
+                      "output": source, **({"device": device} if device else {})},
         "suite": {"name": "karma", "version": __version__},
-        **({"date": date} if date is not None else {}),
-        **({"command_line": shlex.join(command)} if command else {}),
-        **({"hosts": [host]} if host is not None else {}),
-        "deck": {"path": deck, "sha256": deck_sha256(deck), "overrides": list(overrides),
+        **{k: v for k, v in known.items() if v is not None},
+        "deck": {"path": deck, "sha256": sha256, "overrides": list(overrides),
                  "resolved": resolve_deck(deck, overrides)},
         "problem": {"elements": kernels[0]["elements"],
                     "precision": "float" if kernels[0]["element_bytes"] == 4 else "double"},

@@ -6,12 +6,12 @@ import itertools
 import os
 import re
 import shutil
-from karma_tools.campaign import deckvalues
+from karma_tools.campaign import deck as deck_mod
 from karma_tools import yamlread
 from karma_tools.campaign.format import (APP, DECK_KEY, ENV_KEYS, ENV_NAME, INT_MAX, LAUNCHERS,
                                          MAX_JOBS, PLACEHOLDER, PLACEHOLDERS, REFERENCES,
-                                         ROOT_VARIABLE, RUN_KEYS, describe_node, join_path,
-                                         shortened, unique_name)
+                                         ROOT_VARIABLE, RUN_KEYS, join_path,
+                                         selection_item, shortened, unique_name)
 from karma_tools.core import APPS
 
 
@@ -123,31 +123,20 @@ def _run_deck(check, entries, path, base, inputs, variables):
     return deck
 
 
-def _run_launch(check, entries, path, app, defaults):
-    """How a run's jobs start: ranks and nodes (lists: one job each), GPUs
-    and CPUs per rank, time, launcher, repeats and processes a round, the deck
-    key of its scaling."""
-    def value(key, parse, default):
-        return parse(entries[key]) if key in entries else default
+def launch(check, entries, prefix, defaults):
+    """How jobs start, for each key of defaults (its value where entries have
+    none): ranks and nodes (lists: one job each), GPUs and CPUs per rank,
+    time, launcher, repeats and processes a round, the deck key of a scaling."""
+    def count(least, many=False):
+        return lambda n, p: (check.integers if many else check.integer)(n, p, least)
 
-    rpn_list = value("ranks_per_node",
-                     lambda n: check.integers(n, f"{path}.ranks_per_node", 1),
-                     defaults["ranks_per_node"])
-    nodes_list = value("nodes", lambda n: check.integers(n, f"{path}.nodes", 1), [1])
-    gpus = value("gpus_per_rank", lambda n: check.integer(n, f"{path}.gpus_per_rank", 0),
-                 defaults["gpus_per_rank"])
-    cpus = value("cpus_per_rank", lambda n: check.integer(n, f"{path}.cpus_per_rank", 1),
-                 defaults["cpus_per_rank"])
-    time = value("time", lambda n: parse_time(check, n, f"{path}.time"), defaults["time"])
-    launcher = value("launcher", lambda n: launcher_of(check, n, f"{path}.launcher"),
-                     defaults["launcher"])
-    repeat = value("repeat", lambda n: check.integer(n, f"{path}.repeat", 1), 1)
-    processes = value("processes", lambda n: check.integer(n, f"{path}.processes", 1), 1)
-    scaling_key = value("scaling_key",
-                        lambda n: check.string(n, f"{path}.scaling_key", DECK_KEY,
-                                               "a deck key (section.key)"),
-                        f"{app}.scaling")
-    return rpn_list, nodes_list, gpus, cpus, time, launcher, (repeat, processes), scaling_key
+    read = {"ranks_per_node": count(1, True), "nodes": count(1, True), "gpus_per_rank": count(0),
+            "cpus_per_rank": count(1), "time": lambda n, p: parse_time(check, n, p),
+            "launcher": lambda n, p: launcher_of(check, n, p), "repeat": count(1),
+            "processes": count(1),
+            "scaling_key": lambda n, p: check.string(n, p, DECK_KEY, "a deck key (section.key)")}
+    return {key: parse(entries[key], prefix + key) if key in entries else defaults[key]
+            for key, parse in read.items() if key in defaults}
 
 
 def _run_scalings(check, entries, path):
@@ -232,42 +221,39 @@ def _runnable(path):
 
 
 def _check_run_keys(check, entries, path, app, executable, lister, overrides, sweep,
-                    scalings, scaling_key):
-    """The keys and values a run sets, sweeps and scales, against what its
-    mini-app's --help=json says (where the lister can ask it)."""
-    known = lister.keys(executable)
+                    scalings, scaling_key, run):
+    """The keys and values a run sets, sweeps and scales, against its
+    mini-app's deck schema (where the lister has it)."""
+    known = lister.runs[run] = lister.keys(app, executable if "executable" in entries else None)
     if known is None:
         return
-    set_is_map = isinstance(entries["set"].value, dict) if "set" in entries else False
-    # (key, node, path, whether the node's key is where the key is
-    # written, [(value text, node, path)])
-    checks = [(k, n, f"{path}.set", set_is_map,
-               [(t, n, f"{path}.set.{k}" if set_is_map else f"{path}.set[{i}]")])
+    at_key = isinstance(entries["set"].value, dict) if "set" in entries else False
+    # (key, its node, its path, whether the key is at the node's key,
+    # [(value text, node, path)])
+    checks = [(k, n, f"{path}.set", at_key,
+               [(t, n, f"{path}.set.{k}" if at_key else f"{path}.set[{i}]")])
               for i, (k, t, n) in enumerate(overrides)]
     checks += [(k, entries["sweep"].value[k], f"{path}.sweep.{k}", True,
                 [(t, v, f"{path}.sweep.{k}[{i}]") for i, (t, v) in enumerate(vals)])
                for k, vals in sweep]
     if scalings != [None]:
-        snode = entries["scaling"]
-        checks.append((scaling_key, entries.get("scaling_key", snode),
+        checks.append((scaling_key, entries.get("scaling_key", entries["scaling"]),
                        f"{path}.scaling_key", False,
-                       [(sc, snode, f"{path}.scaling") for sc in scalings]))
+                       [(sc, entries["scaling"], f"{path}.scaling") for sc in scalings]))
     for key, n, where, at_key, values in checks:
         if key not in known:
             near = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
-            hint = f" (did you mean '{near[0]}'?)" if near else ""
-            check.fail(n, where, f"{key}: not a deck key of karma-{app}{hint}; see "
-                       f"karma-{app} --help", at_key=at_key)
-        if known[key] is None:
-            continue  # a type this tool cannot read: the mini-app checks it
+            check.fail(n, where, f"{key}: not a deck key of karma-{app}"
+                       + (f" (did you mean '{near[0]}'?)" if near else "")
+                       + f"; see karma-{app} --help", at_key=at_key)
         for text, vnode, vpath in values:
             try:
-                parsed = yamlread.parse_value(text, check.source, vnode.line, vnode.col)
+                why = deck_mod.problem(known[key], yamlread.parse_value(
+                    text, check.source, vnode.line, vnode.col), known.rules)
             except yamlread.YamlError:
                 lister.warnings.append(f"{vpath}: cannot read '{shortened(text)}' here; "
                                        f"karma-{app} checks it when the job starts")
                 continue
-            why = known[key].problem(parsed)
             if why:
                 check.fail(vnode, vpath, f"{key}={shortened(text)}: {why} (karma-{app} "
                            "--help)")
@@ -279,16 +265,15 @@ def expand_run(check, node, path, base, inputs, results_dir, programs, defaults,
     run = unique_name(check, entries["name"], path, run_names)
     app, reference = _run_app(check, entries, path)
     deck = _run_deck(check, entries, path, base, inputs, variables)
-    rpn_list, nodes_list, gpus, cpus, time, launcher, (repeat, processes), scaling_key = \
-        _run_launch(check, entries, path, app, defaults)
+    how = launch(check, entries, f"{path}.", dict(defaults, nodes=[1], repeat=1, processes=1,
+                                                  scaling_key=f"{app}.scaling"))
+    rpn_list, nodes_list, gpus, cpus, launcher, repeat, processes, scaling_key = (how[k] for k in (
+        "ranks_per_node", "nodes", "gpus_per_rank", "cpus_per_rank", "launcher", "repeat",
+        "processes", "scaling_key"))
     scalings = _run_scalings(check, entries, path)
     overrides = _overrides(check, entries["set"], f"{path}.set") if "set" in entries else []
     sweep = _sweep(check, entries["sweep"], f"{path}.sweep") if "sweep" in entries else []
     args = check.strings(entries["args"], f"{path}.args") if "args" in entries else []
-    args_nodes = []
-    if "args" in entries:
-        anode = entries["args"]
-        args_nodes = anode.value if isinstance(anode.value, list) else [anode]
     for i, a in enumerate(args):
         if a in ("--output", "-o") or a.startswith("--output="):
             check.fail(entries["args"], f"{path}.args[{i}]", "karma-batch chooses --output "
@@ -300,7 +285,7 @@ def expand_run(check, node, path, base, inputs, results_dir, programs, defaults,
     executable = programs.resolve(check, entries, path, app, base, variables, env)
     if lister is not None and not reference:
         _check_run_keys(check, entries, path, app, executable, lister, overrides, sweep,
-                        scalings, scaling_key)
+                        scalings, scaling_key, run)
 
     # Counted before anything is expanded: a typo must not fill the memory.
     count = len(scalings) * len(nodes_list) * len(rpn_list) * repeat * processes
@@ -323,34 +308,24 @@ def expand_run(check, node, path, base, inputs, results_dir, programs, defaults,
         if launcher == "none" and nodes * rpn > 1:
             check.fail(entries.get("launcher", node), f"{path}.launcher",
                        f"'none' runs one rank, but nodes x ranks_per_node = {nodes * rpn}")
-        parts = [run]
-        if scaling:
-            parts.append(scaling)
-        parts.append(f"n{nodes}x{rpn}")
-        parts.extend(_slug(k, t) for k, t in point)
-        if processes > 1:
-            parts.append(f"p{process}")
-        if repeat > 1:
-            parts.append(f"r{rnd}")
-        job_name = ".".join(parts)
+        job_name = ".".join([run] + [scaling] * bool(scaling) + [f"n{nodes}x{rpn}"]
+                            + [_slug(k, t) for k, t in point] + [f"p{process}"] * (processes > 1)
+                            + [f"r{rnd}"] * (repeat > 1))
         if job_name in job_names:
             check.fail(entries.get("sweep", node), path, f"two jobs would be named '{job_name}' "
                        f"(the other from {job_names[job_name]}); make the sweep values or run "
                        "names distinct")
         job_names[job_name] = path
-        job_overrides = [f"{k}={v}" for k, v, _ in overrides]
-        if scaling:
-            job_overrides.append(f"{scaling_key}={scaling}")
-        job_overrides.extend(f"{k}={t}" for k, t in point)
+        job_overrides = [f"{k}={v}" for k, v, _ in overrides] + \
+            [f"{scaling_key}={scaling}"] * bool(scaling) + [f"{k}={t}" for k, t in point]
         values = dict(o.split("=", 1) for o in job_overrides)
-        job_args = [_fill(check, args_nodes[i] if i < len(args_nodes) else node,
-                          f"{path}.args[{i}]", a, variables, values)
-                    for i, a in enumerate(args)]
+        job_args = [_fill(check, selection_item(entries["args"], i), f"{path}.args[{i}]", a,
+                          variables, values) for i, a in enumerate(args)]
         jobs.append(Job(name=job_name, run=run, app=app, deck=deck, executable=executable,
                         overrides=job_overrides, args=job_args, nodes=nodes, ranks_per_node=rpn,
                         gpus_per_rank=gpus, cpus_per_rank=cpus, scaling=scaling,
                         sweep={k: t for k, t in point}, round=rnd,
-                        process=process if processes > 1 else None, time=time,
+                        process=process if processes > 1 else None, time=how["time"],
                         launcher=launcher, environment=env, reference=reference,
                         results_dir=os.path.join(results_dir, job_name)))
     return jobs
@@ -369,7 +344,7 @@ def _fill(check, node, path, text, variables, deck_values=None, keep=()):
             return variables[name]
         if deck_values is not None and name in deck_values:
             try:
-                value = deckvalues.deck_value(yamlread.parse_value(deck_values[name]).plain())
+                value = deck_mod.value(yamlread.parse_value(deck_values[name]).plain())
             except yamlread.YamlError:
                 value = deck_values[name]
             if index is not None:
@@ -391,14 +366,11 @@ def _fill(check, node, path, text, variables, deck_values=None, keep=()):
 
 class Environment:
     def __init__(self, setup=(), modules=(), variables=None):
-        self.setup = list(setup)
-        self.modules = list(modules)
-        self.variables = dict(variables or {})
+        self.setup, self.modules, self.variables = list(setup), list(modules), dict(variables or {})
 
     def merged(self, other):
-        variables = dict(self.variables)
-        variables.update(other.variables)
-        return Environment(self.setup + other.setup, self.modules + other.modules, variables)
+        return Environment(self.setup + other.setup, self.modules + other.modules,
+                           {**self.variables, **other.variables})
 
     def as_dict(self):
         return {"setup": self.setup, "modules": self.modules, "variables": self.variables}
@@ -457,24 +429,19 @@ def environment_of(checker, node, path, variables=None):
         env.modules = checker.strings(entries["modules"], join_path(path, "modules"))
         for i, module in enumerate(env.modules):
             if re.search(r"\s", module):
-                n = entries["modules"].value[i] if isinstance(entries["modules"].value, list) \
-                    else entries["modules"]
-                checker.fail(n, f"{path}.modules[{i}]", f"'{module}': one module per entry")
+                checker.fail(selection_item(entries["modules"], i), f"{path}.modules[{i}]",
+                             f"'{module}': one module per entry")
     if "variables" in entries:
-        vnode = entries["variables"]
-        if not isinstance(vnode.value, dict):
-            checker.fail(vnode, join_path(path, "variables"),
-                         f"expected NAME: value pairs, got {describe_node(vnode)}")
-        for name, value in vnode.value.items():
-            vpath = f"{path}.variables.{name}"
+        def bad(name):
             if not ENV_NAME.match(name):
-                checker.fail(value, vpath, f"'{name}' is not a shell variable name", at_key=True)
+                return f"'{name}' is not a shell variable name"
             if ROOT_VARIABLE.search(name):
-                checker.fail(value, vpath, f"'{name}' lets MPI run as root, which no job script "
-                             "should ask for; where you must (a container), export it in the "
-                             "shell that runs karma-batch submit", at_key=True)
-            if isinstance(value.value, (dict, list)) or value.value is None:
-                checker.fail(value, vpath, f"expected a value, got {describe_node(value)}")
+                return (f"'{name}' lets MPI run as root, which no job script should ask for; "
+                        "where you must (a container), export it in the shell that runs "
+                        "karma-batch submit")
+            return None
+
+        for name, value, vpath in checker.pairs(entries["variables"], f"{path}.variables", bad):
             env.variables[name] = _fill(checker, value, vpath, value.text(), variables or {})
     return env
 

@@ -1,5 +1,5 @@
 """karma-batch: campaigns: generate, submit, status, wait, archive, cancel; its
-command line and main (the work is karma_tools.campaign.batch's)."""
+command line, main and printer (the work is karma_tools.campaign's)."""
 
 import argparse
 import sys
@@ -93,44 +93,35 @@ def parser():
     g.add_argument("--force", action="store_true", help="replace OUT if it exists")
     g.set_defaults(func=generate)
 
-    s = sub.add_parser("submit", help="submit the jobs not yet submitted",
-                       description="Submit (sbatch or qsub) every job of OUT that has no job "
-                       "id yet, creating its results directory first; job ids are recorded in "
-                       "OUT/campaign.json after each submission.")
-    s.add_argument("directory", metavar="OUT")
-    s.add_argument("--only", action="append", metavar="GLOB",
-                   help="only jobs whose name matches (repeatable)")
+    def on_jobs(name, help, description, func, only_help=None):
+        c = sub.add_parser(name, help=help, description=description)
+        c.add_argument("directory", metavar="OUT")
+        c.add_argument("--only", action="append", metavar="GLOB", help=only_help)
+        c.set_defaults(func=func)
+        return c
+
+    s = on_jobs("submit", "submit the jobs not yet submitted",
+                "Submit (sbatch or qsub) every job of OUT that has no job id yet, creating its "
+                "results directory first; job ids are recorded in OUT/campaign.json after each "
+                "submission.", submit, "only jobs whose name matches (repeatable)")
     s.add_argument("--dry-run", action="store_true", help="print what would be submitted")
     s.add_argument("--resubmit-failed", action="store_true",
                    help="submit failed and lost jobs again")
-    s.set_defaults(func=submit)
-
-    st = sub.add_parser("status", help="what is done, running and left",
-                        description="One line per job (passed, failed, interrupted, lost, "
-                        "running, "
-                        "pending, not submitted), then the counts and what is left.")
-    st.add_argument("directory", metavar="OUT")
-    st.add_argument("--only", action="append", metavar="GLOB")
-    st.add_argument("--json", action="store_true", help="the table as JSON on stdout")
-    st.set_defaults(func=status)
-
-    w = sub.add_parser("wait", help="wait until every submitted job has ended",
-                       description="Print the counts whenever they change until no job is "
-                       "pending or running, then the table.")
-    w.add_argument("directory", metavar="OUT")
-    w.add_argument("--only", action="append", metavar="GLOB")
+    st = on_jobs("status", "what is done, running and left",
+                 "One line per job (passed, failed, interrupted, lost, running, pending, not "
+                 "submitted), then the counts and what is left.", status)
+    st.add_argument("--json", dest="as_json", action="store_true",
+                    help="the table as JSON on stdout")
+    w = on_jobs("wait", "wait until every submitted job has ended",
+                "Print the counts whenever they change until no job is pending or running, "
+                "then the table.", wait)
     w.add_argument("--timeout", type=float, metavar="SECONDS",
                    help="give up after this long (exit 124)")
     w.add_argument("--interval", type=float, default=10.0, metavar="SECONDS",
                    help="seconds between looks (default 10)")
-    w.set_defaults(func=wait)
-    c = sub.add_parser("cancel", help="cancel the jobs still pending or running",
-                       description="scancel (or qdel) every job of OUT that the scheduler "
-                       "still has pending or running.")
-    c.add_argument("directory", metavar="OUT")
-    c.add_argument("--only", action="append", metavar="GLOB")
-    c.set_defaults(func=cancel)
-
+    on_jobs("cancel", "cancel the jobs still pending or running",
+            "scancel (or qdel) every job of OUT that the scheduler still has pending or "
+            "running.", cancel)
     a = sub.add_parser("archive", help="one .tar.xz of a finished campaign directory",
                        description="Write OUT as one compressed archive that karma-compare, "
                        "karma-report, karma-validate-results and karma-batch status read as "
@@ -171,6 +162,10 @@ def _reference_parser(sub):
     r.set_defaults(func=reference_result)
 
 
+def say(text, err=False):
+    print(text, file=sys.stderr if err else sys.stdout, flush=True)
+
+
 def main(argv=None):
     p = parser()
     args = p.parse_args(argv)
@@ -185,4 +180,6 @@ def main(argv=None):
         return 2
     if getattr(args, "interval", 1) is not None and getattr(args, "interval", 1) <= 0:
         p.error("--interval must be > 0")
-    return main_wrapper("karma-batch", lambda: args.func(args))
+    options = {k: v for k, v in vars(args).items()
+               if k not in ("func", "command", "help_campaign")}
+    return main_wrapper("karma-batch", lambda: args.func(say=say, **options))

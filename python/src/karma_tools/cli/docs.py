@@ -48,6 +48,8 @@ def run(argv):
         if changed:
             print(f"{PROGRAM}: run {PROGRAM} to write them", file=sys.stderr)
         return 1 if changed else 0
+    for path in changed:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
     write_all(changed.items())  # every stale file, or none
     for path in changed:
         print(f"{PROGRAM}: wrote {os.path.relpath(path, root)}")
