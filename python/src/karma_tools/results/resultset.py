@@ -18,7 +18,7 @@ from karma_tools.core import ToolError, describe
 from karma_tools.campaign import jobs as jobs_mod
 from karma_tools.results import archive, validate
 from karma_tools.results.archive import read_json
-from karma_tools.results.results import Run, check_run, check_schema
+from karma_tools.results.results import Run, check_schema
 
 MANIFEST = "campaign.json"
 SCHEMA_VERSIONS = (1, 2)
@@ -336,7 +336,6 @@ def _check(f):
     if missing:
         raise ToolError(f"{f}: schema_version {version} but no {', '.join(missing)}: not a "
                         "karma results document", 2)
-    check_run(f, doc)
     check_schema(f, doc)
     beyond = validate.physics_problems(doc)
     if beyond:  # never compared, plotted or scored; --skip-invalid lists it
