@@ -35,6 +35,7 @@ from collections import OrderedDict
 from karma_tools.core import (MAX_DEPTH, ToolError, atomic_write, read_input_file, too_deep,
                               unreadable)
 from karma_tools.campaign import jobs as jobs_mod
+from karma_tools.results.validate import parse_json
 
 SUFFIX = ".tar.xz"
 FORMAT = 1
@@ -449,29 +450,14 @@ def read_json(path):
     JSON: a syntax error, not UTF-8, NaN or an infinite number (JSON has
     none), nesting deeper than MAX_DEPTH; as `unreadable` says when it
     cannot be read."""
-    def no_constant(name):
-        raise ValueError(f"{name} is not a JSON number")
-
-    def finite(text):
-        value = float(text)
-        if value != value or value in (float("inf"), float("-inf")):
-            raise ValueError(f"the number {text} is out of range")
-        return value
-
     try:
         # A path inside a results archive too; on disk, a file it can be.
         data = read_bytes(path) if split(path) else read_input_file(path, "JSON file")
     except OSError as e:
         raise unreadable(path, e) from None
-    try:
-        doc = json.loads(data.decode("utf-8"), parse_constant=no_constant, parse_float=finite)
-    except UnicodeDecodeError as e:
-        raise ToolError(f"{path}: not valid JSON (not UTF-8: {e.reason} at byte {e.start})",
-                        2) from None
-    except ValueError as e:
-        raise ToolError(f"{path}: not valid JSON ({e})", 2) from None
-    except RecursionError:
-        raise ToolError(f"{path}: not valid JSON here (nested too deeply)", 2) from None
+    doc, why = parse_json(data)
+    if why:
+        raise ToolError(f"{path}: not valid JSON ({why})", 2)
     if too_deep(doc):
         raise ToolError(f"{path}: nested more than {MAX_DEPTH} levels deep; no karma file "
                         "is", 2)
