@@ -4,33 +4,13 @@ line and main (the work is karma_tools.results.validate's)."""
 import sys
 from karma_tools.results import archive
 from karma_tools import schemas
-from karma_tools.core import APPS, __version__, main_wrapper
+from karma_tools.core import APPS, ArgumentParser, __version__, main_wrapper
 from karma_tools.results.resultset import other_tool
 from karma_tools.results.validate import parse_json, is_reference, printable, validate
 
 
 PROGRAM = "karma-validate-results"
-
-
 EXIT_VALID, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
-
-
-def usage():
-    return (f"usage: {PROGRAM} PATH... [--app {'|'.join(APPS)}] [--ranks N] "
-            "[--result PASSED|FAILED] | --version\n"
-            "  PATH            a results JSON file, or a directory: every *.json under it,\n"
-            "                  recursively (hidden files and directories, and other karma tools'\n"
-            "                  JSON such as Google Benchmark files, are skipped and named)\n"
-            "  --app NAME      the mini-app the results must come from\n"
-            "  --ranks N       the number of MPI ranks they must report\n"
-            "  --result R      the verdict they must carry\n"
-            "The schema: results.schema.json in the karma_tools package (karma_tools/schemas).\n"
-            "exit codes: 0 every file valid, 1 a file not valid (its problems on stderr),\n"
-            "2 bad usage, input that cannot be read or a wrong schema file (wins over 1)\n")
-
-
-class _UsageError(Exception):
-    pass
 
 
 class _Tally:
@@ -94,66 +74,42 @@ def check_directory(directory, expect, tally):
         check_file(f, True, expect, tally)
 
 
-def _arguments(args):
-    paths, expect, options_done, i, given = [], {}, False, 0, {}
-
-    def value():
-        nonlocal i
-        if i + 1 >= len(args):
-            raise _UsageError(f"{args[i]} needs a value")
-        if args[i] in given:  # as core.ArgumentParser refuses it
-            raise _UsageError(f"{args[i]} given twice: '{printable(given[args[i]])}' and "
-                              f"'{printable(args[i + 1])}'")
-        given[args[i]] = args[i + 1]
-        i += 1
-        return args[i]
-
-    while i < len(args):
-        arg = args[i]
-        if options_done or not arg.startswith("-") or arg == "-":
-            paths.append(arg)
-        elif arg == "--":
-            options_done = True
-        elif arg == "--app":
-            expect["app"] = value()
-            if expect["app"] not in APPS:
-                raise _UsageError(f"--app '{printable(expect['app'])}' is not a mini-app of "
-                                  "the suite")
-        elif arg == "--ranks":
-            text = value()
-            if not (text.isascii() and text.isdigit() and 1 <= int(text) <= 2**31 - 1):
-                raise _UsageError(f"--ranks '{printable(text)}' is not a whole number of ranks "
-                                  ">= 1")
-            expect["ranks"] = int(text)
-        elif arg == "--result":
-            expect["result"] = value()
-            if expect["result"] not in ("PASSED", "FAILED"):
-                raise _UsageError(f"--result '{printable(expect['result'])}': expected PASSED "
-                                  "or FAILED")
-        elif arg in ("--help", "-h"):
-            return None, None
-        elif arg == "--version":
-            return "version", None
-        else:
-            raise _UsageError(f"unknown option '{printable(arg)}'")
-        i += 1
-    if not paths:
-        raise _UsageError("no file or directory given")
-    return paths, expect
+def parser():
+    p = ArgumentParser(prog=PROGRAM, description="Checks karma results documents against "
+                       "results.schema.json in the karma_tools package (karma_tools/schemas) "
+                       "and the rules a schema cannot state: docs/results-format.md, section "
+                       "Validation.",
+                       epilog="exit codes: 0 every file valid, 1 a file not valid (its problems "
+                       "on stderr), 2 bad usage, input that cannot be read or a wrong schema "
+                       "file (wins over 1)")
+    p.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="a results JSON file, or a directory: every *.json under it, "
+                   "recursively (hidden files and directories, and other karma tools' JSON "
+                   "such as Google Benchmark files, are skipped and named)")
+    p.add_argument("--app", metavar="|".join(APPS), help="the mini-app the results must come "
+                   "from")
+    p.add_argument("--ranks", metavar="N", help="the number of MPI ranks they must report")
+    p.add_argument("--result", metavar="PASSED|FAILED", help="the verdict they must carry")
+    return p
 
 
-def run(args):
-    try:
-        paths, expect = _arguments(args)
-    except _UsageError as e:
-        sys.stderr.write(f"{PROGRAM}: error: {e} (see {PROGRAM} --help)\n")
-        return EXIT_USAGE
-    if paths is None:
-        sys.stdout.write(usage())
-        return EXIT_VALID
-    if paths == "version":
-        print(f"{PROGRAM} {__version__}")
-        return EXIT_VALID
+def _expectations(p, args):
+    """What --app, --ranks and --result ask of every file."""
+    if not args.paths:
+        p.error("no file or directory given")
+    if args.app is not None and args.app not in APPS:
+        p.error(f"--app '{printable(args.app)}' is not a mini-app of the suite")
+    ranks = args.ranks
+    if ranks is not None and not (ranks.isascii() and ranks.isdigit()
+                                  and 1 <= int(ranks) <= 2**31 - 1):
+        p.error(f"--ranks '{printable(ranks)}' is not a whole number of ranks >= 1")
+    if args.result not in (None, "PASSED", "FAILED"):
+        p.error(f"--result '{printable(args.result)}': expected PASSED or FAILED")
+    return {"app": args.app, "ranks": ranks and int(ranks), "result": args.result}
+
+
+def run(paths, expect):
     schemas.load("results.schema.json")  # a wrong schema stops before any file
     tally = _Tally()
     for path in paths:
@@ -171,4 +127,12 @@ def run(args):
 
 
 def main(argv=None):
-    return main_wrapper(PROGRAM, lambda: run(sys.argv[1:] if argv is None else argv))
+    p = parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # Paths and options in any order; after `--`, paths only (which
+    # parse_intermixed_args does not keep apart).
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = p.parse_intermixed_args(argv[:cut])
+    args.paths += argv[cut + 1:]
+    expect = _expectations(p, args)
+    return main_wrapper(PROGRAM, lambda: run(args.paths, expect))
