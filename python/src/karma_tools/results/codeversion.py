@@ -29,6 +29,7 @@ revision they were built from."""
 import hashlib
 import json
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -71,17 +72,17 @@ def _strip_preprocessor(text):
 
 def tokens(text):
     """The C++ tokens of `text`: no comments, no preprocessor lines."""
-    found = []
-    for m in _TOKEN.finditer(_strip_preprocessor(text)):
-        kind = m.lastgroup
-        if kind in ("space", "line_comment", "block_comment"):
-            continue
-        found.append(m.group(0))
-    return found
+    return [m.group(0) for m in _TOKEN.finditer(_strip_preprocessor(text))
+            if m.lastgroup not in ("space", "line_comment", "block_comment")]
 
 
 def _is_word(token):
     return token[:1].isalpha() or token[:1] == "_"
+
+
+def _angles(depth, t):
+    """The depth of <...> after token t (nested <> counted, > and >> closing)."""
+    return max(depth + {"<": 1, ">": -1, ">>": -2}.get(t, 0), 0)
 
 
 def _name_of(decl):
@@ -95,9 +96,8 @@ def _name_of(decl):
         if t == "<" and not (words and words[-1][0] == "operator"):
             depth += 1  # template <...>, or a return type's arguments
             continue
-        if depth:  # inside <...> (nested <> counted, > and >> closing)
-            depth += {"<": 1, ">": -1, ">>": -2}.get(t, 0)
-            depth = max(depth, 0)
+        if depth:  # inside <...>
+            depth = _angles(depth, t)
             continue
         if t == "enum":
             return _enum_name(decl, i)
@@ -213,9 +213,7 @@ def _scope_token(toks, i, namespaces, usings):
     t = toks[i]
     after = toks[i + 1] if i + 1 < len(toks) else ""
     if t == "namespace":
-        j = i + 1
-        while j < len(toks) and toks[j] not in ("{", ";", "="):
-            j += 1
+        j = next((j for j in range(i + 1, len(toks)) if toks[j] in ("{", ";", "=")), len(toks))
         if j < len(toks) and toks[j] == "{":
             namespaces.append("".join(toks[i + 1:j]) or "(anonymous)")
             return j + 1
@@ -229,9 +227,7 @@ def _scope_token(toks, i, namespaces, usings):
             return i + 3
         return i + 2
     if t == "using" and after == "namespace":
-        j = i + 2
-        while j < len(toks) and toks[j] != ";":
-            j += 1
+        j = next((j for j in range(i + 2, len(toks)) if toks[j] == ";"), len(toks))
         scope = [part for n in namespaces if n for part in n.split("::")]
         usings.append((scope, "".join(toks[i + 2:j])))
         return j + 1
@@ -252,8 +248,7 @@ def _without_template_heads(decl):
             depth, i = 1, i + 2
             continue
         if depth:
-            depth += {"<": 1, ">": -1, ">>": -2}.get(t, 0)
-            depth = max(depth, 0)
+            depth = _angles(depth, t)
         else:
             out.append(t)
         i += 1
@@ -364,10 +359,9 @@ def source_hashes(files):
     for qname in units:
         seen, todo = {qname}, [qname]
         while todo:
-            for q in uses[todo.pop()]:
-                if q not in seen:
-                    seen.add(q)
-                    todo.append(q)
+            new = uses[todo.pop()] - seen
+            seen |= new
+            todo += new
         joined = "".join(sorted(digest[q] for q in seen))
         hashes[qname] = hashlib.sha256(joined.encode()).hexdigest()[:16]
     return hashes
@@ -434,11 +428,8 @@ def _files_in(folder, deep):
         return []
     if not deep:
         return sorted(n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n)))
-    found = []
-    for top, _, names in os.walk(folder):
-        rel = os.path.relpath(top, folder)
-        found += [n if rel == "." else f"{rel}/{n}".replace(os.sep, "/") for n in names]
-    return sorted(found)
+    return sorted(os.path.relpath(os.path.join(top, n), folder).replace(os.sep, "/")
+                  for top, _, names in os.walk(folder) for n in names)
 
 
 def git_sources(repo, revision, app):
@@ -480,12 +471,8 @@ def main(argv=None):
         return 2
     root, app, out = argv
     text = _cpp_table(source_hashes(app_sources(root, app)))
-    try:
-        with open(out, encoding="utf-8") as f:
-            if f.read() == text:
-                return 0
-    except OSError:
-        pass
+    if os.path.isfile(out) and pathlib.Path(out).read_text(encoding="utf-8") == text:
+        return 0
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     with open(out + ".tmp", "w", encoding="utf-8") as f:
         f.write(text)
