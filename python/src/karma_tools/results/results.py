@@ -80,8 +80,7 @@ class Run:
         self.doc = doc
         self.app = doc["app"]
         deck = doc.get("deck") or {}
-        self.deck_path = deck.get("path", "")
-        self.deck_stem = os.path.splitext(os.path.basename(self.deck_path))[0] or "deck"
+        self.deck_stem = os.path.splitext(os.path.basename(deck.get("path", "")))[0] or "deck"
         self.resolved = deck.get("resolved") or {}
         self.problem = doc.get("problem") or {}
         mpi = doc.get("mpi") or {}
@@ -98,7 +97,6 @@ class Run:
         ranks = doc.get("ranks") or [{}]
         device = (ranks[0] or {}).get("device") or {}
         self.device = device.get("name") or "?"
-        self.schema_version = doc.get("schema_version")
         # Results read from a reference program's output (reference.py).
         reference = doc.get("reference") if isinstance(doc.get("reference"), dict) else {}
         self.reference = reference.get("format")
@@ -118,8 +116,6 @@ class Run:
                 "value": fom.get("value"),
                 "units": fom.get("units", ""),
                 "higher_is_better": bool(fom.get("higher_is_better", True)),
-                "bytes": k.get("bytes"),
-                "time_min": (k.get("time_s") or {}).get("min"),
                 "energy": kernel_energy(k),
                 "efficiency": kernel_efficiency(k),
             }
@@ -209,11 +205,7 @@ def format_value(value):
     a = abs(value)
     if a == 0:
         return "0"
-    if a >= 1000:
-        return f"{value:.0f}"
-    if a >= 1:
-        return f"{value:.4g}"
-    return f"{value:.4g}"
+    return f"{value:.0f}" if a >= 1000 else f"{value:.4g}"
 
 
 def format_size(value):
