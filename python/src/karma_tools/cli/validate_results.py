@@ -1,6 +1,7 @@
 """karma-validate-results: results documents against the schema; its command
 line and main (the work is karma_tools.results.validate's)."""
 
+import collections
 import sys
 from karma_tools.results import archive
 from karma_tools import schemas
@@ -13,51 +14,35 @@ PROGRAM = "karma-validate-results"
 EXIT_VALID, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
 
-class _Tally:
-    def __init__(self):
-        self.valid = self.invalid = self.unreadable = self.skipped = 0
-        self.references = 0  # of the valid ones
-
-    def summary(self):
-        return (f"{PROGRAM}: {self.valid} valid ({self.valid - self.references} karma runs, "
-                f"{self.references} reference results), {self.invalid} not valid, "
-                f"{self.unreadable} unreadable, {self.skipped} skipped")
-
-    def cannot_read(self, path, why):
-        print(f"{PROGRAM}: {printable(path)}: {printable(why)}", file=sys.stderr)
-        self.unreadable += 1
+def _cannot_read(tally, path, why):
+    print(f"{PROGRAM}: {printable(path)}: {printable(why)}", file=sys.stderr)
+    tally["unreadable"] += 1
 
 
 def check_file(path, in_directory, expect, tally):
+    """One file's verdict, counted in tally (a Counter): valid karma or
+    reference results, invalid (its problems on stderr), skipped or
+    unreadable."""
     if not archive.isfile(path):
-        tally.cannot_read(path, "not a regular file")
-        return
+        return _cannot_read(tally, path, "not a regular file")
     try:
         data = archive.read_bytes(path)
     except OSError as e:
-        tally.cannot_read(path, f"cannot read: {e.strerror}")
-        return
+        return _cannot_read(tally, path, f"cannot read: {e.strerror}")
+    shown = printable(path)
     doc, why = parse_json(data)
-    if why:
-        print(f"{printable(path)}: not JSON: {printable(why)}", file=sys.stderr)
-        tally.invalid += 1
+    skip = not why and in_directory and other_tool(doc)
+    if skip:
+        print(f"{shown}: skipped: {skip}, not karma results")
+        tally["skipped"] += 1
         return
-    if in_directory and other_tool(doc):
-        print(f"{printable(path)}: skipped: {other_tool(doc)}, not karma results")
-        tally.skipped += 1
-        return
-    problems = validate(doc, expect)
+    problems = [f"not JSON: {why}"] if why else validate(doc, expect)
     for p in problems:
-        print(f"{printable(path)}: {printable(p)}", file=sys.stderr)
-    if problems:
-        tally.invalid += 1
-    elif is_reference(doc):
-        print(f"{printable(path)}: valid reference results")
-        tally.valid += 1
-        tally.references += 1
-    else:
-        print(f"{printable(path)}: valid karma results")
-        tally.valid += 1
+        print(f"{shown}: {printable(p)}", file=sys.stderr)
+    kind = "invalid" if problems else "reference" if is_reference(doc) else "karma"
+    if not problems:
+        print(f"{shown}: valid {kind} results")
+    tally[kind] += 1
 
 
 def check_directory(directory, expect, tally):
@@ -66,10 +51,10 @@ def check_directory(directory, expect, tally):
     failure = []
     files = archive.walk_files(directory, ".json", onerror=failure.append)
     if failure:
-        tally.cannot_read(failure[0].filename or directory,
-                          f"cannot read the directory: {failure[0].strerror}")
+        _cannot_read(tally, failure[0].filename or directory,
+                     f"cannot read the directory: {failure[0].strerror}")
     elif not files:
-        tally.cannot_read(directory, "no *.json files in this directory or under it")
+        _cannot_read(tally, directory, "no *.json files in this directory or under it")
     for f in sorted(files):  # the same order on every file system
         check_file(f, True, expect, tally)
 
@@ -111,19 +96,21 @@ def _expectations(p, args):
 
 def run(paths, expect):
     schemas.load("results.schema.json")  # a wrong schema stops before any file
-    tally = _Tally()
+    tally = collections.Counter()
     for path in paths:
         if not archive.exists(path):
-            tally.cannot_read(path, "no such file or directory")
+            _cannot_read(tally, path, "no such file or directory")
         elif archive.isdir(path):
             check_directory(path, expect, tally)
         else:
             check_file(path, False, expect, tally)
-    if tally.valid + tally.invalid + tally.unreadable + tally.skipped > 1:
-        print(tally.summary())
-    if tally.unreadable:
+    if sum(tally.values()) > 1:
+        print(f"{PROGRAM}: {tally['karma'] + tally['reference']} valid ({tally['karma']} karma "
+              f"runs, {tally['reference']} reference results), {tally['invalid']} not valid, "
+              f"{tally['unreadable']} unreadable, {tally['skipped']} skipped")
+    if tally["unreadable"]:
         return EXIT_USAGE
-    return EXIT_INVALID if tally.invalid else EXIT_VALID
+    return EXIT_INVALID if tally["invalid"] else EXIT_VALID
 
 
 def main(argv=None):

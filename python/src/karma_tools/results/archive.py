@@ -23,6 +23,7 @@ karma-stream.json` names a file inside it (the virtual layer below), so
 the tools keep one code path for directories and archives.
 """
 
+import functools
 import hashlib
 import io
 import json
@@ -30,7 +31,6 @@ import lzma
 import os
 import re
 import tarfile
-from collections import OrderedDict
 
 from karma_tools.core import (MAX_DEPTH, ToolError, atomic_write, read_input_file, too_deep,
                               unreadable)
@@ -155,7 +155,7 @@ def write(folder, out, kind, name=None):
         raise ToolError(f"{out}: an archive's name ends in {SUFFIX}", 2)
     data = build(folder, kind, name)
     atomic_write(out, data)
-    _CACHE.pop(os.path.abspath(out), None)
+    _read_archive.cache_clear()
     return data
 
 
@@ -260,26 +260,19 @@ def read_members(path, problems=None, what="karma results archive"):
     return members
 
 
-_CACHE = OrderedDict()
-
-
 def open_archive(path):
     """The Archive at path, read once per process while it stays unchanged."""
-    key = os.path.abspath(path)
     try:
         st = os.stat(path)
     except OSError as e:
         raise unreadable(path, e) from None
-    stamp = (st.st_mtime_ns, st.st_size)
-    hit = _CACHE.get(key)
-    if hit and hit[0] == stamp:
-        _CACHE.move_to_end(key)
-        return hit[1]
-    archive = Archive(path)
-    _CACHE[key] = (stamp, archive)
-    while len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
-    return archive
+    return _read_archive(path, os.path.abspath(path), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _read_archive(path, where, mtime, size):
+    """Archive(path), cached by where it is and its stamp."""
+    return Archive(path)
 
 
 # --- the virtual layer: paths that may run through an archive ---------------------
@@ -405,7 +398,7 @@ def is_measurement(data):
 def read_measurements(path):
     """{path: sha256} of a list of measurements (`sha256  path` lines, xz),
     in its order."""
-    listed = OrderedDict()
+    listed = {}
     try:
         with lzma.open(path, "rt", encoding="utf-8") as f:
             for number, line in enumerate(f, 1):
@@ -423,7 +416,7 @@ def register(list_path, archives):
     its lines; paths start with the list's own folder (`results/...`).
     Returns (added, listed)."""
     base = os.path.dirname(os.path.dirname(os.path.abspath(list_path)))
-    listed = read_measurements(list_path) if os.path.exists(list_path) else OrderedDict()
+    listed = read_measurements(list_path) if os.path.exists(list_path) else {}
     added = 0
     for given in archives:
         full = os.path.abspath(given)

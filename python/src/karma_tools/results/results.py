@@ -123,28 +123,18 @@ class Run:
     def deck_values(self, include_run=False):
         """The resolved deck flattened to {'stream.shape': [..], ...};
         without the run section (repetitions, results_dir) unless asked."""
-        flat = {}
-
         def walk(prefix, value):
-            if isinstance(value, dict):
-                for k, v in value.items():
-                    walk(f"{prefix}.{k}" if prefix else k, v)
-            else:
-                flat[prefix] = value
+            if not isinstance(value, dict):
+                return {prefix: value}
+            return {key: leaf for k, v in value.items()
+                    for key, leaf in walk(f"{prefix}.{k}" if prefix else k, v).items()}
 
-        walk("", self.resolved)
-        if not include_run:
-            flat = {k: v for k, v in flat.items() if not k.startswith("run.")}
-        return flat
+        return {k: v for k, v in walk("", self.resolved).items()
+                if include_run or not k.startswith("run.")}
 
     def precision(self):
-        p = self.problem.get("precision")
-        if p:
-            return p
-        for k, v in self.deck_values().items():
-            if k.endswith(".precision"):
-                return v
-        return None
+        return self.problem.get("precision") or next(
+            (v for k, v in self.deck_values().items() if k.endswith(".precision")), None)
 
 
 def kernel_energy(kernel):
