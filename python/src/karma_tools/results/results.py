@@ -27,6 +27,14 @@ def is_number(value):
         return False
 
 
+def field(node, dotted):
+    """node's value at a dotted path (`deck.resolved.run.repetitions`); None
+    where a part is missing or not an object."""
+    for key in dotted.split("."):
+        node = node.get(key) if isinstance(node, dict) else None
+    return node
+
+
 def _beyond_float(value, path=()):
     """(path, value) of each integer in value too large for a float."""
     if isinstance(value, (dict, list)):

@@ -8,6 +8,7 @@ import json
 
 from karma_tools import schemas
 from karma_tools.results import kerneltable
+from karma_tools.results.results import field as _get
 
 
 def printable(text):
@@ -19,10 +20,6 @@ def printable(text):
 
 def _is_number(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _get(d, k):
-    return d.get(k) if isinstance(d, dict) else None
 
 
 def _real_date(text):
@@ -47,10 +44,10 @@ def cross_field_problems(doc, expect):
     date = _get(doc, "date")
     if isinstance(date, str) and len(date) >= 20 and not _real_date(date):
         out.append(f"date: {json.dumps(date)} is not a real UTC date and time of day")
-    mpi_ranks = _get(_get(doc, "mpi"), "ranks")
+    mpi_ranks = _get(doc, "mpi.ranks")
     ranks = mpi_ranks if isinstance(mpi_ranks, int) and not isinstance(mpi_ranks, bool) else None
     for where, entries in (("ranks", _get(doc, "ranks")),
-                           ("energy.ranks", _get(_get(doc, "energy"), "ranks"))):
+                           ("energy.ranks", _get(doc, "energy.ranks"))):
         if isinstance(entries, list) and ranks is not None and len(entries) != ranks:
             out.append(f"{where}: {len(entries)} entries for {ranks} ranks")
     for i, r in enumerate(_get(doc, "ranks") if isinstance(_get(doc, "ranks"), list) else []):
@@ -69,7 +66,7 @@ def cross_field_problems(doc, expect):
         if med is None and all(map(_is_number, (lo, mean, hi))) and not 0 < lo <= mean <= hi:
             out.append(f"kernels[{i}].time_s: not 0 < min <= mean <= max "
                        f"({lo}, {mean}, {hi})")
-        window = _get(_get(k, "energy"), "window_unix_s")
+        window = _get(k, "energy.window_unix_s")
         if isinstance(window, list) and len(window) == 2 and all(map(_is_number, window)) \
                 and window[0] > window[1]:
             out.append(f"kernels[{i}].energy.window_unix_s: start after end")
@@ -116,13 +113,13 @@ def physics_problems(doc):
     """Each kernel whose bandwidth or FLOP/s passes its devices' peak beyond
     PEAK_TOLERANCE: a broken timer or a broken peak, never a measurement."""
     ranks = _get(doc, "ranks")
-    kinds = [_get(_get(r, "device"), "kind") for r in ranks] if isinstance(ranks, list) else []
+    kinds = [_get(r, "device.kind") for r in ranks] if isinstance(ranks, list) else []
     limit = max([PEAK_TOLERANCE.get(k, 1.0) for k in kinds if isinstance(k, str)] or [1.0])
     out = []
     kernels = _get(doc, "kernels")
     for i, k in enumerate(kernels if isinstance(kernels, list) else []):
         for what in ("bandwidth", "flops"):
-            fraction = _get(_get(k, "efficiency"), f"fraction_of_peak_{what}")
+            fraction = _get(k, f"efficiency.fraction_of_peak_{what}")
             if _is_number(fraction) and fraction > limit:
                 out.append(f"kernels[{i}].efficiency.fraction_of_peak_{what}: {fraction:.3g} "
                            f"times the device's peak (more than {limit:g}): not physical")
