@@ -191,10 +191,7 @@ def _parse(text):
         if parens:
             i += 1
             continue
-        if t == "{":
-            depth += 1
-        elif t == "}":
-            depth -= 1
+        depth += {"{": 1, "}": -1}.get(t, 0)
         ends = t == ";" and depth == 0
         ends = ends or (t == "}" and depth == 0 and not _wants_semicolon(decl) and
                         (i + 1 >= len(toks) or toks[i + 1] != ";"))
@@ -395,20 +392,18 @@ def app_sources(root, app, read=None, listing=None):
     share (miniapps/common) and the core's, headers and sources of every
     layer (a function the core's header declares is hashed by its
     definition), under `root` (or read through `read` and `listing` from
-    elsewhere, e.g. a git revision). `listing(folder, deep)`: the files in
-    `folder`, by their path in it; with `deep`, those of its subfolders as
-    well."""
-    listing = listing or (lambda d, deep: _files_in(os.path.join(root, d), deep))
+    elsewhere, e.g. a git revision). `listing(folder)`: the files under
+    `folder`, by their path in it."""
+    listing = listing or (lambda d: _files_in(os.path.join(root, d)))
     read = read or (lambda p: open(os.path.join(root, p), encoding="utf-8").read())
     files = {}
-    for folder, exts, deep in ((f"miniapps/{app}", (".hpp", ".cpp"), True),
-                               ("miniapps/common", (".hpp", ".cpp"), True)):
-        for name in listing(folder, deep):
-            if name.endswith(exts) and not name.startswith("tests/"):
+    for folder in (f"miniapps/{app}", "miniapps/common"):
+        for name in listing(folder):
+            if name.endswith((".hpp", ".cpp")) and not name.startswith("tests/"):
                 files[f"{folder}/{name}"] = read(f"{folder}/{name}")
     # The core: the one pair of folders it had before its layers, then each
     # layer's (common/LAYER/include/karma, common/LAYER/src).
-    core = listing("common", True)
+    core = listing("common")
     layers = sorted({n.split("/")[0] for n in core if n.count("/") >= 2
                      and n.split("/")[1] in ("include", "src")})
     for folder, ext in (("include/karma", ".hpp"), ("src", ".cpp"),
@@ -421,13 +416,9 @@ def app_sources(root, app, read=None, listing=None):
     return files
 
 
-def _files_in(folder, deep):
-    """The files in `folder` (none when it is missing), by their path in it,
-    sorted; with `deep`, those of its subfolders as well."""
-    if not os.path.isdir(folder):
-        return []
-    if not deep:
-        return sorted(n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n)))
+def _files_in(folder):
+    """The files under `folder` (none when it is missing), by their path in
+    it, sorted."""
     return sorted(os.path.relpath(os.path.join(top, n), folder).replace(os.sep, "/")
                   for top, _, names in os.walk(folder) for n in names)
 
@@ -442,11 +433,10 @@ def git_sources(repo, revision, app):
     except (OSError, subprocess.CalledProcessError):
         return None
 
-    def listing(folder, deep):
+    def listing(folder):
         if not git("ls-tree", revision, folder).strip():
             return []
-        out = git("ls-tree", *(["-r"] if deep else []), "--name-only", f"{revision}:{folder}")
-        return sorted(out.splitlines())
+        return sorted(git("ls-tree", "-r", "--name-only", f"{revision}:{folder}").splitlines())
     return app_sources(repo, app, read=lambda p: git("show", f"{revision}:{p}"),
                        listing=listing)
 
