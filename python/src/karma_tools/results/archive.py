@@ -29,6 +29,7 @@ import io
 import json
 import lzma
 import os
+import pathlib
 import re
 import tarfile
 
@@ -109,18 +110,14 @@ def build(folder, kind, name=None):
     by_path = {}
     for rel in files:
         try:
-            with open(os.path.join(folder, rel), "rb") as f:
-                by_path[rel] = f.read()
+            by_path[rel] = pathlib.Path(folder, rel).read_bytes()
         except OSError as e:
             raise unreadable(os.path.join(folder, rel), e) from None
     stored, entries, members, names = {}, [], [], set()
     for rel in files:
         data = by_path[rel]
         digest = hashlib.sha256(data).hexdigest()
-        if _in_environment(rel):
-            member = f"{ENVIRONMENT}/{digest}"
-        else:
-            member = stored.get(digest, rel)
+        member = f"{ENVIRONMENT}/{digest}" if _in_environment(rel) else stored.get(digest, rel)
         if member not in names and member != INDEX:
             names.add(member)
             members.append((member, data))
@@ -178,10 +175,9 @@ class Archive:
             return
         if INDEX not in members:
             bad(f"no {INDEX} (nor a karma-bundle's {BUNDLE_MANIFEST})")
-        try:
-            index = json.loads(members[INDEX].decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as e:
-            bad(f"{INDEX}: not JSON ({e})")
+        index, why = parse_json(members[INDEX])
+        if why:
+            bad(f"{INDEX}: not JSON ({why})")
         if not isinstance(index, dict) or index.get("karma_archive") != FORMAT or \
                 not isinstance(index.get("files"), list):
             bad(f"{INDEX}: no karma_archive {FORMAT} with a files list")
