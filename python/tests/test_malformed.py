@@ -109,7 +109,7 @@ RESULTS = [
     ("kernel a list", _typed(K0, ["copy"]), "kernels[0]: expected an object, got a list"),
     ("kernel name null", _typed(K0 + ("name",), None), "kernels[0].name: expected a string"),
     ("kernel named twice", _duplicate_kernel, "kernels[1].name: 'copy' is also"),
-    ("app a list", _typed(("app",), ["stream"]), 'app: ["stream"], expected one of "stream"'),
+    ("app a list", _typed(("app",), ["stream"]), "app: expected a string, got a list"),
     ("result null", _typed(("result",), None), 'result: null, expected one of "PASSED", "FAILED"'),
     ("mpi a list", _typed(("mpi",), [2]), "mpi: expected an object, got a list"),
     ("mpi.ranks a string", _typed(("mpi", "ranks"), "2"),
