@@ -196,8 +196,8 @@ def test_any_value_anywhere_is_a_problem_not_an_abort(validator, tmp_path, form)
     ([VALID, "--ranks", "99999999999999999999"], "--ranks '99999999999999999999' is not"),
     ([VALID, "--result", "MAYBE"], "--result 'MAYBE': expected PASSED or FAILED"),
     ([VALID, "--app", "nosuchapp"], "--app 'nosuchapp' is not a mini-app of the suite"),
-    ([VALID, "--app"], "--app needs a value"),
-    ([VALID, "--bogus"], "unknown option '--bogus'"),
+    ([VALID, "--app"], "argument --app: expected one argument"),
+    ([VALID, "--bogus"], "unrecognized arguments: --bogus"),
 ], ids=["nothing", "ranks a word", "ranks zero", "ranks huge", "result", "app", "no value",
         "unknown option"])
 def test_bad_usage_is_exit_2(validator, args, message):

@@ -23,18 +23,20 @@ karma-stream.json` names a file inside it (the virtual layer below), so
 the tools keep one code path for directories and archives.
 """
 
+import functools
 import hashlib
 import io
 import json
 import lzma
 import os
+import pathlib
 import re
 import tarfile
-from collections import OrderedDict
 
 from karma_tools.core import (MAX_DEPTH, ToolError, atomic_write, read_input_file, too_deep,
                               unreadable)
 from karma_tools.campaign import jobs as jobs_mod
+from karma_tools.results.validate import parse_json
 
 SUFFIX = ".tar.xz"
 FORMAT = 1
@@ -108,18 +110,14 @@ def build(folder, kind, name=None):
     by_path = {}
     for rel in files:
         try:
-            with open(os.path.join(folder, rel), "rb") as f:
-                by_path[rel] = f.read()
+            by_path[rel] = pathlib.Path(folder, rel).read_bytes()
         except OSError as e:
             raise unreadable(os.path.join(folder, rel), e) from None
     stored, entries, members, names = {}, [], [], set()
     for rel in files:
         data = by_path[rel]
         digest = hashlib.sha256(data).hexdigest()
-        if _in_environment(rel):
-            member = f"{ENVIRONMENT}/{digest}"
-        else:
-            member = stored.get(digest, rel)
+        member = f"{ENVIRONMENT}/{digest}" if _in_environment(rel) else stored.get(digest, rel)
         if member not in names and member != INDEX:
             names.add(member)
             members.append((member, data))
@@ -154,7 +152,7 @@ def write(folder, out, kind, name=None):
         raise ToolError(f"{out}: an archive's name ends in {SUFFIX}", 2)
     data = build(folder, kind, name)
     atomic_write(out, data)
-    _CACHE.pop(os.path.abspath(out), None)
+    _read_archive.cache_clear()
     return data
 
 
@@ -177,10 +175,9 @@ class Archive:
             return
         if INDEX not in members:
             bad(f"no {INDEX} (nor a karma-bundle's {BUNDLE_MANIFEST})")
-        try:
-            index = json.loads(members[INDEX].decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as e:
-            bad(f"{INDEX}: not JSON ({e})")
+        index, why = parse_json(members[INDEX])
+        if why:
+            bad(f"{INDEX}: not JSON ({why})")
         if not isinstance(index, dict) or index.get("karma_archive") != FORMAT or \
                 not isinstance(index.get("files"), list):
             bad(f"{INDEX}: no karma_archive {FORMAT} with a files list")
@@ -259,26 +256,19 @@ def read_members(path, problems=None, what="karma results archive"):
     return members
 
 
-_CACHE = OrderedDict()
-
-
 def open_archive(path):
     """The Archive at path, read once per process while it stays unchanged."""
-    key = os.path.abspath(path)
     try:
         st = os.stat(path)
     except OSError as e:
         raise unreadable(path, e) from None
-    stamp = (st.st_mtime_ns, st.st_size)
-    hit = _CACHE.get(key)
-    if hit and hit[0] == stamp:
-        _CACHE.move_to_end(key)
-        return hit[1]
-    archive = Archive(path)
-    _CACHE[key] = (stamp, archive)
-    while len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
-    return archive
+    return _read_archive(path, os.path.abspath(path), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _read_archive(path, where, mtime, size):
+    """Archive(path), cached by where it is and its stamp."""
+    return Archive(path)
 
 
 # --- the virtual layer: paths that may run through an archive ---------------------
@@ -404,7 +394,7 @@ def is_measurement(data):
 def read_measurements(path):
     """{path: sha256} of a list of measurements (`sha256  path` lines, xz),
     in its order."""
-    listed = OrderedDict()
+    listed = {}
     try:
         with lzma.open(path, "rt", encoding="utf-8") as f:
             for number, line in enumerate(f, 1):
@@ -422,7 +412,7 @@ def register(list_path, archives):
     its lines; paths start with the list's own folder (`results/...`).
     Returns (added, listed)."""
     base = os.path.dirname(os.path.dirname(os.path.abspath(list_path)))
-    listed = read_measurements(list_path) if os.path.exists(list_path) else OrderedDict()
+    listed = read_measurements(list_path) if os.path.exists(list_path) else {}
     added = 0
     for given in archives:
         full = os.path.abspath(given)
@@ -449,29 +439,14 @@ def read_json(path):
     JSON: a syntax error, not UTF-8, NaN or an infinite number (JSON has
     none), nesting deeper than MAX_DEPTH; as `unreadable` says when it
     cannot be read."""
-    def no_constant(name):
-        raise ValueError(f"{name} is not a JSON number")
-
-    def finite(text):
-        value = float(text)
-        if value != value or value in (float("inf"), float("-inf")):
-            raise ValueError(f"the number {text} is out of range")
-        return value
-
     try:
         # A path inside a results archive too; on disk, a file it can be.
         data = read_bytes(path) if split(path) else read_input_file(path, "JSON file")
     except OSError as e:
         raise unreadable(path, e) from None
-    try:
-        doc = json.loads(data.decode("utf-8"), parse_constant=no_constant, parse_float=finite)
-    except UnicodeDecodeError as e:
-        raise ToolError(f"{path}: not valid JSON (not UTF-8: {e.reason} at byte {e.start})",
-                        2) from None
-    except ValueError as e:
-        raise ToolError(f"{path}: not valid JSON ({e})", 2) from None
-    except RecursionError:
-        raise ToolError(f"{path}: not valid JSON here (nested too deeply)", 2) from None
+    doc, why = parse_json(data)
+    if why:
+        raise ToolError(f"{path}: not valid JSON ({why})", 2)
     if too_deep(doc):
         raise ToolError(f"{path}: nested more than {MAX_DEPTH} levels deep; no karma file "
                         "is", 2)

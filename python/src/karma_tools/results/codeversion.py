@@ -29,6 +29,7 @@ revision they were built from."""
 import hashlib
 import json
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -71,17 +72,17 @@ def _strip_preprocessor(text):
 
 def tokens(text):
     """The C++ tokens of `text`: no comments, no preprocessor lines."""
-    found = []
-    for m in _TOKEN.finditer(_strip_preprocessor(text)):
-        kind = m.lastgroup
-        if kind in ("space", "line_comment", "block_comment"):
-            continue
-        found.append(m.group(0))
-    return found
+    return [m.group(0) for m in _TOKEN.finditer(_strip_preprocessor(text))
+            if m.lastgroup not in ("space", "line_comment", "block_comment")]
 
 
 def _is_word(token):
     return token[:1].isalpha() or token[:1] == "_"
+
+
+def _angles(depth, t):
+    """The depth of <...> after token t (nested <> counted, > and >> closing)."""
+    return max(depth + {"<": 1, ">": -1, ">>": -2}.get(t, 0), 0)
 
 
 def _name_of(decl):
@@ -95,9 +96,8 @@ def _name_of(decl):
         if t == "<" and not (words and words[-1][0] == "operator"):
             depth += 1  # template <...>, or a return type's arguments
             continue
-        if depth:  # inside <...> (nested <> counted, > and >> closing)
-            depth += {"<": 1, ">": -1, ">>": -2}.get(t, 0)
-            depth = max(depth, 0)
+        if depth:  # inside <...>
+            depth = _angles(depth, t)
             continue
         if t == "enum":
             return _enum_name(decl, i)
@@ -191,10 +191,7 @@ def _parse(text):
         if parens:
             i += 1
             continue
-        if t == "{":
-            depth += 1
-        elif t == "}":
-            depth -= 1
+        depth += {"{": 1, "}": -1}.get(t, 0)
         ends = t == ";" and depth == 0
         ends = ends or (t == "}" and depth == 0 and not _wants_semicolon(decl) and
                         (i + 1 >= len(toks) or toks[i + 1] != ";"))
@@ -213,9 +210,7 @@ def _scope_token(toks, i, namespaces, usings):
     t = toks[i]
     after = toks[i + 1] if i + 1 < len(toks) else ""
     if t == "namespace":
-        j = i + 1
-        while j < len(toks) and toks[j] not in ("{", ";", "="):
-            j += 1
+        j = next((j for j in range(i + 1, len(toks)) if toks[j] in ("{", ";", "=")), len(toks))
         if j < len(toks) and toks[j] == "{":
             namespaces.append("".join(toks[i + 1:j]) or "(anonymous)")
             return j + 1
@@ -229,9 +224,7 @@ def _scope_token(toks, i, namespaces, usings):
             return i + 3
         return i + 2
     if t == "using" and after == "namespace":
-        j = i + 2
-        while j < len(toks) and toks[j] != ";":
-            j += 1
+        j = next((j for j in range(i + 2, len(toks)) if toks[j] == ";"), len(toks))
         scope = [part for n in namespaces if n for part in n.split("::")]
         usings.append((scope, "".join(toks[i + 2:j])))
         return j + 1
@@ -252,8 +245,7 @@ def _without_template_heads(decl):
             depth, i = 1, i + 2
             continue
         if depth:
-            depth += {"<": 1, ">": -1, ">>": -2}.get(t, 0)
-            depth = max(depth, 0)
+            depth = _angles(depth, t)
         else:
             out.append(t)
         i += 1
@@ -364,10 +356,9 @@ def source_hashes(files):
     for qname in units:
         seen, todo = {qname}, [qname]
         while todo:
-            for q in uses[todo.pop()]:
-                if q not in seen:
-                    seen.add(q)
-                    todo.append(q)
+            new = uses[todo.pop()] - seen
+            seen |= new
+            todo += new
         joined = "".join(sorted(digest[q] for q in seen))
         hashes[qname] = hashlib.sha256(joined.encode()).hexdigest()[:16]
     return hashes
@@ -401,20 +392,18 @@ def app_sources(root, app, read=None, listing=None):
     share (miniapps/common) and the core's, headers and sources of every
     layer (a function the core's header declares is hashed by its
     definition), under `root` (or read through `read` and `listing` from
-    elsewhere, e.g. a git revision). `listing(folder, deep)`: the files in
-    `folder`, by their path in it; with `deep`, those of its subfolders as
-    well."""
-    listing = listing or (lambda d, deep: _files_in(os.path.join(root, d), deep))
+    elsewhere, e.g. a git revision). `listing(folder)`: the files under
+    `folder`, by their path in it."""
+    listing = listing or (lambda d: _files_in(os.path.join(root, d)))
     read = read or (lambda p: open(os.path.join(root, p), encoding="utf-8").read())
     files = {}
-    for folder, exts, deep in ((f"miniapps/{app}", (".hpp", ".cpp"), True),
-                               ("miniapps/common", (".hpp", ".cpp"), True)):
-        for name in listing(folder, deep):
-            if name.endswith(exts) and not name.startswith("tests/"):
+    for folder in (f"miniapps/{app}", "miniapps/common"):
+        for name in listing(folder):
+            if name.endswith((".hpp", ".cpp")) and not name.startswith("tests/"):
                 files[f"{folder}/{name}"] = read(f"{folder}/{name}")
     # The core: the one pair of folders it had before its layers, then each
     # layer's (common/LAYER/include/karma, common/LAYER/src).
-    core = listing("common", True)
+    core = listing("common")
     layers = sorted({n.split("/")[0] for n in core if n.count("/") >= 2
                      and n.split("/")[1] in ("include", "src")})
     for folder, ext in (("include/karma", ".hpp"), ("src", ".cpp"),
@@ -427,18 +416,11 @@ def app_sources(root, app, read=None, listing=None):
     return files
 
 
-def _files_in(folder, deep):
-    """The files in `folder` (none when it is missing), by their path in it,
-    sorted; with `deep`, those of its subfolders as well."""
-    if not os.path.isdir(folder):
-        return []
-    if not deep:
-        return sorted(n for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n)))
-    found = []
-    for top, _, names in os.walk(folder):
-        rel = os.path.relpath(top, folder)
-        found += [n if rel == "." else f"{rel}/{n}".replace(os.sep, "/") for n in names]
-    return sorted(found)
+def _files_in(folder):
+    """The files under `folder` (none when it is missing), by their path in
+    it, sorted."""
+    return sorted(os.path.relpath(os.path.join(top, n), folder).replace(os.sep, "/")
+                  for top, _, names in os.walk(folder) for n in names)
 
 
 def git_sources(repo, revision, app):
@@ -451,11 +433,10 @@ def git_sources(repo, revision, app):
     except (OSError, subprocess.CalledProcessError):
         return None
 
-    def listing(folder, deep):
+    def listing(folder):
         if not git("ls-tree", revision, folder).strip():
             return []
-        out = git("ls-tree", *(["-r"] if deep else []), "--name-only", f"{revision}:{folder}")
-        return sorted(out.splitlines())
+        return sorted(git("ls-tree", "-r", "--name-only", f"{revision}:{folder}").splitlines())
     return app_sources(repo, app, read=lambda p: git("show", f"{revision}:{p}"),
                        listing=listing)
 
@@ -480,12 +461,8 @@ def main(argv=None):
         return 2
     root, app, out = argv
     text = _cpp_table(source_hashes(app_sources(root, app)))
-    try:
-        with open(out, encoding="utf-8") as f:
-            if f.read() == text:
-                return 0
-    except OSError:
-        pass
+    if os.path.isfile(out) and pathlib.Path(out).read_text(encoding="utf-8") == text:
+        return 0
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     with open(out + ".tmp", "w", encoding="utf-8") as f:
         f.write(text)

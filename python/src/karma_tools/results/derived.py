@@ -24,7 +24,7 @@ import math
 
 from karma_tools.core import ToolError
 from karma_tools.results import kerneltable, validate
-from karma_tools.results.results import is_number as _number
+from karma_tools.results.results import field as _get, is_number as _number
 
 # The JSON holds each figure as printed from a double, in full: a figure
 # derived again differs by rounding alone. 0.1% is far below any change
@@ -34,12 +34,6 @@ TOLERANCE = 1e-3
 _ROUNDING = 1e-9
 # A count rate's units: its count's name after a decimal prefix, per second.
 _PREFIXES = {"": 1.0, "k": 1e-3, "M": 1e-6, "G": 1e-9, "T": 1e-12}
-
-
-def _get(node, dotted):
-    for key in dotted.split("."):
-        node = node.get(key) if isinstance(node, dict) else None
-    return node
 
 
 def _close(found, want):

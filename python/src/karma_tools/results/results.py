@@ -16,11 +16,6 @@ from karma_tools.core import ToolError, describe
 from karma_tools import schemas
 from karma_tools.results import kerneltable
 
-SCHEMA_VERSION = 2
-SCHEMA_VERSIONS = (1, 2)
-# Counts fit a C int, as in the mini-apps.
-_COUNT_MAX = 2**31 - 1
-
 
 def is_number(value):
     """A finite JSON number (not a boolean) that fits a float."""
@@ -32,130 +27,54 @@ def is_number(value):
         return False
 
 
-class _Fields:
-    """The fields of one document the tools read, each checked for its type
-    before use; a mistake names the file and the key."""
-
-    def __init__(self, path):
-        self.path = path
-
-    def fail(self, key, message):
-        raise ToolError(f"{self.path}: {key}: {message}; not a well-formed karma results "
-                        "document (docs/results-format.md)", 2)
-
-    def get(self, parent, key, where, kinds, what, required=False, null=False):
-        """parent[key] when it is one of `kinds` (None when absent, or null
-        and `null`); else the problem, named `where`."""
-        if key not in parent:
-            if required:
-                self.fail(where, "missing")
-            return None
-        value = parent[key]
-        if value is None and null:
-            return None
-        kinds = kinds if isinstance(kinds, tuple) else (kinds,)
-        ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
-        if not ok:
-            self.fail(where, f"expected {what}, got {describe(value)}")
-        return value
-
-    def obj(self, parent, key, where, required=False):
-        return self.get(parent, key, where, dict, "an object", required)
-
-    def string(self, parent, key, where, required=False):
-        value = self.get(parent, key, where, str, "a string", required)
-        if required and value == "":
-            self.fail(where, "empty")
-        return value
-
-    def count(self, parent, key, where):
-        value = self.get(parent, key, where, int, "an integer")
-        if value is not None and not 1 <= value <= _COUNT_MAX:
-            self.fail(where, f"{value} is not in [1, {_COUNT_MAX}]")
-        return value
-
-    def number(self, parent, key, where, positive=False):
-        """A finite number, or null (how the mini-apps write NaN)."""
-        value = self.get(parent, key, where, (int, float), "a number or null", null=True)
-        if value is None:
-            return None
-        if not is_number(value):
-            self.fail(where, f"{describe(value)} is out of range")
-        if positive and value <= 0:
-            self.fail(where, f"must be > 0, got {value}")
-        return value
+def field(node, dotted):
+    """node's value at a dotted path (`deck.resolved.run.repetitions`); None
+    where a part is missing or not an object."""
+    for key in dotted.split("."):
+        node = node.get(key) if isinstance(node, dict) else None
+    return node
 
 
-def check_run(path, doc):
-    """Refuses (ToolError, exit 2) a document whose fields the tools read
-    have the wrong types: `fom.value` a string, `kernels` null, a list
-    where an object belongs, ..."""
-    f = _Fields(path)
-    f.string(doc, "app", "app", required=True)
-    deck = f.obj(doc, "deck", "deck")
-    if deck is not None:
-        f.string(deck, "path", "deck.path")
-        f.obj(deck, "resolved", "deck.resolved")
-    f.obj(doc, "problem", "problem")
-    mpi = f.obj(doc, "mpi", "mpi", required=True)
-    f.count(mpi, "ranks", "mpi.ranks")
-    f.count(mpi, "nodes", "mpi.nodes")
-    f.string(doc, "result", "result", required=True)
-    verification = f.obj(doc, "verification", "verification")
-    if verification is not None:
-        f.get(verification, "passed", "verification.passed", bool, "true or false")
-    kokkos = f.obj(doc, "kokkos", "kokkos")
-    if kokkos is not None:
-        f.string(kokkos, "default_execution_space", "kokkos.default_execution_space")
-        concurrency = f.get(kokkos, "concurrency", "kokkos.concurrency", int, "an integer",
-                            null=True)
-        if concurrency is not None and not 0 <= concurrency <= _COUNT_MAX:
-            f.fail("kokkos.concurrency", f"{concurrency} is not in [0, {_COUNT_MAX}]")
-    ranks = f.get(doc, "ranks", "ranks", list, "a list of ranks")
-    if ranks:
-        if not isinstance(ranks[0], dict):
-            f.fail("ranks[0]", f"expected an object, got {describe(ranks[0])}")
-        device = f.obj(ranks[0], "device", "ranks[0].device")
-        if device is not None:
-            f.string(device, "name", "ranks[0].device.name")
-    kernels = f.get(doc, "kernels", "kernels", list, "a list of kernels", required=True)
-    if not kernels:
-        f.fail("kernels", "empty: the run timed nothing")
-    names = set()
-    for i, k in enumerate(kernels):
-        where = f"kernels[{i}]"
-        if not isinstance(k, dict):
-            f.fail(where, f"expected an object, got {describe(k)}")
-        name = f.string(k, "name", f"{where}.name", required=True)
-        if name in names:
-            f.fail(f"{where}.name", f"'{name}' is also an earlier kernel's name")
-        names.add(name)
-        f.string(k, "implementation", f"{where}.implementation")
-        f.string(k, "variant", f"{where}.variant")
-        fom = f.obj(k, "fom", f"{where}.fom", required=True)
-        f.number(fom, "value", f"{where}.fom.value", positive=True)
-        f.string(fom, "units", f"{where}.fom.units")
-        f.get(fom, "higher_is_better", f"{where}.fom.higher_is_better", bool, "true or false")
-        f.number(k, "bytes", f"{where}.bytes")
-        time_s = f.obj(k, "time_s", f"{where}.time_s")
-        if time_s is not None:
-            f.number(time_s, "min", f"{where}.time_s.min")
+def _beyond_float(value, path=()):
+    """(path, value) of each integer in value too large for a float."""
+    if isinstance(value, (dict, list)):
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        return [found for k, v in items for found in _beyond_float(v, path + (k,))]
+    return [(path, value)] if isinstance(value, int) and not isinstance(value, bool) \
+        and not is_number(value) else []
+
+
+def _read_problems(doc):
+    """What the tools read beyond the schema's rules: each kernel's name
+    (once) and fom, numbers that fit a float."""
+    kernels = doc.get("kernels") if isinstance(doc.get("kernels"), list) else []
+    kernels = [k if isinstance(k, dict) else {} for k in kernels]
+    out = [f"kernels[{i}].{key}: missing" for i, k in enumerate(kernels)
+           for key in ("name", "fom") if key not in k]
+    names = [k.get("name") for k in kernels]
+    out += [f"kernels[{i}].name: empty" if name == "" else
+            f"kernels[{i}].name: '{name}' is also an earlier kernel's name"
+            for i, name in enumerate(names)
+            if isinstance(name, str) and (name == "" or name in names[:i])]
+    return out + [f"{schemas.dotted(path)}: {describe(value)} is out of range"
+                  for path, value in _beyond_float(doc)]
 
 
 _LENIENT = []
 
 
 def check_schema(path, doc):
-    """The document against karma_tools/schemas/results.schema.json, requiring nothing
-    (check_run has required what the tools read): every field present must
-    have its type and range. A reference result, another program's figures,
-    is checked the same way against the schema's reference form."""
+    """The document against karma_tools/schemas/results.schema.json, requiring
+    only what the tools read (_read_problems; resultset has required app,
+    kernels, result and mpi): every field present must have its type and
+    range. A reference result, another program's figures, is checked the
+    same way against the schema's reference form."""
     if not _LENIENT:
         import jsonschema
 
         strict = schemas.load("results.schema.json")
         _LENIENT.append(jsonschema.Draft202012Validator(schemas.lenient(strict.schema)))
-    problems = schemas.problems(_LENIENT[0], doc)
+    problems = schemas.problems(_LENIENT[0], doc) + _read_problems(doc)
     if problems:
         raise ToolError(f"{path}: {problems[0]}; not a well-formed karma results document "
                         "(karma_tools/schemas/results.schema.json)", 2)
@@ -169,8 +88,7 @@ class Run:
         self.doc = doc
         self.app = doc["app"]
         deck = doc.get("deck") or {}
-        self.deck_path = deck.get("path", "")
-        self.deck_stem = os.path.splitext(os.path.basename(self.deck_path))[0] or "deck"
+        self.deck_stem = os.path.splitext(os.path.basename(deck.get("path", "")))[0] or "deck"
         self.resolved = deck.get("resolved") or {}
         self.problem = doc.get("problem") or {}
         mpi = doc.get("mpi") or {}
@@ -187,7 +105,6 @@ class Run:
         ranks = doc.get("ranks") or [{}]
         device = (ranks[0] or {}).get("device") or {}
         self.device = device.get("name") or "?"
-        self.schema_version = doc.get("schema_version")
         # Results read from a reference program's output (reference.py).
         reference = doc.get("reference") if isinstance(doc.get("reference"), dict) else {}
         self.reference = reference.get("format")
@@ -207,8 +124,6 @@ class Run:
                 "value": fom.get("value"),
                 "units": fom.get("units", ""),
                 "higher_is_better": bool(fom.get("higher_is_better", True)),
-                "bytes": k.get("bytes"),
-                "time_min": (k.get("time_s") or {}).get("min"),
                 "energy": kernel_energy(k),
                 "efficiency": kernel_efficiency(k),
             }
@@ -216,28 +131,18 @@ class Run:
     def deck_values(self, include_run=False):
         """The resolved deck flattened to {'stream.shape': [..], ...};
         without the run section (repetitions, results_dir) unless asked."""
-        flat = {}
-
         def walk(prefix, value):
-            if isinstance(value, dict):
-                for k, v in value.items():
-                    walk(f"{prefix}.{k}" if prefix else k, v)
-            else:
-                flat[prefix] = value
+            if not isinstance(value, dict):
+                return {prefix: value}
+            return {key: leaf for k, v in value.items()
+                    for key, leaf in walk(f"{prefix}.{k}" if prefix else k, v).items()}
 
-        walk("", self.resolved)
-        if not include_run:
-            flat = {k: v for k, v in flat.items() if not k.startswith("run.")}
-        return flat
+        return {k: v for k, v in walk("", self.resolved).items()
+                if include_run or not k.startswith("run.")}
 
     def precision(self):
-        p = self.problem.get("precision")
-        if p:
-            return p
-        for k, v in self.deck_values().items():
-            if k.endswith(".precision"):
-                return v
-        return None
+        return self.problem.get("precision") or next(
+            (v for k, v in self.deck_values().items() if k.endswith(".precision")), None)
 
 
 def kernel_energy(kernel):
@@ -298,11 +203,7 @@ def format_value(value):
     a = abs(value)
     if a == 0:
         return "0"
-    if a >= 1000:
-        return f"{value:.0f}"
-    if a >= 1:
-        return f"{value:.4g}"
-    return f"{value:.4g}"
+    return f"{value:.0f}" if a >= 1000 else f"{value:.4g}"
 
 
 def format_size(value):

@@ -18,7 +18,7 @@ from karma_tools.core import ToolError, describe
 from karma_tools.campaign import jobs as jobs_mod
 from karma_tools.results import archive, validate
 from karma_tools.results.archive import read_json
-from karma_tools.results.results import Run, check_run, check_schema
+from karma_tools.results.results import Run, check_schema
 
 MANIFEST = "campaign.json"
 SCHEMA_VERSIONS = (1, 2)
@@ -210,8 +210,6 @@ def _git_ignored(paths, root):
 def find_json(path):
     """The JSON files under path (a file, a directory or a results archive;
     archives inside a directory are read as the folders they hold)."""
-    if archive.split(path) is None and os.path.isfile(path):
-        return [path]
     return archive.walk_files(path, ".json")
 
 
@@ -289,17 +287,14 @@ def _checked(f):
         key = (os.path.abspath(f), st.st_mtime_ns, st.st_size)
     except OSError:
         key = None
-    if key in _CHECKED:
-        found = _CHECKED[key]
-        if isinstance(found, ToolError):
-            raise found
-        return found
-    try:
-        found = _check(f)
-    except ToolError as e:
-        found = e
-    if key is not None:
-        _CHECKED[key] = found
+    found = _CHECKED.get(key)
+    if found is None:
+        try:
+            found = _check(f)
+        except ToolError as e:
+            found = e
+        if key is not None:
+            _CHECKED[key] = found
     if isinstance(found, ToolError):
         raise found
     return found
@@ -336,7 +331,6 @@ def _check(f):
     if missing:
         raise ToolError(f"{f}: schema_version {version} but no {', '.join(missing)}: not a "
                         "karma results document", 2)
-    check_run(f, doc)
     check_schema(f, doc)
     beyond = validate.physics_problems(doc)
     if beyond:  # never compared, plotted or scored; --skip-invalid lists it

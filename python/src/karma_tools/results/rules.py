@@ -13,6 +13,7 @@ import hashlib
 import os
 
 from karma_tools.results import kerneltable
+from karma_tools.results.results import field
 
 # Fixed sizes, the same work on every machine: inputs/<app>/<class>.yaml.
 CLASSES = ("small", "medium", "large")
@@ -35,20 +36,11 @@ def schema_keys(schema, prefix=""):
             yield path, node
 
 
-def _resolved(resolved, path):
-    node = resolved
-    for part in path.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
 def axes(result):
     """The result's values of the keys that both tiers may set (layout,
     precision, transpose): {path: value}."""
     deck = result.get("deck") or {}
-    return {path: _resolved(deck.get("resolved") or {}, path)
+    return {path: field(deck.get("resolved"), path)
             for path, node in schema_keys(deck.get("schema"))
             if node.get("x-rules") == "axis"}
 
@@ -92,10 +84,5 @@ def sha256_of(path):
 
 def class_decks(inputs):
     """{sha256: (app, class)} of the class decks under an inputs/ directory."""
-    table = {}
-    for app in sorted(os.listdir(inputs)):
-        for cls in CLASSES:
-            path = os.path.join(inputs, app, f"{cls}.yaml")
-            if os.path.isfile(path):
-                table[sha256_of(path)] = (app, cls)
-    return table
+    return {sha256_of(path): (app, cls) for app in sorted(os.listdir(inputs)) for cls in CLASSES
+            for path in [os.path.join(inputs, app, f"{cls}.yaml")] if os.path.isfile(path)}
