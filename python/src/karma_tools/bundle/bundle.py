@@ -3,42 +3,17 @@
   karma-bundle pack CAMPAIGN_DIR -o BUNDLE.tar.xz --disclosure disclosure.yaml \\
       --build-log FILE [--build-log FILE ...] [--weights FILE]
   karma-bundle check BUNDLE.tar.xz          (or: karma-bundle --check BUNDLE.tar.xz)
+  karma-bundle disclose CAMPAIGN_DIR -o disclosure.yaml [--answers FILE] ...
 
-A bundle is a .tar.xz (members sorted, owners, modes and times fixed: the
-same inputs give the same bytes) that holds:
-
-  MANIFEST.sha256               sha256 of every other file, `sha256sum` format,
-                                sorted by path (`sha256sum -c` checks it too)
-  disclosure.yaml               the system, its software, the tier, the tester
-                                (campaigns/procurement/disclosure.yaml is the template)
-  campaign/campaign.json        karma-batch's manifest of the campaign
-  campaign/<campaign file>      the campaign file it was generated from
-  campaign/jobs/<job script>    every job's script
-  results/<job>/...             every job's results directory: karma-<app>.json,
-                                environment/ (karma-envcapture), job.out, exit_code
-  build-logs/<file>             the build logs (--build-log)
-  weights/<file>                karma-compare's weights, when given (--weights)
-
-pack refuses (exit 2, nothing written) a campaign with a job not ended or
-not passed, a missing build log or campaign file (one line), an incomplete
-disclosure or one the results contradict, and whatever check would refuse
-(every problem, a line each). check trusts nothing in the bundle: the
-manifest must list exactly the files present with their checksums; every
-result must conform to the results schema, have passed, carry its run-rules
-record (`reportable`) whose class agrees with the deck it ran (its sha256
-against this suite's class decks, inputs/<app>/<class>.yaml), and hold
-figures that its own work and times give again (each kernel's fom, rates,
-fractions of peak and energy figures, within 0.1%; its time statistics
-against each other and the deck's repetitions: karma_tools/results/derived.py). The
-disclosure must be complete and say exactly what the results and the
-environment captures say: the GPU model (ranks[].device.name, nvidia-smi's
-products) word for word and the GPUs per node (nvidia-smi's count; no more
-than a host's ranks ran on), or `none`, 0, 0 GB and `none` for the toolkit
-where no result ran on a GPU and no capture saw one; the CPU model, lscpu's
-`Model name` word for word; every version of kokkos.version, build.compiler
-and the MPI library (mpi.library_version: its name too), exactly, and no
-other; the tier, the highest among the results. A valid bundle is then
-reportable, or not: see the answers below."""
+A bundle is a .tar.xz (the same inputs give the same bytes) of a finished
+campaign, its results, build logs, weights and disclosure, with the sha256
+of every file in MANIFEST.sha256. pack refuses (exit 2, nothing written)
+what check would refuse, every problem a line. check trusts nothing in the
+bundle: the manifest, each result (the schema, passed, its run-rules record
+against this suite's class decks, its figures derived again from its work
+and times) and the disclosure against what the results and captures say.
+docs/campaigns.md#a-submission-bundle says what each check holds. A valid
+bundle is then reportable, or not: see the answers below."""
 
 import datetime
 import hashlib

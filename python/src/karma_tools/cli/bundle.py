@@ -17,16 +17,11 @@ from karma_tools.core import ArgumentParser, ToolError, __version__, atomic_writ
 
 EPILOG = """\
 check's answer, its last line on stdout:
-  valid and reportable       a complete reportable campaign: at least one
-                             reportable result, and a figure for every row
-                             the procurement score gives weight to (the
-                             shipped reference's medium, large and weak
-                             rows of the baseline tier, as karma-score
-                             scores the bundle)
+  valid and reportable       at least one reportable result, and a figure
+                             for every row the procurement score weighs
   valid, not reportable: REASONS
                              valid, but not that: every reason, `; ` between
-                             them (no result is reportable; the score's
-                             rows without a figure, each named)
+                             them
   NOT VALID (N problem(s))   each problem a line on stderr naming the file
                              inside the bundle and the key
 

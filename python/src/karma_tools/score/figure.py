@@ -1,13 +1,7 @@
 """The procurement figure: karma's one figure of record for a machine
-against a reference machine (docs/score.md). karma-score prints it, and so
-does karma-compare for two sets; nothing else computes it.
-
-The figure is the baseline tier's overall score: per row (app, class, case,
-work) the best Kokkos kernel of each reportable run, the median over the
-rounds, its ratio to the reference's; per app the geometric mean of its rows
-of the scored classes; the weighted geometric mean of the apps. It stands
-only for a complete set (every row the weights give weight to), and it
-carries the interval the rounds span."""
+against a reference machine, computed here and nowhere else; karma-score,
+karma-compare, karma-report and the bundle check print it (docs/score.md
+says how: results -> rows -> figures -> ratios -> aggregate)."""
 
 import math
 import os

@@ -1,16 +1,8 @@
 """The release: what a karma version fixes about its score, and whether a
-checkout still is that release (docs/run-rules.md#releases).
-
-A score means the same in every bid only while everything it is made of
-stays as the release froze it: the class decks, the reportable campaigns,
-the classes and tiers, the weights, the rules (their version, the code that
-judges a run, every deck key's rule and default), the reference machine's
-figures, and the code of every kernel the reference timed. The release file
-(campaigns/procurement/release.json) records all of it but the kernels,
-whose code versions the shipped reference records itself, with what each is
-made of, so that they are computed again from the checkout's sources. No
-GPU and no run is needed; the deck keys are read from a build's
-`karma-<app> --help=json`."""
+checkout still is that release (docs/run-rules.md#releases). The release
+file records it all but the kernels, whose code versions the shipped
+reference records with what each is made of, computed again here from the
+checkout's sources; the deck keys come from a build's --help=json."""
 
 import ast
 import hashlib

@@ -1,14 +1,7 @@
 """The weights file, one grammar for karma-score and karma-compare
-(campaigns/procurement/weights.txt): one 'PATTERN WEIGHT' a line, '#'
-comments; PATTERN is app, app/kernel or app/case/kernel (shell globs), a case
-label starting with the device kind ("gpu: large", "host: medium").
-
-karma-compare weighs its rows: each takes its most specific pattern (the later
-line on a tie) and a pattern's weight is shared by the rows it takes.
-karma-score weighs the apps of a reference of one device kind: an app's weight
-is that of the most specific lines matching it and the kind (the later of
-one-part lines, the sum of longer ones, which take different rows),
-normalised over the reference's apps."""
+(campaigns/procurement/weights.txt; the grammar and how each tool weighs:
+docs/score.md). karma-compare weighs its rows (Weights), karma-score the
+apps of a reference of one device kind (of_apps)."""
 
 import fnmatch
 import math
