@@ -8,6 +8,7 @@ import os
 
 from karma_tools.core import ToolError
 from karma_tools.score import figure
+from karma_tools.score.score import with_span
 
 
 def _yes_no(flag, why):
@@ -33,12 +34,12 @@ def verdict_line(scored, record, reportable):
     same = record["code_changed"] == 0
     present = record["rows"] - len(record["missing"])
     if record["code_unknown"]:
-        return f"**Verdict.** Complete: {complete}. Reportable: {report}. Code the same as " \
-            f"the reference's: not known ({record['code_unknown']} of {present} rows have code " \
-            "versions of another scheme than the reference's)."
-    code = "not known (no scored row)" if not present else _yes_no(
-        same, "" if same else f"{record['code_changed']} of {present} rows ran other kernel "
-        "code: the figure mixes the code's change with the machine's")
+        code = f"not known ({record['code_unknown']} of {present} rows have code versions " \
+            "of another scheme than the reference's)"
+    else:
+        code = "not known (no scored row)" if not present else _yes_no(
+            same, "" if same else f"{record['code_changed']} of {present} rows ran other "
+            "kernel code: the figure mixes the code's change with the machine's")
     return f"**Verdict.** Complete: {complete}. Reportable: {report}. Code the same as the " \
         f"reference's: {code}."
 
@@ -59,10 +60,6 @@ def figure_lines(record):
     return [" ".join(out)]
 
 
-def _cell(value, span):
-    return "-" if value is None else f"{value:.3f} ({span[0]:.3f}-{span[1]:.3f})"
-
-
 def app_table(scored, weights):
     t = scored["tiers"][figure.TIER]
     out = ["| mini-app | weight | score (rounds) | per watt (rounds) | rows |",
@@ -72,8 +69,8 @@ def app_table(scored, weights):
         if not a["complete"]:
             cells = ["incomplete", "-"]
         else:
-            cells = [_cell(a["score"], a["interval"]),
-                     _cell(a["per_watt"], a["per_watt_interval"])]
+            cells = [with_span(a["score"], a["interval"]),
+                     with_span(a["per_watt"], a["per_watt_interval"])]
         out.append(f"| {app} | {w:.3g} | " + " | ".join(cells) + f" | {a['rows']}/{a['of']} |")
     return out
 
