@@ -31,19 +31,17 @@ NEEDS = "such a change needs a new version, a new reference and a CHANGELOG entr
     "(docs/run-rules.md#releases)"
 
 
-def _read(root, rel):
+def _read(root, rel, binary=False):
     try:
-        with open(os.path.join(root, rel), encoding="utf-8") as f:
+        with open(os.path.join(root, rel), "rb" if binary else "r",
+                  encoding=None if binary else "utf-8") as f:
             return f.read()
     except OSError as e:
         raise ToolError(f"{rel}: cannot read ({e.strerror})", 2) from None
 
 
 def _sha256(root, rel):
-    try:
-        return rules.sha256_of(os.path.join(root, rel))
-    except OSError as e:
-        raise ToolError(f"{rel}: cannot read ({e.strerror})", 2) from None
+    return hashlib.sha256(_read(root, rel, binary=True)).hexdigest()
 
 
 def _string_parts(node):

@@ -73,17 +73,14 @@ class Weights:
         for row in rows:
             if self.path is None and eligible is not None and row not in eligible:
                 continue
-            best = None
-            for index, (parts, _, _) in enumerate(self.rules):
-                if matches(parts, row) and (best is None or
-                                            len(parts) >= len(self.rules[best][0])):
-                    best = index
+            # the most specific pattern, the later line on a tie
+            best = max((i for i, (parts, _, _) in enumerate(self.rules) if matches(parts, row)),
+                       key=lambda i: (len(self.rules[i][0]), i), default=None)
             if best is not None:
                 chosen.setdefault(best, []).append(row)
-        weights = {row: 0.0 for row in rows}
-        for index, members in chosen.items():
-            for row in members:
-                weights[row] = self.rules[index][1] / len(members)
+        weights = dict.fromkeys(rows, 0.0)
+        weights.update({row: self.rules[index][1] / len(members)
+                        for index, members in chosen.items() for row in members})
         unused = [(line, "/".join(parts)) for i, (parts, _, line) in enumerate(self.rules)
                   if i not in chosen]
         return weights, unused
