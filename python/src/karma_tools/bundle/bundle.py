@@ -167,6 +167,13 @@ def _is_none(value):
     return isinstance(value, str) and value.casefold() == NONE
 
 
+def _unlike(path, said, values, key, model):
+    """[(path, why)] for each of the values (`said` formats one) that is
+    not the disclosure's `key`, `model`, word for word."""
+    return [(path, f"{said.format(v)}, but the disclosure's {key} is {model!r}")
+            for v in sorted(set(values)) if model is not None and _words(v) != _words(model)]
+
+
 def _gpus_of(doc):
     """A result's GPUs: ({host: the GPUs its ranks ran on}, their names)."""
     per_host, names = {}, set()
@@ -187,9 +194,7 @@ def _gpu_problems(values, karma, envs):
     for path, doc in karma:
         per_host, names = _gpus_of(doc)
         seen += [f"{path}: ranks[].device"] if names else []
-        out += [(path, f"ranks[].device.name {name!r}, but the disclosure's node.gpu_model "
-                 f"is {model!r}") for name in sorted(names)
-                if model is not None and _words(name) != _words(model)]
+        out += _unlike(path, "ranks[].device.name {!r}", names, "node.gpu_model", model)
         most = max((len(s) for s in per_host.values()), default=0)
         if count is not None and most > count:
             out.append((path, f"ranks[].device: {most} GPUs on one host, but the disclosure's "
@@ -201,9 +206,8 @@ def _gpu_problems(values, karma, envs):
         if isinstance(found, int) and count is not None and found != count:
             out.append((path, f"gpu.count {found}, but the disclosure's node.gpus_per_node "
                         f"is {count}"))
-        out += [(path, f"gpu.products {product!r}, but the disclosure's node.gpu_model is "
-                 f"{model!r}") for product in sorted(set(map(str, gpu.get("products") or [])))
-                if model is not None and _words(product) != _words(model)]
+        out += _unlike(path, "gpu.products {!r}", map(str, gpu.get("products") or []),
+                       "node.gpu_model", model)
     if seen:
         if _is_none(values.get("software.gpu_toolkit")):
             out.append((DISCLOSURE, f"software.gpu_toolkit: none, but the set has GPUs "
@@ -231,8 +235,8 @@ def _cpu_problems(values, envs):
     if not names:
         return [(DISCLOSURE, "node.cpu_model: no environment capture (results/<job>/"
                  "environment/environment.json) gives lscpu's Model name to check it")]
-    return [(path, f"cpu.Model name {name!r} (lscpu), but the disclosure's node.cpu_model is "
-             f"{model!r}") for path, name in names if _words(name) != _words(model)]
+    return [p for path, name in names for p in
+            _unlike(path, "cpu.Model name {!r} (lscpu)", [name], "node.cpu_model", model)]
 
 
 def _software_seen(doc):
@@ -248,14 +252,18 @@ def _software_seen(doc):
         out["software.compiler"] = ("build.compiler", compiler, _versions(compiler), ())
     library = (doc.get("mpi") or {}).get("library_version")
     if isinstance(library, str) and not _is_none(library):
-        # MPI_Get_library_version: the library's name, then its version
-        # ('Open MPI v4.1.6, package: ...'): the disclosure gives both.
-        first = _VERSION.search(library)
-        name = library[:first.start()] if first else library
-        out["software.mpi"] = ("mpi.library_version", library,
-                               _versions(first.group()) if first else set(),
+        # The disclosure gives both the library's name and its version.
+        name, version = name_and_version(library)
+        out["software.mpi"] = ("mpi.library_version", library, _versions(version or ""),
                                tuple(_name_words(name)))
     return out
+
+
+def name_and_version(text):
+    """(what comes before the first dotted version, that version or None):
+    MPI_Get_library_version's 'Open MPI v4.1.6, package: ...'."""
+    first = _VERSION.search(text)
+    return (text[:first.start()], first.group()) if first else (text, None)
 
 
 def _name_words(text):
@@ -273,8 +281,7 @@ def _software_problems(values, karma):
                 continue
             disclosed = values[key]
             used.setdefault(key, (field, set()))[1].update(versions)
-            first = _VERSION.search(disclosed)
-            words = _name_words(disclosed[:first.start()] if first else disclosed)
+            words = _name_words(name_and_version(disclosed)[0])
             missing = versions - _versions(disclosed)
             if missing or not _versions(disclosed) or (key == "software.mpi" and not (
                     words and set(words) <= set(name))):
@@ -304,29 +311,23 @@ def disclosure_problems(values, karma, envs):
 
 
 def _record_problems(doc, decks):
-    """The result's run-rules record against itself and its deck: [why]."""
+    """The result's run-rules record against itself and its deck: [why]
+    (the schema states its fields' types and values)."""
     record = doc.get("reportable")
     if record is None:
         return ["reportable: missing (results of the run rules carry it)"]
     if not isinstance(record, dict):
-        return ["reportable: expected an object"]
+        return []
     out = []
     cls, tier, ok, reasons = (record.get(k) for k in ("class", "tier", "reportable", "reasons"))
     if record.get("rules") != RULES_VERSION:
         out.append(f"reportable.rules: {record.get('rules')!r}, expected {RULES_VERSION!r}")
-    if cls not in rules.CLASSES + (rules.WEAK_CLASS, None):
-        out.append(f"reportable.class: {cls!r} is not a class of the run rules")
-    if tier not in rules.TIERS + (None,):
-        out.append(f"reportable.tier: {tier!r} is not a tier of the run rules")
-    if not isinstance(ok, bool) or not isinstance(reasons, list) or \
-            not all(isinstance(r, str) for r in reasons):
-        return out + ["reportable: reportable (true or false) and reasons (strings) expected"]
-    if ok == bool(reasons):
+    if isinstance(ok, bool) and isinstance(reasons, list) and ok == bool(reasons):
         out.append("reportable.reasons: " + ("given for a reportable result" if ok else
                                              "empty for a result not reportable"))
-    if ok and (cls is None or tier is None):
+    if ok is True and (cls is None or tier is None):
         out.append("reportable: reportable without a class and a tier")
-    if cls in rules.CLASSES + (rules.WEAK_CLASS,):
+    if isinstance(cls, str) and cls in rules.CLASSES + (rules.WEAK_CLASS,):
         deck = doc.get("deck") if isinstance(doc.get("deck"), dict) else {}
         sha = deck.get("sha256")
         want = (doc.get("app"), "large" if cls == rules.WEAK_CLASS else cls)
@@ -568,20 +569,17 @@ def is_bundle(path):
         return False
 
 
-def reportable(path, record):
-    """(True, []) for a bundle check finds valid and reportable, else
-    (False, [why]): karma-bundle check's answer in a sentence, on the
-    figure of record scored already."""
+def page_facts(path, record):
+    """(reportable, disclosure) of a scored set for its page: karma-bundle
+    check's answer on its figure of record scored already, (True, []) or
+    (False, [why]), and the disclosure's values {dotted key: value}; (None,
+    None) for a set that is no bundle."""
+    if not is_bundle(path):
+        return None, None
     problems, _, reasons = examine(path, record)
-    if problems:
-        return False, [f"not valid: {len(problems)} problem(s), karma-bundle check lists them"]
-    return not reasons, reasons
-
-
-def disclosure_of(path):
-    """The disclosure's values {dotted key: value} of a bundle."""
-    files, _ = read_bundle(path)
-    return read_disclosure(files.get(DISCLOSURE, b""))[0]
+    answer = (False, [f"not valid: {len(problems)} problem(s), karma-bundle check lists "
+                      "them"]) if problems else (not reasons, reasons)
+    return answer, read_disclosure(read_bundle(path)[0].get(DISCLOSURE, b""))[0]
 
 
 def not_reportable(path, results, record=None):

@@ -117,8 +117,7 @@ def parser():
                    help="only check --answers and the flags, as the disclosure will need "
                    "them (every one with --no-input), writing nothing: before a campaign")
     d.add_argument("--answers", metavar="FILE.yaml", help="YAML of the asked keys "
-                   "(system.name, system.vendor, interconnect, tester.name, "
-                   "tester.organisation)")
+                   f"({', '.join(key for key, _, _ in disclose.ASKED)})")
     for key, flag, what in disclose.ASKED:
         d.add_argument(flag, metavar="TEXT", help=f"{key}: {what}")
     d.add_argument("--no-input", action="store_true",

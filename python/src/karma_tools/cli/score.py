@@ -82,10 +82,8 @@ def release_main(argv):
         prog=f"{PROGRAM} release", epilog="exit status: 0 the checkout is the release (or the "
         "file was written); 1 it differs, each difference a line; 2 bad input",
         description="Whether this checkout still is the release that "
-        f"{release.RELEASE_FILE} records: the class decks, the reportable campaigns, the "
-        "classes and tiers, the weights, the rules (version, code, each deck key's rule and "
-        "default), the shipped reference, and the code version of every kernel the "
-        "reference timed, computed from the sources (docs/run-rules.md#releases).")
+        f"{release.RELEASE_FILE} records, its kernels' code versions computed from the "
+        "sources (what a release fixes: docs/run-rules.md#releases).")
     p.add_argument("--bin-dir", metavar="DIR", help="a build's bin/ (or an installed "
                    "PREFIX/bin) whose karma-<app> --help=json gives the deck keys "
                    "(default: PATH)")
@@ -186,23 +184,13 @@ def score_main(argv):
             outputs.append((args.json, json.dumps(report, indent=2) + "\n"))
         if args.page:
             text, png = page.render(sets[0], weights, reference, args.page,
-                                    *_bundle_facts(sets[0]))
+                                    *bundle.page_facts(sets[0]["path"], sets[0]["record"]))
             outputs += [(args.page, text + "\n"), (args.page[:-3] + ".png", png)]
         write_all(outputs)
         sys.stdout.write(markdown(report) + "\n")
         return _status(sets)
 
     return main_wrapper(PROGRAM, run)
-
-
-def _bundle_facts(scored):
-    """(reportable, disclosure) of a scored set for its page: karma-bundle
-    check's answer ((bool, [reasons])) on the score just made, and the
-    disclosure of a bundle; (None, None) for a set that is no bundle."""
-    path = scored["path"]
-    if not bundle.is_bundle(path):
-        return None, None
-    return bundle.reportable(path, scored["record"]), bundle.disclosure_of(path)
 
 
 def _status(sets):
