@@ -140,6 +140,33 @@ def record(root, bin_dir, reference, deck_keys_too=True):
     }
 
 
+def new_record(root, bin_dir):
+    """The release file's content for making a release of the checkout at
+    `root`, refused (2) for a development version or a reference this code
+    did not make."""
+    if __version__.endswith("-dev"):
+        raise ToolError(f"karma {__version__} is a development version, no release: "
+                        "set the release's version first", 2)
+    reference = shipped_reference(root)
+    drift = kernel_drift(reference, root)
+    if drift:
+        raise ToolError(f"{drift[0]}: the reference was not made by this code "
+                        f"({len(drift)} row(s)); make it again first", 2)
+    doc = record(root, bin_dir, reference)
+    same_version_unchanged(root, doc)
+    return doc
+
+
+def same_version_unchanged(root, doc):
+    """A release file is rewritten only for a new version, or unchanged:
+    a change under a released version's name would make two of it."""
+    frozen = released(root)
+    found = differences(frozen, doc) if frozen else []
+    if found and frozen.get("version") == doc["version"]:
+        raise ToolError(f"{RELEASE_FILE}: karma {doc['version']} is released and this "
+                        f"checkout differs from it ({found[0]}); raise the version first", 2)
+
+
 def _rules_code(root):
     """RULES_CODE and the rules.py the tree at `root` has."""
     found = [rel for rel in RULES_PY if os.path.isfile(os.path.join(root, rel))]
