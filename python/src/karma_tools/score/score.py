@@ -1,7 +1,6 @@
-"""karma-score: the procurement score of a machine against a reference
-machine, under the run rules (docs/run-rules.md; karma_tools.results.rules reads
-what the mini-apps wrote of them)."""
-
+"""karma-score's Markdown: a score (figure.score) as the tables, rows and
+lists of docs/score.md, and the figure of record in one line for the
+other tools that print it."""
 
 from karma_tools.core import md_row
 from karma_tools.score import figure
@@ -31,27 +30,28 @@ def with_span(value, span):
     return "-" if value is None else f"{value:.3f} ({fmt_span(span)})"
 
 
+def _listed(values):
+    return ", ".join(values or []) or "?"
+
+
 def _reference_lines(reference, path):
     device = reference["device"]
     env = reference.get("environment") or {}
     kokkos = reference.get("kokkos") or {}
     suite = reference.get("suite") or {}
     lines = [f"Reference: **{reference['name']}** (`{path}`): {device['kind']} "
-             f"{', '.join(device.get('names') or []) or '?'}; suite "
-             f"{', '.join(suite.get('versions') or []) or '?'} "
-             f"({', '.join(suite.get('git_describe') or []) or '?'}), Kokkos "
-             f"{', '.join(kokkos.get('versions') or []) or '?'} "
-             f"({', '.join(kokkos.get('backends') or []) or '?'})"]
+             f"{_listed(device.get('names'))}; suite {_listed(suite.get('versions'))} "
+             f"({_listed(suite.get('git_describe'))}), Kokkos "
+             f"{_listed(kokkos.get('versions'))} ({_listed(kokkos.get('backends'))})"]
     if env.get("captures"):
-        lines[0] += "; " + ", ".join(
-            f"{what} {', '.join(env.get(key) or []) or '?'}" for what, key in
-            (("host", "hosts"), ("CPU", "cpu_models"), ("GPU", "gpu_models"),
-             ("driver", "drivers"), ("OS", "os")))
+        lines[0] += "; " + ", ".join(f"{what} {_listed(env.get(key))}" for what, key in
+                                     (("host", "hosts"), ("CPU", "cpu_models"),
+                                      ("GPU", "gpu_models"), ("driver", "drivers"),
+                                      ("OS", "os")))
     lines[0] += f"; {len(reference['rows'])} rows."
     if not any(r.get("rounds") for r in reference["rows"]):
-        lines.append("")
-        lines.append("The reference keeps no figures round by round: its side of each "
-                     "interval is its median alone.")
+        lines += ["", "The reference keeps no figures round by round: its side of each "
+                  "interval is its median alone."]
     return lines + [""]
 
 
