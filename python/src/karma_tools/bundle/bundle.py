@@ -243,13 +243,12 @@ def _software_seen(doc):
     """What one result says of the software: {disclosure key: (result key,
     what it says, the versions the disclosure must give, the name's words)}."""
     out = {}
-    kokkos = (doc.get("kokkos") or {}).get("version")
-    if isinstance(kokkos, str):
-        out["software.kokkos"] = ("kokkos.version", kokkos, _versions(kokkos), ())
-    compiler = (doc.get("build") or {}).get("compiler")
-    if isinstance(compiler, str):
-        # Every compiler the build names, with its version as it gives it.
-        out["software.compiler"] = ("build.compiler", compiler, _versions(compiler), ())
+    # Kokkos, and every compiler the build names, with its version as it gives it.
+    for key, (part, field) in (("software.kokkos", ("kokkos", "version")),
+                               ("software.compiler", ("build", "compiler"))):
+        said = (doc.get(part) or {}).get(field)
+        if isinstance(said, str):
+            out[key] = (f"{part}.{field}", said, _versions(said), ())
     library = (doc.get("mpi") or {}).get("library_version")
     if isinstance(library, str) and not _is_none(library):
         # The disclosure gives both the library's name and its version.
@@ -371,19 +370,18 @@ def _jobs(files):
 def _campaign_problems(files, jobs, manifest):
     """The campaign's files: its campaign file, scripts, results folders."""
     out = []
-    sha = (manifest.get("campaign") or {}).get("sha256") \
-        if isinstance(manifest.get("campaign"), dict) else None
+    campaign = manifest.get("campaign")
+    sha = campaign.get("sha256") if isinstance(campaign, dict) else None
     own = [p for p in files if p.startswith(CAMPAIGN + "/") and p.count("/") == 1
            and p != f"{CAMPAIGN}/{batch.MANIFEST}"]
     if len(own) != 1 or hashlib.sha256(files[own[0]]).hexdigest() != sha:
         out.append((f"{CAMPAIGN}/", f"expected one campaign file whose sha256 is the "
                     f"manifest's campaign.sha256 ({str(sha)[:12]}...)"))
-    for name, _, script in jobs:
-        if f"{CAMPAIGN}/jobs/{script}" not in files:
-            out.append((f"{CAMPAIGN}/jobs/{script}", f"job {name}'s script missing"))
+    out += [(f"{CAMPAIGN}/jobs/{script}", f"job {name}'s script missing")
+            for name, _, script in jobs if f"{CAMPAIGN}/jobs/{script}" not in files]
     names = {name for name, _, _ in jobs}
-    for stray in sorted({p.split("/")[1] for p in files if p.startswith(RESULTS + "/")} - names):
-        out.append((f"{RESULTS}/{stray}/", "not a job of the campaign"))
+    out += [(f"{RESULTS}/{stray}/", "not a job of the campaign") for stray in
+            sorted({p.split("/")[1] for p in files if p.startswith(RESULTS + "/")} - names)]
     if not any(p.startswith(BUILD_LOGS + "/") for p in files):
         out.append((f"{BUILD_LOGS}/", "no build log"))
     return out
@@ -403,12 +401,10 @@ def _job_problems(files, name, results_file, decks):
     doc, why = _parse_json(files[path])
     if why:
         return out + [(path, why)], None
-    problems = validate.validate(doc)
+    problems = validate.validate(doc, {"result": "PASSED"})
     if not problems:
         # Only a document the schema accepts has the fields to derive again.
         problems += derived.problems(doc)
-    if isinstance(doc, dict) and doc.get("result") != "PASSED":
-        problems.append(f"result: {doc.get('result')!r}, not PASSED")
     if isinstance(doc, dict) and not validate.is_reference(doc):
         problems += _record_problems(doc, decks)
     return out + [(path, validate.printable(p)) for p in problems], doc
@@ -506,6 +502,36 @@ def read_input(path, what):
     if not os.path.lexists(path):
         raise ToolError(f"{path}: {what} not found", 2)
     return read_input_file(path, what)
+
+
+def _named(paths, folder, what):
+    """{folder/basename: bytes} of the files given; refused when missing or
+    when two share a name."""
+    out = {}
+    for path in paths:
+        name = f"{folder}/{os.path.basename(path)}"
+        if name in out:
+            raise ToolError(f"{path}: two {what}s named {os.path.basename(path)}", 2)
+        out[name] = read_input(path, what)
+    return out
+
+
+def pack(campaign, disclosure, build_logs, weights=(), campaign_file=None):
+    """(the bundle's bytes, summary lines, how many files it holds) of a
+    finished campaign directory with its disclosure, build logs and weights;
+    refused (2) with every problem, a line each."""
+    files = gather(campaign, campaign_file)
+    files[DISCLOSURE] = read_input(disclosure, "disclosure")
+    files.update(_named(build_logs, BUILD_LOGS, "build log"))
+    files.update(_named(weights, WEIGHTS, "weights file"))
+    problems, summary, _ = content_problems(files, class_decks())
+    if problems:
+        # Every problem at once, a line each: the tester mends them all
+        # before packing again.
+        lines = [f"{validate.printable(where)}: {why}" for where, why in problems]
+        raise ToolError(f"\n{PROGRAM}: error: ".join(lines), 2)
+    files[MANIFEST] = manifest_text(files).encode()
+    return tar_xz(files), summary, len(files)
 
 
 def gather(directory, campaign_file=None):

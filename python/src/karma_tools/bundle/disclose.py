@@ -12,7 +12,8 @@ from karma_tools.core import ToolError, read_input_file
 from karma_tools.results.archive import read_json
 from karma_tools.results import archive
 from karma_tools.campaign import batch
-from karma_tools.bundle.bundle import name_and_version
+from karma_tools.bundle.bundle import (FIELDS, disclosure_problems, name_and_version,
+                                       read_disclosure)
 from karma_tools.results import rules
 from karma_tools.results import validate
 from karma_tools import yamlread
@@ -159,6 +160,22 @@ def answers(path, flags, ask, require=True):
         raise ToolError("the disclosure needs what no capture knows: " + ", ".join(
             f"{k} ({flag} or --answers FILE)" for k, flag in missing), 2)
     return given
+
+
+def make(campaign, answers_file, flags, ask):
+    """The disclosure's YAML of a finished campaign directory: derived from
+    its captures, the rest answered (answers); refused (3) where check would
+    not accept it, a fault of this code or of odd captures."""
+    karma, envs = campaign_docs(os.path.abspath(campaign))
+    values = derived(karma, envs)
+    values.update(answers(answers_file, flags, ask=ask))
+    text = yaml_text(values, FIELDS)
+    parsed, problems = read_disclosure(text.encode())
+    problems += [f"{where}: {why}" for where, why in disclosure_problems(parsed, karma, envs)]
+    if problems:
+        raise ToolError(f"{campaign}: the disclosure made from the captures is not one check "
+                        "accepts: " + "; ".join(problems), 3)
+    return text
 
 
 def yaml_text(values, fields):
