@@ -13,7 +13,6 @@ import subprocess
 import pytest
 
 from conftest import ROOT, build_bin, miniapp, tool
-from karma_tools.cli import score as score_cli
 from karma_tools.results import archive
 from karma_tools.results import codeversion as cv
 from karma_tools.score import figure
@@ -822,7 +821,7 @@ def test_what_differs_from_the_release_is_named(tmp_path):
                                "rules.code.common/runtime/src/run_rules.cpp"}, found
     # Such a checkout is not written as the same version's release.
     with pytest.raises(ToolError, match=f"karma {__version__} is released and this checkout"):
-        score_cli._same_version_unchanged(
+        release.same_version_unchanged(
             str(root), release.record(str(root), build_bin(), release.shipped_reference(str(root))))
 
 

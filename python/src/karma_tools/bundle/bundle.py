@@ -3,42 +3,17 @@
   karma-bundle pack CAMPAIGN_DIR -o BUNDLE.tar.xz --disclosure disclosure.yaml \\
       --build-log FILE [--build-log FILE ...] [--weights FILE]
   karma-bundle check BUNDLE.tar.xz          (or: karma-bundle --check BUNDLE.tar.xz)
+  karma-bundle disclose CAMPAIGN_DIR -o disclosure.yaml [--answers FILE] ...
 
-A bundle is a .tar.xz (members sorted, owners, modes and times fixed: the
-same inputs give the same bytes) that holds:
-
-  MANIFEST.sha256               sha256 of every other file, `sha256sum` format,
-                                sorted by path (`sha256sum -c` checks it too)
-  disclosure.yaml               the system, its software, the tier, the tester
-                                (campaigns/procurement/disclosure.yaml is the template)
-  campaign/campaign.json        karma-batch's manifest of the campaign
-  campaign/<campaign file>      the campaign file it was generated from
-  campaign/jobs/<job script>    every job's script
-  results/<job>/...             every job's results directory: karma-<app>.json,
-                                environment/ (karma-envcapture), job.out, exit_code
-  build-logs/<file>             the build logs (--build-log)
-  weights/<file>                karma-compare's weights, when given (--weights)
-
-pack refuses (exit 2, nothing written) a campaign with a job not ended or
-not passed, a missing build log or campaign file (one line), an incomplete
-disclosure or one the results contradict, and whatever check would refuse
-(every problem, a line each). check trusts nothing in the bundle: the
-manifest must list exactly the files present with their checksums; every
-result must conform to the results schema, have passed, carry its run-rules
-record (`reportable`) whose class agrees with the deck it ran (its sha256
-against this suite's class decks, inputs/<app>/<class>.yaml), and hold
-figures that its own work and times give again (each kernel's fom, rates,
-fractions of peak and energy figures, within 0.1%; its time statistics
-against each other and the deck's repetitions: karma_tools/results/derived.py). The
-disclosure must be complete and say exactly what the results and the
-environment captures say: the GPU model (ranks[].device.name, nvidia-smi's
-products) word for word and the GPUs per node (nvidia-smi's count; no more
-than a host's ranks ran on), or `none`, 0, 0 GB and `none` for the toolkit
-where no result ran on a GPU and no capture saw one; the CPU model, lscpu's
-`Model name` word for word; every version of kokkos.version, build.compiler
-and the MPI library (mpi.library_version: its name too), exactly, and no
-other; the tier, the highest among the results. A valid bundle is then
-reportable, or not: see the answers below."""
+A bundle is a .tar.xz (the same inputs give the same bytes) of a finished
+campaign, its results, build logs, weights and disclosure, with the sha256
+of every file in MANIFEST.sha256. pack refuses (exit 2, nothing written)
+what check would refuse, every problem a line. check trusts nothing in the
+bundle: the manifest, each result (the schema, passed, its run-rules record
+against this suite's class decks, its figures derived again from its work
+and times) and the disclosure against what the results and captures say.
+docs/campaigns.md#a-submission-bundle says what each check holds. A valid
+bundle is then reportable, or not: see the answers below."""
 
 import datetime
 import hashlib
@@ -192,6 +167,13 @@ def _is_none(value):
     return isinstance(value, str) and value.casefold() == NONE
 
 
+def _unlike(path, said, values, key, model):
+    """[(path, why)] for each of the values (`said` formats one) that is
+    not the disclosure's `key`, `model`, word for word."""
+    return [(path, f"{said.format(v)}, but the disclosure's {key} is {model!r}")
+            for v in sorted(set(values)) if model is not None and _words(v) != _words(model)]
+
+
 def _gpus_of(doc):
     """A result's GPUs: ({host: the GPUs its ranks ran on}, their names)."""
     per_host, names = {}, set()
@@ -212,9 +194,7 @@ def _gpu_problems(values, karma, envs):
     for path, doc in karma:
         per_host, names = _gpus_of(doc)
         seen += [f"{path}: ranks[].device"] if names else []
-        out += [(path, f"ranks[].device.name {name!r}, but the disclosure's node.gpu_model "
-                 f"is {model!r}") for name in sorted(names)
-                if model is not None and _words(name) != _words(model)]
+        out += _unlike(path, "ranks[].device.name {!r}", names, "node.gpu_model", model)
         most = max((len(s) for s in per_host.values()), default=0)
         if count is not None and most > count:
             out.append((path, f"ranks[].device: {most} GPUs on one host, but the disclosure's "
@@ -226,9 +206,8 @@ def _gpu_problems(values, karma, envs):
         if isinstance(found, int) and count is not None and found != count:
             out.append((path, f"gpu.count {found}, but the disclosure's node.gpus_per_node "
                         f"is {count}"))
-        out += [(path, f"gpu.products {product!r}, but the disclosure's node.gpu_model is "
-                 f"{model!r}") for product in sorted(set(map(str, gpu.get("products") or [])))
-                if model is not None and _words(product) != _words(model)]
+        out += _unlike(path, "gpu.products {!r}", map(str, gpu.get("products") or []),
+                       "node.gpu_model", model)
     if seen:
         if _is_none(values.get("software.gpu_toolkit")):
             out.append((DISCLOSURE, f"software.gpu_toolkit: none, but the set has GPUs "
@@ -256,31 +235,34 @@ def _cpu_problems(values, envs):
     if not names:
         return [(DISCLOSURE, "node.cpu_model: no environment capture (results/<job>/"
                  "environment/environment.json) gives lscpu's Model name to check it")]
-    return [(path, f"cpu.Model name {name!r} (lscpu), but the disclosure's node.cpu_model is "
-             f"{model!r}") for path, name in names if _words(name) != _words(model)]
+    return [p for path, name in names for p in
+            _unlike(path, "cpu.Model name {!r} (lscpu)", [name], "node.cpu_model", model)]
 
 
 def _software_seen(doc):
     """What one result says of the software: {disclosure key: (result key,
     what it says, the versions the disclosure must give, the name's words)}."""
     out = {}
-    kokkos = (doc.get("kokkos") or {}).get("version")
-    if isinstance(kokkos, str):
-        out["software.kokkos"] = ("kokkos.version", kokkos, _versions(kokkos), ())
-    compiler = (doc.get("build") or {}).get("compiler")
-    if isinstance(compiler, str):
-        # Every compiler the build names, with its version as it gives it.
-        out["software.compiler"] = ("build.compiler", compiler, _versions(compiler), ())
+    # Kokkos, and every compiler the build names, with its version as it gives it.
+    for key, (part, field) in (("software.kokkos", ("kokkos", "version")),
+                               ("software.compiler", ("build", "compiler"))):
+        said = (doc.get(part) or {}).get(field)
+        if isinstance(said, str):
+            out[key] = (f"{part}.{field}", said, _versions(said), ())
     library = (doc.get("mpi") or {}).get("library_version")
     if isinstance(library, str) and not _is_none(library):
-        # MPI_Get_library_version: the library's name, then its version
-        # ('Open MPI v4.1.6, package: ...'): the disclosure gives both.
-        first = _VERSION.search(library)
-        name = library[:first.start()] if first else library
-        out["software.mpi"] = ("mpi.library_version", library,
-                               _versions(first.group()) if first else set(),
+        # The disclosure gives both the library's name and its version.
+        name, version = name_and_version(library)
+        out["software.mpi"] = ("mpi.library_version", library, _versions(version or ""),
                                tuple(_name_words(name)))
     return out
+
+
+def name_and_version(text):
+    """(what comes before the first dotted version, that version or None):
+    MPI_Get_library_version's 'Open MPI v4.1.6, package: ...'."""
+    first = _VERSION.search(text)
+    return (text[:first.start()], first.group()) if first else (text, None)
 
 
 def _name_words(text):
@@ -298,8 +280,7 @@ def _software_problems(values, karma):
                 continue
             disclosed = values[key]
             used.setdefault(key, (field, set()))[1].update(versions)
-            first = _VERSION.search(disclosed)
-            words = _name_words(disclosed[:first.start()] if first else disclosed)
+            words = _name_words(name_and_version(disclosed)[0])
             missing = versions - _versions(disclosed)
             if missing or not _versions(disclosed) or (key == "software.mpi" and not (
                     words and set(words) <= set(name))):
@@ -329,29 +310,23 @@ def disclosure_problems(values, karma, envs):
 
 
 def _record_problems(doc, decks):
-    """The result's run-rules record against itself and its deck: [why]."""
+    """The result's run-rules record against itself and its deck: [why]
+    (the schema states its fields' types and values)."""
     record = doc.get("reportable")
     if record is None:
         return ["reportable: missing (results of the run rules carry it)"]
     if not isinstance(record, dict):
-        return ["reportable: expected an object"]
+        return []
     out = []
     cls, tier, ok, reasons = (record.get(k) for k in ("class", "tier", "reportable", "reasons"))
     if record.get("rules") != RULES_VERSION:
         out.append(f"reportable.rules: {record.get('rules')!r}, expected {RULES_VERSION!r}")
-    if cls not in rules.CLASSES + (rules.WEAK_CLASS, None):
-        out.append(f"reportable.class: {cls!r} is not a class of the run rules")
-    if tier not in rules.TIERS + (None,):
-        out.append(f"reportable.tier: {tier!r} is not a tier of the run rules")
-    if not isinstance(ok, bool) or not isinstance(reasons, list) or \
-            not all(isinstance(r, str) for r in reasons):
-        return out + ["reportable: reportable (true or false) and reasons (strings) expected"]
-    if ok == bool(reasons):
+    if isinstance(ok, bool) and isinstance(reasons, list) and ok == bool(reasons):
         out.append("reportable.reasons: " + ("given for a reportable result" if ok else
                                              "empty for a result not reportable"))
-    if ok and (cls is None or tier is None):
+    if ok is True and (cls is None or tier is None):
         out.append("reportable: reportable without a class and a tier")
-    if cls in rules.CLASSES + (rules.WEAK_CLASS,):
+    if isinstance(cls, str) and cls in rules.CLASSES + (rules.WEAK_CLASS,):
         deck = doc.get("deck") if isinstance(doc.get("deck"), dict) else {}
         sha = deck.get("sha256")
         want = (doc.get("app"), "large" if cls == rules.WEAK_CLASS else cls)
@@ -395,19 +370,18 @@ def _jobs(files):
 def _campaign_problems(files, jobs, manifest):
     """The campaign's files: its campaign file, scripts, results folders."""
     out = []
-    sha = (manifest.get("campaign") or {}).get("sha256") \
-        if isinstance(manifest.get("campaign"), dict) else None
+    campaign = manifest.get("campaign")
+    sha = campaign.get("sha256") if isinstance(campaign, dict) else None
     own = [p for p in files if p.startswith(CAMPAIGN + "/") and p.count("/") == 1
            and p != f"{CAMPAIGN}/{batch.MANIFEST}"]
     if len(own) != 1 or hashlib.sha256(files[own[0]]).hexdigest() != sha:
         out.append((f"{CAMPAIGN}/", f"expected one campaign file whose sha256 is the "
                     f"manifest's campaign.sha256 ({str(sha)[:12]}...)"))
-    for name, _, script in jobs:
-        if f"{CAMPAIGN}/jobs/{script}" not in files:
-            out.append((f"{CAMPAIGN}/jobs/{script}", f"job {name}'s script missing"))
+    out += [(f"{CAMPAIGN}/jobs/{script}", f"job {name}'s script missing")
+            for name, _, script in jobs if f"{CAMPAIGN}/jobs/{script}" not in files]
     names = {name for name, _, _ in jobs}
-    for stray in sorted({p.split("/")[1] for p in files if p.startswith(RESULTS + "/")} - names):
-        out.append((f"{RESULTS}/{stray}/", "not a job of the campaign"))
+    out += [(f"{RESULTS}/{stray}/", "not a job of the campaign") for stray in
+            sorted({p.split("/")[1] for p in files if p.startswith(RESULTS + "/")} - names)]
     if not any(p.startswith(BUILD_LOGS + "/") for p in files):
         out.append((f"{BUILD_LOGS}/", "no build log"))
     return out
@@ -427,12 +401,10 @@ def _job_problems(files, name, results_file, decks):
     doc, why = _parse_json(files[path])
     if why:
         return out + [(path, why)], None
-    problems = validate.validate(doc)
+    problems = validate.validate(doc, {"result": "PASSED"})
     if not problems:
         # Only a document the schema accepts has the fields to derive again.
         problems += derived.problems(doc)
-    if isinstance(doc, dict) and doc.get("result") != "PASSED":
-        problems.append(f"result: {doc.get('result')!r}, not PASSED")
     if isinstance(doc, dict) and not validate.is_reference(doc):
         problems += _record_problems(doc, decks)
     return out + [(path, validate.printable(p)) for p in problems], doc
@@ -532,6 +504,36 @@ def read_input(path, what):
     return read_input_file(path, what)
 
 
+def _named(paths, folder, what):
+    """{folder/basename: bytes} of the files given; refused when missing or
+    when two share a name."""
+    out = {}
+    for path in paths:
+        name = f"{folder}/{os.path.basename(path)}"
+        if name in out:
+            raise ToolError(f"{path}: two {what}s named {os.path.basename(path)}", 2)
+        out[name] = read_input(path, what)
+    return out
+
+
+def pack(campaign, disclosure, build_logs, weights=(), campaign_file=None):
+    """(the bundle's bytes, summary lines, how many files it holds) of a
+    finished campaign directory with its disclosure, build logs and weights;
+    refused (2) with every problem, a line each."""
+    files = gather(campaign, campaign_file)
+    files[DISCLOSURE] = read_input(disclosure, "disclosure")
+    files.update(_named(build_logs, BUILD_LOGS, "build log"))
+    files.update(_named(weights, WEIGHTS, "weights file"))
+    problems, summary, _ = content_problems(files, class_decks())
+    if problems:
+        # Every problem at once, a line each: the tester mends them all
+        # before packing again.
+        lines = [f"{validate.printable(where)}: {why}" for where, why in problems]
+        raise ToolError(f"\n{PROGRAM}: error: ".join(lines), 2)
+    files[MANIFEST] = manifest_text(files).encode()
+    return tar_xz(files), summary, len(files)
+
+
 def gather(directory, campaign_file=None):
     """{bundle path: bytes} of a finished campaign directory; refused while a
     job has not ended or has not passed."""
@@ -593,20 +595,17 @@ def is_bundle(path):
         return False
 
 
-def reportable(path, record):
-    """(True, []) for a bundle check finds valid and reportable, else
-    (False, [why]): karma-bundle check's answer in a sentence, on the
-    figure of record scored already."""
+def page_facts(path, record):
+    """(reportable, disclosure) of a scored set for its page: karma-bundle
+    check's answer on its figure of record scored already, (True, []) or
+    (False, [why]), and the disclosure's values {dotted key: value}; (None,
+    None) for a set that is no bundle."""
+    if not is_bundle(path):
+        return None, None
     problems, _, reasons = examine(path, record)
-    if problems:
-        return False, [f"not valid: {len(problems)} problem(s), karma-bundle check lists them"]
-    return not reasons, reasons
-
-
-def disclosure_of(path):
-    """The disclosure's values {dotted key: value} of a bundle."""
-    files, _ = read_bundle(path)
-    return read_disclosure(files.get(DISCLOSURE, b""))[0]
+    answer = (False, [f"not valid: {len(problems)} problem(s), karma-bundle check lists "
+                      "them"]) if problems else (not reasons, reasons)
+    return answer, read_disclosure(read_bundle(path)[0].get(DISCLOSURE, b""))[0]
 
 
 def not_reportable(path, results, record=None):

@@ -12,6 +12,8 @@ from karma_tools.core import ToolError, read_input_file
 from karma_tools.results.archive import read_json
 from karma_tools.results import archive
 from karma_tools.campaign import batch
+from karma_tools.bundle.bundle import (FIELDS, disclosure_problems, name_and_version,
+                                       read_disclosure)
 from karma_tools.results import rules
 from karma_tools.results import validate
 from karma_tools import yamlread
@@ -25,7 +27,6 @@ ASKED = (
     ("tester.name", "--tester", "who ran the campaign"),
     ("tester.organisation", "--organisation", "for whom"),
 )
-_VERSION = re.compile(r"\d+(?:\.\d+)+")
 
 
 def campaign_docs(out):
@@ -62,20 +63,18 @@ def _one(values, what):
 
 
 def _gpus(karma, envs):
-    names = [r["device"].get("name") for _, d in karma for r in d.get("ranks") or []
-             if isinstance(r.get("device"), dict) and r["device"].get("kind") == "gpu"]
-    if not names:
+    devices = [r["device"] for _, d in karma for r in d.get("ranks") or []
+               if isinstance(r.get("device"), dict) and r["device"].get("kind") == "gpu"]
+    if not devices:
         return {"node.gpu_model": "none", "node.gpus_per_node": 0, "node.gpu_memory_GB": 0,
                 "software.gpu_toolkit": "none"}
-    memory = [r["device"].get("memory_bytes") for _, d in karma for r in d.get("ranks") or []
-              if isinstance(r.get("device"), dict) and r["device"].get("kind") == "gpu"]
     gpu = [e.get("gpu") or {} for _, e in envs]
-    kind = _one([r["device"].get("vendor") for _, d in karma for r in d.get("ranks") or []
-                 if isinstance(r.get("device"), dict) and r["device"].get("kind") == "gpu"],
-                "the GPUs' vendor")
+    kind = _one([g.get("vendor") for g in devices], "the GPUs' vendor")
     toolkit = _one([g.get("cuda_version") or g.get("rocm_version") for g in gpu],
                    "the GPU toolkit's version (the captures' gpu)")
-    return {"node.gpu_model": _one(names, "the GPU model (ranks[].device.name)"),
+    memory = [g.get("memory_bytes") for g in devices]
+    return {"node.gpu_model": _one([g.get("name") for g in devices],
+                                   "the GPU model (ranks[].device.name)"),
             "node.gpus_per_node": _one([g.get("count") for g in gpu],
                                        "the GPUs per node (the captures' gpu.count)"),
             "node.gpu_memory_GB": round(_one([m for m in memory if is_number(m)],
@@ -96,10 +95,10 @@ def _compiler(karma):
 def _mpi(karma):
     said = _one([(d.get("mpi") or {}).get("library_version") or "none" for _, d in karma],
                 "the MPI library (mpi.library_version)")
-    first = _VERSION.search(said)
-    if said == "none" or not first:
+    name, version = name_and_version(said)
+    if said == "none" or not version:
         return "none"
-    return f"{said[:first.start()].rstrip(' v,')} {first.group()}".strip()
+    return f"{name.rstrip(' v,')} {version}".strip()
 
 
 def derived(karma, envs):
@@ -161,6 +160,22 @@ def answers(path, flags, ask, require=True):
         raise ToolError("the disclosure needs what no capture knows: " + ", ".join(
             f"{k} ({flag} or --answers FILE)" for k, flag in missing), 2)
     return given
+
+
+def make(campaign, answers_file, flags, ask):
+    """The disclosure's YAML of a finished campaign directory: derived from
+    its captures, the rest answered (answers); refused (3) where check would
+    not accept it, a fault of this code or of odd captures."""
+    karma, envs = campaign_docs(os.path.abspath(campaign))
+    values = derived(karma, envs)
+    values.update(answers(answers_file, flags, ask=ask))
+    text = yaml_text(values, FIELDS)
+    parsed, problems = read_disclosure(text.encode())
+    problems += [f"{where}: {why}" for where, why in disclosure_problems(parsed, karma, envs)]
+    if problems:
+        raise ToolError(f"{campaign}: the disclosure made from the captures is not one check "
+                        "accepts: " + "; ".join(problems), 3)
+    return text
 
 
 def yaml_text(values, fields):

@@ -8,25 +8,17 @@ from karma_tools.results import archive
 from karma_tools.bundle import bundle
 from karma_tools.bundle import disclose
 from karma_tools.results import validate
-from karma_tools.bundle.bundle import (BUILD_LOGS, DISCLOSURE, FIELDS, MANIFEST, PROGRAM, WEIGHTS,
-                                       read_input, class_decks, content_problems,
-                                       disclosure_problems, examine, gather, manifest_text,
-                                       read_disclosure, tar_xz)
+from karma_tools.bundle.bundle import PROGRAM, examine
 from karma_tools.core import ArgumentParser, ToolError, __version__, atomic_write, main_wrapper
 
 
 EPILOG = """\
 check's answer, its last line on stdout:
-  valid and reportable       a complete reportable campaign: at least one
-                             reportable result, and a figure for every row
-                             the procurement score gives weight to (the
-                             shipped reference's medium, large and weak
-                             rows of the baseline tier, as karma-score
-                             scores the bundle)
+  valid and reportable       at least one reportable result, and a figure
+                             for every row the procurement score weighs
   valid, not reportable: REASONS
                              valid, but not that: every reason, `; ` between
-                             them (no result is reportable; the score's
-                             rows without a figure, each named)
+                             them
   NOT VALID (N problem(s))   each problem a line on stderr naming the file
                              inside the bundle and the key
 
@@ -36,38 +28,17 @@ line), or pack refused (each problem a line, nothing written); 3 a file
 system error."""
 
 
-def _named(paths, folder, what):
-    """{folder/basename: bytes} of the files given; refused when missing or
-    when two share a name."""
-    out = {}
-    for path in paths:
-        name = f"{folder}/{os.path.basename(path)}"
-        if name in out:
-            raise ToolError(f"{path}: two {what}s named {os.path.basename(path)}", 2)
-        out[name] = read_input(path, what)
-    return out
-
-
 def pack(args):
     if not archive.is_archive_name(args.output):
         raise ToolError(f"{args.output}: a bundle's name ends in {archive.SUFFIX}", 2)
     if os.path.exists(args.output) and not args.force:
         raise ToolError(f"{args.output}: exists (--force replaces it)", 2)
-    files = gather(args.campaign, args.campaign_file)
-    files[DISCLOSURE] = read_input(args.disclosure, "disclosure")
-    files.update(_named(args.build_log, BUILD_LOGS, "build log"))
-    files.update(_named(args.weights or [], WEIGHTS, "weights file"))
-    problems, summary, _ = content_problems(files, class_decks())
-    if problems:
-        # Every problem at once, a line each: the tester mends them all
-        # before packing again.
-        lines = [f"{validate.printable(where)}: {why}" for where, why in problems]
-        raise ToolError(f"\n{PROGRAM}: error: ".join(lines), 2)
-    files[MANIFEST] = manifest_text(files).encode()
-    atomic_write(args.output, tar_xz(files))
+    data, summary, count = bundle.pack(args.campaign, args.disclosure, args.build_log,
+                                       args.weights or [], args.campaign_file)
+    atomic_write(args.output, data)
     for line in summary:
         print(line)
-    print(f"{PROGRAM}: wrote {args.output} ({len(files)} files)")
+    print(f"{PROGRAM}: wrote {args.output} ({count} files)")
     return 0
 
 
@@ -122,8 +93,7 @@ def parser():
                    help="only check --answers and the flags, as the disclosure will need "
                    "them (every one with --no-input), writing nothing: before a campaign")
     d.add_argument("--answers", metavar="FILE.yaml", help="YAML of the asked keys "
-                   "(system.name, system.vendor, interconnect, tester.name, "
-                   "tester.organisation)")
+                   f"({', '.join(key for key, _, _ in disclose.ASKED)})")
     for key, flag, what in disclose.ASKED:
         d.add_argument(flag, metavar="TEXT", help=f"{key}: {what}")
     d.add_argument("--no-input", action="store_true",
@@ -142,17 +112,8 @@ def write_disclosure(args):
     if args.check_answers:
         disclose.answers(args.answers, flags, ask=None, require=args.no_input)
         return 0
-    karma, envs = disclose.campaign_docs(os.path.abspath(args.campaign))
-    values = disclose.derived(karma, envs)
-    values.update(disclose.answers(args.answers, flags,
-                                   ask=None if args.no_input or not sys.stdin.isatty() else _ask))
-    text = disclose.yaml_text(values, FIELDS)
-    parsed, problems = read_disclosure(text.encode())
-    problems += [f"{where}: {why}" for where, why in
-                 disclosure_problems(parsed, karma, envs)]
-    if problems:  # a fault of this code or of odd captures: never write it so
-        raise ToolError(f"{args.campaign}: the disclosure made from the captures is not "
-                        "one check accepts: " + "; ".join(problems), 3)
+    text = disclose.make(args.campaign, args.answers, flags,
+                         ask=None if args.no_input or not sys.stdin.isatty() else _ask)
     atomic_write(args.output, text)
     print(f"{PROGRAM}: wrote {args.output}")
     return 0

@@ -24,75 +24,23 @@ USAGE = """karma-score [-h] [--version] [LABEL=]SET [[LABEL=]SET ...] [--referen
 
 
 DESCRIPTION = """\
-Scores result sets against a reference machine under the run rules
-(docs/run-rules.md). A SET is a directory tree of results, a campaign
-directory of karma-batch generate, or a .tar.xz archive of karma-batch
-archive.
+Scores result sets against a reference machine under the run rules and
+gives each its procurement figure, karma's figure of record, with the
+interval its rounds span, per-app, per-class and per-watt scores, and every
+result and row left out, with why (docs/score.md says how and why). A
+SET is a results directory, a campaign directory of karma-batch generate, a
+.tar.xz archive of karma-batch archive or a karma-bundle; each set is scored
+on its own. --reference is a reference file or a result set made one;
+default the shipped reference machine's. A set that lacks a row the
+weights give weight to is INCOMPLETE: no overall figure, exit status 1.
 
-karma-score reference SET -o FILE: makes the reference file from one set.
-Its rows are the (app, class, case, work) of the reportable baseline
-results' Kokkos kernels: per run, the best figure of merit among the run's
-kernels of that work; the reference figure is the median over the runs (the
-rounds), and the same for the FOM per watt where the kernels measured
-energy. Runs of the same deck are rounds of one another; where a row has
-runs of several decks (tuning), its figure is the best of their medians. The
-file also names the machine: devices, suite and Kokkos versions, backend and
-the node's environment (from the karma-envcapture captures beside the
-results). A set of both GPU and host results needs --kind.
+karma-score reference SET -o FILE: makes a reference file from one set.
+karma-score release: whether this checkout is still the release whose
+reference it ships (docs/run-rules.md#releases).
 
-karma-score SET... [--reference FILE]: scores each set on its own (a set's
-score never depends on the other sets given) against the reference, by
-default the one the suite ships (the reference machine's: campaigns/
-procurement/reference.json of the checkout, or PREFIX/share/karma/). Per tier: baseline (the
-Kokkos kernels of reportable baseline runs) and optimized (every kernel of
-every reportable run: the best of the work, vendor libraries included),
-each row's figure is found as for the reference, and its ratio is figure /
-reference (reference / figure when lower is better): above 1, faster than
-the reference. A mini-app's score is the geometric mean of its rows'
-ratios; the overall score the weighted geometric mean of the mini-apps'.
-Both count the rows of the medium and large classes (and weak); the small
-class, sized for tests and launch-bound on a GPU, is scored on its own line
-and left out of them. Each class's score is shown apart.
-The per-watt score is the same over the FOM per watt, on the rows that
-measured energy on both sides (the others are listed).
-
-Weights file (karma-compare's grammar, karma_tools/score/weights.py): one
-'PATTERN WEIGHT' per line, '#' comments; PATTERN is app, app/kernel or
-app/case/kernel (shell globs, a case starting gpu: or host:); an app weighs
-what its most specific lines of the reference's device kind give it (the
-later of one-part lines, the sum of longer ones), normalised by their sum. A
-pattern that matches no app of the reference is an error (FILE:LINE).
-Default: campaigns/procurement/weights.txt (of the checkout, or
-PREFIX/share/karma/). --reference may also name a result set: it is made a
-reference as `karma-score reference` makes one (its GPU rows where it ran
-on both kinds), as karma-compare does with its baseline.
-
-The figure of record (docs/score.md) is the baseline tier's overall: it
-is given only for a set that has a figure for every row the weights give
-weight to; otherwise the first line says INCOMPLETE, the missing rows are
-listed, only the complete apps' scores are shown, and the exit status is 1.
-Every ratio carries the interval its rounds span (the set's worst round over
-the reference's best, and its best over the reference's worst; the app and
-overall figures combine them bound by bound); a ratio whose interval holds 1
-is a "no measurable difference". The optimized tier divides the set's best
-of any implementation by the reference's baseline (Kokkos) figure: it shows
-what vendor and hand-written code add, so the reference machine itself
-scores above 1 there; it is never the figure of record.
-
-Left out, each listed with its file and reasons: results that are not
-reportable (results written before the run rules among them), did not pass
-verification, or ran on another kind of device than the reference. Rows of
-the reference that a set has no figure for are listed, with the coverage
-(the share of the reference's rows present) per tier; rows the reference
-does not have are listed and left out. Rows whose reference kernels'
-code_version is not among the set's are marked and counted: their ratio
-mixes a code change with the machine.
-
-Output: Markdown on stdout; --json OUT the same as JSON; --page FILE.md one
-page for the decision (the verdict, the figure with its interval, per-app
-bars with their spread, per watt and the disclosure of a karma-bundle),
-its chart beside it as FILE.png. A set named 'reference' is given as
-./reference."""
+Output: Markdown on stdout; --json OUT the same as JSON; --page FILE.md the
+decision page of the one set given, its chart beside it as FILE.png. A set
+named 'reference' is given as ./reference."""
 
 
 EPILOG = "exit status: 0 scored (or reference written); 1 a set is INCOMPLETE (it lacks a " \
@@ -134,10 +82,8 @@ def release_main(argv):
         prog=f"{PROGRAM} release", epilog="exit status: 0 the checkout is the release (or the "
         "file was written); 1 it differs, each difference a line; 2 bad input",
         description="Whether this checkout still is the release that "
-        f"{release.RELEASE_FILE} records: the class decks, the reportable campaigns, the "
-        "classes and tiers, the weights, the rules (version, code, each deck key's rule and "
-        "default), the shipped reference, and the code version of every kernel the "
-        "reference timed, computed from the sources (docs/run-rules.md#releases).")
+        f"{release.RELEASE_FILE} records, its kernels' code versions computed from the "
+        "sources (what a release fixes: docs/run-rules.md#releases).")
     p.add_argument("--bin-dir", metavar="DIR", help="a build's bin/ (or an installed "
                    "PREFIX/bin) whose karma-<app> --help=json gives the deck keys "
                    "(default: PATH)")
@@ -155,16 +101,7 @@ def release_main(argv):
         if not os.path.isdir(os.path.join(root, "inputs")):
             raise ToolError(f"{PROGRAM} release reads a checkout's sources; {root} is none", 2)
         if args.write:
-            if __version__.endswith("-dev"):
-                raise ToolError(f"karma {__version__} is a development version, no release: "
-                                "set the release's version first", 2)
-            reference = release.shipped_reference(root)
-            drift = release.kernel_drift(reference, root)
-            if drift:
-                raise ToolError(f"{drift[0]}: the reference was not made by this code "
-                                f"({len(drift)} row(s)); make it again first", 2)
-            doc = release.record(root, args.bin_dir, reference)
-            _same_version_unchanged(root, doc)
+            doc = release.new_record(root, args.bin_dir)
             atomic_write(os.path.join(root, release.RELEASE_FILE),
                          json.dumps(doc, indent=2) + "\n")
             print(f"{PROGRAM}: wrote {release.RELEASE_FILE} (karma {doc['version']})",
@@ -201,16 +138,6 @@ def release_main(argv):
     return main_wrapper(PROGRAM, run)
 
 
-def _same_version_unchanged(root, doc):
-    """A release file is rewritten only for a new version, or unchanged:
-    a change under a released version's name would make two of it."""
-    frozen = release.released(root)
-    found = release.differences(frozen, doc) if frozen else []
-    if found and frozen.get("version") == doc["version"]:
-        raise ToolError(f"{release.RELEASE_FILE}: karma {doc['version']} is released and this "
-                        f"checkout differs from it ({found[0]}); raise the version first", 2)
-
-
 def score_main(argv):
     p = ArgumentParser(prog=PROGRAM, usage=USAGE, description=DESCRIPTION,
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -219,7 +146,8 @@ def score_main(argv):
                    help="the reference file (karma-score reference) or a result set made "
                    "one; default the shipped "
                    f"reference machine's, {DEFAULT_REFERENCE})")
-    p.add_argument("--weights", metavar="FILE", help=f"app weights (default {DEFAULT_WEIGHTS})")
+    p.add_argument("--weights", metavar="FILE", help=f"app weights (default {DEFAULT_WEIGHTS}; its "
+                   "grammar: docs/score.md)")
     p.add_argument("--json", metavar="OUT", help="also write the report as JSON")
     p.add_argument("--page", metavar="FILE.md", help="also write the decision page of the "
                    "one set given (Markdown; its chart beside it as FILE.png)")
@@ -237,23 +165,13 @@ def score_main(argv):
             outputs.append((args.json, json.dumps(report, indent=2) + "\n"))
         if args.page:
             text, png = page.render(sets[0], weights, reference, args.page,
-                                    *_bundle_facts(sets[0]))
+                                    *bundle.page_facts(sets[0]["path"], sets[0]["record"]))
             outputs += [(args.page, text + "\n"), (args.page[:-3] + ".png", png)]
         write_all(outputs)
         sys.stdout.write(markdown(report) + "\n")
         return _status(sets)
 
     return main_wrapper(PROGRAM, run)
-
-
-def _bundle_facts(scored):
-    """(reportable, disclosure) of a scored set for its page: karma-bundle
-    check's answer ((bool, [reasons])) on the score just made, and the
-    disclosure of a bundle; (None, None) for a set that is no bundle."""
-    path = scored["path"]
-    if not bundle.is_bundle(path):
-        return None, None
-    return bundle.reportable(path, scored["record"]), bundle.disclosure_of(path)
 
 
 def _status(sets):

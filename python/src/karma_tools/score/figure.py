@@ -1,13 +1,7 @@
 """The procurement figure: karma's one figure of record for a machine
-against a reference machine (docs/score.md). karma-score prints it, and so
-does karma-compare for two sets; nothing else computes it.
-
-The figure is the baseline tier's overall score: per row (app, class, case,
-work) the best Kokkos kernel of each reportable run, the median over the
-rounds, its ratio to the reference's; per app the geometric mean of its rows
-of the scored classes; the weighted geometric mean of the apps. It stands
-only for a complete set (every row the weights give weight to), and it
-carries the interval the rounds span."""
+against a reference machine, computed here and nowhere else; karma-score,
+karma-compare, karma-report and the bundle check print it (docs/score.md
+says how: results -> rows -> figures -> ratios -> aggregate)."""
 
 import math
 import os
@@ -61,21 +55,12 @@ def left_out_reasons(run, kind):
 
 def split_runs(runs, kind):
     """(runs to score, [{file, reasons}] of those left out)."""
-    kept, left_out = [], []
-    for run in runs:
-        reasons = left_out_reasons(run, kind)
-        if reasons:
-            left_out.append({"file": run.path, "reasons": reasons})
-        else:
-            kept.append(run)
-    return kept, left_out
+    why = [left_out_reasons(run, kind) for run in runs]
+    return [r for r, w in zip(runs, why) if not w], \
+        [{"file": r.path, "reasons": w} for r, w in zip(runs, why) if w]
 
 
 # --- figures ------------------------------------------------------------------------
-
-
-def median(values):
-    return statistics.median(values)
 
 
 def _better(a, b, higher_is_better):
@@ -138,7 +123,7 @@ def _best_median(figs, field, hib):
     for runs in figs.values():
         values = [f[field] for f in runs if f[field] is not None]
         if values:
-            m = median(values)
+            m = statistics.median(values)
             if best is None or (m > best[0] if hib else m < best[0]):
                 best = (m, len(values), sorted(values))
     return best or (None, 0, [])
@@ -292,19 +277,41 @@ def label_of(path):
     return os.path.basename(os.path.normpath(path)).removesuffix(archive.SUFFIX) or path
 
 
+def _positive(value):
+    return is_number(value) and value > 0
+
+
 def _rounds_ok(rounds):
     """A reference row's figures round by round: absent (a reference made
     before they were kept) or positive numbers."""
-    return rounds is None or (isinstance(rounds, list) and all(
-        is_number(v) and v > 0 for v in rounds))
+    return rounds is None or (isinstance(rounds, list) and all(map(_positive, rounds)))
+
+
+def _strings(values):
+    return isinstance(values, list) and all(isinstance(v, str) for v in values)
 
 
 def _codes_ok(codes):
     """A reference row's `codes`: what each of its code versions is made of."""
     return isinstance(codes, list) and all(
-        isinstance(c, dict) and isinstance(c.get("version"), str)
-        and isinstance(c.get("symbols"), list) and all(isinstance(s, str) for s in c["symbols"])
+        isinstance(c, dict) and isinstance(c.get("version"), str) and _strings(c.get("symbols"))
         and isinstance(c.get("launch"), dict) for c in codes)
+
+
+def _row_ok(row):
+    """A reference row's fields; per_watt, code versions, their scheme and
+    codes (what each code version is made of) where it has them."""
+    if not isinstance(row, dict):
+        return False
+    pw, scheme = row.get("per_watt"), row.get("code_scheme", 1)
+    return all(isinstance(row.get(k), str) for k in ("app", "case", "work", "units")) \
+        and isinstance(row.get("class"), (str, type(None))) and _positive(row.get("figure")) \
+        and isinstance(row.get("higher_is_better"), bool) and _rounds_ok(row.get("rounds")) \
+        and (row.get("code_versions") is None or _strings(row["code_versions"])) \
+        and isinstance(scheme, int) and scheme >= 1 \
+        and ("codes" not in row or _codes_ok(row["codes"])) \
+        and (pw is None or isinstance(pw, dict) and _positive(pw.get("value"))
+             and _rounds_ok(pw.get("rounds")))
 
 
 def _bad_reference(path, what):
@@ -326,24 +333,7 @@ def load_reference(path):
     if not isinstance(rows, list) or not rows:
         _bad_reference(path, "rows: not a non-empty list")
     for i, row in enumerate(rows):
-        ok = isinstance(row, dict) and all(isinstance(row.get(k), str)
-                                           for k in ("app", "case", "work", "units")) \
-            and (row.get("class") is None or isinstance(row.get("class"), str)) \
-            and is_number(row.get("figure")) and row["figure"] > 0 \
-            and isinstance(row.get("higher_is_better"), bool)
-        code = row.get("code_versions") if isinstance(row, dict) else None
-        if ok and code is not None:
-            ok = isinstance(code, list) and all(isinstance(c, str) for c in code)
-        if ok and "code_scheme" in row:
-            ok = isinstance(row["code_scheme"], int) and row["code_scheme"] >= 1
-        if ok and "codes" in row:
-            ok = _codes_ok(row["codes"])
-        pw = row.get("per_watt") if isinstance(row, dict) else None
-        if ok and pw is not None:
-            ok = isinstance(pw, dict) and is_number(pw.get("value")) and pw["value"] > 0 \
-                and _rounds_ok(pw.get("rounds"))
-        ok = ok and _rounds_ok(row.get("rounds"))
-        if not ok:
+        if not _row_ok(row):
             _bad_reference(path, f"rows[{i}]: expected app, class, case, work, units, a "
                            "positive figure, higher_is_better, per_watt (null or {value}), "
                            "rounds (positive figures) and codes ({version, symbols, "
@@ -546,22 +536,15 @@ def score_tier(figures, reference, weights):
                                   if k not in known])
 
 
-def score_runs(runs, no_results, path, label, reference, weights):
-    """Runs of one set scored against the reference: nothing of another set
-    enters."""
+def score_set(path, label, reference, weights):
+    """One set scored against the reference: nothing of another set enters."""
+    runs, no_results = load_runs(path)
     kept, left_out = split_runs(runs, reference["device"]["kind"])
-    left_out += no_results
     tiers = {tier: score_tier(tier_figures(kept, tier), reference, weights)
              for tier in rules.TIERS}
     return {"label": label, "path": path, "results": len(runs), "scored": len(kept),
             "devices": _distinct(r.device for r in kept), "tiers": tiers,
-            "left_out": left_out}
-
-
-def score_set(path, label, reference, weights):
-    """One set scored against the reference."""
-    runs, no_results = load_runs(path)
-    return score_runs(runs, no_results, path, label, reference, weights)
+            "left_out": left_out + no_results}
 
 
 # --- the figure of record ---------------------------------------------------------------

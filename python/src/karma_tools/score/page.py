@@ -6,8 +6,9 @@ disclosure in a few lines. Markdown, with its chart as a PNG beside it."""
 import io
 import os
 
-from karma_tools.core import ToolError
+from karma_tools.core import ToolError, md_row
 from karma_tools.score import figure
+from karma_tools.score.score import MEASURES, with_span
 
 
 def _yes_no(flag, why):
@@ -23,22 +24,21 @@ def verdict_line(scored, record, reportable):
     """Complete? Reportable? Code the same as the reference's?
     reportable: (bool, [reasons]) of karma-bundle check, or None for a set
     that is no bundle."""
-    complete = _yes_no(record["complete"], f"{record['rows'] - len(record['missing'])} of "
-                       f"{record['rows']} scored rows")
+    present = record["rows"] - len(record["missing"])
+    complete = _yes_no(record["complete"], f"{present} of {record['rows']} scored rows")
     if reportable is None:
         report = "**no** (not a karma-bundle: `karma-bundle pack` makes one)"
     else:
         report = _yes_no(reportable[0], "; ".join(_short(r) for r in reportable[1]) or
                          "karma-bundle check: valid and reportable")
     same = record["code_changed"] == 0
-    present = record["rows"] - len(record["missing"])
     if record["code_unknown"]:
-        return f"**Verdict.** Complete: {complete}. Reportable: {report}. Code the same as " \
-            f"the reference's: not known ({record['code_unknown']} of {present} rows have code " \
-            "versions of another scheme than the reference's)."
-    code = "not known (no scored row)" if not present else _yes_no(
-        same, "" if same else f"{record['code_changed']} of {present} rows ran other kernel "
-        "code: the figure mixes the code's change with the machine's")
+        code = f"not known ({record['code_unknown']} of {present} rows have code versions " \
+            "of another scheme than the reference's)"
+    else:
+        code = "not known (no scored row)" if not present else _yes_no(
+            same, "" if same else f"{record['code_changed']} of {present} rows ran other "
+            "kernel code: the figure mixes the code's change with the machine's")
     return f"**Verdict.** Complete: {complete}. Reportable: {report}. Code the same as the " \
         f"reference's: {code}."
 
@@ -59,22 +59,15 @@ def figure_lines(record):
     return [" ".join(out)]
 
 
-def _cell(value, span):
-    return "-" if value is None else f"{value:.3f} ({span[0]:.3f}-{span[1]:.3f})"
-
-
 def app_table(scored, weights):
     t = scored["tiers"][figure.TIER]
     out = ["| mini-app | weight | score (rounds) | per watt (rounds) | rows |",
            "|---|---|---|---|---|"]
     for app, w in weights.items():
         a = t["apps"][app]
-        if not a["complete"]:
-            cells = ["incomplete", "-"]
-        else:
-            cells = [_cell(a["score"], a["interval"]),
-                     _cell(a["per_watt"], a["per_watt_interval"])]
-        out.append(f"| {app} | {w:.3g} | " + " | ".join(cells) + f" | {a['rows']}/{a['of']} |")
+        cells = [with_span(a[field], a[span]) for _, field, span in MEASURES] \
+            if a["complete"] else ["incomplete", "-"]
+        out.append(md_row([app, f"{w:.3g}", *cells, f"{a['rows']}/{a['of']}"]))
     return out
 
 
@@ -117,8 +110,7 @@ def chart(scored, weights, record, label, reference_name):
     apps = [a for a in weights if t["apps"][a]["complete"] and t["apps"][a]["score"]]
     fig, axes = plt.subplots(1, 2, figsize=(8.0, 0.45 * max(len(apps), 3) + 1.6),
                              sharey=True, constrained_layout=True)
-    for ax, field, span, what in ((axes[0], "score", "interval", "score"),
-                                  (axes[1], "per_watt", "per_watt_interval", "per watt")):
+    for ax, (what, field, span) in zip(axes, MEASURES):
         values = [t["apps"][a][field] or 0 for a in apps]
         lows = [v - (t["apps"][a][span] or [v, v])[0] for a, v in zip(apps, values)]
         highs = [(t["apps"][a][span] or [v, v])[1] - v for a, v in zip(apps, values)]

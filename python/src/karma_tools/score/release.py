@@ -1,16 +1,8 @@
 """The release: what a karma version fixes about its score, and whether a
-checkout still is that release (docs/run-rules.md#releases).
-
-A score means the same in every bid only while everything it is made of
-stays as the release froze it: the class decks, the reportable campaigns,
-the classes and tiers, the weights, the rules (their version, the code that
-judges a run, every deck key's rule and default), the reference machine's
-figures, and the code of every kernel the reference timed. The release file
-(campaigns/procurement/release.json) records all of it but the kernels,
-whose code versions the shipped reference records itself, with what each is
-made of, so that they are computed again from the checkout's sources. No
-GPU and no run is needed; the deck keys are read from a build's
-`karma-<app> --help=json`."""
+checkout still is that release (docs/run-rules.md#releases). The release
+file records it all but the kernels, whose code versions the shipped
+reference records with what each is made of, computed again here from the
+checkout's sources; the deck keys come from a build's --help=json."""
 
 import ast
 import hashlib
@@ -39,19 +31,17 @@ NEEDS = "such a change needs a new version, a new reference and a CHANGELOG entr
     "(docs/run-rules.md#releases)"
 
 
-def _read(root, rel):
+def _read(root, rel, binary=False):
     try:
-        with open(os.path.join(root, rel), encoding="utf-8") as f:
+        with open(os.path.join(root, rel), "rb" if binary else "r",
+                  encoding=None if binary else "utf-8") as f:
             return f.read()
     except OSError as e:
         raise ToolError(f"{rel}: cannot read ({e.strerror})", 2) from None
 
 
 def _sha256(root, rel):
-    try:
-        return rules.sha256_of(os.path.join(root, rel))
-    except OSError as e:
-        raise ToolError(f"{rel}: cannot read ({e.strerror})", 2) from None
+    return hashlib.sha256(_read(root, rel, binary=True)).hexdigest()
 
 
 def _string_parts(node):
@@ -148,6 +138,33 @@ def record(root, bin_dir, reference, deck_keys_too=True):
                   "code": {rel: code_hash(root, rel) for rel in _rules_code(root)},
                   "deck_keys": deck_keys(apps, bin_dir) if deck_keys_too else {}},
     }
+
+
+def new_record(root, bin_dir):
+    """The release file's content for making a release of the checkout at
+    `root`, refused (2) for a development version or a reference this code
+    did not make."""
+    if __version__.endswith("-dev"):
+        raise ToolError(f"karma {__version__} is a development version, no release: "
+                        "set the release's version first", 2)
+    reference = shipped_reference(root)
+    drift = kernel_drift(reference, root)
+    if drift:
+        raise ToolError(f"{drift[0]}: the reference was not made by this code "
+                        f"({len(drift)} row(s)); make it again first", 2)
+    doc = record(root, bin_dir, reference)
+    same_version_unchanged(root, doc)
+    return doc
+
+
+def same_version_unchanged(root, doc):
+    """A release file is rewritten only for a new version, or unchanged:
+    a change under a released version's name would make two of it."""
+    frozen = released(root)
+    found = differences(frozen, doc) if frozen else []
+    if found and frozen.get("version") == doc["version"]:
+        raise ToolError(f"{RELEASE_FILE}: karma {doc['version']} is released and this "
+                        f"checkout differs from it ({found[0]}); raise the version first", 2)
 
 
 def _rules_code(root):

@@ -1,7 +1,6 @@
-"""karma-score: the procurement score of a machine against a reference
-machine, under the run rules (docs/run-rules.md; karma_tools.results.rules reads
-what the mini-apps wrote of them)."""
-
+"""karma-score's Markdown: a score (figure.score) as the tables, rows and
+lists of docs/score.md, and the figure of record in one line for the
+other tools that print it."""
 
 from karma_tools.core import md_row
 from karma_tools.score import figure
@@ -14,6 +13,9 @@ PROGRAM = "karma-score"
 
 # --- output ---------------------------------------------------------------------------
 
+# A table's measures: (label, field, its interval's field).
+MEASURES = (("score", "score", "interval"), ("per watt", "per_watt", "per_watt_interval"))
+
 
 def _fmt(value):
     return "-" if value is None else f"{value:.3f}"
@@ -23,9 +25,13 @@ def fmt_span(span):
     return "-" if span is None else f"{span[0]:.3f}-{span[1]:.3f}"
 
 
-def _with_span(value, span):
+def with_span(value, span):
     """A ratio and the interval its rounds span."""
     return "-" if value is None else f"{value:.3f} ({fmt_span(span)})"
+
+
+def _listed(values):
+    return ", ".join(values or []) or "?"
 
 
 def _reference_lines(reference, path):
@@ -34,21 +40,18 @@ def _reference_lines(reference, path):
     kokkos = reference.get("kokkos") or {}
     suite = reference.get("suite") or {}
     lines = [f"Reference: **{reference['name']}** (`{path}`): {device['kind']} "
-             f"{', '.join(device.get('names') or []) or '?'}; suite "
-             f"{', '.join(suite.get('versions') or []) or '?'} "
-             f"({', '.join(suite.get('git_describe') or []) or '?'}), Kokkos "
-             f"{', '.join(kokkos.get('versions') or []) or '?'} "
-             f"({', '.join(kokkos.get('backends') or []) or '?'})"]
+             f"{_listed(device.get('names'))}; suite {_listed(suite.get('versions'))} "
+             f"({_listed(suite.get('git_describe'))}), Kokkos "
+             f"{_listed(kokkos.get('versions'))} ({_listed(kokkos.get('backends'))})"]
     if env.get("captures"):
-        lines[0] += "; " + ", ".join(
-            f"{what} {', '.join(env.get(key) or []) or '?'}" for what, key in
-            (("host", "hosts"), ("CPU", "cpu_models"), ("GPU", "gpu_models"),
-             ("driver", "drivers"), ("OS", "os")))
+        lines[0] += "; " + ", ".join(f"{what} {_listed(env.get(key))}" for what, key in
+                                     (("host", "hosts"), ("CPU", "cpu_models"),
+                                      ("GPU", "gpu_models"), ("driver", "drivers"),
+                                      ("OS", "os")))
     lines[0] += f"; {len(reference['rows'])} rows."
     if not any(r.get("rounds") for r in reference["rows"]):
-        lines.append("")
-        lines.append("The reference keeps no figures round by round: its side of each "
-                     "interval is its median alone.")
+        lines += ["", "The reference keeps no figures round by round: its side of each "
+                  "interval is its median alone."]
     return lines + [""]
 
 
@@ -70,30 +73,32 @@ def record_line(record):
     return text + "."
 
 
-def _app_cell(a, field):
-    if a["complete"]:
-        return _with_span(a[field], a[f"{field}_interval" if field != "score" else "interval"])
-    return f"incomplete ({a['rows']}/{a['of']} rows)"
+def _tier_rows(s, cells, last):
+    """A table's rows, a tier and measure each: cells(t, field, span) the
+    middle cells, last(t, field, span) the last ones."""
+    return [md_row([tier, measure] + cells(s["tiers"][tier], field, span)
+                   + last(s["tiers"][tier], field, span))
+            for tier in rules.TIERS for measure, field, span in MEASURES]
 
 
 def _summary_table(s, weights):
     apps = list(weights)
+
+    def cells(t, field, span):
+        return [with_span(a[field], a[span]) if a["complete"] else
+                f"incomplete ({a['rows']}/{a['of']} rows)" for a in map(t["apps"].get, apps)]
+
+    def last(t, field, span):
+        rows, scored = len(t["rows"]), sum(1 for r in t["rows"] if r["in_score"])
+        coverage = f"{t['coverage']:.0%} ({rows - len(t['missing'])}/{rows} rows)" \
+            if field == "score" else f"{sum(a['per_watt_rows'] for a in t['apps'].values())}" \
+            f"/{scored} rows scored"
+        return [f"**{with_span(t[field], t[span])}**" if t["complete"] else "INCOMPLETE",
+                coverage]
+
     out = ["| tier | measure | " + " | ".join(f"{a} ({weights[a]:.3g})" for a in apps)
            + " | **overall** | coverage |",
-           "|---|---|" + "---|" * (len(apps) + 2)]
-    for tier in rules.TIERS:
-        t = s["tiers"][tier]
-        rows = len(t["rows"])
-        scored = sum(1 for r in t["rows"] if r["in_score"])
-        for measure, field in (("score", "score"), ("per watt", "per_watt")):
-            cells = [_app_cell(t["apps"][a], field) for a in apps]
-            span = t["interval" if field == "score" else "per_watt_interval"]
-            overall = f"**{_with_span(t[field], span)}**" if t["complete"] else "INCOMPLETE"
-            coverage = f"{t['coverage']:.0%} ({rows - len(t['missing'])}/{rows} rows)" \
-                if field == "score" else f"{sum(a['per_watt_rows'] for a in t['apps'].values())}" \
-                f"/{scored} rows scored"
-            out.append(f"| {tier} | {measure} | " + " | ".join(cells)
-                       + f" | {overall} | {coverage} |")
+           "|---|---|" + "---|" * (len(apps) + 2)] + _tier_rows(s, cells, last)
     out += ["", "Above 1: better than the reference (column heads: the apps' weights); in "
             "parentheses the interval the rounds span. Per watt: over the rows that measured "
             "energy on both sides. Scores and overall: the rows of the "
@@ -112,30 +117,23 @@ def _summary_table(s, weights):
 def _class_table(s):
     """The overall score of each class on its own, those outside the
     overall marked; a class lacking a weighted row has none."""
-    classes = list(s["tiers"]["baseline"]["classes"])
+    classes = s["tiers"]["baseline"]["classes"]
+
+    def cells(t, field, span):
+        return [with_span(c[field], c[span]) if c["complete"] else "INCOMPLETE"
+                for c in map(t["classes"].get, classes)]
+
+    def last(t, field, span):
+        return [f"**{with_span(t[field], t[span]) if t['complete'] else 'INCOMPLETE'}**"]
+
     out = ["| tier | measure | " + " | ".join(
-        c if s["tiers"]["baseline"]["classes"][c]["in_score"] else f"{c} (not in the overall)"
-        for c in classes) + " | **overall** |", "|---|---|" + "---|" * (len(classes) + 1)]
-    for tier in rules.TIERS:
-        t = s["tiers"][tier]
-        for measure, field in (("score", "score"), ("per watt", "per_watt")):
-            cells = []
-            for c in classes:
-                cls = t["classes"][c]
-                span = cls["interval" if field == "score" else "per_watt_interval"]
-                cells.append(_with_span(cls[field], span) if cls["complete"] else "INCOMPLETE")
-            overall = _with_span(t[field], t["interval" if field == "score" else
-                                             "per_watt_interval"])
-            out.append(f"| {tier} | {measure} | " + " | ".join(cells)
-                       + f" | **{overall if t['complete'] else 'INCOMPLETE'}** |")
+        c if classes[c]["in_score"] else f"{c} (not in the overall)" for c in classes)
+        + " | **overall** |", "|---|---|" + "---|" * (len(classes) + 1)]
+    out += _tier_rows(s, cells, last)
     out += ["", "Each class's score: the weighted geometric mean over the apps of their rows "
             "of that class alone. The small class is sized for tests: on a GPU its figures are "
             "launch latency (docs/run-rules.md), reported here and left out of the overall."]
     return out + [""]
-
-
-def _difference(row):
-    return figure.verdict(row["interval"]) or "-"
 
 
 def _rows_table(s):
@@ -145,39 +143,37 @@ def _rows_table(s):
     for b, o in zip(base, opt):
         cells = [row_name(b), b["units"], format_value(b["reference"])]
         for r in (b, o):
-            cells += [format_value(r["figure"]), _with_span(r["ratio"], r["interval"])]
+            cells += [format_value(r["figure"]), with_span(r["ratio"], r["interval"])]
             if r is b:
-                cells.append(_difference(b))
+                cells.append(figure.verdict(b["interval"]) or "-")
             cells.append(_fmt((r["per_watt"] or {}).get("ratio")))
         out.append(md_row(cells))
     return out + [""]
+
+
+# The lists of rows under a set's tables: (key, heading, item; {tier}, {n},
+# {name} and {why} filled in).
+_LISTS = (
+    ("missing", "Rows of the reference without a figure in the {tier} tier ({n}):",
+     "- {name}: {why}"),
+    ("no_energy", "Rows without energy in the {tier} per-watt score:",
+     "- {name}: not measured by the {why}"),
+    ("code_changed", "Rows whose kernels ran other code than the reference's ({tier}): their "
+     "ratios include the code's change, not the machine's alone ({n}):", "- {name}: {why}"),
+    ("code_unknown", "Rows whose code versions another scheme made than the reference's, not "
+     "compared ({tier}; a reference of this suite's compares them) ({n}):", "- {name}: {why}"),
+    ("not_in_reference", "Rows not in the reference, left out ({tier}):", "- {name}"),
+)
 
 
 def _lists(s):
     out = []
     for tier in rules.TIERS:
         t = s["tiers"][tier]
-        if t["missing"]:
-            out += [f"Rows of the reference without a figure in the {tier} tier "
-                    f"({len(t['missing'])}):", ""]
-            out += [f"- {row_name(r)}: {r['missing']}" for r in t["missing"]] + [""]
-        if t["no_energy"]:
-            out += [f"Rows without energy in the {tier} per-watt score:", ""]
-            out += [f"- {row_name(r)}: not measured by the {r['no_energy']}"
-                    for r in t["no_energy"]] + [""]
-        if t["code_changed"]:
-            out += [f"Rows whose kernels ran other code than the reference's ({tier}): their "
-                    "ratios include the code's change, not the machine's alone "
-                    f"({len(t['code_changed'])}):", ""]
-            out += [f"- {row_name(r)}: {r['code_changed']}" for r in t["code_changed"]] + [""]
-        if t["code_unknown"]:
-            out += [f"Rows whose code versions another scheme made than the reference's, not "
-                    f"compared ({tier}; a reference of this suite's compares them) "
-                    f"({len(t['code_unknown'])}):", ""]
-            out += [f"- {row_name(r)}: {r['code_unknown']}" for r in t["code_unknown"]] + [""]
-        if t["not_in_reference"]:
-            out += [f"Rows not in the reference, left out ({tier}):", ""]
-            out += [f"- {row_name(r)}" for r in t["not_in_reference"]] + [""]
+        for key, head, item in _LISTS:
+            if t[key]:
+                out += [head.format(tier=tier, n=len(t[key])), ""]
+                out += [item.format(name=row_name(r), why=r.get(key)) for r in t[key]] + [""]
     if s["left_out"]:
         out += [f"Results left out ({len(s['left_out'])}):", ""]
         out += [f"- `{item['file']}`: {'; '.join(item['reasons'])}" for item in s["left_out"]]
@@ -224,6 +220,3 @@ def markdown(report):
         lines += _rows_table(s)
         lines += _lists(s)
     return "\n".join(lines)
-
-
-# --- the command line -----------------------------------------------------------------

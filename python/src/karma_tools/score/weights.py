@@ -1,14 +1,7 @@
 """The weights file, one grammar for karma-score and karma-compare
-(campaigns/procurement/weights.txt): one 'PATTERN WEIGHT' a line, '#'
-comments; PATTERN is app, app/kernel or app/case/kernel (shell globs), a case
-label starting with the device kind ("gpu: large", "host: medium").
-
-karma-compare weighs its rows: each takes its most specific pattern (the later
-line on a tie) and a pattern's weight is shared by the rows it takes.
-karma-score weighs the apps of a reference of one device kind: an app's weight
-is that of the most specific lines matching it and the kind (the later of
-one-part lines, the sum of longer ones, which take different rows),
-normalised over the reference's apps."""
+(campaigns/procurement/weights.txt; the grammar and how each tool weighs:
+docs/score.md). karma-compare weighs its rows (Weights), karma-score the
+apps of a reference of one device kind (of_apps)."""
 
 import fnmatch
 import math
@@ -80,17 +73,14 @@ class Weights:
         for row in rows:
             if self.path is None and eligible is not None and row not in eligible:
                 continue
-            best = None
-            for index, (parts, _, _) in enumerate(self.rules):
-                if matches(parts, row) and (best is None or
-                                            len(parts) >= len(self.rules[best][0])):
-                    best = index
+            # the most specific pattern, the later line on a tie
+            best = max((i for i, (parts, _, _) in enumerate(self.rules) if matches(parts, row)),
+                       key=lambda i: (len(self.rules[i][0]), i), default=None)
             if best is not None:
                 chosen.setdefault(best, []).append(row)
-        weights = {row: 0.0 for row in rows}
-        for index, members in chosen.items():
-            for row in members:
-                weights[row] = self.rules[index][1] / len(members)
+        weights = dict.fromkeys(rows, 0.0)
+        weights.update({row: self.rules[index][1] / len(members)
+                        for index, members in chosen.items() for row in members})
         unused = [(line, "/".join(parts)) for i, (parts, _, line) in enumerate(self.rules)
                   if i not in chosen]
         return weights, unused
