@@ -14,7 +14,7 @@ from conftest import ROOT, SRC, build_bin, entry_points, tool
 
 from karma_tools import APPS
 from karma_tools.core import miniapp_folders, miniapps_with_decks
-from karma_tools.docgen import DECKS_IN_REPO, SCHEMA_IN_REPO
+from karma_tools.docgen import APPS_DATA, SCHEMA_IN_REPO
 
 PAGES = ["README.md", "CONTRIBUTING.md"] + sorted(
     os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
@@ -71,17 +71,17 @@ def test_a_stale_deck_schema_of_the_tools_fails_the_check_and_is_rewritten(tmp_p
     where no mini-app is at hand) is a generated file like the READMEs'
     tables: stale, --check names it; karma-docs writes it back."""
     root = _copy_of_the_docs(tmp_path)
-    data = root / DECKS_IN_REPO
-    shutil.copytree(os.path.join(ROOT, DECKS_IN_REPO), data)
-    shipped = (data / "stream.json").read_text()
-    (data / "stream.json").write_text(shipped.replace('"minimum": 1,', '"minimum": 2,', 1))
-    assert (data / "stream.json").read_text() != shipped
+    data = root / APPS_DATA
+    data.parent.mkdir(parents=True, exist_ok=True)
+    shipped = open(os.path.join(ROOT, APPS_DATA), encoding="utf-8").read()
+    data.write_text(shipped.replace('"minimum": 1,', '"minimum": 2,', 1))
+    assert data.read_text() != shipped
     r = tool("karma-docs", "--check", "--root", root, "--only", "decks", "--bin-dir", build_bin())
     assert r.returncode == 1, r.stderr
-    assert f"stale: {DECKS_IN_REPO}/stream.json:" in r.stderr and "mgs" not in r.stderr, r.stderr
+    assert f"stale: {APPS_DATA}:" in r.stderr and "mgs" not in r.stderr, r.stderr
     r = tool("karma-docs", "--root", root, "--only", "decks", "--bin-dir", build_bin())
-    assert r.returncode == 0 and f"wrote {DECKS_IN_REPO}/stream.json" in r.stdout, r.stderr
-    assert json.loads((data / "stream.json").read_text()) == json.loads(shipped)
+    assert r.returncode == 0 and f"wrote {APPS_DATA}" in r.stdout, r.stderr
+    assert json.loads(data.read_text()) == json.loads(shipped)
 
 
 def test_a_stale_or_missing_results_format_fails_the_check(tmp_path):

@@ -203,7 +203,7 @@ def test_any_value_anywhere_is_a_problem_not_an_abort(validator, tmp_path, form)
 def test_bad_usage_is_exit_2(validator, args, message):
     code, out, err = validate(validator, *args)
     assert code == 2 and out == ""
-    # One line, as every tool's usage error (core.ArgumentParser).
+    # One line, as every tool's usage error (cli.ArgumentParser).
     assert err.startswith(f"karma-validate-results: error: {message}") and \
         err.endswith(" (see karma-validate-results --help)\n") and err.count("\n") == 1, err
 

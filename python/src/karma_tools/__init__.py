@@ -13,7 +13,7 @@ The names every part shares (the suite's version, its mini-apps, ToolError,
 writing files whole) live in karma_tools.core; they are named here too."""
 
 from .core import (APPS, MAX_DEPTH, ToolError, __version__, atomic_write, describe,
-                   main_wrapper, too_deep, unreadable, write_all)
+                   too_deep, unreadable, write_all)
 
 __all__ = ["APPS", "MAX_DEPTH", "ToolError", "__version__", "atomic_write", "describe",
-           "main_wrapper", "too_deep", "unreadable", "write_all"]
+           "too_deep", "unreadable", "write_all"]

@@ -2,13 +2,11 @@
 mini-apps, the error a user can fix (ToolError), messages about values,
 writing files whole, and the wrapper of every command's main."""
 
-import argparse
 import contextlib
 import json
 import os
 import shutil
 import stat
-import sys
 
 # Kept equal to project(VERSION) in the top-level CMakeLists.txt (a test checks).
 __version__ = "1.1.0-dev"
@@ -188,52 +186,6 @@ def unwritable(path, error, what=None):
     the user's to write, as in the mini-apps, else 3."""
     return ToolError(f"cannot write {what or path}: {error.strerror or error}",
                      2 if isinstance(error, _NOT_THERE + (FileExistsError,)) else 3)
-
-
-def main_wrapper(program, run):
-    """Runs `run()` (which returns an exit status) and turns ToolError and
-    Ctrl-C into a message on stderr and an exit status."""
-    try:
-        return run()
-    except ToolError as e:
-        print(f"{program}: error: {e}", file=sys.stderr)
-        return e.code
-    except KeyboardInterrupt:
-        print(f"{program}: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return 0
-
-
-class _StoreOnce(argparse._StoreAction):
-    """argparse's store, refusing an option given twice: the last one
-    winning in silence hid typos in batch scripts."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        seen = namespace.__dict__.setdefault("_karma_given", {})
-        if option_string is not None and self.dest in seen:
-            parser.error(f"{option_string} given twice: '{seen[self.dest]}' and '{values}'")
-        seen[self.dest] = values
-        super().__call__(parser, namespace, values, option_string)
-
-
-class ArgumentParser(argparse.ArgumentParser):
-    """Every command's parser: a usage error is one line and exit 2, as
-    every other bad input, and an option given twice is one."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.register("action", None, _StoreOnce)
-        self.register("action", "store", _StoreOnce)
-
-    def error(self, message):
-        program = self.prog.split()[0]  # a subcommand's error is its command's
-        self.exit(2, f"{program}: error: {message} (see {self.prog} --help)\n")
-
-    def parse_known_args(self, args=None, namespace=None):
-        known, rest = super().parse_known_args(args, namespace)
-        known.__dict__.pop("_karma_given", None)
-        return known, rest
 
 
 def md_cell(text):

@@ -7,8 +7,8 @@ import shutil
 import sys
 from karma_tools.results import archive, resultset
 from karma_tools.results.archive import SUFFIX, open_archive, register, write
-from karma_tools.core import (ArgumentParser, ToolError, __version__, main_wrapper, unwritable,
-                              write_all)
+from karma_tools.core import ToolError, __version__, unwritable, write_all
+from karma_tools.cli import ArgumentParser, main_wrapper
 
 
 def _extract(archive_path, out):

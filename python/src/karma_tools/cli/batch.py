@@ -8,7 +8,8 @@ from karma_tools.campaign import format as campaign_format
 from karma_tools.campaign import reference as reference_mod
 from karma_tools.campaign.batch import archive, cancel, status, submit, wait
 from karma_tools.campaign.generate import generate, reference_result
-from karma_tools.core import ArgumentParser, __version__, main_wrapper
+from karma_tools.core import __version__
+from karma_tools.cli import ArgumentParser, main_wrapper
 
 
 DESCRIPTION = """\

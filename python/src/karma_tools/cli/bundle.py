@@ -9,7 +9,8 @@ from karma_tools.bundle import bundle
 from karma_tools.bundle import disclose
 from karma_tools.results import validate
 from karma_tools.bundle.bundle import PROGRAM, examine
-from karma_tools.core import ArgumentParser, ToolError, __version__, atomic_write, main_wrapper
+from karma_tools.core import ToolError, __version__, atomic_write
+from karma_tools.cli import ArgumentParser, main_wrapper
 
 
 EPILOG = """\

@@ -15,7 +15,8 @@ from karma_tools.results.archive import read_json
 from karma_tools.compare.compare import compare, incomplete
 from karma_tools.results.codestatus import SourceAt
 from karma_tools.compare.text import csv_text, markdown
-from karma_tools.core import ArgumentParser, ToolError, __version__, main_wrapper, write_all
+from karma_tools.core import ToolError, __version__, write_all
+from karma_tools.cli import ArgumentParser, main_wrapper
 from karma_tools.results import resultset
 
 

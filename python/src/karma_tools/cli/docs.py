@@ -3,7 +3,8 @@ work is karma_tools.docgen's)."""
 
 import os
 import sys
-from karma_tools.core import ArgumentParser, ToolError, __version__, main_wrapper, write_all
+from karma_tools.core import ToolError, __version__, write_all
+from karma_tools.cli import ArgumentParser, main_wrapper
 from karma_tools.docgen import PROGRAM, RESULTS_DOC, find_root, first_difference, read_text, wanted
 
 

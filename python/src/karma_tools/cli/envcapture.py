@@ -3,7 +3,8 @@
 
 import argparse
 import os
-from karma_tools.core import ArgumentParser, ToolError, __version__, main_wrapper
+from karma_tools.core import ToolError, __version__
+from karma_tools.cli import ArgumentParser, main_wrapper
 from karma_tools.envcapture import capture, write
 
 

@@ -4,8 +4,8 @@ and main (the work is karma_tools.powercheck's)."""
 import argparse
 import sys
 from karma_tools import powercheck
-from karma_tools.core import (ArgumentParser, ToolError, __version__, atomic_write, main_wrapper,
-                              unreadable)
+from karma_tools.core import ToolError, __version__, atomic_write, unreadable
+from karma_tools.cli import ArgumentParser, main_wrapper
 from karma_tools.powercheck import CheckError, check, markdown, read_samples
 
 

@@ -9,8 +9,8 @@ import sys
 from collections import Counter
 from karma_tools.results import archive
 from karma_tools.campaign import campaign as campaign_mod
-from karma_tools.core import (ArgumentParser, ToolError, __version__, main_wrapper, unwritable,
-                              write_all)
+from karma_tools.core import ToolError, __version__, unwritable, write_all
+from karma_tools.cli import ArgumentParser, main_wrapper
 from karma_tools.compare.implementations import parse_pair
 from karma_tools.report.report import Plotter, build
 from karma_tools.report.comparison import read_comparison

@@ -10,8 +10,8 @@ from karma_tools.bundle import bundle
 from karma_tools.score import figure
 from karma_tools.score import page
 from karma_tools.score import release
-from karma_tools.core import (ArgumentParser, CHECKOUT, ToolError, __version__, atomic_write,
-                              main_wrapper, write_all)
+from karma_tools.core import CHECKOUT, ToolError, __version__, atomic_write, write_all
+from karma_tools.cli import ArgumentParser, main_wrapper
 from karma_tools.score.figure import DEFAULT_REFERENCE, KINDS, make_reference
 from karma_tools.score.weights import DEFAULT as DEFAULT_WEIGHTS
 from karma_tools.score.score import PROGRAM, markdown

@@ -4,7 +4,8 @@ and main (the work is karma_tools.spackcheck's)."""
 import argparse
 import os
 import sys
-from karma_tools.core import ArgumentParser, CHECKOUT, __version__, main_wrapper
+from karma_tools.core import CHECKOUT, __version__
+from karma_tools.cli import ArgumentParser, main_wrapper
 from karma_tools.spackcheck import Recipe, check_environment
 
 

@@ -5,7 +5,8 @@ import collections
 import sys
 from karma_tools.results import archive
 from karma_tools import schemas
-from karma_tools.core import APPS, ArgumentParser, __version__, main_wrapper
+from karma_tools.core import APPS, __version__
+from karma_tools.cli import ArgumentParser, main_wrapper
 from karma_tools.results.resultset import other_tool
 from karma_tools.results.validate import parse_json, is_reference, printable, validate
 

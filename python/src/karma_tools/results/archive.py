@@ -102,8 +102,9 @@ def _job_entries(folder, manifest, files, by_path):
     return jobs
 
 
-def build(folder, kind, name=None):
-    """The archive's bytes for folder (kind campaign: a campaign directory)."""
+def build(folder, kind, name=None, manifest=None):
+    """The archive's bytes for folder (kind campaign: a campaign directory,
+    its manifest as resultset.read_manifest gives it)."""
     files = folder_files(folder)
     if INDEX in files:
         raise ToolError(f"{folder}: holds a {INDEX} of its own; not a folder of results", 2)
@@ -126,8 +127,7 @@ def build(folder, kind, name=None):
     index = {"karma_archive": FORMAT, "kind": kind,
              "name": name or os.path.basename(os.path.normpath(folder)), "files": entries}
     if kind == "campaign":
-        from karma_tools.results import resultset  # it reads archives too
-        index["jobs"] = _job_entries(folder, resultset.read_manifest(folder)[1], files, by_path)
+        index["jobs"] = _job_entries(folder, manifest, files, by_path)
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.GNU_FORMAT) as tar:
         body = (json.dumps(index, indent=1, sort_keys=True) + "\n").encode()
@@ -145,12 +145,12 @@ def xz(data):
     return lzma.compress(data, format=lzma.FORMAT_XZ, preset=XZ_PRESET)
 
 
-def write(folder, out, kind, name=None):
+def write(folder, out, kind, name=None, manifest=None):
     """Writes the archive of folder to out atomically (a temporary file,
     synced, then a rename): out is whole or absent."""
     if not is_archive_name(out):
         raise ToolError(f"{out}: an archive's name ends in {SUFFIX}", 2)
-    data = build(folder, kind, name)
+    data = build(folder, kind, name, manifest)
     atomic_write(out, data)
     _read_archive.cache_clear()
     return data

@@ -15,7 +15,7 @@ import re
 import subprocess
 
 from karma_tools.core import ToolError, describe
-from karma_tools.campaign import jobs as jobs_mod
+from karma_tools.campaign import format as campaign_format, jobs as jobs_mod
 from karma_tools.results import archive, validate
 from karma_tools.results.archive import read_json
 from karma_tools.results.results import Run, check_schema
@@ -44,8 +44,6 @@ def check_manifest(path, manifest, complete=True):
     """Refuses a manifest edited into a shape the tools cannot use, naming
     the key, rather than failing half-way through a submission; all that
     karma-batch reads, or (not complete) where each job's results are."""
-    from karma_tools.campaign import format as campaign_format  # reads its schema
-
     def fail(key, message):
         raise ToolError(f"{path}: {key}: {message} (edit the campaign and generate again "
                         "rather than this file)", 2)
