@@ -197,11 +197,14 @@ def _header_local(job, campaign):
             f"to {job.results_dir}/{LOCAL_LOG}."]
 
 
+# The schedulers a job script can be written for, each its header.
+HEADERS = {"slurm": _header_slurm, "pbs": _header_pbs, "local": _header_local}
+
+
 def render(job, campaign, scheduler, envcapture, batch_tool=None):
     """The text of the job script for `job` under `scheduler`; `batch_tool`
     is the karma-batch that reads a reference run's output."""
-    header = {"slurm": _header_slurm, "pbs": _header_pbs,
-              "local": _header_local}[scheduler](job, campaign)
+    header = HEADERS[scheduler](job, campaign)
     q = shlex.quote
     out = ["#!/bin/bash"] + header
     gpu_words = f", {job.gpus_per_rank} GPU(s) per rank" if job.gpus_per_rank else ""

@@ -14,8 +14,9 @@ import os
 import re
 import subprocess
 
+from karma_tools import schemas
 from karma_tools.core import ToolError, describe
-from karma_tools.campaign import format as campaign_format, jobs as jobs_mod
+from karma_tools.campaign import jobs as jobs_mod
 from karma_tools.results import archive, validate
 from karma_tools.results.archive import read_json
 from karma_tools.results.results import Run, check_schema
@@ -44,13 +45,15 @@ def check_manifest(path, manifest, complete=True):
     """Refuses a manifest edited into a shape the tools cannot use, naming
     the key, rather than failing half-way through a submission; all that
     karma-batch reads, or (not complete) where each job's results are."""
+    count_max = schemas.load("campaign.schema.json").schema["$defs"]["count"]["maximum"]
+
     def fail(key, message):
         raise ToolError(f"{path}: {key}: {message} (edit the campaign and generate again "
                         "rather than this file)", 2)
 
     if not isinstance(manifest, dict) or manifest.get("karma_batch_manifest") != 1:
         raise ToolError(f"{path}: not a karma-batch manifest of version 1", 2)
-    if complete and manifest.get("scheduler") not in campaign_format.SCHEDULERS:
+    if complete and manifest.get("scheduler") not in jobs_mod.HEADERS:
         fail("scheduler", f"expected slurm, pbs or local, got "
              f"{describe(manifest.get('scheduler'))}")
     entries = manifest.get("jobs")
@@ -65,8 +68,8 @@ def check_manifest(path, manifest, complete=True):
             value = entry[key]
             if not isinstance(value, kinds) or isinstance(value, bool):
                 fail(f"jobs[{i}].{key}", f"expected {what}, got {describe(value)}")
-            if kinds is int and not 1 <= value <= campaign_format.INT_MAX:
-                fail(f"jobs[{i}].{key}", f"{value} is not in [1, {campaign_format.INT_MAX}]")
+            if kinds is int and not 1 <= value <= count_max:
+                fail(f"jobs[{i}].{key}", f"{value} is not in [1, {count_max}]")
             if kinds is str and not value:
                 fail(f"jobs[{i}].{key}", "empty")
 
