@@ -36,7 +36,8 @@ KernelResult measured(const std::string& name, const std::string& implementation
 }
 
 std::string disagreement(const KernelTable& t, const KernelResult& k) {
-  return t.disagreement(k.name, k.implementation, k.variant, k.fom_units, k.higher_is_better);
+  return karma::disagreement(t.expand(), k.name, k.implementation, k.variant, k.fom_units,
+                             k.higher_is_better);
 }
 
 TEST(KernelTable, ExpandsEveryValueOfItsFields) {

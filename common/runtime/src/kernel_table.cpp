@@ -62,11 +62,11 @@ std::vector<DeclaredKernel> KernelTable::expand() const {
   return out;
 }
 
-std::string KernelTable::disagreement(const std::string& name, const std::string& implementation,
-                                      const std::string& variant, const std::string& units,
-                                      bool higher_is_better) const {
+std::string disagreement(const std::vector<DeclaredKernel>& declared, const std::string& name,
+                         const std::string& implementation, const std::string& variant,
+                         const std::string& units, bool higher_is_better) {
   std::string why = "no entry of its name";
-  for (const auto& k : expand()) {
+  for (const auto& k : declared) {
     if (k.name != name) continue;
     const KernelEntry& e = *k.entry;
     if (std::find(k.implementations.begin(), k.implementations.end(), implementation) ==

@@ -83,16 +83,18 @@ struct KernelTable {
 
   // Every kernel the table declares, each entry's fields expanded.
   std::vector<DeclaredKernel> expand() const;
-  // Why a measured kernel disagrees with the table (no entry of its name,
-  // another implementation, variant, units or direction); empty: it agrees.
-  std::string disagreement(const std::string& name, const std::string& implementation,
-                           const std::string& variant, const std::string& units,
-                           bool higher_is_better) const;
   // {"fields": {...}, "kernels": [{name, implementation, variant, work,
   // units, per, count, time, repetitions, figures, higher_is_better,
   // scored}]}: count, repetitions and figures only where declared.
   nlohmann::json json() const;
 };
+
+// Why a measured kernel disagrees with the declared kernels (a table's
+// expand(): no entry of its name, another implementation, variant, units or
+// direction); empty: it agrees.
+std::string disagreement(const std::vector<DeclaredKernel>& declared, const std::string& name,
+                         const std::string& implementation, const std::string& variant,
+                         const std::string& units, bool higher_is_better);
 
 // Throws std::logic_error, a programming error, naming the first measured
 // kernel (a KernelResult, karma/app.hpp) the table does not declare as it
@@ -101,9 +103,10 @@ struct KernelTable {
 template <class Measured>
 void require_declared(const std::string& app, const KernelTable& table,
                       const std::vector<Measured>& measured) {
+  const std::vector<DeclaredKernel> declared = table.expand();  // once, not per kernel
   for (const auto& k : measured)
-    if (const std::string why = table.disagreement(k.name, k.implementation, k.variant, k.fom_units,
-                                                   k.higher_is_better);
+    if (const std::string why = disagreement(declared, k.name, k.implementation, k.variant,
+                                             k.fom_units, k.higher_is_better);
         !why.empty())
       throw std::logic_error("karma-" + app + " measured kernel '" + k.name +
                              "' against its kernel table: " + why);
