@@ -183,6 +183,8 @@ def kernel_identity(run, kernel):
     name = kernel.get("name", "")
     implementation = kernel.get("implementation")
     variant = kernel.get("variant")
+    if isinstance(implementation, str) and implementation and isinstance(variant, str) and variant:
+        return implementation, variant  # schema 2: no table to look up
     declared = kerneltable.of(run.doc).declared.get(name) or []
     if not isinstance(implementation, str) or not implementation:
         section = run.resolved.get(run.app)
