@@ -23,7 +23,9 @@ def markdown(result):
     out += [f"Baseline: **{base}**. Ratios above 1 are better than the baseline (a higher "
             "figure of merit, or a lower time)" +
             (", per node (x nodes of the baseline run / nodes of the run)" if
-             result["per_node"] else "") + f". Repeated runs: {result['aggregate']}.", ""]
+             result["per_node"] else "") + "; in parentheses the interval the runs span (each "
+            "side's worst run against the other's best), '~' where it holds 1. Repeated runs: "
+            f"{result['aggregate']}.", ""]
     within = result.get("within")
     if within:
         out += [f"Both sides are `{within['path']}`: its kernels of implementation "
