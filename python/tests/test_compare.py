@@ -1,17 +1,18 @@
 """karma-compare on the committed sample results (python/tests/data/results,
-made by make-samples.sh): values, ratios, the weighted geometric mean, flags,
+made by make-samples.sh): values, ratios, the figure of record, flags,
 the three output formats, and bad input."""
 
 import csv
 import glob
 import json
-import math
 import os
 import shutil
 
 import pytest
 
 from conftest import SAMPLES, load_json, tool, write
+from karma_tools.core import ToolError
+from karma_tools.score import figure
 from test_campaigns import fakes, rounds_fixture  # noqa: F401 (a fixture and its helper)
 
 A = os.path.join(SAMPLES, "machine-a")
@@ -62,29 +63,18 @@ def test_values_ratios_and_flags(tmp_path):
     assert r["values"]["b"]["ranks"] == 2
 
 
-def test_weighted_geometric_mean_from_a_weights_file(tmp_path):
-    weights = write(str(tmp_path / "weights.txt"), """\
-# app, app/kernel, app/case/kernel
-stream            1
-stream/triad      3      # triad rows share 3
-stream/*/dot      0      # dot counts for nothing
-other-app         2      # runs nowhere: a note with --allow-unmatched
-""")
-    result = compare_json(tmp_path, f"a={A}", f"b={B}", "--weights", weights,
-                          "--allow-unmatched")
-    rows = result["rows"]
-    n_triad = sum(1 for r in rows if r["kernel"] == "triad")
-    n_rest = sum(1 for r in rows if r["kernel"] not in ("triad", "dot"))
-    for r in rows:
-        expected = 3 / n_triad if r["kernel"] == "triad" else \
-            0 if r["kernel"] == "dot" else 1 / n_rest
-        assert r["weight"] == pytest.approx(expected), (r["case"], r["kernel"])
-    num = sum(r["weight"] * math.log(r["values"]["b"]["ratio"]) for r in rows
-              if r["weight"] > 0)
-    den = sum(r["weight"] for r in rows if r["weight"] > 0)
-    assert result["summary"]["b"]["geometric_mean"] == pytest.approx(math.exp(num / den))
-    assert result["summary"]["a"]["geometric_mean"] == pytest.approx(1.0)
-    assert any(":5: pattern 'other-app' matches no row" in n for n in result["notes"])
+def test_the_weights_go_to_the_figure_of_record(tmp_path):
+    """--weights weighs karma-score's figure of record of each set against
+    the baseline: compare has no weights of its rows and no mean of its own."""
+    weights = write(str(tmp_path / "weights.txt"), "stream 1\n")
+    result = compare_json(tmp_path, f"a={A}", f"b={B}", "--weights", weights)
+    assert result["weights"] == weights and "summary" not in result
+    assert not any("weight" in r for r in result["rows"])
+    try:
+        expected = figure.score([("b", B)], A, weights)["sets"][0]["record"]
+    except ToolError as e:  # the samples are not reportable: no reference of them
+        expected = {"name": figure.NAME, "why": str(e)}
+    assert result["record"] == {"b": expected}
 
 
 def test_per_node_and_system_scaling(tmp_path):
@@ -96,15 +86,15 @@ def test_per_node_and_system_scaling(tmp_path):
         doc["mpi"]["nodes"] = 2
         write(f, json.dumps(doc))
     plain = compare_json(tmp_path, f"a={A}", f"b={two}")
-    per_node = compare_json(tmp_path, f"a={A}", f"b={two}", "--per-node",
-                            "--system-nodes", "a=100", "--system-nodes", "b=300")
+    per_node = compare_json(tmp_path, f"a={A}", f"b={two}", "--per-node")
     p = row(plain, "host: small (layout=left, shape=[64,64,64])", "copy")["values"]["b"]
     q = row(per_node, "host: small (layout=left, shape=[64,64,64])", "copy")["values"]["b"]
     assert q["ratio"] == pytest.approx(p["ratio"] / 2)
     assert any(f.startswith("scale differs: 2 node(s)/1 rank(s) vs 1/1 (use --per-node")
                for f in p["flags"])
-    s = per_node["summary"]["b"]
-    assert s["system_figure"] == pytest.approx(s["geometric_mean"] * 3)
+    # The system figure went with compare's own mean (1.1.0).
+    r = tool("karma-compare", f"a={A}", f"b={two}", "--system-nodes", "a=100")
+    assert r.returncode == 2 and "--system-nodes: removed in 1.1.0" in r.stderr
 
 
 def test_precision_and_backend_mismatches_are_flagged(tmp_path):
@@ -126,9 +116,9 @@ def test_markdown_and_csv(tmp_path):
     r = tool("karma-compare", f"a={A}", f"b={B}", "--markdown", md, "--csv", table)
     assert r.returncode == 0, r.stderr
     text = open(md).read()
-    assert "| app | case | kernel | units | weight | a | b | b/a | b code | flags |" in text
+    assert "| app | case | kernel | units | a | b | b/a | b code | flags |" in text
     assert "## Flags" in text and "problem size differs" in text
-    assert "| b | 0." in text or "| b | 1." in text  # the summary line
+    assert "## The procurement figure" in text and "geometric mean" not in text
     with open(table) as f:
         rows = list(csv.DictReader(f))
     triad = [x for x in rows if x["case"] == "host: small (layout=left, shape=[64,64,64])"
@@ -137,7 +127,7 @@ def test_markdown_and_csv(tmp_path):
     b = next(x for x in triad if x["set"] == "b")
     assert float(b["value"]) == pytest.approx(fom(f"{B}/stream-3d-left.json", "triad"))
     assert b["verification"] == "PASSED"
-    assert any(x["kernel"] == "weighted geometric mean" for x in rows)
+    assert not any("geometric mean" in x["kernel"] for x in rows)
     # Markdown on stdout without output files.
     r = tool("karma-compare", A, B)
     assert r.stdout.startswith("# karma comparison") and "machine-b/machine-a" in r.stdout
@@ -153,7 +143,7 @@ def test_markdown_and_csv(tmp_path):
     ([A, B, "--baseline", "c"], "--baseline c: no set of that label"),
     ([f"x={A}", f"x={B}"], "two result sets have the same label"),
     ([A, B, "--weights", "@BADWEIGHTS@"], "w.txt:2: weight 'heavy' is not a number >= 0"),
-    ([A, B, "--system-nodes", "machine-a=4"], "--system-nodes must name every set exactly"),
+    ([A, B, "--system-nodes", "machine-a=4"], "--system-nodes: removed in 1.1.0"),
     ([A, "@BROKEN@"], "not valid JSON"),
 ])
 def test_bad_input_writes_nothing(tmp_path, args, message):
@@ -235,7 +225,6 @@ def md_table(text, heading):
     return lines[:1] + lines[2:]
 
 
-MEAN = "## Weighted geometric mean of paired ratios"
 LEFT = "host: small"  # the case labels karma-compare gives them
 RIGHT = "host: small (layout=right)"
 
@@ -260,21 +249,17 @@ def test_per_watt_and_energy_ratios(tmp_path, energy_sets):
     # b measured nothing for LayoutRight: no ratios there.
     e = row(result, RIGHT, "copy")["values"]["b"]
     assert e["per_watt_ratio"] is None and e["energy_ratio"] is None and "energy" not in e
-    # Without --energy: no per-watt mean.
-    assert "per_watt_geometric_mean" not in result["summary"]["b"]
 
     md = str(tmp_path / "e.md")
     assert tool("karma-compare", f"a={a}", f"b={b}", "--markdown", md).returncode == 0
     text = open(md).read()
-    assert "| set | weighted geometric mean of ratios (rounds) | difference | rows used | " \
-        "weight covered |\n|---|---|---|---|---|\n" in text
     header, *rows = md_table(text, "## Figures of merit")
-    assert header == ["app", "case", "kernel", "units", "weight", "a", "b", "b/a", "b/a per W",
+    assert header == ["app", "case", "kernel", "units", "a", "b", "b/a", "b/a per W",
                       "b/a energy", "b code", "flags"]
     cells = {(r[1], r[2]): r for r in rows}
-    assert cells[(LEFT, "triad")][8:10] == ["2.000", "2.000"]
-    assert cells[(LEFT, "copy")][8:10] == ["1.500", "2.000"]
-    assert cells[(RIGHT, "triad")][7] != "-" and cells[(RIGHT, "triad")][8:10] == ["-", "-"]
+    assert cells[(LEFT, "triad")][7:9] == ["2.000", "2.000"]
+    assert cells[(LEFT, "copy")][7:9] == ["1.500", "2.000"]
+    assert cells[(RIGHT, "triad")][6] != "-" and cells[(RIGHT, "triad")][7:9] == ["-", "-"]
     # The energy table: each set's figures, the peak fraction where known.
     energy = text.split("## Energy and efficiency", 1)[1]
     assert "| app | case | kernel | set | code | power (W) | FOM per watt | J per execution | " \
@@ -297,53 +282,30 @@ def test_per_watt_and_energy_ratios(tmp_path, energy_sets):
     assert right["per_watt_ratio"] == right["energy_ratio"] == right["average_power_W"] == ""
 
 
-def test_energy_option_adds_the_per_watt_mean(tmp_path, energy_sets):
+def test_the_energy_option_changes_nothing(tmp_path, energy_sets):
+    """--energy asked for compare's per-watt mean, gone with its mean
+    (1.1.0): accepted, the same output; per-watt ratios show without it."""
     a, b = energy_sets
-    # Default weights: stream's 1 shared by 12 rows; the 6 LayoutLeft rows
-    # have per-watt ratios 1.5 (copy), 2 (triad) and 1 (the other four).
-    result = compare_json(tmp_path, f"a={a}", f"b={b}", "--energy")
-    s = result["summary"]["b"]
-    assert s["per_watt_geometric_mean"] == pytest.approx(3.0 ** (1 / 6))
-    assert s["per_watt_rows_used"] == 6 and s["rows_used"] == 12
-    assert result["summary"]["a"]["per_watt_geometric_mean"] == pytest.approx(1.0)
-    # A weights file weighs the per-watt ratios as it weighs the FOM ratios:
-    # triad's 3 shared by its 2 rows, the rest's 1 by the other 10.
-    weights = write(str(tmp_path / "w.txt"), "stream 1\nstream/triad 3\n")
-    result = compare_json(tmp_path, f"a={a}", f"b={b}", "--energy", "--weights", weights)
-    expected = math.exp((1.5 * math.log(2.0) + 0.1 * math.log(1.5)) / (1.5 + 0.5))
-    assert result["summary"]["b"]["per_watt_geometric_mean"] == pytest.approx(expected)
-
-    md, table = str(tmp_path / "e.md"), str(tmp_path / "e.csv")
-    r = tool("karma-compare", f"a={a}", f"b={b}", "--energy", "--markdown", md, "--csv", table)
-    assert r.returncode == 0, r.stderr
-    text = open(md).read()
-    assert "| set | weighted geometric mean of ratios (rounds) | difference | rows used | " \
-        "weight covered | weighted geometric mean of per-watt ratios | rows used (per W) |" in text
-    summary = {r[0]: r for r in md_table(text, MEAN)[1:]}
-    assert summary["b"][3:] == ["12 of 12", "100.0%", f"{3.0 ** (1 / 6):.3f}", "6 of 12"]
-    with open(table) as f:
-        lines = list(csv.DictReader(f))
-    mean = next(x for x in lines if x["kernel"] == "weighted geometric mean per watt"
-                and x["set"] == "b")
-    assert float(mean["ratio"]) == pytest.approx(3.0 ** (1 / 6)) and mean["runs"] == "6"
+    plain = compare_json(tmp_path, f"a={a}", f"b={b}")
+    assert compare_json(tmp_path, f"a={a}", f"b={b}", "--energy") == plain
+    assert row(plain, LEFT, "triad")["values"]["b"]["per_watt_ratio"] == pytest.approx(2.0)
 
 
 def test_results_without_energy_keep_their_output(tmp_path):
     """No energy in the results: no energy columns, keys or tables, as
-    before; --energy adds only its (empty) mean."""
+    before."""
     result = compare_json(tmp_path, f"a={A}", f"b={B}")
     for r in result["rows"]:
         for e in r["values"].values():
             assert e is None or not {"energy", "efficiency", "per_watt_ratio",
                                      "energy_ratio"} & set(e), e
-    assert not any("per_watt" in key for s in result["summary"].values() for key in s)
     md, table = str(tmp_path / "c.md"), str(tmp_path / "c.csv")
     assert tool("karma-compare", f"a={A}", f"b={B}", "--markdown", md, "--csv",
                 table).returncode == 0
     text = open(md).read()
     assert "per W" not in text and "Energy" not in text and "energy" not in text
     with open(table) as f:
-        assert f.readline().strip() == "app,case,kernel,units,higher_is_better,weight,set," \
+        assert f.readline().strip() == "app,case,kernel,units,higher_is_better,set," \
             "value,ratio,runs,nodes,ranks,verification,flags,code"
     # A side that measured energy against one that has none: '-' cells.
     energy_only = tmp_path / "ea"
@@ -352,15 +314,12 @@ def test_results_without_energy_keep_their_output(tmp_path):
     plain = tmp_path / "plain"
     os.makedirs(plain)
     shutil.copy(f"{B}/stream-3d-left.json", plain)
-    result = compare_json(tmp_path, f"a={energy_only}", f"b={plain}", "--energy")
+    result = compare_json(tmp_path, f"a={energy_only}", f"b={plain}")
     assert all(r["values"]["b"]["per_watt_ratio"] is None for r in result["rows"])
-    assert result["summary"]["b"]["per_watt_geometric_mean"] is None
-    r = tool("karma-compare", f"a={energy_only}", f"b={plain}", "--energy")
-    summary = {r[0]: r for r in md_table(r.stdout, MEAN)[1:]}
-    assert summary["b"][5:] == ["-", "0 of 6"]
+    r = tool("karma-compare", f"a={energy_only}", f"b={plain}")
     header, *rows = md_table(r.stdout, "## Figures of merit")
-    assert header[7:10] == ["b/a", "b/a per W", "b/a energy"]
-    assert all(x[7] != "-" and x[8:10] == ["-", "-"] for x in rows)
+    assert header[6:9] == ["b/a", "b/a per W", "b/a energy"]
+    assert all(x[6] != "-" and x[7:9] == ["-", "-"] for x in rows)
 
 
 def test_campaign_ratio_tables_gain_energy_pairs(tmp_path, fakes):  # noqa: F811
@@ -419,8 +378,9 @@ def test_campaign_ratio_tables_gain_energy_pairs(tmp_path, fakes):  # noqa: F811
     assert float(first["per_watt_ratio"]) == pytest.approx(300 / 150 / 1.5)
     assert float(first["energy_ratio"]) == pytest.approx(2 / 1.5)
     assert all(x["per_watt_ratio"] == "" for x in lines if "4194304" in x["match"])
+    # --energy is accepted and changes nothing (the pairs show without it).
     r = tool("karma-compare", "--campaign", out, "--energy")
-    assert r.returncode == 2 and "--energy: the ratio tables have no weighted mean" in r.stderr
+    assert r.returncode == 0 and r.stdout == tool("karma-compare", "--campaign", out).stdout
 
 
 def test_campaign_without_energy_keeps_its_output(tmp_path, fakes):  # noqa: F811

@@ -432,60 +432,46 @@ def test_size_plots_per_device_kind_with_a_legend(results_dir, figures):
         (labels[0], "NVIDIA H100"), (labels[1], "NVIDIA H200")}
 
 
-def comparison_doc(weights):
+def comparison_doc(kernels):
     """A karma-compare --json document of sets a (baseline) and b: a stream
-    row per (kernel, weight), b 1.2 times a, 1.1 per watt."""
-    rows = []
-    for kernel, weight in weights:
-        row = {"app": "stream", "case": "gpu: default", "kernel": kernel,
-               "values": {"a": {"ratio": 1.0, "per_watt_ratio": 1.0},
-                          "b": {"ratio": 1.2, "per_watt_ratio": 1.1}}}
-        if weight is not None:
-            row["weight"] = weight
-        rows.append(row)
+    row per kernel, b 1.2 times a, 1.1 per watt."""
+    rows = [{"app": "stream", "case": "gpu: default", "kernel": kernel,
+             "values": {"a": {"ratio": 1.0, "per_watt_ratio": 1.0},
+                        "b": {"ratio": 1.2, "per_watt_ratio": 1.1}}} for kernel in kernels]
     return {"karma_compare": 1, "baseline": "a", "rows": rows,
-            "summary": {"a": {"geometric_mean": 1.0}, "b": {"geometric_mean": 1.2}}}
+            "sets": [{"label": "a"}, {"label": "b"}], "record": {}}
 
 
-def test_ratio_bars_set_weight_0_rows_apart(tmp_path, figures):
-    """Rows of weight 0 come after the weighted ones (a row without a
-    weight counts), below a rule, in grey and hatched, with legend entries
-    of their own."""
+def test_ratio_bars_one_per_row_and_measure(tmp_path, figures):
+    """Each row of an app, in order, a bar of b's ratio and one of its
+    per-watt ratio to the baseline."""
     path = tmp_path / "cmp.json"
-    write(str(path), json.dumps(comparison_doc(
-        [("copy", 0.5), ("mul", 0.0), ("add", None), ("triad", 0.0), ("dot", 0.25)])))
+    kernels = ["copy", "mul", "add", "triad", "dot"]
+    write(str(path), json.dumps(comparison_doc(kernels)))
     plotter = report.Plotter(str(tmp_path), "png", True)
     plotter.rel = "."
     lines = report_comparison.comparison_section(str(path), str(tmp_path), plotter)
     assert "![stream: ratios to a](./compare-stream.png)" in lines
+    assert "| b | - (not in this comparison) |" in lines
     fig = figures["compare-stream"]
     ax = visible_axes(fig)[0]
-    ticks = {t.get_text(): y for t, y in zip(ax.get_yticklabels(), ax.get_yticks())}
-    weighted = [ticks[f"gpu: default / {k}"] for k in ("copy", "add", "dot")]
-    unweighted = [ticks[f"gpu: default / {k}"] for k in ("mul", "triad")]
-    assert max(weighted) + 1 < min(unweighted)  # a row's gap between them
-    assert legend_labels(fig) == ["b/a", "b/a (weight 0)", "b/a per W", "b/a per W (weight 0)"]
-    for bar in ax.patches:
-        y = bar.get_y() + bar.get_height() / 2
-        r, g, b, _ = bar.get_facecolor()
-        grey = r == g == b
-        if y > max(weighted) + 0.5:
-            assert bar.get_hatch() == "//" and grey
-        else:
-            assert not bar.get_hatch() and not grey
-    assert sum(1 for bar in ax.patches if bar.get_hatch()) == 4  # 2 rows, ratio and per W
-    grey_ticks = [t.get_text() for t in ax.get_yticklabels() if t.get_color() == "0.4"]
-    assert grey_ticks == ["gpu: default / mul", "gpu: default / triad"]
+    ticks = [t.get_text() for t in ax.get_yticklabels()]
+    assert ticks == [f"gpu: default / {k}" for k in kernels]
+    assert legend_labels(fig) == ["b/a", "b/a per W"]
+    widths = sorted(round(bar.get_width(), 3) for bar in ax.patches)
+    assert widths == [1.1] * 5 + [1.2] * 5
 
 
-def test_comparison_weight_not_a_number(results_dir, tmp_path):
+def test_comparison_without_sets_is_refused(results_dir, tmp_path):
     path = tmp_path / "cmp.json"
-    write(str(path), json.dumps(comparison_doc([("copy", "heavy")])))
+    doc = comparison_doc(["copy"])
+    del doc["sets"]
+    write(str(path), json.dumps(doc))
     out = tmp_path / "out" / "report.md"
     os.makedirs(out.parent)
     r = tool("karma-report", results_dir, "--comparison", path, "-o", out)
     assert r.returncode == 2, r.stderr
-    assert f"{path}: rows[0].weight: expected null or a number" in r.stderr
+    assert f"{path}: sets: expected a list of sets with labels" in r.stderr
     assert os.listdir(out.parent) == []
 
 

@@ -5,7 +5,6 @@ import argparse
 import fnmatch
 import json
 import os
-import re
 import subprocess
 import sys
 from karma_tools.campaign import campaign as campaign_mod
@@ -28,12 +27,11 @@ the first is the baseline unless --baseline names another.
 Rows: one per mini-app, case (gpu: or host:, a deck's values at a number of
 ranks) and kernel of the baseline, paired with each other set's runs exactly
 or by the same non-numeric settings (what differs is flagged). Ratio > 1:
-better than the baseline. The procurement figure of each set is
-karma-score's with the baseline as the reference (docs/score.md); the
-weighted geometric mean of paired ratios is this tool's own aggregate. A
-set that covers less than all the weight is INCOMPLETE (exit 1). Weights
-file grammar: docs/score.md; everything else, with examples:
-docs/campaigns.md ("karma-compare and karma-report").
+better than the baseline. The figure of record of each set is karma-score's
+with the baseline as the reference (docs/score.md): the same figure,
+per-watt figure and verdict as `karma-score SET --reference BASELINE`; a set
+whose figure is INCOMPLETE exits 1, as there. Everything else, with
+examples: docs/campaigns.md ("karma-compare and karma-report").
 
 --implementations OURS:THEIRS SET...: one comparison per SET of its kernels
 of implementation OURS against those of THEIRS (the baseline), paired on
@@ -44,9 +42,8 @@ declares, with per-watt and energy ratios where both sides measured energy
 (docs/campaigns.md, "Side by side on one node")."""
 
 
-EPILOG = "exit status: 0 compared; 1 a set covers less than all the weight (INCOMPLETE: no " \
-    "mean); 2 bad input (schema version, empty set, bad weights, a pattern that " \
-    "matches no row); 3 could not write an output"
+EPILOG = "exit status: 0 compared; 1 a set's figure of record is INCOMPLETE (as karma-score); " \
+    "2 bad input (schema version, empty set, bad weights); 3 could not write an output"
 
 
 def campaign_main(args):
@@ -121,14 +118,15 @@ def parser():
     p.add_argument("--aggregate", choices=("median", "best", "mean", "worst"),
                    help="how repeated runs of a case combine (default: median; with "
                    "--campaign: the campaign's, worst unless it says)")
-    p.add_argument("--weights", metavar="FILE", help="weights of the rows (grammar: docs/score.md)")
+    p.add_argument("--weights", metavar="FILE",
+                   help="the figure of record's weights, as karma-score's (docs/score.md)")
     p.add_argument("--per-node", action="store_true",
                    help="scale ratios by the node counts of the runs compared")
     p.add_argument("--system-nodes", action="append", metavar="LABEL=N",
-                   help="nodes in a set's whole system, for the system figure (give all sets)")
+                   help="removed in 1.1.0 with the system figure (exit 2)")
     p.add_argument("--energy", action="store_true",
-                   help="also the weighted geometric mean of the per-watt ratios (rows where "
-                   "both sides measured energy)")
+                   help="accepted for older commands; it changes nothing (per-watt ratios "
+                   "are shown wherever both sides measured energy)")
     p.add_argument("--markdown", metavar="FILE", help="write the Markdown table to FILE")
     p.add_argument("--csv", metavar="FILE", help="write one row per case, kernel and set")
     p.add_argument("--json", metavar="FILE", help="write everything as JSON")
@@ -137,7 +135,7 @@ def parser():
     p.add_argument("--allow-partial", action="store_true",
                    help="with --campaign: accepted for older commands; it changes nothing")
     p.add_argument("--allow-unmatched", action="store_true",
-                   help="a weights pattern that matches no row is a note, not an error")
+                   help="accepted for older commands; it changes nothing")
     p.add_argument("--source", action="append", default=[], metavar="LABEL=REV",
                    help="the set LABEL's results without code versions ran the kernel "
                    "source of git revision REV (of --repo): compare source hashes")
@@ -150,36 +148,19 @@ def parser():
     return p
 
 
-def _system_nodes(items, sets):
-    """{label: nodes} of --system-nodes LABEL=N, which names every set."""
-    nodes = {}
-    for item in items:
-        label, sep, n = item.partition("=")
-        if not sep or not re.match(r"^[0-9]{1,12}$", n) or int(n) < 1:
-            raise ToolError(f"--system-nodes {item}: expected LABEL=N with N >= 1", 2)
-        nodes[label] = int(n)
-    missing = [s.label for s in sets if s.label not in nodes]
-    unknown = [n for n in nodes if n not in [s.label for s in sets]]
-    if missing or unknown:
-        raise ToolError("--system-nodes must name every set exactly: " +
-                        (f"missing {', '.join(missing)}" if missing else "") +
-                        ("; " if missing and unknown else "") +
-                        (f"unknown {', '.join(unknown)}" if unknown else ""), 2)
-    return nodes
-
-
 def main(argv=None):
     args = parser().parse_args(argv)
 
     def run():
+        if args.system_nodes:
+            raise ToolError("--system-nodes: removed in 1.1.0 with compare's weighted mean; "
+                            "the figure of record is karma-score's (CHANGELOG.md)", 2)
         if args.campaign:
             for given, why in (
                     (args.sets, "--campaign compares within one campaign: give no result "
                      "sets beside it"),
                     (args.aggregate == "mean", "--aggregate mean: the ratio tables take worst, "
                      "best or median"),
-                    (args.energy, "--energy: the ratio tables have no weighted mean; they show "
-                     "per-watt and energy ratios wherever both sides measured energy"),
                     (args.implementations, "--implementations compares within result sets; "
                      "a campaign's pairs are its compare: section's")):
                 if given:
@@ -190,19 +171,15 @@ def main(argv=None):
         if args.implementations:
             return implementations_main(args)
         if args.allow_partial:
-            raise ToolError("--allow-partial goes with --campaign: a comparison of sets that "
-                            "pairs less than all the weight gives no mean and exits 1", 2)
+            raise ToolError("--allow-partial goes with --campaign", 2)
         if args.repo and not args.source:
             raise ToolError("--repo goes with --source", 2)
         if len(args.sets) < 2:
             raise ToolError("give at least two result sets to compare", 2)
         sets = _open_sets(args)
         sources = _sources(args.source, args.repo, [s.label for s in sets])
-        nodes = _system_nodes(args.system_nodes, sets) if args.system_nodes else None
         result = compare(sets, args.baseline or sets[0].label, how=args.aggregate or "median",
-                         per_node=args.per_node, weights_path=args.weights, system_nodes=nodes,
-                         energy_mean=args.energy, allow_unmatched=args.allow_unmatched,
-                         sources=sources)
+                         per_node=args.per_node, weights_path=args.weights, sources=sources)
         return _write(args, markdown(result), lambda: json.dumps(result, indent=2) + "\n",
                       lambda: csv_text([result]), [result])
 
@@ -218,7 +195,7 @@ def _open_sets(args):
 def implementations_main(args):
     """--implementations OURS:THEIRS: one comparison per set."""
     ours, theirs = implementations.parse_pair(args.implementations, "--implementations")
-    for given, option in ((args.baseline, "--baseline"), (args.system_nodes, "--system-nodes"),
+    for given, option in ((args.baseline, "--baseline"), (args.weights, "--weights"),
                           (args.source, "--source"), (args.repo, "--repo"),
                           (args.per_node, "--per-node"), (args.allow_partial, "--allow-partial")):
         if given:
@@ -229,9 +206,7 @@ def implementations_main(args):
     sets = _open_sets(args)
     if len({s.label for s in sets}) < len(sets):
         raise ToolError("two result sets have the same label; name them LABEL=DIR", 2)
-    results = [implementations.compare_within(s, ours, theirs, how=args.aggregate or "median",
-                                              weights_path=args.weights, energy_mean=args.energy,
-                                              allow_unmatched=args.allow_unmatched)
+    results = [implementations.compare_within(s, ours, theirs, how=args.aggregate or "median")
                for s in sets]
     doc = {"karma_compare_implementations": 1, "comparisons": results}
     return _write(args, "\n\n".join(markdown(r) for r in results),
@@ -239,12 +214,12 @@ def implementations_main(args):
 
 
 def _coverage_status(result):
-    """1 (with a line saying so) when a set covers less than all the
-    weight: it has no mean; else 0."""
+    """1 (with a line saying so) when a set's figure of record is
+    INCOMPLETE, as karma-score exits; else 0."""
     short = incomplete(result)
-    for label, share in short:
-        print(f"karma-compare: {label} is INCOMPLETE: it covers {share:.1%} of the weight (see "
-              "Unpaired rows); no mean; exit 1", file=sys.stderr)
+    for label in short:
+        print(f"karma-compare: {label} is INCOMPLETE: its figure of record lacks scored rows "
+              "(see The procurement figure); exit 1", file=sys.stderr)
     return 1 if short else 0
 
 

@@ -65,9 +65,8 @@ def main(argv=None):
                    help="karma-microbench's implementations set against each other (default "
                    "karma:raw; raw-twin:raw shows the machine's own spread)")
     p.add_argument("--comparison", action="append", default=[], metavar="FILE.json",
-                   help="a karma-compare --json document: its summary and a plot per "
-                   "mini-app of each row's ratio (and per-watt ratio) to the baseline, "
-                   "rows of weight 0 apart")
+                   help="a karma-compare --json document: each set's figure of record and a "
+                   "plot per mini-app of each row's ratio (and per-watt ratio) to the baseline")
     p.add_argument("--compare-from", metavar="CAMPAIGN.yaml",
                    help="the ratio tables of the campaign directories of this campaign's "
                    "name from this file's compare: section (corrected after a run)")

@@ -1,7 +1,7 @@
-"""karma-compare: a procurement table from the results of two or more
-machines (or runs): per mini-app figure of merit, each machine's value, its
-ratio to a baseline, a weighted geometric mean of the ratios, and flags for
-results that should not be compared as they are."""
+"""karma-compare: the results of two or more machines (or runs) side by
+side: per mini-app figure of merit, each machine's value, its ratio to a
+baseline and flags for results that should not be compared as they are;
+the figure of record is karma-score's with the baseline as the reference."""
 
 import json
 import math
@@ -12,7 +12,7 @@ from karma_tools.core import ToolError, __version__
 from karma_tools.results import codeversion
 from karma_tools.score import figure
 from karma_tools.score.figure import unsteady
-from karma_tools.score.weights import Weights, matches
+from karma_tools.score import weights
 from karma_tools.compare.sides import aggregate
 from karma_tools.results.results import format_size
 from karma_tools.results.cases import case_key, case_values, values_key
@@ -146,7 +146,7 @@ def case_labels(groups):
     for g in groups:
         by_stem.setdefault((g.app, g.stem), []).append(g)
     # Every label starts with the kind of device ("gpu: default", "host:
-    # default"), so weights name the same rows whichever set is the baseline.
+    # default"): the same rows whichever set is the baseline.
     labels = {}
     for (_, stem), members in by_stem.items():
         keys = sorted({k for g in members for k in g.values} - {"device"})
@@ -210,36 +210,6 @@ def _match_set(s, base_groups, theirs, labels_by_key, notes):
     return matches, unpaired, taken
 
 
-def _eligible(rows):
-    """Rows that weigh without a weights file: karma's own kernels (Kokkos
-    or MPI), not a reference program's nor a vendor library's, which count
-    the same work again."""
-    return {(g.app, case, kernel) for g, case, kernel in rows if not g.values.get("reference")
-            and next((r.kernels[kernel]["implementation"] for r in g.runs
-                      if kernel in r.kernels), "kokkos") in ("kokkos", "mpi")}
-
-
-def _weights(base_groups, labels_by_key, weights_path, allow_unmatched, notes, every_row):
-    rows = [(g, labels_by_key[g.key], kernel) for g in base_groups for kernel in g.kernels()]
-    row_ids = [(g.app, case, kernel) for g, case, kernel in rows]
-    weight_rules = Weights(weights_path, sorted({g.app for g in base_groups}))
-    weights, unused = weight_rules.assign(row_ids, None if every_row else _eligible(rows))
-    kinds = {case.split(":")[0] for _, case, _ in row_ids}
-    for line, pattern in unused:
-        parts = tuple(pattern.split("/"))
-        text = f"{weights_path}:{line}: pattern '{pattern}' " + (
-            "takes no row (a later or more specific line takes every row it matches)"
-            if any(matches(parts, row) for row in row_ids) else "matches no row")
-        # The shipped weights name both kinds of device; a comparison of
-        # GPU results alone leaves the host's lines unused, and that is no typo.
-        other_kind = len(parts) == 3 and parts[1].split(":")[0] in ("gpu", "host") and \
-            parts[1].split(":")[0] not in kinds
-        if not allow_unmatched and not other_kind:
-            raise ToolError(text, 2)
-        notes.append(text + (" (no row ran on that kind of device)" if other_kind else ""))
-    return rows, row_ids, weights
-
-
 def _pair_flags(e, base_entry, diffs, per_node):
     flags = list(e["flags"])
     for category, key, a, b in diffs:
@@ -271,13 +241,13 @@ def _pair_ratio(e, base_entry, base_ok, hib, per_node, flags):
     return ratio
 
 
-def _row(g, case, kernel, weight, base, others, matched, how, per_node, sources, code=True):
+def _row(g, case, kernel, base, others, matched, how, per_node, sources, code=True):
     """One row: the baseline's entry and each other set's (None: unpaired,
     its reason in row['unpaired'])."""
     base_entry = _entry(g, kernel, how)
     base_info = code_info(g, kernel)
     row = {"app": g.app, "case": case, "kernel": kernel, "units": base_entry["units"],
-           "higher_is_better": base_entry["higher_is_better"], "weight": weight,
+           "higher_is_better": base_entry["higher_is_better"],
            "values": {base.label: base_entry}, "unpaired": {}}
     base_ok = base_entry["value"] is not None and not base_entry["failed"]
     base_entry["ratio"] = 1.0 if base_ok else None
@@ -335,15 +305,14 @@ def _only_in_other(s, theirs, taken, matches, base_groups, how):
 
 
 def compare(sets, baseline_label, how="median", per_node=False, weights_path=None,
-            system_nodes=None, energy_mean=False, allow_unmatched=False, sources=None,
-            within=None):
+            sources=None, within=None):
     """The comparison as a plain dict (what --json writes). Energy keys
-    appear only where results measured energy (or with energy_mean), so the
-    output for results without them is as before. sources: {label:
-    SourceAt} for sets whose results lack code versions. within: {set,
-    path, ours, theirs} where the two sets are one set's implementations
-    (implementations.py): every row weighs, no code status, no procurement
-    figure."""
+    appear only where results measured energy, so the output for results
+    without them is as before. weights_path: the figure of record's
+    weights. sources: {label: SourceAt} for sets whose results lack code
+    versions. within: {set, path, ours, theirs} where the two sets are one
+    set's implementations (implementations.py): no code status, no
+    procurement figure."""
     labels = [s.label for s in sets]
     if len(set(labels)) != len(labels):
         raise ToolError("two result sets have the same label; name them LABEL=DIR", 2)
@@ -354,6 +323,8 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
     others = [s for s in sets if s is not base]
     if not base.runs:
         raise ToolError(f"{base.path}: the baseline has no karma results", 2)
+    if weights_path:
+        weights.parse(weights_path)  # a malformed file is bad input, not a missing figure
     schemas = newest_schemas(sets)
     grouped = {s.label: group_runs(s.runs, schemas) for s in sets}
     labels_by_key = case_labels(list(grouped[base.label].values()))
@@ -374,20 +345,16 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
                                               labels_by_key, notes)
         matched[s.label] = (matches, unpaired)
         only += _only_in_other(s, grouped[s.label], taken, matches, base_groups, how)
-    rows, row_ids, weights = _weights(base_groups, labels_by_key, weights_path,
-                                      allow_unmatched, notes, within is not None)
-    out_rows = [_row(g, case, kernel, weights[row_id], base, others, matched, how, per_node,
+    out_rows = [_row(g, labels_by_key[g.key], kernel, base, others, matched, how, per_node,
                      sources or {}, within is None)
-                for (g, case, kernel), row_id in zip(rows, row_ids)]
+                for g in base_groups for kernel in g.kernels()]
     _energy_ratios(out_rows, base.label)
-    summary = {s.label: _summary(s, out_rows, energy_mean, system_nodes, base.label)
-               for s in sets}
     entries = [_set_entry(s) for s in sets]
     return {"karma_compare": 1, "karma_version": __version__, "baseline": base.label,
             "sets": entries,
             "suite_versions_differ": len({tuple(e["suite_versions"]) for e in entries}) > 1,
             "aggregate": how, "per_node": per_node, "weights": weights_path, "rows": out_rows,
-            "only_in_other_sets": only, "summary": summary,
+            "only_in_other_sets": only,
             "left_out": [{"set": s.label, "path": f, "error": why}
                          for s in sets for f, why in s.invalid],
             "notes": notes, "record": {} if within else _records(base, others, weights_path),
@@ -395,10 +362,8 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
 
 
 def incomplete(result):
-    """[(label, coverage)] of the sets that pair less than all the weight:
-    they have no mean."""
-    return [(label, v["coverage"]) for label, v in result["summary"].items()
-            if v["coverage"] is not None and v["geometric_mean"] is None]
+    """The sets whose figure of record is INCOMPLETE (karma-score exits 1)."""
+    return [label for label, rec in result["record"].items() if rec.get("complete") is False]
 
 
 def _records(base, others, weights_path):
@@ -422,44 +387,6 @@ def _set_entry(s):
             "backends": sorted({r.backend for r in s.runs}),
             "kokkos": sorted({r.kokkos_version for r in own}),
             "skipped_files": len(s.skipped), "invalid_files": len(s.invalid)}
-
-
-def _summary(s, out_rows, energy_mean, system_nodes, base_label):
-    excluded, used = [], []
-    weighted = [r for r in out_rows if r["weight"] > 0]
-    for r in weighted:
-        e = r["values"].get(s.label)
-        where = f"{r['app']}/{r['case']}/{r['kernel']}"
-        if e is None:
-            excluded.append(f"{where}: " + (r.get("unpaired") or {}).get(s.label, "no run"))
-        elif e["failed"]:
-            excluded.append(f"{where}: verification failed")
-        elif e["ratio"] is None:
-            excluded.append(f"{where}: no ratio (baseline failed or missing)")
-        else:
-            used.append((e["ratio"], r["weight"], e.get("interval") or [e["ratio"]] * 2))
-    total = sum(r["weight"] for r in weighted)
-    ws = [w for _, w, _ in used]
-    den = sum(ws, 0.0)
-    # Only a set that pairs every weighted row has a mean: a mean over part
-    # of the weight would read as the whole.
-    complete = den > 0 and not excluded
-    mean = figure.geomean([x for x, _, _ in used], ws) if complete else None
-    span = figure.span_mean([x for _, _, x in used], ws) if complete else None
-    entry = {"geometric_mean": mean, "interval": span,
-             "difference": figure.verdict(span, f"the baseline ({base_label})")
-             if s.label != base_label else None,
-             "rows_used": len(used), "rows_weighted": len(weighted),
-             "weight_used": den, "weight_total": total,
-             "coverage": den / total if total > 0 else None, "excluded": excluded,
-             "runs": len(s.runs), "path": s.path}
-    if energy_mean:
-        entry.update(_per_watt_mean(out_rows, s.label))
-    if system_nodes:
-        entry["system_nodes"] = system_nodes[s.label]
-        entry["system_figure"] = None if mean is None else \
-            mean * system_nodes[s.label] / system_nodes[base_label]
-    return entry
 
 
 def _entry(group, kernel, how):
@@ -533,14 +460,3 @@ def _energy_ratios(rows, base):
                                                     b_energy["fom_per_watt"], r["higher_is_better"])
             e["energy_ratio"] = energy and _ratio(energy["joules_per_execution"],
                                                   b_energy["joules_per_execution"], False)
-
-
-def _per_watt_mean(rows, label):
-    """The weighted geometric mean of a set's per-watt ratios, over the
-    weighted rows that have one (the weights renormalised over them)."""
-    used = [(e["per_watt_ratio"], r["weight"]) for r in rows for e in [r["values"].get(label)]
-            if r["weight"] > 0 and e and not e["failed"] and e.get("per_watt_ratio") is not None]
-    return {"per_watt_geometric_mean": figure.geomean([v for v, _ in used],
-                                                      [w for _, w in used]),
-            "per_watt_rows_used": len(used),
-            "per_watt_weight_used": sum((w for _, w in used), 0.0)}

@@ -3,7 +3,7 @@ comparison (karma-compare --implementations OURS:THEIRS, karma-report's
 microbenchmark section): THEIRS's kernels are the baseline, OURS's the
 other side, each under its variant, which names the work both do
 (docs/campaigns.md, "Two implementations within one set"). Both sides are
-one machine's runs: no code status, no procurement figure, every row weighs."""
+one machine's runs: no code status, no procurement figure."""
 
 import copy
 
@@ -62,7 +62,7 @@ def sides(result_set, ours, theirs):
 
 def compare_within(result_set, ours, theirs, **options):
     """karma-compare's comparison of one set's two implementations (options:
-    compare's how, weights_path, energy_mean, allow_unmatched)."""
+    compare's how)."""
     base, other = sides(result_set, ours, theirs)
     within = {"set": result_set.label, "path": result_set.path, "ours": ours, "theirs": theirs}
     return compare([base, other], base.label, within=within, **options)

@@ -5,7 +5,6 @@ energy) and its CSV."""
 import csv
 import io
 
-from karma_tools.compare.compare import incomplete
 from karma_tools.compare.sides import head as table_head
 from karma_tools.core import md_cell, md_row
 from karma_tools.results.cases import holds_one
@@ -19,13 +18,14 @@ def _fmt_ratio(r):
 
 def markdown(result):
     base = result["baseline"]
-    labels = [s["label"] for s in result["sets"]]
-    others = [label for label in labels if label != base]
+    others = [s["label"] for s in result["sets"] if s["label"] != base]
     out = [_title(result), ""]
     out += [f"Baseline: **{base}**. Ratios above 1 are better than the baseline (a higher "
             "figure of merit, or a lower time)" +
             (", per node (x nodes of the baseline run / nodes of the run)" if
-             result["per_node"] else "") + f". Repeated runs: {result['aggregate']}.", ""]
+             result["per_node"] else "") + "; in parentheses the interval the runs span (each "
+            "side's worst run against the other's best), '~' where it holds 1. Repeated runs: "
+            f"{result['aggregate']}.", ""]
     within = result.get("within")
     if within:
         out += [f"Both sides are `{within['path']}`: its kernels of implementation "
@@ -39,7 +39,7 @@ def markdown(result):
                 f"other way (above 1: the set uses less energy than {base}); '-' where either "
                 "side has no measured energy.", ""]
     figures, flag_notes = _figures_markdown(result, base, others, energy, code)
-    out += _set_table(result) + _record_markdown(result) + _mean_markdown(result, labels, base)
+    out += _set_table(result) + _record_markdown(result)
     out += figures + _unpaired_markdown(result) + _energy_markdown(result)
     if flag_notes:
         out += ["## Flags", ""] + [f"{n}. {md_cell(text)}" for n, text in
@@ -49,54 +49,10 @@ def markdown(result):
     return "\n".join(out)
 
 
-def _mean_markdown(result, labels, base):
-    """The section of the weighted geometric mean of each set's ratios."""
-    out = ["## Weighted geometric mean of paired ratios (not the procurement figure)", ""]
-    system = any("system_figure" in v for v in result["summary"].values())
-    per_watt = any("per_watt_geometric_mean" in v for v in result["summary"].values())
-    cells = ["set", "weighted geometric mean of ratios (rounds)", "difference", "rows used",
-             "weight covered"]
-    if per_watt:
-        cells += ["weighted geometric mean of per-watt ratios", "rows used (per W)"]
-    if system:
-        cells += ["system nodes", "system figure"]
-    out += table_head(cells)
-    for label in labels:
-        v = result["summary"][label]
-        mean = "INCOMPLETE" if v["geometric_mean"] is None else \
-            _ratio_text(v["geometric_mean"], v["interval"] if label != base else None)
-        covered = "-" if v.get("coverage") is None else f"{v['coverage']:.1%}"
-        cells = [label, mean, v.get("difference") or "-",
-                 f"{v['rows_used']} of {v['rows_weighted']}", covered]
-        if per_watt:
-            pw = v["per_watt_geometric_mean"] if v["geometric_mean"] is not None else None
-            cells += [_fmt_ratio(pw), f"{v['per_watt_rows_used']} of {v['rows_weighted']}"]
-        if system:
-            cells += [v.get("system_nodes"), _fmt_ratio(v.get("system_figure"))]
-        out.append(md_row(cells))
-    out.append("")
-    weights = f"`{result['weights']}`" if result["weights"] else \
-        "every mini-app weighs 1, shared equally by its rows"
-    out.append(f"Weights: {weights}. The mean is this comparison's own aggregate over the "
-               "rows it pairs, given only where every weighted row pairs"
-               + ("" if result.get("within") else
-                  "; the procurement figure above is karma-score's (docs/score.md)")
-               + ". In parentheses: the interval the runs span (each side's worst run against "
-               "the other's best).")
-    for label in labels:
-        ex = result["summary"][label]["excluded"]
-        if ex:
-            out.append(f"{label} leaves out {len(ex)} weighted row(s): " + "; ".join(ex[:8]) +
-                       (" ..." if len(ex) > 8 else ""))
-            out.append("")
-    out.append("")
-    return out
-
-
 def _figures_markdown(result, base, others, energy, code):
     """(the figures of merit table, the notes its flags point to)."""
     out = ["## Figures of merit", ""]
-    cells = ["app", "case", "kernel", "units", "weight", base]
+    cells = ["app", "case", "kernel", "units", base]
     for label in others:
         cells += [label, f"{label}/{base}"]
         if energy:
@@ -107,8 +63,7 @@ def _figures_markdown(result, base, others, energy, code):
     flag_notes = []
     for r in result["rows"]:
         b = r["values"][base]
-        cells = [r["app"], r["case"], r["kernel"], r["units"], f"{r['weight']:.3g}",
-                 _cell(b)]
+        cells = [r["app"], r["case"], r["kernel"], r["units"], _cell(b)]
         row_flags = []
         for label in others:
             e = r["values"].get(label)
@@ -141,12 +96,9 @@ def _ratio_text(ratio, span):
 
 
 def _title(result):
-    """The first line: INCOMPLETE where a set pairs less than all the weight."""
-    short = [f"{label} covers {share:.1%} of the weight" for label, share in incomplete(result)]
     within = result.get("within")
-    title = "# karma comparison" + (f" within {within['set']}: {within['ours']} against "
-                                    f"{within['theirs']}" if within else "")
-    return title + (f": INCOMPLETE ({'; '.join(short)}): no overall mean" if short else "")
+    return "# karma comparison" + (f" within {within['set']}: {within['ours']} against "
+                                   f"{within['theirs']}" if within else "")
 
 
 def _record_markdown(result):
@@ -201,8 +153,8 @@ def _unpaired_markdown(result):
         out += ["## Unpaired rows", "",
                 "Baseline rows a set has no run for: the reason is the key and the two "
                 "values of the closest run of that set (baseline vs set), or no run.", ""]
-        out += table_head(["set", "app", "case", "kernel", "weight", "reason"])
-        out += [md_row([label, r["app"], r["case"], r["kernel"], f"{r['weight']:.3g}", why])
+        out += table_head(["set", "app", "case", "kernel", "reason"])
+        out += [md_row([label, r["app"], r["case"], r["kernel"], why])
                 for label, r, why in unpaired]
         out.append("")
     only = result.get("only_in_other_sets") or []
@@ -288,7 +240,7 @@ def csv_text(results):
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     extra = any(_has(r, "energy") or _has(r, "efficiency") for r in results)
-    w.writerow(["app", "case", "kernel", "units", "higher_is_better", "weight", "set", "value",
+    w.writerow(["app", "case", "kernel", "units", "higher_is_better", "set", "value",
                 "ratio", "runs", "nodes", "ranks", "verification", "flags", "code"]
                + (ENERGY_COLUMNS if extra else []))
     blanks = [""] * len(ENERGY_COLUMNS) if extra else []
@@ -299,8 +251,7 @@ def csv_text(results):
 
 def _csv_rows(w, result, extra, blanks):
     for r in result["rows"]:
-        row = [r["app"], r["case"], r["kernel"], r["units"], int(r["higher_is_better"]),
-               r["weight"]]
+        row = [r["app"], r["case"], r["kernel"], r["units"], int(r["higher_is_better"])]
         for s in result["sets"]:
             e = r["values"].get(s["label"])
             if e is None:
@@ -318,17 +269,6 @@ def _csv_rows(w, result, extra, blanks):
                               "; ".join(e["flags"]), e.get("code") or ""] + cells)
     for o in result.get("only_in_other_sets") or []:
         w.writerow([o["app"], o["case"], o["kernel"], o["units"], int(o["higher_is_better"]),
-                    0, o["set"], o["value"], "", o["runs"], "", "",
+                    o["set"], o["value"], "", o["runs"], "", "",
                     "FAILED" if o["failed"] else "PASSED",
                     f"only in {o['set']}: {o['reason']}", ""] + blanks)
-    summaries = [(s["label"], result["summary"][s["label"]]) for s in result["sets"]]
-    for label, v in summaries:
-        covered = "" if v.get("coverage") is None else v["coverage"]
-        w.writerow(["*", "*", "weighted geometric mean", "ratio", 1, v["weight_used"], label, "",
-                    v["geometric_mean"], v["rows_used"], v.get("system_nodes", ""), "", "",
-                    f"weight covered {covered}", ""] + blanks)
-    for label, v in summaries:
-        if "per_watt_geometric_mean" in v:
-            w.writerow(["*", "*", "weighted geometric mean per watt", "ratio", 1,
-                        v["per_watt_weight_used"], label, "", v["per_watt_geometric_mean"],
-                        v["per_watt_rows_used"], "", "", "", "", ""] + blanks)

@@ -8,7 +8,7 @@ from karma_tools.results.archive import read_json
 from karma_tools.core import ToolError
 from karma_tools.report.configs import markdown_table
 from karma_tools.results import resultset
-from karma_tools.results.results import format_value, is_number
+from karma_tools.results.results import is_number
 from karma_tools.results.resultset import find_json
 from karma_tools.score.score import record_line
 
@@ -57,14 +57,15 @@ def read_comparison(path):
     need(isinstance(doc, dict) and doc.get("karma_compare") == 1, "karma_compare",
          "not a karma-compare document of version 1")
     need(isinstance(doc.get("baseline"), str), "baseline", "expected a set's label")
-    need(isinstance(doc.get("summary"), dict), "summary", "expected an object")
+    need(isinstance(doc.get("sets"), list) and all(isinstance(s, dict) and
+                                                   isinstance(s.get("label"), str)
+                                                   for s in doc["sets"]),
+         "sets", "expected a list of sets with labels")
     need(isinstance(doc.get("rows"), list), "rows", "expected a list")
     for i, row in enumerate(doc["rows"]):
         need(isinstance(row, dict) and all(isinstance(row.get(k), str)
                                            for k in ("app", "case", "kernel")),
              f"rows[{i}]", "expected app, case and kernel")
-        need(row.get("weight") is None or is_number(row["weight"]), f"rows[{i}].weight",
-             "expected null or a number")
         need(isinstance(row.get("values"), dict), f"rows[{i}].values", "expected an object")
         for label, v in row["values"].items():
             need(v is None or isinstance(v, dict) and
@@ -72,12 +73,6 @@ def read_comparison(path):
                      for k in ("ratio", "per_watt_ratio")),
                  f"rows[{i}].values.{label}", "expected null or an object with number ratios")
     return doc
-
-
-def _weighted(row):
-    """Whether a row counts in the summary: weight 0 rows (a vendor's figure
-    of the same work, say) do not; a row without a weight does."""
-    return row.get("weight") is None or row["weight"] > 0
 
 
 def _interval(span):
@@ -94,58 +89,31 @@ def _spans(entries, values):
             [max(s[1] - v, 0) if s else 0 for s, v in zip(spans, values)]]
 
 
-def ratio_plot(plotter, app, members, labels, base):
+def ratio_plot(plotter, app, rows, labels, base):
     """Per row of one mini-app, a bar of each set's ratio (and per-watt
-    ratio) to the baseline: weighted rows first, then, under a rule, the
-    rows of weight 0 in grey and hatched; the file's name."""
-    weighted = [r for r in members if _weighted(r)]
-    rest = [r for r in members if not _weighted(r)]
-    rows = [(r, i) for i, r in enumerate(weighted)] + \
-        [(r, len(weighted) + 1 + i) for i, r in enumerate(rest)]
-    fig, ax = plotter.plt.subplots(
-        figsize=(7.5, 0.8 + 0.22 * (len(rows) + (1 if rest else 0)) * len(labels)),
-        constrained_layout=True)
+    ratio) to the baseline; the file's name."""
+    fig, ax = plotter.plt.subplots(figsize=(7.5, 0.8 + 0.22 * len(rows) * len(labels)),
+                                   constrained_layout=True)
     colours = plotter.colours
     step = 0.8 / (2 * len(labels))
     for j, label in enumerate(labels):
         for k, (key, text) in enumerate((("ratio", ""), ("per_watt_ratio", " per W"))):
-            for counts, colour, hatch, note in ((True, colours[(2 * j + k) % len(colours)],
-                                                 None, ""),
-                                                (False, ("0.45", "0.75")[k], "//",
-                                                 " (weight 0)")):
-                at = [y for r, y in rows if _weighted(r) == counts]
-                entries = [r["values"].get(label) or {} for r, _ in rows
-                           if _weighted(r) == counts]
-                values = [e.get(key) or 0 for e in entries]
-                if any(values):
-                    ax.barh([y + (2 * j + k) * step - 0.4 + step / 2 for y in at], values,
-                            height=step, color=colour, hatch=hatch, edgecolor="white",
-                            linewidth=0, label=f"{label}/{base}{text}{note}",
-                            xerr=_spans(entries, values) if key == "ratio" else None,
-                            error_kw={"elinewidth": 0.6, "capsize": 1.5})
-    if rest:
-        ax.axhline(len(weighted), color="grey", linewidth=0.8, linestyle="--")
-        ax.text(0.99, len(weighted), "weight 0: not in the summary",
-                transform=ax.get_yaxis_transform(), ha="right", va="center", fontsize=7,
-                color="0.3", bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
+            entries = [r["values"].get(label) or {} for r in rows]
+            values = [e.get(key) or 0 for e in entries]
+            if any(values):
+                ax.barh([y + (2 * j + k) * step - 0.4 + step / 2 for y in range(len(rows))],
+                        values, height=step, color=colours[(2 * j + k) % len(colours)],
+                        linewidth=0, label=f"{label}/{base}{text}",
+                        xerr=_spans(entries, values) if key == "ratio" else None,
+                        error_kw={"elinewidth": 0.6, "capsize": 1.5})
     ax.axvline(1.0, color="black", linewidth=0.8)
-    ax.set_yticks([y for _, y in rows])
-    ax.set_yticklabels([f"{r['case']} / {r['kernel']}" for r, _ in rows], fontsize=7)
-    for tick, (r, _) in zip(ax.get_yticklabels(), rows):
-        if not _weighted(r):
-            tick.set_color("0.4")
-    ax.set_ylim(len(weighted) + (1 + len(rest) if rest else 0) - 0.5, -0.5)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([f"{r['case']} / {r['kernel']}" for r in rows], fontsize=7)
+    ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xlabel(f"ratio to {base} (above 1: better; whiskers: the interval of the runs)")
     ax.set_title(f"{app}: each figure of merit against {base}", fontsize=9)
     plotter.legend_below(fig, [ax], ncol=2)
     return plotter.save(fig, f"compare-{app}")
-
-
-def _with_interval(value, span):
-    if value is None:
-        return "-"
-    span = _interval(span)
-    return f"{format_value(value)} ({span[0]:.3f}-{span[1]:.3f})" if span else format_value(value)
 
 
 def _record_cell(record, is_base):
@@ -162,27 +130,19 @@ def _record_cell(record, is_base):
 
 
 def comparison_section(path, out_dir, plotter):
-    """The machines of a karma-compare document side by side: its summary,
-    and per mini-app a plot of each row's ratio to the baseline (and per
-    watt, where both sides measured energy)."""
+    """The machines of a karma-compare document side by side: each set's
+    figure of record, and per mini-app a plot of each row's ratio to the
+    baseline (and per watt, where both sides measured energy)."""
     doc = read_comparison(path)
     base = doc["baseline"]
-    labels = [label for label in doc["summary"] if label != base]
+    labels = [s["label"] for s in doc["sets"] if s["label"] != base]
     where = os.path.relpath(path, out_dir)
     out = ["## Machines compared", "",
            f"_From [{where}]({where}) (karma-compare --json); baseline **{base}**, ratios "
            "above 1 better than it._", ""]
-    head = ["set", "procurement figure (rounds)", "weighted geometric mean of paired ratios, "
-            "not the procurement figure (rounds)", "per watt", "rows used"]
-    rows = []
-    for label in [base] + labels:
-        v = doc["summary"][label] if isinstance(doc["summary"].get(label), dict) else {}
-        mean = "INCOMPLETE" if v.get("coverage") is not None and v.get("geometric_mean") is None \
-            else _with_interval(v.get("geometric_mean"), v.get("interval"))
-        rows.append([label, _record_cell((doc.get("record") or {}).get(label), label == base),
-                     mean, format_value(v.get("per_watt_geometric_mean")),
-                     f"{v.get('rows_used', '?')} of {v.get('rows_weighted', '?')}"])
-    out += markdown_table(head, rows) + [""]
+    rows = [[label, _record_cell((doc.get("record") or {}).get(label), label == base)]
+            for label in [base] + labels]
+    out += markdown_table(["set", "procurement figure (rounds)"], rows) + [""]
     if not plotter.enabled:
         return out
     for app in dict.fromkeys(row["app"] for row in doc["rows"]):

@@ -1,7 +1,6 @@
-"""The weights file, one grammar for karma-score and karma-compare
-(campaigns/procurement/weights.txt; the grammar and how each tool weighs:
-docs/score.md). karma-compare weighs its rows (Weights), karma-score the
-apps of a reference of one device kind (of_apps)."""
+"""The weights file (campaigns/procurement/weights.txt; the grammar:
+docs/score.md): karma-score weighs the apps of a reference of one device
+kind (of_apps); karma-compare's figure of record is karma-score's."""
 
 import fnmatch
 import math
@@ -48,42 +47,6 @@ def parse(path):
     if not rules:
         raise ToolError(f"{path}: no weights (lines 'PATTERN WEIGHT')", 2)
     return rules
-
-
-def matches(parts, row):
-    """Whether a pattern takes a row (app, case, kernel)."""
-    app, case, kernel = row
-    if len(parts) == 2:
-        return fnmatch.fnmatchcase(app, parts[0]) and fnmatch.fnmatchcase(kernel, parts[1])
-    return all(fnmatch.fnmatchcase(x, p) for x, p in zip(row, parts))
-
-
-class Weights:
-    """karma-compare's weights of rows (app, case, kernel)."""
-
-    def __init__(self, path=None, apps=()):
-        self.path = path
-        self.rules = parse(path) if path else [((app,), 1.0, 0) for app in apps]
-
-    def assign(self, rows, eligible=None):
-        """{row: weight}, and the patterns no row took [(line, pattern)].
-        Without a weights file only the `eligible` rows share their app's
-        weight."""
-        chosen = {}
-        for row in rows:
-            if self.path is None and eligible is not None and row not in eligible:
-                continue
-            # the most specific pattern, the later line on a tie
-            best = max((i for i, (parts, _, _) in enumerate(self.rules) if matches(parts, row)),
-                       key=lambda i: (len(self.rules[i][0]), i), default=None)
-            if best is not None:
-                chosen.setdefault(best, []).append(row)
-        weights = dict.fromkeys(rows, 0.0)
-        weights.update({row: self.rules[index][1] / len(members)
-                        for index, members in chosen.items() for row in members})
-        unused = [(line, "/".join(parts)) for i, (parts, _, line) in enumerate(self.rules)
-                  if i not in chosen]
-        return weights, unused
 
 
 def of_apps(path, apps, kind):
