@@ -120,16 +120,8 @@ def wrap(markdown, width=78):
 
 # The results format: docs/results-format.md.
 
-def _json_kind(value):
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if value is None:
-        return "null"
-    return {str: "string", list: "array", dict: "object"}[type(value)]
+_JSON_KINDS = {bool: "boolean", int: "integer", float: "number", type(None): "null",
+               str: "string", list: "array", dict: "object"}
 
 
 def result_type(sub):
@@ -138,7 +130,7 @@ def result_type(sub):
     kinds = sub.get("type")
     if kinds is None:
         values = sub.get("enum") or ([sub["const"]] if "const" in sub else [])
-        kinds = sorted({_json_kind(v) for v in values})
+        kinds = sorted({_JSON_KINDS[type(v)] for v in values})
     kinds = [kinds] if isinstance(kinds, str) else kinds
     words = []
     for kind in kinds:

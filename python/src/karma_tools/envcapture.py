@@ -9,7 +9,6 @@ import contextlib
 import datetime
 import json
 import os
-import pathlib
 import platform
 import re
 import shutil
@@ -18,7 +17,7 @@ import socket
 import subprocess
 import xml.etree.ElementTree as ElementTree
 
-from karma_tools.core import __version__, unwritable, write_all
+from karma_tools.core import __version__, write_folder
 
 # Variables of the batch systems karma knows (as the results' `job` field).
 SCHEDULER_PREFIXES = ("SLURM_", "SBATCH_", "SRUN_", "PBS_", "LSB_", "LSF_", "FLUX_", "COBALT_",
@@ -303,20 +302,5 @@ def _ucx_summary(version_text, devices_text):
 
 
 def write(out_dir, doc, files):
-    """Writes the capture into out_dir through a temporary sibling directory,
-    so out_dir is whole or absent."""
-    out_dir = os.path.abspath(out_dir)
-    staging = os.path.join(os.path.dirname(out_dir),
-                           f".{os.path.basename(out_dir)}.tmp.{os.getpid()}")
-    files = {**files, "environment.json": json.dumps(doc, indent=2) + "\n"}
-    try:
-        os.makedirs(os.path.dirname(out_dir), exist_ok=True)
-        shutil.rmtree(staging, ignore_errors=True)
-        os.makedirs(staging)
-        for name, text in files.items():
-            pathlib.Path(staging, name).write_text(text, encoding="utf-8")
-        write_all([], [(staging, out_dir)])
-    except OSError as e:
-        raise unwritable(out_dir, e) from None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    """Writes the capture into out_dir, whole or absent."""
+    write_folder(out_dir, {**files, "environment.json": json.dumps(doc, indent=2) + "\n"})

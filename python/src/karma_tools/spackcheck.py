@@ -65,9 +65,6 @@ class Recipe:
                 self.conflicts.append((args[0], kwargs.get("when") or "",
                                        kwargs.get("msg") or f"conflicts with {args[0]}"))
 
-    def is_bool(self, name):
-        return isinstance(self.variants.get(name), bool)
-
 
 def _literal(node):
     try:
@@ -130,7 +127,7 @@ def check_spec(recipe, text):
         if key not in recipe.variants:
             known = ", ".join(sorted(recipe.variants))
             return f"{recipe.name} has no variant '{key}' (its variants: {known})"
-        if recipe.is_bool(key):
+        if isinstance(recipe.variants[key], bool):
             if not isinstance(value, bool):
                 if value not in TRUE | FALSE:
                     return f"{key}={value}: {key} is on or off (+{key} or ~{key})"

@@ -3,34 +3,20 @@ karma_tools.results.archive's)."""
 
 import argparse
 import os
-import shutil
 import sys
 from karma_tools.results import archive, resultset
 from karma_tools.results.archive import SUFFIX, open_archive, register, write
-from karma_tools.core import ToolError, __version__, unwritable, write_all
+from karma_tools.core import ToolError, __version__, write_folder
 from karma_tools.cli import ArgumentParser, main_wrapper
 
 
 def _extract(archive_path, out):
     """The folder an archive holds, into the new directory out, whole or not
-    at all: written beside it, then renamed."""
+    at all."""
     a = open_archive(archive_path)
     if os.path.exists(out):
         raise ToolError(f"{out}: exists; extract into a new directory", 2)
-    staging = os.path.join(os.path.dirname(os.path.abspath(out)),
-                           f".{os.path.basename(out)}.tmp.{os.getpid()}")
-    try:
-        os.makedirs(staging)
-        for rel, data in sorted(a.files.items()):
-            target = os.path.join(staging, *rel.split("/"))
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            with open(target, "wb") as f:
-                f.write(data)
-        write_all([], [(staging, out)])
-    except OSError as e:
-        raise unwritable(out, e) from None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    write_folder(out, a.files)
 
 
 def main(argv=None):

@@ -6,7 +6,7 @@ import sys
 from karma_tools import powercheck
 from karma_tools.core import ToolError, __version__, atomic_write, unreadable
 from karma_tools.cli import ArgumentParser, main_wrapper
-from karma_tools.powercheck import CheckError, check, markdown, read_samples
+from karma_tools.powercheck import check, markdown, read_samples
 
 
 def main(argv=None):
@@ -34,7 +34,7 @@ def main(argv=None):
             rows = check(args.results, samples, args.tolerance, skip)
         except OSError as e:
             raise unreadable(e.filename, e) from None
-        except (ValueError, KeyError, CheckError) as e:
+        except (ValueError, KeyError) as e:
             raise ToolError(e, 2) from None
         if not rows:
             raise ToolError("no kernel with a measured energy window", 2)
