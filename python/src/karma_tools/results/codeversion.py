@@ -58,21 +58,11 @@ _SKIP_WORDS = {"template", "typename", "inline", "constexpr", "static", "const",
 _PARENS_BEFORE_NAME = ("decltype", "operator", "__launch_bounds__")
 
 
-def _strip_preprocessor(text):
-    """The text without preprocessor lines (continued lines included)."""
-    out, continued = [], False
-    for line in text.splitlines():
-        stripped = line.strip()
-        if continued or stripped.startswith("#"):
-            continued = stripped.endswith("\\")
-            continue
-        out.append(line)
-    return "\n".join(out)
-
-
 def tokens(text):
-    """The C++ tokens of `text`: no comments, no preprocessor lines."""
-    return [m.group(0) for m in _TOKEN.finditer(_strip_preprocessor(text))
+    """The C++ tokens of `text`: no comments, no preprocessor lines (nor the
+    lines a backslash continues them on)."""
+    text = re.sub(r"^[ \t]*#(?:[^\n]*\\[ \t\r]*\n)*[^\n]*", "", text, flags=re.M)
+    return [m.group(0) for m in _TOKEN.finditer(text)
             if m.lastgroup not in ("space", "line_comment", "block_comment")]
 
 
@@ -403,16 +393,10 @@ def app_sources(root, app, read=None, listing=None):
                 files[f"{folder}/{name}"] = read(f"{folder}/{name}")
     # The core: the one pair of folders it had before its layers, then each
     # layer's (common/LAYER/include/karma, common/LAYER/src).
-    core = listing("common")
-    layers = sorted({n.split("/")[0] for n in core if n.count("/") >= 2
-                     and n.split("/")[1] in ("include", "src")})
-    for folder, ext in (("include/karma", ".hpp"), ("src", ".cpp"),
-                        *((f"{d}/{sub}", e) for d in layers
-                          for sub, e in (("include/karma", ".hpp"), ("src", ".cpp")))):
-        for name in core:
-            if name.startswith(folder + "/") and "/" not in name[len(folder) + 1:] \
-                    and name.endswith(ext):
-                files[f"common/{name}"] = read(f"common/{name}")
+    core = re.compile(r"(?:[^/]+/)?(?:include/karma/[^/]+\.hpp|src/[^/]+\.cpp)")
+    for name in listing("common"):
+        if core.fullmatch(name):
+            files[f"common/{name}"] = read(f"common/{name}")
     return files
 
 
