@@ -162,11 +162,10 @@ def capture(timeout=20, environ=None):
     # Every command at once: each waits on its own program (nvidia-smi
     # starts NVML for every GPU), and a job pays the capture before its run.
     with concurrent.futures.ThreadPoolExecutor(len(COMMANDS) + len(COMPILERS)) as pool:
-        ran = {key: pool.submit(run_command, alternatives, timeout)
-               for key, _, alternatives, _ in COMMANDS}
-        ran_compilers = {name: pool.submit(run_command, alternatives, timeout)
-                         for name, alternatives in COMPILERS}
-    results = {key: ran[key].result() for key, *_ in COMMANDS}
+        ran = [pool.submit(run_command, alternatives, timeout) for alternatives in
+               [c[2] for c in COMMANDS] + [c[1] for c in COMPILERS]]
+    results = {c[0]: r.result() for c, r in zip(COMMANDS, ran)}
+    found = {c[0]: r.result() for c, r in zip(COMPILERS, ran[len(COMMANDS):])}
     files.update((name, results[key]["output"]) for key, name, *_ in COMMANDS if results[key])
     doc["commands"] = commands = {key: results[key] and {
         "argv": results[key]["argv"], "exit_code": results[key]["exit_code"], "what": what,
@@ -195,7 +194,6 @@ def capture(timeout=20, environ=None):
         files["meminfo.txt"] = text
     doc["memory"] = values
 
-    found = {name: ran_compilers[name].result() for name, _ in COMPILERS}
     doc["compilers"] = {name: r and {
         "argv": r["argv"], "exit_code": r["exit_code"],
         "version": version_line(r["output"]) if r["exit_code"] == 0 else None}
