@@ -1,8 +1,9 @@
-"""karma-envcapture: what a procurement disclosure needs about the node a
-run used, written beside its results (docs/campaigns.md, karma-envcapture):
-OUT/environment.json and each command's own output, named by its `file`
-there. An absent, failing or silent command is recorded, never fatal.
-"""
+"""karma-envcapture: records what a procurement disclosure needs about the
+node a run used, beside its results: OUT/environment.json (everything; each
+command's `file` names its output) and each command's own output. An absent
+command is null, one that fails has its exit status: recorded, never fatal.
+What it captures: docs/campaigns.md (karma-envcapture). karma-batch job
+scripts run it into <results>/environment."""
 
 import concurrent.futures
 import contextlib
