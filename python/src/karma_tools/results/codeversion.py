@@ -221,11 +221,6 @@ def _scope_token(toks, i, namespaces, usings):
     return 0
 
 
-def definitions(text):
-    """[(qualified name, token list)] of the namespace-scope declarations."""
-    return [(u.qname, u.toks) for u in _parse(text)[0]]
-
-
 def _without_template_heads(decl):
     """`decl` without its `template <...>` parameter lists."""
     out, depth, i = [], 0, 0
