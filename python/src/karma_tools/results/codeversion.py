@@ -221,10 +221,12 @@ def _scope_token(toks, i, namespaces, usings):
     return 0
 
 
-def _without_template_heads(decl):
-    """`decl` without its `template <...>` parameter lists."""
-    out, depth, i = [], 0, 0
-    while i < len(decl):
+def _wants_semicolon(decl):
+    """A class or an initialised variable ends at ';', a function at '}':
+    what comes before the first '{' or '(', its `template <...>` parameter
+    lists left out."""
+    head, depth, i = [], 0, 0
+    while i < len(decl) and (depth or decl[i] not in ("{", "(")):
         t = decl[i]
         if depth == 0 and t == "template" and i + 1 < len(decl) and decl[i + 1] == "<":
             depth, i = 1, i + 2
@@ -232,17 +234,8 @@ def _without_template_heads(decl):
         if depth:
             depth = _angles(depth, t)
         else:
-            out.append(t)
+            head.append(t)
         i += 1
-    return out
-
-
-def _wants_semicolon(decl):
-    """A class or an initialised variable ends at ';', a function at '}'."""
-    decl = _without_template_heads(decl)
-    head = decl[:decl.index("{")] if "{" in decl else decl
-    if "(" in head:
-        head = head[:head.index("(")]
     return any(k in head for k in _CLASS_KEYS) or "=" in head
 
 
