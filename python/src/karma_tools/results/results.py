@@ -141,10 +141,6 @@ class Run:
         return {k: v for k, v in walk("", self.resolved).items()
                 if include_run or not k.startswith("run.")}
 
-    def precision(self):
-        return self.problem.get("precision") or next(
-            (v for k, v in self.deck_values().items() if k.endswith(".precision")), None)
-
 
 def kernel_energy(kernel):
     """A kernel entry's measured energy figures: {average_power_W,
