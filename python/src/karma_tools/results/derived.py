@@ -153,8 +153,7 @@ def _peaks(doc):
         bandwidth.append(d.get("peak_memory_bandwidth_GBps"))
         flops.append(_get(d, f"peak_GFLOPs.{precision}") if isinstance(precision, str)
                      else None)
-    total = lambda v: sum(v) if v and all(map(_number, v)) else None  # noqa: E731
-    return total(bandwidth), total(flops)
+    return tuple(sum(v) if v and all(map(_number, v)) else None for v in (bandwidth, flops))
 
 
 def _efficiency(doc, k):
