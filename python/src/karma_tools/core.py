@@ -140,6 +140,27 @@ def write_all(outputs, directories=()):
         raise unwritable(where, e) from None
 
 
+def write_folder(out, files):
+    """Writes {relative path: text or bytes} as the folder out (its parents
+    made), whole or absent: into a temporary sibling first, then moved into
+    place (an old out replaced)."""
+    place = os.path.abspath(out)
+    staging = os.path.join(os.path.dirname(place), f".{os.path.basename(place)}.tmp.{os.getpid()}")
+    try:
+        shutil.rmtree(staging, ignore_errors=True)
+        os.makedirs(staging)
+        for rel, content in files.items():
+            target = os.path.join(staging, *rel.split("/"))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "wb") as f:
+                f.write(content.encode("utf-8") if isinstance(content, str) else content)
+        write_all([], [(staging, place)])
+    except OSError as e:
+        raise unwritable(out, e) from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
 # An input that is not there (or not a file, or not the user's to read) is
 # bad input, as a deck the mini-apps cannot open is; any other failure to
 # read one is the system's.

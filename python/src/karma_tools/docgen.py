@@ -18,6 +18,7 @@ written atomically. Bad input (a schema or a README out of shape, a mini-app
 missing or whose --help=json is not a deck schema) is one line, exit 2,
 nothing written; a mini-app that cannot be run, exit 3."""
 
+import itertools
 import json
 import os
 import re
@@ -120,16 +121,8 @@ def wrap(markdown, width=78):
 
 # The results format: docs/results-format.md.
 
-def _json_kind(value):
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if value is None:
-        return "null"
-    return {str: "string", list: "array", dict: "object"}[type(value)]
+_JSON_KINDS = {bool: "boolean", int: "integer", float: "number", type(None): "null",
+               str: "string", list: "array", dict: "object"}
 
 
 def result_type(sub):
@@ -138,7 +131,7 @@ def result_type(sub):
     kinds = sub.get("type")
     if kinds is None:
         values = sub.get("enum") or ([sub["const"]] if "const" in sub else [])
-        kinds = sorted({_json_kind(v) for v in values})
+        kinds = sorted({_JSON_KINDS[type(v)] for v in values})
     kinds = [kinds] if isinstance(kinds, str) else kinds
     words = []
     for kind in kinds:
@@ -146,10 +139,6 @@ def result_type(sub):
         words.append(f"array of {item}s" if isinstance(item, str) and item != "object"
                      else kind)
     return " or ".join(words)
-
-
-def _named_in(name, text):
-    return re.search(r"(?<![\w.])" + re.escape(name) + r"(?!\w)", text or "") is not None
 
 
 def result_rows(schema, prefix="", parent_text="", rows=None):
@@ -166,7 +155,7 @@ def result_rows(schema, prefix="", parent_text="", rows=None):
         nested = isinstance(items, dict) and "properties" in items
         path = prefix + name + ("[]" if nested else "")
         if text is None:
-            if not _named_in(name, parent_text):
+            if not re.search(r"(?<![\w.])" + re.escape(name) + r"(?!\w)", parent_text):
                 raise ToolError(f"{SCHEMA}: {path}: no description, and its parent's "
                                 "description does not name it", 2)
         elif not isinstance(text, str):
@@ -313,9 +302,7 @@ def deck_rows(schema, app, where):
     """(key, type, default, run rule, meaning) of every deck key: the mini-app's own
     section first, `run` last, the others between; nested sections' keys
     dotted (hexgrad.point.xi)."""
-    sections = list(schema["properties"])
-    order = [s for s in sections if s == app] + \
-        [s for s in sections if s not in (app, "run")] + [s for s in sections if s == "run"]
+    order = sorted(schema["properties"], key=lambda s: (s == "run") - (s == app))
     rows = []
 
     def walk(sub, path):
@@ -401,11 +388,7 @@ def wanted(args, root):
 
 def first_difference(old, new):
     """'LINE: expected ..., found ...' for the first line that differs."""
-    old_lines, new_lines = old.split("\n"), new.split("\n")
-    for number, (a, b) in enumerate(zip(old_lines, new_lines), 1):
-        if a != b:
-            return f"{number}: expected {b[:80]!r}, found {a[:80]!r}"
-    number = min(len(old_lines), len(new_lines)) + 1
-    if len(new_lines) > len(old_lines):
-        return f"{number}: expected {new_lines[number - 1][:80]!r}, found the end of the file"
-    return f"{number}: expected the end of the file, found {old_lines[number - 1][:80]!r}"
+    pairs = itertools.zip_longest(old.split("\n"), new.split("\n"), fillvalue=None)
+    number, (a, b) = next((n, p) for n, p in enumerate(pairs, 1) if p[0] != p[1])
+    a, b = ("the end of the file" if x is None else repr(x[:80]) for x in (a, b))
+    return f"{number}: expected {b}, found {a}"

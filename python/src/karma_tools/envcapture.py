@@ -1,15 +1,15 @@
-"""karma-envcapture: what a procurement disclosure needs about the node a
-run used, written beside its results (docs/campaigns.md, karma-envcapture):
-OUT/environment.json and each command's own output, named by its `file`
-there. An absent, failing or silent command is recorded, never fatal.
-"""
+"""karma-envcapture: records what a procurement disclosure needs about the
+node a run used, beside its results: OUT/environment.json (everything; each
+command's `file` names its output) and each command's own output. An absent
+command is null, one that fails has its exit status: recorded, never fatal.
+What it captures: docs/campaigns.md (karma-envcapture). karma-batch job
+scripts run it into <results>/environment."""
 
 import concurrent.futures
 import contextlib
 import datetime
 import json
 import os
-import pathlib
 import platform
 import re
 import shutil
@@ -18,7 +18,7 @@ import socket
 import subprocess
 import xml.etree.ElementTree as ElementTree
 
-from karma_tools.core import __version__, unwritable, write_all
+from karma_tools.core import __version__, write_folder
 
 # Variables of the batch systems karma knows (as the results' `job` field).
 SCHEDULER_PREFIXES = ("SLURM_", "SBATCH_", "SRUN_", "PBS_", "LSB_", "LSF_", "FLUX_", "COBALT_",
@@ -163,11 +163,10 @@ def capture(timeout=20, environ=None):
     # Every command at once: each waits on its own program (nvidia-smi
     # starts NVML for every GPU), and a job pays the capture before its run.
     with concurrent.futures.ThreadPoolExecutor(len(COMMANDS) + len(COMPILERS)) as pool:
-        ran = {key: pool.submit(run_command, alternatives, timeout)
-               for key, _, alternatives, _ in COMMANDS}
-        ran_compilers = {name: pool.submit(run_command, alternatives, timeout)
-                         for name, alternatives in COMPILERS}
-    results = {key: ran[key].result() for key, *_ in COMMANDS}
+        ran = [pool.submit(run_command, alternatives, timeout) for alternatives in
+               [c[2] for c in COMMANDS] + [c[1] for c in COMPILERS]]
+    results = {c[0]: r.result() for c, r in zip(COMMANDS, ran)}
+    found = {c[0]: r.result() for c, r in zip(COMPILERS, ran[len(COMMANDS):])}
     files.update((name, results[key]["output"]) for key, name, *_ in COMMANDS if results[key])
     doc["commands"] = commands = {key: results[key] and {
         "argv": results[key]["argv"], "exit_code": results[key]["exit_code"], "what": what,
@@ -196,7 +195,6 @@ def capture(timeout=20, environ=None):
         files["meminfo.txt"] = text
     doc["memory"] = values
 
-    found = {name: ran_compilers[name].result() for name, _ in COMPILERS}
     doc["compilers"] = {name: r and {
         "argv": r["argv"], "exit_code": r["exit_code"],
         "version": version_line(r["output"]) if r["exit_code"] == 0 else None}
@@ -303,20 +301,5 @@ def _ucx_summary(version_text, devices_text):
 
 
 def write(out_dir, doc, files):
-    """Writes the capture into out_dir through a temporary sibling directory,
-    so out_dir is whole or absent."""
-    out_dir = os.path.abspath(out_dir)
-    staging = os.path.join(os.path.dirname(out_dir),
-                           f".{os.path.basename(out_dir)}.tmp.{os.getpid()}")
-    files = {**files, "environment.json": json.dumps(doc, indent=2) + "\n"}
-    try:
-        os.makedirs(os.path.dirname(out_dir), exist_ok=True)
-        shutil.rmtree(staging, ignore_errors=True)
-        os.makedirs(staging)
-        for name, text in files.items():
-            pathlib.Path(staging, name).write_text(text, encoding="utf-8")
-        write_all([], [(staging, out_dir)])
-    except OSError as e:
-        raise unwritable(out_dir, e) from None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    """Writes the capture into out_dir, whole or absent."""
+    write_folder(out_dir, {**files, "environment.json": json.dumps(doc, indent=2) + "\n"})

@@ -19,14 +19,11 @@ import datetime
 import json
 import os
 
+from karma_tools.core import ToolError
 
 # nvidia-smi's columns, best first: the instantaneous reading, then the
 # one-second average (older drivers have only power.draw).
 POWER_COLUMNS = ("power.draw.instant [W]", "power.draw [W]")
-
-
-class CheckError(Exception):
-    pass
 
 
 def read_samples(path, utc_offset_h=0.0):
@@ -36,11 +33,11 @@ def read_samples(path, utc_offset_h=0.0):
     with open(path, newline="") as f:
         rows = [r for r in csv.reader(f, skipinitialspace=True) if r]
     if not rows or rows[0][0] != "timestamp":
-        raise CheckError(f"{path}: not nvidia-smi CSV with a timestamp column first")
+        raise ToolError(f"{path}: not nvidia-smi CSV with a timestamp column first", 2)
     header = rows[0]
     column = next((c for c in POWER_COLUMNS if c in header), None)
     if column is None:
-        raise CheckError(f"{path}: no power column ({' or '.join(POWER_COLUMNS)})")
+        raise ToolError(f"{path}: no power column ({' or '.join(POWER_COLUMNS)})", 2)
     index = header.index(column)
     zone = datetime.timezone(datetime.timedelta(hours=utc_offset_h))
     samples = []
@@ -53,7 +50,7 @@ def read_samples(path, utc_offset_h=0.0):
         except ValueError:
             continue  # "[N/A]" or a line cut short when the sampler stopped
     if not samples:
-        raise CheckError(f"{path}: no power samples")
+        raise ToolError(f"{path}: no power samples", 2)
     return samples, column
 
 

@@ -1,8 +1,9 @@
-"""karma-spack-check: the karma specs of a Spack environment (spack.yaml)
-checked against the recipe scripts/spack/package.py, read as Python source
-(ast), never run: its variants, conflicts and base classes. What it refuses:
-docs/campaigns.md (Spack); a wrong spec is file:line:col, its key, exit 2.
-"""
+"""karma-spack-check: the karma specs of Spack environments (spack.yaml:
+`spack.specs`, `spack.packages.karma.require` and `.variants`) checked
+against the karma recipe (scripts/spack/package.py), read as Python source
+(ast), never run, without Spack: its variants, conflicts and base classes.
+What it refuses: docs/campaigns.md (Spack); a wrong spec is file:line:col,
+its key, exit 2."""
 
 import ast
 import re
@@ -64,9 +65,6 @@ class Recipe:
             elif call.func.id == "conflicts" and args and isinstance(args[0], str):
                 self.conflicts.append((args[0], kwargs.get("when") or "",
                                        kwargs.get("msg") or f"conflicts with {args[0]}"))
-
-    def is_bool(self, name):
-        return isinstance(self.variants.get(name), bool)
 
 
 def _literal(node):
@@ -130,7 +128,7 @@ def check_spec(recipe, text):
         if key not in recipe.variants:
             known = ", ".join(sorted(recipe.variants))
             return f"{recipe.name} has no variant '{key}' (its variants: {known})"
-        if recipe.is_bool(key):
+        if isinstance(recipe.variants[key], bool):
             if not isinstance(value, bool):
                 if value not in TRUE | FALSE:
                     return f"{key}={value}: {key} is on or off (+{key} or ~{key})"

@@ -3,34 +3,19 @@ karma_tools.results.archive's)."""
 
 import argparse
 import os
-import shutil
 import sys
 from karma_tools.results import archive, resultset
-from karma_tools.results.archive import SUFFIX, open_archive, register, write
-from karma_tools.core import ToolError, __version__, unwritable, write_all
+from karma_tools.core import ToolError, __version__, write_folder
 from karma_tools.cli import ArgumentParser, main_wrapper
 
 
 def _extract(archive_path, out):
     """The folder an archive holds, into the new directory out, whole or not
-    at all: written beside it, then renamed."""
-    a = open_archive(archive_path)
+    at all."""
+    a = archive.open_archive(archive_path)
     if os.path.exists(out):
         raise ToolError(f"{out}: exists; extract into a new directory", 2)
-    staging = os.path.join(os.path.dirname(os.path.abspath(out)),
-                           f".{os.path.basename(out)}.tmp.{os.getpid()}")
-    try:
-        os.makedirs(staging)
-        for rel, data in sorted(a.files.items()):
-            target = os.path.join(staging, *rel.split("/"))
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            with open(target, "wb") as f:
-                f.write(data)
-        write_all([], [(staging, out)])
-    except OSError as e:
-        raise unwritable(out, e) from None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    write_folder(out, a.files)
 
 
 def main(argv=None):
@@ -41,7 +26,7 @@ def main(argv=None):
     w = sub.add_parser("write", help="archive a folder of results that is no campaign "
                        "(karma-batch archive writes a campaign's)")
     w.add_argument("folder")
-    w.add_argument("-o", "--output", required=True, metavar="FILE" + SUFFIX)
+    w.add_argument("-o", "--output", required=True, metavar="FILE" + archive.SUFFIX)
     ls = sub.add_parser("list", help="the files an archive holds, with their sha256")
     ls.add_argument("archive")
     x = sub.add_parser("extract", help="the folder an archive holds, written to a new "
@@ -64,14 +49,14 @@ def main(argv=None):
                                 "archive", 2)
             if not any(files for _, _, files in os.walk(args.folder)):
                 raise ToolError(f"{args.folder}: holds no file; nothing to archive", 2)
-            write(args.folder, args.output, "results")
+            archive.write(args.folder, args.output, "results")
             print(f"karma-archive: wrote {args.output}", file=sys.stderr)
         elif args.command == "register":
-            added, listed = register(args.list, args.archives)
+            added, listed = archive.register(args.list, args.archives)
             print(f"karma-archive: {added} measurement(s) added, {listed} listed in {args.list}",
                   file=sys.stderr)
         elif args.command == "list":
-            for e in open_archive(args.archive).index["files"]:
+            for e in archive.open_archive(args.archive).index["files"]:
                 print(f"{e['sha256']}  {e['path']}")
         else:
             _extract(args.archive, args.directory)

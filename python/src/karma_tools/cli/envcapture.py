@@ -5,19 +5,11 @@ import argparse
 import os
 from karma_tools.core import ToolError, __version__
 from karma_tools.cli import ArgumentParser, main_wrapper
-from karma_tools.envcapture import capture, write
-
-
-DESCRIPTION = """\
-Records what a procurement disclosure needs about this node beside a run's
-results: OUT/environment.json (everything; each command's `file` names its
-output) and each command's own output beside it; an absent command is null,
-one that fails has its exit status. What it captures: docs/campaigns.md
-(karma-envcapture). karma-batch job scripts run it into <results>/environment."""
+from karma_tools import envcapture
 
 
 def main(argv=None):
-    p = ArgumentParser(prog="karma-envcapture", description=DESCRIPTION,
+    p = ArgumentParser(prog="karma-envcapture", description=envcapture.__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog="exit status: 0 written; 2 bad arguments (nothing "
                        "written); 3 could not write OUT")
@@ -35,8 +27,8 @@ def main(argv=None):
         if os.path.lexists(args.output) and not os.path.isdir(args.output):
             raise ToolError(f"{args.output} exists and is not a directory; the capture "
                             "replaces a directory only", 2)
-        doc, files = capture(timeout=args.timeout)
-        write(args.output, doc, files)
+        doc, files = envcapture.capture(timeout=args.timeout)
+        envcapture.write(args.output, doc, files)
         if not args.quiet:
             found = [k for k, v in doc["commands"].items() if v is not None]
             gpus = doc["gpu"]["count"] if doc["gpu"] else 0

@@ -6,7 +6,6 @@ import sys
 from karma_tools import powercheck
 from karma_tools.core import ToolError, __version__, atomic_write, unreadable
 from karma_tools.cli import ArgumentParser, main_wrapper
-from karma_tools.powercheck import CheckError, check, markdown, read_samples
 
 
 def main(argv=None):
@@ -28,17 +27,17 @@ def main(argv=None):
 
     def run():
         try:
-            samples, column = read_samples(args.nvidia_smi, args.utc_offset)
+            samples, column = powercheck.read_samples(args.nvidia_smi, args.utc_offset)
             skip = args.skip if args.skip is not None else (
                 0.0 if column == "power.draw.instant [W]" else 1.0)
-            rows = check(args.results, samples, args.tolerance, skip)
+            rows = powercheck.check(args.results, samples, args.tolerance, skip)
         except OSError as e:
             raise unreadable(e.filename, e) from None
-        except (ValueError, KeyError, CheckError) as e:
+        except (ValueError, KeyError) as e:
             raise ToolError(e, 2) from None
         if not rows:
             raise ToolError("no kernel with a measured energy window", 2)
-        text = markdown(rows, column, args.tolerance, skip)
+        text = powercheck.markdown(rows, column, args.tolerance, skip)
         sys.stdout.write(text)
         checked = [r for r in rows if "ratio" in r]
         if not checked:  # bad input: nothing written

@@ -6,13 +6,7 @@ import os
 import sys
 from karma_tools.core import CHECKOUT, __version__
 from karma_tools.cli import ArgumentParser, main_wrapper
-from karma_tools.spackcheck import Recipe, check_environment
-
-
-DESCRIPTION = """\
-Checks the karma specs of Spack environments (spack.yaml: `spack.specs`,
-`spack.packages.karma.require` and `.variants`) against the karma recipe,
-without Spack; what it refuses: docs/campaigns.md (Spack)."""
+from karma_tools import spackcheck
 
 
 def main(argv=None):
@@ -22,7 +16,7 @@ def main(argv=None):
                                "karma", "spack", "package.py"),
                   os.path.join(CHECKOUT, "scripts", "spack", "package.py"))
     default_recipe = next((p for p in candidates if os.path.exists(p)), candidates[-1])
-    p = ArgumentParser(prog="karma-spack-check", description=DESCRIPTION,
+    p = ArgumentParser(prog="karma-spack-check", description=spackcheck.__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog="exit status: 0 every karma spec fits the recipe; 2 one "
                        "does not (file:line:col, its key, what is wrong), or a file is "
@@ -35,9 +29,9 @@ def main(argv=None):
     args = p.parse_args(argv)
 
     def run():
-        recipe = Recipe(args.recipe)
+        recipe = spackcheck.Recipe(args.recipe)
         for path in args.environments:
-            n = check_environment(path, recipe)
+            n = spackcheck.check_environment(path, recipe)
             if not args.quiet:
                 print(f"karma-spack-check: {path}: {n} karma spec(s) fit {args.recipe}")
         return 0

@@ -63,18 +63,10 @@ def is_archive_name(path):
 
 
 def folder_files(folder):
-    """Sorted relative paths of the regular files under folder (hidden ones
-    and links left out: a capture never writes them)."""
-    found = []
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".")
-                         and not os.path.islink(os.path.join(root, d)))
-        for name in sorted(files):
-            path = os.path.join(root, name)
-            if name.startswith(".") or os.path.islink(path) or not os.path.isfile(path):
-                continue
-            found.append(os.path.relpath(path, folder).replace(os.sep, "/"))
-    return sorted(found)
+    """Sorted relative paths of the regular files under folder, to archive
+    (hidden ones and links left out: a capture never writes them)."""
+    return sorted(os.path.relpath(p, folder).replace(os.sep, "/")
+                  for p in walk_files(folder, archives=False))
 
 
 def _in_environment(rel):
@@ -128,10 +120,17 @@ def build(folder, kind, name=None, manifest=None):
              "name": name or os.path.basename(os.path.normpath(folder)), "files": entries}
     if kind == "campaign":
         index["jobs"] = _job_entries(folder, manifest, files, by_path)
+    body = (json.dumps(index, indent=1, sort_keys=True) + "\n").encode()
+    return tar_xz([(INDEX, body)] + sorted(members))
+
+
+def tar_xz(members):
+    """The compressed tar of [(name, bytes)], in that order (an archive's or
+    a bundle's): owners, modes and times fixed, so the same input gives the
+    same bytes."""
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.GNU_FORMAT) as tar:
-        body = (json.dumps(index, indent=1, sort_keys=True) + "\n").encode()
-        for member, data in [(INDEX, body)] + sorted(members):
+        for member, data in members:
             info = tarfile.TarInfo(member)
             info.size, info.mtime, info.mode = len(data), MTIME, 0o644
             info.uid = info.gid = 0
@@ -342,11 +341,12 @@ def job_logs(folder):
             for name in listdir(folder) if name.startswith("job") and name.endswith(".out")]
 
 
-def walk_files(path, suffix="", onerror=None):
+def walk_files(path, suffix="", onerror=None, archives=True):
     """Sorted paths of the files under path whose names end in suffix,
     hidden ones left out; an archive found on the way is walked as the
-    folder it holds. onerror: os.walk's, given a folder it cannot read."""
-    where = split(path)
+    folder it holds (archives False: read as a file, and links left out).
+    onerror: os.walk's, given a folder it cannot read."""
+    where = split(path) if archives else None
     if where is not None:
         archive, inner = where
         if inner in open_archive(archive).files:
@@ -359,12 +359,14 @@ def walk_files(path, suffix="", onerror=None):
         return [path]
     found = []
     for root, dirs, files in os.walk(path, onerror=onerror):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".")
+                         and (archives or not os.path.islink(os.path.join(root, d))))
         for name in sorted(files):
-            if name.startswith("."):
-                continue
             full = os.path.join(root, name)
-            if is_archive_name(name) and os.path.isfile(full):
+            if name.startswith(".") or not archives and (os.path.islink(full)
+                                                         or not os.path.isfile(full)):
+                continue
+            if archives and is_archive_name(name) and os.path.isfile(full):
                 found.extend(walk_files(full, suffix))
             elif name.endswith(suffix):
                 found.append(full)

@@ -58,21 +58,11 @@ _SKIP_WORDS = {"template", "typename", "inline", "constexpr", "static", "const",
 _PARENS_BEFORE_NAME = ("decltype", "operator", "__launch_bounds__")
 
 
-def _strip_preprocessor(text):
-    """The text without preprocessor lines (continued lines included)."""
-    out, continued = [], False
-    for line in text.splitlines():
-        stripped = line.strip()
-        if continued or stripped.startswith("#"):
-            continued = stripped.endswith("\\")
-            continue
-        out.append(line)
-    return "\n".join(out)
-
-
 def tokens(text):
-    """The C++ tokens of `text`: no comments, no preprocessor lines."""
-    return [m.group(0) for m in _TOKEN.finditer(_strip_preprocessor(text))
+    """The C++ tokens of `text`: no comments, no preprocessor lines (nor the
+    lines a backslash continues them on)."""
+    text = re.sub(r"^[ \t]*#(?:[^\n]*\\[ \t\r]*\n)*[^\n]*", "", text, flags=re.M)
+    return [m.group(0) for m in _TOKEN.finditer(text)
             if m.lastgroup not in ("space", "line_comment", "block_comment")]
 
 
@@ -231,15 +221,12 @@ def _scope_token(toks, i, namespaces, usings):
     return 0
 
 
-def definitions(text):
-    """[(qualified name, token list)] of the namespace-scope declarations."""
-    return [(u.qname, u.toks) for u in _parse(text)[0]]
-
-
-def _without_template_heads(decl):
-    """`decl` without its `template <...>` parameter lists."""
-    out, depth, i = [], 0, 0
-    while i < len(decl):
+def _wants_semicolon(decl):
+    """A class or an initialised variable ends at ';', a function at '}':
+    what comes before the first '{' or '(', its `template <...>` parameter
+    lists left out."""
+    head, depth, i = [], 0, 0
+    while i < len(decl) and (depth or decl[i] not in ("{", "(")):
         t = decl[i]
         if depth == 0 and t == "template" and i + 1 < len(decl) and decl[i + 1] == "<":
             depth, i = 1, i + 2
@@ -247,17 +234,8 @@ def _without_template_heads(decl):
         if depth:
             depth = _angles(depth, t)
         else:
-            out.append(t)
+            head.append(t)
         i += 1
-    return out
-
-
-def _wants_semicolon(decl):
-    """A class or an initialised variable ends at ';', a function at '}'."""
-    decl = _without_template_heads(decl)
-    head = decl[:decl.index("{")] if "{" in decl else decl
-    if "(" in head:
-        head = head[:head.index("(")]
     return any(k in head for k in _CLASS_KEYS) or "=" in head
 
 
@@ -403,16 +381,10 @@ def app_sources(root, app, read=None, listing=None):
                 files[f"{folder}/{name}"] = read(f"{folder}/{name}")
     # The core: the one pair of folders it had before its layers, then each
     # layer's (common/LAYER/include/karma, common/LAYER/src).
-    core = listing("common")
-    layers = sorted({n.split("/")[0] for n in core if n.count("/") >= 2
-                     and n.split("/")[1] in ("include", "src")})
-    for folder, ext in (("include/karma", ".hpp"), ("src", ".cpp"),
-                        *((f"{d}/{sub}", e) for d in layers
-                          for sub, e in (("include/karma", ".hpp"), ("src", ".cpp")))):
-        for name in core:
-            if name.startswith(folder + "/") and "/" not in name[len(folder) + 1:] \
-                    and name.endswith(ext):
-                files[f"common/{name}"] = read(f"common/{name}")
+    core = re.compile(r"(?:[^/]+/)?(?:include/karma/[^/]+\.hpp|src/[^/]+\.cpp)")
+    for name in listing("common"):
+        if core.fullmatch(name):
+            files[f"common/{name}"] = read(f"common/{name}")
     return files
 
 

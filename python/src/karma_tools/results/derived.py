@@ -36,10 +36,6 @@ _ROUNDING = 1e-9
 _PREFIXES = {"": 1.0, "k": 1e-3, "M": 1e-6, "G": 1e-9, "T": 1e-12}
 
 
-def _close(found, want):
-    return abs(found - want) <= TOLERANCE * max(abs(found), abs(want))
-
-
 def _rate(amount, seconds, scale=1.0):
     """amount / seconds as the harness computes it (0 without time); None
     where an input is not a number."""
@@ -157,8 +153,7 @@ def _peaks(doc):
         bandwidth.append(d.get("peak_memory_bandwidth_GBps"))
         flops.append(_get(d, f"peak_GFLOPs.{precision}") if isinstance(precision, str)
                      else None)
-    total = lambda v: sum(v) if v and all(map(_number, v)) else None  # noqa: E731
-    return total(bandwidth), total(flops)
+    return tuple(sum(v) if v and all(map(_number, v)) else None for v in (bandwidth, flops))
 
 
 def _efficiency(doc, k):
@@ -216,7 +211,8 @@ def kernel_problems(doc, k, table):
     derived += _efficiency(doc, k) + _energy(k)
     for field, value, how in derived:
         found = _get(k, field)
-        if _number(found) and _number(value) and not _close(found, value):
+        if _number(found) and _number(value) and \
+                abs(found - value) > TOLERANCE * max(abs(found), abs(value)):
             out.append(f"{field} {found:.7g}, but {how} gives {value:.7g}")
     repetitions = None if validate.is_reference(doc) else _repetitions(doc, k, entry)
     return out + time_problems(t, repetitions)

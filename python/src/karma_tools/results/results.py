@@ -9,6 +9,7 @@ deck's `<app>.implementation` when that is one string, else the table's for
 that name (its first where it lists several); the variant the table's where
 all its entries of that name agree, else the name."""
 
+import functools
 import math
 import os
 
@@ -60,24 +61,24 @@ def _read_problems(doc):
                   for path, value in _beyond_float(doc)]
 
 
-_LENIENT = []
-
-
 def check_schema(path, doc):
     """The document against karma_tools/schemas/results.schema.json, requiring
     only what the tools read (_read_problems; resultset has required app,
     kernels, result and mpi): every field present must have its type and
     range. A reference result, another program's figures, is checked the
     same way against the schema's reference form."""
-    if not _LENIENT:
-        import jsonschema
-
-        strict = schemas.load("results.schema.json")
-        _LENIENT.append(jsonschema.Draft202012Validator(schemas.lenient(strict.schema)))
-    problems = schemas.problems(_LENIENT[0], doc) + _read_problems(doc)
+    problems = schemas.problems(_lenient(), doc) + _read_problems(doc)
     if problems:
         raise ToolError(f"{path}: {problems[0]}; not a well-formed karma results document "
                         "(karma_tools/schemas/results.schema.json)", 2)
+
+
+@functools.lru_cache(maxsize=None)
+def _lenient():
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(schemas.lenient(schemas.load(
+        "results.schema.json").schema))
 
 
 class Run:
@@ -139,10 +140,6 @@ class Run:
 
         return {k: v for k, v in walk("", self.resolved).items()
                 if include_run or not k.startswith("run.")}
-
-    def precision(self):
-        return self.problem.get("precision") or next(
-            (v for k, v in self.deck_values().items() if k.endswith(".precision")), None)
 
 
 def kernel_energy(kernel):

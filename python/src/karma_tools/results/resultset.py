@@ -10,6 +10,7 @@ campaign.json wherever the campaign is now: copied, archived or packed),
 or lies in a folder named as its own results folder: so a campaign whose
 jobs all wrote results never reads as not run."""
 
+import functools
 import os
 import re
 import subprocess
@@ -274,31 +275,26 @@ def _match_jobs(result, skip_invalid):
         result.jobs.append((entry, run, why))
 
 
-# {(file, its holder's stamp): the checked document, or the error}: a set
-# opened again in one process (karma-report's campaigns in its tree) is
-# checked once.
-_CHECKED = {}
-
-
 def _checked(f):
-    """The document at f, checked as a run (None: not karma results)."""
-    holder = archive.archive_of(f)
+    """The document at f, checked as a run (None: not karma results); a set
+    opened again in one process (karma-report's campaigns in its tree) is
+    checked once while the file holding it stays unchanged."""
     try:
-        st = os.stat(holder)
-        key = (os.path.abspath(f), st.st_mtime_ns, st.st_size)
+        st = os.stat(archive.archive_of(f))
     except OSError:
-        key = None
-    found = _CHECKED.get(key)
-    if found is None:
-        try:
-            found = _check(f)
-        except ToolError as e:
-            found = e
-        if key is not None:
-            _CHECKED[key] = found
+        return _check(f)
+    found = _checked_once(os.path.abspath(f), st.st_mtime_ns, st.st_size, f)
     if isinstance(found, ToolError):
         raise found
     return found
+
+
+@functools.lru_cache(maxsize=None)
+def _checked_once(where, mtime, size, f):
+    try:
+        return _check(f)
+    except ToolError as e:
+        return e
 
 
 def _load_file(result, f, skip_invalid):

@@ -11,6 +11,7 @@ module reads those two things back; it decides nothing the C++ has not.
 
 import hashlib
 import os
+import pathlib
 
 from karma_tools.results import kerneltable
 from karma_tools.results.results import field
@@ -77,12 +78,9 @@ def row_key(result, kernel):
             kerneltable.of(result).work_of(kernel["name"]))
 
 
-def sha256_of(path):
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
-
-
 def class_decks(inputs):
     """{sha256: (app, class)} of the class decks under an inputs/ directory."""
-    return {sha256_of(path): (app, cls) for app in sorted(os.listdir(inputs)) for cls in CLASSES
-            for path in [os.path.join(inputs, app, f"{cls}.yaml")] if os.path.isfile(path)}
+    decks = {(app, cls): pathlib.Path(inputs, app, f"{cls}.yaml")
+             for app in sorted(os.listdir(inputs)) for cls in CLASSES}
+    return {hashlib.sha256(path.read_bytes()).hexdigest(): case
+            for case, path in decks.items() if path.is_file()}

@@ -8,6 +8,7 @@ ToolError (exit 2) naming the file, the line and the key."""
 import json
 import os
 
+from karma_tools import yamlread
 from karma_tools.core import PACKAGE, ToolError, describe
 
 _DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -20,43 +21,20 @@ def schemas_dir():
         os.path.join(PACKAGE, "schemas")
 
 
-def _skip_space(text, pos):
-    while pos < len(text) and text[pos] in " \t\r\n":
-        pos += 1
-    return pos
-
-
 def locate(text, path):
     """(line, column) of the value at `path` (keys and indices) in the JSON
-    text, or of the deepest part of it that exists."""
-    decoder = json.JSONDecoder()
-    pos = _skip_space(text, 0)
+    text, or of the deepest part of it that exists: JSON is YAML, whose
+    reader keeps positions (1, 1 where it cannot read the text)."""
+    try:
+        node = yamlread.parse(text)
+    except (yamlread.YamlError, ToolError):
+        return 1, 1
     for key in path:
-        if pos >= len(text) or text[pos] not in "{[":
+        if not (isinstance(node.value, dict) and key in node.value or isinstance(
+                node.value, list) and isinstance(key, int) and key < len(node.value)):
             break
-        start, is_object, index, found = pos, text[pos] == "{", 0, None
-        pos = _skip_space(text, pos + 1)
-        while pos < len(text) and text[pos] not in "}]":
-            if is_object:
-                name, pos = json.decoder.scanstring(text, pos + 1)
-                pos = _skip_space(text, _skip_space(text, pos) + 1)  # past the ':'
-                hit = name == key
-            else:
-                hit = index == key
-                index += 1
-            if hit:
-                found = pos
-                break
-            _, pos = decoder.raw_decode(text, pos)
-            pos = _skip_space(text, pos)
-            if pos < len(text) and text[pos] == ",":
-                pos = _skip_space(text, pos + 1)
-        if found is None:
-            pos = start  # the key is missing: point at its object
-            break
-        pos = found
-    line = text.count("\n", 0, pos) + 1
-    return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
+        node = node.value[key]
+    return node.line, node.col
 
 
 def dotted(path):
