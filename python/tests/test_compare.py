@@ -289,6 +289,10 @@ def test_the_energy_option_changes_nothing(tmp_path, energy_sets):
     plain = compare_json(tmp_path, f"a={a}", f"b={b}")
     assert compare_json(tmp_path, f"a={a}", f"b={b}", "--energy") == plain
     assert row(plain, LEFT, "triad")["values"]["b"]["per_watt_ratio"] == pytest.approx(2.0)
+    for flag in ("--energy", "--allow-unmatched"):
+        r = tool("karma-compare", f"a={a}", f"b={b}", flag)
+        assert r.returncode == 0 and r.stderr.strip() == \
+            f"karma-compare: note: {flag} changes nothing since 1.1.0 (CHANGELOG.md)", r.stderr
 
 
 def test_results_without_energy_keep_their_output(tmp_path):

@@ -152,6 +152,12 @@ def main(argv=None):
     args = parser().parse_args(argv)
 
     def run():
+        # Kept so older commands still run; said, never silently ignored.
+        for flag, given in (("--energy", args.energy), ("--allow-unmatched", args.allow_unmatched),
+                            ("--allow-partial", args.allow_partial and args.campaign)):
+            if given:
+                print(f"karma-compare: note: {flag} changes nothing since 1.1.0 "
+                      "(CHANGELOG.md)", file=sys.stderr)
         if args.system_nodes:
             raise ToolError("--system-nodes: removed in 1.1.0 with compare's weighted mean; "
                             "the figure of record is karma-score's (CHANGELOG.md)", 2)
