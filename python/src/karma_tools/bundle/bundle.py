@@ -17,7 +17,6 @@ bundle is then reportable, or not: see the answers below."""
 
 import datetime
 import hashlib
-import io
 import lzma
 import os
 import re
@@ -468,19 +467,6 @@ def manifest_text(files):
     return "".join(f"{hashlib.sha256(files[p]).hexdigest()}  {p}\n" for p in sorted(files))
 
 
-def tar_xz(files):
-    """The bundle's bytes: members sorted, owners, modes and times fixed."""
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w", format=tarfile.GNU_FORMAT) as tar:
-        for path in sorted(files):
-            info = tarfile.TarInfo(path)
-            info.size, info.mtime, info.mode = len(files[path]), archive.MTIME, 0o644
-            info.uid = info.gid = 0
-            info.uname = info.gname = ""
-            tar.addfile(info, io.BytesIO(files[path]))
-    return archive.xz(raw.getvalue())
-
-
 def read_bundle(path):
     """({path: bytes} of the bundle's files, problems of its members)."""
     problems = []
@@ -531,7 +517,7 @@ def pack(campaign, disclosure, build_logs, weights=(), campaign_file=None):
         lines = [f"{validate.printable(where)}: {why}" for where, why in problems]
         raise ToolError(f"\n{PROGRAM}: error: ".join(lines), 2)
     files[MANIFEST] = manifest_text(files).encode()
-    return tar_xz(files), summary, len(files)
+    return archive.tar_xz(sorted(files.items())), summary, len(files)
 
 
 def gather(directory, campaign_file=None):
@@ -621,6 +607,3 @@ def not_reportable(path, results, record=None):
         reasons.append(f"{len(missing)} row(s) the procurement score weighs have no "
                        "reportable figure: " + ", ".join(missing))
     return reasons
-
-
-# --- command line -----------------------------------------------------------------

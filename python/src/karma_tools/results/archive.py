@@ -128,10 +128,17 @@ def build(folder, kind, name=None, manifest=None):
              "name": name or os.path.basename(os.path.normpath(folder)), "files": entries}
     if kind == "campaign":
         index["jobs"] = _job_entries(folder, manifest, files, by_path)
+    body = (json.dumps(index, indent=1, sort_keys=True) + "\n").encode()
+    return tar_xz([(INDEX, body)] + sorted(members))
+
+
+def tar_xz(members):
+    """The bytes of a .tar.xz of [(name, bytes)], in that order, its owners,
+    modes and times fixed: the same files give the same bytes (an archive,
+    a bundle)."""
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.GNU_FORMAT) as tar:
-        body = (json.dumps(index, indent=1, sort_keys=True) + "\n").encode()
-        for member, data in [(INDEX, body)] + sorted(members):
+        for member, data in members:
             info = tarfile.TarInfo(member)
             info.size, info.mtime, info.mode = len(data), MTIME, 0o644
             info.uid = info.gid = 0

@@ -161,28 +161,34 @@ def _distinct(values):
     return sorted({v for v in values if isinstance(v, str) and v})
 
 
-def environment_summary(runs):
-    """Host, CPU, GPU, driver and OS of the karma-envcapture captures
-    beside the runs' results (results/<job>/environment/environment.json)."""
-    captures = []
+def captures(runs):
+    """[(path, document)] of the karma-envcapture captures beside the runs'
+    results (results/<job>/environment/environment.json)."""
+    out = []
     for where in sorted({os.path.dirname(r.path) for r in runs}):
         path = os.path.join(where, "environment", "environment.json")
         try:
             doc = read_json(path) if archive.isfile(path) else None
         except ToolError:
             doc = None
-        captures += [doc] if isinstance(doc, dict) else []
+        out += [(path, doc)] if isinstance(doc, dict) else []
+    return out
+
+
+def environment_summary(runs):
+    """Host, CPU, GPU, driver and OS of the runs' captures."""
+    captured = [doc for _, doc in captures(runs)]
 
     def os_of(doc):
         name, release = field(doc, "platform.os"), field(doc, "platform.release")
         return f"{name} ({release})" if name and release else name
 
-    return {"captures": len(captures),
-            "hosts": _distinct(field(c, "hostname") for c in captures),
-            "cpu_models": _distinct(field(c, "cpu.Model name") for c in captures),
-            "gpu_models": _distinct(p for c in captures for p in field(c, "gpu.products") or []),
-            "drivers": _distinct(field(c, "gpu.driver_version") for c in captures),
-            "os": _distinct(os_of(c) for c in captures)}
+    return {"captures": len(captured),
+            "hosts": _distinct(field(c, "hostname") for c in captured),
+            "cpu_models": _distinct(field(c, "cpu.Model name") for c in captured),
+            "gpu_models": _distinct(p for c in captured for p in field(c, "gpu.products") or []),
+            "drivers": _distinct(field(c, "gpu.driver_version") for c in captured),
+            "os": _distinct(os_of(c) for c in captured)}
 
 
 def _reference_kind(path, runs, kind):
