@@ -231,17 +231,15 @@ def make_reference(path, name=None, kind=None, runs=None):
         if max(schemes, default=1) > 1:  # absent: scheme 1, as in results
             row["code_scheme"] = max(schemes)
         rows.append(dict(row, codes=codes) if codes else row)
-    docs = [r.doc for r in used]
     return {"karma_score_reference": REFERENCE_FORMAT,
             "name": name or label_of(path),
             "source": path,
             "device": {"kind": kind, "names": _distinct(r.device for r in used)},
-            "suite": {"versions": _distinct((d.get("suite") or {}).get("version") for d in docs),
-                      "git_describe": _distinct((d.get("suite") or {}).get("git_describe")
-                                                for d in docs)},
+            "suite": {k: _distinct(field(r.doc, f"suite.{v}") for r in used)
+                      for k, v in (("versions", "version"), ("git_describe", "git_describe"))},
             "kokkos": {"versions": _distinct(r.kokkos_version for r in used),
                        "backends": _distinct(r.backend for r in used)},
-            "rules": _distinct(str(rules.reportable(d).get("rules")) for d in docs),
+            "rules": _distinct(str(rules.reportable(r.doc).get("rules")) for r in used),
             "results": len(used),
             "environment": environment_summary(used),
             "rows": rows}
