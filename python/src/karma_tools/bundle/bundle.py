@@ -17,10 +17,8 @@ bundle is then reportable, or not: see the answers below."""
 
 import datetime
 import hashlib
-import lzma
 import os
 import re
-import tarfile
 
 from karma_tools.core import ToolError, read_input_file
 from karma_tools.results import archive, resultset
@@ -569,29 +567,18 @@ def examine(path, record=None):
     return problems, summary, ([] if problems else not_reportable(path, results, record))
 
 
-def is_bundle(path):
-    """Whether path is a karma-bundle (an archive with a disclosure), not
-    another result set."""
-    if not (archive.is_archive_name(path) and os.path.isfile(path)):
-        return False
-    try:
-        with tarfile.open(path, "r:xz") as tar:
-            return any(name == DISCLOSURE for name in tar.getnames())
-    except (OSError, tarfile.TarError, lzma.LZMAError, EOFError):
-        return False
-
-
 def page_facts(path, record):
     """(reportable, disclosure) of a scored set for its page: karma-bundle
     check's answer on its figure of record scored already, (True, []) or
     (False, [why]), and the disclosure's values {dotted key: value}; (None,
-    None) for a set that is no bundle."""
-    if not is_bundle(path):
+    None) for a set that is no bundle (a scored archive reads whole)."""
+    if not (archive.is_archive_name(path) and os.path.isfile(path)) or \
+            archive.open_archive(path).index["kind"] != "bundle":
         return None, None
     problems, _, reasons = examine(path, record)
     answer = (False, [f"not valid: {len(problems)} problem(s), karma-bundle check lists "
                       "them"]) if problems else (not reasons, reasons)
-    return answer, read_disclosure(read_bundle(path)[0].get(DISCLOSURE, b""))[0]
+    return answer, read_disclosure(archive.open_archive(path).files.get(DISCLOSURE, b""))[0]
 
 
 def not_reportable(path, results, record=None):
