@@ -465,12 +465,6 @@ def manifest_text(files):
     return "".join(f"{hashlib.sha256(files[p]).hexdigest()}  {p}\n" for p in sorted(files))
 
 
-def read_bundle(path):
-    """({path: bytes} of the bundle's files, problems of its members)."""
-    problems = []
-    return archive.read_members(path, problems, "karma bundle"), problems
-
-
 def class_decks():
     inputs = campaign_mod.inputs_dir(campaign_mod.tools_dir())
     if inputs is None:
@@ -559,8 +553,8 @@ def examine(path, record=None):
     it by default."""
     if not os.path.isfile(path):
         raise ToolError(f"{path}: not a file", 2)
-    decks = class_decks()
-    files, problems = read_bundle(path)
+    decks, problems = class_decks(), []
+    files = archive.read_members(path, problems, "karma bundle")
     problems += archive.manifest_check(files)[1]
     found, summary, results = content_problems(files, decks)
     problems += found
