@@ -17,10 +17,8 @@ bundle is then reportable, or not: see the answers below."""
 
 import datetime
 import hashlib
-import lzma
 import os
 import re
-import tarfile
 
 from karma_tools.core import ToolError, read_input_file
 from karma_tools.results import archive, resultset
@@ -467,12 +465,6 @@ def manifest_text(files):
     return "".join(f"{hashlib.sha256(files[p]).hexdigest()}  {p}\n" for p in sorted(files))
 
 
-def read_bundle(path):
-    """({path: bytes} of the bundle's files, problems of its members)."""
-    problems = []
-    return archive.read_members(path, problems, "karma bundle"), problems
-
-
 def class_decks():
     inputs = campaign_mod.inputs_dir(campaign_mod.tools_dir())
     if inputs is None:
@@ -561,37 +553,26 @@ def examine(path, record=None):
     it by default."""
     if not os.path.isfile(path):
         raise ToolError(f"{path}: not a file", 2)
-    decks = class_decks()
-    files, problems = read_bundle(path)
+    decks, problems = class_decks(), []
+    files = archive.read_members(path, problems, "karma bundle")
     problems += archive.manifest_check(files)[1]
     found, summary, results = content_problems(files, decks)
     problems += found
     return problems, summary, ([] if problems else not_reportable(path, results, record))
 
 
-def is_bundle(path):
-    """Whether path is a karma-bundle (an archive with a disclosure), not
-    another result set."""
-    if not (archive.is_archive_name(path) and os.path.isfile(path)):
-        return False
-    try:
-        with tarfile.open(path, "r:xz") as tar:
-            return any(name == DISCLOSURE for name in tar.getnames())
-    except (OSError, tarfile.TarError, lzma.LZMAError, EOFError):
-        return False
-
-
 def page_facts(path, record):
     """(reportable, disclosure) of a scored set for its page: karma-bundle
     check's answer on its figure of record scored already, (True, []) or
     (False, [why]), and the disclosure's values {dotted key: value}; (None,
-    None) for a set that is no bundle."""
-    if not is_bundle(path):
+    None) for a set that is no bundle (a scored archive reads whole)."""
+    if not (archive.is_archive_name(path) and os.path.isfile(path)) or \
+            archive.open_archive(path).index["kind"] != "bundle":
         return None, None
     problems, _, reasons = examine(path, record)
     answer = (False, [f"not valid: {len(problems)} problem(s), karma-bundle check lists "
                       "them"]) if problems else (not reasons, reasons)
-    return answer, read_disclosure(read_bundle(path)[0].get(DISCLOSURE, b""))[0]
+    return answer, read_disclosure(archive.open_archive(path).files.get(DISCLOSURE, b""))[0]
 
 
 def not_reportable(path, results, record=None):
@@ -607,6 +588,3 @@ def not_reportable(path, results, record=None):
         reasons.append(f"{len(missing)} row(s) the procurement score weighs have no "
                        "reportable figure: " + ", ".join(missing))
     return reasons
-
-
-# --- command line -----------------------------------------------------------------

@@ -9,13 +9,11 @@ import os
 import re
 
 from karma_tools.core import ToolError, read_input_file
-from karma_tools.results.archive import read_json
-from karma_tools.results import archive
-from karma_tools.campaign import batch
+from karma_tools.results import resultset
+from karma_tools.score import figure
 from karma_tools.bundle.bundle import (FIELDS, disclosure_problems, name_and_version,
                                        read_disclosure)
 from karma_tools.results import rules
-from karma_tools.results import validate
 from karma_tools import yamlread
 from karma_tools.results.results import is_number
 
@@ -31,24 +29,9 @@ ASKED = (
 
 def campaign_docs(out):
     """([(path, karma result)], [(path, environment capture)]) of a finished
-    campaign directory's jobs."""
-    manifest = batch.load_manifest(out)
-    karma, envs = [], []
-    for entry in manifest["jobs"]:
-        folder = entry["results_dir"]
-        for name in sorted(archive.listdir(folder)) if archive.isdir(folder) else []:
-            path = os.path.join(folder, name)
-            if name.endswith(".json") and archive.isfile(path):
-                doc = read_json(path)
-                if isinstance(doc, dict) and "kernels" in doc and not validate.is_reference(doc):
-                    karma.append((path, doc))
-        capture = os.path.join(folder, "environment", "environment.json")
-        if archive.isfile(capture):
-            envs.append((capture, read_json(capture)))
-    if not karma:
-        raise ToolError(f"{out}: no karma results in the campaign's jobs (run karma-batch "
-                        "submit first)", 2)
-    return karma, envs
+    campaign directory."""
+    runs = [r for r in resultset.open(out).runs if not r.reference]
+    return [(r.path, r.doc) for r in runs], figure.captures(runs)
 
 
 def _one(values, what):

@@ -8,13 +8,14 @@ import os
 import statistics
 import sys
 
+from karma_tools import schemas
 from karma_tools.core import APPS, CHECKOUT, ToolError
 from karma_tools.results.archive import read_json
 from karma_tools.results import archive
 from karma_tools.results import codeversion
 from karma_tools.results import rules
 from karma_tools.results import resultset
-from karma_tools.results.results import is_number
+from karma_tools.results.results import field, is_number
 from karma_tools.results.cases import holds_one, rounds_key
 from karma_tools.score import weights
 
@@ -112,30 +113,25 @@ def _code_made_of(code):
     return {"symbols": code["symbols"], "launch": code["launch"]}
 
 
-def _deck_of(run):
-    return rounds_key(run, rules.reportable(run.doc).get("tier"))
-
-
-def _best_median(figs, field, hib):
-    """(figure, runs, rounds): over decks, the best median of the runs'
-    `field`, with that deck's values run by run (its spread)."""
+def _best_median(decks, field, hib):
+    """{value, runs, rounds} of the best median over decks of the runs'
+    `field`, with that deck's values run by run (its spread); None of none."""
     best = None
-    for runs in figs.values():
-        values = [f[field] for f in runs if f[field] is not None]
-        if values:
-            m = statistics.median(values)
-            if best is None or (m > best[0] if hib else m < best[0]):
-                best = (m, len(values), sorted(values))
-    return best or (None, 0, [])
+    for figs in decks.values():
+        values = sorted(f[field] for f in figs if f[field] is not None)
+        m = statistics.median(values) if values else None
+        if m is not None and (best is None or (m > best["value"] if hib else m < best["value"])):
+            best = {"value": m, "runs": len(values), "rounds": values}
+    return best
 
 
 def tier_figures(runs, tier):
-    """{row key: {figure, runs, rounds, units, higher_is_better, per_watt,
-    per_watt_runs, per_watt_rounds, per_watt_units, code_versions}} of a
-    tier over a set's runs (rounds: the figure's runs' values, sorted)."""
+    """{row key: row} of a tier over a set's runs, in the reference's form
+    (figure, units, higher_is_better, runs, rounds, per_watt, code_versions,
+    code_schemes, codes): per deck the median of its runs, the best deck."""
     groups = {}
     for run in runs:
-        deck = _deck_of(run)
+        deck = rounds_key(run, rules.reportable(run.doc).get("tier"))
         for key, fig in run_figures(run, tier).items():
             groups.setdefault(key, {}).setdefault(deck, []).append(fig)
     table = {}
@@ -144,18 +140,16 @@ def tier_figures(runs, tier):
         units, hib = first["units"], first["higher_is_better"]
         decks = {d: [f for f in figs if (f["units"], f["higher_is_better"]) == (units, hib)]
                  for d, figs in decks.items()}
-        figure, count, rounds = _best_median(decks, "fom", hib)
-        per_watt, per_watt_count, per_watt_rounds = _best_median(decks, "per_watt", hib)
-        pw_units = next((f["per_watt_units"] for figs in decks.values() for f in figs
-                         if f["per_watt"] is not None), None)
-        code, schemes = ({x for figs in decks.values() for f in figs for x in f[field]}
-                         for field in ("code_versions", "code_schemes"))
-        codes = {v: c for figs in decks.values() for f in figs for v, c in f["codes"].items()}
-        table[key] = {"figure": figure, "runs": count, "rounds": rounds, "units": units,
-                      "higher_is_better": hib, "per_watt": per_watt,
-                      "per_watt_runs": per_watt_count, "per_watt_rounds": per_watt_rounds,
-                      "per_watt_units": pw_units, "code_versions": sorted(code),
-                      "code_schemes": sorted(schemes),
+        figs = [f for fs in decks.values() for f in fs]
+        fom, per_watt = _best_median(decks, "fom", hib), _best_median(decks, "per_watt", hib)
+        if per_watt:
+            per_watt = dict(value=per_watt.pop("value"), units=next(
+                f["per_watt_units"] for f in figs if f["per_watt"] is not None), **per_watt)
+        codes = {v: c for f in figs for v, c in f["codes"].items()}
+        table[key] = {"figure": fom["value"], "units": units, "higher_is_better": hib,
+                      "runs": fom["runs"], "rounds": fom["rounds"], "per_watt": per_watt,
+                      "code_versions": sorted({v for f in figs for v in f["code_versions"]}),
+                      "code_schemes": sorted({x for f in figs for x in f["code_schemes"]}),
                       "codes": [dict(version=v, **codes[v]) for v in sorted(codes)]}
     return table
 
@@ -167,37 +161,34 @@ def _distinct(values):
     return sorted({v for v in values if isinstance(v, str) and v})
 
 
-def environment_summary(runs):
-    """Host, CPU, GPU, driver and OS of the karma-envcapture captures
-    beside the runs' results (results/<job>/environment/environment.json)."""
-    captures = []
+def captures(runs):
+    """[(path, document)] of the karma-envcapture captures beside the runs'
+    results (results/<job>/environment/environment.json)."""
+    out = []
     for where in sorted({os.path.dirname(r.path) for r in runs}):
         path = os.path.join(where, "environment", "environment.json")
-        if not archive.isfile(path):
-            continue
         try:
-            doc = read_json(path)
+            doc = read_json(path) if archive.isfile(path) else None
         except ToolError:
-            continue
-        if isinstance(doc, dict):
-            captures.append(doc)
+            doc = None
+        out += [(path, doc)] if isinstance(doc, dict) else []
+    return out
 
-    def field(doc, *path):
-        for part in path:
-            doc = doc.get(part) if isinstance(doc, dict) else None
-        return doc
+
+def environment_summary(runs):
+    """Host, CPU, GPU, driver and OS of the runs' captures."""
+    captured = [doc for _, doc in captures(runs)]
 
     def os_of(doc):
-        name, release = field(doc, "platform", "os"), field(doc, "platform", "release")
+        name, release = field(doc, "platform.os"), field(doc, "platform.release")
         return f"{name} ({release})" if name and release else name
 
-    return {"captures": len(captures),
-            "hosts": _distinct(field(c, "hostname") for c in captures),
-            "cpu_models": _distinct(field(c, "cpu", "Model name") for c in captures),
-            "gpu_models": _distinct(p for c in captures
-                                    for p in field(c, "gpu", "products") or []),
-            "drivers": _distinct(field(c, "gpu", "driver_version") for c in captures),
-            "os": _distinct(os_of(c) for c in captures)}
+    return {"captures": len(captured),
+            "hosts": _distinct(field(c, "hostname") for c in captured),
+            "cpu_models": _distinct(field(c, "cpu.Model name") for c in captured),
+            "gpu_models": _distinct(p for c in captured for p in field(c, "gpu.products") or []),
+            "drivers": _distinct(field(c, "gpu.driver_version") for c in captured),
+            "os": _distinct(os_of(c) for c in captured)}
 
 
 def _reference_kind(path, runs, kind):
@@ -235,29 +226,20 @@ def make_reference(path, name=None, kind=None, runs=None):
                         "with a figure of merit", 2)
     rows = []
     for key in sorted(table, key=sort_key):
-        t = table[key]
-        per_watt = None if t["per_watt"] is None else \
-            {"value": t["per_watt"], "units": t["per_watt_units"], "runs": t["per_watt_runs"],
-             "rounds": t["per_watt_rounds"]}
-        rows.append(dict(_key_dict(key), figure=t["figure"], units=t["units"],
-                         higher_is_better=t["higher_is_better"], runs=t["runs"],
-                         rounds=t["rounds"], per_watt=per_watt,
-                         code_versions=t["code_versions"]))
-        if max(t["code_schemes"], default=1) > 1:  # absent: scheme 1, as in results
-            rows[-1]["code_scheme"] = max(t["code_schemes"])
-        if t["codes"]:
-            rows[-1]["codes"] = t["codes"]
-    docs = [r.doc for r in used]
+        row = dict(_key_dict(key), **table[key])
+        schemes, codes = row.pop("code_schemes"), row.pop("codes")
+        if max(schemes, default=1) > 1:  # absent: scheme 1, as in results
+            row["code_scheme"] = max(schemes)
+        rows.append(dict(row, codes=codes) if codes else row)
     return {"karma_score_reference": REFERENCE_FORMAT,
             "name": name or label_of(path),
             "source": path,
             "device": {"kind": kind, "names": _distinct(r.device for r in used)},
-            "suite": {"versions": _distinct((d.get("suite") or {}).get("version") for d in docs),
-                      "git_describe": _distinct((d.get("suite") or {}).get("git_describe")
-                                                for d in docs)},
+            "suite": {k: _distinct(field(r.doc, f"suite.{v}") for r in used)
+                      for k, v in (("versions", "version"), ("git_describe", "git_describe"))},
             "kokkos": {"versions": _distinct(r.kokkos_version for r in used),
                        "backends": _distinct(r.backend for r in used)},
-            "rules": _distinct(str(rules.reportable(d).get("rules")) for d in docs),
+            "rules": _distinct(str(rules.reportable(r.doc).get("rules")) for r in used),
             "results": len(used),
             "environment": environment_summary(used),
             "rows": rows}
@@ -277,69 +259,17 @@ def label_of(path):
     return os.path.basename(os.path.normpath(path)).removesuffix(archive.SUFFIX) or path
 
 
-def _positive(value):
-    return is_number(value) and value > 0
-
-
-def _rounds_ok(rounds):
-    """A reference row's figures round by round: absent (a reference made
-    before they were kept) or positive numbers."""
-    return rounds is None or (isinstance(rounds, list) and all(map(_positive, rounds)))
-
-
-def _strings(values):
-    return isinstance(values, list) and all(isinstance(v, str) for v in values)
-
-
-def _codes_ok(codes):
-    """A reference row's `codes`: what each of its code versions is made of."""
-    return isinstance(codes, list) and all(
-        isinstance(c, dict) and isinstance(c.get("version"), str) and _strings(c.get("symbols"))
-        and isinstance(c.get("launch"), dict) for c in codes)
-
-
-def _row_ok(row):
-    """A reference row's fields; per_watt, code versions, their scheme and
-    codes (what each code version is made of) where it has them."""
-    if not isinstance(row, dict):
-        return False
-    pw, scheme = row.get("per_watt"), row.get("code_scheme", 1)
-    return all(isinstance(row.get(k), str) for k in ("app", "case", "work", "units")) \
-        and isinstance(row.get("class"), (str, type(None))) and _positive(row.get("figure")) \
-        and isinstance(row.get("higher_is_better"), bool) and _rounds_ok(row.get("rounds")) \
-        and (row.get("code_versions") is None or _strings(row["code_versions"])) \
-        and isinstance(scheme, int) and scheme >= 1 \
-        and ("codes" not in row or _codes_ok(row["codes"])) \
-        and (pw is None or isinstance(pw, dict) and _positive(pw.get("value"))
-             and _rounds_ok(pw.get("rounds")))
-
-
-def _bad_reference(path, what):
-    raise ToolError(f"{path}: {what}; not a karma-score reference file (karma-score "
-                    "reference makes one)", 2)
-
-
 def load_reference(path):
-    """The reference document at path, its fields checked."""
+    """The reference document at path, checked against the reference schema
+    (karma_tools/schemas/reference.schema.json)."""
     if not os.path.lexists(path):
         raise ToolError(f"{path}: no such file", 2)
     doc = read_json(path)
-    if not isinstance(doc, dict) or doc.get("karma_score_reference") != REFERENCE_FORMAT:
-        _bad_reference(path, f"no karma_score_reference: {REFERENCE_FORMAT}")
-    device = doc.get("device")
-    if not isinstance(device, dict) or device.get("kind") not in KINDS:
-        _bad_reference(path, "device.kind is not gpu or host")
-    rows = doc.get("rows")
-    if not isinstance(rows, list) or not rows:
-        _bad_reference(path, "rows: not a non-empty list")
-    for i, row in enumerate(rows):
-        if not _row_ok(row):
-            _bad_reference(path, f"rows[{i}]: expected app, class, case, work, units, a "
-                           "positive figure, higher_is_better, per_watt (null or {value}), "
-                           "rounds (positive figures) and codes ({version, symbols, "
-                           "launch}), if any")
-    if not isinstance(doc.get("name"), str):
-        doc["name"] = label_of(path)
+    found = schemas.problems(schemas.load("reference.schema.json"), doc)
+    if found:
+        raise ToolError(f"{path}: {found[0]}; not a karma-score reference file (karma-score "
+                        "reference makes one)", 2)
+    doc.setdefault("name", label_of(path))
     return doc
 
 
@@ -426,44 +356,37 @@ def _row_ratio(ref, fig):
     reason there is none."""
     row = dict(_key_dict(_ref_key(ref)), reference=ref["figure"], units=ref["units"],
                figure=None, runs=0, ratio=None, interval=None, per_watt=None, missing=None)
-    if fig is None or fig["figure"] is None:
+    if fig is None:
         row["missing"] = "no figure"
         return row
     if (fig["units"], fig["higher_is_better"]) != (ref["units"], ref["higher_is_better"]):
         row["missing"] = f"measured in {fig['units']}, the reference in {ref['units']}"
         return row
-    if unsteady(fig["rounds"]):
-        row.update(figure=fig["figure"], runs=fig["runs"], missing=unsteady(fig["rounds"]))
+    row.update(figure=fig["figure"], runs=fig["runs"], missing=unsteady(fig["rounds"]))
+    if row["missing"]:
         return row
     hib = ref["higher_is_better"]
-    row.update(figure=fig["figure"], runs=fig["runs"],
-               ratio=_ratio(fig["figure"], ref["figure"], hib),
-               interval=interval(fig["rounds"] or [fig["figure"]],
-                                 ref.get("rounds") or [ref["figure"]], hib))
+    row.update(ratio=_ratio(fig["figure"], ref["figure"], hib),
+               interval=interval(fig["rounds"], ref.get("rounds") or [ref["figure"]], hib))
     # The reference's kernels (baseline) must be among the set's; the
     # optimized tier's vendor kernels come on top.
-    theirs, ours = ref.get("code_versions") or [], fig.get("code_versions") or []
-    gone = sorted(set(theirs) - set(ours))
-    schemes = sorted(set(fig.get("code_schemes") or []) | {ref.get("code_scheme", 1)})
-    if theirs and ours and len(schemes) > 1:
-        row["code_unknown"] = f"the reference's code versions are of scheme " \
-            f"{ref.get('code_scheme', 1)}, this set's of " \
-            f"{', '.join(map(str, fig['code_schemes']))}"
+    theirs, ours = ref.get("code_versions") or [], fig["code_versions"]
+    gone, scheme = sorted(set(theirs) - set(ours)), ref.get("code_scheme", 1)
+    if theirs and ours and set(fig["code_schemes"]) - {scheme}:
+        row["code_unknown"] = f"the reference's code versions are of scheme {scheme}, this " \
+            f"set's of {', '.join(map(str, fig['code_schemes']))}"
     elif theirs and ours and gone:
         row["code_changed"] = f"the reference's code_version {', '.join(gone)} is not among " \
             f"this set's ({', '.join(ours)})"
-    ref_pw = ref.get("per_watt") or {}
-    if ref_pw.get("value") is not None and fig["per_watt"] is not None:
-        row["per_watt"] = {"figure": fig["per_watt"], "reference": ref_pw["value"],
-                           "units": fig["per_watt_units"],
-                           "ratio": _ratio(fig["per_watt"], ref_pw["value"], hib),
-                           "interval": interval(fig["per_watt_rounds"] or [fig["per_watt"]],
-                                                ref_pw.get("rounds") or [ref_pw["value"]], hib)}
+    ref_pw, pw = ref.get("per_watt"), fig["per_watt"]
+    if ref_pw and pw:
+        row["per_watt"] = {"figure": pw["value"], "reference": ref_pw["value"],
+                           "units": pw["units"], "ratio": _ratio(pw["value"], ref_pw["value"], hib),
+                           "interval": interval(pw["rounds"], ref_pw.get("rounds")
+                                                or [ref_pw["value"]], hib)}
     else:
         row["no_energy"] = " and ".join(side for side, value in
-                                        (("set", fig["per_watt"]),
-                                         ("reference", ref_pw.get("value")))
-                                        if value is None)
+                                        (("set", pw), ("reference", ref_pw)) if not value)
     return row
 
 
@@ -503,10 +426,9 @@ def app_scores(rows, weights):
     overall = {"complete": not missing, "missing": missing}
     names = [a for a in apps if apps[a]["score"] is not None]
     ws = [weights[a] for a in names]
-    for field in ("score", "interval", "per_watt", "per_watt_interval"):
-        values = [apps[a][field] for a in names]
-        mean = span_mean if field.endswith("interval") else geomean
-        overall[field] = mean(values, ws) if not missing else None
+    for name in ("score", "interval", "per_watt", "per_watt_interval"):
+        mean = span_mean if name.endswith("interval") else geomean
+        overall[name] = mean([apps[a][name] for a in names], ws) if not missing else None
     overall["verdict"] = verdict(overall["interval"])
     return apps, overall
 
