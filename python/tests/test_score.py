@@ -5,6 +5,7 @@ rounds each, scaled where a test needs another machine."""
 
 import copy
 import json
+import math
 import os
 import re
 import shutil
@@ -860,3 +861,20 @@ def test_rounds_far_apart_are_flagged_and_never_scored(reference, tmp_path):
     assert "rounds differ 2.22e+03x (more than 10x): not scored" in r.stdout, r.stdout
     r = tool("karma-compare", ref_set, wild, "--markdown", tmp_path / "c.md")
     assert "rounds differ 2.22e+03x" in (tmp_path / "c.md").read_text(), r.stderr
+
+
+def test_an_app_without_per_watt_leaves_the_others_weights_as_they_are():
+    """The overall per-watt interval pairs each app's interval with its own
+    weight when an app measured no energy (it once took the first weights)."""
+    from karma_tools.score import figure
+
+    def row(app, ratio, watt):
+        return {"app": app, "ratio": ratio, "interval": [ratio, ratio],
+                "per_watt": None if watt is None else {"ratio": watt, "interval": [watt, watt]},
+                "class": "large", "scored": True}
+    rows = [row("a", 1.0, None), row("b", 1.0, 2.0), row("c", 1.0, 8.0)]
+    apps, overall = figure.app_scores(rows, {"a": 1.0, "b": 3.0, "c": 1.0})
+    assert apps["a"]["per_watt_interval"] is None
+    expect = math.exp((3 * math.log(2.0) + math.log(8.0)) / 4)
+    assert overall["per_watt"] == pytest.approx(expect)
+    assert overall["per_watt_interval"] == pytest.approx([expect, expect])

@@ -335,10 +335,11 @@ def interval(figures, references, hib):
 def span_mean(spans, weights=None):
     """The (weighted) geometric mean of intervals, bound by bound: the
     aggregate if every row took its low (high) end at once."""
-    spans = [s for s in spans if s is not None]
-    if not spans:
+    pairs = [(s, w) for s, w in zip(spans, weights or [1.0] * len(spans)) if s is not None]
+    if not pairs:
         return None
-    return [geomean([s[0] for s in spans], weights), geomean([s[1] for s in spans], weights)]
+    ws = [w for _, w in pairs]
+    return [geomean([s[0] for s, _ in pairs], ws), geomean([s[1] for s, _ in pairs], ws)]
 
 
 def verdict(span, than="the reference"):
