@@ -160,17 +160,13 @@ def text(node):
 
 def describe_node(node):
     v = node.value
-    if v is None:
-        return "nothing"
     if isinstance(v, bool):
         return f"the boolean {node.raw}"
-    if isinstance(v, dict):
-        return "a mapping"
-    if isinstance(v, list):
-        return "a list"
     if isinstance(v, (int, float)):
         return f"the number {shortened(node.raw)}"
-    return f"the string '{shortened(v)}'"
+    if isinstance(v, str):
+        return f"the string '{shortened(v)}'"
+    return {dict: "a mapping", list: "a list"}.get(type(v), "nothing")
 
 
 def shortened(text):
