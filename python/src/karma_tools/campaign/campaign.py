@@ -8,13 +8,14 @@ CAMPAIGN_HELP, which `karma-batch --help-campaign` prints.
 
 import hashlib
 import os
+import types
 
 from karma_tools.core import CHECKOUT, ToolError, read_input_file
 from karma_tools import schemas
 from karma_tools import yamlread
 from karma_tools.campaign.compare_section import Vocabulary, check_comparisons
 from karma_tools.campaign.deck import KeyLister
-from karma_tools.campaign.format import Checker, conform, strings, text
+from karma_tools.campaign.format import Checker, conform, strings
 from karma_tools.campaign.runs import Programs, environment_of, expand_run, launch
 
 CAMPAIGN_HELP = """\
@@ -134,11 +135,6 @@ them: on, off, yes and no are strings (run.energy: on is passed as 'on'),
 """
 
 
-class Campaign:
-    def __init__(self, **fields):
-        self.__dict__.update(fields)
-
-
 def tools_dir():
     """The directory of the karma-* entry point that is running (PREFIX/bin
     when installed: the link there, not the environment it points into)."""
@@ -181,7 +177,7 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
     base = os.path.dirname(os.path.abspath(path))
     top = root.value
 
-    name = text(top["name"])
+    name = top["name"].text()
     scheduler, notes = _scheduler(top, scheduler, path)
     names = _variables(top.get("variables"), variables or {}, path)
     round_order = top["round_order"].value if "round_order" in top else "interleaved"
@@ -189,7 +185,7 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
     def where(key, default):
         if key not in top or top[key].value is None:
             return default
-        return os.path.normpath(os.path.join(base, os.path.expanduser(text(top[key]))))
+        return os.path.normpath(os.path.join(base, os.path.expanduser(top[key].text())))
 
     out_dir = os.path.abspath(out_dir) if out_dir else None
     results_dir = where("results_dir", os.path.join(out_dir, "results") if out_dir else
@@ -216,13 +212,12 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
     if "compare" in top:
         vocabulary = Vocabulary(jobs, lister if check_keys else None)
         compare = check_comparisons(check, top["compare"], vocabulary, several)
-    warnings = notes + list(lister.warnings)
-    return Campaign(name=name, path=os.path.abspath(path), sha256=hashlib.sha256(data).hexdigest(),
-                    scheduler=scheduler, results_dir=results_dir, slurm=slurm, pbs=pbs,
-                    exclusive=slurm.get("exclusive", exclusive) if scheduler == "slurm"
-                    else exclusive,
-                    jobs=jobs, warnings=warnings, variables=names, round_order=round_order,
-                    compare=compare)
+    return types.SimpleNamespace(
+        name=name, path=os.path.abspath(path), sha256=hashlib.sha256(data).hexdigest(),
+        scheduler=scheduler, results_dir=results_dir, slurm=slurm, pbs=pbs,
+        exclusive=slurm.get("exclusive", exclusive) if scheduler == "slurm" else exclusive,
+        jobs=jobs, warnings=notes + lister.warnings, variables=names, round_order=round_order,
+        compare=compare)
 
 
 def _batch_options(top, scheduler):
@@ -230,7 +225,7 @@ def _batch_options(top, scheduler):
     out = {} if scheduler == "slurm" else {"flavor": "pro"}
     for key, node in (top[scheduler].value if scheduler in top else {}).items():
         out[key] = node.value if key == "exclusive" else strings(node) if key == "extra" \
-            else text(node)
+            else node.text()
     return out
 
 

@@ -6,7 +6,7 @@ import difflib
 import fnmatch
 from karma_tools.campaign import deck
 from karma_tools.compare import sides
-from karma_tools.campaign.format import item, strings, text, unique_name
+from karma_tools.campaign.format import item, strings, unique_name
 from karma_tools.core import APPS
 from karma_tools.results import kerneltable
 
@@ -93,7 +93,7 @@ def _selection(check, node, path, vocabulary):
         if key == "run":
             _matching_none(check, value, where, out[key], list(vocabulary.apps),
                            "run of this campaign")
-    runs = [r for r in vocabulary.apps if _matches_any(r, out.get("run", ["*"]))]
+    runs = [r for r in vocabulary.apps if _matches_any(r, [out.get("run", ["*"])])]
     for key in ("implementation", "variant", "kernel"):
         if key in out:
             apps, known, elsewhere = vocabulary.names(key, runs)
@@ -107,8 +107,8 @@ def _programs(apps):
     return ", ".join(f"karma-{app}" for app in sorted(apps))
 
 
-def _matches_any(name, patterns):
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+def _matches_any(name, pattern_lists):
+    return any(fnmatch.fnmatchcase(name, p) for patterns in pattern_lists for p in patterns)
 
 
 def check_comparisons(check, node, vocabulary, several):
@@ -124,7 +124,7 @@ def check_comparisons(check, node, vocabulary, several):
                 "per_round": None, "aggregate": ["worst"]}
         for key, value in entries.items():
             if key in ("title", "metric"):
-                spec[key] = text(value)
+                spec[key] = value.text()
             elif key in ("match", "label", "aggregate"):
                 spec[key] = strings(value)
             elif key not in ("name", "numerator", "denominator"):
@@ -136,9 +136,8 @@ def check_comparisons(check, node, vocabulary, several):
                     check.fail(item(entries[key], j), f"{path}.{key}[{j}]", why)
         for side in ("numerator", "denominator"):
             spec[side] = _selection(check, entries[side], f"{path}.{side}", vocabulary)
-        covered = [r for r in several
-                   if any(fnmatch.fnmatchcase(r, p) for side in ("numerator", "denominator")
-                          for p in spec[side].get("run", ["*"]))]
+        covered = [r for r in several if _matches_any(
+            r, [spec[side].get("run", ["*"]) for side in ("numerator", "denominator")])]
         if covered and spec["per_round"] is None:
             check.fail(item_node, path, f"run {covered[0]} has several processes a round: say how "
                        "each side's results of a round combine (per_round: best or median)")

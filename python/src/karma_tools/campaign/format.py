@@ -101,8 +101,8 @@ def _places(root, e):
             out.append((0, node.value[key], schemas.dotted(path + [key]), "unknown key" + hint,
                         True))
         return out
-    if kind == "required":
-        return [(1, node, schemas.dotted(path + [k]), "is required") + (False,)
+    if kind == "required":  # after the rest: an unknown key may be the one missing
+        return [(1, node, schemas.dotted(path + [k]), "is required", False)
                 for k in want if k not in node.value]
     if kind == "dependentRequired":
         return [(0, node.value[k], schemas.dotted(path + [k]), f"needs `{d}:` beside it", False)
@@ -111,9 +111,9 @@ def _places(root, e):
     if kind == "uniqueItems":
         texts = [json.dumps(n.plain()) for n in node.value]
         i = next(i for i, t in enumerate(texts) if t in texts[:i])
-        return [(0, node.value[i], f"{where}[{i}]", f"'{_text(node.value[i])}' is listed twice",
-                 False)]
-    return [(0, node, where, _message(e, node, _text(node)), False)]
+        return [(0, node.value[i], f"{where}[{i}]",
+                 f"'{shortened(node.value[i].text())}' is listed twice", False)]
+    return [(0, node, where, _message(e, node, shortened(node.text())), False)]
 
 
 def _message(e, node, text):
@@ -149,15 +149,6 @@ def _message(e, node, text):
     return e.message
 
 
-def _text(node):
-    return shortened(text(node) if node.raw is not None else node.value)
-
-
-def text(node):
-    """A scalar as written: a string, or a number's text."""
-    return node.value if isinstance(node.value, str) else node.raw
-
-
 def describe_node(node):
     v = node.value
     if isinstance(v, bool):
@@ -177,7 +168,7 @@ def shortened(text):
 def unique_name(check, node, path, seen):
     """The `name` at path (no other entry's); records it in seen (name ->
     path)."""
-    name = text(node)
+    name = node.text()
     if name in seen:
         check.fail(node, f"{path}.name", f"'{name}' is also the name of {seen[name]}")
     seen[name] = path
@@ -194,5 +185,7 @@ def strings(node, lines=False):
     """A list of strings from a list or one value (lines: a '|' block gives
     one line per line); numbers as written."""
     if isinstance(node.value, list):
-        return [text(n) for n in node.value]
-    return [line for line in text(node).split("\n") if line.strip()] if lines else [text(node)]
+        return [n.text() for n in node.value]
+    if lines:
+        return [line for line in node.text().split("\n") if line.strip()]
+    return [node.text()]

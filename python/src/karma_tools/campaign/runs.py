@@ -9,7 +9,7 @@ import shutil
 from karma_tools.campaign import deck as deck_mod
 from karma_tools import yamlread
 from karma_tools.campaign.format import (INT_MAX, MAX_JOBS, PLACEHOLDER, item, shortened, strings,
-                                         text, unique_name)
+                                         unique_name)
 
 
 def _overrides(node):
@@ -39,7 +39,7 @@ def _run_deck(check, entries, path, base, inputs, variables):
     """The deck file a run names: under the suite's inputs ({inputs}) or
     relative to the campaign file."""
     deck_node = entries["deck"]
-    deck_text = _fill(check, deck_node, f"{path}.deck", text(deck_node), variables,
+    deck_text = _fill(check, deck_node, f"{path}.deck", deck_node.text(), variables,
                       keep=("inputs",))
     if "{inputs}" in deck_text:
         if inputs is None:
@@ -57,8 +57,8 @@ def launch(entries, defaults):
     """How jobs start, for each key of defaults (its value where entries have
     none): ranks and nodes (lists: one job each), GPUs and CPUs per rank,
     time, launcher, repeats and processes a round, the deck key of a scaling."""
-    read = {"ranks_per_node": _counts, "nodes": _counts, "time": parse_time, "launcher": text,
-            "scaling_key": text}
+    read = {"ranks_per_node": _counts, "nodes": _counts, "time": parse_time,
+            "launcher": yamlread.Node.text, "scaling_key": yamlread.Node.text}
     return {key: read.get(key, lambda n: n.value)(entries[key]) if key in entries else default
             for key, default in defaults.items()}
 
@@ -87,7 +87,7 @@ class Programs:
         """The program of the run at path (its entries); env: its Environment."""
         if "executable" in entries:
             node, key = entries["executable"], f"{path}.executable"
-            raw = text(node)
+            raw = node.text()
             filled = _fill(check, node, key, raw, variables)
             # A bare name is a command found in PATH when the job runs; a path is
             # relative to the campaign file.
@@ -177,7 +177,7 @@ def expand_run(check, node, path, base, inputs, results_dir, programs, defaults,
                environment, run_names, job_names, lister, variables, scheduler):
     entries = node.value
     run = unique_name(check, entries["name"], path, run_names)
-    app = text(entries["app"])
+    app = entries["app"].text()
     reference = entries["reference"].value if "reference" in entries else None
     deck = _run_deck(check, entries, path, base, inputs, variables)
     how = launch(entries, dict(defaults, nodes=[1], repeat=1, processes=1,
