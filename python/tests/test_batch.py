@@ -262,24 +262,26 @@ BAD = [
      "    nodes: [1, 0]\n", "c.yaml:6:16: runs[0].nodes[1]: must be >= 1, got 0"),
     ("zero ranks", "name: x\nranks_per_node: 0\nruns: []\n",
      "c.yaml:2:17: ranks_per_node: must be >= 1, got 0"),
-    ("no runs", "name: x\nruns: []\n", "c.yaml:2:7: runs: expected a non-empty list of runs"),
-    ("no name", "runs: []\n", "name: is required"),
+    ("no runs", "name: x\nruns: []\n", "c.yaml:2:7: runs: the list is empty"),
+    ("no name", "runs:\n  - {{name: a, app: stream, deck: {deck}}}\n",
+     "c.yaml:1:1: name: is required"),
     ("duplicate run", "name: x\nruns:\n  - {{name: a, app: stream, deck: {deck}}}\n"
      "  - {{name: a, app: stream, deck: {deck}}}\n", "c.yaml:4:12: runs[1].name: 'a' is also"),
     ("bad scaling", "name: x\nruns:\n  - name: a\n    app: stream\n    deck: {deck}\n"
-     "    scaling: [weak, sideways]\n", "runs[0].scaling: 'sideways' is not one of: weak, strong"),
-    ("bad time", "name: x\ntime: 1:99:00\nruns: []\n", "c.yaml:2:7: time: '1:99:00': minutes"),
+     "    scaling: [weak, sideways]\n",
+     "c.yaml:6:21: runs[0].scaling[1]: 'sideways' is not one of: weak, strong"),
+    ("bad time", "name: x\ntime: 1:99:00\nruns: []\n", "c.yaml:2:7: time: '1:99:00' is not a time"),
     ("bad placeholder", "name: x\nlauncher: mpiexec -n {{rank}}\nruns: []\n",
-     "c.yaml:2:11: launcher: unknown placeholder {rank}"),
+     "c.yaml:2:11: launcher: 'mpiexec -n {rank}': an unknown placeholder"),
     ("bad set", "name: x\nruns:\n  - name: a\n    app: stream\n    deck: {deck}\n"
-     "    set: [shape]\n", "runs[0].set[0]: 'shape' is not key=value"),
+     "    set: [shape]\n", "c.yaml:6:11: runs[0].set[0]: 'shape' is not section.key=value"),
     ("output in args", "name: x\nruns:\n  - name: a\n    app: stream\n    deck: {deck}\n"
      "    args: [--output=x.json]\n", "karma-batch chooses --output"),
     ("yaml syntax", "name: x\nruns: [\n", "c.yaml:2:7: YAML syntax error: unclosed '['"),
     ("duplicate key", "name: x\nruns:\n  - name: a\n    app: stream\n    deck: {deck}\n"
      "    app: mgs\n", "c.yaml:6:5: YAML syntax error: duplicate key 'app' (first at line 4)"),
     ("bad module", "name: x\nenvironment:\n  modules: [gcc 12]\nruns: []\n",
-     "environment.modules[0]: 'gcc 12': one module per entry"),
+     "c.yaml:3:13: environment.modules[0]: 'gcc 12' is not a module name"),
     ("slurm typo", "name: x\nslurm: {{partitoin: gpu}}\nruns: []\n",
      "slurm.partitoin: unknown key (did you mean 'partition'?)"),
     ("none launcher, 2 ranks", "name: x\nruns:\n  - name: a\n    app: stream\n"

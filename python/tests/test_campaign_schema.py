@@ -9,6 +9,7 @@ file:line:col and the key, writing nothing."""
 import glob
 import json
 import os
+import re
 
 import pytest
 
@@ -158,7 +159,7 @@ BAD = [
     ("bad enum", "name: x\nscheduler: lsf\nruns:\n{run}", "2:12", "scheduler"),
     ("bad aggregate", "name: x\nruns:\n{run}compare:\n  - name: c\n    numerator: {{run: a}}\n"
      "    denominator: {{run: a}}\n    aggregate: [worst, mean]\n", "10:24",
-     "compare[0].aggregate"),
+     "compare[0].aggregate[1]"),
     ("repeat 0", "name: x\nruns:\n{run}    repeat: 0\n", "6:13", "runs[0].repeat"),
 ]
 
@@ -166,6 +167,7 @@ BAD = [
 def names(problem, key):
     """Whether the schema's problem line is about key: at it, or an unknown
     key named in its mapping's line."""
+    key = re.sub(r"\[[0-9]+\]$", "", key)  # the schema names the list, karma-batch the entry
     parent, _, leaf = key.rpartition(".")
     return problem.startswith(f"{key}:") or \
         (problem.startswith(f"{parent}:") and f"'{leaf}'" in problem)

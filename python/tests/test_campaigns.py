@@ -635,17 +635,17 @@ BAD = [
      "'mpi.rank' is not a deck key of karma-stream nor one of mpi.ranks, mpi.nodes, mpi.comm, "
      "job.run, job.point (did you mean 'mpi.ranks'?)"),
     ("bad aggregate", "compare:\n  - {name: a, numerator: {run: karma}, denominator: {run: bs},"
-     " aggregate: [worst, mean]}\n", "compare[0].aggregate: 'mean' is not one of: worst, best"),
+     " aggregate: [worst, mean]}\n", "compare[0].aggregate[1]: 'mean' is not one of: worst, best"),
     ("empty selection", "compare:\n  - {name: a, numerator: {}, denominator: {run: bs}}\n",
-     "compare[0].numerator: selects nothing"),
+     "compare[0].numerator: is empty: name at least one of run, implementation"),
     ("bad match key", "compare:\n  - {name: a, numerator: {run: karma}, denominator: {run: bs},"
      " match: [shape]}\n", "compare[0].match[0]: 'shape' is not a deck key"),
     ("unknown variable", "variables: {x: 1}\nruns:\n  - name: karma\n    app: stream\n"
      "    deck: @DECK@\n    args: [\"{y}\"]\n",
      "runs[0].args[0]: {y}: not a campaign variable nor a set/sweep key of this run"),
     ("reference without executable", "runs:\n  - name: bs\n    app: stream\n"
-     "    reference: babelstream\n    deck: @DECK@\n", "runs[0].reference: a reference run "
-     "needs `executable:`"),
+     "    reference: babelstream\n    deck: @DECK@\n", "c.yaml:6:16: runs[0].reference: needs "
+     "`executable:` beside it"),
     ("unknown reference", "runs:\n  - name: bs\n    app: stream\n    reference: hpl\n"
      "    executable: x\n    deck: @DECK@\n", "runs[0].reference: 'hpl' is not one of"),
     ("bad round order", "round_order: random\nruns:\n  - {name: a, app: stream, deck: @DECK@}\n",

@@ -39,17 +39,6 @@ def _relative(out, path):
     return path if rel == ".." or rel.startswith(".." + os.sep) else rel
 
 
-def stored_paths(out, manifest):
-    """A copy of manifest with its paths inside out made relative to it."""
-    stored = dict(manifest, results_dir=_relative(out, manifest.get("results_dir")))
-    stored["jobs"] = [dict(e, **{k: _relative(out, e[k]) for k in _PATH_KEYS if k in e})
-                      if isinstance(e, dict) else e for e in manifest.get("jobs") or []]
-    return stored
-
-
-_PATH_KEYS = ("results_dir", "results_file")
-
-
 def load_manifest(out, archived=False):
     """out's campaign.json as results.resultset reads it (the one reader)."""
     if archive_mod.split(out) is not None and not archived:
@@ -57,9 +46,13 @@ def load_manifest(out, archived=False):
     return resultset.read_manifest(out, complete=True)[1]
 
 
-def _save_manifest(out, manifest):
-    atomic_write(os.path.join(out, MANIFEST),
-                 json.dumps(stored_paths(out, manifest), indent=2) + "\n")
+def save_manifest(out, manifest, folder=None):
+    """Writes manifest into folder (default: out), its paths inside out
+    relative to it."""
+    stored = dict(manifest, results_dir=_relative(out, manifest["results_dir"]), jobs=[
+        dict(e, results_dir=_relative(out, e["results_dir"]),
+             results_file=_relative(out, e["results_file"])) for e in manifest["jobs"]])
+    atomic_write(os.path.join(folder or out, MANIFEST), json.dumps(stored, indent=2) + "\n")
 
 
 @contextlib.contextmanager
@@ -100,7 +93,7 @@ def _record(out, now, entries):
         if entry["name"] in ours:
             entry["job_id"] = ours[entry["name"]]["job_id"]
             entry["submitted"] = ours[entry["name"]]["submitted"]
-    _save_manifest(out, now)
+    save_manifest(out, now)
 
 
 def _selected(manifest, patterns):
@@ -255,11 +248,14 @@ def _exit_for(counts):
     return 5 if counts[RUNNING] or counts[PENDING] or counts[UNSUBMITTED] else 0
 
 
-def _finished(rows, say, err=False):
-    """The table and the counts said; wait's exit status."""
-    say(table(rows))
+def _finished(rows, say, as_json=False):
+    """The table (as_json: as JSON, the counts then on stderr) and the
+    counts said; status's exit status."""
+    say(json.dumps([{"name": e["name"], "job_id": e.get("job_id"), "state": s, "detail": d,
+                     "results_file": e["results_file"]} for e, s, d in rows], indent=2)
+        if as_json else table(rows))
     text, counts = summary_line(rows)
-    say(text, err)
+    say(text, as_json)
     return _exit_for(counts)
 
 
@@ -267,14 +263,8 @@ def status(directory, only, as_json, say):
     out = os.path.abspath(directory)
     manifest = load_manifest(out, archived=True)
     # An archive's jobs have ended: no scheduler or runner to ask.
-    rows = collect(out, manifest, only, query=archive_mod.split(out) is None)
-    if not as_json:
-        return _finished(rows, say)
-    say(json.dumps([{"name": e["name"], "job_id": e.get("job_id"), "state": s, "detail": d,
-                     "results_file": e["results_file"]} for e, s, d in rows], indent=2))
-    text, counts = summary_line(rows)
-    say(text, True)
-    return _exit_for(counts)
+    return _finished(collect(out, manifest, only, query=archive_mod.split(out) is None), say,
+                     as_json)
 
 
 def wait(directory, only, timeout, interval, say):

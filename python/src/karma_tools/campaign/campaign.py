@@ -8,15 +8,14 @@ CAMPAIGN_HELP, which `karma-batch --help-campaign` prints.
 
 import hashlib
 import os
-import re
+import types
 
 from karma_tools.core import CHECKOUT, ToolError, read_input_file
 from karma_tools import schemas
 from karma_tools import yamlread
 from karma_tools.campaign.compare_section import Vocabulary, check_comparisons
 from karma_tools.campaign.deck import KeyLister
-from karma_tools.campaign.format import (PBS_KEYS, ROUND_ORDERS, SCHEDULERS, SLURM_KEYS, TOP_KEYS,
-                                         Checker, ENV_NAME, NAME, selection_item)
+from karma_tools.campaign.format import Checker, conform, strings
 from karma_tools.campaign.runs import Programs, environment_of, expand_run, launch
 
 CAMPAIGN_HELP = """\
@@ -136,11 +135,6 @@ them: on, off, yes and no are strings (run.energy: on is passed as 'on'),
 """
 
 
-class Campaign:
-    def __init__(self, **fields):
-        self.__dict__.update(fields)
-
-
 def tools_dir():
     """The directory of the karma-* entry point that is running (PREFIX/bin
     when installed: the link there, not the environment it points into)."""
@@ -179,21 +173,19 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
         raise ToolError(f"{e.source}:{e.line}:{e.col}: YAML syntax error: {e.message}", 2) \
             from None
     check = Checker(path)
+    conform(check, root, schemas.load("campaign.schema.json"))
     base = os.path.dirname(os.path.abspath(path))
-    top = check.mapping(root, "", TOP_KEYS, required=("name", "runs"))
+    top = root.value
 
-    name = check.string(top["name"], "name", NAME,
-                        "a name of letters, digits, '.', '_' and '-'")
-    scheduler, notes = _scheduler(check, top, scheduler, path)
-    names = _variables(check, top.get("variables"), variables or {}, path)
-    round_order = check.choice(top["round_order"], "round_order", ROUND_ORDERS) \
-        if "round_order" in top else "interleaved"
+    name = top["name"].text()
+    scheduler, notes = _scheduler(top, scheduler, path)
+    names = _variables(top.get("variables"), variables or {}, path)
+    round_order = top["round_order"].value if "round_order" in top else "interleaved"
 
     def where(key, default):
         if key not in top or top[key].value is None:
             return default
-        value = check.string(top[key], key)
-        return os.path.normpath(os.path.join(base, os.path.expanduser(value)))
+        return os.path.normpath(os.path.join(base, os.path.expanduser(top[key].text())))
 
     out_dir = os.path.abspath(out_dir) if out_dir else None
     results_dir = where("results_dir", os.path.join(out_dir, "results") if out_dir else
@@ -202,21 +194,16 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
                         "--bin-dir" if bin_dir else "the campaign's bin_dir", tool_dir,
                         executables)
 
-    defaults = launch(check, top, "", {"ranks_per_node": [1], "gpus_per_rank": 1,
-                                       "cpus_per_rank": None, "time": "00:30:00",
-                                       "launcher": None})
+    defaults = launch(top, {"ranks_per_node": [1], "gpus_per_rank": 1, "cpus_per_rank": None,
+                            "time": "00:30:00", "launcher": None})
     environment = environment_of(check, top.get("environment"), "environment", names)
-    exclusive = check.boolean(top["exclusive"], "exclusive") if "exclusive" in top else True
+    exclusive = top["exclusive"].value if "exclusive" in top else True
+    slurm, pbs = _batch_options(top, "slurm"), _batch_options(top, "pbs")
 
-    slurm, pbs = _batch_options(check, top, "slurm"), _batch_options(check, top, "pbs")
-
-    runs_node = top["runs"]
-    if not isinstance(runs_node.value, list) or not runs_node.value:
-        check.fail(runs_node, "runs", "expected a non-empty list of runs")
     inputs = inputs_dir(tool_dir)
     lister = KeyLister()
     jobs, run_names, job_names = [], {}, {}
-    for index, run_node in enumerate(runs_node.value):
+    for index, run_node in enumerate(top["runs"].value):
         jobs.extend(expand_run(check, run_node, f"runs[{index}]", base, inputs, results_dir,
                                programs, defaults, environment, run_names, job_names,
                                lister if check_keys else None, names, scheduler))
@@ -225,78 +212,27 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
     if "compare" in top:
         vocabulary = Vocabulary(jobs, lister if check_keys else None)
         compare = check_comparisons(check, top["compare"], vocabulary, several)
-    warnings = notes + list(lister.warnings)
-    _conforms(path, root)
-    return Campaign(name=name, path=os.path.abspath(path), sha256=hashlib.sha256(data).hexdigest(),
-                    scheduler=scheduler, results_dir=results_dir, slurm=slurm, pbs=pbs,
-                    exclusive=slurm.get("exclusive", exclusive) if scheduler == "slurm"
-                    else exclusive,
-                    jobs=jobs, warnings=warnings, variables=names, round_order=round_order,
-                    compare=compare)
+    return types.SimpleNamespace(
+        name=name, path=os.path.abspath(path), sha256=hashlib.sha256(data).hexdigest(),
+        scheduler=scheduler, results_dir=results_dir, slurm=slurm, pbs=pbs,
+        exclusive=slurm.get("exclusive", exclusive) if scheduler == "slurm" else exclusive,
+        jobs=jobs, warnings=notes + lister.warnings, variables=names, round_order=round_order,
+        compare=compare)
 
 
-def _batch_options(check, top, scheduler):
-    """The campaign's `slurm:` or `pbs:` (scheduler) options, checked: each
-    `extra` line an option of sbatch or qsub."""
-    keys, option = (SLURM_KEYS, "an sbatch option (--option=value)") if scheduler == "slurm" \
-        else (PBS_KEYS, "a qsub option (-l ...)")
+def _batch_options(top, scheduler):
+    """The campaign's `slurm:` or `pbs:` (scheduler) options."""
     out = {} if scheduler == "slurm" else {"flavor": "pro"}
-    if scheduler not in top:
-        return out
-    for key, node in check.mapping(top[scheduler], scheduler, keys).items():
-        path = f"{scheduler}.{key}"
-        if key == "exclusive":
-            out[key] = check.boolean(node, path)
-        elif key == "flavor":
-            out[key] = check.choice(node, path, ("pro", "torque"))
-        elif key == "extra":
-            out[key] = check.strings(node, path)
-            for i, line in enumerate(out[key]):
-                if not line.startswith("-"):
-                    check.fail(selection_item(node, i), f"{path}[{i}]", f"'{line}' is not {option}")
-        else:
-            out[key] = check.string(node, path)
+    for key, node in (top[scheduler].value if scheduler in top else {}).items():
+        out[key] = node.value if key == "exclusive" else strings(node) if key == "extra" \
+            else node.text()
     return out
 
 
-def _conforms(path, root):
-    """The whole file against the campaign's JSON Schema, after the checks
-    above (whose messages say more): the first problem as file:line:col."""
-    found = schemas.problems(schemas.load("campaign.schema.json"), root.plain())
-    if found:
-        where, _, _ = found[0].partition(": ")
-        node = _node_at(root, where)
-        raise ToolError(f"{path}:{node.line}:{node.col}: {found[0]}", 2)
-
-
-def _node_at(node, where):
-    """The deepest node of root on the dotted path (keys may hold dots)."""
-    parts = re.findall(r"[^.\[\]]+|\[[0-9]+\]", where)
-    i = 0
-    while i < len(parts):
-        if isinstance(node.value, list) and parts[i].startswith("["):
-            index = int(parts[i][1:-1])
-            if index >= len(node.value):
-                break
-            node, i = node.value[index], i + 1
-            continue
-        if not isinstance(node.value, dict):
-            break
-        for j in range(len(parts), i, -1):  # the longest key that is there
-            key = ".".join(parts[i:j])
-            if key in node.value:
-                node, i = node.value[key], j
-                break
-        else:
-            break
-    return node
-
-
-def _scheduler(check, top, scheduler, path):
+def _scheduler(top, scheduler, path):
     """(scheduler, [warning]): the campaign's, or --scheduler's, which warns
     where it overrides another."""
-    written = check.choice(top["scheduler"], "scheduler", SCHEDULERS) \
-        if "scheduler" in top else None
+    written = top["scheduler"].value if "scheduler" in top else None
     if scheduler is None or written in (None, scheduler):
         return scheduler or written or "slurm", []
     return scheduler, [f"--scheduler {scheduler} overrides the campaign's scheduler: "
@@ -304,12 +240,10 @@ def _scheduler(check, top, scheduler, path):
                        f"launcher, node counts and environment suit {scheduler}"]
 
 
-def _variables(check, node, overrides, path):
+def _variables(node, overrides, path):
     """{name: value} of `variables:`, with `--var NAME=VALUE` applied."""
     names = {} if node is None or node.value is None else {
-        name: value.text() for name, value, _ in check.pairs(
-            node, "variables", lambda n: None if ENV_NAME.match(n) and n != "inputs" else
-            f"'{n}' is not a variable name (letters, digits, '_'; not 'inputs')")}
+        name: value.text() for name, value in node.value.items()}
     for name, value in overrides.items():
         if name not in names:
             known = ", ".join(names) or "none"

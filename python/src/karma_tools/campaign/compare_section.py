@@ -6,9 +6,7 @@ import difflib
 import fnmatch
 from karma_tools.campaign import deck
 from karma_tools.compare import sides
-from karma_tools.campaign.format import (AGGREGATES, COMPARE_KEYS, PER_ROUND, SELECTION_KEYS,
-                                         DECK_KEY, METRIC, glob_list, selection_item,
-                                         unique_name)
+from karma_tools.campaign.format import item, strings, unique_name
 from karma_tools.core import APPS
 from karma_tools.results import kerneltable
 
@@ -37,9 +35,8 @@ class Vocabulary:
         self.any_section = any(app not in APPS for app in unlisted)
 
     def key_problem(self, key):
-        """Why `key` can be no key of a result of this campaign, or None."""
-        if not DECK_KEY.match(key):
-            return f"'{key}' is not a deck key (section.key)"
+        """Why `key` (section.key) can be no key of a result of this campaign,
+        or None."""
         section = key.split(".")[0]
         if key in self.keys or section not in ("job", "mpi") and \
                 (self.any_section or section in self.open):
@@ -77,33 +74,26 @@ def _matching_none(check, node, where, patterns, known, what, elsewhere=None):
         near = difflib.get_close_matches(pattern, known + sorted(elsewhere), n=1, cutoff=0.6)
         hint = "" if not near else f"did you mean '{near[0]}'? " if near[0] in known else \
             f"'{near[0]}' is karma-{elsewhere[near[0]]}'s, which these runs are not; "
-        check.fail(selection_item(node, i), where, f"'{pattern}' matches no {what} ({hint}known: "
+        check.fail(item(node, i), where, f"'{pattern}' matches no {what} ({hint}known: "
                    f"{', '.join(known)})")
 
 
 def _selection(check, node, path, vocabulary):
-    entries = check.mapping(node, path, SELECTION_KEYS)
-    if not entries:
-        check.fail(node, path, f"selects nothing: name at least one of "
-                   f"{', '.join(SELECTION_KEYS)}")
-    out = {}
+    entries, out = node.value, {}
     for key, value in entries.items():
         where = f"{path}.{key}"
         if key == "deck":
-            if not isinstance(value.value, dict) or not value.value:
-                check.fail(value, where, "expected deck keys with their values")
             for k, v in value.value.items():
                 why = vocabulary.key_problem(k)
                 if why:
                     check.fail(v, f"{where}.{k}", why, at_key=True)
-
             out[key] = {k: deck.value(v.plain()) for k, v in value.value.items()}
             continue
-        out[key] = glob_list(check, value, where)
+        out[key] = strings(value)
         if key == "run":
             _matching_none(check, value, where, out[key], list(vocabulary.apps),
                            "run of this campaign")
-    runs = [r for r in vocabulary.apps if _matches_any(r, out.get("run", ["*"]))]
+    runs = [r for r in vocabulary.apps if _matches_any(r, [out.get("run", ["*"])])]
     for key in ("implementation", "variant", "kernel"):
         if key in out:
             apps, known, elsewhere = vocabulary.names(key, runs)
@@ -117,58 +107,39 @@ def _programs(apps):
     return ", ".join(f"karma-{app}" for app in sorted(apps))
 
 
-def _matches_any(name, patterns):
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+def _matches_any(name, pattern_lists):
+    return any(fnmatch.fnmatchcase(name, p) for patterns in pattern_lists for p in patterns)
 
 
 def check_comparisons(check, node, vocabulary, several):
     """The `compare:` list as plain dicts (kept in the manifest); `several`
     names the runs of several processes a round, whose comparisons must say
     how those combine (per_round)."""
-    if not isinstance(node.value, list) or not node.value:
-        check.fail(node, "compare", "expected a non-empty list of comparisons")
     out, seen = [], {}
-    for i, item in enumerate(node.value):
-        path = f"compare[{i}]"
-        entries = check.mapping(item, path, COMPARE_KEYS,
-                                required=("name", "numerator", "denominator"))
+    for i, item_node in enumerate(node.value):
+        path, entries = f"compare[{i}]", item_node.value
         name = unique_name(check, entries["name"], path, seen)
         spec = {"name": name, "title": None, "metric": "fom.value", "higher_is_better": None,
                 "match": [], "label": [], "same_variant": False, "same_kernel": False,
                 "per_round": None, "aggregate": ["worst"]}
-        if "title" in entries:
-            spec["title"] = check.string(entries["title"], f"{path}.title")
-        if "metric" in entries:
-            spec["metric"] = check.string(entries["metric"], f"{path}.metric", METRIC,
-                                          "a kernel field such as fom.value or "
-                                          "bandwidth_GBps.best")
-        for key in ("higher_is_better", "same_variant", "same_kernel"):
-            if key in entries:
-                spec[key] = check.boolean(entries[key], f"{path}.{key}")
+        for key, value in entries.items():
+            if key in ("title", "metric"):
+                spec[key] = value.text()
+            elif key in ("match", "label", "aggregate"):
+                spec[key] = strings(value)
+            elif key not in ("name", "numerator", "denominator"):
+                spec[key] = value.value
         for key in ("match", "label"):
-            if key in entries:
-                spec[key] = check.strings(entries[key], f"{path}.{key}")
-                for j, k in enumerate(spec[key]):
-                    why = vocabulary.key_problem(k)
-                    if why:
-                        check.fail(selection_item(entries[key], j), f"{path}.{key}[{j}]", why)
-        if "aggregate" in entries:
-            anode = entries["aggregate"]
-            items = anode.value if isinstance(anode.value, list) else [anode]
-            if not items:
-                check.fail(anode, f"{path}.aggregate", "the list is empty")
-            spec["aggregate"] = [check.choice(n, f"{path}.aggregate", AGGREGATES)
-                                 for n in items]
-        if "per_round" in entries:
-            spec["per_round"] = check.choice(entries["per_round"], f"{path}.per_round",
-                                             PER_ROUND)
+            for j, k in enumerate(spec[key]):
+                why = vocabulary.key_problem(k)
+                if why:
+                    check.fail(item(entries[key], j), f"{path}.{key}[{j}]", why)
         for side in ("numerator", "denominator"):
             spec[side] = _selection(check, entries[side], f"{path}.{side}", vocabulary)
-        covered = [r for r in several
-                   if any(fnmatch.fnmatchcase(r, p) for side in ("numerator", "denominator")
-                          for p in spec[side].get("run", ["*"]))]
+        covered = [r for r in several if _matches_any(
+            r, [spec[side].get("run", ["*"]) for side in ("numerator", "denominator")])]
         if covered and spec["per_round"] is None:
-            check.fail(item, path, f"run {covered[0]} has several processes a round: say how "
+            check.fail(item_node, path, f"run {covered[0]} has several processes a round: say how "
                        "each side's results of a round combine (per_round: best or median)")
         out.append(spec)
     return out

@@ -98,10 +98,6 @@ def _leaves(schema, prefix=""):
     return out
 
 
-def _text(node):
-    return str(node.value) if node.quoted or node.raw is None else node.raw
-
-
 def _number(text, rules):
     """The number the grammar reads from text: (value, why not)."""
     m = re.match(rules["pattern"], text)
@@ -144,7 +140,7 @@ def problem(spec, node, rules, what=None):
     what = what or spec.get("x-karma-type") or f"a value of type {spec.get('type')}"
     v, kind = node.value, spec.get("type")
     got = "a list" if isinstance(v, list) else "a mapping" if isinstance(v, dict) else \
-        "nothing" if v is None else f"'{shortened(_text(node))}'"
+        "nothing" if v is None else f"'{shortened(node.text())}'"
     if kind == "array":
         if not isinstance(v, list):
             return f"expected {what}, got {got}"
@@ -155,13 +151,13 @@ def problem(spec, node, rules, what=None):
         seen = set()
         for item in v:
             why = problem(spec.get("items", {}), item, rules, what)
-            if why or (spec.get("uniqueItems") and _text(item) in seen):
-                return why or f"'{_text(item)}' is listed twice"
-            seen.add(_text(item))
+            if why or (spec.get("uniqueItems") and item.text() in seen):
+                return why or f"'{item.text()}' is listed twice"
+            seen.add(item.text())
         return None
     if isinstance(v, (list, dict)) or v is None:
         return f"expected {what}, got {got}"
-    text, read = _text(node), rules.get(kind)
+    text, read = node.text(), rules.get(kind)
     shown = f"'{shortened(text)}'"
     if read and node.quoted:
         return f"{shown} is in quotes, which make it a string; write {read['what']} without them"

@@ -1,6 +1,9 @@
 """A campaign file's format, read from its JSON Schema
-(schemas/campaign.schema.json), and the checker that says where a campaign
-file departs from it (file:line:column, the key, what is wrong)."""
+(schemas/campaign.schema.json), and the check that says where a campaign
+file departs from it (file:line:column, the key, what is wrong). The
+schema states every key's type, range, choices and pattern; the Python
+checks only what a schema cannot say (unique names, decks and programs that
+exist, deck keys of the mini-apps, job counts)."""
 
 import difflib
 import json
@@ -11,46 +14,31 @@ from karma_tools.core import ToolError
 
 
 # The campaign file's format is its JSON Schema (karma_tools/schemas): the
-# keys, choices and patterns the checks below use are read from it.
+# keys and patterns used below are read from it.
 with open(os.path.join(schemas.schemas_dir(), "campaign.schema.json"), encoding="utf-8") as _f:
     _SCHEMA = json.load(_f)
 _DEFS, _TOP = _SCHEMA["$defs"], _SCHEMA["properties"]
-_RUN, _COMPARISON = _DEFS["run"]["properties"], _DEFS["comparison"]["properties"]
 
-NAME = re.compile(_DEFS["name"]["pattern"])
-APP = re.compile(_RUN["app"]["pattern"])
 ENV_NAME = re.compile(_TOP["variables"]["propertyNames"]["pattern"])
-# Variables that let MPI run as root have no place in a site's job scripts.
-ROOT_VARIABLE = re.compile(
-    _DEFS["environment"]["properties"]["variables"]["propertyNames"]["not"]["pattern"])
-DECK_KEY = re.compile(_DEFS["deck_key"]["pattern"])
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)(?:\[([0-9]+)\])?\}")
-METRIC = re.compile(_COMPARISON["metric"]["pattern"])
-
-LAUNCHERS = tuple(_DEFS["launcher"]["anyOf"][0]["enum"])
-PLACEHOLDERS = tuple(re.findall(r"\w+", _DEFS["launcher"]["anyOf"][1]["not"]["pattern"]))
 
 TOP_KEYS = tuple(_TOP)
-RUN_KEYS = tuple(_RUN)
+RUN_KEYS = tuple(_DEFS["run"]["properties"])
 SCHEDULERS = tuple(_TOP["scheduler"]["enum"])
-ROUND_ORDERS = tuple(_TOP["round_order"]["enum"])
-COMPARE_KEYS = tuple(_COMPARISON)
-SELECTION_KEYS = tuple(_DEFS["selection"]["properties"])
-AGGREGATES = tuple(_COMPARISON["aggregate"]["anyOf"][0]["enum"])
-PER_ROUND = tuple(_COMPARISON["per_round"]["enum"])
-REFERENCES = tuple(_RUN["reference"]["enum"])
 ENV_KEYS = tuple(_DEFS["environment"]["properties"])
-SLURM_KEYS = tuple(_TOP["slurm"]["properties"])
-PBS_KEYS = tuple(_TOP["pbs"]["properties"])
 
 # Counts beyond a C int mean a typo, and the mini-apps and launchers take ints.
 INT_MAX = _DEFS["count"]["maximum"]
 # More jobs than this is a typo too (repeat: 100000), and would take long to write.
 MAX_JOBS = 10000
 
+_WORDS = {"object": "a mapping", "array": "a list", "string": "a string", "number": "a number",
+          "integer": "an integer", "boolean": "true or false", "null": "nothing"}
+
 
 class Checker:
-    """Type checks with errors that name file, line, column and key."""
+    """The campaign file's errors: fail(node, path, message) raises a
+    ToolError (2) at node (at its key with at_key): file:line:col: path: message."""
 
     def __init__(self, source):
         self.source = source
@@ -59,104 +47,117 @@ class Checker:
         line, col = (node.key_line, node.key_col) if at_key else (node.line, node.col)
         raise ToolError(f"{self.source}:{line}:{col}: {path}: {message}", 2)
 
-    def mapping(self, node, path, allowed, required=()):
-        if not isinstance(node.value, dict):
-            self.fail(node, path, f"expected a mapping of keys ({', '.join(allowed)}), "
-                      f"got {describe_node(node)}")
-        for key, value in node.value.items():
-            if key not in allowed:
-                near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-                hint = f" (did you mean '{near[0]}'?)" if near else \
-                    f" (known keys: {', '.join(allowed)})"
-                self.fail(value, join_path(path, key), "unknown key" + hint, at_key=True)
-        for key in required:
-            if key not in node.value or node.value[key].value is None:
-                self.fail(node, join_path(path, key), "is required")
-        return node.value
 
-    def string(self, node, path, pattern=None, what=None):
-        if isinstance(node.value, bool) or not isinstance(node.value, (str, int, float)):
-            self.fail(node, path, f"expected a string, got {describe_node(node)}")
-        value = node.value if isinstance(node.value, str) else node.raw
-        if value == "":
-            self.fail(node, path, "must not be empty")
-        if pattern and not pattern.match(value):
-            self.fail(node, path, f"'{value}' is not {what}")
-        return value
+def conform(check, root, validator):
+    """Refuses (fail) the first place in the file where root departs from
+    the schema of validator. An integer is an int there (not 1.0, nor the
+    010 that YAML 1.2 reads as a number)."""
+    import jsonschema
 
-    def choice(self, node, path, choices):
-        value = self.string(node, path)
-        if value not in choices:
-            self.fail(node, path, f"'{value}' is not one of: {', '.join(choices)}")
-        return value
-
-    def integer(self, node, path, minimum, maximum=INT_MAX):
-        if isinstance(node.value, bool) or not isinstance(node.value, int):
-            self.fail(node, path, f"expected an integer, got {describe_node(node)}")
-        if node.value < minimum:
-            self.fail(node, path, f"must be >= {minimum}, got {shortened(node.raw or node.value)}")
-        if node.value > maximum:
-            self.fail(node, path, f"must be <= {maximum}, got {shortened(node.raw or node.value)}")
-        return node.value
-
-    def boolean(self, node, path):
-        if not isinstance(node.value, bool):
-            self.fail(node, path, f"expected true or false, got {describe_node(node)}")
-        return node.value
-
-    def integers(self, node, path, minimum):
-        """An integer or a non-empty list of distinct integers."""
-        if isinstance(node.value, list):
-            if not node.value:
-                self.fail(node, path, "the list is empty")
-            values = [self.integer(n, f"{path}[{i}]", minimum) for i, n in enumerate(node.value)]
-            for i, v in enumerate(values):
-                if v in values[:i]:
-                    self.fail(node.value[i], f"{path}[{i}]", f"{v} is listed twice")
-            return values
-        return [self.integer(node, path, minimum)]
-
-    def pairs(self, node, path, bad_name):
-        """[(name, value node, path)] of a mapping of NAME: value pairs;
-        bad_name(name): why a name is refused, or None."""
-        if not isinstance(node.value, dict):
-            self.fail(node, path, f"expected NAME: value pairs, got {describe_node(node)}")
-        for name, value in node.value.items():
-            if bad_name(name):
-                self.fail(value, f"{path}.{name}", bad_name(name), at_key=True)
-            if isinstance(value.value, (dict, list)) or value.value is None:
-                self.fail(value, f"{path}.{name}", f"expected a value, got {describe_node(value)}")
-        return [(name, value, f"{path}.{name}") for name, value in node.value.items()]
-
-    def strings(self, node, path, allow_block=False):
-        """A list of strings (or one string; with allow_block a '|' block
-        gives one line per line)."""
-        if isinstance(node.value, str):
-            if allow_block:
-                return [line for line in node.value.split("\n") if line.strip()]
-            return [node.value]
-        if not isinstance(node.value, list):
-            self.fail(node, path, f"expected a list of strings, got {describe_node(node)}")
-        return [self.string(n, f"{path}[{i}]") for i, n in enumerate(node.value)]
+    base = type(validator)
+    strict = jsonschema.validators.extend(base, type_checker=base.TYPE_CHECKER.redefine(
+        "integer", lambda _, v: isinstance(v, int) and not isinstance(v, bool)))
+    found = [p for e in strict(validator.schema).iter_errors(root.plain())
+             for s in _specific(e) for p in _places(root, s)]
+    if found:
+        _, node, path, message, at_key = min(
+            found, key=lambda p: (p[0], (p[1].key_line, p[1].key_col) if p[4] else
+                                  (p[1].line, p[1].col)))
+        check.fail(node, path, message, at_key)
 
 
-def join_path(path, key):
-    return f"{path}.{key}" if path else key
+def _specific(e):
+    """The errors that say most of e: of an anyOf, those of the one branch
+    that fits the value's type and choices (where one does)."""
+    if e.validator not in ("anyOf", "oneOf") or not e.context:
+        return [e]
+    branches = {}
+    for c in e.context:
+        branches.setdefault(c.relative_schema_path[0], []).append(c)
+
+    def fitting(kinds):
+        return [b for b in branches.values()
+                if not any(not c.relative_path and c.validator in kinds for c in b)]
+
+    fit = fitting(("type", "enum", "const")) or fitting(("type",))
+    return [s for c in fit[0] for s in _specific(c)] if len(fit) == 1 else [e]
+
+
+def _places(root, e):
+    """[(rank, node, path, message, at_key)] of one error: where it is and what."""
+    node, path = root, list(e.absolute_path)
+    for part in path:
+        node = node.value[part]
+    where, kind, want = schemas.dotted(path), e.validator, e.validator_value
+    if "propertyNames" in e.absolute_schema_path:  # a key's name
+        return [(0, node.value[e.instance], schemas.dotted(path + [e.instance]),
+                 _message(e, node.value[e.instance], e.instance), True)]
+    if kind == "additionalProperties":
+        known = list(e.schema.get("properties", {}))
+        out = []
+        for key in [k for k in node.value if k not in known]:
+            near = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+            hint = f" (did you mean '{near[0]}'?)" if near else f" (known keys: {', '.join(known)})"
+            out.append((0, node.value[key], schemas.dotted(path + [key]), "unknown key" + hint,
+                        True))
+        return out
+    if kind == "required":  # after the rest: an unknown key may be the one missing
+        return [(1, node, schemas.dotted(path + [k]), "is required", False)
+                for k in want if k not in node.value]
+    if kind == "dependentRequired":
+        return [(0, node.value[k], schemas.dotted(path + [k]), f"needs `{d}:` beside it", False)
+                for k, deps in want.items() if k in node.value for d in deps
+                if d not in node.value]
+    if kind == "uniqueItems":
+        texts = [json.dumps(n.plain()) for n in node.value]
+        i = next(i for i, t in enumerate(texts) if t in texts[:i])
+        return [(0, node.value[i], f"{where}[{i}]",
+                 f"'{shortened(node.value[i].text())}' is listed twice", False)]
+    return [(0, node, where, _message(e, node, shortened(node.text())), False)]
+
+
+def _message(e, node, text):
+    kind, want = e.validator, e.validator_value
+    if kind == "anyOf":
+        types = [c.validator_value for c in e.context if c.validator == "type"]
+        if len(types) == len(e.context):
+            words = [_WORDS[t] for ts in types for t in (ts if isinstance(ts, list) else [ts])]
+            return f"expected {' or '.join(dict.fromkeys(words))}, got {describe_node(node)}"
+        return f"'{text}' is not {e.schema.get('description', 'valid here').split(': ')[0]}"
+    if kind == "type":
+        words = [_WORDS[t] for t in (want if isinstance(want, list) else [want])]
+        return f"expected {' or '.join(words)}, got {describe_node(node)}"
+    if kind in ("enum", "const"):
+        choices = [str(c) for c in (want if kind == "enum" else [want])]
+        near = difflib.get_close_matches(text, choices, n=1, cutoff=0.6)
+        # A rule that holds only where another does (if/then) says why.
+        why = e.schema.get("description") if "then" in e.absolute_schema_path else None
+        return f"'{text}' is not one of: {', '.join(choices)}" + \
+            (f" (did you mean '{near[0]}'?)" if near else "") + (f"; {why}" if why else "")
+    if kind in ("minimum", "maximum"):
+        return f"must be {'>=' if kind == 'minimum' else '<='} {want}, got " \
+               f"{shortened(node.raw or node.value)}"
+    if kind in ("minItems", "minLength", "minProperties"):
+        keys = list(e.schema.get("properties", {}))
+        return {"minItems": "the list is empty", "minLength": "must not be empty"}.get(
+            kind, "is empty" + (f": name at least one of {', '.join(keys)}" if keys else ""))
+    if kind == "pattern":
+        return f"'{text}' is not " + e.schema.get("description",
+                                                  f"of the form {want}").split(": ")[0]
+    if kind == "not":
+        return f"'{text}': {want.get('description', 'not allowed here')}"
+    return e.message
 
 
 def describe_node(node):
     v = node.value
-    if v is None:
-        return "nothing"
     if isinstance(v, bool):
         return f"the boolean {node.raw}"
-    if isinstance(v, dict):
-        return "a mapping"
-    if isinstance(v, list):
-        return "a list"
     if isinstance(v, (int, float)):
         return f"the number {shortened(node.raw)}"
-    return f"the string '{shortened(v)}'"
+    if isinstance(v, str):
+        return f"the string '{shortened(v)}'"
+    return {dict: "a mapping", list: "a list"}.get(type(v), "nothing")
 
 
 def shortened(text):
@@ -165,23 +166,26 @@ def shortened(text):
 
 
 def unique_name(check, node, path, seen):
-    """The `name` at path: letters, digits, '.', '_' and '-', and no other
-    entry's; records it in seen (name -> path)."""
-    name = check.string(node, f"{path}.name", NAME, "a name of letters, digits, '.', '_' and '-'")
+    """The `name` at path (no other entry's); records it in seen (name ->
+    path)."""
+    name = node.text()
     if name in seen:
         check.fail(node, f"{path}.name", f"'{name}' is also the name of {seen[name]}")
     seen[name] = path
     return name
 
 
-def selection_item(node, i):
+def item(node, i):
     """The node of a list's i-th entry; the node itself where one value
     stands for the list."""
     return node.value[i] if isinstance(node.value, list) else node
 
 
-def glob_list(check, node, path):
-    values = check.strings(node, path)
-    if not values:
-        check.fail(node, path, "the list is empty")
-    return values
+def strings(node, lines=False):
+    """A list of strings from a list or one value (lines: a '|' block gives
+    one line per line); numbers as written."""
+    if isinstance(node.value, list):
+        return [n.text() for n in node.value]
+    if lines:
+        return [line for line in node.text().split("\n") if line.strip()]
+    return [node.text()]

@@ -10,8 +10,9 @@ import shutil
 from karma_tools.campaign import campaign as campaign_mod
 from karma_tools.campaign import jobs
 from karma_tools.campaign import reference as reference_mod
-from karma_tools.campaign.batch import MANIFEST, SUFFIX, now_text, stored_paths
-from karma_tools.core import ToolError, __version__, atomic_write, unreadable, unwritable
+from karma_tools.campaign.batch import SUFFIX, now_text, save_manifest
+from karma_tools.core import (ToolError, __version__, atomic_write, unreadable, unwritable,
+                              write_all)
 
 
 def generate(campaign, output, scheduler, var, bin_dir, max_ranks_per_node, no_key_check, force,
@@ -62,12 +63,8 @@ def generate(campaign, output, scheduler, var, bin_dir, max_ranks_per_node, no_k
                     "results_dir": camp.results_dir, "round_order": camp.round_order,
                     "max_ranks_per_node": max_ranks_per_node, "variables": camp.variables,
                     "compare": camp.compare, "jobs": entries}
-        with open(os.path.join(staging, MANIFEST), "w", encoding="utf-8") as f:
-            f.write(json.dumps(stored_paths(out, manifest), indent=2) + "\n")
-        if os.path.exists(out):
-            os.rename(out, staging + ".old")
-        os.rename(staging, out)
-        shutil.rmtree(staging + ".old", ignore_errors=True)
+        save_manifest(out, manifest, staging)
+        write_all([], [(staging, out)])
     except OSError as e:
         shutil.rmtree(staging, ignore_errors=True)
         raise unwritable(out, e, f"the job scripts under {out}") from None

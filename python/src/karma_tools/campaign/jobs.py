@@ -313,38 +313,32 @@ _PBS_STATES = {"Q": PENDING, "H": PENDING, "W": PENDING, "T": PENDING, "S": RUNN
                "C": FINISHED}
 
 
-def _run(argv, timeout):
+def _run(argv, timeout, check=True):
+    """argv's CompletedProcess; ToolError (3) where it cannot run, or (check)
+    fails."""
     try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                             stdin=subprocess.DEVNULL)
     except FileNotFoundError:
         raise ToolError(f"{argv[0]} not found: is this a login node of a cluster with "
                         f"{'Slurm' if argv[0] in ('sbatch', 'squeue') else 'PBS'}?", 3) from None
     except subprocess.TimeoutExpired:
         raise ToolError(f"{' '.join(argv)} did not answer within {timeout} s", 3) from None
+    if check and out.returncode != 0:
+        raise ToolError(f"{' '.join(argv)} failed: {out.stderr.strip() or out.stdout.strip()}", 3)
+    return out
 
 
 def submit(scheduler, script, timeout=60):
     """Submits a job script; returns the job id."""
-    if scheduler == "slurm":
-        out = _run(["sbatch", "--parsable", script], timeout)
-        if out.returncode != 0:
-            raise ToolError(f"sbatch {script} failed: {out.stderr.strip() or out.stdout.strip()}",
-                            3)
-        return out.stdout.strip().split(";")[0]
-    out = _run(["qsub", script], timeout)
-    if out.returncode != 0:
-        raise ToolError(f"qsub {script} failed: {out.stderr.strip() or out.stdout.strip()}", 3)
-    return out.stdout.strip()
+    argv = ["sbatch", "--parsable", script] if scheduler == "slurm" else ["qsub", script]
+    return _run(argv, timeout).stdout.strip().split(";")[0]
 
 
 def cancel(scheduler, job_ids, timeout=60):
     """Cancels jobs (scancel or qdel); returns the command's output."""
-    argv = (["scancel"] if scheduler == "slurm" else ["qdel"]) + list(job_ids)
-    out = _run(argv, timeout)
-    if out.returncode != 0:
-        raise ToolError(f"{' '.join(argv)} failed: {out.stderr.strip() or out.stdout.strip()}", 3)
-    return out.stdout
+    return _run((["scancel"] if scheduler == "slurm" else ["qdel"]) + list(job_ids),
+                timeout).stdout
 
 
 def states(scheduler, job_ids, timeout=60):
@@ -356,15 +350,15 @@ def states(scheduler, job_ids, timeout=60):
         return result
     if scheduler == "slurm":
         out = _run(["squeue", "--noheader", "--states=all", "--format=%i|%T",
-                    "--jobs=" + ",".join(ids)], timeout)
+                    "--jobs=" + ",".join(ids)], timeout, check=False)
         for line in out.stdout.splitlines():
             job, _, state = line.strip().partition("|")
             if job in result:
                 result[job] = _SLURM_STATES.get(state.strip(), FINISHED)
         return result
-    out = _run(["qstat", "-x"] + ids, timeout)
+    out = _run(["qstat", "-x"] + ids, timeout, check=False)
     if out.returncode != 0 and not out.stdout:
-        out = _run(["qstat"] + ids, timeout)  # Torque has no -x
+        out = _run(["qstat"] + ids, timeout, check=False)  # Torque has no -x
     for line in out.stdout.splitlines():
         fields = line.split()
         if len(fields) >= 5 and fields[-2] in _PBS_STATES:

@@ -126,9 +126,8 @@ def document(fmt, output_text, exit_status, app, deck, overrides, command, sourc
     """The karma results document (schema_version 2, the schema's reference
     form) of one reference run; device ("gpu" or "host") says what it ran on,
     date (ISO 8601 UTC) when it started and host where, where the caller knows.
-    ToolError (2) where the document would not be valid (a wrong date, say)."""
-    if fmt != "babelstream":
-        raise ToolError(f"unknown reference format {fmt} (known: {', '.join(FORMATS)})", 2)
+    ToolError (2) naming its first problem where the document would not be
+    valid (a date that is not one, say). fmt is one of FORMATS."""
     kernels = read_babelstream_csv(output_text, source)
     # BabelStream's own check fails for float at 2^28 (its float sum
     # overflows); its timings still stand, so the run is kept and noted.
@@ -159,12 +158,6 @@ def document(fmt, output_text, exit_status, app, deck, overrides, command, sourc
         "notes": notes,
         "result": "PASSED",
     }
-    return checked(doc, source)
-
-
-def checked(doc, source):
-    """doc, once it takes the schema's reference form; else ToolError (2)
-    naming its first problem (a date that is not one)."""
     problems = validate.validate(doc)
     if problems:
         raise ToolError(f"{source}: the results would not be valid: {problems[0]}", 2)

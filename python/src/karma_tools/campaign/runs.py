@@ -8,56 +8,22 @@ import re
 import shutil
 from karma_tools.campaign import deck as deck_mod
 from karma_tools import yamlread
-from karma_tools.campaign.format import (APP, DECK_KEY, ENV_KEYS, ENV_NAME, INT_MAX, LAUNCHERS,
-                                         MAX_JOBS, PLACEHOLDER, PLACEHOLDERS, REFERENCES,
-                                         ROOT_VARIABLE, RUN_KEYS, join_path,
-                                         selection_item, shortened, unique_name)
-from karma_tools.core import APPS
+from karma_tools.campaign.format import (INT_MAX, MAX_JOBS, PLACEHOLDER, item, shortened, strings,
+                                         unique_name)
 
 
-def _overrides(checker, node, path):
-    """--set arguments ['key=value', ...] from a list or a mapping, each with
-    the node it came from (for key checks)."""
-    out = []
+def _overrides(node):
+    """--set arguments [(key, value, the node it came from)] from a list or
+    a mapping."""
     if isinstance(node.value, dict):
-        for key, value in node.value.items():
-            if not DECK_KEY.match(key):
-                checker.fail(value, f"{path}.{key}", "not a deck key (section.key)", at_key=True)
-            if value.value is None:
-                checker.fail(value, f"{path}.{key}", "has no value")
-            out.append((key, value.text(), value))
-        return out
-    for i, text in enumerate(checker.strings(node, path)):
-        item = node.value[i] if isinstance(node.value, list) else node
-        key, eq, value = text.partition("=")
-        if not eq or not DECK_KEY.match(key.strip()) or not value.strip():
-            checker.fail(item, f"{path}[{i}]", f"'{text}' is not key=value with a deck key "
-                         "(e.g. stream.shape=[2^28])")
-        out.append((key.strip(), value.strip(), item))
-    return out
+        return [(key, value.text(), value) for key, value in node.value.items()]
+    return [(k.strip(), v.strip(), item(node, i))
+            for i, (k, _, v) in enumerate(t.partition("=") for t in strings(node))]
 
 
-def _sweep(checker, node, path):
+def _sweep(node):
     """[(key, [(value text, node), ...]), ...] from `sweep:`."""
-    if not isinstance(node.value, dict) or not node.value:
-        checker.fail(node, path, "expected deck keys, each with a list of values")
-    out = []
-    for key, values in node.value.items():
-        kpath = f"{path}.{key}"
-        if not DECK_KEY.match(key):
-            checker.fail(values, kpath, "not a deck key (section.key)", at_key=True)
-        if not isinstance(values.value, list) or not values.value:
-            checker.fail(values, kpath, "expected a non-empty list of values to sweep over")
-        texts = [(v.text(), v) for v in values.value]
-        seen = set()
-        for i, (t, v) in enumerate(texts):
-            if v.value is None:
-                checker.fail(v, f"{kpath}[{i}]", "an empty value")
-            if t in seen:
-                checker.fail(v, f"{kpath}[{i}]", f"'{t}' is listed twice")
-            seen.add(t)
-        out.append((key, texts))
-    return out
+    return [(key, [(v.text(), v) for v in values.value]) for key, values in node.value.items()]
 
 
 def _slug(key, text):
@@ -69,48 +35,12 @@ def _slug(key, text):
     return key.split(".")[-1] + value
 
 
-def launcher_of(check, node, path):
-    text = check.string(node, path)
-    if text in LAUNCHERS:
-        return text
-    if "run-as-root" in text:
-        check.fail(node, path, "--allow-run-as-root has no place in a job script; where you "
-                   "must (a container), set it in the shell that runs karma-batch submit")
-    if " " not in text and "{" not in text:
-        check.fail(node, path, f"'{text}' is not one of {', '.join(LAUNCHERS)} nor a "
-                   "template such as 'mpiexec -n {ranks}'")
-    for field in re.findall(r"{([^{}]*)}", text):
-        if field not in PLACEHOLDERS:
-            check.fail(node, path, f"unknown placeholder {{{field}}} (known: "
-                       + ", ".join("{" + p + "}" for p in PLACEHOLDERS) + ")")
-    return text
-
-
-def _run_app(check, entries, path):
-    """A run's mini-app and, for a reference program's run, its kind."""
-    app = check.string(entries["app"], f"{path}.app", APP, "a mini-app name (stream, mgs, ...)")
-    reference = check.choice(entries["reference"], f"{path}.reference", REFERENCES) \
-        if "reference" in entries else None
-    if reference and "executable" not in entries:
-        check.fail(entries["reference"], f"{path}.reference", "a reference run needs "
-                   "`executable:` (e.g. \"{babelstream}\" with a campaign variable)")
-    if reference and app not in APPS:
-        check.fail(entries["app"], f"{path}.app", f"a reference run names the mini-app it "
-                   f"stands beside ({', '.join(APPS)}), not '{app}'")
-    if app not in APPS and "executable" not in entries:
-        near = difflib.get_close_matches(app, APPS, n=1, cutoff=0.6)
-        hint = f"did you mean '{near[0]}'? " if near else ""
-        check.fail(entries["app"], f"{path}.app", f"'{app}' is not a mini-app of the suite "
-                   f"({', '.join(APPS)}); {hint}a mini-app of your own needs `executable:`")
-    return app, reference
-
-
 def _run_deck(check, entries, path, base, inputs, variables):
     """The deck file a run names: under the suite's inputs ({inputs}) or
     relative to the campaign file."""
     deck_node = entries["deck"]
-    deck_text = _fill(check, deck_node, f"{path}.deck", check.string(deck_node, f"{path}.deck"),
-                      variables, keep=("inputs",))
+    deck_text = _fill(check, deck_node, f"{path}.deck", deck_node.text(), variables,
+                      keep=("inputs",))
     if "{inputs}" in deck_text:
         if inputs is None:
             check.fail(deck_node, f"{path}.deck", "{inputs}: the suite's decks were not found "
@@ -123,34 +53,18 @@ def _run_deck(check, entries, path, base, inputs, variables):
     return deck
 
 
-def launch(check, entries, prefix, defaults):
+def launch(entries, defaults):
     """How jobs start, for each key of defaults (its value where entries have
     none): ranks and nodes (lists: one job each), GPUs and CPUs per rank,
     time, launcher, repeats and processes a round, the deck key of a scaling."""
-    def count(least, many=False):
-        return lambda n, p: (check.integers if many else check.integer)(n, p, least)
-
-    read = {"ranks_per_node": count(1, True), "nodes": count(1, True), "gpus_per_rank": count(0),
-            "cpus_per_rank": count(1), "time": lambda n, p: parse_time(check, n, p),
-            "launcher": lambda n, p: launcher_of(check, n, p), "repeat": count(1),
-            "processes": count(1),
-            "scaling_key": lambda n, p: check.string(n, p, DECK_KEY, "a deck key (section.key)")}
-    return {key: parse(entries[key], prefix + key) if key in entries else defaults[key]
-            for key, parse in read.items() if key in defaults}
+    read = {"ranks_per_node": _counts, "nodes": _counts, "time": parse_time,
+            "launcher": yamlread.Node.text, "scaling_key": yamlread.Node.text}
+    return {key: read.get(key, lambda n: n.value)(entries[key]) if key in entries else default
+            for key, default in defaults.items()}
 
 
-def _run_scalings(check, entries, path):
-    """The scalings a run asks for, one job each; [None] for none."""
-    scalings = [None]
-    if "scaling" in entries:
-        snode = entries["scaling"]
-        items = snode.value if isinstance(snode.value, list) else [snode]
-        if isinstance(snode.value, list) and not items:
-            check.fail(snode, f"{path}.scaling", "the list is empty")
-        scalings = [check.choice(n, f"{path}.scaling", ("weak", "strong")) for n in items]
-        if len(set(scalings)) != len(scalings):
-            check.fail(snode, f"{path}.scaling", "a scaling is listed twice")
-    return scalings
+def _counts(node):
+    return [n.value for n in node.value] if isinstance(node.value, list) else [node.value]
 
 
 class Programs:
@@ -173,15 +87,15 @@ class Programs:
         """The program of the run at path (its entries); env: its Environment."""
         if "executable" in entries:
             node, key = entries["executable"], f"{path}.executable"
-            raw = check.string(node, key)
-            text = _fill(check, node, key, raw, variables)
+            raw = node.text()
+            filled = _fill(check, node, key, raw, variables)
             # A bare name is a command found in PATH when the job runs; a path is
             # relative to the campaign file.
-            executable = text if "/" not in text else \
-                os.path.normpath(os.path.join(base, os.path.expanduser(text)))
+            executable = filled if "/" not in filled else \
+                os.path.normpath(os.path.join(base, os.path.expanduser(filled)))
             names = [n for n, _ in PLACEHOLDER.findall(raw) if n in variables]
             hint = f"--var {names[0]}=PATH names it" if names else \
-                "a path is relative to the campaign file" if "/" in text else \
+                "a path is relative to the campaign file" if "/" in filled else \
                 "a bare name is looked up in PATH"
             self._found(check, node, key, executable, "", hint, env)
             return executable
@@ -246,38 +160,35 @@ def _check_run_keys(check, entries, path, app, executable, lister, overrides, sw
             check.fail(n, where, f"{key}: not a deck key of karma-{app}"
                        + (f" (did you mean '{near[0]}'?)" if near else "")
                        + f"; see karma-{app} --help", at_key=at_key)
-        for text, vnode, vpath in values:
+        for value, vnode, vpath in values:
             try:
                 why = deck_mod.problem(known[key], yamlread.parse_value(
-                    text, check.source, vnode.line, vnode.col), known.rules)
+                    value, check.source, vnode.line, vnode.col), known.rules)
             except yamlread.YamlError:
-                lister.warnings.append(f"{vpath}: cannot read '{shortened(text)}' here; "
+                lister.warnings.append(f"{vpath}: cannot read '{shortened(value)}' here; "
                                        f"karma-{app} checks it when the job starts")
                 continue
             if why:
-                check.fail(vnode, vpath, f"{key}={shortened(text)}: {why} (karma-{app} "
+                check.fail(vnode, vpath, f"{key}={shortened(value)}: {why} (karma-{app} "
                            "--help)")
 
 
 def expand_run(check, node, path, base, inputs, results_dir, programs, defaults,
                environment, run_names, job_names, lister, variables, scheduler):
-    entries = check.mapping(node, path, RUN_KEYS, required=("name", "app", "deck"))
+    entries = node.value
     run = unique_name(check, entries["name"], path, run_names)
-    app, reference = _run_app(check, entries, path)
+    app = entries["app"].text()
+    reference = entries["reference"].value if "reference" in entries else None
     deck = _run_deck(check, entries, path, base, inputs, variables)
-    how = launch(check, entries, f"{path}.", dict(defaults, nodes=[1], repeat=1, processes=1,
-                                                  scaling_key=f"{app}.scaling"))
+    how = launch(entries, dict(defaults, nodes=[1], repeat=1, processes=1,
+                               scaling_key=f"{app}.scaling"))
     rpn_list, nodes_list, gpus, cpus, launcher, repeat, processes, scaling_key = (how[k] for k in (
         "ranks_per_node", "nodes", "gpus_per_rank", "cpus_per_rank", "launcher", "repeat",
         "processes", "scaling_key"))
-    scalings = _run_scalings(check, entries, path)
-    overrides = _overrides(check, entries["set"], f"{path}.set") if "set" in entries else []
-    sweep = _sweep(check, entries["sweep"], f"{path}.sweep") if "sweep" in entries else []
-    args = check.strings(entries["args"], f"{path}.args") if "args" in entries else []
-    for i, a in enumerate(args):
-        if a in ("--output", "-o") or a.startswith("--output="):
-            check.fail(entries["args"], f"{path}.args[{i}]", "karma-batch chooses --output "
-                       "(one results directory per job)")
+    scalings = strings(entries["scaling"]) if "scaling" in entries else [None]
+    overrides = _overrides(entries["set"]) if "set" in entries else []
+    sweep = _sweep(entries["sweep"]) if "sweep" in entries else []
+    args = strings(entries["args"]) if "args" in entries else []
     env = environment.merged(environment_of(check, entries.get("environment"),
                                             f"{path}.environment", variables))
     cpus = _host_cpus(gpus, cpus, env)
@@ -319,7 +230,7 @@ def expand_run(check, node, path, base, inputs, results_dir, programs, defaults,
         job_overrides = [f"{k}={v}" for k, v, _ in overrides] + \
             [f"{scaling_key}={scaling}"] * bool(scaling) + [f"{k}={t}" for k, t in point]
         values = dict(o.split("=", 1) for o in job_overrides)
-        job_args = [_fill(check, selection_item(entries["args"], i), f"{path}.args[{i}]", a,
+        job_args = [_fill(check, item(entries["args"], i), f"{path}.args[{i}]", a,
                           variables, values) for i, a in enumerate(args)]
         jobs.append(Job(name=job_name, run=run, app=app, deck=deck, executable=executable,
                         overrides=job_overrides, args=job_args, nodes=nodes, ranks_per_node=rpn,
@@ -395,55 +306,28 @@ class Job:
         return d
 
 
-def parse_time(checker, node, path):
-    """Wall time as HH:MM:SS from 'HH:MM:SS', 'MM:SS', 'D-HH:MM:SS' or minutes."""
-    if isinstance(node.value, int) and not isinstance(node.value, bool):
-        if node.value < 1:
-            checker.fail(node, path, f"must be >= 1 minute, got {node.value}")
+def parse_time(node):
+    """Wall time as HH:MM:SS from 'HH:MM:SS', 'MM:SS', 'D-HH:MM:SS' or minutes
+    (the forms the schema lets through)."""
+    if isinstance(node.value, int):
         seconds = node.value * 60
     else:
-        text = checker.string(node, path)
-        m = re.match(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)$", text)
-        if not m:
-            checker.fail(node, path, f"'{text}' is not a time: use HH:MM:SS, D-HH:MM:SS "
-                         "or whole minutes")
-        days, hours, minutes, secs = (int(g) if g else 0 for g in m.groups())
-        if m.group(1) and not m.group(2):
-            checker.fail(node, path, f"'{text}': use D-HH:MM:SS")
-        if minutes >= 60 and m.group(2) or secs >= 60:
-            checker.fail(node, path, f"'{text}': minutes and seconds must be below 60")
+        days, hours, minutes, secs = (int(g or 0) for g in re.match(
+            r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)$", node.value).groups())
         seconds = ((days * 24 + hours) * 60 + minutes) * 60 + secs
-        if seconds < 1:
-            checker.fail(node, path, "must be longer than 0")
     return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
 
 
-def environment_of(checker, node, path, variables=None):
+def environment_of(check, node, path, variables=None):
     if node is None or node.value is None:
         return Environment()
-    entries = checker.mapping(node, path, ENV_KEYS)
-    env = Environment()
-    if "setup" in entries:
-        env.setup = checker.strings(entries["setup"], join_path(path, "setup"), allow_block=True)
-    if "modules" in entries:
-        env.modules = checker.strings(entries["modules"], join_path(path, "modules"))
-        for i, module in enumerate(env.modules):
-            if re.search(r"\s", module):
-                checker.fail(selection_item(entries["modules"], i), f"{path}.modules[{i}]",
-                             f"'{module}': one module per entry")
-    if "variables" in entries:
-        def bad(name):
-            if not ENV_NAME.match(name):
-                return f"'{name}' is not a shell variable name"
-            if ROOT_VARIABLE.search(name):
-                return (f"'{name}' lets MPI run as root, which no job script should ask for; "
-                        "where you must (a container), export it in the shell that runs "
-                        "karma-batch submit")
-            return None
-
-        for name, value, vpath in checker.pairs(entries["variables"], f"{path}.variables", bad):
-            env.variables[name] = _fill(checker, value, vpath, value.text(), variables or {})
-    return env
+    entries = node.value
+    return Environment(
+        strings(entries["setup"], lines=True) if "setup" in entries else (),
+        strings(entries["modules"]) if "modules" in entries else (),
+        {name: _fill(check, value, f"{path}.variables.{name}", value.text(), variables or {})
+         for name, value in entries["variables"].value.items()} if "variables" in entries
+        else None)
 
 
 def _host_cpus(gpus, cpus, env):

@@ -174,11 +174,7 @@ def main(argv=None):
         print(campaign_mod.CAMPAIGN_HELP, end="")
         return 0
     if not args.command:
-        p.print_usage(sys.stderr)
-        print("karma-batch: error: name a command: generate, submit, status, wait, cancel "
-              "or archive",
-              file=sys.stderr)
-        return 2
+        p.error("name a command: generate, submit, status, wait, cancel or archive")
     if getattr(args, "interval", 1) is not None and getattr(args, "interval", 1) <= 0:
         p.error("--interval must be > 0")
     options = {k: v for k, v in vars(args).items()
