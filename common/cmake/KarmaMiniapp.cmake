@@ -23,10 +23,12 @@ function(karma_code_table target name)
   file(GLOB sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/miniapps/${name}/*.hpp"
     "${PROJECT_SOURCE_DIR}/miniapps/${name}/*.cpp"
     "${PROJECT_SOURCE_DIR}/common/*/include/karma/*.hpp" "${PROJECT_SOURCE_DIR}/common/*/src/*.cpp")
-  set(script "${PROJECT_SOURCE_DIR}/python/src/karma_tools/results/codeversion.py")
+  set(tools "${PROJECT_SOURCE_DIR}/python/src")
   add_custom_command(OUTPUT "${dir}/karma_code_table.hpp"
-    COMMAND "${python}" -B "${script}" "${PROJECT_SOURCE_DIR}" ${name} "${dir}/karma_code_table.hpp"
-    DEPENDS ${sources} "${script}"
+    COMMAND "${CMAKE_COMMAND}" -E env "PYTHONPATH=${tools}" "${python}" -B -m
+      karma_tools.cli.codeversion "${PROJECT_SOURCE_DIR}" ${name} "${dir}/karma_code_table.hpp"
+    DEPENDS ${sources} "${tools}/karma_tools/results/codeversion.py"
+      "${tools}/karma_tools/cli/codeversion.py"
     COMMENT "Code versions of karma-${name}" VERBATIM)
   target_sources(${target} PRIVATE "${dir}/karma_code_table.hpp")
   target_include_directories(${target} PRIVATE "${dir}")

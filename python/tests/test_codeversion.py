@@ -7,6 +7,7 @@ import subprocess
 import pytest
 from conftest import ROOT, miniapp
 from karma_tools.results import codeversion as cv
+from karma_tools.cli import codeversion as codeversion_cli
 
 
 KERNELS = """\
@@ -266,12 +267,12 @@ def test_sources_in_subfolders_and_miniapps_common(tmp_path):
 
 def test_table_script_writes_only_on_change(tmp_path):
     out = tmp_path / "table.hpp"
-    assert cv.main([ROOT, "stream", str(out)]) == 0
+    assert codeversion_cli.main([ROOT, "stream", str(out)]) == 0
     text = out.read_text()
     assert '{"karma::stream::Copy", "' in text
     stamp = out.stat().st_mtime_ns
     os.utime(out, ns=(stamp - 10**9, stamp - 10**9))
-    assert cv.main([ROOT, "stream", str(out)]) == 0
+    assert codeversion_cli.main([ROOT, "stream", str(out)]) == 0
     assert out.stat().st_mtime_ns == stamp - 10**9
 
 

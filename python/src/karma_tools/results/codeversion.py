@@ -32,7 +32,6 @@ import os
 import pathlib
 import re
 import subprocess
-import sys
 
 _TOKEN = re.compile(r"""
     (?P<space>\s+)
@@ -424,23 +423,13 @@ def _cpp_table(hashes):
     return "\n".join(lines)
 
 
-def main(argv=None):
-    """codeversion.py ROOT APP OUT.hpp: writes APP's table (only when it
-    changed, so an unchanged source tree rebuilds nothing)."""
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 3:
-        print("usage: codeversion.py SOURCE_ROOT APP OUT.hpp", file=sys.stderr)
-        return 2
-    root, app, out = argv
+def write_table(root, app, out):
+    """Writes APP's table to out only when it changed, so an unchanged source
+    tree rebuilds nothing."""
     text = _cpp_table(source_hashes(app_sources(root, app)))
     if os.path.isfile(out) and pathlib.Path(out).read_text(encoding="utf-8") == text:
-        return 0
+        return
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     with open(out + ".tmp", "w", encoding="utf-8") as f:
         f.write(text)
     os.replace(out + ".tmp", out)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
