@@ -288,6 +288,7 @@ def test_the_energy_option_changes_nothing(tmp_path, energy_sets):
     a, b = energy_sets
     plain = compare_json(tmp_path, f"a={a}", f"b={b}")
     assert compare_json(tmp_path, f"a={a}", f"b={b}", "--energy") == plain
+    assert plain["karma_compare"] == 2 and "summary" not in plain  # 1.1.0's format
     assert row(plain, LEFT, "triad")["values"]["b"]["per_watt_ratio"] == pytest.approx(2.0)
     for flag in ("--energy", "--allow-unmatched"):
         r = tool("karma-compare", f"a={a}", f"b={b}", flag)

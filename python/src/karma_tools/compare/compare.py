@@ -350,7 +350,7 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
                 for g in base_groups for kernel in g.kernels()]
     _energy_ratios(out_rows, base.label)
     entries = [_set_entry(s) for s in sets]
-    return {"karma_compare": 1, "karma_version": __version__, "baseline": base.label,
+    return {"karma_compare": 2, "karma_version": __version__, "baseline": base.label,
             "sets": entries,
             "suite_versions_differ": len({tuple(e["suite_versions"]) for e in entries}) > 1,
             "aggregate": how, "per_node": per_node, "weights": weights_path, "rows": out_rows,

@@ -54,8 +54,10 @@ def read_comparison(path):
         if not ok:
             raise ToolError(f"{path}: {key}: {what} (write it with karma-compare --json)", 2)
 
-    need(isinstance(doc, dict) and doc.get("karma_compare") == 1, "karma_compare",
-         "not a karma-compare document of version 1")
+    # Version 2 (1.1.0) dropped version 1's summary and row weights, which
+    # nothing here reads.
+    need(isinstance(doc, dict) and doc.get("karma_compare") in (1, 2), "karma_compare",
+         "not a karma-compare document of version 1 or 2")
     need(isinstance(doc.get("baseline"), str), "baseline", "expected a set's label")
     need(isinstance(doc.get("sets"), list) and all(isinstance(s, dict) and
                                                    isinstance(s.get("label"), str)
