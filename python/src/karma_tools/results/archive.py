@@ -2,26 +2,13 @@
 (karma-batch generate/submit's OUT) or a plain folder of results, and that
 the tools read wherever they read a directory.
 
-Format (version 1), a tar file (GNU format) compressed with xz:
-
-- `karma-archive.json`, the first member: the index. `karma_archive` (1),
-  `kind` (`campaign` or `results`), `name`, `files`: one entry per file of
-  the folder archived, sorted by path: `{path, member, sha256, size}`, and
-  for a campaign `jobs`: one entry per job of its manifest: `{name,
-  exit_code, log, environment, results}` (the member paths of its log and
-  results files, its exit code or null, the id of its environment capture).
-- every other file of the folder once per distinct content: a file under a
-  job's `environment/` folder (karma-envcapture's capture, mostly copies) as
-  `environment/<sha256>`; any other file under its own path, or, when the
-  same bytes are already stored, as a pointer (`member`) to that member.
-  The campaign's `campaign.json` and every results document are stored
-  byte for byte as they were written.
-
-The same folder gives the same bytes: members sorted, owners, modes and
-times fixed. A reader sees the folder as it was: `ARCHIVE/results/job/
-karma-stream.json` names a file inside it (the virtual layer below), so
-the tools keep one code path for directories and archives.
-"""
+Format 1 (docs/campaigns.md), GNU tar in xz: first `karma-archive.json`, the
+index (`karma_archive` 1, `kind` campaign or results, `name`, `files`
+[{path, member, sha256, size}] and a campaign's `jobs` [{name, exit_code, log,
+environment, results}]); then each distinct content once: a job's
+`environment/` files as `environment/<sha256>`, any other under its own path
+(results byte for byte). Members sorted, owners, modes and times fixed: the
+same folder, the same bytes. `ARCHIVE/results/x.json` names a file inside."""
 
 import functools
 import hashlib
@@ -48,9 +35,8 @@ ENVIRONMENT = "environment"
 MTIME = 1767225600
 # Decompressed, no committed archive comes near this; a hostile file stops here.
 MAX_BYTES = 2 << 30
-# xz's largest dictionary (64 MiB): a campaign's environment captures, one per
-# job and nearly alike, are 5 to 20 MB together, more than preset 6's 8 MiB
-# window sees at once.
+# xz's 64 MiB dictionary: a campaign's near-alike environment captures (5 to 20
+# MB together) are more than preset 6's 8 MiB window sees at once.
 XZ_PRESET = 9 | lzma.PRESET_EXTREME
 _CACHE_SIZE = 4
 
@@ -63,8 +49,7 @@ def is_archive_name(path):
 
 
 def folder_files(folder):
-    """Sorted relative paths of the regular files under folder, to archive
-    (hidden ones and links left out: a capture never writes them)."""
+    """Sorted relative paths of the regular files under folder (no hidden ones, no links)."""
     return sorted(os.path.relpath(p, folder).replace(os.sep, "/")
                   for p in walk_files(folder, archives=False))
 
@@ -74,8 +59,7 @@ def _in_environment(rel):
 
 
 def _job_entries(folder, manifest, files, by_path):
-    """The index's jobs: where each job's files are inside the archive (its
-    results folder, as the manifest's one reader finds it, under folder)."""
+    """The index's jobs: where the files of each job's results folder are in the archive."""
     jobs = []
     for entry in manifest["jobs"]:
         prefix = os.path.relpath(entry["results_dir"], os.path.abspath(folder))
@@ -95,8 +79,7 @@ def _job_entries(folder, manifest, files, by_path):
 
 
 def build(folder, kind, name=None, manifest=None):
-    """The archive's bytes for folder (kind campaign: a campaign directory,
-    its manifest as resultset.read_manifest gives it)."""
+    """The archive's bytes for folder (a campaign's: manifest as resultset.read_manifest gives)."""
     files = folder_files(folder)
     if INDEX in files:
         raise ToolError(f"{folder}: holds a {INDEX} of its own; not a folder of results", 2)
@@ -125,9 +108,7 @@ def build(folder, kind, name=None, manifest=None):
 
 
 def tar_xz(members):
-    """The compressed tar of [(name, bytes)], in that order (an archive's or
-    a bundle's): owners, modes and times fixed, so the same input gives the
-    same bytes."""
+    """The xz tar of [(name, bytes)] in that order, owners, modes and times fixed."""
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.GNU_FORMAT) as tar:
         for member, data in members:
@@ -145,8 +126,7 @@ def xz(data):
 
 
 def write(folder, out, kind, name=None, manifest=None):
-    """Writes the archive of folder to out atomically (a temporary file,
-    synced, then a rename): out is whole or absent."""
+    """Writes the archive of folder to out atomically: out is whole or absent."""
     if not is_archive_name(out):
         raise ToolError(f"{out}: an archive's name ends in {SUFFIX}", 2)
     data = build(folder, kind, name, manifest)
@@ -203,9 +183,8 @@ class Archive:
             self.dirs.update("/".join(parts[:i]) for i in range(1, len(parts)))
 
     def _read_bundle(self, members, bad):
-        """A karma-bundle (a submission) read as the folder it packs, once
-        its manifest holds: the tools score and compare what a site was
-        handed without unpacking it."""
+        """A karma-bundle read as the folder it packs, once its manifest holds: the tools
+        score and compare what a site was handed without unpacking it."""
         listed, problems = manifest_check(members)
         if problems:
             where, why = problems[0]
@@ -226,10 +205,8 @@ def safe_path(rel):
 
 
 def read_members(path, problems=None, what="karma results archive"):
-    """{member name: bytes} of the regular files of a .tar.xz; one line
-    naming the file (and member) when it is not one. With a problems list
-    (a bundle's check), a link, a path that leaves it or a member twice is
-    one more (member, why) there."""
+    """{member name: bytes} of a .tar.xz's regular files. With a problems list (a bundle's
+    check), a link, a path that leaves it or a member twice is a (member, why) there."""
     members, total = {}, 0
     try:
         with tarfile.open(path, "r:xz") as tar:
@@ -274,8 +251,7 @@ def _read_archive(path, where, mtime, size):
 
 
 def split(path):
-    """(archive file, path inside it) when path is an archive or runs through
-    one (`a.tar.xz/results/x.json`), else None."""
+    """(archive, path inside it) when path is or runs through one, else None."""
     text = os.fspath(path)
     if SUFFIX not in text:
         return None
@@ -309,8 +285,7 @@ def exists(path):
 
 
 def read_bytes(path):
-    """The bytes of a file, on disk or inside an archive (OSError as open()
-    gives it when absent)."""
+    """The bytes of a file, on disk or inside an archive (OSError as open()'s if absent)."""
     where = split(path)
     if where is None:
         with open(path, "rb") as f:
@@ -335,17 +310,14 @@ def listdir(path):
 
 
 def job_logs(folder):
-    """The texts of a job folder's logs, job*.out (Slurm's job-<id>.out, PBS's
-    and the local scheduler's job.out), on disk or inside an archive."""
+    """The texts of a job folder's logs: job*.out (Slurm's job-<id>.out, others' job.out)."""
     return [read_bytes(os.path.join(folder, name)).decode("utf-8", "replace")
             for name in listdir(folder) if name.startswith("job") and name.endswith(".out")]
 
 
 def walk_files(path, suffix="", onerror=None, archives=True):
-    """Sorted paths of the files under path whose names end in suffix,
-    hidden ones left out; an archive found on the way is walked as the
-    folder it holds (archives False: read as a file, and links left out).
-    onerror: os.walk's, given a folder it cannot read."""
+    """Sorted paths of the non-hidden files under path ending in suffix; an archive on the
+    way walked as its folder (archives False: a file, and links left out)."""
     where = split(path) if archives else None
     if where is not None:
         archive, inner = where
@@ -383,8 +355,7 @@ def archive_of(path):
 
 
 def is_measurement(data):
-    """Whether a JSON file's bytes are a measurement: a karma results
-    document or a Google Benchmark file."""
+    """Whether JSON bytes are a karma results document or a Google Benchmark file."""
     try:
         doc = json.loads(data)
     except ValueError:
@@ -394,8 +365,7 @@ def is_measurement(data):
 
 
 def read_measurements(path):
-    """{path: sha256} of a list of measurements (`sha256  path` lines, xz),
-    in its order."""
+    """{path: sha256} of a list of measurements (`sha256  path` lines, xz), in its order."""
     listed = {}
     try:
         with lzma.open(path, "rt", encoding="utf-8") as f:
@@ -410,9 +380,8 @@ def read_measurements(path):
 
 
 def register(list_path, archives):
-    """Adds the measurements inside archives that list_path lacks, after
-    its lines; paths start with the list's own folder (`results/...`).
-    Returns (added, listed)."""
+    """Appends the archives' measurements that list_path lacks (paths from the list's
+    folder's parent: `results/...`); (added, listed)."""
     base = os.path.dirname(os.path.dirname(os.path.abspath(list_path)))
     listed = read_measurements(list_path) if os.path.exists(list_path) else {}
     added = 0
@@ -437,12 +406,9 @@ def register(list_path, archives):
 
 
 def read_json(path):
-    """The JSON document in the file at path. ToolError (2) when it is not
-    JSON: a syntax error, not UTF-8, NaN or an infinite number (JSON has
-    none), nesting deeper than MAX_DEPTH; as `unreadable` says when it
-    cannot be read."""
+    """The JSON document at path; ToolError (2) for a syntax error, not UTF-8, NaN or an
+    infinity, nesting deeper than MAX_DEPTH; `unreadable`'s when it cannot be read."""
     try:
-        # A path inside a results archive too; on disk, a file it can be.
         data = read_bytes(path) if split(path) else read_input_file(path, "JSON file")
     except OSError as e:
         raise unreadable(path, e) from None
@@ -456,8 +422,7 @@ def read_json(path):
 
 
 def manifest_check(files):
-    """({path: sha256} as BUNDLE_MANIFEST.sha256 lists them, its problems against
-    the files present: [(path, why)])."""
+    """({path: sha256} BUNDLE_MANIFEST lists, [(path, why)] against the files present)."""
     if BUNDLE_MANIFEST not in files:
         return {}, [(BUNDLE_MANIFEST, "missing")]
     listed, out = {}, []

@@ -1,30 +1,14 @@
-"""Code versions: a hash of the source of the code a kernel runs, derived
-from the sources themselves, never kept by hand.
+"""Code versions: a hash of the source a kernel runs, derived from the sources, never kept
+by hand (karma/code_version.hpp; the build writes each mini-app's table of source hashes).
 
-The C++ sources of a mini-app (its own files and the core's, headers and
-sources) are split into their namespace-scope declarations: functions,
-classes, variables, aliases and enums, each named by its qualified name. A
-definition's source hash covers its own text (comments, preprocessor lines
-and layout removed) and that of every definition it names, transitively.
-Names are looked up as C++ looks them up in namespaces: an unqualified name
-in the innermost enclosing namespace that declares it (and in those a
-using-directive names), a call that no enclosing namespace declares in all
-(argument-dependent lookup); a member (`.x`, `->x`) names nothing. An
-over-approximation where it is not exact: an overload set counts whole.
-Only the texts count: not the names of the definitions reached, their files
-or order, nor declarations beside a definition, so moving code, or renaming
-what a kernel does not use, leaves its hash.
-
-A kernel names its entry definitions (the functors and functions its launch
-may run); its code version is the hash of their source hashes and of its
-launch shape, what the code or the deck fixes about the launch, never what
-the run chose from its sizes, threads, ranks or device (karma/harness.hpp,
-Variant::code and ::launch).
-
-The build runs this file as a script (stdlib only) to write each mini-app's
-table of source hashes; karma-compare imports it to derive the code
-versions of results older than code versions from the sources of the git
-revision they were built from."""
+The C++ of a mini-app and the core is split into namespace-scope declarations, each named
+by its qualified name. A definition's source hash covers its text (no comments, preprocessor
+lines or layout) and that of every definition it names, transitively, names looked up as
+C++ does in namespaces (using-directives, argument-dependent lookup for calls; a member
+names nothing; an overload set counts whole). Only texts count, so moving code or renaming
+what a kernel does not use leaves its hash. A kernel's code version hashes its entry
+definitions' source hashes and its launch shape: what the code or deck fixes, never the
+run's sizes, threads, ranks or device (Variant::code and ::launch)."""
 
 import hashlib
 import json
@@ -32,6 +16,8 @@ import os
 import pathlib
 import re
 import subprocess
+
+from karma_tools.core import atomic_write
 
 _TOKEN = re.compile(r"""
     (?P<space>\s+)
@@ -75,10 +61,8 @@ def _angles(depth, t):
 
 
 def _name_of(decl):
-    """(qualifier, name, enumerators) of a namespace-scope declaration, or
-    None: `Deck::load` is (["Deck"], "load", []); an unscoped enum's
-    enumerators are names of its scope too (an anonymous one is named by
-    its first)."""
+    """(qualifier, name, enumerators) of a declaration, or None: `Deck::load` is (["Deck"],
+    "load", []); an unscoped enum's enumerators name its scope too (the first names it)."""
     depth = 0
     words = []  # (token, index)
     for i, t in enumerate(decl):
@@ -136,11 +120,8 @@ def _enum_name(decl, i):
 
 
 class Unit:
-    """A namespace-scope declaration: its qualified name, the namespaces its
-    names are looked up in (innermost last, a member defined outside its
-    class looking in the class first), its further names (an unscoped
-    enum's enumerators), its tokens, and whether it is a definition (a body
-    or an initialiser) rather than a declaration only."""
+    """A namespace-scope declaration: qualified name, the scopes its names are looked up in
+    (innermost last), enumerators, tokens, and whether it defines (a body or initialiser)."""
 
     def __init__(self, namespaces, declared, toks):
         qualifier, name, self.enumerators = declared
@@ -159,8 +140,7 @@ class Unit:
 
 
 def _parse(text):
-    """(units, using-directives) of a file: the namespace-scope declarations
-    and the (scope, namespace) of each `using namespace`."""
+    """(units, [(scope, namespace)] of each `using namespace`) of a file."""
     toks = tokens(text)
     units, usings = [], []
     namespaces = []  # None for a brace that is not a namespace's (extern "C" {)
@@ -194,8 +174,8 @@ def _parse(text):
 
 
 def _scope_token(toks, i, namespaces, usings):
-    """Where parsing goes on after a namespace's opening or closing brace,
-    a using-directive or an `extern "C"` at toks[i]; 0 for anything else."""
+    """Where parsing goes on after a namespace brace, a using-directive or `extern "C"` at
+    toks[i]; 0 for anything else."""
     t = toks[i]
     after = toks[i + 1] if i + 1 < len(toks) else ""
     if t == "namespace":
@@ -221,9 +201,8 @@ def _scope_token(toks, i, namespaces, usings):
 
 
 def _wants_semicolon(decl):
-    """A class or an initialised variable ends at ';', a function at '}':
-    what comes before the first '{' or '(', its `template <...>` parameter
-    lists left out."""
+    """Whether decl ends at ';' (a class, an initialised variable), not '}' (a function):
+    from what comes before its first '{' or '(', template parameters left out."""
     head, depth, i = [], 0, 0
     while i < len(decl) and (depth or decl[i] not in ("{", "(")):
         t = decl[i]
@@ -244,9 +223,7 @@ def _visible(qname):
 
 
 def _units(files):
-    """{qualified name: [Unit]} of `files`, each name's definitions (its
-    declarations where it has none), with the using-directives of their
-    file attached."""
+    """{qualified name: its definitions (else declarations)} of `files`, usings attached."""
     found = {}
     for path in sorted(files):
         units, usings = _parse(files[path])
@@ -258,11 +235,9 @@ def _units(files):
 
 
 class _Names:
-    """Name lookup over the units, as C++ looks up a namespace-scope name:
-    an unqualified name in the innermost enclosing namespace that has it
-    (and those a using-directive names); a qualified one wherever its
-    qualification fits; a call found nowhere so (argument-dependent lookup)
-    in every namespace."""
+    """Name lookup as C++ does it in namespaces: unqualified, the innermost enclosing one
+    that has it (and using-directives'); qualified, where it fits; a call found nowhere
+    so (argument-dependent lookup), every namespace."""
 
     def __init__(self, units):
         self.visible, self.simple, self.adl = {}, {}, {}
@@ -315,11 +290,7 @@ class _Names:
 
 
 def source_hashes(files):
-    """{qualified name: source hash} over the declarations of `files`
-    ({path: text}). A hash covers the texts of the definition and of every
-    definition it names, transitively, and nothing else: not their names
-    or files, nor their order, nor declarations beside a definition, so
-    moving code, or renaming code it does not use, leaves it as it was."""
+    """{qualified name: source hash} of `files` ({path: text}), as the module says."""
     units = _units(files)
     names = _Names(units)
     uses = {q: set().union(*(names.named(u) for u in us)) for q, us in units.items()}
@@ -341,10 +312,9 @@ def source_hashes(files):
     return hashes
 
 
-# The rules of code versions (karma/code_version.hpp, code_version_scheme):
-# versions of two schemes do not compare. 1: suite 0.2.0's first rules
-# (results without code.scheme); 2: names looked up by scope, text only,
-# launch shapes only.
+# The rules of code versions (code_version.hpp's code_version_scheme); two schemes'
+# versions do not compare. 1: suite 0.2.0's (no code.scheme); 2: lookup by scope,
+# text only, launch shapes only.
 SCHEME = 2
 
 
@@ -355,8 +325,7 @@ def scheme_of(code):
 
 
 def combine(symbol_hashes, launch):
-    """(source, version) of a kernel: its entry definitions' hashes, in
-    order, then that with its launch shape (canonical JSON)."""
+    """(source, version) of a kernel: its entry hashes', then with its launch (JSON)."""
     source = hashlib.sha256("\n".join(symbol_hashes).encode()).hexdigest()[:16]
     text = json.dumps(launch, sort_keys=True, separators=(",", ":"))
     version = hashlib.sha256((source + "\n" + text).encode()).hexdigest()[:16]
@@ -364,13 +333,9 @@ def combine(symbol_hashes, launch):
 
 
 def app_sources(root, app, read=None, listing=None):
-    """{path: text} of what a mini-app's code versions cover: its own C++
-    files (in its subfolders too, but not its tests), those the mini-apps
-    share (miniapps/common) and the core's, headers and sources of every
-    layer (a function the core's header declares is hashed by its
-    definition), under `root` (or read through `read` and `listing` from
-    elsewhere, e.g. a git revision). `listing(folder)`: the files under
-    `folder`, by their path in it."""
+    """{path: text} a mini-app's code versions cover: its C++ (not its tests), miniapps/
+    common's and the core's headers and sources, under root, or through `read(path)` and
+    `listing(folder)` (the files under folder, by their path in it), e.g. at a git revision."""
     listing = listing or (lambda d: _files_in(os.path.join(root, d)))
     read = read or (lambda p: open(os.path.join(root, p), encoding="utf-8").read())
     files = {}
@@ -378,8 +343,7 @@ def app_sources(root, app, read=None, listing=None):
         for name in listing(folder):
             if name.endswith((".hpp", ".cpp")) and not name.startswith("tests/"):
                 files[f"{folder}/{name}"] = read(f"{folder}/{name}")
-    # The core: the one pair of folders it had before its layers, then each
-    # layer's (common/LAYER/include/karma, common/LAYER/src).
+    # The core: its folders before layers, then each common/LAYER/{include/karma,src}.
     core = re.compile(r"(?:[^/]+/)?(?:include/karma/[^/]+\.hpp|src/[^/]+\.cpp)")
     for name in listing("common"):
         if core.fullmatch(name):
@@ -388,8 +352,7 @@ def app_sources(root, app, read=None, listing=None):
 
 
 def _files_in(folder):
-    """The files under `folder` (none when it is missing), by their path in
-    it, sorted."""
+    """The files under `folder` (none when it is missing), sorted, by their path in it."""
     return sorted(os.path.relpath(os.path.join(top, n), folder).replace(os.sep, "/")
                   for top, _, names in os.walk(folder) for n in names)
 
@@ -424,12 +387,9 @@ def _cpp_table(hashes):
 
 
 def write_table(root, app, out):
-    """Writes APP's table to out only when it changed, so an unchanged source
-    tree rebuilds nothing."""
+    """Writes app's table to out only when it changed: an unchanged tree rebuilds nothing."""
     text = _cpp_table(source_hashes(app_sources(root, app)))
     if os.path.isfile(out) and pathlib.Path(out).read_text(encoding="utf-8") == text:
         return
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
-    with open(out + ".tmp", "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(out + ".tmp", out)
+    atomic_write(out, text)

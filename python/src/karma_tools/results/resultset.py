@@ -1,14 +1,10 @@
-"""One result set: whatever a tool is pointed at, read one way. A
-directory of results, a campaign (its folder with campaign.json, or that
-file), a results archive (*.tar.xz, archive.py) or a submission bundle
-(bundle.py: its campaign/campaign.json beside results/) opens as its
-validated runs and, for each of a campaign's jobs that has none, the
-reason. Also the one reader of a campaign's manifest, campaign.json.
-
-A job has results when a run of the set is its results file (found beside
-campaign.json wherever the campaign is now: copied, archived or packed),
-or lies in a folder named as its own results folder: so a campaign whose
-jobs all wrote results never reads as not run."""
+"""One result set: whatever a tool is pointed at, read one way. A directory of results,
+a campaign (its folder or its campaign.json), a results archive (archive.py) or a bundle
+(bundle.py: campaign/campaign.json beside results/) opens as its validated runs and, for
+each of a campaign's jobs without one, the reason. Also the one reader of campaign.json.
+A job's run is its results file beside campaign.json wherever the campaign is now, or one
+in a folder named as its results folder: a campaign whose jobs all wrote never reads as
+not run."""
 
 import functools
 import os
@@ -33,8 +29,7 @@ NOT_RUN = "no results: not run, or stopped before it ended"
 # --- the manifest -------------------------------------------------------------------
 
 
-# What karma-batch reads of each job, the first three what every tool
-# reads: (key, types, what).
+# (key, types, what) karma-batch reads of each job; every tool reads the first three.
 _JOB_FIELDS = (("name", str, "a string"), ("results_dir", str, "a string"),
                ("results_file", str, "a string"), ("script", str, "a string"),
                ("nodes", int, "an integer"), ("ranks_per_node", int, "an integer"),
@@ -43,9 +38,8 @@ _JOB_FIELDS = (("name", str, "a string"), ("results_dir", str, "a string"),
 
 
 def check_manifest(path, manifest, complete=True):
-    """Refuses a manifest edited into a shape the tools cannot use, naming
-    the key, rather than failing half-way through a submission; all that
-    karma-batch reads, or (not complete) where each job's results are."""
+    """Refuses a manifest the tools cannot use, naming the key, rather than failing half-way
+    through a submission: all karma-batch reads, or (not complete) where results are."""
     count_max = schemas.load("campaign.schema.json").schema["$defs"]["count"]["maximum"]
 
     def fail(key, message):
@@ -76,8 +70,7 @@ def check_manifest(path, manifest, complete=True):
 
 
 def manifest_path(path):
-    """The campaign.json of path (that file, a campaign's folder, an archive
-    of one, or a bundle's campaign/), or None."""
+    """The campaign.json of path (it, a campaign folder or archive, a bundle), or None."""
     if os.path.basename(os.path.normpath(path)) == MANIFEST:
         return path if archive.isfile(path) else None
     for inner in (MANIFEST, f"campaign/{MANIFEST}"):
@@ -88,16 +81,13 @@ def manifest_path(path):
 
 
 def _absolute(folder, path):
-    """A manifest path as a path here: relative ones are under the campaign's
-    folder (older manifests hold absolute ones)."""
+    """A manifest's path here: relative ones (older manifests': absolute) under folder."""
     return os.path.normpath(os.path.join(folder, path)) if not os.path.isabs(path) else path
 
 
 def _job_folder(folder, top, entry):
-    """Where a job's results folder is now: beside campaign.json (the
-    campaign copied, say under results/, while the place it ran in holds
-    another run; or archived; or in a bundle, campaign/ beside results/),
-    else where recorded; None when none of them is a folder."""
+    """Where a job's results folder is now: beside campaign.json (copied, archived, or a
+    bundle's results/), else where recorded; None when none is a folder."""
     rel = os.path.relpath(entry["results_dir"], top) if top else entry["name"]
     bundle = os.path.dirname(folder)
     here = [] if rel.startswith("..") else [
@@ -109,9 +99,8 @@ def _job_folder(folder, top, entry):
 
 
 def read_manifest(path, complete=False):
-    """The campaign.json of path, checked (check_manifest; ToolError 2
-    naming the file and the key), its jobs' results_dir and results_file absolute and where
-    they are now (a job not run yet: where it will write them)."""
+    """(path, manifest) of path's campaign.json, checked, its jobs' results_dir and
+    results_file absolute and where they are now (or will be)."""
     found = manifest_path(path)
     if found is None:
         raise ToolError(f"{path}: no {MANIFEST} ({os.path.join(path, MANIFEST)} not found): "
@@ -132,9 +121,8 @@ def read_manifest(path, complete=False):
 
 
 def missing_reason(folder):
-    """Why a job whose results folder is folder (None: none found) has no
-    results: not run, stopped before its end, or failed with an exit code
-    and the mini-app's reason and first error line from the job's log."""
+    """Why a job with results folder `folder` (or None) has no results: not run, stopped,
+    or failed with an exit code and its log's reason and first error line."""
     code_file = folder and os.path.join(folder, jobs_mod.EXIT_CODE_FILE)
     if not folder or not archive.isfile(code_file):
         return NOT_RUN
@@ -161,8 +149,7 @@ def missing_reason(folder):
 
 
 class ResultSet:
-    """Runs of one set; for a campaign, its manifest and its jobs
-    [(entry, run or None, why none)] in the manifest's order."""
+    """Runs of one set; a campaign's manifest and jobs [(entry, run or None, why none)]."""
 
     def __init__(self, label, path):
         self.label = label
@@ -210,16 +197,13 @@ def _git_ignored(paths, root):
 
 
 def find_json(path):
-    """The JSON files under path (a file, a directory or a results archive;
-    archives inside a directory are read as the folders they hold)."""
+    """The JSON files under path (a file, a directory or an archive, walked as its folder)."""
     return archive.walk_files(path, ".json")
 
 
 def open(path, label=None, committed_only=False, need_runs=True, skip_invalid=False):
-    """The set at path (see the module's docstring). Refuses documents of
-    another schema version and sets without results; with skip_invalid, a
-    file that is not well-formed is left out instead, with its error in the
-    set's `invalid` list."""
+    """The set at path. Refuses other schema versions and sets without results; with
+    skip_invalid, an ill-formed file goes into the set's `invalid` list instead."""
     if not archive.exists(path):
         raise ToolError(f"{path}: no such file or directory", 2)
     found = manifest_path(path)
@@ -276,9 +260,8 @@ def _match_jobs(result, skip_invalid):
 
 
 def _checked(f):
-    """The document at f, checked as a run (None: not karma results); a set
-    opened again in one process (karma-report's campaigns in its tree) is
-    checked once while the file holding it stays unchanged."""
+    """_check(f), once per process while the file holding f is unchanged (karma-report
+    opens its tree's campaigns again)."""
     try:
         st = os.stat(archive.archive_of(f))
     except OSError:
@@ -317,10 +300,8 @@ def _check(f):
     if not isinstance(doc, dict) or "schema_version" not in doc:
         return other_tool(doc) or NOT_RESULTS
     version = doc["schema_version"]
-    if not isinstance(version, int) or isinstance(version, bool) or \
-            version not in SCHEMA_VERSIONS:
-        shown = version if isinstance(version, int) and not isinstance(version, bool) \
-            else describe(version)
+    if type(version) is not int or version not in SCHEMA_VERSIONS:  # not a bool either
+        shown = version if type(version) is int else describe(version)
         raise ToolError(f"{f}: schema_version {shown}, but this tool reads karma "
                         "results of schema_version 1 or 2 (docs/results-format.md)"
                         "; use the karma release that wrote it", 2)
