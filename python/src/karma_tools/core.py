@@ -11,15 +11,10 @@ import stat
 # Kept equal to project(VERSION) in the top-level CMakeLists.txt (a test checks).
 __version__ = "1.1.0-dev"
 
-# The package's folder (python/src/karma_tools: its schemas/ is package
-# data) and the checkout that holds it, where it is one.
+# The package's folder (its schemas/ is package data) and the checkout holding it, if any.
 PACKAGE = os.path.dirname(os.path.abspath(__file__))
 CHECKOUT = os.path.join(PACKAGE, "..", "..", "..")
 
-
-# The suite's mini-apps are the checkout's miniapps/<app>/ (those with
-# inputs/<app>/ write karma results); installed, the results schema's `app`
-# (docgen.with_app_names) names them.
 
 def miniapp_folders(root):
     """The mini-apps CMake builds, sorted: miniapps/<app>/CMakeLists.txt."""
@@ -29,34 +24,27 @@ def miniapp_folders(root):
 
 
 def miniapps_with_decks(root):
-    """The mini-apps that take a deck and write karma results, sorted:
-    those built that have inputs/<app>/."""
+    """The mini-apps that take a deck and write karma results (with inputs/<app>/), sorted."""
     return [app for app in miniapp_folders(root)
             if os.path.isdir(os.path.join(root, "inputs", app))]
 
 
 def _results_apps():
-    """The results schema's `app` (this package's own file, not
-    $KARMA_SCHEMAS), so an installed package knows the suite's mini-apps
-    without the sources."""
+    """The results schema's `app` (the package's file): installed, no sources name them."""
     with open(os.path.join(PACKAGE, "schemas", "results.schema.json"), encoding="utf-8") as f:
         return tuple(json.load(f)["properties"]["app"]["x-karma-apps"])
 
 
-# The mini-apps that take a deck and write karma results (docs/results-format.md),
-# as their `app` names them, in the suite's order; karma-validate-results
-# knows the same list.
+# The mini-apps that take a deck and write karma results, as `app` names them, in order.
 APPS = _results_apps()
 
-# Deeper nesting in a campaign or a JSON input is refused: no karma file
-# comes near it, and Python's recursion would give out long before a
-# hostile file does.
+# Deeper nesting in a campaign or JSON input is refused: no karma file comes near it, and
+# Python's recursion would give out before a hostile file does.
 MAX_DEPTH = 64
 
 
 class ToolError(Exception):
-    """An error the user can fix; `code` is the exit status (2: bad input,
-    3: run-time or environment problem), as the mini-apps use them."""
+    """An error the user can fix; `code` is the exit status (2 bad input, 3 run-time)."""
 
     def __init__(self, message, code=2):
         super().__init__(message)
@@ -81,8 +69,7 @@ def describe(value):
 
 
 def too_deep(value, limit=None):
-    """Whether a parsed JSON value nests deeper than `limit` (MAX_DEPTH);
-    iterative, so it cannot itself run out of stack."""
+    """Whether a JSON value nests deeper than `limit` (MAX_DEPTH); iterative: no stack."""
     limit = MAX_DEPTH if limit is None else limit
     stack = [(value, 1)]
     while stack:
@@ -97,19 +84,14 @@ def too_deep(value, limit=None):
 
 
 def atomic_write(path, content):
-    """Writes content (text, or bytes as they are) to path through a synced
-    temporary file and a rename, so a reader never sees half a file."""
+    """Writes text or bytes to path through a synced temporary file and a rename."""
     write_all([(path, content)])
 
 
 def write_all(outputs, directories=()):
-    """Writes every (path, content) of outputs, or none: each goes to a
-    synced temporary file first, and only when all are written are they
-    renamed. `directories`, [(a staged folder, its place)], are moved into
-    their places (an old folder there removed) between the two: a report
-    appears after the plots it links. ToolError (3) when one cannot be
-    written (2 where its folder is not there or not writable), with nothing
-    of the others in place."""
+    """Writes every (path, content) of outputs, or none: all to synced temporary files,
+    then renamed; `directories` [(staged folder, its place)] replace theirs between the
+    two (a report appears after the plots it links). ToolError (unwritable's) on failure."""
     done, where = [], None
     try:
         for path, content in outputs:
@@ -140,10 +122,10 @@ def write_all(outputs, directories=()):
         raise unwritable(where, e) from None
 
 
-def write_folder(out, files):
-    """Writes {relative path: text or bytes} as the folder out (its parents
-    made), whole or absent: into a temporary sibling first, then moved into
-    place (an old out replaced)."""
+def write_folder(out, files, executable=(), what=None):
+    """Writes {relative path: text or bytes} as the folder out (an old one replaced), whole
+    or absent, through a temporary sibling; `executable` paths get mode 0755, `what`
+    names out in an error (unwritable's)."""
     place = os.path.abspath(out)
     staging = os.path.join(os.path.dirname(place), f".{os.path.basename(place)}.tmp.{os.getpid()}")
     try:
@@ -154,36 +136,33 @@ def write_folder(out, files):
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with open(target, "wb") as f:
                 f.write(content.encode("utf-8") if isinstance(content, str) else content)
+            if rel in executable:
+                os.chmod(target, 0o755)
         write_all([], [(staging, place)])
     except OSError as e:
-        raise unwritable(out, e) from None
+        raise unwritable(out, e, what) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-# An input that is not there (or not a file, or not the user's to read) is
-# bad input, as a deck the mini-apps cannot open is; any other failure to
-# read one is the system's.
+# An input not there (or not a file, or not the user's) is bad input; other failures the
+# system's.
 _NOT_THERE = (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)
 
 
 def unreadable(path, error):
-    """The ToolError for an input at path that could not be read (error, an
-    OSError): exit 2 where it is not there or not a file, else 3."""
+    """The ToolError for an input that could not be read: exit 2 if not there, else 3."""
     return ToolError(f"{path}: cannot read ({error.strerror or error})",
                      2 if isinstance(error, _NOT_THERE) else 3)
 
 
-# No input of the suite comes near this; /dev/zero would otherwise be read
-# until memory ran out.
+# No input comes near this; /dev/zero would otherwise be read until memory ran out.
 MAX_INPUT_BYTES = 256 << 20
 
 
 def read_input_file(path, what="file"):
-    """The bytes of the input file at path, for a ToolError (2) that names it
-    and says why where it is a directory, a device, empty or over
-    MAX_INPUT_BYTES (as the mini-apps refuse such decks); `unreadable`'s where
-    it cannot be read."""
+    """The bytes of the input file at path; ToolError (2) for a directory, a device, an
+    empty file or one over MAX_INPUT_BYTES (as the mini-apps refuse such decks)."""
     if os.path.isdir(path):
         raise ToolError(f"{path}: is a directory; name a {what}", 2)
     try:
@@ -202,9 +181,8 @@ def read_input_file(path, what="file"):
 
 
 def unwritable(path, error, what=None):
-    """The ToolError for an output at path that could not be written (error,
-    an OSError): exit 2 where its folder is not there, is a file or is not
-    the user's to write, as in the mini-apps, else 3."""
+    """The ToolError for an output that could not be written: 2 where its folder is not
+    there, is a file or is not the user's, else 3 (as in the mini-apps)."""
     return ToolError(f"cannot write {what or path}: {error.strerror or error}",
                      2 if isinstance(error, _NOT_THERE + (FileExistsError,)) else 3)
 
