@@ -50,19 +50,11 @@ COMMANDS = [
     ("numactl", "numactl.txt", [["numactl", "--hardware"]], "NUMA nodes and distances"),
     ("uname", "uname.txt", [["uname", "-a"]], "kernel"),
 ]
-COMPILERS = [
-    ("c++", [[os.environ.get("CXX", "c++"), "--version"]]),
-    ("cc", [[os.environ.get("CC", "cc"), "--version"]]),
-    ("g++", [["g++", "--version"]]),
-    ("clang++", [["clang++", "--version"]]),
-    ("nvcc", [["nvcc", "--version"], ["/usr/local/cuda/bin/nvcc", "--version"]]),
-    ("hipcc", [["hipcc", "--version"]]),
-    ("icpx", [["icpx", "--version"]]),
-    ("mpicxx", [["mpicxx", "--version"]]),
-    ("mpirun", [["mpirun", "--version"]]),
-    ("srun", [["srun", "--version"]]),
-    ("cmake", [["cmake", "--version"]]),
-]
+# (key, argv alternatives) of each `--version`.
+COMPILERS = [(name, [[exe, "--version"] for exe in exes or [name]]) for name, *exes in (
+    ("c++", os.environ.get("CXX", "c++")), ("cc", os.environ.get("CC", "cc")), ("g++",),
+    ("clang++",), ("nvcc", "nvcc", "/usr/local/cuda/bin/nvcc"), ("hipcc",), ("icpx",),
+    ("mpicxx",), ("mpirun",), ("srun",), ("cmake",))]
 
 
 def run_command(alternatives, timeout):
@@ -172,8 +164,7 @@ def capture(timeout=20, environ=None):
         "argv": results[key]["argv"], "exit_code": results[key]["exit_code"], "what": what,
         "file": name} for key, name, _, what in COMMANDS}
 
-    def answer(key):
-        """The output of a command that ran and succeeded, else None."""
+    def answer(key):  # the output of a command that ran and succeeded
         ran = commands[key]
         return files[ran["file"]] if ran and ran["exit_code"] == 0 else None
 
