@@ -1,22 +1,9 @@
-"""karma-docs: the generated parts of karma's documentation.
-
-- docs/results-format.md, from the results schema (results.schema.json, this
-  package's data): its title, its description (Markdown; the field table goes
-  before the first '## ' heading) and every property's description, a row.
-- In a checkout that holds the schema's source, the schema's `app` (its list
-  and the names in its description), from the mini-apps in miniapps/ that
-  take decks (core.miniapps_with_decks): first, so that the page shows them.
-- The deck table of each mini-app's README (miniapps/<app>/README.md), between
-  the lines BEGIN and END below, from `karma-<app> --help=json`.
-- The tools' data of the apps (APPS_DATA): every mini-app's `--help=json`,
-  its deck schema and kernel table (`x-karma-kernels`), which the tools read
-  instead of the mini-apps (kerneltable.py).
-
---check compares instead of writing: exit 1, one line per stale file naming
-it and its first differing line. Otherwise every file that differs is
-written atomically. Bad input (a schema or a README out of shape, a mini-app
-missing or whose --help=json is not a deck schema) is one line, exit 2,
-nothing written; a mini-app that cannot be run, exit 3."""
+"""karma-docs: the generated parts of karma's documentation: docs/results-format.md from
+the results schema (its title, description and each property's description, a row); in a
+checkout, the schema's `app` from the mini-apps that take decks; each mini-app README's
+deck table (between BEGIN and END) and the tools' data of the apps (APPS_DATA, read by
+kerneltable.py), from `karma-<app> --help=json`. --check compares instead of writing
+(exit 1, one line per stale file); bad input is one line, exit 2, nothing written."""
 
 import itertools
 import json
@@ -38,16 +25,12 @@ SCHEMA = "results.schema.json"
 SCHEMA_IN_REPO = "python/src/karma_tools/schemas/results.schema.json"
 APPS_DATA = "python/src/karma_tools/data/apps/head.json"
 
-
-# The results schema's `app`: the mini-apps of the checkout.
-
 # The words of the results schema's `app` description that name the apps.
 _NAMED = re.compile(r"^the mini-app: [^(]*?(?= \(|$)")
 
 
 def ordered(known, found):
-    """`found` in the order of `known` (the list as it stands), new ones
-    after them in name order: adding a mini-app moves no other."""
+    """`found` in `known`'s order, new ones after in name order: adding one moves no other."""
     return [a for a in known if a in found] + sorted(set(found) - set(known))
 
 
@@ -58,9 +41,8 @@ def named(apps):
 
 
 def with_app_names(text, apps, where):
-    """The results schema's text (`where` names it) with its `app` list and
-    the names in its description those of `apps`, in their order as it
-    lists them (ordered)."""
+    """The results schema's text (at `where`) with `apps` as its `app` list and description's
+    names, in the order it lists them (ordered)."""
     schema = json.loads(text)
     app = schema.get("properties", {}).get("app", {})
     if not isinstance(app.get("x-karma-apps"), list) or \
@@ -74,8 +56,7 @@ def with_app_names(text, apps, where):
 
 
 def find_root(start):
-    """The karma checkout that holds `start`: the nearest folder above it
-    with miniapps/ and python/pyproject.toml."""
+    """The nearest folder at or above `start` with miniapps/ and python/pyproject.toml."""
     here = os.path.abspath(start)
     while True:
         if os.path.isdir(os.path.join(here, "miniapps")) and \
@@ -95,8 +76,7 @@ def cell(text):
 
 
 def wrap(markdown, width=78):
-    """Markdown with its paragraphs filled to `width` columns; code blocks,
-    headings, tables and list items are left as they are."""
+    """Markdown's paragraphs filled to `width`; code, headings, tables and lists as they are."""
     out, paragraph, fenced = [], [], False
 
     def flush():
@@ -119,15 +99,12 @@ def wrap(markdown, width=78):
     return "\n".join(out)
 
 
-# The results format: docs/results-format.md.
-
 _JSON_KINDS = {bool: "boolean", int: "integer", float: "number", type(None): "null",
                str: "string", list: "array", dict: "object"}
 
 
 def result_type(sub):
-    """The type column of the results table: 'integer', 'array of strings',
-    'object or null', ..."""
+    """The results table's type column: 'integer', 'array of strings', 'object or null'..."""
     kinds = sub.get("type")
     if kinds is None:
         values = sub.get("enum") or ([sub["const"]] if "const" in sub else [])
@@ -142,10 +119,8 @@ def result_type(sub):
 
 
 def result_rows(schema, prefix="", parent_text="", rows=None):
-    """(field, type, meaning) for every property, in the schema's order;
-    an object's properties follow it, an array of objects' items' follow it
-    as `name[].field`. A property without a description must be named in its
-    parent's (as `time_s` names `min`); ToolError (2) where it is not."""
+    """(field, type, meaning) of every property in order, an object's (`name[].field` for
+    an array's) after it. One without a description must be named in its parent's."""
     rows = [] if rows is None else rows
     for name, sub in schema.get("properties", {}).items():
         if not isinstance(sub, dict):
@@ -189,11 +164,8 @@ def results_doc(schema):
     return "\n".join(lines) + "\n"
 
 
-# The deck tables of the mini-apps' READMEs.
-
 def executable(app, bin_dir):
-    """karma-<app> in bin_dir (a build's build/<preset>/bin or an installed
-    PREFIX/bin; or a build folder, whose bin/ holds it), else in PATH."""
+    """karma-<app> in bin_dir (a bin/ or a build folder holding bin/), else in PATH."""
     name = f"karma-{app}"
     if bin_dir is None:
         found = shutil.which(name)
@@ -274,8 +246,7 @@ def _lengths(sub):
 
 
 def deck_type(sub):
-    """The type column of a deck table: "integer >= 1", "one of `a`, `b`",
-    "list of 1 or 3 integers >= 1", ..."""
+    """A deck table's type column: "integer >= 1", "one of `a`, `b`", "list of 1 or 3 ..."."""
     if "enum" in sub:
         return "one of " + ", ".join(f"`{deck_value(v)}`" for v in sub["enum"])
     kind = sub.get("type")
@@ -299,9 +270,8 @@ def deck_type(sub):
 
 
 def deck_rows(schema, app, where):
-    """(key, type, default, run rule, meaning) of every deck key: the mini-app's own
-    section first, `run` last, the others between; nested sections' keys
-    dotted (hexgrad.point.xi)."""
+    """(key, type, default, rule, meaning) of every deck key, dotted: the app's section
+    first, `run` last."""
     order = sorted(schema["properties"], key=lambda s: (s == "run") - (s == app))
     rows = []
 
@@ -356,8 +326,6 @@ def read_text(path):
         raise ToolError(f"{path}: cannot read ({getattr(e, 'strerror', None) or e})", 2) \
             from None
 
-
-# The command.
 
 def wanted(args, root):
     """{path: text} of every generated file."""

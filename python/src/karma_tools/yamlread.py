@@ -1,22 +1,11 @@
-"""YAML files of the tools (campaigns, decks) read through ruamel.yaml, as
-trees of Nodes that keep the line and column of every key and value, so an
-error can say "campaign.yaml:12:5: runs[0].nodes: ...".
-
-ruamel.yaml (Debian's python3-ruamel.yaml) does the parsing; this module
-builds the tree from its events rather than from its loaders, because the
-loaders lose what the tools need: a plain scalar's text as written (`--set`
-passes `1e3` or `2^28` on as they stand), an error instead of a silent choice
-for duplicate keys, and a depth limit that stops before Python's recursion
-limit does.
-
-Refused, with their position: duplicate keys, anchors and aliases, tags,
-folded ('>') scalars, plain or quoted scalars that run over several lines,
-non-scalar keys, directives, several documents, and nesting deeper than
-MAX_DEPTH. Plain scalars are typed by YAML 1.2's core schema, with the
-spellings the tools have always accepted: `on`, `off`, `yes` and `no` stay
-strings (a deck's `run.energy: on` is the string a mini-app reads) and
-`00:30:00` is a string, not YAML 1.1's sexagesimal number.
-"""
+"""YAML files of the tools (campaigns, decks) as trees of Nodes that keep every key's and
+value's line and column, so an error can say "campaign.yaml:12:5: runs[0].nodes: ...".
+The tree is built from ruamel.yaml's parser events, not its loaders, which lose a plain
+scalar's text as written (`--set` passes `1e3` or `2^28` on), refuse no duplicate key and
+recurse without a depth limit. Refused, with their position: duplicate keys, anchors,
+aliases, tags, folded ('>') or multi-line scalars, non-scalar keys, directives, several
+documents, nesting deeper than MAX_DEPTH. Plain scalars are typed by YAML 1.2's core
+schema: `on`, `off`, `yes`, `no` and `00:30:00` stay strings."""
 
 import collections
 import re
@@ -36,9 +25,8 @@ class YamlError(Exception):
 
 
 class Node:
-    """A value with where it came from. ``value`` is a dict (str -> Node),
-    a list of Nodes, or a scalar. ``key_line``/``key_col`` locate the key
-    of a mapping entry; ``raw`` keeps a scalar's source text."""
+    """A value (dict of str -> Node, list of Nodes, or scalar) with where it came from, its
+    mapping key's place (key_line, key_col) and a scalar's source text (raw)."""
 
     __slots__ = ("value", "line", "col", "key_line", "key_col", "raw", "quoted")
 
@@ -56,8 +44,7 @@ class Node:
         return self.value
 
     def text(self):
-        """The value as it would be written on a karma command line: flow
-        lists as [a,b], scalars as written in the file."""
+        """The value as a karma command line writes it: [a,b], scalars as in the file."""
         if isinstance(self.value, list):
             return "[" + ",".join(v.text() for v in self.value) + "]"
         if isinstance(self.value, dict):
@@ -78,10 +65,8 @@ _INFINITIES = {t: float(t.replace(".", "")) for t in (".inf", "+.inf", ".Inf", "
 
 
 def resolve_plain(text):
-    """A plain scalar's value: None, bool, int or float by YAML 1.2's core
-    schema, else the text. Leading-zero integers (010) are not ints: YAML
-    1.1 reads them as octal, 1.2 as decimal, so a count written so is
-    refused by the campaign checks rather than guessed."""
+    """A plain scalar's value by YAML 1.2's core schema, else the text. 010 stays text (1.1
+    reads octal, 1.2 decimal): the campaign checks refuse such a count, not guess it."""
     if text in ("", "~", "null", "Null", "NULL"):
         return None
     if text in ("true", "True", "TRUE", "false", "False", "FALSE"):
@@ -104,15 +89,14 @@ def _ruamel_yaml():
         import ruamel.yaml
         return ruamel.yaml
     except ImportError:
-        pass
-    raise ToolError(f"reading YAML needs the Python module ruamel.yaml, which {sys.executable} "
-                    "lacks: install python3-ruamel.yaml (Debian) or ruamel.yaml (pip)", 3)
+        raise ToolError(f"reading YAML needs the Python module ruamel.yaml, which "
+                        f"{sys.executable} lacks: install python3-ruamel.yaml (Debian) or "
+                        "ruamel.yaml (pip)", 3) from None
 
 
 class _Builder:
-    """Node trees from ruamel's parser events. Marks are 0-based; `at`
-    turns them into the 1-based (line, col) of the text being read, which
-    may sit inside a larger file (parse_value)."""
+    """Node trees from ruamel's parser events; `at` turns a 0-based mark into the 1-based
+    (line, col) of the text, which may sit inside a larger file (parse_value)."""
 
     def __init__(self, text, source, at):
         self.text, self.source, self.at = text, source, at
@@ -223,8 +207,7 @@ class _Builder:
             entry[1] = None
 
     def syntax_error(self, e):
-        """ruamel's error as one line at its position, in plain words for
-        the usual mistakes."""
+        """ruamel's error as one line at its position, in plain words for usual mistakes."""
         problem, context = e.problem or "", e.context or ""
         mark, context_mark = e.problem_mark or e.context_mark, e.context_mark
         if mark is None:
@@ -278,8 +261,7 @@ def _events(text):
 
 
 def parse(text, source="<string>"):
-    """The document in `text` as a Node tree; `source` names it in errors.
-    An empty document is an empty mapping."""
+    """The document in `text` as a Node tree (empty: a mapping); `source` names it."""
     builder = _Builder(text, source, lambda m: (m.line + 1, m.column + 1))
     root = builder.run(_events(text))
     if root is None or (root.value is None and root.raw == ""):
@@ -303,9 +285,8 @@ def leaves(node, prefix=""):
 
 
 def parse_value(text, source="<value>", line=1, col=1):
-    """One value as written after a key: a flow collection, a quoted or a
-    plain scalar (how a mini-app reads the text of `--set key=text`).
-    Positions in errors are those of `text` at `line`:`col`."""
+    """One value as written after a key (as a mini-app reads `--set key=text`); errors at
+    `text`'s place, `line`:`col`."""
     text = text.strip()
     if not text:
         return Node(None, line, col, raw="")

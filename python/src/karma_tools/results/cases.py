@@ -1,16 +1,8 @@
-"""Which runs are the same case, defined once for every tool.
-
-A case is a mini-app's deck as the run resolved it, less the keys that
-only select (lists of names: which kernels, which implementations), and,
-for a reference program's run (BabelStream beside karma-stream), that
-program: never the same case as karma's own. A tool adds the dimensions it
-tells cases apart by (karma-compare: ranks, nodes and the kind of device;
-karma-report: the device, ranks, nodes and threads), and two runs are the
-same case when their keys (case_key) are equal. The rounds of one figure
-are runs of the same deck, tier, ranks and nodes (rounds_key).
-
-The rounds of a ratio span an interval; one that holds 1 (holds_one) is a
-difference the rounds cannot tell from none."""
+"""Which runs are the same case, defined once for every tool: a mini-app's resolved deck
+less the keys that only select (lists of names), with a reference program's name (never
+karma's own case), and what the tool tells cases apart by (karma-compare: ranks, nodes,
+device kind; karma-report: device, ranks, nodes, threads). Rounds of one figure share
+deck, tier, ranks and nodes (rounds_key)."""
 
 import json
 
@@ -21,11 +13,8 @@ def is_selection(value):
 
 
 def case_values(run, defaults=None, retired=None):
-    """{deck key: value} of run's case: its deck values that do not select;
-    the schema's `defaults` ({key: value}) of keys the run does not give
-    (an older run before the key existed); less `retired` keys ({key:
-    value}) where the run holds the value they always had; "reference" for
-    a reference program's run."""
+    """{deck key: value} of run's case: its values that do not select, `defaults` for keys
+    it lacks (an older run), less `retired` keys holding their old value, and "reference"."""
     values = {k: v for k, v in run.deck_values().items() if not is_selection(v)}
     for k, v in (defaults or {}).items():
         if k not in values and not is_selection(v):
@@ -44,19 +33,16 @@ def values_key(values):
 
 
 def case_key(app, values, *more):
-    """The key of a case: the app, its values (case_values and what the
-    tool adds) and any `more` that tells cases apart."""
+    """The key of a case: the app, its values and any `more` that tells cases apart."""
     return (app, values_key(values), *more)
 
 
 def rounds_key(run, tier):
-    """What makes runs rounds of one another (the figures' rows): the same
-    deck (less its run section), tier, ranks and nodes."""
+    """What makes runs rounds of one another: deck (no run section), tier, ranks, nodes."""
     return json.dumps([run.deck_values(), tier, run.ranks, run.nodes], sort_keys=True,
                       default=str)
 
 
 def holds_one(span):
-    """Whether an interval of ratios (low, high) holds 1: no difference the
-    rounds can tell."""
+    """Whether an interval of ratios (low, high) holds 1: no difference the rounds tell."""
     return span[0] <= 1 <= span[1]

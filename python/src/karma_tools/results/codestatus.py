@@ -13,8 +13,7 @@ class SourceAt:
         self.hashes = {}
 
     def source(self, app, symbols):
-        """(source hash, None) of these entry symbols at the revision, or
-        (None, the first symbol it does not define)."""
+        """(source hash, None) of the symbols at the revision, or (None, the first it lacks)."""
         if app not in self.hashes:
             files = codeversion.git_sources(self.repo, self.revision, app) or {}
             self.hashes[app] = codeversion.source_hashes(files)
@@ -26,9 +25,7 @@ class SourceAt:
 
 
 def code_info(group, kernel):
-    """The code versions of a group's runs of one kernel (None where a run
-    has none), the schemes that made them, and the `code` object of one
-    that has."""
+    """{versions (None: a run without), schemes, code: one run's `code`} of a kernel's runs."""
     entries = [r.kernels[kernel]["entry"] for r in group.runs if kernel in r.kernels]
     versions = {e.get("code_version") if isinstance(e.get("code_version"), str) else None
                 for e in entries}
@@ -44,9 +41,8 @@ def _current(info):
 
 
 def _source_now(app, info, at, symbols):
-    """(source hash of `symbols` under this module's scheme, the symbol a
-    revision lacks, where it came from) of one side: as recorded, else
-    derived at its --source revision; (None, None, None) if neither."""
+    """(source hash of `symbols` in this scheme, a symbol the revision lacks, from where) of
+    one side: recorded, else derived at its --source revision, else Nones."""
     code = info["code"] or {}
     if _current(info) and code.get("symbols") == symbols and isinstance(code.get("source"), str):
         return code["source"], None, None
@@ -57,11 +53,9 @@ def _source_now(app, info, at, symbols):
 
 
 def code_status(app, base, other):
-    """('same code' | 'code changed' | 'code version unknown', detail) of
-    a pair; base and other are (code info, SourceAt or None). Code versions
-    of one scheme compare; else the source hashes of one list of symbols
-    (the side of this module's scheme's), each recorded under this scheme
-    or derived at that side's --source revision."""
+    """('same code' | 'code changed' | 'code version unknown', detail) of base and other,
+    each (code info, SourceAt or None): code versions of one scheme compare, else source
+    hashes of one list of symbols, recorded in this scheme or derived (_source_now)."""
     (a, a_src), (b, b_src) = base, other
     recorded = [None not in x["versions"] for x in (a, b)]
     if all(recorded) and len(a["schemes"] | b["schemes"]) == 1:

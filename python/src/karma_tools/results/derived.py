@@ -1,24 +1,10 @@
-"""The figures a results document derives from its own record, derived again.
-
-A karma run's kernels[].fom, bandwidth_GBps, GFLOPs and the mini-apps'
-further rates are each some work the result records (bytes, flops, elements,
-pairs) over one of its times (common/runtime/src/harness.cpp, kernel_result; the
-mini-apps' reports); the efficiency's peaks come from ranks[].device; the
-energy's figures per execution and per watt from its average power. Here
-each is computed again from those inputs and must agree within TOLERANCE, and
-the time statistics must agree with each other and with the repetitions the
-deck ran. karma-bundle check holds every result of a bundle to this:
-editing a figure without the work and times it came from is found.
-
-What cannot be derived again is left alone: the times themselves and the
-average power (the counters' readings are not recorded), a kernel's bytes
-and flops (the mini-app's count of its work: the README's formulas over the
-deck), and what a figure reads that the result does not record. What a
-figure divides by, over which time, and the time_s.count and further
-figures a kernel records, is the kernel's entry in the result's kernel
-table (kerneltable.py): `per` (bytes, flops, or a count its fom records,
-`fom.count`, or the entry's `count` gives), `repetitions` (else the deck's
-run.repetitions) and `figures`, expressions over the document."""
+"""The figures a results document derives from its own record, derived again: each rate
+(fom, bandwidth_GBps, GFLOPs, the kernel table's figures) is recorded work over a recorded
+time, efficiencies use ranks[].device's peaks, energy figures the average power; each must
+agree within TOLERANCE, and the time statistics with each other and the deck's repetitions.
+karma-bundle check holds a bundle to this: a figure edited without its inputs is found.
+What cannot be derived (times, power, a kernel's bytes and flops) is left alone; what a
+figure divides by, over which time, is its kernel table entry (kerneltable.py)."""
 
 import math
 
@@ -26,9 +12,8 @@ from karma_tools.core import ToolError
 from karma_tools.results import kerneltable, validate
 from karma_tools.results.results import field as _get, is_number as _number
 
-# The JSON holds each figure as printed from a double, in full: a figure
-# derived again differs by rounding alone. 0.1% is far below any change
-# that would move a score, far above rounding.
+# Figures are printed from doubles in full, so one derived again differs by rounding
+# alone: 0.1% is far below any change that would move a score, far above rounding.
 TOLERANCE = 1e-3
 # Sums of many times (a mean) may round past their bounds by a few ulps.
 _ROUNDING = 1e-9
@@ -37,8 +22,7 @@ _PREFIXES = {"": 1.0, "k": 1e-3, "M": 1e-6, "G": 1e-9, "T": 1e-12}
 
 
 def _rate(amount, seconds, scale=1.0):
-    """amount / seconds as the harness computes it (0 without time); None
-    where an input is not a number."""
+    """amount / seconds as the harness computes it (0 without time); None for a non-number."""
     if not (_number(amount) and _number(seconds)):
         return None
     return amount / seconds * scale if seconds > 0 else 0.0
@@ -48,9 +32,8 @@ def _rate(amount, seconds, scale=1.0):
 
 
 def _spread_problems(t):
-    """The sample standard deviation against the extremes and the mean: it
-    lies between (max - min) / sqrt(2 (n - 1)) and, by the Bhatia-Davis
-    bound, sqrt((max - mean) (mean - min) n / (n - 1))."""
+    """The sample stddev lies between (max - min) / sqrt(2 (n - 1)) and, by Bhatia-Davis,
+    sqrt((max - mean) (mean - min) n / (n - 1))."""
     n, lo, mean, hi, sd = (t.get(k) for k in ("count", "min", "mean", "max", "stddev"))
     if not all(map(_number, (n, lo, mean, hi, sd))):
         return []
@@ -68,8 +51,7 @@ def _spread_problems(t):
 
 
 def time_problems(t, repetitions):
-    """A kernel's time_s against itself and the repetitions it should count
-    (None: not known): [why]. 0 < min <= median <= max is validate's."""
+    """[why] of a kernel's time_s against itself and its repetitions (None: not known)."""
     if not isinstance(t, dict):
         return []
     out = []
@@ -85,8 +67,7 @@ def time_problems(t, repetitions):
 
 
 def _repetitions(doc, k, entry):
-    """The timed executions the deck gave a kernel, or None where this
-    document does not say (a figure over the mean time: its entry's)."""
+    """The timed executions the deck gave a kernel, or None where the document won't say."""
     how = entry.get("repetitions") or \
         (None if entry.get("time") == "mean" else "deck.resolved.run.repetitions")
     reps = kerneltable.evaluate(how, doc, k) if how else None
@@ -109,8 +90,8 @@ def _count(doc, k, entry):
 
 
 def _fom(doc, k, entry, time, seconds):
-    """(fom.value as the harness computes it, from what) or (None, why not):
-    None, None where the result records no count to derive it from."""
+    """(fom.value as the harness computes it, from what), (None, why not), or (None, None)
+    where the result records no count."""
     units = _get(k, "fom.units")
     if units != entry.get("units"):
         return None, (f"fom.units {units!r}: not the figure its kernel table gives "
@@ -125,8 +106,7 @@ def _fom(doc, k, entry, time, seconds):
 
 
 def _rates(doc, k, entry, t, mean_time):
-    """The harness's best, median and worst rates [(field, value, from what)]:
-    none of work that changes between executions."""
+    """The harness's best, median and worst rates [(field, value, from what)], if any."""
     if mean_time:
         return []
     # A reference program gives no median: its rates are at the mean.
@@ -141,8 +121,8 @@ def _rates(doc, k, entry, t, mean_time):
 
 
 def _peaks(doc):
-    """The devices' peaks summed, each device once (results_document.cpp, kernels_json):
-    (GB/s or None, GFLOP/s at problem.precision or None)."""
+    """(GB/s, GFLOP/s at problem.precision) of the devices' peaks summed, each once; None
+    where unknown (results_document.cpp, kernels_json)."""
     seen, bandwidth, flops = set(), [], []
     precision = _get(doc, "problem.precision")
     for r in doc.get("ranks") or []:
@@ -179,8 +159,7 @@ def _efficiency(doc, k):
 
 
 def _energy(k):
-    """A measured window's figures from its average power (the power itself
-    is the counters', which the result does not record)."""
+    """A measured window's figures from its average power."""
     watts = _get(k, "energy.average_power_W")
     if not _number(watts) or watts <= 0:
         return []
@@ -219,8 +198,7 @@ def kernel_problems(doc, k, table):
 
 
 def problems(doc):
-    """Every kernel's figures and times against their inputs, for a document
-    the results schema accepts: ['kernels[i] (name): why']."""
+    """['kernels[i] (name): why'] of a schema-valid document's figures and times."""
     kernels = doc.get("kernels") or []
     table = kerneltable.of(doc)
     out = []

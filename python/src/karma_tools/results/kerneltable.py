@@ -1,14 +1,9 @@
-"""A result's kernel table: what its mini-app can measure, as the mini-app
-declares it (common/runtime/include/karma/kernel_table.hpp).
-
-A result carries its table (`kernel_table`); one written before the table
-existed is read with the table of the release that wrote it, kept as data
-in karma_tools/data/apps/<release>.json (docs/results-format.md, *Kernel
-tables*), or, newer than every such release, with the head's table
-(data/apps/head.json, `karma-docs` writes it from the mini-apps'
-`--help=json`). The tools know nothing of the apps beyond these tables.
-An entry's count, repetitions and figures are expressions over a results
-document (kernel_table.hpp), which evaluate() reads."""
+"""A result's kernel table: what its mini-app can measure, as it declares it (karma/
+kernel_table.hpp). A result carries its table (`kernel_table`); an older one is read with
+its release's, kept in data/apps/<release>.json (docs/results-format.md, *Kernel tables*),
+else the head's (data/apps/head.json, written by `karma-docs`). The tools know nothing of
+the apps beyond these tables; an entry's count, repetitions and figures are expressions
+over a results document, which evaluate() reads."""
 
 import ast
 import functools
@@ -31,8 +26,7 @@ _GRAMMAR = (ast.Expression, ast.Constant, ast.Name, ast.Attribute, ast.Subscript
 
 
 def _version(text):
-    """(major, minor, patch, final) of '1.1.0-dev': a dev version sorts
-    before its release; None where it is not one."""
+    """(major, minor, patch, final) of '1.1.0-dev' (before 1.1.0), or None."""
     m = re.match(r"^(\d+)\.(\d+)\.(\d+)(.*)$", str(text or ""))
     return (int(m[1]), int(m[2]), int(m[3]), m[4] == "") if m else None
 
@@ -55,8 +49,8 @@ def frozen_releases():
 
 
 def release_of(doc):
-    """The release whose table reads a document without one: the oldest
-    kept release not older than the version that wrote it, else the head."""
+    """For a document without a table: the oldest kept release not older than its writer's
+    version, else the head."""
     version = _version((doc.get("suite") or {}).get("version"))
     for name in frozen_releases():
         if version is None or version <= _version(name):
@@ -66,9 +60,8 @@ def release_of(doc):
 
 @functools.lru_cache(maxsize=None)
 def parse(text):
-    """A table's expression as a tree; ToolError outside its grammar:
-    numbers, strings, + - * /, one comparison, `a if test else b`, max()
-    and min(), dotted names and kernels['name']."""
+    """A table's expression as a tree; ToolError outside its grammar: numbers, strings,
+    + - * /, one comparison, `a if b else c`, max(), min(), names, kernels['name']."""
     try:
         tree = ast.parse(str(text), mode="eval")
     except SyntaxError:
@@ -84,8 +77,7 @@ def parse(text):
 
 
 def evaluate(text, doc, kernel=None):
-    """A table's expression over a results document, `kernel` the kernel
-    checked: None where it reads what the document does not record."""
+    """A table's expression over a document for `kernel`; None where it reads what's not there."""
     kernels = {k.get("name"): k for k in doc.get("kernels") or [] if isinstance(k, dict)}
     return _value(parse(text), dict(doc, kernel=kernel, kernels=kernels))
 
@@ -113,8 +105,8 @@ def _value(node, scope):
 
 
 def expand(table):
-    """Every kernel a table declares, its fields put in: [{name,
-    implementation (a list), variant, work, entry}]."""
+    """[{name, implementation (a list), variant, work, entry}] of every kernel a table
+    declares, its fields put in."""
     fields = table.get("fields") or {}
     out = []
     for entry in table.get("kernels") or []:
@@ -152,8 +144,7 @@ class Table:
         return None
 
     def work_of(self, name):
-        """The work a kernel stands for: kernels of one work are
-        alternatives (a tier takes the best). Unknown: its own name."""
+        """The work a kernel stands for (alternatives share one; a tier takes the best)."""
         k = self.find(name)
         return k["work"] if k else name
 
@@ -174,8 +165,7 @@ def _table(app, source, text):
 
 
 def of(doc):
-    """The Table of a results document: its own, else its release's (else
-    the head's, for an app that release's data lacks)."""
+    """The Table of a results document: its own, else its release's, else the head's."""
     app = str(doc.get("app"))
     own = doc.get("kernel_table")
     if not isinstance(own, dict):

@@ -1,13 +1,8 @@
-"""Reading karma results (docs/results-format.md, schema_version 1 and 2)
-from files and directories.
-
-schema_version 2 adds to every kernel its `implementation` (kokkos,
-native-cuda, cublas, cblas, ...) and `variant` (copy, row-per-thread,
-linked-list, ...). For schema_version 1 they are read from the result's
-kernel table (kerneltable.py; kernel_identity): the implementation is the
-deck's `<app>.implementation` when that is one string, else the table's for
-that name (its first where it lists several); the variant the table's where
-all its entries of that name agree, else the name."""
+"""Reading karma results (docs/results-format.md, schema_version 1 and 2). Version 2 gives
+every kernel its `implementation` (kokkos, native-cuda, ...) and `variant` (copy, ...);
+for version 1 kernel_identity reads them from the kernel table: the implementation is the
+deck's `<app>.implementation` if one string, else the table's (its first); the variant
+the table's where its entries of that name agree, else the name."""
 
 import functools
 import math
@@ -29,8 +24,7 @@ def is_number(value):
 
 
 def field(node, dotted):
-    """node's value at a dotted path (`deck.resolved.run.repetitions`); None
-    where a part is missing or not an object."""
+    """node's value at a dotted path (`deck.resolved.run.repetitions`), or None."""
     for key in dotted.split("."):
         node = node.get(key) if isinstance(node, dict) else None
     return node
@@ -46,8 +40,7 @@ def _beyond_float(value, path=()):
 
 
 def _read_problems(doc):
-    """What the tools read beyond the schema's rules: each kernel's name
-    (once) and fom, numbers that fit a float."""
+    """What the tools need beyond the schema: kernels' names (once) and foms, float-size."""
     kernels = doc.get("kernels") if isinstance(doc.get("kernels"), list) else []
     kernels = [k if isinstance(k, dict) else {} for k in kernels]
     out = [f"kernels[{i}].{key}: missing" for i, k in enumerate(kernels)
@@ -62,11 +55,8 @@ def _read_problems(doc):
 
 
 def check_schema(path, doc):
-    """The document against karma_tools/schemas/results.schema.json, requiring
-    only what the tools read (_read_problems; resultset has required app,
-    kernels, result and mpi): every field present must have its type and
-    range. A reference result, another program's figures, is checked the
-    same way against the schema's reference form."""
+    """The document against the results schema, requiring only what the tools read: every
+    field present must have its type and range (a reference result: the reference form)."""
     problems = schemas.problems(_lenient(), doc) + _read_problems(doc)
     if problems:
         raise ToolError(f"{path}: {problems[0]}; not a well-formed karma results document "
@@ -130,8 +120,7 @@ class Run:
             }
 
     def deck_values(self, include_run=False):
-        """The resolved deck flattened to {'stream.shape': [..], ...};
-        without the run section (repetitions, results_dir) unless asked."""
+        """The resolved deck as {'stream.shape': [..], ...}, the run section only if asked."""
         def walk(prefix, value):
             if not isinstance(value, dict):
                 return {prefix: value}
@@ -143,11 +132,9 @@ class Run:
 
 
 def kernel_energy(kernel):
-    """A kernel entry's measured energy figures: {average_power_W,
-    joules_per_execution, fom_per_watt, fom_per_watt_units}, or None unless
-    its energy.status is "measured" with a positive power. Read leniently:
-    energy is optional (results before it have none) and a malformed figure
-    only goes missing, as an unmeasured one does."""
+    """{average_power_W, joules_per_execution, fom_per_watt, fom_per_watt_units} of a
+    kernel's energy, None unless "measured" with a positive power; a malformed figure is
+    None, as an unmeasured one (energy is optional)."""
     energy = kernel.get("energy")
     if not isinstance(energy, dict) or energy.get("status") != "measured":
         return None
@@ -165,8 +152,7 @@ def kernel_energy(kernel):
 
 
 def kernel_efficiency(kernel):
-    """{fraction_of_peak_bandwidth, fraction_of_peak_flops}: those of a
-    kernel entry's efficiency that are known (an empty dict when none)."""
+    """The known ones of a kernel's fraction_of_peak_bandwidth and _flops, as a dict."""
     efficiency = kernel.get("efficiency")
     if not isinstance(efficiency, dict):
         return {}
@@ -175,8 +161,7 @@ def kernel_efficiency(kernel):
 
 
 def kernel_identity(run, kernel):
-    """(implementation, variant) of a kernel entry: its own fields
-    (schema_version 2), else as the module's docstring says."""
+    """(implementation, variant) of a kernel entry, as the module says."""
     name = kernel.get("name", "")
     implementation = kernel.get("implementation")
     variant = kernel.get("variant")

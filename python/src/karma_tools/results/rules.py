@@ -1,13 +1,7 @@
-"""The run rules' vocabulary (docs/run-rules.md): problem classes, tiers, and
-which figures of a result stand for the same work (the work its kernel
-table gives each kernel: kernels of one work are alternatives, and a tier's
-figure for the work is the best of those it allows).
-
-The mini-apps decide whether a run is reportable and write it into their
-results (`reportable`); the deck schema each result carries says of every
-key what the rules allow (`x-rules`: fixed, axis, tuning or free). This
-module reads those two things back; it decides nothing the C++ has not.
-"""
+"""The run rules' vocabulary (docs/run-rules.md): problem classes, tiers, and which
+figures stand for the same work (a tier's figure for a work is the best it allows). The
+mini-apps decide `reportable` and each key's `x-rules` (fixed, axis, tuning or free); this
+module reads them back and decides nothing the C++ has not."""
 
 import hashlib
 import os
@@ -20,9 +14,8 @@ from karma_tools.results.results import field
 CLASSES = ("small", "medium", "large")
 # The large deck on more than one rank: per rank the size of `large`.
 WEAK_CLASS = "weak"
-# The classes of the overall score. `small` is sized for tests: on a GPU its
-# kernels last a few microseconds, so its figures are launch latency, which
-# repeats poorly (docs/run-rules.md); it is scored on a line of its own.
+# The overall score's classes; `small` (on a GPU, launch latency that repeats poorly) is
+# scored on a line of its own.
 SCORED_CLASSES = ("medium", "large", WEAK_CLASS)
 TIERS = ("baseline", "optimized")
 
@@ -38,8 +31,7 @@ def schema_keys(schema, prefix=""):
 
 
 def axes(result):
-    """The result's values of the keys that both tiers may set (layout,
-    precision, transpose): {path: value}."""
+    """{path: value} of the keys both tiers may set (layout, precision, transpose)."""
     deck = result.get("deck") or {}
     return {path: field(deck.get("resolved"), path)
             for path, node in schema_keys(deck.get("schema"))
@@ -53,17 +45,15 @@ def case_of(result):
 
 
 def reportable(result):
-    """The result's own record: {rules, class, tier, reportable, reasons}
-    (absent in results written before the run rules: not reportable)."""
+    """The result's {rules, class, tier, reportable, reasons} (none before the run rules)."""
     return result.get("reportable") or {
         "rules": None, "class": None, "tier": None, "reportable": False,
         "reasons": ["written before the run rules (no reportable record)"]}
 
 
 def counts_in(tier, result, kernel):
-    """Whether a kernel of a reportable result stands for its work in
-    `tier`: baseline counts the Kokkos kernels of baseline runs; optimized
-    every kernel of any reportable run."""
+    """Whether a kernel stands for its work in `tier`: baseline, the Kokkos kernels of
+    reportable baseline runs; optimized, every kernel of a reportable run."""
     record = reportable(result)
     if not record["reportable"]:
         return False

@@ -1,7 +1,5 @@
-"""Checking karma results documents (karma-validate-results): the results
-schema, then in code the rules a schema cannot state (rules across fields,
-a real calendar date, figures within physics). What is checked, and the
-exit codes: docs/results-format.md, section Validation."""
+"""Checking karma results documents (karma-validate-results): the schema, then the rules a
+schema cannot state (docs/results-format.md, section Validation)."""
 
 import datetime
 import json
@@ -38,8 +36,7 @@ def _real_date(text):
 
 
 def cross_field_problems(doc, expect):
-    """What a schema cannot state; each rule looks only at parts of the
-    right type (the schema reports the rest)."""
+    """What a schema cannot state, on parts of the right type (the schema reports the rest)."""
     out = []
     date = _get(doc, "date")
     if isinstance(date, str) and len(date) >= 20 and not _real_date(date):
@@ -100,15 +97,13 @@ def cross_field_problems(doc, expect):
     return out
 
 
-# How far a figure may pass its device's peak (docs/results-format.md): a
-# GPU's stream from its memory cannot; a host's caches hold small arrays
-# whose reads pass its memory's peak.
+# How far a figure may pass its device's peak: a GPU's cannot; a host's caches hold
+# small arrays whose reads pass its memory's peak.
 PEAK_TOLERANCE = {"gpu": 1.0, "host": 4.0}
 
 
 def physics_problems(doc):
-    """Each kernel whose bandwidth or FLOP/s passes its devices' peak beyond
-    PEAK_TOLERANCE: a broken timer or a broken peak, never a measurement."""
+    """Each kernel past its devices' peak beyond PEAK_TOLERANCE: a broken timer or peak."""
     ranks = _get(doc, "ranks")
     kinds = [_get(r, "device.kind") for r in ranks] if isinstance(ranks, list) else []
     limit = max([PEAK_TOLERANCE.get(k, 1.0) for k in kinds if isinstance(k, str)] or [1.0])
@@ -124,8 +119,7 @@ def physics_problems(doc):
 
 
 def table_problems(doc):
-    """Each kernel its app's kernel table does not declare (the document's
-    own table, else the tools' data of the release that wrote it)."""
+    """Each kernel its kernel table (kerneltable.of) does not declare."""
     kernels = doc.get("kernels") if isinstance(doc, dict) else None
     if not isinstance(kernels, list) or not isinstance(doc.get("app"), str) or \
             not isinstance(doc.get("suite", {}), dict) or \
