@@ -89,14 +89,12 @@ def build(folder, kind, name=None, manifest=None):
             by_path[rel] = pathlib.Path(folder, rel).read_bytes()
         except OSError as e:
             raise unreadable(os.path.join(folder, rel), e) from None
-    stored, entries, members, names = {}, [], [], set()
+    stored, entries, members = {}, [], {}
     for rel in files:
         data = by_path[rel]
         digest = hashlib.sha256(data).hexdigest()
         member = f"{ENVIRONMENT}/{digest}" if _in_environment(rel) else stored.get(digest, rel)
-        if member not in names and member != INDEX:
-            names.add(member)
-            members.append((member, data))
+        members.setdefault(member, data)
         stored.setdefault(digest, member)
         entries.append({"path": rel, "member": member, "sha256": digest, "size": len(data)})
     index = {"karma_archive": FORMAT, "kind": kind,
@@ -104,7 +102,7 @@ def build(folder, kind, name=None, manifest=None):
     if kind == "campaign":
         index["jobs"] = _job_entries(folder, manifest, files, by_path)
     body = (json.dumps(index, indent=1, sort_keys=True) + "\n").encode()
-    return tar_xz([(INDEX, body)] + sorted(members))
+    return tar_xz([(INDEX, body)] + sorted(members.items()))
 
 
 def tar_xz(members):
@@ -112,10 +110,8 @@ def tar_xz(members):
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.GNU_FORMAT) as tar:
         for member, data in members:
-            info = tarfile.TarInfo(member)
-            info.size, info.mtime, info.mode = len(data), MTIME, 0o644
-            info.uid = info.gid = 0
-            info.uname = info.gname = ""
+            info = tarfile.TarInfo(member)  # owner root, mode 0644: TarInfo's defaults
+            info.size, info.mtime = len(data), MTIME
             tar.addfile(info, io.BytesIO(data))
     return xz(raw.getvalue())
 
@@ -263,50 +259,46 @@ def split(path):
     return None
 
 
-def isfile(path):
+def _inside(path):
+    """(Archive, path inside it) when path is or runs through an archive, else None."""
     where = split(path)
-    if where is None:
-        return os.path.isfile(path)
-    archive, inner = where
-    return bool(inner) and inner in open_archive(archive).files
+    return (open_archive(where[0]), where[1]) if where else None
+
+
+def isfile(path):
+    at = _inside(path)
+    return os.path.isfile(path) if at is None else bool(at[1]) and at[1] in at[0].files
 
 
 def isdir(path):
-    where = split(path)
-    if where is None:
-        return os.path.isdir(path)
-    archive, inner = where
-    return inner in open_archive(archive).dirs
+    at = _inside(path)
+    return os.path.isdir(path) if at is None else at[1] in at[0].dirs
 
 
 def exists(path):
-    return split(path) is not None and (isfile(path) or isdir(path)) or \
-        os.path.lexists(path)
+    at = _inside(path)
+    return os.path.lexists(path) if at is None else at[1] in at[0].files or at[1] in at[0].dirs
 
 
 def read_bytes(path):
     """The bytes of a file, on disk or inside an archive (OSError as open()'s if absent)."""
-    where = split(path)
-    if where is None:
+    at = _inside(path)
+    if at is None:
         with open(path, "rb") as f:
             return f.read()
-    archive, inner = where
-    files = open_archive(archive).files
-    if inner not in files:
+    if at[1] not in at[0].files:
         raise FileNotFoundError(2, "No such file or directory in the archive", path)
-    return files[inner]
+    return at[0].files[at[1]]
 
 
 def listdir(path):
-    where = split(path)
-    if where is None:
+    at = _inside(path)
+    if at is None:
         return sorted(os.listdir(path))
-    archive, inner = where
-    a = open_archive(archive)
+    a, inner = at
     prefix = inner + "/" if inner else ""
-    names = {p[len(prefix):].split("/")[0] for p in list(a.files) + list(a.dirs)
-             if p.startswith(prefix) and p != inner and p[len(prefix):]}
-    return sorted(names)
+    return sorted({p[len(prefix):].split("/")[0] for p in list(a.files) + list(a.dirs)
+                   if p.startswith(prefix) and p != inner and p[len(prefix):]})
 
 
 def job_logs(folder):
@@ -318,13 +310,13 @@ def job_logs(folder):
 def walk_files(path, suffix="", onerror=None, archives=True):
     """Sorted paths of the non-hidden files under path ending in suffix; an archive on the
     way walked as its folder (archives False: a file, and links left out)."""
-    where = split(path) if archives else None
-    if where is not None:
-        archive, inner = where
-        if inner in open_archive(archive).files:
+    at = _inside(path) if archives else None
+    if at is not None:
+        a, inner = at
+        if inner in a.files:
             return [path]
         prefix = inner + "/" if inner else ""
-        return [os.path.join(archive, *p.split("/")) for p in sorted(open_archive(archive).files)
+        return [os.path.join(a.path, *p.split("/")) for p in sorted(a.files)
                 if p.startswith(prefix) and p.endswith(suffix)
                 and not any(part.startswith(".") for part in p[len(prefix):].split("/"))]
     if os.path.isfile(path):
