@@ -168,18 +168,16 @@ def capture(timeout=20, environ=None):
         ran = commands[key]
         return files[ran["file"]] if ran and ran["exit_code"] == 0 else None
 
-    lscpu = answer("lscpu")
-    doc["cpu"] = parse_colon_lines(lscpu) if lscpu else None
-    smi = answer("nvidia-smi")
-    doc["gpu"] = _nvidia_summary(smi) if smi else None
+    def parsed(key, parse, *more):
+        return parse(answer(key), *more) if answer(key) else None
+
+    doc["cpu"] = parsed("lscpu", parse_colon_lines)
+    doc["gpu"] = parsed("nvidia-smi", _nvidia_summary)
     if doc["gpu"] is not None and answer("nvidia-smi-xml"):
         doc["gpu"]["devices"] = _nvidia_devices(answer("nvidia-smi-xml"))
-    doc["interconnect"] = {
-        "ibverbs": _ibv_devices(answer("ibv_devinfo")) if answer("ibv_devinfo") else None,
-        "libfabric_providers": _fi_providers(answer("fi_info")) if answer("fi_info") else None,
-        "ucx": _ucx_summary(answer("ucx_info"), answer("ucx_info-devices"))
-        if answer("ucx_info") else None,
-    }
+    doc["interconnect"] = {"ibverbs": parsed("ibv_devinfo", _ibv_devices),
+                           "libfabric_providers": parsed("fi_info", _fi_providers),
+                           "ucx": parsed("ucx_info", _ucx_summary, answer("ucx_info-devices"))}
 
     text, values = meminfo()
     if text is not None:
