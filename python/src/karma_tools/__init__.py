@@ -9,8 +9,7 @@
   karma_tools.cli        one module per command (pyproject.toml's [project.scripts]),
                          its command line and main, calling the packages above
 
-The names every part shares (the suite's version, its mini-apps, ToolError,
-writing files whole) live in karma_tools.core; they are named here too."""
+karma_tools.core holds what every part shares; its main names are here too."""
 
 from .core import (APPS, MAX_DEPTH, ToolError, __version__, atomic_write, describe,
                    too_deep, unreadable, write_all)

@@ -1,18 +1,12 @@
-"""karma-power-check: the energy counter's average power of each kernel
-against nvidia-smi's power samples taken during the same run.
-
-karma measures a kernel's energy over a window of back-to-back executions
-(kernels[].energy in docs/results-format.md) and records the window's start and
-end (window_unix_s). nvidia-smi, started beside the run with
+"""karma-power-check: each kernel's energy-counter average power (over the window_unix_s
+of kernels[].energy) against nvidia-smi's samples inside that window, taken beside the run:
 
     nvidia-smi --query-gpu=timestamp,power.draw,power.draw.instant \\
         --format=csv,nounits -lms 20 > nvidia-smi.csv
 
-samples the board's power on its own. For each kernel this prints the
-counter's average power, the mean of the samples inside the window and
-their ratio; it exits 1 when a ratio is off by more than --tolerance.
-Where the driver gives only power.draw, a mean over the last second, the
-samples of each window's first second are left out (--skip)."""
+It prints both and their ratio, and exits 1 when a ratio is off by more than --tolerance.
+With power.draw alone (a mean over the last second) each window's first second is left
+out (--skip)."""
 
 import csv
 import datetime
@@ -21,15 +15,13 @@ import os
 
 from karma_tools.core import ToolError
 
-# nvidia-smi's columns, best first: the instantaneous reading, then the
-# one-second average (older drivers have only power.draw).
+# nvidia-smi's columns, best first (older drivers have only the one-second average).
 POWER_COLUMNS = ("power.draw.instant [W]", "power.draw [W]")
 
 
 def read_samples(path, utc_offset_h=0.0):
-    """(unix seconds, watts) pairs from nvidia-smi's CSV, and the column used.
-    Its time stamps are local time without a zone: `utc_offset_h` is the
-    machine's offset from UTC."""
+    """([(unix seconds, watts)], column used) of nvidia-smi's CSV, whose local time stamps
+    are `utc_offset_h` from UTC."""
     with open(path, newline="") as f:
         rows = [r for r in csv.reader(f, skipinitialspace=True) if r]
     if not rows or rows[0][0] != "timestamp":
@@ -55,8 +47,7 @@ def read_samples(path, utc_offset_h=0.0):
 
 
 def check(results, samples, tolerance=0.10, skip=0.0, min_samples=5):
-    """One row per kernel with a measured energy window; the samples of the
-    window's first `skip` seconds are left out."""
+    """One row per kernel with a measured energy window, its first `skip` seconds left out."""
     rows = []
     for path in results:
         with open(path) as f:

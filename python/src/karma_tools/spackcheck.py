@@ -31,8 +31,7 @@ TOKEN = re.compile(rf"\s*(?:(?P<version>@\S+?)(?=[\s+~]|$)"
 
 
 class Recipe:
-    """What a spec can say of the package: variants (name -> default, None
-    for a value variant without one), their `when`, and the conflicts."""
+    """A package's variants (name -> default or None), their `when`, and its conflicts."""
 
     def __init__(self, path):
         self.path = path
@@ -75,8 +74,7 @@ def _literal(node):
 
 
 def parse_node(text):
-    """(name, {variant: value}, problem) of a spec's root node; value is
-    True/False or a string; problem is None or what could not be read."""
+    """(name, {variant: True, False or text}, what could not be read or None) of a spec."""
     root = re.split(r"\s*[\^%]", text, maxsplit=1)[0].strip()
     m = re.match(NAME, root)
     name = m.group(0) if m else ""
@@ -96,8 +94,7 @@ def parse_node(text):
 
 
 def _satisfied(recipe, state, constraint):
-    """True/False where every word of constraint can be decided from state
-    (karma's own variants), None otherwise."""
+    """Whether state (karma's own variants) satisfies constraint; None if undecidable."""
     own = re.match(rf"{re.escape(recipe.name)}(?![\w-])", constraint)
     name, wanted, problem = parse_node(constraint if own else f"{recipe.name} {constraint}")
     if problem or re.search(r"[\^%@]", constraint) or name != recipe.name:
@@ -157,8 +154,7 @@ def _listed(node, path):
 
 
 def _spec_nodes(spack, recipe):
-    """(Node of a spec string, key path) for every place spack.yaml gives
-    the package a spec."""
+    """(Node of a spec string, key path) of every place spack.yaml gives the package one."""
     specs = spack.value.get("specs")
     found = _listed(specs, "spack.specs") if specs is not None and \
         isinstance(specs.value, list) else []
@@ -179,8 +175,7 @@ def _spec_nodes(spack, recipe):
 
 
 def check_environment(path, recipe):
-    """ToolError (2) at the first wrong karma spec of the spack.yaml at
-    path; the number of karma specs checked otherwise."""
+    """The number of karma specs of the spack.yaml at path; ToolError (2) at a wrong one."""
     try:
         doc = load(path)
     except YamlError as e:

@@ -8,8 +8,7 @@ from karma_tools.core import ToolError
 
 
 def main_wrapper(program, run):
-    """Runs `run()` (which returns an exit status) and turns ToolError and
-    Ctrl-C into a message on stderr and an exit status."""
+    """run()'s exit status; a ToolError or Ctrl-C a message on stderr and a status."""
     try:
         return run()
     except ToolError as e:
@@ -23,8 +22,7 @@ def main_wrapper(program, run):
 
 
 class _StoreOnce(argparse._StoreAction):
-    """argparse's store, refusing an option given twice: the last one
-    winning in silence hid typos in batch scripts."""
+    """argparse's store, refusing an option given twice (the last won, hiding typos)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
         seen = namespace.__dict__.setdefault("_karma_given", {})
@@ -35,8 +33,7 @@ class _StoreOnce(argparse._StoreAction):
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """Every command's parser: a usage error is one line and exit 2, as
-    every other bad input, and an option given twice is one."""
+    """Every command's parser: a usage error (an option twice too) is one line, exit 2."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -10,8 +10,7 @@ from karma_tools.cli import ArgumentParser, main_wrapper
 
 
 def _extract(archive_path, out):
-    """The folder an archive holds, into the new directory out, whole or not
-    at all."""
+    """The folder an archive holds, into the new directory out, whole or not at all."""
     a = archive.open_archive(archive_path)
     if os.path.exists(out):
         raise ToolError(f"{out}: exists; extract into a new directory", 2)

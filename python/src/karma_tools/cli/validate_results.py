@@ -21,9 +21,7 @@ def _cannot_read(tally, path, why):
 
 
 def check_file(path, in_directory, expect, tally):
-    """One file's verdict, counted in tally (a Counter): valid karma or
-    reference results, invalid (its problems on stderr), skipped or
-    unreadable."""
+    """One file's verdict counted in tally: karma, reference, invalid, skipped, unreadable."""
     if not archive.isfile(path):
         return _cannot_read(tally, path, "not a regular file")
     try:
@@ -47,8 +45,7 @@ def check_file(path, in_directory, expect, tally):
 
 
 def check_directory(directory, expect, tally):
-    """Every *.json under directory, results archives (a directory's or
-    directory itself) read as the folders they hold."""
+    """Every *.json under directory, archives read as the folders they hold."""
     failure = []
     files = archive.walk_files(directory, ".json", onerror=failure.append)
     if failure:
