@@ -270,8 +270,7 @@ def deck_type(sub):
 
 
 def deck_rows(schema, app, where):
-    """(key, type, default, rule, meaning) of every deck key, dotted: the app's section
-    first, `run` last."""
+    """(key, type, default, rule, meaning) of each deck key, dotted; the app's first, run last."""
     order = sorted(schema["properties"], key=lambda s: (s == "run") - (s == app))
     rows = []
 

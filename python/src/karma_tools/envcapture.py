@@ -246,8 +246,7 @@ def _nvidia_devices(text):
 
 
 def _ibv_devices(text):
-    """Adapters from `ibv_devinfo -v`: firmware and each port's state, link
-    layer, width and speed."""
+    """Adapters from `ibv_devinfo -v`: firmware; each port's state, link layer, width, speed."""
     devices = []
     for line in text.splitlines():
         key, sep, value = line.partition(":")

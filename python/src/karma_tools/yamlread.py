@@ -285,8 +285,7 @@ def leaves(node, prefix=""):
 
 
 def parse_value(text, source="<value>", line=1, col=1):
-    """One value as written after a key (as a mini-app reads `--set key=text`); errors at
-    `text`'s place, `line`:`col`."""
+    """One value as written after a key (`--set key=text`), errors placed at `line`:`col`."""
     text = text.strip()
     if not text:
         return Node(None, line, col, raw="")

@@ -1,5 +1,4 @@
-"""karma-archive: results archives; its command line and main (the work is
-karma_tools.results.archive's)."""
+"""karma-archive's command line and main (the work is karma_tools.results.archive's)."""
 
 import argparse
 import os

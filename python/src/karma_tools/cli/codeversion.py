@@ -1,6 +1,5 @@
-"""The build's code tables: CMake runs `python3 -m karma_tools.cli.codeversion
-SOURCE_ROOT APP OUT.hpp` (common/cmake/KarmaMiniapp.cmake) with the standard
-library only, so the work is karma_tools.results.codeversion's."""
+"""The build's code tables, standard library only: CMake (KarmaMiniapp.cmake) runs `python3
+-m karma_tools.cli.codeversion ROOT APP OUT.hpp`; the work is results.codeversion's."""
 
 import sys
 

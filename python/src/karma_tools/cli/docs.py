@@ -1,5 +1,4 @@
-"""karma-docs: the generated parts of the docs; its command line and main (the
-work is karma_tools.docgen's)."""
+"""karma-docs' command line and main (the work is karma_tools.docgen's)."""
 
 import os
 import sys

@@ -1,5 +1,4 @@
-"""karma-envcapture: the node's environment capture; its command line and main
-(the work is karma_tools.envcapture's)."""
+"""karma-envcapture's command line and main (the work is karma_tools.envcapture's)."""
 
 import argparse
 import os

@@ -1,5 +1,4 @@
-"""karma-power-check: the energy counters against nvidia-smi; its command line
-and main (the work is karma_tools.powercheck's)."""
+"""karma-power-check's command line and main (the work is karma_tools.powercheck's)."""
 
 import argparse
 import sys

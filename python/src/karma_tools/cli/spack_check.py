@@ -1,5 +1,4 @@
-"""karma-spack-check: the karma specs of Spack environments; its command line
-and main (the work is karma_tools.spackcheck's)."""
+"""karma-spack-check's command line and main (the work is karma_tools.spackcheck's)."""
 
 import argparse
 import os

@@ -1,5 +1,4 @@
-"""karma-validate-results: results documents against the schema; its command
-line and main (the work is karma_tools.results.validate's)."""
+"""karma-validate-results' command line and main (karma_tools.results.validate)."""
 
 import collections
 import sys

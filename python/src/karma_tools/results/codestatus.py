@@ -5,8 +5,7 @@ from karma_tools.results import codeversion
 
 
 class SourceAt:
-    """The kernels' source hashes at a git revision, for results that
-    recorded no code version (karma-compare --source LABEL=REV)."""
+    """The kernels' source hashes at a git revision (karma-compare --source LABEL=REV)."""
 
     def __init__(self, repo, revision):
         self.repo, self.revision = repo, revision

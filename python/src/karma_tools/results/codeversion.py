@@ -44,8 +44,7 @@ _PARENS_BEFORE_NAME = ("decltype", "operator", "__launch_bounds__")
 
 
 def tokens(text):
-    """The C++ tokens of `text`: no comments, no preprocessor lines (nor the
-    lines a backslash continues them on)."""
+    """The C++ tokens of `text`, without comments or preprocessor lines (continued too)."""
     text = re.sub(r"^[ \t]*#(?:[^\n]*\\[ \t\r]*\n)*[^\n]*", "", text, flags=re.M)
     return [m.group(0) for m in _TOKEN.finditer(text)
             if m.lastgroup not in ("space", "line_comment", "block_comment")]
@@ -174,8 +173,7 @@ def _parse(text):
 
 
 def _scope_token(toks, i, namespaces, usings):
-    """Where parsing goes on after a namespace brace, a using-directive or `extern "C"` at
-    toks[i]; 0 for anything else."""
+    """Where parsing goes on after a namespace brace, using-directive or `extern "C"`, or 0."""
     t = toks[i]
     after = toks[i + 1] if i + 1 < len(toks) else ""
     if t == "namespace":

@@ -121,8 +121,7 @@ def _rates(doc, k, entry, t, mean_time):
 
 
 def _peaks(doc):
-    """(GB/s, GFLOP/s at problem.precision) of the devices' peaks summed, each once; None
-    where unknown (results_document.cpp, kernels_json)."""
+    """(GB/s, GFLOP/s at problem.precision) of the devices' peaks summed, each None if unknown."""
     seen, bandwidth, flops = set(), [], []
     precision = _get(doc, "problem.precision")
     for r in doc.get("ranks") or []:

@@ -49,8 +49,7 @@ def frozen_releases():
 
 
 def release_of(doc):
-    """For a document without a table: the oldest kept release not older than its writer's
-    version, else the head."""
+    """The table for a document without one: the oldest kept not older than it, else head."""
     version = _version((doc.get("suite") or {}).get("version"))
     for name in frozen_releases():
         if version is None or version <= _version(name):
@@ -105,8 +104,7 @@ def _value(node, scope):
 
 
 def expand(table):
-    """[{name, implementation (a list), variant, work, entry}] of every kernel a table
-    declares, its fields put in."""
+    """[{name, implementation (list), variant, work, entry}] of a table's kernels, filled in."""
     fields = table.get("fields") or {}
     out = []
     for entry in table.get("kernels") or []:

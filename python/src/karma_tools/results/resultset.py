@@ -99,8 +99,7 @@ def _job_folder(folder, top, entry):
 
 
 def read_manifest(path, complete=False):
-    """(path, manifest) of path's campaign.json, checked, its jobs' results_dir and
-    results_file absolute and where they are now (or will be)."""
+    """(path, manifest) of path's campaign.json, checked, its jobs' paths absolute and current."""
     found = manifest_path(path)
     if found is None:
         raise ToolError(f"{path}: no {MANIFEST} ({os.path.join(path, MANIFEST)} not found): "
@@ -191,9 +190,8 @@ def _git_ignored(paths, root):
                              capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return set()
-    if out.returncode not in (0, 1):
-        return set()
-    return {os.path.abspath(p) for p in out.stdout.split("\0") if p}
+    return {os.path.abspath(p) for p in out.stdout.split("\0") if p} \
+        if out.returncode in (0, 1) else set()
 
 
 def find_json(path):
@@ -260,8 +258,7 @@ def _match_jobs(result, skip_invalid):
 
 
 def _checked(f):
-    """_check(f), once per process while the file holding f is unchanged (karma-report
-    opens its tree's campaigns again)."""
+    """_check(f), once per process while the file holding f is unchanged."""
     try:
         st = os.stat(archive.archive_of(f))
     except OSError:
