@@ -5,6 +5,7 @@ writing files whole, Markdown cells."""
 import contextlib
 import json
 import os
+import pathlib
 import shutil
 import stat
 
@@ -29,14 +30,10 @@ def miniapps_with_decks(root):
             if os.path.isdir(os.path.join(root, "inputs", app))]
 
 
-def _results_apps():
-    """The results schema's `app` (the package's file): installed, no sources name them."""
-    with open(os.path.join(PACKAGE, "schemas", "results.schema.json"), encoding="utf-8") as f:
-        return tuple(json.load(f)["properties"]["app"]["x-karma-apps"])
-
-
-# The mini-apps that take a deck and write karma results, as `app` names them, in order.
-APPS = _results_apps()
+# The mini-apps that take a deck and write karma results, in order, as the results schema's
+# `app` names them (the package's own file: an installed package has no miniapps/).
+APPS = tuple(json.loads(pathlib.Path(PACKAGE, "schemas", "results.schema.json").read_text(
+    encoding="utf-8"))["properties"]["app"]["x-karma-apps"])
 
 # Deeper nesting in a campaign or JSON input is refused: no karma file comes near it, and
 # Python's recursion would give out before a hostile file does.
@@ -53,10 +50,8 @@ class ToolError(Exception):
 
 def describe(value):
     """A JSON value for a message: its kind, and a short quote of a scalar."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
     if isinstance(value, dict):
         return "an object"
     if isinstance(value, list):
