@@ -34,9 +34,9 @@ def ordered(known, found):
     return [a for a in known if a in found] + sorted(set(found) - set(known))
 
 
-def named(apps):
+def named(apps, quote="`"):
     """'`a`, `b` or `c`'."""
-    quoted = [f"`{a}`" for a in apps]
+    quoted = [f"{quote}{a}{quote}" for a in apps]
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
 
 
@@ -233,8 +233,7 @@ def _bounds(sub):
 def _lengths(sub):
     choices = [a for a in sub.get("anyOf", []) if isinstance(a, dict)]
     if choices and all(a.get("minItems") == a.get("maxItems") is not None for a in choices):
-        counts = [str(a["minItems"]) for a in choices]
-        return " or ".join([", ".join(counts[:-1]), counts[-1]] if len(counts) > 2 else counts)
+        return named([a["minItems"] for a in choices], quote="")
     low, high = sub.get("minItems"), sub.get("maxItems")
     if low is not None and low == high:
         return str(low)

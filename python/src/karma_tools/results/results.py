@@ -182,12 +182,9 @@ def kernel_identity(run, kernel):
 
 def format_value(value):
     """A FOM for a table: 4 significant digits, no exponent for usual sizes."""
-    if value is None:
-        return "-"
-    a = abs(value)
-    if a == 0:
-        return "0"
-    return f"{value:.0f}" if a >= 1000 else f"{value:.4g}"
+    if value is None or value == 0:
+        return "-" if value is None else "0"
+    return f"{value:.0f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
 def format_size(value):

@@ -84,16 +84,14 @@ def cross_field_problems(doc, expect):
                 and all(verdicts) != passed:
             out.append("verification.passed disagrees with its checks")
     result = _get(doc, "result")
-    if isinstance(result, str):
-        if isinstance(passed, bool) and result != ("PASSED" if passed else "FAILED"):
-            out.append(f"result: {json.dumps(result)} disagrees with verification.passed")
-        if expect.get("result") and result != expect["result"]:
-            out.append(f"result: {json.dumps(result)}, expected {expect['result']}")
-    app = _get(doc, "app")
-    if expect.get("app") and isinstance(app, str) and app != expect["app"]:
-        out.append(f"app: {json.dumps(app)}, expected {expect['app']}")
-    if expect.get("ranks") and ranks is not None and ranks != expect["ranks"]:
-        out.append(f"mpi.ranks: {ranks}, expected {expect['ranks']}")
+    if isinstance(result, str) and isinstance(passed, bool) and \
+            result != ("PASSED" if passed else "FAILED"):
+        out.append(f"result: {json.dumps(result)} disagrees with verification.passed")
+    for key, where, found in (("result", "result", result), ("app", "app", _get(doc, "app")),
+                              ("ranks", "mpi.ranks", ranks)):
+        if expect.get(key) and isinstance(found, int if key == "ranks" else str) and \
+                found != expect[key]:
+            out.append(f"{where}: {json.dumps(found)}, expected {expect[key]}")
     return out
 
 
