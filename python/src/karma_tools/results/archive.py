@@ -170,13 +170,11 @@ class Archive:
             if not safe_path(e["path"]):
                 bad(f"{INDEX}: files[{i}]: path {e['path']!r} leaves the archive")
             self.files[e["path"]] = data
-        self._index_dirs()
 
-    def _index_dirs(self):
-        self.dirs = {""}
-        for p in self.files:
-            parts = p.split("/")
-            self.dirs.update("/".join(parts[:i]) for i in range(1, len(parts)))
+    @functools.cached_property
+    def dirs(self):
+        """The folders of the archive's files, "" its top."""
+        return {""} | {p.rsplit("/", i)[0] for p in self.files for i in range(1, p.count("/") + 1)}
 
     def _read_bundle(self, members, bad):
         """A karma-bundle read as the folder it packs, once its manifest holds: the tools
@@ -192,7 +190,6 @@ class Archive:
                       "files": [{"path": p, "member": p, "sha256": listed[p], "size": len(d)}
                                 for p, d in sorted(members.items()) if p != BUNDLE_MANIFEST]}
         self.files = dict(members)  # MANIFEST.sha256 too: the bundle as packed
-        self._index_dirs()
 
 
 def safe_path(rel):
