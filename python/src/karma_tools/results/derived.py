@@ -142,19 +142,17 @@ def _efficiency(doc, k):
     gbps, what = _get(k, "bandwidth_GBps.best"), "bandwidth_GBps.best"
     if not _number(gbps) and _get(k, "fom.units") == "GB/s":
         gbps, what = _get(k, "fom.value"), "fom.value"
-    out = []
-    if bandwidth is not None:
-        out.append(("efficiency.peak_bandwidth_GBps", bandwidth,
-                    "the ranks' devices' peak_memory_bandwidth_GBps"))
-        if _number(gbps):
-            out.append(("efficiency.fraction_of_peak_bandwidth", gbps / bandwidth,
-                        f"{what} / the devices' peak"))
-    if flops is not None:
-        out.append(("efficiency.peak_GFLOPs", flops, "the ranks' devices' peak_GFLOPs"))
-        if _number(_get(k, "GFLOPs.best")):
-            out.append(("efficiency.fraction_of_peak_flops", _get(k, "GFLOPs.best") / flops,
-                        "GFLOPs.best / the devices' peak"))
-    return out
+    return [("efficiency.peak_bandwidth_GBps", bandwidth,
+             "the ranks' devices' peak_memory_bandwidth_GBps"),
+            ("efficiency.fraction_of_peak_bandwidth", _ratio(gbps, bandwidth),
+             f"{what} / the devices' peak"),
+            ("efficiency.peak_GFLOPs", flops, "the ranks' devices' peak_GFLOPs"),
+            ("efficiency.fraction_of_peak_flops", _ratio(_get(k, "GFLOPs.best"), flops),
+             "GFLOPs.best / the devices' peak")]
+
+
+def _ratio(a, b):
+    return a / b if _number(a) and _number(b) else None
 
 
 def _energy(k):
@@ -177,17 +175,14 @@ def kernel_problems(doc, k, table):
     mean_time = entry.get("time") == "mean" and not validate.is_reference(doc)
     time = "time_s.mean" if mean_time else "time_s.min"
     want, how = _fom(doc, k, entry, time, t.get(time.split(".")[1]))
-    out = []
-    if want is None and how is not None:
-        out.append(f"fom.value cannot be derived again: {how}")
-    derived = [("fom.value", want, how)] if want is not None else []
+    out = [f"fom.value cannot be derived again: {how}"] if want is None and how else []
     if _get(k, "fom.higher_is_better") is not True:
         out.append("fom.higher_is_better: a rate is higher-is-better")
-    derived += _rates(doc, k, entry, t, mean_time) + [  # the entry's further figures
-        (field, kerneltable.evaluate(how, doc, k), how) for field, how in
-        sorted((entry.get("figures") or {}).items())]
-    derived += _efficiency(doc, k) + _energy(k)
-    for field, value, how in derived:
+    further = [(field, kerneltable.evaluate(how, doc, k), how)  # the entry's figures
+               for field, how in sorted((entry.get("figures") or {}).items())]
+    derived = [("fom.value", want, how)] + _rates(doc, k, entry, t, mean_time) + further + \
+        _efficiency(doc, k) + _energy(k)
+    for field, value, how in derived:  # a value None: not derived
         found = _get(k, field)
         if _number(found) and _number(value) and \
                 abs(found - value) > TOLERANCE * max(abs(found), abs(value)):
