@@ -111,10 +111,10 @@ class _Builder:
         line, col = self.at(mark)
         raise YamlError(self.source, line, col, message)
 
-    def run(self, events):
+    def run(self):
         ruamel_yaml = _ruamel_yaml()
         try:
-            for event in events:
+            for event in ruamel_yaml.YAML(typ="rt", pure=True).parse(self.text):
                 self.event(event, ruamel_yaml.events)
         except ruamel_yaml.error.MarkedYAMLError as e:
             self.syntax_error(e)
@@ -256,14 +256,9 @@ def _short(text):
     return text if len(text) <= 40 else text[:36] + "..."
 
 
-def _events(text):
-    return _ruamel_yaml().YAML(typ="rt", pure=True).parse(text)
-
-
 def parse(text, source="<string>"):
     """The document in `text` as a Node tree (empty: a mapping); `source` names it."""
-    builder = _Builder(text, source, lambda m: (m.line + 1, m.column + 1))
-    root = builder.run(_events(text))
+    root = _Builder(text, source, lambda m: (m.line + 1, m.column + 1)).run()
     if root is None or (root.value is None and root.raw == ""):
         return Node({}, 1, 1)
     if not isinstance(root.value, (dict, list)):
@@ -296,7 +291,7 @@ def parse_value(text, source="<value>", line=1, col=1):
             return line, col + max(mark.column - len(prefix), 0)
         return line + mark.line, mark.column + 1
 
-    root = _Builder(prefix + text, source, at).run(_events(prefix + text))
+    root = _Builder(prefix + text, source, at).run()
     if len(root.value) != 1:
         extra = list(root.value.values())[1]
         raise YamlError(source, extra.key_line, extra.key_col, "unexpected text after the value")
