@@ -111,13 +111,10 @@ def _rates(doc, k, entry, t, mean_time):
         return []
     # A reference program gives no median: its rates are at the mean.
     middle = "mean" if validate.is_reference(doc) else "median"
-    out = []
-    for field, work, stats in (("bandwidth_GBps", "bytes", ("min", middle, "max")),
-                               ("GFLOPs", "flops", ("min", middle))):
-        for stat, time in zip(("best", "median", "worst"), stats):
-            out.append((f"{field}.{stat}", _rate(k.get(work), t.get(time), 1e-9),
-                        f"{work} / time_s.{time}"))
-    return out
+    return [(f"{field}.{stat}", _rate(k.get(work), t.get(time), 1e-9), f"{work} / time_s.{time}")
+            for field, work, stats in (("bandwidth_GBps", "bytes", ("min", middle, "max")),
+                                       ("GFLOPs", "flops", ("min", middle)))
+            for stat, time in zip(("best", "median", "worst"), stats)]
 
 
 def _peaks(doc):

@@ -7,6 +7,7 @@ over a results document, which evaluate() reads."""
 
 import ast
 import functools
+import itertools
 import json
 import operator
 import os
@@ -111,10 +112,8 @@ def expand(table):
         texts = [entry["name"], entry.get("variant", ""), entry.get("work", "")] + \
             list(entry.get("implementation") or [])
         used = list(dict.fromkeys(f for t in texts for f in FIELD.findall(t)))
-        combos = [{}]
-        for field in used:
-            combos = [dict(c, **{field: v}) for c in combos for v in fields.get(field, [])]
-        for values in combos:
+        for values in (dict(zip(used, vs)) for vs in
+                       itertools.product(*(fields.get(f, []) for f in used))):
             def put(text, values=values):
                 return FIELD.sub(lambda m: values[m[1]], text)
             out.append({"name": put(entry["name"]), "variant": put(entry.get("variant", "")),
@@ -135,8 +134,7 @@ class Table:
 
     def find(self, name, implementation=None):
         """The declared kernel of that name (and implementation), or None."""
-        found = self.declared.get(name) or []
-        for k in found:
+        for k in self.declared.get(name) or []:
             if implementation is None or implementation in k["implementation"]:
                 return k
         return None
