@@ -1,6 +1,5 @@
-"""What every part of karma's tools shares: the suite's version and
-mini-apps, the error a user can fix (ToolError), messages about values,
-writing files whole, Markdown cells."""
+"""What every part of karma's tools shares: the suite's version and mini-apps, the error a
+user can fix (ToolError), messages about values, writing files whole, Markdown cells."""
 
 import contextlib
 import json

@@ -1,9 +1,8 @@
-"""karma-envcapture: records what a procurement disclosure needs about the
-node a run used, beside its results: OUT/environment.json (everything; each
-command's `file` names its output) and each command's own output. An absent
-command is null, one that fails has its exit status: recorded, never fatal.
-What it captures: docs/campaigns.md (karma-envcapture). karma-batch job
-scripts run it into <results>/environment."""
+"""karma-envcapture: records what a procurement disclosure needs about the node a run used,
+beside its results: OUT/environment.json (everything; each command's `file` names its output)
+and each command's own output. An absent command is null, one that fails has its exit status:
+recorded, never fatal. What it captures: docs/campaigns.md (karma-envcapture). karma-batch
+job scripts run it into <results>/environment."""
 
 import concurrent.futures
 import contextlib

@@ -1,9 +1,8 @@
-"""karma-spack-check: the karma specs of Spack environments (spack.yaml:
-`spack.specs`, `spack.packages.karma.require` and `.variants`) checked
-against the karma recipe (scripts/spack/package.py), read as Python source
-(ast), never run, without Spack: its variants, conflicts and base classes.
-What it refuses: docs/campaigns.md (Spack); a wrong spec is file:line:col,
-its key, exit 2."""
+"""karma-spack-check: the karma specs of Spack environments (spack.yaml: `spack.specs`,
+`spack.packages.karma.require` and `.variants`) checked against the karma recipe
+(scripts/spack/package.py), read as Python source (ast), never run, without Spack: its
+variants, conflicts and base classes. What it refuses: docs/campaigns.md (Spack); a wrong
+spec is file:line:col, its key, exit 2."""
 
 import ast
 import re

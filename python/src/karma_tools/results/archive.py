@@ -1,14 +1,13 @@
-"""Results archives: one `.tar.xz` file that holds a campaign directory
-(karma-batch generate/submit's OUT) or a plain folder of results, and that
-the tools read wherever they read a directory.
+"""Results archives: one `.tar.xz` file that holds a campaign directory (karma-batch
+generate/submit's OUT) or a plain folder of results, and that the tools read wherever they read
+a directory.
 
-Format 1 (docs/campaigns.md), GNU tar in xz: first `karma-archive.json`, the
-index (`karma_archive` 1, `kind` campaign or results, `name`, `files`
-[{path, member, sha256, size}] and a campaign's `jobs` [{name, exit_code, log,
-environment, results}]); then each distinct content once: a job's
-`environment/` files as `environment/<sha256>`, any other under its own path
-(results byte for byte). Members sorted, owners, modes and times fixed: the
-same folder, the same bytes. `ARCHIVE/results/x.json` names a file inside."""
+Format 1 (docs/campaigns.md), GNU tar in xz: first `karma-archive.json`, the index
+(`karma_archive` 1, `kind` campaign or results, `name`, `files` [{path, member, sha256,
+size}] and a campaign's `jobs` [{name, exit_code, log, environment, results}]); then each
+distinct content once: a job's `environment/` files as `environment/<sha256>`, any other
+under its own path (results byte for byte). Members sorted, owners, modes and times fixed:
+the same folder, the same bytes. `ARCHIVE/results/x.json` names a file inside."""
 
 import functools
 import hashlib

@@ -1,10 +1,9 @@
-"""One result set: whatever a tool is pointed at, read one way. A directory of results,
-a campaign (its folder or its campaign.json), a results archive (archive.py) or a bundle
-(bundle.py: campaign/campaign.json beside results/) opens as its validated runs and, for
-each of a campaign's jobs without one, the reason. Also the one reader of campaign.json.
-A job's run is its results file beside campaign.json wherever the campaign is now, or one
-in a folder named as its results folder: a campaign whose jobs all wrote never reads as
-not run."""
+"""One result set: whatever a tool is pointed at, read one way. A directory of results, a
+campaign (its folder or its campaign.json), a results archive (archive.py) or a bundle
+(bundle.py: campaign/campaign.json beside results/) opens as its validated runs and, for each
+of a campaign's jobs without one, the reason. Also the one reader of campaign.json. A job's
+run is its results file beside campaign.json wherever the campaign is now, or one in a folder
+named as its results folder: a campaign whose jobs all wrote never reads as not run."""
 
 import functools
 import os
