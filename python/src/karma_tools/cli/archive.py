@@ -8,14 +8,6 @@ from karma_tools.core import ToolError, __version__, write_folder
 from karma_tools.cli import ArgumentParser, main_wrapper
 
 
-def _extract(archive_path, out):
-    """The folder an archive holds, into the new directory out, whole or not at all."""
-    a = archive.open_archive(archive_path)
-    if os.path.exists(out):
-        raise ToolError(f"{out}: exists; extract into a new directory", 2)
-    write_folder(out, a.files)
-
-
 def main(argv=None):
     p = ArgumentParser(prog="karma-archive", description=archive.__doc__.split("\n\n")[0],
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -56,8 +48,11 @@ def main(argv=None):
         elif args.command == "list":
             for e in archive.open_archive(args.archive).index["files"]:
                 print(f"{e['sha256']}  {e['path']}")
-        else:
-            _extract(args.archive, args.directory)
+        else:  # extract: into a new directory, whole or not at all
+            files = archive.open_archive(args.archive).files
+            if os.path.exists(args.directory):
+                raise ToolError(f"{args.directory}: exists; extract into a new directory", 2)
+            write_folder(args.directory, files)
         return 0
 
     return main_wrapper("karma-archive", run)

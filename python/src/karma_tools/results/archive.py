@@ -372,7 +372,7 @@ def register(list_path, archives):
     folder's parent: `results/...`); (added, listed)."""
     base = os.path.dirname(os.path.dirname(os.path.abspath(list_path)))
     listed = read_measurements(list_path) if os.path.exists(list_path) else {}
-    added = 0
+    before = len(listed)
     for given in archives:
         full = os.path.abspath(given)
         if not is_archive_name(full) or not os.path.isfile(full):
@@ -384,10 +384,9 @@ def register(list_path, archives):
             rel = os.path.relpath(p, base)
             if rel not in listed and is_measurement(data):
                 listed[rel] = hashlib.sha256(data).hexdigest()
-                added += 1
     text = "".join(f"{digest}  {rel}\n" for rel, digest in listed.items())
     atomic_write(list_path, xz(text.encode("utf-8")))
-    return added, len(listed)
+    return len(listed) - before, len(listed)
 
 
 # --- karma-archive ----------------------------------------------------------------
