@@ -4,7 +4,8 @@ time, efficiencies use ranks[].device's peaks, energy figures the average power;
 agree within TOLERANCE, and the time statistics with each other and the deck's repetitions.
 karma-bundle check holds a bundle to this: a figure edited without its inputs is found.
 What cannot be derived (times, power, a kernel's bytes and flops) is left alone; what a
-figure divides by, over which time, is its kernel table entry (kerneltable.py)."""
+figure divides by, over which time, is its kernel table entry's `per`, `count`, `time`,
+`repetitions` and `figures` (kerneltable.py)."""
 
 import math
 
