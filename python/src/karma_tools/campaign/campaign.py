@@ -2,12 +2,13 @@
 into one Job per batch job.
 
 A campaign is YAML (read by yamlread). Every mistake is reported as
-"FILE:LINE:COL: KEY: message" and nothing is generated. The keys are listed in
-CAMPAIGN_HELP, which `karma-batch --help-campaign` prints.
+"FILE:LINE:COL: KEY: message" and nothing is generated. `karma-batch
+--help-campaign` lists the keys (help_text, from campaign.schema.json).
 """
 
 import hashlib
 import os
+import textwrap
 import types
 
 from karma_tools.core import CHECKOUT, ToolError, read_input_file
@@ -18,121 +19,75 @@ from karma_tools.campaign.deck import KeyLister
 from karma_tools.campaign.format import Checker, conform, strings
 from karma_tools.campaign.runs import Programs, environment_of, expand_run, launch
 
-CAMPAIGN_HELP = """\
+# --help-campaign: this example, then every key with its schema description.
+HELP_EXAMPLE = """\
 A campaign file (YAML) lists runs of karma mini-apps; karma-batch writes one
-job script per run and per point of its sweeps.
+job script per run and per point of its sweeps. For example:
 
-  name: h200-eval                 # campaign name: letters, digits, '.', '_', '-'
-  scheduler: slurm                # slurm (sbatch), pbs (qsub), or local: `submit`
-                                  # runs the jobs here, one after another, one node;
-                                  # --scheduler overrides
-  variables:                      # {NAME} in deck, executable, args and environment
-    babelstream: cuda-stream      # variables; each can be set with
-                                  # `generate --var NAME=VALUE`
-  round_order: interleaved        # jobs run (are submitted) round by round: round r
-                                  # runs every run's job before round r+1 starts;
-                                  # alternate: even rounds in reverse order
-  results_dir: results            # one subdirectory per job (default: OUT/results)
-  bin_dir: /opt/karma/bin         # where karma-<app> is (default: beside karma-batch,
-                                  # as in a build's build/<preset>/bin or PREFIX/bin,
-                                  # else in PATH); --bin-dir overrides
-  time: "00:30:00"                # wall-time limit per job (HH:MM:SS, or minutes)
-  ranks_per_node: 4               # MPI ranks per node: one per GPU
-  gpus_per_rank: 1                # 0 on CPU-only nodes
-  cpus_per_rank: 16               # cores per rank: --cpus-per-task (PBS ncpus), bound
-                                  # (srun --cpu-bind=cores, mpiexec's options) and
-                                  # OMP_NUM_THREADS, OMP_PROC_BIND=close,
-                                  # OMP_PLACES=cores; a job without GPUs gets its
-                                  # OMP_NUM_THREADS when it gives only that
-  launcher: auto                  # auto (default): srun under Slurm, else mpiexec
-                                  # with the options of the MPI the executable is
-                                  # linked with | srun | mpiexec-openmpi |
-                                  # mpiexec-mpich | mpirun (Open MPI) | mpiexec
-                                  # (--ppn: Cray PALS, Intel MPI) | none (1 rank) |
-                                  # a template with {nodes} {ranks} {ranks_per_node}
-                                  # {gpus_per_rank} {cpus_per_rank}
-  exclusive: true                 # whole nodes for every job (default true; false
-                                  # shares them)
-  environment:                    # lines every job runs before karma, in this order:
-    setup: ["source /opt/spack/share/spack/setup-env.sh"]   # shell lines (or a | block)
-    modules: [gcc/12.2, cuda/12.4, openmpi/4.1]            # module load ...
-    variables: {OMP_PROC_BIND: spread, OMP_PLACES: threads} # export NAME="value"
-                                  # (none that lets MPI run as root: *RUN_AS_ROOT*)
-  slurm: {partition: gpu, account: abc123, qos: normal, constraint: h200,
-          exclusive: true, extra: ["--mail-type=NONE"]}   # exclusive: as above
-  pbs: {flavor: pro, queue: gpu, account: abc123, place: "scatter",
-        extra: ["-l filesystems=home"]}   # flavor: pro (select=) or torque (nodes=)
+  name: h200-eval
+  scheduler: slurm
+  variables: {babelstream: cuda-stream}     # generate --var babelstream=PATH
+  ranks_per_node: 4
+  environment: {modules: [gcc/12.2, cuda/12.4, openmpi/4.1]}
+  slurm: {partition: gpu, account: abc123}
   runs:
-    - name: stream-scaling          # unique; names the jobs and their directories
-      app: stream                   # runs karma-stream; one of stream, hexgrad, matvec,
-                                    # mgs, contact (another name needs `executable`)
-      deck: "{inputs}/stream/default.yaml"   # {inputs}: the suite's decks; other
-                                    # relative paths are relative to this file
-      set: ["stream.shape=[2^28]"]  # --set overrides (a list, or a key: value map)
-      sweep:                        # one job per value (per combination)
-        run.repetitions: [50, 100]
-      nodes: [1, 2, 4, 8]           # one job per node count
-      scaling: [weak, strong]       # one job per scaling: sets scaling_key per job
-      scaling_key: stream.scaling   # (the default: <app>.scaling)
-      repeat: 3                     # identical jobs per point (rounds)
-      processes: 1                  # identical jobs per point within a round, each a
-                                    # process of its own; a comparison then says how
-                                    # each side's figures of a round combine (per_round)
-      args: ["--kokkos-print-configuration"]   # extra mini-app arguments; {KEY} and
-                                    # {KEY[i]} give this job's set/sweep value of a
-                                    # deck key (2^25 written out: 33554432)
-      reference: babelstream        # an external program instead of karma-<app>:
-                                    # `executable` with `args`, its output read into
-                                    # karma-<app>.json (implementation babelstream),
-                                    # deck and set/sweep describing what it ran
-      # per run, these override the campaign's: ranks_per_node, gpus_per_rank,
-      # cpus_per_rank, time, launcher, executable, environment (modules and
-      # setup lines are added after the campaign's, variables override)
+    - name: stream-scaling
+      app: stream
+      deck: "{inputs}/stream/default.yaml"
+      set: ["stream.shape=[2^28]"]
+      nodes: [1, 2, 4, 8]
+      scaling: [weak, strong]
+      repeat: 3
+    - {name: babelstream, app: stream, deck: "{inputs}/stream/default.yaml",
+       reference: babelstream, executable: "{babelstream}", args: ["--csv"]}
+  compare:
+    - name: karma-vs-babelstream
+      numerator: {implementation: kokkos}
+      denominator: {implementation: babelstream}
+      match: [stream.shape]
 
-  compare:                          # ratio tables of karma-compare --campaign and
-    - name: karma-vs-babelstream    # karma-report, within this campaign
-      metric: bandwidth_GBps.best   # a kernel field (default fom.value)
-      higher_is_better: true        # (default: the FOM's; false for time_s.*)
-      numerator: {implementation: kokkos}       # selections: run, implementation,
-      denominator: {implementation: babelstream}  # variant, kernel (globs or lists),
-                                    # deck: {key: value}
-      match: [stream.shape, stream.precision]   # deck keys both sides share
-      label: []                     # deck keys that tell numerator rows apart
-      same_variant: true            # pair kernels of the same variant (copy/copy)
-      same_kernel: false            # pair kernels of the same name (one build
-                                    # beside another, whose results may differ
-                                    # in schema_version)
-      per_round: best               # a side's results of one round (processes): best
-                                    # or median of them, before the ratio
-      aggregate: [worst, median]    # over rounds (default [worst]): worst, best, median
-                                    # generate refuses a selection or key that can
-                                    # match nothing (a run, implementation, variant,
-                                    # kernel or deck key these runs do not have)
-
-Weak scaling keeps the deck's size per rank; strong scaling keeps it global
-and splits it over the ranks: the mini-app reads <app>.scaling (change the key
-with scaling_key). Integers, lists and strings in set/sweep are passed as
-written (2^28 stays 2^28). Every run's program must be here when
-`generate` runs: one that is not (karma-<app> in none of the places above, an
-`executable` path that is not there, a bare name in neither PATH nor the PATH
-the run's environment exports) stops `generate` (exit 2, nothing written),
-naming the campaign line and what it looked for where. karma-batch checks
-every set/sweep key and value (type, range, choices, list length) against the
-JSON Schema of its deck (karma-<app> --help=json, shipped with the tools; a
-run's own `executable` is asked); where that fails, it says so, and a wrong
-value stops the job at its start (exit 2). Counts (nodes,
-ranks_per_node, gpus_per_rank, cpus_per_rank, repeat, processes) are at most 2^31-1, and
-a campaign at most 10000 jobs. The format is also a JSON Schema (draft
-2020-12), for editors and other tools: karma_tools/schemas/campaign.schema.json,
-installed in share/karma/schemas.
-
-The YAML (read with ruamel.yaml): block and flow mappings and lists, quoted
-and plain scalars, '|' blocks, comments. Duplicate keys, anchors, aliases,
-tags, '>' blocks, a value that runs over several lines and several documents
-are refused with their position. Plain values are read as YAML 1.2 reads
-them: on, off, yes and no are strings (run.energy: on is passed as 'on'),
-00:30:00 is a string, and 010 is no integer (octal or decimal, by version).
+The keys:
 """
+HELP_END = """
+generate checks the file against its JSON Schema (draft 2020-12, for editors
+too: karma_tools/schemas/campaign.schema.json, installed in
+share/karma/schemas), every set/sweep key
+and value against its mini-app's deck schema (karma-<app> --help=json,
+shipped with the tools; a run's own `executable` is asked), and that every
+run's program is here (else exit 2, nothing written, naming the line and
+where it looked). Counts are at most 2^31-1, a campaign at most 10000 jobs.
+The YAML (ruamel.yaml) is read strictly: duplicate keys, anchors, aliases,
+tags, '>' blocks, a value over several lines and several documents are
+refused; plain values are read as YAML 1.2 reads them (on, off, yes and no
+are strings, 00:30:00 is a string, 010 is no integer). See docs/campaigns.md.
+"""
+
+
+def help_text(width=79):
+    """What `karma-batch --help-campaign` prints, from campaign.schema.json."""
+    schema = schemas.load("campaign.schema.json").schema
+    lines, said = [], {}
+
+    def resolved(spec):
+        while "$ref" in spec:
+            spec = {**schema["$defs"][spec["$ref"].split("/")[-1]],
+                    **{k: v for k, v in spec.items() if k != "$ref"}}
+        return spec
+
+    def walk(properties, path):
+        for key, spec in properties.items():
+            spec = resolved(spec)
+            text, inner = spec.get("description", ""), resolved(spec.get("items", spec))
+            lines.extend(textwrap.wrap(f"{key}: " + (f"as {said[text]}" if text in said else text),
+                                       width, initial_indent="  " * len(path),
+                                       subsequent_indent="  " * len(path) + "    ",
+                                       break_on_hyphens=False))
+            if text not in said and "properties" in inner:
+                walk(inner["properties"], path + [key])
+            said.setdefault(text, ".".join(path + [key]))
+
+    walk(schema["properties"], [])
+    return HELP_EXAMPLE + "\n".join(lines) + "\n" + HELP_END
 
 
 def tools_dir():

@@ -171,7 +171,7 @@ def main(argv=None):
     p = parser()
     args = p.parse_args(argv)
     if args.help_campaign:
-        print(campaign_mod.CAMPAIGN_HELP, end="")
+        print(campaign_mod.help_text(), end="")
         return 0
     if not args.command:
         p.error("name a command: generate, submit, status, wait, cancel or archive")
