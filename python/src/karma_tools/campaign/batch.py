@@ -46,13 +46,12 @@ def load_manifest(out, archived=False):
     return resultset.read_manifest(out, complete=True)[1]
 
 
-def save_manifest(out, manifest, folder=None):
-    """Writes manifest into folder (default: out), its paths inside out
-    relative to it."""
-    stored = dict(manifest, results_dir=_relative(out, manifest["results_dir"]), jobs=[
+def manifest_text(out, manifest):
+    """manifest as campaign.json's text, its paths inside out relative to it."""
+    return json.dumps(dict(manifest, results_dir=_relative(out, manifest["results_dir"]), jobs=[
         dict(e, results_dir=_relative(out, e["results_dir"]),
-             results_file=_relative(out, e["results_file"])) for e in manifest["jobs"]])
-    atomic_write(os.path.join(folder or out, MANIFEST), json.dumps(stored, indent=2) + "\n")
+             results_file=_relative(out, e["results_file"])) for e in manifest["jobs"]]),
+        indent=2) + "\n"
 
 
 @contextlib.contextmanager
@@ -93,7 +92,7 @@ def _record(out, now, entries):
         if entry["name"] in ours:
             entry["job_id"] = ours[entry["name"]]["job_id"]
             entry["submitted"] = ours[entry["name"]]["submitted"]
-    save_manifest(out, now)
+    atomic_write(os.path.join(out, MANIFEST), manifest_text(out, now))
 
 
 def _selected(manifest, patterns):

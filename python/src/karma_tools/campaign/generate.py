@@ -6,13 +6,12 @@ made karma results (karma-batch reference-result). What they say goes to
 import json
 import os
 import shlex
-import shutil
 from karma_tools.campaign import campaign as campaign_mod
 from karma_tools.campaign import jobs
 from karma_tools.campaign import reference as reference_mod
-from karma_tools.campaign.batch import SUFFIX, now_text, save_manifest
+from karma_tools.campaign.batch import MANIFEST, SUFFIX, manifest_text, now_text
 from karma_tools.core import (ToolError, __version__, atomic_write, unreadable, unwritable,
-                              write_all)
+                              write_folder)
 
 
 def generate(campaign, output, scheduler, var, bin_dir, max_ranks_per_node, no_key_check, force,
@@ -35,42 +34,28 @@ def generate(campaign, output, scheduler, var, bin_dir, max_ranks_per_node, no_k
     if os.path.exists(out) and not force:
         raise ToolError(f"{out} exists; choose another -o or add --force to replace it", 2)
 
-    # Everything goes into a sibling temporary directory, renamed into place
-    # at the end: OUT is whole or absent, never half written.
-    parent = os.path.dirname(out)
+    files, entries = {}, []
+    for job in camp.jobs:
+        script = f"jobs/{job.name}{SUFFIX[scheduler]}"
+        files[script] = jobs.render(job, camp, scheduler, os.path.join(tools, "karma-envcapture"),
+                                    os.path.join(tools, "karma-batch"))
+        entries.append(dict(job.as_dict(), script=script, job_id=None, submitted=None,
+                            results_file=jobs.results_file(job)))
+    # generated_in: where the job scripts write (they hold absolute paths);
+    # submit refuses a directory moved since.
+    files[MANIFEST] = manifest_text(out, {
+        "karma_batch_manifest": 1, "karma_version": __version__, "generated": now_text(),
+        "generated_in": out, "scheduler": scheduler,
+        "campaign": {"name": camp.name, "path": camp.path, "sha256": camp.sha256},
+        "results_dir": camp.results_dir, "round_order": camp.round_order,
+        "max_ranks_per_node": max_ranks_per_node, "variables": camp.variables,
+        "compare": camp.compare, "jobs": entries})
+    write_folder(out, files)  # OUT whole or absent, never half written
     try:
-        os.makedirs(parent, exist_ok=True)
+        for entry in entries:  # write_folder writes no modes
+            os.chmod(os.path.join(out, entry["script"]), 0o755)
     except OSError as e:
-        raise ToolError(f"cannot create {parent}: {e.strerror}", 3) from None
-    staging = os.path.join(parent, f".{os.path.basename(out)}.tmp.{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
-        os.makedirs(os.path.join(staging, "jobs"))
-        entries = []
-        for job in camp.jobs:
-            script = os.path.join("jobs", job.name + SUFFIX[scheduler])
-            with open(os.path.join(staging, script), "w", encoding="utf-8") as f:
-                f.write(jobs.render(job, camp, scheduler, os.path.join(tools, "karma-envcapture"),
-                                    os.path.join(tools, "karma-batch")))
-            os.chmod(os.path.join(staging, script), 0o755)
-            entries.append(dict(job.as_dict(), script=script, job_id=None, submitted=None,
-                                results_file=jobs.results_file(job)))
-        # generated_in: where the job scripts write (they hold absolute
-        # paths); submit refuses a directory moved since.
-        manifest = {"karma_batch_manifest": 1, "karma_version": __version__,
-                    "generated": now_text(), "generated_in": out, "scheduler": scheduler,
-                    "campaign": {"name": camp.name, "path": camp.path, "sha256": camp.sha256},
-                    "results_dir": camp.results_dir, "round_order": camp.round_order,
-                    "max_ranks_per_node": max_ranks_per_node, "variables": camp.variables,
-                    "compare": camp.compare, "jobs": entries}
-        save_manifest(out, manifest, staging)
-        write_all([], [(staging, out)])
-    except OSError as e:
-        shutil.rmtree(staging, ignore_errors=True)
         raise unwritable(out, e, f"the job scripts under {out}") from None
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
 
     say(f"karma-batch: {len(camp.jobs)} {scheduler} job script(s) for campaign "
         f"'{camp.name}' in {os.path.join(out, 'jobs')}")
