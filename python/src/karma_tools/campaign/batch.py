@@ -2,6 +2,7 @@
 states, submitting, waiting, cancelling, archiving. What the commands say
 goes to `say(text, err=False)`, the command line's printer."""
 
+import collections
 import contextlib
 import datetime
 import fcntl
@@ -31,8 +32,7 @@ def now_text():
 
 
 def _relative(out, path):
-    """path relative to the campaign directory out when it is inside it (the
-    directory can then be moved or copied), else as it is."""
+    """path relative to out when inside it (so out can move), else as it is."""
     if not isinstance(path, str) or not os.path.isabs(path):
         return path
     rel = os.path.relpath(path, out)
@@ -56,9 +56,8 @@ def manifest_text(out, manifest):
 
 @contextlib.contextmanager
 def _locked(out):
-    """The campaign's lock: the karma-batch processes of one campaign (two
-    shells, or one per GPU of a node) read and write its campaign file one at
-    a time. Where the file system has no locks, they do not wait."""
+    """The campaign's lock: its karma-batch processes (two shells, one per GPU)
+    read and write campaign.json in turn; without file system locks, freely."""
     try:
         handle = open(os.path.join(out, LOCK), "a")
     except OSError:
@@ -72,21 +71,15 @@ def _locked(out):
         yield
 
 
-def _job_ids(manifest):
-    return {e["name"]: e["job_id"] for e in manifest["jobs"]}
-
-
 def _taken(now, loaded):
-    """Names of the jobs whose job_id another karma-batch has changed since
-    this one read the campaign file (ids as read: loaded; the file as it is
-    now, read under the lock: now)."""
-    return {name for name, job_id in _job_ids(now).items() if job_id != loaded.get(name)}
+    """Names of the jobs whose job_id another karma-batch changed since this
+    one read {name: job_id} (loaded); now: campaign.json read under the lock."""
+    return {e["name"] for e in now["jobs"] if e["job_id"] != loaded.get(e["name"])}
 
 
 def _record(out, now, entries):
-    """Writes the job_id and submitted time of entries into the campaign file
-    as it is now (read under the lock, which is still held), so that another
-    karma-batch of this campaign keeps what it wrote of its own jobs."""
+    """Writes the job_id and submitted of entries into campaign.json as now
+    read under the held lock: another karma-batch keeps what it wrote."""
     ours = {e["name"]: e for e in entries}
     for entry in now["jobs"]:
         if entry["name"] in ours:
@@ -159,8 +152,7 @@ def job_state(entry, scheduler_state):
 
 
 def _local_runner(job_id):
-    """The pid of the `karma-batch submit` that runs a local job
-    (job ids are local-<pid>-<k>), or None."""
+    """The pid of the `karma-batch submit` running a local job (local-<pid>-<k>)."""
     parts = (job_id or "").split("-")
     if len(parts) == 3 and parts[0] == "local" and parts[1].isdigit():
         return int(parts[1])
@@ -178,8 +170,7 @@ def _alive(pid):
 
 
 def _local_states(chosen):
-    """What `karma-batch submit` (local) is doing: the job whose log it has
-    opened is running, the others it holds are pending."""
+    """A local runner's job whose log it opened is running, its others pending."""
     seen = {}
     for entry in chosen:
         runner = _local_runner(entry.get("job_id"))
@@ -190,10 +181,8 @@ def _local_states(chosen):
 
 
 def run_order(manifest, entries):
-    """entries round by round, and within a round process by process (a
-    run's `processes`: every run's first process, then every second one),
-    in campaign order (reversed in even rounds when the campaign's
-    round_order is alternate)."""
+    """entries by round, then process, then campaign order (reversed in even
+    rounds with round_order alternate)."""
     alternate = manifest.get("round_order") == "alternate"
     index = {id(e): i for i, e in enumerate(entries)}
 
@@ -216,9 +205,7 @@ def collect(out, manifest, patterns=None, query=True):
 
 
 def summary_line(rows):
-    counts = {s: 0 for s in ORDER}
-    for _, state, _ in rows:
-        counts[state] += 1
+    counts = collections.Counter(state for _, state, _ in rows)
     left = [e["name"] for e, s, _ in rows if s in (RUNNING, PENDING, UNSUBMITTED)]
     text = f"{len(rows)} job(s): " + ", ".join(f"{counts[s]} {s}" for s in ORDER if counts[s])
     if left:
@@ -248,8 +235,7 @@ def _exit_for(counts):
 
 
 def _finished(rows, say, as_json=False):
-    """The table (as_json: as JSON, the counts then on stderr) and the
-    counts said; status's exit status."""
+    """Says the table (as_json: JSON, the counts on stderr); status's exit status."""
     say(json.dumps([{"name": e["name"], "job_id": e.get("job_id"), "state": s, "detail": d,
                      "results_file": e["results_file"]} for e, s, d in rows], indent=2)
         if as_json else table(rows))
@@ -292,8 +278,7 @@ def wait(directory, only, timeout, interval, say):
 
 
 def archive(directory, output, partial, force, say):
-    """One .tar.xz of a finished campaign directory (karma_tools/results/archive.py),
-    written atomically; unfinished jobs refuse it unless partial."""
+    """One .tar.xz of a finished campaign directory (unfinished: only partial)."""
     out = os.path.abspath(directory)
     if archive_mod.split(out) is not None or not os.path.isdir(out):
         raise ToolError(f"{directory}: not a campaign directory", 2)
@@ -324,7 +309,7 @@ def archive(directory, output, partial, force, say):
 def submit(directory, only, dry_run, resubmit_failed, say):
     out = os.path.abspath(directory)
     manifest = load_manifest(out)
-    loaded = _job_ids(manifest)
+    loaded = {e["name"]: e["job_id"] for e in manifest["jobs"]}
     scheduler = manifest["scheduler"]
     chosen = _selected(manifest, only)
     if resubmit_failed:
@@ -367,8 +352,7 @@ def submit(directory, only, dry_run, resubmit_failed, say):
 
 
 def _refuse_moved(out, manifest):
-    """The job scripts write where they were generated: a directory moved
-    since then would have its jobs write elsewhere."""
+    """Job scripts write where they were generated, not where out moved to."""
     was = manifest.get("generated_in")
     if isinstance(was, str) and os.path.realpath(was) != os.path.realpath(out):
         raise ToolError(f"{out}: generated in {was}, where its job scripts write; run "
@@ -388,8 +372,7 @@ def _seconds(hhmmss):
 
 
 def _stop(proc):
-    """SIGTERM to the job's process group (the job script's trap writes
-    exit_code 143), SIGKILL if it lingers."""
+    """SIGTERM to the job's group (its trap writes exit_code 143), then SIGKILL."""
     for sig, grace in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
         try:
             os.killpg(proc.pid, sig)
@@ -402,8 +385,7 @@ def _stop(proc):
 
 
 def _prepare_results_dir(entry, *more):
-    """The job's results directory, without the exit code (and more files)
-    of an earlier run of it."""
+    """The job's results directory, without an earlier run's exit code (and more)."""
     try:
         os.makedirs(entry["results_dir"], exist_ok=True)
         for stale in (jobs.EXIT_CODE_FILE, *more):
@@ -414,9 +396,8 @@ def _prepare_results_dir(entry, *more):
 
 
 def _claim_local(out, todo, loaded, say):
-    """Marks the jobs of todo that no other karma-batch has taken since
-    `loaded` as this runner's, pending (status from another shell sees
-    them); returns them."""
+    """Marks the jobs of todo no other karma-batch took since `loaded` as this
+    runner's (status elsewhere sees them pending); returns them."""
     with _locked(out):
         now = load_manifest(out)
         taken = _taken(now, loaded) & {e["name"] for e in todo}
@@ -437,16 +418,14 @@ def _clock(seconds):
 
 
 def progress(done, total, elapsed):
-    """'D of T jobs done, H:MM:SS elapsed, about H:MM:SS left' (the jobs
-    left at the mean time of those done)."""
+    """'D of T jobs done, H:MM:SS elapsed, about H:MM:SS left' (at the mean so far)."""
     left = elapsed / done * (total - done) if done else None
     return f"{done} of {total} jobs done, {_clock(elapsed)} elapsed" + (
         f", about {_clock(left)} left" if left is not None and done < total else "")
 
 
 def _run_local(out, todo, loaded, say):
-    """The local scheduler: runs the jobs here, one after another; returns
-    wait's exit status for them."""
+    """The local scheduler: runs the jobs here in turn; wait's exit status."""
     todo = _claim_local(out, todo, loaded, say)
     if not todo:
         say(f"karma-batch: every selected job of {out} is already submitted")

@@ -1,10 +1,6 @@
-"""Campaign files: what to run, where and how often; read strictly, expanded
-into one Job per batch job.
-
-A campaign is YAML (read by yamlread). Every mistake is reported as
-"FILE:LINE:COL: KEY: message" and nothing is generated. `karma-batch
---help-campaign` lists the keys (help_text, from campaign.schema.json).
-"""
+"""Campaign files (YAML, by yamlread): what to run, where and how often; read
+strictly (a mistake: "FILE:LINE:COL: KEY: message", nothing generated), and
+expanded into one Job per batch job. `--help-campaign` is help_text."""
 
 import hashlib
 import os
@@ -91,16 +87,14 @@ def help_text(width=79):
 
 
 def tools_dir():
-    """The directory of the karma-* entry point that is running (PREFIX/bin
-    when installed: the link there, not the environment it points into)."""
+    """The running karma-* entry point's directory (installed: PREFIX/bin's link)."""
     import sys
 
     return os.path.dirname(os.path.abspath(sys.argv[0]))
 
 
 def inputs_dir(tool_dir):
-    """The suite's decks: $KARMA_INPUTS, the installed share/karma/inputs, or
-    the inputs/ of the checkout this package is in (python/src/karma_tools)."""
+    """The suite's decks: $KARMA_INPUTS, share/karma/inputs, or the checkout's inputs/."""
     candidates = [os.environ.get("KARMA_INPUTS", ""),
                   os.path.join(tool_dir, "..", "share", "karma", "inputs"),
                   os.path.join(CHECKOUT, "inputs")]
@@ -112,10 +106,9 @@ def inputs_dir(tool_dir):
 
 def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, scheduler=None,
          variables=None, executables=False):
-    """The campaign at `path`, checked and expanded into jobs. `out_dir` is
-    where karma-batch writes (the default results_dir is under it); `bin_dir`,
-    `scheduler` and `variables` ({name: value}) override the campaign's.
-    `executables` (generate): every run's program must be here (Programs)."""
+    """The campaign at `path`, checked and expanded into jobs; out_dir holds the
+    default results_dir; bin_dir, scheduler, variables override the campaign's;
+    executables (generate): every run's program must be here."""
     if not os.path.lexists(path):
         raise ToolError(f"{path}: no such campaign file", 2)
     tool_dir = tool_dir or tools_dir()

@@ -1,10 +1,8 @@
-"""The decks of a campaign's runs, from the mini-apps' own data: each one's
-deck schema (`karma-<app> --help=json`), kept as package data
-(data/apps/<release>.json, written by karma-docs) and asked of the
-program only where a campaign names one of its own, and the deck reader's
-YAML grammar that the schema states (`x-karma-yaml`: how integers, numbers
-and booleans are written). Values are checked and resolved by what that data
-says; the grammar itself is the mini-apps' (common/runtime/src/deck*.cpp)."""
+"""The decks of a campaign's runs, checked and resolved by the mini-apps' own
+data: each deck schema (`karma-<app> --help=json`, package data
+data/apps/<release>.json by karma-docs; a campaign's own program is asked) and
+the deck reader's YAML grammar it states (`x-karma-yaml`: how integers, numbers
+and booleans are written; common/runtime/src/deck*.cpp)."""
 
 import functools
 import json
@@ -25,8 +23,7 @@ def packaged(app, release=kerneltable.HEAD):
 
 @functools.lru_cache(maxsize=None)
 def grammar():
-    """The reader's YAML grammar: the packaged one (the same core reads every
-    mini-app's deck)."""
+    """The packaged YAML grammar (one core reads every mini-app's deck)."""
     for schema in kerneltable.release(kerneltable.HEAD).values():
         if schema.get("x-karma-yaml"):
             return schema["x-karma-yaml"]
@@ -40,10 +37,9 @@ class Keys(dict):
 
 
 class KeyLister:
-    """Deck keys of the runs' mini-apps (keys(), cached; runs: {run: its
-    keys}), from package data, or from `executable --help=json` for a program
-    a campaign names. Output that is not a deck schema is a ToolError (exit
-    2): the executable is not the mini-app it should be."""
+    """Deck keys of the runs' mini-apps (keys(), cached; runs: {run: its keys})
+    from package data or `executable --help=json`; output that is no deck
+    schema is a ToolError (2): not the mini-app it should be."""
 
     def __init__(self):
         self.cache, self.runs, self.warnings = {}, {}, []
@@ -117,8 +113,8 @@ def _number(text, rules):
 
 
 def value(plain, rules=None):
-    """A deck value as the mini-apps resolve it: integers written base^exponent
-    (2^25) become numbers, recursively in lists and mappings."""
+    """A deck value as the mini-apps resolve it: base^exponent (2^25) integers
+    become numbers, in lists and mappings too."""
     rules = rules or grammar()
     if isinstance(plain, dict):
         return {k: value(v, rules) for k, v in plain.items()}
@@ -135,8 +131,8 @@ def _bound(v):
 
 
 def problem(spec, node, rules, what=None):
-    """Why the mini-app would refuse this value (a yamlread Node of the text it
-    will be given) for a key of this schema (rules: grammar()), or None."""
+    """Why the mini-app would refuse this value (a yamlread Node of its text) for
+    a key of this schema (rules: grammar()), or None."""
     what = what or spec.get("x-karma-type") or f"a value of type {spec.get('type')}"
     v, kind = node.value, spec.get("type")
     got = "a list" if isinstance(v, list) else "a mapping" if isinstance(v, dict) else \

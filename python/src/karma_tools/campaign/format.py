@@ -1,9 +1,7 @@
-"""A campaign file's format, read from its JSON Schema
-(schemas/campaign.schema.json), and the check that says where a campaign
-file departs from it (file:line:column, the key, what is wrong). The
-schema states every key's type, range, choices and pattern; the Python
-checks only what a schema cannot say (unique names, decks and programs that
-exist, deck keys of the mini-apps, job counts)."""
+"""A campaign file's format, read from schemas/campaign.schema.json, and the
+check that says where a file departs from it (file:line:column, key, what).
+The schema states every key's type, range, choices and pattern; Python checks
+only what it cannot (unique names, decks and programs that exist, deck keys)."""
 
 import difflib
 import json
@@ -13,13 +11,10 @@ from karma_tools import schemas
 from karma_tools.core import ToolError
 
 
-# The campaign file's format is its JSON Schema (karma_tools/schemas): the
-# keys and patterns used below are read from it.
 with open(os.path.join(schemas.schemas_dir(), "campaign.schema.json"), encoding="utf-8") as _f:
     _SCHEMA = json.load(_f)
 _DEFS, _TOP = _SCHEMA["$defs"], _SCHEMA["properties"]
 
-ENV_NAME = re.compile(_TOP["variables"]["propertyNames"]["pattern"])
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)(?:\[([0-9]+)\])?\}")
 
 TOP_KEYS = tuple(_TOP)
@@ -37,8 +32,8 @@ _WORDS = {"object": "a mapping", "array": "a list", "string": "a string", "numbe
 
 
 class Checker:
-    """The campaign file's errors: fail(node, path, message) raises a
-    ToolError (2) at node (at its key with at_key): file:line:col: path: message."""
+    """fail(node, path, message) raises ToolError (2) "file:line:col: path: message"
+    at node (at_key: at its key)."""
 
     def __init__(self, source):
         self.source = source
@@ -49,9 +44,8 @@ class Checker:
 
 
 def conform(check, root, validator):
-    """Refuses (fail) the first place in the file where root departs from
-    the schema of validator. An integer is an int there (not 1.0, nor the
-    010 that YAML 1.2 reads as a number)."""
+    """Refuses (fail) the first place where root departs from validator's schema;
+    an integer is an int (not 1.0, nor the 010 YAML 1.2 reads as a number)."""
     import jsonschema
 
     base = type(validator)
@@ -68,7 +62,7 @@ def conform(check, root, validator):
 
 def _specific(e):
     """The errors that say most of e: of an anyOf, those of the one branch
-    that fits the value's type and choices (where one does)."""
+    fitting the value's type and choices (where one does)."""
     if e.validator not in ("anyOf", "oneOf") or not e.context:
         return [e]
     branches = {}
@@ -166,8 +160,7 @@ def shortened(text):
 
 
 def unique_name(check, node, path, seen):
-    """The `name` at path (no other entry's); records it in seen (name ->
-    path)."""
+    """The `name` at path, no other entry's; records it in seen (name -> path)."""
     name = node.text()
     if name in seen:
         check.fail(node, f"{path}.name", f"'{name}' is also the name of {seen[name]}")
@@ -176,14 +169,12 @@ def unique_name(check, node, path, seen):
 
 
 def item(node, i):
-    """The node of a list's i-th entry; the node itself where one value
-    stands for the list."""
+    """A list's i-th entry node; the node itself where one value stands for the list."""
     return node.value[i] if isinstance(node.value, list) else node
 
 
 def strings(node, lines=False):
-    """A list of strings from a list or one value (lines: a '|' block gives
-    one line per line); numbers as written."""
+    """Strings (numbers as written) of a list or one value (lines: one per line)."""
     if isinstance(node.value, list):
         return [n.text() for n in node.value]
     if lines:

@@ -1,13 +1,9 @@
 """Job scripts for Slurm (sbatch), PBS (qsub) and the local scheduler (run
-here, one after another, by `karma-batch submit`), and the little a tool
-needs to submit them and ask how they are doing.
+here in turn by `karma-batch submit`); submitting them and asking how they do.
 
-One MPI rank per GPU: Slurm gets --ntasks-per-node=R and --gpus-per-task=G
-(each rank then sees its own G GPUs); under PBS, or under Slurm with mpirun,
-every rank sees all of the node's GPUs and karma gives node-local rank k the
-device k % (visible devices), so ranks_per_node = GPUs per node is still one
-rank per GPU.
-"""
+One MPI rank per GPU: Slurm gets --ntasks-per-node=R --gpus-per-task=G; under
+PBS, or Slurm with mpirun, every rank sees the node's GPUs and karma gives
+node-local rank k the device k % (visible devices)."""
 
 import os
 import re
@@ -32,14 +28,12 @@ _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 9: "SIGKILL", 15: "SIGTERM"}
 
 
 def stopped_by(code):
-    """The signal an exit code says stopped the job ("SIGTERM", "signal 6"),
-    or None."""
+    """The signal an exit code says stopped the job ("SIGTERM", "signal 6"), or None."""
     return _SIGNALS.get(code - 128, f"signal {code - 128}") if 128 < code < 160 else None
 
 
 def exit_code_of(data):
-    """The exit code that an exit_code file's bytes hold, or None where they
-    hold no whole number (an empty or cut file)."""
+    """The exit code an exit_code file's bytes hold; None if empty or cut."""
     try:
         return int(data.decode("utf-8", "replace").strip())
     except ValueError:
@@ -47,8 +41,7 @@ def exit_code_of(data):
 
 
 def not_found(logs):
-    """The program that a job's logs (their texts) say was not there
-    (NOT_FOUND), or None."""
+    """The program a job's logs (texts) say was not there (NOT_FOUND), or None."""
     for text in logs:
         found = re.search("^" + re.escape(NOT_FOUND) + "(.+)$", text, re.M)
         if found:
@@ -61,9 +54,8 @@ def results_file(job):
 
 
 def _openmpi_words(job, command="mpiexec"):
-    """Open MPI: ranks per node with --map-by ppr (it has no --ppn), each
-    rank bound to its cpus_per_rank cores (PE=). One rank without cores to
-    bind needs neither."""
+    """Open MPI: ranks per node with --map-by ppr (no --ppn), bound to
+    cpus_per_rank cores (PE=); one rank without cores to bind needs neither."""
     words = f"{command} -n {job.ranks}"
     if job.cpus_per_rank:
         words += f" --map-by ppr:{job.ranks_per_node}:node:PE={job.cpus_per_rank} " \
@@ -98,8 +90,7 @@ AUTO = "$karma_launch"
 
 
 def launcher_command(job, scheduler):
-    """The MPI launcher words for a job, from its launcher setting; AUTO
-    when the job script chooses them (auto_lines) as it runs."""
+    """The job's MPI launcher words; AUTO where the script picks them (auto_lines)."""
     launcher = job.launcher or "auto"
     if launcher == "auto":
         if scheduler == "local" and job.ranks == 1:
@@ -119,8 +110,8 @@ def launcher_command(job, scheduler):
 
 
 def auto_lines(job):
-    """Shell lines that set karma_launch to the mpiexec words of the MPI the
-    executable is linked with (ldd), else of the mpiexec in PATH."""
+    """Shell lines setting karma_launch to the mpiexec words of the executable's
+    MPI (ldd), else of the mpiexec in PATH."""
     exe = shlex.quote(job.executable)
     openmpi, mpich = _openmpi_words(job), _mpich_words(job)
     return [
@@ -166,30 +157,21 @@ def _header_pbs(job, campaign):
     cpus = job.ranks_per_node * (job.cpus_per_rank or 1)
     gpus = job.ranks_per_node * job.gpus_per_rank
     exclusive = getattr(campaign, "exclusive", True)
-    lines = []
     if pbs.get("flavor") == "torque":
         # Torque limits job names to 15 characters; the directory keeps the full name.
-        lines.append(f"#PBS -N {name[:15]}")
-        lines.append(f"#PBS -l nodes={job.nodes}:ppn={cpus}" + (f":gpus={gpus}" if gpus else ""))
-        if exclusive:
-            lines.append("#PBS -l naccesspolicy=singlejob")
+        lines = [f"-N {name[:15]}", f"-l nodes={job.nodes}:ppn={cpus}"
+                 + (f":gpus={gpus}" if gpus else "")] + \
+            ["-l naccesspolicy=singlejob"] * bool(exclusive)
     else:
-        lines.append(f"#PBS -N {name[:230]}")
-        lines.append(f"#PBS -l select={job.nodes}:ncpus={cpus}:mpiprocs={job.ranks_per_node}"
-                     + (f":ngpus={gpus}" if gpus else ""))
         place = pbs.get("place", "scatter")
         if exclusive and "excl" not in place.split(":"):
             place += ":excl"  # a measurement has its nodes to itself
-        lines.append(f"#PBS -l place={place}")
-    lines.append(f"#PBS -l walltime={job.time}")
-    if pbs.get("queue"):
-        lines.append(f"#PBS -q {pbs['queue']}")
-    if pbs.get("account"):
-        lines.append(f"#PBS -A {pbs['account']}")
-    lines.append("#PBS -j oe")
-    lines.append(f"#PBS -o {job.results_dir}/job.out")
-    lines.extend(f"#PBS {extra}" for extra in pbs.get("extra", []))
-    return lines
+        lines = [f"-N {name[:230]}", f"-l select={job.nodes}:ncpus={cpus}:mpiprocs="
+                 f"{job.ranks_per_node}" + (f":ngpus={gpus}" if gpus else ""), f"-l place={place}"]
+    lines += [f"-l walltime={job.time}"] + [f"-q {pbs['queue']}"] * bool(pbs.get("queue")) + \
+        [f"-A {pbs['account']}"] * bool(pbs.get("account")) + \
+        ["-j oe", f"-o {job.results_dir}/job.out"] + pbs.get("extra", [])
+    return [f"#PBS {line}" for line in lines]
 
 
 def _header_local(job, campaign):
@@ -202,8 +184,8 @@ HEADERS = {"slurm": _header_slurm, "pbs": _header_pbs, "local": _header_local}
 
 
 def render(job, campaign, scheduler, envcapture, batch_tool=None):
-    """The text of the job script for `job` under `scheduler`; `batch_tool`
-    is the karma-batch that reads a reference run's output."""
+    """The job script of `job` under `scheduler`; `batch_tool`: the karma-batch
+    that reads a reference run's output."""
     header = HEADERS[scheduler](job, campaign)
     q = shlex.quote
     out = ["#!/bin/bash"] + header
@@ -314,8 +296,7 @@ _PBS_STATES = {"Q": PENDING, "H": PENDING, "W": PENDING, "T": PENDING, "S": RUNN
 
 
 def _run(argv, timeout, check=True):
-    """argv's CompletedProcess; ToolError (3) where it cannot run, or (check)
-    fails."""
+    """argv's CompletedProcess; ToolError (3) where it cannot run or (check) fails."""
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
                              stdin=subprocess.DEVNULL)
@@ -342,8 +323,7 @@ def cancel(scheduler, job_ids, timeout=60):
 
 
 def states(scheduler, job_ids, timeout=60):
-    """{job id: PENDING|RUNNING|FINISHED|UNKNOWN} as the scheduler sees them.
-    A job the scheduler has forgotten is UNKNOWN; its files tell the rest."""
+    """{job id: PENDING|RUNNING|FINISHED|UNKNOWN (forgotten: its files tell)}."""
     ids = [i for i in job_ids if i]
     result = {i: UNKNOWN for i in ids}
     if not ids:

@@ -1,21 +1,12 @@
-"""External reference programs run as campaign entries (`reference:` in a
-campaign run): their output read into a karma results document of
-schema_version 2, so that karma-compare and karma-report pair them with
-karma's own results like any other implementation.
+"""External reference programs (`reference:` in a campaign run): their output
+read into a results document of schema_version 2 in the schema's reference
+form (docs/results-format.md), checked, so that karma-compare and karma-report
+pair them with karma's own results.
 
-BabelStream (--csv): the lines after the header
-function,num_times,n_elements,sizeof,max_mbytes_per_sec,min_runtime,max_runtime,avg_runtime
-(older releases call the fifth column max_MB_per_sec; with --mibibytes it
-is in MiB/s). Each function becomes a kernel of implementation
-`babelstream` and variant copy, mul, add, triad, dot or nstream, whose
-figure of merit is the best bandwidth in GB/s, as karma-stream's is.
-
-The document takes the results schema's reference form (docs/results-format.md,
-"Reference results"): what such a run can know. The converter writes those
-fields and the others it knows (the deck's SHA-256, the command line, and the
-date and host where the caller gives them), and checks the document against
-the schema before it is written.
-"""
+BabelStream (--csv): the lines after the header function,num_times,n_elements,
+sizeof,max_mbytes_per_sec,min_runtime,max_runtime,avg_runtime (older: max_MB_per_sec;
+--mibibytes: MiB/s). Each function is a kernel of implementation babelstream,
+its variant the function, its figure of merit the best bandwidth in GB/s."""
 
 import csv
 import hashlib
@@ -36,9 +27,8 @@ _BABELSTREAM_COLUMNS = ("function", "num_times", "n_elements", "sizeof")
 
 
 def read_babelstream_csv(text, source="<BabelStream output>"):
-    """[{kernel fields}] from BabelStream's --csv output (other lines, such
-    as the device banner, are skipped). ToolError (2) when no table or a
-    malformed row is found."""
+    """[{kernel fields}] of BabelStream's --csv output (other lines skipped);
+    ToolError (2) for no table or a malformed row."""
     lines = text.splitlines()
     start = next((i for i, line in enumerate(lines)
                   if line.strip().lower().startswith("function,")), None)
@@ -98,8 +88,7 @@ def read_babelstream_csv(text, source="<BabelStream output>"):
 
 
 def resolve_deck(path, overrides):
-    """The deck file with `key=value` overrides applied: what a karma run
-    records as deck.resolved, for the keys the file and overrides name."""
+    """The deck with `key=value` overrides applied, as a run's deck.resolved."""
     try:
         resolved = deck.value(yamlread.load(path).plain()) or {}
     except (OSError, yamlread.YamlError) as e:
@@ -123,11 +112,9 @@ def resolve_deck(path, overrides):
 
 def document(fmt, output_text, exit_status, app, deck, overrides, command, source,
              device=None, date=None, host=None):
-    """The karma results document (schema_version 2, the schema's reference
-    form) of one reference run; device ("gpu" or "host") says what it ran on,
-    date (ISO 8601 UTC) when it started and host where, where the caller knows.
-    ToolError (2) naming its first problem where the document would not be
-    valid (a date that is not one, say). fmt is one of FORMATS."""
+    """The results document of one reference run (fmt: one of FORMATS; device
+    "gpu" or "host", date ISO 8601 UTC and host where known); ToolError (2)
+    naming its first problem where it would not be valid."""
     kernels = read_babelstream_csv(output_text, source)
     # BabelStream's own check fails for float at 2^28 (its float sum
     # overflows); its timings still stand, so the run is kept and noted.

@@ -3,6 +3,7 @@ scalings checked, its set and sweep keys crossed, its variables filled in."""
 
 import difflib
 import itertools
+import math
 import os
 import re
 import shutil
@@ -13,8 +14,7 @@ from karma_tools.campaign.format import (INT_MAX, MAX_JOBS, PLACEHOLDER, item, s
 
 
 def _overrides(node):
-    """--set arguments [(key, value, the node it came from)] from a list or
-    a mapping."""
+    """[(key, value, its node)] of `set:`, a list or a mapping."""
     if isinstance(node.value, dict):
         return [(key, value.text(), value) for key, value in node.value.items()]
     return [(k.strip(), v.strip(), item(node, i))
@@ -27,8 +27,7 @@ def _sweep(node):
 
 
 def _slug(key, text):
-    """A short, file-name-safe tag for a sweep point: stream.shape=[2^28] ->
-    shape2p28."""
+    """A file-name-safe tag for a sweep point: stream.shape=[2^28] -> shape2p28."""
     value = text.replace("^", "p").replace(",", "x")
     value = re.sub(r"[\[\]{}\s'\"]", "", value)
     value = re.sub(r"[^A-Za-z0-9._-]+", "-", value).strip("-.") or "v"
@@ -36,8 +35,7 @@ def _slug(key, text):
 
 
 def _run_deck(check, entries, path, base, inputs, variables):
-    """The deck file a run names: under the suite's inputs ({inputs}) or
-    relative to the campaign file."""
+    """The run's deck: under the suite's inputs ({inputs}), else relative to the campaign."""
     deck_node = entries["deck"]
     deck_text = _fill(check, deck_node, f"{path}.deck", deck_node.text(), variables,
                       keep=("inputs",))
@@ -54,9 +52,8 @@ def _run_deck(check, entries, path, base, inputs, variables):
 
 
 def launch(entries, defaults):
-    """How jobs start, for each key of defaults (its value where entries have
-    none): ranks and nodes (lists: one job each), GPUs and CPUs per rank,
-    time, launcher, repeats and processes a round, the deck key of a scaling."""
+    """{key: entries' value, else defaults'} for each key of defaults (how jobs
+    start: counts, time, launcher, repeat, processes, scaling_key)."""
     read = {"ranks_per_node": _counts, "nodes": _counts, "time": parse_time,
             "launcher": yamlread.Node.text, "scaling_key": yamlread.Node.text}
     return {key: read.get(key, lambda n: n.value)(entries[key]) if key in entries else default
@@ -68,13 +65,10 @@ def _counts(node):
 
 
 class Programs:
-    """Where a run's program is, as its jobs will start it: a run's
-    `executable` (a bare name: in PATH; a path: relative to the campaign
-    file), else karma-<app> in --bin-dir, the campaign's bin_dir, beside the
-    running karma-batch (a build's bin/, PREFIX/bin), else in PATH. With
-    `required` (generate), a program not found here is refused (exit 2),
-    naming the file, line and key, what was looked for and where: its jobs
-    would only fail with exit 127."""
+    """A run's program as its jobs start it: its `executable`, else karma-<app> in
+    --bin-dir, the campaign's bin_dir, beside karma-batch, else in PATH. With
+    `required` (generate), one not here is refused (exit 2): its jobs would fail
+    with exit 127."""
 
     BIN_HINT = ("--bin-dir names the folder that holds karma-<app>: a build's "
                 "build/<preset>/bin, or PREFIX/bin")
@@ -89,8 +83,7 @@ class Programs:
             node, key = entries["executable"], f"{path}.executable"
             raw = node.text()
             filled = _fill(check, node, key, raw, variables)
-            # A bare name is a command found in PATH when the job runs; a path is
-            # relative to the campaign file.
+            # A bare name is looked up in PATH as the job runs.
             executable = filled if "/" not in filled else \
                 os.path.normpath(os.path.join(base, os.path.expanduser(filled)))
             names = [n for n, _ in PLACEHOLDER.findall(raw) if n in variables]
@@ -136,8 +129,7 @@ def _runnable(path):
 
 def _check_run_keys(check, entries, path, app, executable, lister, overrides, sweep,
                     scalings, scaling_key, run):
-    """The keys and values a run sets, sweeps and scales, against its
-    mini-app's deck schema (where the lister has it)."""
+    """A run's set, sweep and scaling keys and values against its deck schema."""
     known = lister.runs[run] = lister.keys(app, executable if "executable" in entries else None)
     if known is None:
         return
@@ -199,9 +191,8 @@ def expand_run(check, node, path, base, inputs, results_dir, programs, defaults,
                         scalings, scaling_key, run)
 
     # Counted before anything is expanded: a typo must not fill the memory.
-    count = len(scalings) * len(nodes_list) * len(rpn_list) * repeat * processes
-    for _, vals in sweep:
-        count *= len(vals)
+    count = math.prod([len(scalings), len(nodes_list), len(rpn_list), repeat, processes]
+                      + [len(vals) for _, vals in sweep])
     if len(job_names) + count > MAX_JOBS:
         check.fail(node, path, f"makes {count} jobs ({len(job_names)} before it); a campaign "
                    f"makes at most {MAX_JOBS}")
@@ -243,9 +234,8 @@ def expand_run(check, node, path, base, inputs, results_dir, programs, defaults,
 
 
 def _fill(check, node, path, text, variables, deck_values=None, keep=()):
-    """text with {NAME} replaced by campaign variables and, given deck_values
-    ({key: override text}), {KEY} or {KEY[i]} by a job's deck values, integers
-    written out (2^25 -> 33554432)."""
+    """text with {NAME} filled from variables and, given deck_values ({key: text}),
+    {KEY} or {KEY[i]} from a job's deck values (2^25 written 33554432)."""
 
     def one(m):
         name, index = m.group(1), m.group(2)
@@ -298,17 +288,11 @@ class Job:
         return self.nodes * self.ranks_per_node
 
     def as_dict(self):
-        keys = ("name", "run", "app", "deck", "executable", "overrides", "args", "nodes",
-                "ranks_per_node", "ranks", "gpus_per_rank", "cpus_per_rank", "scaling",
-                "sweep", "round", "process", "time", "launcher", "results_dir", "reference")
-        d = {k: getattr(self, k) for k in keys}
-        d["environment"] = self.environment.as_dict()
-        return d
+        return dict(vars(self), ranks=self.ranks, environment=self.environment.as_dict())
 
 
 def parse_time(node):
-    """Wall time as HH:MM:SS from 'HH:MM:SS', 'MM:SS', 'D-HH:MM:SS' or minutes
-    (the forms the schema lets through)."""
+    """HH:MM:SS from 'HH:MM:SS', 'MM:SS', 'D-HH:MM:SS' or minutes (as the schema lets)."""
     if isinstance(node.value, int):
         seconds = node.value * 60
     else:
@@ -331,8 +315,7 @@ def environment_of(check, node, path, variables=None):
 
 
 def _host_cpus(gpus, cpus, env):
-    """cpus_per_rank of a host job (no GPU) that gives only OMP_NUM_THREADS:
-    that many, so that the scheduler gives the job a core per thread."""
+    """A host job giving only OMP_NUM_THREADS gets a core per thread."""
     threads = env.variables.get("OMP_NUM_THREADS", "")
     if cpus is None and gpus == 0 and threads.isdigit() and 0 < int(threads) <= INT_MAX:
         return int(threads)

@@ -26,27 +26,21 @@ directory; submits them and shows what is submitted, running and left.
   karma-batch archive OUT -o OUT.tar.xz       # a finished campaign as one archive (status,
                                               # karma-compare and karma-report read it)
 
-Jobs are submitted round by round (every run's round 1, then round 2, ...:
-neighbours see the same machine state; `round_order: alternate` reverses
-even rounds), and within a round process by process where runs have
-`processes` (every run's first, then every run's second, ...).
+Jobs are submitted round by round (every run's round 1, then round 2, ...;
+`round_order: alternate` reverses even rounds), within a round process by
+process where runs have `processes`.
 
-scheduler local (`scheduler: local` in the campaign, or generate --scheduler
-local): `submit` runs the jobs here itself, one after another in that order,
-and returns when they have ended, with wait's exit status (0 every job
-passed, 1 one failed or was interrupted); one node only, each job ended
-after its `time:` (then interrupted, exit 143). Ranks > 1 run under
-mpiexec with the options of the MPI the executable is linked with unless
-`launcher:` says otherwise; one rank runs bare.
-status/wait from another shell see the job running, those after it
-pending; cancel stops the running job and the rest. Two submits of one
-campaign at once (`--only` a part each, one per GPU) each run and record
-only the jobs they took.
+scheduler local (in the campaign, or generate --scheduler local): `submit`
+runs the jobs here, one after another in that order, on one node, each
+stopped after its `time:` (interrupted, exit 143), and exits as wait would.
+Ranks > 1 run under mpiexec with the options of the executable's MPI unless
+`launcher:` says otherwise; one rank runs bare. status/wait from another
+shell see the job running, those after it pending; cancel stops it and the
+rest. Two submits at once (`--only` a part each) each run only their jobs.
 
 generate refuses (exit 2, nothing written) a campaign whose programs it
-cannot find here, naming the campaign line and what it looked for where; a
-job whose program is missing where it runs ends with exit 127, and status
-says `command not found: PATH`.
+cannot find here; a job whose program is missing where it runs ends with
+exit 127, and status says `command not found: PATH`.
 
 Each job writes into RESULTS/<job name>/: karma-<app>.json (the mini-app's
 results), environment/ (karma-envcapture), the scheduler's log (local:

@@ -1,9 +1,6 @@
-"""The suite's JSON Schema files (karma_tools/schemas/, shipped with the package
-when installed): loading them, checking documents against them with
-Debian's python3-jsonschema, and problems as one line each, "path: what".
-
-A schema file that is not JSON or not a valid draft 2020-12 schema is a
-ToolError (exit 2) naming the file, the line and the key."""
+"""The suite's JSON Schema files (package data): loading them (one that is no
+valid draft 2020-12 schema is a ToolError 2 naming file, line and key), and
+checking documents with python3-jsonschema, problems one line each "path: what"."""
 
 import json
 import os
@@ -15,16 +12,13 @@ _DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def schemas_dir():
-    """The schemas/ folder inside this package (package data); $KARMA_SCHEMAS
-    names another (to check a schema being written, and in tests)."""
-    return os.environ.get("KARMA_SCHEMAS") or \
-        os.path.join(PACKAGE, "schemas")
+    """This package's schemas/, or $KARMA_SCHEMAS (a schema being written, tests)."""
+    return os.environ.get("KARMA_SCHEMAS") or os.path.join(PACKAGE, "schemas")
 
 
 def locate(text, path):
-    """(line, column) of the value at `path` (keys and indices) in the JSON
-    text, or of the deepest part of it that exists: JSON is YAML, whose
-    reader keeps positions (1, 1 where it cannot read the text)."""
+    """(line, column) of the value at `path` in the JSON text, or of its deepest
+    part there (JSON is YAML, whose reader keeps positions); else (1, 1)."""
     try:
         node = yamlread.parse(text)
     except (yamlread.YamlError, ToolError):
@@ -49,8 +43,7 @@ _CACHE = {}
 
 
 def load(name):
-    """The validator (jsonschema Draft202012Validator) of schemas/<name>,
-    cached; ToolError (2) for a schema file that is wrong."""
+    """The Draft202012Validator of schemas/<name>, cached; ToolError (2) if wrong."""
     if name in _CACHE:
         return _CACHE[name]
     import jsonschema
@@ -79,10 +72,8 @@ def load(name):
 
 
 def lenient(schema):
-    """The schema with every `required` and `dependentRequired` dropped
-    (outside `if`, `not`, `oneOf` and `anyOf`, whose meaning they carry: a
-    `oneOf` of two `required` lists would otherwise become two empty
-    schemas that everything matches, and so fail): what is present must
+    """The schema with no `required` or `dependentRequired` (kept inside `if`,
+    `not`, `oneOf` and `anyOf`, whose meaning they carry): what is present must
     still have its type and range, but nothing need be present."""
     if isinstance(schema, list):
         return [lenient(s) for s in schema]
@@ -104,8 +95,7 @@ def _short(value):
 
 
 def problems(validator, doc):
-    """Every way doc departs from the schema, one "path: what" line each, in
-    document order of the checks."""
+    """Every way doc departs from the schema, one "path: what" line each."""
     out = []
     for e in validator.iter_errors(doc):
         path, kind, want = list(e.absolute_path), e.validator, e.validator_value
