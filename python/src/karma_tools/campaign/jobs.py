@@ -168,8 +168,8 @@ def _header_pbs(job, campaign):
             place += ":excl"  # a measurement has its nodes to itself
         lines = [f"-N {name[:230]}", f"-l select={job.nodes}:ncpus={cpus}:mpiprocs="
                  f"{job.ranks_per_node}" + (f":ngpus={gpus}" if gpus else ""), f"-l place={place}"]
-    lines += [f"-l walltime={job.time}"] + [f"-q {pbs['queue']}"] * bool(pbs.get("queue")) + \
-        [f"-A {pbs['account']}"] * bool(pbs.get("account")) + \
+    lines += [f"-l walltime={job.time}"] + [f"-q {pbs.get('queue')}"] * bool(pbs.get("queue")) + \
+        [f"-A {pbs.get('account')}"] * bool(pbs.get("account")) + \
         ["-j oe", f"-o {job.results_dir}/job.out"] + pbs.get("extra", [])
     return [f"#PBS {line}" for line in lines]
 
@@ -214,13 +214,10 @@ def render(job, campaign, scheduler, envcapture, batch_tool=None):
         "",
     ]
     env = job.environment
-    if env.setup or env.modules or env.variables or job.cpus_per_rank:
-        out.append("# Environment (from the campaign).")
-    for line in env.setup:
-        out.append(line)
-    for module in env.modules:
-        out.append(f"module load {q(module)} || {{ echo 'karma-batch job: module load "
-                   f"{module} failed' >&2; finish 3; }}")
+    with_env = env.setup or env.modules or env.variables or job.cpus_per_rank
+    out += ["# Environment (from the campaign)."] * bool(with_env) + env.setup
+    out += [f"module load {q(module)} || {{ echo 'karma-batch job: module load {module} "
+            "failed' >&2; finish 3; }" for module in env.modules]
     if job.cpus_per_rank:
         # A thread per core given, each on its own (unless the campaign says).
         binding = {"OMP_NUM_THREADS": str(job.cpus_per_rank), "OMP_PROC_BIND": "close",
@@ -228,16 +225,12 @@ def render(job, campaign, scheduler, envcapture, batch_tool=None):
         if "OMP_PROC_BIND" in env.variables:
             del binding["OMP_PLACES"]  # its binding, its places
         out.extend(f"export {k}={v}" for k, v in binding.items() if k not in env.variables)
-    for name, value in env.variables.items():
-        out.append(f"export {name}={_double_quoted(value)}")
-    if env.setup or env.modules or env.variables or job.cpus_per_rank:
-        out.append("")
+    out += [f"export {name}={_double_quoted(value)}" for name, value in env.variables.items()]
+    out += [""] * bool(with_env)
 
-    command = [job.executable, job.deck]
-    for o in job.overrides:
-        command += ["--set", o]
-    command += list(job.args)
-    command += ["--output", "$results/" + RESULT_NAME.format(app=job.app)]
+    sets = [w for o in job.overrides for w in ("--set", o)]
+    output = "$results/" + RESULT_NAME.format(app=job.app)
+    command = [job.executable, job.deck, *sets, *job.args, "--output", output]
     words = " ".join(q(w) if not w.startswith("$results/") else f'"{w}"' for w in command)
     launcher = launcher_command(job, scheduler)
     run_lines = (auto_lines(job) if launcher == AUTO else []) + \
@@ -251,11 +244,9 @@ def render(job, campaign, scheduler, envcapture, batch_tool=None):
                 "--app", job.app, "--deck", job.deck,
                 # What the program ran on, as the campaign gave the job: its
                 # results must not pair with a GPU's when it ran on the host.
-                "--device", "gpu" if job.gpus_per_rank else "host"]
-        for o in job.overrides:
-            read += ["--set", o]
-        read += ["--command", shlex.join(ref), "--date", "$started", "--host", "$(hostname)",
-                 "--output", "$results/" + RESULT_NAME.format(app=job.app)]
+                "--device", "gpu" if job.gpus_per_rank else "host", *sets,
+                "--command", shlex.join(ref), "--date", "$started", "--host", "$(hostname)",
+                "--output", output]
         run_lines = [
             "started=$(date -u +%Y-%m-%dT%H:%M:%SZ)",
             " ".join(q(w) for w in ref) + f' >"$results/{REFERENCE_OUTPUT}" 2>&1',
