@@ -359,10 +359,6 @@ def _refuse_moved(out, manifest):
                         "karma-batch generate again here to submit from this place", 2)
 
 
-class _Cancelled(Exception):
-    pass
-
-
 def _seconds(hhmmss):
     try:
         h, m, s = (int(x) for x in hhmmss.split(":"))
@@ -432,7 +428,7 @@ def _run_local(out, todo, loaded, say):
         return 0
 
     def cancelled(signum, frame):
-        raise _Cancelled()
+        raise KeyboardInterrupt(143)  # SIGTERM; Ctrl-C's has no args: 130
 
     previous = signal.signal(signal.SIGTERM, cancelled)
     current, done, start = None, 0, time.monotonic()
@@ -455,7 +451,7 @@ def _run_local(out, todo, loaded, say):
             say(f"[{k}/{len(todo)}] {entry['name']}: {state}"
                 + (f" ({detail})" if detail and detail != "PASSED" else "")
                 + f"; {progress(k, len(todo), time.monotonic() - start)}")
-    except (_Cancelled, KeyboardInterrupt) as e:
+    except KeyboardInterrupt as e:
         if current is not None:
             _stop(current)
             done += 1
@@ -465,7 +461,7 @@ def _run_local(out, todo, loaded, say):
             _record(out, load_manifest(out), todo[done:])
         say(f"karma-batch: cancelled; {len(todo) - done} job(s) not run (submit again "
             "runs them)", True)
-        return 130 if isinstance(e, KeyboardInterrupt) else 143
+        return e.args[0] if e.args else 130
     except OSError as e:
         raise ToolError(f"cannot run the jobs of {out}: {e}", 3) from None
     finally:

@@ -73,9 +73,8 @@ def generate(campaign, output, scheduler, var, bin_dir, max_ranks_per_node, no_k
 
 
 def fit_node(camp, most):
-    """Leaves out of camp the jobs of more than `most` ranks a node (None:
-    none); returns them. The comparisons keep every run: a table simply has
-    no rows of the runs left out."""
+    """Leaves out of camp the jobs of more than `most` (None: any) ranks a node;
+    returns them. Comparisons keep every run: their tables lack those rows."""
     if most is None:
         return []
     if most < 1:

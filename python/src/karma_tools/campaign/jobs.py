@@ -276,14 +276,11 @@ def render(job, campaign, scheduler, envcapture, batch_tool=None):
 
 PENDING, RUNNING, FINISHED, UNKNOWN = "pending", "running", "finished", "unknown"
 
-_SLURM_STATES = {
-    "PENDING": PENDING, "CONFIGURING": RUNNING, "RUNNING": RUNNING, "COMPLETING": RUNNING,
-    "SUSPENDED": RUNNING, "REQUEUED": PENDING, "REQUEUE_HOLD": PENDING, "RESIZING": RUNNING,
-    "STAGE_OUT": RUNNING, "SIGNALING": RUNNING, "STOPPED": RUNNING,
-}
-_PBS_STATES = {"Q": PENDING, "H": PENDING, "W": PENDING, "T": PENDING, "S": RUNNING,
-               "R": RUNNING, "E": RUNNING, "B": RUNNING, "X": FINISHED, "F": FINISHED,
-               "C": FINISHED}
+_SLURM_STATES = {**dict.fromkeys(("PENDING", "REQUEUED", "REQUEUE_HOLD"), PENDING),
+                 **dict.fromkeys(("CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "RESIZING",
+                                  "STAGE_OUT", "SIGNALING", "STOPPED"), RUNNING)}
+_PBS_STATES = {**dict.fromkeys("QHWT", PENDING), **dict.fromkeys("SREB", RUNNING),
+               **dict.fromkeys("XFC", FINISHED)}
 
 
 def _run(argv, timeout, check=True):

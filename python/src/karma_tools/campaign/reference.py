@@ -54,9 +54,7 @@ def read_babelstream_csv(text, source="<BabelStream output>"):
         fields = dict(zip(header, (c.strip() for c in row)))
         name = fields["function"].lower()
         try:
-            count = int(fields["num_times"])
-            elements = int(fields["n_elements"])
-            size = int(fields["sizeof"])
+            count, elements, size = (int(fields[c]) for c in _BABELSTREAM_COLUMNS[1:])
             best = float(fields[rate]) * scale
             times = {k: float(fields[f"{k}_runtime"]) for k in ("min", "max", "avg")}
         except ValueError:
@@ -68,20 +66,15 @@ def read_babelstream_csv(text, source="<BabelStream output>"):
         bytes_moved = _BABELSTREAM_ARRAYS.get(name, 0) * elements * size or \
             best * 1e9 * times["min"]
         kernels.append({
-            "name": name,
-            "implementation": "babelstream",
-            "variant": name,
+            "name": name, "implementation": "babelstream", "variant": name,
             "fom": {"value": best, "units": "GB/s", "higher_is_better": True,
                     "from": "BabelStream " + rate},
             "bandwidth_GBps": {"best": best, "median": bytes_moved / times["avg"] / 1e9,
                                "worst": bytes_moved / times["max"] / 1e9},
-            "bytes": float(bytes_moved),
-            "flops": 0.0,
+            "bytes": float(bytes_moved), "flops": 0.0,
             "time_s": {"count": count, "min": times["min"], "max": times["max"],
                        "mean": times["avg"]},
-            "elements": elements,
-            "element_bytes": size,
-        })
+            "elements": elements, "element_bytes": size})
     if not kernels:
         raise ToolError(f"{source}:{start + 1}: the BabelStream table has no rows", 2)
     return kernels
@@ -128,8 +121,7 @@ def document(fmt, output_text, exit_status, app, deck, overrides, command, sourc
     known = {"date": date, "command_line": shlex.join(command) if command else None,
              "hosts": [host] if host is not None else None}
     doc = {
-        "schema_version": 2,
-        "app": app,
+        "schema_version": 2, "app": app,
         "reference": {"format": fmt, "command": list(command), "exit_status": exit_status,
                       "output": source, **({"device": device} if device else {})},
         "suite": {"name": "karma", "version": __version__},
@@ -138,13 +130,9 @@ def document(fmt, output_text, exit_status, app, deck, overrides, command, sourc
                  "resolved": resolve_deck(deck, overrides)},
         "problem": {"elements": kernels[0]["elements"],
                     "precision": "float" if kernels[0]["element_bytes"] == 4 else "double"},
-        "mpi": {"ranks": 1, "nodes": 1},
-        "kokkos": {"default_execution_space": fmt},
-        "kernels": kernels,
-        "verification": {"passed": True, "checks": []},
-        "notes": notes,
-        "result": "PASSED",
-    }
+        "mpi": {"ranks": 1, "nodes": 1}, "kokkos": {"default_execution_space": fmt},
+        "kernels": kernels, "verification": {"passed": True, "checks": []},
+        "notes": notes, "result": "PASSED"}
     problems = validate.validate(doc)
     if problems:
         raise ToolError(f"{source}: the results would not be valid: {problems[0]}", 2)
