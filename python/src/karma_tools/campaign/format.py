@@ -27,8 +27,8 @@ INT_MAX = _DEFS["count"]["maximum"]
 # More jobs than this is a typo too (repeat: 100000), and would take long to write.
 MAX_JOBS = 10000
 
-_WORDS = {"object": "a mapping", "array": "a list", "string": "a string", "number": "a number",
-          "integer": "an integer", "boolean": "true or false", "null": "nothing"}
+_WORDS = dict(schemas.TYPE_WORDS, object="a mapping", null="nothing")  # YAML's words
+shortened = schemas.shortened
 
 
 class Checker:
@@ -152,11 +152,6 @@ def describe_node(node):
     if isinstance(v, str):
         return f"the string '{shortened(v)}'"
     return {dict: "a mapping", list: "a list"}.get(type(v), "nothing")
-
-
-def shortened(text):
-    text = str(text)
-    return text if len(text) <= 60 else text[:56] + "..."
 
 
 def unique_name(check, node, path, seen):

@@ -84,14 +84,18 @@ def lenient(schema):
             for k, v in schema.items() if k not in ("required", "dependentRequired")}
 
 
-_TYPE_WORDS = {"object": "an object", "array": "a list", "string": "a string",
-               "number": "a number", "integer": "an integer", "boolean": "true or false",
-               "null": "null"}
+TYPE_WORDS = {"object": "an object", "array": "a list", "string": "a string", "number": "a number",
+              "integer": "an integer", "boolean": "true or false", "null": "null"}
+
+
+def shortened(text):
+    """text (str() of it) cut to at most 60 characters for a message."""
+    text = str(text)
+    return text if len(text) <= 60 else text[:56] + "..."
 
 
 def _short(value):
-    text = json.dumps(value)
-    return text if len(text) <= 60 else text[:56] + "..."
+    return shortened(json.dumps(value))
 
 
 def problems(validator, doc):
@@ -113,7 +117,7 @@ def problems(validator, doc):
                 out.append("the document is not a JSON object")
                 continue
             kinds = want if isinstance(want, list) else [want]
-            what = f"expected {' or '.join(_TYPE_WORDS[k] for k in kinds)}, " \
+            what = f"expected {' or '.join(TYPE_WORDS[k] for k in kinds)}, " \
                    f"got {describe(e.instance)}"
         elif kind == "const":
             what = f"{_short(e.instance)}, expected {_short(want)}"
