@@ -320,7 +320,10 @@ def submit(directory, only, dry_run, resubmit_failed, say):
     if not todo:
         say(f"karma-batch: every selected job of {out} is already submitted")
         return 0
-    _refuse_moved(out, manifest)
+    was = manifest.get("generated_in")  # where the job scripts write
+    if isinstance(was, str) and os.path.realpath(was) != os.path.realpath(out):
+        raise ToolError(f"{out}: generated in {was}, where its job scripts write; run "
+                        "karma-batch generate again here to submit from this place", 2)
     if scheduler == "local" and not dry_run:
         return _run_local(out, todo, loaded, say)
     for k, entry in enumerate(todo, start=1):
@@ -349,14 +352,6 @@ def submit(directory, only, dry_run, resubmit_failed, say):
         say(f"karma-batch: follow them with: karma-batch status {out}  "
             f"(or: karma-batch wait {out})")
     return 0
-
-
-def _refuse_moved(out, manifest):
-    """Job scripts write where they were generated, not where out moved to."""
-    was = manifest.get("generated_in")
-    if isinstance(was, str) and os.path.realpath(was) != os.path.realpath(out):
-        raise ToolError(f"{out}: generated in {was}, where its job scripts write; run "
-                        "karma-batch generate again here to submit from this place", 2)
 
 
 def _seconds(hhmmss):

@@ -4,6 +4,7 @@ expanded into one Job per batch job. `--help-campaign` is help_text."""
 
 import hashlib
 import os
+import sys
 import textwrap
 import types
 
@@ -88,8 +89,6 @@ def help_text(width=79):
 
 def tools_dir():
     """The running karma-* entry point's directory (installed: PREFIX/bin's link)."""
-    import sys
-
     return os.path.dirname(os.path.abspath(sys.argv[0]))
 
 
@@ -98,10 +97,7 @@ def inputs_dir(tool_dir):
     candidates = [os.environ.get("KARMA_INPUTS", ""),
                   os.path.join(tool_dir, "..", "share", "karma", "inputs"),
                   os.path.join(CHECKOUT, "inputs")]
-    for c in candidates:
-        if c and os.path.isdir(c):
-            return os.path.realpath(c)
-    return None
+    return next((os.path.realpath(c) for c in candidates if c and os.path.isdir(c)), None)
 
 
 def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, scheduler=None,

@@ -130,11 +130,6 @@ def auto_lines(job):
     ]
 
 
-def _double_quoted(value):
-    """value inside double quotes: $VAR still expands, nothing else does."""
-    return '"' + re.sub(r'(["\\`])', r"\\\1", value) + '"'
-
-
 def _header_slurm(job, campaign):
     slurm = campaign.slurm
     lines = [f"--job-name={campaign.name}.{job.name}", f"--nodes={job.nodes}",
@@ -225,7 +220,9 @@ def render(job, campaign, scheduler, envcapture, batch_tool=None):
         if "OMP_PROC_BIND" in env.variables:
             del binding["OMP_PLACES"]  # its binding, its places
         out.extend(f"export {k}={v}" for k, v in binding.items() if k not in env.variables)
-    out += [f"export {name}={_double_quoted(value)}" for name, value in env.variables.items()]
+    # In double quotes, $VAR still expands, nothing else does.
+    out += [f'export {name}="' + re.sub(r'(["\\`])', r"\\\1", value) + '"'
+            for name, value in env.variables.items()]
     out += [""] * bool(with_env)
 
     sets = [w for o in job.overrides for w in ("--set", o)]

@@ -21,11 +21,6 @@ def _overrides(node):
             for i, (k, _, v) in enumerate(t.partition("=") for t in strings(node))]
 
 
-def _sweep(node):
-    """[(key, [(value text, node), ...]), ...] from `sweep:`."""
-    return [(key, [(v.text(), v) for v in values.value]) for key, values in node.value.items()]
-
-
 def _slug(key, text):
     """A file-name-safe tag for a sweep point: stream.shape=[2^28] -> shape2p28."""
     value = text.replace("^", "p").replace(",", "x")
@@ -179,11 +174,15 @@ def expand_run(check, node, path, base, inputs, results_dir, programs, defaults,
         "processes", "scaling_key"))
     scalings = strings(entries["scaling"]) if "scaling" in entries else [None]
     overrides = _overrides(entries["set"]) if "set" in entries else []
-    sweep = _sweep(entries["sweep"]) if "sweep" in entries else []
+    # [(key, [(value text, node), ...]), ...]
+    sweep = [(key, [(v.text(), v) for v in values.value])
+             for key, values in entries["sweep"].value.items()] if "sweep" in entries else []
     args = strings(entries["args"]) if "args" in entries else []
     env = environment.merged(environment_of(check, entries.get("environment"),
                                             f"{path}.environment", variables))
-    cpus = _host_cpus(gpus, cpus, env)
+    threads = env.variables.get("OMP_NUM_THREADS", "")
+    if cpus is None and gpus == 0 and threads.isdigit() and 0 < int(threads) <= INT_MAX:
+        cpus = int(threads)  # a host job giving only OMP_NUM_THREADS: a core per thread
 
     executable = programs.resolve(check, entries, path, app, base, variables, env)
     if lister is not None and not reference:
@@ -312,11 +311,3 @@ def environment_of(check, node, path, variables=None):
         {name: _fill(check, value, f"{path}.variables.{name}", value.text(), variables or {})
          for name, value in entries["variables"].value.items()} if "variables" in entries
         else None)
-
-
-def _host_cpus(gpus, cpus, env):
-    """A host job giving only OMP_NUM_THREADS gets a core per thread."""
-    threads = env.variables.get("OMP_NUM_THREADS", "")
-    if cpus is None and gpus == 0 and threads.isdigit() and 0 < int(threads) <= INT_MAX:
-        return int(threads)
-    return cpus
