@@ -128,9 +128,8 @@ def _message(e, node, text):
         why = e.schema.get("description") if "then" in e.absolute_schema_path else None
         return f"'{text}' is not one of: {', '.join(choices)}" + \
             (f" (did you mean '{near[0]}'?)" if near else "") + (f"; {why}" if why else "")
-    if kind in ("minimum", "maximum"):
-        return f"must be {'>=' if kind == 'minimum' else '<='} {want}, got " \
-               f"{shortened(node.raw or node.value)}"
+    if kind in schemas.SIGNS:
+        return f"must be {schemas.SIGNS[kind]} {want}, got {shortened(node.raw or node.value)}"
     if kind in ("minItems", "minLength", "minProperties"):
         keys = list(e.schema.get("properties", {}))
         return {"minItems": "the list is empty", "minLength": "must not be empty"}.get(

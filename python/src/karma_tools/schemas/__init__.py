@@ -84,6 +84,7 @@ def lenient(schema):
             for k, v in schema.items() if k not in ("required", "dependentRequired")}
 
 
+SIGNS = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
 TYPE_WORDS = {"object": "an object", "array": "a list", "string": "a string", "number": "a number",
               "integer": "an integer", "boolean": "true or false", "null": "null"}
 
@@ -102,47 +103,41 @@ def problems(validator, doc):
     """Every way doc departs from the schema, one "path: what" line each."""
     out = []
     for e in validator.iter_errors(doc):
-        path, kind, want = list(e.absolute_path), e.validator, e.validator_value
-        where = dotted(path)
+        path, kind, want, got = list(e.absolute_path), e.validator, e.validator_value, e.instance
         if kind == "required":
             out += [f"{dotted(path + [k])}: missing" for k in want
-                    if isinstance(e.instance, dict) and k not in e.instance]
-            continue
-        if kind == "dependentRequired":
+                    if isinstance(got, dict) and k not in got]
+        elif kind == "dependentRequired":
             out += [f"{dotted(path + [d])}: missing beside {k}" for k, deps in want.items()
-                    if k in e.instance for d in deps if d not in e.instance]
-            continue
-        if kind == "type":
-            if not path:
-                out.append("the document is not a JSON object")
-                continue
-            kinds = want if isinstance(want, list) else [want]
-            what = f"expected {' or '.join(TYPE_WORDS[k] for k in kinds)}, " \
-                   f"got {describe(e.instance)}"
-        elif kind == "const":
-            what = f"{_short(e.instance)}, expected {_short(want)}"
-        elif kind == "enum":
-            what = f"{_short(e.instance)}, expected one of {', '.join(map(_short, want))}"
-        elif kind in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
-            sign = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=",
-                    "exclusiveMaximum": "<"}[kind]
-            what = f"must be {sign} {want}, got {_short(e.instance)}"
-        elif kind == "minItems":
-            what = "empty" if want == 1 else f"{len(e.instance)} entries, expected at least {want}"
-        elif kind == "maxItems":
-            what = f"{len(e.instance)} entries, expected at most {want}"
-        elif kind == "minLength":
-            what = "empty"
-        elif kind == "pattern":
-            # The description says in words what the pattern wants.
-            what = f"{_short(e.instance)} is not " + \
-                e.schema.get("description", f"of the form {want}").split(": ")[0]
+                    if k in got for d in deps if d not in got]
+        elif kind == "type" and not path:
+            out.append("the document is not a JSON object")
         elif kind == "not" and list(want) == ["required"] and len(e.schema_path) >= 2:
             beside = e.schema_path[-2]  # dependentSchemas' key
             out.append(f"{dotted(path + [want['required'][0]])}: not allowed beside {beside}")
-            continue
         else:
-            what = e.message
-        out.append(f"{where}: {what}")
-    seen = set()
-    return [p for p in out if not (p in seen or seen.add(p))]
+            out.append(f"{dotted(path)}: {_what(e)}")
+    return list(dict.fromkeys(out))
+
+
+def _what(e):
+    """What is wrong, in words, with the value of one error e of another kind."""
+    kind, want, got = e.validator, e.validator_value, e.instance
+    if kind == "type":
+        kinds = want if isinstance(want, list) else [want]
+        return f"expected {' or '.join(TYPE_WORDS[k] for k in kinds)}, got {describe(got)}"
+    if kind == "const":
+        return f"{_short(got)}, expected {_short(want)}"
+    if kind == "enum":
+        return f"{_short(got)}, expected one of {', '.join(map(_short, want))}"
+    if kind in SIGNS:
+        return f"must be {SIGNS[kind]} {want}, got {_short(got)}"
+    if kind in ("minItems", "maxItems"):
+        return "empty" if want == 1 and kind == "minItems" else \
+            f"{len(got)} entries, expected at {'least' if kind == 'minItems' else 'most'} {want}"
+    if kind == "minLength":
+        return "empty"
+    if kind == "pattern":  # the description says in words what the pattern wants
+        return f"{_short(got)} is not " + e.schema.get("description", f"of the form {want}") \
+            .split(": ")[0]
+    return e.message
