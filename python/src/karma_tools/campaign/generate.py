@@ -10,8 +10,7 @@ from karma_tools.campaign import campaign as campaign_mod
 from karma_tools.campaign import jobs
 from karma_tools.campaign import reference as reference_mod
 from karma_tools.campaign.batch import MANIFEST, SUFFIX, manifest_text, now_text
-from karma_tools.core import (ToolError, __version__, atomic_write, unreadable, unwritable,
-                              write_folder)
+from karma_tools.core import ToolError, __version__, atomic_write, unreadable, write_folder
 
 
 def generate(campaign, output, scheduler, var, bin_dir, max_ranks_per_node, no_key_check, force,
@@ -50,12 +49,9 @@ def generate(campaign, output, scheduler, var, bin_dir, max_ranks_per_node, no_k
         "results_dir": camp.results_dir, "round_order": camp.round_order,
         "max_ranks_per_node": max_ranks_per_node, "variables": camp.variables,
         "compare": camp.compare, "jobs": entries})
-    write_folder(out, files)  # OUT whole or absent, never half written
-    try:
-        for entry in entries:  # write_folder writes no modes
-            os.chmod(os.path.join(out, entry["script"]), 0o755)
-    except OSError as e:
-        raise unwritable(out, e, f"the job scripts under {out}") from None
+    # OUT whole or absent, never half written
+    write_folder(out, files, executable={e["script"] for e in entries},
+                 what=f"the job scripts under {out}")
 
     say(f"karma-batch: {len(camp.jobs)} {scheduler} job script(s) for campaign "
         f"'{camp.name}' in {os.path.join(out, 'jobs')}")
