@@ -67,9 +67,7 @@ def campaign_main(args):
     if not tables:
         raise ToolError(f"{manifest_path}: the campaign declares no comparisons (add a "
                         "`compare:` section to its campaign file and generate again)", 2)
-    lines = [f"# karma side by side: campaign {name}", ""]
-    for t in tables:  # one at a time, each with its energy pairs after it
-        lines += sides.markdown([t], "##") + sides.energy_markdown(t, "##")
+    lines = [f"# karma side by side: campaign {name}", ""] + sides.markdown(tables, "##")
     if notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
     doc = {"karma_compare_campaign": 1, "campaign": name, "manifest": manifest_path,

@@ -1,12 +1,10 @@
-"""Side-by-side ratio tables within one campaign: the `compare:` entries
-of its campaign file (kept in OUT/campaign.json by karma-batch generate)
-applied to its jobs' kernel results (items), each numerator paired with the
-one denominator of its round whose `match` keys agree; ratios above 1: the
-numerator is better, shown round by round and aggregated over the rounds
-(docs/campaigns.md, "Side by side on one node"; the keys: karma-batch
---help-campaign). Beside the resolved deck's keys, a selection, match or
-label can name PAIRING_KEYS: mpi.comm is the run's path of device data
-between ranks, job.point the job's name without its round and process."""
+"""Side-by-side ratio tables within one campaign: the `compare:` entries of
+its campaign file (kept in OUT/campaign.json) over its jobs' kernel results,
+each numerator paired with the one denominator of its round whose `match`
+keys agree; above 1 the numerator is better (docs/campaigns.md, "Side by side
+on one node"). PAIRING_KEYS are what a selection, match or label can name
+beside the deck's keys: mpi.comm is the run's path of device data between
+ranks, job.point the job's name without its round and process."""
 
 import csv
 import fnmatch
@@ -20,7 +18,6 @@ from karma_tools.results import resultset
 from karma_tools.results.results import format_size, format_value, is_number, kernel_energy
 from karma_tools.results.cases import holds_one, values_key
 
-# What a selection, match and label can name beside the resolved deck's keys.
 PAIRING_KEYS = ("mpi.ranks", "mpi.nodes", "mpi.comm", "job.run", "job.point")
 
 
@@ -34,35 +31,24 @@ def load_items(result_set):
             continue
         deck = run.deck_values(include_run=True)
         process = entry.get("process") if isinstance(entry.get("process"), int) else None
+        point = re.sub(r"\.r[0-9]+$", "", entry["name"])  # without its round (.rN)
         deck.update(zip(PAIRING_KEYS, (run.ranks, run.nodes, run.comm_path, entry.get("run", ""),
-                                       _point(entry["name"], process))))
+                                       point.removesuffix(f".p{process}") if process else point)))
         notes += [f"{entry['name']}: {n}" for n in run.doc.get("notes") or []
                   if isinstance(n, str)]
-        for name, k in run.kernels.items():
-            items.append({"job": entry["name"], "run": entry.get("run", ""),
-                          "app": run.app, "device": run.device_kind,
-                          "round": entry.get("round") if isinstance(entry.get("round"), int)
-                          else 1, "process": process,
-                          "kernel": name, "implementation": k["implementation"],
-                          "variant": k["variant"], "entry": k["entry"], "deck": deck,
-                          "passed": run.passed, "path": run.path})
+        rnd = entry.get("round") if isinstance(entry.get("round"), int) else 1
+        items += [{"job": entry["name"], "run": entry.get("run", ""), "app": run.app,
+                   "device": run.device_kind, "round": rnd, "process": process, "kernel": name,
+                   "implementation": k["implementation"], "variant": k["variant"],
+                   "entry": k["entry"], "deck": deck, "passed": run.passed, "path": run.path}
+                  for name, k in run.kernels.items()]
     return items, notes
 
 
-def _point(name, process):
-    """A job's name without its round (.rN) and its process (.pN)."""
-    name = re.sub(r"\.r[0-9]+$", "", name)
-    return name[:-len(f".p{process}")] if process and name.endswith(f".p{process}") else name
-
-
-def _matches(patterns, value):
-    return any(fnmatch.fnmatchcase(str(value), p) for p in patterns)
-
-
 def selected(selection, item):
-    return all(_matches(selection[key], item[key]) for key in
-               ("run", "implementation", "variant", "kernel") if key in selection) and \
-        all(item["deck"].get(k) == v for k, v in (selection.get("deck") or {}).items())
+    return all(any(fnmatch.fnmatchcase(str(item[key]), p) for p in selection[key])
+               for key in ("run", "implementation", "variant", "kernel") if key in selection) \
+        and all(item["deck"].get(k) == v for k, v in (selection.get("deck") or {}).items())
 
 
 def metric_value(entry, metric):
@@ -85,13 +71,10 @@ def higher_is_better(spec, item):
 def aggregate(values, how, higher_is_better=True):
     """Repeated values as one: median, mean, best or worst; None of none.
     The tools' one median (karma-compare's and the ratio tables')."""
-    if not values:
-        return None
-    if how in ("median", "mean"):
-        return statistics.median(values) if how == "median" else sum(values) / len(values)
-    best = max(values) if higher_is_better else min(values)
-    worst = min(values) if higher_is_better else max(values)
-    return best if how == "best" else worst if how == "worst" else None
+    best, worst = (max, min) if higher_is_better else (min, max)
+    pick = {"median": statistics.median, "mean": statistics.fmean, "best": best,
+            "worst": worst}.get(how)
+    return pick(values) if values and pick else None
 
 
 def _value(spec, item):
@@ -127,9 +110,8 @@ def _one_per_round(spec, items, notes):
         if None in values:
             notes.append(f"{where}: a process has no {spec['metric']}")
             continue
-        hib = higher_is_better(spec, first)
         if spec["per_round"] == "best":
-            at = values.index(max(values) if hib else min(values))
+            at = values.index(aggregate(values, "best", higher_is_better(spec, first)))
             chosen = dict(group[at], value=values[at])
         else:
             chosen = dict(first, value=aggregate(values, "median"))
@@ -144,24 +126,20 @@ def ratio_table(spec, items):
     notes = []
     nums = _one_per_round(spec, [i for i in items if selected(spec["numerator"], i)], notes)
     dens = _one_per_round(spec, [i for i in items if selected(spec["denominator"], i)], notes)
-    if not nums:
-        notes.append("no result matches the numerator")
-    if not dens:
-        notes.append("no result matches the denominator")
-    rows = {}
-    # A ratio compares the same work on the same kind of device: a stream
-    # kernel never pairs with matvec's cuBLAS call, nor a host run with a
-    # GPU's (results that do not say what they ran on pair with either);
-    # numerators that no denominator could pair with are outside the table,
-    # not errors. A denominator that names its run (hexgrad's GB/s as a
-    # fraction of karma-stream's copy in the same round) is a reference the
-    # table chose on purpose, and may be another mini-app's.
+    notes += [f"no result matches the {side}" for side, found in
+              (("numerator", nums), ("denominator", dens)) if not found]
+    # A ratio compares the same work on the same kind of device (a result
+    # that does not say what it ran on pairs with either); a numerator that
+    # no denominator could pair with is outside the table, not an error. A
+    # denominator that names its run (hexgrad's GB/s as a fraction of
+    # karma-stream's copy) was chosen on purpose, and may be another app's.
     any_app = "run" in spec["denominator"]
 
     def same_work(a, b):
         return (any_app or a["app"] == b["app"]) and \
             (a["device"] == b["device"] or "" in (a["device"], b["device"]))
 
+    rows = {}
     for n in nums:
         if not any(same_work(n, d) for d in dens):
             continue
@@ -175,64 +153,51 @@ def ratio_table(spec, items):
             continue  # a result the denominator selects too has nothing to be paired with
         if len(candidates) != 1:
             others = ", ".join(sorted(c["job"] + "/" + c["kernel"] for c in candidates))
-            if dens:
-                notes.append(f"{n['job']}/{n['kernel']}: "
-                             + ("no denominator of the same round and "
-                                + ", ".join(spec["match"] or ["deck"])
-                                if not candidates else
-                                f"{len(candidates)} denominators could pair with it "
-                                f"({others}); add a match key or narrow the selections"))
+            notes.append(f"{n['job']}/{n['kernel']}: " + (
+                f"{len(candidates)} denominators could pair with it ({others}); add a match "
+                "key or narrow the selections" if candidates else
+                "no denominator of the same round and " + ", ".join(spec["match"] or ["deck"])))
             continue
         d = candidates[0]
         a, b = _value(spec, n), _value(spec, d)
         if a is None or b is None:
-            notes.append(f"{(n if a is None else d)['job']}/{(n if a is None else d)['kernel']}: "
-                         f"no {spec['metric']}")
+            lacking = n if a is None else d
+            notes.append(f"{lacking['job']}/{lacking['kernel']}: no {spec['metric']}")
             continue
         hib = higher_is_better(spec, n)
-        ratio = a / b if hib else b / a
-        labels = [n["deck"].get(k) for k in spec["label"]]
-        key = values_key([match, labels, n["kernel"], d["kernel"]])
-        row = rows.setdefault(key, {"match": match, "label": labels, "numerator": n["kernel"],
-                                    "numerator_implementation": n["implementation"],
-                                    "denominator": d["kernel"],
-                                    "denominator_implementation": d["implementation"],
-                                    "higher_is_better": hib,
-                                    "rounds": {}, "values": {}, "failed": []})
+        row = {"match": match, "label": [n["deck"].get(k) for k in spec["label"]],
+               "numerator": n["kernel"], "numerator_implementation": n["implementation"],
+               "denominator": d["kernel"], "denominator_implementation": d["implementation"],
+               "higher_is_better": hib, "rounds": {}, "values": {}, "failed": []}
+        row = rows.setdefault(_pair_key(row), row)
         if n["round"] in row["rounds"]:
             notes.append(f"{n['job']}/{n['kernel']}: a second result for round {n['round']} "
                          "of the same row; add a label key")
             continue
-        row["rounds"][n["round"]] = ratio
+        row["rounds"][n["round"]] = a / b if hib else b / a
         row["values"][n["round"]] = (a, b)
         shares = comm_shares(n["entry"])
         if shares is not None:
             row.setdefault("comm", {})[n["round"]] = shares
-        for side in (n, d):
-            if not side["passed"]:
-                row["failed"].append(f"{side['job']} (round {side['round']})")
+        row["failed"] += [f"{s['job']} (round {s['round']})" for s in (n, d) if not s["passed"]]
     out_rows = list(rows.values())  # in the order of the jobs and their kernels
     for row in out_rows:
-        ratios = list(row["rounds"].values())
-        row["aggregates"] = {how: aggregate(ratios, how) for how in spec["aggregate"]}
+        row["aggregates"] = {how: aggregate(list(row["rounds"].values()), how)
+                             for how in spec["aggregate"]}
         for key in ("rounds", "values", "comm"):
             if key in row:
                 row[key] = {str(k): v for k, v in sorted(row[key].items())}
-    rounds = sorted({int(r) for row in out_rows for r in row["rounds"]})
     return {"name": spec["name"], "title": spec.get("title") or spec["name"],
             "metric": spec["metric"], "match": spec["match"], "label": spec["label"],
             "aggregate": spec["aggregate"], "per_round": spec.get("per_round"),
-            "numerator": spec["numerator"],
-            "denominator": spec["denominator"], "rounds": rounds, "rows": out_rows,
-            "notes": notes}
+            "numerator": spec["numerator"], "denominator": spec["denominator"],
+            "rounds": sorted({int(r) for row in out_rows for r in row["rounds"]}),
+            "rows": out_rows, "notes": notes}
 
 
-def open_campaign(path):
-    """A campaign's set (results.resultset.open): its runs and jobs."""
-    result_set = resultset.open(path, need_runs=False)
-    if result_set.manifest is None:
-        resultset.read_manifest(path)  # says why it is not a campaign
-    return result_set
+def _pair_key(row):
+    """What names a row of a ratio table."""
+    return values_key([row["match"], row["label"], row["numerator"], row["denominator"]])
 
 
 def campaign_tables(path, specs=None, how=None, energy=False):
@@ -240,7 +205,9 @@ def campaign_tables(path, specs=None, how=None, energy=False):
     specs (a campaign file's compare: section, checked) replace its manifest's,
     how (an aggregate) the tables' own; energy adds each row's per_watt and
     energy ratios where a pair measured energy on both sides."""
-    result_set = open_campaign(path)
+    result_set = resultset.open(path, need_runs=False)
+    if result_set.manifest is None:
+        resultset.read_manifest(path)  # says why it is not a campaign
     manifest_path, manifest = result_set.manifest_path, result_set.manifest
     if specs is None:
         specs = manifest.get("compare") or []
@@ -252,7 +219,6 @@ def campaign_tables(path, specs=None, how=None, energy=False):
     if most is not None:
         notes.insert(0, f"generated with --max-ranks-per-node {most}: the campaign's jobs of "
                      "more ranks a node were left out, and no table has their rows")
-    name = (manifest.get("campaign") or {}).get("name", "?")
     energy = energy and any(kernel_energy(item["entry"]) for item in items)
     tables = []
     for i, spec in enumerate(specs):
@@ -265,17 +231,12 @@ def campaign_tables(path, specs=None, how=None, energy=False):
             raise ToolError(f"{manifest_path}: compare[{i}] is not what karma-batch generate "
                             "writes (edit the campaign and generate again rather than this "
                             "file)", 2) from None
-    return name, manifest_path, tables, notes
-
-
-# --- energy: the same pairs' per-watt and energy ratios ------------------------------
+    return (manifest.get("campaign") or {}).get("name", "?"), manifest_path, tables, notes
 
 
 def _energy_stand_ins(items, field):
-    """The items with one energy figure standing in for the FOM: ratio_table
-    then pairs them exactly as it paired the FOMs (the pairing reads only
-    decks, rounds and names) and divides that figure in the FOM's sense (per
-    watt) or as a cost (joules)."""
+    """The items with one energy figure as their FOM, for ratio_table to pair
+    as it paired the FOMs: in the FOM's sense (per watt) or as a cost (J)."""
     out = []
     for item in items:
         energy = kernel_energy(item["entry"]) or {}
@@ -286,20 +247,15 @@ def _energy_stand_ins(items, field):
     return out
 
 
-def _pair_key(row):
-    """What names a row of a ratio table (as ratio_table keys them)."""
-    return values_key([row["match"], row["label"], row["numerator"], row["denominator"]])
-
-
 def _add_energy(spec, table, items):
     """Adds per_watt and energy ({rounds, values, higher_is_better,
     aggregates}) to each row of a table that has a pair with measured
     energy on both sides."""
-    by_field = {}
-    for key, field in (("per_watt", "fom_per_watt"), ("energy", "joules_per_execution")):
-        stand_in = dict(spec, metric="fom.value", higher_is_better=None)
-        pairs = ratio_table(stand_in, _energy_stand_ins(items, field))["rows"]
-        by_field[key] = {_pair_key(row): row for row in pairs}
+    stand_in = dict(spec, metric="fom.value", higher_is_better=None)
+    by_field = {key: {_pair_key(row): row for row in
+                      ratio_table(stand_in, _energy_stand_ins(items, field))["rows"]}
+                for key, field in (("per_watt", "fom_per_watt"),
+                                   ("energy", "joules_per_execution"))}
     if not any(by_field.values()):
         return
     none = {"rounds": {}, "values": {}, "higher_is_better": True,
@@ -310,17 +266,25 @@ def _add_energy(spec, table, items):
             row[name] = {k: e[k] for k in none} if e else dict(none)
 
 
-# --- output -------------------------------------------------------------------------
+# --- output: karma-compare's and karma-report's tables ----------------------------------
+
+
+def table(head, rows=()):
+    """A Markdown table's lines: its head, then one line per row."""
+    return [md_row(head), "|" + "---|" * len(head)] + [md_row(row) for row in rows]
+
+
+def csv_of(rows):
+    """The rows as CSV text (csv writes None as an empty cell)."""
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    return buf.getvalue()
 
 
 def _selection_text(selection):
-    parts = []
-    for key, value in selection.items():
-        if key == "deck":
-            parts += [f"{k}={format_size(v)}" for k, v in value.items()]
-        else:
-            parts.append(f"{key} {'|'.join(value)}")
-    return ", ".join(parts)
+    return ", ".join(part for key, value in selection.items() for part in (
+        [f"{k}={format_size(v)}" for k, v in value.items()] if key == "deck"
+        else [f"{key} {'|'.join(value)}"]))
 
 
 def comm_shares(kernel):
@@ -353,15 +317,6 @@ def _range_text(ratios):
     return f"{low:.3f}-{high:.3f}" + (" ~" if holds_one((low, high)) else "")
 
 
-def _has_comm(table):
-    return any(row.get("comm") for row in table["rows"])
-
-
-def head(cells):
-    """A Markdown table's first two lines."""
-    return [md_row(cells), "|" + "---|" * len(cells)]
-
-
 def _pair_cells(row):
     """A row's match and label values, its numerator and denominator."""
     return [format_size(v) for v in row["match"] + row["label"]] + [
@@ -390,16 +345,20 @@ def _aggregate_cells(figures, table):
     return ["-" if x is None else f"**{x:.3f}**" for x in aggregates]
 
 
-def _key_heads(t):
-    return [k.split(".")[-1] for k in t["match"] + t["label"]] + ["numerator", "denominator"]
+def _heads(t, middle, end):
+    """A table's head: its keys, then middle, its rounds, end, its aggregates."""
+    return [k.split(".")[-1] for k in t["match"] + t["label"]] + ["numerator", "denominator"] \
+        + middle + [f"r{r}" for r in t["rounds"]] + end + [f"**{how}**" for how in t["aggregate"]]
 
 
 def markdown(tables, heading="###"):
-    """The ratio tables as Markdown lines."""
+    """The ratio tables as Markdown lines, each followed by its pairs'
+    per-watt and energy ratios where it has them (campaign_tables' energy)."""
     out = []
     for t in tables:
-        out += [f"{heading} {t['title']}", ""]
-        out += [f"Ratio of `{t['metric']}`: {_selection_text(t['numerator'])} over "
+        comm = any(row.get("comm") for row in t["rows"])
+        out += [f"{heading} {t['title']}", "",
+                f"Ratio of `{t['metric']}`: {_selection_text(t['numerator'])} over "
                 f"{_selection_text(t['denominator'])}, paired within each round"
                 + (f" on {', '.join(t['match'])}" if t["match"] else "")
                 + (f"; each side's {t['per_round']} of its processes in a round"
@@ -410,65 +369,49 @@ def markdown(tables, heading="###"):
                 "measurable difference)."
                 + (" comm share: the numerator's largest share of a rank's timed time spent "
                    "communicating and waiting for peers, in any round, and of it the largest "
-                   "part spent waiting (kernels[].comm)." if _has_comm(t) else ""), ""]
+                   "part spent waiting (kernels[].comm)." if comm else ""), ""]
         if not t["rows"]:
             out += ["No pairs." + (" " + "; ".join(t["notes"][:4]) if t["notes"] else ""), ""]
             continue
-        out += head(_key_heads(t) + [f"r{r}" for r in t["rounds"]] + ["range"]
-                    + [f"**{how}**" for how in t["aggregate"]]
-                    + (["comm share (wait)"] if _has_comm(t) else []))
+        rows = []
         for row in t["rows"]:
             cells = _pair_cells(row) + _round_cells(row, t["rounds"])
-            cells.append(_range_text(list(row["rounds"].values())))
-            cells += _aggregate_cells(row, t)
+            cells += [_range_text(row["rounds"].values())] + _aggregate_cells(row, t)
             if row["failed"]:
                 cells[-1] += " (verification FAILED: " + ", ".join(row["failed"][:3]) + ")"
-            if _has_comm(t):
-                cells.append(_comm_text(row))
-            out.append(md_row(cells))
+            rows.append(cells + ([_comm_text(row)] if comm else []))
+        out += table(_heads(t, [], ["range"]) + (["comm share (wait)"] if comm else []), rows)
         out.append("")
         if t["notes"]:
-            out += [f"- {n}" for n in t["notes"][:10]]
-            if len(t["notes"]) > 10:
-                out.append(f"- ... and {len(t['notes']) - 10} more")
-            out.append("")
+            more = len(t["notes"]) - 10
+            out += [f"- {n}" for n in t["notes"][:10]] + (
+                [f"- ... and {more} more"] if more > 0 else []) + [""]
+        if "per_watt" in t["rows"][0]:
+            out += [f"{heading}# {t['title']}: energy", "",
+                    "The same pairs, round by round, where both sides measured energy: *per W* "
+                    "divides figures of merit per watt (above 1: the numerator is better per "
+                    "watt), *energy* the denominator's joules per execution by the numerator's "
+                    "(above 1: the numerator uses less energy); '-' where either side did not "
+                    "measure it.", ""]
+            out += table(_heads(t, ["ratio"], []), [
+                _pair_cells(row) + [text] + _round_cells(row[name], t["rounds"])
+                + _aggregate_cells(row[name], t) for row in t["rows"]
+                for name, text in (("per_watt", "per W"), ("energy", "energy"))]) + [""]
     return out
-
-
-def energy_markdown(t, heading):
-    """The per-watt and energy ratios of one table's pairs, laid out as the
-    FOM table is: one line per pair and ratio."""
-    if not t["rows"] or "per_watt" not in t["rows"][0]:
-        return []
-    out = [f"{heading}# {t['title']}: energy", "",
-           "The same pairs, round by round, where both sides measured energy: *per W* "
-           "divides figures of merit per watt (above 1: the numerator is better per watt), "
-           "*energy* the denominator's joules per execution by the numerator's (above 1: "
-           "the numerator uses less energy); '-' where either side did not measure it.", ""]
-    out += head(_key_heads(t) + ["ratio"] + [f"r{r}" for r in t["rounds"]]
-                + [f"**{how}**" for how in t["aggregate"]])
-    for row in t["rows"]:
-        for name, text in (("per_watt", "per W"), ("energy", "energy")):
-            out.append(md_row(_pair_cells(row) + [text] + _round_cells(row[name], t["rounds"])
-                              + _aggregate_cells(row[name], t)))
-    return out + [""]
 
 
 def csv_text(tables):
     """One CSV row per table, pair and round; the per-watt and energy
     ratios where some pair measured energy."""
     energy = any("per_watt" in row for t in tables for row in t["rows"])
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["comparison", "match", "label", "numerator", "denominator", "round",
-                "numerator_value", "denominator_value", "ratio"]
-               + (["per_watt_ratio", "energy_ratio"] if energy else []))
+    rows = [["comparison", "match", "label", "numerator", "denominator", "round",
+             "numerator_value", "denominator_value", "ratio"]
+            + (["per_watt_ratio", "energy_ratio"] if energy else [])]
     for t in tables:
         for row in t["rows"]:
             for rnd, ratio in row["rounds"].items():
-                ratios = [row.get(name, {"rounds": {}})["rounds"].get(rnd)
-                          for name in ("per_watt", "energy")] if energy else []
-                w.writerow([t["name"], json.dumps(row["match"]), json.dumps(row["label"]),
-                            row["numerator"], row["denominator"], rnd, *row["values"][rnd],
-                            ratio] + ["" if x is None else x for x in ratios])
-    return buf.getvalue()
+                rows.append([t["name"], json.dumps(row["match"]), json.dumps(row["label"]),
+                             row["numerator"], row["denominator"], rnd, *row["values"][rnd],
+                             ratio] + [row.get(name, {"rounds": {}})["rounds"].get(rnd)
+                                       for name in ("per_watt", "energy") if energy])
+    return csv_of(rows)

@@ -2,48 +2,45 @@
 side by side, ratios with the interval their rounds span, code versions,
 energy) and its CSV."""
 
-import csv
-import io
-
-from karma_tools.compare.sides import head as table_head
-from karma_tools.core import md_cell, md_row
+from karma_tools.compare.sides import csv_of, table
+from karma_tools.core import md_cell
 from karma_tools.results.cases import holds_one
 from karma_tools.results.results import format_value
 from karma_tools.score.score import fmt_span, record_line
 
 
-def _fmt_ratio(r):
-    return "-" if r is None else f"{r:.3f}"
+def _fmt(value, spec=".3f"):
+    return "-" if value is None else format(value, spec)
 
 
 def markdown(result):
-    base = result["baseline"]
+    base, within = result["baseline"], result.get("within")
     others = [s["label"] for s in result["sets"] if s["label"] != base]
-    out = [_title(result), ""]
+    out = ["# karma comparison" + (f" within {within['set']}: {within['ours']} against "
+                                   f"{within['theirs']}" if within else ""), ""]
     out += [f"Baseline: **{base}**. Ratios above 1 are better than the baseline (a higher "
             "figure of merit, or a lower time)" +
             (", per node (x nodes of the baseline run / nodes of the run)" if
              result["per_node"] else "") + "; in parentheses the interval the runs span (each "
             "side's worst run against the other's best), '~' where it holds 1. Repeated runs: "
             f"{result['aggregate']}.", ""]
-    within = result.get("within")
     if within:
         out += [f"Both sides are `{within['path']}`: its kernels of implementation "
                 f"{within['theirs']} against those of {within['ours']}, paired on their variant "
                 "(the kernel column), which names the work both do.", ""]
     energy = _has(result, "per_watt_ratio")
-    code = _has(result, "code") and not within
     if energy:
         out += ["Energy, where both sides measured it: *per W* divides figures of merit per "
                 "watt (above 1: better per watt), *energy* divides the joules per execution the "
                 f"other way (above 1: the set uses less energy than {base}); '-' where either "
                 "side has no measured energy.", ""]
-    figures, flag_notes = _figures_markdown(result, base, others, energy, code)
+    figures, flags = _figures_markdown(result, base, others, energy,
+                                       _has(result, "code") and not within)
     out += _set_table(result) + _record_markdown(result)
     out += figures + _unpaired_markdown(result) + _energy_markdown(result)
-    if flag_notes:
+    if flags:
         out += ["## Flags", ""] + [f"{n}. {md_cell(text)}" for n, text in
-                                   enumerate(flag_notes, start=1)] + [""]
+                                   enumerate(flags, start=1)] + [""]
     if result["notes"]:
         out += ["## Notes", ""] + [f"- {md_cell(n)}" for n in result["notes"]] + [""]
     return "\n".join(out)
@@ -51,61 +48,44 @@ def markdown(result):
 
 def _figures_markdown(result, base, others, energy, code):
     """(the figures of merit table, the notes its flags point to)."""
-    out = ["## Figures of merit", ""]
-    cells = ["app", "case", "kernel", "units", base]
+    head = ["app", "case", "kernel", "units", base]
     for label in others:
-        cells += [label, f"{label}/{base}"]
-        if energy:
-            cells += [f"{label}/{base} per W", f"{label}/{base} energy"]
-        if code:
-            cells.append(f"{label} code")
-    out += table_head(cells + ["flags"])
-    flag_notes = []
+        head += [label, f"{label}/{base}"] + (
+            [f"{label}/{base} per W", f"{label}/{base} energy"] if energy else []) + (
+            [f"{label} code"] if code else [])
+    rows, flags = [], []
     for r in result["rows"]:
-        b = r["values"][base]
-        cells = [r["app"], r["case"], r["kernel"], r["units"], _cell(b)]
-        row_flags = []
+        cells = [r["app"], r["case"], r["kernel"], r["units"], _cell(r["values"][base])]
         for label in others:
             e = r["values"].get(label)
             cells += [_cell(e), _ratio_text(e["ratio"], e.get("interval")) if e else "-"]
             if energy:
-                cells += [_fmt_ratio(e["per_watt_ratio"]) if e else "-",
-                          _fmt_ratio(e["energy_ratio"]) if e else "-"]
+                cells += [_fmt(e["per_watt_ratio"]), _fmt(e["energy_ratio"])] if e else ["-", "-"]
             if code:
                 cells.append(_code_cell(e) if e else "unpaired")
+        marks = []
+        for label in others + [base]:
+            e = r["values"].get(label)
             if e and e["flags"]:
-                row_flags.append(len(flag_notes) + 1)
-                flag_notes.append(f"{label}, {r['app']}/{r['case']}/{r['kernel']}: "
-                                  + "; ".join(e["flags"]))
-        if b["flags"]:
-            row_flags.append(len(flag_notes) + 1)
-            flag_notes.append(f"{base}, {r['app']}/{r['case']}/{r['kernel']}: "
-                              + "; ".join(b["flags"]))
-        cells.append(" ".join(f"[{n}]" for n in row_flags))
-        out.append(md_row(cells))
-    out.append("")
-    return out, flag_notes
+                marks.append(f"[{len(flags) + 1}]")
+                flags.append(f"{label}, {r['app']}/{r['case']}/{r['kernel']}: "
+                             + "; ".join(e["flags"]))
+        rows.append(cells + [" ".join(marks)])
+    return ["## Figures of merit", ""] + table(head + ["flags"], rows) + [""], flags
 
 
 def _ratio_text(ratio, span):
     """A ratio with the interval its runs span, marked where that interval
     holds 1."""
     if ratio is None or span is None:
-        return _fmt_ratio(ratio)
+        return _fmt(ratio)
     return f"{ratio:.3f} ({fmt_span(span)})" + (" ~" if holds_one(span) else "")
-
-
-def _title(result):
-    within = result.get("within")
-    return "# karma comparison" + (f" within {within['set']}: {within['ours']} against "
-                                   f"{within['theirs']}" if within else "")
 
 
 def _record_markdown(result):
     """The procurement figure of each other set with the baseline as the
-    reference machine, in karma-score's words (score.record_line): the one
-    figure karma-score gives for the pair; none within one set (its
-    implementations are one machine)."""
+    reference machine, in karma-score's words (score.record_line); none
+    within one set (its implementations are one machine)."""
     if result.get("within"):
         return []
     base = next(s["path"] for s in result["sets"] if s["label"] == result["baseline"])
@@ -123,12 +103,10 @@ def _record_markdown(result):
 def _set_table(result):
     """Each set: where, how many runs, which suite (version, git describe),
     devices and Kokkos; a warning line when the suite versions differ."""
-    out = table_head(["set", "path", "runs", "suite", "git", "devices", "Kokkos backend",
-                      "Kokkos"])
-    out += [md_row([s["label"], f"`{s['path']}`", s["runs"]] + [", ".join(s.get(k, [])) for k in (
-        "suite_versions", "git_describe", "devices", "backends", "kokkos")])
-        for s in result["sets"]]
-    out += [""]
+    out = table(["set", "path", "runs", "suite", "git", "devices", "Kokkos backend", "Kokkos"],
+                [[s["label"], f"`{s['path']}`", s["runs"]] + [", ".join(s.get(k, [])) for k in (
+                    "suite_versions", "git_describe", "devices", "backends", "kokkos")]
+                 for s in result["sets"]]) + [""]
     if result.get("suite_versions_differ"):
         versions = "; ".join(f"{s['label']} {', '.join(s['suite_versions'])}"
                              for s in result["sets"])
@@ -147,39 +125,30 @@ def _unpaired_markdown(result):
     """Rows a set does not pair, with why, and what other sets ran that no
     baseline row stands for; then the files --skip-invalid left out."""
     out = []
-    unpaired = [(label, r, why) for r in result["rows"]
+    unpaired = [[label, r["app"], r["case"], r["kernel"], why] for r in result["rows"]
                 for label, why in (r.get("unpaired") or {}).items()]
     if unpaired:
         out += ["## Unpaired rows", "",
                 "Baseline rows a set has no run for: the reason is the key and the two "
                 "values of the closest run of that set (baseline vs set), or no run.", ""]
-        out += table_head(["set", "app", "case", "kernel", "reason"])
-        out += [md_row([label, r["app"], r["case"], r["kernel"], why])
-                for label, r, why in unpaired]
-        out.append("")
+        out += table(["set", "app", "case", "kernel", "reason"], unpaired) + [""]
     only = result.get("only_in_other_sets") or []
     if only:
         out += ["## Only in other sets", "",
                 "Runs of a set that no baseline row stands for: the reason is the key and "
                 "the two values of the closest baseline case (set vs baseline).", ""]
-        out += table_head(["set", "app", "case", "kernel", "value", "reason"])
-        out += [md_row([o["set"], o["app"], o["case"], o["kernel"], f"{_cell(o)} {o['units']}",
-                        o["reason"]]) for o in only]
-        out.append("")
+        out += table(["set", "app", "case", "kernel", "value", "reason"],
+                     [[o["set"], o["app"], o["case"], o["kernel"], f"{_cell(o)} {o['units']}",
+                       o["reason"]] for o in only]) + [""]
     left = result.get("left_out") or []
     if left:
         out += ["## Files left out", "", "Not well-formed results (--skip-invalid):", ""]
-        out += [f"- {md_cell(x['set'])}: {md_cell(x['error'])}" for x in left]
-        out.append("")
+        out += [f"- {md_cell(x['set'])}: {md_cell(x['error'])}" for x in left] + [""]
     return out
 
 
 def _has(result, key):
     return any(e and key in e for r in result["rows"] for e in r["values"].values())
-
-
-def _fmt_fraction(value):
-    return "-" if value is None else f"{value:.0%}"
 
 
 def _energy_markdown(result):
@@ -193,16 +162,12 @@ def _energy_markdown(result):
     fractions = [key for key in names if any(key in (e or {}).get("efficiency", {})
                                              for r in result["rows"]
                                              for e in r["values"].values())]
-    head = ["app", "case", "kernel", "set", "code"]
-    if energy:
-        head += ["power (W)", "FOM per watt", "J per execution"]
-    head += [names[k] for k in fractions]
     out = ["## Energy and efficiency", ""]
     if energy:
         out += ["Average power over each kernel's energy window (all ranks' counters), its "
                 "figure of merit per watt and the energy of one execution, aggregated over "
                 f"repeated runs as the figures of merit are ({result['aggregate']}).", ""]
-    out += table_head(head)
+    rows = []
     for r in result["rows"]:
         for s in result["sets"]:
             e = r["values"].get(s["label"])
@@ -216,10 +181,10 @@ def _energy_markdown(result):
                     per_watt += " " + m["fom_per_watt_units"]
                 cells += [format_value(m.get("average_power_W")), per_watt,
                           format_value(m.get("joules_per_execution"))]
-            cells += [_fmt_fraction(e.get("efficiency", {}).get(k)) for k in fractions]
-            out.append(md_row(cells))
-    out.append("")
-    return out
+            rows.append(cells + [_fmt(e.get("efficiency", {}).get(k), ".0%") for k in fractions])
+    head = ["app", "case", "kernel", "set", "code"] + (
+        ["power (W)", "FOM per watt", "J per execution"] if energy else [])
+    return out + table(head + [names[k] for k in fractions], rows) + [""]
 
 
 def _cell(e):
@@ -235,40 +200,28 @@ ENERGY_COLUMNS = ["average_power_W", "fom_per_watt", "joules_per_execution", "pe
 
 
 def csv_text(results):
-    """One or more comparisons' rows under one header (csv writes None as
-    an empty cell)."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    """One or more comparisons' rows under one header."""
     extra = any(_has(r, "energy") or _has(r, "efficiency") for r in results)
-    w.writerow(["app", "case", "kernel", "units", "higher_is_better", "set", "value",
-                "ratio", "runs", "nodes", "ranks", "verification", "flags", "code"]
-               + (ENERGY_COLUMNS if extra else []))
     blanks = [""] * len(ENERGY_COLUMNS) if extra else []
+    out = [["app", "case", "kernel", "units", "higher_is_better", "set", "value", "ratio", "runs",
+            "nodes", "ranks", "verification", "flags", "code"] + (ENERGY_COLUMNS if extra else [])]
     for result in results:
-        _csv_rows(w, result, extra, blanks)
-    return buf.getvalue()
-
-
-def _csv_rows(w, result, extra, blanks):
-    for r in result["rows"]:
-        row = [r["app"], r["case"], r["kernel"], r["units"], int(r["higher_is_better"])]
-        for s in result["sets"]:
-            e = r["values"].get(s["label"])
-            if e is None:
-                why = (r.get("unpaired") or {}).get(s["label"], "no run")
-                w.writerow(row + [s["label"], "", "", 0, "", "", "missing", f"unpaired: {why}",
-                                  ""] + blanks)
-                continue
-            m, f = e.get("energy") or {}, e.get("efficiency") or {}
-            cells = [m.get("average_power_W"), m.get("fom_per_watt"),
-                     m.get("joules_per_execution"), e.get("per_watt_ratio"),
-                     e.get("energy_ratio"), f.get("fraction_of_peak_bandwidth"),
-                     f.get("fraction_of_peak_flops")] if extra else []
-            w.writerow(row + [s["label"], e["value"], e["ratio"], e["runs"], e["nodes"],
-                              e["ranks"], "FAILED" if e["failed"] else "PASSED",
-                              "; ".join(e["flags"]), e.get("code") or ""] + cells)
-    for o in result.get("only_in_other_sets") or []:
-        w.writerow([o["app"], o["case"], o["kernel"], o["units"], int(o["higher_is_better"]),
-                    o["set"], o["value"], "", o["runs"], "", "",
-                    "FAILED" if o["failed"] else "PASSED",
-                    f"only in {o['set']}: {o['reason']}", ""] + blanks)
+        for r in result["rows"]:
+            row = [r["app"], r["case"], r["kernel"], r["units"], int(r["higher_is_better"])]
+            for s in result["sets"]:
+                e = r["values"].get(s["label"])
+                if e is None:
+                    why = (r.get("unpaired") or {}).get(s["label"], "no run")
+                    out.append(row + [s["label"], "", "", 0, "", "", "missing",
+                                      f"unpaired: {why}", ""] + blanks)
+                    continue
+                figures = {**e, **(e.get("energy") or {}), **(e.get("efficiency") or {})}
+                out.append(row + [s["label"], e["value"], e["ratio"], e["runs"], e["nodes"],
+                                  e["ranks"], "FAILED" if e["failed"] else "PASSED",
+                                  "; ".join(e["flags"]), e.get("code") or ""]
+                           + ([figures.get(k) for k in ENERGY_COLUMNS] if extra else []))
+        out += [[o["app"], o["case"], o["kernel"], o["units"], int(o["higher_is_better"]),
+                 o["set"], o["value"], "", o["runs"], "", "", "FAILED" if o["failed"] else
+                 "PASSED", f"only in {o['set']}: {o['reason']}", ""] + blanks
+                for o in result.get("only_in_other_sets") or []]
+    return csv_of(out)
