@@ -7,16 +7,16 @@ import json
 import os
 import subprocess
 import sys
+
 from karma_tools.campaign import campaign as campaign_mod
-from karma_tools.compare import implementations
-from karma_tools.compare import sides
-from karma_tools.results.archive import read_json
+from karma_tools.cli import ArgumentParser, main_wrapper
+from karma_tools.compare import implementations, sides
 from karma_tools.compare.compare import compare, incomplete
-from karma_tools.results.codestatus import SourceAt
 from karma_tools.compare.text import csv_text, markdown
 from karma_tools.core import ToolError, __version__, write_all
-from karma_tools.cli import ArgumentParser, main_wrapper
 from karma_tools.results import resultset
+from karma_tools.results.archive import read_json
+from karma_tools.results.codestatus import SourceAt
 
 
 DESCRIPTION = """\
@@ -47,11 +47,10 @@ EPILOG = "exit status: 0 compared; 1 a set's figure of record is INCOMPLETE (as 
 
 
 def campaign_main(args):
-    specs = None
-    if args.compare_from:
-        # The ratio tables of a campaign file edited after its jobs ran: its
-        # compare: section, checked as generate checks it, on these results.
-        specs = campaign_mod.load(args.compare_from, check_keys=False).compare
+    # --compare-from: the compare: section of a campaign file edited after its
+    # jobs ran, checked as generate checks it, on these results.
+    specs = campaign_mod.load(args.compare_from, check_keys=False).compare \
+        if args.compare_from else None
     name, manifest_path, tables, notes = sides.campaign_tables(args.campaign, specs,
                                                                args.aggregate, energy=True)
     if args.compare_from:
@@ -67,9 +66,8 @@ def campaign_main(args):
     if not tables:
         raise ToolError(f"{manifest_path}: the campaign declares no comparisons (add a "
                         "`compare:` section to its campaign file and generate again)", 2)
-    lines = [f"# karma side by side: campaign {name}", ""] + sides.markdown(tables, "##")
-    if notes:
-        lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
+    lines = [f"# karma side by side: campaign {name}", ""] + sides.markdown(tables, "##") + (
+        ["## Notes", ""] + [f"- {n}" for n in notes] + [""] if notes else [])
     doc = {"karma_compare_campaign": 1, "campaign": name, "manifest": manifest_path,
            "tables": tables, "notes": notes}
     return _write(args, "\n".join(lines), lambda: json.dumps(doc, indent=2) + "\n",

@@ -1,7 +1,7 @@
-"""karma-compare: the results of two or more machines (or runs) side by
-side: per mini-app figure of merit, each machine's value, its ratio to a
-baseline and flags for results that should not be compared as they are;
-the figure of record is karma-score's with the baseline as the reference."""
+"""karma-compare: two or more machines' (or runs') results side by side: per
+mini-app figure of merit, each machine's value, its ratio to a baseline and
+flags for results that should not be compared as they are; the figure of
+record is karma-score's with the baseline as the reference."""
 
 import json
 import math
@@ -10,9 +10,7 @@ import re
 
 from karma_tools.core import ToolError, __version__
 from karma_tools.results import codeversion
-from karma_tools.score import figure
-from karma_tools.score.figure import unsteady
-from karma_tools.score import weights
+from karma_tools.score import figure, weights
 from karma_tools.compare.sides import aggregate
 from karma_tools.results.results import format_size
 from karma_tools.results.cases import case_key, case_values, values_key
@@ -55,19 +53,14 @@ def schema_defaults(schema, prefix=""):
     return {k: v for k, v in out.items() if not k.startswith("run.")}
 
 
-def _version_key(text):
-    return tuple(int(p) for p in re.findall(r"[0-9]+", text or ""))
-
-
 def suite_of(run):
     suite = run.doc.get("suite")
     return suite if isinstance(suite, dict) else {}
 
 
 def schema_retired(schema):
-    """{'matvec.corrupt': False, ...}: the keys a deck's JSON schema lists as
-    retired (x-retired), each at the value at which it ran the work that the
-    suite now runs by default."""
+    """{'matvec.corrupt': False, ...}: a deck schema's retired keys (x-retired),
+    each at the value that ran the work the suite now runs by default."""
     retired = schema.get("x-retired") if isinstance(schema, dict) else None
     return {k: v["same_work"] for k, v in (retired if isinstance(retired, dict) else {}).items()
             if isinstance(v, dict) and "same_work" in v}
@@ -75,16 +68,16 @@ def schema_retired(schema):
 
 def newest_schemas(sets):
     """{app: deck schema} of the newest suite version that recorded one, over
-    every set: an older result's missing key is read at the default the newer
-    suite declares, and a key it has retired at the value that meant the same
-    work."""
+    every set: an older result's missing key is read at the newer default, and
+    a key it has retired at the value that meant the same work."""
     newest = {}
     for s in sets:
         for r in s.runs:
             schema = (r.doc.get("deck") or {}).get("schema")
             if not isinstance(schema, dict) or r.reference:
                 continue
-            rank = (_version_key(suite_of(r).get("version")), r.path)
+            version = re.findall(r"[0-9]+", suite_of(r).get("version") or "")
+            rank = (tuple(map(int, version)), r.path)
             if r.app not in newest or rank > newest[r.app][0]:
                 newest[r.app] = (rank, schema)
     return {app: schema for app, (_, schema) in newest.items()}
@@ -138,15 +131,11 @@ def differences(base, other):
 
 
 def case_labels(groups):
-    """A short, distinct label for each baseline group: the deck's name,
-    then each setting in which the group departs from the most common value
-    among the groups of that deck (two groups with the same label would
-    have the same settings, so labels are distinct)."""
+    """A distinct label for each group: its kind of device and deck, and each
+    setting in which it departs from the most common among that deck's groups."""
     by_stem = {}
     for g in groups:
         by_stem.setdefault((g.app, g.stem), []).append(g)
-    # Every label starts with the kind of device ("gpu: default", "host:
-    # default"): the same rows whichever set is the baseline.
     labels = {}
     for (_, stem), members in by_stem.items():
         keys = sorted({k for g in members for k in g.values} - {"device"})
@@ -178,9 +167,17 @@ def _closest(group, candidates):
     return min(pairs, key=lambda pair: len(pair[1]), default=(None, None))
 
 
+def _why_not(group, others, none):
+    """Why group pairs with none of others: how the closest of its app and
+    device differs, or `none` where there is no such one."""
+    near, diffs = _closest(group, [h for h in others
+                                   if h.app == group.app and _same_device(h, group)])
+    return none if near is None else _why(diffs)
+
+
 def _match_set(s, base_groups, theirs, labels_by_key, notes):
     """{baseline key: (group, differences)} of one other set (exact, else
-    loose, 1:1), {baseline key: why unpaired}, and the keys it took."""
+    loose, 1:1) and {baseline key: why unpaired}."""
     matches, unpaired = {}, {}
     taken = {g.key for g in base_groups if g.key in theirs}
     for g in base_groups:
@@ -204,97 +201,76 @@ def _match_set(s, base_groups, theirs, labels_by_key, notes):
             taken.add(h.key)
             matches[g.key] = (h, diffs)
             continue
-        near = [h for h in theirs.values() if h.app == g.app and _same_device(h, g)]
-        h, diffs = _closest(g, near)
-        unpaired[g.key] = "no run" if h is None else _why(diffs)
-    return matches, unpaired, taken
+        unpaired[g.key] = _why_not(g, theirs.values(), "no run")
+    return matches, unpaired
 
 
-def _pair_flags(e, base_entry, diffs, per_node):
-    flags = list(e["flags"])
-    for category, key, a, b in diffs:
-        if category != "scale":
-            flags.append(f"{category} differs: {key} {_shown(a)} vs {_shown(b)}")
-    if e["nodes"] != base_entry["nodes"] or e["ranks"] != base_entry["ranks"]:
+def _pair(e, b, diffs, hib, per_node):
+    """Gives a paired entry e its flags against the baseline's b, its ratio to
+    b and the interval its runs span."""
+    flags = e["flags"] + [f"{category} differs: {key} {_shown(x)} vs {_shown(y)}"
+                          for category, key, x, y in diffs if category != "scale"]
+    if e["nodes"] != b["nodes"] or e["ranks"] != b["ranks"]:
         flags.append(f"scale differs: {e['nodes']} node(s)/{e['ranks']} rank(s) vs "
-                     f"{base_entry['nodes']}/{base_entry['ranks']}"
+                     f"{b['nodes']}/{b['ranks']}"
                      + ("" if per_node else " (use --per-node to compare per node)"))
-    for key, what in (("backends", "backend"), ("kokkos", "Kokkos")):
-        if e[key] != base_entry[key]:
-            flags.append(f"{what} differs: {'/'.join(e[key])} vs {'/'.join(base_entry[key])}")
-    if e["units"] != base_entry["units"]:
-        flags.append(f"units differ: {e['units']} vs {base_entry['units']}")
-    return flags
-
-
-def _pair_ratio(e, base_entry, base_ok, hib, per_node, flags):
-    if not (base_ok and e["value"] and base_entry["value"] and
-            e["units"] == base_entry["units"]):
-        return None
-    scale = base_entry["nodes"] / e["nodes"] if per_node else 1
-    ratio = _ratio(e["value"], base_entry["value"], hib, scale)
-    if ratio is None:
-        flags.append("ratio out of range: the values are too far apart")
-        return None
-    e["interval"] = [x * scale for x in figure.interval(e["run_values"],
-                                                        base_entry["run_values"], hib)]
-    return ratio
+    flags += [f"{what} differs: {'/'.join(e[key])} vs {'/'.join(b[key])}"
+              for key, what in (("backends", "backend"), ("kokkos", "Kokkos")) if e[key] != b[key]]
+    if e["units"] != b["units"]:
+        flags.append(f"units differ: {e['units']} vs {b['units']}")
+    ratio = None
+    if b["ratio"] and e["value"] and b["value"] and e["units"] == b["units"]:
+        scale = b["nodes"] / e["nodes"] if per_node else 1
+        ratio = _ratio(e["value"], b["value"], hib, scale)
+        if ratio is None:
+            flags.append("ratio out of range: the values are too far apart")
+        else:
+            e["interval"] = [x * scale for x in figure.interval(e["run_values"],
+                                                                b["run_values"], hib)]
+    e["ratio"], e["flags"] = ratio, flags
 
 
 def _row(g, case, kernel, base, others, matched, how, per_node, sources, code=True):
     """One row: the baseline's entry and each other set's (None: unpaired,
     its reason in row['unpaired'])."""
-    base_entry = _entry(g, kernel, how)
-    base_info = code_info(g, kernel)
-    row = {"app": g.app, "case": case, "kernel": kernel, "units": base_entry["units"],
-           "higher_is_better": base_entry["higher_is_better"],
-           "values": {base.label: base_entry}, "unpaired": {}}
-    base_ok = base_entry["value"] is not None and not base_entry["failed"]
-    base_entry["ratio"] = 1.0 if base_ok else None
+    b = _entry(g, kernel, how)
+    b["ratio"] = 1.0 if b["value"] is not None and not b["failed"] else None
+    row = {"app": g.app, "case": case, "kernel": kernel, "units": b["units"],
+           "higher_is_better": b["higher_is_better"], "values": {base.label: b}, "unpaired": {}}
     for s in others:
         matches, unpaired = matched[s.label]
         m = matches.get(g.key)
-        e = _entry(m[0], kernel, how) if m else None
+        e = row["values"][s.label] = _entry(m[0], kernel, how) if m else None
         if e is None or e["value"] is None:
             row["values"][s.label] = None
-            row["unpaired"][s.label] = unpaired.get(g.key) if m is None else \
-                f"no run of {kernel}"
+            row["unpaired"][s.label] = f"no run of {kernel}" if m else unpaired.get(g.key)
             continue
         h, diffs = m
-        flags = _pair_flags(e, base_entry, diffs, per_node)
-        e["ratio"] = _pair_ratio(e, base_entry, base_ok, row["higher_is_better"], per_node,
-                                 flags)
-        if not code or g.values.get("reference") or h.values.get("reference"):
-            e["code"], e["code_detail"] = None, ""  # another program's, or by design another
-        else:
+        _pair(e, b, diffs, row["higher_is_better"], per_node)
+        e["code"], e["code_detail"] = None, ""  # another program's, or by design another
+        if code and not g.values.get("reference") and not h.values.get("reference"):
             e["code"], e["code_detail"] = code_status(
-                g.app, (base_info, sources.get(base.label)),
+                g.app, (code_info(g, kernel), sources.get(base.label)),
                 (code_info(h, kernel), sources.get(s.label)))
         if e["code"] == "code changed":
-            flags.append(f"code changed: {e['code_detail']}")
-        e["flags"] = flags
-        row["values"][s.label] = e
+            e["flags"].append(f"code changed: {e['code_detail']}")
     if not row["unpaired"]:
         del row["unpaired"]
     return row
 
 
-def _only_in_other(s, theirs, taken, matches, base_groups, how):
-    """What one other set ran that no baseline row stands for: its cases no
-    baseline case took, and kernels of taken cases that the baseline lacks."""
+def _only_in_other(s, theirs, matches, base_groups, how):
+    """What one other set ran that no baseline row stands for: cases no baseline
+    case took, and kernels of taken cases that the baseline lacks."""
     out = []
     labels = case_labels(list(theirs.values()))
-    by_key = {g.key: g for g in base_groups}
+    paired = {matches[g.key][0].key: g for g in base_groups if g.key in matches}
     for h in sorted(theirs.values(), key=lambda h: (h.app, labels[h.key])):
-        if h.key in taken:
-            base_g = next((by_key[k] for k, (m, _) in matches.items() if m is h), None)
-            kernels = [k for k in h.kernels() if base_g and k not in base_g.kernels()]
+        if h.key in paired:
+            kernels = [k for k in h.kernels() if k not in paired[h.key].kernels()]
             reason = "kernel not in the baseline's runs"
         else:
-            near = [g for g in base_groups if g.app == h.app and _same_device(h, g)]
-            g, diffs = _closest(h, near)
-            kernels = h.kernels()
-            reason = "no baseline run" if g is None else _why(diffs)
+            kernels, reason = h.kernels(), _why_not(h, base_groups, "no baseline run")
         for kernel in kernels:
             e = _entry(h, kernel, how)
             out.append({"set": s.label, "app": h.app, "case": labels[h.key], "kernel": kernel,
@@ -306,13 +282,11 @@ def _only_in_other(s, theirs, taken, matches, base_groups, how):
 
 def compare(sets, baseline_label, how="median", per_node=False, weights_path=None,
             sources=None, within=None):
-    """The comparison as a plain dict (what --json writes). Energy keys
-    appear only where results measured energy, so the output for results
-    without them is as before. weights_path: the figure of record's
-    weights. sources: {label: SourceAt} for sets whose results lack code
-    versions. within: {set, path, ours, theirs} where the two sets are one
-    set's implementations (implementations.py): no code status, no
-    procurement figure."""
+    """The comparison as a plain dict (what --json writes); energy keys only
+    where results measured energy. weights_path: the figure of record's
+    weights; sources: {label: SourceAt} of sets whose results lack code
+    versions; within: {set, path, ours, theirs} where the two sets are one
+    set's implementations (implementations.py): no code status nor record."""
     labels = [s.label for s in sets]
     if len(set(labels)) != len(labels):
         raise ToolError("two result sets have the same label; name them LABEL=DIR", 2)
@@ -341,10 +315,8 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
                          "the set whose results lack them, or made them by an older scheme)")
     matched, only = {}, []
     for s in others:
-        matches, unpaired, taken = _match_set(s, base_groups, grouped[s.label],
-                                              labels_by_key, notes)
-        matched[s.label] = (matches, unpaired)
-        only += _only_in_other(s, grouped[s.label], taken, matches, base_groups, how)
+        matched[s.label] = _match_set(s, base_groups, grouped[s.label], labels_by_key, notes)
+        only += _only_in_other(s, grouped[s.label], matched[s.label][0], base_groups, how)
     out_rows = [_row(g, labels_by_key[g.key], kernel, base, others, matched, how, per_node,
                      sources or {}, within is None)
                 for g in base_groups for kernel in g.kernels()]
@@ -367,10 +339,8 @@ def incomplete(result):
 
 
 def _records(base, others, weights_path):
-    """{label: figure of record} of each other set scored with the baseline
-    set as the reference machine: karma-score's pipeline (figure.score), the
-    same figure as `karma-score SET --reference BASELINE --weights FILE`;
-    {"why": ...} where there is none."""
+    """{label: figure of record} of each other set with the baseline as the
+    reference machine (`karma-score SET --reference BASELINE`), or {"why"}."""
     try:
         report = figure.score([(s.label, s.path) for s in others], base.path, weights_path)
     except ToolError as e:
@@ -395,36 +365,31 @@ def _entry(group, kernel, how):
     passed, failed = [r for r in runs if r.passed], [r for r in runs if not r.passed]
     k0 = runs[0].kernels[kernel] if runs else {"units": "", "higher_is_better": True}
     use = passed or failed
-    value = aggregate([r.kernels[kernel]["value"] for r in use], how, k0["higher_is_better"])
-    flags = []
-    if failed:
-        flags.append(f"verification FAILED in {len(failed)} of {len(runs)} run(s): "
-                     + ", ".join(os.path.basename(r.path) for r in failed[:3]))
-    spread = unsteady([r.kernels[kernel]["value"] for r in use])
-    if spread:
-        flags.append(spread)
-    entry = {"value": value, "units": k0["units"], "higher_is_better": k0["higher_is_better"],
-             "runs": len(use), "failed": not passed and bool(failed),
-             "run_values": sorted(r.kernels[kernel]["value"] for r in use),
+    values = [r.kernels[kernel]["value"] for r in use]
+    flags = [f"verification FAILED in {len(failed)} of {len(runs)} run(s): "
+             + ", ".join(os.path.basename(r.path) for r in failed[:3])] if failed else []
+    spread = figure.unsteady(values)
+    flags += [spread] if spread else []
+    entry = {"value": aggregate(values, how, k0["higher_is_better"]), "units": k0["units"],
+             "higher_is_better": k0["higher_is_better"], "runs": len(use),
+             "failed": not passed and bool(failed), "run_values": sorted(values),
              "nodes": group.values.get("nodes"), "ranks": group.values.get("ranks"),
              "backends": sorted({r.backend for r in group.runs}),
              "devices": sorted({r.device for r in group.runs}),
              "kokkos": sorted({r.kokkos_version for r in group.runs if not r.reference}),
              "files": [r.path for r in use], "flags": flags}
     # Energy and efficiency of the same runs, aggregated as the FOM is
-    # ("best": the higher FOM per watt, the fewer joules and watts); absent
-    # when no run has them.
+    # ("best": the higher FOM per watt, the fewer joules and watts).
     measured = [r.kernels[kernel]["energy"] for r in use if r.kernels[kernel]["energy"]]
     if measured:
-        def figure(key, higher_is_better):
+        def of(key, higher_is_better=False):
             return aggregate([m[key] for m in measured if m[key] is not None], how,
                              higher_is_better)
-        entry["energy"] = {"runs": len(measured),
-                           "average_power_W": figure("average_power_W", False),
-                           "fom_per_watt": figure("fom_per_watt", k0["higher_is_better"]),
+        entry["energy"] = {"runs": len(measured), "average_power_W": of("average_power_W"),
+                           "fom_per_watt": of("fom_per_watt", k0["higher_is_better"]),
                            "fom_per_watt_units": measured[0]["fom_per_watt_units"] or
                            (k0["units"] + "/W" if k0["units"] else ""),
-                           "joules_per_execution": figure("joules_per_execution", False)}
+                           "joules_per_execution": of("joules_per_execution")}
     efficiency = {key: aggregate(fractions, how)
                   for key in ("fraction_of_peak_bandwidth", "fraction_of_peak_flops")
                   for fractions in [[r.kernels[kernel]["efficiency"][key] for r in use
@@ -435,9 +400,8 @@ def _entry(group, kernel, how):
 
 
 def _ratio(numerator, denominator, higher_is_better, scale=1):
-    """numerator over denominator in the 'above 1: better' sense, times
-    scale; None when either is missing or the quotient leaves the floats
-    (1e300 against 1e-300: no ratio, rather than a mean of infinities)."""
+    """numerator over denominator in the 'above 1: better' sense, times scale;
+    None when either is missing or the quotient leaves the floats (1e300/1e-300)."""
     if not numerator or not denominator:
         return None
     ratio = (numerator / denominator if higher_is_better else denominator / numerator) * scale
@@ -446,7 +410,7 @@ def _ratio(numerator, denominator, higher_is_better, scale=1):
 
 def _energy_ratios(rows, base):
     """Gives every entry its per_watt_ratio and energy_ratio (None: '-')
-    when some entry measured energy; otherwise leaves the entries alone."""
+    where some entry measured energy."""
     if not any(e and "energy" in e for r in rows for e in r["values"].values()):
         return
     for r in rows:

@@ -40,11 +40,11 @@ def _side(run, implementation):
     return side
 
 
-def sides(result_set, ours, theirs):
-    """(THEIRS's side, OURS's side) of one set: result sets labelled
-    LABEL:IMPLEMENTATION, of the runs that have kernels of it (reference
-    programs' runs apart)."""
-    out = []
+def compare_within(result_set, ours, theirs, **options):
+    """karma-compare's comparison of one set's implementations: THEIRS's side
+    and OURS's, sets labelled LABEL:IMPLEMENTATION of the runs (reference
+    programs' apart) that have kernels of it (options: compare's how)."""
+    sides = []
     for implementation in (theirs, ours):
         side = ResultSet(f"{result_set.label}:{implementation}", result_set.path)
         runs = (_side(r, implementation) for r in result_set.runs if not r.reference)
@@ -54,15 +54,7 @@ def sides(result_set, ours, theirs):
                             for k in r.kernels.values()})
             raise ToolError(f"{result_set.path}: no kernel of implementation {implementation} "
                             f"(its implementations: {', '.join(found) or 'none'})", 2)
-        out.append(side)
-    # What the set left out, once.
-    out[0].skipped, out[0].invalid = result_set.skipped, result_set.invalid
-    return out[0], out[1]
-
-
-def compare_within(result_set, ours, theirs, **options):
-    """karma-compare's comparison of one set's two implementations (options:
-    compare's how)."""
-    base, other = sides(result_set, ours, theirs)
+        sides.append(side)
+    sides[0].skipped, sides[0].invalid = result_set.skipped, result_set.invalid  # once
     within = {"set": result_set.label, "path": result_set.path, "ours": ours, "theirs": theirs}
-    return compare([base, other], base.label, within=within, **options)
+    return compare(sides, sides[0].label, within=within, **options)
