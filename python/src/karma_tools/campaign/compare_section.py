@@ -4,18 +4,18 @@ has."""
 
 import difflib
 import fnmatch
+
 from karma_tools.campaign import deck
-from karma_tools.compare import sides
 from karma_tools.campaign.format import item, strings, unique_name
+from karma_tools.compare import sides
 from karma_tools.core import APPS
 from karma_tools.results import kerneltable
 
 
 class Vocabulary:
-    """What a campaign's comparisons can name: its runs with their
-    mini-apps, the deck keys of those mini-apps (where karma-batch could
-    list them: --help=json) and the pairing's own keys, and what each
-    mini-app writes into kernels[] (its kernel table, kerneltable.py)."""
+    """What a campaign's comparisons can name: its runs and their mini-apps, those
+    mini-apps' deck keys (where karma-batch could list them: --help=json), the
+    pairing's keys, and what each mini-app writes into kernels[] (its kernel table)."""
 
     def __init__(self, jobs, lister):
         self.apps = {}  # run name -> app
@@ -34,26 +34,23 @@ class Vocabulary:
         self.open = unlisted - listed | ({"run"} if not listed else set())
         self.any_section = any(app not in APPS for app in unlisted)
 
-    def key_problem(self, key):
-        """Why `key` (section.key) can be no key of a result of this campaign,
-        or None."""
+    def check_key(self, check, node, path, key, at_key=False):
+        """Fails where `key` (section.key) can be no key of a result of this campaign."""
         section = key.split(".")[0]
         if key in self.keys or section not in ("job", "mpi") and \
                 (self.any_section or section in self.open):
-            return None
+            return
         # The key meant may be in a section whose keys are not listed here.
         near = difflib.get_close_matches(key, sorted(self.keys | {
             f"{s}.{key.split('.', 1)[1]}" for s in self.open - {section}}), n=1, cutoff=0.6)
-        apps = _programs(set(self.apps.values()))
-        return (f"'{key}' is not a deck key of {apps} nor one of "
-                f"{', '.join(sides.PAIRING_KEYS)}"
-                + (f" (did you mean '{near[0]}'?)" if near else ""))
+        check.fail(node, path, f"'{key}' is not a deck key of {_programs(self.apps.values())} "
+                   f"nor one of {', '.join(sides.PAIRING_KEYS)}"
+                   + (f" (did you mean '{near[0]}'?)" if near else ""), at_key=at_key)
 
     def names(self, what, runs):
-        """(apps, names, elsewhere): the mini-apps of the runs, the
-        implementations, variants or kernels (what) their results can have
-        (None where a run is of a mini-app of the site's own), and {name:
-        mini-app} of the other mini-apps' names."""
+        """(apps, names, elsewhere): the runs' mini-apps, the implementations, variants or
+        kernels (what) their results can have (None for a mini-app of the site's own), and
+        {name: mini-app} of the other mini-apps' names."""
         apps = sorted({self.apps[r] for r in runs})
         tables = {app: kerneltable.of_app(app) for app in kerneltable.release(kerneltable.HEAD)}
         if any(app not in tables for app in apps):
@@ -64,9 +61,8 @@ class Vocabulary:
 
 
 def _matching_none(check, node, where, patterns, known, what, elsewhere=None):
-    """Fails at the first pattern that matches none of known, with the
-    likeliest name meant: one of known, else one of `elsewhere` ({name:
-    the mini-app whose name it is})."""
+    """Fails at the first pattern that matches none of known, with the likeliest name
+    meant: one of known, else one of `elsewhere` ({name: the mini-app whose it is})."""
     elsewhere = elsewhere or {}
     for i, pattern in enumerate(patterns):
         if any(fnmatch.fnmatchcase(k, pattern) for k in known):
@@ -81,17 +77,14 @@ def _matching_none(check, node, where, patterns, known, what, elsewhere=None):
 def _selection(check, node, path, vocabulary):
     entries, out = node.value, {}
     for key, value in entries.items():
-        where = f"{path}.{key}"
         if key == "deck":
             for k, v in value.value.items():
-                why = vocabulary.key_problem(k)
-                if why:
-                    check.fail(v, f"{where}.{k}", why, at_key=True)
+                vocabulary.check_key(check, v, f"{path}.deck.{k}", k, at_key=True)
             out[key] = {k: deck.value(v.plain()) for k, v in value.value.items()}
             continue
         out[key] = strings(value)
         if key == "run":
-            _matching_none(check, value, where, out[key], list(vocabulary.apps),
+            _matching_none(check, value, f"{path}.run", out[key], list(vocabulary.apps),
                            "run of this campaign")
     runs = [r for r in vocabulary.apps if _matches_any(r, [out.get("run", ["*"])])]
     for key in ("implementation", "variant", "kernel"):
@@ -104,7 +97,7 @@ def _selection(check, node, path, vocabulary):
 
 
 def _programs(apps):
-    return ", ".join(f"karma-{app}" for app in sorted(apps))
+    return ", ".join(f"karma-{app}" for app in sorted(set(apps)))
 
 
 def _matches_any(name, pattern_lists):
@@ -112,9 +105,8 @@ def _matches_any(name, pattern_lists):
 
 
 def check_comparisons(check, node, vocabulary, several):
-    """The `compare:` list as plain dicts (kept in the manifest); `several`
-    names the runs of several processes a round, whose comparisons must say
-    how those combine (per_round)."""
+    """The `compare:` list as plain dicts (kept in the manifest); `several` names the runs
+    of several processes a round, whose comparisons must say how those combine (per_round)."""
     out, seen = [], {}
     for i, item_node in enumerate(node.value):
         path, entries = f"compare[{i}]", item_node.value
@@ -131,9 +123,7 @@ def check_comparisons(check, node, vocabulary, several):
                 spec[key] = value.value
         for key in ("match", "label"):
             for j, k in enumerate(spec[key]):
-                why = vocabulary.key_problem(k)
-                if why:
-                    check.fail(item(entries[key], j), f"{path}.{key}[{j}]", why)
+                vocabulary.check_key(check, item(entries[key], j), f"{path}.{key}[{j}]", k)
         for side in ("numerator", "denominator"):
             spec[side] = _selection(check, entries[side], f"{path}.{side}", vocabulary)
         covered = [r for r in several if _matches_any(

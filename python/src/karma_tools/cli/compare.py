@@ -216,8 +216,7 @@ def implementations_main(args):
 
 
 def _coverage_status(result):
-    """1 (with a line saying so) when a set's figure of record is
-    INCOMPLETE, as karma-score exits; else 0."""
+    """1 (said) where a set's figure of record is INCOMPLETE, as karma-score exits; else 0."""
     short = incomplete(result)
     for label in short:
         print(f"karma-compare: {label} is INCOMPLETE: its figure of record lacks scored rows "

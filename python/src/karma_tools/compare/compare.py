@@ -40,8 +40,7 @@ def _flat(prefix, value):
 
 
 def schema_defaults(schema, prefix=""):
-    """{'stream.policy_3d': 'auto', ...}: the defaults a deck's JSON schema
-    declares, its nested properties walked."""
+    """{'stream.policy_3d': 'auto', ...}: the defaults a deck's JSON schema declares."""
     out = {}
     properties = schema.get("properties") if isinstance(schema, dict) else None
     for key, sub in (properties if isinstance(properties, dict) else {}).items():
@@ -98,8 +97,7 @@ def group_runs(runs, schemas=None):
 
 
 def loose_identity(group):
-    """What must agree for two cases to be compared at all: the app and its
-    non-numeric settings other than precision."""
+    """What two cases must share to be compared: the app, non-numeric settings but precision."""
     # device is matched apart: results that do not say (reference runs
     # before it was recorded) may stand for either.
     return (group.app, tuple((k, json.dumps(v)) for k, v in sorted(group.values.items())
@@ -161,23 +159,22 @@ def _why(diffs):
 
 
 def _closest(group, candidates):
-    """(candidate, differences) with the fewest differing keys (the first
-    key on a tie, so the choice is the same on every run), or (None, None)."""
+    """(candidate, differences) with the fewest differing keys (ties: the first key), or
+    (None, None)."""
     pairs = [(h, differences(group, h)) for h in sorted(candidates, key=lambda h: h.key)]
     return min(pairs, key=lambda pair: len(pair[1]), default=(None, None))
 
 
 def _why_not(group, others, none):
-    """Why group pairs with none of others: how the closest of its app and
-    device differs, or `none` where there is no such one."""
+    """How group differs from the closest of others of its app and device, else `none`."""
     near, diffs = _closest(group, [h for h in others
                                    if h.app == group.app and _same_device(h, group)])
     return none if near is None else _why(diffs)
 
 
 def _match_set(s, base_groups, theirs, labels_by_key, notes):
-    """{baseline key: (group, differences)} of one other set (exact, else
-    loose, 1:1) and {baseline key: why unpaired}."""
+    """({baseline key: (group, differences)}, {baseline key: why unpaired}) of one other
+    set: exact pairs, else loose, 1:1."""
     matches, unpaired = {}, {}
     taken = {g.key for g in base_groups if g.key in theirs}
     for g in base_groups:
@@ -206,8 +203,7 @@ def _match_set(s, base_groups, theirs, labels_by_key, notes):
 
 
 def _pair(e, b, diffs, hib, per_node):
-    """Gives a paired entry e its flags against the baseline's b, its ratio to
-    b and the interval its runs span."""
+    """Gives a paired entry e its flags, ratio and interval against the baseline's b."""
     flags = e["flags"] + [f"{category} differs: {key} {_shown(x)} vs {_shown(y)}"
                           for category, key, x, y in diffs if category != "scale"]
     if e["nodes"] != b["nodes"] or e["ranks"] != b["ranks"]:
@@ -231,8 +227,7 @@ def _pair(e, b, diffs, hib, per_node):
 
 
 def _row(g, case, kernel, base, others, matched, how, per_node, sources, code=True):
-    """One row: the baseline's entry and each other set's (None: unpaired,
-    its reason in row['unpaired'])."""
+    """One row: the baseline's entry and each other set's (None: unpaired, see 'unpaired')."""
     b = _entry(g, kernel, how)
     b["ratio"] = 1.0 if b["value"] is not None and not b["failed"] else None
     row = {"app": g.app, "case": case, "kernel": kernel, "units": b["units"],
@@ -339,8 +334,7 @@ def incomplete(result):
 
 
 def _records(base, others, weights_path):
-    """{label: figure of record} of each other set with the baseline as the
-    reference machine (`karma-score SET --reference BASELINE`), or {"why"}."""
+    """{label: `karma-score SET --reference BASELINE`'s figure of record, or {"why"}}."""
     try:
         report = figure.score([(s.label, s.path) for s in others], base.path, weights_path)
     except ToolError as e:
@@ -409,8 +403,7 @@ def _ratio(numerator, denominator, higher_is_better, scale=1):
 
 
 def _energy_ratios(rows, base):
-    """Gives every entry its per_watt_ratio and energy_ratio (None: '-')
-    where some entry measured energy."""
+    """Gives every entry its per_watt_ratio and energy_ratio where some entry measured energy."""
     if not any(e and "energy" in e for r in rows for e in r["values"].values()):
         return
     for r in rows:

@@ -22,8 +22,7 @@ def parse_pair(text, option):
 
 
 def _side(run, implementation):
-    """The run with only its kernels of `implementation`, each under its
-    variant; None where it has none."""
+    """The run with only its kernels of `implementation`, each under its variant, or None."""
     kernels = {}
     for name, k in run.kernels.items():
         if k["implementation"] != implementation:

@@ -22,8 +22,7 @@ PAIRING_KEYS = ("mpi.ranks", "mpi.nodes", "mpi.comm", "job.run", "job.point")
 
 
 def load_items(result_set):
-    """([items], [notes]): one item per kernel of each job's results (a
-    campaign's set, results.resultset.open)."""
+    """([items], [notes]): one item per kernel of each job's results of a campaign's set."""
     items, notes = [], []
     for entry, run, why in result_set.jobs:
         if run is None:
@@ -248,9 +247,8 @@ def _energy_stand_ins(items, field):
 
 
 def _add_energy(spec, table, items):
-    """Adds per_watt and energy ({rounds, values, higher_is_better,
-    aggregates}) to each row of a table that has a pair with measured
-    energy on both sides."""
+    """Adds per_watt and energy ({rounds, values, higher_is_better, aggregates}) to each row
+    of a table where some pair measured energy on both sides."""
     stand_in = dict(spec, metric="fom.value", higher_is_better=None)
     by_field = {key: {_pair_key(row): row for row in
                       ratio_table(stand_in, _energy_stand_ins(items, field))["rows"]}
@@ -308,8 +306,7 @@ def _comm_text(row):
 
 
 def _range_text(ratios):
-    """The lowest and highest of a row's round ratios, '~' where they
-    enclose 1: a difference the rounds cannot tell from none."""
+    """The lowest and highest round ratio, '~' where they enclose 1 (no measurable difference)."""
     ratios = [r for r in ratios if r is not None]
     if not ratios:
         return "-"
@@ -401,8 +398,7 @@ def markdown(tables, heading="###"):
 
 
 def csv_text(tables):
-    """One CSV row per table, pair and round; the per-watt and energy
-    ratios where some pair measured energy."""
+    """One CSV row per table, pair and round; per-watt and energy ratios where measured."""
     energy = any("per_watt" in row for t in tables for row in t["rows"])
     rows = [["comparison", "match", "label", "numerator", "denominator", "round",
              "numerator_value", "denominator_value", "ratio"]

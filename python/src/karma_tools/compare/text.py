@@ -75,17 +75,15 @@ def _figures_markdown(result, base, others, energy, code):
 
 
 def _ratio_text(ratio, span):
-    """A ratio with the interval its runs span, marked where that interval
-    holds 1."""
+    """A ratio with the interval its runs span, '~' where that holds 1."""
     if ratio is None or span is None:
         return _fmt(ratio)
     return f"{ratio:.3f} ({fmt_span(span)})" + (" ~" if holds_one(span) else "")
 
 
 def _record_markdown(result):
-    """The procurement figure of each other set with the baseline as the
-    reference machine, in karma-score's words (score.record_line); none
-    within one set (its implementations are one machine)."""
+    """Each other set's procurement figure in karma-score's words; none within one set (its
+    implementations are one machine)."""
     if result.get("within"):
         return []
     base = next(s["path"] for s in result["sets"] if s["label"] == result["baseline"])
@@ -101,8 +99,7 @@ def _record_markdown(result):
 
 
 def _set_table(result):
-    """Each set: where, how many runs, which suite (version, git describe),
-    devices and Kokkos; a warning line when the suite versions differ."""
+    """Each set's path, runs, suite, devices and Kokkos; a warning where suites differ."""
     out = table(["set", "path", "runs", "suite", "git", "devices", "Kokkos backend", "Kokkos"],
                 [[s["label"], f"`{s['path']}`", s["runs"]] + [", ".join(s.get(k, [])) for k in (
                     "suite_versions", "git_describe", "devices", "backends", "kokkos")]
@@ -152,8 +149,7 @@ def _has(result, key):
 
 
 def _energy_markdown(result):
-    """Each set's measured energy and known efficiency, one line per row
-    and set that has any; nothing for results without them."""
+    """Each set's measured energy and known efficiency, one line per row and set with any."""
     energy, efficiency = _has(result, "energy"), _has(result, "efficiency")
     if not energy and not efficiency:
         return []
