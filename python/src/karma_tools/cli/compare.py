@@ -70,16 +70,16 @@ def campaign_main(args):
         ["## Notes", ""] + [f"- {n}" for n in notes] + [""] if notes else [])
     doc = {"karma_compare_campaign": 1, "campaign": name, "manifest": manifest_path,
            "tables": tables, "notes": notes}
-    return _write(args, "\n".join(lines), lambda: json.dumps(doc, indent=2) + "\n",
-                  lambda: sides.csv_text(tables), quiet=True)
+    return _write(args, "\n".join(lines), doc, lambda: sides.csv_text(tables), quiet=True)
 
 
-def _write(args, md, json_text, csv_text, results=(), quiet=False):
-    """Writes the outputs asked for (each whole or not at all), else the
-    Markdown on stdout; says what it wrote and left out; the exit status."""
-    outputs = [(path, text()) for path, text in ((args.markdown, lambda: md + "\n"),
-                                                 (args.csv, csv_text), (args.json, json_text))
-               if path]
+def _write(args, md, doc, csv_text, results=(), quiet=False):
+    """Writes the outputs asked for (each whole or not at all), else the Markdown on
+    stdout; says what it wrote and left out; the exit status: 1 where a set's figure
+    of record is INCOMPLETE, as karma-score exits."""
+    outputs = [(path, text()) for path, text in (
+        (args.markdown, lambda: md + "\n"), (args.csv, csv_text),
+        (args.json, lambda: json.dumps(doc, indent=2) + "\n")) if path]
     write_all(outputs)
     if not outputs:
         sys.stdout.write(md + "\n")
@@ -87,7 +87,11 @@ def _write(args, md, json_text, csv_text, results=(), quiet=False):
         print(f"karma-compare: wrote {path}", file=sys.stderr)
     for item in (x for r in results for x in r["left_out"]):
         print(f"karma-compare: left out {item['error']}", file=sys.stderr)
-    return max([_coverage_status(r) for r in results], default=0)
+    short = [label for r in results for label in incomplete(r)]
+    for label in short:
+        print(f"karma-compare: {label} is INCOMPLETE: its figure of record lacks scored rows "
+              "(see The procurement figure); exit 1", file=sys.stderr)
+    return 1 if short else 0
 
 
 def _parse_set(text):
@@ -172,18 +176,16 @@ def main(argv=None):
             raise ToolError("--compare-from goes with --campaign", 2)
         if args.implementations:
             return implementations_main(args)
-        if args.allow_partial:
-            raise ToolError("--allow-partial goes with --campaign", 2)
-        if args.repo and not args.source:
-            raise ToolError("--repo goes with --source", 2)
-        if len(args.sets) < 2:
-            raise ToolError("give at least two result sets to compare", 2)
+        for given, why in ((args.allow_partial, "--allow-partial goes with --campaign"),
+                           (args.repo and not args.source, "--repo goes with --source"),
+                           (len(args.sets) < 2, "give at least two result sets to compare")):
+            if given:
+                raise ToolError(why, 2)
         sets = _open_sets(args)
         sources = _sources(args.source, args.repo, [s.label for s in sets])
         result = compare(sets, args.baseline or sets[0].label, how=args.aggregate or "median",
                          per_node=args.per_node, weights_path=args.weights, sources=sources)
-        return _write(args, markdown(result), lambda: json.dumps(result, indent=2) + "\n",
-                      lambda: csv_text([result]), [result])
+        return _write(args, markdown(result), result, lambda: csv_text([result]), [result])
 
     return main_wrapper("karma-compare", run)
 
@@ -211,34 +213,19 @@ def implementations_main(args):
     results = [implementations.compare_within(s, ours, theirs, how=args.aggregate or "median")
                for s in sets]
     doc = {"karma_compare_implementations": 1, "comparisons": results}
-    return _write(args, "\n\n".join(markdown(r) for r in results),
-                  lambda: json.dumps(doc, indent=2) + "\n", lambda: csv_text(results), results)
-
-
-def _coverage_status(result):
-    """1 (said) where a set's figure of record is INCOMPLETE, as karma-score exits; else 0."""
-    short = incomplete(result)
-    for label in short:
-        print(f"karma-compare: {label} is INCOMPLETE: its figure of record lacks scored rows "
-              "(see The procurement figure); exit 1", file=sys.stderr)
-    return 1 if short else 0
-
-
-def _git_root():
-    try:
-        out = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True,
-                             text=True, check=True)
-    except (OSError, subprocess.CalledProcessError):
-        raise ToolError("--source: not in a git repository (give --repo PATH)", 2) from None
-    return out.stdout.strip()
+    return _write(args, "\n\n".join(markdown(r) for r in results), doc,
+                  lambda: csv_text(results), results)
 
 
 def _sources(items, repo, labels):
     """{label: SourceAt} of the --source LABEL=REV options, each checked."""
+    if items and not repo:
+        try:
+            repo = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True,
+                                  text=True, check=True).stdout.strip()
+        except (OSError, subprocess.CalledProcessError):
+            raise ToolError("--source: not in a git repository (give --repo PATH)", 2) from None
     out = {}
-    if not items:
-        return out
-    repo = repo or _git_root()
     for item in items:
         label, sep, rev = item.partition("=")
         if not sep or not label or not rev:
