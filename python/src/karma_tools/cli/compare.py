@@ -11,7 +11,7 @@ import sys
 from karma_tools.campaign import campaign as campaign_mod
 from karma_tools.cli import ArgumentParser, main_wrapper
 from karma_tools.compare import implementations, sides
-from karma_tools.compare.compare import compare, incomplete
+from karma_tools.compare.compare import compare
 from karma_tools.compare.text import csv_text, markdown
 from karma_tools.core import ToolError, __version__, write_all
 from karma_tools.results import resultset
@@ -87,7 +87,8 @@ def _write(args, md, doc, csv_text, results=(), quiet=False):
         print(f"karma-compare: wrote {path}", file=sys.stderr)
     for item in (x for r in results for x in r["left_out"]):
         print(f"karma-compare: left out {item['error']}", file=sys.stderr)
-    short = [label for r in results for label in incomplete(r)]
+    short = [label for r in results for label, rec in r["record"].items()
+             if rec.get("complete") is False]
     for label in short:
         print(f"karma-compare: {label} is INCOMPLETE: its figure of record lacks scored rows "
               "(see The procurement figure); exit 1", file=sys.stderr)

@@ -328,11 +328,6 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
             "within": within}
 
 
-def incomplete(result):
-    """The sets whose figure of record is INCOMPLETE (karma-score exits 1)."""
-    return [label for label, rec in result["record"].items() if rec.get("complete") is False]
-
-
 def _records(base, others, weights_path):
     """{label: `karma-score SET --reference BASELINE`'s figure of record, or {"why"}}."""
     try:

@@ -1,10 +1,9 @@
-"""Side-by-side ratio tables within one campaign: the `compare:` entries of
-its campaign file (kept in OUT/campaign.json) over its jobs' kernel results,
-each numerator paired with the one denominator of its round whose `match`
-keys agree; above 1 the numerator is better (docs/campaigns.md, "Side by side
-on one node"). PAIRING_KEYS are what a selection, match or label can name
-beside the deck's keys: mpi.comm is the run's path of device data between
-ranks, job.point the job's name without its round and process."""
+"""Side-by-side ratio tables within one campaign (docs/campaigns.md, "Side by side on one
+node"): its campaign file's `compare:` entries (kept in OUT/campaign.json) over its jobs'
+kernel results, each numerator paired with the one denominator of its round whose `match`
+keys agree; above 1 the numerator is better. PAIRING_KEYS: what a selection, match or label
+can name beside deck keys (mpi.comm: the ranks' path of device data; job.point: the job's
+name without its round and process)."""
 
 import csv
 import fnmatch
