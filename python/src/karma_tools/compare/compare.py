@@ -12,7 +12,7 @@ from karma_tools.core import ToolError, __version__
 from karma_tools.results import codeversion
 from karma_tools.score import figure, weights
 from karma_tools.compare.sides import aggregate
-from karma_tools.results.results import format_size
+from karma_tools.results.results import field, format_size
 from karma_tools.results.cases import case_key, case_values, values_key
 from karma_tools.results.codestatus import code_info, code_status
 
@@ -52,11 +52,6 @@ def schema_defaults(schema, prefix=""):
     return {k: v for k, v in out.items() if not k.startswith("run.")}
 
 
-def suite_of(run):
-    suite = run.doc.get("suite")
-    return suite if isinstance(suite, dict) else {}
-
-
 def schema_retired(schema):
     """{'matvec.corrupt': False, ...}: a deck schema's retired keys (x-retired),
     each at the value that ran the work the suite now runs by default."""
@@ -75,7 +70,7 @@ def newest_schemas(sets):
             schema = (r.doc.get("deck") or {}).get("schema")
             if not isinstance(schema, dict) or r.reference:
                 continue
-            version = re.findall(r"[0-9]+", suite_of(r).get("version") or "")
+            version = re.findall(r"[0-9]+", field(r.doc, "suite.version") or "")
             rank = (tuple(map(int, version)), r.path)
             if r.app not in newest or rank > newest[r.app][0]:
                 newest[r.app] = (rank, schema)
@@ -269,9 +264,8 @@ def _only_in_other(s, theirs, matches, base_groups, how):
         for kernel in kernels:
             e = _entry(h, kernel, how)
             out.append({"set": s.label, "app": h.app, "case": labels[h.key], "kernel": kernel,
-                        "units": e["units"], "higher_is_better": e["higher_is_better"],
-                        "value": e["value"], "runs": e["runs"], "failed": e["failed"],
-                        "reason": reason, "files": e["files"]})
+                        **{k: e[k] for k in ("units", "higher_is_better", "value", "runs",
+                                             "failed")}, "reason": reason, "files": e["files"]})
     return out
 
 
@@ -340,8 +334,9 @@ def _records(base, others, weights_path):
 def _set_entry(s):
     own = [r for r in s.runs if not r.reference]
     return {"label": s.label, "path": s.path, "runs": len(s.runs),
-            "suite_versions": sorted({str(suite_of(r).get("version") or "?") for r in own}),
-            "git_describe": sorted({str(suite_of(r).get("git_describe") or "?") for r in own}),
+            "suite_versions": sorted({str(field(r.doc, "suite.version") or "?") for r in own}),
+            "git_describe": sorted({str(field(r.doc, "suite.git_describe") or "?")
+                                    for r in own}),
             "devices": sorted({r.device for r in s.runs}),
             "backends": sorted({r.backend for r in s.runs}),
             "kokkos": sorted({r.kokkos_version for r in own}),

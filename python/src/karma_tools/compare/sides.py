@@ -14,7 +14,8 @@ import statistics
 
 from karma_tools.core import ToolError, md_row
 from karma_tools.results import resultset
-from karma_tools.results.results import format_size, format_value, is_number, kernel_energy
+from karma_tools.results.results import (field, format_size, format_value, is_number,
+                                         kernel_energy)
 from karma_tools.results.cases import holds_one, values_key
 
 PAIRING_KEYS = ("mpi.ranks", "mpi.nodes", "mpi.comm", "job.run", "job.point")
@@ -50,11 +51,7 @@ def selected(selection, item):
 
 
 def metric_value(entry, metric):
-    value = entry
-    for part in metric.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return None
-        value = value[part]
+    value = field(entry, metric)
     return value if is_number(value) and value > 0 else None
 
 
