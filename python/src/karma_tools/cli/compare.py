@@ -131,8 +131,7 @@ def parser():
     p.add_argument("--markdown", metavar="FILE", help="write the Markdown table to FILE")
     p.add_argument("--csv", metavar="FILE", help="write one row per case, kernel and set")
     p.add_argument("--json", metavar="FILE", help="write everything as JSON")
-    p.add_argument("--committed-only", action="store_true",
-                   help="skip files that git ignores")
+    p.add_argument("--committed-only", action="store_true", help="skip files that git ignores")
     p.add_argument("--allow-partial", action="store_true",
                    help="with --campaign: accepted for older commands; it changes nothing")
     p.add_argument("--allow-unmatched", action="store_true",

@@ -315,9 +315,8 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
             "sets": entries,
             "suite_versions_differ": len({tuple(e["suite_versions"]) for e in entries}) > 1,
             "aggregate": how, "per_node": per_node, "weights": weights_path, "rows": out_rows,
-            "only_in_other_sets": only,
-            "left_out": [{"set": s.label, "path": f, "error": why}
-                         for s in sets for f, why in s.invalid],
+            "only_in_other_sets": only, "left_out": [{"set": s.label, "path": f, "error": why}
+                                                     for s in sets for f, why in s.invalid],
             "notes": notes, "record": {} if within else _records(base, others, weights_path),
             "within": within}
 

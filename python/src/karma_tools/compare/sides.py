@@ -14,8 +14,7 @@ import statistics
 
 from karma_tools.core import ToolError, md_row
 from karma_tools.results import resultset
-from karma_tools.results.results import (field, format_size, format_value, is_number,
-                                         kernel_energy)
+from karma_tools.results.results import field, format_size, format_value, is_number, kernel_energy
 from karma_tools.results.cases import holds_one, values_key
 
 PAIRING_KEYS = ("mpi.ranks", "mpi.nodes", "mpi.comm", "job.run", "job.point")
@@ -237,8 +236,7 @@ def _energy_stand_ins(items, field):
         energy = kernel_energy(item["entry"]) or {}
         fom = item["entry"].get("fom") or {}
         hib = bool(fom.get("higher_is_better", True)) if field == "fom_per_watt" else False
-        out.append(dict(item, entry={"fom": {"value": energy.get(field),
-                                             "higher_is_better": hib}}))
+        out.append(dict(item, entry={"fom": {"value": energy.get(field), "higher_is_better": hib}}))
     return out
 
 
@@ -284,11 +282,8 @@ def _selection_text(selection):
 def comm_shares(kernel):
     """(largest share, largest waiting share) over a multi-rank kernel's
     ranks (kernels[].comm), or None where the result has none."""
-    comm = kernel.get("comm") if isinstance(kernel, dict) else None
-    if not isinstance(comm, dict):
-        return None
-    share = [v for v in comm.get("share") or [] if is_number(v)]
-    waiting = [v for v in comm.get("waiting_share") or [] if is_number(v)]
+    share = [v for v in field(kernel, "comm.share") or [] if is_number(v)]
+    waiting = [v for v in field(kernel, "comm.waiting_share") or [] if is_number(v)]
     return (max(share), max(waiting, default=0.0)) if share else None
 
 

@@ -93,8 +93,7 @@ def _record_markdown(result):
            "results, as `karma-score reference` takes them): what `karma-score SET "
            f"--reference {base}` prints for it.", ""]
     for label, rec in result["record"].items():
-        out += [f"- {label}: " + (f"none: {rec['why']}" if "why" in rec else record_line(rec)),
-                ""]
+        out += [f"- {label}: " + (f"none: {rec['why']}" if "why" in rec else record_line(rec)), ""]
     return out
 
 
