@@ -104,14 +104,11 @@ def _one_per_round(spec, items, notes):
         if None in values:
             notes.append(f"{where}: a process has no {spec['metric']}")
             continue
-        if spec["per_round"] == "best":
-            at = values.index(aggregate(values, "best", higher_is_better(spec, first)))
-            chosen = dict(group[at], value=values[at])
-        else:
-            chosen = dict(first, value=aggregate(values, "median"))
-        chosen["passed"] = all(g["passed"] for g in group)
-        chosen["job"] = f"{first['deck']['job.point']}.r{first['round']} ({len(group)} processes)"
-        out.append(chosen)
+        value = aggregate(values, spec["per_round"], higher_is_better(spec, first))
+        out.append(dict(group[values.index(value)] if spec["per_round"] == "best" else first,
+                        value=value, passed=all(g["passed"] for g in group),
+                        job=f"{first['deck']['job.point']}.r{first['round']} "
+                        f"({len(group)} processes)"))
     return out
 
 
