@@ -309,25 +309,21 @@ def _pair_cells(row):
         f"{row['denominator']} ({row['denominator_implementation']})"]
 
 
-def _round_cells(figures, rounds):
-    """'a / b = ratio' of each round (as divided: for times, the
-    denominator's over the numerator's), then '-' where a round has none."""
+def _figure_cells(figures, t, *between):
+    """'a / b = ratio' of each round (as divided: for times, the denominator's over the
+    numerator's; '-' where a round has none), then `between`, then the aggregates."""
     cells = []
-    for r in rounds:
-        ratio = figures["rounds"].get(str(r))
+    for r in map(str, t["rounds"]):
+        ratio = figures["rounds"].get(r)
         if ratio is None:
             cells.append("-")
             continue
-        a, b = figures["values"][str(r)]
+        a, b = figures["values"][r]
         if not figures["higher_is_better"]:
             a, b = b, a
         cells.append(f"{format_value(a)} / {format_value(b)} = {ratio:.3f}")
-    return cells
-
-
-def _aggregate_cells(figures, table):
-    aggregates = [figures["aggregates"].get(how) for how in table["aggregate"]]
-    return ["-" if x is None else f"**{x:.3f}**" for x in aggregates]
+    aggregates = [figures["aggregates"].get(how) for how in t["aggregate"]]
+    return cells + list(between) + ["-" if x is None else f"**{x:.3f}**" for x in aggregates]
 
 
 def _heads(t, middle, end):
@@ -360,8 +356,7 @@ def markdown(tables, heading="###"):
             continue
         rows = []
         for row in t["rows"]:
-            cells = _pair_cells(row) + _round_cells(row, t["rounds"])
-            cells += [_range_text(row["rounds"].values())] + _aggregate_cells(row, t)
+            cells = _pair_cells(row) + _figure_cells(row, t, _range_text(row["rounds"].values()))
             if row["failed"]:
                 cells[-1] += " (verification FAILED: " + ", ".join(row["failed"][:3]) + ")"
             rows.append(cells + ([_comm_text(row)] if comm else []))
@@ -379,8 +374,7 @@ def markdown(tables, heading="###"):
                     "(above 1: the numerator uses less energy); '-' where either side did not "
                     "measure it.", ""]
             out += table(_heads(t, ["ratio"], []), [
-                _pair_cells(row) + [text] + _round_cells(row[name], t["rounds"])
-                + _aggregate_cells(row[name], t) for row in t["rows"]
+                _pair_cells(row) + [text] + _figure_cells(row[name], t) for row in t["rows"]
                 for name, text in (("per_watt", "per W"), ("energy", "energy"))]) + [""]
     return out
 
