@@ -64,17 +64,12 @@ def newest_schemas(sets):
     """{app: deck schema} of the newest suite version that recorded one, over
     every set: an older result's missing key is read at the newer default, and
     a key it has retired at the value that meant the same work."""
-    newest = {}
-    for s in sets:
-        for r in s.runs:
-            schema = (r.doc.get("deck") or {}).get("schema")
-            if not isinstance(schema, dict) or r.reference:
-                continue
-            version = re.findall(r"[0-9]+", field(r.doc, "suite.version") or "")
-            rank = (tuple(map(int, version)), r.path)
-            if r.app not in newest or rank > newest[r.app][0]:
-                newest[r.app] = (rank, schema)
-    return {app: schema for app, (_, schema) in newest.items()}
+    def rank(r):
+        return tuple(map(int, re.findall(r"[0-9]+", field(r.doc, "suite.version") or ""))), r.path
+
+    runs = [r for s in sets for r in s.runs
+            if not r.reference and isinstance(field(r.doc, "deck.schema"), dict)]
+    return {r.app: r.doc["deck"]["schema"] for r in sorted(runs, key=rank)}  # the newest last
 
 
 def group_runs(runs, schemas=None):
