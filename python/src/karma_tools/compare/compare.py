@@ -119,8 +119,9 @@ def differences(base, other):
 
 
 def case_labels(groups):
-    """A distinct label for each group: its kind of device and deck, and each
-    setting in which it departs from the most common among that deck's groups."""
+    """A distinct label for each group: its kind of device (the same rows whichever set is
+    the baseline), its deck, and each setting in which it departs from the most common
+    among that deck's groups."""
     by_stem = {}
     for g in groups:
         by_stem.setdefault((g.app, g.stem), []).append(g)
@@ -225,9 +226,9 @@ def _row(g, case, kernel, base, others, matched, how, per_node, sources, code=Tr
     for s in others:
         matches, unpaired = matched[s.label]
         m = matches.get(g.key)
-        e = row["values"][s.label] = _entry(m[0], kernel, how) if m else None
-        if e is None or e["value"] is None:
-            row["values"][s.label] = None
+        e = _entry(m[0], kernel, how) if m else None
+        row["values"][s.label] = e if e and e["value"] is not None else None
+        if row["values"][s.label] is None:
             row["unpaired"][s.label] = f"no run of {kernel}" if m else unpaired.get(g.key)
             continue
         h, diffs = m
@@ -317,7 +318,8 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
 
 
 def _records(base, others, weights_path):
-    """{label: `karma-score SET --reference BASELINE`'s figure of record, or {"why"}}."""
+    """{label: figure of record} by karma-score's pipeline, as `karma-score SET --reference
+    BASELINE --weights FILE` gives it; {"why": ...} where there is none."""
     try:
         report = figure.score([(s.label, s.path) for s in others], base.path, weights_path)
     except ToolError as e:
