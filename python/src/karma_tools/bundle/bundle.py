@@ -5,15 +5,13 @@
   karma-bundle check BUNDLE.tar.xz          (or: karma-bundle --check BUNDLE.tar.xz)
   karma-bundle disclose CAMPAIGN_DIR -o disclosure.yaml [--answers FILE] ...
 
-A bundle is a .tar.xz (the same inputs give the same bytes) of a finished
-campaign, its results, build logs, weights and disclosure, with the sha256
-of every file in MANIFEST.sha256. pack refuses (exit 2, nothing written)
-what check would refuse, every problem a line. check trusts nothing in the
-bundle: the manifest, each result (the schema, passed, its run-rules record
-against this suite's class decks, its figures derived again from its work
-and times) and the disclosure against what the results and captures say.
-docs/campaigns.md#a-submission-bundle says what each check holds. A valid
-bundle is then reportable, or not: see the answers below."""
+A bundle is a .tar.xz (the same inputs, the same bytes) of a finished
+campaign, its results, build logs, weights and disclosure, with each file's
+sha256 in MANIFEST.sha256. pack refuses (exit 2) what check would refuse.
+check trusts nothing: the manifest, each result (schema, passed, run rules,
+figures derived again) and the disclosure against the results and captures
+(docs/campaigns.md#a-submission-bundle). A valid bundle is then reportable,
+or not: see the answers below."""
 
 import datetime
 import hashlib
@@ -82,25 +80,21 @@ def _field_problem(kind, node):
     if kind == "list":
         if not isinstance(value, list):
             return "expected a list ([] when there is none)"
-        bad = [v for v in value if not isinstance(v.value, str) or not v.value.strip()
-               or _PLACEHOLDER.match(v.value)]
+        bad = [v for v in value if not isinstance(v.value, str) or _blank(v.value)]
         return "an entry is empty or a placeholder" if bad else None
-    if value is None or isinstance(value, (dict, list)) or \
-            (isinstance(value, str) and (not value.strip() or _PLACEHOLDER.match(value))):
-        return "empty (fill it in)" if not isinstance(value, (dict, list)) else \
-            "expected a single value"
+    if isinstance(value, (dict, list)):
+        return "expected a single value"
+    if value is None or isinstance(value, str) and _blank(value):
+        return "empty (fill it in)"
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if kind in ("count", "count0"):
-        least = 1 if kind == "count" else 0
-        if not (isinstance(value, int) and not isinstance(value, bool) and value >= least):
-            return f"expected a whole number >= {least}"
-    elif kind in ("number", "number0"):
-        if not number or value < 0 or (kind == "number" and value == 0):
-            return "expected a number " + ("> 0" if kind == "number" else ">= 0")
-    elif kind == "tier":
-        if value not in rules.TIERS:
-            return f"expected {' or '.join(rules.TIERS)}"
-    elif kind == "date":
+    least = 0 if kind.endswith("0") else 1
+    if kind.startswith("count") and not (number and isinstance(value, int) and value >= least):
+        return f"expected a whole number >= {least}"
+    if kind.startswith("number") and not (number and (value > 0 if least else value >= 0)):
+        return "expected a number " + ("> 0" if least else ">= 0")
+    if kind == "tier" and value not in rules.TIERS:
+        return f"expected {' or '.join(rules.TIERS)}"
+    if kind == "date":
         try:
             datetime.date.fromisoformat(str(value))
         except ValueError:
@@ -108,9 +102,12 @@ def _field_problem(kind, node):
     return None
 
 
+def _blank(text):
+    return not text.strip() or _PLACEHOLDER.match(text)
+
+
 def read_disclosure(data):
-    """(the disclosure's values {dotted key: value}, problems): each problem
-    'key: why'. Complete: every field of FIELDS present and filled in."""
+    """({dotted key: value}, problems 'key: why'): every field filled in."""
     try:
         root = yamlread.parse(data.decode("utf-8"), DISCLOSURE)
     except UnicodeDecodeError as e:
@@ -165,8 +162,7 @@ def _is_none(value):
 
 
 def _unlike(path, said, values, key, model):
-    """[(path, why)] for each of the values (`said` formats one) that is
-    not the disclosure's `key`, `model`, word for word."""
+    """[(path, why)] of each value not the disclosure's `key`, word for word."""
     return [(path, f"{said.format(v)}, but the disclosure's {key} is {model!r}")
             for v in sorted(set(values)) if model is not None and _words(v) != _words(model)]
 
@@ -184,8 +180,7 @@ def _gpus_of(doc):
 
 
 def _gpu_problems(values, karma, envs):
-    """The GPU model, the GPUs per node and the toolkit against the results
-    (the devices their ranks ran on) and the captures (nvidia-smi's)."""
+    """The GPU model, count and toolkit against the ranks' devices and captures."""
     model, count = values.get("node.gpu_model"), values.get("node.gpus_per_node")
     out, seen = [], []
     for path, doc in karma:
@@ -221,8 +216,8 @@ def _gpu_problems(values, karma, envs):
 
 
 def _cpu_problems(values, envs):
-    """The CPU model against lscpu's Model name in every capture, word for
-    word: a model that names a part of it (or more) names another CPU."""
+    """The CPU model against every capture's lscpu, word for word: a part of
+    the name (or more) names another CPU."""
     model = values.get("node.cpu_model")
     names = [(path, env["cpu"].get("Model name")) for path, env in envs
              if isinstance(env.get("cpu"), dict)]
@@ -237,8 +232,7 @@ def _cpu_problems(values, envs):
 
 
 def _software_seen(doc):
-    """What one result says of the software: {disclosure key: (result key,
-    what it says, the versions the disclosure must give, the name's words)}."""
+    """{disclosure key: (result key, what it says, its versions, name words)}."""
     out = {}
     # Kokkos, and every compiler the build names, with its version as it gives it.
     for key, (part, field) in (("software.kokkos", ("kokkos", "version")),
@@ -256,8 +250,7 @@ def _software_seen(doc):
 
 
 def name_and_version(text):
-    """(what comes before the first dotted version, that version or None):
-    MPI_Get_library_version's 'Open MPI v4.1.6, package: ...'."""
+    """(text before the first dotted version, it or None): 'Open MPI v4.1.6, ...'."""
     first = _VERSION.search(text)
     return (text[:first.start()], first.group()) if first else (text, None)
 
@@ -297,8 +290,7 @@ def _software_problems(values, karma):
 
 
 def disclosure_problems(values, karma, envs):
-    """The disclosure against the karma results and the captures: every
-    problem, [(path, why)], each naming the key."""
+    """[(path, why)] of the disclosure against the results and captures."""
     return _gpu_problems(values, karma, envs) + _cpu_problems(values, envs) + \
         _software_problems(values, karma)
 
@@ -307,8 +299,7 @@ def disclosure_problems(values, karma, envs):
 
 
 def _record_problems(doc, decks):
-    """The result's run-rules record against itself and its deck: [why]
-    (the schema states its fields' types and values)."""
+    """[why] of the result's run-rules record against itself and its deck."""
     record = doc.get("reportable")
     if record is None:
         return ["reportable: missing (results of the run rules carry it)"]
@@ -408,8 +399,7 @@ def _job_problems(files, name, results_file, decks):
 
 
 def content_problems(files, decks):
-    """Everything but the manifest: ([(path in the bundle, why)], summary
-    lines, [(path, document)] of the results that could be read)."""
+    """All but the manifest: ([(path, why)], summary, [(path, result)])."""
     jobs, manifest = _jobs(files)
     if jobs is None:
         return [manifest], [], []
@@ -483,8 +473,7 @@ def read_input(path, what):
 
 
 def _named(paths, folder, what):
-    """{folder/basename: bytes} of the files given; refused when missing or
-    when two share a name."""
+    """{folder/basename: bytes} of the files; refused when two share a name."""
     out = {}
     for path in paths:
         name = f"{folder}/{os.path.basename(path)}"
@@ -495,9 +484,8 @@ def _named(paths, folder, what):
 
 
 def pack(campaign, disclosure, build_logs, weights=(), campaign_file=None):
-    """(the bundle's bytes, summary lines, how many files it holds) of a
-    finished campaign directory with its disclosure, build logs and weights;
-    refused (2) with every problem, a line each."""
+    """(the bundle's bytes, summary lines, its file count); refused (2) with
+    every problem, a line each."""
     files = gather(campaign, campaign_file)
     files[DISCLOSURE] = read_input(disclosure, "disclosure")
     files.update(_named(build_logs, BUILD_LOGS, "build log"))
@@ -513,8 +501,7 @@ def pack(campaign, disclosure, build_logs, weights=(), campaign_file=None):
 
 
 def gather(directory, campaign_file=None):
-    """{bundle path: bytes} of a finished campaign directory; refused while a
-    job has not ended or has not passed."""
+    """{bundle path: bytes} of a campaign directory whose jobs all passed."""
     out = os.path.abspath(directory)
     manifest = batch.load_manifest(out)
     rows = batch.collect(out, manifest, query=False)
@@ -546,11 +533,8 @@ def gather(directory, campaign_file=None):
 
 
 def examine(path, record=None):
-    """(problems [(where, why)], summary lines, reasons it is not reportable)
-    of the bundle at path: valid when there is no problem, reportable too
-    when there is no reason either. record: the bundle's figure of record
-    as scored already (figure.score), else scored here as karma-score scores
-    it by default."""
+    """(problems [(where, why)], summary lines, reasons not reportable) of the
+    bundle at path; record: its figure of record, if scored already."""
     if not os.path.isfile(path):
         raise ToolError(f"{path}: not a file", 2)
     decks, problems = class_decks(), []
@@ -562,10 +546,8 @@ def examine(path, record=None):
 
 
 def page_facts(path, record):
-    """(reportable, disclosure) of a scored set for its page: karma-bundle
-    check's answer on its figure of record scored already, (True, []) or
-    (False, [why]), and the disclosure's values {dotted key: value}; (None,
-    None) for a set that is no bundle (a scored archive reads whole)."""
+    """(check's answer (True, []) or (False, [why]), the disclosure's values)
+    of a scored set for its page; (None, None) for no bundle."""
     if not (archive.is_archive_name(path) and os.path.isfile(path)) or \
             archive.open_archive(path).index["kind"] != "bundle":
         return None, None

@@ -1,8 +1,6 @@
-"""karma-bundle disclose: a campaign's disclosure filled in from what its
-results and environment captures say (docs/campaigns.md), so that a tester
-gives only what no capture can know: the system's name and vendor, the
-interconnect and who tested. What it writes is what karma-bundle check
-holds the disclosure to, word for word."""
+"""karma-bundle disclose: a campaign's disclosure filled in from its results
+and captures (docs/campaigns.md), as karma-bundle check holds it, word for
+word; the tester gives only what no capture knows (ASKED)."""
 
 import datetime
 import os
@@ -28,8 +26,7 @@ ASKED = (
 
 
 def campaign_docs(out):
-    """([(path, karma result)], [(path, environment capture)]) of a finished
-    campaign directory."""
+    """([(path, karma result)], [(path, capture)]) of a campaign directory."""
     runs = [r for r in resultset.open(out).runs if not r.reference]
     return [(r.path, r.doc) for r in runs], figure.captures(runs)
 
@@ -66,8 +63,8 @@ def _gpus(karma, envs):
 
 
 def _compiler(karma):
-    """'GCC 13.3.0 + nvcc 13.0.88' from build.compiler ('GNU 13.3.0 with
-    NVIDIA 13.0.88 (CUDA)'): each compiler with the version the results give."""
+    """'GCC 13.3.0 + nvcc 13.0.88' of build.compiler 'GNU 13.3.0 with NVIDIA
+    13.0.88 (CUDA)'."""
     said = _one([(d.get("build") or {}).get("compiler") for _, d in karma],
                 "the compiler (build.compiler)")
     names = {"GNU": "GCC", "NVIDIA": "nvcc", "Clang": "Clang", "IntelLLVM": "icpx"}
@@ -115,11 +112,9 @@ def derived(karma, envs):
 
 
 def answers(path, flags, ask, require=True):
-    """{dotted key: text} of what only the tester knows: from the answers
-    file (YAML of the same keys), then the flags, then ask(key, question)
-    where given (the command asks on the terminal); each missing one is an
-    error, all named at once, unless not `require` (a check before the
-    campaign, whose end may ask)."""
+    """{dotted key: text} of what only the tester knows: the answers file, then
+    the flags, then ask(key, question); all missing ones one error, unless
+    not `require` (a check before the campaign, whose end may ask)."""
     given = {}
     if path:
         try:
@@ -146,9 +141,8 @@ def answers(path, flags, ask, require=True):
 
 
 def make(campaign, answers_file, flags, ask):
-    """The disclosure's YAML of a finished campaign directory: derived from
-    its captures, the rest answered (answers); refused (3) where check would
-    not accept it, a fault of this code or of odd captures."""
+    """The disclosure's YAML of a campaign directory; refused (3) where check
+    would not accept it (a fault of this code or of odd captures)."""
     karma, envs = campaign_docs(os.path.abspath(campaign))
     values = derived(karma, envs)
     values.update(answers(answers_file, flags, ask=ask))

@@ -1,5 +1,4 @@
-"""karma-bundle: procurement bundles: pack, check, disclose; its command line
-and main (the work is karma_tools.bundle's)."""
+"""karma-bundle's command line (the work is karma_tools.bundle's)."""
 
 import argparse
 import os

@@ -1,5 +1,4 @@
-"""karma-report: reports of result sets; its command line and main (the work is
-karma_tools.report's)."""
+"""karma-report's command line (the work is karma_tools.report's)."""
 
 import argparse
 import os
@@ -36,8 +35,7 @@ EPILOG = "exit status: 0 written; 2 bad input (no results, schema version); 3 co
 
 
 def _skipped_lines(skipped):
-    """What a set skipped: each file named with why, but other karma tools'
-    files (a campaign holds an environment capture per job) counted by kind."""
+    """What a set skipped: a line per file, but other tools' files counted."""
     counts = Counter(why for _, why in skipped if why not in (NOT_RESULTS, IGNORED))
     lines = [f"{path} ({why})" for path, why in skipped if why in (NOT_RESULTS, IGNORED)]
     if counts:

@@ -1,5 +1,4 @@
-"""karma-score: the procurement score; its command line and main (the work is
-karma_tools.score's)."""
+"""karma-score's command line (the work is karma_tools.score's)."""
 
 import argparse
 import json

@@ -1,5 +1,5 @@
-"""karma-report's comparison sections: karma-compare's JSON (or a
-campaign's side tables) as a ratio plot and the tables beside it."""
+"""karma-report's comparison sections: karma-compare's JSON, or a campaign's
+side tables."""
 
 import os
 from karma_tools.results import archive
@@ -14,8 +14,8 @@ from karma_tools.score.score import record_line
 
 
 def side_by_side(root, out_dir, compare_from=None):
-    """The ratio tables of every campaign directory under root; compare_from
-    (a loaded campaign file) gives those of its name their compare: section."""
+    """The ratio tables of every campaign under root; compare_from (a campaign
+    file) gives those of its name their compare: section."""
     lines = []
     for path in [p for p in find_json(root) if os.path.basename(p) == resultset.MANIFEST]:
         try:
@@ -46,8 +46,7 @@ def side_by_side(root, out_dir, compare_from=None):
 
 
 def read_comparison(path):
-    """A karma-compare --json document, checked for the fields the report
-    reads (ToolError 2 naming the file and the key otherwise)."""
+    """A karma-compare --json document, checked for the fields read here."""
     doc = read_json(path)
 
     def need(ok, key, what):
@@ -84,16 +83,14 @@ def _interval(span):
 
 
 def _spans(entries, values):
-    """xerr of bars: each ratio's distance to the ends of the interval its
-    runs span (karma-compare's `interval`), none where it has none."""
+    """xerr of bars: each ratio's distance to the ends of its `interval`."""
     spans = [_interval(e.get("interval")) if v else None for e, v in zip(entries, values)]
     return [[max(v - s[0], 0) if s else 0 for s, v in zip(spans, values)],
             [max(s[1] - v, 0) if s else 0 for s, v in zip(spans, values)]]
 
 
 def ratio_plot(plotter, app, rows, labels, base):
-    """Per row of one mini-app, a bar of each set's ratio (and per-watt
-    ratio) to the baseline; the file's name."""
+    """A bar per row of one mini-app and set (and per watt); the file's name."""
     fig, ax = plotter.plt.subplots(figsize=(7.5, 0.8 + 0.22 * len(rows) * len(labels)),
                                    constrained_layout=True)
     colours = plotter.colours
@@ -119,8 +116,7 @@ def ratio_plot(plotter, app, rows, labels, base):
 
 
 def _record_cell(record, is_base):
-    """The procurement figure karma-compare gave a set (docs/score.md), or
-    why there is none."""
+    """The procurement figure karma-compare gave a set, or why there is none."""
     if is_base:
         return "the reference"
     if not isinstance(record, dict):
@@ -132,9 +128,8 @@ def _record_cell(record, is_base):
 
 
 def comparison_section(path, out_dir, plotter):
-    """The machines of a karma-compare document side by side: each set's
-    figure of record, and per mini-app a plot of each row's ratio to the
-    baseline (and per watt, where both sides measured energy)."""
+    """A karma-compare document: each set's figure of record, and per
+    mini-app a plot of each row's ratio to the baseline."""
     doc = read_comparison(path)
     base = doc["baseline"]
     labels = [s["label"] for s in doc["sets"] if s["label"] != base]

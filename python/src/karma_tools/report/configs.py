@@ -1,6 +1,5 @@
-"""What karma-report is made of: the configurations of a result set (runs
-that are the same case, on one device, ranks, nodes and threads), their
-labels, and the Markdown tables they fill."""
+"""karma-report's configurations (runs of one case, device, ranks, nodes and
+threads), their labels and Markdown tables."""
 
 import json
 import re
@@ -112,8 +111,7 @@ def series_label(config, keys):
 
 
 def group_label(config, keys, members):
-    """series_label, after the device kind ("gpu: ...", or the device's
-    name where no kind was recorded) where members ran on several devices."""
+    """series_label, after the device kind where members ran on several."""
     label = series_label(config, keys)
     if len({c.device for c in members}) < 2:
         return label

@@ -17,8 +17,7 @@ from karma_tools.score import score as score_render
 
 
 def include_markdown(path, out_dir, demote=1):
-    """The Markdown file at path, with its headings demoted and its relative
-    links rewritten for a file in out_dir."""
+    """The Markdown at path, headings demoted, relative links made out_dir's."""
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -74,8 +73,7 @@ class Plotter:
             self.plt = plt
 
     def legend_below(self, fig, axes, ncol=3):
-        """One legend for the whole figure, under it, of the labelled
-        artists of every axes (each label once)."""
+        """One legend under the figure, of every axes' labels (each once)."""
         entries = {}
         for ax in axes:
             for handle, label in zip(*ax.get_legend_handles_labels()):
@@ -94,8 +92,7 @@ class Plotter:
         return self.plt.rcParams["axes.prop_cycle"].by_key()["color"]
 
     def style(self, i):
-        """(marker, colour) of the i-th series: no two of the first 60 alike,
-        so that a colour seen twice still has two markers."""
+        """(marker, colour) of the i-th series: no two of the first 60 alike."""
         return _MARKERS[i % len(_MARKERS)], self.colours[i % len(self.colours)]
 
     def save(self, fig, name):
@@ -150,10 +147,8 @@ def _size_key(k, v):
 
 
 def size_series(configs):
-    """{series key: [configs at different sizes]}: configurations of one deck
-    that differ only in their size keys, at two or more footprints. A series
-    in which two configurations have the same footprint is not a size sweep
-    and is left out."""
+    """{series key: [configs]}: configurations of one deck that differ only in
+    their size keys, each at another footprint (else no size sweep)."""
     series = {}
     for c in configs:
         if c.footprint() is None:
@@ -169,8 +164,8 @@ def size_series(configs):
 
 
 def distinct_labels(configs, texts):
-    """texts, one per configuration, made distinct: where two read the same,
-    each gets its device, then its ranks, threads and deck, until none do."""
+    """texts, one per configuration, made distinct by device, ranks, threads
+    and deck in turn."""
     texts = [t or c.stem for t, c in zip(texts, configs)]
     extras = (lambda c: c.device, lambda c: f"{c.ranks} ranks",
               lambda c: f"{c.concurrency} threads", lambda c: f"deck {c.stem}")
@@ -188,8 +183,7 @@ def _size_points(configs, kernel):
 
 
 def size_plot(plotter, file_stem, series, names, kernels, kind):
-    """One panel per kernel, one line per series (all of one device kind);
-    the file's name, or None where no kernel has two sizes."""
+    """A panel per kernel, a line per series; the file's name, or None."""
     kernels = [k for k in kernels if any(len(_size_points(cs, k)) >= 2 for cs in series.values())]
     if not kernels:
         return None
@@ -248,8 +242,7 @@ def size_section(title, stem, configs, plotter):
 
 
 def layout_pairs(configs):
-    """[(config label, {layout: config})] for configs that differ only in
-    their layout key."""
+    """[(key, {layout: config})] of configs that differ only in their layout."""
     groups = {}
     for c in configs:
         layout_keys = [k for k in c.values if k.endswith(".layout")]
@@ -263,14 +256,12 @@ def layout_pairs(configs):
 
 
 def _wrapped(text, width=48):
-    """A panel title on lines of at most width characters: long titles of
-    neighbouring panels would print over each other."""
+    """A panel title wrapped, not to print over its neighbours'."""
     return textwrap.fill(text, width, break_on_hyphens=False)
 
 
 def layout_plot(plotter, file_stem, pairs, keys, layouts, kernels, members):
-    """A panel per configuration (three to a row), a bar per kernel and
-    layout; the file's name."""
+    """A panel per configuration, a bar per kernel and layout; the file's name."""
     fig, axes = plotter.grid(len(pairs), width=4.2, height=3.0)
     colours = plotter.colours
     for ax, (_, by) in zip(axes, pairs):
@@ -392,8 +383,7 @@ def _readme(root, d):
 
 
 def sections_of(result_set):
-    """[(name, directory or None, runs)] per top-level subdirectory of the
-    results directory (files at the top: 'other')."""
+    """[(name, directory or None, runs)] per top-level subdirectory."""
     root = result_set.path
     by_dir = {}
     for r in result_set.runs:
@@ -408,8 +398,7 @@ def sections_of(result_set):
 
 def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
           comparisons=(), compare_from=None, scored=None):
-    """The report's text; scored: the set's score (figure.score), whose
-    figure of record it shows in karma-score's words."""
+    """The report's text; scored: the set's score (figure.score), if any."""
     out_dir = os.path.dirname(os.path.abspath(out_path))
     lines = [f"# {title}", ""]
     if intro:

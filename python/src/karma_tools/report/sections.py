@@ -1,5 +1,4 @@
-"""karma-report's power and microbenchmark sections: each kernel's power
-over its run, and karma-microbench's implementations against each other."""
+"""karma-report's power and karma-microbench sections."""
 
 import re
 from karma_tools.results.cases import holds_one
@@ -11,8 +10,7 @@ from karma_tools.results.resultset import ResultSet
 
 
 def power_points(configs):
-    """{device: [(config, kernel, the kernel's figures)]}: per configuration
-    and kernel, the run of the best FOM among those that measured energy."""
+    """{device: [(config, kernel, figures)]}: the best run that measured energy."""
     by_device = {}
     for c in configs:
         for kernel in c.kernels():
@@ -33,8 +31,7 @@ def _slug(unit):
 
 
 def power_plot(plotter, file_stem, by_device, unit):
-    """FOM of one unit against power: a panel per device, a marker and
-    colour per app/kernel (the same on every panel); the file's name."""
+    """FOM of one unit against power, a panel per device; the file's name."""
     of_unit = {d: [p for p in points if (p[2]["units"] or "") == unit]
                for d, points in by_device.items()}
     devices = sorted(d for d, points in of_unit.items() if points)
@@ -97,8 +94,7 @@ def power_section(name, configs, plotter):
 
 
 def microbench_section(name, runs, plotter, ours, theirs):
-    """karma-microbench's runs: each benchmark's figure of merit with
-    implementation `ours` against `theirs`, paired as karma-compare
+    """karma-microbench's `ours` against `theirs`, as karma-compare
     --implementations pairs them, and a plot of the ratios."""
     result_set = ResultSet(name, name)
     result_set.runs = runs

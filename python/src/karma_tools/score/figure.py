@@ -1,7 +1,6 @@
-"""The procurement figure: karma's one figure of record for a machine
-against a reference machine, computed here and nowhere else; karma-score,
-karma-compare, karma-report and the bundle check print it (docs/score.md
-says how: results -> rows -> figures -> ratios -> aggregate)."""
+"""The procurement figure, karma's one figure of record of a machine against
+a reference machine, computed here and nowhere else (docs/score.md: results
+-> rows -> figures -> ratios -> aggregate)."""
 
 import math
 import os
@@ -31,8 +30,7 @@ TIER = "baseline"
 
 
 def load_runs(path):
-    """(the karma runs of a set, [{file, reasons}] of its campaign's jobs
-    without results): results.resultset.open."""
+    """(a set's karma runs, [{file, reasons}] of its jobs without results)."""
     result_set = resultset.open(path)
     return result_set.runs, [{"file": f"{result_set.manifest_path}: job {name}",
                               "reasons": [why]} for name, why in result_set.missing()]
@@ -71,9 +69,8 @@ def _better(a, b, higher_is_better):
 
 
 def run_figures(run, tier):
-    """{row key: {units, higher_is_better, fom, per_watt, per_watt_units}}:
-    one run's best figure (and best FOM per watt) of each work, over its
-    kernels that count in `tier`."""
+    """{row key: figures}: one run's best FOM (and per watt) of each work, over
+    its kernels that count in `tier`."""
     out = {}
     for name, k in run.kernels.items():
         kernel = {"name": name, "implementation": k["implementation"]}
@@ -104,9 +101,8 @@ def run_figures(run, tier):
 
 
 def _code_made_of(code):
-    """{symbols, launch} of a kernel's `code` object of this scheme (what
-    its code version is computed from, so that it can be computed again
-    from other sources), or None."""
+    """{symbols, launch} of a kernel's `code` of this scheme, or None: what its
+    code version is made of, to compute it again from other sources."""
     if codeversion.scheme_of(code) != codeversion.SCHEME or \
             not isinstance(code.get("symbols"), list) or not isinstance(code.get("launch"), dict):
         return None
@@ -114,8 +110,7 @@ def _code_made_of(code):
 
 
 def _best_median(decks, field, hib):
-    """{value, runs, rounds} of the best median over decks of the runs'
-    `field`, with that deck's values run by run (its spread); None of none."""
+    """{value, runs, rounds} of the decks' best median of `field`, or None."""
     best = None
     for figs in decks.values():
         values = sorted(f[field] for f in figs if f[field] is not None)
@@ -126,9 +121,8 @@ def _best_median(decks, field, hib):
 
 
 def tier_figures(runs, tier):
-    """{row key: row} of a tier over a set's runs, in the reference's form
-    (figure, units, higher_is_better, runs, rounds, per_watt, code_versions,
-    code_schemes, codes): per deck the median of its runs, the best deck."""
+    """{row key: row} of a tier in the reference's form: per deck the median
+    of its runs, the best deck."""
     groups = {}
     for run in runs:
         deck = rounds_key(run, rules.reportable(run.doc).get("tier"))
@@ -162,8 +156,7 @@ def _distinct(values):
 
 
 def captures(runs):
-    """[(path, document)] of the karma-envcapture captures beside the runs'
-    results (results/<job>/environment/environment.json)."""
+    """[(path, document)] of the runs' <folder>/environment/environment.json."""
     out = []
     for where in sorted({os.path.dirname(r.path) for r in runs}):
         path = os.path.join(where, "environment", "environment.json")
@@ -205,8 +198,7 @@ def _reference_kind(path, runs, kind):
 
 
 def make_reference(path, name=None, kind=None, runs=None):
-    """The reference document of one set (docs/score.md; runs: the set's,
-    where they are loaded already)."""
+    """The reference document of one set (runs: its runs, if loaded)."""
     if runs is None:
         runs, _ = load_runs(path)
     baseline = [r for r in runs if not left_out_reasons(r, None)
@@ -260,8 +252,7 @@ def label_of(path):
 
 
 def load_reference(path):
-    """The reference document at path, checked against the reference schema
-    (karma_tools/schemas/reference.schema.json)."""
+    """The reference document at path, checked against its schema."""
     if not os.path.lexists(path):
         raise ToolError(f"{path}: no such file", 2)
     doc = read_json(path)
@@ -277,8 +268,7 @@ def load_reference(path):
 
 
 def shipped(rel, what, flag):
-    """A file the suite ships: installed (PREFIX/share/karma/REL) or in the
-    checkout this package is in."""
+    """A file the suite ships: PREFIX/share/karma/REL, or in this checkout."""
     tools = os.path.dirname(os.path.abspath(sys.argv[0]))
     for base in (os.path.join(tools, "..", "share", "karma"),
                  CHECKOUT):
@@ -293,9 +283,8 @@ def shipped(rel, what, flag):
 
 
 def geomean(values, weights=None):
-    """The (weighted) geometric mean of the values not None; None of
-    nothing (or of no weight). The suite's one geometric mean (statistics
-    has weights only from Python 3.11)."""
+    """The (weighted) geometric mean of the values not None, or None; here
+    since statistics has weights only from Python 3.11."""
     pairs = [(v, 1.0 if weights is None else w) for v, w in
              zip(values, weights or [None] * len(values)) if v is not None]
     total = sum(w for _, w in pairs)
@@ -333,8 +322,7 @@ def interval(figures, references, hib):
 
 
 def span_mean(spans, weights=None):
-    """The (weighted) geometric mean of intervals, bound by bound: the
-    aggregate if every row took its low (high) end at once."""
+    """The (weighted) geometric mean of intervals, bound by bound."""
     pairs = [(s, w) for s, w in zip(spans, weights or [1.0] * len(spans)) if s is not None]
     if not pairs:
         return None
@@ -343,8 +331,7 @@ def span_mean(spans, weights=None):
 
 
 def verdict(span, than="the reference"):
-    """What an interval of ratios says: a difference the rounds cannot tell
-    from none is not one."""
+    """What an interval of ratios says: one holding 1 is no difference."""
     if span is None:
         return None
     if holds_one(span):
@@ -353,8 +340,7 @@ def verdict(span, than="the reference"):
 
 
 def _row_ratio(ref, fig):
-    """One row of a tier: the set's figure against the reference's, or the
-    reason there is none."""
+    """One row of a tier: the set's figure against the reference's, or why not."""
     row = dict(_key_dict(_ref_key(ref)), reference=ref["figure"], units=ref["units"],
                figure=None, runs=0, ratio=None, interval=None, per_watt=None, missing=None)
     if fig is None:
@@ -419,9 +405,8 @@ def _app_score(rows):
 
 
 def app_scores(rows, weights):
-    """Per app, the geometric mean of its rows' ratios (and per watt), with
-    the interval of its rounds; then the weighted geometric mean over the
-    apps, only when no row with weight lacks a figure (complete)."""
+    """(per app the geomean of its rows' ratios, the weighted geomean over the
+    apps where no row with weight lacks a figure)."""
     apps = {app: _app_score([r for r in rows if r["app"] == app]) for app in weights}
     missing = [r for r in rows if r["ratio"] is None and weights.get(r["app"], 0) > 0]
     overall = {"complete": not missing, "missing": missing}
@@ -435,9 +420,8 @@ def app_scores(rows, weights):
 
 
 def score_tier(figures, reference, weights):
-    """A tier's rows, per-app scores, overall scores (the scored classes'
-    rows), the same per class, and coverage. The overall and the classes'
-    figures exist only for rows complete where the weights give weight."""
+    """A tier's rows, per-app, overall (the scored classes) and per-class
+    scores, and coverage."""
     rows = [_row_ratio(ref, figures.get(_ref_key(ref))) for ref in reference["rows"]]
     for r in rows:
         r["in_score"] = r["class"] in rules.SCORED_CLASSES
@@ -477,8 +461,7 @@ NAME = "procurement figure"
 
 
 def of_record(scored):
-    """The figure of record of a scored set (score_set): the baseline tier's
-    overall with its interval, or why there is none."""
+    """The figure of record of a scored set: the baseline tier's overall."""
     t = scored["tiers"][TIER]
     return {"name": NAME, "tier": TIER, "complete": t["complete"], "figure": t["score"],
             "interval": t["interval"], "verdict": t["verdict"],
@@ -491,10 +474,8 @@ def of_record(scored):
 
 
 def reference_of(source=None):
-    """(where, the reference document) of --reference SOURCE: the shipped
-    reference (None), a karma-score reference file, or a result set made one
-    as `karma-score reference` makes it (its GPU rows where it ran on both
-    kinds)."""
+    """(where, the reference) of --reference: the shipped one (None), a file,
+    or a result set made one (its GPU rows where it ran on both kinds)."""
     if source is None:
         source = shipped(DEFAULT_REFERENCE, "shipped reference", "--reference")
     if not archive.isdir(source) and not archive.is_archive_name(source):
@@ -505,18 +486,15 @@ def reference_of(source=None):
 
 
 def weights_of(reference, path=None):
-    """(file, {app: weight}) of the reference's apps, from --weights FILE or
-    the shipped weights."""
+    """(file, {app: weight}) of the reference's apps (default: shipped)."""
     path = path or shipped(weights.DEFAULT, "default weights file", "--weights")
     apps = sorted({r["app"] for r in reference["rows"]}, key=lambda a: sort_key((a,)))
     return path, weights.of_apps(path, apps, reference["device"]["kind"])
 
 
 def score(sets, reference=None, weights_file=None):
-    """The whole pipeline, karma-score's, karma-compare's, karma-report's and
-    the bundle check's: sets [(label, path)] scored against --reference
-    (shipped, file or set) with --weights, each set on its own and with its
-    figure of record (`record`). What --json writes."""
+    """The one pipeline of every tool that scores: sets [(label, path)], each
+    scored on its own with its figure of record. What --json writes."""
     reference_file, doc = reference_of(reference)
     weights_file, weighed = weights_of(doc, weights_file)
     scored = [score_set(path, label, doc, weighed) for label, path in sets]

@@ -1,7 +1,5 @@
-"""The decision page of karma-score --page: one set against the reference in
-a page a manager can read (docs/score.md): the verdict, the figure of record
-with its interval, per-app bars with their spread, per watt, and the
-disclosure in a few lines. Markdown, with its chart as a PNG beside it."""
+"""karma-score --page: one set against the reference on a page a manager can
+read (docs/score.md), in Markdown with its chart as a PNG beside it."""
 
 import io
 import os
@@ -21,9 +19,8 @@ def _short(reason, most=120):
 
 
 def verdict_line(scored, record, reportable):
-    """Complete? Reportable? Code the same as the reference's?
-    reportable: (bool, [reasons]) of karma-bundle check, or None for a set
-    that is no bundle."""
+    """Complete? Reportable (karma-bundle check's (bool, [reasons]), None for no
+    bundle)? Code the same as the reference's?"""
     present = record["rows"] - len(record["missing"])
     complete = _yes_no(record["complete"], f"{present} of {record['rows']} scored rows")
     if reportable is None:
@@ -72,8 +69,7 @@ def app_table(scored, weights):
 
 
 def disclosure_lines(disclosure):
-    """A few lines of a karma-bundle's disclosure ({dotted key: value} of
-    bundle.read_disclosure)."""
+    """A few lines of a karma-bundle's disclosure ({dotted key: value})."""
     if not disclosure:
         return ["No disclosure: the set is not a karma-bundle."]
 
@@ -96,8 +92,7 @@ def disclosure_lines(disclosure):
 
 
 def chart(scored, weights, record, label, reference_name):
-    """PNG bytes: per app, the score and the per-watt score as bars with
-    the interval of their rounds, and the line of 1 (the reference)."""
+    """PNG bytes: per app, the score and per watt as bars with their rounds."""
     try:
         import matplotlib
 
@@ -138,8 +133,7 @@ def chart(scored, weights, record, label, reference_name):
 
 
 def render(scored, weights, reference, page_path, reportable, disclosure):
-    """(Markdown text, PNG bytes) of the page; the PNG is meant to lie
-    beside the page as <page stem>.png."""
+    """(Markdown text, PNG bytes) of the page; the PNG goes beside it."""
     record = figure.of_record(scored)
     png_name = os.path.splitext(os.path.basename(page_path))[0] + ".png"
     lines = [f"# karma: {scored['label']} against {reference['name']}", "",

@@ -1,8 +1,6 @@
 """The release: what a karma version fixes about its score, and whether a
-checkout still is that release (docs/run-rules.md#releases). The release
-file records it all but the kernels, whose code versions the shipped
-reference records with what each is made of, computed again here from the
-checkout's sources; the deck keys come from a build's --help=json."""
+checkout still is it (docs/run-rules.md#releases). The kernels' code versions
+are computed again from the sources; the deck keys come from --help=json."""
 
 import ast
 import hashlib
@@ -78,8 +76,7 @@ def tree_text(node):
 
 
 def code_hash(root, rel):
-    """A hash of a source file's code, not of its comments or layout: C++
-    by its tokens, Python by its syntax tree without docstrings."""
+    """A hash of a file's code, not its comments: C++ tokens, Python's tree."""
     text = _read(root, rel)
     if rel.endswith(".py"):
         tree = ast.parse(text, rel)
@@ -102,8 +99,7 @@ def class_decks(root, apps):
 
 
 def deck_keys(apps, bin_dir):
-    """{app: {key: [rule, default]}} of each mini-app's deck schema: what a
-    run may change, and what a class deck runs where it sets no value."""
+    """{app: {key: [rule, default]}} of each mini-app's deck schema."""
     keys = {}
     for app in apps:
         schema = docgen.deck_schema(docgen.executable(app, bin_dir))
@@ -117,8 +113,7 @@ def shipped_reference(root):
 
 
 def record(root, bin_dir, reference, deck_keys_too=True):
-    """The release file's content for the checkout at `root`, whose shipped
-    reference is `reference` (its deck keys left empty without deck_keys_too)."""
+    """The release file's content for the checkout at `root`."""
     apps = sorted({r["app"] for r in reference["rows"]})
     weights = weights_file.of_apps(os.path.join(root, weights_file.DEFAULT), apps,
                                    reference["device"]["kind"])
@@ -141,9 +136,8 @@ def record(root, bin_dir, reference, deck_keys_too=True):
 
 
 def new_record(root, bin_dir):
-    """The release file's content for making a release of the checkout at
-    `root`, refused (2) for a development version or a reference this code
-    did not make."""
+    """record() for a new release; refused for a -dev version or a reference
+    this code did not make."""
     if __version__.endswith("-dev"):
         raise ToolError(f"karma {__version__} is a development version, no release: "
                         "set the release's version first", 2)
@@ -201,8 +195,7 @@ def differences(frozen, now, where=""):
 
 
 def kernel_drift(reference, root):
-    """The reference's kernels whose code version the checkout's sources no
-    longer give: one line each (none when every kernel is the reference's)."""
+    """A line per reference kernel whose code version the sources no longer give."""
     hashes, found = {}, []
     for row in reference["rows"]:
         name = f"{row['app']}/{row['class']}/{row['case']}/{row['work']}"
@@ -241,9 +234,8 @@ def released(root):
 
 
 def check(root, bin_dir, deck_keys_too=True):
-    """(the release's version, [what differs from it]) for the checkout;
-    without deck_keys_too, the deck keys are not compared (no build of the
-    checkout's code to read them from)."""
+    """(the release's version, [what differs from it]) for the checkout; the
+    deck keys only with deck_keys_too (they need a build)."""
     frozen = released(root)
     if frozen is None:
         raise ToolError(f"{RELEASE_FILE}: no such file", 2)
@@ -262,9 +254,7 @@ CHECKED_PATHS = ("common", "miniapps", "inputs", "campaigns", "python/src/karma_
 
 
 def tree_at(checkout, rev, dest):
-    """The files the release check reads, as git holds them at `rev` of
-    `checkout`, written under `dest` (a release stays in git: its commit is
-    checked as it was frozen, whatever the checkout has become)."""
+    """The files the release check reads, as of commit `rev`, under `dest`."""
     archive = os.path.join(dest, "tree.tar")
     with open(archive, "wb") as out:
         made = subprocess.run(["git", "-C", checkout, "archive", "--format=tar", rev, "--",

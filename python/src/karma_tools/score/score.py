@@ -1,6 +1,5 @@
-"""karma-score's Markdown: a score (figure.score) as the tables, rows and
-lists of docs/score.md, and the figure of record in one line for the
-other tools that print it."""
+"""karma-score's Markdown: a score (figure.score) as docs/score.md shows it,
+and the figure of record in one line for the other tools."""
 
 from karma_tools.core import md_row
 from karma_tools.score import figure
@@ -74,8 +73,7 @@ def record_line(record):
 
 
 def _tier_rows(s, cells, last):
-    """A table's rows, a tier and measure each: cells(t, field, span) the
-    middle cells, last(t, field, span) the last ones."""
+    """A table's rows, a tier and measure each, of cells() and last() cells."""
     return [md_row([tier, measure] + cells(s["tiers"][tier], field, span)
                    + last(s["tiers"][tier], field, span))
             for tier in rules.TIERS for measure, field, span in MEASURES]
@@ -115,8 +113,7 @@ def _summary_table(s, weights):
 
 
 def _class_table(s):
-    """The overall score of each class on its own, those outside the
-    overall marked; a class lacking a weighted row has none."""
+    """The overall score of each class on its own."""
     classes = s["tiers"]["baseline"]["classes"]
 
     def cells(t, field, span):
@@ -192,8 +189,7 @@ def title(sets):
 
 
 def section(report):
-    """The figure of record of each set of a score (figure.score) as a
-    section of another document (karma-report's): karma-score's lines."""
+    """Each set's figure of record as a section of karma-report's document."""
     lines = ["## The procurement figure", ""]
     lines += _reference_lines(report["reference"], report["reference_file"])
     for s in report["sets"]:

@@ -1,6 +1,5 @@
-"""The weights file (campaigns/procurement/weights.txt; the grammar:
-docs/score.md): karma-score weighs the apps of a reference of one device
-kind (of_apps); karma-compare's figure of record is karma-score's."""
+"""The weights file (campaigns/procurement/weights.txt; its grammar:
+docs/score.md): the weights of a reference's apps."""
 
 import fnmatch
 import math
@@ -14,8 +13,7 @@ RETIRED = "score-weights.txt"
 
 
 def parse(path):
-    """[(parts, weight, line)] of a weights file; bad input is one line
-    naming FILE:LINE (exit 2)."""
+    """[(parts, weight, line)] of a weights file; refused naming FILE:LINE."""
     if os.path.basename(path) == RETIRED and not os.path.lexists(path):
         raise ToolError(f"{path}: no such file; {RETIRED} was merged into {DEFAULT} (one "
                         "grammar for karma-score and karma-compare): give --weights that file", 2)
@@ -50,8 +48,7 @@ def parse(path):
 
 
 def of_apps(path, apps, kind):
-    """{app: weight} of karma-score for a reference of `kind` ('gpu' or
-    'host') and its apps, normalised by their sum."""
+    """{app: weight} of a reference of `kind` and its apps, summing to 1."""
     rules = parse(path)
     weights = {}
     for app in apps:
