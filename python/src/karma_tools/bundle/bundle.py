@@ -17,16 +17,12 @@ import datetime
 import hashlib
 import os
 import re
+from collections import Counter
 
 from karma_tools.core import ToolError, read_input_file
-from karma_tools.results import archive, resultset
-from karma_tools.campaign import batch
-from karma_tools.campaign import campaign as campaign_mod
+from karma_tools.results import archive, derived, resultset, rules, validate
+from karma_tools.campaign import batch, campaign as campaign_mod, jobs as jobs_mod
 from karma_tools.score import figure
-from karma_tools.results import derived
-from karma_tools.campaign import jobs as jobs_mod
-from karma_tools.results import rules
-from karma_tools.results import validate
 from karma_tools import yamlread
 
 PROGRAM = "karma-bundle"
@@ -432,20 +428,14 @@ def content_problems(files, decks):
 def _summary(jobs, results):
     lines = [f"{len(jobs)} job(s), {len(results)} result(s) ("
              f"{sum(validate.is_reference(d) for _, d in results)} reference)"]
-    counts, unreportable = {}, []
-    for path, doc in results:
-        if validate.is_reference(doc):
-            continue
-        record = rules.reportable(doc)
-        if record.get("reportable") is True:
-            key = f"{record.get('class')}/{record.get('tier')}"
-            counts[key] = counts.get(key, 0) + 1
-        else:
-            unreportable.append(f"  not reportable: {path}: "
-                                + "; ".join(map(str, record.get("reasons") or ["?"])))
+    records = [(path, rules.reportable(doc)) for path, doc in results
+               if not validate.is_reference(doc)]
+    counts = Counter(f"{r.get('class')}/{r.get('tier')}" for _, r in records
+                     if r.get("reportable") is True)
     lines.append("reportable (class/tier): " + (", ".join(f"{k} {v}" for k, v in
                                                           sorted(counts.items())) or "none"))
-    return lines + unreportable
+    return lines + [f"  not reportable: {path}: " + "; ".join(map(str, r.get("reasons") or ["?"]))
+                    for path, r in records if r.get("reportable") is not True]
 
 
 # --- the archive ------------------------------------------------------------------
@@ -492,8 +482,7 @@ def pack(campaign, disclosure, build_logs, weights=(), campaign_file=None):
     files.update(_named(weights, WEIGHTS, "weights file"))
     problems, summary, _ = content_problems(files, class_decks())
     if problems:
-        # Every problem at once, a line each: the tester mends them all
-        # before packing again.
+        # Every problem at once, a line each: the tester mends them all.
         lines = [f"{validate.printable(where)}: {why}" for where, why in problems]
         raise ToolError(f"\n{PROGRAM}: error: ".join(lines), 2)
     files[MANIFEST] = manifest_text(files).encode()

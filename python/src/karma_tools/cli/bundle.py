@@ -3,10 +3,8 @@
 import argparse
 import os
 import sys
-from karma_tools.results import archive
-from karma_tools.bundle import bundle
-from karma_tools.bundle import disclose
-from karma_tools.results import validate
+from karma_tools.results import archive, validate
+from karma_tools.bundle import bundle, disclose
 from karma_tools.bundle.bundle import PROGRAM, examine
 from karma_tools.core import ToolError, __version__, atomic_write
 from karma_tools.cli import ArgumentParser, main_wrapper

@@ -6,14 +6,13 @@ import shlex
 import shutil
 import sys
 from collections import Counter
-from karma_tools.results import archive
+from karma_tools.results import archive, resultset
 from karma_tools.campaign import campaign as campaign_mod
 from karma_tools.core import ToolError, __version__, unwritable, write_all
 from karma_tools.cli import ArgumentParser, main_wrapper
 from karma_tools.compare.implementations import parse_pair
 from karma_tools.report.report import Plotter, build
 from karma_tools.report.comparison import read_comparison
-from karma_tools.results import resultset
 from karma_tools.results.resultset import IGNORED, NOT_RESULTS
 from karma_tools.score import figure
 
@@ -112,8 +111,7 @@ def main(argv=None):
                 os.makedirs(staging)
             text = build(result_set, out_path, plotter, args.title, args.intro, ours, theirs,
                          command, args.comparison, compare_from, scored)
-            # The plots and the report that links them, or neither; no
-            # empty folder where nothing was plotted.
+            # The plots and the report, or neither; no folder without plots.
             write_all([(out_path, text)], [(staging, plots_dir)] if plotter.files else [])
         except OSError as e:
             raise unwritable(plots_dir, e, "the plots") from None

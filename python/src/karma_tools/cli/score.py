@@ -6,9 +6,7 @@ import os
 import sys
 import tempfile
 from karma_tools.bundle import bundle
-from karma_tools.score import figure
-from karma_tools.score import page
-from karma_tools.score import release
+from karma_tools.score import figure, page, release
 from karma_tools.core import CHECKOUT, ToolError, __version__, atomic_write, write_all
 from karma_tools.cli import ArgumentParser, main_wrapper
 from karma_tools.score.figure import DEFAULT_REFERENCE, KINDS, make_reference

@@ -2,14 +2,11 @@
 side tables."""
 
 import os
-from karma_tools.results import archive
+from karma_tools.results import archive, resultset
 from karma_tools.compare import sides
-from karma_tools.results.archive import read_json
 from karma_tools.core import ToolError
 from karma_tools.report.configs import markdown_table
-from karma_tools.results import resultset
 from karma_tools.results.results import is_number
-from karma_tools.results.resultset import find_json
 from karma_tools.score.score import record_line
 
 
@@ -17,7 +14,7 @@ def side_by_side(root, out_dir, compare_from=None):
     """The ratio tables of every campaign under root; compare_from (a campaign
     file) gives those of its name their compare: section."""
     lines = []
-    for path in [p for p in find_json(root) if os.path.basename(p) == resultset.MANIFEST]:
+    for path in [p for p in resultset.find_json(root) if os.path.basename(p) == resultset.MANIFEST]:
         try:
             doc = resultset.read_manifest(path)[1]
         except ToolError:
@@ -47,14 +44,13 @@ def side_by_side(root, out_dir, compare_from=None):
 
 def read_comparison(path):
     """A karma-compare --json document, checked for the fields read here."""
-    doc = read_json(path)
+    doc = archive.read_json(path)
 
     def need(ok, key, what):
         if not ok:
             raise ToolError(f"{path}: {key}: {what} (write it with karma-compare --json)", 2)
 
-    # Version 2 (1.1.0) dropped version 1's summary and row weights, which
-    # nothing here reads.
+    # Version 2 (1.1.0) dropped version 1's summary and row weights, unread here.
     need(isinstance(doc, dict) and doc.get("karma_compare") in (1, 2), "karma_compare",
          "not a karma-compare document of version 1 or 2")
     need(isinstance(doc.get("baseline"), str), "baseline", "expected a set's label")

@@ -52,8 +52,7 @@ def configs_of(runs):
     out = {}
     for r in runs:
         values = case_values(r)
-        # Threads per rank (host) or resident threads (GPU): runs with
-        # different thread counts are different configurations.
+        # Threads per rank (host) or resident threads (GPU) make another one.
         concurrency = (r.doc.get("kokkos") or {}).get("concurrency")
         key = case_key(r.app, values, r.device, r.ranks, r.nodes, concurrency)
         if key not in out:

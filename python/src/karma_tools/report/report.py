@@ -383,7 +383,7 @@ def _readme(root, d):
 
 
 def sections_of(result_set):
-    """[(name, directory or None, runs)] per top-level subdirectory."""
+    """[(name, folder or None, runs, README.md or None)] per top-level folder."""
     root = result_set.path
     by_dir = {}
     for r in result_set.runs:
@@ -392,7 +392,7 @@ def sections_of(result_set):
     if archive.split(root) is None and os.path.isdir(root):
         for d in sorted(filter(lambda d: _readme(root, d), os.listdir(root))):
             by_dir.setdefault(d, [])
-    return [(d or os.path.basename(os.path.abspath(root)), d, by_dir[d])
+    return [(d or os.path.basename(os.path.abspath(root)), d, by_dir[d], _readme(root, d))
             for d in sorted(by_dir, key=lambda x: (x is None, x or ""))]
 
 
@@ -413,13 +413,11 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
                   "results (--skip-invalid):", ""]
         lines += [f"- {error}" for _, error in result_set.invalid] + [""]
     sections = sections_of(result_set)
-    index = []
-    for name, d, rs in sections:
-        readme = _readme(result_set.path, d)
-        index.append([f"[{name}](#{heading_anchor(name)})", len(rs),
-                      ", ".join(sorted({r.device for r in rs})),
-                      f"{sum(bool(r.passed) for r in rs)}/{len(rs)}" if rs else "",
-                      f"[{d}/README.md]({os.path.relpath(readme, out_dir)})" if readme else ""])
+    index = [[f"[{name}](#{heading_anchor(name)})", len(rs),
+              ", ".join(sorted({r.device for r in rs})),
+              f"{sum(bool(r.passed) for r in rs)}/{len(rs)}" if rs else "",
+              f"[{d}/README.md]({os.path.relpath(readme, out_dir)})" if readme else ""]
+             for name, d, rs, readme in sections]
     lines += markdown_table(["results", "karma runs", "devices", "verified", "write-up"],
                             index) + [""]
     if scored:
@@ -428,9 +426,8 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
         lines += comparison_section(path, out_dir, plotter)
     lines += side_by_side(result_set.path, out_dir, compare_from)
 
-    for name, d, rs in sections:
+    for name, d, rs, readme in sections:
         lines += [f"## {name}", ""]
-        readme = _readme(result_set.path, d)
         if readme:
             lines += [f"_From [{d}/README.md]({os.path.relpath(readme, out_dir)}):_", ""]
             lines += include_markdown(readme, out_dir, demote=2) + [""]

@@ -9,11 +9,8 @@ import sys
 
 from karma_tools import schemas
 from karma_tools.core import APPS, CHECKOUT, ToolError
+from karma_tools.results import archive, codeversion, resultset, rules
 from karma_tools.results.archive import read_json
-from karma_tools.results import archive
-from karma_tools.results import codeversion
-from karma_tools.results import rules
-from karma_tools.results import resultset
 from karma_tools.results.results import field, is_number
 from karma_tools.results.cases import holds_one, rounds_key
 from karma_tools.score import weights
@@ -293,9 +290,8 @@ def geomean(values, weights=None):
     return math.exp(sum(w * math.log(v) for v, w in pairs) / total)
 
 
-# Rounds of one case further apart than this are no measurement of it (a
-# run that broke, or a machine that changed under it): flagged in compare,
-# never scored (docs/score.md).
+# Rounds of one case further apart than this are no measurement of it (a broken
+# run, a machine that changed): flagged in compare, never scored (docs/score.md)
 ROUNDS_FACTOR = 10
 
 
@@ -355,8 +351,7 @@ def _row_ratio(ref, fig):
     hib = ref["higher_is_better"]
     row.update(ratio=_ratio(fig["figure"], ref["figure"], hib),
                interval=interval(fig["rounds"], ref.get("rounds") or [ref["figure"]], hib))
-    # The reference's kernels (baseline) must be among the set's; the
-    # optimized tier's vendor kernels come on top.
+    # The reference's (baseline) kernels must be among the set's; vendor ones add.
     theirs, ours = ref.get("code_versions") or [], fig["code_versions"]
     gone, scheme = sorted(set(theirs) - set(ours)), ref.get("code_scheme", 1)
     if theirs and ours and set(fig["code_schemes"]) - {scheme}:

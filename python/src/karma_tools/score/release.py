@@ -10,9 +10,8 @@ import subprocess
 import tarfile
 
 from karma_tools.core import ToolError, __version__
-from karma_tools.results import codeversion
 from karma_tools import docgen
-from karma_tools.results import rules
+from karma_tools.results import codeversion, rules
 from karma_tools.results.archive import read_json
 from karma_tools.score import weights as weights_file
 from karma_tools.score.figure import DEFAULT_REFERENCE, load_reference
@@ -20,8 +19,7 @@ from karma_tools.score.figure import DEFAULT_REFERENCE, load_reference
 RELEASE_FILE = os.path.join("campaigns", "procurement", "release.json")
 RELEASE_FORMAT = 1
 CAMPAIGNS = ("reportable.yaml", "reportable-host.yaml", "weak.yaml")
-# The code that judges a run (run_rules.cpp: class, tier, reasons) and the
-# one that reads the judgement back and groups kernels into work (rules.py).
+# The code that judges a run (C++) and reads the judgement back (rules.py).
 RULES_CODE = ("common/runtime/src/run_rules.cpp", "common/runtime/include/karma/run_rules.hpp")
 # rules.py's place: results/ since 1.1.0, lib/ in 1.0.0 (checked at its own commit).
 RULES_PY = ("python/src/karma_tools/results/rules.py", "python/src/karma_tools/lib/rules.py")
@@ -241,8 +239,7 @@ def check(root, bin_dir, deck_keys_too=True):
         raise ToolError(f"{RELEASE_FILE}: no such file", 2)
     reference = shipped_reference(root)
     now = record(root, bin_dir, reference, deck_keys_too)
-    # The checkout's own version is the caller's to judge (a development
-    # version differs from the last release by design).
+    # The checkout's own version is the caller's to judge (-dev differs by design).
     now["version"] = frozen.get("version")
     if not deck_keys_too:
         now["rules"]["deck_keys"] = frozen.get("rules", {}).get("deck_keys")

@@ -4,13 +4,10 @@ and the figure of record in one line for the other tools."""
 from karma_tools.core import md_row
 from karma_tools.score import figure
 from karma_tools.results import rules
-from karma_tools.score.figure import row_name
 from karma_tools.results.results import format_value
 
 PROGRAM = "karma-score"
 
-
-# --- output ---------------------------------------------------------------------------
 
 # A table's measures: (label, field, its interval's field).
 MEASURES = (("score", "score", "interval"), ("per watt", "per_watt", "per_watt_interval"))
@@ -138,7 +135,7 @@ def _rows_table(s):
     out = ["| row | units | reference | baseline | ratio (rounds) | difference | per W | "
            "optimized | ratio (rounds) | per W |", "|---|---|---|---|---|---|---|---|---|---|"]
     for b, o in zip(base, opt):
-        cells = [row_name(b), b["units"], format_value(b["reference"])]
+        cells = [figure.row_name(b), b["units"], format_value(b["reference"])]
         for r in (b, o):
             cells += [format_value(r["figure"]), with_span(r["ratio"], r["interval"])]
             if r is b:
@@ -148,8 +145,7 @@ def _rows_table(s):
     return out + [""]
 
 
-# The lists of rows under a set's tables: (key, heading, item; {tier}, {n},
-# {name} and {why} filled in).
+# The lists of rows under a set's tables: (key, heading, item), str.format'ed.
 _LISTS = (
     ("missing", "Rows of the reference without a figure in the {tier} tier ({n}):",
      "- {name}: {why}"),
@@ -170,7 +166,7 @@ def _lists(s):
         for key, head, item in _LISTS:
             if t[key]:
                 out += [head.format(tier=tier, n=len(t[key])), ""]
-                out += [item.format(name=row_name(r), why=r.get(key)) for r in t[key]] + [""]
+                out += [item.format(name=figure.row_name(r), why=r.get(key)) for r in t[key]] + [""]
     if s["left_out"]:
         out += [f"Results left out ({len(s['left_out'])}):", ""]
         out += [f"- `{item['file']}`: {'; '.join(item['reasons'])}" for item in s["left_out"]]
