@@ -65,9 +65,7 @@ FIELDS = (
 # A value that starts so is the template's, not the tester's: empty.
 _PLACEHOLDER = re.compile(r"^\s*(FILL IN|TODO|TBD)\b", re.IGNORECASE)
 _VERSION = re.compile(r"\d+(?:\.\d+)+")
-
-
-# --- the disclosure --------------------------------------------------------------
+NONE = "none"  # the disclosure's word for what the node has not (no GPU, no MPI)
 
 
 def _field_problem(kind, node):
@@ -132,11 +130,6 @@ def read_disclosure(data):
     known = {key for key, _, _ in FIELDS}
     problems += [f"{key}: not a field of the disclosure" for key in leaves if key not in known]
     return values, problems
-
-
-# --- what the results and captures say against it ----------------------------------
-
-NONE = "none"  # the disclosure's word for what the node has not (no GPU, no MPI)
 
 
 def _words(text):
@@ -291,9 +284,6 @@ def disclosure_problems(values, karma, envs):
         _software_problems(values, karma)
 
 
-# --- the results ------------------------------------------------------------------
-
-
 def _record_problems(doc, decks):
     """[why] of the result's run-rules record against itself and its deck."""
     record = doc.get("reportable")
@@ -438,9 +428,6 @@ def _summary(jobs, results):
                     for path, r in records if r.get("reportable") is not True]
 
 
-# --- the archive ------------------------------------------------------------------
-
-
 def manifest_text(files):
     return "".join(f"{hashlib.sha256(files[p]).hexdigest()}  {p}\n" for p in sorted(files))
 
@@ -451,9 +438,6 @@ def class_decks():
         raise ToolError("the suite's inputs/ not found (set KARMA_INPUTS): the class decks "
                         "are needed", 2)
     return rules.class_decks(inputs)
-
-
-# --- pack -------------------------------------------------------------------------
 
 
 def read_input(path, what):
@@ -516,9 +500,6 @@ def gather(directory, campaign_file=None):
             files[f"{RESULTS}/{entry['name']}/{rel}"] = read_input(
                 os.path.join(entry["results_dir"], rel), "results file")
     return files
-
-
-# --- check ------------------------------------------------------------------------
 
 
 def examine(path, record=None):

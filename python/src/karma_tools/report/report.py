@@ -50,6 +50,19 @@ def include_markdown(path, out_dir, demote=1):
     return lines
 
 
+def pyplot(what, hint=""):
+    """matplotlib.pyplot, drawing to files, or a ToolError (3) naming `what`."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ToolError(f"matplotlib is needed for {what}: install python3-matplotlib (Debian) "
+                        f"or matplotlib (pip){hint}", 3) from None
+    return plt
+
+
 _MARKERS = "osD^v<>pPX*h"
 
 
@@ -57,20 +70,10 @@ class Plotter:
     def __init__(self, directory, fmt, enabled):
         self.directory, self.fmt, self.enabled = directory, fmt, enabled
         self.files = []
-        self.plt = None
+        self.plt = pyplot("plots", ", or run with --no-plots") if enabled else None
         if enabled:
-            try:
-                import matplotlib
-
-                matplotlib.use("Agg")
-                import matplotlib.pyplot as plt
-            except ImportError:
-                raise ToolError("matplotlib is needed for plots: install python3-matplotlib "
-                                "(Debian) or matplotlib (pip), or run with --no-plots", 3) \
-                    from None
-            plt.rcParams.update({"svg.hashsalt": "karma", "font.size": 9,
-                                 "axes.grid": True, "grid.alpha": 0.3})
-            self.plt = plt
+            self.plt.rcParams.update({"svg.hashsalt": "karma", "font.size": 9,
+                                      "axes.grid": True, "grid.alpha": 0.3})
 
     def legend_below(self, fig, axes, ncol=3):
         """One legend under the figure, of every axes' labels (each once)."""

@@ -23,9 +23,6 @@ KINDS = ("gpu", "host")
 TIER = "baseline"
 
 
-# --- loading ------------------------------------------------------------------------
-
-
 def load_runs(path):
     """(a set's karma runs, [{file, reasons}] of its jobs without results)."""
     result_set = resultset.open(path)
@@ -56,13 +53,8 @@ def split_runs(runs, kind):
         [{"file": r.path, "reasons": w} for r, w in zip(runs, why) if w]
 
 
-# --- figures ------------------------------------------------------------------------
-
-
 def _better(a, b, higher_is_better):
-    if a is None:
-        return b
-    return max(a, b) if higher_is_better else min(a, b)
+    return b if a is None else (max if higher_is_better else min)(a, b)
 
 
 def run_figures(run, tier):
@@ -143,9 +135,6 @@ def tier_figures(runs, tier):
                       "code_schemes": sorted({x for f in figs for x in f["code_schemes"]}),
                       "codes": [dict(version=v, **codes[v]) for v in sorted(codes)]}
     return table
-
-
-# --- the reference --------------------------------------------------------------------
 
 
 def _distinct(values):
@@ -261,9 +250,6 @@ def load_reference(path):
     return doc
 
 
-# --- the shipped files -----------------------------------------------------------------
-
-
 def shipped(rel, what, flag):
     """A file the suite ships: PREFIX/share/karma/REL, or in this checkout."""
     tools = os.path.dirname(os.path.abspath(sys.argv[0]))
@@ -274,9 +260,6 @@ def shipped(rel, what, flag):
             return path
     raise ToolError(f"no {what} ({rel} of the checkout or PREFIX/share/karma); give "
                     f"{flag} FILE", 2)
-
-
-# --- scoring --------------------------------------------------------------------------
 
 
 def geomean(values, weights=None):
@@ -447,9 +430,6 @@ def score_set(path, label, reference, weights):
     return {"label": label, "path": path, "results": len(runs), "scored": len(kept),
             "devices": _distinct(r.device for r in kept), "tiers": tiers,
             "left_out": left_out + no_results}
-
-
-# --- the figure of record ---------------------------------------------------------------
 
 
 NAME = "procurement figure"

@@ -4,7 +4,8 @@ read (docs/score.md), in Markdown with its chart as a PNG beside it."""
 import io
 import os
 
-from karma_tools.core import ToolError, md_row
+from karma_tools.core import md_row
+from karma_tools.report.report import pyplot
 from karma_tools.score import figure
 from karma_tools.score.score import MEASURES, with_span
 
@@ -93,14 +94,7 @@ def disclosure_lines(disclosure):
 
 def chart(scored, weights, record, label, reference_name):
     """PNG bytes: per app, the score and per watt as bars with their rounds."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ToolError("matplotlib is needed for the page's chart: install "
-                        "python3-matplotlib (Debian) or matplotlib (pip)", 3) from None
+    plt = pyplot("the page's chart")
     t = scored["tiers"][figure.TIER]
     apps = [a for a in weights if t["apps"][a]["complete"] and t["apps"][a]["score"]]
     fig, axes = plt.subplots(1, 2, figsize=(8.0, 0.45 * max(len(apps), 3) + 1.6),

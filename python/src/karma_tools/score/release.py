@@ -14,7 +14,7 @@ from karma_tools import docgen
 from karma_tools.results import codeversion, rules
 from karma_tools.results.archive import read_json
 from karma_tools.score import weights as weights_file
-from karma_tools.score.figure import DEFAULT_REFERENCE, load_reference
+from karma_tools.score.figure import DEFAULT_REFERENCE, load_reference, row_name
 
 RELEASE_FILE = os.path.join("campaigns", "procurement", "release.json")
 RELEASE_FORMAT = 1
@@ -196,7 +196,7 @@ def kernel_drift(reference, root):
     """A line per reference kernel whose code version the sources no longer give."""
     hashes, found = {}, []
     for row in reference["rows"]:
-        name = f"{row['app']}/{row['class']}/{row['case']}/{row['work']}"
+        name = row_name(row)
         codes = row.get("codes")
         if not codes:
             found.append(f"{name}: the reference does not record what its kernels' code "
@@ -262,8 +262,6 @@ def tree_at(checkout, rev, dest):
                         f" ({reason[-1] if reason else 'git failed'})", 2)
     root = os.path.join(dest, "tree")
     with tarfile.open(archive) as tar:
-        if hasattr(tarfile, "data_filter"):  # Pythons since 3.12 (and 3.11.4) warn without it
-            tar.extractall(root, filter="data")
-        else:
-            tar.extractall(root)
+        # Pythons since 3.12 (and 3.11.4) warn without a filter.
+        tar.extractall(root, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     return root
