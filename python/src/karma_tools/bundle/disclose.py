@@ -130,9 +130,8 @@ def answers(path, flags, ask, require=True):
                                 f"{', '.join(k for k, _, _ in ASKED)}", 2)
             given[key] = node.text().strip()
     given.update({k: v for k, v in flags.items() if v})
-    missing = [(k, flag, q) for k, flag, q in ASKED if not given.get(k)]
-    for key, flag, question in missing if ask else []:
-        given[key] = ask(key, question)
+    for key, _, question in ASKED if ask else []:
+        given[key] = given.get(key) or ask(key, question)
     missing = [(k, flag) for k, flag, _ in ASKED if not given.get(k)]
     if missing and require:
         raise ToolError("the disclosure needs what no capture knows: " + ", ".join(

@@ -182,8 +182,5 @@ def _status(sets):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] == "reference":
-        return reference_main(argv[1:])
-    if argv and argv[0] == "release":
-        return release_main(argv[1:])
-    return score_main(argv)
+    commands = {"reference": reference_main, "release": release_main}
+    return commands[argv[0]](argv[1:]) if argv and argv[0] in commands else score_main(argv)

@@ -21,10 +21,8 @@ def side_by_side(root, out_dir, compare_from=None):
             continue
         if not doc.get("compare"):
             continue
-        specs = None
-        if compare_from is not None and \
-                (doc.get("campaign") or {}).get("name") == compare_from.name:
-            specs = compare_from.compare
+        specs = compare_from.compare if compare_from is not None and \
+            (doc.get("campaign") or {}).get("name") == compare_from.name else None
         name, _, tables, notes = sides.campaign_tables(path, specs)
         # The campaign's folder, inside its archive where it has one (two
         # campaigns of one archive read apart); the link goes to the archive.
@@ -89,7 +87,6 @@ def ratio_plot(plotter, app, rows, labels, base):
     """A bar per row of one mini-app and set (and per watt); the file's name."""
     fig, ax = plotter.plt.subplots(figsize=(7.5, 0.8 + 0.22 * len(rows) * len(labels)),
                                    constrained_layout=True)
-    colours = plotter.colours
     step = 0.8 / (2 * len(labels))
     for j, label in enumerate(labels):
         for k, (key, text) in enumerate((("ratio", ""), ("per_watt_ratio", " per W"))):
@@ -97,7 +94,7 @@ def ratio_plot(plotter, app, rows, labels, base):
             values = [e.get(key) or 0 for e in entries]
             if any(values):
                 ax.barh([y + (2 * j + k) * step - 0.4 + step / 2 for y in range(len(rows))],
-                        values, height=step, color=colours[(2 * j + k) % len(colours)],
+                        values, height=step, color=plotter.colour(2 * j + k),
                         linewidth=0, label=f"{label}/{base}{text}",
                         xerr=_spans(entries, values) if key == "ratio" else None,
                         error_kw={"elinewidth": 0.6, "capsize": 1.5})

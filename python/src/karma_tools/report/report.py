@@ -90,13 +90,13 @@ class Plotter:
                    bbox_to_anchor=(0.5, 0.0), ncol=max(1, min(ncol, fit, len(entries))),
                    fontsize=8, frameon=False)
 
-    @property
-    def colours(self):
-        return self.plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    def colour(self, i):
+        colours = self.plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        return colours[i % len(colours)]
 
     def style(self, i):
         """(marker, colour) of the i-th series: no two of the first 60 alike."""
-        return _MARKERS[i % len(_MARKERS)], self.colours[i % len(self.colours)]
+        return _MARKERS[i % len(_MARKERS)], self.colour(i)
 
     def save(self, fig, name):
         """Saves fig as name.<fmt>; returns the file name."""
@@ -266,7 +266,6 @@ def _wrapped(text, width=48):
 def layout_plot(plotter, file_stem, pairs, keys, layouts, kernels, members):
     """A panel per configuration, a bar per kernel and layout; the file's name."""
     fig, axes = plotter.grid(len(pairs), width=4.2, height=3.0)
-    colours = plotter.colours
     for ax, (_, by) in zip(axes, pairs):
         first = next(iter(by.values()))
         shown = [k for k in kernels if any(c.best(k)[0] for c in by.values())]
@@ -274,7 +273,7 @@ def layout_plot(plotter, file_stem, pairs, keys, layouts, kernels, members):
         for i, lay in enumerate(layouts):
             vals = [by[lay].best(k)[0] or 0 if lay in by else 0 for k in shown]
             ax.bar([x + i * width for x in range(len(shown))], vals, width, label=lay,
-                   color=colours[i % len(colours)])
+                   color=plotter.colour(i))
         ax.set_xticks([x + 0.4 - width / 2 for x in range(len(shown))])
         ax.set_xticklabels(shown, rotation=30, ha="right", fontsize=7)
         units = sorted({c.best(k)[1] for c in by.values() for k in shown if c.best(k)[1]})

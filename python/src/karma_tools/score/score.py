@@ -69,31 +69,27 @@ def record_line(record):
     return text + "."
 
 
-def _tier_rows(s, cells, last):
-    """A table's rows, a tier and measure each, of cells() and last() cells."""
-    return [md_row([tier, measure] + cells(s["tiers"][tier], field, span)
-                   + last(s["tiers"][tier], field, span))
-            for tier in rules.TIERS for measure, field, span in MEASURES]
+def _tier_table(s, heads, cells):
+    """A table of a row per tier and measure, its cells(t, field, span) under heads."""
+    return [md_row(["tier", "measure", *heads]), "|---|---|" + "---|" * len(heads)] + [
+        md_row([tier, measure, *cells(s["tiers"][tier], field, span)])
+        for tier in rules.TIERS for measure, field, span in MEASURES]
 
 
 def _summary_table(s, weights):
     apps = list(weights)
 
     def cells(t, field, span):
-        return [with_span(a[field], a[span]) if a["complete"] else
-                f"incomplete ({a['rows']}/{a['of']} rows)" for a in map(t["apps"].get, apps)]
-
-    def last(t, field, span):
         rows, scored = len(t["rows"]), sum(1 for r in t["rows"] if r["in_score"])
         coverage = f"{t['coverage']:.0%} ({rows - len(t['missing'])}/{rows} rows)" \
             if field == "score" else f"{sum(a['per_watt_rows'] for a in t['apps'].values())}" \
             f"/{scored} rows scored"
-        return [f"**{with_span(t[field], t[span])}**" if t["complete"] else "INCOMPLETE",
-                coverage]
+        return [with_span(a[field], a[span]) if a["complete"] else
+                f"incomplete ({a['rows']}/{a['of']} rows)" for a in map(t["apps"].get, apps)] \
+            + [f"**{with_span(t[field], t[span])}**" if t["complete"] else "INCOMPLETE", coverage]
 
-    out = ["| tier | measure | " + " | ".join(f"{a} ({weights[a]:.3g})" for a in apps)
-           + " | **overall** | coverage |",
-           "|---|---|" + "---|" * (len(apps) + 2)] + _tier_rows(s, cells, last)
+    out = _tier_table(s, [f"{a} ({weights[a]:.3g})" for a in apps] + ["**overall**", "coverage"],
+                      cells)
     out += ["", "Above 1: better than the reference (column heads: the apps' weights); in "
             "parentheses the interval the rounds span. Per watt: over the rows that measured "
             "energy on both sides. Scores and overall: the rows of the "
@@ -114,16 +110,12 @@ def _class_table(s):
     classes = s["tiers"]["baseline"]["classes"]
 
     def cells(t, field, span):
-        return [with_span(c[field], c[span]) if c["complete"] else "INCOMPLETE"
-                for c in map(t["classes"].get, classes)]
+        shown = [with_span(c[field], c[span]) if c["complete"] else "INCOMPLETE"
+                 for c in [*map(t["classes"].get, classes), t]]
+        return shown[:-1] + [f"**{shown[-1]}**"]  # the overall in bold
 
-    def last(t, field, span):
-        return [f"**{with_span(t[field], t[span]) if t['complete'] else 'INCOMPLETE'}**"]
-
-    out = ["| tier | measure | " + " | ".join(
-        c if classes[c]["in_score"] else f"{c} (not in the overall)" for c in classes)
-        + " | **overall** |", "|---|---|" + "---|" * (len(classes) + 1)]
-    out += _tier_rows(s, cells, last)
+    out = _tier_table(s, [c if classes[c]["in_score"] else f"{c} (not in the overall)"
+                          for c in classes] + ["**overall**"], cells)
     out += ["", "Each class's score: the weighted geometric mean over the apps of their rows "
             "of that class alone. The small class is sized for tests: on a GPU its figures are "
             "launch latency (docs/run-rules.md), reported here and left out of the overall."]
