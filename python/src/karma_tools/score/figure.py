@@ -46,13 +46,6 @@ def left_out_reasons(run, kind):
     return []
 
 
-def split_runs(runs, kind):
-    """(runs to score, [{file, reasons}] of those left out)."""
-    why = [left_out_reasons(run, kind) for run in runs]
-    return [r for r, w in zip(runs, why) if not w], \
-        [{"file": r.path, "reasons": w} for r, w in zip(runs, why) if w]
-
-
 def _better(a, b, higher_is_better):
     return b if a is None else (max if higher_is_better else min)(a, b)
 
@@ -424,7 +417,9 @@ def score_tier(figures, reference, weights):
 def score_set(path, label, reference, weights):
     """One set scored against the reference: nothing of another set enters."""
     runs, no_results = load_runs(path)
-    kept, left_out = split_runs(runs, reference["device"]["kind"])
+    why = [left_out_reasons(run, reference["device"]["kind"]) for run in runs]
+    kept = [r for r, w in zip(runs, why) if not w]
+    left_out = [{"file": r.path, "reasons": w} for r, w in zip(runs, why) if w]
     tiers = {tier: score_tier(tier_figures(kept, tier), reference, weights)
              for tier in rules.TIERS}
     return {"label": label, "path": path, "results": len(runs), "scored": len(kept),

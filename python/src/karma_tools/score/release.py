@@ -98,12 +98,10 @@ def class_decks(root, apps):
 
 def deck_keys(apps, bin_dir):
     """{app: {key: [rule, default]}} of each mini-app's deck schema."""
-    keys = {}
-    for app in apps:
-        schema = docgen.deck_schema(docgen.executable(app, bin_dir))
-        keys[app] = {path: [node.get("x-rules"), node.get("default")]
-                     for path, node in sorted(rules.schema_keys(schema))}
-    return keys
+    schemas = {app: docgen.deck_schema(docgen.executable(app, bin_dir)) for app in apps}
+    return {app: {path: [node.get("x-rules"), node.get("default")]
+                  for path, node in sorted(rules.schema_keys(schema))}
+            for app, schema in schemas.items()}
 
 
 def shipped_reference(root):

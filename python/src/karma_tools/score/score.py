@@ -13,10 +13,6 @@ PROGRAM = "karma-score"
 MEASURES = (("score", "score", "interval"), ("per watt", "per_watt", "per_watt_interval"))
 
 
-def _fmt(value):
-    return "-" if value is None else f"{value:.3f}"
-
-
 def fmt_span(span):
     return "-" if span is None else f"{span[0]:.3f}-{span[1]:.3f}"
 
@@ -132,7 +128,8 @@ def _rows_table(s):
             cells += [format_value(r["figure"]), with_span(r["ratio"], r["interval"])]
             if r is b:
                 cells.append(figure.verdict(b["interval"]) or "-")
-            cells.append(_fmt((r["per_watt"] or {}).get("ratio")))
+            ratio = (r["per_watt"] or {}).get("ratio")
+            cells.append("-" if ratio is None else f"{ratio:.3f}")
         out.append(md_row(cells))
     return out + [""]
 
