@@ -55,9 +55,8 @@ def configs_of(runs):
         # Threads per rank (host) or resident threads (GPU) make another one.
         concurrency = (r.doc.get("kokkos") or {}).get("concurrency")
         key = case_key(r.app, values, r.device, r.ranks, r.nodes, concurrency)
-        if key not in out:
-            out[key] = Config(r.app, values, r.device, r.ranks, r.nodes, concurrency)
-        out[key].runs.append(r)
+        out.setdefault(key, Config(r.app, values, r.device, r.ranks, r.nodes,
+                                   concurrency)).runs.append(r)
 
     def order(c):
         sizes = [v if isinstance(v, list) else [v] for _, v in sorted(c.values.items())

@@ -141,8 +141,7 @@ def runs_table(configs):
 
 # Integer deck keys that tune how a kernel runs rather than how big the
 # problem is (team_size, column_blocks, tile, ...): never a size axis.
-_TUNING = re.compile(r"team|block|tile|chunk|vector|thread|unroll|batch|league|warp|cache",
-                     re.I)
+_TUNING = re.compile(r"(?i)team|block|tile|chunk|vector|thread|unroll|batch|league|warp|cache")
 
 
 def _size_key(k, v):

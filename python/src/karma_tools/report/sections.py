@@ -69,7 +69,6 @@ def power_section(name, configs, plotter):
            "Each point is a configuration's kernel: the best FOM among its runs that measured "
            "energy, at that run's average power over the kernel's energy window (the sum "
            "of all ranks' counters); a plot per unit.", ""]
-    devices = sorted(by_device)
     if plotter.enabled:
         units = sorted({f["units"] or "" for points in by_device.values() for _, _, f in points})
         for unit in units:
@@ -82,14 +81,11 @@ def power_section(name, configs, plotter):
             for app in {c.app for c in members}}
     head = ["device", "configuration", "ranks", "kernel", "FOM", "units", "power (W)",
             "FOM per watt", "J per execution"]
-    rows = []
-    for device in devices:
-        for c, kernel, f in by_device[device]:
-            e = f["energy"]
-            rows.append([device, series_label(c, keys[c.app]), c.ranks, f"{c.app}/{kernel}",
-                         format_value(f["value"]), f["units"],
-                         format_value(e["average_power_W"]), format_value(e["fom_per_watt"]),
-                         format_value(e["joules_per_execution"])])
+    rows = [[device, series_label(c, keys[c.app]), c.ranks, f"{c.app}/{kernel}",
+             format_value(f["value"]), f["units"]]
+            + [format_value(f["energy"][k]) for k in ("average_power_W", "fom_per_watt",
+                                                      "joules_per_execution")]
+            for device in sorted(by_device) for c, kernel, f in by_device[device]]
     return out + markdown_table(head, rows) + [""]
 
 
@@ -114,8 +110,7 @@ def microbench_section(name, runs, plotter, ours, theirs):
     for r in result["rows"]:
         b, e = r["values"][base], r["values"].get(other)
         ratio = e and e["ratio"]
-        label = f"{r['case']}: {r['kernel']}"
-        ratios.append((label, ratio))
+        ratios.append((f"{r['case']}: {r['kernel']}", ratio))
         rows.append([r["case"], r["kernel"], format_value(e["value"]) if e else "-",
                      format_value(b["value"]), _ratio_cell(ratio, e)])
     if plotter.enabled and any(ratio for _, ratio in ratios):
