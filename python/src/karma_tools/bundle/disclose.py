@@ -76,9 +76,7 @@ def _mpi(karma):
     said = _one([(d.get("mpi") or {}).get("library_version") or "none" for _, d in karma],
                 "the MPI library (mpi.library_version)")
     name, version = name_and_version(said)
-    if said == "none" or not version:
-        return "none"
-    return f"{name.rstrip(' v,')} {version}".strip()
+    return f"{name.rstrip(' v,')} {version}".strip() if version and said != "none" else "none"
 
 
 def derived(karma, envs):

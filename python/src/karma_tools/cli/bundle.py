@@ -46,14 +46,10 @@ def check(path):
         print(line)
     for where, why in problems:
         print(f"{validate.printable(where)}: {why}", file=sys.stderr)
-    if problems:
-        print(f"{PROGRAM}: {path}: NOT VALID ({len(problems)} problem(s))")
-        return 1
-    if reasons:
-        print(f"{PROGRAM}: {path}: valid, not reportable: " + "; ".join(reasons))
-        return 1
-    print(f"{PROGRAM}: {path}: valid and reportable")
-    return 0
+    answer = f"NOT VALID ({len(problems)} problem(s))" if problems else \
+        "valid, not reportable: " + "; ".join(reasons) if reasons else "valid and reportable"
+    print(f"{PROGRAM}: {path}: {answer}")
+    return 1 if problems or reasons else 0
 
 
 def parser():

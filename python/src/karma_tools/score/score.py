@@ -4,7 +4,7 @@ and the figure of record in one line for the other tools."""
 from karma_tools.core import md_row
 from karma_tools.score import figure
 from karma_tools.results import rules
-from karma_tools.results.results import format_value
+from karma_tools.results.results import field, format_value
 
 PROGRAM = "karma-score"
 
@@ -22,21 +22,16 @@ def with_span(value, span):
     return "-" if value is None else f"{value:.3f} ({fmt_span(span)})"
 
 
-def _listed(values):
-    return ", ".join(values or []) or "?"
-
-
 def _reference_lines(reference, path):
-    device = reference["device"]
-    env = reference.get("environment") or {}
-    kokkos = reference.get("kokkos") or {}
-    suite = reference.get("suite") or {}
-    lines = [f"Reference: **{reference['name']}** (`{path}`): {device['kind']} "
-             f"{_listed(device.get('names'))}; suite {_listed(suite.get('versions'))} "
-             f"({_listed(suite.get('git_describe'))}), Kokkos "
-             f"{_listed(kokkos.get('versions'))} ({_listed(kokkos.get('backends'))})"]
-    if env.get("captures"):
-        lines[0] += "; " + ", ".join(f"{what} {_listed(env.get(key))}" for what, key in
+    def listed(dotted):
+        return ", ".join(field(reference, dotted) or []) or "?"
+
+    lines = [f"Reference: **{reference['name']}** (`{path}`): {reference['device']['kind']} "
+             f"{listed('device.names')}; suite {listed('suite.versions')} "
+             f"({listed('suite.git_describe')}), Kokkos {listed('kokkos.versions')} "
+             f"({listed('kokkos.backends')})"]
+    if field(reference, "environment.captures"):
+        lines[0] += "; " + ", ".join(f"{what} {listed('environment.' + key)}" for what, key in
                                      (("host", "hosts"), ("CPU", "cpu_models"),
                                       ("GPU", "gpu_models"), ("driver", "drivers"),
                                       ("OS", "os")))
