@@ -406,9 +406,8 @@ def content_problems(files, decks):
     problems += [(DISCLOSURE, w) for w in why]
     karma = [(p, d) for p, d in results if not validate.is_reference(d)]
     problems += disclosure_problems(values, karma, envs)
-    tiers = [rules.reportable(d).get("tier") for _, d in karma]
-    tiers = [t for t in tiers if t in rules.TIERS]
-    highest = max(tiers, key=rules.TIERS.index) if tiers else None
+    tiers = [t for _, d in karma if (t := rules.reportable(d).get("tier")) in rules.TIERS]
+    highest = max(tiers, key=rules.TIERS.index, default=None)
     if "tier" in values and values["tier"] != highest:
         problems.append((DISCLOSURE, f"tier: {values['tier']}, but the highest tier among "
                          f"the results is {highest or 'none (no result has a tier)'}"))

@@ -70,15 +70,11 @@ def read_comparison(path):
     return doc
 
 
-def _interval(span):
-    """karma-compare's `interval`, [low, high], or None where it is not one."""
-    ok = isinstance(span, list) and len(span) == 2 and all(map(is_number, span))
-    return span if ok else None
-
-
 def _spans(entries, values):
     """xerr of bars: each ratio's distance to the ends of its `interval`."""
-    spans = [_interval(e.get("interval")) if v else None for e, v in zip(entries, values)]
+    spans = [e.get("interval") if v else None for e, v in zip(entries, values)]
+    spans = [s if isinstance(s, list) and len(s) == 2 and all(map(is_number, s)) else None
+             for s in spans]
     return [[max(v - s[0], 0) if s else 0 for s, v in zip(spans, values)],
             [max(s[1] - v, 0) if s else 0 for s, v in zip(spans, values)]]
 

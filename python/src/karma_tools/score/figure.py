@@ -246,8 +246,7 @@ def load_reference(path):
 def shipped(rel, what, flag):
     """A file the suite ships: PREFIX/share/karma/REL, or in this checkout."""
     tools = os.path.dirname(os.path.abspath(sys.argv[0]))
-    for base in (os.path.join(tools, "..", "share", "karma"),
-                 CHECKOUT):
+    for base in (os.path.join(tools, "..", "share", "karma"), CHECKOUT):
         path = os.path.normpath(os.path.join(base, rel))
         if os.path.isfile(path):
             return path
