@@ -22,6 +22,7 @@ from collections import Counter
 from karma_tools.core import ToolError, read_input_file
 from karma_tools.results import archive, derived, resultset, rules, validate
 from karma_tools.campaign import batch, campaign as campaign_mod, jobs as jobs_mod
+from karma_tools.results.results import field
 from karma_tools.score import figure
 from karma_tools import yamlread
 
@@ -208,9 +209,8 @@ def _cpu_problems(values, envs):
     """The CPU model against every capture's lscpu, word for word: a part of
     the name (or more) names another CPU."""
     model = values.get("node.cpu_model")
-    names = [(path, env["cpu"].get("Model name")) for path, env in envs
-             if isinstance(env.get("cpu"), dict)]
-    names = [(path, name) for path, name in names if isinstance(name, str)]
+    names = [(path, field(env, "cpu.Model name")) for path, env in envs
+             if isinstance(field(env, "cpu.Model name"), str)]
     if model is None:
         return []
     if not names:
@@ -218,24 +218,6 @@ def _cpu_problems(values, envs):
                  "environment/environment.json) gives lscpu's Model name to check it")]
     return [p for path, name in names for p in
             _unlike(path, "cpu.Model name {!r} (lscpu)", [name], "node.cpu_model", model)]
-
-
-def _software_seen(doc):
-    """{disclosure key: (result key, what it says, its versions, name words)}."""
-    out = {}
-    # Kokkos, and every compiler the build names, with its version as it gives it.
-    for key, (part, field) in (("software.kokkos", ("kokkos", "version")),
-                               ("software.compiler", ("build", "compiler"))):
-        said = (doc.get(part) or {}).get(field)
-        if isinstance(said, str):
-            out[key] = (f"{part}.{field}", said, _versions(said), ())
-    library = (doc.get("mpi") or {}).get("library_version")
-    if isinstance(library, str) and not _is_none(library):
-        # The disclosure gives both the library's name and its version.
-        name, version = name_and_version(library)
-        out["software.mpi"] = ("mpi.library_version", library, _versions(version or ""),
-                               tuple(_name_words(name)))
-    return out
 
 
 def name_and_version(text):
@@ -248,29 +230,37 @@ def _name_words(text):
     return re.findall(r"[a-z][a-z0-9+]*", str(text).casefold().replace("(r)", " "))
 
 
+# What the results say of the software: (disclosure key, the results' key).
+_SOFTWARE = (("software.kokkos", "kokkos.version"), ("software.compiler", "build.compiler"),
+             ("software.mpi", "mpi.library_version"))
+
+
 def _software_problems(values, karma):
     """Kokkos, the compilers and MPI against every result: the disclosure
     gives exactly the versions the results name (4.6.01 is 4.6.1; 13.3 is not
     13.3.0), each of them, and no other; MPI's name too."""
     out, used = [], {}
     for path, doc in karma:
-        for key, (field, said, versions, name) in _software_seen(doc).items():
-            if key not in values:
+        for key, where in _SOFTWARE:
+            said, mpi = field(doc, where), key == "software.mpi"
+            if key not in values or not isinstance(said, str) or mpi and _is_none(said):
                 continue
-            disclosed = values[key]
-            used.setdefault(key, (field, set()))[1].update(versions)
+            # Every compiler the build names, each version; MPI's name and version.
+            name, version = name_and_version(said) if mpi else ("", said)
+            versions, disclosed = _versions(version or ""), values[key]
+            used.setdefault(key, (where, set()))[1].update(versions)
             words = _name_words(name_and_version(disclosed)[0])
             missing = versions - _versions(disclosed)
-            if missing or not _versions(disclosed) or (key == "software.mpi" and not (
-                    words and set(words) <= set(name))):
-                out.append((path, f"{field} {said!r}, but the disclosure's {key} is "
+            if missing or not _versions(disclosed) or mpi and not (
+                    words and set(words) <= set(_name_words(name))):
+                out.append((path, f"{where} {said!r}, but the disclosure's {key} is "
                             f"{disclosed!r}" + (f" (it lacks {_dotted(missing)})"
                                                 if missing else "")))
-    for key, (field, versions) in used.items():
+    for key, (where, versions) in used.items():
         extra = _versions(values[key]) - versions
         if extra:
             out.append((DISCLOSURE, f"{key}: {_dotted(extra)} is no version any result's "
-                        f"{field} gives ({values[key]!r})"))
+                        f"{where} gives ({values[key]!r})"))
     if karma and "software.mpi" in values and "software.mpi" not in used and \
             not _is_none(values["software.mpi"]):
         out.append((DISCLOSURE, f"software.mpi: {values['software.mpi']!r}, but no result was "
