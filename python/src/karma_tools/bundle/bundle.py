@@ -116,10 +116,7 @@ def read_disclosure(data):
     leaves = yamlread.leaves(root)
     values, problems = {}, []
     for key, kind, _ in FIELDS:
-        if key not in leaves:
-            problems.append(f"{key}: missing")
-            continue
-        why = _field_problem(kind, leaves[key])
+        why = _field_problem(kind, leaves[key]) if key in leaves else "missing"
         if why:
             problems.append(f"{key}: {why}")
         elif kind == "list":
@@ -182,13 +179,12 @@ def _gpu_problems(values, karma, envs):
             out.append((path, f"ranks[].device: {most} GPUs on one host, but the disclosure's "
                         f"node.gpus_per_node is {count}"))
     for path, env in envs:
-        gpu = env.get("gpu") if isinstance(env.get("gpu"), dict) else {}
-        found = gpu.get("count")
+        found = field(env, "gpu.count")
         seen += [f"{path}: gpu.count {found}"] if isinstance(found, int) and found > 0 else []
         if isinstance(found, int) and count is not None and found != count:
             out.append((path, f"gpu.count {found}, but the disclosure's node.gpus_per_node "
                         f"is {count}"))
-        out += _unlike(path, "gpu.products {!r}", map(str, gpu.get("products") or []),
+        out += _unlike(path, "gpu.products {!r}", map(str, field(env, "gpu.products") or []),
                        "node.gpu_model", model)
     if seen:
         if _is_none(values.get("software.gpu_toolkit")):

@@ -124,11 +124,6 @@ def main(argv=None):
     if not complete and not args.check_answers:
         p.error("disclose needs CAMPAIGN_DIR and -o FILE.yaml (or --check-answers)")
 
-    def run():
-        if args.command == "pack":
-            return pack(args)
-        if args.command == "disclose":
-            return write_disclosure(args)
-        return check(args.check or args.bundle)
-
-    return main_wrapper(PROGRAM, run)
+    command = {"pack": pack, "disclose": write_disclosure}.get(args.command)
+    return main_wrapper(PROGRAM, lambda: command(args) if command else
+                        check(args.check or args.bundle))
