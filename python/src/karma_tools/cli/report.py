@@ -104,13 +104,12 @@ def main(argv=None):
                                f".{os.path.basename(plots_dir)}.tmp.{os.getpid()}")
         plotter = Plotter(staging, args.format, not args.no_plots)
         plotter.rel = os.path.relpath(plots_dir, out_dir)
-        command = "karma-report " + shlex.join(argv)
         try:
             if plotter.enabled:
                 shutil.rmtree(staging, ignore_errors=True)
                 os.makedirs(staging)
             text = build(result_set, out_path, plotter, args.title, args.intro, ours, theirs,
-                         command, args.comparison, compare_from, scored)
+                         "karma-report " + shlex.join(argv), args.comparison, compare_from, scored)
             # The plots and the report, or neither; no folder without plots.
             write_all([(out_path, text)], [(staging, plots_dir)] if plotter.files else [])
         except OSError as e:
