@@ -307,8 +307,7 @@ def layout_section(title, stem, configs, plotter):
                 row.append(f"{vals[0] / vals[1]:.3f}" if vals[0] and vals[1] else "-")
             rows.append(row)
     if plotter.enabled:
-        file = layout_plot(plotter, f"{stem}-layout", pairs, keys, layouts, kernels,
-                           members)
+        file = layout_plot(plotter, f"{stem}-layout", pairs, keys, layouts, kernels, members)
         out += [f"![{title}: layouts]({plotter.rel}/{file})", ""]
     return out + markdown_table(head, rows) + [""]
 
@@ -353,8 +352,7 @@ def scaling_section(title, stem, configs, plotter):
         fig, axes = plotter.grid(len(groups))
         for ax, g in zip(axes, groups):
             for k in kernels:
-                pts = [(c.ranks, efficiency(g[0], c, k)) for c in g]
-                pts = [p for p in pts if p[1] is not None]
+                pts = [(c.ranks, e) for c in g if (e := efficiency(g[0], c, k)) is not None]
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=k)
             ax.set_xscale("log", base=2)
             ax.set_xticks([c.ranks for c in g])
@@ -364,8 +362,7 @@ def scaling_section(title, stem, configs, plotter):
             ax.axhline(1.0, color="grey", linewidth=0.8)
             ax.set_xlabel("ranks")
             ax.set_ylabel("efficiency")
-            ax.set_title(_wrapped(group_label(g[0], keys, members) or g[0].stem),
-                         fontsize=8)
+            ax.set_title(_wrapped(group_label(g[0], keys, members) or g[0].stem), fontsize=8)
         plotter.legend_below(fig, axes)
         file = plotter.save(fig, f"{stem}-scaling")
         out += [f"![{title}: scaling]({plotter.rel}/{file})", ""]
