@@ -127,15 +127,13 @@ def runs_table(configs):
     head = ["deck"] + [k.split(".")[-1] for k in keys] + ["ranks"] + \
         (["threads"] if threads else []) + ["device", "runs"] + \
         [f"{k} ({units[k]})" if units[k] else k for k in kernels] + ["verified"]
-    rows = []
-    for c in configs:
-        # A key a configuration has not (BabelStream beside karma-stream): blank.
-        rows.append([c.stem] + [format_size(c.values[k]) if k in c.values else "" for k in keys]
-                    + [c.ranks] + ([c.concurrency if c.concurrency is not None else ""]
-                                   if threads else [])
-                    + [c.device, len(c.runs)]
-                    + [format_value(c.best(k)[0]) if k in c.kernels() else "" for k in kernels]
-                    + [f"{c.passed()}/{len(c.runs)}"])
+    # A key a configuration has not (BabelStream beside karma-stream): blank.
+    rows = [[c.stem] + [format_size(c.values[k]) if k in c.values else "" for k in keys]
+            + [c.ranks] + ([c.concurrency if c.concurrency is not None else ""]
+                           if threads else [])
+            + [c.device, len(c.runs)]
+            + [format_value(c.best(k)[0]) if k in c.kernels() else "" for k in kernels]
+            + [f"{c.passed()}/{len(c.runs)}"] for c in configs]
     return markdown_table(head, rows)
 
 

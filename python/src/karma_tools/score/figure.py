@@ -397,10 +397,9 @@ def score_tier(figures, reference, weights):
         r["in_score"] = r["class"] in rules.SCORED_CLASSES
     known = {_ref_key(ref) for ref in reference["rows"]}
     apps, overall = app_scores([r for r in rows if r["in_score"]], weights)
-    classes = {}
-    for cls in sorted({r["class"] for r in rows}, key=_class_order):
-        classes[cls] = app_scores([r for r in rows if r["class"] == cls], weights)[1]
-        classes[cls]["in_score"] = cls in rules.SCORED_CLASSES
+    classes = {cls: dict(app_scores([r for r in rows if r["class"] == cls], weights)[1],
+                         in_score=cls in rules.SCORED_CLASSES)
+               for cls in sorted({r["class"] for r in rows}, key=_class_order)}
     present = sum(1 for r in rows if r["ratio"] is not None)
     return dict(overall, rows=rows, apps=apps, classes=classes,
                 coverage=present / len(rows),
