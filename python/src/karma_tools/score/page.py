@@ -24,11 +24,9 @@ def verdict_line(scored, record, reportable):
     bundle)? Code the same as the reference's?"""
     present = record["rows"] - len(record["missing"])
     complete = _yes_no(record["complete"], f"{present} of {record['rows']} scored rows")
-    if reportable is None:
-        report = "**no** (not a karma-bundle: `karma-bundle pack` makes one)"
-    else:
-        report = _yes_no(reportable[0], "; ".join(_short(r) for r in reportable[1]) or
-                         "karma-bundle check: valid and reportable")
+    report = "**no** (not a karma-bundle: `karma-bundle pack` makes one)" if reportable is None \
+        else _yes_no(reportable[0], "; ".join(_short(r) for r in reportable[1]) or
+                     "karma-bundle check: valid and reportable")
     same = record["code_changed"] == 0
     if record["code_unknown"]:
         code = f"not known ({record['code_unknown']} of {present} rows have code versions " \
