@@ -287,8 +287,7 @@ def _record_problems(doc, decks):
     if ok is True and (cls is None or tier is None):
         out.append("reportable: reportable without a class and a tier")
     if isinstance(cls, str) and cls in rules.CLASSES + (rules.WEAK_CLASS,):
-        deck = doc.get("deck") if isinstance(doc.get("deck"), dict) else {}
-        sha = deck.get("sha256")
+        sha = field(doc, "deck.sha256")
         want = (doc.get("app"), "large" if cls == rules.WEAK_CLASS else cls)
         found = decks.get(sha)
         if found != want:
@@ -329,9 +328,7 @@ def _jobs(files):
 
 def _campaign_problems(files, jobs, manifest):
     """The campaign's files: its campaign file, scripts, results folders."""
-    out = []
-    campaign = manifest.get("campaign")
-    sha = campaign.get("sha256") if isinstance(campaign, dict) else None
+    out, sha = [], field(manifest, "campaign.sha256")
     own = [p for p in files if p.startswith(CAMPAIGN + "/") and p.count("/") == 1
            and p != f"{CAMPAIGN}/{batch.MANIFEST}"]
     if len(own) != 1 or hashlib.sha256(files[own[0]]).hexdigest() != sha:
