@@ -157,9 +157,7 @@ def score_main(argv):
                             ".md", 2)
         report = figure.score(list(map(_parse_set, args.sets)), args.reference, args.weights)
         sets, weights, reference = report["sets"], report["weights"], report["reference"]
-        outputs = []
-        if args.json:
-            outputs.append((args.json, json.dumps(report, indent=2) + "\n"))
+        outputs = [(args.json, json.dumps(report, indent=2) + "\n")] if args.json else []
         if args.page:
             text, png = page.render(sets[0], weights, reference, args.page,
                                     *bundle.page_facts(sets[0]["path"], sets[0]["record"]))
