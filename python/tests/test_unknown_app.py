@@ -88,3 +88,31 @@ def test_an_unknown_app_is_reported(sets, tmp_path):
     score = tool("karma-score", sets[0], "--reference", sets[1], "--weights", sets[2])
     figure = [line for line in score.stdout.splitlines() if "figure" in line.lower()]
     assert figure and figure[0].strip() in text, (figure, text[:3000])
+
+
+def test_an_unknown_apps_two_implementations_are_reported_as_pairs(tmp_path):
+    """Runs that measure both implementations of --microbench-pair are paired
+    whatever their app (no app is named in the tools); the others list their
+    configurations."""
+    dest = toy_set(tmp_path / "pairs", "h200-1.0.0.tar.xz")
+    for path in sorted(str(p) for p in (tmp_path / "pairs").glob("*/karma-toyapp.json"))[:1]:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        hand = [dict(k, name=k["name"] + "-hand", implementation="hand",
+                     fom=dict(k["fom"], value=k["fom"]["value"] / 2)) for k in doc["kernels"]]
+        for k in doc["kernels"]:
+            k["implementation"] = "kokkos"
+        doc["kernels"] += hand
+        doc["kernel_table"]["kernels"].append(dict(
+            toy_table()["kernels"][0], name="{kernel}-hand", implementation=["hand"]))
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+    out = tmp_path / "report.md"
+    r = tool("karma-report", dest, "-o", str(out), "--no-plots", "--microbench-pair",
+             "kokkos:hand")
+    assert r.returncode == 0, r.stdout + r.stderr
+    text = out.read_text()
+    pairs = text.split(": microbenchmarks")[1].split("\n## ")[0]
+    assert "From 1 karma-toyapp run(s)" in pairs, pairs[:2000]
+    assert "| axpy | " in pairs and "| 2.000 (2.000-2.000) |" in pairs, pairs[:2000]
+    assert ": every configuration" in text

@@ -20,7 +20,7 @@ from karma_tools.score import figure
 DESCRIPTION = """\
 Turns a directory of karma results into one Markdown report with plots: per
 subdirectory its write-up and every configuration; per mini-app FOM against
-size, layouts and scaling; FOM against power; karma-microbench's pairs; the
+size, layouts and scaling; FOM against power; pairs of implementations; the
 campaigns' side-by-side tables; with --score, the procurement figure. What
 each part shows: docs/campaigns.md (karma-compare and karma-report). Plots go
 to PLOTS (default: plots/ beside the report), replaced whole. For example:
@@ -59,8 +59,9 @@ def main(argv=None):
     p.add_argument("--committed-only", action="store_true",
                    help="skip files that git ignores (e.g. local runs in results/*.json)")
     p.add_argument("--microbench-pair", default="karma:raw", metavar="OURS:THEIRS",
-                   help="karma-microbench's implementations set against each other (default "
-                   "karma:raw; raw-twin:raw shows the machine's own spread)")
+                   help="implementations set against each other where a run measures both, "
+                   "as karma-microbench does (default karma:raw; raw-twin:raw shows the "
+                   "machine's own spread)")
     p.add_argument("--comparison", action="append", default=[], metavar="FILE.json",
                    help="a karma-compare --json document: each set's figure of record and a "
                    "plot per mini-app of each row's ratio (and per-watt ratio) to the baseline")

@@ -12,7 +12,7 @@ from karma_tools.report.comparison import comparison_section, side_by_side
 from karma_tools.report.configs import (configs_of, format_bytes, group_label, heading_anchor,
                                         is_size, kernels_of, markdown_table, series_label,
                                         values_without, varying_keys)
-from karma_tools.report.sections import microbench_section, power_section
+from karma_tools.report.sections import pairs_section, power_section
 from karma_tools.score import score as score_render
 
 
@@ -427,8 +427,11 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
         if readme:
             lines += [f"_From [{d}/README.md]({os.path.relpath(readme, out_dir)}):_", ""]
             lines += include_markdown(readme, out_dir, demote=2) + [""]
-        # karma-microbench's runs: its pairs of implementations, below.
-        mine = [r for r in rs if r.app != "microbench"]
+        # Runs that measure `ours` beside `theirs` (karma-microbench's karma
+        # and raw) are read as pairs, below, not as configurations.
+        paired = [r for r in rs
+                  if {ours, theirs} <= {k["implementation"] for k in r.kernels.values()}]
+        mine = [r for r in rs if r not in paired]
         if mine:
             configs = configs_of(mine)
             lines += [f"### {name}: every configuration", "",
@@ -448,9 +451,8 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
                 lines += layout_section(title, stem, cs, plotter)
                 lines += scaling_section(title, stem, cs, plotter)
             lines += power_section(name, configs, plotter)
-        if len(mine) < len(rs):
-            lines += microbench_section(name, [r for r in rs if r.app == "microbench"], plotter,
-                                        ours, theirs)
+        if paired:
+            lines += pairs_section(name, paired, plotter, ours, theirs)
         failed = [r for r in rs if not r.passed]
         if failed:
             lines += [f"**Verification failed** in {len(failed)} run(s): " +

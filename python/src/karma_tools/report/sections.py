@@ -1,4 +1,4 @@
-"""karma-report's power and karma-microbench sections."""
+"""karma-report's power section and its pairs of implementations."""
 
 import re
 from karma_tools.results.cases import holds_one
@@ -89,9 +89,9 @@ def power_section(name, configs, plotter):
     return out + markdown_table(head, rows) + [""]
 
 
-def microbench_section(name, runs, plotter, ours, theirs):
-    """karma-microbench's `ours` against `theirs`, as karma-compare
-    --implementations pairs them, and a plot of the ratios."""
+def pairs_section(name, runs, plotter, ours, theirs):
+    """Runs' implementation `ours` against `theirs` (karma-microbench's karma and raw), as
+    karma-compare --implementations pairs them, and a plot of the ratios."""
     result_set = ResultSet(name, name)
     result_set.runs = runs
     out = [f"### {name}: microbenchmarks", ""]
@@ -100,10 +100,11 @@ def microbench_section(name, runs, plotter, ours, theirs):
     except ToolError as e:
         return out + [f"No pairs of {ours} and {theirs}: {e}.", ""]
     base, other = (s["label"] for s in result["sets"])
-    out += [f"From {len(runs)} karma-microbench run(s): each benchmark's bandwidth with {ours} "
-            f"and with {theirs}, from the same runs, as `karma-compare --implementations "
+    apps = ", ".join(f"karma-{a}" for a in sorted({r.app for r in runs}))
+    out += [f"From {len(runs)} {apps} run(s): each benchmark's figure of merit with "
+            f"{ours} and with {theirs}, from the same runs, as `karma-compare --implementations "
             f"{ours}:{theirs}` pairs them (repeated runs: their median). The ratio is "
-            f"{ours}'s bandwidth over {theirs}'s, {theirs}'s time over {ours}'s: above 1 "
+            f"{ours}'s figure over {theirs}'s (time: {theirs}'s over {ours}'s): above 1 "
             f"{ours} is faster; in parentheses the interval the runs span, '~' where it "
             "holds 1.", ""]
     rows, ratios = [], []
