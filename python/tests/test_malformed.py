@@ -344,18 +344,16 @@ MANIFESTS = [
     ("a list", lambda m: json.dumps([m]), "not a karma-batch manifest of version 1"),
     ("version 2", _typed(("karma_batch_manifest",), 2), "not a karma-batch manifest"),
     ("scheduler unknown", _typed(("scheduler",), "lsf"),
-     "campaign.json: scheduler: expected slurm, pbs or local, got the string 'lsf'"),
-    ("jobs null", _typed(("jobs",), None), "campaign.json: jobs: expected a list of jobs, "
-     "got null"),
-    ("jobs an object", _typed(("jobs",), {"a": 1}), "jobs: expected a list of jobs, got an "
-     "object"),
+     "campaign.json: scheduler: \"lsf\", expected one of \"slurm\", \"pbs\", \"local\""),
+    ("jobs null", _typed(("jobs",), None), "campaign.json: jobs: expected a list, got null"),
+    ("jobs an object", _typed(("jobs",), {"a": 1}), "jobs: expected a list, got an object"),
     ("job a list", _typed(("jobs", 0), []), "jobs[0]: expected an object, got a list"),
     ("job name missing", _without_name, "jobs[0].name: missing"),
     ("results_dir null", _typed(("jobs", 1, "results_dir"), None),
      "jobs[1].results_dir: expected a string, got null"),
     ("nodes a string", _typed(("jobs", 0, "nodes"), "2"), "jobs[0].nodes: expected an "
      "integer, got the string '2'"),
-    ("nodes zero", _typed(("jobs", 0, "nodes"), 0), "jobs[0].nodes: 0 is not in [1, "),
+    ("nodes zero", _typed(("jobs", 0, "nodes"), 0), "jobs[0].nodes: must be >= 1, got 0"),
     ("job_id a number", _typed(("jobs", 0, "job_id"), 5),
      "jobs[0].job_id: expected a string or null, got the number 5"),
 ]

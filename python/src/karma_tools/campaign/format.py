@@ -44,14 +44,9 @@ class Checker:
 
 
 def conform(check, root, validator):
-    """Refuses (fail) the first place where root departs from validator's schema;
-    an integer is an int (not 1.0, nor the 010 YAML 1.2 reads as a number)."""
-    import jsonschema
-
-    base = type(validator)
-    strict = jsonschema.validators.extend(base, type_checker=base.TYPE_CHECKER.redefine(
-        "integer", lambda _, v: isinstance(v, int) and not isinstance(v, bool)))
-    found = [p for e in strict(validator.schema).iter_errors(root.plain())
+    """Refuses (fail) the first place where root departs from validator's schema
+    (schemas.strict's: an integer is an int)."""
+    found = [p for e in schemas.strict(validator).iter_errors(root.plain())
              for s in _specific(e) for p in _places(root, s)]
     if found:
         _, node, path, message, at_key = min(

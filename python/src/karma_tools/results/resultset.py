@@ -28,44 +28,17 @@ NOT_RUN = "no results: not run, or stopped before it ended"
 # --- the manifest -------------------------------------------------------------------
 
 
-# (key, types, what) karma-batch reads of each job; every tool reads the first three.
-_JOB_FIELDS = (("name", str, "a string"), ("results_dir", str, "a string"),
-               ("results_file", str, "a string"), ("script", str, "a string"),
-               ("nodes", int, "an integer"), ("ranks_per_node", int, "an integer"),
-               ("job_id", (str, type(None)), "a string or null"),
-               ("submitted", (str, type(None)), "a string or null"))
-
-
 def check_manifest(path, manifest, complete=True):
     """Refuses a manifest the tools cannot use, naming the key, rather than failing half-way
-    through a submission: all karma-batch reads, or (not complete) where results are."""
-    count_max = schemas.load("campaign.schema.json").schema["$defs"]["count"]["maximum"]
-
-    def fail(key, message):
-        raise ToolError(f"{path}: {key}: {message} (edit the campaign and generate again "
-                        "rather than this file)", 2)
-
+    through a submission: all karma-batch reads (schemas/manifest.schema.json), or (not
+    complete) where results are."""
     if not isinstance(manifest, dict) or manifest.get("karma_batch_manifest") != 1:
         raise ToolError(f"{path}: not a karma-batch manifest of version 1", 2)
-    if complete and manifest.get("scheduler") not in jobs_mod.HEADERS:
-        fail("scheduler", f"expected slurm, pbs or local, got "
-             f"{describe(manifest.get('scheduler'))}")
-    entries = manifest.get("jobs")
-    if not isinstance(entries, list):
-        fail("jobs", f"expected a list of jobs, got {describe(entries)}")
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, dict):
-            fail(f"jobs[{i}]", f"expected an object, got {describe(entry)}")
-        for key, kinds, what in _JOB_FIELDS if complete else _JOB_FIELDS[:3]:
-            if key not in entry:
-                fail(f"jobs[{i}].{key}", "missing")
-            value = entry[key]
-            if not isinstance(value, kinds) or isinstance(value, bool):
-                fail(f"jobs[{i}].{key}", f"expected {what}, got {describe(value)}")
-            if kinds is int and not 1 <= value <= count_max:
-                fail(f"jobs[{i}].{key}", f"{value} is not in [1, {count_max}]")
-            if kinds is str and not value:
-                fail(f"jobs[{i}].{key}", "empty")
+    found = schemas.problems(schemas.strict(schemas.load("manifest.schema.json"),
+                                            None if complete else "located"), manifest)
+    if found:
+        raise ToolError(f"{path}: {found[0]} (edit the campaign and generate again rather "
+                        "than this file)", 2)
 
 
 def manifest_path(path):

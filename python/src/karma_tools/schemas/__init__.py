@@ -71,6 +71,18 @@ def load(name):
     return _CACHE[name]
 
 
+def strict(validator, part=None):
+    """A validator of validator's schema (or its $defs[part]) whose integers are ints:
+    not 1.0, nor the 010 YAML 1.2 reads as a number."""
+    import jsonschema
+
+    base, schema = type(validator), validator.schema
+    if part:
+        schema = {"$ref": f"#/$defs/{part}", "$defs": schema["$defs"]}
+    return jsonschema.validators.extend(base, type_checker=base.TYPE_CHECKER.redefine(
+        "integer", lambda _, v: isinstance(v, int) and not isinstance(v, bool)))(schema)
+
+
 def lenient(schema):
     """The schema with no `required` or `dependentRequired` (kept inside `if`,
     `not`, `oneOf` and `anyOf`, whose meaning they carry): what is present must
