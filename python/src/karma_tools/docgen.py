@@ -225,9 +225,7 @@ def deck_value(value):
 
 
 def _bounds(sub):
-    signs = (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="),
-             ("exclusiveMaximum", "<"))
-    return [f"{sign} {_number(sub[key])}" for key, sign in signs if key in sub]
+    return [f"{sign} {_number(sub[key])}" for key, sign in schemas.SIGNS.items() if key in sub]
 
 
 def _lengths(sub):

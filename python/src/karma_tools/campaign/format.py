@@ -5,14 +5,12 @@ only what it cannot (unique names, decks and programs that exist, deck keys)."""
 
 import difflib
 import json
-import os
 import re
 from karma_tools import schemas
 from karma_tools.core import ToolError
 
 
-with open(os.path.join(schemas.schemas_dir(), "campaign.schema.json"), encoding="utf-8") as _f:
-    _SCHEMA = json.load(_f)
+_SCHEMA = schemas.load("campaign.schema.json").schema
 _DEFS, _TOP = _SCHEMA["$defs"], _SCHEMA["properties"]
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)(?:\[([0-9]+)\])?\}")
