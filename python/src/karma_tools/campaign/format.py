@@ -111,9 +111,6 @@ def _message(e, node, text):
             words = [_WORDS[t] for ts in types for t in (ts if isinstance(ts, list) else [ts])]
             return f"expected {' or '.join(dict.fromkeys(words))}, got {describe_node(node)}"
         return f"'{text}' is not {e.schema.get('description', 'valid here').split(': ')[0]}"
-    if kind == "type":
-        words = [_WORDS[t] for t in (want if isinstance(want, list) else [want])]
-        return f"expected {' or '.join(words)}, got {describe_node(node)}"
     if kind in ("enum", "const"):
         choices = [str(c) for c in (want if kind == "enum" else [want])]
         near = difflib.get_close_matches(text, choices, n=1, cutoff=0.6)
@@ -121,18 +118,14 @@ def _message(e, node, text):
         why = e.schema.get("description") if "then" in e.absolute_schema_path else None
         return f"'{text}' is not one of: {', '.join(choices)}" + \
             (f" (did you mean '{near[0]}'?)" if near else "") + (f"; {why}" if why else "")
-    if kind in schemas.SIGNS:
-        return f"must be {schemas.SIGNS[kind]} {want}, got {shortened(node.raw or node.value)}"
     if kind in ("minItems", "minLength", "minProperties"):
         keys = list(e.schema.get("properties", {}))
         return {"minItems": "the list is empty", "minLength": "must not be empty"}.get(
             kind, "is empty" + (f": name at least one of {', '.join(keys)}" if keys else ""))
-    if kind == "pattern":
-        return f"'{text}' is not " + e.schema.get("description",
-                                                  f"of the form {want}").split(": ")[0]
     if kind == "not":
         return f"'{text}': {want.get('description', 'not allowed here')}"
-    return e.message
+    shown = f"'{text}'" if isinstance(node.value, str) else text
+    return schemas.what(e, shown, describe_node(node), _WORDS)
 
 
 def describe_node(node):

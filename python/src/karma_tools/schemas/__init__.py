@@ -128,28 +128,29 @@ def problems(validator, doc):
             beside = e.schema_path[-2]  # dependentSchemas' key
             out.append(f"{dotted(path + [want['required'][0]])}: not allowed beside {beside}")
         else:
-            out.append(f"{dotted(path)}: {_what(e)}")
+            out.append(f"{dotted(path)}: {what(e, _short(got), describe(got))}")
     return list(dict.fromkeys(out))
 
 
-def _what(e):
-    """What is wrong, in words, with the value of one error e of another kind."""
-    kind, want, got = e.validator, e.validator_value, e.instance
+def what(e, shown, got, words=TYPE_WORDS):
+    """What is wrong, in words, with the value of one error e of another kind: shown is
+    the value as written (a string quoted), got it described; words name the types."""
+    kind, want = e.validator, e.validator_value
     if kind == "type":
         kinds = want if isinstance(want, list) else [want]
-        return f"expected {' or '.join(TYPE_WORDS[k] for k in kinds)}, got {describe(got)}"
+        return f"expected {' or '.join(words[k] for k in kinds)}, got {got}"
     if kind == "const":
-        return f"{_short(got)}, expected {_short(want)}"
+        return f"{shown}, expected {_short(want)}"
     if kind == "enum":
-        return f"{_short(got)}, expected one of {', '.join(map(_short, want))}"
+        return f"{shown}, expected one of {', '.join(map(_short, want))}"
     if kind in SIGNS:
-        return f"must be {SIGNS[kind]} {want}, got {_short(got)}"
+        return f"must be {SIGNS[kind]} {want}, got {shown}"
     if kind in ("minItems", "maxItems"):
-        return "empty" if want == 1 and kind == "minItems" else \
-            f"{len(got)} entries, expected at {'least' if kind == 'minItems' else 'most'} {want}"
+        return "empty" if want == 1 and kind == "minItems" else f"{len(e.instance)} entries, " \
+            f"expected at {'least' if kind == 'minItems' else 'most'} {want}"
     if kind == "minLength":
         return "empty"
     if kind == "pattern":  # the description says in words what the pattern wants
-        return f"{_short(got)} is not " + e.schema.get("description", f"of the form {want}") \
+        return f"{shown} is not " + e.schema.get("description", f"of the form {want}") \
             .split(": ")[0]
     return e.message
