@@ -19,6 +19,7 @@ import pathlib
 import re
 import tarfile
 
+from karma_tools import schemas
 from karma_tools.core import (MAX_DEPTH, ToolError, atomic_write, read_input_file, too_deep,
                               unreadable)
 from karma_tools.campaign import jobs as jobs_mod
@@ -152,15 +153,12 @@ class Archive:
         index, why = parse_json(members[INDEX])
         if why:
             bad(f"{INDEX}: not JSON ({why})")
-        if not isinstance(index, dict) or index.get("karma_archive") != FORMAT or \
-                not isinstance(index.get("files"), list):
-            bad(f"{INDEX}: no karma_archive {FORMAT} with a files list")
+        found = schemas.problems(schemas.load("archive.schema.json"), index)
+        if found:
+            bad(f"{INDEX}: {found[0]}")
         self.index = index
         self.files = {}
         for i, e in enumerate(index["files"]):
-            if not isinstance(e, dict) or not all(isinstance(e.get(k), str)
-                                                  for k in ("path", "member", "sha256")):
-                bad(f"{INDEX}: files[{i}] is not {{path, member, sha256}}")
             data = members.get(e["member"])
             if data is None:
                 bad(f"{e['path']}: member {e['member']} missing")
