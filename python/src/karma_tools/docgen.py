@@ -224,10 +224,6 @@ def deck_value(value):
     return _number(value)
 
 
-def _bounds(sub):
-    return [f"{sign} {_number(sub[key])}" for key, sign in schemas.SIGNS.items() if key in sub]
-
-
 def _lengths(sub):
     choices = [a for a in sub.get("anyOf", []) if isinstance(a, dict)]
     if choices and all(a.get("minItems") == a.get("maxItems") is not None for a in choices):
@@ -258,7 +254,7 @@ def deck_type(sub):
             what = " ".join([words[0] + "s"] + words[1:]) if item.get("type") else "values"
         text = f"list of {_lengths(sub)} {what}"
         return text + (", no repeats" if sub.get("uniqueItems") else "")
-    bounds = _bounds(sub)
+    bounds = [f"{sign} {_number(sub[key])}" for key, sign in schemas.SIGNS.items() if key in sub]
     if kind in ("integer", "number") and "minimum" in sub and "maximum" in sub:
         return f"{kind} from {_number(sub['minimum'])} to {_number(sub['maximum'])}"
     if kind in ("integer", "number") and len(bounds) == 2:

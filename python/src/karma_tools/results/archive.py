@@ -2,12 +2,11 @@
 generate/submit's OUT) or a plain folder of results, and that the tools read wherever they read
 a directory.
 
-Format 1 (docs/campaigns.md), GNU tar in xz: first `karma-archive.json`, the index
-(`karma_archive` 1, `kind` campaign or results, `name`, `files` [{path, member, sha256,
-size}] and a campaign's `jobs` [{name, exit_code, log, environment, results}]); then each
-distinct content once: a job's `environment/` files as `environment/<sha256>`, any other
-under its own path (results byte for byte). Members sorted, owners, modes and times fixed:
-the same folder, the same bytes. `ARCHIVE/results/x.json` names a file inside."""
+Format 1 (docs/campaigns.md), GNU tar in xz: first the index `karma-archive.json`
+(schemas/archive.schema.json; a campaign's also lists its jobs), then each distinct content
+once: a job's `environment/` files as `environment/<sha256>`, any other under its own path.
+Members sorted, owners, modes and times fixed: the same folder, the same bytes.
+`ARCHIVE/results/x.json` names a file inside."""
 
 import functools
 import hashlib
@@ -54,10 +53,6 @@ def folder_files(folder):
                   for p in walk_files(folder, archives=False))
 
 
-def _in_environment(rel):
-    return f"/{ENVIRONMENT}/" in f"/{rel}" and not rel.startswith(f"{ENVIRONMENT}/")
-
-
 def _job_entries(folder, manifest, files, by_path):
     """The index's jobs: where the files of each job's results folder are in the archive."""
     jobs = []
@@ -93,7 +88,9 @@ def build(folder, kind, name=None, manifest=None):
     for rel in files:
         data = by_path[rel]
         digest = hashlib.sha256(data).hexdigest()
-        member = f"{ENVIRONMENT}/{digest}" if _in_environment(rel) else stored.get(digest, rel)
+        # A job's environment/ files (not a top-level environment/) are stored by content.
+        in_environment = f"/{ENVIRONMENT}/" in f"/{rel}" and not rel.startswith(f"{ENVIRONMENT}/")
+        member = f"{ENVIRONMENT}/{digest}" if in_environment else stored.get(digest, rel)
         members.setdefault(member, data)
         stored.setdefault(digest, member)
         entries.append({"path": rel, "member": member, "sha256": digest, "size": len(data)})

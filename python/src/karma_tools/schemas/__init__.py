@@ -11,11 +11,6 @@ from karma_tools.core import PACKAGE, ToolError, describe
 _DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
-def schemas_dir():
-    """This package's schemas/, or $KARMA_SCHEMAS (a schema being written, tests)."""
-    return os.environ.get("KARMA_SCHEMAS") or os.path.join(PACKAGE, "schemas")
-
-
 def locate(text, path):
     """(line, column) of the value at `path` in the JSON text, or of its deepest
     part there (JSON is YAML, whose reader keeps positions); else (1, 1)."""
@@ -48,7 +43,8 @@ def load(name):
         return _CACHE[name]
     import jsonschema
 
-    path = os.path.join(schemas_dir(), name)
+    # $KARMA_SCHEMAS: a folder of schemas being written (tests).
+    path = os.path.join(os.environ.get("KARMA_SCHEMAS") or os.path.join(PACKAGE, "schemas"), name)
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
