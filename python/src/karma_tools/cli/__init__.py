@@ -2,9 +2,13 @@
 [project.scripts]): its command line and main, calling karma_tools."""
 
 import argparse
+import functools
+import os
 import sys
 
 from karma_tools.core import ToolError
+
+warn = functools.partial(print, file=sys.stderr)
 
 
 def main_wrapper(program, run):
@@ -12,13 +16,35 @@ def main_wrapper(program, run):
     try:
         return run()
     except ToolError as e:
-        print(f"{program}: error: {e}", file=sys.stderr)
+        warn(f"{program}: error: {e}")
         return e.code
     except KeyboardInterrupt:
-        print(f"{program}: interrupted", file=sys.stderr)
+        warn(f"{program}: interrupted")
         return 130
     except BrokenPipeError:
         return 0
+
+
+def refuse(*rules):
+    """ToolError (2) with the reason of the first (given, reason) whose given is true."""
+    for given, why in rules:
+        if given:
+            raise ToolError(why, 2)
+
+
+def parse_set(text, label=None):
+    """A [LABEL=]SET argument's (label, path); a path that exists is one, `=` and all."""
+    given, sep, path = text.partition("=")
+    return (given, path) if sep and given and not os.path.exists(text) else (label, text)
+
+
+def incomplete(program, records):
+    """1 where a set's figure of record, of (label, record), is INCOMPLETE, each said; else 0."""
+    short = [(label, r) for label, r in records if r.get("complete") is False]
+    for label, r in short:
+        warn(f"{program}: {label} is INCOMPLETE: it lacks {len(r['missing'])} of the "
+             f"{r['rows']} rows the weights give weight to; no overall figure; exit 1")
+    return 1 if short else 0
 
 
 class _StoreOnce(argparse._StoreAction):
@@ -33,9 +59,12 @@ class _StoreOnce(argparse._StoreAction):
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """Every command's parser: a usage error (an option twice too) is one line, exit 2."""
+    """Every command's parser: a usage error (an option twice too) is one line, exit 2;
+    a description written in lines is shown as written, with its epilog."""
 
     def __init__(self, *args, **kwargs):
+        if "\n" in (kwargs.get("description") or ""):
+            kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
         super().__init__(*args, **kwargs)
         self.register("action", None, _StoreOnce)
         self.register("action", "store", _StoreOnce)

@@ -1,16 +1,13 @@
 """karma-archive's command line and main (the work is karma_tools.results.archive's)."""
 
-import argparse
 import os
-import sys
 from karma_tools.results import archive, resultset
 from karma_tools.core import ToolError, __version__, write_folder
-from karma_tools.cli import ArgumentParser, main_wrapper
+from karma_tools.cli import ArgumentParser, main_wrapper, warn
 
 
 def main(argv=None):
-    p = ArgumentParser(prog="karma-archive", description=archive.__doc__.split("\n\n")[0],
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog="karma-archive", description=archive.__doc__.split("\n\n")[0])
     p.add_argument("--version", action="version", version=f"karma-archive {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     w = sub.add_parser("write", help="archive a folder of results that is no campaign "
@@ -40,11 +37,10 @@ def main(argv=None):
             if not any(files for _, _, files in os.walk(args.folder)):
                 raise ToolError(f"{args.folder}: holds no file; nothing to archive", 2)
             archive.write(args.folder, args.output, "results")
-            print(f"karma-archive: wrote {args.output}", file=sys.stderr)
+            warn(f"karma-archive: wrote {args.output}")
         elif args.command == "register":
             added, listed = archive.register(args.list, args.archives)
-            print(f"karma-archive: {added} measurement(s) added, {listed} listed in {args.list}",
-                  file=sys.stderr)
+            warn(f"karma-archive: {added} measurement(s) added, {listed} listed in {args.list}")
         elif args.command == "list":
             for e in archive.open_archive(args.archive).index["files"]:
                 print(f"{e['sha256']}  {e['path']}")

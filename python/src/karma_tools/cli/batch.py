@@ -1,7 +1,6 @@
 """karma-batch: campaigns: generate, submit, status, wait, archive, cancel; its
 command line, main and printer (the work is karma_tools.campaign's)."""
 
-import argparse
 import sys
 from karma_tools.campaign import campaign as campaign_mod
 from karma_tools.campaign import format as campaign_format
@@ -57,8 +56,7 @@ timed out; 143 (local submit) cancelled."""
 
 
 def parser():
-    p = ArgumentParser(prog="karma-batch", description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog="karma-batch", description=DESCRIPTION, epilog=EPILOG)
     p.add_argument("--version", action="version", version=f"karma-batch {__version__}")
     p.add_argument("--help-campaign", action="store_true",
                    help="describe the campaign file and exit")

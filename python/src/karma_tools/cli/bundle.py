@@ -1,13 +1,12 @@
 """karma-bundle's command line (the work is karma_tools.bundle's)."""
 
-import argparse
 import os
 import sys
 from karma_tools.results import archive, validate
 from karma_tools.bundle import bundle, disclose
 from karma_tools.bundle.bundle import PROGRAM, examine
 from karma_tools.core import ToolError, __version__, atomic_write
-from karma_tools.cli import ArgumentParser, main_wrapper
+from karma_tools.cli import ArgumentParser, main_wrapper, warn
 
 
 EPILOG = """\
@@ -45,7 +44,7 @@ def check(path):
     for line in summary:
         print(line)
     for where, why in problems:
-        print(f"{validate.printable(where)}: {why}", file=sys.stderr)
+        warn(f"{validate.printable(where)}: {why}")
     answer = f"NOT VALID ({len(problems)} problem(s))" if problems else \
         "valid, not reportable: " + "; ".join(reasons) if reasons else "valid and reportable"
     print(f"{PROGRAM}: {path}: {answer}")
@@ -53,8 +52,7 @@ def check(path):
 
 
 def parser():
-    p = ArgumentParser(prog=PROGRAM, description=bundle.__doc__, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog=PROGRAM, description=bundle.__doc__, epilog=EPILOG)
     p.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
     p.add_argument("--check", metavar="BUNDLE", help="check a bundle (as `check BUNDLE`)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=ArgumentParser)

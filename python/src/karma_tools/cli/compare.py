@@ -1,15 +1,13 @@
 """karma-compare: comparisons of two result sets or a campaign's sides; its
 command line and main (the work is karma_tools.compare's)."""
 
-import argparse
 import fnmatch
 import json
-import os
 import subprocess
 import sys
 
 from karma_tools.campaign import campaign as campaign_mod
-from karma_tools.cli import ArgumentParser, main_wrapper
+from karma_tools.cli import ArgumentParser, incomplete, main_wrapper, parse_set, refuse, warn
 from karma_tools.compare import implementations, sides
 from karma_tools.compare.compare import compare
 from karma_tools.compare.text import csv_text, markdown
@@ -84,27 +82,14 @@ def _write(args, md, doc, csv_text, results=(), quiet=False):
     if not outputs:
         sys.stdout.write(md + "\n")
     for path, _ in [] if quiet else outputs:
-        print(f"karma-compare: wrote {path}", file=sys.stderr)
+        warn(f"karma-compare: wrote {path}")
     for item in (x for r in results for x in r["left_out"]):
-        print(f"karma-compare: left out {item['error']}", file=sys.stderr)
-    short = [label for r in results for label, rec in r["record"].items()
-             if rec.get("complete") is False]
-    for label in short:
-        print(f"karma-compare: {label} is INCOMPLETE: its figure of record lacks scored rows "
-              "(see The procurement figure); exit 1", file=sys.stderr)
-    return 1 if short else 0
-
-
-def _parse_set(text):
-    label, sep, path = text.partition("=")
-    if sep and label and not os.path.exists(text):
-        return label, path
-    return None, text
+        warn(f"karma-compare: left out {item['error']}")
+    return incomplete("karma-compare", (x for r in results for x in r["record"].items()))
 
 
 def parser():
-    p = ArgumentParser(prog="karma-compare", description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog="karma-compare", description=DESCRIPTION, epilog=EPILOG)
     p.add_argument("sets", nargs="*", metavar="[LABEL=]SET",
                    help="results directory or file of one machine")
     p.add_argument("--implementations", metavar="OURS:THEIRS",
@@ -156,31 +141,25 @@ def main(argv=None):
         for flag, given in (("--energy", args.energy), ("--allow-unmatched", args.allow_unmatched),
                             ("--allow-partial", args.allow_partial and args.campaign)):
             if given:
-                print(f"karma-compare: note: {flag} changes nothing since 1.1.0 "
-                      "(CHANGELOG.md)", file=sys.stderr)
+                warn(f"karma-compare: note: {flag} changes nothing since 1.1.0 (CHANGELOG.md)")
         if args.system_nodes:
             raise ToolError("--system-nodes: removed in 1.1.0 with compare's weighted mean; "
                             "the figure of record is karma-score's (CHANGELOG.md)", 2)
         if args.campaign:
-            for given, why in (
-                    (args.sets, "--campaign compares within one campaign: give no result "
-                     "sets beside it"),
-                    (args.aggregate == "mean", "--aggregate mean: the ratio tables take worst, "
-                     "best or median"),
-                    (args.implementations, "--implementations compares within result sets; "
-                     "a campaign's pairs are its compare: section's")):
-                if given:
-                    raise ToolError(why, 2)
+            refuse((args.sets, "--campaign compares within one campaign: give no result sets "
+                    "beside it"),
+                   (args.aggregate == "mean", "--aggregate mean: the ratio tables take worst, "
+                    "best or median"),
+                   (args.implementations, "--implementations compares within result sets; a "
+                    "campaign's pairs are its compare: section's"))
             return campaign_main(args)
         if args.compare_from:
             raise ToolError("--compare-from goes with --campaign", 2)
         if args.implementations:
             return implementations_main(args)
-        for given, why in ((args.allow_partial, "--allow-partial goes with --campaign"),
-                           (args.repo and not args.source, "--repo goes with --source"),
-                           (len(args.sets) < 2, "give at least two result sets to compare")):
-            if given:
-                raise ToolError(why, 2)
+        refuse((args.allow_partial, "--allow-partial goes with --campaign"),
+               (args.repo and not args.source, "--repo goes with --source"),
+               (len(args.sets) < 2, "give at least two result sets to compare"))
         sets = _open_sets(args)
         sources = _sources(args.source, args.repo, [s.label for s in sets])
         result = compare(sets, args.baseline or sets[0].label, how=args.aggregate or "median",
@@ -193,7 +172,7 @@ def main(argv=None):
 def _open_sets(args):
     return [resultset.open(path, label, committed_only=args.committed_only,
                            skip_invalid=args.skip_invalid)
-            for label, path in map(_parse_set, args.sets)]
+            for label, path in map(parse_set, args.sets)]
 
 
 def implementations_main(args):

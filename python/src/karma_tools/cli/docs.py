@@ -3,7 +3,7 @@
 import os
 import sys
 from karma_tools.core import ToolError, __version__, write_all
-from karma_tools.cli import ArgumentParser, main_wrapper
+from karma_tools.cli import ArgumentParser, main_wrapper, warn
 from karma_tools.docgen import PROGRAM, RESULTS_DOC, find_root, first_difference, read_text, wanted
 
 
@@ -44,9 +44,9 @@ def run(argv):
         for path in changed:
             old = read_text(path)
             where = " missing" if old is None else first_difference(old, changed[path])
-            print(f"{PROGRAM}: stale: {os.path.relpath(path, root)}:{where}", file=sys.stderr)
+            warn(f"{PROGRAM}: stale: {os.path.relpath(path, root)}:{where}")
         if changed:
-            print(f"{PROGRAM}: run {PROGRAM} to write them", file=sys.stderr)
+            warn(f"{PROGRAM}: run {PROGRAM} to write them")
         return 1 if changed else 0
     for path in changed:
         os.makedirs(os.path.dirname(path), exist_ok=True)

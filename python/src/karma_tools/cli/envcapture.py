@@ -1,6 +1,5 @@
 """karma-envcapture's command line and main (the work is karma_tools.envcapture's)."""
 
-import argparse
 import os
 from karma_tools.core import ToolError, __version__
 from karma_tools.cli import ArgumentParser, main_wrapper
@@ -9,7 +8,6 @@ from karma_tools import envcapture
 
 def main(argv=None):
     p = ArgumentParser(prog="karma-envcapture", description=envcapture.__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog="exit status: 0 written; 2 bad arguments (nothing "
                        "written); 3 could not write OUT")
     p.add_argument("-o", "--output", default="environment", metavar="OUT",

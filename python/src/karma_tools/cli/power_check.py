@@ -1,6 +1,5 @@
 """karma-power-check's command line and main (the work is karma_tools.powercheck's)."""
 
-import argparse
 import sys
 from karma_tools import powercheck
 from karma_tools.core import ToolError, __version__, atomic_write, unreadable
@@ -8,8 +7,7 @@ from karma_tools.cli import ArgumentParser, main_wrapper
 
 
 def main(argv=None):
-    p = ArgumentParser(prog="karma-power-check", description=powercheck.__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog="karma-power-check", description=powercheck.__doc__)
     p.add_argument("results", nargs="+", help="karma results JSON files")
     p.add_argument("--nvidia-smi", required=True, metavar="CSV",
                    help="nvidia-smi's samples taken during the runs")

@@ -1,6 +1,5 @@
 """karma-report's command line (the work is karma_tools.report's)."""
 
-import argparse
 import os
 import shlex
 import shutil
@@ -9,7 +8,7 @@ from collections import Counter
 from karma_tools.results import archive, resultset
 from karma_tools.campaign import campaign as campaign_mod
 from karma_tools.core import ToolError, __version__, unwritable, write_all
-from karma_tools.cli import ArgumentParser, main_wrapper
+from karma_tools.cli import ArgumentParser, main_wrapper, warn
 from karma_tools.compare.implementations import parse_pair
 from karma_tools.report.report import Plotter, build
 from karma_tools.report.comparison import read_comparison
@@ -45,8 +44,7 @@ def _skipped_lines(skipped):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    p = ArgumentParser(prog="karma-report", description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog="karma-report", description=DESCRIPTION, epilog=EPILOG)
     p.add_argument("results", help="results directory")
     p.add_argument("-o", "--output", metavar="FILE.md",
                    help="the report (default: RESULTS/report.md)")
@@ -118,15 +116,14 @@ def main(argv=None):
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         for _, error in result_set.invalid:
-            print(f"karma-report: left out {error}", file=sys.stderr)
+            warn(f"karma-report: left out {error}")
         for line in _skipped_lines(result_set.skipped):
-            print(f"karma-report: skipped {line}", file=sys.stderr)
+            warn(f"karma-report: skipped {line}")
         skipped = len(result_set.skipped)
         plots = f"{len(plotter.files)} plot(s) in {plots_dir}" if plotter.files else \
             "nothing to plot, no plots folder" if plotter.enabled else "no plots"
-        print(f"karma-report: wrote {out_path} ({len(result_set.runs)} runs, {plots}"
-              + (f"; skipped {skipped} file(s), listed above" if skipped else "") + ")",
-              file=sys.stderr)
+        warn(f"karma-report: wrote {out_path} ({len(result_set.runs)} runs, {plots}"
+             + (f"; skipped {skipped} file(s), listed above" if skipped else "") + ")")
         return 0
 
     return main_wrapper("karma-report", run)

@@ -1,6 +1,5 @@
 """karma-score's command line (the work is karma_tools.score's)."""
 
-import argparse
 import json
 import os
 import sys
@@ -8,7 +7,7 @@ import tempfile
 from karma_tools.bundle import bundle
 from karma_tools.score import figure, page, release
 from karma_tools.core import CHECKOUT, ToolError, __version__, atomic_write, write_all
-from karma_tools.cli import ArgumentParser, main_wrapper
+from karma_tools.cli import ArgumentParser, incomplete, main_wrapper, parse_set, warn
 from karma_tools.score.figure import DEFAULT_REFERENCE, KINDS, make_reference
 from karma_tools.score.weights import DEFAULT as DEFAULT_WEIGHTS
 from karma_tools.score.score import PROGRAM, markdown
@@ -45,13 +44,6 @@ EPILOG = "exit status: 0 scored (or reference written); 1 a set is INCOMPLETE (i
     "file; nothing written); 3 could not write an output"
 
 
-def _parse_set(text):
-    label, sep, path = text.partition("=")
-    if sep and label and not os.path.exists(text):
-        return label, path
-    return figure.label_of(text), text
-
-
 def reference_main(argv):
     p = ArgumentParser(prog=f"{PROGRAM} reference", epilog=EPILOG,
                        description="Makes a reference file from one result set "
@@ -67,8 +59,8 @@ def reference_main(argv):
     def run():
         doc = make_reference(args.set, args.name, args.kind)
         atomic_write(args.output, json.dumps(doc, indent=2) + "\n")
-        print(f"{PROGRAM}: wrote {args.output} ({len(doc['rows'])} rows from "
-              f"{doc['results']} results)", file=sys.stderr)
+        warn(f"{PROGRAM}: wrote {args.output} ({len(doc['rows'])} rows from {doc['results']} "
+             "results)")
         return 0
 
     return main_wrapper(PROGRAM, run)
@@ -101,8 +93,7 @@ def release_main(argv):
             doc = release.new_record(root, args.bin_dir)
             atomic_write(os.path.join(root, release.RELEASE_FILE),
                          json.dumps(doc, indent=2) + "\n")
-            print(f"{PROGRAM}: wrote {release.RELEASE_FILE} (karma {doc['version']})",
-                  file=sys.stderr)
+            warn(f"{PROGRAM}: wrote {release.RELEASE_FILE} (karma {doc['version']})")
             return 0
         if args.at:
             with tempfile.TemporaryDirectory() as tmp:
@@ -136,8 +127,7 @@ def release_main(argv):
 
 
 def score_main(argv):
-    p = ArgumentParser(prog=PROGRAM, usage=USAGE, description=DESCRIPTION,
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog=PROGRAM, usage=USAGE, description=DESCRIPTION, epilog=EPILOG)
     p.add_argument("sets", nargs="+", metavar="[LABEL=]SET", help="a result set to score")
     p.add_argument("--reference", metavar="FILE",
                    help="the reference file (karma-score reference) or a result set made "
@@ -155,7 +145,8 @@ def score_main(argv):
         if args.page and (len(args.sets) != 1 or not args.page.endswith(".md")):
             raise ToolError(f"--page {args.page}: a page is of one set and its name ends in "
                             ".md", 2)
-        report = figure.score(list(map(_parse_set, args.sets)), args.reference, args.weights)
+        sets = [parse_set(s, figure.label_of(s)) for s in args.sets]
+        report = figure.score(sets, args.reference, args.weights)
         sets, weights, reference = report["sets"], report["weights"], report["reference"]
         outputs = [(args.json, json.dumps(report, indent=2) + "\n")] if args.json else []
         if args.page:
@@ -164,18 +155,9 @@ def score_main(argv):
             outputs += [(args.page, text + "\n"), (args.page[:-3] + ".png", png)]
         write_all(outputs)
         sys.stdout.write(markdown(report) + "\n")
-        return _status(sets)
+        return incomplete(PROGRAM, ((s["label"], s["record"]) for s in sets))
 
     return main_wrapper(PROGRAM, run)
-
-
-def _status(sets):
-    short = [s for s in sets if not s["record"]["complete"]]
-    for s in short:
-        print(f"{PROGRAM}: {s['label']} is INCOMPLETE: it lacks {len(s['record']['missing'])} "
-              f"of the {s['record']['rows']} rows the weights give weight to; no overall "
-              "figure; exit 1", file=sys.stderr)
-    return 1 if short else 0
 
 
 def main(argv=None):

@@ -1,6 +1,5 @@
 """karma-spack-check's command line and main (the work is karma_tools.spackcheck's)."""
 
-import argparse
 import os
 import sys
 from karma_tools.core import CHECKOUT, __version__
@@ -16,7 +15,6 @@ def main(argv=None):
                   os.path.join(CHECKOUT, "scripts", "spack", "package.py"))
     default_recipe = next((p for p in candidates if os.path.exists(p)), candidates[-1])
     p = ArgumentParser(prog="karma-spack-check", description=spackcheck.__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog="exit status: 0 every karma spec fits the recipe; 2 one "
                        "does not (file:line:col, its key, what is wrong), or a file is "
                        "missing; 3 a file there cannot be read")

@@ -5,7 +5,7 @@ import sys
 from karma_tools.results import archive
 from karma_tools import schemas
 from karma_tools.core import APPS, __version__
-from karma_tools.cli import ArgumentParser, main_wrapper
+from karma_tools.cli import ArgumentParser, main_wrapper, warn
 from karma_tools.results.resultset import other_tool
 from karma_tools.results.validate import parse_json, is_reference, printable, validate
 
@@ -15,7 +15,7 @@ EXIT_VALID, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
 
 def _cannot_read(tally, path, why):
-    print(f"{PROGRAM}: {printable(path)}: {printable(why)}", file=sys.stderr)
+    warn(f"{PROGRAM}: {printable(path)}: {printable(why)}")
     tally["unreadable"] += 1
 
 
@@ -36,7 +36,7 @@ def check_file(path, in_directory, expect, tally):
         return
     problems = [f"not JSON: {why}"] if why else validate(doc, expect)
     for p in problems:
-        print(f"{shown}: {printable(p)}", file=sys.stderr)
+        warn(f"{shown}: {printable(p)}")
     kind = "invalid" if problems else "reference" if is_reference(doc) else "karma"
     if not problems:
         print(f"{shown}: valid {kind} results")
