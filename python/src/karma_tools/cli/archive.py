@@ -16,13 +16,11 @@ def main(argv=None):
     w.add_argument("-o", "--output", required=True, metavar="FILE" + archive.SUFFIX)
     ls = sub.add_parser("list", help="the files an archive holds, with their sha256")
     ls.add_argument("archive")
-    x = sub.add_parser("extract", help="the folder an archive holds, written to a new "
-                       "directory")
+    x = sub.add_parser("extract", help="the folder an archive holds, written to a new directory")
     x.add_argument("archive")
     x.add_argument("directory")
-    r = sub.add_parser("register", help="add the measurements inside archives to a list of "
-                       "them (results/measurements.sha256.xz), which the results tree's test "
-                       "checks")
+    r = sub.add_parser("register", help="add the measurements inside archives to a list of them "
+                       "(results/measurements.sha256.xz), which the results tree's test checks")
     r.add_argument("list", metavar="LIST")
     r.add_argument("archives", nargs="+", metavar="ARCHIVE")
     args = p.parse_args(argv)
@@ -32,8 +30,7 @@ def main(argv=None):
             if not os.path.isdir(args.folder):
                 raise ToolError(f"{args.folder}: not a directory", 2)
             if os.path.isfile(os.path.join(args.folder, resultset.MANIFEST)):
-                raise ToolError(f"{args.folder}: a campaign directory; use karma-batch "
-                                "archive", 2)
+                raise ToolError(f"{args.folder}: a campaign directory; use karma-batch archive", 2)
             if not any(files for _, _, files in os.walk(args.folder)):
                 raise ToolError(f"{args.folder}: holds no file; nothing to archive", 2)
             archive.write(args.folder, args.output, "results")

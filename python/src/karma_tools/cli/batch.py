@@ -63,18 +63,15 @@ def parser():
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     g = sub.add_parser("generate", help="write the job scripts of a campaign",
-                       description="Write one job script per job of the campaign into "
-                       "OUT/jobs and the list of jobs into OUT/campaign.json. A campaign "
-                       "error writes nothing.")
+                       description="Write one job script per job of the campaign into OUT/jobs and "
+                       "the list of jobs into OUT/campaign.json. A campaign error writes nothing.")
     g.add_argument("campaign", help="campaign file (YAML; see --help-campaign)")
     g.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="directory to create for the job scripts and the manifest")
     g.add_argument("--scheduler", choices=campaign_format.SCHEDULERS,
-                   help="overrides the campaign's scheduler (local: submit runs the jobs "
-                   "here)")
-    g.add_argument("--var", action="append", metavar="NAME=VALUE",
-                   help="sets a campaign variable (repeatable), e.g. "
-                   "--var babelstream=/opt/babelstream/cuda-stream")
+                   help="overrides the campaign's scheduler (local: submit runs the jobs here)")
+    g.add_argument("--var", action="append", metavar="NAME=VALUE", help="sets a campaign variable "
+                   "(repeatable), e.g. --var babelstream=/opt/babelstream/cuda-stream")
     g.add_argument("--bin-dir", help="directory with the karma-<app> executables: a build's "
                    "build/<preset>/bin or PREFIX/bin (overrides the campaign's bin_dir; "
                    "default: beside this karma-batch, else PATH)")
@@ -146,8 +143,7 @@ def _reference_parser(sub):
     r.add_argument("--set", action="append", metavar="KEY=VALUE")
     r.add_argument("--device", choices=("gpu", "host"),
                    help="what it ran on (the job had a GPU, or not)")
-    r.add_argument("--command", dest="reference_command",
-                   help="the command line, for the record")
+    r.add_argument("--command", dest="reference_command", help="the command line, for the record")
     r.add_argument("--date", metavar="YYYY-MM-DDTHH:MM:SSZ",
                    help="when the program started (UTC), for the record")
     r.add_argument("--host", help="the host it ran on, for the record")

@@ -78,8 +78,7 @@ def parser():
                        "field from its results and environment captures, as check holds "
                        "them, but what no capture knows, which comes from --answers, the "
                        "flags or, on a terminal, a question each.")
-    d.add_argument("campaign", metavar="CAMPAIGN_DIR", nargs="?",
-                   help="karma-batch generate's OUT")
+    d.add_argument("campaign", metavar="CAMPAIGN_DIR", nargs="?", help="karma-batch generate's OUT")
     d.add_argument("-o", "--output", metavar="FILE.yaml")
     d.add_argument("--check-answers", action="store_true",
                    help="only check --answers and the flags, as the disclosure will need "

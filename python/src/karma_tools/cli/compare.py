@@ -110,9 +110,8 @@ def parser():
                    help="scale ratios by the node counts of the runs compared")
     p.add_argument("--system-nodes", action="append", metavar="LABEL=N",
                    help="removed in 1.1.0 with the system figure (exit 2)")
-    p.add_argument("--energy", action="store_true",
-                   help="accepted for older commands; it changes nothing (per-watt ratios "
-                   "are shown wherever both sides measured energy)")
+    p.add_argument("--energy", action="store_true", help="accepted for older commands; it changes "
+                   "nothing (per-watt ratios are shown wherever both sides measured energy)")
     p.add_argument("--markdown", metavar="FILE", help="write the Markdown table to FILE")
     p.add_argument("--csv", metavar="FILE", help="write one row per case, kernel and set")
     p.add_argument("--json", metavar="FILE", help="write everything as JSON")
@@ -126,9 +125,8 @@ def parser():
                    "source of git revision REV (of --repo): compare source hashes")
     p.add_argument("--repo", metavar="PATH",
                    help="the git repository of --source (default: the one the tool runs in)")
-    p.add_argument("--skip-invalid", action="store_true",
-                   help="leave out files that are not well-formed results, listed with "
-                   "their errors, and compare the rest")
+    p.add_argument("--skip-invalid", action="store_true", help="leave out files that are not "
+                   "well-formed results, listed with their errors, and compare the rest")
     p.add_argument("--version", action="version", version=f"karma-compare {__version__}")
     return p
 

@@ -8,20 +8,17 @@ from karma_tools.docgen import PROGRAM, RESULTS_DOC, find_root, first_difference
 
 
 def parse(argv):
-    p = ArgumentParser(
-        prog=PROGRAM, description="Writes the generated parts of karma's documentation: "
-        f"{RESULTS_DOC} from the results schema, and the deck table of each "
-        "miniapps/<app>/README.md and the tools' data of the apps (data/apps/head.json) "
-        "from karma-<app> --help=json.",
-        epilog="exit codes: 0 written or up to date, 1 stale (--check), 2 bad input, "
-        "3 a mini-app that cannot be run or a file that cannot be written")
-    p.add_argument("--check", action="store_true",
-                   help="write nothing; exit 1 naming each stale file and its first differing "
-                   "line")
-    p.add_argument("--bin-dir", metavar="DIR",
-                   help="where the mini-apps are: a build's build/<preset>/bin or an "
-                   "installed PREFIX/bin (DIR/karma-<app>; a build folder: DIR/bin/karma-<app>); "
-                   "default: PATH")
+    p = ArgumentParser(prog=PROGRAM, description="Writes the generated parts of karma's "
+                       f"documentation: {RESULTS_DOC} from the results schema, and the deck table "
+                       "of each miniapps/<app>/README.md and the tools' data of the apps "
+                       "(data/apps/head.json) from karma-<app> --help=json.",
+                       epilog="exit codes: 0 written or up to date, 1 stale (--check), 2 bad "
+                       "input, 3 a mini-app that cannot be run or a file that cannot be written")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 naming each stale "
+                   "file and its first differing line")
+    p.add_argument("--bin-dir", metavar="DIR", help="where the mini-apps are: a build's "
+                   "build/<preset>/bin or an installed PREFIX/bin (DIR/karma-<app>; a build "
+                   "folder: DIR/bin/karma-<app>); default: PATH")
     p.add_argument("--root", metavar="DIR",
                    help="the karma checkout (default: the one that holds the current folder)")
     p.add_argument("--only", choices=("results", "decks"),

@@ -69,9 +69,8 @@ def main(argv=None):
     p.add_argument("--skip-invalid", action="store_true",
                    help="leave out files that are not well-formed results, listed in the "
                    "report with their errors, and report the rest")
-    p.add_argument("--score", action="store_true",
-                   help="also the procurement figure of RESULTS, as karma-score prints it "
-                   "(against the shipped reference unless --reference)")
+    p.add_argument("--score", action="store_true", help="also the procurement figure of RESULTS, "
+                   "as karma-score prints it (against the shipped reference unless --reference)")
     p.add_argument("--reference", metavar="FILE|SET", help="with --score: karma-score's "
                    "--reference (a reference file or a result set made one)")
     p.add_argument("--weights", metavar="FILE", help="with --score: karma-score's --weights")

@@ -45,9 +45,8 @@ EPILOG = "exit status: 0 scored (or reference written); 1 a set is INCOMPLETE (i
 
 
 def reference_main(argv):
-    p = ArgumentParser(prog=f"{PROGRAM} reference", epilog=EPILOG,
-                       description="Makes a reference file from one result set "
-                       "(see karma-score --help).")
+    p = ArgumentParser(prog=f"{PROGRAM} reference", epilog=EPILOG, description="Makes a reference "
+                       "file from one result set (see karma-score --help).")
     p.add_argument("set", metavar="SET", help="results directory, campaign directory or "
                    "archive of the reference machine")
     p.add_argument("-o", "--output", metavar="FILE", required=True,
@@ -73,9 +72,8 @@ def release_main(argv):
         description="Whether this checkout still is the release that "
         f"{release.RELEASE_FILE} records, its kernels' code versions computed from the "
         "sources (what a release fixes: docs/run-rules.md#releases).")
-    p.add_argument("--bin-dir", metavar="DIR", help="a build's bin/ (or an installed "
-                   "PREFIX/bin) whose karma-<app> --help=json gives the deck keys "
-                   "(default: PATH)")
+    p.add_argument("--bin-dir", metavar="DIR", help="a build's bin/ (or an installed PREFIX/bin) "
+                   "whose karma-<app> --help=json gives the deck keys (default: PATH)")
     p.add_argument("--write", action="store_true", help="write the release file from this "
                    "checkout instead (making a release: every kernel must be the reference's)")
     p.add_argument("--at", metavar="REV", help="check the release as git holds it at commit "
@@ -91,8 +89,7 @@ def release_main(argv):
             raise ToolError(f"{PROGRAM} release reads a checkout's sources; {root} is none", 2)
         if args.write:
             doc = release.new_record(root, args.bin_dir)
-            atomic_write(os.path.join(root, release.RELEASE_FILE),
-                         json.dumps(doc, indent=2) + "\n")
+            atomic_write(os.path.join(root, release.RELEASE_FILE), json.dumps(doc, indent=2) + "\n")
             warn(f"{PROGRAM}: wrote {release.RELEASE_FILE} (karma {doc['version']})")
             return 0
         if args.at:
@@ -129,10 +126,9 @@ def release_main(argv):
 def score_main(argv):
     p = ArgumentParser(prog=PROGRAM, usage=USAGE, description=DESCRIPTION, epilog=EPILOG)
     p.add_argument("sets", nargs="+", metavar="[LABEL=]SET", help="a result set to score")
-    p.add_argument("--reference", metavar="FILE",
-                   help="the reference file (karma-score reference) or a result set made "
-                   "one; default the shipped "
-                   f"reference machine's, {DEFAULT_REFERENCE})")
+    p.add_argument("--reference", metavar="FILE", help="the reference file (karma-score reference) "
+                   "or a result set made one; default the shipped reference machine's, "
+                   f"{DEFAULT_REFERENCE})")
     p.add_argument("--weights", metavar="FILE", help=f"app weights (default {DEFAULT_WEIGHTS}; its "
                    "grammar: docs/score.md)")
     p.add_argument("--json", metavar="OUT", help="also write the report as JSON")
@@ -143,8 +139,7 @@ def score_main(argv):
 
     def run():
         if args.page and (len(args.sets) != 1 or not args.page.endswith(".md")):
-            raise ToolError(f"--page {args.page}: a page is of one set and its name ends in "
-                            ".md", 2)
+            raise ToolError(f"--page {args.page}: a page is of one set and its name ends in .md", 2)
         sets = [parse_set(s, figure.label_of(s)) for s in args.sets]
         report = figure.score(sets, args.reference, args.weights)
         sets, weights, reference = report["sets"], report["weights"], report["reference"]

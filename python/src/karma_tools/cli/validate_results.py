@@ -65,12 +65,10 @@ def parser():
                        "on stderr), 2 bad usage, input that cannot be read or a wrong schema "
                        "file (wins over 1)")
     p.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
-    p.add_argument("paths", nargs="*", metavar="PATH",
-                   help="a results JSON file, or a directory: every *.json under it, "
-                   "recursively (hidden files and directories, and other karma tools' JSON "
-                   "such as Google Benchmark files, are skipped and named)")
-    p.add_argument("--app", metavar="|".join(APPS), help="the mini-app the results must come "
-                   "from")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="a results JSON file, or a directory: "
+                   "every *.json under it, recursively (hidden files and directories, and other "
+                   "karma tools' JSON such as Google Benchmark files, are skipped and named)")
+    p.add_argument("--app", metavar="|".join(APPS), help="the mini-app the results must come from")
     p.add_argument("--ranks", metavar="N", help="the number of MPI ranks they must report")
     p.add_argument("--result", metavar="PASSED|FAILED", help="the verdict they must carry")
     return p
