@@ -12,9 +12,9 @@ warn = functools.partial(print, file=sys.stderr)
 
 
 def main_wrapper(program, run):
-    """run()'s exit status; a ToolError or Ctrl-C a message on stderr and a status."""
+    """run()'s exit status (0 for None); a ToolError or Ctrl-C a message on stderr and a status."""
     try:
-        return run()
+        return run() or 0
     except ToolError as e:
         warn(f"{program}: error: {e}")
         return e.code

@@ -46,6 +46,5 @@ def main(argv=None):
             if os.path.exists(args.directory):
                 raise ToolError(f"{args.directory}: exists; extract into a new directory", 2)
             write_folder(args.directory, files)
-        return 0
 
     return main_wrapper("karma-archive", run)

@@ -1,5 +1,4 @@
-"""karma-batch: campaigns: generate, submit, status, wait, archive, cancel; its
-command line, main and printer (the work is karma_tools.campaign's)."""
+"""karma-batch's command line and main (the work is karma_tools.campaign's)."""
 
 import sys
 from karma_tools.campaign import campaign as campaign_mod
@@ -124,11 +123,6 @@ def parser():
                    help="archive even though some jobs have not finished")
     a.add_argument("--force", action="store_true", help="replace FILE if it exists")
     a.set_defaults(func=archive)
-    _reference_parser(sub)
-    return p
-
-
-def _reference_parser(sub):
     r = sub.add_parser("reference-result", help="(job scripts) a reference program's "
                        "output -> karma results",
                        description="What the job script of a `reference:` run calls: reads "
@@ -149,6 +143,7 @@ def _reference_parser(sub):
     r.add_argument("--host", help="the host it ran on, for the record")
     r.add_argument("--output", required=True, metavar="FILE.json")
     r.set_defaults(func=reference_result)
+    return p
 
 
 def say(text, err=False):

@@ -36,7 +36,6 @@ def pack(args):
     for line in summary:
         print(line)
     print(f"{PROGRAM}: wrote {args.output} ({count} files)")
-    return 0
 
 
 def check(path):
@@ -102,12 +101,11 @@ def write_disclosure(args):
     flags = {key: getattr(args, flag[2:].replace("-", "_")) for key, flag, _ in disclose.ASKED}
     if args.check_answers:
         disclose.answers(args.answers, flags, ask=None, require=args.no_input)
-        return 0
+        return
     text = disclose.make(args.campaign, args.answers, flags,
                          ask=None if args.no_input or not sys.stdin.isatty() else _ask)
     atomic_write(args.output, text)
     print(f"{PROGRAM}: wrote {args.output}")
-    return 0
 
 
 def main(argv=None):

@@ -1,5 +1,4 @@
-"""karma-compare: comparisons of two result sets or a campaign's sides; its
-command line and main (the work is karma_tools.compare's)."""
+"""karma-compare's command line and main (the work is karma_tools.compare's)."""
 
 import fnmatch
 import json
@@ -72,9 +71,8 @@ def campaign_main(args):
 
 
 def _write(args, md, doc, csv_text, results=(), quiet=False):
-    """Writes the outputs asked for (each whole or not at all), else the Markdown on
-    stdout; says what it wrote and left out; the exit status: 1 where a set's figure
-    of record is INCOMPLETE, as karma-score exits."""
+    """Writes the outputs asked for (all or none), else the Markdown on stdout; says what it
+    wrote and left out; exit status 1 where a set is INCOMPLETE, as karma-score's."""
     outputs = [(path, text()) for path, text in (
         (args.markdown, lambda: md + "\n"), (args.csv, csv_text),
         (args.json, lambda: json.dumps(doc, indent=2) + "\n")) if path]
@@ -140,9 +138,9 @@ def main(argv=None):
                             ("--allow-partial", args.allow_partial and args.campaign)):
             if given:
                 warn(f"karma-compare: note: {flag} changes nothing since 1.1.0 (CHANGELOG.md)")
-        if args.system_nodes:
-            raise ToolError("--system-nodes: removed in 1.1.0 with compare's weighted mean; "
-                            "the figure of record is karma-score's (CHANGELOG.md)", 2)
+        refuse((args.system_nodes, "--system-nodes: removed in 1.1.0 with compare's weighted mean; "
+                "the figure of record is karma-score's (CHANGELOG.md)"),
+               (args.compare_from and not args.campaign, "--compare-from goes with --campaign"))
         if args.campaign:
             refuse((args.sets, "--campaign compares within one campaign: give no result sets "
                     "beside it"),
@@ -151,8 +149,6 @@ def main(argv=None):
                    (args.implementations, "--implementations compares within result sets; a "
                     "campaign's pairs are its compare: section's"))
             return campaign_main(args)
-        if args.compare_from:
-            raise ToolError("--compare-from goes with --campaign", 2)
         if args.implementations:
             return implementations_main(args)
         refuse((args.allow_partial, "--allow-partial goes with --campaign"),

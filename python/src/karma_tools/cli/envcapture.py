@@ -31,6 +31,5 @@ def main(argv=None):
             gpus = doc["gpu"]["count"] if doc["gpu"] else 0
             print(f"karma-envcapture: {args.output}/environment.json ({doc['hostname']}, "
                   f"{gpus} NVIDIA GPU(s); ran {', '.join(found)})")
-        return 0
 
     return main_wrapper("karma-envcapture", run)

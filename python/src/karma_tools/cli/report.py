@@ -123,6 +123,5 @@ def main(argv=None):
             "nothing to plot, no plots folder" if plotter.enabled else "no plots"
         warn(f"karma-report: wrote {out_path} ({len(result_set.runs)} runs, {plots}"
              + (f"; skipped {skipped} file(s), listed above" if skipped else "") + ")")
-        return 0
 
     return main_wrapper("karma-report", run)

@@ -60,7 +60,6 @@ def reference_main(argv):
         atomic_write(args.output, json.dumps(doc, indent=2) + "\n")
         warn(f"{PROGRAM}: wrote {args.output} ({len(doc['rows'])} rows from {doc['results']} "
              "results)")
-        return 0
 
     return main_wrapper(PROGRAM, run)
 

@@ -31,6 +31,5 @@ def main(argv=None):
             n = spackcheck.check_environment(path, recipe)
             if not args.quiet:
                 print(f"karma-spack-check: {path}: {n} karma spec(s) fit {args.recipe}")
-        return 0
 
     return main_wrapper("karma-spack-check", run)

@@ -11,7 +11,6 @@ from karma_tools.results.validate import parse_json, is_reference, printable, va
 
 
 PROGRAM = "karma-validate-results"
-EXIT_VALID, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
 
 def _cannot_read(tally, path, why):
@@ -103,9 +102,7 @@ def run(paths, expect):
         print(f"{PROGRAM}: {tally['karma'] + tally['reference']} valid ({tally['karma']} karma "
               f"runs, {tally['reference']} reference results), {tally['invalid']} not valid, "
               f"{tally['unreadable']} unreadable, {tally['skipped']} skipped")
-    if tally["unreadable"]:
-        return EXIT_USAGE
-    return EXIT_INVALID if tally["invalid"] else EXIT_VALID
+    return 2 if tally["unreadable"] else 1 if tally["invalid"] else 0
 
 
 def main(argv=None):
