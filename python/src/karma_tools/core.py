@@ -189,3 +189,8 @@ def md_cell(text):
 def md_row(cells):
     """A Markdown table row of cells, escaped."""
     return "| " + " | ".join(md_cell(c) for c in cells) + " |"
+
+
+def md_table(head, rows=()):
+    """A Markdown table's lines: its head, then one line per row (the tools' one table)."""
+    return [md_row(head), "|" + "---|" * len(head)] + [md_row(row) for row in rows]

@@ -12,10 +12,11 @@ import json
 import re
 import statistics
 
-from karma_tools.core import ToolError, md_row
+from karma_tools.core import ToolError, md_table
 from karma_tools.results import resultset
 from karma_tools.results.results import field, format_size, format_value, is_number, kernel_energy
-from karma_tools.results.cases import holds_one, values_key
+from karma_tools.results.cases import values_key
+from karma_tools.score.score import marked
 
 PAIRING_KEYS = ("mpi.ranks", "mpi.nodes", "mpi.comm", "job.run", "job.point")
 
@@ -258,11 +259,6 @@ def _add_energy(spec, table, items):
 # --- output: karma-compare's and karma-report's tables ----------------------------------
 
 
-def table(head, rows=()):
-    """A Markdown table's lines: its head, then one line per row."""
-    return [md_row(head), "|" + "---|" * len(head)] + [md_row(row) for row in rows]
-
-
 def csv_of(rows):
     """The rows as CSV text (csv writes None as an empty cell)."""
     buf = io.StringIO()
@@ -291,15 +287,6 @@ def _comm_text(row):
     if not rounds:
         return "-"
     return f"{100 * max(r[0] for r in rounds):.0f}% (wait {100 * max(r[1] for r in rounds):.0f}%)"
-
-
-def _range_text(ratios):
-    """The lowest and highest round ratio, '~' where they enclose 1 (no measurable difference)."""
-    ratios = [r for r in ratios if r is not None]
-    if not ratios:
-        return "-"
-    low, high = min(ratios), max(ratios)
-    return f"{low:.3f}-{high:.3f}" + (" ~" if holds_one((low, high)) else "")
 
 
 def _pair_cells(row):
@@ -356,11 +343,12 @@ def markdown(tables, heading="###"):
             continue
         rows = []
         for row in t["rows"]:
-            cells = _pair_cells(row) + _figure_cells(row, t, _range_text(row["rounds"].values()))
+            ratios = row["rounds"].values()  # the range: the lowest and highest
+            cells = _pair_cells(row) + _figure_cells(row, t, marked((min(ratios), max(ratios))))
             if row["failed"]:
                 cells[-1] += " (verification FAILED: " + ", ".join(row["failed"][:3]) + ")"
             rows.append(cells + ([_comm_text(row)] if comm else []))
-        out += table(_heads(t, [], ["range"]) + (["comm share (wait)"] if comm else []), rows)
+        out += md_table(_heads(t, [], ["range"]) + (["comm share (wait)"] if comm else []), rows)
         out.append("")
         if t["notes"]:
             more = len(t["notes"]) - 10
@@ -373,7 +361,7 @@ def markdown(tables, heading="###"):
                     "watt), *energy* the denominator's joules per execution by the numerator's "
                     "(above 1: the numerator uses less energy); '-' where either side did not "
                     "measure it.", ""]
-            out += table(_heads(t, ["ratio"], []), [
+            out += md_table(_heads(t, ["ratio"], []), [
                 _pair_cells(row) + [text] + _figure_cells(row[name], t) for row in t["rows"]
                 for name, text in (("per_watt", "per W"), ("energy", "energy"))]) + [""]
     return out

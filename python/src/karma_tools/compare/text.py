@@ -2,11 +2,10 @@
 side by side, ratios with the interval their rounds span, code versions,
 energy) and its CSV."""
 
-from karma_tools.compare.sides import csv_of, table
-from karma_tools.core import md_cell
-from karma_tools.results.cases import holds_one
+from karma_tools.compare.sides import csv_of
+from karma_tools.core import md_cell, md_table
 from karma_tools.results.results import format_value
-from karma_tools.score.score import fmt_span, record_line
+from karma_tools.score.score import ratio_text, record_line
 
 
 def _fmt(value, spec=".3f"):
@@ -58,7 +57,7 @@ def _figures_markdown(result, base, others, energy, code):
         cells = [r["app"], r["case"], r["kernel"], r["units"], _cell(r["values"][base])]
         for label in others:
             e = r["values"].get(label)
-            cells += [_cell(e), _ratio_text(e["ratio"], e.get("interval")) if e else "-"]
+            cells += [_cell(e), ratio_text(e["ratio"], e.get("interval")) if e else "-"]
             if energy:
                 cells += [_fmt(e["per_watt_ratio"]), _fmt(e["energy_ratio"])] if e else ["-", "-"]
             if code:
@@ -71,14 +70,7 @@ def _figures_markdown(result, base, others, energy, code):
                 flags.append(f"{label}, {r['app']}/{r['case']}/{r['kernel']}: "
                              + "; ".join(e["flags"]))
         rows.append(cells + [" ".join(marks)])
-    return ["## Figures of merit", ""] + table(head + ["flags"], rows) + [""], flags
-
-
-def _ratio_text(ratio, span):
-    """A ratio with the interval its runs span, '~' where that holds 1."""
-    if ratio is None or span is None:
-        return _fmt(ratio)
-    return f"{ratio:.3f} ({fmt_span(span)})" + (" ~" if holds_one(span) else "")
+    return ["## Figures of merit", ""] + md_table(head + ["flags"], rows) + [""], flags
 
 
 def _record_markdown(result):
@@ -99,10 +91,10 @@ def _record_markdown(result):
 
 def _set_table(result):
     """Each set's path, runs, suite, devices and Kokkos; a warning where suites differ."""
-    out = table(["set", "path", "runs", "suite", "git", "devices", "Kokkos backend", "Kokkos"],
-                [[s["label"], f"`{s['path']}`", s["runs"]] + [", ".join(s.get(k, [])) for k in (
-                    "suite_versions", "git_describe", "devices", "backends", "kokkos")]
-                 for s in result["sets"]]) + [""]
+    out = md_table(["set", "path", "runs", "suite", "git", "devices", "Kokkos backend", "Kokkos"],
+                   [[s["label"], f"`{s['path']}`", s["runs"]] + [", ".join(s.get(k, [])) for k in (
+                       "suite_versions", "git_describe", "devices", "backends", "kokkos")]
+                    for s in result["sets"]]) + [""]
     if result.get("suite_versions_differ"):
         versions = "; ".join(f"{s['label']} {', '.join(s['suite_versions'])}"
                              for s in result["sets"])
@@ -127,15 +119,15 @@ def _unpaired_markdown(result):
         out += ["## Unpaired rows", "",
                 "Baseline rows a set has no run for: the reason is the key and the two "
                 "values of the closest run of that set (baseline vs set), or no run.", ""]
-        out += table(["set", "app", "case", "kernel", "reason"], unpaired) + [""]
+        out += md_table(["set", "app", "case", "kernel", "reason"], unpaired) + [""]
     only = result.get("only_in_other_sets") or []
     if only:
         out += ["## Only in other sets", "",
                 "Runs of a set that no baseline row stands for: the reason is the key and "
                 "the two values of the closest baseline case (set vs baseline).", ""]
-        out += table(["set", "app", "case", "kernel", "value", "reason"],
-                     [[o["set"], o["app"], o["case"], o["kernel"], f"{_cell(o)} {o['units']}",
-                       o["reason"]] for o in only]) + [""]
+        out += md_table(["set", "app", "case", "kernel", "value", "reason"],
+                        [[o["set"], o["app"], o["case"], o["kernel"], f"{_cell(o)} {o['units']}",
+                          o["reason"]] for o in only]) + [""]
     left = result.get("left_out") or []
     if left:
         out += ["## Files left out", "", "Not well-formed results (--skip-invalid):", ""]
@@ -179,7 +171,7 @@ def _energy_markdown(result):
             rows.append(cells + [_fmt(e.get("efficiency", {}).get(k), ".0%") for k in fractions])
     head = ["app", "case", "kernel", "set", "code"] + (
         ["power (W)", "FOM per watt", "J per execution"] if energy else [])
-    return out + table(head + [names[k] for k in fractions], rows) + [""]
+    return out + md_table(head + [names[k] for k in fractions], rows) + [""]
 
 
 def _cell(e):

@@ -4,8 +4,7 @@ side tables."""
 import os
 from karma_tools.results import archive, resultset
 from karma_tools.compare import sides
-from karma_tools.core import ToolError
-from karma_tools.report.configs import markdown_table
+from karma_tools.core import ToolError, md_table
 from karma_tools.results.results import is_number
 from karma_tools.score.score import record_line
 
@@ -128,7 +127,7 @@ def comparison_section(path, out_dir, plotter):
            "above 1 better than it._", ""]
     rows = [[label, _record_cell((doc.get("record") or {}).get(label), label == base)]
             for label in [base] + labels]
-    out += markdown_table(["set", "procurement figure (rounds)"], rows) + [""]
+    out += md_table(["set", "procurement figure (rounds)"], rows) + [""]
     if not plotter.enabled:
         return out
     for app in dict.fromkeys(row["app"] for row in doc["rows"]):

@@ -5,7 +5,6 @@ import json
 import re
 import statistics
 
-from karma_tools.core import md_row
 from karma_tools.results.cases import case_key, case_values, values_key
 from karma_tools.results.results import format_size, is_number
 
@@ -91,10 +90,6 @@ def values_without(values, drop):
 def varying_keys(configs):
     keys = sorted({k for c in configs for k in c.values})
     return [k for k in keys if len({json.dumps(c.values.get(k)) for c in configs}) > 1]
-
-
-def markdown_table(head, rows):
-    return [md_row(head), "|" + "---|" * len(head)] + [md_row(row) for row in rows]
 
 
 def heading_anchor(title):

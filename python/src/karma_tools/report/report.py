@@ -4,13 +4,13 @@ import os
 import re
 import textwrap
 
-from karma_tools.core import ToolError, __version__, unreadable
+from karma_tools.core import ToolError, __version__, md_table, unreadable
 from karma_tools.results import archive
 from karma_tools.results.results import format_size, format_value
 from karma_tools.results.cases import values_key
 from karma_tools.report.comparison import comparison_section, side_by_side
 from karma_tools.report.configs import (configs_of, format_bytes, group_label, heading_anchor,
-                                        is_size, kernels_of, markdown_table, series_label,
+                                        is_size, kernels_of, series_label,
                                         values_without, varying_keys)
 from karma_tools.report.sections import pairs_section, power_section
 from karma_tools.score import score as score_render
@@ -134,7 +134,7 @@ def runs_table(configs):
             + [c.device, len(c.runs)]
             + [format_value(c.best(k)[0]) if k in c.kernels() else "" for k in kernels]
             + [f"{c.passed()}/{len(c.runs)}"] for c in configs]
-    return markdown_table(head, rows)
+    return md_table(head, rows)
 
 
 # Integer deck keys that tune how a kernel runs rather than how big the
@@ -238,7 +238,7 @@ def size_section(title, stem, configs, plotter):
     rows = [[names[key], c.device, format_bytes(c.footprint())]
             + [format_value(c.best(k)[0]) for k in kernels]
             for key, cs in series.items() for c in cs]
-    return out + markdown_table(head, rows) + [""]
+    return out + md_table(head, rows) + [""]
 
 
 def layout_pairs(configs):
@@ -307,7 +307,7 @@ def layout_section(title, stem, configs, plotter):
     if plotter.enabled:
         file = layout_plot(plotter, f"{stem}-layout", pairs, keys, layouts, kernels, members)
         out += [f"![{title}: layouts]({plotter.rel}/{file})", ""]
-    return out + markdown_table(head, rows) + [""]
+    return out + md_table(head, rows) + [""]
 
 
 def scaling_groups(configs):
@@ -368,7 +368,7 @@ def scaling_section(title, stem, configs, plotter):
         head = ["ranks", "nodes"] + [f"{k} ({g[0].best(k)[1]})" for k in kernels]
         rows = [[c.ranks, c.nodes] + [_scaling_cell(g[0], c, k) for k in kernels] for c in g]
         out += [f"{series_label(g[0], keys) or g[0].stem}, {g[0].device}:", ""]
-        out += markdown_table(head, rows) + [""]
+        out += md_table(head, rows) + [""]
     return out
 
 
@@ -414,8 +414,7 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
               f"{sum(bool(r.passed) for r in rs)}/{len(rs)}" if rs else "",
               f"[{d}/README.md]({os.path.relpath(readme, out_dir)})" if readme else ""]
              for name, d, rs, readme in sections]
-    lines += markdown_table(["results", "karma runs", "devices", "verified", "write-up"],
-                            index) + [""]
+    lines += md_table(["results", "karma runs", "devices", "verified", "write-up"], index) + [""]
     if scored:
         lines += score_render.section(scored)
     for path in comparisons:

@@ -1,12 +1,12 @@
 """karma-report's power section and its pairs of implementations."""
 
 import re
-from karma_tools.results.cases import holds_one
-from karma_tools.core import ToolError
+from karma_tools.core import ToolError, md_table
 from karma_tools.compare.implementations import compare_within
-from karma_tools.report.configs import markdown_table, series_label, varying_keys
+from karma_tools.report.configs import series_label, varying_keys
 from karma_tools.results.results import format_value
 from karma_tools.results.resultset import ResultSet
+from karma_tools.score.score import ratio_text
 
 
 def power_points(configs):
@@ -86,7 +86,7 @@ def power_section(name, configs, plotter):
             + [format_value(f["energy"][k]) for k in ("average_power_W", "fom_per_watt",
                                                       "joules_per_execution")]
             for device in sorted(by_device) for c, kernel, f in by_device[device]]
-    return out + markdown_table(head, rows) + [""]
+    return out + md_table(head, rows) + [""]
 
 
 def pairs_section(name, runs, plotter, ours, theirs):
@@ -113,7 +113,7 @@ def pairs_section(name, runs, plotter, ours, theirs):
         ratio = e and e["ratio"]
         ratios.append((f"{r['case']}: {r['kernel']}", ratio))
         rows.append([r["case"], r["kernel"], format_value(e["value"]) if e else "-",
-                     format_value(b["value"]), _ratio_cell(ratio, e)])
+                     format_value(b["value"]), ratio_text(ratio, e and e.get("interval"))])
     if plotter.enabled and any(ratio for _, ratio in ratios):
         fig, ax = plotter.plt.subplots(figsize=(6.5, 0.28 * len(ratios) + 1.0),
                                        constrained_layout=True)
@@ -126,11 +126,4 @@ def pairs_section(name, runs, plotter, ours, theirs):
         file = plotter.save(fig, f"{name}-microbench")
         out += [f"![{name}: {ours} against {theirs}]({plotter.rel}/{file})", ""]
     head = ["case", "benchmark", f"{ours} (GB/s)", f"{theirs} (GB/s)", f"{ours} / {theirs}"]
-    return out + markdown_table(head, rows) + [""]
-
-
-def _ratio_cell(ratio, entry):
-    if not ratio:
-        return "-"
-    low, high = entry.get("interval") or (ratio, ratio)
-    return f"{ratio:.3f} ({low:.3f}-{high:.3f})" + (" ~" if holds_one((low, high)) else "")
+    return out + md_table(head, rows) + [""]

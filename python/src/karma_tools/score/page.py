@@ -4,7 +4,7 @@ read (docs/score.md), in Markdown with its chart as a PNG beside it."""
 import io
 import os
 
-from karma_tools.core import md_row
+from karma_tools.core import md_table
 from karma_tools.report.report import pyplot
 from karma_tools.score import figure
 from karma_tools.score.score import MEASURES, with_span
@@ -57,14 +57,13 @@ def figure_lines(record):
 
 def app_table(scored, weights):
     t = scored["tiers"][figure.TIER]
-    out = ["| mini-app | weight | score (rounds) | per watt (rounds) | rows |",
-           "|---|---|---|---|---|"]
+    rows = []
     for app, w in weights.items():
         a = t["apps"][app]
         cells = [with_span(a[field], a[span]) for _, field, span in MEASURES] \
             if a["complete"] else ["incomplete", "-"]
-        out.append(md_row([app, f"{w:.3g}", *cells, f"{a['rows']}/{a['of']}"]))
-    return out
+        rows.append([app, f"{w:.3g}", *cells, f"{a['rows']}/{a['of']}"])
+    return md_table(["mini-app", "weight", "score (rounds)", "per watt (rounds)", "rows"], rows)
 
 
 def disclosure_lines(disclosure):

@@ -1,10 +1,12 @@
 """karma-score's Markdown: a score (figure.score) as docs/score.md shows it,
-and the figure of record in one line for the other tools."""
+the figure of record in one line for the other tools, and the tools' one
+wording of a ratio and the interval its rounds (or runs) span."""
 
-from karma_tools.core import md_row
+from karma_tools.core import md_table
 from karma_tools.score import figure
 from karma_tools.results import rules
 from karma_tools.results.results import field, format_value
+from karma_tools.results.cases import holds_one
 
 PROGRAM = "karma-score"
 
@@ -20,6 +22,18 @@ def fmt_span(span):
 def with_span(value, span):
     """A ratio and the interval its rounds span."""
     return "-" if value is None else f"{value:.3f} ({fmt_span(span)})"
+
+
+def marked(span):
+    """fmt_span, ' ~' after an interval that holds 1 (no measurable difference)."""
+    return fmt_span(span) + (" ~" if holds_one(span) else "")
+
+
+def ratio_text(ratio, span):
+    """with_span, '~' after an interval that holds 1; the ratio alone without one."""
+    if ratio is None or span is None:
+        return "-" if ratio is None else f"{ratio:.3f}"
+    return with_span(ratio, span) + (" ~" if holds_one(span) else "")
 
 
 def _reference_lines(reference, path):
@@ -62,9 +76,9 @@ def record_line(record):
 
 def _tier_table(s, heads, cells):
     """A table of a row per tier and measure, its cells(t, field, span) under heads."""
-    return [md_row(["tier", "measure", *heads]), "|---|---|" + "---|" * len(heads)] + [
-        md_row([tier, measure, *cells(s["tiers"][tier], field, span)])
-        for tier in rules.TIERS for measure, field, span in MEASURES]
+    return md_table(["tier", "measure", *heads], [
+        [tier, measure, *cells(s["tiers"][tier], field, span)]
+        for tier in rules.TIERS for measure, field, span in MEASURES])
 
 
 def _summary_table(s, weights):
@@ -115,8 +129,7 @@ def _class_table(s):
 
 def _rows_table(s):
     base, opt = s["tiers"]["baseline"]["rows"], s["tiers"]["optimized"]["rows"]
-    out = ["| row | units | reference | baseline | ratio (rounds) | difference | per W | "
-           "optimized | ratio (rounds) | per W |", "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = []
     for b, o in zip(base, opt):
         cells = [figure.row_name(b), b["units"], format_value(b["reference"])]
         for r in (b, o):
@@ -125,8 +138,9 @@ def _rows_table(s):
                 cells.append(figure.verdict(b["interval"]) or "-")
             ratio = (r["per_watt"] or {}).get("ratio")
             cells.append("-" if ratio is None else f"{ratio:.3f}")
-        out.append(md_row(cells))
-    return out + [""]
+        rows.append(cells)
+    return md_table(["row", "units", "reference", "baseline", "ratio (rounds)", "difference",
+                     "per W", "optimized", "ratio (rounds)", "per W"], rows) + [""]
 
 
 # The lists of rows under a set's tables: (key, heading, item), str.format'ed.
