@@ -7,6 +7,7 @@ import json
 import math
 import os
 import re
+import statistics
 
 from karma_tools.core import ToolError, __version__
 from karma_tools.results import codeversion
@@ -18,15 +19,16 @@ from karma_tools.results.codestatus import code_info, code_status
 
 
 class Group:
-    """Runs of one set with the same deck values, ranks and nodes."""
+    """Runs of one case: of one set with the same deck values, ranks and nodes (and
+    karma-report's Config)."""
 
     def __init__(self, key, app, values):
         self.key, self.app, self.values, self.runs = key, app, values, []
 
     @property
     def stem(self):
-        stems = [r.deck_stem for r in self.runs]
-        return max(sorted(set(stems)), key=stems.count)  # ties: the first by name
+        """The deck most of the runs ran (of a tie, the first by name)."""
+        return statistics.mode(sorted(r.deck_stem for r in self.runs))
 
     def kernels(self):
         return list(dict.fromkeys(k for r in self.runs for k in r.kernels))
@@ -129,8 +131,7 @@ def case_labels(groups):
     for (_, stem), members in by_stem.items():
         keys = sorted({k for g in members for k in g.values} - {"device"})
         # Most common; ties go to the first in order, so labels are stable.
-        mode = {k: max(texts, key=lambda t: (texts.count(t), -texts.index(t)))
-                for k in keys for texts in [[values_key(g.values.get(k)) for g in members]]}
+        mode = {k: statistics.mode(values_key(g.values.get(k)) for g in members) for k in keys}
         for g in members:
             parts = [f"{v} {k.split('.')[-1]}" if k in ("ranks", "nodes") else
                      f"{k.split('.')[-1]}={format_size(v)}"

@@ -5,20 +5,17 @@ import json
 import re
 import statistics
 
+from karma_tools.compare.compare import Group
 from karma_tools.results.cases import case_key, case_values, values_key
 from karma_tools.results.results import format_size, is_number
 
 
-class Config:
+class Config(Group):
     """Runs with the same deck values, device and ranks: one row of a table."""
 
     def __init__(self, app, values, device, ranks, nodes, concurrency):
-        self.app, self.values, self.device = app, values, device
-        self.ranks, self.nodes, self.concurrency = ranks, nodes, concurrency
-        self.runs = []
-
-    def kernels(self):
-        return list(dict.fromkeys(k for r in self.runs for k in r.kernels))
+        super().__init__(None, app, values)
+        self.device, self.ranks, self.nodes, self.concurrency = device, ranks, nodes, concurrency
 
     def best(self, kernel):
         """(value, units, higher_is_better) of the best run for kernel."""
@@ -32,11 +29,6 @@ class Config:
     def footprint(self):
         found = [r.problem.get("footprint_bytes_per_rank") for r in self.runs]
         return next((f for f in found if is_number(f)), None)
-
-    @property
-    def stem(self):
-        """The deck most of the runs ran (of a tie, the first by name)."""
-        return statistics.mode(sorted(r.deck_stem for r in self.runs))
 
     @property
     def kind(self):
