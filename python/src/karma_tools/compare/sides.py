@@ -50,11 +50,6 @@ def selected(selection, item):
         and all(item["deck"].get(k) == v for k, v in (selection.get("deck") or {}).items())
 
 
-def metric_value(entry, metric):
-    value = field(entry, metric)
-    return value if is_number(value) and value > 0 else None
-
-
 def higher_is_better(spec, item):
     if spec.get("higher_is_better") is not None:
         return spec["higher_is_better"]
@@ -73,7 +68,9 @@ def aggregate(values, how, higher_is_better=True):
 
 
 def _value(spec, item):
-    return item["value"] if "value" in item else metric_value(item["entry"], spec["metric"])
+    """The item's figure (of its processes, or its `metric`) where a positive number."""
+    value = item["value"] if "value" in item else field(item["entry"], spec["metric"])
+    return value if is_number(value) and value > 0 else None
 
 
 def _same(a, b):
@@ -229,13 +226,11 @@ def campaign_tables(path, specs=None, how=None, energy=False):
 def _energy_stand_ins(items, field):
     """The items with one energy figure as their FOM, for ratio_table to pair
     as it paired the FOMs: in the FOM's sense (per watt) or as a cost (J)."""
-    out = []
-    for item in items:
-        energy = kernel_energy(item["entry"]) or {}
-        fom = item["entry"].get("fom") or {}
-        hib = bool(fom.get("higher_is_better", True)) if field == "fom_per_watt" else False
-        out.append(dict(item, entry={"fom": {"value": energy.get(field), "higher_is_better": hib}}))
-    return out
+    fom = {"metric": "fom.value"}
+    return [dict(item, entry={"fom": {
+        "value": (kernel_energy(item["entry"]) or {}).get(field),
+        "higher_is_better": field == "fom_per_watt" and higher_is_better(fom, item)}})
+        for item in items]
 
 
 def _add_energy(spec, table, items):

@@ -185,8 +185,7 @@ def make_reference(path, name=None, kind=None, runs=None):
     if not baseline:
         # The first reason, without the file's path (absolute inside an
         # archive): tables that quote it stay the same wherever they are made.
-        why = next(("; ".join(left_out_reasons(r, None)) for r in runs
-                    if left_out_reasons(r, None)), "")
+        why = next(("; ".join(w) for r in runs if (w := left_out_reasons(r, None))), "")
         raise ToolError(f"{path}: no reportable baseline result among {len(runs)} result(s)"
                         + (f" (e.g. {why})" if why else ""), 2)
     kind = _reference_kind(path, baseline, kind)

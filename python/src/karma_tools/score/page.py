@@ -57,13 +57,10 @@ def figure_lines(record):
 
 def app_table(scored, weights):
     t = scored["tiers"][figure.TIER]
-    rows = []
-    for app, w in weights.items():
-        a = t["apps"][app]
-        cells = [with_span(a[field], a[span]) for _, field, span in MEASURES] \
-            if a["complete"] else ["incomplete", "-"]
-        rows.append([app, f"{w:.3g}", *cells, f"{a['rows']}/{a['of']}"])
-    return md_table(["mini-app", "weight", "score (rounds)", "per watt (rounds)", "rows"], rows)
+    return md_table(["mini-app", "weight", "score (rounds)", "per watt (rounds)", "rows"], [
+        [app, f"{w:.3g}", *([with_span(a[field], a[span]) for _, field, span in MEASURES]
+                            if a["complete"] else ["incomplete", "-"]), f"{a['rows']}/{a['of']}"]
+        for app, w in weights.items() for a in [t["apps"][app]]])
 
 
 def disclosure_lines(disclosure):
@@ -111,9 +108,8 @@ def chart(scored, weights, record, label, reference_name):
     axes[0].set_yticks(range(len(apps)))
     axes[0].set_yticklabels(apps)
     axes[0].invert_yaxis()
-    head = f"{label} against {reference_name}: " + (
-        f"{record['figure']:.3f} ({record['interval'][0]:.3f}-{record['interval'][1]:.3f})"
-        if record["complete"] else "INCOMPLETE, no overall")
+    head = f"{label} against {reference_name}: " + (with_span(
+        record["figure"], record["interval"]) if record["complete"] else "INCOMPLETE, no overall")
     fig.suptitle(head, fontsize=11)
     fig.supxlabel("ratio to the reference (above 1: better); bars: the rounds' interval",
                   fontsize=8)
