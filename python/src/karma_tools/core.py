@@ -1,5 +1,5 @@
 """What every part of karma's tools shares: the suite's version and mini-apps, the error a
-user can fix (ToolError), messages about values, writing files whole, Markdown cells."""
+user can fix (ToolError), messages about values, writing files whole, Markdown tables."""
 
 import contextlib
 import json
@@ -186,11 +186,8 @@ def md_cell(text):
     return str(text).replace("|", "\\|")
 
 
-def md_row(cells):
-    """A Markdown table row of cells, escaped."""
-    return "| " + " | ".join(md_cell(c) for c in cells) + " |"
-
-
 def md_table(head, rows=()):
-    """A Markdown table's lines: its head, then one line per row (the tools' one table)."""
-    return [md_row(head), "|" + "---|" * len(head)] + [md_row(row) for row in rows]
+    """A Markdown table's lines, cells escaped: its head, then one line per row (the tools'
+    one table)."""
+    lines = ["| " + " | ".join(map(md_cell, row)) + " |" for row in [head, *rows]]
+    return lines[:1] + ["|" + "---|" * len(head)] + lines[1:]

@@ -135,8 +135,10 @@ def _unpaired_markdown(result):
     return out
 
 
-def _has(result, key):
-    return any(e and key in e for r in result["rows"] for e in r["values"].values())
+def _has(result, key, within=None):
+    """Whether some entry has `key` (in its object `within`)."""
+    return any(e and key in ((e.get(within) or {}) if within else e)
+               for r in result["rows"] for e in r["values"].values())
 
 
 def _energy_markdown(result):
@@ -146,9 +148,7 @@ def _energy_markdown(result):
         return []
     names = {"fraction_of_peak_bandwidth": "of peak bandwidth",
              "fraction_of_peak_flops": "of peak FLOP/s"}
-    fractions = [key for key in names if any(key in (e or {}).get("efficiency", {})
-                                             for r in result["rows"]
-                                             for e in r["values"].values())]
+    fractions = [key for key in names if _has(result, key, "efficiency")]
     out = ["## Energy and efficiency", ""]
     if energy:
         out += ["Average power over each kernel's energy window (all ranks' counters), its "
