@@ -1,6 +1,5 @@
-"""A campaign's compare: section, checked: each comparison's sides select
-runs, implementations, variants, kernels and deck values that the campaign
-has."""
+"""A campaign's compare: section, checked: each comparison's sides select runs, implementations,
+variants, kernels and deck values that the campaign has."""
 
 import difflib
 import fnmatch

@@ -1,7 +1,6 @@
-"""karma-compare: two or more machines' (or runs') results side by side: per
-mini-app figure of merit, each machine's value, its ratio to a baseline and
-flags for results that should not be compared as they are; the figure of
-record is karma-score's with the baseline as the reference."""
+"""karma-compare: two or more machines' (or runs') results side by side: per mini-app figure of
+merit, each machine's value, its ratio to a baseline and flags for results that should not be
+compared as they are; the figure of record is karma-score's with the baseline as the reference."""
 
 import json
 import math
@@ -268,11 +267,10 @@ def _only_in_other(s, theirs, matches, base_groups, how):
 
 def compare(sets, baseline_label, how="median", per_node=False, weights_path=None,
             sources=None, within=None):
-    """The comparison as a plain dict (what --json writes); energy keys only
-    where results measured energy. weights_path: the figure of record's
-    weights; sources: {label: SourceAt} of sets whose results lack code
-    versions; within: {set, path, ours, theirs} where the two sets are one
-    set's implementations (implementations.py): no code status nor record."""
+    """The comparison as a plain dict (what --json writes); energy keys only where results measured
+    energy. weights_path: the figure of record's weights; sources: {label: SourceAt} of sets whose
+    results lack code versions; within: {set, path, ours, theirs} where the two sets are one set's
+    implementations (implementations.py): no code status nor record."""
     labels = [s.label for s in sets]
     if len(set(labels)) != len(labels):
         raise ToolError("two result sets have the same label; name them LABEL=DIR", 2)

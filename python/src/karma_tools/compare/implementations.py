@@ -1,8 +1,7 @@
-"""Two implementations within one result set as the two sides of a comparison
-(karma-compare --implementations OURS:THEIRS, karma-report's microbenchmarks;
-docs/campaigns.md): THEIRS's kernels are the baseline, OURS's the other side, each
-under its variant, which names the work both do. Both sides are one machine's runs:
-no code status, no procurement figure."""
+"""Two implementations within one result set as the two sides of a comparison (karma-compare
+--implementations OURS:THEIRS, karma-report's microbenchmarks; docs/campaigns.md): THEIRS's kernels
+are the baseline, OURS's the other side, each under its variant, which names the work both do. Both
+sides are one machine's runs: no code status, no procurement figure."""
 
 import copy
 

@@ -79,9 +79,8 @@ def _same(a, b):
 
 
 def _one_per_round(spec, items, notes):
-    """A side's results of one point, round and kernel (a run's processes)
-    as one item: the best of their figures or their median (per_round);
-    without per_round they are left out, with a note."""
+    """A side's results of one point, round and kernel (a run's processes) as one item: the best of
+    their figures or their median (per_round); without per_round they are left out, with a note."""
     groups = {}
     for i in items:
         key = values_key([i["run"], i["deck"]["job.point"], i["round"], i["kernel"],
@@ -190,10 +189,9 @@ def _pair_key(row):
 
 
 def campaign_tables(path, specs=None, how=None, energy=False):
-    """(campaign name, manifest path, [tables], [notes]) of a campaign directory;
-    specs (a campaign file's compare: section, checked) replace its manifest's,
-    how (an aggregate) the tables' own; energy adds each row's per_watt and
-    energy ratios where a pair measured energy on both sides."""
+    """(campaign name, manifest path, [tables], [notes]) of a campaign directory; specs (a campaign
+    file's compare: section, checked) replace its manifest's, how (an aggregate) the tables' own;
+    energy adds each row's per_watt and energy ratios where a pair measured energy on both sides."""
     result_set = resultset.open(path, need_runs=False)
     if result_set.manifest is None:
         resultset.read_manifest(path)  # says why it is not a campaign

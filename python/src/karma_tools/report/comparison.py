@@ -1,5 +1,4 @@
-"""karma-report's comparison sections: karma-compare's JSON, or a campaign's
-side tables."""
+"""karma-report's comparison sections: karma-compare's JSON, or a campaign's side tables."""
 
 import os
 from karma_tools.results import archive, resultset

@@ -164,8 +164,7 @@ def size_series(configs):
 
 
 def distinct_labels(configs, texts):
-    """texts, one per configuration, made distinct by device, ranks, threads
-    and deck in turn."""
+    """texts, one per configuration, made distinct by device, ranks, threads and deck in turn."""
     texts = [t or c.stem for t, c in zip(texts, configs)]
     extras = (lambda c: c.device, lambda c: f"{c.ranks} ranks",
               lambda c: f"{c.concurrency} threads", lambda c: f"deck {c.stem}")

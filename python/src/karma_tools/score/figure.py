@@ -389,8 +389,7 @@ def app_scores(rows, weights):
 
 
 def score_tier(figures, reference, weights):
-    """A tier's rows, per-app, overall (the scored classes) and per-class
-    scores, and coverage."""
+    """A tier's rows, per-app, overall (the scored classes) and per-class scores, and coverage."""
     rows = [_row_ratio(ref, figures.get(_ref_key(ref))) for ref in reference["rows"]]
     for r in rows:
         r["in_score"] = r["class"] in rules.SCORED_CLASSES
