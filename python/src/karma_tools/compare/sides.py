@@ -16,7 +16,7 @@ from karma_tools.core import ToolError, md_table
 from karma_tools.results import resultset
 from karma_tools.results.results import field, format_size, format_value, is_number, kernel_energy
 from karma_tools.results.cases import values_key
-from karma_tools.score.score import marked
+from karma_tools.score.score import fmt_span
 
 PAIRING_KEYS = ("mpi.ranks", "mpi.nodes", "mpi.comm", "job.run", "job.point")
 
@@ -336,8 +336,9 @@ def markdown(tables, heading="###"):
             continue
         rows = []
         for row in t["rows"]:
-            ratios = row["rounds"].values()  # the range: the lowest and highest
-            cells = _pair_cells(row) + _figure_cells(row, t, marked((min(ratios), max(ratios))))
+            ratios = row["rounds"].values()
+            span = min(ratios), max(ratios)  # the range: the lowest and highest
+            cells = _pair_cells(row) + _figure_cells(row, t, fmt_span(span, mark=True))
             if row["failed"]:
                 cells[-1] += " (verification FAILED: " + ", ".join(row["failed"][:3]) + ")"
             rows.append(cells + ([_comm_text(row)] if comm else []))

@@ -15,18 +15,16 @@ PROGRAM = "karma-score"
 MEASURES = (("score", "score", "interval"), ("per watt", "per_watt", "per_watt_interval"))
 
 
-def fmt_span(span):
-    return "-" if span is None else f"{span[0]:.3f}-{span[1]:.3f}"
+def fmt_span(span, mark=False):
+    """An interval of ratios; mark: ' ~' after one that holds 1 (no measurable difference)."""
+    if span is None:
+        return "-"
+    return f"{span[0]:.3f}-{span[1]:.3f}" + (" ~" if mark and holds_one(span) else "")
 
 
 def with_span(value, span):
     """A ratio and the interval its rounds span."""
     return "-" if value is None else f"{value:.3f} ({fmt_span(span)})"
-
-
-def marked(span):
-    """fmt_span, ' ~' after an interval that holds 1 (no measurable difference)."""
-    return fmt_span(span) + (" ~" if holds_one(span) else "")
 
 
 def ratio_text(ratio, span):
