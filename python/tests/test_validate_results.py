@@ -384,7 +384,9 @@ def test_version_two_kernels_name_implementation_and_variant(validator, tmp_path
     ('{"$schema": "https://json-schema.org/draft/2020-12/schema",\n "type": [\n',
      ":3:1: not JSON"),
     ('{"type": "object"}\n', ":1:1: $schema: expected"),
-], ids=["wrong type name", "not JSON", "no draft"])
+    ('{\n\t"$schema": "https://json-schema.org/draft/2020-12/schema",\n\t"type": "object",\n'
+     '\t"properties": {\n\t\t"app": {"type": "strin"}\n\t}\n}\n', ":5:19: properties.app.type: "),
+], ids=["wrong type name", "not JSON", "no draft", "indented with tabs"])
 def test_a_wrong_schema_file_is_one_line_and_exit_2(validator, tmp_path, text, where):
     schemas = tmp_path / "schemas"
     schemas.mkdir()

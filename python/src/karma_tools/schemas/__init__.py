@@ -5,25 +5,48 @@ checking documents with python3-jsonschema, problems one line each "path: what".
 import json
 import os
 
-from karma_tools import yamlread
 from karma_tools.core import PACKAGE, ToolError, describe
 
 _DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
+def _skip_space(text, pos):
+    while pos < len(text) and text[pos] in " \t\r\n":
+        pos += 1
+    return pos
+
+
 def locate(text, path):
-    """(line, column) of the value at `path` in the JSON text, or of its deepest
-    part there (JSON is YAML, whose reader keeps positions); else (1, 1)."""
-    try:
-        node = yamlread.parse(text)
-    except (yamlread.YamlError, ToolError):
-        return 1, 1
+    """(line, column) of the value at `path` (keys and indices) in the JSON
+    text, or of the deepest part of it that exists."""
+    decoder = json.JSONDecoder()
+    pos = _skip_space(text, 0)
     for key in path:
-        if not (isinstance(node.value, dict) and key in node.value or isinstance(
-                node.value, list) and isinstance(key, int) and key < len(node.value)):
+        if pos >= len(text) or text[pos] not in "{[":
             break
-        node = node.value[key]
-    return node.line, node.col
+        start, is_object, index, found = pos, text[pos] == "{", 0, None
+        pos = _skip_space(text, pos + 1)
+        while pos < len(text) and text[pos] not in "}]":
+            if is_object:
+                name, pos = json.decoder.scanstring(text, pos + 1)
+                pos = _skip_space(text, _skip_space(text, pos) + 1)  # past the ':'
+                hit = name == key
+            else:
+                hit = index == key
+                index += 1
+            if hit:
+                found = pos
+                break
+            _, pos = decoder.raw_decode(text, pos)
+            pos = _skip_space(text, pos)
+            if pos < len(text) and text[pos] == ",":
+                pos = _skip_space(text, pos + 1)
+        if found is None:
+            pos = start  # the key is missing: point at its object
+            break
+        pos = found
+    line = text.count("\n", 0, pos) + 1
+    return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
 
 
 def dotted(path):
