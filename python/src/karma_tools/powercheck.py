@@ -15,8 +15,9 @@ import os
 
 from karma_tools.core import ToolError
 
-# nvidia-smi's columns, best first (older drivers have only the one-second average).
-POWER_COLUMNS = ("power.draw.instant [W]", "power.draw [W]")
+# nvidia-smi's columns, best first, and the seconds of a window each leaves out by default
+# (older drivers have only power.draw, a mean over the last second).
+POWER_COLUMNS = {"power.draw.instant [W]": 0.0, "power.draw [W]": 1.0}
 
 
 def read_samples(path, utc_offset_h=0.0):
@@ -26,21 +27,18 @@ def read_samples(path, utc_offset_h=0.0):
         rows = [r for r in csv.reader(f, skipinitialspace=True) if r]
     if not rows or rows[0][0] != "timestamp":
         raise ToolError(f"{path}: not nvidia-smi CSV with a timestamp column first", 2)
-    header = rows[0]
-    column = next((c for c in POWER_COLUMNS if c in header), None)
+    column = next((c for c in POWER_COLUMNS if c in rows[0]), None)
     if column is None:
         raise ToolError(f"{path}: no power column ({' or '.join(POWER_COLUMNS)})", 2)
-    index = header.index(column)
+    index = rows[0].index(column)
     zone = datetime.timezone(datetime.timedelta(hours=utc_offset_h))
     samples = []
     for r in rows[1:]:
-        if r[0] == "timestamp" or len(r) <= index:
-            continue
         try:
             stamp = datetime.datetime.strptime(r[0], "%Y/%m/%d %H:%M:%S.%f")
             samples.append((stamp.replace(tzinfo=zone).timestamp(), float(r[index])))
-        except ValueError:
-            continue  # "[N/A]" or a line cut short when the sampler stopped
+        except (ValueError, IndexError):
+            continue  # the header again, "[N/A]" or a line cut short when the sampler stopped
     if not samples:
         raise ToolError(f"{path}: no power samples", 2)
     return samples, column

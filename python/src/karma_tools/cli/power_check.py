@@ -25,8 +25,7 @@ def main(argv=None):
     def run():
         try:
             samples, column = powercheck.read_samples(args.nvidia_smi, args.utc_offset)
-            skip = args.skip if args.skip is not None else (
-                0.0 if column == "power.draw.instant [W]" else 1.0)
+            skip = powercheck.POWER_COLUMNS[column] if args.skip is None else args.skip
             rows = powercheck.check(args.results, samples, args.tolerance, skip)
         except OSError as e:
             raise unreadable(e.filename, e) from None
