@@ -130,11 +130,6 @@ def read_disclosure(data):
     return values, problems
 
 
-def _words(text):
-    """text word for word: its words, whatever the spaces between them."""
-    return " ".join(str(text).split())
-
-
 def _versions(text):
     """The dotted versions in text, as numbers (4.6.01 is 4.6.1)."""
     return {tuple(int(p) for p in v.split(".")) for v in _VERSION.findall(str(text))}
@@ -149,21 +144,16 @@ def _is_none(value):
 
 
 def _unlike(path, said, values, key, model):
-    """[(path, why)] of each value not the disclosure's `key`, word for word."""
+    """[(path, why)] of each value not the disclosure's `key`, word for word (any spacing)."""
     return [(path, f"{said.format(v)}, but the disclosure's {key} is {model!r}")
-            for v in sorted(set(values)) if model is not None and _words(v) != _words(model)]
+            for v in sorted(set(values)) if model is not None and v.split() != model.split()]
 
 
-def _gpus_of(doc):
-    """A result's GPUs: ({host: the GPUs its ranks ran on}, their names)."""
-    per_host, names = {}, set()
-    for r in doc.get("ranks") or []:
-        device = r.get("device") if isinstance(r, dict) else None
-        if isinstance(device, dict) and device.get("kind") == "gpu":
-            per_host.setdefault(r.get("host"), set()).add(
-                device.get("uuid") or device.get("pci_bus_id") or device.get("id"))
-            names.add(str(device.get("name")))
-    return per_host, names
+def gpu_devices(doc):
+    """[(host, device)] of the result's ranks that ran on a GPU."""
+    return [(r.get("host"), r["device"]) for r in doc.get("ranks") or []
+            if isinstance(r, dict) and isinstance(r.get("device"), dict)
+            and r["device"].get("kind") == "gpu"]
 
 
 def _gpu_problems(values, karma, envs):
@@ -171,10 +161,12 @@ def _gpu_problems(values, karma, envs):
     model, count = values.get("node.gpu_model"), values.get("node.gpus_per_node")
     out, seen = [], []
     for path, doc in karma:
-        per_host, names = _gpus_of(doc)
-        seen += [f"{path}: ranks[].device"] if names else []
+        devices = gpu_devices(doc)
+        names = {str(d.get("name")) for _, d in devices}
+        seen += [f"{path}: ranks[].device"] if devices else []
         out += _unlike(path, "ranks[].device.name {!r}", names, "node.gpu_model", model)
-        most = max((len(s) for s in per_host.values()), default=0)
+        gpus = {(host, d.get("uuid") or d.get("pci_bus_id") or d.get("id")) for host, d in devices}
+        most = max(Counter(host for host, _ in gpus).values(), default=0)
         if count is not None and most > count:
             out.append((path, f"ranks[].device: {most} GPUs on one host, but the disclosure's "
                         f"node.gpus_per_node is {count}"))
@@ -207,9 +199,7 @@ def _cpu_problems(values, envs):
     model = values.get("node.cpu_model")
     names = [(path, field(env, "cpu.Model name")) for path, env in envs
              if isinstance(field(env, "cpu.Model name"), str)]
-    if model is None:
-        return []
-    if not names:
+    if model is not None and not names:
         return [(DISCLOSURE, "node.cpu_model: no environment capture (results/<job>/"
                  "environment/environment.json) gives lscpu's Model name to check it")]
     return [p for path, name in names for p in
@@ -306,28 +296,23 @@ def _parse_json(data):
     return doc, why and f"not JSON ({why})"
 
 
-def _jobs(files):
-    """The campaign's jobs [(name, results file, script)], or a problem."""
+def _campaign_problems(files):
+    """(the campaign's jobs [(name, results file, script)], or None where its manifest is
+    not one, and [(path, why)] of its manifest, campaign file, scripts, results folders)."""
     path = f"{CAMPAIGN}/{batch.MANIFEST}"
-    if path not in files:
-        return None, (path, "missing")
-    manifest, why = _parse_json(files[path])
+    manifest, why = _parse_json(files[path]) if path in files else (None, "missing")
     if why:
-        return None, (path, why)
+        return None, [(path, why)]
     try:
         resultset.check_manifest(path, manifest)
     except ToolError as e:
-        return None, (path, str(e).split(": ", 1)[-1])
+        return None, [(path, str(e).split(": ", 1)[-1])]
+    # The schema has made each name a non-empty string.
     names = [e["name"] for e in manifest["jobs"]]
-    if len(set(names)) != len(names) or not all(archive.safe_path(n) and "/" not in n
-                                                for n in names):
-        return None, (path, "job names not unique or not plain names")
-    return [(e["name"], os.path.basename(e["results_file"]), os.path.basename(e["script"]))
-            for e in manifest["jobs"]], manifest
-
-
-def _campaign_problems(files, jobs, manifest):
-    """The campaign's files: its campaign file, scripts, results folders."""
+    if len(set(names)) != len(names) or any("/" in n or n == ".." for n in names):
+        return None, [(path, "job names not unique or not plain names")]
+    jobs = [(e["name"], os.path.basename(e["results_file"]), os.path.basename(e["script"]))
+            for e in manifest["jobs"]]
     out, sha = [], field(manifest, "campaign.sha256")
     own = [p for p in files if p.startswith(CAMPAIGN + "/") and p.count("/") == 1
            and p != f"{CAMPAIGN}/{batch.MANIFEST}"]
@@ -336,26 +321,22 @@ def _campaign_problems(files, jobs, manifest):
                     f"manifest's campaign.sha256 ({str(sha)[:12]}...)"))
     out += [(f"{CAMPAIGN}/jobs/{script}", f"job {name}'s script missing")
             for name, _, script in jobs if f"{CAMPAIGN}/jobs/{script}" not in files]
-    names = {name for name, _, _ in jobs}
     out += [(f"{RESULTS}/{stray}/", "not a job of the campaign") for stray in
-            sorted({p.split("/")[1] for p in files if p.startswith(RESULTS + "/")} - names)]
+            sorted({p.split("/")[1] for p in files if p.startswith(RESULTS + "/")} - set(names))]
     if not any(p.startswith(BUILD_LOGS + "/") for p in files):
         out.append((f"{BUILD_LOGS}/", "no build log"))
-    return out
+    return jobs, out
 
 
 def _job_problems(files, name, results_file, decks):
     """One job's exit code and result: ([(path, why)], its result or None)."""
     folder = f"{RESULTS}/{name}"
-    code = files.get(f"{folder}/{jobs_mod.EXIT_CODE_FILE}", b"").decode("utf-8", "replace")
-    out = []
-    if code.strip() != "0":
-        out.append((f"{folder}/{jobs_mod.EXIT_CODE_FILE}",
-                    f"job {name} did not pass (exit code {code.strip() or 'missing'})"))
+    code = files.get(f"{folder}/{jobs_mod.EXIT_CODE_FILE}", b"").decode("utf-8", "replace").strip()
+    out = [] if code == "0" else [(f"{folder}/{jobs_mod.EXIT_CODE_FILE}",
+                                   f"job {name} did not pass (exit code {code or 'missing'})")]
     path = f"{folder}/{results_file}"
-    if path not in files:
-        return out + [(path, f"job {name}'s result missing")], None
-    doc, why = _parse_json(files[path])
+    doc, why = _parse_json(files[path]) if path in files else \
+        (None, f"job {name}'s result missing")
     if why:
         return out + [(path, why)], None
     problems = validate.validate(doc, {"result": "PASSED"})
@@ -368,11 +349,10 @@ def _job_problems(files, name, results_file, decks):
 
 
 def content_problems(files, decks):
-    """All but the manifest: ([(path, why)], summary, [(path, result)])."""
-    jobs, manifest = _jobs(files)
+    """All but the manifest: ([(path, why)], summary, [(path, karma result)] (no reference))."""
+    jobs, problems = _campaign_problems(files)
     if jobs is None:
-        return [manifest], [], []
-    problems = _campaign_problems(files, jobs, manifest)
+        return problems, [], []
     results, envs = [], []
     for name, results_file, _ in jobs:
         found, doc = _job_problems(files, name, results_file, decks)
@@ -383,31 +363,27 @@ def content_problems(files, decks):
         env, _ = _parse_json(files.get(env_path, b"null"))
         if isinstance(env, dict):
             envs.append((env_path, env))
-    if DISCLOSURE not in files:
-        return problems + [(DISCLOSURE, "missing")], _summary(jobs, results), results
-    values, why = read_disclosure(files[DISCLOSURE])
-    problems += [(DISCLOSURE, w) for w in why]
     karma = [(p, d) for p, d in results if not validate.is_reference(d)]
-    problems += disclosure_problems(values, karma, envs)
+    # Without a disclosure, no values to contradict: only that it is missing.
+    values, why = read_disclosure(files[DISCLOSURE]) if DISCLOSURE in files else ({}, ["missing"])
+    problems += [(DISCLOSURE, w) for w in why] + disclosure_problems(values, karma, envs)
     tiers = [t for _, d in karma if (t := rules.reportable(d).get("tier")) in rules.TIERS]
     highest = max(tiers, key=rules.TIERS.index, default=None)
     if "tier" in values and values["tier"] != highest:
         problems.append((DISCLOSURE, f"tier: {values['tier']}, but the highest tier among "
                          f"the results is {highest or 'none (no result has a tier)'}"))
-    return problems, _summary(jobs, results), results
+    return problems, _summary(jobs, results, karma), karma
 
 
-def _summary(jobs, results):
-    lines = [f"{len(jobs)} job(s), {len(results)} result(s) ("
-             f"{sum(validate.is_reference(d) for _, d in results)} reference)"]
-    records = [(path, rules.reportable(doc)) for path, doc in results
-               if not validate.is_reference(doc)]
+def _summary(jobs, results, karma):
+    records = [(path, rules.reportable(doc)) for path, doc in karma]
     counts = Counter(f"{r.get('class')}/{r.get('tier')}" for _, r in records
                      if r.get("reportable") is True)
-    lines.append("reportable (class/tier): " + (", ".join(f"{k} {v}" for k, v in
-                                                          sorted(counts.items())) or "none"))
-    return lines + [f"  not reportable: {path}: " + "; ".join(map(str, r.get("reasons") or ["?"]))
-                    for path, r in records if r.get("reportable") is not True]
+    reportable = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
+    head = f"{len(jobs)} job(s), {len(results)} result(s) ({len(results) - len(karma)} reference)"
+    return [head, f"reportable (class/tier): {reportable}"] + [
+        f"  not reportable: {path}: " + "; ".join(map(str, r.get("reasons") or ["?"]))
+        for path, r in records if r.get("reportable") is not True]
 
 
 def manifest_text(files):
@@ -492,9 +468,9 @@ def examine(path, record=None):
     decks, problems = class_decks(), []
     files = archive.read_members(path, problems, "karma bundle")
     problems += archive.manifest_check(files)[1]
-    found, summary, results = content_problems(files, decks)
+    found, summary, karma = content_problems(files, decks)
     problems += found
-    return problems, summary, ([] if problems else not_reportable(path, results, record))
+    return problems, summary, ([] if problems else not_reportable(path, karma, record))
 
 
 def page_facts(path, record):
@@ -509,11 +485,10 @@ def page_facts(path, record):
     return answer, read_disclosure(archive.open_archive(path).files.get(DISCLOSURE, b""))[0]
 
 
-def not_reportable(path, results, record=None):
+def not_reportable(path, karma, record=None):
     """Why a valid bundle is not a complete reportable campaign: [reason]."""
     reasons = []
-    if not any(rules.reportable(doc).get("reportable") is True
-               for _, doc in results if not validate.is_reference(doc)):
+    if not any(rules.reportable(doc).get("reportable") is True for _, doc in karma):
         reasons.append("no result is reportable")
     if record is None:
         record = figure.score([(figure.label_of(path), path)])["sets"][0]["record"]

@@ -9,8 +9,8 @@ import re
 from karma_tools.core import ToolError, read_input_file
 from karma_tools.results import resultset
 from karma_tools.score import figure
-from karma_tools.bundle.bundle import (FIELDS, disclosure_problems, name_and_version,
-                                       read_disclosure)
+from karma_tools.bundle.bundle import (FIELDS, disclosure_problems, gpu_devices,
+                                       name_and_version, read_disclosure)
 from karma_tools.results import rules
 from karma_tools import yamlread
 from karma_tools.results.results import is_number
@@ -25,12 +25,6 @@ ASKED = (
 )
 
 
-def campaign_docs(out):
-    """([(path, karma result)], [(path, capture)]) of a campaign directory."""
-    runs = [r for r in resultset.open(out).runs if not r.reference]
-    return [(r.path, r.doc) for r in runs], figure.captures(runs)
-
-
 def _one(values, what):
     """The one value all give, or an error naming them."""
     found = sorted({v for v in values if v not in (None, "")}, key=str)
@@ -43,8 +37,7 @@ def _one(values, what):
 
 
 def _gpus(karma, envs):
-    devices = [r["device"] for _, d in karma for r in d.get("ranks") or []
-               if isinstance(r.get("device"), dict) and r["device"].get("kind") == "gpu"]
+    devices = [device for _, doc in karma for _, device in gpu_devices(doc)]
     if not devices:
         return {"node.gpu_model": "none", "node.gpus_per_node": 0, "node.gpu_memory_GB": 0,
                 "software.gpu_toolkit": "none"}
@@ -140,7 +133,8 @@ def answers(path, flags, ask, require=True):
 def make(campaign, answers_file, flags, ask):
     """The disclosure's YAML of a campaign directory; refused (3) where check
     would not accept it (a fault of this code or of odd captures)."""
-    karma, envs = campaign_docs(os.path.abspath(campaign))
+    runs = [r for r in resultset.open(os.path.abspath(campaign)).runs if not r.reference]
+    karma, envs = [(r.path, r.doc) for r in runs], figure.captures(runs)
     values = derived(karma, envs)
     values.update(answers(answers_file, flags, ask=ask))
     text = yaml_text(values, FIELDS)
