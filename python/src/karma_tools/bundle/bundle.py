@@ -186,16 +186,14 @@ def _gpu_problems(values, karma, envs):
     # No GPU anywhere: the disclosure cannot name one.
     for key, empty in (("node.gpu_model", NONE), ("node.gpus_per_node", 0),
                        ("node.gpu_memory_GB", 0), ("software.gpu_toolkit", NONE)):
-        if key in values and not (_is_none(values[key]) if empty == NONE else
-                                  values[key] == empty):
+        if key in values and not (_is_none(values[key]) or values[key] == empty):
             out.append((DISCLOSURE, f"{key}: {values[key]!r}, but no result ran on a GPU and "
                         f"no environment capture saw one ({key} is {empty!r} without GPUs)"))
     return out
 
 
 def _cpu_problems(values, envs):
-    """The CPU model against every capture's lscpu, word for word: a part of
-    the name (or more) names another CPU."""
+    """The CPU model against every capture's lscpu, word for word: a part names another CPU."""
     model = values.get("node.cpu_model")
     names = [(path, field(env, "cpu.Model name")) for path, env in envs
              if isinstance(field(env, "cpu.Model name"), str)]
@@ -416,15 +414,14 @@ def _named(paths, folder, what):
 
 
 def pack(campaign, disclosure, build_logs, weights=(), campaign_file=None):
-    """(the bundle's bytes, summary lines, its file count); refused (2) with
-    every problem, a line each."""
+    """(the bundle's bytes, summary lines, its file count); refused (2) with every problem,
+    a line each: the tester mends them all at once."""
     files = gather(campaign, campaign_file)
     files[DISCLOSURE] = read_input(disclosure, "disclosure")
     files.update(_named(build_logs, BUILD_LOGS, "build log"))
     files.update(_named(weights, WEIGHTS, "weights file"))
     problems, summary, _ = content_problems(files, class_decks())
     if problems:
-        # Every problem at once, a line each: the tester mends them all.
         lines = [f"{validate.printable(where)}: {why}" for where, why in problems]
         raise ToolError(f"\n{PROGRAM}: error: ".join(lines), 2)
     files[MANIFEST] = manifest_text(files).encode()
@@ -461,16 +458,24 @@ def gather(directory, campaign_file=None):
 
 
 def examine(path, record=None):
-    """(problems [(where, why)], summary lines, reasons not reportable) of the
-    bundle at path; record: its figure of record, if scored already."""
+    """(problems [(where, why)], summary lines, why a valid bundle is not a complete
+    reportable campaign) of the bundle at path; record: its figure of record, if scored."""
     if not os.path.isfile(path):
         raise ToolError(f"{path}: not a file", 2)
     decks, problems = class_decks(), []
     files = archive.read_members(path, problems, "karma bundle")
-    problems += archive.manifest_check(files)[1]
     found, summary, karma = content_problems(files, decks)
-    problems += found
-    return problems, summary, ([] if problems else not_reportable(path, karma, record))
+    problems += archive.manifest_check(files)[1] + found
+    if problems:
+        return problems, summary, []
+    reasons = [] if any(rules.reportable(doc).get("reportable") is True for _, doc in karma) \
+        else ["no result is reportable"]
+    if record is None:
+        record = figure.score([(figure.label_of(path), path)])["sets"][0]["record"]
+    if record["missing"]:
+        reasons.append(f"{len(record['missing'])} row(s) the procurement score weighs have no "
+                       "reportable figure: " + ", ".join(record["missing"]))
+    return problems, summary, reasons
 
 
 def page_facts(path, record):
@@ -483,17 +488,3 @@ def page_facts(path, record):
     answer = (False, [f"not valid: {len(problems)} problem(s), karma-bundle check lists "
                       "them"]) if problems else (not reasons, reasons)
     return answer, read_disclosure(archive.open_archive(path).files.get(DISCLOSURE, b""))[0]
-
-
-def not_reportable(path, karma, record=None):
-    """Why a valid bundle is not a complete reportable campaign: [reason]."""
-    reasons = []
-    if not any(rules.reportable(doc).get("reportable") is True for _, doc in karma):
-        reasons.append("no result is reportable")
-    if record is None:
-        record = figure.score([(figure.label_of(path), path)])["sets"][0]["record"]
-    missing = record["missing"]
-    if missing:
-        reasons.append(f"{len(missing)} row(s) the procurement score weighs have no "
-                       "reportable figure: " + ", ".join(missing))
-    return reasons

@@ -56,8 +56,7 @@ def _gpus(karma, envs):
 
 
 def _compiler(karma):
-    """'GCC 13.3.0 + nvcc 13.0.88' of build.compiler 'GNU 13.3.0 with NVIDIA
-    13.0.88 (CUDA)'."""
+    """'GCC 13.3.0 + nvcc 13.0.88' of build.compiler 'GNU 13.3.0 with NVIDIA 13.0.88 (CUDA)'."""
     said = _one([(d.get("build") or {}).get("compiler") for _, d in karma],
                 "the compiler (build.compiler)")
     names = {"GNU": "GCC", "NVIDIA": "nvcc", "Clang": "Clang", "IntelLLVM": "icpx"}
@@ -80,7 +79,7 @@ def derived(karma, envs):
                         "campaign: the node's CPU and memory are unknown", 2)
     sockets = int(_one([c.get("Socket(s)") for c in cpus], "the sockets (lscpu)"))
     tiers = {rules.reportable(d).get("tier") for _, d in karma}
-    values = {
+    return {
         "system.nodes": max(int((d.get("mpi") or {}).get("nodes") or 1) for _, d in karma),
         "node.cpu_model": _one([c.get("Model name") for c in cpus], "the CPU model (lscpu)"),
         "node.sockets": sockets,
@@ -97,9 +96,8 @@ def derived(karma, envs):
         "tier": "optimized" if "optimized" in tiers else "baseline",
         "deviations": [],
         "tester.date": datetime.date.today().isoformat(),
+        **_gpus(karma, envs),
     }
-    values.update(_gpus(karma, envs))
-    return values
 
 
 def answers(path, flags, ask, require=True):
@@ -135,9 +133,7 @@ def make(campaign, answers_file, flags, ask):
     would not accept it (a fault of this code or of odd captures)."""
     runs = [r for r in resultset.open(os.path.abspath(campaign)).runs if not r.reference]
     karma, envs = [(r.path, r.doc) for r in runs], figure.captures(runs)
-    values = derived(karma, envs)
-    values.update(answers(answers_file, flags, ask=ask))
-    text = yaml_text(values, FIELDS)
+    text = yaml_text({**derived(karma, envs), **answers(answers_file, flags, ask=ask)})
     parsed, problems = read_disclosure(text.encode())
     problems += [f"{where}: {why}" for where, why in disclosure_problems(parsed, karma, envs)]
     if problems:
@@ -146,11 +142,11 @@ def make(campaign, answers_file, flags, ask):
     return text
 
 
-def yaml_text(values, fields):
+def yaml_text(values):
     """The disclosure as YAML, in the template's order (bundle.FIELDS)."""
     lines, section = ["# Filled in by karma-bundle disclose from the results and the",
                       "# environment captures; the system, interconnect and tester as given."], None
-    for key, _, what in fields:
+    for key, _, what in FIELDS:
         head, _, leaf = key.rpartition(".")
         value = values[key]
         text = "[]" if value == [] else value if isinstance(value, (int, float)) else \

@@ -33,9 +33,7 @@ def pack(args):
     data, summary, count = bundle.pack(args.campaign, args.disclosure, args.build_log,
                                        args.weights or [], args.campaign_file)
     atomic_write(args.output, data)
-    for line in summary:
-        print(line)
-    print(f"{PROGRAM}: wrote {args.output} ({count} files)")
+    print(*summary, f"{PROGRAM}: wrote {args.output} ({count} files)", sep="\n")
 
 
 def check(path):
@@ -115,8 +113,7 @@ def main(argv=None):
         p.error("--check and a command together")
     if not args.check and not args.command:
         p.error("name a command: pack, check, disclose (or --check BUNDLE)")
-    complete = args.command != "disclose" or args.campaign and args.output
-    if not complete and not args.check_answers:
+    if args.command == "disclose" and not (args.campaign and args.output or args.check_answers):
         p.error("disclose needs CAMPAIGN_DIR and -o FILE.yaml (or --check-answers)")
 
     command = {"pack": pack, "disclose": write_disclosure}.get(args.command)
