@@ -1,6 +1,7 @@
 // The energy counters (karma/energy.hpp): RAPL's wrap-around and powercap
 // tree on a fake tree, the libraries' load failures, and the step logic.
 #include "karma/energy.hpp"
+#include "karma/gpu_state.hpp"
 #include "karma/harness.hpp"
 
 #include <gtest/gtest.h>
@@ -191,23 +192,6 @@ TEST(EnergyLibrary, LibraryWithoutTheSymbolsNamesOne) {
   EXPECT_TRUE(starts_with(why, "libm.so.6: no symbol rsmi_")) << why;
 }
 
-// --- the GPU's clocks and power limit at the start ----------------------------------
-
-TEST(EnergyGpuState, WithoutASourceSaysWhy) {
-  std::string why;
-  EXPECT_TRUE(
-      energy::nvml_state("/nonexistent/libkarma-no-nvml.so", "0000:3b:00.0", why).is_null());
-  EXPECT_TRUE(starts_with(why, "cannot load /nonexistent/libkarma-no-nvml.so")) << why;
-  why.clear();
-  EXPECT_TRUE(energy::nvml_state("libm.so.6", "0000:3b:00.0", why).is_null());
-  EXPECT_TRUE(starts_with(why, "libm.so.6: no symbol nvml")) << why;
-  const auto other = energy::gpu_state({{"vendor", "Intel"}, {"pci_bus_id", "0000:3b:00.0"}});
-  EXPECT_EQ(other.dump(),
-            R"({"reason":"no source of clocks and power limit is known for Intel GPUs"})");
-  const auto no_bus = energy::gpu_state({{"vendor", "NVIDIA"}});
-  EXPECT_EQ(no_bus["reason"], "the runtime gave no PCI address for the GPU");
-}
-
 TEST_F(EnergyRaplTree, AmdGpuStateFromTheDriversFiles) {
   // An amdgpu device directory: DPM levels with the current one starred,
   // the power cap in microwatts under hwmon.
@@ -217,7 +201,7 @@ TEST_F(EnergyRaplTree, AmdGpuStateFromTheDriversFiles) {
   write(dev / "pp_dpm_mclk", "0: 400Mhz\n1: 1600Mhz *");
   write(dev / "hwmon" / "hwmon4" / "power1_cap", "560000000");
   std::string why;
-  const auto j = energy::amdgpu_state(dev.string(), why);
+  const auto j = karma::amdgpu_state(dev.string(), why);
   ASSERT_FALSE(j.is_null()) << why;
   EXPECT_EQ(j["source"], "amdgpu sysfs");
   EXPECT_EQ(j["sm_MHz"], 1200);
@@ -227,16 +211,16 @@ TEST_F(EnergyRaplTree, AmdGpuStateFromTheDriversFiles) {
   EXPECT_DOUBLE_EQ(j["power_limit_W"].get<double>(), 560);
   // Through gpu_state: the runtime's upper-case, short-domain address.
   ASSERT_EQ(setenv("KARMA_PCI_SYSFS_ROOT", root_.c_str(), 1), 0);
-  const auto via = energy::gpu_state({{"vendor", "AMD"}, {"pci_bus_id", "C1:00.0"}});
+  const auto via = karma::gpu_state({{"vendor", "AMD"}, {"pci_bus_id", "C1:00.0"}});
   unsetenv("KARMA_PCI_SYSFS_ROOT");
   EXPECT_EQ(via, j);
   // No levels marked current and no cap: nothing is made up.
   write(dev / "pp_dpm_sclk", "0: 500Mhz");
   fs::remove(dev / "pp_dpm_mclk");
   fs::remove(dev / "hwmon" / "hwmon4" / "power1_cap");
-  EXPECT_TRUE(energy::amdgpu_state(dev.string(), why).is_null());
+  EXPECT_TRUE(karma::amdgpu_state(dev.string(), why).is_null());
   EXPECT_TRUE(starts_with(why, "the amdgpu driver gives no clocks or power cap")) << why;
-  EXPECT_TRUE(energy::amdgpu_state((root_ / "absent").string(), why).is_null());
+  EXPECT_TRUE(karma::amdgpu_state((root_ / "absent").string(), why).is_null());
   EXPECT_EQ(why, (root_ / "absent").string() + " does not exist");
 }
 

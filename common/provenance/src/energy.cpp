@@ -1,8 +1,7 @@
 #include "karma/energy.hpp"
 
 #include "karma/comm.hpp"
-
-#include <dlfcn.h>
+#include "system_access.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -28,55 +27,12 @@ double unix_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+using detail::env_or;
+using detail::first_line;
+using detail::number_in;
+
 namespace {
-
-std::optional<std::string> first_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
-  return line;
-}
-
-std::optional<double> number_in(const std::string& path) {
-  const auto line = first_line(path);
-  if (!line) return std::nullopt;
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(*line, &used);
-    if (used == 0 || v < 0) return std::nullopt;
-    return v;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::string(v) : fallback;
-}
-
-// A library loaded for the life of the process; symbols looked up by name.
-struct Library {
-  void* handle = nullptr;
-  template <class F>
-  F symbol(const char* name, std::string& why) const {
-    void* s = dlsym(handle, name);
-    if (!s) why = std::string("no symbol ") + name;
-    return reinterpret_cast<F>(s);
-  }
-};
-
-std::optional<Library> load(const std::string& path, std::string& why) {
-  dlerror();
-  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    const char* e = dlerror();
-    why = "cannot load " + path + (e ? std::string(": ") + e : std::string());
-    return std::nullopt;
-  }
-  return Library{h};
-}
-
+const auto load = detail::load_library;
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -304,121 +260,6 @@ std::optional<Counter> open_rocm_smi(const std::string& library, const std::stri
   };
   c.clocks = [] { return nlohmann::json::object(); };
   return c;
-}
-
-// ---------------------------------------------------------------------------
-// The device's clocks and power limit when a run starts.
-
-nlohmann::json nvml_state(const std::string& library, const std::string& pci_bus_id,
-                          std::string& why) {
-  const auto lib = load(library, why);
-  if (!lib) return nullptr;
-  using init_t = nvml_return (*)();
-  using by_bus_t = nvml_return (*)(const char*, nvml_device*);
-  using uint_t = nvml_return (*)(nvml_device, unsigned int*);
-  using clock_t = nvml_return (*)(nvml_device, int, unsigned int*);
-  const auto init = lib->symbol<init_t>("nvmlInit_v2", why);
-  const auto by_bus = lib->symbol<by_bus_t>("nvmlDeviceGetHandleByPciBusId_v2", why);
-  const auto limit = lib->symbol<uint_t>("nvmlDeviceGetEnforcedPowerLimit", why);
-  const auto clock = lib->symbol<clock_t>("nvmlDeviceGetClockInfo", why);
-  const auto max_clock = lib->symbol<clock_t>("nvmlDeviceGetMaxClockInfo", why);
-  if (!init || !by_bus || !limit || !clock || !max_clock) {
-    why = library + ": " + why;
-    return nullptr;
-  }
-  nvml_device dev = nullptr;
-  if (const nvml_return r = init(); r != 0) {
-    why = "nvmlInit_v2 failed with status " + std::to_string(r);
-    return nullptr;
-  }
-  if (const nvml_return r = by_bus(pci_bus_id.c_str(), &dev); r != 0) {
-    why = "nvmlDeviceGetHandleByPciBusId_v2(" + pci_bus_id + ") failed with status " +
-          std::to_string(r);
-    return nullptr;
-  }
-  // A query the device does not support is left out, not guessed.
-  nlohmann::json j = {{"source", "nvml"}};
-  unsigned int v = 0;
-  if (clock(dev, nvml_clock_sm, &v) == 0) j["sm_MHz"] = v;
-  if (clock(dev, nvml_clock_mem, &v) == 0) j["memory_MHz"] = v;
-  if (max_clock(dev, nvml_clock_sm, &v) == 0) j["sm_max_MHz"] = v;
-  if (max_clock(dev, nvml_clock_mem, &v) == 0) j["memory_max_MHz"] = v;
-  if (limit(dev, &v) == 0) j["power_limit_W"] = v * 1e-3;
-  return j;
-}
-
-namespace {
-// The level marked current ('*') and the highest of an amdgpu pp_dpm_* file,
-// one "N: 1700Mhz *" line per level, in MHz.
-std::optional<std::pair<double, double>> dpm_levels(const fs::path& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::optional<double> current;
-  double highest = 0;
-  while (std::getline(in, line)) {
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    double mhz = 0;
-    if (std::sscanf(line.c_str() + colon + 1, "%lf", &mhz) != 1) continue;
-    highest = std::max(highest, mhz);
-    if (line.find('*') != std::string::npos) current = mhz;
-  }
-  if (!current) return std::nullopt;
-  return std::make_pair(*current, highest);
-}
-}  // namespace
-
-nlohmann::json amdgpu_state(const std::string& device_dir, std::string& why) {
-  std::error_code ec;
-  if (!fs::is_directory(device_dir, ec)) {
-    why = device_dir + " does not exist";
-    return nullptr;
-  }
-  // What ROCm SMI reads too: the amdgpu driver's files of the device.
-  nlohmann::json j = {{"source", "amdgpu sysfs"}};
-  const fs::path dir(device_dir);
-  if (const auto sclk = dpm_levels(dir / "pp_dpm_sclk")) {
-    j["sm_MHz"] = sclk->first;
-    j["sm_max_MHz"] = sclk->second;
-  }
-  if (const auto mclk = dpm_levels(dir / "pp_dpm_mclk")) {
-    j["memory_MHz"] = mclk->first;
-    j["memory_max_MHz"] = mclk->second;
-  }
-  for (const auto& e : fs::directory_iterator(dir / "hwmon", ec))
-    if (const auto uw = number_in((e.path() / "power1_cap").string())) {
-      j["power_limit_W"] = *uw * 1e-6;
-      break;
-    }
-  if (j.size() == 1) {
-    why = "the amdgpu driver gives no clocks or power cap under " + device_dir;
-    return nullptr;
-  }
-  return j;
-}
-
-nlohmann::json gpu_state(const nlohmann::json& device) {
-  const std::string vendor = device.value("vendor", "");
-  const std::string pci_bus_id = device.value("pci_bus_id", "");
-  std::string why;
-  nlohmann::json j;
-  if (pci_bus_id.empty()) {
-    why = "the runtime gave no PCI address for the GPU";
-  } else if (vendor == "NVIDIA") {
-    j = nvml_state(env_or("KARMA_NVML_LIBRARY", "libnvidia-ml.so.1"), pci_bus_id, why);
-  } else if (vendor == "AMD") {
-    // sysfs names devices in lower case with a 4-digit domain.
-    std::string bdf = pci_bus_id;
-    std::transform(bdf.begin(), bdf.end(), bdf.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (std::count(bdf.begin(), bdf.end(), ':') == 1) bdf = "0000:" + bdf;
-    j = amdgpu_state(env_or("KARMA_PCI_SYSFS_ROOT", "/sys/bus/pci/devices") + "/" + bdf, why);
-  } else {
-    why = "no source of clocks and power limit is known for " +
-          (vendor.empty() ? std::string("this") : vendor) + " GPUs";
-  }
-  if (j.is_null()) return {{"reason", why}};
-  return j;
 }
 
 // ---------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 #include "karma/build_info.hpp"
 #include "karma/comm.hpp"
 #include "karma/energy.hpp"
+#include "karma/gpu_state.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -432,7 +433,7 @@ nlohmann::json describe_device() {
 #endif
     // Clocks and power limit before any kernel runs: with the driver version,
     // what a disclosure needs to tell a throttled or capped GPU.
-    d["state_at_start"] = energy::gpu_state(d);
+    d["state_at_start"] = gpu_state(d);
     return d;
   }
   d["kind"] = "host";

@@ -1,6 +1,7 @@
 #include "placement.hpp"
 
 #include "karma/comm.hpp"
+#include "karma/gpu_state.hpp"
 #include "karma/system.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -37,6 +38,14 @@ nlohmann::json gather_ranks() {
                        {"local_size", comm::local_size()},
                        {"device", describe_device()}};
   return allgather_json(me);
+}
+
+void record_state_at_end(nlohmann::json& ranks) {
+  const nlohmann::json& mine = ranks[static_cast<std::size_t>(comm::rank())]["device"];
+  const nlohmann::json state = mine.value("kind", "") == "gpu" ? gpu_state(mine) : nlohmann::json();
+  const nlohmann::json all = allgather_json(state);
+  for (std::size_t r = 0; r < all.size(); ++r)
+    if (!all[r].is_null()) ranks[r]["device"]["state_at_end"] = all[r];
 }
 
 // The suite's rule is one rank a device; more ranks than devices on a node

@@ -18,6 +18,11 @@ void choose_device(std::vector<std::string>& kokkos_args);
 // Collective: every rank's host and device, the same on every rank.
 nlohmann::json gather_ranks();
 
+// Collective: each GPU's state after the run (gpu_state.hpp) as its
+// device's `state_at_end` in `ranks`, beside `state_at_start`, so that the
+// tools see what the run's clock events and ECC errors grew by.
+void record_state_at_end(nlohmann::json& ranks);
+
 // GPUs that more than one rank runs on: [{host, uuid, ranks}], of `ranks`
 // (gather_ranks()).
 nlohmann::json shared_devices(const nlohmann::json& ranks);

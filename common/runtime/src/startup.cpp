@@ -106,7 +106,7 @@ int run_main(int argc, char** argv, const App& app) {
                                       {"karma.ranks", std::to_string(comm::size())},
                                       {"karma.rank", std::to_string(comm::rank())}});
     const Context context{*deck, cli, device_id, read_run_settings(*deck)};
-    const nlohmann::json ranks = detail::gather_ranks();
+    nlohmann::json ranks = detail::gather_ranks();
     if (context.verbose()) detail::print_ranks(executable, ranks);
     const nlohmann::json shared = detail::shared_devices(ranks);
     detail::choose_comm_path(context, !shared.empty());
@@ -117,6 +117,7 @@ int run_main(int argc, char** argv, const App& app) {
     Report report = app.run(context);
     require_declared(app.name, app.kernels, report.kernels);
     energy::finish();
+    detail::record_state_at_end(ranks);
     detail::record_run(context.run, report);
     const nlohmann::json energy_ranks = allgather_json(energy::describe());
     inject_failure_at("verification");

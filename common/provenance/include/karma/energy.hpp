@@ -61,18 +61,6 @@ std::optional<Counter> open_nvml(const std::string& library, const std::string& 
 std::optional<Counter> open_rocm_smi(const std::string& library, const std::string& pci_bus_id,
                                      std::string& why);
 
-// The GPU's clocks now and at most (sm_MHz, memory_MHz, sm_max_MHz,
-// memory_max_MHz) and its power limit (power_limit_W), with their `source`,
-// for `device` as describe_device gives it: an NVIDIA GPU's from NVML, an AMD
-// GPU's from the amdgpu driver's sysfs files (KARMA_PCI_SYSFS_ROOT names
-// another tree than /sys/bus/pci/devices, for tests); what a source does not
-// give is left out. {"reason": why} when there is no source.
-nlohmann::json gpu_state(const nlohmann::json& device);
-nlohmann::json nvml_state(const std::string& library, const std::string& pci_bus_id,
-                          std::string& why);
-// `device_dir`: the GPU's directory, e.g. /sys/bus/pci/devices/0000:c1:00.0.
-nlohmann::json amdgpu_state(const std::string& device_dir, std::string& why);
-
 // A window must span at least this many counter steps to give a figure, and
 // is planned for planned_updates, so a step or two lost to load still leaves
 // one.
