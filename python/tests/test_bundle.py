@@ -592,6 +592,18 @@ def test_a_result_off_the_schema_is_refused(tmp_path, packed):
     refused(check(packed), f"{LARGE}: kernels[0].time_s: missing")
 
 
+def test_a_deck_digest_of_another_type_is_refused_not_a_crash(tmp_path, packed):
+    files = members(packed)
+    doc = json.loads(files[LARGE])
+    doc["deck"]["sha256"] = ["not", "a", "digest"]
+    files[LARGE] = json.dumps(doc).encode()
+    files[bundle.MANIFEST] = manifest_for(files)
+    rewrite(packed, files)
+    r = check(packed)
+    refused(r, f"{LARGE}: deck.sha256")
+    assert "is not inputs/contact/large.yaml of this suite" in r.stderr, r.stderr
+
+
 def test_a_failed_job_in_a_bundle_is_refused(tmp_path, packed):
     files = members(packed)
     files["results/n32-traced.n1x1/exit_code"] = b"1\n"

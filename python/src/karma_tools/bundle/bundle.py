@@ -277,7 +277,7 @@ def _record_problems(doc, decks):
     if isinstance(cls, str) and cls in rules.CLASSES + (rules.WEAK_CLASS,):
         sha = field(doc, "deck.sha256")
         want = (doc.get("app"), "large" if cls == rules.WEAK_CLASS else cls)
-        found = decks.get(sha)
+        found = decks.get(sha) if isinstance(sha, str) else None
         if found != want:
             it = f"inputs/{found[0]}/{found[1]}.yaml" if found else "no class deck of this suite"
             out.append(f"reportable.class: {cls}, but deck.sha256 {str(sha)[:12]}... is not "
