@@ -56,10 +56,14 @@ def describe(value):
     if isinstance(value, list):
         return "a list"
     if isinstance(value, (int, float)):
-        text = repr(value)
-        return "the number " + (text if len(text) <= 24 else text[:20] + "...")
-    text = str(value)
-    return "the string " + repr(text if len(text) <= 40 else text[:36] + "...")
+        return "the number " + shortened(repr(value), 24)
+    return "the string " + repr(shortened(value, 40))
+
+
+def shortened(text, limit=60):
+    """text (str() of it) cut to at most `limit` characters for a message."""
+    text = str(text)
+    return text if len(text) <= limit else text[:limit - 4] + "..."
 
 
 def too_deep(value, limit=None):

@@ -11,7 +11,7 @@ import collections
 import re
 import sys
 
-from karma_tools.core import MAX_DEPTH, ToolError
+from karma_tools.core import MAX_DEPTH, ToolError, shortened
 
 __all__ = ["Node", "YamlError", "parse", "parse_value", "load"]
 
@@ -60,8 +60,7 @@ class Node:
 _INT = re.compile(r"^[-+]?(0|[1-9][0-9]*)$")
 _HEX = re.compile(r"^0x[0-9a-fA-F]+$")
 _FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
-_INFINITIES = {t: float(t.replace(".", "")) for t in (".inf", "+.inf", ".Inf", "+.Inf", "-.inf",
-                                                      "-.Inf")}
+_INFINITIES = {sign + t: float(sign + "inf") for sign in ("", "+", "-") for t in (".inf", ".Inf")}
 
 
 def resolve_plain(text):
@@ -83,17 +82,6 @@ def resolve_plain(text):
     return _INFINITIES.get(text, text)
 
 
-def _ruamel_yaml():
-    """The ruamel.yaml module, or a ToolError (3) saying what to install."""
-    try:
-        import ruamel.yaml
-        return ruamel.yaml
-    except ImportError:
-        raise ToolError(f"reading YAML needs the Python module ruamel.yaml, which "
-                        f"{sys.executable} lacks: install python3-ruamel.yaml (Debian) or "
-                        "ruamel.yaml (pip)", 3) from None
-
-
 class _Builder:
     """Node trees from ruamel's parser events; `at` turns a 0-based mark into the 1-based
     (line, col) of the text, which may sit inside a larger file (parse_value)."""
@@ -105,14 +93,18 @@ class _Builder:
         # col) or None, whether it is a flow collection].
         self.stack = []
         self.root = None
-        self.documents = 0
 
     def error(self, mark, message):
         line, col = self.at(mark)
         raise YamlError(self.source, line, col, message)
 
     def run(self):
-        ruamel_yaml = _ruamel_yaml()
+        try:
+            import ruamel.yaml as ruamel_yaml
+        except ImportError:
+            raise ToolError(f"reading YAML needs the Python module ruamel.yaml, which "
+                            f"{sys.executable} lacks: install python3-ruamel.yaml (Debian) or "
+                            "ruamel.yaml (pip)", 3) from None
         try:
             for event in ruamel_yaml.YAML(typ="rt", pure=True).parse(self.text):
                 self.event(event, ruamel_yaml.events)
@@ -129,8 +121,7 @@ class _Builder:
 
     def event(self, event, ev):
         if isinstance(event, ev.DocumentStartEvent):
-            self.documents += 1
-            if self.documents > 1:
+            if self.root is not None:  # every document has a node, an empty one too
                 self.error(event.start_mark, "a second document ('---'): a karma file holds one")
             if event.version is not None or event.tags:
                 first = next(i for i, t in enumerate(self.lines) if t.startswith("%"))
@@ -168,17 +159,17 @@ class _Builder:
             # or a missing bracket is likelier than a value meant to run on.
             flows = [node for node, _, flow in self.stack if flow]
             if flows:
-                opening = "{" if isinstance(flows[-1].value, dict) else "["
-                self.error(event.start_mark, f"the value '{_short(event.value)}' runs over "
-                           f"lines {line}-{self.at(event.end_mark)[0]}: a ',' or the '"
-                           + ("}" if opening == "{" else "]") + f"' closing the '{opening}' "
-                           f"at {flows[-1].line}:{flows[-1].col} is missing")
+                pair = "{}" if isinstance(flows[-1].value, dict) else "[]"
+                self.error(event.start_mark, f"the value '{shortened(event.value, 40)}' runs "
+                           f"over lines {line}-{self.at(event.end_mark)[0]}: a ',' or the "
+                           f"'{pair[1]}' closing the '{pair[0]}' at {flows[-1].line}:"
+                           f"{flows[-1].col} is missing")
             below = event.start_mark.line + 1
             text = self.lines[below]
             self.error(_Mark(below, len(text) - len(text.lstrip())),
                        f"unexpected indentation: this line would continue the value of line "
-                       f"{line} ('{_short(event.value)}'); indent it like its neighbours, or "
-                       "quote the value on one line")
+                       f"{line} ('{shortened(event.value, 40)}'); indent it like its "
+                       "neighbours, or quote the value on one line")
         raw = self.text[event.start_mark.index:event.end_mark.index] if style else event.value
         value = event.value if style else resolve_plain(event.value)
         return Node(value, line, col, raw=raw, quoted=bool(style))
@@ -187,8 +178,7 @@ class _Builder:
         if not self.stack:
             self.root = node
             return
-        entry = self.stack[-1]
-        parent, pending = entry[0], entry[1]
+        parent, pending, _ = entry = self.stack[-1]
         if isinstance(parent.value, list):
             parent.value.append(node)
         elif pending is None:
@@ -233,27 +223,19 @@ class _Builder:
                        "neighbours?)")
         if "expected the node content, but found ','" in problem:
             self.error(mark, "an empty entry")
-        if "<stream end>" in problem:
-            for node, _, flow in reversed(self.stack):
-                if flow:
-                    raise YamlError(self.source, node.line, node.col, "unclosed '"
-                                    + ("{" if isinstance(node.value, dict) else "[") + "'")
+        flows = [node for node, _, flow in self.stack if flow]
+        if "<stream end>" in problem and flows:
+            raise YamlError(self.source, flows[-1].line, flows[-1].col, "unclosed '"
+                            + ("{" if isinstance(flows[-1].value, dict) else "[") + "'")
         if problem.startswith("expected <block end>"):
             self.error(indent, "unexpected text (check the indentation)")
-        where = ""
-        if context and context_mark is not None and context_mark is not mark:
-            line, col = self.at(context_mark)
-            where = f" ({context} at {line}:{col})"
-        self.error(mark, f"{problem}{where}" if problem else context)
+        if problem and context and context_mark is not None and context_mark is not mark:
+            problem = "{} ({} at {}:{})".format(problem, context, *self.at(context_mark))
+        self.error(mark, problem or context)
 
 
 # A 0-based position, as ruamel's marks give one.
 _Mark = collections.namedtuple("_Mark", "line column")
-
-
-def _short(text):
-    text = str(text)
-    return text if len(text) <= 40 else text[:36] + "..."
 
 
 def parse(text, source="<string>"):
@@ -263,7 +245,7 @@ def parse(text, source="<string>"):
         return Node({}, 1, 1)
     if not isinstance(root.value, (dict, list)):
         raise YamlError(source, root.line, root.col,
-                        f"expected 'key: value', got '{_short(root.text())}'")
+                        f"expected 'key: value', got '{shortened(root.text(), 40)}'")
     return root
 
 

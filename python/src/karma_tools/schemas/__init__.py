@@ -2,49 +2,39 @@
 valid draft 2020-12 schema is a ToolError 2 naming file, line and key), and
 checking documents with python3-jsonschema, problems one line each "path: what"."""
 
+import functools
 import json
 import os
+import re
 
-from karma_tools.core import PACKAGE, ToolError, describe
+from karma_tools.core import PACKAGE, ToolError, describe, shortened
 
 _DRAFT = "https://json-schema.org/draft/2020-12/schema"
-
-
-def _skip_space(text, pos):
-    while pos < len(text) and text[pos] in " \t\r\n":
-        pos += 1
-    return pos
+# What may stand between two tokens of JSON: spaces and at most one ':' or ','.
+_GAP = re.compile(r"[ \t\r\n]*[:,]?[ \t\r\n]*")
 
 
 def locate(text, path):
-    """(line, column) of the value at `path` (keys and indices) in the JSON
-    text, or of the deepest part of it that exists."""
-    decoder = json.JSONDecoder()
-    pos = _skip_space(text, 0)
+    """(line, column) of the value at `path` (keys and indices) in the JSON text, which
+    parsed, or of the deepest part of it that exists."""
+    decoder, pos = json.JSONDecoder(), _GAP.match(text).end()
     for key in path:
-        if pos >= len(text) or text[pos] not in "{[":
+        if text[pos] not in "{[":
             break
-        start, is_object, index, found = pos, text[pos] == "{", 0, None
-        pos = _skip_space(text, pos + 1)
-        while pos < len(text) and text[pos] not in "}]":
-            if is_object:
+        start, index = pos, 0
+        pos = _GAP.match(text, pos + 1).end()
+        while text[pos] not in "}]":
+            if text[start] == "{":
                 name, pos = json.decoder.scanstring(text, pos + 1)
-                pos = _skip_space(text, _skip_space(text, pos) + 1)  # past the ':'
-                hit = name == key
+                pos = _GAP.match(text, pos).end()  # past the ':'
             else:
-                hit = index == key
-                index += 1
-            if hit:
-                found = pos
+                name, index = index, index + 1
+            if name == key:
                 break
-            _, pos = decoder.raw_decode(text, pos)
-            pos = _skip_space(text, pos)
-            if pos < len(text) and text[pos] == ",":
-                pos = _skip_space(text, pos + 1)
-        if found is None:
+            pos = _GAP.match(text, decoder.raw_decode(text, pos)[1]).end()  # past a ','
+        else:
             pos = start  # the key is missing: point at its object
             break
-        pos = found
     line = text.count("\n", 0, pos) + 1
     return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
 
@@ -57,13 +47,9 @@ def dotted(path):
     return out
 
 
-_CACHE = {}
-
-
+@functools.cache
 def load(name):
     """The Draft202012Validator of schemas/<name>, cached; ToolError (2) if wrong."""
-    if name in _CACHE:
-        return _CACHE[name]
     import jsonschema
 
     # $KARMA_SCHEMAS: a folder of schemas being written (tests).
@@ -86,8 +72,7 @@ def load(name):
         line, col = locate(text, list(e.path))
         raise ToolError(f"{path}:{line}:{col}: {dotted(e.path) or '(top)'}: not a valid "
                         f"schema: {e.message}", 2) from None
-    _CACHE[name] = jsonschema.Draft202012Validator(schema)
-    return _CACHE[name]
+    return jsonschema.Draft202012Validator(schema)
 
 
 def strict(validator, part=None):
@@ -118,12 +103,6 @@ def lenient(schema):
 SIGNS = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
 TYPE_WORDS = {"object": "an object", "array": "a list", "string": "a string", "number": "a number",
               "integer": "an integer", "boolean": "true or false", "null": "null"}
-
-
-def shortened(text):
-    """text (str() of it) cut to at most 60 characters for a message."""
-    text = str(text)
-    return text if len(text) <= 60 else text[:56] + "..."
 
 
 def _short(value):
