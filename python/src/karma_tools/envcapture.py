@@ -25,7 +25,6 @@ SCHEDULER_PREFIXES = ("SLURM_", "SBATCH_", "SRUN_", "PBS_", "LSB_", "LSF_", "FLU
 # Variables that change how a run behaves.
 RUNTIME_PREFIXES = ("OMP_", "KOKKOS_", "KARMA_", "CUDA_", "NCCL_", "OMPI_", "PMIX_", "UCX_",
                     "MPICH_", "I_MPI_", "FI_", "HWLOC_", "GOMP_", "KMP_", "MV2_", "CRAY_")
-SCHEDULER_ONLY = ("PBS_NODEFILE",)
 
 # (key, file name, argv alternatives, what); the first alternative that exists runs.
 COMMANDS = [
@@ -59,8 +58,8 @@ COMPILERS = [(name, [[exe, "--version"] for exe in exes or [name]]) for name, *e
 def run_command(alternatives, timeout):
     """{argv, exit_code, output} of the first alternative found, or None."""
     for argv in alternatives:
-        exe = argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0])
-        if not exe or not os.access(exe, os.X_OK):
+        exe = shutil.which(argv[0])  # a path too, if it is an executable file
+        if not exe:
             continue
         argv = [exe] + argv[1:]
         try:
@@ -89,15 +88,10 @@ def parse_colon_lines(text):
     return {key.strip(): value.strip() for key, sep, value in pairs if sep and key.strip()}
 
 
-def meminfo(path="/proc/meminfo"):
-    try:
-        with open(path, errors="replace") as f:
-            text = f.read()
-    except OSError:
-        return None, None
-    kib = re.compile(r"^(\d+)\s*kB$")
-    return text, {key: int(m.group(1)) * 1024 if (m := kib.match(value)) else value
-                  for key, value in parse_colon_lines(text).items()}
+def meminfo(text):
+    """/proc/meminfo's values, sizes in bytes."""
+    return {key: int(m.group(1)) * 1024 if (m := re.fullmatch(r"(\d+)\s*kB", value)) else value
+            for key, value in parse_colon_lines(text).items()}
 
 
 def loaded_modules(environ):
@@ -110,8 +104,7 @@ def loaded_modules(environ):
 
 
 def scheduler_environment(environ):
-    variables = {k: v for k, v in sorted(environ.items())
-                 if k.startswith(SCHEDULER_PREFIXES) or k in SCHEDULER_ONLY}
+    variables = {k: v for k, v in sorted(environ.items()) if k.startswith(SCHEDULER_PREFIXES)}
     jobs = (("slurm", "SLURM_JOB_ID"), ("pbs", "PBS_JOBID"), ("lsf", "LSB_JOBID"),
             ("flux", "FLUX_JOB_ID"), ("cobalt", "COBALT_JOBID"))
     name, job_id = next(((name, environ[v]) for name, v in jobs if v in environ), (None, None))
@@ -135,7 +128,6 @@ def capture(timeout=20, environ=None):
     # U+FFFD: the JSON and the text files must be valid UTF-8.
     environ = {_valid_text(k): _valid_text(v)
                for k, v in (os.environ if environ is None else environ).items()}
-    files = {}
     doc = {
         "karma_environment": 1,
         "karma_version": __version__,
@@ -144,44 +136,38 @@ def capture(timeout=20, environ=None):
         "platform": {"system": platform.system(), "release": platform.release(),
                      "machine": platform.machine(), "python": platform.python_version()},
     }
-    try:
-        with open("/etc/os-release", errors="replace") as f:
-            pretty = re.findall(r"^\s*PRETTY_NAME=(.*)", f.read(), re.M)
-    except OSError:
-        pretty = []
+    pretty = []
+    with contextlib.suppress(OSError), open("/etc/os-release", errors="replace") as f:
+        pretty = re.findall(r"^\s*PRETTY_NAME=(.*)", f.read(), re.M)
     doc["platform"]["os"] = pretty[-1].strip().strip('"') if pretty else None
 
     # Every command at once: each waits on its own program (nvidia-smi
     # starts NVML for every GPU), and a job pays the capture before its run.
-    with concurrent.futures.ThreadPoolExecutor(len(COMMANDS) + len(COMPILERS)) as pool:
-        ran = [pool.submit(run_command, alternatives, timeout) for alternatives in
-               [c[2] for c in COMMANDS] + [c[1] for c in COMPILERS]]
-    results = {c[0]: r.result() for c, r in zip(COMMANDS, ran)}
-    found = {c[0]: r.result() for c, r in zip(COMPILERS, ran[len(COMMANDS):])}
-    files.update((name, results[key]["output"]) for key, name, *_ in COMMANDS if results[key])
-    doc["commands"] = commands = {key: results[key] and {
+    jobs = [c[2] for c in COMMANDS] + [c[1] for c in COMPILERS]
+    with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
+        ran = list(pool.map(run_command, jobs, [timeout] * len(jobs)))
+    results = {c[0]: r for c, r in zip(COMMANDS, ran)}
+    found = {c[0]: r for c, r in zip(COMPILERS, ran[len(COMMANDS):])}
+    files = {name: results[key]["output"] for key, name, *_ in COMMANDS if results[key]}
+    doc["commands"] = {key: results[key] and {
         "argv": results[key]["argv"], "exit_code": results[key]["exit_code"], "what": what,
         "file": name} for key, name, _, what in COMMANDS}
-
-    def answer(key):  # the output of a command that ran and succeeded
-        ran = commands[key]
-        return files[ran["file"]] if ran and ran["exit_code"] == 0 else None
+    answers = {key: r["output"] for key, r in results.items() if r and r["exit_code"] == 0}
 
     def parsed(key, parse, *more):
-        return parse(answer(key), *more) if answer(key) else None
+        return parse(answers[key], *more) if answers.get(key) else None
 
     doc["cpu"] = parsed("lscpu", parse_colon_lines)
     doc["gpu"] = parsed("nvidia-smi", _nvidia_summary)
-    if doc["gpu"] is not None and answer("nvidia-smi-xml"):
-        doc["gpu"]["devices"] = _nvidia_devices(answer("nvidia-smi-xml"))
+    if doc["gpu"] is not None and answers.get("nvidia-smi-xml"):
+        doc["gpu"]["devices"] = _nvidia_devices(answers["nvidia-smi-xml"])
     doc["interconnect"] = {"ibverbs": parsed("ibv_devinfo", _ibv_devices),
                            "libfabric_providers": parsed("fi_info", _fi_providers),
-                           "ucx": parsed("ucx_info", _ucx_summary, answer("ucx_info-devices"))}
+                           "ucx": parsed("ucx_info", _ucx_summary, answers.get("ucx_info-devices"))}
 
-    text, values = meminfo()
-    if text is not None:
-        files["meminfo.txt"] = text
-    doc["memory"] = values
+    with contextlib.suppress(OSError), open("/proc/meminfo", errors="replace") as f:
+        files["meminfo.txt"] = f.read()
+    doc["memory"] = meminfo(files["meminfo.txt"]) if "meminfo.txt" in files else None
 
     doc["compilers"] = {name: r and {
         "argv": r["argv"], "exit_code": r["exit_code"],
@@ -192,8 +178,8 @@ def capture(timeout=20, environ=None):
                                          for r in found.values() if r)
 
     doc["modules"] = loaded_modules(environ)
-    files["modules.txt"] = "\n".join(doc["modules"]["loaded"]) + "\n" \
-        if doc["modules"]["loaded"] else "(no modules loaded)\n"
+    files["modules.txt"] = "".join(f"{m}\n" for m in doc["modules"]["loaded"]) or \
+        "(no modules loaded)\n"
     doc["scheduler"] = scheduler_environment(environ)
     doc["runtime_variables"] = {k: v for k, v in sorted(environ.items())
                                 if k.startswith(RUNTIME_PREFIXES)}
@@ -232,14 +218,13 @@ def _nvidia_devices(text):
             for clock in ("graphics_clock", "sm_clock", "mem_clock"):
                 device[f"{kind}.{clock}_MHz"] = number(gpu, f"{kind}/{clock}")
         # Newer drivers name the section gpu_power_readings, older power_readings.
-        for section in ("gpu_power_readings", "power_readings"):
-            if gpu.find(section) is not None:
-                for limit in ("current_power_limit", "enforced_power_limit", "default_power_limit",
-                              "max_power_limit", "power_limit"):
-                    value = number(gpu, f"{section}/{limit}")
-                    if value is not None:
-                        device[f"{limit}_W"] = value
-                break
+        section = "gpu_power_readings" if gpu.find("gpu_power_readings") is not None \
+            else "power_readings"
+        for limit in ("current_power_limit", "enforced_power_limit", "default_power_limit",
+                      "max_power_limit", "power_limit"):
+            value = number(gpu, f"{section}/{limit}")
+            if value is not None:
+                device[f"{limit}_W"] = value
         devices.append(device)
     return devices
 
@@ -248,13 +233,10 @@ def _ibv_devices(text):
     """Adapters from `ibv_devinfo -v`: firmware; each port's state, link layer, width, speed."""
     devices = []
     for line in text.splitlines():
-        key, sep, value = line.partition(":")
-        key, value = key.strip(), value.strip()
-        if not sep:
-            continue
-        if key == "hca_id":
+        key, sep, value = (part.strip() for part in line.partition(":"))
+        if sep and key == "hca_id":
             devices.append({"hca_id": value, "ports": []})
-        elif not devices:
+        elif not sep or not devices:
             continue
         elif key in ("fw_ver", "board_id", "transport") and not devices[-1]["ports"]:
             devices[-1][key] = value
@@ -268,8 +250,7 @@ def _ibv_devices(text):
 
 def _fi_providers(text):
     """The providers `fi_info` lists, in order, once each."""
-    found = re.findall(r"^provider:\s*(\S+)", text, re.MULTILINE)
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(re.findall(r"^provider:\s*(\S+)", text, re.MULTILINE)))
 
 
 def _ucx_summary(version_text, devices_text):
@@ -277,12 +258,11 @@ def _ucx_summary(version_text, devices_text):
     m = re.search(r"^#\s*(?:Library version:|Version)\s*(\S+)", version_text, re.MULTILINE)
     pairs, transport = [], None
     for line in (devices_text or "").splitlines():
-        t = re.match(r"^#\s*Transport:\s*(\S+)", line)
-        d = re.match(r"^#\s*Device:\s*(\S+)", line)
-        if t:
-            transport = t.group(1)
-        elif d and transport:
-            pairs.append(f"{transport}/{d.group(1)}")
+        t = re.match(r"^#\s*(Transport|Device):\s*(\S+)", line)
+        if t and t.group(1) == "Transport":
+            transport = t.group(2)
+        elif t and transport:
+            pairs.append(f"{transport}/{t.group(2)}")
     return {"version": m.group(1) if m else None,
             "transports": list(dict.fromkeys(pairs)) if devices_text is not None else None}
 
