@@ -43,10 +43,9 @@ class Recipe:
         except (SyntaxError, ValueError) as e:
             raise ToolError(f"{path}:{getattr(e, 'lineno', 1)}: not valid Python ({e})", 2) \
                 from None
-        classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
-        if not classes:
+        cls = next((n for n in tree.body if isinstance(n, ast.ClassDef)), None)
+        if cls is None:
             raise ToolError(f"{path}: no package class", 2)
-        cls = classes[0]
         self.name = re.sub(r"(?<!^)(?=[A-Z])", "-", cls.name).lower()
         for base in cls.bases:
             self.variants.update(BASE_VARIANTS.get(getattr(base, "id", None), {}))
@@ -111,10 +110,8 @@ def _satisfied(recipe, state, constraint):
 
 
 def check_spec(recipe, text):
-    """What is wrong with one spec for the recipe's package, or None."""
-    name, given, problem = parse_node(text)
-    if name != recipe.name:
-        return None
+    """What is wrong with one spec of the recipe's package, or None."""
+    _, given, problem = parse_node(text)
     if problem:
         return f"'{text}': {problem}"
     state = {k: v for k, v in recipe.variants.items() if k not in recipe.when}
@@ -146,7 +143,9 @@ def check_spec(recipe, text):
 
 
 def _listed(node, path):
-    """(item, its key path) of a node that is one item or a list of them."""
+    """(item, its key path) of a node that is one item or a list of them; none of None."""
+    if node is None:
+        return []
     if isinstance(node.value, list):
         return [(item, f"{path}[{i}]") for i, item in enumerate(node.value)]
     return [(node, path)]
@@ -155,19 +154,15 @@ def _listed(node, path):
 def _spec_nodes(spack, recipe):
     """(Node of a spec string, key path) of every place spack.yaml gives the package one."""
     specs = spack.value.get("specs")
-    found = _listed(specs, "spack.specs") if specs is not None and \
-        isinstance(specs.value, list) else []
+    found = _listed(specs, "spack.specs") if specs and isinstance(specs.value, list) else []
     packages = spack.value.get("packages")
     own = packages.value.get(recipe.name) if packages and isinstance(packages.value, dict) \
         else None
-    for key in ("variants", "require") if own is not None and isinstance(own.value, dict) else ():
-        entry = own.value.get(key)
-        for item, path in _listed(entry, f"spack.packages.{recipe.name}.{key}") \
-                if entry is not None else []:
+    for key in ("variants", "require") if own and isinstance(own.value, dict) else ():
+        for item, path in _listed(own.value.get(key), f"spack.packages.{recipe.name}.{key}"):
             if isinstance(item.value, dict):  # require: [{spec: ...}, {one_of: [...]}]
                 found += [pair for sub in ("spec", "one_of", "any_of")
-                          if item.value.get(sub) is not None
-                          for pair in _listed(item.value[sub], f"{path}.{sub}")]
+                          for pair in _listed(item.value.get(sub), f"{path}.{sub}")]
             else:
                 found.append((item, path))
     return [(node, path) for node, path in found if isinstance(node.value, str)]
