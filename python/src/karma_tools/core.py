@@ -51,10 +51,8 @@ def describe(value):
     """A JSON value for a message: its kind, and a short quote of a scalar."""
     if value is None or isinstance(value, bool):
         return json.dumps(value)
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "a list"
+    if isinstance(value, (dict, list)):
+        return "an object" if isinstance(value, dict) else "a list"
     if isinstance(value, (int, float)):
         return "the number " + shortened(repr(value), 24)
     return "the string " + repr(shortened(value, 40))
@@ -66,18 +64,15 @@ def shortened(text, limit=60):
     return text if len(text) <= limit else text[:limit - 4] + "..."
 
 
-def too_deep(value, limit=None):
-    """Whether a JSON value nests deeper than `limit` (MAX_DEPTH); iterative: no stack."""
-    limit = MAX_DEPTH if limit is None else limit
+def too_deep(value, limit=MAX_DEPTH):
+    """Whether a JSON value nests deeper than `limit`; iterative: no stack."""
     stack = [(value, 1)]
     while stack:
         v, depth = stack.pop()
-        children = v.values() if isinstance(v, dict) else v if isinstance(v, list) else None
-        if children is None:
-            continue
-        if depth > limit:
-            return True
-        stack.extend((c, depth + 1) for c in children)
+        if isinstance(v, (dict, list)):
+            if depth > limit:
+                return True
+            stack.extend((c, depth + 1) for c in (v.values() if isinstance(v, dict) else v))
     return False
 
 
@@ -130,12 +125,11 @@ def write_folder(out, files, executable=(), what=None):
         shutil.rmtree(staging, ignore_errors=True)
         os.makedirs(staging)
         for rel, content in files.items():
-            target = os.path.join(staging, *rel.split("/"))
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            with open(target, "wb") as f:
-                f.write(content.encode("utf-8") if isinstance(content, str) else content)
+            target = pathlib.Path(staging, *rel.split("/"))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
             if rel in executable:
-                os.chmod(target, 0o755)
+                target.chmod(0o755)
         write_all([], [(staging, place)])
     except OSError as e:
         raise unwritable(out, e, what) from None
@@ -143,8 +137,7 @@ def write_folder(out, files, executable=(), what=None):
         shutil.rmtree(staging, ignore_errors=True)
 
 
-# An input not there (or not a file, or not the user's) is bad input; other failures the
-# system's.
+# Bad input (exit 2): an input not there, not a file or not the user's; other failures, 3.
 _NOT_THERE = (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError)
 
 
@@ -191,7 +184,6 @@ def md_cell(text):
 
 
 def md_table(head, rows=()):
-    """A Markdown table's lines, cells escaped: its head, then one line per row (the tools'
-    one table)."""
+    """The lines of the tools' one Markdown table: head, then a line per row, cells escaped."""
     lines = ["| " + " | ".join(map(md_cell, row)) + " |" for row in [head, *rows]]
     return lines[:1] + ["|" + "---|" * len(head)] + lines[1:]
