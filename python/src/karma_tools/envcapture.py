@@ -19,9 +19,12 @@ import xml.etree.ElementTree as ElementTree
 
 from karma_tools.core import __version__, write_folder
 
-# Variables of the batch systems karma knows (as the results' `job` field).
+# Variables of the batch systems karma knows (as the results' `job` field), and the one of
+# each that holds the job's id.
 SCHEDULER_PREFIXES = ("SLURM_", "SBATCH_", "SRUN_", "PBS_", "LSB_", "LSF_", "FLUX_", "COBALT_",
                       "SGE_", "PALS_")
+JOB_IDS = (("slurm", "SLURM_JOB_ID"), ("pbs", "PBS_JOBID"), ("lsf", "LSB_JOBID"),
+           ("flux", "FLUX_JOB_ID"), ("cobalt", "COBALT_JOBID"))
 # Variables that change how a run behaves.
 RUNTIME_PREFIXES = ("OMP_", "KOKKOS_", "KARMA_", "CUDA_", "NCCL_", "OMPI_", "PMIX_", "UCX_",
                     "MPICH_", "I_MPI_", "FI_", "HWLOC_", "GOMP_", "KMP_", "MV2_", "CRAY_")
@@ -57,29 +60,27 @@ COMPILERS = [(name, [[exe, "--version"] for exe in exes or [name]]) for name, *e
 
 def run_command(alternatives, timeout):
     """{argv, exit_code, output} of the first alternative found, or None."""
-    for argv in alternatives:
-        exe = shutil.which(argv[0])  # a path too, if it is an executable file
-        if not exe:
-            continue
-        argv = [exe] + argv[1:]
-        try:
-            # Its own session, so a timeout ends the children too: one left
-            # holding the pipes would keep the capture waiting.
-            proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-                                    errors="replace", start_new_session=True)
-        except OSError as e:
-            return {"argv": argv, "exit_code": None, "output": f"({e.strerror})"}
-        try:
-            stdout, stderr = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(OSError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            return {"argv": argv, "exit_code": None, "output": f"(no answer within {timeout:g} s)"}
-        return {"argv": argv, "exit_code": proc.returncode,
-                "output": stdout + (stderr if proc.returncode else "")}
-    return None
+    # which() finds a path too, if it names an executable file.
+    argv = next(([exe, *a[1:]] for a in alternatives if (exe := shutil.which(a[0]))), None)
+    if argv is None:
+        return None
+    try:
+        # Its own session, so a timeout ends the children too: one left
+        # holding the pipes would keep the capture waiting.
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                                errors="replace", start_new_session=True)
+    except OSError as e:
+        return {"argv": argv, "exit_code": None, "output": f"({e.strerror})"}
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return {"argv": argv, "exit_code": None, "output": f"(no answer within {timeout:g} s)"}
+    return {"argv": argv, "exit_code": proc.returncode,
+            "output": stdout + (stderr if proc.returncode else "")}
 
 
 def parse_colon_lines(text):
@@ -92,23 +93,6 @@ def meminfo(text):
     """/proc/meminfo's values, sizes in bytes."""
     return {key: int(m.group(1)) * 1024 if (m := re.fullmatch(r"(\d+)\s*kB", value)) else value
             for key, value in parse_colon_lines(text).items()}
-
-
-def loaded_modules(environ):
-    """Modules from the variables Environment Modules and Lmod both set."""
-    loaded = [m for m in environ.get("LOADEDMODULES", "").split(":") if m]
-    files = [m for m in environ.get("_LMFILES_", "").split(":") if m]
-    return {"loaded": loaded, "files": files,
-            "system": "lmod" if "LMOD_VERSION" in environ else
-            ("environment-modules" if "MODULESHOME" in environ else None)}
-
-
-def scheduler_environment(environ):
-    variables = {k: v for k, v in sorted(environ.items()) if k.startswith(SCHEDULER_PREFIXES)}
-    jobs = (("slurm", "SLURM_JOB_ID"), ("pbs", "PBS_JOBID"), ("lsf", "LSB_JOBID"),
-            ("flux", "FLUX_JOB_ID"), ("cobalt", "COBALT_JOBID"))
-    name, job_id = next(((name, environ[v]) for name, v in jobs if v in environ), (None, None))
-    return {"scheduler": name, "job_id": job_id, "variables": variables}
 
 
 def _valid_text(text):
@@ -177,14 +161,19 @@ def capture(timeout=20, environ=None):
         files["compilers.txt"] = "".join(f"$ {' '.join(r['argv'])}\n{r['output']}\n"
                                          for r in found.values() if r)
 
-    doc["modules"] = loaded_modules(environ)
-    files["modules.txt"] = "".join(f"{m}\n" for m in doc["modules"]["loaded"]) or \
-        "(no modules loaded)\n"
-    doc["scheduler"] = scheduler_environment(environ)
+    doc["modules"] = modules = {  # from the variables Environment Modules and Lmod both set
+        "loaded": [m for m in environ.get("LOADEDMODULES", "").split(":") if m],
+        "files": [m for m in environ.get("_LMFILES_", "").split(":") if m],
+        "system": "lmod" if "LMOD_VERSION" in environ else
+        ("environment-modules" if "MODULESHOME" in environ else None)}
+    files["modules.txt"] = "".join(f"{m}\n" for m in modules["loaded"]) or "(no modules loaded)\n"
+    scheduler, job_id = next(((s, environ[v]) for s, v in JOB_IDS if v in environ), (None, None))
+    variables = {k: v for k, v in sorted(environ.items()) if k.startswith(SCHEDULER_PREFIXES)}
+    doc["scheduler"] = {"scheduler": scheduler, "job_id": job_id, "variables": variables}
     doc["runtime_variables"] = {k: v for k, v in sorted(environ.items())
                                 if k.startswith(RUNTIME_PREFIXES)}
     files["scheduler-environment.txt"] = "".join(
-        f"{k}={v}\n" for k, v in doc["scheduler"]["variables"].items()) or "(no batch job)\n"
+        f"{k}={v}\n" for k, v in variables.items()) or "(no batch job)\n"
     return doc, files
 
 
