@@ -33,7 +33,6 @@ class Recipe:
     """A package's variants (name -> default or None), their `when`, and its conflicts."""
 
     def __init__(self, path):
-        self.path = path
         self.variants, self.when, self.conflicts = {}, {}, []
         try:
             with open(path, encoding="utf-8") as f:
@@ -78,10 +77,8 @@ def parse_node(text):
     name = m.group(0) if m else ""
     rest, at, given = root[len(name):], 0, {}
     while at < len(rest):
-        t = TOKEN.match(rest, at)
-        if not t or t.end() == at:
-            if not rest[at:].strip():
-                break
+        t = TOKEN.match(rest, at)  # rest ends in a non-space (root is stripped)
+        if not t:
             return name, given, f"cannot read '{rest[at:].strip()}'"
         at = t.end()
         if t.group("flag"):
@@ -101,10 +98,7 @@ def _satisfied(recipe, state, constraint):
         have = state.get(key)
         if have is None:
             return None
-        if isinstance(value, bool):
-            if have is not value:
-                return False
-        elif value not in str(have).split(","):
+        if not (have is value if isinstance(value, bool) else value in str(have).split(",")):
             return False
     return True
 

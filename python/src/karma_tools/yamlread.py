@@ -13,8 +13,6 @@ import sys
 
 from karma_tools.core import MAX_DEPTH, ToolError, shortened
 
-__all__ = ["Node", "YamlError", "parse", "parse_value", "load"]
-
 
 class YamlError(Exception):
     """A syntax error at file:line:col (1-based)."""
@@ -49,9 +47,7 @@ class Node:
             return "[" + ",".join(v.text() for v in self.value) + "]"
         if isinstance(self.value, dict):
             return "{" + ",".join(f"{k}: {v.text()}" for k, v in self.value.items()) + "}"
-        if self.quoted or self.raw is None:
-            return str(self.value)
-        return self.raw
+        return str(self.value) if self.quoted or self.raw is None else self.raw
 
     def __repr__(self):
         return f"Node({self.value!r} @{self.line}:{self.col})"
@@ -95,8 +91,7 @@ class _Builder:
         self.root = None
 
     def error(self, mark, message):
-        line, col = self.at(mark)
-        raise YamlError(self.source, line, col, message)
+        raise YamlError(self.source, *self.at(mark), message)
 
     def run(self):
         try:

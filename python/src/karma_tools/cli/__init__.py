@@ -1,5 +1,4 @@
-"""The commands of karma's tools, one module each (pyproject.toml's
-[project.scripts]): its command line and main, calling karma_tools."""
+"""One module per command (pyproject.toml's [project.scripts]): its command line and main."""
 
 import argparse
 import functools

@@ -15,8 +15,7 @@ _GAP = re.compile(r"[ \t\r\n]*[:,]?[ \t\r\n]*")
 
 
 def locate(text, path):
-    """(line, column) of the value at `path` (keys and indices) in the JSON text, which
-    parsed, or of the deepest part of it that exists."""
+    """(line, column) of the value at `path` in JSON text that parsed, or of its deepest part."""
     decoder, pos = json.JSONDecoder(), _GAP.match(text).end()
     for key in path:
         if text[pos] not in "{[":
@@ -57,10 +56,9 @@ def load(name):
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
+        schema = json.loads(text)
     except (OSError, UnicodeDecodeError) as e:
         raise ToolError(f"{path}: cannot read the schema ({e})", 2) from None
-    try:
-        schema = json.loads(text)
     except json.JSONDecodeError as e:
         raise ToolError(f"{path}:{e.lineno}:{e.colno}: not JSON: {e.msg}", 2) from None
     if not isinstance(schema, dict) or schema.get("$schema") != _DRAFT:
