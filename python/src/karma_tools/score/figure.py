@@ -34,7 +34,7 @@ def left_out_reasons(run, kind):
     """Why a run cannot be scored ([] when it can)."""
     record = rules.reportable(run.doc)
     if not record.get("reportable"):
-        reasons = [r for r in record.get("reasons") or [] if isinstance(r, str)]
+        reasons = list(record.get("reasons") or [])  # strings: the results schema ran
         if run.reference:
             reasons.insert(0, f"output of a reference program ({run.reference}), not a "
                            "karma run")
@@ -51,8 +51,7 @@ def _better(a, b, higher_is_better):
 
 
 def run_figures(run, tier):
-    """{row key: figures}: one run's best FOM (and per watt) of each work, over
-    its kernels that count in `tier`."""
+    """{row key: figures}: one run's best FOM (and per watt) of each work, of its `tier` kernels."""
     out = {}
     for name, k in run.kernels.items():
         kernel = {"name": name, "implementation": k["implementation"]}
@@ -66,13 +65,14 @@ def run_figures(run, tier):
                                    "code_schemes": set(), "codes": {}})
         if (k["units"], k["higher_is_better"]) != (fig["units"], fig["higher_is_better"]):
             continue  # not the same measure of the work: not an alternative
-        code = k["entry"].get("code_version")
+        code, made_of = k["entry"].get("code_version"), k["entry"].get("code")
         if isinstance(code, str):
+            scheme = codeversion.scheme_of(made_of)
             fig["code_versions"].add(code)
-            fig["code_schemes"].add(codeversion.scheme_of(k["entry"].get("code")))
-            made_of = _code_made_of(k["entry"].get("code"))
-            if made_of:
-                fig["codes"][code] = made_of
+            fig["code_schemes"].add(scheme)
+            # What this scheme's versions are made of, to compute them again from the sources.
+            if scheme == codeversion.SCHEME and {"symbols", "launch"} <= made_of.keys():
+                fig["codes"][code] = {"symbols": made_of["symbols"], "launch": made_of["launch"]}
         hib = fig["higher_is_better"]
         fig["fom"] = _better(fig["fom"], k["value"], hib)
         energy = k["energy"]
@@ -82,29 +82,15 @@ def run_figures(run, tier):
     return out
 
 
-def _code_made_of(code):
-    """{symbols, launch} of a kernel's `code` of this scheme, or None: what its
-    code version is made of, to compute it again from other sources."""
-    if codeversion.scheme_of(code) != codeversion.SCHEME or \
-            not isinstance(code.get("symbols"), list) or not isinstance(code.get("launch"), dict):
-        return None
-    return {"symbols": code["symbols"], "launch": code["launch"]}
-
-
 def _best_median(decks, field, hib):
     """{value, runs, rounds} of the decks' best median of `field`, or None."""
-    best = None
-    for figs in decks.values():
-        values = sorted(f[field] for f in figs if f[field] is not None)
-        m = statistics.median(values) if values else None
-        if m is not None and (best is None or (m > best["value"] if hib else m < best["value"])):
-            best = {"value": m, "runs": len(values), "rounds": values}
-    return best
+    values = (sorted(f[field] for f in figs if f[field] is not None) for figs in decks.values())
+    medians = [{"value": statistics.median(v), "runs": len(v), "rounds": v} for v in values if v]
+    return (max if hib else min)(medians, key=lambda m: m["value"], default=None)
 
 
 def tier_figures(runs, tier):
-    """{row key: row} of a tier in the reference's form: per deck the median
-    of its runs, the best deck."""
+    """{row key: row} of a tier in the reference's form: the best deck's median of its runs."""
     groups = {}
     for run in runs:
         deck = rounds_key(run, rules.reportable(run.doc).get("tier"))
@@ -163,19 +149,6 @@ def environment_summary(runs):
             "os": _distinct(os_of(c) for c in captured)}
 
 
-def _reference_kind(path, runs, kind):
-    kinds = sorted({r.device_kind or "unknown" for r in runs})
-    if kind is None:
-        if len(kinds) > 1:
-            raise ToolError(f"{path}: reportable baseline results ran on {' and '.join(kinds)} "
-                            "devices; choose one with --kind", 2)
-        kind = kinds[0]
-    if kind not in KINDS:
-        raise ToolError(f"{path}: the reportable baseline results do not say what device "
-                        "they ran on (ranks[].device.kind)", 2)
-    return kind
-
-
 def make_reference(path, name=None, kind=None, runs=None):
     """The reference document of one set (runs: its runs, if loaded)."""
     if runs is None:
@@ -183,12 +156,18 @@ def make_reference(path, name=None, kind=None, runs=None):
     baseline = [r for r in runs if not left_out_reasons(r, None)
                 and rules.reportable(r.doc).get("tier") == "baseline"]
     if not baseline:
-        # The first reason, without the file's path (absolute inside an
-        # archive): tables that quote it stay the same wherever they are made.
+        # The first reason without the file's path (absolute in an archive): the same anywhere.
         why = next(("; ".join(w) for r in runs if (w := left_out_reasons(r, None))), "")
         raise ToolError(f"{path}: no reportable baseline result among {len(runs)} result(s)"
                         + (f" (e.g. {why})" if why else ""), 2)
-    kind = _reference_kind(path, baseline, kind)
+    kinds = sorted({r.device_kind or "unknown" for r in baseline})
+    if kind is None and len(kinds) > 1:
+        raise ToolError(f"{path}: reportable baseline results ran on {' and '.join(kinds)} "
+                        "devices; choose one with --kind", 2)
+    kind = kinds[0] if kind is None else kind
+    if kind not in KINDS:
+        raise ToolError(f"{path}: the reportable baseline results do not say what device "
+                        "they ran on (ranks[].device.kind)", 2)
     used = [r for r in baseline if r.device_kind == kind]
     table = tier_figures(used, "baseline")
     if not table:
@@ -254,10 +233,8 @@ def shipped(rel, what, flag):
 
 
 def geomean(values, weights=None):
-    """The (weighted) geometric mean of the values not None, or None; here
-    since statistics has weights only from Python 3.11."""
-    pairs = [(v, 1.0 if weights is None else w) for v, w in
-             zip(values, weights or [None] * len(values)) if v is not None]
+    """The (weighted) geometric mean of values not None, or None (statistics weighs from 3.11)."""
+    pairs = [(v, w) for v, w in zip(values, weights or [1.0] * len(values)) if v is not None]
     total = sum(w for _, w in pairs)
     if not pairs or total <= 0:
         return None
@@ -293,20 +270,18 @@ def interval(figures, references, hib):
 
 def span_mean(spans, weights=None):
     """The (weighted) geometric mean of intervals, bound by bound."""
-    pairs = [(s, w) for s, w in zip(spans, weights or [1.0] * len(spans)) if s is not None]
-    if not pairs:
+    if all(s is None for s in spans):
         return None
-    ws = [w for _, w in pairs]
-    return [geomean([s[0] for s, _ in pairs], ws), geomean([s[1] for s, _ in pairs], ws)]
+    return [geomean([None if s is None else s[i] for s in spans], weights) for i in (0, 1)]
 
 
-def verdict(span, than="the reference"):
+def verdict(span):
     """What an interval of ratios says: one holding 1 is no difference."""
     if span is None:
         return None
     if holds_one(span):
         return "no measurable difference"
-    return f"better than {than}" if span[0] > 1 else f"worse than {than}"
+    return "better than the reference" if span[0] > 1 else "worse than the reference"
 
 
 def _row_ratio(ref, fig):
@@ -359,18 +334,19 @@ def _class_order(cls):
     return (order.index(cls), "") if cls in order else (len(order), str(cls))
 
 
+# What an app's and an overall score give: each a (weighted) geometric mean.
+MEANS = ("score", "interval", "per_watt", "per_watt_interval")
+
+
 def _app_score(rows):
     """One app's score over its rows, only where every row has a ratio."""
     scored = [r for r in rows if r["ratio"] is not None]
     watts = [r["per_watt"] for r in scored if r["per_watt"]]
     complete = len(scored) == len(rows)
-    return {"score": geomean([r["ratio"] for r in scored]) if complete else None,
-            "interval": span_mean([r["interval"] for r in scored]) if complete else None,
-            "per_watt": geomean([w["ratio"] for w in watts]) if complete else None,
-            "per_watt_interval": span_mean([w["interval"] for w in watts])
-            if complete else None,
-            "rows": len(scored), "of": len(rows), "complete": complete,
-            "per_watt_rows": len(watts)}
+    means = [geomean([r["ratio"] for r in scored]), span_mean([r["interval"] for r in scored]),
+             geomean([w["ratio"] for w in watts]), span_mean([w["interval"] for w in watts])]
+    return dict(zip(MEANS, means if complete else [None] * len(MEANS)), rows=len(scored),
+                of=len(rows), complete=complete, per_watt_rows=len(watts))
 
 
 def app_scores(rows, weights):
@@ -381,7 +357,7 @@ def app_scores(rows, weights):
     overall = {"complete": not missing, "missing": missing}
     names = [a for a in apps if apps[a]["score"] is not None]
     ws = [weights[a] for a in names]
-    for name in ("score", "interval", "per_watt", "per_watt_interval"):
+    for name in MEANS:
         mean = span_mean if name.endswith("interval") else geomean
         overall[name] = mean([apps[a][name] for a in names], ws) if not missing else None
     overall["verdict"] = verdict(overall["interval"])
@@ -398,14 +374,12 @@ def score_tier(figures, reference, weights):
     classes = {cls: dict(app_scores([r for r in rows if r["class"] == cls], weights)[1],
                          in_score=cls in rules.SCORED_CLASSES)
                for cls in sorted({r["class"] for r in rows}, key=_class_order)}
-    present = sum(1 for r in rows if r["ratio"] is not None)
     return dict(overall, rows=rows, apps=apps, classes=classes,
-                coverage=present / len(rows),
+                coverage=sum(r["ratio"] is not None for r in rows) / len(rows),
                 missing=[r for r in rows if r["ratio"] is None],
                 incomplete=overall["missing"],
-                no_energy=[r for r in rows if r.get("no_energy")],
-                code_changed=[r for r in rows if r.get("code_changed")],
-                code_unknown=[r for r in rows if r.get("code_unknown")],
+                **{why: [r for r in rows if r.get(why)]
+                   for why in ("no_energy", "code_changed", "code_unknown")},
                 not_in_reference=[_key_dict(k) for k in sorted(figures, key=sort_key)
                                   if k not in known])
 
@@ -451,18 +425,13 @@ def reference_of(source=None):
     return source, make_reference(source, kind="gpu" if "gpu" in kinds else None, runs=runs)
 
 
-def weights_of(reference, path=None):
-    """(file, {app: weight}) of the reference's apps (default: shipped)."""
-    path = path or shipped(weights.DEFAULT, "default weights file", "--weights")
-    apps = sorted({r["app"] for r in reference["rows"]}, key=lambda a: sort_key((a,)))
-    return path, weights.of_apps(path, apps, reference["device"]["kind"])
-
-
 def score(sets, reference=None, weights_file=None):
     """The one pipeline of every tool that scores: sets [(label, path)], each
     scored on its own with its figure of record. What --json writes."""
     reference_file, doc = reference_of(reference)
-    weights_file, weighed = weights_of(doc, weights_file)
+    weights_file = weights_file or shipped(weights.DEFAULT, "default weights file", "--weights")
+    apps = sorted({r["app"] for r in doc["rows"]}, key=lambda a: sort_key((a,)))
+    weighed = weights.of_apps(weights_file, apps, doc["device"]["kind"])
     scored = [score_set(path, label, doc, weighed) for label, path in sets]
     for s in scored:
         s["record"] = of_record(s)
