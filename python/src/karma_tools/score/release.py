@@ -90,12 +90,6 @@ def code_hash(root, rel):
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def class_decks(root, apps):
-    """{inputs/<app>/<class>.yaml: sha256} of the scored mini-apps."""
-    return {f"inputs/{app}/{cls}.yaml": _sha256(root, f"inputs/{app}/{cls}.yaml")
-            for app in apps for cls in rules.CLASSES}
-
-
 def deck_keys(apps, bin_dir):
     """{app: {key: [rule, default]}} of each mini-app's deck schema."""
     schemas = {app: docgen.deck_schema(docgen.executable(app, bin_dir)) for app in apps}
@@ -113,6 +107,8 @@ def record(root, bin_dir, reference, deck_keys_too=True):
     apps = sorted({r["app"] for r in reference["rows"]})
     weights = weights_file.of_apps(os.path.join(root, weights_file.DEFAULT), apps,
                                    reference["device"]["kind"])
+    decks = [f"inputs/{app}/{cls}.yaml" for app in apps for cls in rules.CLASSES]
+    rules_py = [rel for rel in RULES_PY if os.path.isfile(os.path.join(root, rel))][:1]
     return {
         "karma_release": RELEASE_FORMAT,
         "version": __version__,
@@ -121,19 +117,18 @@ def record(root, bin_dir, reference, deck_keys_too=True):
                       "name": reference["name"]},
         "classes": {"classes": list(rules.CLASSES), "weak": rules.WEAK_CLASS,
                     "scored": list(rules.SCORED_CLASSES), "tiers": list(rules.TIERS)},
-        "class_decks": class_decks(root, apps),
+        "class_decks": {rel: _sha256(root, rel) for rel in decks},
         "campaigns": {f"campaigns/procurement/{c}": _sha256(root, f"campaigns/procurement/{c}")
                       for c in CAMPAIGNS},
         "weights": {app: round(w, 12) for app, w in weights.items()},
         "rules": {"version": _rules_version(root),
-                  "code": {rel: code_hash(root, rel) for rel in _rules_code(root)},
+                  "code": {rel: code_hash(root, rel) for rel in RULES_CODE + tuple(rules_py)},
                   "deck_keys": deck_keys(apps, bin_dir) if deck_keys_too else {}},
     }
 
 
 def new_record(root, bin_dir):
-    """record() for a new release; refused for a -dev version or a reference
-    this code did not make."""
+    """record() for a new release; refused for a -dev version or a reference not this code's."""
     if __version__.endswith("-dev"):
         raise ToolError(f"karma {__version__} is a development version, no release: "
                         "set the release's version first", 2)
@@ -155,12 +150,6 @@ def same_version_unchanged(root, doc):
     if found and frozen.get("version") == doc["version"]:
         raise ToolError(f"{RELEASE_FILE}: karma {doc['version']} is released and this "
                         f"checkout differs from it ({found[0]}); raise the version first", 2)
-
-
-def _rules_code(root):
-    """RULES_CODE and the rules.py the tree at `root` has."""
-    found = [rel for rel in RULES_PY if os.path.isfile(os.path.join(root, rel))]
-    return RULES_CODE + tuple(found[:1])
 
 
 def _rules_version(root):
