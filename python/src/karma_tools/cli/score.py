@@ -91,15 +91,13 @@ def release_main(argv):
             atomic_write(os.path.join(root, release.RELEASE_FILE), json.dumps(doc, indent=2) + "\n")
             warn(f"{PROGRAM}: wrote {release.RELEASE_FILE} (karma {doc['version']})")
             return 0
-        if args.at:
-            with tempfile.TemporaryDirectory() as tmp:
-                version, found = release.check(release.tree_at(root, args.at, tmp),
-                                               args.bin_dir, args.bin_dir is not None)
-            if args.bin_dir is None:
-                print(f"{PROGRAM}: the deck keys are not compared: --bin-dir names no build "
-                      f"of {args.at}")
-        else:
-            version, found = release.check(root, args.bin_dir)
+        with tempfile.TemporaryDirectory() as tmp:  # where --at's files go
+            tree = release.tree_at(root, args.at, tmp) if args.at else root
+            keys_too = not args.at or args.bin_dir is not None  # --at's need a build of it
+            version, found = release.check(tree, args.bin_dir, keys_too)
+        if args.at and args.bin_dir is None:
+            print(f"{PROGRAM}: the deck keys are not compared: --bin-dir names no build "
+                  f"of {args.at}")
         for line in found:
             print(f"{PROGRAM}: {line}")
         if not args.at and __version__ != version:

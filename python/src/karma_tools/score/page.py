@@ -19,9 +19,8 @@ def _short(reason, most=120):
     return reason if len(reason) <= most else reason[:most].rsplit(",", 1)[0] + ", ..."
 
 
-def verdict_line(scored, record, reportable):
-    """Complete? Reportable (karma-bundle check's (bool, [reasons]), None for no
-    bundle)? Code the same as the reference's?"""
+def verdict_line(record, reportable):
+    """Complete? Reportable (karma-bundle check's (bool, [why]); None: no bundle)? Same code?"""
     present = record["rows"] - len(record["missing"])
     complete = _yes_no(record["complete"], f"{present} of {record['rows']} scored rows")
     report = "**no** (not a karma-bundle: `karma-bundle pack` makes one)" if reportable is None \
@@ -86,10 +85,10 @@ def disclosure_lines(disclosure):
             f"{get('tester.name')} ({get('tester.organisation')}), {get('tester.date')}."]
 
 
-def chart(scored, weights, record, label, reference_name):
+def chart(scored, weights, reference_name):
     """PNG bytes: per app, the score and per watt as bars with their rounds."""
     plt = pyplot("the page's chart")
-    t = scored["tiers"][figure.TIER]
+    t, record = scored["tiers"][figure.TIER], scored["record"]
     apps = [a for a in weights if t["apps"][a]["complete"] and t["apps"][a]["score"]]
     fig, axes = plt.subplots(1, 2, figsize=(8.0, 0.45 * max(len(apps), 3) + 1.6),
                              sharey=True, constrained_layout=True)
@@ -108,7 +107,7 @@ def chart(scored, weights, record, label, reference_name):
     axes[0].set_yticks(range(len(apps)))
     axes[0].set_yticklabels(apps)
     axes[0].invert_yaxis()
-    head = f"{label} against {reference_name}: " + (with_span(
+    head = f"{scored['label']} against {reference_name}: " + (with_span(
         record["figure"], record["interval"]) if record["complete"] else "INCOMPLETE, no overall")
     fig.suptitle(head, fontsize=11)
     fig.supxlabel("ratio to the reference (above 1: better); bars: the rounds' interval",
@@ -121,10 +120,10 @@ def chart(scored, weights, record, label, reference_name):
 
 def render(scored, weights, reference, page_path, reportable, disclosure):
     """(Markdown text, PNG bytes) of the page; the PNG goes beside it."""
-    record = figure.of_record(scored)
+    record = scored["record"]
     png_name = os.path.splitext(os.path.basename(page_path))[0] + ".png"
     lines = [f"# karma: {scored['label']} against {reference['name']}", "",
-             verdict_line(scored, record, reportable), ""]
+             verdict_line(record, reportable), ""]
     lines += figure_lines(record) + [""]
     lines += [f"![per-app scores and their rounds]({png_name})", ""]
     lines += app_table(scored, weights) + [""]
@@ -136,5 +135,4 @@ def render(scored, weights, reference, page_path, reportable, disclosure):
     lines += ["## Disclosure", ""] + disclosure_lines(disclosure) + [""]
     lines += [f"Set: `{scored['path']}` ({scored['scored']} of {scored['results']} results "
               f"scored); the reference: {reference['name']}.", ""]
-    png = chart(scored, weights, record, scored["label"], reference["name"])
-    return "\n".join(lines), png
+    return "\n".join(lines), chart(scored, weights, reference["name"])
