@@ -134,8 +134,7 @@ def _rows_table(s):
             cells += [format_value(r["figure"]), with_span(r["ratio"], r["interval"])]
             if r is b:
                 cells.append(figure.verdict(b["interval"]) or "-")
-            ratio = (r["per_watt"] or {}).get("ratio")
-            cells.append("-" if ratio is None else f"{ratio:.3f}")
+            cells.append(ratio_text((r["per_watt"] or {}).get("ratio"), None))
         rows.append(cells)
     return md_table(["row", "units", "reference", "baseline", "ratio (rounds)", "difference",
                      "per W", "optimized", "ratio (rounds)", "per W"], rows) + [""]

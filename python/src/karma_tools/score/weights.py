@@ -1,5 +1,4 @@
-"""The weights file (campaigns/procurement/weights.txt; its grammar:
-docs/score.md): the weights of a reference's apps."""
+"""The weights of a reference's apps: campaigns/procurement/weights.txt, grammar docs/score.md."""
 
 import fnmatch
 import math
