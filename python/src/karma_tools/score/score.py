@@ -126,16 +126,13 @@ def _class_table(s):
 
 
 def _rows_table(s):
-    base, opt = s["tiers"]["baseline"]["rows"], s["tiers"]["optimized"]["rows"]
-    rows = []
-    for b, o in zip(base, opt):
-        cells = [figure.row_name(b), b["units"], format_value(b["reference"])]
-        for r in (b, o):
-            cells += [format_value(r["figure"]), with_span(r["ratio"], r["interval"])]
-            if r is b:
-                cells.append(figure.verdict(b["interval"]) or "-")
-            cells.append(ratio_text((r["per_watt"] or {}).get("ratio"), None))
-        rows.append(cells)
+    def cells(r, *verdict):
+        return [format_value(r["figure"]), with_span(r["ratio"], r["interval"]), *verdict,
+                ratio_text((r["per_watt"] or {}).get("ratio"), None)]
+
+    rows = [[figure.row_name(b), b["units"], format_value(b["reference"]),
+             *cells(b, figure.verdict(b["interval"]) or "-"), *cells(o)]
+            for b, o in zip(s["tiers"]["baseline"]["rows"], s["tiers"]["optimized"]["rows"])]
     return md_table(["row", "units", "reference", "baseline", "ratio (rounds)", "difference",
                      "per W", "optimized", "ratio (rounds)", "per W"], rows) + [""]
 
