@@ -4,6 +4,7 @@ are computed again from the sources; the deck keys come from --help=json."""
 
 import ast
 import hashlib
+import io
 import json
 import os
 import subprocess
@@ -184,15 +185,14 @@ def kernel_drift(reference, root):
     hashes, found = {}, []
     for row in reference["rows"]:
         name = row_name(row)
-        codes = row.get("codes")
-        if not codes:
+        if not row.get("codes"):
             found.append(f"{name}: the reference does not record what its kernels' code "
                          "versions are made of (made before 1.0.0)")
             continue
         if row["app"] not in hashes:
             hashes[row["app"]] = codeversion.source_hashes(
                 codeversion.app_sources(root, row["app"]))
-        for code in codes:
+        for code in row["codes"]:
             missing = [s for s in code["symbols"] if s not in hashes[row["app"]]]
             if missing:
                 found.append(f"{name}: code_version {code['version']}: {missing[0]} is no "
@@ -239,16 +239,14 @@ CHECKED_PATHS = ("common", "miniapps", "inputs", "campaigns", "python/src/karma_
 
 def tree_at(checkout, rev, dest):
     """The files the release check reads, as of commit `rev`, under `dest`."""
-    archive = os.path.join(dest, "tree.tar")
-    with open(archive, "wb") as out:
-        made = subprocess.run(["git", "-C", checkout, "archive", "--format=tar", rev, "--",
-                               *CHECKED_PATHS], stdout=out, stderr=subprocess.PIPE, text=False)
+    made = subprocess.run(["git", "-C", checkout, "archive", "--format=tar", rev, "--",
+                           *CHECKED_PATHS], capture_output=True)
     if made.returncode != 0:
         reason = made.stderr.decode(errors="replace").strip().splitlines()
         raise ToolError(f"--at {rev}: git cannot give that commit's files"
                         f" ({reason[-1] if reason else 'git failed'})", 2)
     root = os.path.join(dest, "tree")
-    with tarfile.open(archive) as tar:
+    with tarfile.open(fileobj=io.BytesIO(made.stdout)) as tar:
         # Pythons since 3.12 (and 3.11.4) warn without a filter.
         tar.extractall(root, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     return root
