@@ -136,17 +136,14 @@ def captures(runs):
 def environment_summary(runs):
     """Host, CPU, GPU, driver and OS of the runs' captures."""
     captured = [doc for _, doc in captures(runs)]
-
-    def os_of(doc):
-        name, release = field(doc, "platform.os"), field(doc, "platform.release")
-        return f"{name} ({release})" if name and release else name
-
+    systems = [(field(c, "platform.os"), field(c, "platform.release")) for c in captured]
     return {"captures": len(captured),
             "hosts": _distinct(field(c, "hostname") for c in captured),
             "cpu_models": _distinct(field(c, "cpu.Model name") for c in captured),
             "gpu_models": _distinct(p for c in captured for p in field(c, "gpu.products") or []),
             "drivers": _distinct(field(c, "gpu.driver_version") for c in captured),
-            "os": _distinct(os_of(c) for c in captured)}
+            "os": _distinct(f"{name} ({release})" if name and release else name
+                            for name, release in systems)}
 
 
 def make_reference(path, name=None, kind=None, runs=None):
@@ -236,9 +233,7 @@ def geomean(values, weights=None):
     """The (weighted) geometric mean of values not None, or None (statistics weighs from 3.11)."""
     pairs = [(v, w) for v, w in zip(values, weights or [1.0] * len(values)) if v is not None]
     total = sum(w for _, w in pairs)
-    if not pairs or total <= 0:
-        return None
-    return math.exp(sum(w * math.log(v) for v, w in pairs) / total)
+    return math.exp(sum(w * math.log(v) for v, w in pairs) / total) if total > 0 else None
 
 
 # Rounds of one case further apart than this are no measurement of it (a broken
@@ -350,8 +345,7 @@ def _app_score(rows):
 
 
 def app_scores(rows, weights):
-    """(per app the geomean of its rows' ratios, the weighted geomean over the
-    apps where no row with weight lacks a figure)."""
+    """({app: its rows' geomean}, the apps' weighted geomean unless a weighted row has no ratio)."""
     apps = {app: _app_score([r for r in rows if r["app"] == app]) for app in weights}
     missing = [r for r in rows if r["ratio"] is None and weights.get(r["app"], 0) > 0]
     overall = {"complete": not missing, "missing": missing}
