@@ -46,12 +46,8 @@ def left_out_reasons(run, kind):
     return []
 
 
-def _better(a, b, higher_is_better):
-    return b if a is None else (max if higher_is_better else min)(a, b)
-
-
 def run_figures(run, tier):
-    """{row key: figures}: one run's best FOM (and per watt) of each work, of its `tier` kernels."""
+    """{row key: figures}: one run's FOMs (and per watt) of each work, of its `tier` kernels."""
     out = {}
     for name, k in run.kernels.items():
         kernel = {"name": name, "implementation": k["implementation"]}
@@ -60,7 +56,7 @@ def run_figures(run, tier):
             continue
         key = rules.row_key(run.doc, kernel)
         fig = out.setdefault(key, {"units": k["units"], "higher_is_better":
-                                   k["higher_is_better"], "fom": None, "per_watt": None,
+                                   k["higher_is_better"], "fom": [], "per_watt": [],
                                    "per_watt_units": None, "code_versions": set(),
                                    "code_schemes": set(), "codes": {}})
         if (k["units"], k["higher_is_better"]) != (fig["units"], fig["higher_is_better"]):
@@ -73,20 +69,20 @@ def run_figures(run, tier):
             # What this scheme's versions are made of, to compute them again from the sources.
             if scheme == codeversion.SCHEME and {"symbols", "launch"} <= made_of.keys():
                 fig["codes"][code] = {"symbols": made_of["symbols"], "launch": made_of["launch"]}
-        hib = fig["higher_is_better"]
-        fig["fom"] = _better(fig["fom"], k["value"], hib)
+        fig["fom"].append(k["value"])
         energy = k["energy"]
         if energy and energy["fom_per_watt"] is not None:
-            fig["per_watt"] = _better(fig["per_watt"], energy["fom_per_watt"], hib)
+            fig["per_watt"].append(energy["fom_per_watt"])
             fig["per_watt_units"] = energy["fom_per_watt_units"]
     return out
 
 
 def _best_median(decks, field, hib):
-    """{value, runs, rounds} of the decks' best median of `field`, or None."""
-    values = (sorted(f[field] for f in figs if f[field] is not None) for figs in decks.values())
+    """{value, runs, rounds} of the decks' best median of their runs' best `field`, or None."""
+    best = max if hib else min
+    values = (sorted(best(f[field]) for f in figs if f[field]) for figs in decks.values())
     medians = [{"value": statistics.median(v), "runs": len(v), "rounds": v} for v in values if v]
-    return (max if hib else min)(medians, key=lambda m: m["value"], default=None)
+    return best(medians, key=lambda m: m["value"], default=None)
 
 
 def tier_figures(runs, tier):
@@ -106,7 +102,7 @@ def tier_figures(runs, tier):
         fom, per_watt = _best_median(decks, "fom", hib), _best_median(decks, "per_watt", hib)
         if per_watt:
             per_watt = dict(value=per_watt.pop("value"), units=next(
-                f["per_watt_units"] for f in figs if f["per_watt"] is not None), **per_watt)
+                f["per_watt_units"] for f in figs if f["per_watt"]), **per_watt)
         codes = {v: c for f in figs for v, c in f["codes"].items()}
         table[key] = {"figure": fom["value"], "units": units, "higher_is_better": hib,
                       "runs": fom["runs"], "rounds": fom["rounds"], "per_watt": per_watt,
