@@ -5,11 +5,9 @@ import os
 import sys
 import tempfile
 from karma_tools.bundle import bundle
-from karma_tools.score import figure, page, release
+from karma_tools.score import figure, page, release, weights
 from karma_tools.core import CHECKOUT, ToolError, __version__, atomic_write, write_all
 from karma_tools.cli import ArgumentParser, incomplete, main_wrapper, parse_set, warn
-from karma_tools.score.figure import DEFAULT_REFERENCE, KINDS, make_reference
-from karma_tools.score.weights import DEFAULT as DEFAULT_WEIGHTS
 from karma_tools.score.score import PROGRAM, markdown
 
 
@@ -52,11 +50,11 @@ def reference_main(argv):
     p.add_argument("-o", "--output", metavar="FILE", required=True,
                    help="the reference file to write (JSON)")
     p.add_argument("--name", help="the reference machine's name (default: the set's)")
-    p.add_argument("--kind", choices=KINDS, help="the device kind, where the set has both")
+    p.add_argument("--kind", choices=figure.KINDS, help="the device kind, where the set has both")
     args = p.parse_args(argv)
 
     def run():
-        doc = make_reference(args.set, args.name, args.kind)
+        doc = figure.make_reference(args.set, args.name, args.kind)
         atomic_write(args.output, json.dumps(doc, indent=2) + "\n")
         warn(f"{PROGRAM}: wrote {args.output} ({len(doc['rows'])} rows from {doc['results']} "
              "results)")
@@ -125,8 +123,8 @@ def score_main(argv):
     p.add_argument("sets", nargs="+", metavar="[LABEL=]SET", help="a result set to score")
     p.add_argument("--reference", metavar="FILE", help="the reference file (karma-score reference) "
                    "or a result set made one; default the shipped reference machine's, "
-                   f"{DEFAULT_REFERENCE})")
-    p.add_argument("--weights", metavar="FILE", help=f"app weights (default {DEFAULT_WEIGHTS}; its "
+                   f"{figure.DEFAULT_REFERENCE})")
+    p.add_argument("--weights", metavar="FILE", help=f"app weights (default {weights.DEFAULT}; its "
                    "grammar: docs/score.md)")
     p.add_argument("--json", metavar="OUT", help="also write the report as JSON")
     p.add_argument("--page", metavar="FILE.md", help="also write the decision page of the "
@@ -139,10 +137,10 @@ def score_main(argv):
             raise ToolError(f"--page {args.page}: a page is of one set and its name ends in .md", 2)
         sets = [parse_set(s, figure.label_of(s)) for s in args.sets]
         report = figure.score(sets, args.reference, args.weights)
-        sets, weights, reference = report["sets"], report["weights"], report["reference"]
+        sets = report["sets"]
         outputs = [(args.json, json.dumps(report, indent=2) + "\n")] if args.json else []
         if args.page:
-            text, png = page.render(sets[0], weights, reference, args.page,
+            text, png = page.render(sets[0], report["weights"], report["reference"], args.page,
                                     *bundle.page_facts(sets[0]["path"], sets[0]["record"]))
             outputs += [(args.page, text + "\n"), (args.page[:-3] + ".png", png)]
         write_all(outputs)

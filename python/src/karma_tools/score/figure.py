@@ -21,6 +21,8 @@ DEFAULT_REFERENCE = os.path.join("campaigns", "procurement", "reference.json")
 KINDS = ("gpu", "host")
 # The figure of record is this tier's overall.
 TIER = "baseline"
+# What an app's and an overall score give: each a (weighted) geometric mean.
+MEANS = ("score", "interval", "per_watt", "per_watt_interval")
 
 
 def load_runs(path):
@@ -323,10 +325,6 @@ def row_name(row):
 def _class_order(cls):
     order = rules.CLASSES + (rules.WEAK_CLASS,)
     return (order.index(cls), "") if cls in order else (len(order), str(cls))
-
-
-# What an app's and an overall score give: each a (weighted) geometric mean.
-MEANS = ("score", "interval", "per_watt", "per_watt_interval")
 
 
 def _app_score(rows):
