@@ -8,6 +8,7 @@ kerneltable.py), from `karma-<app> --help=json`. --check compares instead of wri
 import itertools
 import json
 import os
+import pathlib
 import re
 import shutil
 import subprocess
@@ -29,11 +30,6 @@ APPS_DATA = "python/src/karma_tools/data/apps/head.json"
 _NAMED = re.compile(r"^the mini-app: [^(]*?(?= \(|$)")
 
 
-def ordered(known, found):
-    """`found` in `known`'s order, new ones after in name order: adding one moves no other."""
-    return [a for a in known if a in found] + sorted(set(found) - set(known))
-
-
 def named(apps, quote="`"):
     """'`a`, `b` or `c`'."""
     quoted = [f"{quote}{a}{quote}" for a in apps]
@@ -42,14 +38,16 @@ def named(apps, quote="`"):
 
 def with_app_names(text, apps, where):
     """The results schema's text (at `where`) with `apps` as its `app` list and description's
-    names, in the order it lists them (ordered)."""
+    names, in the order it lists them."""
     schema = json.loads(text)
     app = schema.get("properties", {}).get("app", {})
     if not isinstance(app.get("x-karma-apps"), list) or \
             not _NAMED.match(app.get("description", "")):
         raise ToolError(f"{where}: properties.app: needs x-karma-apps and a description that "
                         "starts 'the mini-app: '", 2)
-    app["x-karma-apps"] = ordered(app["x-karma-apps"], apps)
+    # Known apps in their order, new ones after in name order: adding one moves no other.
+    known = app["x-karma-apps"]
+    app["x-karma-apps"] = [a for a in known if a in apps] + sorted(set(apps) - set(known))
     app["description"] = _NAMED.sub("the mini-app: " + named(app["x-karma-apps"]),
                                     app["description"])
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
@@ -57,17 +55,12 @@ def with_app_names(text, apps, where):
 
 def find_root(start):
     """The nearest folder at or above `start` with miniapps/ and python/pyproject.toml."""
-    here = os.path.abspath(start)
-    while True:
-        if os.path.isdir(os.path.join(here, "miniapps")) and \
-                os.path.isfile(os.path.join(here, "python", "pyproject.toml")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            raise ToolError(f"{os.path.abspath(start)} is not inside a karma checkout "
-                            "(no miniapps/ and python/pyproject.toml above it): name one "
-                            "with --root", 2)
-        here = parent
+    here = pathlib.Path(os.path.abspath(start))
+    for folder in (here, *here.parents):
+        if (folder / "miniapps").is_dir() and (folder / "python" / "pyproject.toml").is_file():
+            return str(folder)
+    raise ToolError(f"{here} is not inside a karma checkout (no miniapps/ and "
+                    "python/pyproject.toml above it): name one with --root", 2)
 
 
 def cell(text):
@@ -110,12 +103,9 @@ def result_type(sub):
         values = sub.get("enum") or ([sub["const"]] if "const" in sub else [])
         kinds = sorted({_JSON_KINDS[type(v)] for v in values})
     kinds = [kinds] if isinstance(kinds, str) else kinds
-    words = []
-    for kind in kinds:
-        item = sub.get("items", {}).get("type") if kind == "array" else None
-        words.append(f"array of {item}s" if isinstance(item, str) and item != "object"
-                     else kind)
-    return " or ".join(words)
+    item = sub.get("items", {}).get("type") if "array" in kinds else None
+    array = f"array of {item}s" if isinstance(item, str) and item != "object" else "array"
+    return " or ".join(array if kind == "array" else kind for kind in kinds)
 
 
 def result_rows(schema, prefix="", parent_text="", rows=None):
@@ -200,28 +190,22 @@ def deck_schema(exe):
     return doc
 
 
-def _number(value):
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        # Sizes as the decks write them: 2^25 rather than 33554432.
-        if value >= 2 ** 20 and value & (value - 1) == 0:
-            return f"2^{value.bit_length() - 1}"
-        return str(value)
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:g}"
-    return str(value)
-
-
 def deck_value(value):
-    """A default as a deck would write it."""
+    """A default (or a bound) as a deck would write it."""
     if isinstance(value, list):
         return "[" + ", ".join(deck_value(v) for v in value) + "]"
     if isinstance(value, str):
         return value if value else '""'
     if isinstance(value, dict):
         return json.dumps(value)
-    return _number(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    # Sizes as the decks write them: 2^25 rather than 33554432.
+    if isinstance(value, int) and value >= 2 ** 20 and value & (value - 1) == 0:
+        return f"2^{value.bit_length() - 1}"
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:g}"
+    return str(value)
 
 
 def _lengths(sub):
@@ -229,13 +213,11 @@ def _lengths(sub):
     if choices and all(a.get("minItems") == a.get("maxItems") is not None for a in choices):
         return named([a["minItems"] for a in choices], quote="")
     low, high = sub.get("minItems"), sub.get("maxItems")
-    if low is not None and low == high:
-        return str(low)
-    if low is not None and high is not None:
-        return f"{low} to {high}"
-    if low is not None:
+    if low is None:
+        return "any number of" if high is None else f"at most {high}"
+    if high is None:
         return f"{low} or more"
-    return f"at most {high}" if high is not None else "any number of"
+    return str(low) if low == high else f"{low} to {high}"
 
 
 def deck_type(sub):
@@ -254,9 +236,9 @@ def deck_type(sub):
             what = " ".join([words[0] + "s"] + words[1:]) if item.get("type") else "values"
         text = f"list of {_lengths(sub)} {what}"
         return text + (", no repeats" if sub.get("uniqueItems") else "")
-    bounds = [f"{sign} {_number(sub[key])}" for key, sign in schemas.SIGNS.items() if key in sub]
+    bounds = [f"{sign} {deck_value(sub[k])}" for k, sign in schemas.SIGNS.items() if k in sub]
     if kind in ("integer", "number") and "minimum" in sub and "maximum" in sub:
-        return f"{kind} from {_number(sub['minimum'])} to {_number(sub['maximum'])}"
+        return f"{kind} from {deck_value(sub['minimum'])} to {deck_value(sub['maximum'])}"
     if kind in ("integer", "number") and len(bounds) == 2:
         return f"{kind} {bounds[0]} and {bounds[1]}"
     return " ".join([kind if isinstance(kind, str) else "value"] + bounds)
