@@ -127,10 +127,8 @@ def result_rows(schema, prefix="", parent_text="", rows=None):
             raise ToolError(f"{SCHEMA}: {path}.description: not a string", 2)
         else:
             rows.append((path, result_type(sub), text))
-        if "properties" in sub:
-            result_rows(sub, path + ".", text or "", rows)
-        if nested:
-            result_rows(items, path + ".", text or "", rows)
+        for child in (sub, items) if nested else (sub,):  # a leaf has no properties to walk
+            result_rows(child, path + ".", text or "", rows)
     return rows
 
 

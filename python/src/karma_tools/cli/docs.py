@@ -7,7 +7,7 @@ from karma_tools.cli import ArgumentParser, main_wrapper, warn
 from karma_tools.docgen import PROGRAM, RESULTS_DOC, find_root, first_difference, read_text, wanted
 
 
-def parse(argv):
+def run(argv):
     p = ArgumentParser(prog=PROGRAM, description="Writes the generated parts of karma's "
                        f"documentation: {RESULTS_DOC} from the results schema, and the deck table "
                        "of each miniapps/<app>/README.md and the tools' data of the apps "
@@ -24,11 +24,7 @@ def parse(argv):
     p.add_argument("--only", choices=("results", "decks"),
                    help="only the results format, or only the deck tables and the apps' data")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    return p.parse_args(argv)
-
-
-def run(argv):
-    args = parse(argv)
+    args = p.parse_args(argv)
     root = find_root(args.root or os.getcwd())
     if args.root and os.path.abspath(args.root) != root:
         raise ToolError(f"--root {args.root}: not a karma checkout (no miniapps/ and "
