@@ -100,8 +100,8 @@ def main(argv=None):
         plots_dir = os.path.abspath(args.plots_dir or os.path.join(out_dir, "plots"))
         staging = os.path.join(os.path.dirname(plots_dir),
                                f".{os.path.basename(plots_dir)}.tmp.{os.getpid()}")
-        plotter = Plotter(staging, args.format, not args.no_plots)
-        plotter.rel = os.path.relpath(plots_dir, out_dir)
+        plotter = Plotter(staging, args.format, not args.no_plots,
+                          os.path.relpath(plots_dir, out_dir))
         try:
             if plotter.enabled:
                 shutil.rmtree(staging, ignore_errors=True)

@@ -78,7 +78,7 @@ def _spans(entries, values):
 
 
 def ratio_plot(plotter, app, rows, labels, base):
-    """A bar per row of one mini-app and set (and per watt); the file's name."""
+    """A bar per row of one mini-app and set (and per watt); its Markdown lines."""
     fig, ax = plotter.plt.subplots(figsize=(7.5, 0.8 + 0.22 * len(rows) * len(labels)),
                                    constrained_layout=True)
     step = 0.8 / (2 * len(labels))
@@ -98,8 +98,7 @@ def ratio_plot(plotter, app, rows, labels, base):
     ax.set_ylim(len(rows) - 0.5, -0.5)
     ax.set_xlabel(f"ratio to {base} (above 1: better; whiskers: the interval of the runs)")
     ax.set_title(f"{app}: each figure of merit against {base}", fontsize=9)
-    plotter.legend_below(fig, [ax], ncol=2)
-    return plotter.save(fig, f"compare-{app}")
+    return plotter.image(fig, f"compare-{app}", f"{app}: ratios to {base}", [ax], ncol=2)
 
 
 def _record_cell(record, is_base):
@@ -133,6 +132,5 @@ def comparison_section(path, out_dir, plotter):
         members = [r for r in doc["rows"] if r["app"] == app and
                    any((r["values"].get(label) or {}).get("ratio") for label in labels)]
         if members:
-            file = ratio_plot(plotter, app, members, labels, base)
-            out += [f"![{app}: ratios to {base}]({plotter.rel}/{file})", ""]
+            out += ratio_plot(plotter, app, members, labels, base)
     return out

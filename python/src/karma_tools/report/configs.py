@@ -35,9 +35,6 @@ class Config(Group):
         """"gpu", "host" or "" (not recorded): where the runs ran."""
         return statistics.mode(sorted(r.device_kind for r in self.runs))
 
-    def passed(self):
-        return sum(bool(r.passed) for r in self.runs)
-
 
 def configs_of(runs):
     out = {}
@@ -97,7 +94,5 @@ def series_label(config, keys):
 
 def group_label(config, keys, members):
     """series_label, after the device kind where members ran on several."""
-    label = series_label(config, keys)
-    if len({c.device for c in members}) < 2:
-        return label
-    return f"{config.kind or config.device}: {label}"
+    label, several = series_label(config, keys), len({c.device for c in members}) > 1
+    return f"{config.kind or config.device}: {label}" if several else label

@@ -1,5 +1,6 @@
 """karma-report: a results directory -> a Markdown report with plots."""
 
+import itertools
 import os
 import re
 import textwrap
@@ -67,8 +68,9 @@ _MARKERS = "osD^v<>pPX*h"
 
 
 class Plotter:
-    def __init__(self, directory, fmt, enabled):
-        self.directory, self.fmt, self.enabled = directory, fmt, enabled
+    def __init__(self, directory, fmt, enabled, rel="."):
+        """rel: the plots' folder as the report links it."""
+        self.directory, self.fmt, self.enabled, self.rel = directory, fmt, enabled, rel
         self.files = []
         self.plt = pyplot("plots", ", or run with --no-plots") if enabled else None
         if enabled:
@@ -95,8 +97,8 @@ class Plotter:
         return colours[i % len(colours)]
 
     def style(self, i):
-        """(marker, colour) of the i-th series: no two of the first 60 alike."""
-        return _MARKERS[i % len(_MARKERS)], self.colour(i)
+        """The marker and colour of the i-th series: no two of the first 60 alike."""
+        return {"marker": _MARKERS[i % len(_MARKERS)], "color": self.colour(i)}
 
     def save(self, fig, name):
         """Saves fig as name.<fmt>; returns the file name."""
@@ -107,6 +109,11 @@ class Plotter:
         self.plt.close(fig)
         self.files.append(file)
         return file
+
+    def image(self, fig, name, alt, legend=(), ncol=3):
+        """The Markdown lines of fig, saved as name, with one legend below the axes `legend`."""
+        self.legend_below(fig, legend, ncol)
+        return [f"![{alt}]({self.rel}/{self.save(fig, name)})", ""]
 
     def grid(self, n, width=3.3, height=2.6):
         cols = min(3, n)
@@ -133,7 +140,7 @@ def runs_table(configs):
                            if threads else [])
             + [c.device, len(c.runs)]
             + [format_value(c.best(k)[0]) if k in c.kernels() else "" for k in kernels]
-            + [f"{c.passed()}/{len(c.runs)}"] for c in configs]
+            + [f"{sum(bool(r.passed) for r in c.runs)}/{len(c.runs)}"] for c in configs]
     return md_table(head, rows)
 
 
@@ -166,13 +173,11 @@ def size_series(configs):
 def distinct_labels(configs, texts):
     """texts, one per configuration, made distinct by device, ranks, threads and deck in turn."""
     texts = [t or c.stem for t, c in zip(texts, configs)]
-    extras = (lambda c: c.device, lambda c: f"{c.ranks} ranks",
-              lambda c: f"{c.concurrency} threads", lambda c: f"deck {c.stem}")
-    for extra in extras:
+    for extra in ("{c.device}", "{c.ranks} ranks", "{c.concurrency} threads", "deck {c.stem}"):
         same = {t for t in texts if texts.count(t) > 1}
         if not same:
             break
-        texts = [f"{t}, {extra(c)}" if t in same else t for t, c in zip(texts, configs)]
+        texts = [f"{t}, {extra.format(c=c)}" if t in same else t for t, c in zip(texts, configs)]
     return texts
 
 
@@ -181,11 +186,11 @@ def _size_points(configs, kernel):
             if c.best(kernel)[0] is not None]
 
 
-def size_plot(plotter, file_stem, series, names, kernels, kind):
-    """A panel per kernel, a line per series; the file's name, or None."""
+def size_plot(plotter, file_stem, series, names, kernels, kind, title):
+    """A panel per kernel, a line per series; its Markdown lines, if any."""
     kernels = [k for k in kernels if any(len(_size_points(cs, k)) >= 2 for cs in series.values())]
     if not kernels:
-        return None
+        return []
     fig, axes = plotter.grid(len(kernels))
     for ax, kernel in zip(axes, kernels):
         units = ""
@@ -193,17 +198,15 @@ def size_plot(plotter, file_stem, series, names, kernels, kind):
             pts = _size_points(cs, kernel)
             if len(pts) < 2:
                 continue
-            marker, colour = plotter.style(i)
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, color=colour,
-                    label=names[key])
+            ax.plot(*zip(*pts), label=names[key], **plotter.style(i))
             units = units or cs[0].best(kernel)[1]
         ax.set_xscale("log", base=2)
         ax.set_ylim(bottom=0)
         ax.set_title(f"{kernel} ({kind} runs)" if kind else kernel, fontsize=9)
         ax.set_xlabel("bytes per rank")
         ax.set_ylabel(units)
-    plotter.legend_below(fig, axes)
-    return plotter.save(fig, file_stem)
+    alt = f"{title}: figure of merit against size" + (f", {kind} runs" if kind else "")
+    return plotter.image(fig, file_stem, alt, axes)
 
 
 def size_section(title, stem, configs, plotter):
@@ -228,11 +231,8 @@ def size_section(title, stem, configs, plotter):
         # GPU and host runs are orders of magnitude apart: a figure each.
         for kind in sorted({c.kind for c in firsts}):
             of_kind = {k: cs for k, cs in series.items() if cs[0].kind == kind}
-            file = size_plot(plotter, f"{stem}-size" + (f"-{kind}" if kind else ""), of_kind,
-                             names, kernels, kind)
-            if file:
-                out += [f"![{title}: figure of merit against size"
-                        f"{f', {kind} runs' if kind else ''}]({plotter.rel}/{file})", ""]
+            out += size_plot(plotter, f"{stem}-size" + (f"-{kind}" if kind else ""), of_kind,
+                             names, kernels, kind, title)
     head = ["series", "device", "bytes per rank"] + kernels
     rows = [[names[key], c.device, format_bytes(c.footprint())]
             + [format_value(c.best(k)[0]) for k in kernels]
@@ -241,7 +241,7 @@ def size_section(title, stem, configs, plotter):
 
 
 def layout_pairs(configs):
-    """[(key, {layout: config})] of configs that differ only in their layout."""
+    """[{layout: config}] of configs that differ only in their layout."""
     groups = {}
     for c in configs:
         layout_keys = [k for k in c.values if k.endswith(".layout")]
@@ -251,7 +251,7 @@ def layout_pairs(configs):
         key = (c.app, c.device, c.ranks, c.concurrency,
                values_without(c.values, lambda k, v: k.endswith(".layout")))
         groups.setdefault(key, {})[c.values[layout_keys[0]]] = c
-    return [(k, v) for k, v in groups.items() if len(v) >= 2]
+    return [v for v in groups.values() if len(v) >= 2]
 
 
 def _wrapped(text, width=48):
@@ -259,44 +259,20 @@ def _wrapped(text, width=48):
     return textwrap.fill(text, width, break_on_hyphens=False)
 
 
-def layout_plot(plotter, file_stem, pairs, keys, layouts, kernels, members):
-    """A panel per configuration, a bar per kernel and layout; the file's name."""
-    fig, axes = plotter.grid(len(pairs), width=4.2, height=3.0)
-    for ax, (_, by) in zip(axes, pairs):
-        first = next(iter(by.values()))
-        shown = [k for k in kernels if any(c.best(k)[0] for c in by.values())]
-        width = 0.8 / len(layouts)
-        for i, lay in enumerate(layouts):
-            vals = [by[lay].best(k)[0] or 0 if lay in by else 0 for k in shown]
-            ax.bar([x + i * width for x in range(len(shown))], vals, width, label=lay,
-                   color=plotter.colour(i))
-        ax.set_xticks([x + 0.4 - width / 2 for x in range(len(shown))])
-        ax.set_xticklabels(shown, rotation=30, ha="right", fontsize=7)
-        units = sorted({c.best(k)[1] for c in by.values() for k in shown if c.best(k)[1]})
-        values = [c.best(k)[0] for c in by.values() for k in shown if c.best(k)[0]]
-        # Kernels of different units, or far apart, share the axis on a log scale.
-        if len(units) > 1 or (values and max(values) > 100 * min(values)):
-            ax.set_yscale("log")
-        ax.set_title(_wrapped(group_label(first, keys, members)), fontsize=7)
-        ax.set_ylabel(", ".join(units))
-    plotter.legend_below(fig, axes)
-    return plotter.save(fig, file_stem)
-
-
 def layout_section(title, stem, configs, plotter):
     pairs = layout_pairs(configs)
     if not pairs:
         return []
-    members = [c for _, v in pairs for c in v.values()]
+    members = [c for by in pairs for c in by.values()]
     keys = [k for k in varying_keys(members) if not k.endswith(".layout")]
-    layouts = sorted({lay for _, v in pairs for lay in v})
+    labels = [group_label(next(iter(by.values())), keys, members) for by in pairs]
+    layouts = sorted({lay for by in pairs for lay in by})
     out = [f"### {title}: layouts", ""]
     kernels = kernels_of(members)
     head = ["configuration", "kernel"] + layouts + ([f"{layouts[0]} / {layouts[1]}"]
                                                     if len(layouts) == 2 else [])
     rows = []
-    for _, by in pairs:
-        label = group_label(next(iter(by.values())), keys, members)
+    for label, by in zip(labels, pairs):
         for k in kernels:
             vals = [by[lay].best(k)[0] if lay in by else None for lay in layouts]
             row = [label, k] + [format_value(v) for v in vals]
@@ -304,17 +280,25 @@ def layout_section(title, stem, configs, plotter):
                 row.append(f"{vals[0] / vals[1]:.3f}" if vals[0] and vals[1] else "-")
             rows.append(row)
     if plotter.enabled:
-        file = layout_plot(plotter, f"{stem}-layout", pairs, keys, layouts, kernels, members)
-        out += [f"![{title}: layouts]({plotter.rel}/{file})", ""]
+        fig, axes = plotter.grid(len(pairs), width=4.2, height=3.0)
+        width = 0.8 / len(layouts)
+        for ax, label, by in zip(axes, labels, pairs):
+            shown = [k for k in kernels if any(c.best(k)[0] for c in by.values())]
+            for i, lay in enumerate(layouts):
+                vals = [by[lay].best(k)[0] or 0 if lay in by else 0 for k in shown]
+                ax.bar([x + i * width for x in range(len(shown))], vals, width, label=lay,
+                       color=plotter.colour(i))
+            ax.set_xticks([x + 0.4 - width / 2 for x in range(len(shown))])
+            ax.set_xticklabels(shown, rotation=30, ha="right", fontsize=7)
+            units = sorted({c.best(k)[1] for c in by.values() for k in shown if c.best(k)[1]})
+            values = [c.best(k)[0] for c in by.values() for k in shown if c.best(k)[0]]
+            # Kernels of different units, or far apart, share the axis on a log scale.
+            if len(units) > 1 or (values and max(values) > 100 * min(values)):
+                ax.set_yscale("log")
+            ax.set_title(_wrapped(label), fontsize=7)
+            ax.set_ylabel(", ".join(units))
+        out += plotter.image(fig, f"{stem}-layout", f"{title}: layouts", axes)
     return out + md_table(head, rows) + [""]
-
-
-def scaling_groups(configs):
-    groups = {}
-    for c in configs:
-        groups.setdefault((c.app, c.device, c.concurrency, values_key(c.values)), []).append(c)
-    return [sorted(v, key=lambda c: c.ranks) for v in groups.values()
-            if len({c.ranks for c in v}) >= 2]
 
 
 def efficiency(base, config, kernel):
@@ -336,7 +320,11 @@ def _scaling_cell(base, config, kernel):
 
 
 def scaling_section(title, stem, configs, plotter):
-    groups = scaling_groups(configs)
+    by_case = {}
+    for c in configs:
+        by_case.setdefault((c.app, c.device, c.concurrency, values_key(c.values)), []).append(c)
+    groups = [sorted(v, key=lambda c: c.ranks) for v in by_case.values()
+              if len({c.ranks for c in v}) >= 2]
     if not groups:
         return []
     out = [f"### {title}: scaling", "",
@@ -360,9 +348,7 @@ def scaling_section(title, stem, configs, plotter):
             ax.set_xlabel("ranks")
             ax.set_ylabel("efficiency")
             ax.set_title(_wrapped(group_label(g[0], keys, members) or g[0].stem), fontsize=8)
-        plotter.legend_below(fig, axes)
-        file = plotter.save(fig, f"{stem}-scaling")
-        out += [f"![{title}: scaling]({plotter.rel}/{file})", ""]
+        out += plotter.image(fig, f"{stem}-scaling", f"{title}: scaling", axes)
     for g in groups:
         head = ["ranks", "nodes"] + [f"{k} ({g[0].best(k)[1]})" for k in kernels]
         rows = [[c.ranks, c.nodes] + [_scaling_cell(g[0], c, k) for k in kernels] for c in g]
@@ -397,11 +383,9 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
     out_dir = os.path.dirname(os.path.abspath(out_path))
     lines = [f"# {title}", ""]
     if intro:
-        lines += include_markdown(intro, out_dir, demote=0)
-        lines.append("")
-    runs = result_set.runs
-    lines += [f"_Made by `{command}` (karma-report {__version__}) from {len(runs)} karma "
-              "result file(s) under this directory; do not edit it by hand: edit the "
+        lines += include_markdown(intro, out_dir, demote=0) + [""]
+    lines += [f"_Made by `{command}` (karma-report {__version__}) from {len(result_set.runs)} "
+              "karma result file(s) under this directory; do not edit it by hand: edit the "
               "write-ups it includes and run that command again._", ""]
     if result_set.invalid:
         lines += [f"**Left out:** {len(result_set.invalid)} file(s) that are not well-formed "
@@ -435,19 +419,18 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
             lines += [f"### {name}: every configuration", "",
                       "Best figure of merit over the runs of each configuration (each run's "
                       "FOM comes from its own fastest repetition).", ""]
-            apps = sorted({c.app for c in configs})
-            for app in apps:
+            # configs_of sorts by app first.
+            apps = {app: list(cs) for app, cs in itertools.groupby(configs, lambda c: c.app)}
+            for app, cs in apps.items():
                 if len(apps) > 1:
                     lines += [f"karma-{app}:", ""]
-                lines += runs_table([c for c in configs if c.app == app]) + [""]
+                lines += runs_table(cs) + [""]
             # Each mini-app's plots and tables name only its own deck keys.
-            for app in apps:
-                cs = [c for c in configs if c.app == app]
+            for app, cs in apps.items():
                 title, stem = (name, name) if len(apps) == 1 else \
                     (f"{name}, karma-{app}", f"{name}-{app}")
-                lines += size_section(title, stem, cs, plotter)
-                lines += layout_section(title, stem, cs, plotter)
-                lines += scaling_section(title, stem, cs, plotter)
+                for section in (size_section, layout_section, scaling_section):
+                    lines += section(title, stem, cs, plotter)
             lines += power_section(name, configs, plotter)
         if paired:
             lines += pairs_section(name, paired, plotter, ours, theirs)

@@ -30,8 +30,8 @@ def _slug(unit):
     return re.sub(r"[^A-Za-z0-9]+", "-", unit).strip("-") or "fom"
 
 
-def power_plot(plotter, file_stem, by_device, unit):
-    """FOM of one unit against power, a panel per device; the file's name."""
+def power_plot(plotter, name, by_device, unit):
+    """FOM of one unit against power, a panel per device; its Markdown lines."""
     of_unit = {d: [p for p in points if (p[2]["units"] or "") == unit]
                for d, points in by_device.items()}
     devices = sorted(d for d, points in of_unit.items() if points)
@@ -43,9 +43,7 @@ def power_plot(plotter, file_stem, by_device, unit):
             pts = [(f["energy"]["average_power_W"], f["value"]) for c, k, f in points
                    if f"{c.app}/{k}" == label]
             if pts:
-                marker, colour = plotter.style(i)
-                ax.scatter([p[0] for p in pts], [p[1] for p in pts], marker=marker,
-                           color=colour, label=label)
+                ax.scatter(*zip(*pts), label=label, **plotter.style(i))
         values = [f["value"] for _, _, f in points]
         # Kernels far apart share the axis on a log scale.
         if max(values) > 100 * min(values):
@@ -57,8 +55,8 @@ def power_plot(plotter, file_stem, by_device, unit):
         ax.set_title(device, fontsize=8)
         ax.set_xlabel("average power (W)")
         ax.set_ylabel(unit or "figure of merit")
-    plotter.legend_below(fig, axes, ncol=2)
-    return plotter.save(fig, file_stem)
+    return plotter.image(fig, f"{name}-power-{_slug(unit)}",
+                         f"{name}: {unit or 'figure of merit'} against power", axes, ncol=2)
 
 
 def power_section(name, configs, plotter):
@@ -72,9 +70,7 @@ def power_section(name, configs, plotter):
     if plotter.enabled:
         units = sorted({f["units"] or "" for points in by_device.values() for _, _, f in points})
         for unit in units:
-            file = power_plot(plotter, f"{name}-power-{_slug(unit)}", by_device, unit)
-            out += [f"![{name}: {unit or 'figure of merit'} against power]"
-                    f"({plotter.rel}/{file})", ""]
+            out += power_plot(plotter, name, by_device, unit)
     # Each configuration is named by the keys that vary among its own app's.
     members = [c for points in by_device.values() for c, _, _ in points]
     keys = {app: varying_keys([c for c in members if c.app == app])
@@ -123,7 +119,6 @@ def pairs_section(name, runs, plotter, ours, theirs):
         ax.invert_yaxis()
         ax.axvline(1.0, color="black", linewidth=0.8)
         ax.set_xlabel(f"bandwidth {ours} / bandwidth {theirs} (time {theirs} / time {ours})")
-        file = plotter.save(fig, f"{name}-microbench")
-        out += [f"![{name}: {ours} against {theirs}]({plotter.rel}/{file})", ""]
+        out += plotter.image(fig, f"{name}-microbench", f"{name}: {ours} against {theirs}")
     head = ["case", "benchmark", f"{ours} (GB/s)", f"{theirs} (GB/s)", f"{ours} / {theirs}"]
     return out + md_table(head, rows) + [""]
