@@ -79,12 +79,9 @@ def wrap(markdown, width=78):
             paragraph.clear()
 
     for line in markdown.strip().split("\n"):
-        if line.startswith("```"):
+        if fenced or not line.strip() or line.startswith(("```", "#", "|", "- ", "* ")):
             flush()
-            fenced = not fenced
-            out.append(line)
-        elif fenced or not line.strip() or line.startswith(("#", "|", "- ", "* ")):
-            flush()
+            fenced ^= line.startswith("```")
             out.append(line)
         else:
             paragraph.append(line.strip())
