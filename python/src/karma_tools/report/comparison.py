@@ -88,7 +88,7 @@ def ratio_plot(plotter, app, rows, labels, base):
             values = [e.get(key) or 0 for e in entries]
             if any(values):
                 ax.barh([y + (2 * j + k) * step - 0.4 + step / 2 for y in range(len(rows))],
-                        values, height=step, color=plotter.colour(2 * j + k),
+                        values, height=step, color=f"C{2 * j + k}",
                         linewidth=0, label=f"{label}/{base}{text}",
                         xerr=_spans(entries, values) if key == "ratio" else None,
                         error_kw={"elinewidth": 0.6, "capsize": 1.5})

@@ -1,5 +1,4 @@
-"""karma-report's configurations (runs of one case, device, ranks, nodes and
-threads), their labels and Markdown tables."""
+"""karma-report's configurations (runs of one case, device, ranks, nodes, threads), their labels."""
 
 import json
 import re

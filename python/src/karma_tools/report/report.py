@@ -2,6 +2,7 @@
 
 import itertools
 import os
+import pathlib
 import re
 import textwrap
 
@@ -20,8 +21,7 @@ from karma_tools.score import score as score_render
 def include_markdown(path, out_dir, demote=1):
     """The Markdown at path, headings demoted, relative links made out_dir's."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        text = pathlib.Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
         raise ToolError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})", 2) from None
     except OSError as e:
@@ -92,13 +92,9 @@ class Plotter:
                    bbox_to_anchor=(0.5, 0.0), ncol=max(1, min(ncol, fit, len(entries))),
                    fontsize=8, frameon=False)
 
-    def colour(self, i):
-        colours = self.plt.rcParams["axes.prop_cycle"].by_key()["color"]
-        return colours[i % len(colours)]
-
     def style(self, i):
-        """The marker and colour of the i-th series: no two of the first 60 alike."""
-        return {"marker": _MARKERS[i % len(_MARKERS)], "color": self.colour(i)}
+        """The marker and colour ("CN": the cycle's) of series i: no two of the first 60 alike."""
+        return {"marker": _MARKERS[i % len(_MARKERS)], "color": f"C{i}"}
 
     def save(self, fig, name):
         """Saves fig as name.<fmt>; returns the file name."""
@@ -186,8 +182,9 @@ def _size_points(configs, kernel):
             if c.best(kernel)[0] is not None]
 
 
-def size_plot(plotter, file_stem, series, names, kernels, kind, title):
-    """A panel per kernel, a line per series; its Markdown lines, if any."""
+def size_plot(plotter, title, stem, series, names, kernels, kind):
+    """A panel per kernel, a line per series of that kind; its Markdown lines, if any."""
+    series = {key: cs for key, cs in series.items() if cs[0].kind == kind}
     kernels = [k for k in kernels if any(len(_size_points(cs, k)) >= 2 for cs in series.values())]
     if not kernels:
         return []
@@ -206,7 +203,7 @@ def size_plot(plotter, file_stem, series, names, kernels, kind, title):
         ax.set_xlabel("bytes per rank")
         ax.set_ylabel(units)
     alt = f"{title}: figure of merit against size" + (f", {kind} runs" if kind else "")
-    return plotter.image(fig, file_stem, alt, axes)
+    return plotter.image(fig, f"{stem}-size" + (f"-{kind}" if kind else ""), alt, axes)
 
 
 def size_section(title, stem, configs, plotter):
@@ -230,9 +227,7 @@ def size_section(title, stem, configs, plotter):
     if plotter.enabled:
         # GPU and host runs are orders of magnitude apart: a figure each.
         for kind in sorted({c.kind for c in firsts}):
-            of_kind = {k: cs for k, cs in series.items() if cs[0].kind == kind}
-            out += size_plot(plotter, f"{stem}-size" + (f"-{kind}" if kind else ""), of_kind,
-                             names, kernels, kind, title)
+            out += size_plot(plotter, title, stem, series, names, kernels, kind)
     head = ["series", "device", "bytes per rank"] + kernels
     rows = [[names[key], c.device, format_bytes(c.footprint())]
             + [format_value(c.best(k)[0]) for k in kernels]
@@ -287,7 +282,7 @@ def layout_section(title, stem, configs, plotter):
             for i, lay in enumerate(layouts):
                 vals = [by[lay].best(k)[0] or 0 if lay in by else 0 for k in shown]
                 ax.bar([x + i * width for x in range(len(shown))], vals, width, label=lay,
-                       color=plotter.colour(i))
+                       color=f"C{i}")
             ax.set_xticks([x + 0.4 - width / 2 for x in range(len(shown))])
             ax.set_xticklabels(shown, rotation=30, ha="right", fontsize=7)
             units = sorted({c.best(k)[1] for c in by.values() for k in shown if c.best(k)[1]})
@@ -347,12 +342,12 @@ def scaling_section(title, stem, configs, plotter):
             ax.axhline(1.0, color="grey", linewidth=0.8)
             ax.set_xlabel("ranks")
             ax.set_ylabel("efficiency")
-            ax.set_title(_wrapped(group_label(g[0], keys, members) or g[0].stem), fontsize=8)
+            ax.set_title(_wrapped(group_label(g[0], keys, members)), fontsize=8)
         out += plotter.image(fig, f"{stem}-scaling", f"{title}: scaling", axes)
     for g in groups:
         head = ["ranks", "nodes"] + [f"{k} ({g[0].best(k)[1]})" for k in kernels]
         rows = [[c.ranks, c.nodes] + [_scaling_cell(g[0], c, k) for k in kernels] for c in g]
-        out += [f"{series_label(g[0], keys) or g[0].stem}, {g[0].device}:", ""]
+        out += [f"{series_label(g[0], keys)}, {g[0].device}:", ""]
         out += md_table(head, rows) + [""]
     return out
 
