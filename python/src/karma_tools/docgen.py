@@ -37,8 +37,7 @@ def named(apps, quote="`"):
 
 
 def with_app_names(text, apps, where):
-    """The results schema's text (at `where`) with `apps` as its `app` list and description's
-    names, in the order it lists them."""
+    """The results schema's text (at `where`) with `apps` in its `app` list and description."""
     schema = json.loads(text)
     app = schema.get("properties", {}).get("app", {})
     if not isinstance(app.get("x-karma-apps"), list) or \

@@ -9,8 +9,7 @@ from karma_tools.score.score import record_line
 
 
 def side_by_side(root, out_dir, compare_from=None):
-    """The ratio tables of every campaign under root; compare_from (a campaign
-    file) gives those of its name their compare: section."""
+    """Each campaign's ratio tables under root; those named as compare_from use its compare:."""
     lines = []
     for path in [p for p in resultset.find_json(root) if os.path.basename(p) == resultset.MANIFEST]:
         try:
@@ -114,8 +113,7 @@ def _record_cell(record, is_base):
 
 
 def comparison_section(path, out_dir, plotter):
-    """A karma-compare document: each set's figure of record, and per
-    mini-app a plot of each row's ratio to the baseline."""
+    """A karma-compare document: each set's figure of record; per mini-app, the ratios plotted."""
     doc = read_comparison(path)
     base = doc["baseline"]
     labels = [s["label"] for s in doc["sets"] if s["label"] != base]

@@ -150,8 +150,7 @@ def _size_key(k, v):
 
 
 def size_series(configs):
-    """{series key: [configs]}: configurations of one deck that differ only in
-    their size keys, each at another footprint (else no size sweep)."""
+    """{series key: [configs]}: of one deck, differing only in size keys, at distinct footprints."""
     series = {}
     for c in configs:
         if c.footprint() is None:
