@@ -669,6 +669,42 @@ def test_the_decision_page_of_the_committed_h200_bundle(tmp_path, h100_reference
     assert r.returncode == 2 and "ends in .md" in r.stderr
 
 
+def unit_state(power_s, corrected):
+    return {"source": "nvml", "board_part_number": "692-2G520-0282-001", "vbios_version": "96",
+            "power_limit_W": 700.0, "persistence_mode": True, "ecc_enabled": True,
+            "ecc_errors": {"corrected": corrected, "uncorrected": 0},
+            "clocks_event_ns": {"power": int(power_s * 1e9), "thermal": 0}}
+
+
+def test_the_page_names_the_units_and_the_runs_they_held_back(reference, tmp_path):
+    """A run that power held back for over 1% of it, or whose ECC counts grew, is named
+    on the page with its unit; a run that stayed within is not."""
+    def edit(job, doc):
+        device = doc["ranks"][0]["device"]
+        device["state_at_start"] = unit_state(100.0, 5)
+        seconds = doc["duration_s"]
+        held, erred = job == JOB_HELD, job == JOB_ERRED
+        device["state_at_end"] = unit_state(100.0 + (0.5 if held else 0.001) * seconds,
+                                            5 + 2 * erred)
+
+    JOB_HELD, JOB_ERRED = list(JOBS)[:2]
+    page = tmp_path / "units.md"
+    r, doc = score(tmp_path, reference[0], make_set(tmp_path / "held", edit=edit),
+                   "--page", page)
+    assert r.returncode == 0, r.stderr
+    text = page.read_text()
+    uuid = original(JOB_HELD)["ranks"][0]["device"]["uuid"]
+    assert f"- **GPU units (1):** `{uuid}` NVIDIA H100 80GB HBM3, board 692-2G520-0282-001, " \
+        "VBIOS 96, 700.0 W, persistence on, ECC on" in text, text
+    held = [h["file"] for h in doc["sets"][0]["held_back"]]
+    assert len(held) == 2 * len(ROUNDS), held
+    assert f"{JOB_HELD}.r1/" in text and ": power held the clocks down" in text
+    assert f"{JOB_ERRED}.r1/" in text and ": 2 corrected ECC error(s) during the run" in text
+    # results of before state_at_end: not known, never "none"
+    r, _ = score(tmp_path, reference[0], reference[1], "--page", page)
+    assert "grew:** not known (the results record no state_at_end)" in page.read_text()
+
+
 def test_versions_of_another_scheme_than_the_references_are_not_compared(reference, tmp_path):
     """The reference's code versions are of scheme 1 (suite 0.2.0's first
     rules); a set of this suite's scheme has other versions of the same

@@ -85,6 +85,26 @@ def disclosure_lines(disclosure):
             f"{get('tester.name')} ({get('tester.organisation')}), {get('tester.date')}."]
 
 
+def unit_lines(scored, most=8):
+    """The GPU units the set ran on, and its runs that a unit held back or whose memory
+    erred (results.unit)."""
+    def on(flag):
+        return {True: "on", False: "off"}.get(flag, "?")
+
+    units = [f"`{uuid}` {u['model']}, board {u['board_part_number'] or '?'}, VBIOS "
+             f"{u['vbios_version'] or '?'}, {u['power_limit_W'] or '?'} W, persistence "
+             f"{on(u['persistence_mode'])}, ECC {on(u['ecc_enabled'])}"
+             for uuid, u in sorted(scored["units"].items())]
+    held = [f"`{h['file']}`: {'; '.join(h['why'])}" for h in scored["held_back"]]
+    more = f" and {len(held) - most} more (karma-score --json lists them)" \
+        if len(held) > most else ""
+    recorded = any(u["ends_recorded"] for u in scored["units"].values())
+    return [f"- **GPU units ({len(units)}):** " + ("; ".join(units) or "none (no GPU run)"),
+            "- **Runs held back by power or heat, or whose ECC errors grew:** "
+            + ("; ".join(held[:most]) + more if held else "none" if recorded else
+               "not known (the results record no state_at_end)")]
+
+
 def chart(scored, weights, reference_name):
     """PNG bytes: per app, the score and per watt as bars with their rounds."""
     plt = pyplot("the page's chart")
@@ -132,7 +152,7 @@ def render(scored, weights, reference, page_path, reportable, disclosure):
               "the geometric mean per app over the medium, large and weak classes; the "
               "weighted geometric mean of the apps. A range that holds 1 is no measurable "
               "difference.", ""]
-    lines += ["## Disclosure", ""] + disclosure_lines(disclosure) + [""]
+    lines += ["## Disclosure", ""] + disclosure_lines(disclosure) + unit_lines(scored) + [""]
     lines += [f"Set: `{scored['path']}` ({scored['scored']} of {scored['results']} results "
               f"scored); the reference: {reference['name']}.", ""]
     return "\n".join(lines), chart(scored, weights, reference["name"])
