@@ -1,5 +1,5 @@
 // A stand-in for libnvidia-ml.so.1 with the entry points gpu_state reads, for
-// the CPU's tests (test_gpu_state.cpp): one GPU at 0000:3b:00.0 whose counters
+// the CPU's tests (test_energy.cpp): one GPU at 0000:3b:00.0 whose counters
 // grow at every read, as a throttled unit's with erring memory would.
 // KARMA_FAKE_NVML_PARTIAL=1 leaves out every query but the clocks, as an older
 // driver's NVML might.

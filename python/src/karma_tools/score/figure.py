@@ -9,9 +9,9 @@ import sys
 
 from karma_tools import schemas
 from karma_tools.core import APPS, CHECKOUT, ToolError
-from karma_tools.results import archive, codeversion, resultset, rules, unit
+from karma_tools.results import archive, codeversion, resultset, rules
 from karma_tools.results.archive import read_json
-from karma_tools.results.results import field, is_number
+from karma_tools.results.results import field, gpu_units, is_number, unit_events
 from karma_tools.results.cases import holds_one, rounds_key
 from karma_tools.score import weights
 
@@ -382,8 +382,8 @@ def score_set(path, label, reference, weights):
              for tier in rules.TIERS}
     return {"label": label, "path": path, "results": len(runs), "scored": len(kept),
             "devices": _distinct(r.device for r in kept), "tiers": tiers,
-            "left_out": left_out + no_results, "units": unit.units(kept),
-            "held_back": [{"file": r.path, "why": w} for r in kept for w in [unit.events(r)] if w]}
+            "left_out": left_out + no_results, "units": gpu_units(kept),
+            "held_back": [{"file": r.path, "why": w} for r in kept for w in [unit_events(r)] if w]}
 
 
 NAME = "procurement figure"

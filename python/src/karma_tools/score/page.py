@@ -87,7 +87,7 @@ def disclosure_lines(disclosure):
 
 def unit_lines(scored, most=8):
     """The GPU units the set ran on, and its runs that a unit held back or whose memory
-    erred (results.unit)."""
+    erred (results.results.unit_events)."""
     def on(flag):
         return {True: "on", False: "off"}.get(flag, "?")
 
