@@ -89,8 +89,7 @@ def group_runs(runs, schemas=None):
 
 def loose_identity(group):
     """What two cases must share to be compared: the app, non-numeric settings but precision."""
-    # device is matched apart: results that do not say (reference runs
-    # before it was recorded) may stand for either.
+    # device is matched apart: a result that does not say (older reference runs) pairs with either.
     return (group.app, tuple((k, json.dumps(v)) for k, v in sorted(group.values.items())
                              if k not in ("ranks", "nodes", "device")
                              and not k.endswith(".precision") and isinstance(v, (str, bool))))
@@ -150,28 +149,22 @@ def _why(diffs):
 
 
 def _closest(group, candidates):
-    """(candidate, differences) with the fewest differing keys (ties: the first key), or
-    (None, None)."""
+    """(candidate, differences) with the fewest differing keys (ties: the first key)."""
     pairs = [(h, differences(group, h)) for h in sorted(candidates, key=lambda h: h.key)]
-    return min(pairs, key=lambda pair: len(pair[1]), default=(None, None))
+    return min(pairs, key=lambda pair: len(pair[1]))
 
 
 def _why_not(group, others, none):
     """How group differs from the closest of others of its app and device, else `none`."""
-    near, diffs = _closest(group, [h for h in others
-                                   if h.app == group.app and _same_device(h, group)])
-    return none if near is None else _why(diffs)
+    near = [h for h in others if h.app == group.app and _same_device(h, group)]
+    return _why(_closest(group, near)[1]) if near else none
 
 
 def _match_set(s, base_groups, theirs, labels_by_key, notes):
-    """({baseline key: (group, differences)}, {baseline key: why unpaired}) of one other
-    set: exact pairs, else loose, 1:1."""
-    matches, unpaired = {}, {}
-    taken = {g.key for g in base_groups if g.key in theirs}
-    for g in base_groups:
-        if g.key in theirs:
-            matches[g.key] = (theirs[g.key], [])
-            continue
+    """{baseline key: (group, differences)} of one other set: exact pairs, else loose, 1:1."""
+    matches = {g.key: (theirs[g.key], []) for g in base_groups if g.key in theirs}
+    taken = set(matches)
+    for g in [g for g in base_groups if g.key not in theirs]:
         candidates = [h for h in theirs.values()
                       if h.key not in taken and loose_identity(h) == loose_identity(g)
                       and _same_device(h, g)]
@@ -188,9 +181,7 @@ def _match_set(s, base_groups, theirs, labels_by_key, notes):
                              + (f": {_why(diffs)}" if diffs else "") + ")")
             taken.add(h.key)
             matches[g.key] = (h, diffs)
-            continue
-        unpaired[g.key] = _why_not(g, theirs.values(), "no run")
-    return matches, unpaired
+    return matches
 
 
 def _pair(e, b, diffs, hib, per_node):
@@ -217,19 +208,19 @@ def _pair(e, b, diffs, hib, per_node):
     e["ratio"], e["flags"] = ratio, flags
 
 
-def _row(g, case, kernel, base, others, matched, how, per_node, sources, code=True):
-    """One row: the baseline's entry and each other set's (None: unpaired, see 'unpaired')."""
+def _row(g, case, kernel, base, matched, how, per_node, sources, code):
+    """One row: the baseline's entry and each matched set's (None: unpaired, see 'unpaired')."""
     b = _entry(g, kernel, how)
     b["ratio"] = 1.0 if b["value"] is not None and not b["failed"] else None
     row = {"app": g.app, "case": case, "kernel": kernel, "units": b["units"],
            "higher_is_better": b["higher_is_better"], "values": {base.label: b}, "unpaired": {}}
-    for s in others:
-        matches, unpaired = matched[s.label]
+    for s, matches, theirs in matched:
         m = matches.get(g.key)
         e = _entry(m[0], kernel, how) if m else None
         row["values"][s.label] = e if e and e["value"] is not None else None
         if row["values"][s.label] is None:
-            row["unpaired"][s.label] = f"no run of {kernel}" if m else unpaired.get(g.key)
+            row["unpaired"][s.label] = f"no run of {kernel}" if m else \
+                _why_not(g, theirs.values(), "no run")
             continue
         h, diffs = m
         _pair(e, b, diffs, row["higher_is_better"], per_node)
@@ -279,8 +270,6 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
                         f"{', '.join(labels)})", 2)
     base = next(s for s in sets if s.label == baseline_label)
     others = [s for s in sets if s is not base]
-    if not base.runs:
-        raise ToolError(f"{base.path}: the baseline has no karma results", 2)
     if weights_path:
         weights.parse(weights_path)  # a malformed file is bad input, not a missing figure
     schemas = newest_schemas(sets)
@@ -297,11 +286,11 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
             notes.append(f"--source {s.label}={sources[s.label].revision}: every result of "
                          f"{s.label} records its code versions; the revision is not used (name "
                          "the set whose results lack them, or made them by an older scheme)")
-    matched, only = {}, []
-    for s in others:
-        matched[s.label] = _match_set(s, base_groups, grouped[s.label], labels_by_key, notes)
-        only += _only_in_other(s, grouped[s.label], matched[s.label][0], base_groups, how)
-    out_rows = [_row(g, labels_by_key[g.key], kernel, base, others, matched, how, per_node,
+    matched = [(s, _match_set(s, base_groups, grouped[s.label], labels_by_key, notes),
+                grouped[s.label]) for s in others]
+    only = [o for s, matches, theirs in matched
+            for o in _only_in_other(s, theirs, matches, base_groups, how)]
+    out_rows = [_row(g, labels_by_key[g.key], kernel, base, matched, how, per_node,
                      sources or {}, within is None)
                 for g in base_groups for kernel in g.kernels()]
     _energy_ratios(out_rows, base.label)
@@ -344,11 +333,11 @@ def _entry(group, kernel, how):
     passed, failed = [r for r in runs if r.passed], [r for r in runs if not r.passed]
     k0 = runs[0].kernels[kernel] if runs else {"units": "", "higher_is_better": True}
     use = passed or failed
-    values = [r.kernels[kernel]["value"] for r in use]
+    kernels = [r.kernels[kernel] for r in use]
+    values = [k["value"] for k in kernels]
     flags = [f"verification FAILED in {len(failed)} of {len(runs)} run(s): "
              + ", ".join(os.path.basename(r.path) for r in failed[:3])] if failed else []
-    spread = figure.unsteady(values)
-    flags += [spread] if spread else []
+    flags += filter(None, [figure.unsteady(values)])
     entry = {"value": aggregate(values, how, k0["higher_is_better"]), "units": k0["units"],
              "higher_is_better": k0["higher_is_better"], "runs": len(use),
              "failed": not passed and bool(failed), "run_values": sorted(values),
@@ -359,7 +348,7 @@ def _entry(group, kernel, how):
              "files": [r.path for r in use], "flags": flags}
     # Energy and efficiency of the same runs, aggregated as the FOM is
     # ("best": the higher FOM per watt, the fewer joules and watts).
-    measured = [r.kernels[kernel]["energy"] for r in use if r.kernels[kernel]["energy"]]
+    measured = [k["energy"] for k in kernels if k["energy"]]
     if measured:
         def of(key, higher_is_better=False):
             return aggregate([m[key] for m in measured if m[key] is not None], how,
@@ -371,8 +360,8 @@ def _entry(group, kernel, how):
                            "joules_per_execution": of("joules_per_execution")}
     efficiency = {key: aggregate(fractions, how)
                   for key in ("fraction_of_peak_bandwidth", "fraction_of_peak_flops")
-                  for fractions in [[r.kernels[kernel]["efficiency"][key] for r in use
-                                     if key in r.kernels[kernel]["efficiency"]]] if fractions}
+                  for fractions in [[k["efficiency"][key] for k in kernels
+                                     if key in k["efficiency"]]] if fractions}
     if efficiency:
         entry["efficiency"] = efficiency
     return entry
@@ -393,10 +382,8 @@ def _energy_ratios(rows, base):
         return
     for r in rows:
         b = r["values"][base]
-        b_energy = b.get("energy") if b["value"] is not None and not b["failed"] else None
-        for e in r["values"].values():
-            if e is None:
-                continue
+        b_energy = b.get("energy") if b["ratio"] else None  # a baseline figure to divide by
+        for e in filter(None, r["values"].values()):
             energy = e.get("energy") if b_energy and e["units"] == b["units"] else None
             e["per_watt_ratio"] = energy and _ratio(energy["fom_per_watt"],
                                                     b_energy["fom_per_watt"], r["higher_is_better"])
