@@ -59,8 +59,7 @@ def higher_is_better(spec, item):
 
 
 def aggregate(values, how, higher_is_better=True):
-    """Repeated values as one: median, mean, best or worst; None of none.
-    The tools' one median (karma-compare's and the ratio tables')."""
+    """Repeated values as one: median, mean, best or worst; None of none (the tools' one median)."""
     best, worst = (max, min) if higher_is_better else (min, max)
     pick = {"median": statistics.median, "mean": statistics.fmean, "best": best,
             "worst": worst}.get(how)
@@ -111,16 +110,15 @@ def _one_per_round(spec, items, notes):
 
 def ratio_table(spec, items):
     """One comparison: {name, title, metric, rows: [...], rounds, notes}."""
-    notes = []
-    nums = _one_per_round(spec, [i for i in items if selected(spec["numerator"], i)], notes)
-    dens = _one_per_round(spec, [i for i in items if selected(spec["denominator"], i)], notes)
-    notes += [f"no result matches the {side}" for side, found in
-              (("numerator", nums), ("denominator", dens)) if not found]
-    # A ratio compares the same work on the same kind of device (a result
-    # that does not say what it ran on pairs with either); a numerator that
-    # no denominator could pair with is outside the table, not an error. A
-    # denominator that names its run (hexgrad's GB/s as a fraction of
-    # karma-stream's copy) was chosen on purpose, and may be another app's.
+    notes, sides = [], ("numerator", "denominator")
+    nums, dens = (_one_per_round(spec, [i for i in items if selected(spec[side], i)], notes)
+                  for side in sides)
+    notes += [f"no result matches the {side}" for side, found in zip(sides, (nums, dens))
+              if not found]
+    # A ratio compares the same work on the same kind of device (a result that does not say
+    # what it ran on pairs with either); a numerator that no denominator could pair with is
+    # outside the table, not an error. A denominator that names its run (hexgrad's GB/s as a
+    # fraction of karma-stream's copy) was chosen on purpose, and may be another app's.
     any_app = "run" in spec["denominator"]
 
     def same_work(a, b):
@@ -267,19 +265,17 @@ def _selection_text(selection):
 
 def comm_shares(kernel):
     """(largest share, largest waiting share) over a multi-rank kernel's
-    ranks (kernels[].comm), or None where the result has none."""
-    share = [v for v in field(kernel, "comm.share") or [] if is_number(v)]
-    waiting = [v for v in field(kernel, "comm.waiting_share") or [] if is_number(v)]
+    ranks (kernels[].comm: numbers, as the results schema checked), or None where it has none."""
+    share, waiting = (field(kernel, f"comm.{key}") or [] for key in ("share", "waiting_share"))
     return (max(share), max(waiting, default=0.0)) if share else None
 
 
 def _comm_text(row):
     """The numerator's communication: the largest share of a rank's time in
     any round, and of it the largest waiting; '-' for one rank."""
-    rounds = list((row.get("comm") or {}).values())
-    if not rounds:
-        return "-"
-    return f"{100 * max(r[0] for r in rounds):.0f}% (wait {100 * max(r[1] for r in rounds):.0f}%)"
+    rounds = (row.get("comm") or {}).values()
+    return f"{100 * max(r[0] for r in rounds):.0f}% (wait {100 * max(r[1] for r in rounds):.0f}%)" \
+        if rounds else "-"
 
 
 def _pair_cells(row):
@@ -292,16 +288,11 @@ def _pair_cells(row):
 def _figure_cells(figures, t, *between):
     """'a / b = ratio' of each round (as divided: for times, the denominator's over the
     numerator's; '-' where a round has none), then `between`, then the aggregates."""
-    cells = []
-    for r in map(str, t["rounds"]):
-        ratio = figures["rounds"].get(r)
-        if ratio is None:
-            cells.append("-")
-            continue
-        a, b = figures["values"][r]
-        if not figures["higher_is_better"]:
-            a, b = b, a
-        cells.append(f"{format_value(a)} / {format_value(b)} = {ratio:.3f}")
+    def cell(r):
+        a, b = figures["values"][r][::1 if figures["higher_is_better"] else -1]
+        return f"{format_value(a)} / {format_value(b)} = {figures['rounds'][r]:.3f}"
+
+    cells = [cell(r) if r in figures["rounds"] else "-" for r in map(str, t["rounds"])]
     aggregates = [figures["aggregates"].get(how) for how in t["aggregate"]]
     return cells + list(between) + ["-" if x is None else f"**{x:.3f}**" for x in aggregates]
 
