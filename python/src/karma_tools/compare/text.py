@@ -6,9 +6,19 @@ from karma_tools.core import md_cell, md_table
 from karma_tools.results.results import format_value
 from karma_tools.score.score import ratio_text, record_line
 
+CODE_CELLS = {"same code": "same", "code changed": "**changed**", "code version unknown": "unknown"}
+
 
 def _fmt(value, spec=".3f"):
     return "-" if value is None else format(value, spec)
+
+
+def _section(title, lines, intro=None, head=None):
+    """A `## title` section: intro, then lines (a table's rows under head); none without lines."""
+    if not lines:
+        return []
+    return [f"## {title}", ""] + ([intro, ""] if intro else []) \
+        + (md_table(head, lines) if head else lines) + [""]
 
 
 def markdown(result):
@@ -36,11 +46,8 @@ def markdown(result):
                                        _has(result, "code") and not within)
     out += _set_table(result) + _record_markdown(result)
     out += figures + _unpaired_markdown(result) + _energy_markdown(result)
-    if flags:
-        out += ["## Flags", ""] + [f"{n}. {md_cell(text)}" for n, text in
-                                   enumerate(flags, start=1)] + [""]
-    if result["notes"]:
-        out += ["## Notes", ""] + [f"- {md_cell(n)}" for n in result["notes"]] + [""]
+    out += _section("Flags", [f"{n}. {md_cell(text)}" for n, text in enumerate(flags, start=1)])
+    out += _section("Notes", [f"- {md_cell(n)}" for n in result["notes"]])
     return "\n".join(out)
 
 
@@ -60,7 +67,7 @@ def _figures_markdown(result, base, others, energy, code):
             if energy:
                 cells += [_fmt(e["per_watt_ratio"]), _fmt(e["energy_ratio"])] if e else ["-", "-"]
             if code:
-                cells.append(_code_cell(e) if e else "unpaired")
+                cells.append(CODE_CELLS.get(e["code"], "-") if e else "unpaired")
         marks = []
         for label in others + [base]:
             e = r["values"].get(label)
@@ -103,35 +110,21 @@ def _set_table(result):
     return out
 
 
-def _code_cell(e):
-    return {"same code": "same", "code changed": "**changed**",
-            "code version unknown": "unknown"}.get(e.get("code"), "-")
-
-
 def _unpaired_markdown(result):
     """Rows a set does not pair, with why, and what other sets ran that no
     baseline row stands for; then the files --skip-invalid left out."""
-    out = []
     unpaired = [[label, r["app"], r["case"], r["kernel"], why] for r in result["rows"]
                 for label, why in (r.get("unpaired") or {}).items()]
-    if unpaired:
-        out += ["## Unpaired rows", "",
-                "Baseline rows a set has no run for: the reason is the key and the two "
-                "values of the closest run of that set (baseline vs set), or no run.", ""]
-        out += md_table(["set", "app", "case", "kernel", "reason"], unpaired) + [""]
-    only = result.get("only_in_other_sets") or []
-    if only:
-        out += ["## Only in other sets", "",
-                "Runs of a set that no baseline row stands for: the reason is the key and "
-                "the two values of the closest baseline case (set vs baseline).", ""]
-        out += md_table(["set", "app", "case", "kernel", "value", "reason"],
-                        [[o["set"], o["app"], o["case"], o["kernel"], f"{_cell(o)} {o['units']}",
-                          o["reason"]] for o in only]) + [""]
-    left = result.get("left_out") or []
-    if left:
-        out += ["## Files left out", "", "Not well-formed results (--skip-invalid):", ""]
-        out += [f"- {md_cell(x['set'])}: {md_cell(x['error'])}" for x in left] + [""]
-    return out
+    only = [[o["set"], o["app"], o["case"], o["kernel"], f"{_cell(o)} {o['units']}", o["reason"]]
+            for o in result["only_in_other_sets"]]
+    left = [f"- {md_cell(x['set'])}: {md_cell(x['error'])}" for x in result["left_out"]]
+    return _section("Unpaired rows", unpaired, "Baseline rows a set has no run for: the reason "
+                    "is the key and the two values of the closest run of that set (baseline vs "
+                    "set), or no run.", ["set", "app", "case", "kernel", "reason"]) \
+        + _section("Only in other sets", only, "Runs of a set that no baseline row stands for: "
+                   "the reason is the key and the two values of the closest baseline case (set "
+                   "vs baseline).", ["set", "app", "case", "kernel", "value", "reason"]) \
+        + _section("Files left out", left, "Not well-formed results (--skip-invalid):")
 
 
 def _has(result, key, within=None):
@@ -142,24 +135,17 @@ def _has(result, key, within=None):
 
 def _energy_markdown(result):
     """Each set's measured energy and known efficiency, one line per row and set with any."""
-    energy, efficiency = _has(result, "energy"), _has(result, "efficiency")
-    if not energy and not efficiency:
-        return []
     names = {"fraction_of_peak_bandwidth": "of peak bandwidth",
              "fraction_of_peak_flops": "of peak FLOP/s"}
-    fractions = [key for key in names if _has(result, key, "efficiency")]
-    out = ["## Energy and efficiency", ""]
-    if energy:
-        out += ["Average power over each kernel's energy window (all ranks' counters), its "
-                "figure of merit per watt and the energy of one execution, aggregated over "
-                f"repeated runs as the figures of merit are ({result['aggregate']}).", ""]
+    energy, fractions = _has(result, "energy"), [k for k in names if _has(result, k, "efficiency")]
     rows = []
     for r in result["rows"]:
         for s in result["sets"]:
             e = r["values"].get(s["label"])
             if not e or ("energy" not in e and "efficiency" not in e):
                 continue
-            cells = [r["app"], r["case"], r["kernel"], s["label"], _code_cell(e)]
+            cells = [r["app"], r["case"], r["kernel"], s["label"],
+                     CODE_CELLS.get(e.get("code"), "-")]
             if energy:
                 m = e.get("energy") or {}
                 per_watt = format_value(m.get("fom_per_watt"))
@@ -170,14 +156,15 @@ def _energy_markdown(result):
             rows.append(cells + [_fmt(e.get("efficiency", {}).get(k), ".0%") for k in fractions])
     head = ["app", "case", "kernel", "set", "code"] + (
         ["power (W)", "FOM per watt", "J per execution"] if energy else [])
-    return out + md_table(head + [names[k] for k in fractions], rows) + [""]
+    return _section("Energy and efficiency", rows, energy and (
+        "Average power over each kernel's energy window (all ranks' counters), its figure of "
+        "merit per watt and the energy of one execution, aggregated over repeated runs as the "
+        f"figures of merit are ({result['aggregate']})."), head + [names[k] for k in fractions])
 
 
 def _cell(e):
-    if e is None:
-        return "-"
-    return format_value(e["value"]) + (" FAILED" if e["failed"] else "") + (
-        f" (n={e['runs']})" if e["runs"] > 1 else "")
+    return "-" if e is None else format_value(e["value"]) + (" FAILED" if e["failed"] else "") \
+        + (f" (n={e['runs']})" if e["runs"] > 1 else "")
 
 
 # Columns the CSV gains when some result has energy or efficiency figures.
