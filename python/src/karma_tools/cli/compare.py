@@ -51,8 +51,7 @@ def campaign_main(args):
     name, manifest_path, tables, notes = sides.campaign_tables(args.campaign, specs,
                                                                args.aggregate, energy=True)
     if args.compare_from:
-        ran = {j.get("run") for j in read_json(manifest_path).get("jobs") or []
-               if isinstance(j, dict)}
+        ran = {j.get("run") for j in read_json(manifest_path)["jobs"]}  # checked: objects
         for spec in specs:
             for side in ("numerator", "denominator"):
                 for pattern in spec[side].get("run", []):
@@ -175,14 +174,12 @@ def implementations_main(args):
     for given, option in ((args.baseline, "--baseline"), (args.weights, "--weights"),
                           (args.source, "--source"), (args.repo, "--repo"),
                           (args.per_node, "--per-node"), (args.allow_partial, "--allow-partial")):
-        if given:
-            raise ToolError(f"{option} does not go with --implementations: both sides are one "
-                            f"set's runs (the baseline is its {theirs} kernels)", 2)
-    if not args.sets:
-        raise ToolError("give at least one result set whose implementations to compare", 2)
+        refuse((given, f"{option} does not go with --implementations: both sides are one set's "
+                f"runs (the baseline is its {theirs} kernels)"))
+    refuse((not args.sets, "give at least one result set whose implementations to compare"))
     sets = _open_sets(args)
-    if len({s.label for s in sets}) < len(sets):
-        raise ToolError("two result sets have the same label; name them LABEL=DIR", 2)
+    refuse((len({s.label for s in sets}) < len(sets),
+            "two result sets have the same label; name them LABEL=DIR"))
     results = [implementations.compare_within(s, ours, theirs, how=args.aggregate or "median")
                for s in sets]
     doc = {"karma_compare_implementations": 1, "comparisons": results}
@@ -201,11 +198,9 @@ def _sources(items, repo, labels):
     out = {}
     for item in items:
         label, sep, rev = item.partition("=")
-        if not sep or not label or not rev:
-            raise ToolError(f"--source {item}: expected LABEL=REV", 2)
-        if label not in labels:
-            raise ToolError(f"--source {item}: no set of label '{label}' (sets: "
-                            f"{', '.join(labels)})", 2)
+        refuse((not sep or not label or not rev, f"--source {item}: expected LABEL=REV"),
+               (label not in labels, f"--source {item}: no set of label '{label}' (sets: "
+                f"{', '.join(labels)})"))
         check = subprocess.run(["git", "-C", repo, "rev-parse", "--verify", "--quiet",
                                 f"{rev}^{{commit}}"], capture_output=True, text=True)
         if check.returncode != 0:

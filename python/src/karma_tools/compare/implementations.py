@@ -30,11 +30,9 @@ def _side(run, implementation):
                             f"the variant '{k['variant']}' ({name} and another): they cannot "
                             "stand for one row", 2)
         kernels[k["variant"]] = k
-    if not kernels:
-        return None
     side = copy.copy(run)
     side.kernels = kernels
-    return side
+    return side if kernels else None
 
 
 def compare_within(result_set, ours, theirs, **options):
