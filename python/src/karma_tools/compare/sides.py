@@ -170,9 +170,8 @@ def ratio_table(spec, items):
     for row in out_rows:
         row["aggregates"] = {how: aggregate(list(row["rounds"].values()), how)
                              for how in spec["aggregate"]}
-        for key in ("rounds", "values", "comm"):
-            if key in row:
-                row[key] = {str(k): v for k, v in sorted(row[key].items())}
+        for key in row.keys() & {"rounds", "values", "comm"}:
+            row[key] = {str(k): v for k, v in sorted(row[key].items())}
     return {"name": spec["name"], "title": spec.get("title") or spec["name"],
             "metric": spec["metric"], "match": spec["match"], "label": spec["label"],
             "aggregate": spec["aggregate"], "per_round": spec.get("per_round"),
@@ -194,8 +193,7 @@ def campaign_tables(path, specs=None, how=None, energy=False):
     if result_set.manifest is None:
         resultset.read_manifest(path)  # says why it is not a campaign
     manifest_path, manifest = result_set.manifest_path, result_set.manifest
-    if specs is None:
-        specs = manifest.get("compare") or []
+    specs = manifest.get("compare") or [] if specs is None else specs
     if not isinstance(specs, list):
         raise ToolError(f"{manifest_path}: compare: not a list (edit the campaign and generate "
                         "again rather than this file)", 2)
@@ -219,24 +217,19 @@ def campaign_tables(path, specs=None, how=None, energy=False):
     return (manifest.get("campaign") or {}).get("name", "?"), manifest_path, tables, notes
 
 
-def _energy_stand_ins(items, field):
-    """The items with one energy figure as their FOM, for ratio_table to pair
-    as it paired the FOMs: in the FOM's sense (per watt) or as a cost (J)."""
-    fom = {"metric": "fom.value"}
-    return [dict(item, entry={"fom": {
-        "value": (kernel_energy(item["entry"]) or {}).get(field),
-        "higher_is_better": field == "fom_per_watt" and higher_is_better(fom, item)}})
-        for item in items]
-
-
 def _add_energy(spec, table, items):
     """Adds per_watt and energy ({rounds, values, higher_is_better, aggregates}) to each row
     of a table where some pair measured energy on both sides."""
-    stand_in = dict(spec, metric="fom.value", higher_is_better=None)
-    by_field = {key: {_pair_key(row): row for row in
-                      ratio_table(stand_in, _energy_stand_ins(items, field))["rows"]}
-                for key, field in (("per_watt", "fom_per_watt"),
-                                   ("energy", "joules_per_execution"))}
+    fom, by_field = {"metric": "fom.value"}, {}
+    for key, figure in (("per_watt", "fom_per_watt"), ("energy", "joules_per_execution")):
+        # The items with one energy figure as their FOM, paired as the FOMs were: in the
+        # FOM's sense (per watt) or as a cost (J).
+        stand_ins = [dict(item, entry={"fom": {
+            "value": (kernel_energy(item["entry"]) or {}).get(figure),
+            "higher_is_better": figure == "fom_per_watt" and higher_is_better(fom, item)}})
+            for item in items]
+        by_field[key] = {_pair_key(row): row for row in ratio_table(
+            dict(spec, metric="fom.value", higher_is_better=None), stand_ins)["rows"]}
     if not any(by_field.values()):
         return
     none = {"rounds": {}, "values": {}, "higher_is_better": True,
