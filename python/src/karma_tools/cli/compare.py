@@ -55,13 +55,11 @@ def campaign_main(args):
         for spec in specs:
             for side in ("numerator", "denominator"):
                 for pattern in spec[side].get("run", []):
-                    if not any(fnmatch.fnmatchcase(str(r), pattern) for r in ran):
-                        raise ToolError(f"--compare-from {args.compare_from}: compare "
-                                        f"{spec['name']}: {side}.run '{pattern}' is no run "
-                                        f"of {manifest_path}", 2)
-    if not tables:
-        raise ToolError(f"{manifest_path}: the campaign declares no comparisons (add a "
-                        "`compare:` section to its campaign file and generate again)", 2)
+                    refuse((not any(fnmatch.fnmatchcase(str(r), pattern) for r in ran),
+                            f"--compare-from {args.compare_from}: compare {spec['name']}: "
+                            f"{side}.run '{pattern}' is no run of {manifest_path}"))
+    refuse((not tables, f"{manifest_path}: the campaign declares no comparisons (add a "
+            "`compare:` section to its campaign file and generate again)"))
     lines = [f"# karma side by side: campaign {name}", ""] + sides.markdown(tables, "##") + (
         ["## Notes", ""] + [f"- {n}" for n in notes] + [""] if notes else [])
     doc = {"karma_compare_campaign": 1, "campaign": name, "manifest": manifest_path,
