@@ -33,8 +33,7 @@ def load_items(result_set):
         point = re.sub(r"\.r[0-9]+$", "", entry["name"])  # without its round (.rN)
         deck.update(zip(PAIRING_KEYS, (run.ranks, run.nodes, run.comm_path, entry.get("run", ""),
                                        point.removesuffix(f".p{process}") if process else point)))
-        notes += [f"{entry['name']}: {n}" for n in run.doc.get("notes") or []
-                  if isinstance(n, str)]
+        notes += [f"{entry['name']}: {n}" for n in run.doc.get("notes") or []]  # schema: strings
         rnd = entry.get("round") if isinstance(entry.get("round"), int) else 1
         items += [{"job": entry["name"], "run": entry.get("run", ""), "app": run.app,
                    "device": run.device_kind, "round": rnd, "process": process, "kernel": name,

@@ -183,10 +183,9 @@ def csv_text(results):
             row = [r["app"], r["case"], r["kernel"], r["units"], int(r["higher_is_better"])]
             for s in result["sets"]:
                 e = r["values"].get(s["label"])
-                if e is None:
-                    why = (r.get("unpaired") or {}).get(s["label"], "no run")
+                if e is None:  # an other set's, unpaired: compare says why
                     out.append(row + [s["label"], "", "", 0, "", "", "missing",
-                                      f"unpaired: {why}", ""] + blanks)
+                                      f"unpaired: {r['unpaired'][s['label']]}", ""] + blanks)
                     continue
                 figures = {**e, **(e.get("energy") or {}), **(e.get("efficiency") or {})}
                 out.append(row + [s["label"], e["value"], e["ratio"], e["runs"], e["nodes"],
