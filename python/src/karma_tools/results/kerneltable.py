@@ -43,19 +43,12 @@ def release(name):
         raise ToolError(f"{path}: cannot read the kernel tables ({e})", 2) from None
 
 
-def frozen_releases():
-    """The releases whose tables are kept, oldest first."""
-    names = [f[:-5] for f in os.listdir(DATA) if f.endswith(".json") and f[:-5] != HEAD]
-    return sorted((n for n in names if _version(n)), key=_version)
-
-
 def release_of(doc):
     """The table for a document without one: the oldest kept not older than it, else head."""
     version = _version((doc.get("suite") or {}).get("version"))
-    for name in frozen_releases():
-        if version is None or version <= _version(name):
-            return name
-    return HEAD
+    kept = sorted(filter(_version, (f[:-5] for f in os.listdir(DATA) if f.endswith(".json"))),
+                  key=_version)
+    return next((name for name in kept if version is None or version <= _version(name)), HEAD)
 
 
 @functools.lru_cache(maxsize=None)
@@ -82,7 +75,8 @@ def evaluate(text, doc, kernel=None):
     return _value(parse(text), dict(doc, kernel=kernel, kernels=kernels))
 
 
-def _number(v):
+def json_number(v):
+    """A JSON number, not a boolean (a NaN, an infinity or a huge integer too)."""
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
@@ -99,7 +93,7 @@ def _value(node, scope):
     op = node.func.id if call else type(getattr(node, "op", None) or node.ops[0])
     args = [value(a) for a in node.args] if call else \
         [value(node.left), value(getattr(node, "right", None) or node.comparators[0])]
-    if op in (ast.Eq, ast.NotEq) or all(map(_number, args)) and (op is not ast.Div or args[1]):
+    if op in (ast.Eq, ast.NotEq) or all(map(json_number, args)) and (op is not ast.Div or args[1]):
         return _OPS[op](*args)
     return "".join(args) if op is ast.Add and all(isinstance(a, str) for a in args) else None
 
@@ -126,18 +120,15 @@ def expand(table):
 class Table:
     """One app's kernel table, looked up by kernel name."""
 
-    def __init__(self, app, table):
-        self.app = app
+    def __init__(self, table):
         self.declared = {}
         for k in expand(table or {}):
             self.declared.setdefault(k["name"], []).append(k)
 
     def find(self, name, implementation=None):
         """The declared kernel of that name (and implementation), or None."""
-        for k in self.declared.get(name) or []:
-            if implementation is None or implementation in k["implementation"]:
-                return k
-        return None
+        return next((k for k in self.declared.get(name, [])
+                     if implementation is None or implementation in k["implementation"]), None)
 
     def work_of(self, name):
         """The work a kernel stands for (alternatives share one; a tier takes the best)."""
@@ -156,21 +147,20 @@ class Table:
 
 
 @functools.lru_cache(maxsize=256)
-def _table(app, source, text):
-    return Table(app, json.loads(text))
+def _table(text):
+    return Table(json.loads(text))
 
 
 def of(doc):
     """The Table of a results document: its own, else its release's, else the head's."""
-    app = str(doc.get("app"))
-    own = doc.get("kernel_table")
-    if not isinstance(own, dict):
-        help_json = release(release_of(doc)).get(app) or release(HEAD).get(app) or {}
-        own = help_json.get("x-karma-kernels") or {}
-    return _table(app, "doc", json.dumps(own, sort_keys=True))
+    app, own = str(doc.get("app")), doc.get("kernel_table")
+    if isinstance(own, dict):
+        return _table(json.dumps(own, sort_keys=True))
+    name = release_of(doc)
+    return of_app(app, name if release(name).get(app) else HEAD)
 
 
 def of_app(app, name=HEAD):
     """An app's table in a release's data (the head's by default)."""
     help_json = release(name).get(app) or {}
-    return _table(app, name, json.dumps(help_json.get("x-karma-kernels") or {}, sort_keys=True))
+    return _table(json.dumps(help_json.get("x-karma-kernels") or {}, sort_keys=True))
