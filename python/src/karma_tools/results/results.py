@@ -15,10 +15,8 @@ from karma_tools.results import kerneltable
 
 def is_number(value):
     """A finite JSON number (not a boolean) that fits a float."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
     try:
-        return math.isfinite(float(value))
+        return kerneltable.json_number(value) and math.isfinite(value)
     except OverflowError:
         return False
 
@@ -65,10 +63,8 @@ def check_schema(path, doc):
 
 @functools.lru_cache(maxsize=None)
 def _lenient():
-    import jsonschema
-
-    return jsonschema.Draft202012Validator(schemas.lenient(schemas.load(
-        "results.schema.json").schema))
+    strict = schemas.load("results.schema.json")
+    return type(strict)(schemas.lenient(strict.schema))
 
 
 class Run:
@@ -82,39 +78,35 @@ class Run:
         self.deck_stem = os.path.splitext(os.path.basename(deck.get("path", "")))[0] or "deck"
         self.resolved = deck.get("resolved") or {}
         self.problem = doc.get("problem") or {}
-        mpi = doc.get("mpi") or {}
-        self.ranks = int(mpi.get("ranks") or 1)
-        self.nodes = int(mpi.get("nodes") or 1)
+        # The schema has checked each field's type (resultset._check), not its presence.
+        mpi = doc["mpi"]
+        self.ranks = int(mpi.get("ranks", 1))
+        self.nodes = int(mpi.get("nodes", 1))
         # The path of device data between ranks; "" where not recorded.
-        self.comm_path = mpi["comm"].get("path", "") \
-            if isinstance(mpi.get("comm"), dict) else ""
-        self.passed = doc.get("result") == "PASSED" and \
-            bool((doc.get("verification") or {}).get("passed", True))
+        self.comm_path = mpi.get("comm", {}).get("path", "")
+        self.passed = doc["result"] == "PASSED" and doc.get("verification", {}).get("passed", True)
         kokkos = doc.get("kokkos") or {}
         self.backend = kokkos.get("default_execution_space", "?")
         self.kokkos_version = kokkos.get("version") or "?"
-        ranks = doc.get("ranks") or [{}]
-        device = (ranks[0] or {}).get("device") or {}
+        device = (doc.get("ranks") or [{}])[0].get("device") or {}
         self.device = device.get("name") or "?"
         # Results read from a reference program's output (reference.py).
-        reference = doc.get("reference") if isinstance(doc.get("reference"), dict) else {}
+        reference = doc.get("reference", {})
         self.reference = reference.get("format")
         # gpu or host: what the kernels ran on (a node's host CPU runs and its
         # GPU runs are different cases); "" where the results do not say.
-        self.device_kind = reference.get("device") if self.reference else device.get("kind")
-        if self.device_kind not in ("gpu", "host"):
-            self.device_kind = ""
+        self.device_kind = (reference.get("device") if self.reference else device.get("kind")) \
+            or ""
         self.kernels = {}
-        for k in doc.get("kernels") or []:
-            fom = k.get("fom") or {}
+        for k in doc["kernels"]:
             implementation, variant = kernel_identity(self, k)
             self.kernels[k["name"]] = {
                 "implementation": implementation,
                 "variant": variant,
                 "entry": k,
-                "value": fom.get("value"),
-                "units": fom.get("units", ""),
-                "higher_is_better": bool(fom.get("higher_is_better", True)),
+                "value": k["fom"].get("value"),
+                "units": k["fom"].get("units", ""),
+                "higher_is_better": k["fom"].get("higher_is_better", True),
                 "energy": kernel_energy(k),
                 "efficiency": kernel_efficiency(k),
             }
@@ -133,48 +125,37 @@ class Run:
 
 def kernel_energy(kernel):
     """{average_power_W, joules_per_execution, fom_per_watt, fom_per_watt_units} of a
-    kernel's energy, None unless "measured" with a positive power; a malformed figure is
-    None, as an unmeasured one (energy is optional)."""
-    energy = kernel.get("energy")
-    if not isinstance(energy, dict) or energy.get("status") != "measured":
+    kernel's energy (optional), None unless "measured" with a power."""
+    energy = kernel.get("energy", {})
+    if energy.get("status") != "measured" or "average_power_W" not in energy:
         return None
-    per_watt = energy.get("fom_per_watt")
-    per_watt = per_watt if isinstance(per_watt, dict) else {}
-    out = {"average_power_W": energy.get("average_power_W"),
-           "joules_per_execution": energy.get("joules_per_execution"),
-           "fom_per_watt": per_watt.get("value")}
-    out = {k: v if is_number(v) and v > 0 else None for k, v in out.items()}
-    if out["average_power_W"] is None:
-        return None
-    units = per_watt.get("units")
-    out["fom_per_watt_units"] = units if isinstance(units, str) else ""
-    return out
+    per_watt = energy.get("fom_per_watt", {})
+    return {"average_power_W": energy["average_power_W"],
+            "joules_per_execution": energy.get("joules_per_execution"),
+            "fom_per_watt": per_watt.get("value"), "fom_per_watt_units": per_watt.get("units", "")}
 
 
 def kernel_efficiency(kernel):
     """The known ones of a kernel's fraction_of_peak_bandwidth and _flops, as a dict."""
-    efficiency = kernel.get("efficiency")
-    if not isinstance(efficiency, dict):
-        return {}
+    efficiency = kernel.get("efficiency", {})
     return {k: efficiency[k] for k in ("fraction_of_peak_bandwidth", "fraction_of_peak_flops")
-            if is_number(efficiency.get(k)) and efficiency[k] >= 0}
+            if k in efficiency and efficiency[k] >= 0}
 
 
 def kernel_identity(run, kernel):
     """(implementation, variant) of a kernel entry, as the module says."""
-    name = kernel.get("name", "")
-    implementation = kernel.get("implementation")
-    variant = kernel.get("variant")
-    if isinstance(implementation, str) and implementation and isinstance(variant, str) and variant:
+    name = kernel["name"]
+    implementation, variant = kernel.get("implementation"), kernel.get("variant")
+    if implementation and variant:
         return implementation, variant  # schema 2: no table to look up
     declared = kerneltable.of(run.doc).declared.get(name) or []
-    if not isinstance(implementation, str) or not implementation:
+    if not implementation:
         section = run.resolved.get(run.app)
         from_deck = section.get("implementation") if isinstance(section, dict) else None
         listed = [i for k in declared for i in k["implementation"]]
         implementation = from_deck if isinstance(from_deck, str) and from_deck else \
             "kokkos" if "kokkos" in listed or not listed else listed[0]
-    if not isinstance(variant, str) or not variant:
+    if not variant:
         variants = {k["variant"] for k in declared}
         variant = variants.pop() if len(variants) == 1 else name
     return implementation, variant
