@@ -6,6 +6,7 @@ import json
 
 from karma_tools import schemas
 from karma_tools.results import kerneltable
+from karma_tools.results.kerneltable import json_number as _is_number
 from karma_tools.results.results import field as _get
 
 
@@ -16,23 +17,16 @@ def printable(text):
                    for c in str(text))
 
 
-def _is_number(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
 def _real_date(text):
     """The date's calendar: the schema's pattern has checked its form."""
     try:
-        day, time = text[:10], text[11:19]
-        hour, minute, second = (int(p) for p in time.split(":"))
-        datetime.date.fromisoformat(day)
-        # A leap second is the last second of a UTC day.
-        if second == 60:
-            return hour == 23 and minute == 59
-        datetime.time(hour, minute, second)
-        return True
+        hour, minute, second = (int(p) for p in text[11:19].split(":"))
+        datetime.date.fromisoformat(text[:10])
+        datetime.time(hour, minute, min(second, 59))
     except ValueError:
         return False
+    # A leap second is the last second of a UTC day.
+    return second < 60 or second == 60 and (hour, minute) == (23, 59)
 
 
 def cross_field_problems(doc, expect):
@@ -64,9 +58,7 @@ def cross_field_problems(doc, expect):
         if isinstance(window, list) and len(window) == 2 and all(map(_is_number, window)) \
                 and window[0] > window[1]:
             out.append(f"kernels[{i}].energy.window_unix_s: start after end")
-    verification = _get(doc, "verification")
-    passed = _get(verification, "passed")
-    checks = _get(verification, "checks")
+    passed, checks = _get(doc, "verification.passed"), _get(doc, "verification.checks")
     if isinstance(checks, list):
         verdicts = []
         for i, c in enumerate(checks):
@@ -103,17 +95,15 @@ PEAK_TOLERANCE = {"gpu": 1.0, "host": 4.0}
 def physics_problems(doc):
     """Each kernel past its devices' peak beyond PEAK_TOLERANCE: a broken timer or peak."""
     ranks = _get(doc, "ranks")
-    kinds = [_get(r, "device.kind") for r in ranks] if isinstance(ranks, list) else []
-    limit = max([PEAK_TOLERANCE.get(k, 1.0) for k in kinds if isinstance(k, str)] or [1.0])
-    out = []
+    limit = max((PEAK_TOLERANCE.get(str(_get(r, "device.kind")), 1.0)
+                 for r in (ranks if isinstance(ranks, list) else [])), default=1.0)
     kernels = _get(doc, "kernels")
-    for i, k in enumerate(kernels if isinstance(kernels, list) else []):
-        for what in ("bandwidth", "flops"):
-            fraction = _get(k, f"efficiency.fraction_of_peak_{what}")
-            if _is_number(fraction) and fraction > limit:
-                out.append(f"kernels[{i}].efficiency.fraction_of_peak_{what}: {fraction:.3g} "
-                           f"times the device's peak (more than {limit:g}): not physical")
-    return out
+    return [f"kernels[{i}].efficiency.fraction_of_peak_{what}: {fraction:.3g} times the "
+            f"device's peak (more than {limit:g}): not physical"
+            for i, k in enumerate(kernels if isinstance(kernels, list) else [])
+            for what in ("bandwidth", "flops")
+            if _is_number(fraction := _get(k, f"efficiency.fraction_of_peak_{what}"))
+            and fraction > limit]
 
 
 def table_problems(doc):
@@ -123,15 +113,15 @@ def table_problems(doc):
             not isinstance(doc.get("suite", {}), dict) or \
             not isinstance(doc.get("kernel_table", {}), dict):
         return []  # the schema's problems say why
-    kernels = [k if isinstance(k, dict) and isinstance(k.get("name"), str) and
-               isinstance(k.get("implementation", ""), str) else None for k in kernels]
     table = kerneltable.of(doc)
     if not table.declared:
         return [f"app: no kernel table for {doc['app']!r} (neither the document's "
                 "kernel_table nor the tools' data has one)"]
-    return [f"kernels[{i}].name: {k.get('name')!r} ({k.get('implementation')}) is not in "
+    return [f"kernels[{i}].name: {k['name']!r} ({k.get('implementation')}) is not in "
             f"{doc['app']}'s kernel table" for i, k in enumerate(kernels)
-            if k is not None and not table.find(k["name"], k.get("implementation"))]
+            if isinstance(k, dict) and isinstance(k.get("name"), str)
+            and isinstance(k.get("implementation", ""), str)
+            and not table.find(k["name"], k.get("implementation"))]
 
 
 def validate(doc, expect=None):
