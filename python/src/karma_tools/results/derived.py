@@ -32,81 +32,55 @@ def _rate(amount, seconds, scale=1.0):
 # --- the time statistics -----------------------------------------------------------
 
 
-def _spread_problems(t):
-    """The sample stddev lies between (max - min) / sqrt(2 (n - 1)) and, by Bhatia-Davis,
+def time_problems(t, repetitions):
+    """[why] of a kernel's time_s against itself and its repetitions (None: not known); the
+    sample stddev lies between (max - min) / sqrt(2 (n - 1)) and, by Bhatia-Davis,
     sqrt((max - mean) (mean - min) n / (n - 1))."""
     n, lo, mean, hi, sd = (t.get(k) for k in ("count", "min", "mean", "max", "stddev"))
-    if not all(map(_number, (n, lo, mean, hi, sd))):
-        return []
+    out = [] if repetitions in (None, n) else \
+        [f"time_s.count {n}, but the run timed {repetitions} repetition(s)"]
+    if not lo * (1 - _ROUNDING) <= mean <= hi * (1 + _ROUNDING):
+        return out + [f"time_s.mean {mean} not within min {lo} and max {hi}"]
+    if sd is None:
+        return out
     if sd < 0:
-        return [f"time_s.stddev {sd} < 0"]
+        return out + [f"time_s.stddev {sd} < 0"]
     if n == 1:
-        return [] if lo == hi and sd == 0 else \
-            [f"time_s: one repetition, but min {lo}, max {hi}, stddev {sd}"]
+        return out + ([] if lo == hi and sd == 0 else
+                      [f"time_s: one repetition, but min {lo}, max {hi}, stddev {sd}"])
     least = (hi - lo) / math.sqrt(2 * (n - 1))
     most = math.sqrt(max(hi - mean, 0) * max(mean - lo, 0) * n / (n - 1))
     if sd < least * (1 - TOLERANCE) or sd > most * (1 + TOLERANCE) + _ROUNDING * hi:
-        return [f"time_s.stddev {sd} cannot be of {n} times from {lo} to {hi} with mean "
-                f"{mean} (it lies within [{least:.6g}, {most:.6g}])"]
-    return []
-
-
-def time_problems(t, repetitions):
-    """[why] of a kernel's time_s against itself and its repetitions (None: not known)."""
-    if not isinstance(t, dict):
-        return []
-    out = []
-    n, lo, mean, hi = (t.get(k) for k in ("count", "min", "mean", "max"))
-    if repetitions is not None and n != repetitions:
-        out.append(f"time_s.count {n}, but the run timed {repetitions} repetition(s)")
-    if all(map(_number, (lo, mean, hi))) and \
-            not lo * (1 - _ROUNDING) <= mean <= hi * (1 + _ROUNDING):
-        out.append(f"time_s.mean {mean} not within min {lo} and max {hi}")
-    elif "stddev" in t:
-        out += _spread_problems(t)
+        out.append(f"time_s.stddev {sd} cannot be of {n} times from {lo} to {hi} with mean "
+                   f"{mean} (it lies within [{least:.6g}, {most:.6g}])")
     return out
-
-
-def _repetitions(doc, k, entry):
-    """The timed executions the deck gave a kernel, or None where the document won't say."""
-    how = entry.get("repetitions") or \
-        (None if entry.get("time") == "mean" else "deck.resolved.run.repetitions")
-    reps = kerneltable.evaluate(how, doc, k) if how else None
-    return reps if isinstance(reps, int) and not isinstance(reps, bool) else None
 
 
 # --- the figures -------------------------------------------------------------------
 
 
-def _count(doc, k, entry):
-    """(items per execution, from where, scale) of a count rate, or None."""
-    per, units = entry.get("per"), _get(k, "fom.units")
-    prefix = str(units)[:-len(f"{per}/s")] if str(units).endswith(f"{per}/s") else None
-    if prefix not in _PREFIXES:
-        return None
-    if _number(_get(k, "fom.count")):
-        return _get(k, "fom.count"), "fom.count", _PREFIXES[prefix]
-    count = kerneltable.evaluate(entry["count"], doc, k) if entry.get("count") else None
-    return (count, entry["count"], _PREFIXES[prefix]) if _number(count) else None
-
-
 def _fom(doc, k, entry, time, seconds):
     """(fom.value as the harness computes it, from what), (None, why not), or (None, None)
     where the result records no count."""
-    units = _get(k, "fom.units")
+    units, per = _get(k, "fom.units"), entry.get("per")
     if units != entry.get("units"):
         return None, (f"fom.units {units!r}: not the figure its kernel table gives "
                       f"({entry.get('units')!r})")
-    if entry.get("per") in ("bytes", "flops"):
+    if per in ("bytes", "flops"):
         scale = 1e-9 if units in ("GB/s", "GFLOP/s") else 1.0
-        return _rate(k.get(entry["per"]), seconds, scale), f"{entry['per']} / {time}"
-    count = _count(doc, k, entry)
-    if count is None:
+        return _rate(k.get(per), seconds, scale), f"{per} / {time}"
+    # A count rate: items per execution (fom.count, else the table's), per second.
+    prefix = str(units)[:-len(f"{per}/s")] if str(units).endswith(f"{per}/s") else None
+    count = _get(k, "fom.count")
+    source = "fom.count" if _number(count) else entry.get("count")
+    if prefix in _PREFIXES and not _number(count) and source:
+        count = kerneltable.evaluate(source, doc, k)
+    if prefix not in _PREFIXES or not _number(count):
         return None, None
-    return _rate(count[0], seconds, count[2]), f"{count[1]} / {time}"
+    return _rate(count, seconds, _PREFIXES[prefix]), f"{source} / {time}"
 
 
-def _rates(doc, k, entry, t, mean_time):
+def _rates(doc, k, t, mean_time):
     """The harness's best, median and worst rates [(field, value, from what)], if any."""
     if mean_time:
         return []
@@ -118,24 +92,17 @@ def _rates(doc, k, entry, t, mean_time):
             for stat, time in zip(("best", "median", "worst"), stats)]
 
 
-def _peaks(doc):
-    """(GB/s, GFLOP/s at problem.precision) of the devices' peaks summed, each None if unknown."""
-    seen, bandwidth, flops = set(), [], []
-    precision = _get(doc, "problem.precision")
-    for r in doc.get("ranks") or []:
-        d = r.get("device") if isinstance(r, dict) else None
-        if not isinstance(d, dict) or (r.get("host"), d.get("pci_bus_id", "")) in seen:
-            continue
-        seen.add((r.get("host"), d.get("pci_bus_id", "")))
-        bandwidth.append(d.get("peak_memory_bandwidth_GBps"))
-        flops.append(_get(d, f"peak_GFLOPs.{precision}") if isinstance(precision, str)
-                     else None)
-    return tuple(sum(v) if v and all(map(_number, v)) else None for v in (bandwidth, flops))
-
-
 def _efficiency(doc, k):
-    """The kernel's fractions of the devices' peaks."""
-    bandwidth, flops = _peaks(doc)
+    """The kernel's fractions of its devices' peaks (each device once)."""
+    devices = {}
+    for r in doc.get("ranks", []):
+        if "device" in r:
+            devices.setdefault((r.get("host"), r["device"].get("pci_bus_id", "")), r["device"])
+    precision = _get(doc, "problem.precision")
+    bandwidth, flops = (sum(v) if v and all(map(_number, v)) else None for v in (
+        [d.get("peak_memory_bandwidth_GBps") for d in devices.values()],
+        [_get(d, f"peak_GFLOPs.{precision}") if isinstance(precision, str) else None
+         for d in devices.values()]))
     # The harness's best bandwidth, else a figure of merit in GB/s.
     gbps, what = _get(k, "bandwidth_GBps.best"), "bandwidth_GBps.best"
     if not _number(gbps) and _get(k, "fom.units") == "GB/s":
@@ -156,7 +123,7 @@ def _ratio(a, b):
 def _energy(k):
     """A measured window's figures from its average power."""
     watts = _get(k, "energy.average_power_W")
-    if not _number(watts) or watts <= 0:
+    if watts is None:
         return []
     return [("energy.joules_per_execution", watts * k["time_s"]["median"],
              "energy.average_power_W x time_s.median"),
@@ -178,23 +145,24 @@ def kernel_problems(doc, k, table):
         out.append("fom.higher_is_better: a rate is higher-is-better")
     further = [(field, kerneltable.evaluate(how, doc, k), how)  # the entry's figures
                for field, how in sorted((entry.get("figures") or {}).items())]
-    derived = [("fom.value", want, how)] + _rates(doc, k, entry, t, mean_time) + further + \
+    derived = [("fom.value", want, how)] + _rates(doc, k, t, mean_time) + further + \
         _efficiency(doc, k) + _energy(k)
     for field, value, how in derived:  # a value None: not derived
         found = _get(k, field)
         if _number(found) and _number(value) and \
                 abs(found - value) > TOLERANCE * max(abs(found), abs(value)):
             out.append(f"{field} {found:.7g}, but {how} gives {value:.7g}")
-    repetitions = None if validate.is_reference(doc) else _repetitions(doc, k, entry)
-    return out + time_problems(t, repetitions)
+    # The timed executions the deck gave the kernel, where the document says.
+    how = entry.get("repetitions") or (None if mean_time else "deck.resolved.run.repetitions")
+    reps = None if validate.is_reference(doc) or not how else kerneltable.evaluate(how, doc, k)
+    return out + time_problems(t, reps if type(reps) is int else None)
 
 
 def problems(doc):
     """['kernels[i] (name): why'] of a schema-valid document's figures and times."""
-    kernels = doc.get("kernels") or []
     table = kerneltable.of(doc)
     out = []
-    for i, k in enumerate(kernels):
+    for i, k in enumerate(doc["kernels"]):
         try:
             whys = kernel_problems(doc, k, table)
         except ToolError as e:  # an expression outside the tables' grammar
