@@ -11,6 +11,7 @@ definitions' source hashes and its launch shape: what the code or deck fixes, ne
 run's sizes, threads, ranks or device (Variant::code and ::launch)."""
 
 import hashlib
+import itertools
 import json
 import os
 import pathlib
@@ -21,8 +22,7 @@ from karma_tools.core import atomic_write
 
 _TOKEN = re.compile(r"""
     (?P<space>\s+)
-  | (?P<line_comment>//[^\n]*)
-  | (?P<block_comment>/\*.*?\*/)
+  | (?P<comment>//[^\n]*|/\*.*?\*/)
   | (?P<raw>R"(?P<delim>[^(\s]*)\(.*?\)(?P=delim)")
   | (?P<string>(?:u8|u|U|L)?"(?:\\.|[^"\\\n])*")
   | (?P<char>(?:u8|u|U|L)?'(?:\\.|[^'\\\n])*')
@@ -47,7 +47,7 @@ def tokens(text):
     """The C++ tokens of `text`, without comments or preprocessor lines (continued too)."""
     text = re.sub(r"^[ \t]*#(?:[^\n]*\\[ \t\r]*\n)*[^\n]*", "", text, flags=re.M)
     return [m.group(0) for m in _TOKEN.finditer(text)
-            if m.lastgroup not in ("space", "line_comment", "block_comment")]
+            if m.lastgroup not in ("space", "comment")]
 
 
 def _is_word(token):
@@ -126,16 +126,12 @@ class Unit:
         qualifier, name, self.enumerators = declared
         self.scope = [part for n in namespaces if n for part in n.split("::")]
         self.qname = "::".join(self.scope + qualifier + [name])
-        self.lookup = self.scope + qualifier
+        self.lookup = [p for p in self.scope + qualifier if p != "(anonymous)"]
         self.toks = toks
-        parens, self.defines = 0, False
-        for t in toks:  # a default argument's `= {}` defines nothing
-            parens += {"(": 1, ")": -1}.get(t, 0)
-            self.defines = self.defines or (t in ("{", "=") and parens == 0)
+        # a default argument's `= {}` defines nothing
+        parens = itertools.accumulate({"(": 1, ")": -1}.get(t, 0) for t in toks)
+        self.defines = any(t in ("{", "=") and p == 0 for t, p in zip(toks, parens))
         self.usings = []  # namespaces a using-directive makes visible here
-
-    def text(self):
-        return " ".join(self.toks)
 
 
 def _parse(text):
@@ -156,14 +152,9 @@ def _parse(text):
                 continue
         decl.append(t)
         parens += {"(": 1, ")": -1}.get(t, 0)
-        if parens:
-            i += 1
-            continue
-        depth += {"{": 1, "}": -1}.get(t, 0)
-        ends = t == ";" and depth == 0
-        ends = ends or (t == "}" and depth == 0 and not _wants_semicolon(decl) and
-                        (i + 1 >= len(toks) or toks[i + 1] != ";"))
-        if ends:
+        depth += 0 if parens else {"{": 1, "}": -1}.get(t, 0)
+        if not parens and not depth and (t == ";" or t == "}" and not _wants_semicolon(decl)
+                                         and toks[i + 1:i + 2] != [";"]):
             declared = _name_of(decl)
             if declared and declared[1]:
                 units.append(Unit(namespaces, declared, decl))
@@ -215,19 +206,13 @@ def _wants_semicolon(decl):
     return any(k in head for k in _CLASS_KEYS) or "=" in head
 
 
-def _visible(qname):
-    """A qualified name as code outside an anonymous namespace spells it."""
-    return "::".join(p for p in qname.split("::") if p != "(anonymous)")
-
-
 def _units(files):
     """{qualified name: its definitions (else declarations)} of `files`, usings attached."""
     found = {}
     for path in sorted(files):
         units, usings = _parse(files[path])
         for u in units:
-            u.usings = [target for scope, target in usings
-                        if u.scope[:len(scope)] == scope]
+            u.usings = [target for scope, target in usings if u.scope[:len(scope)] == scope]
             found.setdefault(u.qname, []).append(u)
     return {q: [u for u in us if u.defines] or us for q, us in found.items()}
 
@@ -240,9 +225,10 @@ class _Names:
     def __init__(self, units):
         self.visible, self.simple, self.adl = {}, {}, {}
         for qname, us in units.items():
-            parent = qname.rsplit("::", 1)[0] if "::" in qname else ""
-            scope = _visible(parent)
-            names = {qname.rsplit("::", 1)[-1]} | {e for u in us for e in u.enumerators}
+            parent, _, last = qname.rpartition("::")
+            # the scope as code outside an anonymous namespace spells it
+            scope = "::".join(p for p in parent.split("::") if p != "(anonymous)")
+            names = {last} | {e for u in us for e in u.enumerators}
             for name in names:
                 full = f"{scope}::{name}" if scope else name
                 self.visible.setdefault(full, set()).add(qname)
@@ -254,8 +240,7 @@ class _Names:
 
     def named(self, unit):
         """The qualified names that the unit's tokens name, itself aside."""
-        toks, found = unit.toks, set()
-        lookup = [p for p in unit.lookup if p != "(anonymous)"]
+        toks, found, lookup = unit.toks, set(), unit.lookup
         for i, w in enumerate(toks):
             if not _is_word(w) or w not in self.simple:
                 continue
@@ -266,13 +251,9 @@ class _Names:
                 if i < 2 or toks[i - 2] != ">":  # not a member of a template's instance
                     found |= self._qualified(_qualifier(toks, i), w)
                 continue
-            hits = set()
-            for k in range(len(lookup), -1, -1):
-                hits = self.visible.get("::".join(lookup[:k] + [w]), set())
-                if hits:
-                    break
-            for target in unit.usings:
-                hits = hits | self._qualified(target.split("::"), w)
+            hits = next(filter(None, (self.visible.get("::".join(lookup[:k] + [w]))
+                                      for k in range(len(lookup), -1, -1))), set())
+            hits = hits.union(*(self._qualified(t.split("::"), w) for t in unit.usings))
             if not hits and i + 1 < len(toks) and toks[i + 1] == "(":
                 hits = self.adl.get(w, set())
             found |= hits
@@ -293,11 +274,11 @@ def source_hashes(files):
     names = _Names(units)
     uses = {q: set().union(*(names.named(u) for u in us)) for q, us in units.items()}
     for q in units:  # a class's members defined outside it are part of it
-        parent = q.rsplit("::", 1)[0]
-        if "::" in q and parent in uses:
+        parent = q.rpartition("::")[0]
+        if parent in uses:
             uses[parent].add(q)
-    digest = {q: hashlib.sha256("\n".join(sorted(u.text() for u in us)).encode()).hexdigest()
-              for q, us in units.items()}
+    digest = {q: hashlib.sha256("\n".join(sorted(" ".join(u.toks) for u in us)).encode())
+              .hexdigest() for q, us in units.items()}
     hashes = {}
     for qname in units:
         seen, todo = {qname}, [qname]
@@ -373,7 +354,9 @@ def git_sources(repo, revision, app):
                        listing=listing)
 
 
-def _cpp_table(hashes):
+def write_table(root, app, out):
+    """Writes app's table to out only when it changed: an unchanged tree rebuilds nothing."""
+    hashes = source_hashes(app_sources(root, app))
     lines = ["// Generated by python/src/karma_tools/codeversion.py: the source hash of",
              "// every namespace-scope definition of this mini-app and the core's headers.",
              "#pragma once", "", "#include \"karma/code_version.hpp\"", "",
@@ -381,12 +364,7 @@ def _cpp_table(hashes):
              "inline const CodeTable code_table = {"]
     lines += [f'    {{"{q}", "{h}"}},' for q, h in sorted(hashes.items())]
     lines += ["};", "", "}  // namespace karma::generated", ""]
-    return "\n".join(lines)
-
-
-def write_table(root, app, out):
-    """Writes app's table to out only when it changed: an unchanged tree rebuilds nothing."""
-    text = _cpp_table(source_hashes(app_sources(root, app)))
+    text = "\n".join(lines)
     if os.path.isfile(out) and pathlib.Path(out).read_text(encoding="utf-8") == text:
         return
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
