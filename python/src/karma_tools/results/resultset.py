@@ -42,13 +42,9 @@ def check_manifest(path, manifest, complete=True):
 
 def manifest_path(path):
     """The campaign.json of path (it, a campaign folder or archive, a bundle), or None."""
-    if os.path.basename(os.path.normpath(path)) == MANIFEST:
-        return path if archive.isfile(path) else None
-    for inner in (MANIFEST, f"campaign/{MANIFEST}"):
-        candidate = os.path.join(path, *inner.split("/"))
-        if archive.isfile(candidate):
-            return candidate
-    return None
+    candidates = [path] if os.path.basename(os.path.normpath(path)) == MANIFEST else \
+        [os.path.join(path, MANIFEST), os.path.join(path, "campaign", MANIFEST)]
+    return next(filter(archive.isfile, candidates), None)
 
 
 def _absolute(folder, path):
@@ -100,18 +96,13 @@ def missing_reason(folder):
     signal = jobs_mod.stopped_by(code) if code is not None else None
     if signal:
         return f"no results: stopped by {signal} (exit {code})"
-    why, error = "", ""
     logs = archive.job_logs(folder)
-    for text in logs:
-        found = re.search(r"^RESULT: FAILED reason=(\S+)", text, re.M)
-        why = why or (found.group(1) if found else "")
-        found = re.search(r"^karma-[a-z]+: error: .*$", text, re.M)
-        error = error or (found.group(0)[:300] if found else "")
+    why = re.search(r"^RESULT: FAILED reason=(\S+)", "\n".join(logs), re.M)
+    error = re.search(r"^karma-[a-z]+: error: .*$", "\n".join(logs), re.M)
     missing = jobs_mod.not_found(logs) if code == jobs_mod.NOT_FOUND_CODE else None
-    if missing:
-        error = f"command not found: {missing}"
+    error = f"command not found: {missing}" if missing else error[0][:300] if error else ""
     shown = "code unreadable" if code is None else code
-    return (f"no results: failed, exit {shown}" + (f" ({why})" if why else "")
+    return (f"no results: failed, exit {shown}" + (f" ({why[1]})" if why else "")
             + (f": {error}" if error else ""))
 
 
@@ -234,18 +225,12 @@ def _checked(f):
         st = os.stat(archive.archive_of(f))
     except OSError:
         return _check(f)
-    found = _checked_once(os.path.abspath(f), st.st_mtime_ns, st.st_size, f)
-    if isinstance(found, ToolError):
-        raise found
-    return found
+    return _checked_once(os.path.abspath(f), st.st_mtime_ns, st.st_size, f)
 
 
 @functools.lru_cache(maxsize=None)
 def _checked_once(where, mtime, size, f):
-    try:
-        return _check(f)
-    except ToolError as e:
-        return e
+    return _check(f)
 
 
 def _load_file(result, f, skip_invalid):
