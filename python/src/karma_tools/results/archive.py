@@ -78,15 +78,12 @@ def build(folder, kind, name=None, manifest=None):
     files = folder_files(folder)
     if INDEX in files:
         raise ToolError(f"{folder}: holds a {INDEX} of its own; not a folder of results", 2)
-    by_path = {}
+    by_path, stored, entries, members = {}, {}, [], {}
     for rel in files:
         try:
-            by_path[rel] = pathlib.Path(folder, rel).read_bytes()
+            data = by_path[rel] = pathlib.Path(folder, rel).read_bytes()
         except OSError as e:
             raise unreadable(os.path.join(folder, rel), e) from None
-    stored, entries, members = {}, [], {}
-    for rel in files:
-        data = by_path[rel]
         digest = hashlib.sha256(data).hexdigest()
         # A job's environment/ files (not a top-level environment/) are stored by content.
         in_environment = f"/{ENVIRONMENT}/" in f"/{rel}" and not rel.startswith(f"{ENVIRONMENT}/")
@@ -314,8 +311,7 @@ def walk_files(path, suffix="", onerror=None, archives=True):
         return [path]
     found = []
     for root, dirs, files in os.walk(path, onerror=onerror):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".")
-                         and (archives or not os.path.islink(os.path.join(root, d))))
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))  # links not walked
         for name in sorted(files):
             full = os.path.join(root, name)
             if name.startswith(".") or not archives and (os.path.islink(full)
