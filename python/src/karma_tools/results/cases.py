@@ -16,12 +16,10 @@ def case_values(run, defaults=None, retired=None):
     """{deck key: value} of run's case: its values that do not select, `defaults` for keys
     it lacks (an older run), less `retired` keys holding their old value, and "reference"."""
     values = {k: v for k, v in run.deck_values().items() if not is_selection(v)}
-    for k, v in (defaults or {}).items():
-        if k not in values and not is_selection(v):
-            values[k] = v
-    for k, v in (retired or {}).items():
-        if k in values and values[k] == v:
-            del values[k]
+    values.update((k, v) for k, v in (defaults or {}).items()
+                  if k not in values and not is_selection(v))
+    retired = retired or {}
+    values = {k: v for k, v in values.items() if k not in retired or retired[k] != v}
     if run.reference:
         values["reference"] = run.reference
     return values

@@ -17,20 +17,18 @@ class SourceAt:
             files = codeversion.git_sources(self.repo, self.revision, app) or {}
             self.hashes[app] = codeversion.source_hashes(files)
         hashes = self.hashes[app]
-        for symbol in symbols:
-            if symbol not in hashes:
-                return None, symbol
-        return codeversion.combine([hashes[q] for q in symbols], {})[0], None
+        missing = next((symbol for symbol in symbols if symbol not in hashes), None)
+        return (None, missing) if missing else \
+            (codeversion.combine([hashes[q] for q in symbols], {})[0], None)
 
 
 def code_info(group, kernel):
-    """{versions (None: a run without), schemes, code: one run's `code`} of a kernel's runs."""
+    """{versions (None: a run without), schemes, code: one run's `code`} of a kernel's runs
+    (their types the schema's, resultset._check)."""
     entries = [r.kernels[kernel]["entry"] for r in group.runs if kernel in r.kernels]
-    versions = {e.get("code_version") if isinstance(e.get("code_version"), str) else None
-                for e in entries}
-    code = next((e["code"] for e in entries if isinstance(e.get("code"), dict)), None)
-    schemes = {codeversion.scheme_of(e.get("code")) for e in entries
-               if isinstance(e.get("code_version"), str)}
+    versions = {e.get("code_version") for e in entries}
+    code = next((e["code"] for e in entries if "code" in e), None)
+    schemes = {codeversion.scheme_of(e.get("code")) for e in entries if "code_version" in e}
     return {"versions": versions, "code": code, "schemes": schemes}
 
 
@@ -43,7 +41,7 @@ def _source_now(app, info, at, symbols):
     """(source hash of `symbols` in this scheme, a symbol the revision lacks, from where) of
     one side: recorded, else derived at its --source revision, else Nones."""
     code = info["code"] or {}
-    if _current(info) and code.get("symbols") == symbols and isinstance(code.get("source"), str):
+    if _current(info) and code.get("symbols") == symbols and "source" in code:
         return code["source"], None, None
     if at is None:
         return None, None, None
@@ -63,7 +61,7 @@ def code_status(app, base, other):
         return "code changed", f"code_version {'/'.join(sorted(a['versions']))} vs " \
             f"{'/'.join(sorted(b['versions']))}"
     codes = [x["code"] for x in sorted((a, b), key=_current, reverse=True)
-             if x["code"] and isinstance(x["code"].get("symbols"), list)]
+             if x["code"] and "symbols" in x["code"]]
     found = [_source_now(app, x, at, codes[0]["symbols"]) if codes else (None, None, None)
              for x, at in ((a, a_src), (b, b_src))]
     for (_, missing, _), at in zip(found, (a_src, b_src)):

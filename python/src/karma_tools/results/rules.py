@@ -30,18 +30,12 @@ def schema_keys(schema, prefix=""):
             yield path, node
 
 
-def axes(result):
-    """{path: value} of the keys both tiers may set (layout, precision, transpose)."""
-    deck = result.get("deck") or {}
-    return {path: field(deck.get("resolved"), path)
-            for path, node in schema_keys(deck.get("schema"))
-            if node.get("x-rules") == "axis"}
-
-
 def case_of(result):
-    """The case a result's rows belong to: its axes, as 'key=value,...'."""
-    return ",".join(f"{path.split('.', 1)[-1]}={value}"
-                    for path, value in sorted(axes(result).items())) or "-"
+    """A result's case: the keys both tiers may set (layout, precision...), 'key=value,...'."""
+    deck = result.get("deck") or {}
+    return ",".join(f"{path.split('.', 1)[-1]}={field(deck.get('resolved'), path)}"
+                    for path, node in sorted(schema_keys(deck.get("schema")))
+                    if node.get("x-rules") == "axis") or "-"
 
 
 def reportable(result):
