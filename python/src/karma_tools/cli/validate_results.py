@@ -55,39 +55,6 @@ def check_directory(directory, expect, tally):
         check_file(f, True, expect, tally)
 
 
-def parser():
-    p = ArgumentParser(prog=PROGRAM, description="Checks karma results documents against "
-                       "results.schema.json in the karma_tools package (karma_tools/schemas) "
-                       "and the rules a schema cannot state: docs/results-format.md, section "
-                       "Validation.",
-                       epilog="exit codes: 0 every file valid, 1 a file not valid (its problems "
-                       "on stderr), 2 bad usage, input that cannot be read or a wrong schema "
-                       "file (wins over 1)")
-    p.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
-    p.add_argument("paths", nargs="*", metavar="PATH", help="a results JSON file, or a directory: "
-                   "every *.json under it, recursively (hidden files and directories, and other "
-                   "karma tools' JSON such as Google Benchmark files, are skipped and named)")
-    p.add_argument("--app", metavar="|".join(APPS), help="the mini-app the results must come from")
-    p.add_argument("--ranks", metavar="N", help="the number of MPI ranks they must report")
-    p.add_argument("--result", metavar="PASSED|FAILED", help="the verdict they must carry")
-    return p
-
-
-def _expectations(p, args):
-    """What --app, --ranks and --result ask of every file."""
-    if not args.paths:
-        p.error("no file or directory given")
-    if args.app is not None and args.app not in APPS:
-        p.error(f"--app '{printable(args.app)}' is not a mini-app of the suite")
-    ranks = args.ranks
-    if ranks is not None and not (ranks.isascii() and ranks.isdigit()
-                                  and 1 <= int(ranks) <= 2**31 - 1):
-        p.error(f"--ranks '{printable(ranks)}' is not a whole number of ranks >= 1")
-    if args.result not in (None, "PASSED", "FAILED"):
-        p.error(f"--result '{printable(args.result)}': expected PASSED or FAILED")
-    return {"app": args.app, "ranks": ranks and int(ranks), "result": args.result}
-
-
 def run(paths, expect):
     schemas.load("results.schema.json")  # a wrong schema stops before any file
     tally = collections.Counter()
@@ -106,12 +73,34 @@ def run(paths, expect):
 
 
 def main(argv=None):
-    p = parser()
+    p = ArgumentParser(prog=PROGRAM, description="Checks karma results documents against "
+                       "results.schema.json in the karma_tools package (karma_tools/schemas) "
+                       "and the rules a schema cannot state: docs/results-format.md, section "
+                       "Validation.",
+                       epilog="exit codes: 0 every file valid, 1 a file not valid (its problems "
+                       "on stderr), 2 bad usage, input that cannot be read or a wrong schema "
+                       "file (wins over 1)")
+    p.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="a results JSON file, or a directory: "
+                   "every *.json under it, recursively (hidden files and directories, and other "
+                   "karma tools' JSON such as Google Benchmark files, are skipped and named)")
+    p.add_argument("--app", metavar="|".join(APPS), help="the mini-app the results must come from")
+    p.add_argument("--ranks", metavar="N", help="the number of MPI ranks they must report")
+    p.add_argument("--result", metavar="PASSED|FAILED", help="the verdict they must carry")
     argv = sys.argv[1:] if argv is None else list(argv)
     # Paths and options in any order; after `--`, paths only (which
     # parse_intermixed_args does not keep apart).
     cut = argv.index("--") if "--" in argv else len(argv)
     args = p.parse_intermixed_args(argv[:cut])
     args.paths += argv[cut + 1:]
-    expect = _expectations(p, args)
+    if not args.paths:
+        p.error("no file or directory given")
+    if args.app is not None and args.app not in APPS:
+        p.error(f"--app '{printable(args.app)}' is not a mini-app of the suite")
+    if args.ranks is not None and not (args.ranks.isascii() and args.ranks.isdigit()
+                                       and 1 <= int(args.ranks) <= 2**31 - 1):
+        p.error(f"--ranks '{printable(args.ranks)}' is not a whole number of ranks >= 1")
+    if args.result not in (None, "PASSED", "FAILED"):
+        p.error(f"--result '{printable(args.result)}': expected PASSED or FAILED")
+    expect = {"app": args.app, "ranks": args.ranks and int(args.ranks), "result": args.result}
     return main_wrapper(PROGRAM, lambda: run(args.paths, expect))
