@@ -120,17 +120,6 @@ def _ratio(a, b):
     return a / b if _number(a) and _number(b) else None
 
 
-def _energy(k):
-    """A measured window's figures from its average power."""
-    watts = _get(k, "energy.average_power_W")
-    if watts is None:
-        return []
-    return [("energy.joules_per_execution", watts * k["time_s"]["median"],
-             "energy.average_power_W x time_s.median"),
-            ("energy.fom_per_watt.value", k["fom"]["value"] / watts,
-             "fom.value / energy.average_power_W")]
-
-
 def kernel_problems(doc, k, table):
     """One kernel's figures against their inputs: [why]."""
     t = k["time_s"]
@@ -145,8 +134,14 @@ def kernel_problems(doc, k, table):
         out.append("fom.higher_is_better: a rate is higher-is-better")
     further = [(field, kerneltable.evaluate(how, doc, k), how)  # the entry's figures
                for field, how in sorted((entry.get("figures") or {}).items())]
+    watts = _get(k, "energy.average_power_W")  # a measured window's figures from it
+    energy = [] if watts is None else [
+        ("energy.joules_per_execution", watts * t["median"],
+         "energy.average_power_W x time_s.median"),
+        ("energy.fom_per_watt.value", k["fom"]["value"] / watts,
+         "fom.value / energy.average_power_W")]
     derived = [("fom.value", want, how)] + _rates(doc, k, t, mean_time) + further + \
-        _efficiency(doc, k) + _energy(k)
+        _efficiency(doc, k) + energy
     for field, value, how in derived:  # a value None: not derived
         found = _get(k, field)
         if _number(found) and _number(value) and \
