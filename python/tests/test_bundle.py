@@ -303,6 +303,21 @@ def test_a_figure_beyond_the_peak_is_refused(tmp_path):
             "device's peak (more than 1): not physical")
 
 
+def test_a_zero_peak_is_refused_not_a_crash(tmp_path):
+    """Devices whose peaks are forged to 0: the efficiency's peak disagrees with them, and
+    the fraction is not divided by zero."""
+    path = "results/stream-large.n1x1.precisiondouble.r1/karma-stream.json"
+    shutil.copy(H100, tmp_path / "h100.tar.xz")
+
+    def zero(doc):
+        for rank in doc["ranks"]:
+            rank["device"]["peak_memory_bandwidth_GBps"] = 0
+
+    r = forge(tmp_path / "h100.tar.xz", path, zero)
+    refused(r, f"{path}: kernels[0] (copy): efficiency.peak_bandwidth_GBps 3352.32, but the "
+            "ranks' devices' peak_memory_bandwidth_GBps gives 0")
+
+
 def test_a_reference_programs_figures_are_derived_again():
     """A reference result's rates: BabelStream's bytes over its minimum,
     mean and maximum times."""

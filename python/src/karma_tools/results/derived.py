@@ -117,7 +117,7 @@ def _efficiency(doc, k):
 
 
 def _ratio(a, b):
-    return a / b if _number(a) and _number(b) else None
+    return a / b if _number(a) and _number(b) and b != 0 else None
 
 
 def kernel_problems(doc, k, table):
