@@ -9,6 +9,8 @@ import fcntl
 import fnmatch
 import json
 import os
+import pathlib
+import re
 import signal
 import subprocess
 import time
@@ -58,16 +60,10 @@ def manifest_text(out, manifest):
 def _locked(out):
     """The campaign's lock: its karma-batch processes (two shells, one per GPU)
     read and write campaign.json in turn; without file system locks, freely."""
-    try:
-        handle = open(os.path.join(out, LOCK), "a")
-    except OSError:
-        yield
-        return
-    with handle:
-        try:
+    with contextlib.ExitStack() as stack:
+        with contextlib.suppress(OSError):
+            handle = stack.enter_context(open(os.path.join(out, LOCK), "a"))
             fcntl.flock(handle, fcntl.LOCK_EX)
-        except OSError:
-            pass
         yield
 
 
@@ -83,8 +79,7 @@ def _record(out, now, entries):
     ours = {e["name"]: e for e in entries}
     for entry in now["jobs"]:
         if entry["name"] in ours:
-            entry["job_id"] = ours[entry["name"]]["job_id"]
-            entry["submitted"] = ours[entry["name"]]["submitted"]
+            entry.update({k: ours[entry["name"]][k] for k in ("job_id", "submitted")})
     atomic_write(os.path.join(out, MANIFEST), manifest_text(out, now))
 
 
@@ -127,8 +122,8 @@ def job_state(entry, scheduler_state):
     # Slurm: job-<id>.out, PBS: job.out
     see = f"see {os.path.join(entry['results_dir'], 'job*.out')}"
     if not archive_mod.exists(code_file):
-        if scheduler_state in (jobs.PENDING, jobs.RUNNING):
-            return {jobs.PENDING: PENDING, jobs.RUNNING: RUNNING}[scheduler_state], ""
+        if scheduler_state in (jobs.PENDING, jobs.RUNNING):  # the same words here
+            return scheduler_state, ""
         return LOST, f"ended without writing {jobs.EXIT_CODE_FILE}: {see}"
     try:
         code = jobs.exit_code_of(archive_mod.read_bytes(code_file))
@@ -153,10 +148,8 @@ def job_state(entry, scheduler_state):
 
 def _local_runner(job_id):
     """The pid of the `karma-batch submit` running a local job (local-<pid>-<k>)."""
-    parts = (job_id or "").split("-")
-    if len(parts) == 3 and parts[0] == "local" and parts[1].isdigit():
-        return int(parts[1])
-    return None
+    found = re.fullmatch(r"local-([0-9]+)-[^-]*", job_id or "")
+    return int(found.group(1)) if found else None
 
 
 def _alive(pid):
@@ -368,11 +361,11 @@ def _stop(proc):
         try:
             os.killpg(proc.pid, sig)
             proc.wait(timeout=grace)
-            return
-        except ProcessLookupError:
-            return
         except subprocess.TimeoutExpired:
             continue
+        except ProcessLookupError:
+            pass
+        return
 
 
 def _prepare_results_dir(entry, *more):
@@ -380,27 +373,9 @@ def _prepare_results_dir(entry, *more):
     try:
         os.makedirs(entry["results_dir"], exist_ok=True)
         for stale in (jobs.EXIT_CODE_FILE, *more):
-            if os.path.lexists(os.path.join(entry["results_dir"], stale)):
-                os.unlink(os.path.join(entry["results_dir"], stale))
+            pathlib.Path(entry["results_dir"], stale).unlink(missing_ok=True)
     except OSError as e:
         raise ToolError(f"cannot prepare {entry['results_dir']}: {e.strerror}", 3) from None
-
-
-def _claim_local(out, todo, loaded, say):
-    """Marks the jobs of todo no other karma-batch took since `loaded` as this
-    runner's (status elsewhere sees them pending); returns them."""
-    with _locked(out):
-        now = load_manifest(out)
-        taken = _taken(now, loaded) & {e["name"] for e in todo}
-        if taken:
-            say(f"karma-batch: {len(taken)} job(s) submitted by another karma-batch "
-                "meanwhile; left to it")
-        todo = [e for e in todo if e["name"] not in taken]
-        for k, entry in enumerate(todo, start=1):
-            _prepare_results_dir(entry, jobs.LOCAL_LOG)
-            entry["job_id"], entry["submitted"] = f"local-{os.getpid()}-{k}", now_text()
-        _record(out, now, todo)
-    return todo
 
 
 def _clock(seconds):
@@ -410,14 +385,23 @@ def _clock(seconds):
 
 def progress(done, total, elapsed):
     """'D of T jobs done, H:MM:SS elapsed, about H:MM:SS left' (at the mean so far)."""
-    left = elapsed / done * (total - done) if done else None
     return f"{done} of {total} jobs done, {_clock(elapsed)} elapsed" + (
-        f", about {_clock(left)} left" if left is not None and done < total else "")
+        f", about {_clock(elapsed / done * (total - done))} left" if 0 < done < total else "")
 
 
 def _run_local(out, todo, loaded, say):
     """The local scheduler: runs the jobs here in turn; wait's exit status."""
-    todo = _claim_local(out, todo, loaded, say)
+    with _locked(out):  # those no other karma-batch took since `loaded` are this runner's
+        now = load_manifest(out)
+        taken = _taken(now, loaded) & {e["name"] for e in todo}
+        if taken:
+            say(f"karma-batch: {len(taken)} job(s) submitted by another karma-batch "
+                "meanwhile; left to it")
+        todo = [e for e in todo if e["name"] not in taken]
+        for k, entry in enumerate(todo, start=1):
+            _prepare_results_dir(entry, jobs.LOCAL_LOG)
+            entry["job_id"], entry["submitted"] = f"local-{os.getpid()}-{k}", now_text()
+        _record(out, now, todo)  # status elsewhere sees them pending
     if not todo:
         say(f"karma-batch: every selected job of {out} is already submitted")
         return 0
@@ -474,10 +458,8 @@ def cancel(directory, only, say):
     if manifest["scheduler"] == "local":
         # The runner stops its job and leaves the rest unsubmitted.
         for runner in sorted({_local_runner(e["job_id"]) for e, _ in live}):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(runner, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
     else:
         jobs.cancel(manifest["scheduler"], [e["job_id"] for e, _ in live])
     for entry, state in live:
