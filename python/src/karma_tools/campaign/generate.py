@@ -39,7 +39,8 @@ def generate(campaign, output, scheduler, var, bin_dir, max_ranks_per_node, no_k
         files[script] = jobs.render(job, camp, scheduler, os.path.join(tools, "karma-envcapture"),
                                     os.path.join(tools, "karma-batch"))
         entries.append(dict(job.as_dict(), script=script, job_id=None, submitted=None,
-                            results_file=jobs.results_file(job)))
+                            results_file=os.path.join(job.results_dir,
+                                                      jobs.RESULT_NAME.format(app=job.app))))
     # generated_in: where the job scripts write (they hold absolute paths);
     # submit refuses a directory moved since.
     files[MANIFEST] = manifest_text(out, {
@@ -75,13 +76,12 @@ def fit_node(camp, most):
         return []
     if most < 1:
         raise ToolError(f"--max-ranks-per-node {most}: expected a number of ranks, 1 or more", 2)
-    kept = [j for j in camp.jobs if j.ranks_per_node <= most]
-    if not kept:
-        fewest = min(j.ranks_per_node for j in camp.jobs)
-        raise ToolError(f"--max-ranks-per-node {most}: every job of {camp.path} runs more "
-                        f"ranks a node (the fewest: {fewest}); nothing written", 2)
     left_out = [j for j in camp.jobs if j.ranks_per_node > most]
-    camp.jobs = kept
+    if len(left_out) == len(camp.jobs):
+        raise ToolError(f"--max-ranks-per-node {most}: every job of {camp.path} runs more ranks "
+                        f"a node (the fewest: {min(j.ranks_per_node for j in camp.jobs)}); "
+                        "nothing written", 2)
+    camp.jobs = [j for j in camp.jobs if j.ranks_per_node <= most]
     return left_out
 
 

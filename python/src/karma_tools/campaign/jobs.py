@@ -5,7 +5,6 @@ One MPI rank per GPU: Slurm gets --ntasks-per-node=R --gpus-per-task=G; under
 PBS, or Slurm with mpirun, every rank sees the node's GPUs and karma gives
 node-local rank k the device k % (visible devices)."""
 
-import os
 import re
 import shlex
 import subprocess
@@ -42,48 +41,31 @@ def exit_code_of(data):
 
 def not_found(logs):
     """The program a job's logs (texts) say was not there (NOT_FOUND), or None."""
-    for text in logs:
-        found = re.search("^" + re.escape(NOT_FOUND) + "(.+)$", text, re.M)
-        if found:
-            return found.group(1)
-    return None
-
-
-def results_file(job):
-    return os.path.join(job.results_dir, RESULT_NAME.format(app=job.app))
+    found = (re.search("^" + re.escape(NOT_FOUND) + "(.+)$", text, re.M) for text in logs)
+    return next((m.group(1) for m in found if m), None)
 
 
 def _openmpi_words(job, command="mpiexec"):
     """Open MPI: ranks per node with --map-by ppr (no --ppn), bound to
     cpus_per_rank cores (PE=); one rank without cores to bind needs neither."""
-    words = f"{command} -n {job.ranks}"
+    ppr = f" --map-by ppr:{job.ranks_per_node}:node"
     if job.cpus_per_rank:
-        words += f" --map-by ppr:{job.ranks_per_node}:node:PE={job.cpus_per_rank} " \
-                 "--bind-to core"
-    elif job.ranks > 1:
-        words += f" --map-by ppr:{job.ranks_per_node}:node"
-    return words
+        return f"{command} -n {job.ranks}{ppr}:PE={job.cpus_per_rank} --bind-to core"
+    return f"{command} -n {job.ranks}" + ppr * (job.ranks > 1)
 
 
 def _mpich_words(job):
     """MPICH's Hydra: -ppn, each rank bound to cpus_per_rank cores."""
-    words = f"mpiexec -n {job.ranks}"
-    if job.ranks > 1:
-        words += f" -ppn {job.ranks_per_node}"
-    if job.cpus_per_rank:
-        words += f" -bind-to core:{job.cpus_per_rank}"
-    return words
+    return f"mpiexec -n {job.ranks}" + f" -ppn {job.ranks_per_node}" * (job.ranks > 1) + \
+        f" -bind-to core:{job.cpus_per_rank}" * bool(job.cpus_per_rank)
 
 
 def _srun_words(job):
-    words = f"srun --nodes={job.nodes} --ntasks={job.ranks} " \
-            f"--ntasks-per-node={job.ranks_per_node}"
-    if job.gpus_per_rank:
-        words += f" --gpus-per-task={job.gpus_per_rank}"
-    if job.cpus_per_rank:
-        # srun inherits no --cpus-per-task from sbatch (Slurm 22.05 on).
-        words += f" --cpus-per-task={job.cpus_per_rank} --cpu-bind=cores"
-    return words
+    # srun inherits no --cpus-per-task from sbatch (Slurm 22.05 on).
+    return f"srun --nodes={job.nodes} --ntasks={job.ranks} " \
+        f"--ntasks-per-node={job.ranks_per_node}" + \
+        f" --gpus-per-task={job.gpus_per_rank}" * bool(job.gpus_per_rank) + \
+        f" --cpus-per-task={job.cpus_per_rank} --cpu-bind=cores" * bool(job.cpus_per_rank)
 
 
 AUTO = "$karma_launch"
@@ -140,9 +122,8 @@ def _header_slurm(job, campaign):
          # Slurm opens this file when the job starts: `submit` creates the directory.
          f"--output={job.results_dir}/job-%j.out"] + \
         [f"--{key}={slurm[key]}" for key in ("partition", "account", "qos", "constraint")
-         if slurm.get(key)]
-    if getattr(campaign, "exclusive", slurm.get("exclusive", True)):
-        lines.append("--exclusive")  # a measurement has the node to itself
+         if slurm.get(key)] + \
+        ["--exclusive"] * bool(campaign.exclusive)  # a measurement has the node to itself
     return [f"#SBATCH {line}" for line in lines + slurm.get("extra", [])]
 
 
@@ -151,20 +132,19 @@ def _header_pbs(job, campaign):
     name = f"{campaign.name}.{job.name}"
     cpus = job.ranks_per_node * (job.cpus_per_rank or 1)
     gpus = job.ranks_per_node * job.gpus_per_rank
-    exclusive = getattr(campaign, "exclusive", True)
     if pbs.get("flavor") == "torque":
         # Torque limits job names to 15 characters; the directory keeps the full name.
         lines = [f"-N {name[:15]}", f"-l nodes={job.nodes}:ppn={cpus}"
                  + (f":gpus={gpus}" if gpus else "")] + \
-            ["-l naccesspolicy=singlejob"] * bool(exclusive)
+            ["-l naccesspolicy=singlejob"] * bool(campaign.exclusive)
     else:
         place = pbs.get("place", "scatter")
-        if exclusive and "excl" not in place.split(":"):
+        if campaign.exclusive and "excl" not in place.split(":"):
             place += ":excl"  # a measurement has its nodes to itself
         lines = [f"-N {name[:230]}", f"-l select={job.nodes}:ncpus={cpus}:mpiprocs="
                  f"{job.ranks_per_node}" + (f":ngpus={gpus}" if gpus else ""), f"-l place={place}"]
-    lines += [f"-l walltime={job.time}"] + [f"-q {pbs.get('queue')}"] * bool(pbs.get("queue")) + \
-        [f"-A {pbs.get('account')}"] * bool(pbs.get("account")) + \
+    lines += [f"-l walltime={job.time}"] + [f"{flag} {pbs[key]}" for flag, key in (
+        ("-q", "queue"), ("-A", "account")) if pbs.get(key)] + \
         ["-j oe", f"-o {job.results_dir}/job.out"] + pbs.get("extra", [])
     return [f"#PBS {line}" for line in lines]
 
@@ -181,9 +161,8 @@ HEADERS = {"slurm": _header_slurm, "pbs": _header_pbs, "local": _header_local}
 def render(job, campaign, scheduler, envcapture, batch_tool=None):
     """The job script of `job` under `scheduler`; `batch_tool`: the karma-batch
     that reads a reference run's output."""
-    header = HEADERS[scheduler](job, campaign)
     q = shlex.quote
-    out = ["#!/bin/bash"] + header
+    out = ["#!/bin/bash", *HEADERS[scheduler](job, campaign)]
     gpu_words = f", {job.gpus_per_rank} GPU(s) per rank" if job.gpus_per_rank else ""
     out += [
         "",
@@ -232,7 +211,7 @@ def render(job, campaign, scheduler, envcapture, batch_tool=None):
     launcher = launcher_command(job, scheduler)
     run_lines = (auto_lines(job) if launcher == AUTO else []) + \
         [(launcher + " " if launcher else "") + words, "code=$?"]
-    if getattr(job, "reference", None):
+    if job.reference:
         # The reference runs as one process; what it prints (its table among
         # other lines) becomes karma results of implementation <reference>.
         ref = [job.executable] + list(job.args)
@@ -308,27 +287,23 @@ def cancel(scheduler, job_ids, timeout=60):
 
 
 def states(scheduler, job_ids, timeout=60):
-    """{job id: PENDING|RUNNING|FINISHED|UNKNOWN (forgotten: its files tell)}."""
-    ids = [i for i in job_ids if i]
-    result = {i: UNKNOWN for i in ids}
-    if not ids:
-        return result
+    """{job id: PENDING|RUNNING|FINISHED|UNKNOWN (forgotten: its files tell)}; one id or more."""
+    result = dict.fromkeys(job_ids, UNKNOWN)
     if scheduler == "slurm":
         out = _run(["squeue", "--noheader", "--states=all", "--format=%i|%T",
-                    "--jobs=" + ",".join(ids)], timeout, check=False)
+                    "--jobs=" + ",".join(job_ids)], timeout, check=False)
         for line in out.stdout.splitlines():
             job, _, state = line.strip().partition("|")
             if job in result:
                 result[job] = _SLURM_STATES.get(state.strip(), FINISHED)
         return result
-    out = _run(["qstat", "-x"] + ids, timeout, check=False)
+    out = _run(["qstat", "-x", *job_ids], timeout, check=False)
     if out.returncode != 0 and not out.stdout:
-        out = _run(["qstat"] + ids, timeout, check=False)  # Torque has no -x
+        out = _run(["qstat", *job_ids], timeout, check=False)  # Torque has no -x
     for line in out.stdout.splitlines():
         fields = line.split()
         if len(fields) >= 5 and fields[-2] in _PBS_STATES:
-            for job in ids:
-                short = job.split(".")[0]
-                if fields[0] == job or fields[0].split(".")[0] == short:
+            for job in job_ids:
+                if fields[0].split(".")[0] == job.split(".")[0]:  # 123 or 123.server
                     result[job] = _PBS_STATES[fields[-2]]
     return result
