@@ -7,6 +7,7 @@ import math
 import os
 import re
 import shutil
+import types
 from karma_tools.campaign import deck as deck_mod
 from karma_tools import yamlread
 from karma_tools.campaign.format import (INT_MAX, MAX_JOBS, PLACEHOLDER, item, shortened, strings,
@@ -34,13 +35,11 @@ def _run_deck(check, entries, path, base, inputs, variables):
     deck_node = entries["deck"]
     deck_text = _fill(check, deck_node, f"{path}.deck", deck_node.text(), variables,
                       keep=("inputs",))
-    if "{inputs}" in deck_text:
-        if inputs is None:
-            check.fail(deck_node, f"{path}.deck", "{inputs}: the suite's decks were not found "
-                       "(set KARMA_INPUTS to the inputs directory)")
-        deck = os.path.normpath(deck_text.replace("{inputs}", inputs))
-    else:
-        deck = os.path.normpath(os.path.join(base, os.path.expanduser(deck_text)))
+    if "{inputs}" in deck_text and inputs is None:
+        check.fail(deck_node, f"{path}.deck", "{inputs}: the suite's decks were not found "
+                   "(set KARMA_INPUTS to the inputs directory)")
+    deck = os.path.normpath(os.path.join(base, os.path.expanduser(
+        deck_text.replace("{inputs}", inputs or ""))))
     if not os.path.isfile(deck):
         check.fail(deck_node, f"{path}.deck", f"no such deck: {deck}")
     return deck
@@ -255,8 +254,7 @@ def _fill(check, node, path, text, variables, deck_values=None, keep=()):
             if isinstance(value, list):
                 return "[" + ",".join(str(v) for v in value) + "]"
             return str(value)
-        known = [f"{{{v}}}" for v in variables] + \
-            [f"{{{k}}}" for k in (deck_values or {})] + [f"{{{k}}}" for k in keep]
+        known = [f"{{{k}}}" for k in [*variables, *(deck_values or {}), *keep]]
         check.fail(node, path, f"{m.group(0)}: not a campaign variable" +
                    (" nor a set/sweep key of this run" if deck_values is not None else "") +
                    f" (known: {', '.join(known) or 'none'})")
@@ -272,22 +270,16 @@ class Environment:
         return Environment(self.setup + other.setup, self.modules + other.modules,
                            {**self.variables, **other.variables})
 
-    def as_dict(self):
-        return {"setup": self.setup, "modules": self.modules, "variables": self.variables}
 
-
-class Job:
+class Job(types.SimpleNamespace):
     """One batch job: one run of one mini-app at one point of its sweeps."""
-
-    def __init__(self, **fields):
-        self.__dict__.update(fields)
 
     @property
     def ranks(self):
         return self.nodes * self.ranks_per_node
 
     def as_dict(self):
-        return dict(vars(self), ranks=self.ranks, environment=self.environment.as_dict())
+        return dict(vars(self), ranks=self.ranks, environment=vars(self.environment))
 
 
 def parse_time(node):
