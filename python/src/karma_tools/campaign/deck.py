@@ -49,8 +49,8 @@ class KeyLister:
         source = executable or app
         if source not in self.cache:
             schema = _ask(executable) if executable else packaged(app)
-            try:
-                keys = self.cache[source] = Keys(_leaves(schema)) if schema else None
+            try:  # no keys at all: none listed
+                keys = self.cache[source] = Keys(_leaves(schema)) or None if schema else None
             except ValueError as e:
                 raise ToolError(f"{source} --help=json: not a deck's JSON Schema ({e})",
                                 2) from None
@@ -58,7 +58,6 @@ class KeyLister:
                 self.warnings.append(f"could not list the deck keys of {source} (its "
                                      "--help=json failed); set/sweep keys and values are not "
                                      "checked")
-                self.cache[source] = None
             else:
                 keys.rules = schema.get("x-karma-yaml") or grammar()
         return self.cache[source]
@@ -112,16 +111,15 @@ def _number(text, rules):
     return value, None
 
 
-def value(plain, rules=None):
+def value(plain):
     """A deck value as the mini-apps resolve it: base^exponent (2^25) integers
     become numbers, in lists and mappings too."""
-    rules = rules or grammar()
     if isinstance(plain, dict):
-        return {k: value(v, rules) for k, v in plain.items()}
+        return {k: value(v) for k, v in plain.items()}
     if isinstance(plain, list):
-        return [value(v, rules) for v in plain]
+        return [value(v) for v in plain]
     if isinstance(plain, str):
-        number, _ = _number(plain, rules["integer"])
+        number, _ = _number(plain, grammar()["integer"])
         return plain if number is None else number
     return plain
 
@@ -137,9 +135,9 @@ def problem(spec, node, rules, what=None):
     v, kind = node.value, spec.get("type")
     got = "a list" if isinstance(v, list) else "a mapping" if isinstance(v, dict) else \
         "nothing" if v is None else f"'{shortened(node.text())}'"
+    if (kind == "array") != isinstance(v, list) or isinstance(v, dict) or v is None:
+        return f"expected {what}, got {got}"  # a list for a list key only, and a value
     if kind == "array":
-        if not isinstance(v, list):
-            return f"expected {what}, got {got}"
         lengths = [(a.get("minItems", 0), a.get("maxItems", len(v))) for a in spec.get("anyOf", [])]
         if not spec.get("minItems", 0) <= len(v) <= spec.get("maxItems", len(v)) or \
                 (lengths and not any(lo <= len(v) <= hi for lo, hi in lengths)):
@@ -151,8 +149,6 @@ def problem(spec, node, rules, what=None):
                 return why or f"'{item.text()}' is listed twice"
             seen.add(item.text())
         return None
-    if isinstance(v, (list, dict)) or v is None:
-        return f"expected {what}, got {got}"
     text, read = node.text(), rules.get(kind)
     shown = f"'{shortened(text)}'"
     if read and node.quoted:
