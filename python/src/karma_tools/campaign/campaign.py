@@ -145,23 +145,21 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
     slurm, pbs = _batch_options(top, "slurm"), _batch_options(top, "pbs")
 
     inputs = inputs_dir(tool_dir)
-    lister = KeyLister()
+    lister = KeyLister() if check_keys else None
     jobs, run_names, job_names = [], {}, {}
     for index, run_node in enumerate(top["runs"].value):
         jobs.extend(expand_run(check, run_node, f"runs[{index}]", base, inputs, results_dir,
-                               programs, defaults, environment, run_names, job_names,
-                               lister if check_keys else None, names, scheduler))
+                               programs, defaults, environment, run_names, job_names, lister,
+                               names, scheduler))
     several = sorted({j.run for j in jobs if j.process})
-    compare = []
-    if "compare" in top:
-        vocabulary = Vocabulary(jobs, lister if check_keys else None)
-        compare = check_comparisons(check, top["compare"], vocabulary, several)
+    compare = check_comparisons(check, top["compare"], Vocabulary(jobs, lister), several) \
+        if "compare" in top else []
     return types.SimpleNamespace(
         name=name, path=os.path.abspath(path), sha256=hashlib.sha256(data).hexdigest(),
         scheduler=scheduler, results_dir=results_dir, slurm=slurm, pbs=pbs,
         exclusive=slurm.get("exclusive", exclusive) if scheduler == "slurm" else exclusive,
-        jobs=jobs, warnings=notes + lister.warnings, variables=names, round_order=round_order,
-        compare=compare)
+        jobs=jobs, warnings=notes + (lister.warnings if lister else []), variables=names,
+        round_order=round_order, compare=compare)
 
 
 def _batch_options(top, scheduler):
@@ -190,8 +188,7 @@ def _variables(node, overrides, path):
         name: value.text() for name, value in node.value.items()}
     for name, value in overrides.items():
         if name not in names:
-            known = ", ".join(names) or "none"
             raise ToolError(f"--var {name}: {path} has no such variable (its variables: "
-                            f"{known})", 2)
+                            f"{', '.join(names) or 'none'})", 2)
         names[name] = value
     return names

@@ -23,11 +23,8 @@ class Vocabulary:
         for job in jobs:
             self.apps.setdefault(job.run, job.app)
             keys = lister.runs.get(job.run) if lister and not job.reference else None
-            if keys:
-                self.keys.update(keys)
-                listed.add(job.app)
-            else:
-                unlisted.add(job.app)
+            self.keys.update(keys or ())
+            (listed if keys else unlisted).add(job.app)
         # Sections whose keys are not known here pass unchecked; a mini-app
         # of the site's own may have any sections.
         self.open = unlisted - listed | ({"run"} if not listed else set())
@@ -113,13 +110,10 @@ def check_comparisons(check, node, vocabulary, several):
         spec = {"name": name, "title": None, "metric": "fom.value", "higher_is_better": None,
                 "match": [], "label": [], "same_variant": False, "same_kernel": False,
                 "per_round": None, "aggregate": ["worst"]}
-        for key, value in entries.items():
-            if key in ("title", "metric"):
-                spec[key] = value.text()
-            elif key in ("match", "label", "aggregate"):
-                spec[key] = strings(value)
-            elif key not in ("name", "numerator", "denominator"):
-                spec[key] = value.value
+        spec.update({key: strings(value) if key in ("match", "label", "aggregate") else
+                     value.text() if key in ("title", "metric") else value.value
+                     for key, value in entries.items()
+                     if key not in ("name", "numerator", "denominator")})
         for key in ("match", "label"):
             for j, k in enumerate(spec[key]):
                 vocabulary.check_key(check, item(entries[key], j), f"{path}.{key}[{j}]", k)
