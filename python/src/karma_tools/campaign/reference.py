@@ -10,7 +10,6 @@ its variant the function, its figure of merit the best bandwidth in GB/s."""
 
 import csv
 import hashlib
-import io
 import math
 import shlex
 
@@ -35,7 +34,7 @@ def read_babelstream_csv(text, source="<BabelStream output>"):
     if start is None:
         raise ToolError(f"{source}: no BabelStream --csv table (a line starting "
                         "'function,')", 2)
-    reader = csv.reader(io.StringIO("\n".join(lines[start:])))
+    reader = csv.reader(lines[start:])
     header = [h.strip().lower() for h in next(reader)]
     rate = next((h for h in header if h.startswith("max_m")), None)
     missing = [c for c in _BABELSTREAM_COLUMNS + ("min_runtime", "max_runtime", "avg_runtime")

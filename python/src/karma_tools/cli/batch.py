@@ -158,7 +158,7 @@ def main(argv=None):
         return 0
     if not args.command:
         p.error("name a command: generate, submit, status, wait, cancel or archive")
-    if getattr(args, "interval", 1) is not None and getattr(args, "interval", 1) <= 0:
+    if getattr(args, "interval", 1) <= 0:
         p.error("--interval must be > 0")
     options = {k: v for k, v in vars(args).items()
                if k not in ("func", "command", "help_campaign")}
