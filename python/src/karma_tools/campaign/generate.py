@@ -1,16 +1,11 @@
-"""karma-batch generate's work: a campaign file checked and written out as job
-scripts and the manifest (campaign.json); and a reference program's output
-made karma results (karma-batch reference-result). What they say goes to
-`say(text, err=False)`."""
+"""karma-batch generate's work: a campaign file checked and written out as job scripts and the
+manifest (campaign.json). What it says goes to `say(text, err=False)`."""
 
-import json
 import os
-import shlex
 from karma_tools.campaign import campaign as campaign_mod
 from karma_tools.campaign import jobs
-from karma_tools.campaign import reference as reference_mod
 from karma_tools.campaign.batch import MANIFEST, SUFFIX, manifest_text, now_text
-from karma_tools.core import ToolError, __version__, atomic_write, unreadable, write_folder
+from karma_tools.core import ToolError, __version__, write_folder
 
 
 def generate(campaign, output, scheduler, var, bin_dir, max_ranks_per_node, no_key_check, force,
@@ -83,22 +78,3 @@ def fit_node(camp, most):
                         "nothing written", 2)
     camp.jobs = [j for j in camp.jobs if j.ranks_per_node <= most]
     return left_out
-
-
-def reference_result(format, input, exit_status, app, deck, set, device, reference_command,
-                     date, host, output, say):
-    """A reference program's output (BabelStream --csv) -> karma results."""
-    try:
-        with open(input, encoding="utf-8", errors="replace") as f:
-            text = f.read()
-    except OSError as e:
-        raise unreadable(input, e) from None
-    command = shlex.split(reference_command or "")
-    doc = reference_mod.document(format, text, exit_status, app, deck, set or [], command, input,
-                                 device=device, date=date, host=host)
-    atomic_write(output, json.dumps(doc, indent=2) + "\n")
-    for note in doc["notes"]:
-        say(f"karma-batch reference-result: note: {note}", True)
-    say(f"{format}: {len(doc['kernels'])} kernel(s) -> {output}")
-    say(f"RESULT: {doc['result']}")
-    return 0

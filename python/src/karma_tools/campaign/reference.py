@@ -1,19 +1,19 @@
-"""External reference programs (`reference:` in a campaign run): their output
-read into a results document of schema_version 2 in the schema's reference
-form (docs/results-format.md), checked, so that karma-compare and karma-report
-pair them with karma's own results.
+"""External reference programs (`reference:` in a campaign run): their output read into a results
+document of schema_version 2 in the schema's reference form (docs/results-format.md), checked, so
+that karma-compare and karma-report pair them with karma's own results.
 
-BabelStream (--csv): the lines after the header function,num_times,n_elements,
-sizeof,max_mbytes_per_sec,min_runtime,max_runtime,avg_runtime (older: max_MB_per_sec;
---mibibytes: MiB/s). Each function is a kernel of implementation babelstream,
-its variant the function, its figure of merit the best bandwidth in GB/s."""
+BabelStream (--csv): the lines after the header
+function,num_times,n_elements,sizeof,max_mbytes_per_sec,min_runtime,max_runtime,avg_runtime
+(older: max_MB_per_sec; --mibibytes: MiB/s). Each function is a kernel of implementation
+babelstream, its variant the function, its figure of merit the best bandwidth in GB/s."""
 
 import csv
 import hashlib
+import json
 import math
 import shlex
 
-from karma_tools.core import ToolError, __version__
+from karma_tools.core import ToolError, __version__, atomic_write, unreadable
 from karma_tools.results import validate
 from karma_tools import yamlread
 from karma_tools.campaign import deck
@@ -136,3 +136,22 @@ def document(fmt, output_text, exit_status, app, deck, overrides, command, sourc
     if problems:
         raise ToolError(f"{source}: the results would not be valid: {problems[0]}", 2)
     return doc
+
+
+def reference_result(format, input, exit_status, app, deck, set, device, reference_command,
+                     date, host, output, say):
+    """karma-batch reference-result: a reference's output (BabelStream --csv) -> karma results."""
+    try:
+        with open(input, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError as e:
+        raise unreadable(input, e) from None
+    command = shlex.split(reference_command or "")
+    doc = document(format, text, exit_status, app, deck, set or [], command, input, device=device,
+                   date=date, host=host)
+    atomic_write(output, json.dumps(doc, indent=2) + "\n")
+    for note in doc["notes"]:
+        say(f"karma-batch reference-result: note: {note}", True)
+    say(f"{format}: {len(doc['kernels'])} kernel(s) -> {output}")
+    say(f"RESULT: {doc['result']}")
+    return 0

@@ -5,7 +5,7 @@ from karma_tools.campaign import campaign as campaign_mod
 from karma_tools.campaign import format as campaign_format
 from karma_tools.campaign import reference as reference_mod
 from karma_tools.campaign.batch import archive, cancel, status, submit, wait
-from karma_tools.campaign.generate import generate, reference_result
+from karma_tools.campaign.generate import generate
 from karma_tools.core import __version__
 from karma_tools.cli import ArgumentParser, main_wrapper
 
@@ -142,7 +142,7 @@ def parser():
                    help="when the program started (UTC), for the record")
     r.add_argument("--host", help="the host it ran on, for the record")
     r.add_argument("--output", required=True, metavar="FILE.json")
-    r.set_defaults(func=reference_result)
+    r.set_defaults(func=reference_mod.reference_result)
     return p
 
 
