@@ -94,20 +94,18 @@ def launcher_command(job, scheduler):
 def auto_lines(job):
     """Shell lines setting karma_launch to the mpiexec words of the executable's
     MPI (ldd), else of the mpiexec in PATH."""
-    exe = shlex.quote(job.executable)
-    openmpi, mpich = _openmpi_words(job), _mpich_words(job)
     return [
         "# launcher auto: mpiexec with the options of the MPI that the executable is linked",
         "# with (Open MPI: libmpi.so.40; MPICH, Intel MPI: libmpich, libmpi.so.12), else of",
         "# the mpiexec in PATH.",
-        f'karma_mpi=$(ldd "$(command -v {exe})" 2>/dev/null)',
+        f'karma_mpi=$(ldd "$(command -v {shlex.quote(job.executable)})" 2>/dev/null)',
         'case "$karma_mpi" in',
         "  *libmpi.so.40*|*libmpich*|*libmpi.so.12*) ;;",
         '  *) karma_mpi=$(mpiexec --version 2>&1) ;;',
         "esac",
         'case "$karma_mpi" in',
-        f'  *libmpi.so.40*|*"Open MPI"*|*OpenRTE*) karma_launch="{openmpi}" ;;',
-        f'  *) karma_launch="{mpich}" ;;',
+        f'  *libmpi.so.40*|*"Open MPI"*|*OpenRTE*) karma_launch="{_openmpi_words(job)}" ;;',
+        f'  *) karma_launch="{_mpich_words(job)}" ;;',
         "esac",
     ]
 
@@ -225,7 +223,7 @@ def render(job, campaign, scheduler, envcapture, batch_tool=None):
                 "--output", output]
         run_lines = [
             "started=$(date -u +%Y-%m-%dT%H:%M:%SZ)",
-            " ".join(q(w) for w in ref) + f' >"$results/{REFERENCE_OUTPUT}" 2>&1',
+            shlex.join(ref) + f' >"$results/{REFERENCE_OUTPUT}" 2>&1',
             "code=$?",
             " ".join(f'"{w}"' if w.startswith("$") else q(w) for w in read),
             "code=$?",
@@ -264,9 +262,9 @@ def _run(argv, timeout, check=True):
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
                              stdin=subprocess.DEVNULL)
-    except FileNotFoundError:
+    except FileNotFoundError:  # Slurm's commands begin with s (scancel too), PBS's with q
         raise ToolError(f"{argv[0]} not found: is this a login node of a cluster with "
-                        f"{'Slurm' if argv[0] in ('sbatch', 'squeue') else 'PBS'}?", 3) from None
+                        f"{'Slurm' if argv[0].startswith('s') else 'PBS'}?", 3) from None
     except subprocess.TimeoutExpired:
         raise ToolError(f"{' '.join(argv)} did not answer within {timeout} s", 3) from None
     if check and out.returncode != 0:
