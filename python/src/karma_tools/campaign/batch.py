@@ -290,8 +290,7 @@ def archive(directory, output, partial, force, say):
                         "--partial to archive what there is", 2)
     name = (manifest.get("campaign") or {}).get("name")
     data = archive_mod.write(out, output, "campaign",
-                             name if isinstance(name, str) and name else None,
-                             resultset.read_manifest(out)[1])
+                             name if isinstance(name, str) and name else None, manifest)
     say(f"karma-batch: wrote {output} ({len(data)} bytes; {summary_line(rows)[0]})", True)
     return 0
 

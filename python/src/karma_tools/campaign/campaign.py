@@ -164,11 +164,9 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
 
 def _batch_options(top, scheduler):
     """The campaign's `slurm:` or `pbs:` (scheduler) options."""
-    out = {} if scheduler == "slurm" else {"flavor": "pro"}
-    for key, node in (top[scheduler].value if scheduler in top else {}).items():
-        out[key] = node.value if key == "exclusive" else strings(node) if key == "extra" \
-            else node.text()
-    return out
+    given = top[scheduler].value if scheduler in top else {}
+    return {key: node.value if key == "exclusive" else strings(node) if key == "extra" else
+            node.text() for key, node in given.items()}
 
 
 def _scheduler(top, scheduler, path):

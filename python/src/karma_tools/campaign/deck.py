@@ -1,8 +1,7 @@
-"""The decks of a campaign's runs, checked and resolved by the mini-apps' own
-data: each deck schema (`karma-<app> --help=json`, package data
-data/apps/<release>.json by karma-docs; a campaign's own program is asked) and
-the deck reader's YAML grammar it states (`x-karma-yaml`: how integers, numbers
-and booleans are written; common/runtime/src/deck*.cpp)."""
+"""The decks of a campaign's runs, checked and resolved by the mini-apps' own data: each deck schema
+(`karma-<app> --help=json`, package data data/apps/<release>.json by karma-docs; a campaign's own
+program is asked) and the deck reader's YAML grammar it states (`x-karma-yaml`: how integers,
+numbers and booleans are written; common/runtime/src/deck*.cpp)."""
 
 import functools
 import json

@@ -59,10 +59,9 @@ def _counts(node):
 
 
 class Programs:
-    """A run's program as its jobs start it: its `executable`, else karma-<app> in
-    --bin-dir, the campaign's bin_dir, beside karma-batch, else in PATH. With
-    `required` (generate), one not here is refused (exit 2): its jobs would fail
-    with exit 127."""
+    """A run's program as its jobs start it: its `executable`, else karma-<app> in --bin-dir, the
+    campaign's bin_dir, beside karma-batch, else in PATH. With `required` (generate), one not here
+    is refused (exit 2): its jobs would fail with exit 127."""
 
     BIN_HINT = ("--bin-dir names the folder that holds karma-<app>: a build's "
                 "build/<preset>/bin, or PREFIX/bin")
