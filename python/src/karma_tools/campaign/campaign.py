@@ -131,9 +131,8 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
             return default
         return os.path.normpath(os.path.join(base, os.path.expanduser(top[key].text())))
 
-    out_dir = os.path.abspath(out_dir) if out_dir else None
-    results_dir = where("results_dir", os.path.join(out_dir, "results") if out_dir else
-                        os.path.join(base, "results", name))
+    results_dir = where("results_dir", os.path.join(os.path.abspath(out_dir), "results")
+                        if out_dir else os.path.join(base, "results", name))
     programs = Programs(os.path.abspath(bin_dir) if bin_dir else where("bin_dir", None),
                         "--bin-dir" if bin_dir else "the campaign's bin_dir", tool_dir,
                         executables)

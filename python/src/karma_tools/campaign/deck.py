@@ -48,7 +48,7 @@ class KeyLister:
         source = executable or app
         if source not in self.cache:
             schema = _ask(executable) if executable else packaged(app)
-            try:  # no keys at all: none listed
+            try:  # a schema of no keys lists none
                 keys = self.cache[source] = Keys(_leaves(schema)) or None if schema else None
             except ValueError as e:
                 raise ToolError(f"{source} --help=json: not a deck's JSON Schema ({e})",
@@ -135,7 +135,7 @@ def problem(spec, node, rules, what=None):
     got = "a list" if isinstance(v, list) else "a mapping" if isinstance(v, dict) else \
         "nothing" if v is None else f"'{shortened(node.text())}'"
     if (kind == "array") != isinstance(v, list) or isinstance(v, dict) or v is None:
-        return f"expected {what}, got {got}"  # a list for a list key only, and a value
+        return f"expected {what}, got {got}"  # a list for an array only, else a scalar
     if kind == "array":
         lengths = [(a.get("minItems", 0), a.get("maxItems", len(v))) for a in spec.get("anyOf", [])]
         if not spec.get("minItems", 0) <= len(v) <= spec.get("maxItems", len(v)) or \
