@@ -56,10 +56,9 @@ class Vocabulary:
         return apps, known, elsewhere
 
 
-def _matching_none(check, node, where, patterns, known, what, elsewhere=None):
+def _matching_none(check, node, where, patterns, known, what, elsewhere):
     """Fails at the first pattern that matches none of known, with the likeliest name
     meant: one of known, else one of `elsewhere` ({name: the mini-app whose it is})."""
-    elsewhere = elsewhere or {}
     for i, pattern in enumerate(patterns):
         if any(fnmatch.fnmatchcase(k, pattern) for k in known):
             continue
@@ -81,7 +80,7 @@ def _selection(check, node, path, vocabulary):
         out[key] = strings(value)
         if key == "run":
             _matching_none(check, value, f"{path}.run", out[key], list(vocabulary.apps),
-                           "run of this campaign")
+                           "run of this campaign", {})
     runs = [r for r in vocabulary.apps if _matches_any(r, [out.get("run", ["*"])])]
     for key in ("implementation", "variant", "kernel"):
         if key in out:
