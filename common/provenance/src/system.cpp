@@ -431,8 +431,8 @@ nlohmann::json describe_device() {
     if (auto loading = describe_module_loading(); !loading.is_null())
       d["module_loading"] = std::move(loading);
 #endif
-    // Clocks and power limit before any kernel runs: with the driver version,
-    // what a disclosure needs to tell a throttled or capped GPU.
+    // The unit before any kernel runs (gpu_state.hpp): with the driver
+    // version, what tells a throttled, capped or erring GPU and its board.
     d["state_at_start"] = gpu_state(d);
     return d;
   }
