@@ -207,6 +207,12 @@ def gpu_units(runs):
     return out
 
 
+def _growth(start, end, group, key):
+    """What a counter (state[group][key]) grew by over the run; 0 unless both ends have it."""
+    before, after = (start.get(group) or {}).get(key), (end.get(group) or {}).get(key)
+    return after - before if before is not None and after is not None else 0
+
+
 def unit_events(run):
     """[why] a run's units held it back or erred: power or thermal held the clocks
     down for over UNIT_SHARE of the run, or the ECC error counts grew."""
@@ -216,13 +222,11 @@ def unit_events(run):
         start, end = device.get("state_at_start") or {}, device.get("state_at_end") or {}
         who = f"rank {rank.get('rank', '?')} ({device.get('uuid', '?')})"
         for cause in UNIT_HELD_BACK:
-            held = ((end.get("clocks_event_ns") or {}).get(cause, 0) -
-                    (start.get("clocks_event_ns") or {}).get(cause, 0)) * 1e-9
+            held = _growth(start, end, "clocks_event_ns", cause) * 1e-9
             if seconds and held > UNIT_SHARE * seconds:
                 out.append(f"{who}: {cause} held the clocks down {held:.1f} s of {seconds:.0f}")
         for kind in ("corrected", "uncorrected"):
-            grew = (end.get("ecc_errors") or {}).get(kind, 0) - \
-                (start.get("ecc_errors") or {}).get(kind, 0)
+            grew = _growth(start, end, "ecc_errors", kind)
             if grew > 0:
                 out.append(f"{who}: {grew} {kind} ECC error(s) during the run")
     return out
