@@ -34,6 +34,7 @@ JOBS = {
 }
 # Three rounds: their median is round 1 (neither their mean nor their best).
 ROUNDS = (1.0, 0.9, 1.05)
+H100_UUID = "GPU-966e9d6a-cf72-5c12-acb0-933ab0150d73"  # the archive's one GPU
 AXES = ("layout", "precision", "transpose")
 TUNING = ("implementation", "variant", "storage", "kernels")
 
@@ -124,11 +125,100 @@ def close(a, b):
     return a is not None and abs(a - b) < 1e-9
 
 
+def on_unit(uuid, board, name=None):
+    """edit: a set's runs on another GPU unit (of that board; that model, if named)."""
+    def edit(job, doc):
+        device = doc["ranks"][0]["device"]
+        device.update(uuid=uuid, **({"name": name} if name else {}))
+        device.setdefault("state_at_start", {})["board_part_number"] = board
+    return edit
+
+
+# Three units of one model: one board -000, two of -001 (3% apart), tight rounds.
+UNITS = (("GPU-a", "692-000", 1.0), ("GPU-b", "692-001", 0.97), ("GPU-c", "692-001", 1.02))
+TIGHT = (1.0, 0.999, 1.001)
+
+
+@pytest.fixture
+def three_units(tmp_path):
+    """(a reference file made of three units' sets, the sets)."""
+    sets = [make_set(tmp_path / u, f, on_unit(u, b), rounds=TIGHT) for u, b, f in UNITS]
+    out = tmp_path / "units.json"
+    r = tool("karma-score", "reference", *sets, "-o", out)
+    assert r.returncode == 0 and "of 3 unit(s)" in r.stderr, r.stderr
+    return str(out), sets
+
+
+def test_a_reference_of_several_units(three_units):
+    ref = json.loads(open(three_units[0]).read())
+    assert [(u["ids"], u["boards"]) for u in ref["units"]] == [([u], [b]) for u, b, _ in UNITS]
+    row = next(r for r in ref["rows"] if r["app"] == "hexgrad")
+    one = original("hexgrad.n1x1.precisiondouble.layoutleft")["kernels"][0]["fom"]["value"]
+    # per row: the median over the units of each one's median of rounds, each unit's
+    # rounds scaled to it, each unit's figure and their spread; per board the same
+    assert row["per_unit"] == pytest.approx([one, 0.97 * one, 1.02 * one])
+    assert row["figure"] == one and row["spread"] == pytest.approx([0.97, 1.02])
+    assert row["rounds"] == pytest.approx(sorted(one * f for f in TIGHT * 3))
+    assert row["boards"] == {"692-000": {"units": 1, "figure": one, "spread": None},
+                             "692-001": {"units": 2, "figure": pytest.approx(0.995 * one),
+                                         "spread": pytest.approx([0.97 / 0.995, 1.02 / 0.995])}}
+    assert row["per_watt"]["spread"] == pytest.approx([0.97, 1.02])
+
+
+def test_a_verdict_says_better_or_worse_only_beyond_the_units_band(tmp_path, three_units):
+    """The band: the units' spread, widened for three units (docs/score.md)."""
+    half = max(math.log(1.02), -math.log(0.97), 2 * math.log(1.02 / 0.97) / 1.6926)
+    band = f"{math.exp(-half):.3f}-{math.exp(half):.3f}"
+    within = "within the spread of one model's units"
+    # 1.0612: the rounds reach across the band's edge, into it
+    for factor, words in ((1.04, within), (0.96, within), (1.0612, within),
+                          (1.1, "better than the reference"),
+                          (0.9, "worse than the reference")):
+        one = make_set(tmp_path / f"x{factor}", factor, on_unit("GPU-d", "692-001"), rounds=TIGHT)
+        r, doc = score(tmp_path, three_units[0], one, name=f"{factor}.json")
+        record = doc["sets"][0]["record"]
+        assert record["band"] == pytest.approx([math.exp(-half), math.exp(half)], rel=1e-5)
+        assert (record["verdict"], record["per_watt_verdict"], record["units"]) == \
+            (words, words, 3)
+        assert all(a["verdict"] == words for a in doc["sets"][0]["tiers"]["baseline"]
+                   ["apps"].values() if a["of"])
+        assert f"the reference's units {band}: {words})" in r.stdout
+        # without the band (a reference of one unit) 1.04 read better than the reference
+        assert figure.verdict(record["interval"]) != within
+
+
+def test_a_board_the_reference_lacks_is_named_with_the_boards_difference(tmp_path, three_units):
+    other = make_set(tmp_path / "d", 1.0, on_unit("GPU-d", "692-002"), rounds=TIGHT)
+    r, doc = score(tmp_path, three_units[0], other)
+    line = next(x for x in r.stdout.splitlines() if x.startswith("**Procurement figure:"))
+    assert "Board 692-002, **a part number none of the reference's units has** (692-000, " \
+        "692-001); the reference's units score by board: 692-000 1.000, 692-001 0.995" in line
+    page = tmp_path / "page.md"
+    r = tool("karma-score", other, "--reference", three_units[0], "--page", page)
+    assert r.returncode == 0, r.stderr
+    text = page.read_text()
+    assert "the reference's 3 units" in text and "a part number none of the reference's" in text
+
+
+@pytest.mark.parametrize("edit, why", [
+    (on_unit("GPU-a", "692-000"), "ran on GPU-a, as {a} did: a reference counts each unit once"),
+    (on_unit("GPU-e", "692-000", "NVIDIA H200"), "the sets are of 2 machine types (1 x NVIDIA "
+     "H100 80GB HBM3; 1 x NVIDIA H200): a reference is of one")])
+def test_a_reference_of_one_unit_twice_or_two_machine_types_is_refused(tmp_path, edit, why):
+    a = make_set(tmp_path / "a", 1.0, on_unit("GPU-a", "692-000"))
+    b = make_set(tmp_path / "b", 1.0, edit)
+    out = tmp_path / "ref.json"
+    r = tool("karma-score", "reference", a, b, "-o", out)
+    assert r.returncode == 2 and not out.exists()
+    assert r.stderr == f"karma-score: error: {b}: {why.format(a=a)}\n"
+
+
 def test_the_reference_file(reference):
     path, _ = reference
     with open(path) as f:
         ref = json.load(f)
-    assert ref["karma_score_reference"] == 1 and ref["name"] == "H100 node"
+    assert ref["karma_score_reference"] == 2 and ref["name"] == "H100 node"
+    assert [u["ids"] for u in ref["units"]] == [[H100_UUID]]  # one set: one unit
     assert ref["device"] == {"kind": "gpu", "names": ["NVIDIA H100 80GB HBM3"]}
     assert ref["suite"] == {"versions": ["0.2.0"], "git_describe": ["d60080f3"]}
     assert ref["kokkos"] == {"versions": ["4.6.1"], "backends": ["Cuda"]}
@@ -144,9 +234,11 @@ def test_the_reference_file(reference):
     assert row["units"] == "GB/s" and row["higher_is_better"] is True
     assert row["class"] == "large"
     mdrange = next(k for k in matvec["kernels"] if k["name"] == "mdrange")
-    assert row["per_watt"] == {"value": mdrange["energy"]["fom_per_watt"]["value"],
-                               "units": "GB/s/W", "runs": 3, "rounds": pytest.approx(sorted(
-                                   row["per_watt"]["value"] * f for f in ROUNDS))}
+    value = mdrange["energy"]["fom_per_watt"]["value"]
+    assert row["per_watt"] == {"value": value, "units": "GB/s/W", "runs": 3, "rounds":
+                               pytest.approx(sorted(value * f for f in ROUNDS)),
+                               "per_unit": [value], "spread": None}
+    assert row["per_unit"] == [kokkos] and row["spread"] is None
     # every round's figure, for the intervals of the ratios against it
     assert row["rounds"] == pytest.approx(sorted(kokkos * f for f in ROUNDS))
     hexgrad = rows[("hexgrad", "layout=left,precision=double", "gradients")]
@@ -452,7 +544,7 @@ def test_reference_from_an_archive_and_refusals(reference, tmp_path):
 def test_help_and_version():
     r = tool("karma-score", "--help")
     assert r.returncode == 0 and r.stdout.startswith("usage: karma-score")
-    assert "exit status" in r.stdout and "karma-score reference SET -o FILE" in r.stdout
+    assert "exit status" in r.stdout and "karma-score reference SET [SET ...] -o FILE" in r.stdout
     r = tool("karma-score", "--version")
     assert r.returncode == 0 and r.stdout.startswith("karma-score ")
 
@@ -515,7 +607,15 @@ def test_the_shipped_reference_is_the_committed_release_bundle(tmp_path):
              os.path.join("results", "procurement", "h200-1.0.0.tar.xz"),
              "-o", out, "--name", shipped["name"], cwd=ROOT)
     assert r.returncode == 0, r.stderr
-    assert json.loads(out.read_text()) == shipped
+    made = json.loads(out.read_text())
+    # What 1.1 adds to a reference (its units, each row's per unit figures and their
+    # spread) aside, the file is 1.0.0's, byte for byte in its values.
+    assert made.pop("units")[0]["ids"] == ["GPU-4273fee1-9d5c-2c22-893b-6b4ec3a3cc6a"]
+    for row in made["rows"]:
+        for part in filter(None, (row, row["per_watt"])):
+            assert part.pop("per_unit") == [part.get("figure", part.get("value"))]
+            assert part.pop("spread") is None
+    assert dict(made, karma_score_reference=1) == shipped
 
 
 def test_the_procurement_readme_gives_the_committed_scores(tmp_path):

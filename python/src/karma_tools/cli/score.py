@@ -13,7 +13,7 @@ from karma_tools.score.score import PROGRAM, markdown
 
 USAGE = """karma-score [-h] [--version] [LABEL=]SET [[LABEL=]SET ...] [--reference FILE]
                    [--weights FILE] [--json OUT] [--page FILE.md]
-       karma-score reference SET -o FILE [--name NAME] [--kind {gpu,host}]
+       karma-score reference SET [SET ...] -o FILE [--name NAME] [--kind {gpu,host}]
        karma-score release [--bin-dir DIR] [--write]"""
 
 
@@ -28,7 +28,8 @@ on its own. --reference is a reference file or a result set made one;
 default the shipped reference machine's. A set that lacks a row the
 weights give weight to is INCOMPLETE: no overall figure, exit status 1.
 
-karma-score reference SET -o FILE: makes a reference file from one set.
+karma-score reference SET... -o FILE: makes a reference file from one set,
+or from several, each of another unit of one machine type.
 karma-score release: whether this checkout is still the release whose
 reference it ships (docs/run-rules.md#releases).
 
@@ -44,9 +45,10 @@ EPILOG = "exit status: 0 scored (or reference written); 1 a set is INCOMPLETE (i
 
 def reference_main(argv):
     p = ArgumentParser(prog=f"{PROGRAM} reference", epilog=EPILOG, description="Makes a reference "
-                       "file from one result set (see karma-score --help).")
-    p.add_argument("set", metavar="SET", help="results directory, campaign directory or "
-                   "archive of the reference machine")
+                       "file from one result set, or from several, each of another unit of one "
+                       "machine type (see karma-score --help).")
+    p.add_argument("sets", nargs="+", metavar="SET", help="results directory, campaign "
+                   "directory, archive or bundle of a unit of the reference machine")
     p.add_argument("-o", "--output", metavar="FILE", required=True,
                    help="the reference file to write (JSON)")
     p.add_argument("--name", help="the reference machine's name (default: the set's)")
@@ -54,10 +56,10 @@ def reference_main(argv):
     args = p.parse_args(argv)
 
     def run():
-        doc = figure.make_reference(args.set, args.name, args.kind)
+        doc = figure.make_reference(args.sets, args.name, args.kind)
         atomic_write(args.output, json.dumps(doc, indent=2) + "\n")
         warn(f"{PROGRAM}: wrote {args.output} ({len(doc['rows'])} rows from {doc['results']} "
-             "results)")
+             f"results of {len(doc['units'])} unit(s))")
 
     return main_wrapper(PROGRAM, run)
 

@@ -2,6 +2,7 @@
 a reference machine, computed here and nowhere else (docs/score.md: results
 -> rows -> figures -> ratios -> aggregate)."""
 
+import functools
 import math
 import os
 import statistics
@@ -15,14 +16,15 @@ from karma_tools.results.results import field, gpu_units, is_number, unit_events
 from karma_tools.results.cases import holds_one, rounds_key
 from karma_tools.score import weights
 
-REFERENCE_FORMAT = 1
+REFERENCE_FORMAT = 2
 # The reference machine's figures that ship with the suite (docs/run-rules.md).
 DEFAULT_REFERENCE = os.path.join("campaigns", "procurement", "reference.json")
 KINDS = ("gpu", "host")
 # The figure of record is this tier's overall.
 TIER = "baseline"
 # What an app's and an overall score give: each a (weighted) geometric mean.
-MEANS = ("score", "interval", "per_watt", "per_watt_interval")
+MEANS = ("score", "interval", "per_watt", "per_watt_interval", "band", "per_watt_band",
+         "board_band")
 
 
 def load_runs(path):
@@ -144,8 +146,8 @@ def environment_summary(runs):
                             for name, release in systems)}
 
 
-def make_reference(path, name=None, kind=None, runs=None):
-    """The reference document of one set (runs: its runs, if loaded)."""
+def _baseline_runs(path, kind, runs=None):
+    """(kind, the set's reportable baseline runs of that kind): what a reference takes."""
     if runs is None:
         runs, _ = load_runs(path)
     baseline = [r for r in runs if not left_out_reasons(r, None)
@@ -163,29 +165,121 @@ def make_reference(path, name=None, kind=None, runs=None):
     if kind not in KINDS:
         raise ToolError(f"{path}: the reportable baseline results do not say what device "
                         "they ran on (ranks[].device.kind)", 2)
-    used = [r for r in baseline if r.device_kind == kind]
-    table = tier_figures(used, "baseline")
-    if not table:
-        raise ToolError(f"{path}: the reportable baseline results have no Kokkos kernel "
-                        "with a figure of merit", 2)
+    return kind, [r for r in baseline if r.device_kind == kind]
+
+
+# A reference unit's identity: its key, and the field of results.gpu_units.
+UNIT_IDENTITY = {"models": "model", "boards": "board_part_number", "vbios": "vbios_version",
+                 "drivers": "driver_version"}
+
+
+def unit_of(path, runs, kind):
+    """A reference unit: its set and the GPUs (UUID, board part number, VBIOS, driver) or
+    hosts its runs ran on, and on how many at once (the machine type's count)."""
+    unit = {"source": path, "results": len(runs),
+            "per_run": max(len(r.doc.get("ranks") or [None]) for r in runs)}
+    if kind != "gpu":
+        return dict(unit, ids=_distinct(k.get("host") for r in runs for k in r.doc["ranks"]))
+    gpus = gpu_units(runs)
+    return dict(unit, ids=sorted(gpus), **{key: _distinct(g[k] for g in gpus.values())
+                                           for key, k in UNIT_IDENTITY.items()})
+
+
+def _spread(values, center):
+    """[lowest, highest] over the center, of two units or more."""
+    return [min(values) / center, max(values) / center] if len(values) > 1 else None
+
+
+def _combined(tables, key, units):
+    """One row from each unit's figures: the median over the units of each one's median of
+    rounds; the rounds of every unit scaled to it; each unit's figure and their spread."""
+    rows = [t[key] for t in tables]
+    first, figures = rows[0], [r["figure"] for r in rows]
+    row = dict(first, figure=statistics.median(figures), runs=sum(r["runs"] for r in rows))
+    row["rounds"] = sorted(x * (row["figure"] / r["figure"]) for r in rows for x in r["rounds"])
+    row.update(per_unit=figures, spread=_spread(figures, row["figure"]))
+    watts = [r["per_watt"] for r in rows]
+    if all(watts):
+        values = [w["value"] for w in watts]
+        median = statistics.median(values)
+        row["per_watt"] = dict(first["per_watt"], value=median, runs=sum(w["runs"] for w in watts),
+                               rounds=sorted(x * (median / w["value"]) for w in watts
+                                             for x in w["rounds"]),
+                               per_unit=values, spread=_spread(values, median))
+    else:
+        row["per_watt"] = None
+    boards = {b: [i for i, u in enumerate(units) if u.get("boards") == [b]]
+              for b in _distinct(b for u in units for b in u.get("boards") or [])}
+    if len(boards) > 1:
+        row["boards"] = {}
+        for board, index in boards.items():
+            mine = [figures[i] for i in index]
+            row["boards"][board] = {"units": len(mine), "figure": statistics.median(mine),
+                                    "spread": _spread(mine, statistics.median(mine))}
+    return row
+
+
+def _one_machine_type(units):
+    """Refuses the same unit twice and units of several machine types (GPU model and count)."""
+    seen = {}
+    for unit in units:
+        for unit_id in unit["ids"]:
+            if unit_id in seen:
+                raise ToolError(f"{unit['source']}: ran on {unit_id}, as {seen[unit_id]} did: "
+                                "a reference counts each unit once", 2)
+            seen[unit_id] = unit["source"]
+    types = sorted({(u["per_run"], ", ".join(u.get("models", [])) or "?") for u in units})
+    if len(types) > 1:
+        raise ToolError(f"{units[-1]['source']}: the sets are of {len(types)} machine types ("
+                        + "; ".join(f"{n} x {m}" for n, m in types) + "): a reference is of one", 2)
+
+
+def make_reference(paths, name=None, kind=None, runs=None):
+    """The reference document of one set, or of several, each of another unit of one machine
+    type (runs: the one set's runs, if loaded)."""
+    used = []
+    for path in paths:
+        found, mine = _baseline_runs(path, kind, runs)
+        if kind is not None and found != kind or used and found != used[0][0]:
+            raise ToolError(f"{path}: its results ran on {found} devices, the first set's on "
+                            f"{kind or used[0][0]}", 2)
+        kind = found
+        used.append((found, mine))
+    units = [unit_of(path, mine, kind) for path, (_, mine) in zip(paths, used)]
+    _one_machine_type(units)
+    tables = [tier_figures(mine, "baseline") for _, mine in used]
+    if not all(tables):
+        raise ToolError(f"{paths[tables.index({})]}: the reportable baseline results have no "
+                        "Kokkos kernel with a figure of merit", 2)
+    for path, table in zip(paths, tables):
+        lacks = sorted(set(tables[0]).symmetric_difference(table), key=sort_key)
+        if lacks:
+            raise ToolError(f"{path}: its rows differ from {paths[0]}'s, e.g. "
+                            f"{'/'.join(map(str, lacks[0]))}: a reference's units ran one "
+                            "campaign", 2)
     rows = []
-    for key in sorted(table, key=sort_key):
-        row = dict(_key_dict(key), **table[key])
+    for key in sorted(tables[0], key=sort_key):
+        if len({tuple(t[key]["code_versions"]) for t in tables}) > 1:
+            raise ToolError(f"{paths[-1]}: {'/'.join(map(str, key))} ran other code than on "
+                            f"{paths[0]}: a reference's units run one release", 2)
+        row = dict(_key_dict(key), **_combined(tables, key, units))
         schemes, codes = row.pop("code_schemes"), row.pop("codes")
         if max(schemes, default=1) > 1:  # absent: scheme 1, as in results
             row["code_scheme"] = max(schemes)
         rows.append(dict(row, codes=codes) if codes else row)
+    every = [r for _, mine in used for r in mine]
     return {"karma_score_reference": REFERENCE_FORMAT,
-            "name": name or label_of(path),
-            "source": path,
-            "device": {"kind": kind, "names": _distinct(r.device for r in used)},
-            "suite": {k: _distinct(field(r.doc, f"suite.{v}") for r in used)
+            "name": name or " + ".join(map(label_of, paths)),
+            "source": ", ".join(paths),
+            "device": {"kind": kind, "names": _distinct(r.device for r in every)},
+            "suite": {k: _distinct(field(r.doc, f"suite.{v}") for r in every)
                       for k, v in (("versions", "version"), ("git_describe", "git_describe"))},
-            "kokkos": {"versions": _distinct(r.kokkos_version for r in used),
-                       "backends": _distinct(r.backend for r in used)},
-            "rules": _distinct(str(rules.reportable(r.doc).get("rules")) for r in used),
-            "results": len(used),
-            "environment": environment_summary(used),
+            "kokkos": {"versions": _distinct(r.kokkos_version for r in every),
+                       "backends": _distinct(r.backend for r in every)},
+            "rules": _distinct(str(rules.reportable(r.doc).get("rules")) for r in every),
+            "results": len(every),
+            "environment": environment_summary(every),
+            "units": units,
             "rows": rows}
 
 
@@ -268,17 +362,48 @@ def span_mean(spans, weights=None):
     return [geomean([None if s is None else s[i] for s in spans], weights) for i in (0, 1)]
 
 
-def verdict(span):
-    """What an interval of ratios says: one holding 1 is no difference."""
+def verdict(span, band=None):
+    """What an interval of ratios says: one holding 1, or reaching into the band one
+    model's units span (a reference of several units), is no difference of machines."""
     if span is None:
         return None
-    if holds_one(span):
+    if band is not None:
+        if band[0] <= span[1] and span[0] <= band[1]:
+            return WITHIN
+    elif holds_one(span):
         return "no measurable difference"
     return "better than the reference" if span[0] > 1 else "worse than the reference"
 
 
-def _row_ratio(ref, fig):
-    """One row of a tier: the set's figure against the reference's, or why not."""
+WITHIN = "within the spread of one model's units"
+# The unit band (docs/score.md): +-BAND_SIGMAS standard deviations of a model's units'
+# log figures about the reference's, the deviation estimated from the reference units'
+# range over the expected range of as many normal draws; never narrower than the
+# units' own figures, nor than BAND_FLOOR (units of one board agree within 0.5%).
+BAND_SIGMAS = 2
+BAND_FLOOR = 0.005
+
+
+@functools.cache
+def expected_range(n):
+    """d2(n): the expected range of n standard normal draws (1.128 for 2, 1.693 for 3)."""
+    cdf = [0.5 * (1 + math.erf(i / 100 / math.sqrt(2))) for i in range(-800, 801)]
+    return sum(1 - p ** n - (1 - p) ** n for p in cdf) / 100
+
+
+def unit_band(spread, units):
+    """[low, high]: the ratios one model's units span about the reference, from its N units'
+    spread (their lowest and highest figure over the median); None for fewer than two."""
+    if not spread or units < 2:
+        return None
+    low, high = math.log(spread[0]), math.log(spread[1])
+    half = max(BAND_FLOOR, -low, high, BAND_SIGMAS * (high - low) / expected_range(units))
+    return [math.exp(-half), math.exp(half)]
+
+
+def _row_ratio(ref, fig, units=0, board=None):
+    """One row of a tier: the set's figure against the reference's, or why not; the band
+    the reference's units span, and that of its units of the set's board (of several)."""
     row = dict(_key_dict(_ref_key(ref)), reference=ref["figure"], units=ref["units"],
                figure=None, runs=0, ratio=None, interval=None, per_watt=None, missing=None)
     if fig is None:
@@ -292,7 +417,12 @@ def _row_ratio(ref, fig):
         return row
     hib = ref["higher_is_better"]
     row.update(ratio=_ratio(fig["figure"], ref["figure"], hib),
-               interval=interval(fig["rounds"], ref.get("rounds") or [ref["figure"]], hib))
+               interval=interval(fig["rounds"], ref.get("rounds") or [ref["figure"]], hib),
+               band=unit_band(ref.get("spread"), units))
+    mine = (ref.get("boards") or {}).get(board)
+    if mine and (half := unit_band(mine["spread"], mine["units"])):
+        at = _ratio(mine["figure"], ref["figure"], hib)
+        row["board_band"] = [at * half[0], at * half[1]]
     # The reference's (baseline) kernels must be among the set's; vendor ones add.
     theirs, ours = ref.get("code_versions") or [], fig["code_versions"]
     gone, scheme = sorted(set(theirs) - set(ours)), ref.get("code_scheme", 1)
@@ -307,7 +437,8 @@ def _row_ratio(ref, fig):
         row["per_watt"] = {"figure": pw["value"], "reference": ref_pw["value"],
                            "units": pw["units"], "ratio": _ratio(pw["value"], ref_pw["value"], hib),
                            "interval": interval(pw["rounds"], ref_pw.get("rounds")
-                                                or [ref_pw["value"]], hib)}
+                                                or [ref_pw["value"]], hib),
+                           "band": unit_band(ref_pw.get("spread"), units)}
     else:
         row["no_energy"] = " and ".join(side for side, value in
                                         (("set", pw), ("reference", ref_pw)) if not value)
@@ -333,9 +464,21 @@ def _app_score(rows):
     watts = [r["per_watt"] for r in scored if r["per_watt"]]
     complete = len(scored) == len(rows)
     means = [geomean([r["ratio"] for r in scored]), span_mean([r["interval"] for r in scored]),
-             geomean([w["ratio"] for w in watts]), span_mean([w["interval"] for w in watts])]
-    return dict(zip(MEANS, means if complete else [None] * len(MEANS)), rows=len(scored),
-                of=len(rows), complete=complete, per_watt_rows=len(watts))
+             geomean([w["ratio"] for w in watts]), span_mean([w["interval"] for w in watts]),
+             *(span_mean([r.get(k) for r in rs])
+               for k, rs in (("band", scored), ("band", watts), ("board_band", scored)))]
+    return _verdicts(dict(zip(MEANS, means if complete else [None] * len(MEANS)),
+                          rows=len(scored), of=len(rows), complete=complete,
+                          per_watt_rows=len(watts)))
+
+
+def _verdicts(score):
+    """A score with the words of its interval and of its per-watt interval (these only
+    against a band: without one a per-watt figure has no word)."""
+    score["verdict"] = verdict(score["interval"], score["band"])
+    score["per_watt_verdict"] = verdict(score["per_watt_interval"], score["per_watt_band"]) \
+        if score["per_watt_band"] else None
+    return score
 
 
 def app_scores(rows, weights):
@@ -346,15 +489,16 @@ def app_scores(rows, weights):
     names = [a for a in apps if apps[a]["score"] is not None]
     ws = [weights[a] for a in names]
     for name in MEANS:
-        mean = span_mean if name.endswith("interval") else geomean
+        mean = geomean if name in ("score", "per_watt") else span_mean
         overall[name] = mean([apps[a][name] for a in names], ws) if not missing else None
-    overall["verdict"] = verdict(overall["interval"])
-    return apps, overall
+    return apps, _verdicts(overall)
 
 
-def score_tier(figures, reference, weights):
+def score_tier(figures, reference, weights, board=None):
     """A tier's rows, per-app, overall (the scored classes) and per-class scores, and coverage."""
-    rows = [_row_ratio(ref, figures.get(_ref_key(ref))) for ref in reference["rows"]]
+    units = len(reference.get("units") or [])
+    rows = [_row_ratio(ref, figures.get(_ref_key(ref)), units, board)
+            for ref in reference["rows"]]
     for r in rows:
         r["in_score"] = r["class"] in rules.SCORED_CLASSES
     known = {_ref_key(ref) for ref in reference["rows"]}
@@ -378,23 +522,42 @@ def score_set(path, label, reference, weights):
     why = [left_out_reasons(run, reference["device"]["kind"]) for run in runs]
     kept = [r for r, w in zip(runs, why) if not w]
     left_out = [{"file": r.path, "reasons": w} for r, w in zip(runs, why) if w]
-    tiers = {tier: score_tier(tier_figures(kept, tier), reference, weights)
+    units = gpu_units(kept)
+    boards = _distinct(u["board_part_number"] for u in units.values())
+    tiers = {tier: score_tier(tier_figures(kept, tier), reference, weights,
+                              boards[0] if len(boards) == 1 else None)
              for tier in rules.TIERS}
     return {"label": label, "path": path, "results": len(runs), "scored": len(kept),
-            "devices": _distinct(r.device for r in kept), "tiers": tiers,
-            "left_out": left_out + no_results, "units": gpu_units(kept),
+            "devices": _distinct(r.device for r in kept), "tiers": tiers, "boards": boards,
+            "left_out": left_out + no_results, "units": units,
             "held_back": [{"file": r.path, "why": w} for r in kept for w in [unit_events(r)] if w]}
 
 
 NAME = "procurement figure"
 
 
-def of_record(scored):
-    """The figure of record of a scored set: the baseline tier's overall."""
+def board_scores(reference, weights):
+    """{board part number: what the reference's units of it score against the reference}, of
+    a reference whose units are of several: the measured difference between the boards."""
+    boards = {b for r in reference["rows"] for b in r.get("boards") or {}}
+    scored = [r for r in reference["rows"] if r["class"] in rules.SCORED_CLASSES]
+    return {b: app_scores([{"app": r["app"], "interval": None, "per_watt": None, "ratio": _ratio(
+        r["boards"][b]["figure"], r["figure"], r["higher_is_better"])} for r in scored],
+        weights)[1]["score"] for b in sorted(boards)}
+
+
+def of_record(scored, reference, weights):
+    """The figure of record of a scored set: the baseline tier's overall, the bands of the
+    reference's units and what the set's and the reference's GPU boards are."""
     t = scored["tiers"][TIER]
+    ref_boards = _distinct(b for u in reference.get("units") or [] for b in u.get("boards", []))
     return {"name": NAME, "tier": TIER, "complete": t["complete"], "figure": t["score"],
             "interval": t["interval"], "verdict": t["verdict"],
             "per_watt": t["per_watt"], "per_watt_interval": t["per_watt_interval"],
+            **{k: t[k] for k in ("band", "per_watt_band", "per_watt_verdict", "board_band")},
+            "units": len(reference.get("units") or []),
+            "boards": {"set": scored["boards"], "reference": ref_boards,
+                       "scores": board_scores(reference, weights)},
             "missing": [row_name(r) for r in t["incomplete"]],
             "rows": len([r for r in t["rows"] if r["in_score"]]),
             # of the rows the figure counts, as `rows` and `missing` are
@@ -411,7 +574,7 @@ def reference_of(source=None):
         return source, load_reference(source)
     runs, _ = load_runs(source)
     kinds = {r.device_kind for r in runs if not left_out_reasons(r, None)}
-    return source, make_reference(source, kind="gpu" if "gpu" in kinds else None, runs=runs)
+    return source, make_reference([source], kind="gpu" if "gpu" in kinds else None, runs=runs)
 
 
 def score(sets, reference=None, weights_file=None):
@@ -423,6 +586,6 @@ def score(sets, reference=None, weights_file=None):
     weighed = weights.of_apps(weights_file, apps, doc["device"]["kind"])
     scored = [score_set(path, label, doc, weighed) for label, path in sets]
     for s in scored:
-        s["record"] = of_record(s)
+        s["record"] = of_record(s, doc, weighed)
     return {"karma_score": 1, "reference_file": reference_file, "reference": doc,
             "weights_file": weights_file, "weights": weighed, "sets": scored}

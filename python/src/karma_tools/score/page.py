@@ -7,7 +7,7 @@ import os
 from karma_tools.core import md_table
 from karma_tools.report.report import pyplot
 from karma_tools.score import figure
-from karma_tools.score.score import MEASURES, with_span
+from karma_tools.score.score import MEASURES, board_line, fmt_span, with_span
 
 
 def _yes_no(flag, why):
@@ -45,21 +45,35 @@ def figure_lines(record):
         return [f"**INCOMPLETE**: no overall figure. {len(record['missing'])} missing rows: "
                 + ", ".join(f"`{r}`" for r in shown)
                 + (f" and {more} more (karma-score lists them all)." if more else ".")]
-    out = [f"**{figure.NAME.capitalize()}: {record['figure']:.3f}**, the rounds spanning "
-           f"{record['interval'][0]:.3f} to {record['interval'][1]:.3f}: "
-           f"{record['verdict']}."]
+    band, pw_band = record["band"], record["per_watt_band"]
+    out = [f"**{figure.NAME.capitalize()}: {record['figure']:.3f}**, the "
+           f"rounds spanning {record['interval'][0]:.3f} to {record['interval'][1]:.3f}" +
+           (f", the reference's {record['units']} units {band[0]:.3f} to {band[1]:.3f}"
+            if band else "") + f": {record['verdict']}."]
     if record["per_watt"] is not None:
         pw = record["per_watt_interval"]
-        out.append(f"Per watt: {record['per_watt']:.3f} ({pw[0]:.3f} to {pw[1]:.3f}).")
-    return [" ".join(out)]
+        out.append(f"Per watt: {record['per_watt']:.3f} ({pw[0]:.3f} to {pw[1]:.3f}" + (
+            f"; its units {pw_band[0]:.3f} to {pw_band[1]:.3f}: {record['per_watt_verdict']}"
+            if pw_band else "") + ").")
+    return [" ".join(out + ([board_line(record) + "."] if board_line(record) else []))]
 
 
 def app_table(scored, weights):
+    """Per app: weight, score and per watt with their rounds, and, against a reference of
+    several units, the band of its units and what the score says."""
     t = scored["tiers"][figure.TIER]
-    return md_table(["mini-app", "weight", "score (rounds)", "per watt (rounds)", "rows"], [
-        [app, f"{w:.3g}", *([with_span(a[field], a[span]) for _, field, span in MEASURES]
-                            if a["complete"] else ["incomplete", "-"]), f"{a['rows']}/{a['of']}"]
-        for app, w in weights.items() for a in [t["apps"][app]]])
+    banded = t["band"] is not None
+
+    def cells(a):
+        if not a["complete"]:
+            return ["incomplete", "-"] + ["-"] * (2 * banded)
+        spans = [with_span(a[field], a[span]) for _, field, span in MEASURES]
+        return spans + ([fmt_span(a["band"]), a["verdict"]] if banded else [])
+
+    return md_table(["mini-app", "weight", "score (rounds)", "per watt (rounds)"]
+                    + ["units' band", "difference"] * banded + ["rows"],
+                    [[app, f"{w:.3g}", *cells(a), f"{a['rows']}/{a['of']}"]
+                     for app, w in weights.items() for a in [t["apps"][app]]])
 
 
 def disclosure_lines(disclosure):
@@ -119,6 +133,9 @@ def chart(scored, weights, reference_name):
         ax.barh(range(len(apps)), values, xerr=[lows, highs], color="tab:blue",
                 error_kw={"capsize": 3, "ecolor": "black"})
         ax.axvline(1.0, color="tab:red", linewidth=1)
+        band = record.get("band" if field == "score" else "per_watt_band")
+        if band:  # the spread of the reference's units
+            ax.axvspan(*band, color="tab:red", alpha=0.12, linewidth=0)
         for i, v in enumerate(values):
             ax.text(v, i + 0.3, f" {v:.3f}", fontsize=8, va="center")
         ax.set_title(what, fontsize=10)
@@ -150,8 +167,11 @@ def render(scored, weights, reference, page_path, reportable, disclosure):
     lines += ["The figure is the baseline tier's overall (docs/score.md): per row the best "
               "Kokkos kernel of each run, the median over the rounds, over the reference's; "
               "the geometric mean per app over the medium, large and weak classes; the "
-              "weighted geometric mean of the apps. A range that holds 1 is no measurable "
-              "difference.", ""]
+              "weighted geometric mean of the apps. " + (
+                  f"A range of the rounds that reaches into the band the reference's "
+                  f"{record['units']} units span (their spread, widened for few units: "
+                  "docs/score.md) is within the spread of one model's units." if record["band"]
+                  else "A range that holds 1 is no measurable difference."), ""]
     lines += ["## Disclosure", ""] + disclosure_lines(disclosure) + unit_lines(scored) + [""]
     lines += [f"Set: `{scored['path']}` ({scored['scored']} of {scored['results']} results "
               f"scored); the reference: {reference['name']}.", ""]

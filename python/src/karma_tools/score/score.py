@@ -54,15 +54,46 @@ def _reference_lines(reference, path):
     return lines + [""]
 
 
+def board_line(record):
+    """What the set's GPU boards are against the reference's units', where that matters:
+    a board the reference lacks, or a reference of several boards; else ''."""
+    boards, scores = record["boards"], record["boards"]["scores"]
+    other = [b for b in boards["set"] if b not in boards["reference"]]
+    if not boards["reference"] or not boards["set"] or not other and not scores:
+        return ""
+    text = f"Board {', '.join(boards['set'])}" + (
+        f", **a part number none of the reference's units has** ({', '.join(boards['reference'])})"
+        if other else "")
+    if scores:
+        text += "; the reference's units score by board: " + ", ".join(
+            f"{b} {v:.3f}" for b, v in scores.items() if v is not None)
+    if record.get("board_band"):
+        text += f"; its units of this board span {fmt_span(record['board_band'])}"
+    return text
+
+
+def _banded(span, band, words):
+    """A ratio's rounds' interval, the band of the reference's units and what they say."""
+    return f"(rounds span {fmt_span(span)}" + \
+        (f"; the reference's units {fmt_span(band)}" if band else "") + \
+        (f": {words})" if words else ")")
+
+
 def record_line(record):
     """The figure of record in one line, or INCOMPLETE and why."""
     if not record["complete"]:
         return f"**INCOMPLETE**: {len(record['missing'])} of {record['rows']} scored rows " \
             "have no figure, so no overall is given (missing rows below)."
-    text = f"**{figure.NAME.capitalize()}: {record['figure']:.3f}** (rounds span " \
-        f"{fmt_span(record['interval'])}: {record['verdict']})"
+    text = f"**{figure.NAME.capitalize()}: {record['figure']:.3f}** " + \
+        _banded(record["interval"], record["band"], record["verdict"])
     if record["per_watt"] is not None:
-        text += f"; per watt {record['per_watt']:.3f} ({fmt_span(record['per_watt_interval'])})"
+        text += f"; per watt {record['per_watt']:.3f} " + (
+            _banded(record["per_watt_interval"], record["per_watt_band"],
+                    record["per_watt_verdict"]) if record["band"]
+            else f"({fmt_span(record['per_watt_interval'])})")
+    if record["units"] > 1:
+        text += f"; the reference is made of {record['units']} units"
+    text += ". " + board_line(record) if board_line(record) else ""
     if record["code_changed"]:
         text += f". **{record['code_changed']} of {record['rows']} rows ran other kernel " \
             "code than the reference's**: the figure mixes the code's change with the machine's"
@@ -131,7 +162,7 @@ def _rows_table(s):
                 ratio_text((r["per_watt"] or {}).get("ratio"), None)]
 
     rows = [[figure.row_name(b), b["units"], format_value(b["reference"]),
-             *cells(b, figure.verdict(b["interval"]) or "-"), *cells(o)]
+             *cells(b, figure.verdict(b["interval"], b.get("band")) or "-"), *cells(o)]
             for b, o in zip(s["tiers"]["baseline"]["rows"], s["tiers"]["optimized"]["rows"])]
     return md_table(["row", "units", "reference", "baseline", "ratio (rounds)", "difference",
                      "per W", "optimized", "ratio (rounds)", "per W"], rows) + [""]
