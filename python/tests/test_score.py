@@ -622,7 +622,9 @@ def test_the_procurement_readme_gives_the_committed_scores(tmp_path):
     """results/procurement/README.md's score table, made again from the
     committed bundles against the shipped reference (the default)."""
     sets = {"h100-0.2.0": "h100.tar.xz", "h200-0.2.0": "h200.tar.xz",
-            "h200-1.0.0-again": "h200-1.0.0-again.tar.xz"}
+            "h200-1.0.0-again": "h200-1.0.0-again.tar.xz",
+            "h200-1.0.0-third": "h200-1.0.0-third.tar.xz",
+            "h200-1.1.0-dev-91524dc8": "h200-1.1.0-dev-91524dc8.tar.xz"}
     r, doc = score_default(tmp_path, *(f"{k}={os.path.join(PROCUREMENT, v)}"
                                        for k, v in sets.items()))
     assert r.returncode == 0, r.stderr
