@@ -204,13 +204,13 @@ def test_the_tools_read_a_bundle_whose_manifest_holds(tmp_path, packed):
     assert r.returncode == 0, r.stderr
     assert json.loads(ref.read_text())["source"] == str(packed)
     weights = write(str(tmp_path / "w.txt"), "contact 1\n")
-    r = tool("karma-score", packed, "--reference", ref, "--weights", weights)
+    r = tool("karma-score", packed, "--reference", ref, "--weights", weights, "--unofficial")
     assert r.returncode == 0, r.stderr
     assert "| baseline | score | 1.000 (1.000-1.000) | **1.000 (1.000-1.000)** |" in r.stdout
     files = members(packed)
     files[LARGE] = files[LARGE].replace(b'"pairs"', b'"pears"', 1)
     rewrite(packed, files)
-    r = tool("karma-score", packed, "--reference", ref, "--weights", weights)
+    r = tool("karma-score", packed, "--reference", ref, "--weights", weights, "--unofficial")
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert f"{LARGE}: sha256 differs from MANIFEST.sha256" in r.stderr
 

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import tarfile
 
 import pytest
 
@@ -112,7 +113,7 @@ def reference(tmp_path):
 
 def score(tmp_path, reference_file, *args, name="score.json"):
     out = tmp_path / name
-    r = tool("karma-score", *args, "--reference", reference_file, "--json", out)
+    r = tool("karma-score", *args, "--reference", reference_file, "--json", out, "--unofficial")
     doc = json.loads(out.read_text()) if out.exists() else None
     return r, doc
 
@@ -190,11 +191,11 @@ def test_a_verdict_says_better_or_worse_only_beyond_the_units_band(tmp_path, thr
 def test_a_board_the_reference_lacks_is_named_with_the_boards_difference(tmp_path, three_units):
     other = make_set(tmp_path / "d", 1.0, on_unit("GPU-d", "692-002"), rounds=TIGHT)
     r, doc = score(tmp_path, three_units[0], other)
-    line = next(x for x in r.stdout.splitlines() if x.startswith("**Procurement figure:"))
+    line = next(x for x in r.stdout.splitlines() if "**Procurement figure:" in x)
     assert "Board 692-002, **a part number none of the reference's units has** (692-000, " \
         "692-001); the reference's units score by board: 692-000 1.000, 692-001 0.995" in line
     page = tmp_path / "page.md"
-    r = tool("karma-score", other, "--reference", three_units[0], "--page", page)
+    r = tool("karma-score", other, "--reference", three_units[0], "--page", page, "--unofficial")
     assert r.returncode == 0, r.stderr
     text = page.read_text()
     assert "the reference's 3 units" in text and "a part number none of the reference's" in text
@@ -268,7 +269,7 @@ def test_the_same_set_scores_one(reference, tmp_path):
     assert doc["sets"][0]["record"]["verdict"] == "no measurable difference"
     assert "**Procurement figure: 1.000** (rounds span 0.857-1.167: no measurable " \
         "difference)" in r.stdout
-    assert r.stdout.startswith("# karma score\n") and "H100 node" in r.stdout
+    assert r.stdout.startswith("# karma score: UNOFFICIAL (") and "H100 node" in r.stdout
 
 
 def test_ten_percent_faster_scores_1_1(reference, tmp_path):
@@ -656,7 +657,7 @@ def assert_pages_quote(record, *pages, words_too=()):
 
 def score_default(tmp_path, *sets):
     out = tmp_path / "score.json"
-    r = tool("karma-score", *sets, "--json", out)
+    r = tool("karma-score", *sets, "--json", out, "--unofficial")
     return r, (json.loads(out.read_text()) if out.exists() else None)
 
 
@@ -707,8 +708,9 @@ def test_karma_compare_gives_karma_score_s_figure_for_a_pair(tmp_path, h100_refe
     theirs = json.loads(out.read_text())["record"]["h200"]
     assert theirs["figure"] == pytest.approx(record["figure"], rel=1e-12)
     assert theirs["interval"] == pytest.approx(record["interval"], rel=1e-12)
-    line = next(x for x in r.stdout.splitlines() if x.startswith("**Procurement figure: "))
+    line = next(x for x in r.stdout.splitlines() if "**Procurement figure: " in x)
     assert f"**Procurement figure: {record['figure']:.3f}**" in line and "per watt" in line
+    line = line.removeprefix("**UNOFFICIAL** ")  # a comparison says so once
     text = md.read_text()
     assert f"- h200: {line}" in text.splitlines()
     assert "geometric mean" not in text
@@ -738,6 +740,46 @@ def test_part_of_a_set_gets_no_overall(tmp_path, h100_reference):
     assert "- hexgrad/" in r.stdout  # the missing rows, listed
     # no bold figure anywhere but the column heading
     assert "**1." not in r.stdout and "**0." not in r.stdout
+
+
+def test_a_figure_of_record_only_for_a_valid_bundle_with_the_release_s_reference(tmp_path):
+    """A karma-bundle that checks valid and reportable, scored with the release's reference
+    and weights, has a figure of record; any other score says UNOFFICIAL on its first line,
+    its figure's line, its JSON and its page, and why, and exits 1 (--unofficial: 0)."""
+    bundle = f"c={os.path.join(PROCUREMENT, 'h200-1.0.0-third.tar.xz')}"
+    out = tmp_path / "s.json"
+    r = tool("karma-score", bundle, "--json", out)
+    assert r.returncode == 0 and "UNOFFICIAL" not in r.stdout, r.stderr
+    assert json.loads(out.read_text())["sets"][0]["record"]["unofficial"] == []
+    doctored = json.loads(open(SHIPPED).read())  # every figure 5% low, the same name
+    for row in doctored["rows"]:
+        row["figure"] *= 0.95
+        row["rounds"] = [x * 0.95 for x in row["rounds"]]
+    (tmp_path / "ref.json").write_text(json.dumps(doctored))
+    (tmp_path / "w.txt").write_text("hexgrad 1\n")
+    reference = "the reference ({}) is not karma 1.0.0's"
+    weights = "the weights ({}) are not karma 1.0.0's"
+    for args, whys in ((["--reference", tmp_path / "ref.json"], [reference]),
+                       (["--weights", tmp_path / "w.txt"], [weights]),
+                       (["--reference", make_set(tmp_path / "set")], [reference])):
+        page = tmp_path / "page.md"
+        r = tool("karma-score", bundle, *args, "--json", out, "--page", page)
+        record = json.loads(out.read_text())["sets"][0]["record"]
+        reasons = [w.format(a) for w, a in zip(whys, args[1:])]
+        assert r.returncode == 1 and [x.split(" (")[0] for x in record["unofficial"]] == \
+            [x.split(" (")[0] for x in reasons], (r.stderr, record["unofficial"])
+        lines = r.stdout.splitlines()
+        assert lines[0].startswith("# karma score: UNOFFICIAL (c: " + reasons[0].split(" (")[0])
+        assert any(x.startswith("**UNOFFICIAL** **Procurement figure: ") for x in lines)
+        assert "c is UNOFFICIAL" in r.stderr and "exit 1 (--unofficial: 0)" in r.stderr
+        assert "Of record: **no, UNOFFICIAL**" in page.read_text()
+    r = tool("karma-score", bundle, "--weights", tmp_path / "w.txt", "--unofficial")
+    assert r.returncode == 0 and r.stdout.startswith("# karma score: UNOFFICIAL (c: the weights")
+    with tarfile.open(os.path.join(PROCUREMENT, "h200-1.0.0-third.tar.xz")) as tar:
+        tar.extractall(tmp_path / "tree")  # its results as a tree: no bundle
+    r = tool("karma-score", tmp_path / "tree" / "results")
+    assert r.returncode == 1 and "not a karma-bundle (karma-bundle pack makes one)" in \
+        r.stdout.splitlines()[0]
 
 
 def test_the_decision_page_of_the_committed_h200_bundle(tmp_path, h100_reference):

@@ -13,7 +13,7 @@ from karma_tools.compare.implementations import parse_pair
 from karma_tools.report.report import Plotter, build
 from karma_tools.report.comparison import read_comparison
 from karma_tools.results.resultset import IGNORED, NOT_RESULTS
-from karma_tools.score import figure
+from karma_tools.score import figure, release
 
 
 DESCRIPTION = """\
@@ -91,8 +91,9 @@ def main(argv=None):
                                     skip_invalid=args.skip_invalid)
         if (args.reference or args.weights) and not args.score:
             raise ToolError("--reference and --weights go with --score", 2)
-        scored = figure.score([(figure.label_of(args.results), args.results)], args.reference,
-                              args.weights) if args.score else None
+        scored = release.mark_official(figure.score(
+            [(figure.label_of(args.results), args.results)], args.reference, args.weights)) \
+            if args.score else None
         out_path = args.output or (os.path.join(args.results, "report.md")
                                    if archive.split(args.results) is None else
                                    args.results.removesuffix(archive.SUFFIX) + ".report.md")

@@ -4,7 +4,6 @@ import json
 import os
 import sys
 import tempfile
-from karma_tools.bundle import bundle
 from karma_tools.score import figure, page, release, weights
 from karma_tools.core import CHECKOUT, ToolError, __version__, atomic_write, write_all
 from karma_tools.cli import ArgumentParser, incomplete, main_wrapper, parse_set, warn
@@ -39,7 +38,9 @@ named 'reference' is given as ./reference."""
 
 
 EPILOG = "exit status: 0 scored (or reference written); 1 a set is INCOMPLETE (it lacks a " \
-    "row the weights give weight to: no overall is given); 2 bad input (one line naming the " \
+    "row the weights give weight to: no overall is given) or UNOFFICIAL (not a valid and " \
+    "reportable bundle scored with the release's reference and weights; --unofficial: 0); " \
+    "2 bad input (one line naming the " \
     "file; nothing written); 3 could not write an output"
 
 
@@ -131,6 +132,8 @@ def score_main(argv):
     p.add_argument("--json", metavar="OUT", help="also write the report as JSON")
     p.add_argument("--page", metavar="FILE.md", help="also write the decision page of the "
                    "one set given (Markdown; its chart beside it as FILE.png)")
+    p.add_argument("--unofficial", action="store_true", help="exit 0 for a set whose figure "
+                   "is not of record (UNOFFICIAL, still said on every output)")
     p.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
     args = p.parse_args(argv)
 
@@ -138,16 +141,23 @@ def score_main(argv):
         if args.page and (len(args.sets) != 1 or not args.page.endswith(".md")):
             raise ToolError(f"--page {args.page}: a page is of one set and its name ends in .md", 2)
         sets = [parse_set(s, figure.label_of(s)) for s in args.sets]
-        report = figure.score(sets, args.reference, args.weights)
+        report = release.mark_official(figure.score(sets, args.reference, args.weights))
         sets = report["sets"]
+        facts = [s.pop("facts") for s in sets]
         outputs = [(args.json, json.dumps(report, indent=2) + "\n")] if args.json else []
         if args.page:
             text, png = page.render(sets[0], report["weights"], report["reference"], args.page,
-                                    *bundle.page_facts(sets[0]["path"], sets[0]["record"]))
+                                    *facts[0])
             outputs += [(args.page, text + "\n"), (args.page[:-3] + ".png", png)]
         write_all(outputs)
         sys.stdout.write(markdown(report) + "\n")
-        return incomplete(PROGRAM, ((s["label"], s["record"]) for s in sets))
+        code = incomplete(PROGRAM, ((s["label"], s["record"]) for s in sets))
+        for s in sets if not args.unofficial else []:
+            if s["record"]["unofficial"]:
+                warn(f"{PROGRAM}: {s['label']} is UNOFFICIAL: "
+                     f"{'; '.join(s['record']['unofficial'])}; exit 1 (--unofficial: 0)")
+                code = 1
+        return code
 
     return main_wrapper(PROGRAM, run)
 

@@ -86,10 +86,12 @@ def _record_markdown(result):
         return []
     base = next(s["path"] for s in result["sets"] if s["label"] == result["baseline"])
     out = ["## The procurement figure", "",
-           f"karma-score's figure of record (docs/score.md) of each set, with "
+           f"karma-score's procurement figure (docs/score.md) of each set, with "
            f"{result['baseline']} as the reference machine (its reportable baseline "
            "results, as `karma-score reference` takes them): what `karma-score SET "
-           f"--reference {base}` prints for it.", ""]
+           f"--reference {base}` prints for it. A comparison between sets, not a figure of "
+           "record: that is a karma-bundle's, scored with the release's reference and "
+           "weights.", ""]
     for label, rec in result["record"].items():
         out += [f"- {label}: " + (f"none: {rec['why']}" if "why" in rec else record_line(rec)), ""]
     return out

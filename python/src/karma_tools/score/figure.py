@@ -529,6 +529,7 @@ def score_set(path, label, reference, weights):
              for tier in rules.TIERS}
     return {"label": label, "path": path, "results": len(runs), "scored": len(kept),
             "devices": _distinct(r.device for r in kept), "tiers": tiers, "boards": boards,
+            "suite_versions": _distinct(field(r.doc, "suite.version") for r in kept),
             "left_out": left_out + no_results, "units": units,
             "held_back": [{"file": r.path, "why": w} for r in kept for w in [unit_events(r)] if w]}
 

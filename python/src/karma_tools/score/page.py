@@ -34,8 +34,11 @@ def verdict_line(record, reportable):
         code = "not known (no scored row)" if not present else _yes_no(
             same, "" if same else f"{record['code_changed']} of {present} rows ran other "
             "kernel code: the figure mixes the code's change with the machine's")
+    off = record.get("unofficial")
     return f"**Verdict.** Complete: {complete}. Reportable: {report}. Code the same as the " \
-        f"reference's: {code}."
+        f"reference's: {code}." + (" Of record: " + ("yes." if off == [] else "**no, UNOFFICIAL** "
+                                                     f"({'; '.join(map(_short, off))}).")
+                                   if off is not None else "")
 
 
 def figure_lines(record):
@@ -46,7 +49,8 @@ def figure_lines(record):
                 + ", ".join(f"`{r}`" for r in shown)
                 + (f" and {more} more (karma-score lists them all)." if more else ".")]
     band, pw_band = record["band"], record["per_watt_band"]
-    out = [f"**{figure.NAME.capitalize()}: {record['figure']:.3f}**, the "
+    out = ["**UNOFFICIAL** " * bool(record.get("unofficial")) +
+           f"**{figure.NAME.capitalize()}: {record['figure']:.3f}**, the "
            f"rounds spanning {record['interval'][0]:.3f} to {record['interval'][1]:.3f}" +
            (f", the reference's {record['units']} units {band[0]:.3f} to {band[1]:.3f}"
             if band else "") + f": {record['verdict']}."]

@@ -80,11 +80,13 @@ def _banded(span, band, words):
 
 
 def record_line(record):
-    """The figure of record in one line, or INCOMPLETE and why."""
+    """The figure of record in one line, or INCOMPLETE and why; UNOFFICIAL first where
+    it is not of record."""
     if not record["complete"]:
         return f"**INCOMPLETE**: {len(record['missing'])} of {record['rows']} scored rows " \
             "have no figure, so no overall is given (missing rows below)."
-    text = f"**{figure.NAME.capitalize()}: {record['figure']:.3f}** " + \
+    text = "**UNOFFICIAL** " * bool(record.get("unofficial")) + \
+        f"**{figure.NAME.capitalize()}: {record['figure']:.3f}** " + \
         _banded(record["interval"], record["band"], record["verdict"])
     if record["per_watt"] is not None:
         text += f"; per watt {record['per_watt']:.3f} " + (
@@ -198,13 +200,14 @@ def _lists(s):
 
 
 def title(sets):
-    """The first line: INCOMPLETE, naming the sets, when any set is."""
+    """The first line: INCOMPLETE and UNOFFICIAL, naming the sets and why, where any is."""
     short = [s for s in sets if not s["record"]["complete"]]
-    if not short:
-        return "# karma score"
-    return "# karma score: INCOMPLETE (" + "; ".join(
+    off = [s for s in sets if s["record"]["complete"] and s["record"].get("unofficial")]
+    return "# karma score" + (": INCOMPLETE (" + "; ".join(
         f"{s['label']} lacks {len(s['record']['missing'])} of {s['record']['rows']} scored "
-        "rows" for s in short) + "): no overall figure"
+        "rows" for s in short) + "): no overall figure" if short else "") + (
+        ": UNOFFICIAL (" + "; ".join(f"{s['label']}: {'; '.join(s['record']['unofficial'])}"
+                                     for s in off) + ")" if off else "")
 
 
 def section(report):
@@ -227,6 +230,9 @@ def markdown(report):
                   f"`{s['path']}`: {s['scored']} of {s['results']} results scored"
                   + (f" ({', '.join(s['devices'])})" if s["devices"] else "") + ".", "",
                   record_line(s["record"]), ""]
+        if s["record"].get("unofficial"):
+            lines += ["Not a figure of record (docs/score.md#official-or-not):", ""] + \
+                [f"- {why}" for why in s["record"]["unofficial"]] + [""]
         lines += _summary_table(s, report["weights"])
         if s["record"]["complete"]:
             lines += _class_table(s)
