@@ -480,13 +480,15 @@ def test_help_campaign_documents_every_key():
 
 
 FAKE_SBATCH = """#!/bin/sh
-# Stand-in for sbatch: runs the job script at once (unless FAKE_NORUN), prints its id.
+# Stand-in for sbatch: runs the job script at once (unless FAKE_NORUN), its output where
+# the script's #SBATCH --output says, as Slurm writes it, and prints its id.
 n=$(cat "$FAKE_DIR/next" 2>/dev/null || echo 100); n=$((n + 1)); echo $n > "$FAKE_DIR/next"
 if [ -n "$FAKE_FAIL_AT" ] && [ "$n" -ge "$FAKE_FAIL_AT" ]; then
   echo "sbatch: error: Batch job submission failed: fake" >&2; exit 1
 fi
 shift  # --parsable
-[ -n "$FAKE_NORUN" ] || SLURM_JOB_ID=$n bash "$1" > "$FAKE_DIR/job-$n.out" 2>&1
+log=$(sed -n "s/^#SBATCH --output=//p" "$1" | sed "s/%j/$n/")
+[ -n "$FAKE_NORUN" ] || SLURM_JOB_ID=$n bash "$1" > "${log:-$FAKE_DIR/job-$n.out}" 2>&1
 echo "$n"
 """
 FAKE_SQUEUE = """#!/bin/sh
