@@ -9,12 +9,13 @@ import json
 import lzma
 import os
 import shutil
+import subprocess
 import tarfile
 
 import pytest
 
 from conftest import ROOT, tool, write
-from karma_tools.bundle import bundle
+from karma_tools.bundle import bundle, facts
 from karma_tools.score import figure
 from karma_tools.results import derived
 from karma_tools import yamlread
@@ -26,6 +27,9 @@ BABELSTREAM = os.path.join(ROOT, "results", "campaigns", "h200", "stream-vs-babe
 TEMPLATE = os.path.join(ROOT, "campaigns", "procurement", "disclosure.yaml")
 STREAM = "results/stream-copy.n1x1/karma-stream.json"
 LARGE = "results/n126.n1x1/karma-contact.json"
+# The committed campaigns ran karma 0.1.0, before releases: valid, never reportable.
+NO_RELEASE = "suite.version 0.1.0: no release (campaigns/procurement/release.json or, before " \
+    "1.0.0, a commit of that version git keeps)"
 
 # What each result's record says: n126 ran inputs/contact/large.yaml.
 RECORDS = {
@@ -52,8 +56,8 @@ CPU_DISCLOSURE = dict(
     DISCLOSURE, system={"name": "vm", "vendor": "Example Computing", "nodes": 1},
     node={"cpu_model": "AMD EPYC", "sockets": 1, "cores": 2, "memory_GB": 24,
           "gpu_model": "none", "gpus_per_node": 0, "gpu_memory_GB": 0},
-    software={"os": "Debian 12", "compiler": "GCC 12.2.0", "mpi": "Open MPI 4.1.4",
-              "kokkos": "3.4.01", "gpu_toolkit": "none"})
+    software={"os": "Debian GNU/Linux 12 (bookworm)", "compiler": "GCC 12.2.0",
+              "mpi": "Open MPI 4.1.4", "kokkos": "3.4.01", "gpu_toolkit": "none"})
 
 
 def to_yaml(tree, indent=""):
@@ -483,7 +487,8 @@ def test_a_cpu_only_set_discloses_no_gpu(tmp_path, cpu_campaign):
     assert "16 job(s), 16 result(s) (0 reference)" in r.stdout
     r = check(out)
     assert r.returncode == 1 and r.stderr == "", r.stderr
-    assert f"karma-bundle: {out}: valid, not reportable: no result is reportable" in r.stdout
+    assert f"karma-bundle: {out}: valid, not reportable: {NO_RELEASE}; no result is " \
+        "reportable" in r.stdout
     gpu = set_key(set_key(set_key(CPU_DISCLOSURE, "node.gpu_model", "NVIDIA H100 80GB HBM3"),
                           "node.gpus_per_node", 4), "software.gpu_toolkit", "CUDA 13.0")
     nothing = "but no result ran on a GPU and no environment capture saw one"
@@ -540,8 +545,8 @@ def test_an_incomplete_campaign_is_not_reportable(packed):
     missing = [row for row in scored_rows() if not row.startswith("contact/large/")]
     assert len(missing) == 29 and len(scored_rows()) == 31
     assert r.stdout.endswith(
-        f"karma-bundle: {packed}: valid, not reportable: 29 row(s) the procurement score "
-        f"weighs have no reportable figure: {', '.join(missing)}\n"), r.stdout
+        f"karma-bundle: {packed}: valid, not reportable: {NO_RELEASE}; 29 row(s) the "
+        f"procurement score weighs have no reportable figure: {', '.join(missing)}\n"), r.stdout
     assert missing_rows(str(packed)) == missing
 
 
@@ -553,8 +558,15 @@ def test_a_bundle_without_a_reportable_result_is_not_reportable(tmp_path, cpu_ca
     r = check(out)
     assert r.returncode == 1 and r.stderr == "", r.stderr
     assert r.stdout.splitlines()[-1] == (
-        f"karma-bundle: {out}: valid, not reportable: no result is reportable; 31 row(s) the "
+        f"karma-bundle: {out}: valid, not reportable: {NO_RELEASE}; no result is reportable; "
+        "31 row(s) the "
         f"procurement score weighs have no reportable figure: {', '.join(scored_rows())}")
+
+
+def needs_history(rev):
+    """Skip where git cannot show `rev` (a shallow clone): an earlier release's files."""
+    if subprocess.run(["git", "-C", ROOT, "cat-file", "-e", rev]).returncode != 0:
+        pytest.skip(f"not a whole git checkout: {rev} cannot be read")
 
 
 PROCUREMENT = os.path.join(ROOT, "results", "procurement")
@@ -565,6 +577,8 @@ BUNDLES = sorted(f for f in os.listdir(PROCUREMENT) if f.endswith(".tar.xz"))
 def test_the_committed_bundles_are_valid_and_reportable(name):
     """Every bundle under results/procurement, each unit's as committed: one
     added there is checked without being named here."""
+    if name in ("h100.tar.xz", "h200.tar.xz"):
+        needs_history("111ea86a")  # karma 0.2.0's commit: its campaign
     path = os.path.join(PROCUREMENT, name)
     r = check(path)
     assert r.returncode == 0 and r.stderr == "", r.stderr
@@ -728,3 +742,260 @@ def test_disclose_takes_answers_and_names_what_is_missing(tmp_path, campaign):
              "--system-vendor", "V", "--tester", "T", "--organisation", "O", "--no-input")
     assert r.returncode == 0, r.stderr
     assert bundle.read_disclosure(d.read_bytes())[0]["system.name"] == "Kestrel"
+
+
+# --- The facts held together (issue 93): each attack an edit of a committed bundle, its
+# MANIFEST.sha256 made again, as a bidder who knows the format would hand it in.
+AGAIN = os.path.join(ROOT, "results", "procurement", "h200-1.0.0-again.tar.xz")
+FIRST = os.path.join(ROOT, "results", "procurement", "h200-1.0.0.tar.xz")
+HEX = "results/hexgrad-large.n1x1.layoutleft.r2"
+
+
+def doctored(tmp_path, change, source=AGAIN):
+    """check's answer on the committed bundle edited by change(files) ({path: bytes})."""
+    files = members(source)
+    change(files)
+    files[bundle.MANIFEST] = manifest_for(files)
+    out = tmp_path / "doctored.tar.xz"
+    rewrite(out, files)
+    return check(out)
+
+
+def each_result(files, change, where="results/"):
+    """change(doc) of every result under `where`."""
+    for path in [p for p in files if p.startswith(where) and "/karma-" in p]:
+        doc = json.loads(files[path])
+        change(doc)
+        files[path] = json.dumps(doc).encode()
+
+
+def faster(doc, by=1.1):
+    """Every time of the result divided by `by`, every figure from them scaled with it."""
+    for k in doc["kernels"]:
+        for name, part in list(k.items()):
+            scale = 1 / by if name in ("time_s", "time_per_launch_us") else by
+            if name in ("time_s", "time_per_launch_us", "bandwidth_GBps", "GFLOPs",
+                        "elements_per_second"):
+                k[name] = {s: v if s == "count" else v * scale for s, v in part.items()}
+        k["fom"]["value"] *= by
+        for s in ("fraction_of_peak_bandwidth", "fraction_of_peak_flops"):
+            k["efficiency"][s] *= by
+        k["energy"]["fom_per_watt"]["value"] *= by
+        k["energy"]["joules_per_execution"] /= by
+
+
+def test_a_faster_result_than_its_job_printed_is_refused(tmp_path):
+    """hexgrad 10% faster, every figure scaled with its times: the figures hold together,
+    but job.out prints the true FOM."""
+    r = doctored(tmp_path, lambda files: each_result(files, faster, "results/hexgrad-"))
+    refused(r, f"{HEX}/job.out: prints 'FOM: app=hexgrad kernel=gradients value=10571.6 "
+            "units=Melements/s higher_is_better=1 ranks=1' where its result gives 'FOM: "
+            "app=hexgrad kernel=gradients value=11628.8 units=Melements/s higher_is_better=1 "
+            "ranks=1'")
+    assert "but bytes" not in r.stderr and "NOT VALID (15 problem(s))" in r.stdout, r.stderr
+
+
+def test_jobs_from_other_units_are_refused(tmp_path):
+    """hexgrad's 15 jobs taken from the other H200's bundle, folders whole: two GPUs on a
+    node of one."""
+    def mix(files):
+        other = members(FIRST)
+        for path in [p for p in files if p.startswith("results/hexgrad-")]:
+            files[path] = other[path]
+
+    r = doctored(tmp_path, mix)
+    refused(r, "disclosure.yaml: node.gpus_per_node: the jobs' nvidia-smi captures list 2 GPUs "
+            "(GPU-641f4934-4178-644f-55cf-855154c93b92: 51 job(s), "
+            "GPU-4273fee1-9d5c-2c22-893b-6b4ec3a3cc6a: 15 job(s)), more than the disclosure's "
+            "1 node(s) of 1: the jobs ran on other units")
+
+
+def test_a_quiet_runs_log_holds_its_figures(tmp_path):
+    """--quiet prints no build and ranks lines: the FOM and RESULT lines are held."""
+    def quiet(files):
+        for path in [p for p in files if p.endswith("/job.out")]:
+            files[path] = b"".join(ln for ln in files[path].splitlines(True)
+                                   if not ln.startswith((b"karma-contact 1", b"karma-hexgrad 1",
+                                                         b"karma-matvec 1", b"karma-mgs 1",
+                                                         b"karma-stream 1", b"  rank ")))
+
+    r = doctored(tmp_path, quiet)
+    assert r.returncode == 0 and r.stdout.endswith("valid and reportable\n"), r.stderr
+
+
+def drop_rounds(files, keep="r1"):
+    manifest = json.loads(files["campaign/campaign.json"])
+    gone = {j["name"] for j in manifest["jobs"] if not j["name"].endswith(keep)}
+    manifest["jobs"] = [j for j in manifest["jobs"] if j["name"] not in gone]
+    files["campaign/campaign.json"] = json.dumps(manifest).encode()
+    for path in [p for p in files if p.split("/")[1:2] in ([g] for g in gone) or
+                 p.split("/")[-1][:-3] in gone]:
+        del files[path]
+
+
+def copy_round(files, job="hexgrad-large.n1x1.layoutleft"):
+    for path in [p for p in files if p.startswith(f"results/{job}.r1/")]:
+        for r in ("r2", "r3"):
+            files[path.replace(".r1/", f".{r}/")] = files[path]
+
+
+@pytest.mark.parametrize("change, why", [
+    # Only the first round: 22 of 66 jobs.
+    (drop_rounds, "campaign/campaign.json: 44 job(s) of campaign/reportable.yaml missing: "
+     "contact-large.n1x1.r2, contact-large.n1x1.r3,"),
+    # The best round copied into the other two.
+    (copy_round, f"{HEX}/karma-hexgrad.json: kernels' time_s: "
+     "results/hexgrad-large.n1x1.layoutleft.r1/karma-hexgrad.json's, number for number"),
+    (copy_round, "round 1 started 2026-11-28T09:51:57Z, after results/hexgrad-large.n1x1."
+     "layoutleft.r2/karma-hexgrad.json of round 2 (2026-11-28T09:50:24Z): the rounds did not run "
+     "in the campaign's order"),
+])
+def test_a_campaign_short_of_rounds_or_copied_is_refused(tmp_path, change, why):
+    refused(doctored(tmp_path, change), why)
+
+
+def test_rounds_out_of_order_are_refused(tmp_path):
+    """A first round's result dated after the second round began."""
+    path = "results/stream-small.n1x1.r1/karma-stream.json"
+    r = doctored(tmp_path, lambda files: each_result(
+        files, lambda doc: doc.update(date="2026-11-28T23:00:00Z"), path))
+    refused(r, f"{path}: round 1 started 2026-11-28T23:00:00Z, after results/")
+
+
+def disclose(key, value):
+    def change(files):
+        values = yamlread.leaves(yamlread.parse(files["disclosure.yaml"].decode(), "d"))
+        tree = {}
+        for dotted, node in values.items():
+            *parents, last = dotted.split(".")
+            at = tree
+            for p in parents:
+                at = at.setdefault(p, {})
+            at[last] = value if dotted == key else node.value if not isinstance(
+                node.value, list) else []
+        files["disclosure.yaml"] = (to_yaml(tree) + "\n").encode()
+    return change
+
+
+@pytest.mark.parametrize("key, value, why", [
+    ("system.nodes", 4, "disclosure.yaml: system.nodes: 4, but the results ran on 1 node(s) at "
+     "most (mpi.nodes)"),
+    ("node.gpu_memory_GB", 282, "results/stream-small.n1x1.r1/environment/nvidia-smi.xml: FB "
+     "Memory Usage Total 143771 MiB, but the disclosure's node.gpu_memory_GB is 282 (a size in "
+     "GB lies between the capture's in GiB rounded down and in GB rounded up)"),
+    ("node.memory_GB", 270, "/environment/environment.json: memory.MemTotal 135148564480 bytes "
+     "(meminfo), but the disclosure's node.memory_GB is 270"),
+    ("interconnect", "InfiniBand NDR", "disclosure.yaml: interconnect: 'InfiniBand NDR', but no "
+     "capture lists a network adapter"),
+    ("software.os", "RHEL 9.4", "/environment/environment.json: platform.os 'Ubuntu 24.04.3 "
+     "LTS', but the disclosure's software.os is 'RHEL 9.4'"),
+    ("software.gpu_toolkit", "CUDA 12.4", "disclosure.yaml: software.gpu_toolkit: 'CUDA 12.4', "
+     "but the captures' CUDA (nvidia-smi, ranks[].device.runtime_version) is 13.0"),
+    ("node.cores", 32, "/environment/environment.json: cpu: lscpu gives 16 for node.cores, the "
+     "disclosure 32"),
+])
+def test_a_disclosure_its_captures_contradict_is_refused(tmp_path, key, value, why):
+    refused(doctored(tmp_path, disclose(key, value)), why)
+
+
+@pytest.mark.parametrize("gb", [141, 150])
+def test_gpu_memory_as_the_vendor_or_the_device_gives_it(tmp_path, gb):
+    """nvidia-smi's 143771 MiB: 141 GB as NVIDIA sells the H200, 150 as disclose writes the
+    device's memory_bytes; both pass."""
+    r = doctored(tmp_path, disclose("node.gpu_memory_GB", gb))
+    assert r.returncode == 0 and r.stdout.endswith("valid and reportable\n"), r.stderr
+
+
+def b200(files):
+    """The GPU renamed in environment.json and the results (and the disclosure with them)."""
+    for path in [p for p in files if p.endswith("/environment.json")]:
+        files[path] = files[path].replace(b'"NVIDIA H200"', b'"NVIDIA B200"')
+    each_result(files, lambda doc: doc["ranks"][0]["device"].update(name="NVIDIA B200"))
+    files["disclosure.yaml"] = files["disclosure.yaml"].replace(b'"NVIDIA H200"',
+                                                                b'"NVIDIA B200"')
+
+
+def test_a_gpu_renamed_against_its_captures_is_refused(tmp_path):
+    r = doctored(tmp_path, b200)
+    job = "results/contact-large.n1x1.r1"
+    refused(r, f"{job}/environment/environment.json: gpu.products: ['NVIDIA B200'], but "
+            "nvidia-smi.txt gives ['NVIDIA H200']",
+            f"{job}/karma-contact.json: ranks[0].device.name 'NVIDIA B200', but nvidia-smi "
+            "gives 'NVIDIA H200'",
+            f"{job}/job.out: prints '  rank 0 on vm: NVIDIA H200 (Cuda)' where its result gives "
+            "'  rank 0 on vm: NVIDIA B200 (Cuda)'")
+
+
+def test_a_unit_claimed_as_another_board_is_refused(tmp_path):
+    """1.1's results name the board (from NVML); nvidia-smi's capture says which it is."""
+    path = "results/mgs-small.n1x1.r1/karma-mgs.json"
+    r = doctored(tmp_path, lambda files: each_result(files, lambda doc: doc["ranks"][0][
+        "device"]["state_at_start"].update(board_part_number="692-2G520-0282-000"), path))
+    refused(r, f"{path}: ranks[0].device.state_at_start.board_part_number '692-2G520-0282-000', "
+            "but nvidia-smi gives '692-2G520-0282-001'")
+
+
+def other_build(files, version=b"0.9.9", dirty=True, logs=False):
+    each_result(files, lambda doc: doc["suite"].update(version=version.decode(),
+                                                       git_dirty=dirty))
+    for path in [p for p in files if p.endswith("/job.out")] if logs else []:
+        files[path] = files[path].replace(b" 1.0.0 (e2cbe0bc)", b" %s (e2cbe0bc)" % version)
+
+
+def test_another_build_is_refused_or_not_reportable(tmp_path):
+    """suite.version 0.9.9 and git_dirty: job.out's first line says otherwise; with it
+    edited too, valid but of no release and a modified tree: not reportable."""
+    refused(doctored(tmp_path, other_build), "results/contact-large.n1x1.r1/job.out: prints "
+            "'karma-contact 1.0.0 (e2cbe0bc), Kokkos 4.6.1, 1 rank(s) on 1 node(s)' where its "
+            "result gives 'karma-contact 0.9.9 (e2cbe0bc), ")
+    r = doctored(tmp_path, lambda files: other_build(files, logs=True))
+    assert r.returncode == 1 and r.stderr == "", r.stderr
+    assert "valid, not reportable: 66 result(s) made from a modified tree (suite.git_dirty); " \
+        "suite.version 0.9.9: no release" in r.stdout
+
+
+def test_kernel_code_other_than_the_releases_is_not_reportable(tmp_path):
+    path = "results/stream-medium.n1x1.r2/karma-stream.json"
+    r = doctored(tmp_path, lambda files: each_result(
+        files, lambda doc: doc["kernels"][0].update(code_version="0123456789abcdef"), path))
+    assert r.returncode == 1 and r.stderr == "", r.stderr
+    assert r.stdout.endswith("valid, not reportable: 1 kernel result(s) ran code other than "
+                             f"release 1.0.0's (code_version; {path}: copy 0123456789abcdef)\n"), \
+        r.stdout
+
+
+def test_a_campaign_other_than_the_releases_is_not_reportable(tmp_path):
+    def edit(files):
+        files["campaign/reportable.yaml"] += b"# one round is enough\n"
+        manifest = json.loads(files["campaign/campaign.json"])
+        manifest["campaign"]["sha256"] = hashlib.sha256(
+            files["campaign/reportable.yaml"]).hexdigest()
+        files["campaign/campaign.json"] = json.dumps(manifest).encode()
+
+    r = doctored(tmp_path, edit)
+    assert r.returncode == 1 and r.stderr == "", r.stderr
+    assert "valid, not reportable: campaign/reportable.yaml: not release 1.0.0's campaign of " \
+        "that name, byte for byte" in r.stdout
+
+
+def test_an_earlier_release_is_read_from_git(monkeypatch):
+    """Without the checkout's release file (as after the next release), 1.0.0's file and
+    reference are read where git keeps them."""
+    needs_history("b682d273")
+    monkeypatch.setattr(facts, "_shipped", lambda rel: None)
+    assert facts.release_of("1.0.0", "e2cbe0bc")[1].startswith("b682d273")
+    problems, summary, reasons = bundle.examine(AGAIN)
+    assert (problems, reasons) == ([], []) and summary[-1].startswith("made at e2cbe0bc, not ")
+
+
+def test_results_off_the_release_commit_name_it():
+    """h200-1.0.0-again ran karma 1.0.0's kernels at e2cbe0bc: accepted, the commit named
+    (on the page too)."""
+    note = "made at e2cbe0bc, not release 1.0.0's commit 1c4d884a: its kernels' code " \
+        "versions are the release's"
+    assert note in check(AGAIN).stdout.splitlines()
+    record = figure.score([("b", AGAIN)])["sets"][0]["record"]
+    assert bundle.page_facts(AGAIN, record)[0] == (True, [note])
+    needs_history("111ea86a")
+    assert "release 0.2.0 has no release file: its campaigns as of the results' commit " \
+        "111ea86a" in check(H100).stdout

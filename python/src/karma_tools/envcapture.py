@@ -142,9 +142,9 @@ def capture(timeout=20, environ=None):
         return parse(answers[key], *more) if answers.get(key) else None
 
     doc["cpu"] = parsed("lscpu", parse_colon_lines)
-    doc["gpu"] = parsed("nvidia-smi", _nvidia_summary)
+    doc["gpu"] = parsed("nvidia-smi", nvidia_summary)
     if doc["gpu"] is not None and answers.get("nvidia-smi-xml"):
-        doc["gpu"]["devices"] = _nvidia_devices(answers["nvidia-smi-xml"])
+        doc["gpu"]["devices"] = nvidia_devices(answers["nvidia-smi-xml"])
     doc["interconnect"] = {"ibverbs": parsed("ibv_devinfo", _ibv_devices),
                            "libfabric_providers": parsed("fi_info", _fi_providers),
                            "ucx": parsed("ucx_info", _ucx_summary, answers.get("ucx_info-devices"))}
@@ -177,7 +177,7 @@ def capture(timeout=20, environ=None):
     return doc, files
 
 
-def _nvidia_summary(text):
+def nvidia_summary(text):
     """Product names, driver and CUDA versions from `nvidia-smi -q`."""
     def values(key):
         return re.findall(rf"^\s*{key}\s*:\s*(.*?)\s*$", text, re.M)
@@ -188,7 +188,7 @@ def _nvidia_summary(text):
             "cuda_version": (values("CUDA Version") or [None])[-1]}
 
 
-def _nvidia_devices(text):
+def nvidia_devices(text):
     """Per GPU from `nvidia-smi -q -x`: clocks now and at most (MHz) and the
     power limits (W); [] when the XML cannot be read."""
     try:

@@ -9,18 +9,22 @@ A bundle is a .tar.xz (the same inputs, the same bytes) of a finished
 campaign, its results, build logs, weights and disclosure, with each file's
 sha256 in MANIFEST.sha256. pack refuses (exit 2) what check would refuse.
 check trusts nothing: the manifest, each result (schema, passed, run rules,
-figures derived again) and the disclosure against the results and captures
+figures derived again), the disclosure against the results and captures, and
+the facts against one another: captures, logs, GPUs, rounds
 (docs/campaigns.md#a-submission-bundle). A valid bundle is then reportable,
-or not: see the answers below."""
+as its release's, or not: see the answers below."""
 
 import datetime
 import hashlib
+import json
 import os
 import re
 from collections import Counter
 
 from karma_tools.core import ToolError, read_input_file
 from karma_tools.results import archive, derived, resultset, rules, validate
+from karma_tools.bundle import facts
+from karma_tools.bundle.facts import gpu_devices
 from karma_tools.campaign import batch, campaign as campaign_mod, jobs as jobs_mod
 from karma_tools.results.results import field
 from karma_tools.score import figure
@@ -149,13 +153,6 @@ def _unlike(path, said, values, key, model):
             for v in sorted(set(values)) if model is not None and v.split() != model.split()]
 
 
-def gpu_devices(doc):
-    """[(host, device)] of the result's ranks that ran on a GPU."""
-    return [(r.get("host"), r["device"]) for r in doc.get("ranks") or []
-            if isinstance(r, dict) and isinstance(r.get("device"), dict)
-            and r["device"].get("kind") == "gpu"]
-
-
 def _gpu_problems(values, karma, envs):
     """The GPU model, count and toolkit against the ranks' devices and captures."""
     model, count = values.get("node.gpu_model"), values.get("node.gpus_per_node")
@@ -252,10 +249,52 @@ def _software_problems(values, karma):
     return out
 
 
+# Libfabric's providers that drive a network adapter (its others are software: tcp, shm).
+_FABRICS = {"cxi", "efa", "opx", "psm2", "psm3", "verbs", "usnic", "gni"}
+
+
+def _node_problems(values, karma, envs):
+    """The nodes, OS, memory, sockets, cores, interconnect and CUDA against what the results
+    and captures give (a size in GB: facts.GB_RULE)."""
+    out, nodes = [], max([n for _, d in karma if isinstance(n := field(d, "mpi.nodes"), int)],
+                         default=None)
+    if nodes not in (None, values.get("system.nodes", nodes)):
+        out.append((DISCLOSURE, f"system.nodes: {values['system.nodes']}, but the results ran "
+                    f"on {nodes} node(s) at most (mpi.nodes)"))
+    cudas = {v[:2] for _, doc in karma for _, d in gpu_devices(doc)
+             for v in _versions(d.get("runtime_version"))}
+    adapters = []
+    for path, env in envs:
+        os_name, total = field(env, "platform.os"), field(env, "memory.MemTotal")
+        out += _unlike(path, "platform.os {!r}", [os_name] if isinstance(os_name, str) else [],
+                       "software.os", values.get("software.os"))
+        if isinstance(total, int) and "node.memory_GB" in values and \
+                not facts.gb_within(values["node.memory_GB"], total):
+            out.append((path, f"memory.MemTotal {total} bytes (meminfo), but the disclosure's "
+                        f"node.memory_GB is {values['node.memory_GB']} ({facts.GB_RULE})"))
+        sockets, cores = (field(env, f"cpu.{k}") for k in ("Socket(s)", "Core(s) per socket"))
+        lscpu = {"node.sockets": int(sockets), "node.cores": int(sockets) * int(cores)} \
+            if str(sockets).isdigit() and str(cores).isdigit() else {}
+        out += [(path, f"cpu: lscpu gives {n} for {key}, the disclosure {values[key]}")
+                for key, n in lscpu.items() if values.get(key, n) != n]
+        cudas |= {v[:2] for v in _versions(field(env, "gpu.cuda_version"))}
+        found = [field(env, f"interconnect.{k}") for k in ("ibverbs", "libfabric_providers")]
+        adapters += [a for x in found if isinstance(x, list) for a in x
+                     if isinstance(a, dict) or isinstance(a, str) and a in _FABRICS]
+    net, toolkit = values.get("interconnect"), values.get("software.gpu_toolkit")
+    if net is not None and not _is_none(net) and envs and not adapters:
+        out.append((DISCLOSURE, f"interconnect: {net!r}, but no capture lists a network "
+                    "adapter (ibv_devinfo, fi_info)"))
+    if cudas and {v[:2] for v in _versions(toolkit or "")} - cudas and not _is_none(toolkit):
+        out.append((DISCLOSURE, f"software.gpu_toolkit: {toolkit!r}, but the captures' CUDA "
+                    f"(nvidia-smi, ranks[].device.runtime_version) is {_dotted(cudas)}"))
+    return out
+
+
 def disclosure_problems(values, karma, envs):
     """[(path, why)] of the disclosure against the results and captures."""
     return _gpu_problems(values, karma, envs) + _cpu_problems(values, envs) + \
-        _software_problems(values, karma)
+        _software_problems(values, karma) + _node_problems(values, karma, envs)
 
 
 def _record_problems(doc, decks):
@@ -312,9 +351,8 @@ def _campaign_problems(files):
     jobs = [(e["name"], os.path.basename(e["results_file"]), os.path.basename(e["script"]))
             for e in manifest["jobs"]]
     out, sha = [], field(manifest, "campaign.sha256")
-    own = [p for p in files if p.startswith(CAMPAIGN + "/") and p.count("/") == 1
-           and p != f"{CAMPAIGN}/{batch.MANIFEST}"]
-    if len(own) != 1 or hashlib.sha256(files[own[0]]).hexdigest() != sha:
+    own = campaign_file(files)
+    if own is None or hashlib.sha256(own[1]).hexdigest() != sha:
         out.append((f"{CAMPAIGN}/", f"expected one campaign file whose sha256 is the "
                     f"manifest's campaign.sha256 ({str(sha)[:12]}...)"))
     out += [(f"{CAMPAIGN}/jobs/{script}", f"job {name}'s script missing")
@@ -326,8 +364,16 @@ def _campaign_problems(files):
     return jobs, out
 
 
+def campaign_file(files):
+    """(path, bytes) of the bundle's one campaign file, or None."""
+    own = [p for p in files if p.startswith(CAMPAIGN + "/") and p.count("/") == 1
+           and p != f"{CAMPAIGN}/{batch.MANIFEST}"]
+    return (own[0], files[own[0]]) if len(own) == 1 else None
+
+
 def _job_problems(files, name, results_file, decks):
-    """One job's exit code and result: ([(path, why)], its result or None)."""
+    """One job's exit code and result: ([(path, why)], its result or None, whether it
+    conforms to the schema)."""
     folder = f"{RESULTS}/{name}"
     code = files.get(f"{folder}/{jobs_mod.EXIT_CODE_FILE}", b"").decode("utf-8", "replace").strip()
     out = [] if code == "0" else [(f"{folder}/{jobs_mod.EXIT_CODE_FILE}",
@@ -336,14 +382,14 @@ def _job_problems(files, name, results_file, decks):
     doc, why = _parse_json(files[path]) if path in files else \
         (None, f"job {name}'s result missing")
     if why:
-        return out + [(path, why)], None
+        return out + [(path, why)], None, False
     problems = validate.validate(doc, {"result": "PASSED"})
-    if not problems:
-        # Only a document the schema accepts has the fields to derive again.
-        problems += derived.problems(doc)
+    # Only a document the schema accepts has the fields to derive again, and facts to hold.
+    conforms = not problems
+    problems += derived.problems(doc) if conforms else []
     if isinstance(doc, dict) and not validate.is_reference(doc):
         problems += _record_problems(doc, decks)
-    return out + [(path, validate.printable(p)) for p in problems], doc
+    return out + [(path, validate.printable(p)) for p in problems], doc, conforms
 
 
 def content_problems(files, decks):
@@ -351,9 +397,9 @@ def content_problems(files, decks):
     jobs, problems = _campaign_problems(files)
     if jobs is None:
         return problems, [], []
-    results, envs = [], []
+    results, envs, smis, named = [], [], [], []
     for name, results_file, _ in jobs:
-        found, doc = _job_problems(files, name, results_file, decks)
+        found, doc, conforms = _job_problems(files, name, results_file, decks)
         problems += found
         if isinstance(doc, dict):
             results.append((f"{RESULTS}/{name}/{results_file}", doc))
@@ -361,10 +407,18 @@ def content_problems(files, decks):
         env, _ = _parse_json(files.get(env_path, b"null"))
         if isinstance(env, dict):
             envs.append((env_path, env))
+        if conforms and not validate.is_reference(doc):
+            found, smi = facts.job_problems(files, f"{RESULTS}/{name}", results[-1][0], doc,
+                                            env if isinstance(env, dict) else {})
+            problems += found
+            smis += [smi] if smi else []
+            named.append((name, *results[-1]))
     karma = [(p, d) for p, d in results if not validate.is_reference(d)]
     # Without a disclosure, no values to contradict: only that it is missing.
     values, why = read_disclosure(files[DISCLOSURE]) if DISCLOSURE in files else ({}, ["missing"])
     problems += [(DISCLOSURE, w) for w in why] + disclosure_problems(values, karma, envs)
+    problems += facts.gpu_problems(values, smis) + facts.campaign_problems(
+        json.loads(files[f"{CAMPAIGN}/{batch.MANIFEST}"]), named, campaign_file(files))
     tiers = [t for _, d in karma if (t := rules.reportable(d).get("tier")) in rules.TIERS]
     highest = max(tiers, key=rules.TIERS.index, default=None)
     if "tier" in values and values["tier"] != highest:
@@ -468,14 +522,15 @@ def examine(path, record=None):
     problems += archive.manifest_check(files)[1] + found
     if problems:
         return problems, summary, []
-    reasons = [] if any(rules.reportable(doc).get("reportable") is True for _, doc in karma) \
+    reasons, notes = facts.release_reasons(karma, campaign_file(files))
+    reasons += [] if any(rules.reportable(doc).get("reportable") is True for _, doc in karma) \
         else ["no result is reportable"]
     if record is None:
         record = figure.score([(figure.label_of(path), path)])["sets"][0]["record"]
     if record["missing"]:
         reasons.append(f"{len(record['missing'])} row(s) the procurement score weighs have no "
                        "reportable figure: " + ", ".join(record["missing"]))
-    return problems, summary, reasons
+    return problems, summary + notes, reasons
 
 
 def page_facts(path, record):
@@ -484,7 +539,8 @@ def page_facts(path, record):
     if not (archive.is_archive_name(path) and os.path.isfile(path)) or \
             archive.open_archive(path).index["kind"] != "bundle":
         return None, None
-    problems, _, reasons = examine(path, record)
+    problems, summary, reasons = examine(path, record)
+    notes = [line for line in summary if line.startswith(facts.MADE_AT)]
     answer = (False, [f"not valid: {len(problems)} problem(s), karma-bundle check lists "
-                      "them"]) if problems else (not reasons, reasons)
+                      "them"]) if problems else (not reasons, reasons or notes)
     return answer, read_disclosure(archive.open_archive(path).files.get(DISCLOSURE, b""))[0]

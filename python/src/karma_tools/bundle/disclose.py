@@ -9,8 +9,9 @@ import re
 from karma_tools.core import ToolError, read_input_file
 from karma_tools.results import resultset
 from karma_tools.score import figure
-from karma_tools.bundle.bundle import (FIELDS, disclosure_problems, gpu_devices,
-                                       name_and_version, read_disclosure)
+from karma_tools.bundle.bundle import (FIELDS, disclosure_problems, name_and_version,
+                                       read_disclosure)
+from karma_tools.bundle.facts import gpu_devices
 from karma_tools.results import rules
 from karma_tools import yamlread
 from karma_tools.results.results import is_number

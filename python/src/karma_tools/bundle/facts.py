@@ -1,0 +1,281 @@
+"""What a bundle's files say of one another (docs/campaigns.md#a-submission-bundle): the
+raw captures against environment.json and the devices, job.out against the results, the
+node's GPUs over the jobs, the campaign's jobs and rounds, and the release the results
+name. A bundle assembled from edits contradicts one; one edited everywhere to agree does not."""
+
+import hashlib
+import json
+import math
+import os
+import re
+import subprocess
+import tempfile
+from collections import Counter
+
+from karma_tools import envcapture
+from karma_tools.core import CHECKOUT, ToolError, read_input_file
+from karma_tools.campaign import campaign as campaign_mod
+from karma_tools.results.results import field
+from karma_tools.score import figure, release
+
+# Of each GPU nvidia-smi lists, and of its driver: key: (in `-q -x`'s XML, in `-q`'s text).
+_SMI = {"uuid": (r"<uuid>(.*?)</uuid>", r"^\s*GPU UUID\s*:\s*(.*?)\s*$"),
+        "product": (r"<product_name>(.*?)</product_name>", r"^\s*Product Name\s*:\s*(.*?)\s*$"),
+        "part": (r"<board_part_number>(.*?)</board_part_number>",
+                 r"^\s*Board Part Number\s*:\s*(.*?)\s*$"),
+        "MiB": (r"<fb_memory_usage>\s*<total>(\d+) MiB",
+                r"FB Memory Usage\s*\n\s*Total\s*:\s*(\d+) MiB"),
+        "driver": (r"<driver_version>(.*?)</driver_version>", r"^Driver Version\s*:\s*(.*?)\s*$"),
+        "cuda": (r"<cuda_version>(.*?)</cuda_version>", r"^CUDA Version\s*:\s*(.*?)\s*$")}
+# environment.json's parts envcapture made of a raw capture: (key, file, how it read it).
+_MADE = (("cpu", "lscpu.txt", envcapture.parse_colon_lines),
+         ("memory", "meminfo.txt", envcapture.meminfo),
+         ("gpu", "nvidia-smi.txt", envcapture.nvidia_summary))
+# The lines a mini-app prints of its results (common/runtime/src/console.cpp).
+_PRINTED = re.compile(r"karma-\S+ \S+ \(.*\), Kokkos |  rank \d+ on |(FOM|FOM_PER_WATT|RESULT): ")
+GB_RULE = "a size in GB lies between the capture's in GiB rounded down and in GB rounded up"
+MADE_AT = "made at "
+
+
+def gpu_devices(doc):
+    """[(host, device)] of the result's ranks that ran on a GPU."""
+    return [(r.get("host"), r["device"]) for r in doc.get("ranks") or []
+            if isinstance(r, dict) and isinstance(r.get("device"), dict)
+            and r["device"].get("kind") == "gpu"]
+
+
+def gb_within(gb, size):
+    """Whether `gb` names `size` bytes (GB_RULE): an H200's 143771 MiB is 140 to 151 GB."""
+    return math.floor(size / 2**30) <= gb <= math.ceil(size / 1e9)
+
+
+def _text(files, folder, name):
+    data = files.get(f"{folder}/environment/{name}")
+    return None if data is None else data.decode("utf-8", "replace")
+
+
+def nvidia_smi(files, folder):
+    """{path, and each _SMI key: [values]} of a job's nvidia-smi capture (XML, else text)."""
+    for name, at in (("nvidia-smi.xml", 0), ("nvidia-smi.txt", 1)):
+        text = _text(files, folder, name)
+        if text is not None:
+            return dict({k: re.findall(spec[at], text, re.M) for k, spec in _SMI.items()},
+                        path=f"{folder}/environment/{name}")
+    return None
+
+
+def _device_problems(path, doc, env, smi):
+    """The devices of the ranks on the captured node against nvidia-smi and meminfo."""
+    out, gpus, total = [], {u: i for i, u in enumerate((smi or {}).get("uuid", []))}, \
+        field(env, "memory.MemTotal")
+    for i, rank in enumerate(doc["ranks"]):
+        d, at = rank["device"], f"ranks[{i}].device"
+        if doc["mpi"]["nodes"] > 1 and rank["host"] != env.get("hostname"):
+            continue  # the capture is of the job's first node
+        if d["kind"] == "host" and isinstance(total, int) and d.get("memory_bytes") != total:
+            out.append((path, f"{at}.memory_bytes {d.get('memory_bytes')}, but meminfo.txt's "
+                        f"MemTotal is {total}"))
+        g = gpus.get(d.get("uuid"))
+        if d["kind"] != "gpu" or d.get("vendor") != "NVIDIA":
+            continue
+        if g is None:
+            out.append((path, f"{at}.uuid {d.get('uuid')!r}: no GPU of the job's nvidia-smi "
+                        f"capture ({', '.join(gpus) or 'none'})"))
+            continue
+        out += [(path, f"{at}.{k} {field(d, k)!r}, but nvidia-smi gives {v[0]!r}") for k, v in (
+            ("name", smi["product"][g:g + 1]), ("driver_version", smi["driver"][:1]),
+            ("driver_api_version", smi["cuda"][:1]),
+            ("state_at_start.board_part_number", smi["part"][g:g + 1]))
+            if v and field(d, k) not in (None, v[0])]
+        size = int(smi["MiB"][g]) * 2**20 if g < len(smi["MiB"]) else 0
+        if size and not 0.98 * size <= (d.get("memory_bytes") or 0) <= size:
+            out.append((path, f"{at}.memory_bytes {d.get('memory_bytes')}, but nvidia-smi "
+                        f"gives {size // 2**20} MiB (less at most 2% the driver keeps)"))
+    return out
+
+
+def _g(value):
+    return "nan" if value is None else f"{value:.6g}"  # JSON's null is a NaN
+
+
+def printed(doc):
+    """The console lines a run prints of its results: its build, ranks, FOMs and verdict."""
+    app, ranks = doc["app"], doc["mpi"]["ranks"]
+    lines = [f"karma-{app} {doc['suite']['version']} ({doc['suite']['git_describe']}), Kokkos "
+             f"{doc['kokkos']['version']}, {ranks} rank(s) on {doc['mpi']['nodes']} node(s)"]
+    lines += [f"  rank {r['rank']} on {r['host']}: {r['device']['name']} "
+              f"({field(r, 'device.execution_space')})" for r in doc["ranks"]]
+    for k in doc["kernels"]:
+        head, fom = f"app={app} kernel={k['name']} value=", k["fom"]
+        lines.append(f"FOM: {head}{_g(fom['value'])} units={fom['units']} "
+                     f"higher_is_better={int(fom['higher_is_better'])} ranks={ranks}")
+        if field(k, "energy.status") == "measured":
+            energy = k["energy"]
+            lines.append(f"FOM_PER_WATT: {head}{_g(energy['fom_per_watt']['value'])} units="
+                         f"{fom['units']}/W watts={_g(energy['average_power_W'])} ranks={ranks}")
+    return lines + [f"RESULT: {doc['result']}"]
+
+
+def job_problems(files, folder, path, doc, env):
+    """([(path, why)] of a job's environment.json and result (of the schema) against its raw
+    captures and job.out, its nvidia-smi capture (nvidia_smi) or None)."""
+    smi = nvidia_smi(files, folder)
+    out = _device_problems(path, doc, env, smi)
+    if smi is None and any(d.get("vendor") == "NVIDIA" for _, d in gpu_devices(doc)):
+        out.append((path, "ranks[].device: an NVIDIA GPU, but the job has no nvidia-smi capture"))
+    xml = _text(files, folder, "nvidia-smi.xml")
+    for key, name, read in _MADE:  # environment.json as envcapture made it of the captures
+        text, had = _text(files, folder, name), env.get(key)
+        if not text or not isinstance(had, dict):
+            continue
+        made = read(text)
+        if key == "gpu" and xml and "devices" in had:
+            made["devices"] = envcapture.nvidia_devices(xml)
+        out += [(f"{folder}/environment/environment.json", f"{key}.{k}: {had.get(k)!r}, but "
+                 f"{name} gives {v!r}") for k, v in made.items() if had.get(k) != v][:1]
+    # The log: job.out (local, PBS) or Slurm's job-<id>.out; one of a job run again agrees.
+    logs, want, mismatch = [p for p in files if re.fullmatch(
+        re.escape(folder) + r"/job[^/]*\.out", p)], printed(doc), []
+    for log in logs:
+        found = [ln for ln in files[log].decode("utf-8", "replace").splitlines()
+                 if _PRINTED.match(ln)]
+        # --quiet prints no build and ranks lines.
+        expect = want if found[:1] and not found[0].startswith(("FOM", "RESULT")) else \
+            want[1 + len(doc["ranks"]):]
+        i = next((i for i in range(len(expect) + 1) if found[i:i + 1] != expect[i:i + 1]), None)
+        if i is not None:
+            said, gives = ((x[i:i + 1] or ["nothing"])[0] for x in (found, expect))
+            mismatch.append((log, f"prints {said!r} where its result gives {gives!r}"))
+    out += [(f"{folder}/job.out", "missing (what the mini-app printed)")] if not logs else \
+        mismatch[-1:] if len(mismatch) == len(logs) else []
+    return out, smi
+
+
+def gpu_problems(values, smis):
+    """The node's GPUs (nvidia-smi's UUIDs over the jobs) and their memory against the
+    disclosure."""
+    jobs, sizes = Counter(u for smi in smis for u in set(smi["uuid"])), {}
+    nodes, gpus, gb = (values.get(k) for k in ("system.nodes", "node.gpus_per_node",
+                                               "node.gpu_memory_GB"))
+    out = [("disclosure.yaml", f"node.gpus_per_node: the jobs' nvidia-smi captures list "
+            f"{len(jobs)} GPUs ({', '.join(f'{u}: {n} job(s)' for u, n in jobs.items())}), more "
+            f"than the disclosure's {nodes} node(s) of {gpus}: the jobs ran on other units")] \
+        if None not in (nodes, gpus) and len(jobs) > nodes * gpus else []
+    for smi in smis:
+        sizes.update({int(m): sizes.get(int(m), smi["path"]) for m in smi["MiB"]})
+    return out + [(path, f"FB Memory Usage Total {m} MiB, but the disclosure's "
+                   f"node.gpu_memory_GB is {gb} ({GB_RULE})") for m, path in sizes.items()
+                  if gb is not None and not gb_within(gb, m * 2**20)]
+
+
+def campaign_problems(manifest, results, campaign_file):
+    """[(path, why)]: no two results with the same times, the rounds in order by the results'
+    dates, and every job of the campaign file (expanded again)."""
+    out, first, by_round = [], {}, {}
+    rounds = {e["name"]: e.get("round") or 1 for e in manifest["jobs"]}
+    for name, path, doc in results:
+        times = json.dumps([k["time_s"] for k in doc["kernels"]], sort_keys=True)
+        if times in first:
+            out.append((path, f"kernels' time_s: {first[times]}'s, number for number (a copy)"))
+        first.setdefault(times, path)
+        by_round.setdefault(rounds[name], []).append((doc["date"], path))
+    for a, b in zip(sorted(by_round), sorted(by_round)[1:]):
+        late, early = max(by_round[a]), min(by_round[b])
+        if late > early:
+            out.append((late[1], f"round {a} started {late[0]}, after {early[1]} of round {b} "
+                        f"({early[0]}): the rounds did not run in the campaign's order"))
+    if campaign_file is None:
+        return out
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, os.path.basename(campaign_file[0]))
+        with open(path, "wb") as f:
+            f.write(campaign_file[1])
+        try:
+            want = {j.name for j in campaign_mod.load(path, tmp, check_keys=False).jobs}
+        except ToolError:  # no campaign of this suite, so no release's (release_reasons)
+            return out
+    missing = sorted(want - set(rounds))
+    return out + ([("campaign/campaign.json", f"{len(missing)} job(s) of {campaign_file[0]} "
+                    "missing: " + ", ".join(missing[:6]) + ", ..." * (len(missing) > 6))]
+                  if missing else [])
+
+
+def _git(*args):
+    try:
+        made = subprocess.run(["git", "-C", CHECKOUT, *args], capture_output=True)
+    except OSError:  # no git
+        return None
+    return made.stdout if made.returncode == 0 else None
+
+
+def _shipped(rel):
+    try:
+        return read_input_file(figure.shipped(rel, "", ""))
+    except ToolError:
+        return None
+
+
+def release_of(version, commit):
+    """(the release file of `version`, the commit git keeps it at or None), or (None, None);
+    a release before release files: its campaigns {path: sha256} at `commit`, 'before'."""
+    for at in [None] + (_git("log", "--format=%H", "-S", f'"version": "{version}"', "--",
+                             release.RELEASE_FILE) or b"").decode().split()[-1:]:
+        try:
+            doc = json.loads((_git("show", f"{at}:{release.RELEASE_FILE}") if at else
+                              _shipped(release.RELEASE_FILE)) or b"null")
+        except ValueError:
+            doc = None
+        if isinstance(doc, dict) and doc.get("version") == version:
+            return doc, at
+    # A revision, never an option of git's: the results are the bidder's.
+    if not re.fullmatch(r"\w[\w.+-]*", str(commit)) or f'__version__ = "{version}"'.encode() \
+            not in (_git("show", f"{commit}:python/src/karma_tools/__init__.py") or b"") or \
+            _git("show", f"{commit}:{release.RELEASE_FILE}") is not None:
+        return None, None
+    return {"before": commit, "campaigns": {f"campaigns/procurement/{c}": hashlib.sha256(
+        _git("show", f"{commit}:campaigns/procurement/{c}") or b"").hexdigest()
+        for c in release.CAMPAIGNS}}, None
+
+
+def release_reasons(karma, campaign_file):
+    """(why the results are not the release's reportable campaign, notes): one build, of a
+    release (its files as git keeps them), of a clean tree, the release's campaign byte for
+    byte, and each kernel whose code (symbols, launch) the release's reference records of
+    its code_version."""
+    builds = Counter((d["suite"]["version"], d["suite"]["git_describe"]) for _, d in karma)
+    dirty = sum(d["suite"]["git_dirty"] is not False for _, d in karma)
+    out = [f"{dirty} result(s) made from a modified tree (suite.git_dirty)"] if dirty else []
+    if len(builds) != 1:
+        return out + [f"the results name {len(builds)} builds (" + ", ".join(
+            f"{v} at {c}" for v, c in builds) + "): a submission is one build's"], []
+    ((version, commit),) = builds
+    rec, at = (None, None) if version.endswith("-dev") else release_of(version, commit)
+    if rec is None:
+        return out + [f"suite.version {version}: no release (campaigns/procurement/release.json "
+                      "or, before 1.0.0, a commit of that version git keeps)"], []
+    name, data = campaign_file
+    if rec["campaigns"].get(f"campaigns/procurement/{os.path.basename(name)}") != \
+            hashlib.sha256(data).hexdigest():
+        out.append(f"{name}: not release {version}'s campaign of that name, byte for byte")
+    if "before" in rec:
+        return out, [f"release {version} has no release file: its campaigns as of the results' "
+                     f"commit {commit}; its code versions are not checked"]
+    ref = rec["reference"]
+    data = _git("show", f"{at}:{ref['file']}") if at else _shipped(figure.DEFAULT_REFERENCE)
+    if data is None or hashlib.sha256(data).hexdigest() != ref["sha256"]:
+        return out + [f"release {version}'s reference ({ref['file']}) is not at hand to "
+                      "compare the kernels' code versions with"], []
+    reference = json.loads(data)
+    codes = {(row["app"], json.dumps([c["symbols"], c["launch"]], sort_keys=True)): c["version"]
+             for row in reference["rows"] for c in row.get("codes") or []}
+    other = [f"{path}: {k['name']} {k.get('code_version')}" for path, doc in karma
+             for k in doc["kernels"] if codes.get((doc["app"], json.dumps([field(
+                 k, "code.symbols"), field(k, "code.launch")], sort_keys=True)),
+                 k.get("code_version")) != k.get("code_version")]
+    if other:
+        return out + [f"{len(other)} kernel result(s) ran code other than release {version}'s "
+                      f"(code_version; {other[0]})"], []
+    made = field(reference, "suite.git_describe") or [commit]
+    return out, [] if commit in made else [
+        f"{MADE_AT}{commit}, not release {version}'s commit {made[0]}: its kernels' code "
+        "versions are the release's"]
