@@ -24,27 +24,11 @@ directory; submits them and shows what is submitted, running and left.
   karma-batch archive OUT -o OUT.tar.xz       # a finished campaign as one archive (status,
                                               # karma-compare and karma-report read it)
 
-Jobs are submitted round by round (every run's round 1, then round 2, ...;
-`round_order: alternate` reverses even rounds), within a round process by
-process where runs have `processes`.
-
-scheduler local (in the campaign, or generate --scheduler local): `submit`
-runs the jobs here, one after another in that order, on one node, each
-stopped after its `time:` (interrupted, exit 143), and exits as wait would.
-Ranks > 1 run under mpiexec with the options of the executable's MPI unless
-`launcher:` says otherwise; one rank runs bare. status/wait from another
-shell see the job running, those after it pending; cancel stops it and the
-rest. Two submits at once (`--only` a part each) each run only their jobs.
-
-generate refuses (exit 2, nothing written) a campaign whose programs it
-cannot find here; a job whose program is missing where it runs ends with
-exit 127, and status says `command not found: PATH`.
-
-Each job writes into RESULTS/<job name>/: karma-<app>.json (the mini-app's
-results), environment/ (karma-envcapture), the scheduler's log (local:
-job.out) and exit_code. Compare machines with karma-compare, and the sides
-of one campaign with karma-compare --campaign OUT; report with karma-report.
-`karma-batch --help-campaign` describes the campaign file."""
+Rounds and their order, the local scheduler, each job's files and how a
+job fails: docs/campaigns.md ("karma-batch: campaigns"); the campaign file:
+`karma-batch --help-campaign`. Compare machines with karma-compare, the
+sides of one campaign with karma-compare --campaign OUT; report with
+karma-report."""
 
 
 EPILOG = """\

@@ -19,24 +19,13 @@ from karma_tools.results.codestatus import SourceAt
 DESCRIPTION = """\
 Compares karma results of two or more machines. Each SET is a directory, a
 campaign, an archive or a bundle of results, optionally labelled LABEL=DIR;
-the first is the baseline unless --baseline names another.
-
-Rows: one per mini-app, case (gpu: or host:, a deck's values at a number of
-ranks) and kernel of the baseline, paired with each other set's runs exactly
-or by the same non-numeric settings (what differs is flagged). Ratio > 1:
-better than the baseline. The figure of record of each set is karma-score's
-with the baseline as the reference (docs/score.md): the same figure,
-per-watt figure and verdict as `karma-score SET --reference BASELINE`; a set
-whose figure is INCOMPLETE exits 1, as there. Everything else, with
-examples: docs/campaigns.md ("karma-compare and karma-report").
-
---implementations OURS:THEIRS SET...: one comparison per SET of its kernels
-of implementation OURS against those of THEIRS (the baseline), paired on
-their variant (karma-microbench: --implementations karma:raw).
-
---campaign OUT: the ratio tables the campaign file's `compare:` section
-declares, with per-watt and energy ratios where both sides measured energy
-(docs/campaigns.md, "Side by side on one node")."""
+the first is the baseline unless --baseline names another. A row per
+mini-app, case and kernel of the baseline; ratio > 1: better than the
+baseline. The figure of record of each set is karma-score's with the
+baseline as the reference (docs/score.md), as `karma-score SET --reference
+BASELINE`; a set whose figure is INCOMPLETE exits 1, as there. How rows pair,
+--implementations and --campaign, with examples: docs/campaigns.md
+("karma-compare and karma-report", "Side by side on one node")."""
 
 
 EPILOG = "exit status: 0 compared; 1 a set's figure of record is INCOMPLETE (as karma-score); " \

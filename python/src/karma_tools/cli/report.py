@@ -17,12 +17,9 @@ from karma_tools.score import figure, release
 
 
 DESCRIPTION = """\
-Turns a directory of karma results into one Markdown report with plots: per
-subdirectory its write-up and every configuration; per mini-app FOM against
-size, layouts and scaling; FOM against power; pairs of implementations; the
-campaigns' side-by-side tables; with --score, the procurement figure. What
-each part shows: docs/campaigns.md (karma-compare and karma-report). Plots go
-to PLOTS (default: plots/ beside the report), replaced whole. For example:
+Turns a directory of karma results into one Markdown report with plots; what
+each part shows: docs/campaigns.md (karma-compare and karma-report). Plots
+go to PLOTS (default: plots/ beside the report), replaced whole. For example:
 
   karma-report results --committed-only --intro results/README.md \\
       --compare-from campaigns/procurement/gpu-node.yaml -o results/report.md"""
