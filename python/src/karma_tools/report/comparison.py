@@ -11,7 +11,8 @@ from karma_tools.score.score import record_line
 def side_by_side(root, out_dir, compare_from=None):
     """Each campaign's ratio tables under root; those named as compare_from use its compare:."""
     lines = []
-    for path in [p for p in resultset.find_json(root) if os.path.basename(p) == resultset.MANIFEST]:
+    found = archive.walk_files(root, ".json")
+    for path in [p for p in found if os.path.basename(p) == resultset.MANIFEST]:
         try:
             doc = resultset.read_manifest(path)[1]
         except ToolError:

@@ -156,11 +156,6 @@ def _git_ignored(paths, root):
         if out.returncode in (0, 1) else set()
 
 
-def find_json(path):
-    """The JSON files under path (a file, a directory or an archive, walked as its folder)."""
-    return archive.walk_files(path, ".json")
-
-
 def open(path, label=None, committed_only=False, need_runs=True, skip_invalid=False):
     """The set at path. Refuses other schema versions and sets without results; with
     skip_invalid, an ill-formed file goes into the set's `invalid` list instead."""
@@ -171,7 +166,7 @@ def open(path, label=None, committed_only=False, need_runs=True, skip_invalid=Fa
     label = label or os.path.basename(os.path.normpath(walked)).removesuffix(archive.SUFFIX) \
         or path
     result = ResultSet(label, path)
-    files = find_json(walked)
+    files = archive.walk_files(walked, ".json")
     if committed_only:
         # git knows the archive, not the files inside it.
         disk = archive.archive_of(walked)
