@@ -233,8 +233,9 @@ def mark_official(report):
 
 def _unofficial(scored, report, frozen):
     answer = scored["facts"][0]
+    # (True, [a note]) where the check names the commit results off the release's came from
     reasons = ["not a karma-bundle (karma-bundle pack makes one)"] if answer is None else \
-        [f"karma-bundle check: {why}" for why in answer[1]]
+        [f"karma-bundle check: {why}" for why in answer[1] if not answer[0]]
     other = [v for v in scored["suite_versions"] if v != frozen["version"]]
     if other:
         reasons.append(f"made by karma {', '.join(other)}, not karma {frozen['version']}, whose "
