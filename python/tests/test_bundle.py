@@ -8,6 +8,7 @@ import io
 import json
 import lzma
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -1003,3 +1004,33 @@ def test_results_off_the_release_commit_name_it():
     needs_history("111ea86a")
     assert "release 0.2.0 has no release file: its campaigns as of the results' commit " \
         "111ea86a" in check(H100).stdout
+
+
+def test_acceptance_passes_a_unit_of_the_bid_s_model_and_catches_a_consistent_forgery(tmp_path):
+    """karma-score accept: the third H200 (board -001) delivered for a bid of the second
+    (-001) is accepted; a bid whose hexgrad was made 10% faster in every file, job.out
+    included (karma-bundle check finds it valid), is not, naming hexgrad."""
+    third = os.path.join(ROOT, "results", "procurement", "h200-1.0.0-third.tar.xz")
+    r = tool("karma-score", "accept", AGAIN, third)
+    assert r.returncode == 0 and r.stdout.endswith(f"{third} against {AGAIN}: ACCEPTED\n"), \
+        r.stdout + r.stderr
+
+    def forge(files):
+        each_result(files, faster, "results/hexgrad-")
+        for path in [p for p in files if p.startswith("results/hexgrad-") and "/karma-" in p]:
+            kernels = {k["name"].encode(): k for k in json.loads(files[path])["kernels"]}
+            out = os.path.join(os.path.dirname(path), "job.out")
+
+            def printed(m):  # the line as the mini-app prints it, of the forged figure
+                k = kernels[m[2]]
+                value = k["fom"]["value"] if m[1] == b"FOM" else \
+                    k["energy"]["fom_per_watt"]["value"]
+                return m[1] + b": app=hexgrad kernel=" + m[2] + b" value=%.6g" % value
+
+            files[out] = re.sub(rb"(FOM|FOM_PER_WATT): app=hexgrad kernel=(\S+) value=\S+",
+                                printed, files[out])
+
+    assert doctored(tmp_path, forge).returncode == 0  # the facts hold together
+    r = tool("karma-score", "accept", tmp_path / "doctored.tar.xz", third)
+    assert r.returncode == 1 and "hexgrad: 0.9" in r.stdout and "**NOT ACCEPTED** (hexgrad/" \
+        in r.stdout and r.stdout.endswith("NOT ACCEPTED (hexgrad)\n"), r.stdout + r.stderr

@@ -7,13 +7,15 @@ import tempfile
 from karma_tools.score import figure, page, release, weights
 from karma_tools.core import CHECKOUT, ToolError, __version__, atomic_write, write_all
 from karma_tools.cli import ArgumentParser, incomplete, main_wrapper, parse_set, warn
-from karma_tools.score.score import PROGRAM, markdown
+from karma_tools.bundle import bundle
+from karma_tools.score.score import PROGRAM, markdown, with_span
 
 
 USAGE = """karma-score [-h] [--version] [LABEL=]SET [[LABEL=]SET ...] [--reference FILE]
                    [--weights FILE] [--json OUT] [--page FILE.md]
        karma-score reference SET [SET ...] -o FILE [--name NAME] [--kind {gpu,host}]
-       karma-score release [--bin-dir DIR] [--write]"""
+       karma-score release [--bin-dir DIR] [--write]
+       karma-score accept BID DELIVERED [--reference FILE] [--weights FILE] [--json OUT]"""
 
 
 DESCRIPTION = """\
@@ -30,7 +32,8 @@ weights give weight to is INCOMPLETE: no overall figure, exit status 1.
 karma-score reference SET... -o FILE: makes a reference file from one set,
 or from several, each of another unit of one machine type.
 karma-score release: whether this checkout is still the release whose
-reference it ships (docs/run-rules.md#releases).
+reference it ships (docs/run-rules.md#releases). karma-score accept: a
+delivered node's run against the bid's bundle (docs/run-rules.md#acceptance).
 
 Output: Markdown on stdout; --json OUT the same as JSON; --page FILE.md the
 decision page of the one set given, its chart beside it as FILE.png. A set
@@ -61,6 +64,45 @@ def reference_main(argv):
         atomic_write(args.output, json.dumps(doc, indent=2) + "\n")
         warn(f"{PROGRAM}: wrote {args.output} ({len(doc['rows'])} rows from {doc['results']} "
              f"results of {len(doc['units'])} unit(s))")
+
+    return main_wrapper(PROGRAM, run)
+
+
+def accept_main(argv):
+    p = ArgumentParser(prog=f"{PROGRAM} accept", epilog="exit status: 0 accepted; 1 not (each "
+                       "app short of the bid named, with its rows); 2 bad input",
+                       description="Acceptance on delivery: a reportable run made on the "
+                       "delivered node (one round at least) against the bid's bundle. Every "
+                       "app's figure must reach the bid's, widened by the unit band of "
+                       "--reference (a reference of several units) or else by "
+                       f"{figure.ACCEPT_TOLERANCE:.0%} (docs/run-rules.md#acceptance).")
+    p.add_argument("bid", metavar="BID", help="the bid's karma-bundle")
+    p.add_argument("delivered", metavar="DELIVERED", help="a result set of the delivered node")
+    p.add_argument("--reference", metavar="FILE", help="a reference of several units of the "
+                   "machine type, whose band widens the bid's figures")
+    p.add_argument("--weights", metavar="FILE", help=f"app weights (default {weights.DEFAULT})")
+    p.add_argument("--json", metavar="OUT", help="also write the comparison as JSON")
+    args = p.parse_args(argv)
+
+    def run():
+        problems, _, reasons = bundle.examine(args.bid)
+        if problems:
+            raise ToolError(f"{args.bid}: not a valid karma-bundle ({len(problems)} problem(s): "
+                            "karma-bundle check lists them)", 2)
+        report = figure.accept(args.bid, args.delivered, args.reference, args.weights)
+        apps = report["sets"][0]["tiers"][figure.TIER]["apps"]
+        write_all([(args.json, json.dumps(report, indent=2) + "\n")] if args.json else [])
+        for why in reasons:
+            print(f"{PROGRAM} accept: note: the bid is not reportable: {why}")
+        for app, a in apps.items():
+            print(f"{app}: {with_span(a['score'], a['interval'])} of the bid; at least "
+                  f"{a['floor']:.3f}: " + ("accepted" if a["accepted"] else "**NOT ACCEPTED**"
+                                           + (f" ({', '.join(a['short'])})" if a["short"] else
+                                              "" if a["complete"] else " (rows missing)")))
+        short = [app for app, a in apps.items() if not a["accepted"]]
+        print(f"{PROGRAM} accept: {args.delivered} against {args.bid}: " + (
+            f"NOT ACCEPTED ({', '.join(short)})" if short else "ACCEPTED"))
+        return 1 if short else 0
 
     return main_wrapper(PROGRAM, run)
 
@@ -164,5 +206,5 @@ def score_main(argv):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
-    commands = {"reference": reference_main, "release": release_main}
+    commands = {"reference": reference_main, "release": release_main, "accept": accept_main}
     return commands[argv[0]](argv[1:]) if argv and argv[0] in commands else score_main(argv)

@@ -590,3 +590,28 @@ def score(sets, reference=None, weights_file=None):
         s["record"] = of_record(s, doc, weighed)
     return {"karma_score": 1, "reference_file": reference_file, "reference": doc,
             "weights_file": weights_file, "weights": weighed, "sets": scored}
+
+
+# Acceptance without a unit band: what an app of the delivered node may fall short of the
+# bid's, beyond its rounds (docs/run-rules.md#acceptance): above the 2.0% the apps of two
+# H200 boards differ by, below any difference of machine types.
+ACCEPT_TOLERANCE = 0.03
+
+
+def accept(bid, delivered, reference=None, weights_file=None):
+    """The delivered set scored with the bid's bundle as the reference, and per app whether
+    its rounds reach the bid's figure widened by the unit band of `reference` (a reference
+    of several units) or, without one, by ACCEPT_TOLERANCE: {app: {..., floor, accepted}}."""
+    report = score([("delivered", delivered)], bid, weights_file)
+    bands = {}
+    if reference is not None:
+        theirs = score([("bid", bid)], reference, weights_file)["sets"][0]
+        bands = {a: s["band"] for a, s in theirs["tiers"][TIER]["apps"].items() if s["band"]}
+    t = report["sets"][0]["tiers"][TIER]
+    t["apps"] = {app: a for app, a in t["apps"].items() if a["of"]}  # apps the bid scores
+    for app, a in t["apps"].items():
+        a["floor"] = bands[app][0] if app in bands else 1 - ACCEPT_TOLERANCE
+        a["accepted"] = a["complete"] and a["interval"][1] >= a["floor"]
+        a["short"] = [row_name(r) for r in t["rows"] if r["app"] == app and r["in_score"] and (
+            r["interval"] is None or r["interval"][1] < a["floor"])]
+    return report
