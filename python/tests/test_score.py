@@ -625,7 +625,8 @@ def test_the_procurement_readme_gives_the_committed_scores(tmp_path):
     sets = {"h100-0.2.0": "h100.tar.xz", "h200-0.2.0": "h200.tar.xz",
             "h200-1.0.0-again": "h200-1.0.0-again.tar.xz",
             "h200-1.0.0-third": "h200-1.0.0-third.tar.xz",
-            "h200-1.1.0-dev-91524dc8": "h200-1.1.0-dev-91524dc8.tar.xz"}
+            "h200-1.1.0-dev-91524dc8": "h200-1.1.0-dev-91524dc8.tar.xz",
+            "h200-1.1.0-dev-1b66883b": "h200-1.1.0-dev-1b66883b.tar.xz"}
     r, doc = score_default(tmp_path, *(f"{k}={os.path.join(PROCUREMENT, v)}"
                                        for k, v in sets.items()))
     assert r.returncode == 0, r.stderr
@@ -642,6 +643,34 @@ def test_the_procurement_readme_gives_the_committed_scores(tmp_path):
     record = next(s["record"] for s in doc["sets"] if s["label"] == "h200-1.0.0-again")
     assert_pages_quote(record, "README.md", "results/README.md", "docs/score.md",
                        "results/procurement/README.md")
+
+
+@pytest.mark.parametrize("unit, others", [("A", "BC"), ("B", "AC"), ("C", "AB")])
+def test_the_procurement_readme_gives_each_unit_against_the_others(tmp_path, unit, others):
+    """Leave-one-out: each 1.0.0 unit against a reference of the other two, as the
+    README's table gives it (figure, rounds, band, words; per watt the same)."""
+    bundles = dict(zip("ABC", ("h200-1.0.0", "h200-1.0.0-again", "h200-1.0.0-third")))
+    ref = tmp_path / "ref.json"
+    r = tool("karma-score", "reference", *(os.path.join(PROCUREMENT, bundles[u] + ".tar.xz")
+                                           for u in others), "-o", ref)
+    assert r.returncode == 0, r.stderr
+    r, doc = score(tmp_path, ref, f"{unit}={os.path.join(PROCUREMENT, bundles[unit])}.tar.xz")
+    record = doc["sets"][0]["record"]
+
+    def cells(value, span, band, words):
+        return [f"{value:.3f} ({figure_span(span)})", figure_span(band),
+                "within" if words.startswith("within") else f"**{words.split()[0]}**"]
+
+    row = cells(record["figure"], record["interval"], record["band"], record["verdict"]) + \
+        cells(record["per_watt"], record["per_watt_interval"], record["per_watt_band"],
+              record["per_watt_verdict"])
+    text = open(os.path.join(PROCUREMENT, "README.md"), encoding="utf-8").read()
+    assert re.search(rf"\| {unit} (\(-00\d\) )?\| [^|]+ \| " + re.escape(" | ".join(row)) + r" \|",
+                     text), row
+
+
+def figure_span(span):
+    return f"{span[0]:.3f}-{span[1]:.3f}"
 
 
 def assert_pages_quote(record, *pages, words_too=()):
