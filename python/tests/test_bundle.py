@@ -437,6 +437,8 @@ LIBRARY = "'Open MPI v4.1.6, package: Debian OpenMPI, ident: 4.1.6, repo rev: v4
      "software.gpu_toolkit: none, but the set has GPUs"),
     ("tier", "optimized", "disclosure.yaml",
      "tier: optimized, but the highest tier among the results is baseline"),
+    ("node.gpu_units", ["GPU-0: board 1, VBIOS 2"], "disclosure.yaml",
+     "node.gpu_units: the results ran on GPU-"),
 ])
 def test_a_disclosure_the_results_contradict_is_refused(tmp_path, campaign, key, value, file,
                                                         why):
@@ -723,7 +725,10 @@ def test_disclose_fills_in_what_the_captures_say(tmp_path, request, which):
         assert (values["node.gpu_model"], values["node.gpus_per_node"]) == ("NVIDIA H200", 1)
         assert values["software.gpu_toolkit"] == "CUDA 13.0"
         assert values["software.mpi"] == "Open MPI 4.1.6"
+        [unit] = values["node.gpu_units"]  # 'UUID: board ?, VBIOS ?' before 1.1 said them
+        assert unit.startswith("GPU-") and unit.endswith(": board ?, VBIOS ?"), unit
     else:
+        assert values["node.gpu_units"] == []
         assert (values["node.gpu_model"], values["node.gpus_per_node"]) == ("none", 0)
         assert values["node.cpu_model"] == "AMD EPYC" and values["node.cores"] == 2
     assert values["system.name"] == "Kestrel" and values["tester.organisation"] == "Example Lab"

@@ -55,6 +55,7 @@ FIELDS = (
     ("node.gpu_model", "text", "the GPU model, as the results name it ('none' without GPUs)"),
     ("node.gpus_per_node", "count0", "GPUs per node"),
     ("node.gpu_memory_GB", "number0", "memory per GPU, GB"),
+    ("node.gpu_units", "list", "each GPU unit the results ran on: 'UUID: board B, VBIOS V'"),
     ("interconnect", "text", "the network between nodes ('none' for one node)"),
     ("software.os", "text", "the operating system and its version"),
     ("software.compiler", "text", "the compilers and their versions"),
@@ -67,6 +68,8 @@ FIELDS = (
     ("tester.organisation", "text", "for whom"),
     ("tester.date", "date", "when the bundle was made, YYYY-MM-DD"),
 )
+# Fields a disclosure made before they were may lack.
+OPTIONAL = ("node.gpu_units",)
 # A value that starts so is the template's, not the tester's: empty.
 _PLACEHOLDER = re.compile(r"^\s*(FILL IN|TODO|TBD)\b", re.IGNORECASE)
 _VERSION = re.compile(r"\d+(?:\.\d+)+")
@@ -76,6 +79,8 @@ NONE = "none"  # the disclosure's word for what the node has not (no GPU, no MPI
 def _field_problem(kind, node):
     """Why a field's value is not a filled-in value of its kind, or None."""
     value = node.value
+    if kind == "list" and isinstance(value, str) and _blank(value):
+        return "empty (fill it in)"
     if kind == "list":
         if not isinstance(value, list):
             return "expected a list ([] when there is none)"
@@ -120,6 +125,8 @@ def read_disclosure(data):
     leaves = yamlread.leaves(root)
     values, problems = {}, []
     for key, kind, _ in FIELDS:
+        if key in OPTIONAL and key not in leaves:
+            continue
         why = _field_problem(kind, leaves[key]) if key in leaves else "missing"
         if why:
             problems.append(f"{key}: {why}")
@@ -293,8 +300,11 @@ def _node_problems(values, karma, envs):
 
 def disclosure_problems(values, karma, envs):
     """[(path, why)] of the disclosure against the results and captures."""
+    units = facts.unit_list(karma)
     return _gpu_problems(values, karma, envs) + _cpu_problems(values, envs) + \
-        _software_problems(values, karma) + _node_problems(values, karma, envs)
+        _software_problems(values, karma) + _node_problems(values, karma, envs) + (
+            [(DISCLOSURE, f"node.gpu_units: the results ran on {'; '.join(units) or 'none'}")]
+            if "node.gpu_units" in values and values["node.gpu_units"] != units else [])
 
 
 def _record_problems(doc, decks):

@@ -11,7 +11,7 @@ from karma_tools.results import resultset
 from karma_tools.score import figure
 from karma_tools.bundle.bundle import (FIELDS, disclosure_problems, name_and_version,
                                        read_disclosure)
-from karma_tools.bundle.facts import gpu_devices
+from karma_tools.bundle.facts import gpu_devices, unit_list
 from karma_tools.results import rules
 from karma_tools import yamlread
 from karma_tools.results.results import is_number
@@ -97,6 +97,7 @@ def derived(karma, envs):
         "tier": "optimized" if "optimized" in tiers else "baseline",
         "deviations": [],
         "tester.date": datetime.date.today().isoformat(),
+        "node.gpu_units": unit_list(karma),
         **_gpus(karma, envs),
     }
 
@@ -155,5 +156,10 @@ def yaml_text(values):
         if head != section and head:
             lines.append(f"{head}:")
         section = head
-        lines.append(f"{'  ' if head else ''}{leaf}: {text}  # {what}")
+        indent = "  " if head else ""
+        if isinstance(value, list) and value:  # a block list, an item a line
+            lines.append(f"{indent}{leaf}:  # {what}")
+            lines += [f'{indent}  - "{v}"' for v in value]
+            continue
+        lines.append(f"{indent}{leaf}: {text}  # {what}")
     return "\n".join(lines) + "\n"

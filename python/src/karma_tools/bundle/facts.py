@@ -44,6 +44,15 @@ def gpu_devices(doc):
             and r["device"].get("kind") == "gpu"]
 
 
+def unit_list(karma):
+    """The GPU units the results ran on, as the disclosure lists them: 'UUID: board B, VBIOS
+    V' of each rank's device (`?` where its state_at_start does not say), sorted."""
+    units = {d.get("uuid"): d.get("state_at_start") or {} for _, doc in karma
+             for _, d in gpu_devices(doc)}
+    return sorted(f"{uuid}: board {s.get('board_part_number') or '?'}, VBIOS "
+                  f"{s.get('vbios_version') or '?'}" for uuid, s in units.items())
+
+
 def gb_within(gb, size):
     """Whether `gb` names `size` bytes (GB_RULE): an H200's 143771 MiB is 140 to 151 GB."""
     return math.floor(size / 2**30) <= gb <= math.ceil(size / 1e9)
