@@ -16,7 +16,6 @@ as its release's, or not: see the answers below."""
 
 import datetime
 import hashlib
-import json
 import os
 import re
 from collections import Counter
@@ -79,7 +78,7 @@ NONE = "none"  # the disclosure's word for what the node has not (no GPU, no MPI
 def _field_problem(kind, node):
     """Why a field's value is not a filled-in value of its kind, or None."""
     value = node.value
-    if kind == "list" and isinstance(value, str) and _blank(value):
+    if isinstance(value, str) and _blank(value) or value is None and kind != "list":
         return "empty (fill it in)"
     if kind == "list":
         if not isinstance(value, list):
@@ -88,8 +87,6 @@ def _field_problem(kind, node):
         return "an entry is empty or a placeholder" if bad else None
     if isinstance(value, (dict, list)):
         return "expected a single value"
-    if value is None or isinstance(value, str) and _blank(value):
-        return "empty (fill it in)"
     number = isinstance(value, (int, float)) and not isinstance(value, bool)
     least = 0 if kind.endswith("0") else 1
     if kind.startswith("count") and not (number and isinstance(value, int) and value >= least):
@@ -275,10 +272,8 @@ def _node_problems(values, karma, envs):
         os_name, total = field(env, "platform.os"), field(env, "memory.MemTotal")
         out += _unlike(path, "platform.os {!r}", [os_name] if isinstance(os_name, str) else [],
                        "software.os", values.get("software.os"))
-        if isinstance(total, int) and "node.memory_GB" in values and \
-                not facts.gb_within(values["node.memory_GB"], total):
-            out.append((path, f"memory.MemTotal {total} bytes (meminfo), but the disclosure's "
-                        f"node.memory_GB is {values['node.memory_GB']} ({facts.GB_RULE})"))
+        out += facts.gb_problems(path, f"memory.MemTotal {total} bytes (meminfo)", total,
+                                 values, "node.memory_GB") if isinstance(total, int) else []
         sockets, cores = (field(env, f"cpu.{k}") for k in ("Socket(s)", "Core(s) per socket"))
         lscpu = {"node.sockets": int(sockets), "node.cores": int(sockets) * int(cores)} \
             if str(sockets).isdigit() and str(cores).isdigit() else {}
@@ -344,8 +339,8 @@ def _parse_json(data):
 
 
 def _campaign_problems(files):
-    """(the campaign's jobs [(name, results file, script)], or None where its manifest is
-    not one, and [(path, why)] of its manifest, campaign file, scripts, results folders)."""
+    """(the manifest's jobs, or None where it is not one, and [(path, why)] of its manifest,
+    campaign file, scripts, results folders)."""
     path = f"{CAMPAIGN}/{batch.MANIFEST}"
     manifest, why = _parse_json(files[path]) if path in files else (None, "missing")
     if why:
@@ -358,20 +353,18 @@ def _campaign_problems(files):
     names = [e["name"] for e in manifest["jobs"]]
     if len(set(names)) != len(names) or any("/" in n or n == ".." for n in names):
         return None, [(path, "job names not unique or not plain names")]
-    jobs = [(e["name"], os.path.basename(e["results_file"]), os.path.basename(e["script"]))
-            for e in manifest["jobs"]]
     out, sha = [], field(manifest, "campaign.sha256")
     own = campaign_file(files)
     if own is None or hashlib.sha256(own[1]).hexdigest() != sha:
         out.append((f"{CAMPAIGN}/", f"expected one campaign file whose sha256 is the "
                     f"manifest's campaign.sha256 ({str(sha)[:12]}...)"))
-    out += [(f"{CAMPAIGN}/jobs/{script}", f"job {name}'s script missing")
-            for name, _, script in jobs if f"{CAMPAIGN}/jobs/{script}" not in files]
+    out += [(script, f"job {e['name']}'s script missing") for e in manifest["jobs"]
+            if (script := f"{CAMPAIGN}/jobs/{os.path.basename(e['script'])}") not in files]
     out += [(f"{RESULTS}/{stray}/", "not a job of the campaign") for stray in
             sorted({p.split("/")[1] for p in files if p.startswith(RESULTS + "/")} - set(names))]
     if not any(p.startswith(BUILD_LOGS + "/") for p in files):
         out.append((f"{BUILD_LOGS}/", "no build log"))
-    return jobs, out
+    return manifest["jobs"], out
 
 
 def campaign_file(files):
@@ -408,7 +401,8 @@ def content_problems(files, decks):
     if jobs is None:
         return problems, [], []
     results, envs, smis, named = [], [], [], []
-    for name, results_file, _ in jobs:
+    for entry in jobs:
+        name, results_file = entry["name"], os.path.basename(entry["results_file"])
         found, doc, conforms = _job_problems(files, name, results_file, decks)
         problems += found
         if isinstance(doc, dict):
@@ -428,7 +422,7 @@ def content_problems(files, decks):
     values, why = read_disclosure(files[DISCLOSURE]) if DISCLOSURE in files else ({}, ["missing"])
     problems += [(DISCLOSURE, w) for w in why] + disclosure_problems(values, karma, envs)
     problems += facts.gpu_problems(values, smis) + facts.campaign_problems(
-        json.loads(files[f"{CAMPAIGN}/{batch.MANIFEST}"]), named, campaign_file(files))
+        jobs, named, campaign_file(files))
     tiers = [t for _, d in karma if (t := rules.reportable(d).get("tier")) in rules.TIERS]
     highest = max(tiers, key=rules.TIERS.index, default=None)
     if "tier" in values and values["tier"] != highest:

@@ -14,7 +14,7 @@ from karma_tools.bundle.bundle import (FIELDS, disclosure_problems, name_and_ver
 from karma_tools.bundle.facts import gpu_devices, unit_list
 from karma_tools.results import rules
 from karma_tools import yamlread
-from karma_tools.results.results import is_number
+from karma_tools.results.results import field, is_number
 
 # Asked of the tester: (dotted key, flag, question).
 ASKED = (
@@ -58,15 +58,14 @@ def _gpus(karma, envs):
 
 def _compiler(karma):
     """'GCC 13.3.0 + nvcc 13.0.88' of build.compiler 'GNU 13.3.0 with NVIDIA 13.0.88 (CUDA)'."""
-    said = _one([(d.get("build") or {}).get("compiler") for _, d in karma],
-                "the compiler (build.compiler)")
+    said = _one([field(d, "build.compiler") for _, d in karma], "the compiler (build.compiler)")
     names = {"GNU": "GCC", "NVIDIA": "nvcc", "Clang": "Clang", "IntelLLVM": "icpx"}
     parts = re.findall(r"([A-Za-z]+) (\d+(?:\.\d+)+)", said)
     return " + ".join(f"{names.get(n, n)} {v}" for n, v in parts) or said
 
 
 def _mpi(karma):
-    said = _one([(d.get("mpi") or {}).get("library_version") or "none" for _, d in karma],
+    said = _one([field(d, "mpi.library_version") or "none" for _, d in karma],
                 "the MPI library (mpi.library_version)")
     name, version = name_and_version(said)
     return f"{name.rstrip(' v,')} {version}".strip() if version and said != "none" else "none"
@@ -81,18 +80,17 @@ def derived(karma, envs):
     sockets = int(_one([c.get("Socket(s)") for c in cpus], "the sockets (lscpu)"))
     tiers = {rules.reportable(d).get("tier") for _, d in karma}
     return {
-        "system.nodes": max(int((d.get("mpi") or {}).get("nodes") or 1) for _, d in karma),
+        "system.nodes": max(int(field(d, "mpi.nodes") or 1) for _, d in karma),
         "node.cpu_model": _one([c.get("Model name") for c in cpus], "the CPU model (lscpu)"),
         "node.sockets": sockets,
         "node.cores": sockets * int(_one([c.get("Core(s) per socket") for c in cpus],
                                          "the cores per socket (lscpu)")),
-        "node.memory_GB": round(_one([(e.get("memory") or {}).get("MemTotal")
-                                      for _, e in envs], "the memory (MemTotal)") / 1e9),
-        "software.os": _one([(e.get("platform") or {}).get("os") for _, e in envs],
-                            "the operating system"),
+        "node.memory_GB": round(_one([field(e, "memory.MemTotal") for _, e in envs],
+                                     "the memory (MemTotal)") / 1e9),
+        "software.os": _one([field(e, "platform.os") for _, e in envs], "the operating system"),
         "software.compiler": _compiler(karma),
         "software.mpi": _mpi(karma),
-        "software.kokkos": _one([(d.get("kokkos") or {}).get("version") for _, d in karma],
+        "software.kokkos": _one([field(d, "kokkos.version") for _, d in karma],
                                 "Kokkos (kokkos.version)"),
         "tier": "optimized" if "optimized" in tiers else "baseline",
         "deviations": [],

@@ -13,9 +13,10 @@ import tempfile
 from collections import Counter
 
 from karma_tools import envcapture
-from karma_tools.core import CHECKOUT, ToolError, read_input_file
+from karma_tools.core import CHECKOUT, ToolError, atomic_write, read_input_file
 from karma_tools.campaign import campaign as campaign_mod
 from karma_tools.results.results import field
+from karma_tools.results.validate import parse_json
 from karma_tools.score import figure, release
 
 # Of each GPU nvidia-smi lists, and of its driver: key: (in `-q -x`'s XML, in `-q`'s text).
@@ -53,9 +54,12 @@ def unit_list(karma):
                   f"{s.get('vbios_version') or '?'}" for uuid, s in units.items())
 
 
-def gb_within(gb, size):
-    """Whether `gb` names `size` bytes (GB_RULE): an H200's 143771 MiB is 140 to 151 GB."""
-    return math.floor(size / 2**30) <= gb <= math.ceil(size / 1e9)
+def gb_problems(path, said, size, values, key):
+    """[(path, why)] unless the disclosure's `key` names `size` bytes (GB_RULE): an H200's
+    143771 MiB is 140 to 151 GB."""
+    gb = values.get(key)
+    return [] if gb is None or math.floor(size / 2**30) <= gb <= math.ceil(size / 1e9) else [
+        (path, f"{said}, but the disclosure's {key} is {gb} ({GB_RULE})")]
 
 
 def _text(files, folder, name):
@@ -164,24 +168,22 @@ def gpu_problems(values, smis):
     """The node's GPUs (nvidia-smi's UUIDs over the jobs) and their memory against the
     disclosure."""
     jobs, sizes = Counter(u for smi in smis for u in set(smi["uuid"])), {}
-    nodes, gpus, gb = (values.get(k) for k in ("system.nodes", "node.gpus_per_node",
-                                               "node.gpu_memory_GB"))
+    nodes, gpus = values.get("system.nodes"), values.get("node.gpus_per_node")
     out = [("disclosure.yaml", f"node.gpus_per_node: the jobs' nvidia-smi captures list "
             f"{len(jobs)} GPUs ({', '.join(f'{u}: {n} job(s)' for u, n in jobs.items())}), more "
             f"than the disclosure's {nodes} node(s) of {gpus}: the jobs ran on other units")] \
         if None not in (nodes, gpus) and len(jobs) > nodes * gpus else []
     for smi in smis:
         sizes.update({int(m): sizes.get(int(m), smi["path"]) for m in smi["MiB"]})
-    return out + [(path, f"FB Memory Usage Total {m} MiB, but the disclosure's "
-                   f"node.gpu_memory_GB is {gb} ({GB_RULE})") for m, path in sizes.items()
-                  if gb is not None and not gb_within(gb, m * 2**20)]
+    return out + [p for m, path in sizes.items() for p in gb_problems(
+        path, f"FB Memory Usage Total {m} MiB", m * 2**20, values, "node.gpu_memory_GB")]
 
 
-def campaign_problems(manifest, results, campaign_file):
+def campaign_problems(jobs, results, campaign_file):
     """[(path, why)]: no two results with the same times, the rounds in order by the results'
-    dates, and every job of the campaign file (expanded again)."""
+    dates, and every job of the campaign file (expanded again) among the manifest's `jobs`."""
     out, first, by_round = [], {}, {}
-    rounds = {e["name"]: e.get("round") or 1 for e in manifest["jobs"]}
+    rounds = {e["name"]: e.get("round") or 1 for e in jobs}
     for name, path, doc in results:
         times = json.dumps([k["time_s"] for k in doc["kernels"]], sort_keys=True)
         if times in first:
@@ -197,8 +199,7 @@ def campaign_problems(manifest, results, campaign_file):
         return out
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, os.path.basename(campaign_file[0]))
-        with open(path, "wb") as f:
-            f.write(campaign_file[1])
+        atomic_write(path, campaign_file[1])
         try:
             want = {j.name for j in campaign_mod.load(path, tmp, check_keys=False).jobs}
         except ToolError:  # no campaign of this suite, so no release's (release_reasons)
@@ -229,11 +230,8 @@ def release_of(version, commit):
     a release before release files: its campaigns {path: sha256} at `commit`, 'before'."""
     for at in [None] + (_git("log", "--format=%H", "-S", f'"version": "{version}"', "--",
                              release.RELEASE_FILE) or b"").decode().split()[-1:]:
-        try:
-            doc = json.loads((_git("show", f"{at}:{release.RELEASE_FILE}") if at else
-                              _shipped(release.RELEASE_FILE)) or b"null")
-        except ValueError:
-            doc = None
+        doc, _ = parse_json((_git("show", f"{at}:{release.RELEASE_FILE}") if at else
+                             _shipped(release.RELEASE_FILE)) or b"null")
         if isinstance(doc, dict) and doc.get("version") == version:
             return doc, at
     # A revision, never an option of git's: the results are the bidder's.
