@@ -876,6 +876,13 @@ def test_the_page_names_the_units_and_the_runs_they_held_back(reference, tmp_pat
     assert f"{JOB_HELD}.r1/" in text and ": power held the clocks down" in text
     assert f"{JOB_ERRED}.r1/" in text and ": 2 corrected ECC error(s) during the run" in text
     assert f"{JOB_ONE_END}.r1/" not in text
+    # a reference of that unit and another records and says how many runs each held back
+    other = make_set(tmp_path / "other", 1.0, on_unit("GPU-b", "692-2G520-0282-001"))
+    r = tool("karma-score", "reference", tmp_path / "held", other, "-o", tmp_path / "two.json")
+    assert r.returncode == 0 and f"held: {2 * len(ROUNDS)} run(s) that power or heat held " \
+        "back, or whose ECC errors grew" in r.stderr, r.stderr
+    units = json.loads((tmp_path / "two.json").read_text())["units"]
+    assert [u["held_back"] for u in units] == [2 * len(ROUNDS), 0]
     # results of before state_at_end: not known, never "none"
     r, _ = score(tmp_path, reference[0], reference[1], "--page", page)
     assert "grew:** not known (the results record no state_at_end)" in page.read_text()

@@ -64,6 +64,10 @@ def reference_main(argv):
         atomic_write(args.output, json.dumps(doc, indent=2) + "\n")
         warn(f"{PROGRAM}: wrote {args.output} ({len(doc['rows'])} rows from {doc['results']} "
              f"results of {len(doc['units'])} unit(s))")
+        for unit in doc["units"]:  # a unit is left out only for a fault: the tester decides
+            if unit["held_back"]:
+                warn(f"{PROGRAM}: {unit['source']}: {unit['held_back']} run(s) that power or "
+                     "heat held back, or whose ECC errors grew (karma-score --page names them)")
 
     return main_wrapper(PROGRAM, run)
 

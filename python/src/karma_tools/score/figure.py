@@ -177,7 +177,8 @@ def unit_of(path, runs, kind):
     """A reference unit: its set and the GPUs (UUID, board part number, VBIOS, driver) or
     hosts its runs ran on, and on how many at once (the machine type's count)."""
     unit = {"source": path, "results": len(runs),
-            "per_run": max(len(r.doc.get("ranks") or [None]) for r in runs)}
+            "per_run": max(len(r.doc.get("ranks") or [None]) for r in runs),
+            "held_back": sum(bool(unit_events(r)) for r in runs)}
     if kind != "gpu":
         return dict(unit, ids=_distinct(k.get("host") for r in runs for k in r.doc["ranks"]))
     gpus = gpu_units(runs)

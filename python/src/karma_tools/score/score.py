@@ -48,6 +48,11 @@ def _reference_lines(reference, path):
                                       ("GPU", "gpu_models"), ("driver", "drivers"),
                                       ("OS", "os")))
     lines[0] += f"; {len(reference['rows'])} rows."
+    if len(reference.get("units") or []) > 1:  # a reference of several units
+        lines += ["", f"Made of {len(reference['units'])} units: " + "; ".join(
+            f"{', '.join(u['ids'])} (board {', '.join(u.get('boards') or ['?'])}"
+            + (f", {u['held_back']} run(s) held back" if u.get("held_back") else "") + ")"
+            for u in reference["units"]) + "."]
     if not any(r.get("rounds") for r in reference["rows"]):
         lines += ["", "The reference keeps no figures round by round: its side of each "
                   "interval is its median alone."]
