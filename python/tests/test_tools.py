@@ -106,12 +106,14 @@ def test_installed_tools_work(tmp_path):
                         os.path.join(SAMPLES, "machine-a"), os.path.join(SAMPLES, "machine-b")],
                        capture_output=True, text=True)
     assert r.returncode == 0 and "# karma comparison" in r.stdout
-    # The installed karma-score scores against the reference installed beside it.
+    # The installed karma-score scores against the reference installed beside it, and
+    # finds the release file installed there too: a 1.0.0 bundle's figure is of record.
     shipped = prefix / "share" / "karma" / "campaigns" / "procurement" / "reference.json"
     r = subprocess.run([str(prefix / "bin" / "karma-score"),
-                        os.path.join(ROOT, "results", "procurement", "h200.tar.xz")],
+                        os.path.join(ROOT, "results", "procurement", "h200-1.0.0-again.tar.xz")],
                        capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 0 and f"(`{shipped}`)" in r.stdout, r.stdout + r.stderr
+    assert "UNOFFICIAL" not in r.stdout, r.stdout
 
 
 # Bad input is exit 2 and one line naming it; a failure at run time (an

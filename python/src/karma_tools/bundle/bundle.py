@@ -26,7 +26,7 @@ from karma_tools.bundle import facts
 from karma_tools.bundle.facts import gpu_devices
 from karma_tools.campaign import batch, campaign as campaign_mod, jobs as jobs_mod
 from karma_tools.results.results import field
-from karma_tools.score import figure
+from karma_tools.score import figure, release
 from karma_tools import yamlread
 
 PROGRAM = "karma-bundle"
@@ -548,3 +548,35 @@ def page_facts(path, record):
     answer = (False, [f"not valid: {len(problems)} problem(s), karma-bundle check lists "
                       "them"]) if problems else (not reasons, reasons or notes)
     return answer, read_disclosure(archive.open_archive(path).files.get(DISCLOSURE, b""))[0]
+
+
+def mark_official(report):
+    """Each set's record of a score (figure.score) gets `unofficial`: why its figure is not
+    of record ([] when it is: a karma-bundle that checks valid and reportable, scored with
+    the release's reference and weights); the set `facts`, its page_facts."""
+    path = figure.shipped(release.RELEASE_FILE, "release file", "--unofficial")
+    frozen = release.released(os.path.dirname(os.path.dirname(os.path.dirname(path))))
+    for s in report["sets"]:
+        s["facts"] = page_facts(s["path"], s["record"])
+        s["record"]["unofficial"] = _unofficial(s, report, frozen)
+    return report
+
+
+def _unofficial(scored, report, frozen):
+    answer, version = scored["facts"][0], frozen["version"]
+    # (True, [a note]) where the check names the commit results off the release's came from
+    reasons = ["not a karma-bundle (karma-bundle pack makes one)"] if answer is None else \
+        [f"karma-bundle check: {why}" for why in answer[1] if not answer[0]]
+    other = [v for v in scored["suite_versions"] if v != version]
+    if other:
+        reasons.append(f"made by karma {', '.join(other)}, not karma {version}, whose "
+                       "reference and weights score it")
+    reference = report["reference_file"]
+    if not os.path.isfile(reference) or hashlib.sha256(read_input(reference, "reference")) \
+            .hexdigest() != frozen["reference"]["sha256"]:
+        reasons.append(f"the reference ({reference}) is not karma {version}'s "
+                       f"({frozen['reference']['file']}, sha256 in {release.RELEASE_FILE})")
+    if {a: round(w, 12) for a, w in report["weights"].items()} != frozen["weights"]:
+        reasons.append(f"the weights ({report['weights_file']}) are not karma {version}'s "
+                       f"({release.RELEASE_FILE})")
+    return reasons

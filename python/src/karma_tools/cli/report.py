@@ -13,7 +13,8 @@ from karma_tools.compare.implementations import parse_pair
 from karma_tools.report.report import Plotter, build
 from karma_tools.report.comparison import read_comparison
 from karma_tools.results.resultset import IGNORED, NOT_RESULTS
-from karma_tools.score import figure, release
+from karma_tools.bundle import bundle
+from karma_tools.score import figure
 
 
 DESCRIPTION = """\
@@ -88,7 +89,7 @@ def main(argv=None):
                                     skip_invalid=args.skip_invalid)
         if (args.reference or args.weights) and not args.score:
             raise ToolError("--reference and --weights go with --score", 2)
-        scored = release.mark_official(figure.score(
+        scored = bundle.mark_official(figure.score(
             [(figure.label_of(args.results), args.results)], args.reference, args.weights)) \
             if args.score else None
         out_path = args.output or (os.path.join(args.results, "report.md")

@@ -187,7 +187,7 @@ def score_main(argv):
         if args.page and (len(args.sets) != 1 or not args.page.endswith(".md")):
             raise ToolError(f"--page {args.page}: a page is of one set and its name ends in .md", 2)
         sets = [parse_set(s, figure.label_of(s)) for s in args.sets]
-        report = release.mark_official(figure.score(sets, args.reference, args.weights))
+        report = bundle.mark_official(figure.score(sets, args.reference, args.weights))
         sets = report["sets"]
         facts = [s.pop("facts") for s in sets]
         outputs = [(args.json, json.dumps(report, indent=2) + "\n")] if args.json else []

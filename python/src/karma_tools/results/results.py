@@ -7,11 +7,10 @@ the table's where its entries of that name agree, else the name."""
 import functools
 import math
 import os
-from xml.etree import ElementTree
 
 from karma_tools.core import ToolError, describe
 from karma_tools import schemas
-from karma_tools.results import archive, kerneltable
+from karma_tools.results import kerneltable
 
 
 def is_number(value):
@@ -191,22 +190,10 @@ UNIT_HELD_BACK = ("power", "thermal")
 UNIT_SHARE = 0.01
 
 
-def captured_gpus(run):
-    """{uuid: {board_part_number, vbios_version}} of the nvidia-smi -q -x capture beside a run
-    ({} without one): results written before state_at_start held them."""
-    path = os.path.join(os.path.dirname(run.path), "environment", "nvidia-smi.xml")
-    try:
-        root = ElementTree.fromstring(archive.read_bytes(path))
-    except (OSError, ElementTree.ParseError):
-        return {}
-    keys = ("board_part_number", "vbios_version")
-    return {gpu.findtext("uuid"): {k: gpu.findtext(k) for k in keys}
-            for gpu in root.findall("gpu") if gpu.findtext("uuid")}
-
-
-def gpu_units(runs):
+def gpu_units(runs, captured=None):
     """{uuid: {model, driver_version, board_part_number, vbios_version, power_limit_W, ...,
-    ends_recorded: how many runs recorded its state_at_end}} of the runs."""
+    ends_recorded: how many runs recorded its state_at_end}} of the runs; captured(run):
+    {uuid: {board_part_number, vbios_version}} where the results do not say them."""
     out = {}
     for run in runs:
         for rank in run.doc.get("ranks") or []:
@@ -218,8 +205,8 @@ def gpu_units(runs):
                     **{k: state.get(k) for k in ("board_part_number", "vbios_version",
                                                  "power_limit_W", "persistence_mode",
                                                  "ecc_enabled")}, "ends_recorded": 0})
-                if unit["board_part_number"] is None:
-                    unit.update(captured_gpus(run).get(device["uuid"]) or {})
+                if unit["board_part_number"] is None and captured:
+                    unit.update(captured(run).get(device["uuid"]) or {})
                 unit["ends_recorded"] += "state_at_end" in device
     return out
 

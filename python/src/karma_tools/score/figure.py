@@ -7,6 +7,7 @@ import math
 import os
 import statistics
 import sys
+from xml.etree import ElementTree
 
 from karma_tools import schemas
 from karma_tools.core import APPS, CHECKOUT, ToolError
@@ -173,6 +174,19 @@ UNIT_IDENTITY = {"models": "model", "boards": "board_part_number", "vbios": "vbi
                  "drivers": "driver_version"}
 
 
+def captured_gpus(run):
+    """{uuid: {board_part_number, vbios_version}} of the nvidia-smi -q -x capture beside a run
+    ({} without one): results written before state_at_start held them."""
+    path = os.path.join(os.path.dirname(run.path), "environment", "nvidia-smi.xml")
+    try:
+        root = ElementTree.fromstring(archive.read_bytes(path))
+    except (OSError, ElementTree.ParseError):
+        return {}
+    keys = ("board_part_number", "vbios_version")
+    return {gpu.findtext("uuid"): {k: gpu.findtext(k) for k in keys}
+            for gpu in root.findall("gpu") if gpu.findtext("uuid")}
+
+
 def unit_of(path, runs, kind):
     """A reference unit: its set and the GPUs (UUID, board part number, VBIOS, driver) or
     hosts its runs ran on, and on how many at once (the machine type's count)."""
@@ -181,7 +195,7 @@ def unit_of(path, runs, kind):
             "held_back": sum(bool(unit_events(r)) for r in runs)}
     if kind != "gpu":
         return dict(unit, ids=_distinct(k.get("host") for r in runs for k in r.doc["ranks"]))
-    gpus = gpu_units(runs)
+    gpus = gpu_units(runs, captured_gpus)
     return dict(unit, ids=sorted(gpus), **{key: _distinct(g[k] for g in gpus.values())
                                            for key, k in UNIT_IDENTITY.items()})
 
@@ -523,7 +537,7 @@ def score_set(path, label, reference, weights):
     why = [left_out_reasons(run, reference["device"]["kind"]) for run in runs]
     kept = [r for r, w in zip(runs, why) if not w]
     left_out = [{"file": r.path, "reasons": w} for r, w in zip(runs, why) if w]
-    units = gpu_units(kept)
+    units = gpu_units(kept, captured_gpus)
     boards = _distinct(u["board_part_number"] for u in units.values())
     tiers = {tier: score_tier(tier_figures(kept, tier), reference, weights,
                               boards[0] if len(boards) == 1 else None)

@@ -15,8 +15,7 @@ from karma_tools import docgen
 from karma_tools.results import codeversion, rules
 from karma_tools.results.archive import read_json
 from karma_tools.score import weights as weights_file
-from karma_tools.bundle import bundle
-from karma_tools.score.figure import DEFAULT_REFERENCE, load_reference, row_name, shipped
+from karma_tools.score.figure import DEFAULT_REFERENCE, load_reference, row_name
 
 RELEASE_FILE = os.path.join("campaigns", "procurement", "release.json")
 RELEASE_FORMAT = 1
@@ -217,37 +216,6 @@ def released(root):
         raise ToolError(f"{RELEASE_FILE}: not a release file (karma_release: "
                         f"{RELEASE_FORMAT})", 2)
     return frozen
-
-
-def mark_official(report):
-    """Each set's record of a score (figure.score) gets `unofficial`: why its figure is not
-    of record ([] when it is: a karma-bundle that checks valid and reportable, scored with
-    the release's reference and weights); the set `facts`, the check's (bundle.page_facts)."""
-    path = shipped(RELEASE_FILE, "release file", "--unofficial")
-    frozen = released(os.path.dirname(os.path.dirname(os.path.dirname(path))))
-    for s in report["sets"]:
-        s["facts"] = bundle.page_facts(s["path"], s["record"])
-        s["record"]["unofficial"] = _unofficial(s, report, frozen)
-    return report
-
-
-def _unofficial(scored, report, frozen):
-    answer = scored["facts"][0]
-    # (True, [a note]) where the check names the commit results off the release's came from
-    reasons = ["not a karma-bundle (karma-bundle pack makes one)"] if answer is None else \
-        [f"karma-bundle check: {why}" for why in answer[1] if not answer[0]]
-    other = [v for v in scored["suite_versions"] if v != frozen["version"]]
-    if other:
-        reasons.append(f"made by karma {', '.join(other)}, not karma {frozen['version']}, whose "
-                       "reference and weights score it")
-    reference = report["reference_file"]
-    if not os.path.isfile(reference) or _sha256("", reference) != frozen["reference"]["sha256"]:
-        reasons.append(f"the reference ({reference}) is not karma {frozen['version']}'s "
-                       f"({frozen['reference']['file']}, sha256 in {RELEASE_FILE})")
-    if {a: round(w, 12) for a, w in report["weights"].items()} != frozen["weights"]:
-        reasons.append(f"the weights ({report['weights_file']}) are not karma "
-                       f"{frozen['version']}'s ({RELEASE_FILE})")
-    return reasons
 
 
 def check(root, bin_dir, deck_keys_too=True):
