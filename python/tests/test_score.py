@@ -191,6 +191,8 @@ def test_a_verdict_says_better_or_worse_only_beyond_the_units_band(tmp_path, thr
 def test_a_board_the_reference_lacks_is_named_with_the_boards_difference(tmp_path, three_units):
     other = make_set(tmp_path / "d", 1.0, on_unit("GPU-d", "692-002"), rounds=TIGHT)
     r, doc = score(tmp_path, three_units[0], other)
+    first = r.stdout.splitlines()[0]  # the first line says it
+    assert first.endswith(": d (board 692-002: a part number none of the reference's units has)")
     line = next(x for x in r.stdout.splitlines() if "**Procurement figure:" in x)
     assert "Board 692-002, **a part number none of the reference's units has** (692-000, " \
         "692-001); the reference's units score by board: 692-000 1.000, 692-001 0.995" in line
@@ -198,6 +200,8 @@ def test_a_board_the_reference_lacks_is_named_with_the_boards_difference(tmp_pat
     r = tool("karma-score", other, "--reference", three_units[0], "--page", page, "--unofficial")
     assert r.returncode == 0, r.stderr
     text = page.read_text()
+    assert text.startswith("# karma: d against GPU-a + GPU-b + GPU-c (board 692-002: a part "
+                           "number none of")
     assert "the reference's 3 units" in text and "a part number none of the reference's" in text
 
 

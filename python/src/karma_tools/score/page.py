@@ -7,7 +7,7 @@ import os
 from karma_tools.core import md_table
 from karma_tools.report.report import pyplot
 from karma_tools.score import figure
-from karma_tools.score.score import MEASURES, board_line, fmt_span, with_span
+from karma_tools.score.score import MEASURES, board_line, fmt_span, other_board, with_span
 
 
 def _yes_no(flag, why):
@@ -163,7 +163,8 @@ def render(scored, weights, reference, page_path, reportable, disclosure):
     """(Markdown text, PNG bytes) of the page; the PNG goes beside it."""
     record = scored["record"]
     png_name = os.path.splitext(os.path.basename(page_path))[0] + ".png"
-    lines = [f"# karma: {scored['label']} against {reference['name']}", "",
+    lines = [f"# karma: {scored['label']} against {reference['name']}"
+             + other_board(record), "",
              verdict_line(record, reportable), ""]
     lines += figure_lines(record) + [""]
     lines += [f"![per-app scores and their rounds]({png_name})", ""]

@@ -204,15 +204,27 @@ def _lists(s):
     return out
 
 
+def other_board(record):
+    """' (board B: a part number none of the reference's units has)', or ''."""
+    boards = record["boards"]
+    other = [b for b in boards["set"] if boards["reference"] and b not in boards["reference"]]
+    return f" (board {', '.join(other)}: a part number none of the reference's units has)" \
+        if other else ""
+
+
 def title(sets):
-    """The first line: INCOMPLETE and UNOFFICIAL, naming the sets and why, where any is."""
+    """The first line: INCOMPLETE and UNOFFICIAL, naming the sets and why, where any is, and
+    the board part number of a set with a figure that the reference's units lack."""
     short = [s for s in sets if not s["record"]["complete"]]
     off = [s for s in sets if s["record"]["complete"] and s["record"].get("unofficial")]
+    boards = [s["label"] + other_board(s["record"]) for s in sets
+              if s["record"]["complete"] and other_board(s["record"])]
     return "# karma score" + (": INCOMPLETE (" + "; ".join(
         f"{s['label']} lacks {len(s['record']['missing'])} of {s['record']['rows']} scored "
         "rows" for s in short) + "): no overall figure" if short else "") + (
         ": UNOFFICIAL (" + "; ".join(f"{s['label']}: {'; '.join(s['record']['unofficial'])}"
-                                     for s in off) + ")" if off else "")
+                                     for s in off) + ")" if off else "") + (
+        ": " + "; ".join(boards) if boards else "")
 
 
 def section(report):
