@@ -59,7 +59,8 @@ def figure_lines(record):
         out.append(f"Per watt: {record['per_watt']:.3f} ({pw[0]:.3f} to {pw[1]:.3f}" + (
             f"; its units {pw_band[0]:.3f} to {pw_band[1]:.3f}: {record['per_watt_verdict']}"
             if pw_band else "") + ").")
-    return [" ".join(out + ([board_line(record) + "."] if board_line(record) else []))]
+    boards = board_line(record)
+    return [" ".join(out + ([boards + "."] if boards else []))]
 
 
 def app_table(scored, weights):

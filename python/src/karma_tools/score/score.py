@@ -59,11 +59,16 @@ def _reference_lines(reference, path):
     return lines + [""]
 
 
+def _lacked(boards):
+    """The set's board part numbers that the reference's units (recording theirs) lack."""
+    return [b for b in boards["set"] if boards["reference"] and b not in boards["reference"]]
+
+
 def board_line(record):
     """What the set's GPU boards are against the reference's units', where that matters:
     a board the reference lacks, or a reference of several boards; else ''."""
     boards, scores = record["boards"], record["boards"]["scores"]
-    other = [b for b in boards["set"] if b not in boards["reference"]]
+    other = _lacked(boards)
     if not boards["reference"] or not boards["set"] or not other and not scores:
         return ""
     text = f"Board {', '.join(boards['set'])}" + (
@@ -100,7 +105,8 @@ def record_line(record):
             else f"({fmt_span(record['per_watt_interval'])})")
     if record["units"] > 1:
         text += f"; the reference is made of {record['units']} units"
-    text += ". " + board_line(record) if board_line(record) else ""
+    boards = board_line(record)
+    text += ". " + boards if boards else ""
     if record["code_changed"]:
         text += f". **{record['code_changed']} of {record['rows']} rows ran other kernel " \
             "code than the reference's**: the figure mixes the code's change with the machine's"
@@ -206,8 +212,7 @@ def _lists(s):
 
 def other_board(record):
     """' (board B: a part number none of the reference's units has)', or ''."""
-    boards = record["boards"]
-    other = [b for b in boards["set"] if boards["reference"] and b not in boards["reference"]]
+    other = _lacked(record["boards"])
     return f" (board {', '.join(other)}: a part number none of the reference's units has)" \
         if other else ""
 
