@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, built, write
+from conftest import ROOT, built, tool, write
 from test_batch import FAKE_SBATCH, FAKE_SQUEUE
 
 SCRIPT = os.path.join(ROOT, "scripts", "run-reportable.sh")
@@ -41,7 +41,8 @@ launcher: none
 environment:
   variables: {OMP_NUM_THREADS: 1, OMP_PROC_BIND: "false"}
 runs:
-  - {name: stream-small, app: stream, deck: "{inputs}/stream/small.yaml", repeat: 2}
+  - {name: stream-small, app: stream, deck: "{inputs}/stream/small.yaml", repeat: 2,
+     set: {run.energy: "on"}}
   - {name: hexgrad-small, app: hexgrad, deck: "{inputs}/hexgrad/small.yaml", repeat: 2}
 """)
 
@@ -67,6 +68,11 @@ def test_a_campaign_end_to_end_and_resumed(tmp_path, bin_dir, small):
         "Example Computing, 1 node(s); interconnect none." in page
     assert (out / "verdict.png").read_bytes().startswith(b"\x89PNG")
     assert json.loads((out / "score.json").read_text())["sets"][0]["record"]["complete"] is False
+    # The small class weighs nothing: acceptance of this bid would be said of no row.
+    one = write(str(tmp_path / "one.txt"), "stream 1\n")
+    r = tool("karma-score", "accept", out / "bundle.tar.xz", out / "campaign", "--weights", one)
+    assert r.returncode == 2 and r.stderr.endswith("no row the weights give weight to: "
+                                                   "nothing to accept\n"), r.stdout + r.stderr
     # An interrupted job (no exit code: lost) runs again; the passed ones do not.
     manifest = json.loads((out / "campaign" / "campaign.json").read_text())
     victim = manifest["jobs"][1]

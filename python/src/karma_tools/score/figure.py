@@ -624,6 +624,8 @@ def accept(bid, delivered, reference=None, weights_file=None):
         bands = {a: s["band"] for a, s in theirs["tiers"][TIER]["apps"].items() if s["band"]}
     t = report["sets"][0]["tiers"][TIER]
     t["apps"] = {app: a for app, a in t["apps"].items() if a["of"]}  # apps the bid scores
+    if not t["apps"]:  # else "accepted" would be said of nothing
+        raise ToolError(f"{bid}: no row the weights give weight to: nothing to accept", 2)
     for app, a in t["apps"].items():
         a["floor"] = bands[app][0] if app in bands else 1 - ACCEPT_TOLERANCE
         a["accepted"] = a["complete"] and a["interval"][1] >= a["floor"]
