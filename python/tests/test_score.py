@@ -630,7 +630,8 @@ def test_the_procurement_readme_gives_the_committed_scores(tmp_path):
             "h200-1.0.0-again": "h200-1.0.0-again.tar.xz",
             "h200-1.0.0-third": "h200-1.0.0-third.tar.xz",
             "h200-1.1.0-dev-91524dc8": "h200-1.1.0-dev-91524dc8.tar.xz",
-            "h200-1.1.0-dev-1b66883b": "h200-1.1.0-dev-1b66883b.tar.xz"}
+            "h200-1.1.0-dev-1b66883b": "h200-1.1.0-dev-1b66883b.tar.xz",
+            "h200-1.1.0-dev-54b4912c": "h200-1.1.0-dev-54b4912c.tar.xz"}
     r, doc = score_default(tmp_path, *(f"{k}={os.path.join(PROCUREMENT, v)}"
                                        for k, v in sets.items()))
     assert r.returncode == 0, r.stderr
@@ -649,11 +650,15 @@ def test_the_procurement_readme_gives_the_committed_scores(tmp_path):
                        "results/procurement/README.md")
 
 
-@pytest.mark.parametrize("unit, others", [("A", "BC"), ("B", "AC"), ("C", "AB")])
+@pytest.mark.parametrize("unit, others", [("A", "BC"), ("B", "AC"), ("C", "AB"),
+                                          ("D", "EF"), ("E", "DF"), ("F", "DE")])
 def test_the_procurement_readme_gives_each_unit_against_the_others(tmp_path, unit, others):
-    """Leave-one-out: each 1.0.0 unit against a reference of the other two, as the
-    README's table gives it (figure, rounds, band, words; per watt the same)."""
-    bundles = dict(zip("ABC", ("h200-1.0.0", "h200-1.0.0-again", "h200-1.0.0-third")))
+    """Leave-one-out: each unit of one code (1.0.0's; 1.1.0-dev's) against a reference of the
+    other two, as the README's tables give it (figure, rounds, band, words, the apps outside
+    the band; per watt the same)."""
+    bundles = dict(zip("ABCDEF", ("h200-1.0.0", "h200-1.0.0-again", "h200-1.0.0-third",
+                                  "h200-1.1.0-dev-91524dc8", "h200-1.1.0-dev-1b66883b",
+                                  "h200-1.1.0-dev-54b4912c")))
     ref = tmp_path / "ref.json"
     r = tool("karma-score", "reference", *(os.path.join(PROCUREMENT, bundles[u] + ".tar.xz")
                                            for u in others), "-o", ref)
@@ -665,7 +670,11 @@ def test_the_procurement_readme_gives_each_unit_against_the_others(tmp_path, uni
         return [f"{value:.3f} ({figure_span(span)})", figure_span(band),
                 "within" if words.startswith("within") else f"**{words.split()[0]}**"]
 
+    apps = doc["sets"][0]["tiers"]["baseline"]["apps"]
+    outside = [f"{app} {a['score']:.3f}" for app, a in apps.items()
+               if not a["verdict"].startswith("within")]
     row = cells(record["figure"], record["interval"], record["band"], record["verdict"]) + \
+        [", ".join(outside) or "none"] + \
         cells(record["per_watt"], record["per_watt_interval"], record["per_watt_band"],
               record["per_watt_verdict"])
     text = open(os.path.join(PROCUREMENT, "README.md"), encoding="utf-8").read()
