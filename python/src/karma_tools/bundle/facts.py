@@ -62,49 +62,13 @@ def gb_problems(path, said, size, values, key):
         (path, f"{said}, but the disclosure's {key} is {gb} ({GB_RULE})")]
 
 
-def _text(files, folder, name):
-    data = files.get(f"{folder}/environment/{name}")
-    return None if data is None else data.decode("utf-8", "replace")
-
-
-def nvidia_smi(files, folder):
+def nvidia_smi(folder, texts):
     """{path, and each _SMI key: [values]} of a job's nvidia-smi capture (XML, else text)."""
-    for name, at in (("nvidia-smi.xml", 0), ("nvidia-smi.txt", 1)):
-        text = _text(files, folder, name)
-        if text is not None:
-            return dict({k: re.findall(spec[at], text, re.M) for k, spec in _SMI.items()},
+    for at, name in enumerate(("nvidia-smi.xml", "nvidia-smi.txt")):
+        if name in texts:
+            return dict({k: re.findall(spec[at], texts[name], re.M) for k, spec in _SMI.items()},
                         path=f"{folder}/environment/{name}")
     return None
-
-
-def _device_problems(path, doc, env, smi):
-    """The devices of the ranks on the captured node against nvidia-smi and meminfo."""
-    out, gpus, total = [], {u: i for i, u in enumerate((smi or {}).get("uuid", []))}, \
-        field(env, "memory.MemTotal")
-    for i, rank in enumerate(doc["ranks"]):
-        d, at = rank["device"], f"ranks[{i}].device"
-        if doc["mpi"]["nodes"] > 1 and rank["host"] != env.get("hostname"):
-            continue  # the capture is of the job's first node
-        if d["kind"] == "host" and isinstance(total, int) and d.get("memory_bytes") != total:
-            out.append((path, f"{at}.memory_bytes {d.get('memory_bytes')}, but meminfo.txt's "
-                        f"MemTotal is {total}"))
-        g = gpus.get(d.get("uuid"))
-        if d["kind"] != "gpu" or d.get("vendor") != "NVIDIA":
-            continue
-        if g is None:
-            out.append((path, f"{at}.uuid {d.get('uuid')!r}: no GPU of the job's nvidia-smi "
-                        f"capture ({', '.join(gpus) or 'none'})"))
-            continue
-        out += [(path, f"{at}.{k} {field(d, k)!r}, but nvidia-smi gives {v[0]!r}") for k, v in (
-            ("name", smi["product"][g:g + 1]), ("driver_version", smi["driver"][:1]),
-            ("driver_api_version", smi["cuda"][:1]),
-            ("state_at_start.board_part_number", smi["part"][g:g + 1]))
-            if v and field(d, k) not in (None, v[0])]
-        size = int(smi["MiB"][g]) * 2**20 if g < len(smi["MiB"]) else 0
-        if size and not 0.98 * size <= (d.get("memory_bytes") or 0) <= size:
-            out.append((path, f"{at}.memory_bytes {d.get('memory_bytes')}, but nvidia-smi "
-                        f"gives {size // 2**20} MiB (less at most 2% the driver keeps)"))
-    return out
 
 
 def _g(value):
@@ -131,20 +95,46 @@ def printed(doc):
 
 def job_problems(files, folder, path, doc, env):
     """([(path, why)] of a job's environment.json and result (of the schema) against its raw
-    captures and job.out, its nvidia-smi capture (nvidia_smi) or None)."""
-    smi = nvidia_smi(files, folder)
-    out = _device_problems(path, doc, env, smi)
+    captures (the devices of the ranks on the captured node: nvidia-smi, meminfo) and job.out,
+    its nvidia-smi capture (nvidia_smi) or None)."""
+    captures = f"{folder}/environment/"
+    texts = {p[len(captures):]: data.decode("utf-8", "replace") for p, data in files.items()
+             if p.startswith(captures)}
+    smi, total = nvidia_smi(folder, texts), field(env, "memory.MemTotal")
+    out, gpus = [], {u: i for i, u in enumerate(smi["uuid"] if smi else [])}
+    for i, rank in enumerate(doc["ranks"]):
+        d, at = rank["device"], f"ranks[{i}].device"
+        if doc["mpi"]["nodes"] > 1 and rank["host"] != env.get("hostname"):
+            continue  # the capture is of the job's first node
+        if d["kind"] == "host" and isinstance(total, int) and d.get("memory_bytes") != total:
+            out.append((path, f"{at}.memory_bytes {d.get('memory_bytes')}, but meminfo.txt's "
+                        f"MemTotal is {total}"))
+        g = gpus.get(d.get("uuid"))
+        if d["kind"] != "gpu" or d.get("vendor") != "NVIDIA":
+            continue
+        if g is None:
+            out.append((path, f"{at}.uuid {d.get('uuid')!r}: no GPU of the job's nvidia-smi "
+                        f"capture ({', '.join(gpus) or 'none'})"))
+            continue
+        out += [(path, f"{at}.{k} {field(d, k)!r}, but nvidia-smi gives {v[0]!r}") for k, v in (
+            ("name", smi["product"][g:g + 1]), ("driver_version", smi["driver"][:1]),
+            ("driver_api_version", smi["cuda"][:1]),
+            ("state_at_start.board_part_number", smi["part"][g:g + 1]))
+            if v and field(d, k) not in (None, v[0])]
+        size = int(smi["MiB"][g]) * 2**20 if g < len(smi["MiB"]) else 0
+        if size and not 0.98 * size <= (d.get("memory_bytes") or 0) <= size:
+            out.append((path, f"{at}.memory_bytes {d.get('memory_bytes')}, but nvidia-smi "
+                        f"gives {size // 2**20} MiB (less at most 2% the driver keeps)"))
     if smi is None and any(d.get("vendor") == "NVIDIA" for _, d in gpu_devices(doc)):
         out.append((path, "ranks[].device: an NVIDIA GPU, but the job has no nvidia-smi capture"))
-    xml = _text(files, folder, "nvidia-smi.xml")
     for key, name, read in _MADE:  # environment.json as envcapture made it of the captures
-        text, had = _text(files, folder, name), env.get(key)
+        text, had = texts.get(name), env.get(key)
         if not text or not isinstance(had, dict):
             continue
         made = read(text)
-        if key == "gpu" and xml and "devices" in had:
-            made["devices"] = envcapture.nvidia_devices(xml)
-        out += [(f"{folder}/environment/environment.json", f"{key}.{k}: {had.get(k)!r}, but "
+        if key == "gpu" and texts.get("nvidia-smi.xml") and "devices" in had:
+            made["devices"] = envcapture.nvidia_devices(texts["nvidia-smi.xml"])
+        out += [(captures + "environment.json", f"{key}.{k}: {had.get(k)!r}, but "
                  f"{name} gives {v!r}") for k, v in made.items() if had.get(k) != v][:1]
     # The log: job.out (local, PBS) or Slurm's job-<id>.out; one of a job run again agrees.
     logs, want, mismatch = [p for p in files if re.fullmatch(
@@ -186,9 +176,8 @@ def campaign_problems(jobs, results, campaign_file):
     rounds = {e["name"]: e.get("round") or 1 for e in jobs}
     for name, path, doc in results:
         times = json.dumps([k["time_s"] for k in doc["kernels"]], sort_keys=True)
-        if times in first:
+        if first.setdefault(times, path) != path:
             out.append((path, f"kernels' time_s: {first[times]}'s, number for number (a copy)"))
-        first.setdefault(times, path)
         by_round.setdefault(rounds[name], []).append((doc["date"], path))
     for a, b in zip(sorted(by_round), sorted(by_round)[1:]):
         late, early = max(by_round[a]), min(by_round[b])
