@@ -23,7 +23,6 @@ from collections import Counter
 from karma_tools.core import ToolError, read_input_file
 from karma_tools.results import archive, derived, resultset, rules, validate
 from karma_tools.bundle import facts
-from karma_tools.bundle.facts import gpu_devices
 from karma_tools.campaign import batch, campaign as campaign_mod, jobs as jobs_mod
 from karma_tools.results.results import field
 from karma_tools.score import figure, release
@@ -162,7 +161,7 @@ def _gpu_problems(values, karma, envs):
     model, count = values.get("node.gpu_model"), values.get("node.gpus_per_node")
     out, seen = [], []
     for path, doc in karma:
-        devices = gpu_devices(doc)
+        devices = facts.gpu_devices(doc)
         names = {str(d.get("name")) for _, d in devices}
         seen += [f"{path}: ranks[].device"] if devices else []
         out += _unlike(path, "ranks[].device.name {!r}", names, "node.gpu_model", model)
@@ -185,12 +184,11 @@ def _gpu_problems(values, karma, envs):
                         f"({seen[0]})"))
         return out
     # No GPU anywhere: the disclosure cannot name one.
-    for key, empty in (("node.gpu_model", NONE), ("node.gpus_per_node", 0),
-                       ("node.gpu_memory_GB", 0), ("software.gpu_toolkit", NONE)):
-        if key in values and not (_is_none(values[key]) or values[key] == empty):
-            out.append((DISCLOSURE, f"{key}: {values[key]!r}, but no result ran on a GPU and "
-                        f"no environment capture saw one ({key} is {empty!r} without GPUs)"))
-    return out
+    return out + [(DISCLOSURE, f"{key}: {values[key]!r}, but no result ran on a GPU and no "
+                   f"environment capture saw one ({key} is {empty!r} without GPUs)")
+                  for key, empty in (("node.gpu_model", NONE), ("node.gpus_per_node", 0),
+                                     ("node.gpu_memory_GB", 0), ("software.gpu_toolkit", NONE))
+                  if key in values and not (_is_none(values[key]) or values[key] == empty)]
 
 
 def _cpu_problems(values, envs):
@@ -241,11 +239,9 @@ def _software_problems(values, karma):
                 out.append((path, f"{where} {said!r}, but the disclosure's {key} is "
                             f"{disclosed!r}" + (f" (it lacks {_dotted(missing)})"
                                                 if missing else "")))
-    for key, (where, versions) in used.items():
-        extra = _versions(values[key]) - versions
-        if extra:
-            out.append((DISCLOSURE, f"{key}: {_dotted(extra)} is no version any result's "
-                        f"{where} gives ({values[key]!r})"))
+    out += [(DISCLOSURE, f"{key}: {_dotted(extra)} is no version any result's {where} gives "
+             f"({values[key]!r})") for key, (where, versions) in used.items()
+            if (extra := _versions(values[key]) - versions)]
     if karma and "software.mpi" in values and "software.mpi" not in used and \
             not _is_none(values["software.mpi"]):
         out.append((DISCLOSURE, f"software.mpi: {values['software.mpi']!r}, but no result was "
@@ -265,7 +261,7 @@ def _node_problems(values, karma, envs):
     if nodes not in (None, values.get("system.nodes", nodes)):
         out.append((DISCLOSURE, f"system.nodes: {values['system.nodes']}, but the results ran "
                     f"on {nodes} node(s) at most (mpi.nodes)"))
-    cudas = {v[:2] for _, doc in karma for _, d in gpu_devices(doc)
+    cudas = {v[:2] for _, doc in karma for _, d in facts.gpu_devices(doc)
              for v in _versions(d.get("runtime_version"))}
     adapters = []
     for path, env in envs:
@@ -309,10 +305,9 @@ def _record_problems(doc, decks):
         return ["reportable: missing (results of the run rules carry it)"]
     if not isinstance(record, dict):
         return []
-    out = []
     cls, tier, ok, reasons = (record.get(k) for k in ("class", "tier", "reportable", "reasons"))
-    if record.get("rules") != RULES_VERSION:
-        out.append(f"reportable.rules: {record.get('rules')!r}, expected {RULES_VERSION!r}")
+    out = [] if record.get("rules") == RULES_VERSION else [
+        f"reportable.rules: {record.get('rules')!r}, expected {RULES_VERSION!r}"]
     if isinstance(ok, bool) and isinstance(reasons, list) and ok == bool(reasons):
         out.append("reportable.reasons: " + ("given for a reportable result" if ok else
                                              "empty for a result not reportable"))
@@ -353,11 +348,10 @@ def _campaign_problems(files):
     names = [e["name"] for e in manifest["jobs"]]
     if len(set(names)) != len(names) or any("/" in n or n == ".." for n in names):
         return None, [(path, "job names not unique or not plain names")]
-    out, sha = [], field(manifest, "campaign.sha256")
-    own = campaign_file(files)
-    if own is None or hashlib.sha256(own[1]).hexdigest() != sha:
-        out.append((f"{CAMPAIGN}/", f"expected one campaign file whose sha256 is the "
-                    f"manifest's campaign.sha256 ({str(sha)[:12]}...)"))
+    own, sha = campaign_file(files), field(manifest, "campaign.sha256")
+    out = [] if own and hashlib.sha256(own[1]).hexdigest() == sha else [
+        (f"{CAMPAIGN}/", f"expected one campaign file whose sha256 is the manifest's "
+         f"campaign.sha256 ({str(sha)[:12]}...)")]
     out += [(script, f"job {e['name']}'s script missing") for e in manifest["jobs"]
             if (script := f"{CAMPAIGN}/jobs/{os.path.basename(e['script'])}") not in files]
     out += [(f"{RESULTS}/{stray}/", "not a job of the campaign") for stray in
@@ -374,14 +368,13 @@ def campaign_file(files):
     return (own[0], files[own[0]]) if len(own) == 1 else None
 
 
-def _job_problems(files, name, results_file, decks):
-    """One job's exit code and result: ([(path, why)], its result or None, whether it
-    conforms to the schema)."""
-    folder = f"{RESULTS}/{name}"
-    code = files.get(f"{folder}/{jobs_mod.EXIT_CODE_FILE}", b"").decode("utf-8", "replace").strip()
-    out = [] if code == "0" else [(f"{folder}/{jobs_mod.EXIT_CODE_FILE}",
-                                   f"job {name} did not pass (exit code {code or 'missing'})")]
-    path = f"{folder}/{results_file}"
+def _job_problems(files, name, path, decks):
+    """One job's exit code and result (at path): ([(path, why)], its result or None, whether
+    it conforms to the schema)."""
+    exit_code = f"{RESULTS}/{name}/{jobs_mod.EXIT_CODE_FILE}"
+    code = files.get(exit_code, b"").decode("utf-8", "replace").strip()
+    out = [] if code == "0" else [(exit_code, f"job {name} did not pass (exit code "
+                                   f"{code or 'missing'})")]
     doc, why = _parse_json(files[path]) if path in files else \
         (None, f"job {name}'s result missing")
     if why:
@@ -402,21 +395,20 @@ def content_problems(files, decks):
         return problems, [], []
     results, envs, smis, named = [], [], [], []
     for entry in jobs:
-        name, results_file = entry["name"], os.path.basename(entry["results_file"])
-        found, doc, conforms = _job_problems(files, name, results_file, decks)
+        name, folder = entry["name"], f"{RESULTS}/{entry['name']}"
+        path = f"{folder}/{os.path.basename(entry['results_file'])}"
+        found, doc, conforms = _job_problems(files, name, path, decks)
         problems += found
-        if isinstance(doc, dict):
-            results.append((f"{RESULTS}/{name}/{results_file}", doc))
-        env_path = f"{RESULTS}/{name}/environment/environment.json"
-        env, _ = _parse_json(files.get(env_path, b"null"))
-        if isinstance(env, dict):
-            envs.append((env_path, env))
+        results += [(path, doc)] if isinstance(doc, dict) else []
+        env_path = f"{folder}/environment/environment.json"
+        env = validate.parse_json(files.get(env_path, b"null"))[0]
+        envs += [(env_path, env)] if isinstance(env, dict) else []
         if conforms and not validate.is_reference(doc):
-            found, smi = facts.job_problems(files, f"{RESULTS}/{name}", results[-1][0], doc,
+            found, smi = facts.job_problems(files, folder, path, doc,
                                             env if isinstance(env, dict) else {})
             problems += found
             smis += [smi] if smi else []
-            named.append((name, *results[-1]))
+            named.append((name, path, doc))
     karma = [(p, d) for p, d in results if not validate.is_reference(d)]
     # Without a disclosure, no values to contradict: only that it is missing.
     values, why = read_disclosure(files[DISCLOSURE]) if DISCLOSURE in files else ({}, ["missing"])
@@ -472,9 +464,32 @@ def _named(paths, folder, what):
 
 
 def pack(campaign, disclosure, build_logs, weights=(), campaign_file=None):
-    """(the bundle's bytes, summary lines, its file count); refused (2) with every problem,
-    a line each: the tester mends them all at once."""
-    files = gather(campaign, campaign_file)
+    """(the bundle's bytes, summary lines, its file count) of a campaign directory whose jobs
+    all passed; refused (2) with every problem, a line each: the tester mends them all at
+    once."""
+    out = os.path.abspath(campaign)
+    manifest = batch.load_manifest(out)
+    rows = batch.collect(out, manifest, query=False)
+    bad = [f"{e['name']} ({s}{': ' + d if d else ''})" for e, s, d in rows if s != batch.PASSED]
+    if bad:
+        raise ToolError(f"{out}: {len(bad)} job(s) not ended or not passed: " + "; ".join(bad), 2)
+    recorded = manifest.get("campaign") or {}
+    source = campaign_file or recorded.get("path")
+    if not isinstance(source, str):
+        raise ToolError(f"{out}: the manifest names no campaign file; give --campaign-file", 2)
+    data = read_input(source, "campaign file (--campaign-file names it)")
+    if hashlib.sha256(data).hexdigest() != recorded.get("sha256"):
+        raise ToolError(f"{source}: not the campaign file {out} was generated from (its sha256 "
+                        "differs from the manifest's)", 2)
+    files = {f"{CAMPAIGN}/{batch.MANIFEST}": read_input(os.path.join(out, batch.MANIFEST),
+                                                        "manifest"),
+             f"{CAMPAIGN}/{os.path.basename(source)}": data}
+    for entry in manifest["jobs"]:
+        files[f"{CAMPAIGN}/jobs/{os.path.basename(entry['script'])}"] = read_input(
+            os.path.join(out, entry["script"]), "job script")
+        for rel in archive.folder_files(entry["results_dir"]):
+            files[f"{RESULTS}/{entry['name']}/{rel}"] = read_input(
+                os.path.join(entry["results_dir"], rel), "results file")
     files[DISCLOSURE] = read_input(disclosure, "disclosure")
     files.update(_named(build_logs, BUILD_LOGS, "build log"))
     files.update(_named(weights, WEIGHTS, "weights file"))
@@ -484,35 +499,6 @@ def pack(campaign, disclosure, build_logs, weights=(), campaign_file=None):
         raise ToolError(f"\n{PROGRAM}: error: ".join(lines), 2)
     files[MANIFEST] = manifest_text(files).encode()
     return archive.tar_xz(sorted(files.items())), summary, len(files)
-
-
-def gather(directory, campaign_file=None):
-    """{bundle path: bytes} of a campaign directory whose jobs all passed."""
-    out = os.path.abspath(directory)
-    manifest = batch.load_manifest(out)
-    rows = batch.collect(out, manifest, query=False)
-    bad = [f"{e['name']} ({s}{': ' + d if d else ''})" for e, s, d in rows if s != batch.PASSED]
-    if bad:
-        raise ToolError(f"{out}: {len(bad)} job(s) not ended or not passed: "
-                        + "; ".join(bad), 2)
-    files = {f"{CAMPAIGN}/{batch.MANIFEST}": read_input(os.path.join(out, batch.MANIFEST),
-                                                        "manifest")}
-    recorded = manifest.get("campaign") or {}
-    source = campaign_file or recorded.get("path")
-    if not isinstance(source, str):
-        raise ToolError(f"{out}: the manifest names no campaign file; give --campaign-file", 2)
-    data = read_input(source, "campaign file (--campaign-file names it)")
-    if hashlib.sha256(data).hexdigest() != recorded.get("sha256"):
-        raise ToolError(f"{source}: not the campaign file {out} was generated from (its sha256 "
-                        "differs from the manifest's)", 2)
-    files[f"{CAMPAIGN}/{os.path.basename(source)}"] = data
-    for entry in manifest["jobs"]:
-        files[f"{CAMPAIGN}/jobs/{os.path.basename(entry['script'])}"] = read_input(
-            os.path.join(out, entry["script"]), "job script")
-        for rel in archive.folder_files(entry["results_dir"]):
-            files[f"{RESULTS}/{entry['name']}/{rel}"] = read_input(
-                os.path.join(entry["results_dir"], rel), "results file")
-    return files
 
 
 def examine(path, record=None):
@@ -556,27 +542,22 @@ def mark_official(report):
     the release's reference and weights); the set `facts`, its page_facts."""
     path = figure.shipped(release.RELEASE_FILE, "release file", "--unofficial")
     frozen = release.released(os.path.dirname(os.path.dirname(os.path.dirname(path))))
+    version, reference = frozen["version"], report["reference_file"]
+    # The score's reference and weights, the same for every set.
+    scored = [] if os.path.isfile(reference) and hashlib.sha256(read_input(
+        reference, "reference")).hexdigest() == frozen["reference"]["sha256"] else [
+        f"the reference ({reference}) is not karma {version}'s "
+        f"({frozen['reference']['file']}, sha256 in {release.RELEASE_FILE})"]
+    if {a: round(w, 12) for a, w in report["weights"].items()} != frozen["weights"]:
+        scored.append(f"the weights ({report['weights_file']}) are not karma {version}'s "
+                      f"({release.RELEASE_FILE})")
     for s in report["sets"]:
         s["facts"] = page_facts(s["path"], s["record"])
-        s["record"]["unofficial"] = _unofficial(s, report, frozen)
+        answer, other = s["facts"][0], [v for v in s["suite_versions"] if v != version]
+        # (True, [a note]) where the check names the commit results off the release's came from
+        reasons = ["not a karma-bundle (karma-bundle pack makes one)"] if answer is None else \
+            [f"karma-bundle check: {why}" for why in answer[1] if not answer[0]]
+        made = [f"made by karma {', '.join(other)}, not karma {version}, whose reference and "
+                "weights score it"] if other else []
+        s["record"]["unofficial"] = reasons + made + scored
     return report
-
-
-def _unofficial(scored, report, frozen):
-    answer, version = scored["facts"][0], frozen["version"]
-    # (True, [a note]) where the check names the commit results off the release's came from
-    reasons = ["not a karma-bundle (karma-bundle pack makes one)"] if answer is None else \
-        [f"karma-bundle check: {why}" for why in answer[1] if not answer[0]]
-    other = [v for v in scored["suite_versions"] if v != version]
-    if other:
-        reasons.append(f"made by karma {', '.join(other)}, not karma {version}, whose "
-                       "reference and weights score it")
-    reference = report["reference_file"]
-    if not os.path.isfile(reference) or hashlib.sha256(read_input(reference, "reference")) \
-            .hexdigest() != frozen["reference"]["sha256"]:
-        reasons.append(f"the reference ({reference}) is not karma {version}'s "
-                       f"({frozen['reference']['file']}, sha256 in {release.RELEASE_FILE})")
-    if {a: round(w, 12) for a, w in report["weights"].items()} != frozen["weights"]:
-        reasons.append(f"the weights ({report['weights_file']}) are not karma {version}'s "
-                       f"({release.RELEASE_FILE})")
-    return reasons
