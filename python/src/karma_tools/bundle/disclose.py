@@ -7,12 +7,11 @@ import os
 import re
 
 from karma_tools.core import ToolError, read_input_file
-from karma_tools.results import resultset
+from karma_tools.results import resultset, rules
 from karma_tools.score import figure
 from karma_tools.bundle.bundle import (FIELDS, disclosure_problems, name_and_version,
                                        read_disclosure)
 from karma_tools.bundle.facts import gpu_devices, unit_list
-from karma_tools.results import rules
 from karma_tools import yamlread
 from karma_tools.results.results import field, is_number
 
@@ -32,8 +31,7 @@ def _one(values, what):
     if len(found) != 1:
         raise ToolError(f"the results and captures give {len(found) or 'no'} value(s) for "
                         f"{what}" + (f": {', '.join(map(str, found))}" if found else "") +
-                        "; give a disclosure by hand (campaigns/procurement/disclosure.yaml)",
-                        2)
+                        "; give a disclosure by hand (campaigns/procurement/disclosure.yaml)", 2)
     return found[0]
 
 
@@ -46,13 +44,12 @@ def _gpus(karma, envs):
     kind = _one([g.get("vendor") for g in devices], "the GPUs' vendor")
     toolkit = _one([g.get("cuda_version") or g.get("rocm_version") for g in gpu],
                    "the GPU toolkit's version (the captures' gpu)")
-    memory = [g.get("memory_bytes") for g in devices]
     return {"node.gpu_model": _one([g.get("name") for g in devices],
                                    "the GPU model (ranks[].device.name)"),
             "node.gpus_per_node": _one([g.get("count") for g in gpu],
                                        "the GPUs per node (the captures' gpu.count)"),
-            "node.gpu_memory_GB": round(_one([m for m in memory if is_number(m)],
-                                             "the GPU memory") / 1e9),
+            "node.gpu_memory_GB": round(_one([m for g in devices if is_number(
+                m := g.get("memory_bytes"))], "the GPU memory") / 1e9),
             "software.gpu_toolkit": ("CUDA " if kind == "NVIDIA" else "ROCm ") + str(toolkit)}
 
 
@@ -68,7 +65,7 @@ def _mpi(karma):
     said = _one([field(d, "mpi.library_version") or "none" for _, d in karma],
                 "the MPI library (mpi.library_version)")
     name, version = name_and_version(said)
-    return f"{name.rstrip(' v,')} {version}".strip() if version and said != "none" else "none"
+    return f"{name.rstrip(' v,')} {version}".strip() if version else "none"
 
 
 def derived(karma, envs):
@@ -107,8 +104,7 @@ def answers(path, flags, ask, require=True):
     given = {}
     if path:
         try:
-            root = yamlread.parse(read_input_file(path, "YAML file of answers").decode("utf-8"),
-                                  path)
+            root = yamlread.parse(read_input_file(path, "YAML file of answers").decode(), path)
         except (UnicodeDecodeError, yamlread.YamlError) as e:
             raise ToolError(f"{path}: not a YAML file of answers ({e})", 2) from None
         if not isinstance(root.value, dict):
@@ -148,16 +144,13 @@ def yaml_text(values):
                       "# environment captures; the system, interconnect and tester as given."], None
     for key, _, what in FIELDS:
         head, _, leaf = key.rpartition(".")
-        value = values[key]
-        text = "[]" if value == [] else value if isinstance(value, (int, float)) else \
-            '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
-        if head != section and head:
-            lines.append(f"{head}:")
+        value, indent = values[key], "  " if head else ""
+        lines += [f"{head}:"] if head not in ("", section) else []
         section = head
-        indent = "  " if head else ""
         if isinstance(value, list) and value:  # a block list, an item a line
-            lines.append(f"{indent}{leaf}:  # {what}")
-            lines += [f'{indent}  - "{v}"' for v in value]
-            continue
-        lines.append(f"{indent}{leaf}: {text}  # {what}")
+            lines += [f"{indent}{leaf}:  # {what}"] + [f'{indent}  - "{v}"' for v in value]
+        else:
+            text = "[]" if value == [] else value if isinstance(value, (int, float)) else \
+                '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+            lines.append(f"{indent}{leaf}: {text}  # {what}")
     return "\n".join(lines) + "\n"
