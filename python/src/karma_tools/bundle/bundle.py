@@ -118,8 +118,7 @@ def read_disclosure(data):
         return {}, [str(e)]
     if not isinstance(root.value, dict):
         return {}, ["expected a mapping of the fields"]
-    leaves = yamlread.leaves(root)
-    values, problems = {}, []
+    leaves, values, problems = yamlread.leaves(root), {}, []
     for key, kind, _ in FIELDS:
         if key in OPTIONAL and key not in leaves:
             continue
@@ -236,9 +235,8 @@ def _software_problems(values, karma):
             missing = versions - _versions(disclosed)
             if missing or not _versions(disclosed) or mpi and not (
                     words and set(words) <= set(_name_words(name))):
-                out.append((path, f"{where} {said!r}, but the disclosure's {key} is "
-                            f"{disclosed!r}" + (f" (it lacks {_dotted(missing)})"
-                                                if missing else "")))
+                out.append((path, f"{where} {said!r}, but the disclosure's {key} is {disclosed!r}"
+                            + (f" (it lacks {_dotted(missing)})" if missing else "")))
     out += [(DISCLOSURE, f"{key}: {_dotted(extra)} is no version any result's {where} gives "
              f"({values[key]!r})") for key, (where, versions) in used.items()
             if (extra := _versions(values[key]) - versions)]
