@@ -193,8 +193,8 @@ def _gpu_problems(values, karma, envs):
 def _cpu_problems(values, envs):
     """The CPU model against every capture's lscpu, word for word: a part names another CPU."""
     model = values.get("node.cpu_model")
-    names = [(path, field(env, "cpu.Model name")) for path, env in envs
-             if isinstance(field(env, "cpu.Model name"), str)]
+    names = [(path, name) for path, env in envs
+             if isinstance(name := field(env, "cpu.Model name"), str)]
     if model is not None and not names:
         return [(DISCLOSURE, "node.cpu_model: no environment capture (results/<job>/"
                  "environment/environment.json) gives lscpu's Model name to check it")]

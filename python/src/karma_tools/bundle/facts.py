@@ -63,7 +63,8 @@ def gb_problems(path, said, size, values, key):
 
 
 def nvidia_smi(folder, texts):
-    """{path, and each _SMI key: [values]} of a job's nvidia-smi capture (XML, else text)."""
+    """{path, and each _SMI key: [values]} of a job's nvidia-smi capture (XML, else text)
+    among texts, {name: text} of its environment/ folder."""
     for at, name in enumerate(("nvidia-smi.xml", "nvidia-smi.txt")):
         if name in texts:
             return dict({k: re.findall(spec[at], texts[name], re.M) for k, spec in _SMI.items()},
