@@ -17,6 +17,7 @@ import pytest
 
 from conftest import ROOT, tool, write
 from karma_tools.bundle import bundle, facts
+from karma_tools.bundle.disclose import yaml_text
 from karma_tools.score import figure
 from karma_tools.results import derived
 from karma_tools import yamlread
@@ -634,16 +635,23 @@ def test_a_result_off_the_schema_is_refused(tmp_path, packed):
     refused(check(packed), f"{LARGE}: kernels[0].time_s: missing")
 
 
-def test_a_deck_digest_of_another_type_is_refused_not_a_crash(tmp_path, packed):
-    files = members(packed)
-    doc = json.loads(files[LARGE])
-    doc["deck"]["sha256"] = ["not", "a", "digest"]
-    files[LARGE] = json.dumps(doc).encode()
-    files[bundle.MANIFEST] = manifest_for(files)
-    rewrite(packed, files)
-    r = check(packed)
-    refused(r, f"{LARGE}: deck.sha256")
-    assert "is not inputs/contact/large.yaml of this suite" in r.stderr, r.stderr
+@pytest.mark.parametrize("edit, where", [
+    (lambda doc: doc["deck"].update(sha256=["not", "a", "digest"]), "deck.sha256"),
+    (lambda doc: doc.update(ranks=5), "ranks"),
+    (lambda doc: doc.update(mpi="x"), "mpi"),
+    (lambda doc: doc["ranks"][0]["device"].update(uuid=["GPU-1", "GPU-2"]), "ranks[0].device"),
+    (lambda doc: doc["ranks"][0]["device"].update(state_at_start="on"), "ranks[0].device")],
+    ids=["deck digest a list", "ranks a number", "mpi a string", "uuid a list", "state a string"])
+def test_a_result_of_other_types_is_refused_not_a_crash(tmp_path, edit, where):
+    """A result the schema refuses is named with its schema problems; the facts are held
+    against the results it accepts only, so no field of another type crashes the check."""
+    def change(files):
+        doc = json.loads(files[HEX + "/karma-hexgrad.json"])
+        edit(doc)
+        files[HEX + "/karma-hexgrad.json"] = json.dumps(doc).encode()
+    r = doctored(tmp_path, change)
+    refused(r, f"{HEX}/karma-hexgrad.json: {where}")
+    assert "Traceback" not in r.stderr, r.stderr
 
 
 def test_a_failed_job_in_a_bundle_is_refused(tmp_path, packed):
@@ -736,6 +744,16 @@ def test_disclose_fills_in_what_the_captures_say(tmp_path, request, which):
     r = tool("karma-bundle", "pack", out, "-o", tmp_path / "b.tar.xz", "--disclosure", d,
              "--build-log", log)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_a_disclosure_s_text_reads_back_as_written():
+    """disclose writes what read_disclosure reads back, quotes and backslashes in a list's
+    items as in a single value."""
+    values, why = bundle.read_disclosure(members(AGAIN)[bundle.DISCLOSURE])
+    assert why == []
+    values.update({"deviations": ['OMP_PROC_BIND="close"', "C:\\karma"],
+                   "system.name": 'the "Kestrel" node', "node.gpu_units": ["GPU-1: board ?"]})
+    assert bundle.read_disclosure(yaml_text(values).encode()) == (values, [])
 
 
 def test_disclose_takes_answers_and_names_what_is_missing(tmp_path, campaign):

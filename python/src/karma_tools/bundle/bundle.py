@@ -378,10 +378,11 @@ def _job_problems(files, name, path, decks):
     if why:
         return out + [(path, why)], None, False
     problems = validate.validate(doc, {"result": "PASSED"})
-    # Only a document the schema accepts has the fields to derive again, and facts to hold.
+    # Only a document the schema accepts has the fields to derive again, and facts to hold:
+    # of another, its schema problems are what is said.
     conforms = not problems
     problems += derived.problems(doc) if conforms else []
-    if isinstance(doc, dict) and not validate.is_reference(doc):
+    if conforms and not validate.is_reference(doc):
         problems += _record_problems(doc, decks)
     return out + [(path, validate.printable(p)) for p in problems], doc, conforms
 
@@ -391,7 +392,7 @@ def content_problems(files, decks):
     jobs, problems = _campaign_problems(files)
     if jobs is None:
         return problems, [], []
-    results, envs, smis, named = [], [], [], []
+    results, envs, smis, named, karma = [], [], [], [], []
     for entry in jobs:
         name, folder = entry["name"], f"{RESULTS}/{entry['name']}"
         path = f"{folder}/{os.path.basename(entry['results_file'])}"
@@ -407,7 +408,7 @@ def content_problems(files, decks):
             problems += found
             smis += [smi] if smi else []
             named.append((name, path, doc))
-    karma = [(p, d) for p, d in results if not validate.is_reference(d)]
+            karma.append((path, doc))
     # Without a disclosure, no values to contradict: only that it is missing.
     values, why = read_disclosure(files[DISCLOSURE]) if DISCLOSURE in files else ({}, ["missing"])
     problems += [(DISCLOSURE, w) for w in why] + disclosure_problems(values, karma, envs)
@@ -522,8 +523,9 @@ def examine(path, record=None):
 
 
 def page_facts(path, record):
-    """(check's answer (True, []) or (False, [why]), the disclosure's values)
-    of a scored set for its page; (None, None) for no bundle."""
+    """(check's answer (True, [note]: the commit it was made at, if not the release's) or
+    (False, [why]), the disclosure's values) of a scored set for its page; (None, None) for
+    no bundle."""
     if not (archive.is_archive_name(path) and os.path.isfile(path)) or \
             archive.open_archive(path).index["kind"] != "bundle":
         return None, None

@@ -138,6 +138,10 @@ def make(campaign, answers_file, flags, ask):
     return text
 
 
+def _quoted(value):
+    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def yaml_text(values):
     """The disclosure as YAML, in the template's order (bundle.FIELDS)."""
     lines, section = ["# Filled in by karma-bundle disclose from the results and the",
@@ -148,9 +152,9 @@ def yaml_text(values):
         lines += [f"{head}:"] if head not in ("", section) else []
         section = head
         if isinstance(value, list) and value:  # a block list, an item a line
-            lines += [f"{indent}{leaf}:  # {what}"] + [f'{indent}  - "{v}"' for v in value]
+            lines += [f"{indent}{leaf}:  # {what}"] + [f"{indent}  - {_quoted(v)}" for v in value]
         else:
             text = "[]" if value == [] else value if isinstance(value, (int, float)) else \
-                '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+                _quoted(value)
             lines.append(f"{indent}{leaf}: {text}  # {what}")
     return "\n".join(lines) + "\n"
