@@ -43,8 +43,7 @@ named 'reference' is given as ./reference."""
 EPILOG = "exit status: 0 scored (or reference written); 1 a set is INCOMPLETE (it lacks a " \
     "row the weights give weight to: no overall is given) or UNOFFICIAL (not a valid and " \
     "reportable bundle scored with the release's reference and weights; --unofficial: 0); " \
-    "2 bad input (one line naming the " \
-    "file; nothing written); 3 could not write an output"
+    "2 bad input (one line naming the file; nothing written); 3 could not write an output"
 
 
 def reference_main(argv):
@@ -157,12 +156,10 @@ def release_main(argv):
                   f"{len(found)} way(s) (above); check {version} at its own commit with --at")
             return 0
         what = f"commit {args.at}" if args.at else "this checkout"
-        if found:
-            print(f"{PROGRAM}: {len(found)} difference(s) of {what} from karma {version}'s "
-                  f"release ({release.RELEASE_FILE}): {release.NEEDS}")
-            return 1
-        print(f"{PROGRAM}: {what} is karma {version}'s release")
-        return 0
+        print(f"{PROGRAM}: {len(found)} difference(s) of {what} from karma {version}'s release "
+              f"({release.RELEASE_FILE}): {release.NEEDS}" if found else
+              f"{PROGRAM}: {what} is karma {version}'s release")
+        return 1 if found else 0
 
     return main_wrapper(PROGRAM, run)
 
@@ -198,12 +195,11 @@ def score_main(argv):
         write_all(outputs)
         sys.stdout.write(markdown(report) + "\n")
         code = incomplete(PROGRAM, ((s["label"], s["record"]) for s in sets))
-        for s in sets if not args.unofficial else []:
-            if s["record"]["unofficial"]:
-                warn(f"{PROGRAM}: {s['label']} is UNOFFICIAL: "
-                     f"{'; '.join(s['record']['unofficial'])}; exit 1 (--unofficial: 0)")
-                code = 1
-        return code
+        off = [s for s in sets if s["record"]["unofficial"] and not args.unofficial]
+        for s in off:
+            warn(f"{PROGRAM}: {s['label']} is UNOFFICIAL: "
+                 f"{'; '.join(s['record']['unofficial'])}; exit 1 (--unofficial: 0)")
+        return 1 if off else code
 
     return main_wrapper(PROGRAM, run)
 

@@ -60,10 +60,9 @@ def run_figures(run, tier):
                 or k["value"] <= 0:
             continue
         key = rules.row_key(run.doc, kernel)
-        fig = out.setdefault(key, {"units": k["units"], "higher_is_better":
-                                   k["higher_is_better"], "fom": [], "per_watt": [],
-                                   "per_watt_units": None, "code_versions": set(),
-                                   "code_schemes": set(), "codes": {}})
+        fig = out.setdefault(key, {"units": k["units"], "higher_is_better": k["higher_is_better"],
+                                   "fom": [], "per_watt": [], "per_watt_units": None,
+                                   "code_versions": set(), "code_schemes": set(), "codes": {}})
         if (k["units"], k["higher_is_better"]) != (fig["units"], fig["higher_is_better"]):
             continue  # not the same measure of the work: not an alternative
         code, made_of = k["entry"].get("code_version"), k["entry"].get("code")
@@ -205,32 +204,28 @@ def _spread(values, center):
     return [min(values) / center, max(values) / center] if len(values) > 1 else None
 
 
+def _pooled(parts, key):
+    """The median over the units of each one's `key` (its median of rounds), the rounds of
+    every unit scaled to it; each unit's figure and their spread."""
+    values = [p[key] for p in parts]
+    median = statistics.median(values)
+    return {key: median, "runs": sum(p["runs"] for p in parts),
+            "rounds": sorted(x * (median / p[key]) for p in parts for x in p["rounds"]),
+            "per_unit": values, "spread": _spread(values, median)}
+
+
 def _combined(tables, key, units):
-    """One row from each unit's figures: the median over the units of each one's median of
-    rounds; the rounds of every unit scaled to it; each unit's figure and their spread."""
+    """One row from each unit's figures, and its per watt, pooled; of units of several
+    boards, each board's units' figure and spread."""
     rows = [t[key] for t in tables]
-    first, figures = rows[0], [r["figure"] for r in rows]
-    row = dict(first, figure=statistics.median(figures), runs=sum(r["runs"] for r in rows))
-    row["rounds"] = sorted(x * (row["figure"] / r["figure"]) for r in rows for x in r["rounds"])
-    row.update(per_unit=figures, spread=_spread(figures, row["figure"]))
-    watts = [r["per_watt"] for r in rows]
-    if all(watts):
-        values = [w["value"] for w in watts]
-        median = statistics.median(values)
-        row["per_watt"] = dict(first["per_watt"], value=median, runs=sum(w["runs"] for w in watts),
-                               rounds=sorted(x * (median / w["value"]) for w in watts
-                                             for x in w["rounds"]),
-                               per_unit=values, spread=_spread(values, median))
-    else:
-        row["per_watt"] = None
-    boards = {b: [i for i, u in enumerate(units) if u.get("boards") == [b]]
+    row, watts = dict(rows[0], **_pooled(rows, "figure")), [r["per_watt"] for r in rows]
+    row["per_watt"] = dict(watts[0], **_pooled(watts, "value")) if all(watts) else None
+    boards = {b: [r["figure"] for r, u in zip(rows, units) if u.get("boards") == [b]]
               for b in _distinct(b for u in units for b in u.get("boards") or [])}
     if len(boards) > 1:
-        row["boards"] = {}
-        for board, index in boards.items():
-            mine = [figures[i] for i in index]
-            row["boards"][board] = {"units": len(mine), "figure": statistics.median(mine),
-                                    "spread": _spread(mine, statistics.median(mine))}
+        row["boards"] = {b: {"units": len(mine), "figure": statistics.median(mine),
+                             "spread": _spread(mine, statistics.median(mine))}
+                         for b, mine in boards.items()}
     return row
 
 
@@ -255,14 +250,14 @@ def make_reference(paths, name=None, kind=None, runs=None):
     used = []
     for path in paths:
         found, mine = _baseline_runs(path, kind, runs)
-        if kind is not None and found != kind or used and found != used[0][0]:
+        if kind is not None and found != kind:  # kind: --kind's, or the first set's
             raise ToolError(f"{path}: its results ran on {found} devices, the first set's on "
-                            f"{kind or used[0][0]}", 2)
+                            f"{kind}", 2)
         kind = found
-        used.append((found, mine))
-    units = [unit_of(path, mine, kind) for path, (_, mine) in zip(paths, used)]
+        used.append(mine)
+    units = [unit_of(path, mine, kind) for path, mine in zip(paths, used)]
     _one_machine_type(units)
-    tables = [tier_figures(mine, "baseline") for _, mine in used]
+    tables = [tier_figures(mine, "baseline") for mine in used]
     if not all(tables):
         raise ToolError(f"{paths[tables.index({})]}: the reportable baseline results have no "
                         "Kokkos kernel with a figure of merit", 2)
@@ -282,7 +277,7 @@ def make_reference(paths, name=None, kind=None, runs=None):
         if max(schemes, default=1) > 1:  # absent: scheme 1, as in results
             row["code_scheme"] = max(schemes)
         rows.append(dict(row, codes=codes) if codes else row)
-    every = [r for _, mine in used for r in mine]
+    every = [r for mine in used for r in mine]
     return {"karma_score_reference": REFERENCE_FORMAT,
             "name": name or " + ".join(map(label_of, paths)),
             "source": ", ".join(paths),
@@ -421,16 +416,13 @@ def _row_ratio(ref, fig, units=0, board=None):
     the reference's units span, and that of its units of the set's board (of several)."""
     row = dict(_key_dict(_ref_key(ref)), reference=ref["figure"], units=ref["units"],
                figure=None, runs=0, ratio=None, interval=None, per_watt=None, missing=None)
-    if fig is None:
-        row["missing"] = "no figure"
-        return row
-    if (fig["units"], fig["higher_is_better"]) != (ref["units"], ref["higher_is_better"]):
-        row["missing"] = f"measured in {fig['units']}, the reference in {ref['units']}"
-        return row
+    hib = ref["higher_is_better"]
+    if fig is None or (fig["units"], fig["higher_is_better"]) != (ref["units"], hib):
+        return dict(row, missing="no figure" if fig is None else
+                    f"measured in {fig['units']}, the reference in {ref['units']}")
     row.update(figure=fig["figure"], runs=fig["runs"], missing=unsteady(fig["rounds"]))
     if row["missing"]:
         return row
-    hib = ref["higher_is_better"]
     row.update(ratio=_ratio(fig["figure"], ref["figure"], hib),
                interval=interval(fig["rounds"], ref.get("rounds") or [ref["figure"]], hib),
                band=unit_band(ref.get("spread"), units))
@@ -468,11 +460,6 @@ def row_name(row):
     return f"{row['app']}/{row['class']}/{row['case']}/{row['work']}"
 
 
-def _class_order(cls):
-    order = rules.CLASSES + (rules.WEAK_CLASS,)
-    return (order.index(cls), "") if cls in order else (len(order), str(cls))
-
-
 def _app_score(rows):
     """One app's score over its rows, only where every row has a ratio."""
     scored = [r for r in rows if r["ratio"] is not None]
@@ -490,23 +477,20 @@ def _app_score(rows):
 def _verdicts(score):
     """A score with the words of its interval and of its per-watt interval (these only
     against a band: without one a per-watt figure has no word)."""
-    score["verdict"] = verdict(score["interval"], score["band"])
-    score["per_watt_verdict"] = verdict(score["per_watt_interval"], score["per_watt_band"]) \
-        if score["per_watt_band"] else None
-    return score
+    return dict(score, verdict=verdict(score["interval"], score["band"]),
+                per_watt_verdict=score["per_watt_band"] and verdict(
+                    score["per_watt_interval"], score["per_watt_band"]))
 
 
 def app_scores(rows, weights):
     """({app: its rows' geomean}, the apps' weighted geomean unless a weighted row has no ratio)."""
     apps = {app: _app_score([r for r in rows if r["app"] == app]) for app in weights}
     missing = [r for r in rows if r["ratio"] is None and weights.get(r["app"], 0) > 0]
-    overall = {"complete": not missing, "missing": missing}
-    names = [a for a in apps if apps[a]["score"] is not None]
+    names = [] if missing else [a for a in apps if apps[a]["score"] is not None]  # no means
     ws = [weights[a] for a in names]
-    for name in MEANS:
-        mean = geomean if name in ("score", "per_watt") else span_mean
-        overall[name] = mean([apps[a][name] for a in names], ws) if not missing else None
-    return apps, _verdicts(overall)
+    return apps, _verdicts({"complete": not missing, "missing": missing, **{
+        k: (geomean if k in ("score", "per_watt") else span_mean)([apps[a][k] for a in names], ws)
+        for k in MEANS}})
 
 
 def score_tier(figures, reference, weights, board=None):
@@ -517,10 +501,12 @@ def score_tier(figures, reference, weights, board=None):
     for r in rows:
         r["in_score"] = r["class"] in rules.SCORED_CLASSES
     known = {_ref_key(ref) for ref in reference["rows"]}
+    order = rules.CLASSES + (rules.WEAK_CLASS,)  # then any other class, by name
     apps, overall = app_scores([r for r in rows if r["in_score"]], weights)
     classes = {cls: dict(app_scores([r for r in rows if r["class"] == cls], weights)[1],
                          in_score=cls in rules.SCORED_CLASSES)
-               for cls in sorted({r["class"] for r in rows}, key=_class_order)}
+               for cls in sorted({r["class"] for r in rows}, key=lambda c: (
+                   (order.index(c), "") if c in order else (len(order), str(c))))}
     return dict(overall, rows=rows, apps=apps, classes=classes,
                 coverage=sum(r["ratio"] is not None for r in rows) / len(rows),
                 missing=[r for r in rows if r["ratio"] is None],
@@ -542,11 +528,12 @@ def score_set(path, label, reference, weights):
     tiers = {tier: score_tier(tier_figures(kept, tier), reference, weights,
                               boards[0] if len(boards) == 1 else None)
              for tier in rules.TIERS}
-    return {"label": label, "path": path, "results": len(runs), "scored": len(kept),
-            "devices": _distinct(r.device for r in kept), "tiers": tiers, "boards": boards,
-            "suite_versions": _distinct(field(r.doc, "suite.version") for r in kept),
-            "left_out": left_out + no_results, "units": units,
-            "held_back": [{"file": r.path, "why": w} for r in kept for w in [unit_events(r)] if w]}
+    scored = {"label": label, "path": path, "results": len(runs), "scored": len(kept),
+              "devices": _distinct(r.device for r in kept), "tiers": tiers, "boards": boards,
+              "suite_versions": _distinct(field(r.doc, "suite.version") for r in kept),
+              "left_out": left_out + no_results, "units": units,
+              "held_back": [{"file": r.path, "why": w} for r in kept if (w := unit_events(r))]}
+    return dict(scored, record=of_record(scored, reference, weights))
 
 
 NAME = "procurement figure"
@@ -600,11 +587,9 @@ def score(sets, reference=None, weights_file=None):
     weights_file = weights_file or shipped(weights.DEFAULT, "default weights file", "--weights")
     apps = sorted({r["app"] for r in doc["rows"]}, key=lambda a: sort_key((a,)))
     weighed = weights.of_apps(weights_file, apps, doc["device"]["kind"])
-    scored = [score_set(path, label, doc, weighed) for label, path in sets]
-    for s in scored:
-        s["record"] = of_record(s, doc, weighed)
     return {"karma_score": 1, "reference_file": reference_file, "reference": doc,
-            "weights_file": weights_file, "weights": weighed, "sets": scored}
+            "weights_file": weights_file, "weights": weighed,
+            "sets": [score_set(path, label, doc, weighed) for label, path in sets]}
 
 
 # Acceptance without a unit band: what an app of the delivered node may fall short of the

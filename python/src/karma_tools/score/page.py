@@ -34,11 +34,10 @@ def verdict_line(record, reportable):
         code = "not known (no scored row)" if not present else _yes_no(
             same, "" if same else f"{record['code_changed']} of {present} rows ran other "
             "kernel code: the figure mixes the code's change with the machine's")
-    off = record.get("unofficial")
+    off = record["unofficial"]  # (karma-bundle's mark_official)
     return f"**Verdict.** Complete: {complete}. Reportable: {report}. Code the same as the " \
-        f"reference's: {code}." + (" Of record: " + ("yes." if off == [] else "**no, UNOFFICIAL** "
-                                                     f"({'; '.join(map(_short, off))}).")
-                                   if off is not None else "")
+        f"reference's: {code}. Of record: " + (
+            f"**no, UNOFFICIAL** ({'; '.join(map(_short, off))})." if off else "yes.")
 
 
 def figure_lines(record):
@@ -164,21 +163,18 @@ def render(scored, weights, reference, page_path, reportable, disclosure):
     """(Markdown text, PNG bytes) of the page; the PNG goes beside it."""
     record = scored["record"]
     png_name = os.path.splitext(os.path.basename(page_path))[0] + ".png"
-    lines = [f"# karma: {scored['label']} against {reference['name']}"
-             + other_board(record), "",
-             verdict_line(record, reportable), ""]
-    lines += figure_lines(record) + [""]
-    lines += [f"![per-app scores and their rounds]({png_name})", ""]
-    lines += app_table(scored, weights) + [""]
-    lines += ["The figure is the baseline tier's overall (docs/score.md): per row the best "
-              "Kokkos kernel of each run, the median over the rounds, over the reference's; "
-              "the geometric mean per app over the medium, large and weak classes; the "
-              "weighted geometric mean of the apps. " + (
-                  f"A range of the rounds that reaches into the band the reference's "
-                  f"{record['units']} units span (their spread, widened for few units: "
-                  "docs/score.md) is within the spread of one model's units." if record["band"]
-                  else "A range that holds 1 is no measurable difference."), ""]
-    lines += ["## Disclosure", ""] + disclosure_lines(disclosure) + unit_lines(scored) + [""]
-    lines += [f"Set: `{scored['path']}` ({scored['scored']} of {scored['results']} results "
-              f"scored); the reference: {reference['name']}.", ""]
+    lines = [f"# karma: {scored['label']} against {reference['name']}" + other_board(record), "",
+             verdict_line(record, reportable), "", *figure_lines(record), "",
+             f"![per-app scores and their rounds]({png_name})", "", *app_table(scored, weights), "",
+             "The figure is the baseline tier's overall (docs/score.md): per row the best "
+             "Kokkos kernel of each run, the median over the rounds, over the reference's; "
+             "the geometric mean per app over the medium, large and weak classes; the "
+             "weighted geometric mean of the apps. " + (
+                 f"A range of the rounds that reaches into the band the reference's "
+                 f"{record['units']} units span (their spread, widened for few units: "
+                 "docs/score.md) is within the spread of one model's units." if record["band"]
+                 else "A range that holds 1 is no measurable difference."), "",
+             "## Disclosure", "", *disclosure_lines(disclosure), *unit_lines(scored), "",
+             f"Set: `{scored['path']}` ({scored['scored']} of {scored['results']} results "
+             f"scored); the reference: {reference['name']}.", ""]
     return "\n".join(lines), chart(scored, weights, reference["name"])

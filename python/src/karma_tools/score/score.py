@@ -43,10 +43,9 @@ def _reference_lines(reference, path):
              f"({listed('suite.git_describe')}), Kokkos {listed('kokkos.versions')} "
              f"({listed('kokkos.backends')})"]
     if field(reference, "environment.captures"):
-        lines[0] += "; " + ", ".join(f"{what} {listed('environment.' + key)}" for what, key in
-                                     (("host", "hosts"), ("CPU", "cpu_models"),
-                                      ("GPU", "gpu_models"), ("driver", "drivers"),
-                                      ("OS", "os")))
+        lines[0] += "; " + ", ".join(f"{what} {listed('environment.' + key)}" for what, key in (
+            ("host", "hosts"), ("CPU", "cpu_models"), ("GPU", "gpu_models"),
+            ("driver", "drivers"), ("OS", "os")))
     lines[0] += f"; {len(reference['rows'])} rows."
     if len(reference.get("units") or []) > 1:  # a reference of several units
         lines += ["", f"Made of {len(reference['units'])} units: " + "; ".join(
@@ -203,11 +202,9 @@ def _lists(s):
             if t[key]:
                 out += [head.format(tier=tier, n=len(t[key])), ""]
                 out += [item.format(name=figure.row_name(r), why=r.get(key)) for r in t[key]] + [""]
-    if s["left_out"]:
-        out += [f"Results left out ({len(s['left_out'])}):", ""]
-        out += [f"- `{item['file']}`: {'; '.join(item['reasons'])}" for item in s["left_out"]]
-        out.append("")
-    return out
+    return out + ([f"Results left out ({len(s['left_out'])}):", ""] + [
+        f"- `{item['file']}`: {'; '.join(item['reasons'])}" for item in s["left_out"]] + [""]
+        if s["left_out"] else [])
 
 
 def other_board(record):
@@ -234,8 +231,8 @@ def title(sets):
 
 def section(report):
     """Each set's figure of record as a section of karma-report's document."""
-    lines = ["## The procurement figure", ""]
-    lines += _reference_lines(report["reference"], report["reference_file"])
+    lines = ["## The procurement figure", "",
+             *_reference_lines(report["reference"], report["reference_file"])]
     for s in report["sets"]:
         lines += [f"`{s['path']}`: {s['scored']} of {s['results']} results scored; "
                   + record_line(s["record"]), ""]
@@ -244,9 +241,9 @@ def section(report):
 
 
 def markdown(report):
-    lines = [title(report["sets"]), ""]
-    lines += _reference_lines(report["reference"], report["reference_file"])
-    lines += [f"Weights: `{report['weights_file']}`.", ""]
+    lines = [title(report["sets"]), "",
+             *_reference_lines(report["reference"], report["reference_file"]),
+             f"Weights: `{report['weights_file']}`.", ""]
     for s in report["sets"]:
         lines += [f"## {s['label']}", "",
                   f"`{s['path']}`: {s['scored']} of {s['results']} results scored"
@@ -256,10 +253,7 @@ def markdown(report):
             lines += ["Not a figure of record (docs/score.md#official-or-not):", ""] + \
                 [f"- {why}" for why in s["record"]["unofficial"]] + [""]
         lines += _summary_table(s, report["weights"])
-        if s["record"]["complete"]:
-            lines += _class_table(s)
-        else:
-            lines += ["Classes: not scored, the set is incomplete.", ""]
-        lines += _rows_table(s)
-        lines += _lists(s)
+        lines += _class_table(s) if s["record"]["complete"] else [
+            "Classes: not scored, the set is incomplete.", ""]
+        lines += _rows_table(s) + _lists(s)
     return "\n".join(lines)
