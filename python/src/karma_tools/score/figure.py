@@ -39,10 +39,8 @@ def left_out_reasons(run, kind):
     """Why a run cannot be scored ([] when it can)."""
     record = rules.reportable(run.doc)
     if not record.get("reportable"):
-        reasons = list(record.get("reasons") or [])  # strings: the results schema ran
-        if run.reference:
-            reasons.insert(0, f"output of a reference program ({run.reference}), not a "
-                           "karma run")
+        reasons = ([f"output of a reference program ({run.reference}), not a karma run"]
+                   if run.reference else []) + (record.get("reasons") or [])  # strings: checked
         return reasons or ["not reportable"]
     if not run.passed:
         return ["did not pass verification"]
@@ -279,18 +277,15 @@ def make_reference(paths, name=None, kind=None, runs=None):
         rows.append(dict(row, codes=codes) if codes else row)
     every = [r for mine in used for r in mine]
     return {"karma_score_reference": REFERENCE_FORMAT,
-            "name": name or " + ".join(map(label_of, paths)),
-            "source": ", ".join(paths),
+            "name": name or " + ".join(map(label_of, paths)), "source": ", ".join(paths),
             "device": {"kind": kind, "names": _distinct(r.device for r in every)},
             "suite": {k: _distinct(field(r.doc, f"suite.{v}") for r in every)
                       for k, v in (("versions", "version"), ("git_describe", "git_describe"))},
             "kokkos": {"versions": _distinct(r.kokkos_version for r in every),
                        "backends": _distinct(r.backend for r in every)},
             "rules": _distinct(str(rules.reportable(r.doc).get("rules")) for r in every),
-            "results": len(every),
-            "environment": environment_summary(every),
-            "units": units,
-            "rows": rows}
+            "results": len(every), "environment": environment_summary(every),
+            "units": units, "rows": rows}
 
 
 def _key_dict(key):
@@ -555,9 +550,8 @@ def of_record(scored, reference, weights):
     t = scored["tiers"][TIER]
     ref_boards = _distinct(b for u in reference.get("units") or [] for b in u.get("boards", []))
     return {"name": NAME, "tier": TIER, "complete": t["complete"], "figure": t["score"],
-            "interval": t["interval"], "verdict": t["verdict"],
-            "per_watt": t["per_watt"], "per_watt_interval": t["per_watt_interval"],
-            **{k: t[k] for k in ("band", "per_watt_band", "per_watt_verdict", "board_band")},
+            **{k: t[k] for k in ("interval", "verdict", "per_watt", "per_watt_interval", "band",
+                                 "per_watt_band", "per_watt_verdict", "board_band")},
             "units": len(reference.get("units") or []),
             "boards": {"set": scored["boards"], "reference": ref_boards,
                        "scores": board_scores(reference, weights)},

@@ -26,14 +26,11 @@ def verdict_line(record, reportable):
     report = "**no** (not a karma-bundle: `karma-bundle pack` makes one)" if reportable is None \
         else _yes_no(reportable[0], "; ".join(_short(r) for r in reportable[1]) or
                      "karma-bundle check: valid and reportable")
-    same = record["code_changed"] == 0
-    if record["code_unknown"]:
-        code = f"not known ({record['code_unknown']} of {present} rows have code versions " \
-            "of another scheme than the reference's)"
-    else:
-        code = "not known (no scored row)" if not present else _yes_no(
-            same, "" if same else f"{record['code_changed']} of {present} rows ran other "
-            "kernel code: the figure mixes the code's change with the machine's")
+    changed, unknown = record["code_changed"], record["code_unknown"]
+    code = f"not known ({unknown} of {present} rows have code versions of another scheme " \
+        "than the reference's)" if unknown else "not known (no scored row)" if not present \
+        else _yes_no(not changed, f"{changed} of {present} rows ran other kernel code: the "
+                     "figure mixes the code's change with the machine's" if changed else "")
     off = record["unofficial"]  # (karma-bundle's mark_official)
     return f"**Verdict.** Complete: {complete}. Reportable: {report}. Code the same as the " \
         f"reference's: {code}. Of record: " + (

@@ -93,10 +93,9 @@ def code_hash(root, rel):
 
 def deck_keys(apps, bin_dir):
     """{app: {key: [rule, default]}} of each mini-app's deck schema."""
-    schemas = {app: docgen.deck_schema(docgen.executable(app, bin_dir)) for app in apps}
-    return {app: {path: [node.get("x-rules"), node.get("default")]
-                  for path, node in sorted(rules.schema_keys(schema))}
-            for app, schema in schemas.items()}
+    return {app: {path: [node.get("x-rules"), node.get("default")] for path, node in
+                  sorted(rules.schema_keys(docgen.deck_schema(docgen.executable(app, bin_dir))))}
+            for app in apps}
 
 
 def shipped_reference(root):
