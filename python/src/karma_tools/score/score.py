@@ -134,21 +134,19 @@ def _summary_table(s, weights):
                 f"incomplete ({a['rows']}/{a['of']} rows)" for a in map(t["apps"].get, apps)] \
             + [f"**{with_span(t[field], t[span])}**" if t["complete"] else "INCOMPLETE", coverage]
 
-    out = _tier_table(s, [f"{a} ({weights[a]:.3g})" for a in apps] + ["**overall**", "coverage"],
-                      cells)
-    out += ["", "Above 1: better than the reference (column heads: the apps' weights); in "
-            "parentheses the interval the rounds span. Per watt: over the rows that measured "
-            "energy on both sides. Scores and overall: the rows of the "
-            f"{', '.join(rules.SCORED_CLASSES)} classes. The figure of record is the baseline "
-            "overall. The optimized tier divides the set's best figure of any implementation "
-            "(vendor libraries, hand-written code) by the reference's baseline (Kokkos) "
-            "figure: it shows what such code adds, and a set of the reference machine itself "
-            "scores above 1 there."]
     absent = [a for a in apps if s["tiers"]["baseline"]["apps"][a]["of"] == 0]
-    if absent:
-        out[-1] += f" The reference has no scored rows for {', '.join(absent)}: the overall " \
-            "is over the other apps, their weights normalised again."
-    return out + [""]
+    return _tier_table(s, [f"{a} ({weights[a]:.3g})" for a in apps]
+                       + ["**overall**", "coverage"], cells) + [
+        "", "Above 1: better than the reference (column heads: the apps' weights); in "
+        "parentheses the interval the rounds span. Per watt: over the rows that measured "
+        "energy on both sides. Scores and overall: the rows of the "
+        f"{', '.join(rules.SCORED_CLASSES)} classes. The figure of record is the baseline "
+        "overall. The optimized tier divides the set's best figure of any implementation "
+        "(vendor libraries, hand-written code) by the reference's baseline (Kokkos) "
+        "figure: it shows what such code adds, and a set of the reference machine itself "
+        "scores above 1 there." + (
+            f" The reference has no scored rows for {', '.join(absent)}: the overall is over "
+            "the other apps, their weights normalised again." if absent else ""), ""]
 
 
 def _class_table(s):
@@ -160,12 +158,11 @@ def _class_table(s):
                  for c in [*map(t["classes"].get, classes), t]]
         return shown[:-1] + [f"**{shown[-1]}**"]  # the overall in bold
 
-    out = _tier_table(s, [c if classes[c]["in_score"] else f"{c} (not in the overall)"
-                          for c in classes] + ["**overall**"], cells)
-    out += ["", "Each class's score: the weighted geometric mean over the apps of their rows "
-            "of that class alone. The small class is sized for tests: on a GPU its figures are "
-            "launch latency (docs/run-rules.md), reported here and left out of the overall."]
-    return out + [""]
+    return _tier_table(s, [c if classes[c]["in_score"] else f"{c} (not in the overall)"
+                           for c in classes] + ["**overall**"], cells) + [
+        "", "Each class's score: the weighted geometric mean over the apps of their rows "
+        "of that class alone. The small class is sized for tests: on a GPU its figures are "
+        "launch latency (docs/run-rules.md), reported here and left out of the overall.", ""]
 
 
 def _rows_table(s):
