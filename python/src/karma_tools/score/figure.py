@@ -40,7 +40,7 @@ def left_out_reasons(run, kind):
     record = rules.reportable(run.doc)
     if not record.get("reportable"):
         reasons = ([f"output of a reference program ({run.reference}), not a karma run"]
-                   if run.reference else []) + (record.get("reasons") or [])  # strings: checked
+                   if run.reference else []) + (record.get("reasons") or [])  # schema: strings
         return reasons or ["not reportable"]
     if not run.passed:
         return ["did not pass verification"]
@@ -341,10 +341,8 @@ ROUNDS_FACTOR = 10
 def unsteady(rounds):
     """Why the rounds of one figure are no measurement, or None."""
     values = [v for v in rounds or [] if v]
-    if values and max(values) > ROUNDS_FACTOR * min(values):
-        return f"rounds differ {max(values) / min(values):.3g}x (more than " \
-            f"{ROUNDS_FACTOR}x): not scored"
-    return None
+    return f"rounds differ {max(values) / min(values):.3g}x (more than {ROUNDS_FACTOR}x): " \
+        "not scored" if values and max(values) > ROUNDS_FACTOR * min(values) else None
 
 
 def _ratio(figure, reference, hib):
@@ -362,9 +360,8 @@ def interval(figures, references, hib):
 
 def span_mean(spans, weights=None):
     """The (weighted) geometric mean of intervals, bound by bound."""
-    if all(s is None for s in spans):
-        return None
-    return [geomean([None if s is None else s[i] for s in spans], weights) for i in (0, 1)]
+    return None if all(s is None for s in spans) else [
+        geomean([None if s is None else s[i] for s in spans], weights) for i in (0, 1)]
 
 
 def verdict(span, band=None):
@@ -481,7 +478,7 @@ def app_scores(rows, weights):
     """({app: its rows' geomean}, the apps' weighted geomean unless a weighted row has no ratio)."""
     apps = {app: _app_score([r for r in rows if r["app"] == app]) for app in weights}
     missing = [r for r in rows if r["ratio"] is None and weights.get(r["app"], 0) > 0]
-    names = [] if missing else [a for a in apps if apps[a]["score"] is not None]  # no means
+    names = [] if missing else [a for a in apps if apps[a]["score"] is not None]  # []: means None
     ws = [weights[a] for a in names]
     return apps, _verdicts({"complete": not missing, "missing": missing, **{
         k: (geomean if k in ("score", "per_watt") else span_mean)([apps[a][k] for a in names], ws)
@@ -491,8 +488,7 @@ def app_scores(rows, weights):
 def score_tier(figures, reference, weights, board=None):
     """A tier's rows, per-app, overall (the scored classes) and per-class scores, and coverage."""
     units = len(reference.get("units") or [])
-    rows = [_row_ratio(ref, figures.get(_ref_key(ref)), units, board)
-            for ref in reference["rows"]]
+    rows = [_row_ratio(ref, figures.get(_ref_key(ref)), units, board) for ref in reference["rows"]]
     for r in rows:
         r["in_score"] = r["class"] in rules.SCORED_CLASSES
     known = {_ref_key(ref) for ref in reference["rows"]}
@@ -504,8 +500,7 @@ def score_tier(figures, reference, weights, board=None):
                    (order.index(c), "") if c in order else (len(order), str(c))))}
     return dict(overall, rows=rows, apps=apps, classes=classes,
                 coverage=sum(r["ratio"] is not None for r in rows) / len(rows),
-                missing=[r for r in rows if r["ratio"] is None],
-                incomplete=overall["missing"],
+                missing=[r for r in rows if r["ratio"] is None], incomplete=overall["missing"],
                 **{why: [r for r in rows if r.get(why)]
                    for why in ("no_energy", "code_changed", "code_unknown")},
                 not_in_reference=[_key_dict(k) for k in sorted(figures, key=sort_key)

@@ -31,7 +31,7 @@ def verdict_line(record, reportable):
         "than the reference's)" if unknown else "not known (no scored row)" if not present \
         else _yes_no(not changed, f"{changed} of {present} rows ran other kernel code: the "
                      "figure mixes the code's change with the machine's" if changed else "")
-    off = record["unofficial"]  # (karma-bundle's mark_official)
+    off = record["unofficial"]  # bundle.mark_official's
     return f"**Verdict.** Complete: {complete}. Reportable: {report}. Code the same as the " \
         f"reference's: {code}. Of record: " + (
             f"**no, UNOFFICIAL** ({'; '.join(map(_short, off))})." if off else "yes.")
@@ -162,7 +162,8 @@ def render(scored, weights, reference, page_path, reportable, disclosure):
     png_name = os.path.splitext(os.path.basename(page_path))[0] + ".png"
     lines = [f"# karma: {scored['label']} against {reference['name']}" + other_board(record), "",
              verdict_line(record, reportable), "", *figure_lines(record), "",
-             f"![per-app scores and their rounds]({png_name})", "", *app_table(scored, weights), "",
+             f"![per-app scores and their rounds]({png_name})", "",
+             *app_table(scored, weights), "",
              "The figure is the baseline tier's overall (docs/score.md): per row the best "
              "Kokkos kernel of each run, the median over the rounds, over the reference's; "
              "the geometric mean per app over the medium, large and weak classes; the "

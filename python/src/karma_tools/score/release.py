@@ -109,22 +109,18 @@ def record(root, bin_dir, reference, deck_keys_too=True):
                                    reference["device"]["kind"])
     decks = [f"inputs/{app}/{cls}.yaml" for app in apps for cls in rules.CLASSES]
     rules_py = [rel for rel in RULES_PY if os.path.isfile(os.path.join(root, rel))][:1]
-    return {
-        "karma_release": RELEASE_FORMAT,
-        "version": __version__,
-        "reference": {"file": DEFAULT_REFERENCE.replace(os.sep, "/"),
-                      "sha256": _sha256(root, DEFAULT_REFERENCE),
-                      "name": reference["name"]},
-        "classes": {"classes": list(rules.CLASSES), "weak": rules.WEAK_CLASS,
-                    "scored": list(rules.SCORED_CLASSES), "tiers": list(rules.TIERS)},
-        "class_decks": {rel: _sha256(root, rel) for rel in decks},
-        "campaigns": {f"campaigns/procurement/{c}": _sha256(root, f"campaigns/procurement/{c}")
-                      for c in CAMPAIGNS},
-        "weights": {app: round(w, 12) for app, w in weights.items()},
-        "rules": {"version": _rules_version(root),
-                  "code": {rel: code_hash(root, rel) for rel in RULES_CODE + tuple(rules_py)},
-                  "deck_keys": deck_keys(apps, bin_dir) if deck_keys_too else {}},
-    }
+    return {"karma_release": RELEASE_FORMAT, "version": __version__,
+            "reference": {"file": DEFAULT_REFERENCE.replace(os.sep, "/"),
+                          "sha256": _sha256(root, DEFAULT_REFERENCE), "name": reference["name"]},
+            "classes": {"classes": list(rules.CLASSES), "weak": rules.WEAK_CLASS,
+                        "scored": list(rules.SCORED_CLASSES), "tiers": list(rules.TIERS)},
+            "class_decks": {rel: _sha256(root, rel) for rel in decks},
+            "campaigns": {f"campaigns/procurement/{c}": _sha256(root, f"campaigns/procurement/{c}")
+                          for c in CAMPAIGNS},
+            "weights": {app: round(w, 12) for app, w in weights.items()},
+            "rules": {"version": _rules_version(root),
+                      "code": {rel: code_hash(root, rel) for rel in RULES_CODE + tuple(rules_py)},
+                      "deck_keys": deck_keys(apps, bin_dir) if deck_keys_too else {}}}
 
 
 def new_record(root, bin_dir):
