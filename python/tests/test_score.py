@@ -682,6 +682,46 @@ def test_the_procurement_readme_gives_each_unit_against_the_others(tmp_path, uni
                      text), row
 
 
+def test_a_reference_is_refused_with_the_set_that_breaks_it(tmp_path):
+    """--kind host of a GPU bundle, and a unit that ran other kernel code (the second of
+    three given): exit 2, one line naming that set, no traceback."""
+    d, e, f = (os.path.join(PROCUREMENT, f"h200-1.1.0-dev-{u}.tar.xz")
+               for u in ("91524dc8", "1b66883b", "54b4912c"))
+    r = tool("karma-score", "reference", f, "--kind", "host", "-o", tmp_path / "r.json")
+    assert r.returncode == 2 and r.stderr == f"karma-score: error: {f}: its reportable " \
+        "baseline results ran on gpu devices, not host\n", r.stderr
+    other = tmp_path / "other"
+    with tarfile.open(e) as t:
+        t.extractall(other)
+    for path in other.glob("results/hexgrad-*/karma-hexgrad.json"):
+        doc = json.loads(path.read_text())
+        for k in doc["kernels"]:
+            k["code_version"] = "0123456789abcdef"
+        path.write_text(json.dumps(doc))
+    r = tool("karma-score", "reference", d, other, f, "-o", tmp_path / "r.json")
+    assert r.returncode == 2 and r.stderr.startswith(f"karma-score: error: {other}: hexgrad/") \
+        and "ran other code than on " in r.stderr and not (tmp_path / "r.json").exists()
+
+
+def test_apps_of_no_weight_make_no_interval():
+    """A class whose scored apps all weigh 0 has no overall and no interval: no crash."""
+    assert figure.span_mean([[0.9, 1.1]], [0]) is None
+    row = {"app": "stream", "ratio": 1.0, "interval": [0.9, 1.1], "per_watt": None,
+           "band": None, "board_band": None}
+    apps, overall = figure.app_scores([row], {"stream": 0})
+    assert apps["stream"]["score"] == 1.0 and overall["score"] is None
+    assert overall["interval"] is None and overall["verdict"] is None
+
+
+def test_a_unit_on_two_boards_counts_for_neither():
+    """A unit (a node) whose GPUs are of two part numbers pools into the row, and into no
+    board's figure: no board is then left without units."""
+    tables = [{"k": {"figure": f, "runs": 3, "rounds": [f] * 3, "per_watt": None}}
+              for f in (2.0, 2.2)]
+    row = figure._combined(tables, "k", [{"boards": ["-000", "-001"]}, {"boards": ["-000"]}])
+    assert math.isclose(row["figure"], 2.1) and "boards" not in row
+
+
 def figure_span(span):
     return f"{span[0]:.3f}-{span[1]:.3f}"
 

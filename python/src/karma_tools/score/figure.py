@@ -159,6 +159,9 @@ def _baseline_runs(path, kind, runs=None):
     if kind is None and len(kinds) > 1:
         raise ToolError(f"{path}: reportable baseline results ran on {' and '.join(kinds)} "
                         "devices; choose one with --kind", 2)
+    if kind is not None and kind not in kinds:  # kind: --kind's, or a reference's first set's
+        raise ToolError(f"{path}: its reportable baseline results ran on {' and '.join(kinds)} "
+                        f"devices, not {kind}", 2)
     kind = kinds[0] if kind is None else kind
     if kind not in KINDS:
         raise ToolError(f"{path}: the reportable baseline results do not say what device "
@@ -220,6 +223,7 @@ def _combined(tables, key, units):
     row["per_watt"] = dict(watts[0], **_pooled(watts, "value")) if all(watts) else None
     boards = {b: [r["figure"] for r, u in zip(rows, units) if u.get("boards") == [b]]
               for b in _distinct(b for u in units for b in u.get("boards") or [])}
+    boards = {b: mine for b, mine in boards.items() if mine}  # a node's mixed boards: none
     if len(boards) > 1:
         row["boards"] = {b: {"units": len(mine), "figure": statistics.median(mine),
                              "spread": _spread(mine, statistics.median(mine))}
@@ -247,11 +251,7 @@ def make_reference(paths, name=None, kind=None, runs=None):
     type (runs: the one set's runs, if loaded)."""
     used = []
     for path in paths:
-        found, mine = _baseline_runs(path, kind, runs)
-        if kind is not None and found != kind:  # kind: --kind's, or the first set's
-            raise ToolError(f"{path}: its results ran on {found} devices, the first set's on "
-                            f"{kind}", 2)
-        kind = found
+        kind, mine = _baseline_runs(path, kind, runs)
         used.append(mine)
     units = [unit_of(path, mine, kind) for path, mine in zip(paths, used)]
     _one_machine_type(units)
@@ -267,8 +267,10 @@ def make_reference(paths, name=None, kind=None, runs=None):
                             "campaign", 2)
     rows = []
     for key in sorted(tables[0], key=sort_key):
-        if len({tuple(t[key]["code_versions"]) for t in tables}) > 1:
-            raise ToolError(f"{paths[-1]}: {'/'.join(map(str, key))} ran other code than on "
+        codes = [t[key]["code_versions"] for t in tables]
+        other = next((p for p, c in zip(paths, codes) if c != codes[0]), None)
+        if other:
+            raise ToolError(f"{other}: {'/'.join(map(str, key))} ran other code than on "
                             f"{paths[0]}: a reference's units run one release", 2)
         row = dict(_key_dict(key), **_combined(tables, key, units))
         schemes, codes = row.pop("code_schemes"), row.pop("codes")
@@ -359,9 +361,10 @@ def interval(figures, references, hib):
 
 
 def span_mean(spans, weights=None):
-    """The (weighted) geometric mean of intervals, bound by bound."""
-    return None if all(s is None for s in spans) else [
-        geomean([None if s is None else s[i] for s in spans], weights) for i in (0, 1)]
+    """The (weighted) geometric mean of intervals, bound by bound; None of none (or of weights
+    that are all 0)."""
+    bounds = [geomean([None if s is None else s[i] for s in spans], weights) for i in (0, 1)]
+    return None if None in bounds else bounds
 
 
 def verdict(span, band=None):
