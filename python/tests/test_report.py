@@ -483,6 +483,17 @@ def test_a_comparison_of_an_unknown_version_is_refused(results_dir, tmp_path):
     assert f"{path}: karma_compare: not a karma-compare document of version 1 or 2" in r.stderr
 
 
+@pytest.mark.parametrize("record", [{}, {"complete": True}, {"complete": False, "missing": 3},
+                                    {"complete": True, "figure": "x"}])
+def test_a_comparison_of_a_malformed_record_is_refused(results_dir, tmp_path, record):
+    """A figure of record karma-score did not write is bad input, not a traceback."""
+    path = tmp_path / "cmp.json"
+    write(str(path), json.dumps(dict(comparison_doc(["copy"]), record={"b": record})))
+    r = tool("karma-report", results_dir, "--comparison", path, "-o", tmp_path / "r.md")
+    assert r.returncode == 2 and not (tmp_path / "r.md").exists(), r.stderr
+    assert f"{path}: record.b: expected karma-score's figure of record" in r.stderr
+
+
 def test_committed_comparison_report(tmp_path):
     """The report of results/comparisons/h100-vs-h200 as its README makes
     it: no cell names another app's key (=None), a layout plot per mini-app,

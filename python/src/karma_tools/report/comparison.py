@@ -65,6 +65,12 @@ def read_comparison(path):
                  all(v.get(k) is None or is_number(v.get(k))
                      for k in ("ratio", "per_watt_ratio")),
                  f"rows[{i}].values.{label}", "expected null or an object with number ratios")
+    record = doc.get("record")
+    for label, rec in record.items() if isinstance(record, dict) else ():
+        try:
+            _record_cell(rec, False)
+        except (KeyError, TypeError, ValueError, IndexError):
+            need(False, f"record.{label}", "expected karma-score's figure of record")
     return doc
 
 
