@@ -153,6 +153,17 @@ def test_png_and_no_plots(results_dir, tmp_path):
     assert "![" not in (tmp_path / "n.md").read_text()
 
 
+def test_plots_dir_naming_a_file_is_refused(results_dir, tmp_path):
+    """--plots-dir replaces a folder whole, never a file: the file is kept, nothing written."""
+    (tmp_path / "notes.txt").write_text("mine\n")
+    r = tool("karma-report", results_dir, "-o", tmp_path / "r.md", "--plots-dir",
+             tmp_path / "notes.txt")
+    assert r.returncode == 2, r.stderr
+    assert f"{tmp_path / 'notes.txt'}: a file, not a plots folder (--plots-dir)" in r.stderr
+    assert sorted(os.listdir(tmp_path)) == ["notes.txt", "results"]
+    assert (tmp_path / "notes.txt").read_text() == "mine\n"
+
+
 def test_nothing_to_plot_says_so_and_makes_no_folder(tmp_path):
     """One run has no size to plot against: the report says so, and leaves
     no empty plots/ beside it."""

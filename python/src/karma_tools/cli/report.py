@@ -97,6 +97,9 @@ def main(argv=None):
                                    args.results.removesuffix(archive.SUFFIX) + ".report.md")
         out_dir = os.path.dirname(os.path.abspath(out_path))
         plots_dir = os.path.abspath(args.plots_dir or os.path.join(out_dir, "plots"))
+        # Replaced whole where a folder; a file there is the user's, not old plots.
+        if not args.no_plots and os.path.lexists(plots_dir) and not os.path.isdir(plots_dir):
+            raise ToolError(f"{plots_dir}: a file, not a plots folder (--plots-dir)", 2)
         staging = os.path.join(os.path.dirname(plots_dir),
                                f".{os.path.basename(plots_dir)}.tmp.{os.getpid()}")
         plotter = Plotter(staging, args.format, not args.no_plots,
