@@ -501,3 +501,12 @@ def test_the_tools_check_a_loaded_reference_result_too(tmp_path):
         resultset.open(os.path.dirname(bad))
     assert e.value.code == 2 and str(e.value).startswith(
         f"{bad}: kernels[0].time_s.mean: expected a number, got"), str(e.value)
+
+
+@pytest.mark.parametrize("table", [5, {"kernels": 5}, {"kernels": [{"name": 5}]},
+                                   {"fields": [], "kernels": [{"name": "{x}"}]}])
+def test_a_wrong_kernel_table_is_a_problem_not_a_crash(validator, tmp_path, table):
+    """The schema's problems name a kernel_table of the wrong shape; it is not read."""
+    path = write(tmp_path / "r.json", json.dumps(doc_with(kernel_table=table)))
+    code, _, err = validate(validator, path)
+    assert code == 1 and "kernel_table" in err, err
