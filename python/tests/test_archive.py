@@ -217,3 +217,15 @@ def test_an_empty_folder_is_not_archived(tmp_path):
     assert r.returncode == 2 and r.stderr == (f"karma-archive: error: {tmp_path / 'empty'}: "
                                               "holds no file; nothing to archive\n"), r.stderr
     assert not (tmp_path / "e.tar.xz").exists()
+
+
+def test_register_passes_over_a_json_nested_too_deep(tmp_path):
+    """A .json nested deeper than Python's parser goes is no measurement, not a crash."""
+    folder = tmp_path / "results" / "deep"
+    write(str(folder / "deep.json"), "[" * 200000 + "]" * 200000)
+    write(str(folder / "r.json"), '{"schema_version": 2, "app": "stream"}')
+    copy = tmp_path / "results" / "deep.tar.xz"
+    assert tool("karma-archive", "write", folder, "-o", copy).returncode == 0
+    listing = tmp_path / "results" / "measurements.sha256.xz"
+    r = tool("karma-archive", "register", listing, copy)
+    assert r.returncode == 0 and "1 measurement(s) added, 1 listed" in r.stderr, r.stderr

@@ -337,7 +337,7 @@ def is_measurement(data):
     """Whether JSON bytes are a karma results document or a Google Benchmark file."""
     try:
         doc = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(doc, dict) and ("schema_version" in doc and "app" in doc
                                       or "benchmarks" in doc and "context" in doc)
