@@ -28,8 +28,7 @@ def check_file(path, in_directory, expect, tally):
         return _cannot_read(tally, path, f"cannot read: {e.strerror}")
     shown = printable(path)
     doc, why = parse_json(data)
-    skip = not why and in_directory and other_tool(doc)
-    if skip:
+    if not why and in_directory and (skip := other_tool(doc)):
         print(f"{shown}: skipped: {skip}, not karma results")
         tally["skipped"] += 1
         return
