@@ -510,3 +510,11 @@ def test_a_wrong_kernel_table_is_a_problem_not_a_crash(validator, tmp_path, tabl
     path = write(tmp_path / "r.json", json.dumps(doc_with(kernel_table=table)))
     code, _, err = validate(validator, path)
     assert code == 1 and "kernel_table" in err, err
+
+
+def test_a_fraction_of_peak_past_a_float_is_a_problem_not_a_crash(validator, tmp_path):
+    """An integer too large for a float, as a fraction of the device's peak, is named."""
+    doc = doc_with(kernels__0__efficiency={"fraction_of_peak_bandwidth": "HUGE"})
+    path = write(tmp_path / "r.json", json.dumps(doc).replace('"HUGE"', "1" + "0" * 400))
+    code, _, err = validate(validator, path)
+    assert code == 1 and "fraction_of_peak_bandwidth: the number 1000" in err, err

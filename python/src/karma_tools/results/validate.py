@@ -5,9 +5,10 @@ import datetime
 import json
 
 from karma_tools import schemas
+from karma_tools.core import describe
 from karma_tools.results import kerneltable
 from karma_tools.results.kerneltable import json_number as _is_number
-from karma_tools.results.results import field as _get
+from karma_tools.results.results import field as _get, is_number
 
 
 def printable(text):
@@ -98,8 +99,10 @@ def physics_problems(doc):
     limit = max((PEAK_TOLERANCE.get(str(_get(r, "device.kind")), 1.0)
                  for r in (ranks if isinstance(ranks, list) else [])), default=1.0)
     kernels = _get(doc, "kernels")
-    return [f"kernels[{i}].efficiency.fraction_of_peak_{what}: {fraction:.3g} times the "
-            f"device's peak (more than {limit:g}): not physical"
+    # An integer too large for a float is described, not formatted.
+    return [f"kernels[{i}].efficiency.fraction_of_peak_{what}: "
+            f"{format(fraction, '.3g') if is_number(fraction) else describe(fraction)} times "
+            f"the device's peak (more than {limit:g}): not physical"
             for i, k in enumerate(kernels if isinstance(kernels, list) else [])
             for what in ("bandwidth", "flops")
             if _is_number(fraction := _get(k, f"efficiency.fraction_of_peak_{what}"))
