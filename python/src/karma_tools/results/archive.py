@@ -73,8 +73,11 @@ def _job_entries(folder, manifest, files, by_path):
     return jobs
 
 
-def build(folder, kind, name=None, manifest=None):
-    """The archive's bytes for folder (a campaign's: manifest as resultset.read_manifest gives)."""
+def write(folder, out, kind, name=None, manifest=None):
+    """Writes the archive of folder (a campaign's: manifest as resultset.read_manifest gives)
+    to out atomically, out whole or absent; its bytes."""
+    if not is_archive_name(out):
+        raise ToolError(f"{out}: an archive's name ends in {SUFFIX}", 2)
     files = folder_files(folder)
     if INDEX in files:
         raise ToolError(f"{folder}: holds a {INDEX} of its own; not a folder of results", 2)
@@ -96,7 +99,10 @@ def build(folder, kind, name=None, manifest=None):
     if kind == "campaign":
         index["jobs"] = _job_entries(folder, manifest, files, by_path)
     body = (json.dumps(index, indent=1, sort_keys=True) + "\n").encode()
-    return tar_xz([(INDEX, body)] + sorted(members.items()))
+    data = tar_xz([(INDEX, body)] + sorted(members.items()))
+    atomic_write(out, data)
+    _read_archive.cache_clear()
+    return data
 
 
 def tar_xz(members):
@@ -113,16 +119,6 @@ def tar_xz(members):
 def xz(data):
     """The compressed bytes of an archive, a bundle or the measurement list."""
     return lzma.compress(data, format=lzma.FORMAT_XZ, preset=XZ_PRESET)
-
-
-def write(folder, out, kind, name=None, manifest=None):
-    """Writes the archive of folder to out atomically: out is whole or absent."""
-    if not is_archive_name(out):
-        raise ToolError(f"{out}: an archive's name ends in {SUFFIX}", 2)
-    data = build(folder, kind, name, manifest)
-    atomic_write(out, data)
-    _read_archive.cache_clear()
-    return data
 
 
 # --- reading ----------------------------------------------------------------------

@@ -113,13 +113,11 @@ class ResultSet:
     """Runs of one set; a campaign's manifest and jobs [(entry, run or None, why none)]."""
 
     def __init__(self, label, path):
-        self.label = label
-        self.path = path
+        self.label, self.path = label, path
         self.runs = []
         self.skipped = []  # (path, why)
         self.invalid = []  # (path, error): left out by skip_invalid
-        self.manifest_path = None
-        self.manifest = None
+        self.manifest_path = self.manifest = None
         self.jobs = []
 
     def missing(self):
