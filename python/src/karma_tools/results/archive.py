@@ -267,8 +267,7 @@ def read_bytes(path):
     """The bytes of a file, on disk or inside an archive (OSError as open()'s if absent)."""
     at = _inside(path)
     if at is None:
-        with open(path, "rb") as f:
-            return f.read()
+        return pathlib.Path(path).read_bytes()
     if at[1] not in at[0].files:
         raise FileNotFoundError(2, "No such file or directory in the archive", path)
     return at[0].files[at[1]]
