@@ -324,6 +324,15 @@ def test_a_zero_peak_is_refused_not_a_crash(tmp_path):
             "ranks' devices' peak_memory_bandwidth_GBps gives 0")
 
 
+def test_a_figure_past_a_float_is_refused_not_a_crash(tmp_path):
+    """A FOM of 10^400 (JSON's integers have no bound): named, not an OverflowError."""
+    path = "results/stream-large.n1x1.precisiondouble.r1/karma-stream.json"
+    shutil.copy(H100, tmp_path / "h100.tar.xz")
+    r = forge(tmp_path / "h100.tar.xz", path,
+              lambda doc: doc["kernels"][0]["fom"].update(value=10 ** 400))
+    refused(r, f"{path}: kernels[0] (copy): a figure past a float's range")
+
+
 def test_a_reference_programs_figures_are_derived_again():
     """A reference result's rates: BabelStream's bytes over its minimum,
     mean and maximum times."""

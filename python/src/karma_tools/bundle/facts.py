@@ -73,7 +73,9 @@ def nvidia_smi(folder, texts):
 
 
 def _g(value):
-    return "nan" if value is None else f"{value:.6g}"  # JSON's null is a NaN
+    """As the mini-app prints a figure: JSON's null is a NaN; an integer past a float's
+    range (a forgery's) as it is."""
+    return "nan" if value is None else f"{value:.6g}" if abs(value) < 1e308 else str(value)
 
 
 def printed(doc):

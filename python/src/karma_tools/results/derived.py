@@ -162,5 +162,7 @@ def problems(doc):
             whys = kernel_problems(doc, k, table)
         except ToolError as e:  # an expression outside the tables' grammar
             whys = [str(e)]
+        except OverflowError:  # JSON's integers have no bound, floats have
+            whys = ["a figure past a float's range"]
         out += [f"kernels[{i}] ({k.get('name')}): {why}" for why in whys]
     return out
