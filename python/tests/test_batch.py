@@ -886,3 +886,28 @@ def test_status_columns_stay_aligned_for_long_ids():
     starts = {line.index(word) + len(word) for line, word in
               zip(lines, ("id", "node-123.example.org:4242", "7"))}
     assert len(lines) == 3 and len(starts) == 1, text
+
+
+def local_manifest(tmp_path, edit):
+    """A generated local campaign whose campaign.json `edit` (a function of it) changed,
+    as by hand."""
+    out = str(tmp_path / "out")
+    campaign = write(str(tmp_path / "c.yaml"), f"name: c\nscheduler: local\ngpus_per_rank: 0\n"
+                     f"runs:\n  - {{name: s, app: stream, deck: {SMALL_DECK}}}\n")
+    assert generate(campaign, out, "--no-key-check").returncode == 0
+    path = os.path.join(out, "campaign.json")
+    manifest = load_json(path)
+    edit(manifest)
+    write(path, json.dumps(manifest))
+    return out
+
+
+@pytest.mark.parametrize("pid", ["0", "9" * 30])
+def test_a_local_job_id_of_no_process_is_lost(tmp_path, pid):
+    """pid 0 would signal karma-batch's own process group, one past C's long
+    crashed cancel: neither is a runner."""
+    out = local_manifest(tmp_path, lambda m: m["jobs"][0].update(job_id=f"local-{pid}-1"))
+    r = tool("karma-batch", "status", out)
+    assert r.returncode == 1 and "1 job(s): 1 lost" in r.stdout, r.stdout + r.stderr
+    r = tool("karma-batch", "cancel", out)
+    assert r.returncode == 0 and "no pending or running job" in r.stdout, r.stdout + r.stderr

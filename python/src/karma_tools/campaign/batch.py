@@ -148,16 +148,16 @@ def job_state(entry, scheduler_state):
 
 def _local_runner(job_id):
     """The pid of the `karma-batch submit` running a local job (local-<pid>-<k>)."""
-    found = re.fullmatch(r"local-([0-9]+)-[^-]*", job_id or "")
+    found = re.fullmatch(r"local-([1-9][0-9]*)-[^-]*", job_id or "")  # 0: our own group
     return int(found.group(1)) if found else None
 
 
 def _alive(pid):
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):  # past C's long: no process
         return False
-    except (PermissionError, OverflowError):
+    except PermissionError:
         pass
     return True
 
