@@ -902,6 +902,13 @@ def local_manifest(tmp_path, edit):
     return out
 
 
+def test_archive_of_a_manifest_whose_campaign_is_no_mapping(tmp_path):
+    out = local_manifest(tmp_path, lambda m: m.update(campaign="c", jobs=[
+        dict(j, job_id="123") for j in m["jobs"]]))
+    r = tool("karma-batch", "archive", out, "-o", tmp_path / "out.tar.xz")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("pid", ["0", "9" * 30])
 def test_a_local_job_id_of_no_process_is_lost(tmp_path, pid):
     """pid 0 would signal karma-batch's own process group, one past C's long

@@ -288,7 +288,8 @@ def archive(directory, output, partial, force, say):
         raise ToolError(f"{directory}: {len(left)} job(s) not finished ({left[0]}"
                         + (", ..." if len(left) > 1 else "") + "): wait for them, or "
                         "--partial to archive what there is", 2)
-    name = (manifest.get("campaign") or {}).get("name")
+    name = manifest.get("campaign")
+    name = name.get("name") if isinstance(name, dict) else None
     data = archive_mod.write(out, output, "campaign",
                              name if isinstance(name, str) and name else None, manifest)
     say(f"karma-batch: wrote {output} ({len(data)} bytes; {summary_line(rows)[0]})", True)
