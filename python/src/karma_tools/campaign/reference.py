@@ -102,15 +102,20 @@ def resolve_deck(path, overrides):
     return resolved
 
 
-def document(fmt, output_text, exit_status, app, deck, overrides, command, source,
-             device=None, date=None, host=None):
-    """The results document of one reference run (fmt: one of FORMATS; device
-    "gpu" or "host", date ISO 8601 UTC and host where known); ToolError (2)
-    naming its first problem where it would not be valid."""
-    kernels = read_babelstream_csv(output_text, source)
+def reference_result(format, input, exit_status, app, deck, set, device, reference_command,
+                     date, host, output, say):
+    """karma-batch reference-result: a reference's output (BabelStream --csv, format one of
+    FORMATS) -> karma results, of device "gpu" or "host", date ISO 8601 UTC and host where
+    known; ToolError (2) naming its first problem where they would not be valid."""
+    try:
+        with open(input, encoding="utf-8", errors="replace") as f:
+            kernels = read_babelstream_csv(f.read(), input)
+    except OSError as e:
+        raise unreadable(input, e) from None
+    command, overrides = shlex.split(reference_command or ""), set or []
     # BabelStream's own check fails for float at 2^28 (its float sum
     # overflows); its timings still stand, so the run is kept and noted.
-    notes = [f"{command[0] if command else fmt} exited {exit_status}; its timings are kept"] \
+    notes = [f"{command[0] if command else format} exited {exit_status}; its timings are kept"] \
         if exit_status != 0 else []
     try:
         with open(deck, "rb") as f:
@@ -121,37 +126,23 @@ def document(fmt, output_text, exit_status, app, deck, overrides, command, sourc
              "hosts": [host] if host is not None else None}
     doc = {
         "schema_version": 2, "app": app,
-        "reference": {"format": fmt, "command": list(command), "exit_status": exit_status,
-                      "output": source, **({"device": device} if device else {})},
+        "reference": {"format": format, "command": command, "exit_status": exit_status,
+                      "output": input, **({"device": device} if device else {})},
         "suite": {"name": "karma", "version": __version__},
         **{k: v for k, v in known.items() if v is not None},
-        "deck": {"path": deck, "sha256": sha256, "overrides": list(overrides),
+        "deck": {"path": deck, "sha256": sha256, "overrides": overrides,
                  "resolved": resolve_deck(deck, overrides)},
         "problem": {"elements": kernels[0]["elements"],
                     "precision": "float" if kernels[0]["element_bytes"] == 4 else "double"},
-        "mpi": {"ranks": 1, "nodes": 1}, "kokkos": {"default_execution_space": fmt},
+        "mpi": {"ranks": 1, "nodes": 1}, "kokkos": {"default_execution_space": format},
         "kernels": kernels, "verification": {"passed": True, "checks": []},
         "notes": notes, "result": "PASSED"}
     problems = validate.validate(doc)
     if problems:
-        raise ToolError(f"{source}: the results would not be valid: {problems[0]}", 2)
-    return doc
-
-
-def reference_result(format, input, exit_status, app, deck, set, device, reference_command,
-                     date, host, output, say):
-    """karma-batch reference-result: a reference's output (BabelStream --csv) -> karma results."""
-    try:
-        with open(input, encoding="utf-8", errors="replace") as f:
-            text = f.read()
-    except OSError as e:
-        raise unreadable(input, e) from None
-    command = shlex.split(reference_command or "")
-    doc = document(format, text, exit_status, app, deck, set or [], command, input, device=device,
-                   date=date, host=host)
+        raise ToolError(f"{input}: the results would not be valid: {problems[0]}", 2)
     atomic_write(output, json.dumps(doc, indent=2) + "\n")
-    for note in doc["notes"]:
+    for note in notes:
         say(f"karma-batch reference-result: note: {note}", True)
-    say(f"{format}: {len(doc['kernels'])} kernel(s) -> {output}")
+    say(f"{format}: {len(kernels)} kernel(s) -> {output}")
     say(f"RESULT: {doc['result']}")
     return 0
