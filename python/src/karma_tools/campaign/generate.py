@@ -31,7 +31,7 @@ def generate(campaign, output, scheduler, var, bin_dir, max_ranks_per_node, no_k
     files, entries = {}, []
     for job in camp.jobs:
         script = f"jobs/{job.name}{SUFFIX[scheduler]}"
-        files[script] = jobs.render(job, camp, scheduler, os.path.join(tools, "karma-envcapture"),
+        files[script] = jobs.render(job, camp, os.path.join(tools, "karma-envcapture"),
                                     os.path.join(tools, "karma-batch"))
         entries.append(dict(job.as_dict(), script=script, job_id=None, submitted=None,
                             results_file=os.path.join(job.results_dir,

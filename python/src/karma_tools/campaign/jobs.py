@@ -156,10 +156,10 @@ def _header_local(job, campaign):
 HEADERS = {"slurm": _header_slurm, "pbs": _header_pbs, "local": _header_local}
 
 
-def render(job, campaign, scheduler, envcapture, batch_tool=None):
-    """The job script of `job` under `scheduler`; `batch_tool`: the karma-batch
-    that reads a reference run's output."""
-    q = shlex.quote
+def render(job, campaign, envcapture, batch_tool):
+    """The job script of `job` under the campaign's scheduler; `batch_tool`: the
+    karma-batch that reads a reference run's output."""
+    q, scheduler = shlex.quote, campaign.scheduler
     out = ["#!/bin/bash", *HEADERS[scheduler](job, campaign)]
     gpu_words = f", {job.gpus_per_rank} GPU(s) per rank" if job.gpus_per_rank else ""
     out += [
@@ -213,7 +213,7 @@ def render(job, campaign, scheduler, envcapture, batch_tool=None):
         # The reference runs as one process; what it prints (its table among
         # other lines) becomes karma results of implementation <reference>.
         ref = [job.executable] + list(job.args)
-        read = [batch_tool or "karma-batch", "reference-result", job.reference,
+        read = [batch_tool, "reference-result", job.reference,
                 "--input", "$results/" + REFERENCE_OUTPUT, "--exit-status", "$code",
                 "--app", job.app, "--deck", job.deck,
                 # What the program ran on, as the campaign gave the job: its
