@@ -198,13 +198,14 @@ def collect(out, manifest, patterns=None, query=True):
 
 
 def summary_line(rows):
+    """(the counts' line, the counts, the names of the jobs left to run)."""
     counts = collections.Counter(state for _, state, _ in rows)
     left = [e["name"] for e, s, _ in rows if s in (RUNNING, PENDING, UNSUBMITTED)]
     text = f"{len(rows)} job(s): " + ", ".join(f"{counts[s]} {s}" for s in ORDER if counts[s])
     if left:
         text += "; left: " + ", ".join(left[:6]) + \
             (f", ... ({len(left) - 6} more)" if len(left) > 6 else "")
-    return text, counts
+    return text, counts, left
 
 
 def table(rows):
@@ -232,7 +233,7 @@ def _finished(rows, say, as_json=False):
     say(json.dumps([{"name": e["name"], "job_id": e.get("job_id"), "state": s, "detail": d,
                      "results_file": e["results_file"]} for e, s, d in rows], indent=2)
         if as_json else table(rows))
-    text, counts = summary_line(rows)
+    text, counts, _ = summary_line(rows)
     say(text, as_json)
     return _exit_for(counts)
 
@@ -253,7 +254,7 @@ def wait(directory, only, timeout, interval, say):
     start, last = time.monotonic(), None
     while True:
         rows = collect(out, manifest, only)
-        text, counts = summary_line(rows)
+        text, counts, _ = summary_line(rows)
         if text != last:
             say(f"[{time.strftime('%H:%M:%S')}] {text}")
             last = text
@@ -282,8 +283,7 @@ def archive(directory, output, partial, force, say):
     if os.path.exists(output) and not force:
         raise ToolError(f"{output} exists (--force replaces it)", 2)
     manifest = load_manifest(out)
-    rows = collect(out, manifest)
-    left = [e["name"] for e, s, _ in rows if s in (RUNNING, PENDING, UNSUBMITTED)]
+    text, _, left = summary_line(collect(out, manifest))
     if left and not partial:
         raise ToolError(f"{directory}: {len(left)} job(s) not finished ({left[0]}"
                         + (", ..." if len(left) > 1 else "") + "): wait for them, or "
@@ -292,7 +292,7 @@ def archive(directory, output, partial, force, say):
     name = name.get("name") if isinstance(name, dict) else None
     data = archive_mod.write(out, output, "campaign",
                              name if isinstance(name, str) and name else None, manifest)
-    say(f"karma-batch: wrote {output} ({len(data)} bytes; {summary_line(rows)[0]})", True)
+    say(f"karma-batch: wrote {output} ({len(data)} bytes; {text})", True)
     return 0
 
 
