@@ -918,3 +918,21 @@ def test_a_local_job_id_of_no_process_is_lost(tmp_path, pid):
     assert r.returncode == 1 and "1 job(s): 1 lost" in r.stdout, r.stdout + r.stderr
     r = tool("karma-batch", "cancel", out)
     assert r.returncode == 0 and "no pending or running job" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("option", [("--interval", "nan"), ("--interval", "inf"),
+                                    ("--interval", "1e300"), ("--timeout", "nan")])
+def test_wait_refuses_an_interval_or_timeout_it_cannot_sleep_by(tmp_path, option):
+    """time.sleep crashed on nan or an interval past its range; a timeout of nan waited
+    for ever: refused as bad arguments (2), while a job is pending."""
+    runner = subprocess.Popen(["sleep", "60"])
+    try:
+        out = local_manifest(tmp_path, lambda m: m["jobs"][0].update(
+            job_id=f"local-{runner.pid}-1"))
+        given = dict([("--timeout", "1"), ("--interval", "0.2"), option])
+        r = tool("karma-batch", "wait", out, *[w for o in given.items() for w in o], timeout=30)
+    finally:
+        runner.kill()
+        runner.wait()
+    assert r.returncode == 2 and option[0] in r.stderr and "Traceback" not in r.stderr, \
+        r.stderr

@@ -1,5 +1,6 @@
 """karma-batch's command line and main (the work is karma_tools.campaign's)."""
 
+import math
 import sys
 from karma_tools.campaign import campaign as campaign_mod
 from karma_tools.campaign import format as campaign_format
@@ -142,8 +143,11 @@ def main(argv=None):
         return 0
     if not args.command:
         p.error("name a command: generate, submit, status, wait, cancel or archive")
-    if getattr(args, "interval", 1) <= 0:
-        p.error("--interval must be > 0")
+    # time.sleep takes no nan and nothing past its range; nan would never time out
+    if not 0 < getattr(args, "interval", 1) <= 86400:
+        p.error("--interval must be > 0 and at most 86400 (a day)")
+    if math.isnan(getattr(args, "timeout", None) or 0):
+        p.error("--timeout must be a number of seconds")
     options = {k: v for k, v in vars(args).items()
                if k not in ("func", "command", "help_campaign")}
     return main_wrapper("karma-batch", lambda: args.func(say=say, **options))
