@@ -257,7 +257,7 @@ _PBS_STATES = {**dict.fromkeys("QHWT", PENDING), **dict.fromkeys("SREB", RUNNING
                **dict.fromkeys("XFC", FINISHED)}
 
 
-def _run(argv, timeout, check=True):
+def _run(argv, check=True, timeout=60):
     """argv's CompletedProcess; ToolError (3) where it cannot run or (check) fails."""
     try:
         out = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
@@ -272,32 +272,31 @@ def _run(argv, timeout, check=True):
     return out
 
 
-def submit(scheduler, script, timeout=60):
+def submit(scheduler, script):
     """Submits a job script; returns the job id."""
     argv = ["sbatch", "--parsable", script] if scheduler == "slurm" else ["qsub", script]
-    return _run(argv, timeout).stdout.strip().split(";")[0]
+    return _run(argv).stdout.strip().split(";")[0]
 
 
-def cancel(scheduler, job_ids, timeout=60):
-    """Cancels jobs (scancel or qdel); returns the command's output."""
-    return _run((["scancel"] if scheduler == "slurm" else ["qdel"]) + list(job_ids),
-                timeout).stdout
+def cancel(scheduler, job_ids):
+    """Cancels jobs (scancel or qdel)."""
+    _run(["scancel" if scheduler == "slurm" else "qdel", *job_ids])
 
 
-def states(scheduler, job_ids, timeout=60):
+def states(scheduler, job_ids):
     """{job id: PENDING|RUNNING|FINISHED|UNKNOWN (forgotten: its files tell)}; one id or more."""
     result = dict.fromkeys(job_ids, UNKNOWN)
     if scheduler == "slurm":
         out = _run(["squeue", "--noheader", "--states=all", "--format=%i|%T",
-                    "--jobs=" + ",".join(job_ids)], timeout, check=False)
+                    "--jobs=" + ",".join(job_ids)], check=False)
         for line in out.stdout.splitlines():
             job, _, state = line.strip().partition("|")
             if job in result:
                 result[job] = _SLURM_STATES.get(state.strip(), FINISHED)
         return result
-    out = _run(["qstat", "-x", *job_ids], timeout, check=False)
+    out = _run(["qstat", "-x", *job_ids], check=False)
     if out.returncode != 0 and not out.stdout:
-        out = _run(["qstat", *job_ids], timeout, check=False)  # Torque has no -x
+        out = _run(["qstat", *job_ids], check=False)  # Torque has no -x
     for line in out.stdout.splitlines():
         fields = line.split()
         if len(fields) >= 5 and fields[-2] in _PBS_STATES:
