@@ -19,6 +19,7 @@ from karma_tools.core import ToolError, atomic_write
 from karma_tools.results.archive import read_json
 from karma_tools.results import archive as archive_mod
 from karma_tools.results import resultset
+from karma_tools.results.results import field
 from karma_tools.campaign import jobs
 
 MANIFEST = resultset.MANIFEST
@@ -288,8 +289,7 @@ def archive(directory, output, partial, force, say):
         raise ToolError(f"{directory}: {len(left)} job(s) not finished ({left[0]}"
                         + (", ..." if len(left) > 1 else "") + "): wait for them, or "
                         "--partial to archive what there is", 2)
-    name = manifest.get("campaign")
-    name = name.get("name") if isinstance(name, dict) else None
+    name = field(manifest, "campaign.name")
     data = archive_mod.write(out, output, "campaign",
                              name if isinstance(name, str) and name else None, manifest)
     say(f"karma-batch: wrote {output} ({len(data)} bytes; {text})", True)

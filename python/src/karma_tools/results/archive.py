@@ -293,14 +293,16 @@ def walk_files(path, suffix="", onerror=None, archives=True):
     """Sorted paths of the non-hidden files under path ending in suffix; an archive on the
     way walked as its folder (archives False: a file, and links left out)."""
     at = _inside(path) if archives else None
-    if (at[1] in at[0].files) if at else os.path.isfile(path):
-        return [path]
     if at is not None:
         a, inner = at
+        if inner in a.files:
+            return [path]
         prefix = inner + "/" if inner else ""
         return [os.path.join(a.path, *p.split("/")) for p in sorted(a.files)
                 if p.startswith(prefix) and p.endswith(suffix)
                 and not any(part.startswith(".") for part in p[len(prefix):].split("/"))]
+    if os.path.isfile(path):
+        return [path]
     found = []
     for root, dirs, files in os.walk(path, onerror=onerror):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))  # links not walked
