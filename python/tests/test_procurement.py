@@ -212,3 +212,33 @@ def test_report_shows_the_figure_score_prints(tmp_path):
     bad = tool("karma-report", other, "--reference", base, "--no-plots", "-o", tmp_path / "x.md")
     assert bad.returncode == 2 and "go with --score" in bad.stderr
     assert not (tmp_path / "x.md").exists()
+
+
+@pytest.mark.parametrize("kind", ["cpu", "gpu"])
+def test_microbench_campaigns_pair_every_benchmark_on_its_variant(tmp_path, kind):
+    """microbench's kernel names carry the implementation, so karma's and raw's
+    rows pair only on the variant: the committed CPU campaign, read with each
+    microbench campaign file's tables, pairs all 70 benchmarks of 3 rounds."""
+    ran = os.path.join(ROOT, "results", "microbench", "cpu16-campaign-02dd89b8.tar.xz")
+    tables = os.path.join(ROOT, "campaigns", kind, "microbench.yaml")
+    r = tool("karma-compare", "--campaign", ran, "--compare-from", tables,
+             "--json", tmp_path / "t.json")
+    assert r.returncode == 0, r.stderr
+    got = load_json(tmp_path / "t.json")
+    assert not got["notes"] and [t["name"] for t in got["tables"]] == \
+        ["karma-vs-raw", "twin-vs-raw"]
+    for t in got["tables"]:
+        assert len(t["rows"]) == 70 and not t["notes"]
+        assert all(len(row["rounds"]) == 3 and row["numerator"].rsplit("/", 1)[0] ==
+                   row["denominator"].rsplit("/", 1)[0] for row in t["rows"])
+
+
+def test_an_ambiguous_pair_names_a_few_candidates(tmp_path):
+    """As the campaign ran (its tables without same_variant) every karma row
+    could pair with 70 raw rows: the note names three and counts the rest."""
+    ran = os.path.join(ROOT, "results", "microbench", "cpu16-campaign-02dd89b8.tar.xz")
+    r = tool("karma-compare", "--campaign", ran, "--json", tmp_path / "t.json")
+    assert r.returncode == 0, r.stderr
+    notes = [n for t in load_json(tmp_path / "t.json")["tables"] for n in t["notes"]]
+    assert notes and all("70 denominators could pair" in n and "and 67 more" in n and
+                         len(n) < 400 for n in notes)

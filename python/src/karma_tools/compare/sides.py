@@ -137,7 +137,8 @@ def ratio_table(spec, items):
         if not candidates and any(_same(d, n) for d in dens):
             continue  # a result the denominator selects too has nothing to be paired with
         if len(candidates) != 1:
-            others = ", ".join(sorted(c["job"] + "/" + c["kernel"] for c in candidates))
+            names = sorted(c["job"] + "/" + c["kernel"] for c in candidates)
+            others = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if names[3:] else "")
             notes.append(f"{n['job']}/{n['kernel']}: " + (
                 f"{len(candidates)} denominators could pair with it ({others}); add a match "
                 "key or narrow the selections" if candidates else
