@@ -2,7 +2,7 @@
 """scripts/freeze-kernel-tables.py - the kernel tables of a release made
 before the mini-apps declared them (docs/results-format.md, *Kernel tables*).
 
-usage: freeze-kernel-tables.py RELEASE [--root DIR]
+usage: freeze-kernel-tables.py RELEASE [--root DIR] [--output FILE]
 
 Writes python/src/karma_tools/data/apps/RELEASE.json from data/apps/head.json
 (what karma-docs writes from today's mini-apps) and the committed results
@@ -49,7 +49,7 @@ def frozen(app, head, found, deck):
     variant's fields (hexgrad's {layout}-{extents}) kept where the name
     alone does not fix it."""
     kernels = head.get("x-karma-kernels") or {}
-    table = kerneltable.Table(app, kernels)
+    table = kerneltable.Table(kernels)
     entries, fields = [], {}
     for name, implementations in sorted(found.items()):
         declared = table.declared.get(name)
@@ -75,12 +75,13 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("release")
     p.add_argument("--root", default=ROOT)
+    p.add_argument("--output", help="write here instead (a check that the frozen file is made again)")
     args = p.parse_args()
     head = kerneltable.release(kerneltable.HEAD)
     kernels, decks = found_kernels(os.path.join(args.root, "results"), args.release)
     apps = {app: frozen(app, head[app], kernels[app], decks.get(app))
             for app in sorted(kernels)}
-    path = os.path.join(kerneltable.DATA, f"{args.release}.json")
+    path = args.output or os.path.join(kerneltable.DATA, f"{args.release}.json")
     with open(path, "w", encoding="utf-8") as f:
         f.write(json.dumps({"apps": apps}, indent=1, sort_keys=True) + "\n")
     print(f"freeze-kernel-tables: wrote {os.path.relpath(path, args.root)}: "

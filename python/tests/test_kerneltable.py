@@ -6,6 +6,8 @@ release's data (data/apps/1.0.0.json) and the head's (data/apps/head.json)."""
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -98,3 +100,13 @@ def test_a_forged_count_of_a_whole_step_is_refused():
     doc = load(STEPPED)
     doc["kernels"][6]["time_s"]["count"] += 1
     assert any("time_s.count" in p and "but the run timed" in p for p in derived.problems(doc))
+
+
+def test_the_frozen_table_of_1_0_0_is_made_again(tmp_path):
+    """scripts/freeze-kernel-tables.py, run again on the committed results,
+    writes 1.0.0's frozen tables byte for byte."""
+    out = tmp_path / "1.0.0.json"
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "freeze-kernel-tables.py"),
+                        "1.0.0", "--output", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == open(os.path.join(kerneltable.DATA, "1.0.0.json"), "rb").read()
