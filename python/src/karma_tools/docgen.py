@@ -1,9 +1,6 @@
-"""karma-docs: the generated parts of karma's documentation: docs/results-format.md from
-the results schema (its title, description and each property's description, a row); in a
-checkout, the schema's `app` from the mini-apps that take decks; each mini-app README's
-deck table (between BEGIN and END) and the tools' data of the apps (APPS_DATA, read by
-kerneltable.py), from `karma-<app> --help=json`. --check compares instead of writing
-(exit 1, one line per stale file); bad input is one line, exit 2, nothing written."""
+"""karma-docs: the generated parts of karma's documentation: docs/results-format.md from the
+results schema (in a checkout, the schema's `app` from the mini-apps that take decks); each
+mini-app README's deck table and the apps' data (APPS_DATA) from `karma-<app> --help=json`."""
 
 import itertools
 import json
@@ -190,10 +187,8 @@ def deck_value(value):
         return "[" + ", ".join(deck_value(v) for v in value) + "]"
     if isinstance(value, str):
         return value if value else '""'
-    if isinstance(value, dict):
+    if isinstance(value, (dict, bool)):
         return json.dumps(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
     # Sizes as the decks write them: 2^25 rather than 33554432.
     if isinstance(value, int) and value >= 2 ** 20 and value & (value - 1) == 0:
         return f"2^{value.bit_length() - 1}"
@@ -291,8 +286,7 @@ def read_text(path):
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as e:
-        raise ToolError(f"{path}: cannot read ({getattr(e, 'strerror', None) or e})", 2) \
-            from None
+        raise ToolError(f"{path}: cannot read ({getattr(e, 'strerror', None) or e})", 2) from None
 
 
 def wanted(args, root):

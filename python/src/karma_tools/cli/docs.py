@@ -31,8 +31,7 @@ def run(argv):
                         "python/pyproject.toml)", 2)
     if args.bin_dir is not None and not os.path.isdir(args.bin_dir):
         raise ToolError(f"--bin-dir {args.bin_dir}: not a folder", 2)
-    changed = {path: text for path, text in wanted(args, root).items()
-               if read_text(path) != text}
+    changed = {path: text for path, text in wanted(args, root).items() if read_text(path) != text}
     if args.check:
         for path in changed:
             old = read_text(path)

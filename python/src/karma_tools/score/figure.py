@@ -1,6 +1,5 @@
-"""The procurement figure, karma's one figure of record of a machine against
-a reference machine, computed here and nowhere else (docs/score.md: results
--> rows -> figures -> ratios -> aggregate)."""
+"""The procurement figure, karma's one figure of record of a machine against a reference
+machine (docs/score.md: results -> rows -> figures -> ratios -> aggregate)."""
 
 import functools
 import math
@@ -126,7 +125,7 @@ def captures(runs):
         try:
             doc = read_json(path) if archive.isfile(path) else None
         except ToolError:
-            doc = None
+            continue
         out += [(path, doc)] if isinstance(doc, dict) else []
     return out
 
@@ -146,8 +145,7 @@ def environment_summary(runs):
 
 def _baseline_runs(path, kind, runs=None):
     """(kind, the set's reportable baseline runs of that kind): what a reference takes."""
-    if runs is None:
-        runs, _ = load_runs(path)
+    runs = load_runs(path)[0] if runs is None else runs
     baseline = [r for r in runs if not left_out_reasons(r, None)
                 and rules.reportable(r.doc).get("tier") == "baseline"]
     if not baseline:
@@ -188,8 +186,7 @@ def captured_gpus(run):
 
 
 def unit_of(path, runs, kind):
-    """A reference unit: its set and the GPUs (UUID, board part number, VBIOS, driver) or
-    hosts its runs ran on, and on how many at once (the machine type's count)."""
+    """A reference unit: its set, the GPUs or hosts its runs ran on and how many at once."""
     unit = {"source": path, "results": len(runs),
             "per_run": max(len(r.doc.get("ranks") or [None]) for r in runs),
             "held_back": sum(bool(unit_events(r)) for r in runs)}
@@ -206,8 +203,7 @@ def _spread(values, center):
 
 
 def _pooled(parts, key):
-    """The median over the units of each one's `key` (its median of rounds), the rounds of
-    every unit scaled to it; each unit's figure and their spread."""
+    """The units' median `key`, every unit's rounds scaled to it; each unit's and the spread."""
     values = [p[key] for p in parts]
     median = statistics.median(values)
     return {key: median, "runs": sum(p["runs"] for p in parts),
@@ -216,8 +212,7 @@ def _pooled(parts, key):
 
 
 def _combined(tables, key, units):
-    """One row from each unit's figures, and its per watt, pooled; of units of several
-    boards, each board's units' figure and spread."""
+    """One row of the units' figures and per watt, pooled; of several boards, each board's."""
     rows = [t[key] for t in tables]
     row, watts = dict(rows[0], **_pooled(rows, "figure")), [r["per_watt"] for r in rows]
     row["per_watt"] = dict(watts[0], **_pooled(watts, "value")) if all(watts) else None
@@ -247,8 +242,7 @@ def _one_machine_type(units):
 
 
 def make_reference(paths, name=None, kind=None, runs=None):
-    """The reference document of one set, or of several, each of another unit of one machine
-    type (runs: the one set's runs, if loaded)."""
+    """The reference of one set, or of several units of one machine type (runs: one set's)."""
     used = []
     for path in paths:
         kind, mine = _baseline_runs(path, kind, runs)
@@ -324,8 +318,7 @@ def shipped(rel, what, flag):
         path = os.path.normpath(os.path.join(base, rel))
         if os.path.isfile(path):
             return path
-    raise ToolError(f"no {what} ({rel} of the checkout or PREFIX/share/karma); give "
-                    f"{flag} FILE", 2)
+    raise ToolError(f"no {what} ({rel} of the checkout or PREFIX/share/karma); give {flag} FILE", 2)
 
 
 def geomean(values, weights=None):
@@ -352,17 +345,15 @@ def _ratio(figure, reference, hib):
 
 
 def interval(figures, references, hib):
-    """[low, high]: the ratios the rounds span, the set's worst round over
-    the reference's best and its best over the reference's worst. A side
-    with one value (a reference made before rounds were kept) is a point."""
+    """[low, high]: the set's worst round over the reference's best, and best over worst (a
+    side of one value, a reference made before rounds were kept, is a point)."""
     worst, best = (min, max) if hib else (max, min)
     return [_ratio(worst(figures), best(references), hib),
             _ratio(best(figures), worst(references), hib)]
 
 
 def span_mean(spans, weights=None):
-    """The (weighted) geometric mean of intervals, bound by bound; None of none (or of weights
-    that are all 0)."""
+    """The (weighted) geometric mean of intervals, bound by bound; None of none (or weights 0)."""
     bounds = [geomean([None if s is None else s[i] for s in spans], weights) for i in (0, 1)]
     return None if None in bounds else bounds
 
@@ -397,8 +388,7 @@ def expected_range(n):
 
 
 def unit_band(spread, units):
-    """[low, high]: the ratios one model's units span about the reference, from its N units'
-    spread (their lowest and highest figure over the median); None for fewer than two."""
+    """[low, high] one model's units span about the reference, from N units' spread (or None)."""
     if not spread or units < 2:
         return None
     low, high = math.log(spread[0]), math.log(spread[1])
@@ -470,8 +460,7 @@ def _app_score(rows):
 
 
 def _verdicts(score):
-    """A score with the words of its interval and of its per-watt interval (these only
-    against a band: without one a per-watt figure has no word)."""
+    """A score with the words of its interval and per-watt interval (that only against a band)."""
     return dict(score, verdict=verdict(score["interval"], score["band"]),
                 per_watt_verdict=score["per_watt_band"] and verdict(
                     score["per_watt_interval"], score["per_watt_band"]))
@@ -533,8 +522,7 @@ NAME = "procurement figure"
 
 
 def board_scores(reference, weights):
-    """{board part number: what the reference's units of it score against the reference}, of
-    a reference whose units are of several: the measured difference between the boards."""
+    """{board part number: its units' score against the reference}: the boards' difference."""
     boards = {b for r in reference["rows"] for b in r.get("boards") or {}}
     scored = [r for r in reference["rows"] if r["class"] in rules.SCORED_CLASSES]
     return {b: app_scores([{"app": r["app"], "interval": None, "per_watt": None, "ratio": _ratio(
@@ -543,8 +531,7 @@ def board_scores(reference, weights):
 
 
 def of_record(scored, reference, weights):
-    """The figure of record of a scored set: the baseline tier's overall, the bands of the
-    reference's units and what the set's and the reference's GPU boards are."""
+    """A scored set's figure of record: the baseline overall, the units' bands, the boards."""
     t = scored["tiers"][TIER]
     ref_boards = _distinct(b for u in reference.get("units") or [] for b in u.get("boards", []))
     return {"name": NAME, "tier": TIER, "complete": t["complete"], "figure": t["score"],
@@ -561,8 +548,8 @@ def of_record(scored, reference, weights):
 
 
 def reference_of(source=None):
-    """(where, the reference) of --reference: the shipped one (None), a file,
-    or a result set made one (its GPU rows where it ran on both kinds)."""
+    """(where, the reference) of --reference: the shipped one (None), a file, or a result set
+    made one (its GPU rows where it ran on both kinds)."""
     if source is None:
         source = shipped(DEFAULT_REFERENCE, "shipped reference", "--reference")
     if not archive.isdir(source) and not archive.is_archive_name(source):
@@ -573,8 +560,7 @@ def reference_of(source=None):
 
 
 def score(sets, reference=None, weights_file=None):
-    """The one pipeline of every tool that scores: sets [(label, path)], each
-    scored on its own with its figure of record. What --json writes."""
+    """Every tool's scoring: sets [(label, path)], each on its own; what --json writes."""
     reference_file, doc = reference_of(reference)
     weights_file = weights_file or shipped(weights.DEFAULT, "default weights file", "--weights")
     apps = sorted({r["app"] for r in doc["rows"]}, key=lambda a: sort_key((a,)))
@@ -591,9 +577,8 @@ ACCEPT_TOLERANCE = 0.03
 
 
 def accept(bid, delivered, reference=None, weights_file=None):
-    """The delivered set scored with the bid's bundle as the reference, and per app whether
-    its rounds reach the bid's figure widened by the unit band of `reference` (a reference
-    of several units) or, without one, by ACCEPT_TOLERANCE: {app: {..., floor, accepted}}."""
+    """The delivered set scored against the bid's bundle; per app whether its rounds reach the
+    bid's figure widened by `reference`'s unit band, else by ACCEPT_TOLERANCE (floor, accepted)."""
     report = score([("delivered", delivered)], bid, weights_file)
     bands = {}
     if reference is not None:

@@ -60,8 +60,7 @@ def figure_lines(record):
 
 
 def app_table(scored, weights):
-    """Per app: weight, score and per watt with their rounds, and, against a reference of
-    several units, the band of its units and what the score says."""
+    """Per app: weight, score and per watt with their rounds; of several units, their band."""
     t = scored["tiers"][figure.TIER]
     banded = t["band"] is not None
 
@@ -101,8 +100,7 @@ def disclosure_lines(disclosure):
 
 
 def unit_lines(scored, most=8):
-    """The GPU units the set ran on, and its runs that a unit held back or whose memory
-    erred (results.results.unit_events)."""
+    """The set's GPU units, and its runs a unit held back or whose ECC errors grew."""
     def on(flag):
         return {True: "on", False: "off"}.get(flag, "?")
 

@@ -1,12 +1,12 @@
-"""The release: what a karma version fixes about its score, and whether a
-checkout still is it (docs/run-rules.md#releases). The kernels' code versions
-are computed again from the sources; the deck keys come from --help=json."""
+"""The release: what a karma version fixes about its score, and whether a checkout still is it
+(docs/run-rules.md#releases), code versions computed again and deck keys from --help=json."""
 
 import ast
 import hashlib
 import io
 import json
 import os
+import pathlib
 import subprocess
 import tarfile
 
@@ -29,10 +29,9 @@ NEEDS = "such a change needs a new version, a new reference and a CHANGELOG entr
 
 
 def _read(root, rel, binary=False):
+    path = pathlib.Path(root, rel)
     try:
-        with open(os.path.join(root, rel), "rb" if binary else "r",
-                  encoding=None if binary else "utf-8") as f:
-            return f.read()
+        return path.read_bytes() if binary else path.read_text(encoding="utf-8")
     except OSError as e:
         raise ToolError(f"{rel}: cannot read ({e.strerror})", 2) from None
 
@@ -42,9 +41,8 @@ def _sha256(root, rel):
 
 
 def _string_parts(node):
-    """An f-string or format spec as its parts, literal text merged: Pythons
-    split and wrap these differently (3.12 adds empty literals, 3.13 gives a
-    plain format spec as a Constant), though the code is the same."""
+    """An f-string or format spec as its parts, literal text merged: Pythons split and wrap
+    these differently (3.12 adds empty literals, 3.13 gives a plain spec as a Constant)."""
     parts = []  # literal text as str, a field as its tree_text in a tuple
     for value in node.values if isinstance(node, ast.JoinedStr) else [node]:
         if not isinstance(value, ast.Constant):
@@ -57,9 +55,8 @@ def _string_parts(node):
 
 
 def tree_text(node):
-    """A syntax tree as text that stays the same from one Python to the next:
-    ast.dump does not (3.12 added an empty type_params to every function),
-    so fields left empty or None, the ones a newer Python adds, are left out."""
+    """A syntax tree as text the same in every Python, unlike ast.dump (3.12 added an empty
+    type_params to every function): fields empty or None, the ones newer Pythons add, left out."""
     if isinstance(node, ast.JoinedStr):
         return _string_parts(node)
     if isinstance(node, ast.FormattedValue) and node.format_spec is not None:
@@ -139,8 +136,8 @@ def new_record(root, bin_dir):
 
 
 def same_version_unchanged(root, doc):
-    """A release file is rewritten only for a new version, or unchanged:
-    a change under a released version's name would make two of it."""
+    """A release file is rewritten only for a new version, or unchanged: a change under a
+    released version's name would make two of it."""
     frozen = released(root)
     found = differences(frozen, doc) if frozen else []
     if found and frozen.get("version") == doc["version"]:
@@ -170,31 +167,28 @@ def differences(frozen, now, where=""):
             else:
                 found += differences(frozen[key], now[key], path)
         return found
-    if frozen != now:
-        return [f"{where}: {json.dumps(now)[:80]}, the release has {json.dumps(frozen)[:80]}"]
-    return []
+    return [f"{where}: {json.dumps(now)[:80]}, the release has {json.dumps(frozen)[:80]}"] \
+        if frozen != now else []
 
 
 def kernel_drift(reference, root):
     """A line per reference kernel whose code version the sources no longer give."""
     hashes, found = {}, []
     for row in reference["rows"]:
-        name = row_name(row)
+        name, app = row_name(row), row["app"]
         if not row.get("codes"):
             found.append(f"{name}: the reference does not record what its kernels' code "
                          "versions are made of (made before 1.0.0)")
             continue
-        if row["app"] not in hashes:
-            hashes[row["app"]] = codeversion.source_hashes(
-                codeversion.app_sources(root, row["app"]))
+        if app not in hashes:
+            hashes[app] = codeversion.source_hashes(codeversion.app_sources(root, app))
         for code in row["codes"]:
-            missing = [s for s in code["symbols"] if s not in hashes[row["app"]]]
+            missing = [s for s in code["symbols"] if s not in hashes[app]]
             if missing:
                 found.append(f"{name}: code_version {code['version']}: {missing[0]} is no "
                              "longer defined")
                 continue
-            _, now = codeversion.combine([hashes[row["app"]][s] for s in code["symbols"]],
-                                         code["launch"])
+            _, now = codeversion.combine([hashes[app][s] for s in code["symbols"]], code["launch"])
             if now != code["version"]:
                 found.append(f"{name}: code_version {now}, the reference's {code['version']} "
                              f"({', '.join(code['symbols'])})")
@@ -208,14 +202,13 @@ def released(root):
         return None
     frozen = read_json(path)
     if not isinstance(frozen, dict) or frozen.get("karma_release") != RELEASE_FORMAT:
-        raise ToolError(f"{RELEASE_FILE}: not a release file (karma_release: "
-                        f"{RELEASE_FORMAT})", 2)
+        raise ToolError(f"{RELEASE_FILE}: not a release file (karma_release: {RELEASE_FORMAT})", 2)
     return frozen
 
 
 def check(root, bin_dir, deck_keys_too=True):
-    """(the release's version, [what differs from it]) for the checkout; the
-    deck keys only with deck_keys_too (they need a build)."""
+    """(the release's version, [what differs from it]) for the checkout; the deck keys only
+    with deck_keys_too (they need a build)."""
     frozen = released(root)
     if frozen is None:
         raise ToolError(f"{RELEASE_FILE}: no such file", 2)

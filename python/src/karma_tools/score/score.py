@@ -1,6 +1,5 @@
-"""karma-score's Markdown: a score (figure.score) as docs/score.md shows it,
-the figure of record in one line for the other tools, and the tools' one
-wording of a ratio and the interval its rounds (or runs) span."""
+"""karma-score's Markdown (docs/score.md), the figure of record in one line for the other
+tools, and the tools' one wording of a ratio and the interval its rounds (or runs) span."""
 
 from karma_tools.core import md_table
 from karma_tools.score import figure
@@ -64,8 +63,8 @@ def _lacked(boards):
 
 
 def board_line(record):
-    """What the set's GPU boards are against the reference's units', where that matters:
-    a board the reference lacks, or a reference of several boards; else ''."""
+    """The set's GPU boards against the reference's units', where the reference lacks one or
+    has several; else ''."""
     boards, scores = record["boards"], record["boards"]["scores"]
     other = _lacked(boards)
     if not boards["reference"] or not boards["set"] or not other and not scores:
@@ -89,8 +88,7 @@ def _banded(span, band, words):
 
 
 def record_line(record):
-    """The figure of record in one line, or INCOMPLETE and why; UNOFFICIAL first where
-    it is not of record."""
+    """The figure of record in one line (UNOFFICIAL first where it is not), or INCOMPLETE."""
     if not record["complete"]:
         return f"**INCOMPLETE**: {len(record['missing'])} of {record['rows']} scored rows " \
             "have no figure, so no overall is given (missing rows below)."
@@ -212,8 +210,7 @@ def other_board(record):
 
 
 def title(sets):
-    """The first line: INCOMPLETE and UNOFFICIAL, naming the sets and why, where any is, and
-    the board part number of a set with a figure that the reference's units lack."""
+    """The first line: the sets INCOMPLETE, UNOFFICIAL or of a board the reference lacks."""
     short = [s for s in sets if not s["record"]["complete"]]
     off = [s for s in sets if s["record"]["complete"] and s["record"].get("unofficial")]
     boards = [s["label"] + other_board(s["record"]) for s in sets
