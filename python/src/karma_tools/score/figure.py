@@ -548,8 +548,7 @@ def of_record(scored, reference, weights):
 
 
 def reference_of(source=None):
-    """(where, the reference) of --reference: the shipped one (None), a file, or a result set
-    made one (its GPU rows where it ran on both kinds)."""
+    """(where, reference) of --reference: shipped (None), a file, or a set (GPU rows of both)."""
     if source is None:
         source = shipped(DEFAULT_REFERENCE, "shipped reference", "--reference")
     if not archive.isdir(source) and not archive.is_archive_name(source):

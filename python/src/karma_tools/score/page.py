@@ -1,5 +1,4 @@
-"""karma-score --page: one set against the reference on a page a manager can
-read (docs/score.md), in Markdown with its chart as a PNG beside it."""
+"""karma-score --page: one set against the reference for a manager, its chart beside it."""
 
 import io
 import os

@@ -136,8 +136,7 @@ def new_record(root, bin_dir):
 
 
 def same_version_unchanged(root, doc):
-    """A release file is rewritten only for a new version, or unchanged: a change under a
-    released version's name would make two of it."""
+    """Refuses a change under a released version's name: that would make two of it."""
     frozen = released(root)
     found = differences(frozen, doc) if frozen else []
     if found and frozen.get("version") == doc["version"]:
@@ -207,8 +206,7 @@ def released(root):
 
 
 def check(root, bin_dir, deck_keys_too=True):
-    """(the release's version, [what differs from it]) for the checkout; the deck keys only
-    with deck_keys_too (they need a build)."""
+    """(the release's version, [what differs]); the deck keys, which need a build, if asked."""
     frozen = released(root)
     if frozen is None:
         raise ToolError(f"{RELEASE_FILE}: no such file", 2)

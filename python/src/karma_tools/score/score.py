@@ -57,16 +57,10 @@ def _reference_lines(reference, path):
     return lines + [""]
 
 
-def _lacked(boards):
-    """The set's board part numbers that the reference's units (recording theirs) lack."""
-    return [b for b in boards["set"] if boards["reference"] and b not in boards["reference"]]
-
-
 def board_line(record):
-    """The set's GPU boards against the reference's units', where the reference lacks one or
-    has several; else ''."""
+    """The set's GPU boards against the reference's, where it lacks one or has several; else ''."""
     boards, scores = record["boards"], record["boards"]["scores"]
-    other = _lacked(boards)
+    other = other_board(record)
     if not boards["reference"] or not boards["set"] or not other and not scores:
         return ""
     text = f"Board {', '.join(boards['set'])}" + (
@@ -204,7 +198,8 @@ def _lists(s):
 
 def other_board(record):
     """' (board B: a part number none of the reference's units has)', or ''."""
-    other = _lacked(record["boards"])
+    boards = record["boards"]
+    other = [b for b in boards["set"] if boards["reference"] and b not in boards["reference"]]
     return f" (board {', '.join(other)}: a part number none of the reference's units has)" \
         if other else ""
 
