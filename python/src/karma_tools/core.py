@@ -1,5 +1,4 @@
-"""What every part of karma's tools shares: the suite's version and mini-apps, the error a
-user can fix (ToolError), messages about values, writing files whole, Markdown tables."""
+"""What all of karma's tools share: version, mini-apps, ToolError, whole writes, tables."""
 
 import contextlib
 import json
@@ -34,8 +33,7 @@ def miniapps_with_decks(root):
 APPS = tuple(json.loads(pathlib.Path(PACKAGE, "schemas", "results.schema.json").read_text(
     encoding="utf-8"))["properties"]["app"]["x-karma-apps"])
 
-# Deeper nesting in a campaign or JSON input is refused: no karma file comes near it, and
-# Python's recursion would give out before a hostile file does.
+# Deeper nesting is refused: no karma file comes near it; recursion would give out first.
 MAX_DEPTH = 64
 
 
@@ -82,9 +80,8 @@ def atomic_write(path, content):
 
 
 def write_all(outputs, directories=()):
-    """Writes every (path, content) of outputs, or none: all to synced temporary files,
-    then renamed; `directories` [(staged folder, its place)] replace theirs between the
-    two (a report appears after the plots it links). ToolError (unwritable's) on failure."""
+    """Writes every (path, content) of outputs, or none, through synced temporary files;
+    `directories` [(staged, place)] are moved in first (a report after the plots it links)."""
     done, where = [], None
     try:
         for path, content in outputs:
@@ -116,9 +113,8 @@ def write_all(outputs, directories=()):
 
 
 def write_folder(out, files, executable=(), what=None):
-    """Writes {relative path: text or bytes} as the folder out (an old one replaced), whole
-    or absent, through a temporary sibling; `executable` paths get mode 0755, `what`
-    names out in an error (unwritable's)."""
+    """Writes {relative path: text or bytes} as the folder out (replacing it), whole or
+    absent; `executable` paths get mode 0755, `what` names out in an error."""
     place = os.path.abspath(out)
     staging = os.path.join(os.path.dirname(place), f".{os.path.basename(place)}.tmp.{os.getpid()}")
     try:
@@ -152,8 +148,7 @@ MAX_INPUT_BYTES = 256 << 20
 
 
 def read_input_file(path, what="file"):
-    """The bytes of the input file at path; ToolError (2) for a directory, a device, an
-    empty file or one over MAX_INPUT_BYTES (as the mini-apps refuse such decks)."""
+    """The input file's bytes; ToolError (2) for a directory, device, empty or oversized file."""
     if os.path.isdir(path):
         raise ToolError(f"{path}: is a directory; name a {what}", 2)
     try:
@@ -172,8 +167,7 @@ def read_input_file(path, what="file"):
 
 
 def unwritable(path, error, what=None):
-    """The ToolError for an output that could not be written: 2 where its folder is not
-    there, is a file or is not the user's, else 3 (as in the mini-apps)."""
+    """The ToolError for an output not written: 2 for a bad folder, else 3 (as the mini-apps)."""
     return ToolError(f"cannot write {what or path}: {error.strerror or error}",
                      2 if isinstance(error, _NOT_THERE + (FileExistsError,)) else 3)
 

@@ -19,8 +19,7 @@ import xml.etree.ElementTree as ElementTree
 
 from karma_tools.core import __version__, write_folder
 
-# Variables of the batch systems karma knows (as the results' `job` field), and the one of
-# each that holds the job's id.
+# Variables of the batch systems karma knows (as the results' `job`), and each's job id.
 SCHEDULER_PREFIXES = ("SLURM_", "SBATCH_", "SRUN_", "PBS_", "LSB_", "LSF_", "FLUX_", "COBALT_",
                       "SGE_", "PALS_")
 JOB_IDS = (("slurm", "SLURM_JOB_ID"), ("pbs", "PBS_JOBID"), ("lsf", "LSB_JOBID"),
@@ -29,28 +28,25 @@ JOB_IDS = (("slurm", "SLURM_JOB_ID"), ("pbs", "PBS_JOBID"), ("lsf", "LSB_JOBID")
 RUNTIME_PREFIXES = ("OMP_", "KOKKOS_", "KARMA_", "CUDA_", "NCCL_", "OMPI_", "PMIX_", "UCX_",
                     "MPICH_", "I_MPI_", "FI_", "HWLOC_", "GOMP_", "KMP_", "MV2_", "CRAY_")
 
-# (key, file name, argv alternatives, what); the first alternative that exists runs.
-COMMANDS = [
-    ("lscpu", "lscpu.txt", [["lscpu"]], "CPUs, caches, NUMA"),
-    ("topology", "topology.xml", [["lstopo-no-graphics", "--of", "xml", "-"],
-                                  ["lstopo", "--of", "xml", "-"]],
+# (key, file name, argv alternatives (" | " between them), what); the first found runs.
+COMMANDS = [(key, name, [a.split() for a in argv.split(" | ")], what) for key, name, argv, what in (
+    ("lscpu", "lscpu.txt", "lscpu", "CPUs, caches, NUMA"),
+    ("topology", "topology.xml", "lstopo-no-graphics --of xml - | lstopo --of xml -",
      "hardware topology: packages, caches, cores, NUMA, PCI devices (hwloc)"),
-    ("nvidia-smi", "nvidia-smi.txt", [["nvidia-smi", "-q"]], "NVIDIA GPUs, driver, clocks, ECC"),
-    ("nvidia-smi-xml", "nvidia-smi.xml", [["nvidia-smi", "-q", "-x"]],
+    ("nvidia-smi", "nvidia-smi.txt", "nvidia-smi -q", "NVIDIA GPUs, driver, clocks, ECC"),
+    ("nvidia-smi-xml", "nvidia-smi.xml", "nvidia-smi -q -x",
      "the same as XML: clocks, power limits"),
-    ("nvidia-smi-topo", "nvidia-smi-topo.txt", [["nvidia-smi", "topo", "-m"]],
-     "GPU/NIC/CPU affinity"),
-    ("rocm-smi", "rocm-smi.txt", [["rocm-smi", "--showallinfo"]], "AMD GPUs"),
-    ("rocm-smi-json", "rocm-smi.json", [["rocm-smi", "--showallinfo", "--json"]],
-     "the same as JSON"),
-    ("ibv_devinfo", "ibv_devinfo.txt", [["ibv_devinfo", "-v"]],
+    ("nvidia-smi-topo", "nvidia-smi-topo.txt", "nvidia-smi topo -m", "GPU/NIC/CPU affinity"),
+    ("rocm-smi", "rocm-smi.txt", "rocm-smi --showallinfo", "AMD GPUs"),
+    ("rocm-smi-json", "rocm-smi.json", "rocm-smi --showallinfo --json", "the same as JSON"),
+    ("ibv_devinfo", "ibv_devinfo.txt", "ibv_devinfo -v",
      "InfiniBand/RoCE adapters: firmware, ports, link (rdma-core)"),
-    ("fi_info", "fi_info.txt", [["fi_info"]], "libfabric providers and interfaces"),
-    ("ucx_info", "ucx_info.txt", [["ucx_info", "-v"]], "UCX version and configuration"),
-    ("ucx_info-devices", "ucx_info-devices.txt", [["ucx_info", "-d"]], "UCX transports, devices"),
-    ("numactl", "numactl.txt", [["numactl", "--hardware"]], "NUMA nodes and distances"),
-    ("uname", "uname.txt", [["uname", "-a"]], "kernel"),
-]
+    ("fi_info", "fi_info.txt", "fi_info", "libfabric providers and interfaces"),
+    ("ucx_info", "ucx_info.txt", "ucx_info -v", "UCX version and configuration"),
+    ("ucx_info-devices", "ucx_info-devices.txt", "ucx_info -d", "UCX transports, devices"),
+    ("numactl", "numactl.txt", "numactl --hardware", "NUMA nodes and distances"),
+    ("uname", "uname.txt", "uname -a", "kernel"),
+)]
 # (key, argv alternatives) of each `--version`.
 COMPILERS = [(name, [[exe, "--version"] for exe in exes or [name]]) for name, *exes in (
     ("c++", os.environ.get("CXX", "c++")), ("cc", os.environ.get("CC", "cc")), ("g++",),
@@ -65,8 +61,7 @@ def run_command(alternatives, timeout):
     if argv is None:
         return None
     try:
-        # Its own session, so a timeout ends the children too: one left
-        # holding the pipes would keep the capture waiting.
+        # Its own session: a timeout kills the children too, which would hold the pipes open.
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
                                 errors="replace", start_new_session=True)
@@ -108,25 +103,20 @@ def version_line(text):
 
 def capture(timeout=20, environ=None):
     """(document, {file name: text}) describing this node."""
-    # Bytes that are not UTF-8 (Python keeps them as lone surrogates) become
-    # U+FFFD: the JSON and the text files must be valid UTF-8.
+    # Bytes not UTF-8 (lone surrogates in Python) become U+FFFD: the outputs must be UTF-8.
     environ = {_valid_text(k): _valid_text(v)
                for k, v in (os.environ if environ is None else environ).items()}
-    doc = {
-        "karma_environment": 1,
-        "karma_version": __version__,
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "hostname": socket.gethostname(),
-        "platform": {"system": platform.system(), "release": platform.release(),
-                     "machine": platform.machine(), "python": platform.python_version()},
-    }
+    doc = {"karma_environment": 1, "karma_version": __version__,
+           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "hostname": socket.gethostname(),
+           "platform": {"system": platform.system(), "release": platform.release(),
+                        "machine": platform.machine(), "python": platform.python_version()}}
     pretty = []
     with contextlib.suppress(OSError), open("/etc/os-release", errors="replace") as f:
         pretty = re.findall(r"^\s*PRETTY_NAME=(.*)", f.read(), re.M)
     doc["platform"]["os"] = pretty[-1].strip().strip('"') if pretty else None
 
-    # Every command at once: each waits on its own program (nvidia-smi
-    # starts NVML for every GPU), and a job pays the capture before its run.
+    # All at once: each waits on its own program (nvidia-smi starts NVML for every GPU).
     jobs = [c[2] for c in COMMANDS] + [c[1] for c in COMPILERS]
     with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
         ran = list(pool.map(run_command, jobs, [timeout] * len(jobs)))
@@ -189,8 +179,7 @@ def nvidia_summary(text):
 
 
 def nvidia_devices(text):
-    """Per GPU from `nvidia-smi -q -x`: clocks now and at most (MHz) and the
-    power limits (W); [] when the XML cannot be read."""
+    """Per GPU of `nvidia-smi -q -x`: clocks, now and most (MHz), power limits (W); [] if bad."""
     try:
         root = ElementTree.fromstring(text)
     except ElementTree.ParseError:

@@ -21,8 +21,7 @@ POWER_COLUMNS = {"power.draw.instant [W]": 0.0, "power.draw [W]": 1.0}
 
 
 def read_samples(path, utc_offset_h=0.0):
-    """([(unix seconds, watts)], column used) of nvidia-smi's CSV, whose local time stamps
-    are `utc_offset_h` from UTC."""
+    """([(unix seconds, watts)], column) of nvidia-smi's CSV, its local times utc_offset_h off."""
     with open(path, newline="") as f:
         rows = [r for r in csv.reader(f, skipinitialspace=True) if r]
     if not rows or rows[0][0] != "timestamp":

@@ -218,16 +218,14 @@ _SOFTWARE = (("software.kokkos", "kokkos.version"), ("software.compiler", "build
 
 
 def _software_problems(values, karma):
-    """Kokkos, the compilers and MPI against every result: the disclosure
-    gives exactly the versions the results name (4.6.01 is 4.6.1; 13.3 is not
-    13.3.0), each of them, and no other; MPI's name too."""
+    """Kokkos, the compilers and MPI against every result: exactly the versions the results
+    name (4.6.01 is 4.6.1; 13.3 is not 13.3.0), and MPI's name."""
     out, used = [], {}
     for path, doc in karma:
         for key, where in _SOFTWARE:
             said, mpi = field(doc, where), key == "software.mpi"
             if key not in values or not isinstance(said, str) or mpi and _is_none(said):
                 continue
-            # Every compiler the build names, each version; MPI's name and version.
             name, version = name_and_version(said) if mpi else ("", said)
             versions, disclosed = _versions(version or ""), values[key]
             used.setdefault(key, (where, set()))[1].update(versions)
@@ -252,8 +250,7 @@ _FABRICS = {"cxi", "efa", "opx", "psm2", "psm3", "verbs", "usnic", "gni"}
 
 
 def _node_problems(values, karma, envs):
-    """The nodes, OS, memory, sockets, cores, interconnect and CUDA against what the results
-    and captures give (a size in GB: facts.GB_RULE)."""
+    """The nodes, OS, memory, CPUs, interconnect and CUDA against the results and captures."""
     out, nodes = [], max([n for _, d in karma if isinstance(n := field(d, "mpi.nodes"), int)],
                          default=None)
     if nodes not in (None, values.get("system.nodes", nodes)):
@@ -332,8 +329,7 @@ def _parse_json(data):
 
 
 def _campaign_problems(files):
-    """(the manifest's jobs, or None where it is not one, and [(path, why)] of its manifest,
-    campaign file, scripts, results folders)."""
+    """(the manifest's jobs or None, [(path, why)] of it, the campaign file, scripts, folders)."""
     path = f"{CAMPAIGN}/{batch.MANIFEST}"
     manifest, why = _parse_json(files[path]) if path in files else (None, "missing")
     if why:
@@ -367,8 +363,7 @@ def campaign_file(files):
 
 
 def _job_problems(files, name, path, decks):
-    """One job's exit code and result (at path): ([(path, why)], its result or None, whether
-    it conforms to the schema)."""
+    """One job's exit code and result: ([(path, why)], the result or None, whether valid)."""
     exit_code = f"{RESULTS}/{name}/{jobs_mod.EXIT_CODE_FILE}"
     code = files.get(exit_code, b"").decode("utf-8", "replace").strip()
     out = [] if code == "0" else [(exit_code, f"job {name} did not pass (exit code "
@@ -378,8 +373,7 @@ def _job_problems(files, name, path, decks):
     if why:
         return out + [(path, why)], None, False
     problems = validate.validate(doc, {"result": "PASSED"})
-    # Only a document the schema accepts has the fields to derive again, and facts to hold:
-    # of another, its schema problems are what is said.
+    # Only a document the schema accepts has the fields to derive again and facts to hold.
     conforms = not problems
     problems += derived.problems(doc) if conforms else []
     if conforms and not validate.is_reference(doc):
@@ -463,9 +457,8 @@ def _named(paths, folder, what):
 
 
 def pack(campaign, disclosure, build_logs, weights=(), campaign_file=None):
-    """(the bundle's bytes, summary lines, its file count) of a campaign directory whose jobs
-    all passed; refused (2) with every problem, a line each: the tester mends them all at
-    once."""
+    """(the bundle's bytes, summary lines, its file count) of a campaign whose jobs all passed;
+    refused (2) with every problem, a line each: the tester mends them all at once."""
     out = os.path.abspath(campaign)
     manifest = batch.load_manifest(out)
     rows = batch.collect(out, manifest, query=False)
@@ -523,9 +516,8 @@ def examine(path, record=None):
 
 
 def page_facts(path, record):
-    """(check's answer (True, [note]: the commit it was made at, if not the release's) or
-    (False, [why]), the disclosure's values) of a scored set for its page; (None, None) for
-    no bundle."""
+    """(check's answer: (True, [note of the commit if not the release's]) or (False, [why]),
+    the disclosure's values) of a scored set for its page; (None, None) for no bundle."""
     if not (archive.is_archive_name(path) and os.path.isfile(path)) or \
             archive.open_archive(path).index["kind"] != "bundle":
         return None, None
@@ -537,9 +529,8 @@ def page_facts(path, record):
 
 
 def mark_official(report):
-    """Each set's record of a score (figure.score) gets `unofficial`: why its figure is not
-    of record ([] when it is: a karma-bundle that checks valid and reportable, scored with
-    the release's reference and weights); the set `facts`, its page_facts."""
+    """Each set of a score gets record.unofficial, why its figure is not of record ([] for a
+    valid, reportable bundle scored with the release's files), and `facts` (page_facts)."""
     path = figure.shipped(release.RELEASE_FILE, "release file", "--unofficial")
     frozen = release.released(os.path.dirname(os.path.dirname(os.path.dirname(path))))
     version, reference = frozen["version"], report["reference_file"]

@@ -1,6 +1,5 @@
-"""karma-bundle disclose: a campaign's disclosure filled in from its results
-and captures (docs/campaigns.md), as karma-bundle check holds it, word for
-word; the tester gives only what no capture knows (ASKED)."""
+"""karma-bundle disclose: a campaign's disclosure from its results and captures, as check
+holds it, word for word; the tester gives only what no capture knows (ASKED)."""
 
 import datetime
 import os
@@ -98,9 +97,8 @@ def derived(karma, envs):
 
 
 def answers(path, flags, ask, require=True):
-    """{dotted key: text} of what only the tester knows: the answers file, then
-    the flags, then ask(key, question); all missing ones one error, unless
-    not `require` (a check before the campaign, whose end may ask)."""
+    """{dotted key: text} of what only the tester knows: the answers file, the flags, then
+    ask(key, question); the missing ones one error if `require` (else the end may ask)."""
     given = {}
     if path:
         try:
@@ -125,8 +123,7 @@ def answers(path, flags, ask, require=True):
 
 
 def make(campaign, answers_file, flags, ask):
-    """The disclosure's YAML of a campaign directory; refused (3) where check
-    would not accept it (a fault of this code or of odd captures)."""
+    """The disclosure's YAML of a campaign; refused (3) where check would not accept it."""
     runs = [r for r in resultset.open(os.path.abspath(campaign)).runs if not r.reference]
     karma, envs = [(r.path, r.doc) for r in runs], figure.captures(runs)
     text = yaml_text({**derived(karma, envs), **answers(answers_file, flags, ask=ask)})

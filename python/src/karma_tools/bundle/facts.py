@@ -1,7 +1,5 @@
-"""What a bundle's files say of one another (docs/campaigns.md#a-submission-bundle): the
-raw captures against environment.json and the devices, job.out against the results, the
-node's GPUs over the jobs, the campaign's jobs and rounds, and the release the results
-name. A bundle assembled from edits contradicts one; one edited everywhere to agree does not."""
+"""What a bundle's files say of one another (docs/campaigns.md#a-submission-bundle): captures,
+job.out, GPUs, jobs, rounds, release. A bundle assembled from edits contradicts itself."""
 
 import hashlib
 import json
@@ -46,8 +44,7 @@ def gpu_devices(doc):
 
 
 def unit_list(karma):
-    """The GPU units the results ran on, as the disclosure lists them: 'UUID: board B, VBIOS
-    V' of each rank's device (`?` where its state_at_start does not say), sorted."""
+    """The disclosure's 'UUID: board B, VBIOS V' of each GPU the results ran on, sorted."""
     units = {d.get("uuid"): d.get("state_at_start") or {} for _, doc in karma
              for _, d in gpu_devices(doc)}
     return sorted(f"{uuid}: board {s.get('board_part_number') or '?'}, VBIOS "
@@ -55,16 +52,14 @@ def unit_list(karma):
 
 
 def gb_problems(path, said, size, values, key):
-    """[(path, why)] unless the disclosure's `key` names `size` bytes (GB_RULE): an H200's
-    143771 MiB is 140 to 151 GB."""
+    """[(path, why)] unless the disclosure's `key` names `size` bytes (GB_RULE)."""
     gb = values.get(key)
     return [] if gb is None or math.floor(size / 2**30) <= gb <= math.ceil(size / 1e9) else [
         (path, f"{said}, but the disclosure's {key} is {gb} ({GB_RULE})")]
 
 
 def nvidia_smi(folder, texts):
-    """{path, and each _SMI key: [values]} of a job's nvidia-smi capture (XML, else text)
-    among texts, {name: text} of its environment/ folder."""
+    """{path, each _SMI key: [values]} of the nvidia-smi capture (XML, else text) in texts."""
     for at, name in enumerate(("nvidia-smi.xml", "nvidia-smi.txt")):
         if name in texts:
             return dict({k: re.findall(spec[at], texts[name], re.M) for k, spec in _SMI.items()},
@@ -73,8 +68,7 @@ def nvidia_smi(folder, texts):
 
 
 def _g(value):
-    """As the mini-app prints a figure: JSON's null is a NaN; an integer past a float's
-    range (a forgery's) as it is."""
+    """A figure as the mini-app prints it; an integer past a float's range (forged) as is."""
     return "nan" if value is None else f"{value:.6g}" if abs(value) < 1e308 else str(value)
 
 
@@ -97,9 +91,7 @@ def printed(doc):
 
 
 def job_problems(files, folder, path, doc, env):
-    """([(path, why)] of a job's environment.json and result (of the schema) against its raw
-    captures (the devices of the ranks on the captured node: nvidia-smi, meminfo) and job.out,
-    its nvidia-smi capture (nvidia_smi) or None)."""
+    """([(path, why)] of a job's results against its raw captures and job.out, its nvidia_smi)."""
     captures = f"{folder}/environment/"
     texts = {p[len(captures):]: data.decode("utf-8", "replace") for p, data in files.items()
              if p.startswith(captures)}
@@ -158,8 +150,7 @@ def job_problems(files, folder, path, doc, env):
 
 
 def gpu_problems(values, smis):
-    """The node's GPUs (nvidia-smi's UUIDs over the jobs) and their memory against the
-    disclosure."""
+    """The node's GPUs (nvidia-smi's UUIDs over the jobs) and memory against the disclosure."""
     jobs, sizes = Counter(u for smi in smis for u in set(smi["uuid"])), {}
     nodes, gpus = values.get("system.nodes"), values.get("node.gpus_per_node")
     out = [("disclosure.yaml", f"node.gpus_per_node: the jobs' nvidia-smi captures list "
@@ -173,8 +164,8 @@ def gpu_problems(values, smis):
 
 
 def campaign_problems(jobs, results, campaign_file):
-    """[(path, why)]: no two results with the same times, the rounds in order by the results'
-    dates, and every job of the campaign file (expanded again) among the manifest's `jobs`."""
+    """[(path, why)]: no two results with the same times, the rounds in order by date, and
+    every job of the campaign file (expanded again) among the manifest's `jobs`."""
     out, first, by_round = [], {}, {}
     rounds = {e["name"]: e.get("round") or 1 for e in jobs}
     for name, path, doc in results:
@@ -237,10 +228,8 @@ def release_of(version, commit):
 
 
 def release_reasons(karma, campaign_file):
-    """(why the results are not the release's reportable campaign, notes): one build, of a
-    release (its files as git keeps them), of a clean tree, the release's campaign byte for
-    byte, and each kernel whose code (symbols, launch) the release's reference records of
-    its code_version."""
+    """(why the results are not the release's reportable campaign, notes): one build of a
+    release from a clean tree, its campaign byte for byte, each kernel's code_version."""
     builds = Counter((d["suite"]["version"], d["suite"]["git_describe"]) for _, d in karma)
     dirty = sum(d["suite"]["git_dirty"] is not False for _, d in karma)
     out = [f"{dirty} result(s) made from a modified tree (suite.git_dirty)"] if dirty else []

@@ -8,8 +8,7 @@ from karma_tools import spackcheck
 
 
 def main(argv=None):
-    # The recipe: PREFIX/share/karma/spack beside PREFIX/bin when installed,
-    # scripts/spack in the checkout that holds this package (python/src).
+    # The recipe: PREFIX/share/karma/spack when installed, else the checkout's scripts/spack.
     candidates = (os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), "..", "share",
                                "karma", "spack", "package.py"),
                   os.path.join(CHECKOUT, "scripts", "spack", "package.py"))

@@ -1,6 +1,5 @@
-"""The suite's JSON Schema files (package data): loading them (one that is no
-valid draft 2020-12 schema is a ToolError 2 naming file, line and key), and
-checking documents with python3-jsonschema, problems one line each "path: what"."""
+"""The suite's JSON Schema files: loaded (ToolError 2 at file:line for a bad one), and
+documents checked with python3-jsonschema, a "path: what" line per problem."""
 
 import functools
 import json
@@ -86,9 +85,8 @@ def strict(validator, part=None):
 
 
 def lenient(schema):
-    """The schema with no `required` or `dependentRequired` (kept inside `if`,
-    `not`, `oneOf` and `anyOf`, whose meaning they carry): what is present must
-    still have its type and range, but nothing need be present."""
+    """The schema with no `required` or `dependentRequired` (but inside `if`, `not`, `oneOf`
+    and `anyOf`, whose meaning they carry): nothing need be present."""
     if isinstance(schema, list):
         return [lenient(s) for s in schema]
     if not isinstance(schema, dict):
@@ -129,8 +127,7 @@ def problems(validator, doc):
 
 
 def what(e, shown, got, words=TYPE_WORDS):
-    """What is wrong, in words, with the value of one error e of another kind: shown is
-    the value as written (a string quoted), got it described; words name the types."""
+    """What is wrong with error e's value, in words: shown is it as written, got described."""
     kind, want = e.validator, e.validator_value
     if kind == "type":
         kinds = want if isinstance(want, list) else [want]
