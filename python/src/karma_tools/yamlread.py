@@ -1,10 +1,8 @@
-"""YAML files of the tools (campaigns, decks) as trees of Nodes that keep every key's and
-value's line and column, so an error can say "campaign.yaml:12:5: runs[0].nodes: ...".
-The tree is built from ruamel.yaml's parser events, not its loaders, which lose a plain
-scalar's text as written (`--set` passes `1e3` or `2^28` on), refuse no duplicate key and
-recurse without a depth limit. Refused, with their position: duplicate keys, anchors,
-aliases, tags, folded ('>') or multi-line scalars, non-scalar keys, directives, several
-documents, nesting deeper than MAX_DEPTH. Plain scalars are typed by YAML 1.2's core
+"""The tools' YAML files (campaigns, decks) as Node trees that keep each key's and value's line
+and column. Built from ruamel.yaml's parser events: its loaders lose a plain scalar's text as
+written (`1e3`, `2^28`), allow duplicate keys and recurse without limit. Refused, with their
+position: duplicate keys, anchors, aliases, tags, folded or multi-line scalars, non-scalar keys,
+directives, several documents, nesting past MAX_DEPTH. Plain scalars are typed by YAML 1.2's core
 schema: `on`, `off`, `yes`, `no` and `00:30:00` stay strings."""
 
 import collections
@@ -49,33 +47,27 @@ class Node:
             return "{" + ",".join(f"{k}: {v.text()}" for k, v in self.value.items()) + "}"
         return str(self.value) if self.quoted or self.raw is None else self.raw
 
-    def __repr__(self):
-        return f"Node({self.value!r} @{self.line}:{self.col})"
 
-
-_INT = re.compile(r"^[-+]?(0|[1-9][0-9]*)$")
-_HEX = re.compile(r"^0x[0-9a-fA-F]+$")
+# Decimal without leading zeros, or hex: int(text, 0) reads both.
+_INT = re.compile(r"^([-+]?(0|[1-9][0-9]*)|0x[0-9a-fA-F]+)$")
 _FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
-_INFINITIES = {sign + t: float(sign + "inf") for sign in ("", "+", "-") for t in (".inf", ".Inf")}
+_CONSTANTS = {**dict.fromkeys(("", "~", "null", "Null", "NULL")),
+              **dict.fromkeys(("true", "True", "TRUE"), True),
+              **dict.fromkeys(("false", "False", "FALSE"), False),
+              **{s + t: float(s + "inf") for s in ("", "+", "-") for t in (".inf", ".Inf")}}
 
 
 def resolve_plain(text):
     """A plain scalar's value by YAML 1.2's core schema, else the text. 010 stays text (1.1
     reads octal, 1.2 decimal): the campaign checks refuse such a count, not guess it."""
-    if text in ("", "~", "null", "Null", "NULL"):
-        return None
-    if text in ("true", "True", "TRUE", "false", "False", "FALSE"):
-        return text.lower() == "true"
-    try:
-        if _INT.match(text):
-            return int(text)
-        if _HEX.match(text):
-            return int(text, 16)
-    except ValueError:  # beyond Python's digit limit for int(): no count is that long
-        return text
-    if _FLOAT.match(text):
-        return float(text)
-    return _INFINITIES.get(text, text)
+    if text in _CONSTANTS:
+        return _CONSTANTS[text]
+    if _INT.match(text):
+        try:
+            return int(text, 0)
+        except ValueError:  # beyond Python's digit limit for int(): no count is that long
+            return text
+    return float(text) if _FLOAT.match(text) else text
 
 
 class _Builder:
@@ -85,8 +77,7 @@ class _Builder:
     def __init__(self, text, source, at):
         self.text, self.source, self.at = text, source, at
         self.lines = text.split("\n")
-        # Open collections, innermost last: [node, pending key (name, line,
-        # col) or None, whether it is a flow collection].
+        # Open collections, innermost last: [node, pending (key, line, col) or None, flow?].
         self.stack = []
         self.root = None
 
@@ -150,8 +141,7 @@ class _Builder:
             if style:
                 self.error(event.start_mark, f"unclosed {style} quote (a quoted value ends on "
                            "its line)")
-            # YAML would join the lines into one value; an indentation slip
-            # or a missing bracket is likelier than a value meant to run on.
+            # YAML joins the lines; a slip or a missing bracket is likelier than intent.
             flows = [node for node, _, flow in self.stack if flow]
             if flows:
                 pair = "{}" if isinstance(flows[-1].value, dict) else "[]"

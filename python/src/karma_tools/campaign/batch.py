@@ -1,6 +1,5 @@
-"""karma-batch's work on a campaign directory: its manifest, the jobs'
-states, submitting, waiting, cancelling, archiving. What the commands say
-goes to `say(text, err=False)`, the command line's printer."""
+"""karma-batch's work on a campaign directory: its manifest, the jobs' states, submitting,
+waiting, cancelling, archiving. What the commands say goes to `say(text, err=False)`."""
 
 import collections
 import contextlib
@@ -25,13 +24,12 @@ from karma_tools.campaign import jobs
 MANIFEST = resultset.MANIFEST
 LOCK = ".campaign.lock"  # hidden: an archive leaves it out
 SUFFIX = {"slurm": ".sbatch", "pbs": ".pbs", "local": ".sh"}
+PASSED, FAILED, INTERRUPTED, LOST, RUNNING, PENDING, UNSUBMITTED = ORDER = (
+    "passed", "failed", "interrupted", "lost", "running", "pending", "not submitted")
 
 
 def now_text():
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-# --- manifest -------------------------------------------------------------------
 
 
 def _relative(out, path):
@@ -59,8 +57,7 @@ def manifest_text(out, manifest):
 
 @contextlib.contextmanager
 def _locked(out):
-    """The campaign's lock: its karma-batch processes (two shells, one per GPU)
-    read and write campaign.json in turn; without file system locks, freely."""
+    """The campaign's karma-batch processes (a shell per GPU) take turns at campaign.json."""
     with contextlib.ExitStack() as stack:
         with contextlib.suppress(OSError):
             handle = stack.enter_context(open(os.path.join(out, LOCK), "a"))
@@ -69,14 +66,12 @@ def _locked(out):
 
 
 def _taken(now, loaded):
-    """Names of the jobs whose job_id another karma-batch changed since this
-    one read {name: job_id} (loaded); now: campaign.json read under the lock."""
+    """Jobs whose job_id in now (read under the lock) differs from loaded's ({name: job_id})."""
     return {e["name"] for e in now["jobs"] if e["job_id"] != loaded.get(e["name"])}
 
 
 def _record(out, now, entries):
-    """Writes the job_id and submitted of entries into campaign.json as now
-    read under the held lock: another karma-batch keeps what it wrote."""
+    """entries' job_id and submitted into now (read under the lock): others' writes stay."""
     ours = {e["name"]: e for e in entries}
     for entry in now["jobs"]:
         if entry["name"] in ours:
@@ -85,19 +80,11 @@ def _record(out, now, entries):
 
 
 def _selected(manifest, patterns):
-    if not patterns:
-        return manifest["jobs"]
-    chosen = [j for j in manifest["jobs"] if any(fnmatch.fnmatchcase(j["name"], p)
-                                                 for p in patterns)]
-    if not chosen:
+    chosen = [j for j in manifest["jobs"]
+              if not patterns or any(fnmatch.fnmatchcase(j["name"], p) for p in patterns)]
+    if patterns and not chosen:
         raise ToolError(f"no job matches {', '.join(patterns)}", 2)
     return chosen
-
-
-# --- status -----------------------------------------------------------------------
-
-PASSED, FAILED, INTERRUPTED, LOST, RUNNING, PENDING, UNSUBMITTED = ORDER = (
-    "passed", "failed", "interrupted", "lost", "running", "pending", "not submitted")
 
 
 def _results_state(path):
@@ -175,8 +162,7 @@ def _local_states(chosen):
 
 
 def run_order(manifest, entries):
-    """entries by round, then process, then campaign order (reversed in even
-    rounds with round_order alternate)."""
+    """entries by round, process, then campaign order (reversed in even rounds if alternate)."""
     alternate = manifest.get("round_order") == "alternate"
     index = {id(e): i for i, e in enumerate(entries)}
 
@@ -269,9 +255,6 @@ def wait(directory, only, timeout, interval, say):
         time.sleep(interval)
 
 
-# --- archive ----------------------------------------------------------------------
-
-
 def archive(directory, output, partial, force, say):
     """One .tar.xz of a finished campaign directory (unfinished: only partial)."""
     out = os.path.abspath(directory)
@@ -294,9 +277,6 @@ def archive(directory, output, partial, force, say):
                              name if isinstance(name, str) and name else None, manifest)
     say(f"karma-batch: wrote {output} ({len(data)} bytes; {text})", True)
     return 0
-
-
-# --- submit -----------------------------------------------------------------------
 
 
 def submit(directory, only, dry_run, resubmit_failed, say):

@@ -1,6 +1,5 @@
-"""Campaign files (YAML, by yamlread): what to run, where and how often; read
-strictly (a mistake: "FILE:LINE:COL: KEY: message", nothing generated), and
-expanded into one Job per batch job. `--help-campaign` is help_text."""
+"""Campaign files (YAML): what to run, where and how often; read strictly (a mistake:
+"FILE:LINE:COL: KEY: message", nothing generated) and expanded into one Job per batch job."""
 
 import hashlib
 import os
@@ -102,9 +101,8 @@ def inputs_dir(tool_dir):
 
 def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, scheduler=None,
          variables=None, executables=False):
-    """The campaign at `path`, checked and expanded into jobs; out_dir holds the
-    default results_dir; bin_dir, scheduler, variables override the campaign's;
-    executables (generate): every run's program must be here."""
+    """The campaign at `path`, checked and expanded into jobs; bin_dir, scheduler, variables
+    override the campaign's; executables (generate): every run's program must be here."""
     if not os.path.lexists(path):
         raise ToolError(f"{path}: no such campaign file", 2)
     tool_dir = tool_dir or tools_dir()
@@ -169,8 +167,7 @@ def _batch_options(top, scheduler):
 
 
 def _scheduler(top, scheduler, path):
-    """(scheduler, [warning]): the campaign's, or --scheduler's, which warns
-    where it overrides another."""
+    """(scheduler, [warning]): the campaign's, or --scheduler's (warning where it overrides)."""
     written = top["scheduler"].value if "scheduler" in top else None
     if scheduler is None or written in (None, scheduler):
         return scheduler or written or "slurm", []

@@ -12,9 +12,8 @@ from karma_tools.results import kerneltable
 
 
 class Vocabulary:
-    """What a campaign's comparisons can name: its runs and their mini-apps, those
-    mini-apps' deck keys (where karma-batch could list them: --help=json), the
-    pairing's keys, and what each mini-app writes into kernels[] (its kernel table)."""
+    """What a campaign's comparisons can name: its runs, their mini-apps, deck keys (where
+    listed), the pairing's keys and what each mini-app writes into kernels[]."""
 
     def __init__(self, jobs, lister):
         self.apps = {}  # run name -> app
@@ -25,8 +24,7 @@ class Vocabulary:
             keys = lister.runs.get(job.run) if lister and not job.reference else None
             self.keys.update(keys or ())
             (listed if keys else unlisted).add(job.app)
-        # Sections whose keys are not known here pass unchecked; a mini-app
-        # of the site's own may have any sections.
+        # Sections of unlisted keys pass unchecked; a site's own mini-app has any sections.
         self.open = unlisted - listed | ({"run"} if not listed else set())
         self.any_section = any(app not in APPS for app in unlisted)
 
@@ -44,9 +42,8 @@ class Vocabulary:
                    + (f" (did you mean '{near[0]}'?)" if near else ""), at_key=at_key)
 
     def names(self, what, runs):
-        """(apps, names, elsewhere): the runs' mini-apps, the implementations, variants or
-        kernels (what) their results can have (None for a mini-app of the site's own), and
-        {name: mini-app} of the other mini-apps' names."""
+        """(the runs' apps, the `what` names their results can have (None: a site's own
+        app), {name: app} of the other apps' names)."""
         apps = sorted({self.apps[r] for r in runs})
         tables = {app: kerneltable.of_app(app) for app in kerneltable.release(kerneltable.HEAD)}
         if any(app not in tables for app in apps):
@@ -57,8 +54,7 @@ class Vocabulary:
 
 
 def _matching_none(check, node, where, patterns, known, what, elsewhere):
-    """Fails at the first pattern that matches none of known, with the likeliest name
-    meant: one of known, else one of `elsewhere` ({name: the mini-app whose it is})."""
+    """Fails at the first pattern matching none of known, naming the likeliest one meant."""
     for i, pattern in enumerate(patterns):
         if any(fnmatch.fnmatchcase(k, pattern) for k in known):
             continue

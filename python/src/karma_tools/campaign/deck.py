@@ -1,7 +1,5 @@
-"""The decks of a campaign's runs, checked and resolved by the mini-apps' own data: each deck schema
-(`karma-<app> --help=json`, package data data/apps/<release>.json by karma-docs; a campaign's own
-program is asked) and the deck reader's YAML grammar it states (`x-karma-yaml`: how integers,
-numbers and booleans are written; common/runtime/src/deck*.cpp)."""
+"""Decks of a campaign's runs, checked and resolved by the mini-apps' deck schemas (`karma-<app>
+--help=json`, packaged by karma-docs) and the YAML grammar they state (`x-karma-yaml`)."""
 
 import functools
 import json
@@ -36,9 +34,8 @@ class Keys(dict):
 
 
 class KeyLister:
-    """Deck keys of the runs' mini-apps (keys(), cached; runs: {run: its keys})
-    from package data or `executable --help=json`; output that is no deck
-    schema is a ToolError (2): not the mini-app it should be."""
+    """Deck keys of the runs' mini-apps (keys(), cached; runs: {run: its keys}) from package
+    data or `executable --help=json`; output that is no deck schema is a ToolError (2)."""
 
     def __init__(self):
         self.cache, self.runs, self.warnings = {}, {}, []
@@ -111,8 +108,7 @@ def _number(text, rules):
 
 
 def value(plain):
-    """A deck value as the mini-apps resolve it: base^exponent (2^25) integers
-    become numbers, in lists and mappings too."""
+    """A deck value as the mini-apps resolve it: base^exponent (2^25) integers become numbers."""
     if isinstance(plain, dict):
         return {k: value(v) for k, v in plain.items()}
     if isinstance(plain, list):
@@ -128,8 +124,7 @@ def _bound(v):
 
 
 def problem(spec, node, rules, what=None):
-    """Why the mini-app would refuse this value (a yamlread Node of its text) for
-    a key of this schema (rules: grammar()), or None."""
+    """Why the mini-app would refuse this value (a yamlread Node) for this key, or None."""
     what = what or spec.get("x-karma-type") or f"a value of type {spec.get('type')}"
     v, kind = node.value, spec.get("type")
     got = "a list" if isinstance(v, list) else "a mapping" if isinstance(v, dict) else \

@@ -1,7 +1,5 @@
-"""A campaign file's format, read from schemas/campaign.schema.json, and the
-check that says where a file departs from it (file:line:column, key, what).
-The schema states every key's type, range, choices and pattern; Python checks
-only what it cannot (unique names, decks and programs that exist, deck keys)."""
+"""A campaign file's format (schemas/campaign.schema.json) and the check that says where a file
+departs from it; Python checks only what the schema cannot (unique names, decks, programs)."""
 
 import difflib
 import json
@@ -30,8 +28,7 @@ shortened = schemas.shortened
 
 
 class Checker:
-    """fail(node, path, message) raises ToolError (2) "file:line:col: path: message"
-    at node (at_key: at its key)."""
+    """fail() raises ToolError (2) "file:line:col: path: message" at node (at_key: its key)."""
 
     def __init__(self, source):
         self.source = source
@@ -42,8 +39,7 @@ class Checker:
 
 
 def conform(check, root, validator):
-    """Refuses (fail) the first place where root departs from validator's schema
-    (schemas.strict's: an integer is an int)."""
+    """Fails at the first place where root departs from validator's schema (strictly)."""
     found = [p for e in schemas.strict(validator).iter_errors(root.plain())
              for s in _specific(e) for p in _places(root, s)]
     if found:
@@ -54,8 +50,7 @@ def conform(check, root, validator):
 
 
 def _specific(e):
-    """The errors that say most of e: of an anyOf, those of the one branch
-    fitting the value's type and choices (where one does)."""
+    """The errors that say most of e: of an anyOf, those of the one branch fitting the value."""
     if e.validator not in ("anyOf", "oneOf") or not e.context:
         return [e]
     branches = {}

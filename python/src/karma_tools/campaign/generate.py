@@ -36,8 +36,7 @@ def generate(campaign, output, scheduler, var, bin_dir, max_ranks_per_node, no_k
         entries.append(dict(job.as_dict(), script=script, job_id=None, submitted=None,
                             results_file=os.path.join(job.results_dir,
                                                       jobs.RESULT_NAME.format(app=job.app))))
-    # generated_in: where the job scripts write (they hold absolute paths);
-    # submit refuses a directory moved since.
+    # generated_in: where the job scripts write; submit refuses a directory moved since.
     files[MANIFEST] = manifest_text(out, {
         "karma_batch_manifest": 1, "karma_version": __version__, "generated": now_text(),
         "generated_in": out, "scheduler": scheduler,
@@ -65,8 +64,8 @@ def generate(campaign, output, scheduler, var, bin_dir, max_ranks_per_node, no_k
 
 
 def fit_node(camp, most):
-    """Leaves out of camp the jobs of more than `most` (None: any) ranks a node;
-    returns them. Comparisons keep every run: their tables lack those rows."""
+    """Leaves out (and returns) camp's jobs of more than `most` ranks a node; comparisons
+    keep every run: their tables lack those rows."""
     if most is None:
         return []
     if most < 1:

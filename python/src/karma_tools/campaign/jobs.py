@@ -1,9 +1,6 @@
-"""Job scripts for Slurm (sbatch), PBS (qsub) and the local scheduler (run
-here in turn by `karma-batch submit`); submitting them and asking how they do.
-
-One MPI rank per GPU: Slurm gets --ntasks-per-node=R --gpus-per-task=G; under
-PBS, or Slurm with mpirun, every rank sees the node's GPUs and karma gives
-node-local rank k the device k % (visible devices)."""
+"""Job scripts for Slurm, PBS and the local scheduler (`karma-batch submit` runs them here);
+submitting them and asking how they do. One MPI rank per GPU: Slurm gets --gpus-per-task; under
+PBS, or mpirun, every rank sees the node's GPUs and karma gives local rank k device k % count."""
 
 import re
 import shlex
@@ -17,13 +14,12 @@ EXIT_CODE_FILE = "exit_code"
 LOCAL_LOG = "job.out"
 # What a reference program (BabelStream) printed, read into RESULT_NAME.
 REFERENCE_OUTPUT = "reference.out"
-# What a job script prints, and exits 127 with, when its program is not there
-# where the job runs (`command -v` finds nothing): status and compare show it.
+# What a job script prints, exiting 127, where its program is not there (status shows it).
 NOT_FOUND = "karma-batch job: command not found: "
 NOT_FOUND_CODE = 127
-# Exit codes 128 + N: the job or its mini-app was stopped by signal N (the
-# job script's trap writes 143 for SIGTERM, 130 for SIGINT).
+# Exit codes 128 + N: stopped by signal N (the job script's trap writes 143 or 130).
 _SIGNALS = {1: "SIGHUP", 2: "SIGINT", 9: "SIGKILL", 15: "SIGTERM"}
+PENDING, RUNNING, FINISHED, UNKNOWN = "pending", "running", "finished", "unknown"
 
 
 def stopped_by(code):
@@ -46,8 +42,7 @@ def not_found(logs):
 
 
 def _openmpi_words(job, command="mpiexec"):
-    """Open MPI: ranks per node with --map-by ppr (no --ppn), bound to
-    cpus_per_rank cores (PE=); one rank without cores to bind needs neither."""
+    """Open MPI: --map-by ppr (no --ppn), PE= cpus_per_rank cores; one unbound rank: neither."""
     ppr = f" --map-by ppr:{job.ranks_per_node}:node"
     if job.cpus_per_rank:
         return f"{command} -n {job.ranks}{ppr}:PE={job.cpus_per_rank} --bind-to core"
@@ -78,22 +73,20 @@ def launcher_command(job, scheduler):
         if scheduler == "local" and job.ranks == 1:
             return ""  # one rank on this node runs bare
         return _srun_words(job) if scheduler == "slurm" else AUTO
-    words = {"none": lambda: "", "srun": lambda: _srun_words(job),
-             "mpiexec-openmpi": lambda: _openmpi_words(job),
-             "mpirun": lambda: _openmpi_words(job, "mpirun"),  # Open MPI's
-             "mpiexec-mpich": lambda: _mpich_words(job),
+    words = {"none": "", "srun": _srun_words(job), "mpiexec-openmpi": _openmpi_words(job),
+             "mpirun": _openmpi_words(job, "mpirun"),  # Open MPI's
+             "mpiexec-mpich": _mpich_words(job),
              # Hydra-like: Cray PALS, Intel MPI
-             "mpiexec": lambda: f"mpiexec -n {job.ranks}" + (
-                 f" --ppn {job.ranks_per_node}" if job.ranks > 1 else "")}
+             "mpiexec": f"mpiexec -n {job.ranks}"
+             + f" --ppn {job.ranks_per_node}" * (job.ranks > 1)}
     if launcher in words:
-        return words[launcher]()
+        return words[launcher]
     return launcher.format(nodes=job.nodes, ranks=job.ranks, ranks_per_node=job.ranks_per_node,
                            gpus_per_rank=job.gpus_per_rank, cpus_per_rank=job.cpus_per_rank or 1)
 
 
 def auto_lines(job):
-    """Shell lines setting karma_launch to the mpiexec words of the executable's
-    MPI (ldd), else of the mpiexec in PATH."""
+    """Shell lines setting karma_launch to the mpiexec words of the executable's MPI."""
     return [
         "# launcher auto: mpiexec with the options of the MPI that the executable is linked",
         "# with (Open MPI: libmpi.so.40; MPICH, Intel MPI: libmpich, libmpi.so.12), else of",
@@ -152,13 +145,11 @@ def _header_local(job, campaign):
             f"to {job.results_dir}/{LOCAL_LOG}."]
 
 
-# The schedulers a job script can be written for, each its header.
 HEADERS = {"slurm": _header_slurm, "pbs": _header_pbs, "local": _header_local}
 
 
 def render(job, campaign, envcapture, batch_tool):
-    """The job script of `job` under the campaign's scheduler; `batch_tool`: the
-    karma-batch that reads a reference run's output."""
+    """`job`'s script; `batch_tool`: the karma-batch that reads a reference run's output."""
     q, scheduler = shlex.quote, campaign.scheduler
     out = ["#!/bin/bash", *HEADERS[scheduler](job, campaign)]
     gpu_words = f", {job.gpus_per_rank} GPU(s) per rank" if job.gpus_per_rank else ""
@@ -210,14 +201,12 @@ def render(job, campaign, envcapture, batch_tool):
     run_lines = (auto_lines(job) if launcher == AUTO else []) + \
         [(launcher + " " if launcher else "") + words, "code=$?"]
     if job.reference:
-        # The reference runs as one process; what it prints (its table among
-        # other lines) becomes karma results of implementation <reference>.
+        # The reference runs as one process; its output becomes karma results.
         ref = [job.executable] + list(job.args)
         read = [batch_tool, "reference-result", job.reference,
                 "--input", "$results/" + REFERENCE_OUTPUT, "--exit-status", "$code",
                 "--app", job.app, "--deck", job.deck,
-                # What the program ran on, as the campaign gave the job: its
-                # results must not pair with a GPU's when it ran on the host.
+                # Results of a run on the host must not pair with a GPU's.
                 "--device", "gpu" if job.gpus_per_rank else "host", *sets,
                 "--command", shlex.join(ref), "--date", "$started", "--host", "$(hostname)",
                 "--output", output]
@@ -245,10 +234,6 @@ def render(job, campaign, envcapture, batch_tool):
     ]
     return "\n".join(out)
 
-
-# --- the schedulers' commands ---------------------------------------------------
-
-PENDING, RUNNING, FINISHED, UNKNOWN = "pending", "running", "finished", "unknown"
 
 _SLURM_STATES = {**dict.fromkeys(("PENDING", "REQUEUED", "REQUEUE_HOLD"), PENDING),
                  **dict.fromkeys(("CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "RESIZING",

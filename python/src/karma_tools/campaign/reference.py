@@ -1,10 +1,6 @@
-"""External reference programs (`reference:` in a campaign run): their output read into a results
-document of schema_version 2 in the schema's reference form (docs/results-format.md), checked, so
-that karma-compare and karma-report pair them with karma's own results.
-
-BabelStream (--csv): the lines after the header
-function,num_times,n_elements,sizeof,max_mbytes_per_sec,min_runtime,max_runtime,avg_runtime
-(older: max_MB_per_sec; --mibibytes: MiB/s). Each function is a kernel of implementation
+"""External reference programs (`reference:` runs): their output read into a checked results
+document of schema_version 2 in the reference form (docs/results-format.md), which karma-compare
+and karma-report pair with karma's. BabelStream (--csv): each function a kernel of implementation
 babelstream, its variant the function, its figure of merit the best bandwidth in GB/s."""
 
 import csv
@@ -26,14 +22,12 @@ _BABELSTREAM_COLUMNS = ("function", "num_times", "n_elements", "sizeof")
 
 
 def read_babelstream_csv(text, source="<BabelStream output>"):
-    """[{kernel fields}] of BabelStream's --csv output (other lines skipped);
-    ToolError (2) for no table or a malformed row."""
+    """[{kernel fields}] of BabelStream's --csv output; ToolError (2) for a bad table."""
     lines = text.splitlines()
     start = next((i for i, line in enumerate(lines)
                   if line.strip().lower().startswith("function,")), None)
     if start is None:
-        raise ToolError(f"{source}: no BabelStream --csv table (a line starting "
-                        "'function,')", 2)
+        raise ToolError(f"{source}: no BabelStream --csv table (a line starting 'function,')", 2)
     reader = csv.reader(lines[start:])
     header = [h.strip().lower() for h in next(reader)]
     rate = next((h for h in header if h.startswith("max_m")), None)
@@ -104,17 +98,15 @@ def resolve_deck(path, overrides):
 
 def reference_result(format, input, exit_status, app, deck, set, device, reference_command,
                      date, host, output, say):
-    """karma-batch reference-result: a reference's output (BabelStream --csv, format one of
-    FORMATS) -> karma results, of device "gpu" or "host", date ISO 8601 UTC and host where
-    known; ToolError (2) naming its first problem where they would not be valid."""
+    """karma-batch reference-result: a reference's output -> karma results; ToolError (2)
+    naming the first problem where they would not be valid."""
     try:
         with open(input, encoding="utf-8", errors="replace") as f:
             kernels = read_babelstream_csv(f.read(), input)
     except OSError as e:
         raise unreadable(input, e) from None
     command, overrides = shlex.split(reference_command or ""), set or []
-    # BabelStream's own check fails for float at 2^28 (its float sum
-    # overflows); its timings still stand, so the run is kept and noted.
+    # BabelStream's check fails for float at 2^28 (its sum overflows); its timings stand.
     notes = [f"{command[0] if command else format} exited {exit_status}; its timings are kept"] \
         if exit_status != 0 else []
     try:

@@ -46,8 +46,7 @@ def _run_deck(check, entries, path, base, inputs, variables):
 
 
 def launch(entries, defaults):
-    """{key: entries' value, else defaults'} for each key of defaults (how jobs
-    start: counts, time, launcher, repeat, processes, scaling_key)."""
+    """{key: entries' value, else defaults'} for each key of defaults (how jobs start)."""
     read = {"ranks_per_node": _counts, "nodes": _counts, "time": parse_time,
             "launcher": yamlread.Node.text, "scaling_key": yamlread.Node.text}
     return {key: read.get(key, lambda n: n.value)(entries[key]) if key in entries else default
@@ -59,9 +58,8 @@ def _counts(node):
 
 
 class Programs:
-    """A run's program as its jobs start it: its `executable`, else karma-<app> in --bin-dir, the
-    campaign's bin_dir, beside karma-batch, else in PATH. With `required` (generate), one not here
-    is refused (exit 2): its jobs would fail with exit 127."""
+    """A run's program: its `executable`, else karma-<app> in --bin-dir, the campaign's bin_dir,
+    beside karma-batch, else in PATH; `required` (generate): one not here is refused."""
 
     BIN_HINT = ("--bin-dir names the folder that holds karma-<app>: a build's "
                 "build/<preset>/bin, or PREFIX/bin")
@@ -107,8 +105,7 @@ class Programs:
             what = "not an executable" if os.path.exists(executable) else "not found"
         else:
             # In PATH here, or in the PATH that the run's environment exports.
-            search = os.path.expandvars(env.variables["PATH"]) \
-                if "PATH" in env.variables else None
+            search = os.path.expandvars(env.variables["PATH"]) if "PATH" in env.variables else None
             if shutil.which(executable, path=search):
                 return
             what, looked = "not found", f"{looked} in PATH"
@@ -127,8 +124,7 @@ def _check_run_keys(check, entries, path, app, executable, lister, overrides, sw
     if known is None:
         return
     at_key = isinstance(entries["set"].value, dict) if "set" in entries else False
-    # (key, its node, its path, whether the key is at the node's key,
-    # [(value text, node, path)])
+    # (key, its node, its path, whether at the node's key, [(value text, node, path)])
     checks = [(k, n, f"{path}.set", at_key,
                [(t, n, f"{path}.set.{k}" if at_key else f"{path}.set[{i}]")])
               for i, (k, t, n) in enumerate(overrides)]

@@ -148,6 +148,5 @@ def main(argv=None):
         p.error("--interval must be > 0 and at most 86400 (a day)")
     if math.isnan(getattr(args, "timeout", None) or 0):
         p.error("--timeout must be a number of seconds")
-    options = {k: v for k, v in vars(args).items()
-               if k not in ("func", "command", "help_campaign")}
+    options = {k: v for k, v in vars(args).items() if k not in ("func", "command", "help_campaign")}
     return main_wrapper("karma-batch", lambda: args.func(say=say, **options))
