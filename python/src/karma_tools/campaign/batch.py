@@ -91,10 +91,9 @@ def _results_state(path):
     """What a job's results file says: None (none), its result, or why not."""
     if not archive_mod.exists(path):
         return None
-    try:
+    doc = None
+    with contextlib.suppress(ToolError):
         doc = read_json(path)
-    except ToolError:
-        doc = None
     if not isinstance(doc, dict):
         return "unreadable results"
     if doc.get("schema_version") not in (1, 2) or isinstance(doc.get("schema_version"), bool):
@@ -113,10 +112,9 @@ def job_state(entry, scheduler_state):
         if scheduler_state in (jobs.PENDING, jobs.RUNNING):  # the same words here
             return scheduler_state, ""
         return LOST, f"ended without writing {jobs.EXIT_CODE_FILE}: {see}"
-    try:
+    code = None
+    with contextlib.suppress(OSError):
         code = jobs.exit_code_of(archive_mod.read_bytes(code_file))
-    except OSError:
-        code = None
     if code is None:
         return FAILED, f"unreadable {code_file}"
     result = _results_state(entry["results_file"])
@@ -142,11 +140,10 @@ def _local_runner(job_id):
 
 def _alive(pid):
     try:
-        os.kill(pid, 0)
+        with contextlib.suppress(PermissionError):  # another user's
+            os.kill(pid, 0)
     except (ProcessLookupError, OverflowError):  # past C's long: no process
         return False
-    except PermissionError:
-        pass
     return True
 
 
