@@ -27,9 +27,8 @@ class Node:
     __slots__ = ("value", "line", "col", "key_line", "key_col", "raw", "quoted")
 
     def __init__(self, value, line, col, raw=None, quoted=False):
-        self.value, self.line, self.col = value, line, col
+        self.value, self.line, self.col, self.raw, self.quoted = value, line, col, raw, quoted
         self.key_line, self.key_col = line, col
-        self.raw, self.quoted = raw, quoted
 
     def plain(self):
         """The value with positions stripped (dicts, lists, scalars)."""

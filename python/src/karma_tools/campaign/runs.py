@@ -246,9 +246,7 @@ def _fill(check, node, path, text, variables, deck_values=None, keep=()):
                     check.fail(node, path, f"{{{name}[{index}]}}: {name} is "
                                f"{deck_values[name]}, which has no entry {index}")
                 value = value[int(index)]
-            if isinstance(value, list):
-                return "[" + ",".join(str(v) for v in value) + "]"
-            return str(value)
+            return "[" + ",".join(map(str, value)) + "]" if isinstance(value, list) else str(value)
         known = [f"{{{k}}}" for k in [*variables, *(deck_values or {}), *keep]]
         check.fail(node, path, f"{m.group(0)}: not a campaign variable" +
                    (" nor a set/sweep key of this run" if deck_values is not None else "") +
