@@ -57,8 +57,7 @@ _CONSTANTS = {**dict.fromkeys(("", "~", "null", "Null", "NULL")),
 
 
 def resolve_plain(text):
-    """A plain scalar's value by YAML 1.2's core schema, else the text. 010 stays text (1.1
-    reads octal, 1.2 decimal): the campaign checks refuse such a count, not guess it."""
+    """A plain scalar's value by YAML 1.2's core schema, else the text; 010 is no int (1.1: 8)."""
     if text in _CONSTANTS:
         return _CONSTANTS[text]
     if _INT.match(text):
@@ -70,8 +69,7 @@ def resolve_plain(text):
 
 
 class _Builder:
-    """Node trees from ruamel's parser events; `at` turns a 0-based mark into the 1-based
-    (line, col) of the text, which may sit inside a larger file (parse_value)."""
+    """Node trees from ruamel's parser events; `at`: a 0-based mark's 1-based (line, col)."""
 
     def __init__(self, text, source, at):
         self.text, self.source, self.at = text, source, at

@@ -12,8 +12,7 @@ from karma_tools.results import kerneltable
 
 
 class Vocabulary:
-    """What a campaign's comparisons can name: its runs, their mini-apps, deck keys (where
-    listed), the pairing's keys and what each mini-app writes into kernels[]."""
+    """What a campaign's comparisons can name: runs, mini-apps, deck and pairing keys, kernels."""
 
     def __init__(self, jobs, lister):
         self.apps = {}  # run name -> app

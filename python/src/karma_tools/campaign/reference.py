@@ -98,8 +98,7 @@ def resolve_deck(path, overrides):
 
 def reference_result(format, input, exit_status, app, deck, set, device, reference_command,
                      date, host, output, say):
-    """karma-batch reference-result: a reference's output -> karma results; ToolError (2)
-    naming the first problem where they would not be valid."""
+    """karma-batch reference-result: a reference's output -> checked karma results."""
     try:
         with open(input, encoding="utf-8", errors="replace") as f:
             kernels = read_babelstream_csv(f.read(), input)

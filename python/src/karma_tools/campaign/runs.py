@@ -227,8 +227,7 @@ def expand_run(check, node, path, base, inputs, results_dir, programs, defaults,
 
 
 def _fill(check, node, path, text, variables, deck_values=None, keep=()):
-    """text with {NAME} filled from variables and, given deck_values ({key: text}),
-    {KEY} or {KEY[i]} from a job's deck values (2^25 written 33554432)."""
+    """text with {NAME} from variables, {KEY} or {KEY[i]} from deck_values (2^25 as 33554432)."""
 
     def one(m):
         name, index = m.group(1), m.group(2)
