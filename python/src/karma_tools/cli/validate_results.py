@@ -87,8 +87,7 @@ def main(argv=None):
     p.add_argument("--ranks", metavar="N", help="the number of MPI ranks they must report")
     p.add_argument("--result", metavar="PASSED|FAILED", help="the verdict they must carry")
     argv = sys.argv[1:] if argv is None else list(argv)
-    # Paths and options in any order; after `--`, paths only (which
-    # parse_intermixed_args does not keep apart).
+    # Paths and options in any order; after `--`, paths only (parse_intermixed_args mixes them).
     cut = argv.index("--") if "--" in argv else len(argv)
     args = p.parse_intermixed_args(argv[:cut])
     args.paths += argv[cut + 1:]

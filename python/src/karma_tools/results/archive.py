@@ -2,11 +2,9 @@
 generate/submit's OUT) or a plain folder of results, and that the tools read wherever they read
 a directory.
 
-Format 1 (docs/campaigns.md), GNU tar in xz: first the index `karma-archive.json`
-(schemas/archive.schema.json; a campaign's also lists its jobs), then each distinct content
-once: a job's `environment/` files as `environment/<sha256>`, any other under its own path.
-Members sorted, owners, modes and times fixed: the same folder, the same bytes.
-`ARCHIVE/results/x.json` names a file inside."""
+Format 1 (docs/campaigns.md): GNU tar in xz, the index `karma-archive.json` first, then each
+distinct content once (a job's `environment/` files as `environment/<sha256>`), owners, modes
+and times fixed: the same folder, the same bytes. `ARCHIVE/results/x.json` names a file inside."""
 
 import functools
 import hashlib
@@ -44,9 +42,6 @@ def is_archive_name(path):
     return str(path).endswith(SUFFIX)
 
 
-# --- writing ----------------------------------------------------------------------
-
-
 def folder_files(folder):
     """Sorted relative paths of the regular files under folder (no hidden ones, no links)."""
     return sorted(os.path.relpath(p, folder).replace(os.sep, "/")
@@ -59,23 +54,23 @@ def _job_entries(folder, manifest, files, by_path):
     for entry in manifest["jobs"]:
         prefix = os.path.relpath(entry["results_dir"], os.path.abspath(folder))
         prefix = prefix.replace(os.sep, "/") + "/"
-        mine = [f for f in files if f.startswith(prefix)]
-        code_file = prefix + jobs_mod.EXIT_CODE_FILE
-        code = jobs_mod.exit_code_of(by_path[code_file]) if code_file in by_path else None
-        env = sorted((f[len(prefix) + len(ENVIRONMENT) + 1:], hashlib.sha256(by_path[f])
-                      .hexdigest()) for f in mine if f.startswith(prefix + ENVIRONMENT + "/"))
-        logs = [f for f in mine if f[len(prefix):].startswith("job") and f.endswith(".out")]
-        jobs.append({"name": entry["name"], "exit_code": code, "log": logs[0] if logs else None,
+        mine = {f[len(prefix):]: f for f in files if f.startswith(prefix)}  # {rel: path}
+        code = by_path.get(prefix + jobs_mod.EXIT_CODE_FILE)
+        env = sorted((rel.removeprefix(ENVIRONMENT + "/"), hashlib.sha256(by_path[f]).hexdigest())
+                     for rel, f in mine.items() if rel.startswith(ENVIRONMENT + "/"))
+        logs = [f for rel, f in mine.items() if rel.startswith("job") and rel.endswith(".out")]
+        jobs.append({"name": entry["name"], "log": logs[0] if logs else None,
+                     "exit_code": None if code is None else jobs_mod.exit_code_of(code),
                      "environment": hashlib.sha256(json.dumps(env).encode()).hexdigest()
                      if env else None,
-                     "results": [f for f in mine if f.endswith(".json") and "/" not in
-                                 f[len(prefix):]]})
+                     "results": [f for rel, f in mine.items() if rel.endswith(".json")
+                                 and "/" not in rel]})
     return jobs
 
 
 def write(folder, out, kind, name=None, manifest=None):
-    """Writes the archive of folder (a campaign's: manifest as resultset.read_manifest gives)
-    to out atomically, out whole or absent; its bytes."""
+    """Writes folder's archive to out atomically (a campaign's with resultset.read_manifest's
+    manifest); its bytes."""
     if not is_archive_name(out):
         raise ToolError(f"{out}: an archive's name ends in {SUFFIX}", 2)
     files = folder_files(folder)
@@ -121,9 +116,6 @@ def xz(data):
     return lzma.compress(data, format=lzma.FORMAT_XZ, preset=XZ_PRESET)
 
 
-# --- reading ----------------------------------------------------------------------
-
-
 class Archive:
     """An archive read whole: its index and {path: bytes} of the folder."""
 
@@ -135,11 +127,11 @@ class Archive:
             raise ToolError(f"{path}: {why}; not a karma results archive of format "
                             f"{FORMAT}", 2)
 
-        if INDEX not in members and BUNDLE_MANIFEST in members:
+        if INDEX not in members:
+            if BUNDLE_MANIFEST not in members:
+                bad(f"no {INDEX} (nor a karma-bundle's {BUNDLE_MANIFEST})")
             self._read_bundle(members, bad)
             return
-        if INDEX not in members:
-            bad(f"no {INDEX} (nor a karma-bundle's {BUNDLE_MANIFEST})")
         index, why = parse_json(members[INDEX])
         if why:
             bad(f"{INDEX}: not JSON ({why})")
@@ -164,8 +156,7 @@ class Archive:
         return {""} | {p.rsplit("/", i)[0] for p in self.files for i in range(1, p.count("/") + 1)}
 
     def _read_bundle(self, members, bad):
-        """A karma-bundle read as the folder it packs, once its manifest holds: the tools
-        score and compare what a site was handed without unpacking it."""
+        """A karma-bundle read as the folder it packs, once its manifest holds."""
         listed, problems = manifest_check(members)
         if problems:
             where, why = problems[0]
@@ -185,8 +176,8 @@ def safe_path(rel):
 
 
 def read_members(path, problems=None, what="karma results archive"):
-    """{member name: bytes} of a .tar.xz's regular files. With a problems list (a bundle's
-    check), a link, a path that leaves it or a member twice is a (member, why) there."""
+    """{member name: bytes} of a .tar.xz's regular files; a bundle's check (problems) gets a
+    (member, why) for a link, a path that leaves it or a member twice."""
     members, total = {}, 0
     try:
         with tarfile.open(path, "r:xz") as tar:
@@ -222,12 +213,8 @@ def open_archive(path):
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
-def _read_archive(path, where, mtime, size):
-    """Archive(path), cached by where it is and its stamp."""
+def _read_archive(path, where, mtime, size):  # cached by where it is and its stamp
     return Archive(path)
-
-
-# --- the virtual layer: paths that may run through an archive ---------------------
 
 
 def split(path):
@@ -277,10 +264,8 @@ def listdir(path):
     at = _inside(path)
     if at is None:
         return sorted(os.listdir(path))
-    a, inner = at
-    prefix = inner + "/" if inner else ""
-    return sorted({p[len(prefix):].split("/")[0] for p in list(a.files) + list(a.dirs)
-                   if p.startswith(prefix) and p != inner and p[len(prefix):]})
+    prefix = at[1] + "/" if at[1] else ""  # a file's path names every folder above it
+    return sorted({p[len(prefix):].split("/")[0] for p in at[0].files if p.startswith(prefix)})
 
 
 def job_logs(folder):
@@ -290,8 +275,8 @@ def job_logs(folder):
 
 
 def walk_files(path, suffix="", onerror=None, archives=True):
-    """Sorted paths of the non-hidden files under path ending in suffix; an archive on the
-    way walked as its folder (archives False: a file, and links left out)."""
+    """Sorted paths of the non-hidden files under path ending in suffix, an archive walked as
+    its folder (archives False: a file, links left out)."""
     at = _inside(path) if archives else None
     if at is not None:
         a, inner = at
@@ -324,9 +309,6 @@ def archive_of(path):
     return where[0] if where else path
 
 
-# --- the list of measurements --------------------------------------------------
-
-
 def is_measurement(data):
     """Whether JSON bytes are a karma results document or a Google Benchmark file."""
     try:
@@ -353,8 +335,8 @@ def read_measurements(path):
 
 
 def register(list_path, archives):
-    """Appends the archives' measurements that list_path lacks (paths from the list's
-    folder's parent: `results/...`); (added, listed)."""
+    """Appends the archives' measurements that list_path lacks (paths `results/...`, from the
+    list's folder's parent); (added, listed)."""
     base = os.path.dirname(os.path.dirname(os.path.abspath(list_path)))
     listed = read_measurements(list_path) if os.path.exists(list_path) else {}
     before = len(listed)
@@ -374,12 +356,9 @@ def register(list_path, archives):
     return len(listed) - before, len(listed)
 
 
-# --- karma-archive ----------------------------------------------------------------
-
-
 def read_json(path):
-    """The JSON document at path; ToolError (2) for a syntax error, not UTF-8, NaN or an
-    infinity, nesting deeper than MAX_DEPTH; `unreadable`'s when it cannot be read."""
+    """The JSON document at path; ToolError (2) for bad JSON (parse_json) or nesting deeper
+    than MAX_DEPTH, `unreadable`'s when it cannot be read."""
     try:
         data = read_bytes(path) if split(path) else read_input_file(path, "JSON file")
     except OSError as e:

@@ -1,8 +1,6 @@
-"""Which runs are the same case, defined once for every tool: a mini-app's resolved deck
-less the keys that only select (lists of names), with a reference program's name (never
-karma's own case), and what the tool tells cases apart by (karma-compare: ranks, nodes,
-device kind; karma-report: device, ranks, nodes, threads). Rounds of one figure share
-deck, tier, ranks and nodes (rounds_key)."""
+"""Which runs are the same case, for every tool: a mini-app's resolved deck less the keys that
+only select (lists of names), a reference program's name, and what the tool tells cases apart
+by (karma-compare: ranks, nodes, device kind; karma-report: device, ranks, nodes, threads)."""
 
 import json
 
@@ -13,8 +11,8 @@ def is_selection(value):
 
 
 def case_values(run, defaults=None, retired=None):
-    """{deck key: value} of run's case: its values that do not select, `defaults` for keys
-    it lacks (an older run), less `retired` keys holding their old value, and "reference"."""
+    """{deck key: value} of run's case: values that do not select, `defaults` for keys it
+    lacks, less `retired` keys holding their old value, and "reference"."""
     values = {k: v for k, v in run.deck_values().items() if not is_selection(v)}
     values.update((k, v) for k, v in (defaults or {}).items()
                   if k not in values and not is_selection(v))

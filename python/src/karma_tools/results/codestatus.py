@@ -1,5 +1,5 @@
-"""Whether two results ran the same code: each kernel's code version, as
-recorded or derived again from the sources (--source, a git commit)."""
+"""Whether two results ran the same code: each kernel's code version, as recorded or derived
+again from the sources (--source, a git commit)."""
 
 from karma_tools.results import codeversion
 
@@ -23,8 +23,7 @@ class SourceAt:
 
 
 def code_info(group, kernel):
-    """{versions (None: a run without), schemes, code: one run's `code`} of a kernel's runs
-    (their types the schema's, resultset._check)."""
+    """{versions (None: a run without), schemes, code: one run's `code`} of a kernel's runs."""
     entries = [r.kernels[kernel]["entry"] for r in group.runs if kernel in r.kernels]
     versions = {e.get("code_version") for e in entries}
     code = next((e["code"] for e in entries if "code" in e), None)
@@ -38,8 +37,8 @@ def _current(info):
 
 
 def _source_now(app, info, at, symbols):
-    """(source hash of `symbols` in this scheme, a symbol the revision lacks, from where) of
-    one side: recorded, else derived at its --source revision, else Nones."""
+    """One side's (source hash of `symbols` in this scheme, a symbol the revision lacks, from
+    where): recorded, else derived at its --source revision, else Nones."""
     code = info["code"] or {}
     if _current(info) and code.get("symbols") == symbols and "source" in code:
         return code["source"], None, None
@@ -50,9 +49,8 @@ def _source_now(app, info, at, symbols):
 
 
 def code_status(app, base, other):
-    """('same code' | 'code changed' | 'code version unknown', detail) of base and other,
-    each (code info, SourceAt or None): code versions of one scheme compare, else source
-    hashes of one list of symbols, recorded in this scheme or derived (_source_now)."""
+    """('same code' | 'code changed' | 'code version unknown', detail) of base and other, each
+    (code info, SourceAt or None): code versions of one scheme, else source hashes, compare."""
     (a, a_src), (b, b_src) = base, other
     recorded = [None not in x["versions"] for x in (a, b)]
     if all(recorded) and len(a["schemes"] | b["schemes"]) == 1:

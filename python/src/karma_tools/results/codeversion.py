@@ -1,14 +1,10 @@
 """Code versions: a hash of the source a kernel runs, derived from the sources, never kept
 by hand (karma/code_version.hpp; the build writes each mini-app's table of source hashes).
 
-The C++ of a mini-app and the core is split into namespace-scope declarations, each named
-by its qualified name. A definition's source hash covers its text (no comments, preprocessor
-lines or layout) and that of every definition it names, transitively, names looked up as
-C++ does in namespaces (using-directives, argument-dependent lookup for calls; a member
-names nothing; an overload set counts whole). Only texts count, so moving code or renaming
-what a kernel does not use leaves its hash. A kernel's code version hashes its entry
-definitions' source hashes and its launch shape: what the code or deck fixes, never the
-run's sizes, threads, ranks or device (Variant::code and ::launch)."""
+A namespace-scope definition's source hash covers its tokens and, transitively, those of
+every definition it names (looked up as C++ does in namespaces; an overload set counts
+whole): moving code, or renaming what a kernel does not use, leaves it. A kernel's code
+version hashes its entries' source hashes and its launch shape, never the run's sizes."""
 
 import hashlib
 import itertools
@@ -37,8 +33,6 @@ _SKIP_WORDS = {"template", "typename", "inline", "constexpr", "static", "const",
                "operator", "final", "override", "noexcept", "explicit", "virtual", "auto",
                "decltype", "return", "__global__", "__device__", "__host__", "void", "if",
                "else", "for", "while", "switch", "case"}
-
-
 # Words followed by parentheses that come before a declaration's name.
 _PARENS_BEFORE_NAME = ("decltype", "operator", "__launch_bounds__")
 
@@ -119,8 +113,8 @@ def _enum_name(decl, i):
 
 
 class Unit:
-    """A namespace-scope declaration: qualified name, the scopes its names are looked up in
-    (innermost last), enumerators, tokens, and whether it defines (a body or initialiser)."""
+    """A namespace-scope declaration: its qualified name, lookup scopes (innermost last),
+    enumerators, tokens, and whether it defines (a body or initialiser)."""
 
     def __init__(self, namespaces, declared, toks):
         qualifier, name, self.enumerators = declared
@@ -139,10 +133,9 @@ def _parse(text):
     toks = tokens(text)
     units, usings = [], []
     namespaces = []  # None for a brace that is not a namespace's (extern "C" {)
-    decl = []
+    decl, i = [], 0
     depth = 0  # braces open within the current declaration
     parens = 0  # parentheses open: a brace within them (a default `= {}`) ends nothing
-    i = 0
     while i < len(toks):
         t = toks[i]
         if not decl:
@@ -190,8 +183,8 @@ def _scope_token(toks, i, namespaces, usings):
 
 
 def _wants_semicolon(decl):
-    """Whether decl ends at ';' (a class, an initialised variable), not '}' (a function):
-    from what comes before its first '{' or '(', template parameters left out."""
+    """Whether decl ends at ';' (a class, an initialised variable), not '}' (a function),
+    from its head before '{' or '(', template parameters left out."""
     head, depth, i = [], 0, 0
     while i < len(decl) and (depth or decl[i] not in ("{", "(")):
         t = decl[i]
@@ -218,9 +211,8 @@ def _units(files):
 
 
 class _Names:
-    """Name lookup as C++ does it in namespaces: unqualified, the innermost enclosing one
-    that has it (and using-directives'); qualified, where it fits; a call found nowhere
-    so (argument-dependent lookup), every namespace."""
+    """Name lookup in namespaces: unqualified, the innermost enclosing one that has it (and
+    using-directives'); qualified, where it fits; a call found nowhere, every namespace (ADL)."""
 
     def __init__(self, units):
         self.visible, self.simple, self.adl = {}, {}, {}
@@ -291,9 +283,8 @@ def source_hashes(files):
     return hashes
 
 
-# The rules of code versions (code_version.hpp's code_version_scheme); two schemes'
-# versions do not compare. 1: suite 0.2.0's (no code.scheme); 2: lookup by scope,
-# text only, launch shapes only.
+# code_version.hpp's code_version_scheme: two schemes' versions do not compare. 1: suite
+# 0.2.0's (no code.scheme); 2: lookup by scope, text only, launch shapes only.
 SCHEME = 2
 
 
@@ -312,9 +303,8 @@ def combine(symbol_hashes, launch):
 
 
 def app_sources(root, app, read=None, listing=None):
-    """{path: text} a mini-app's code versions cover: its C++ (not its tests), miniapps/
-    common's and the core's headers and sources, under root, or through `read(path)` and
-    `listing(folder)` (the files under folder, by their path in it), e.g. at a git revision."""
+    """{path: text} a mini-app's code versions cover (its C++ but tests, miniapps/common's,
+    the core's), under root or through read(path) and listing(folder) (e.g. at a git rev)."""
     listing = listing or (lambda d: _files_in(os.path.join(root, d)))
     read = read or (lambda p: open(os.path.join(root, p), encoding="utf-8").read())
     files = {}

@@ -1,11 +1,7 @@
-"""The figures a results document derives from its own record, derived again: each rate
-(fom, bandwidth_GBps, GFLOPs, the kernel table's figures) is recorded work over a recorded
-time, efficiencies use ranks[].device's peaks, energy figures the average power; each must
-agree within TOLERANCE, and the time statistics with each other and the deck's repetitions.
-karma-bundle check holds a bundle to this: a figure edited without its inputs is found.
-What cannot be derived (times, power, a kernel's bytes and flops) is left alone; what a
-figure divides by, over which time, is its kernel table entry's `per`, `count`, `time`,
-`repetitions` and `figures` (kerneltable.py)."""
+"""The figures a results document derives from its own record, derived again (rates from
+work and time, efficiencies from the devices' peaks, energy from the power; how, its kernel
+table entry says) and held to agree within TOLERANCE, the time statistics with each other:
+karma-bundle check finds a figure edited without its inputs."""
 
 import math
 
@@ -29,13 +25,8 @@ def _rate(amount, seconds, scale=1.0):
     return amount / seconds * scale if seconds > 0 else 0.0
 
 
-# --- the time statistics -----------------------------------------------------------
-
-
 def time_problems(t, repetitions):
-    """[why] of a kernel's time_s against itself and its repetitions (None: not known); the
-    sample stddev lies between (max - min) / sqrt(2 (n - 1)) and, by Bhatia-Davis,
-    sqrt((max - mean) (mean - min) n / (n - 1))."""
+    """[why] of a kernel's time_s against itself and its repetitions (None: not known)."""
     n, lo, mean, hi, sd = (t.get(k) for k in ("count", "min", "mean", "max", "stddev"))
     out = [] if repetitions in (None, n) else \
         [f"time_s.count {n}, but the run timed {repetitions} repetition(s)"]
@@ -48,6 +39,7 @@ def time_problems(t, repetitions):
     if n == 1:
         return out + ([] if lo == hi and sd == 0 else
                       [f"time_s: one repetition, but min {lo}, max {hi}, stddev {sd}"])
+    # The sample stddev's bounds, the upper one Bhatia-Davis's.
     least = (hi - lo) / math.sqrt(2 * (n - 1))
     most = math.sqrt(max(hi - mean, 0) * max(mean - lo, 0) * n / (n - 1))
     if sd < least * (1 - TOLERANCE) or sd > most * (1 + TOLERANCE) + _ROUNDING * hi:
@@ -56,12 +48,8 @@ def time_problems(t, repetitions):
     return out
 
 
-# --- the figures -------------------------------------------------------------------
-
-
 def _fom(doc, k, entry, time, seconds):
-    """(fom.value as the harness computes it, from what), (None, why not), or (None, None)
-    where the result records no count."""
+    """(fom.value as the harness computes it, from what), (None, why not), or (None, None)."""
     units, per = _get(k, "fom.units"), entry.get("per")
     if units != entry.get("units"):
         return None, (f"fom.units {units!r}: not the figure its kernel table gives "

@@ -1,9 +1,6 @@
 """A result's kernel table: what its mini-app can measure, as it declares it (karma/
-kernel_table.hpp). A result carries its table (`kernel_table`); an older one is read with
-its release's, kept in data/apps/<release>.json (docs/results-format.md, *Kernel tables*),
-else the head's (data/apps/head.json, written by `karma-docs`). The tools know nothing of
-the apps beyond these tables; an entry's count, repetitions and figures are expressions
-over a results document, which evaluate() reads."""
+kernel_table.hpp): the result's own, else its release's (data/apps/<release>.json), else the
+head's (data/apps/head.json, karma-docs'). The tools know nothing of the apps beyond these."""
 
 import ast
 import functools

@@ -1,8 +1,4 @@
-"""Reading karma results (docs/results-format.md, schema_version 1 and 2). Version 2 gives
-every kernel its `implementation` (kokkos, native-cuda, ...) and `variant` (copy, ...);
-for version 1 kernel_identity reads them from the kernel table: the implementation is the
-deck's `<app>.implementation` if one string, else the table's (its first); the variant
-the table's where its entries of that name agree, else the name."""
+"""Reading karma results (docs/results-format.md, schema_version 1 and 2)."""
 
 import functools
 import math
@@ -38,7 +34,7 @@ def _beyond_float(value, path=()):
 
 
 def _read_problems(doc):
-    """What the tools need beyond the schema: kernels' names (once) and foms, float-size."""
+    """What the tools need beyond the schema: kernels' unique names, foms, float-size numbers."""
     kernels = doc.get("kernels") if isinstance(doc.get("kernels"), list) else []
     kernels = [k if isinstance(k, dict) else {} for k in kernels]
     out = [f"kernels[{i}].{key}: missing" for i, k in enumerate(kernels)
@@ -53,8 +49,7 @@ def _read_problems(doc):
 
 
 def check_schema(path, doc):
-    """The document against the results schema, requiring only what the tools read: every
-    field present must have its type and range (a reference result: the reference form)."""
+    """The document against the results schema, requiring only what the tools read."""
     problems = schemas.problems(_lenient(), doc) + _read_problems(doc)
     if problems:
         raise ToolError(f"{path}: {problems[0]}; not a well-formed karma results document "
@@ -78,38 +73,30 @@ class Run:
         self.deck_stem = os.path.splitext(os.path.basename(deck.get("path", "")))[0] or "deck"
         self.resolved = deck.get("resolved") or {}
         self.problem = doc.get("problem") or {}
-        # The schema has checked each field's type (resultset._check), not its presence.
-        mpi = doc["mpi"]
+        mpi = doc["mpi"]  # its fields' types checked (resultset._check), not their presence
         self.ranks = int(mpi.get("ranks", 1))
         self.nodes = int(mpi.get("nodes", 1))
-        # The path of device data between ranks; "" where not recorded.
-        self.comm_path = mpi.get("comm", {}).get("path", "")
+        self.comm_path = mpi.get("comm", {}).get("path", "")  # device data between ranks
         self.passed = doc["result"] == "PASSED" and doc.get("verification", {}).get("passed", True)
         kokkos = doc.get("kokkos") or {}
         self.backend = kokkos.get("default_execution_space", "?")
         self.kokkos_version = kokkos.get("version") or "?"
         device = (doc.get("ranks") or [{}])[0].get("device") or {}
         self.device = device.get("name") or "?"
-        # Results read from a reference program's output (reference.py).
         reference = doc.get("reference", {})
-        self.reference = reference.get("format")
-        # gpu or host: what the kernels ran on (a node's host CPU runs and its
-        # GPU runs are different cases); "" where the results do not say.
+        self.reference = reference.get("format")  # of a reference program's output
+        # gpu or host: a node's host CPU runs and its GPU runs are different cases.
         self.device_kind = (reference.get("device") if self.reference else device.get("kind")) \
             or ""
         self.kernels = {}
         for k in doc["kernels"]:
             implementation, variant = kernel_identity(self, k)
+            fom = k["fom"]
             self.kernels[k["name"]] = {
-                "implementation": implementation,
-                "variant": variant,
-                "entry": k,
-                "value": k["fom"].get("value"),
-                "units": k["fom"].get("units", ""),
-                "higher_is_better": k["fom"].get("higher_is_better", True),
-                "energy": kernel_energy(k),
-                "efficiency": kernel_efficiency(k),
-            }
+                "implementation": implementation, "variant": variant, "entry": k,
+                "value": fom.get("value"), "units": fom.get("units", ""),
+                "higher_is_better": fom.get("higher_is_better", True),
+                "energy": kernel_energy(k), "efficiency": kernel_efficiency(k)}
 
     def deck_values(self, include_run=False):
         """The resolved deck as {'stream.shape': [..], ...}, the run section only if asked."""
@@ -124,8 +111,7 @@ class Run:
 
 
 def kernel_energy(kernel):
-    """{average_power_W, joules_per_execution, fom_per_watt, fom_per_watt_units} of a
-    kernel's energy (optional), None unless "measured" with a power."""
+    """A kernel's energy figures, None unless "measured" with a power."""
     energy = kernel.get("energy", {})
     if energy.get("status") != "measured" or "average_power_W" not in energy:
         return None
@@ -143,7 +129,9 @@ def kernel_efficiency(kernel):
 
 
 def kernel_identity(run, kernel):
-    """(implementation, variant) of a kernel entry, as the module says."""
+    """(implementation, variant) of a kernel entry: schema 2 records them; for 1 the
+    implementation is the deck's `<app>.implementation` if one string, else the kernel
+    table's (kokkos, else its first), the variant the table's if one, else the name."""
     name = kernel["name"]
     implementation, variant = kernel.get("implementation"), kernel.get("variant")
     if implementation and variant:
@@ -182,18 +170,16 @@ def format_size(value):
     return one(value)
 
 
-# What GPU units a set ran on, and which runs a unit held back or whose memory erred,
-# from each rank's device.state_at_start and state_at_end (docs/results-format.md).
-# Clock-event causes that mean the unit, not the work, held the clocks back.
+# Clock-event causes (device.state_at_start/_end) that mean the unit, not the work, held
+# the clocks back.
 UNIT_HELD_BACK = ("power", "thermal")
 # A cause's share of the run below which it is noise, not a held-back run.
 UNIT_SHARE = 0.01
 
 
 def gpu_units(runs, captured=None):
-    """{uuid: {model, driver_version, board_part_number, vbios_version, power_limit_W, ...,
-    ends_recorded: how many runs recorded its state_at_end}} of the runs; captured(run):
-    {uuid: {board_part_number, vbios_version}} where the results do not say them."""
+    """{uuid: {model, driver_version, board_part_number, ..., ends_recorded}} of the runs'
+    GPUs; captured(run): {uuid: {board_part_number, vbios_version}} the results lack."""
     out = {}
     for run in runs:
         for rank in run.doc.get("ranks") or []:
@@ -218,8 +204,7 @@ def _growth(start, end, group, key):
 
 
 def unit_events(run):
-    """[why] a run's units held it back or erred: power or thermal held the clocks
-    down for over UNIT_SHARE of the run, or the ECC error counts grew."""
+    """[why] a run's units held its clocks down (over UNIT_SHARE of it) or their ECC erred."""
     out, seconds = [], run.doc.get("duration_s") or 0
     for rank in run.doc.get("ranks") or []:
         device = rank.get("device") or {}

@@ -1,9 +1,7 @@
-"""One result set: whatever a tool is pointed at, read one way. A directory of results, a
-campaign (its folder or its campaign.json), a results archive (archive.py) or a bundle
-(bundle.py: campaign/campaign.json beside results/) opens as its validated runs and, for each
-of a campaign's jobs without one, the reason. Also the one reader of campaign.json. A job's
-run is its results file beside campaign.json wherever the campaign is now, or one in a folder
-named as its results folder: a campaign whose jobs all wrote never reads as not run."""
+"""One result set: a directory of results, a campaign (its folder or campaign.json), an archive
+or a bundle opens as its validated runs and, for each campaign job without one, the reason.
+Also the one reader of campaign.json. A job's run is found wherever the campaign is now (its
+results file, or one in a folder named as its results folder), so a moved one still reads."""
 
 import functools
 import os
@@ -25,12 +23,9 @@ IGNORED = "ignored by git"
 NOT_RUN = "no results: not run, or stopped before it ended"
 
 
-# --- the manifest -------------------------------------------------------------------
-
-
 def check_manifest(path, manifest, complete=True):
-    """Refuses a manifest the tools cannot use, naming the key (schemas/manifest.schema.json):
-    what karma-batch reads, rather than failing half-way, or (not complete) where results are."""
+    """Refuses a manifest the tools cannot use (all karma-batch reads, or with complete False
+    where results are), naming the key, rather than failing half-way."""
     if not isinstance(manifest, dict) or manifest.get("karma_batch_manifest") != 1:
         raise ToolError(f"{path}: not a karma-batch manifest of version 1", 2)
     found = schemas.problems(schemas.strict(schemas.load("manifest.schema.json"),
@@ -53,8 +48,8 @@ def _absolute(folder, path):
 
 
 def _job_folder(folder, top, entry):
-    """Where a job's results folder is now: beside campaign.json (copied, archived, or a
-    bundle's results/), else where recorded; None when none is a folder."""
+    """Where a job's results folder is now: beside campaign.json (copied, archived, a bundle's
+    results/), else where recorded, else None."""
     rel = os.path.relpath(entry["results_dir"], top) if top else entry["name"]
     bundle = os.path.dirname(folder)
     here = [] if rel.startswith("..") else [
@@ -87,8 +82,7 @@ def read_manifest(path, complete=False):
 
 
 def missing_reason(folder):
-    """Why a job with results folder `folder` (or None) has no results: not run, stopped,
-    or failed with an exit code and its log's reason and first error line."""
+    """Why a job (results folder `folder`, or None) has no results: not run, stopped, failed."""
     code_file = folder and os.path.join(folder, jobs_mod.EXIT_CODE_FILE)
     if not folder or not archive.isfile(code_file):
         return NOT_RUN
@@ -106,19 +100,15 @@ def missing_reason(folder):
             + (f": {error}" if error else ""))
 
 
-# --- the set ------------------------------------------------------------------------
-
-
 class ResultSet:
     """Runs of one set; a campaign's manifest and jobs [(entry, run or None, why none)]."""
 
     def __init__(self, label, path):
         self.label, self.path = label, path
-        self.runs = []
+        self.runs, self.jobs = [], []
         self.skipped = []  # (path, why)
         self.invalid = []  # (path, error): left out by skip_invalid
         self.manifest_path = self.manifest = None
-        self.jobs = []
 
     def missing(self):
         """[(job name, why)] of the campaign's jobs without results."""
@@ -155,8 +145,7 @@ def _git_ignored(paths, root):
 
 
 def open(path, label=None, committed_only=False, need_runs=True, skip_invalid=False):
-    """The set at path. Refuses other schema versions and sets without results; with
-    skip_invalid, an ill-formed file goes into the set's `invalid` list instead."""
+    """The set at path; skip_invalid puts an ill-formed file in `invalid` instead of refusing."""
     if not archive.exists(path):
         raise ToolError(f"{path}: no such file or directory", 2)
     found = manifest_path(path)
@@ -222,7 +211,7 @@ def _checked(f):
 
 
 @functools.lru_cache(maxsize=None)
-def _checked_once(where, mtime, size, f):
+def _checked_once(where, mtime, size, f):  # cached by where it is and its stamp
     return _check(f)
 
 

@@ -1,6 +1,5 @@
-"""The run rules' vocabulary (docs/run-rules.md): problem classes, tiers, and which
-figures stand for the same work (a tier's figure for a work is the best it allows). The
-mini-apps decide `reportable` and each key's `x-rules` (fixed, axis, tuning or free); this
+"""The run rules' vocabulary (docs/run-rules.md): problem classes, tiers, and which figures
+stand for the same work. The mini-apps decide `reportable` and each key's `x-rules`; this
 module reads them back and decides nothing the C++ has not."""
 
 import hashlib
@@ -14,8 +13,7 @@ from karma_tools.results.results import field
 CLASSES = ("small", "medium", "large")
 # The large deck on more than one rank: per rank the size of `large`.
 WEAK_CLASS = "weak"
-# The overall score's classes; `small` (on a GPU, launch latency that repeats poorly) is
-# scored on a line of its own.
+# The overall score's; `small` (on a GPU, launch latency that repeats poorly) has its own line.
 SCORED_CLASSES = ("medium", "large", WEAK_CLASS)
 TIERS = ("baseline", "optimized")
 
@@ -46,8 +44,8 @@ def reportable(result):
 
 
 def counts_in(tier, result, kernel):
-    """Whether a kernel stands for its work in `tier`: baseline, the Kokkos kernels of
-    reportable baseline runs; optimized, every kernel of a reportable run."""
+    """Whether a kernel stands for its work in `tier` (baseline: a reportable baseline run's
+    Kokkos kernels; optimized: every kernel of a reportable run)."""
     record = reportable(result)
     if not record["reportable"]:
         return False
