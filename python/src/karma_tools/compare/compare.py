@@ -1,6 +1,5 @@
-"""karma-compare: two or more machines' (or runs') results side by side: per mini-app figure of
-merit, each machine's value, its ratio to a baseline and flags for results that should not be
-compared as they are; the figure of record is karma-score's with the baseline as the reference."""
+"""karma-compare: machines' results side by side, per figure of merit: values, ratios to a
+baseline, flags; the figure of record is karma-score's with the baseline as the reference."""
 
 import json
 import math
@@ -18,8 +17,7 @@ from karma_tools.results.codestatus import code_info, code_status
 
 
 class Group:
-    """Runs of one case: of one set with the same deck values, ranks and nodes (and
-    karma-report's Config)."""
+    """Runs of one case: one set's runs of the same deck values, ranks and nodes."""
 
     def __init__(self, key, app, values):
         self.key, self.app, self.values, self.runs = key, app, values, []
@@ -54,17 +52,16 @@ def schema_defaults(schema, prefix=""):
 
 
 def schema_retired(schema):
-    """{'matvec.corrupt': False, ...}: a deck schema's retired keys (x-retired),
-    each at the value that ran the work the suite now runs by default."""
+    """{'matvec.corrupt': False, ...}: a deck schema's retired keys (x-retired), each at the
+    value that ran the work the suite now runs by default."""
     retired = schema.get("x-retired") if isinstance(schema, dict) else None
     return {k: v["same_work"] for k, v in (retired if isinstance(retired, dict) else {}).items()
             if isinstance(v, dict) and "same_work" in v}
 
 
 def newest_schemas(sets):
-    """{app: deck schema} of the newest suite version that recorded one, over
-    every set: an older result's missing key is read at the newer default, and
-    a key it has retired at the value that meant the same work."""
+    """{app: deck schema} of the newest suite version that recorded one, over every set: an
+    older result's missing key reads as the newer default, a retired one as the same work."""
     def rank(r):
         return tuple(map(int, re.findall(r"[0-9]+", field(r.doc, "suite.version") or ""))), r.path
 
@@ -119,9 +116,8 @@ def differences(base, other):
 
 
 def case_labels(groups):
-    """A distinct label for each group: its kind of device (the same rows whichever set is
-    the baseline), its deck, and each setting in which it departs from the most common
-    among that deck's groups."""
+    """A distinct label per group: its kind of device, its deck, and each setting in which it
+    departs from the most common among that deck's groups."""
     by_stem = {}
     for g in groups:
         by_stem.setdefault((g.app, g.stem), []).append(g)
@@ -237,8 +233,7 @@ def _row(g, case, kernel, base, matched, how, per_node, sources, code):
 
 
 def _only_in_other(s, theirs, matches, base_groups, how):
-    """What one other set ran that no baseline row stands for: cases no baseline
-    case took, and kernels of taken cases that the baseline lacks."""
+    """What another set ran that no baseline row stands for: untaken cases, unknown kernels."""
     out = []
     labels = case_labels(list(theirs.values()))
     paired = {matches[g.key][0].key: g for g in base_groups if g.key in matches}
@@ -306,8 +301,7 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
 
 
 def _records(base, others, weights_path):
-    """{label: figure of record} by karma-score's pipeline, as `karma-score SET --reference
-    BASELINE --weights FILE` gives it; {"why": ...} where there is none."""
+    """{label: figure of record} as `karma-score SET --reference BASELINE` gives it, or why."""
     try:
         report = figure.score([(s.label, s.path) for s in others], base.path, weights_path)
     except ToolError as e:
@@ -328,8 +322,7 @@ def _set_entry(s):
 
 
 def _entry(group, kernel, how):
-    runs = [r for r in group.runs
-            if kernel in r.kernels and r.kernels[kernel]["value"] is not None]
+    runs = [r for r in group.runs if kernel in r.kernels and r.kernels[kernel]["value"] is not None]
     passed, failed = [r for r in runs if r.passed], [r for r in runs if not r.passed]
     k0 = runs[0].kernels[kernel] if runs else {"units": "", "higher_is_better": True}
     use = passed or failed
@@ -368,8 +361,8 @@ def _entry(group, kernel, how):
 
 
 def _ratio(numerator, denominator, higher_is_better, scale=1):
-    """numerator over denominator in the 'above 1: better' sense, times scale;
-    None when either is missing or the quotient leaves the floats (1e300/1e-300)."""
+    """numerator over denominator, above 1 better, times scale; None of a missing one or a
+    quotient out of the floats (1e300/1e-300)."""
     if not numerator or not denominator:
         return None
     ratio = (numerator / denominator if higher_is_better else denominator / numerator) * scale

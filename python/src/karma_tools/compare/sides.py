@@ -1,8 +1,6 @@
-"""Side-by-side ratio tables within one campaign (docs/campaigns.md, "Side by side on one
-node"): its campaign file's `compare:` entries (kept in OUT/campaign.json) over its jobs'
-kernel results, each numerator paired with the one denominator of its round whose `match`
-keys agree; above 1 the numerator is better. PAIRING_KEYS: what a selection, match or label
-can name beside deck keys (mpi.comm: the ranks' path of device data; job.point: the job's
+"""A campaign's side-by-side ratio tables (docs/campaigns.md): each `compare:` entry pairs a
+numerator with the one denominator of its round whose `match` keys agree. PAIRING_KEYS: what
+may be named beside deck keys (mpi.comm: the ranks' path of device data; job.point: the job's
 name without its round and process)."""
 
 import csv
@@ -77,8 +75,8 @@ def _same(a, b):
 
 
 def _one_per_round(spec, items, notes):
-    """A side's results of one point, round and kernel (a run's processes) as one item: the best of
-    their figures or their median (per_round); without per_round they are left out, with a note."""
+    """A side's results of one point, round and kernel (a run's processes) as one item, by
+    per_round (best or median); without it they are left out, with a note."""
     groups = {}
     for i in items:
         key = values_key([i["run"], i["deck"]["job.point"], i["round"], i["kernel"],
@@ -114,10 +112,9 @@ def ratio_table(spec, items):
                   for side in sides)
     notes += [f"no result matches the {side}" for side, found in zip(sides, (nums, dens))
               if not found]
-    # A ratio compares the same work on the same kind of device (a result that does not say
-    # what it ran on pairs with either); a numerator that no denominator could pair with is
-    # outside the table, not an error. A denominator that names its run (hexgrad's GB/s as a
-    # fraction of karma-stream's copy) was chosen on purpose, and may be another app's.
+    # The same work on the same kind of device (or one that does not say); a numerator with no
+    # such denominator is outside the table, not an error. A denominator naming its run
+    # (hexgrad's GB/s over karma-stream's copy) was chosen on purpose: any app's.
     any_app = "run" in spec["denominator"]
 
     def same_work(a, b):
@@ -186,9 +183,8 @@ def _pair_key(row):
 
 
 def campaign_tables(path, specs=None, how=None, energy=False):
-    """(campaign name, manifest path, [tables], [notes]) of a campaign directory; specs (a campaign
-    file's compare: section, checked) replace its manifest's, how (an aggregate) the tables' own;
-    energy adds each row's per_watt and energy ratios where a pair measured energy on both sides."""
+    """(campaign name, manifest path, [tables], [notes]) of a campaign directory; specs (checked)
+    replace its manifest's, how the tables' aggregate; energy adds rows' energy ratios."""
     result_set = resultset.open(path, need_runs=False)
     if result_set.manifest is None:
         resultset.read_manifest(path)  # says why it is not a campaign
@@ -218,8 +214,7 @@ def campaign_tables(path, specs=None, how=None, energy=False):
 
 
 def _add_energy(spec, table, items):
-    """Adds per_watt and energy ({rounds, values, higher_is_better, aggregates}) to each row
-    of a table where some pair measured energy on both sides."""
+    """Adds per_watt and energy (as the row's rounds, values...) where a pair measured energy."""
     fom, by_field = {"metric": "fom.value"}, {}
     for key, figure in (("per_watt", "fom_per_watt"), ("energy", "joules_per_execution")):
         # The items with one energy figure as their FOM, paired as the FOMs were: in the
@@ -257,15 +252,13 @@ def _selection_text(selection):
 
 
 def comm_shares(kernel):
-    """(largest share, largest waiting share) over a multi-rank kernel's
-    ranks (kernels[].comm: numbers, as the results schema checked), or None where it has none."""
+    """(largest share, largest waiting share) of a kernel's ranks (kernels[].comm), or None."""
     share, waiting = (field(kernel, f"comm.{key}") or [] for key in ("share", "waiting_share"))
     return (max(share), max(waiting, default=0.0)) if share else None
 
 
 def _comm_text(row):
-    """The numerator's communication: the largest share of a rank's time in
-    any round, and of it the largest waiting; '-' for one rank."""
+    """The numerator's largest communication share in any round, and waiting; '-' for none."""
     rounds = (row.get("comm") or {}).values()
     return f"{100 * max(r[0] for r in rounds):.0f}% (wait {100 * max(r[1] for r in rounds):.0f}%)" \
         if rounds else "-"
@@ -279,8 +272,7 @@ def _pair_cells(row):
 
 
 def _figure_cells(figures, t, *between):
-    """'a / b = ratio' of each round (as divided: for times, the denominator's over the
-    numerator's; '-' where a round has none), then `between`, then the aggregates."""
+    """'a / b = ratio' of each round as divided ('-' of none), `between`, the aggregates."""
     def cell(r):
         a, b = figures["values"][r][::1 if figures["higher_is_better"] else -1]
         return f"{format_value(a)} / {format_value(b)} = {figures['rounds'][r]:.3f}"
@@ -297,8 +289,7 @@ def _heads(t, middle, end):
 
 
 def markdown(tables, heading="###"):
-    """The ratio tables as Markdown lines, each followed by its pairs'
-    per-watt and energy ratios where it has them (campaign_tables' energy)."""
+    """The ratio tables as Markdown lines, each with its energy ratios where it has them."""
     out = []
     for t in tables:
         comm = any(row.get("comm") for row in t["rows"])

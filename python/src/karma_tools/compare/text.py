@@ -36,16 +36,15 @@ def markdown(result):
         out += [f"Both sides are `{within['path']}`: its kernels of implementation "
                 f"{within['theirs']} against those of {within['ours']}, paired on their variant "
                 "(the kernel column), which names the work both do.", ""]
-    energy = _has(result, "per_watt_ratio")
-    if energy:
+    if energy := _has(result, "per_watt_ratio"):
         out += ["Energy, where both sides measured it: *per W* divides figures of merit per "
                 "watt (above 1: better per watt), *energy* divides the joules per execution the "
                 f"other way (above 1: the set uses less energy than {base}); '-' where either "
                 "side has no measured energy.", ""]
     figures, flags = _figures_markdown(result, base, others, energy,
                                        _has(result, "code") and not within)
-    out += _set_table(result) + _record_markdown(result)
-    out += figures + _unpaired_markdown(result) + _energy_markdown(result)
+    out += _set_table(result) + _record_markdown(result) + figures + _unpaired_markdown(result)
+    out += _energy_markdown(result)
     out += _section("Flags", [f"{n}. {md_cell(text)}" for n, text in enumerate(flags, start=1)])
     out += _section("Notes", [f"- {md_cell(n)}" for n in result["notes"]])
     return "\n".join(out)
@@ -80,18 +79,16 @@ def _figures_markdown(result, base, others, energy, code):
 
 
 def _record_markdown(result):
-    """Each other set's procurement figure in karma-score's words; none within one set (its
-    implementations are one machine)."""
+    """Each other set's procurement figure in karma-score's words; none within one set."""
     if result.get("within"):
         return []
     base = next(s["path"] for s in result["sets"] if s["label"] == result["baseline"])
     out = ["## The procurement figure", "",
            f"karma-score's procurement figure (docs/score.md) of each set, with "
-           f"{result['baseline']} as the reference machine (its reportable baseline "
-           "results, as `karma-score reference` takes them): what `karma-score SET "
-           f"--reference {base}` prints for it. A comparison between sets, not a figure of "
-           "record: that is a karma-bundle's, scored with the release's reference and "
-           "weights.", ""]
+           f"{result['baseline']} as the reference machine (its reportable baseline results, as "
+           f"`karma-score reference` takes them): what `karma-score SET --reference {base}` "
+           "prints for it. A comparison between sets, not a figure of record: that is a "
+           "karma-bundle's, scored with the release's reference and weights.", ""]
     for label, rec in result["record"].items():
         out += [f"- {label}: " + (f"none: {rec['why']}" if "why" in rec else record_line(rec)), ""]
     return out
@@ -113,8 +110,7 @@ def _set_table(result):
 
 
 def _unpaired_markdown(result):
-    """Rows a set does not pair, with why, and what other sets ran that no
-    baseline row stands for; then the files --skip-invalid left out."""
+    """Unpaired rows and why, what only other sets ran, the files --skip-invalid left out."""
     unpaired = [[label, r["app"], r["case"], r["kernel"], why] for r in result["rows"]
                 for label, why in (r.get("unpaired") or {}).items()]
     only = [[o["set"], o["app"], o["case"], o["kernel"], f"{_cell(o)} {o['units']}", o["reason"]]

@@ -12,8 +12,8 @@ from karma_tools.results.results import format_size, format_value
 from karma_tools.results.cases import values_key
 from karma_tools.report.comparison import comparison_section, side_by_side
 from karma_tools.report.configs import (configs_of, format_bytes, group_label, heading_anchor,
-                                        is_size, kernels_of, series_label,
-                                        values_without, varying_keys)
+                                        is_size, kernels_of, series_label, values_without,
+                                        varying_keys)
 from karma_tools.report.sections import pairs_section, power_section
 from karma_tools.score import score as score_render
 
@@ -26,8 +26,7 @@ def include_markdown(path, out_dir, demote=1):
         raise ToolError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})", 2) from None
     except OSError as e:
         raise unreadable(path, e) from None
-    src_dir = os.path.dirname(os.path.abspath(path))
-    rel = os.path.relpath(src_dir, os.path.abspath(out_dir))
+    rel = os.path.relpath(os.path.dirname(os.path.abspath(path)), out_dir)
 
     def fix(m):
         target = m.group(2)
@@ -85,8 +84,8 @@ class Plotter:
                 entries.setdefault(label, handle)
         if not entries:
             return
-        # As many columns as fit the figure's width (about 14 characters of
-        # 8 pt text an inch), so that long labels do not widen the figure.
+        # As many columns as fit (about 14 characters of 8 pt text an inch): long labels must
+        # not widen the figure.
         fit = int(fig.get_size_inches()[0] * 14) // (max(map(len, entries)) + 6)
         fig.legend(list(entries.values()), list(entries), loc="upper center",
                    bbox_to_anchor=(0.5, 0.0), ncol=max(1, min(ncol, fit, len(entries))),
@@ -132,8 +131,7 @@ def runs_table(configs):
         [f"{k} ({units[k]})" if units[k] else k for k in kernels] + ["verified"]
     # A key a configuration has not (BabelStream beside karma-stream): blank.
     rows = [[c.stem] + [format_size(c.values[k]) if k in c.values else "" for k in keys]
-            + [c.ranks] + ([c.concurrency if c.concurrency is not None else ""]
-                           if threads else [])
+            + [c.ranks] + ([c.concurrency if c.concurrency is not None else ""] if threads else [])
             + [c.device, len(c.runs)]
             + [format_value(c.best(k)[0]) if k in c.kernels() else "" for k in kernels]
             + [f"{sum(bool(r.passed) for r in c.runs)}/{len(c.runs)}"] for c in configs]
@@ -177,8 +175,7 @@ def distinct_labels(configs, texts):
 
 
 def _size_points(configs, kernel):
-    return [(c.footprint(), c.best(kernel)[0]) for c in configs
-            if c.best(kernel)[0] is not None]
+    return [(c.footprint(), c.best(kernel)[0]) for c in configs if c.best(kernel)[0] is not None]
 
 
 def size_plot(plotter, title, stem, series, names, kernels, kind):
@@ -403,10 +400,9 @@ def build(result_set, out_path, plotter, title, intro, ours, theirs, command,
         if readme:
             lines += [f"_From [{d}/README.md]({os.path.relpath(readme, out_dir)}):_", ""]
             lines += include_markdown(readme, out_dir, demote=2) + [""]
-        # Runs that measure `ours` beside `theirs` (karma-microbench's karma
-        # and raw) are read as pairs, below, not as configurations.
-        paired = [r for r in rs
-                  if {ours, theirs} <= {k["implementation"] for k in r.kernels.values()}]
+        # Runs that measure `ours` beside `theirs` (karma-microbench's) are pairs, not configs.
+        both = {ours, theirs}
+        paired = [r for r in rs if both <= {k["implementation"] for k in r.kernels.values()}]
         mine = [r for r in rs if r not in paired]
         if mine:
             configs = configs_of(mine)
