@@ -57,8 +57,8 @@ def campaign_main(args):
 
 
 def _write(args, md, doc, csv_text, results=(), quiet=False):
-    """Writes the outputs asked for (all or none), else the Markdown on stdout; says what it
-    wrote and left out; exit status 1 where a set is INCOMPLETE, as karma-score's."""
+    """Writes the outputs asked for (all or none), else the Markdown on stdout; exit status 1
+    where a set is INCOMPLETE, as karma-score's."""
     outputs = [(path, text()) for path, text in (
         (args.markdown, lambda: md + "\n"), (args.csv, csv_text),
         (args.json, lambda: json.dumps(doc, indent=2) + "\n")) if path]
@@ -72,7 +72,7 @@ def _write(args, md, doc, csv_text, results=(), quiet=False):
     return incomplete("karma-compare", (x for r in results for x in r["record"].items()))
 
 
-def parser():
+def main(argv=None):
     p = ArgumentParser(prog="karma-compare", description=DESCRIPTION, epilog=EPILOG)
     p.add_argument("sets", nargs="*", metavar="[LABEL=]SET",
                    help="results directory or file of one machine")
@@ -112,11 +112,7 @@ def parser():
     p.add_argument("--skip-invalid", action="store_true", help="leave out files that are not "
                    "well-formed results, listed with their errors, and compare the rest")
     p.add_argument("--version", action="version", version=f"karma-compare {__version__}")
-    return p
-
-
-def main(argv=None):
-    args = parser().parse_args(argv)
+    args = p.parse_args(argv)
 
     def run():
         # Kept so older commands still run; said, never silently ignored.

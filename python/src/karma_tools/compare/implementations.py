@@ -1,7 +1,6 @@
-"""Two implementations within one result set as the two sides of a comparison (karma-compare
---implementations OURS:THEIRS, karma-report's microbenchmarks; docs/campaigns.md): THEIRS's kernels
-are the baseline, OURS's the other side, each under its variant, which names the work both do. Both
-sides are one machine's runs: no code status, no procurement figure."""
+"""Two implementations within one result set as a comparison's sides (karma-compare
+--implementations OURS:THEIRS; docs/campaigns.md): THEIRS's kernels are the baseline, each under
+its variant, which names the work both do; one machine's runs, so no code status nor figure."""
 
 import copy
 
@@ -36,9 +35,8 @@ def _side(run, implementation):
 
 
 def compare_within(result_set, ours, theirs, **options):
-    """karma-compare's comparison of one set's implementations: THEIRS's side
-    and OURS's, sets labelled LABEL:IMPLEMENTATION of the runs (reference
-    programs' apart) that have kernels of it (options: compare's how)."""
+    """compare() of one set's implementations: sets labelled LABEL:IMPLEMENTATION of its own
+    runs with kernels of it, THEIRS's the baseline (options: compare's how)."""
     sides = []
     for implementation in (theirs, ours):
         side = ResultSet(f"{result_set.label}:{implementation}", result_set.path)

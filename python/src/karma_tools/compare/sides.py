@@ -311,8 +311,7 @@ def markdown(tables, heading="###"):
             continue
         rows = []
         for row in t["rows"]:
-            ratios = row["rounds"].values()
-            span = min(ratios), max(ratios)  # the range: the lowest and highest
+            span = min(row["rounds"].values()), max(row["rounds"].values())
             cells = _pair_cells(row) + _figure_cells(row, t, fmt_span(span, mark=True))
             if row["failed"]:
                 cells[-1] += " (verification FAILED: " + ", ".join(row["failed"][:3]) + ")"

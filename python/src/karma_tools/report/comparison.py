@@ -50,9 +50,8 @@ def read_comparison(path):
     need(isinstance(doc, dict) and doc.get("karma_compare") in (1, 2), "karma_compare",
          "not a karma-compare document of version 1 or 2")
     need(isinstance(doc.get("baseline"), str), "baseline", "expected a set's label")
-    need(isinstance(doc.get("sets"), list) and all(isinstance(s, dict) and
-                                                   isinstance(s.get("label"), str)
-                                                   for s in doc["sets"]),
+    need(isinstance(doc.get("sets"), list) and all(
+        isinstance(s, dict) and isinstance(s.get("label"), str) for s in doc["sets"]),
          "sets", "expected a list of sets with labels")
     need(isinstance(doc.get("rows"), list), "rows", "expected a list")
     for i, row in enumerate(doc["rows"]):
@@ -61,9 +60,8 @@ def read_comparison(path):
              f"rows[{i}]", "expected app, case and kernel")
         need(isinstance(row.get("values"), dict), f"rows[{i}].values", "expected an object")
         for label, v in row["values"].items():
-            need(v is None or isinstance(v, dict) and
-                 all(v.get(k) is None or is_number(v.get(k))
-                     for k in ("ratio", "per_watt_ratio")),
+            need(v is None or isinstance(v, dict) and all(
+                v.get(k) is None or is_number(v[k]) for k in ("ratio", "per_watt_ratio")),
                  f"rows[{i}].values.{label}", "expected null or an object with number ratios")
     record = doc.get("record")
     for label, rec in record.items() if isinstance(record, dict) else ():

@@ -196,8 +196,7 @@ def size_plot(plotter, title, stem, series, names, kernels, kind):
         ax.set_xscale("log", base=2)
         ax.set_ylim(bottom=0)
         ax.set_title(f"{kernel} ({kind} runs)" if kind else kernel, fontsize=9)
-        ax.set_xlabel("bytes per rank")
-        ax.set_ylabel(units)
+        ax.set(xlabel="bytes per rank", ylabel=units)
     alt = f"{title}: figure of merit against size" + (f", {kind} runs" if kind else "")
     return plotter.image(fig, f"{stem}-size" + (f"-{kind}" if kind else ""), alt, axes)
 
@@ -336,8 +335,7 @@ def scaling_section(title, stem, configs, plotter):
             ax.minorticks_off()
             ax.set_ylim(0, max(1.2, ax.get_ylim()[1]))
             ax.axhline(1.0, color="grey", linewidth=0.8)
-            ax.set_xlabel("ranks")
-            ax.set_ylabel("efficiency")
+            ax.set(xlabel="ranks", ylabel="efficiency")
             ax.set_title(_wrapped(group_label(g[0], keys, members)), fontsize=8)
         out += plotter.image(fig, f"{stem}-scaling", f"{title}: scaling", axes)
     for g in groups:

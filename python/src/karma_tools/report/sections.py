@@ -14,9 +14,8 @@ def power_points(configs):
     by_device = {}
     for c in configs:
         for kernel in c.kernels():
-            measured = [r.kernels[kernel] for r in c.runs if kernel in r.kernels
-                        and r.kernels[kernel]["value"] is not None
-                        and r.kernels[kernel]["energy"]]
+            measured = [k for k in (r.kernels.get(kernel) for r in c.runs)
+                        if k and k["value"] is not None and k["energy"]]
             if not measured:
                 continue
             pick = max if measured[0]["higher_is_better"] else min
@@ -53,8 +52,7 @@ def power_plot(plotter, name, by_device, unit):
         # From zero, so that the power's scale shows; a margin past the last point.
         ax.set_xlim(0, 1.1 * max(f["energy"]["average_power_W"] for _, _, f in points))
         ax.set_title(device, fontsize=8)
-        ax.set_xlabel("average power (W)")
-        ax.set_ylabel(unit or "figure of merit")
+        ax.set(xlabel="average power (W)", ylabel=unit or "figure of merit")
     return plotter.image(fig, f"{name}-power-{_slug(unit)}",
                          f"{name}: {unit or 'figure of merit'} against power", axes, ncol=2)
 
@@ -86,8 +84,7 @@ def power_section(name, configs, plotter):
 
 
 def pairs_section(name, runs, plotter, ours, theirs):
-    """Runs' implementation `ours` against `theirs` (karma-microbench's karma and raw), as
-    karma-compare --implementations pairs them, and a plot of the ratios."""
+    """Runs' `ours` against `theirs` as karma-compare --implementations pairs them, plotted."""
     result_set = ResultSet(name, name)
     result_set.runs = runs
     out = [f"### {name}: microbenchmarks", ""]
@@ -97,12 +94,11 @@ def pairs_section(name, runs, plotter, ours, theirs):
         return out + [f"No pairs of {ours} and {theirs}: {e}.", ""]
     base, other = (s["label"] for s in result["sets"])
     apps = ", ".join(f"karma-{a}" for a in sorted({r.app for r in runs}))
-    out += [f"From {len(runs)} {apps} run(s): each benchmark's figure of merit with "
-            f"{ours} and with {theirs}, from the same runs, as `karma-compare --implementations "
-            f"{ours}:{theirs}` pairs them (repeated runs: their median). The ratio is "
-            f"{ours}'s figure over {theirs}'s (time: {theirs}'s over {ours}'s): above 1 "
-            f"{ours} is faster; in parentheses the interval the runs span, '~' where it "
-            "holds 1.", ""]
+    out += [f"From {len(runs)} {apps} run(s): each benchmark's figure of merit with {ours} and "
+            f"with {theirs}, from the same runs, as `karma-compare --implementations "
+            f"{ours}:{theirs}` pairs them (repeated runs: their median). The ratio is {ours}'s "
+            f"figure over {theirs}'s (time: {theirs}'s over {ours}'s): above 1 {ours} is faster; "
+            "in parentheses the interval the runs span, '~' where it holds 1.", ""]
     rows, ratios = [], []
     for r in result["rows"]:
         b, e = r["values"][base], r["values"].get(other)
