@@ -33,8 +33,7 @@ EPILOG = "exit status: 0 compared; 1 a set's figure of record is INCOMPLETE (as 
 
 
 def campaign_main(args):
-    # --compare-from: the compare: section of a campaign file edited after its
-    # jobs ran, checked as generate checks it, on these results.
+    # --compare-from: a campaign file's compare: edited after its jobs ran, checked as generate's.
     specs = campaign_mod.load(args.compare_from, check_keys=False).compare \
         if args.compare_from else None
     name, manifest_path, tables, notes = sides.campaign_tables(args.campaign, specs,
@@ -57,8 +56,7 @@ def campaign_main(args):
 
 
 def _write(args, md, doc, csv_text, results=(), quiet=False):
-    """Writes the outputs asked for (all or none), else the Markdown on stdout; exit status 1
-    where a set is INCOMPLETE, as karma-score's."""
+    """Writes the outputs asked for (all or none), else Markdown to stdout; 1 where INCOMPLETE."""
     outputs = [(path, text()) for path, text in (
         (args.markdown, lambda: md + "\n"), (args.csv, csv_text),
         (args.json, lambda: json.dumps(doc, indent=2) + "\n")) if path]

@@ -253,10 +253,9 @@ def _only_in_other(s, theirs, matches, base_groups, how):
 
 def compare(sets, baseline_label, how="median", per_node=False, weights_path=None,
             sources=None, within=None):
-    """The comparison as a plain dict (what --json writes); energy keys only where results measured
-    energy. weights_path: the figure of record's weights; sources: {label: SourceAt} of sets whose
-    results lack code versions; within: {set, path, ours, theirs} where the two sets are one set's
-    implementations (implementations.py): no code status nor record."""
+    """The comparison as a plain dict (what --json writes). weights_path: the figure of record's;
+    sources: {label: SourceAt} of sets whose results lack code versions; within: {set, path, ours,
+    theirs} where the sets are one set's implementations (no code status nor record)."""
     labels = [s.label for s in sets]
     if len(set(labels)) != len(labels):
         raise ToolError("two result sets have the same label; name them LABEL=DIR", 2)
@@ -339,8 +338,7 @@ def _entry(group, kernel, how):
              "devices": sorted({r.device for r in group.runs}),
              "kokkos": sorted({r.kokkos_version for r in group.runs if not r.reference}),
              "files": [r.path for r in use], "flags": flags}
-    # Energy and efficiency of the same runs, aggregated as the FOM is
-    # ("best": the higher FOM per watt, the fewer joules and watts).
+    # Energy of the same runs, aggregated as the FOM is ("best": more FOM per watt, fewer J, W).
     measured = [k["energy"] for k in kernels if k["energy"]]
     if measured:
         def of(key, higher_is_better=False):
@@ -361,8 +359,7 @@ def _entry(group, kernel, how):
 
 
 def _ratio(numerator, denominator, higher_is_better, scale=1):
-    """numerator over denominator, above 1 better, times scale; None of a missing one or a
-    quotient out of the floats (1e300/1e-300)."""
+    """numerator/denominator, above 1 better, times scale; None if missing or out of range."""
     if not numerator or not denominator:
         return None
     ratio = (numerator / denominator if higher_is_better else denominator / numerator) * scale

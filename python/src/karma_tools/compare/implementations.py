@@ -1,6 +1,5 @@
-"""Two implementations within one result set as a comparison's sides (karma-compare
---implementations OURS:THEIRS; docs/campaigns.md): THEIRS's kernels are the baseline, each under
-its variant, which names the work both do; one machine's runs, so no code status nor figure."""
+"""One result set's two implementations as a comparison's sides (--implementations OURS:THEIRS):
+THEIRS's kernels the baseline, each under its variant, which names the work both do."""
 
 import copy
 

@@ -217,8 +217,7 @@ def _add_energy(spec, table, items):
     """Adds per_watt and energy (as the row's rounds, values...) where a pair measured energy."""
     fom, by_field = {"metric": "fom.value"}, {}
     for key, figure in (("per_watt", "fom_per_watt"), ("energy", "joules_per_execution")):
-        # The items with one energy figure as their FOM, paired as the FOMs were: in the
-        # FOM's sense (per watt) or as a cost (J).
+        # Items with an energy figure as their FOM: per watt in the FOM's sense, J as a cost.
         stand_ins = [dict(item, entry={"fom": {
             "value": (kernel_energy(item["entry"]) or {}).get(figure),
             "higher_is_better": figure == "fom_per_watt" and higher_is_better(fom, item)}})

@@ -1,5 +1,4 @@
-"""karma-compare's texts: the Markdown report of a comparison (its cases side by side, ratios with
-the interval their rounds span, code versions, energy) and its CSV."""
+"""karma-compare's Markdown report (cases side by side, ratios, code versions, energy), its CSV."""
 
 from karma_tools.compare.sides import csv_of
 from karma_tools.core import md_cell, md_table

@@ -22,8 +22,7 @@ def side_by_side(root, out_dir, compare_from=None):
         specs = compare_from.compare if compare_from is not None and \
             (doc.get("campaign") or {}).get("name") == compare_from.name else None
         name, _, tables, notes = sides.campaign_tables(path, specs)
-        # The campaign's folder, inside its archive where it has one (two
-        # campaigns of one archive read apart); the link goes to the archive.
+        # The campaign's folder, inside any archive (two campaigns of one archive read apart).
         holder = archive.archive_of(path)
         where = os.path.relpath(os.path.dirname(path), out_dir)
         link = os.path.relpath(holder, out_dir) if holder != path else f"{where}/campaign.json"

@@ -138,8 +138,7 @@ def runs_table(configs):
     return md_table(head, rows)
 
 
-# Integer deck keys that tune how a kernel runs rather than how big the
-# problem is (team_size, column_blocks, tile, ...): never a size axis.
+# Integer deck keys that tune a kernel, not the problem's size (team_size, tile...): no size axis.
 _TUNING = re.compile(r"(?i)team|block|tile|chunk|vector|thread|unroll|batch|league|warp|cache")
 
 
