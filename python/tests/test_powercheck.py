@@ -96,3 +96,21 @@ def test_bad_input(tmp_path):
     assert r.returncode == 2 and r.stderr == \
         f"karma-power-check: error: {tmp_path / 'gone.csv'}: cannot read (No such file or " \
         "directory)\n"
+
+
+def test_results_of_the_wrong_shape_are_named(tmp_path):
+    write_smi(tmp_path / "smi.csv", 1.0, lambda t: 1.0, 1)
+    (tmp_path / "cut.json").write_text('{"app": "stream", "kern')
+    bad = {"cut.json": None, "list.json": [], "kernels.json": {"app": "stream", "kernels": [3]},
+           "window.json": {"app": "stream", "kernels": [{"name": "copy", "energy": {
+               "status": "measured", "window_unix_s": [1.0], "average_power_W": 1.0}}]}}
+    for name, doc in bad.items():
+        if doc is not None:
+            (tmp_path / name).write_text(json.dumps(doc))
+        r = run(str(tmp_path / name), "--nvidia-smi", str(tmp_path / "smi.csv"))
+        assert r.returncode == 2 and r.stderr.startswith(
+            f"karma-power-check: error: {tmp_path / name}: ") and "Traceback" not in r.stderr
+    (tmp_path / "null.json").write_text(json.dumps({"app": "stream", "kernels": [
+        {"name": "copy", "energy": None}]}))
+    r = run(str(tmp_path / "null.json"), "--nvidia-smi", str(tmp_path / "smi.csv"))
+    assert r.returncode == 2 and "no kernel with a measured energy window" in r.stderr

@@ -10,10 +10,10 @@ out (--skip)."""
 
 import csv
 import datetime
-import json
 import os
 
 from karma_tools.core import ToolError
+from karma_tools.results.archive import read_json
 
 # nvidia-smi's columns, best first, and the seconds of a window each leaves out by default
 # (older drivers have only power.draw, a mean over the last second).
@@ -43,16 +43,29 @@ def read_samples(path, utc_offset_h=0.0):
     return samples, column
 
 
+def _window(energy):
+    window, watts = energy["window_unix_s"], energy.get("average_power_W")
+    numbers = [*window, watts] if isinstance(window, list) and len(window) == 2 else []
+    return bool(numbers) and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                 for x in numbers)
+
+
 def check(results, samples, tolerance=0.10, skip=0.0, min_samples=5):
     """One row per kernel with a measured energy window, its first `skip` seconds left out."""
     rows = []
     for path in results:
-        with open(path) as f:
-            doc = json.load(f)
-        for k in doc.get("kernels", []):
-            e = k.get("energy", {})
-            if e.get("status") != "measured" or "window_unix_s" not in e:
+        doc = read_json(path)
+        kernels = doc.get("kernels") if isinstance(doc, dict) else None
+        if not isinstance(kernels, list) or not all(isinstance(k, dict) for k in kernels):
+            raise ToolError(f"{path}: no list of kernels; not karma results", 2)
+        for i, k in enumerate(kernels):
+            e = k.get("energy") or {}
+            if not isinstance(e, dict) or e.get("status") != "measured" or \
+                    "window_unix_s" not in e:
                 continue
+            if not _window(e):
+                raise ToolError(f"{path}: kernels[{i}].energy: a measured window needs "
+                                "window_unix_s [start, end] and average_power_W, numbers", 2)
             t0, t1 = e["window_unix_s"]
             inside = [w for t, w in samples if t0 + skip <= t <= t1]
             row = {"file": os.path.basename(path), "app": doc.get("app", "?"),
