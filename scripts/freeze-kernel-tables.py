@@ -75,7 +75,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("release")
     p.add_argument("--root", default=ROOT)
-    p.add_argument("--output", help="write here instead (a check that the frozen file is made again)")
+    p.add_argument("--output", help="write here instead (to check the frozen file is made again)")
     args = p.parse_args()
     head = kerneltable.release(kerneltable.HEAD)
     kernels, decks = found_kernels(os.path.join(args.root, "results"), args.release)
