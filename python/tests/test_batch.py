@@ -287,6 +287,12 @@ BAD = [
     ("none launcher, 2 ranks", "name: x\nruns:\n  - name: a\n    app: stream\n"
      "    deck: {deck}\n    launcher: none\n    ranks_per_node: 2\n",
      "runs[0].launcher: 'none' runs one rank, but nodes x ranks_per_node = 2"),
+    ("results under a file", "name: x\nresults_dir: c.yaml/results\nruns:\n"
+     "  - {{name: a, app: stream, deck: {deck}}}\n",
+     "c.yaml:2:14: results_dir: /"),
+    ("results under a file, its words", "name: x\nresults_dir: c.yaml/r\nruns:\n"
+     "  - {{name: a, app: stream, deck: {deck}}}\n",
+     "c.yaml is a file; the jobs' results cannot go under it"),
 ]
 
 

@@ -3,6 +3,7 @@
 
 import hashlib
 import os
+import pathlib
 import sys
 import textwrap
 import types
@@ -131,6 +132,11 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
 
     results_dir = where("results_dir", os.path.join(os.path.abspath(out_dir), "results")
                         if out_dir else os.path.join(base, "results", name))
+    blocked = next((p for p in (results_dir, *pathlib.Path(results_dir).parents)
+                    if os.path.lexists(p) and not os.path.isdir(p)), None)
+    if blocked is not None and "results_dir" in top:  # else it is -o's, which generate checks
+        check.fail(top["results_dir"], "results_dir", f"{blocked} is a file; the jobs' results "
+                   "cannot go under it")
     programs = Programs(os.path.abspath(bin_dir) if bin_dir else where("bin_dir", None),
                         "--bin-dir" if bin_dir else "the campaign's bin_dir", tool_dir,
                         executables)
