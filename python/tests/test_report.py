@@ -494,6 +494,17 @@ def test_a_comparison_of_an_unknown_version_is_refused(results_dir, tmp_path):
     assert f"{path}: karma_compare: not a karma-compare document of version 1 or 2" in r.stderr
 
 
+@pytest.mark.parametrize("change, why", [
+    ({"sets": [{"label": "a"}, {"label": "a"}]}, "sets: two sets have the label 'a'"),
+    ({"baseline": "c"}, "baseline: 'c' is no set's label")])
+def test_a_comparison_of_ambiguous_labels_is_refused(results_dir, tmp_path, change, why):
+    path = tmp_path / "cmp.json"
+    write(str(path), json.dumps(dict(comparison_doc(["copy"]), **change)))
+    r = tool("karma-report", results_dir, "--comparison", path, "-o", tmp_path / "r.md")
+    assert r.returncode == 2 and not (tmp_path / "r.md").exists(), r.stderr
+    assert f"{path}: {why}" in r.stderr
+
+
 @pytest.mark.parametrize("record", [{}, {"complete": True}, {"complete": False, "missing": 3},
                                     {"complete": True, "figure": "x"}])
 def test_a_comparison_of_a_malformed_record_is_refused(results_dir, tmp_path, record):

@@ -52,6 +52,10 @@ def read_comparison(path):
     need(isinstance(doc.get("sets"), list) and all(
         isinstance(s, dict) and isinstance(s.get("label"), str) for s in doc["sets"]),
          "sets", "expected a list of sets with labels")
+    labels = [s["label"] for s in doc["sets"]]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    need(not twice, "sets", f"two sets have the label '{twice[0]}'" if twice else "")
+    need(doc["baseline"] in labels, "baseline", f"'{doc['baseline']}' is no set's label")
     need(isinstance(doc.get("rows"), list), "rows", "expected a list")
     for i, row in enumerate(doc["rows"]):
         need(isinstance(row, dict) and all(isinstance(row.get(k), str)
