@@ -148,7 +148,8 @@ def _xz_tar(members):
     return lzma.compress(raw.getvalue())
 
 
-@pytest.mark.parametrize("case", ["truncated", "not-xz", "no-index", "wrong-sha", "escape"])
+@pytest.mark.parametrize("case", ["truncated", "not-xz", "no-index", "wrong-sha", "escape",
+                                  "twice", "file-and-folder"])
 def test_a_bad_archive_is_one_line(tmp_path, case):
     good = open(COMMITTED, "rb").read()
     body = b'{"schema_version": 2}'
@@ -162,11 +163,16 @@ def test_a_bad_archive_is_one_line(tmp_path, case):
     if case == "escape":
         index["files"][0]["path"] = "../r.json"
         data = _xz_tar([(archive.INDEX, json.dumps(index).encode()), ("r.json", body)])
+    if case in ("twice", "file-and-folder"):
+        other = "r.json/x.json" if case == "file-and-folder" else "r.json"
+        index["files"].append(dict(index["files"][0], path=other))
+        data = _xz_tar([(archive.INDEX, json.dumps(index).encode()), ("r.json", body)])
     bad = tmp_path / "bad.tar.xz"
     bad.write_bytes(data)
     expected = {"truncated": "not a readable .tar.xz", "not-xz": "not a readable .tar.xz",
                 "no-index": f"no {archive.INDEX}", "wrong-sha": "r.json: member r.json: sha256",
-                "escape": "leaves the archive"}[case]
+                "escape": "leaves the archive", "twice": "'r.json' is listed twice",
+                "file-and-folder": "'r.json' is both a file and a folder"}[case]
     for args in (("karma-compare", "--campaign"), ("karma-validate-results",),
                  ("karma-batch", "status"), ("karma-report",)):
         r = tool(*args, bad, *(["-o", tmp_path / "r.md"] if args == ("karma-report",) else []))

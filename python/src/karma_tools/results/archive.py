@@ -148,7 +148,12 @@ class Archive:
                 bad(f"{e['path']}: member {e['member']}: sha256 differs from the index")
             if not safe_path(e["path"]):
                 bad(f"{INDEX}: files[{i}]: path {e['path']!r} leaves the archive")
+            if e["path"] in self.files:
+                bad(f"{INDEX}: files[{i}]: path {e['path']!r} is listed twice")
             self.files[e["path"]] = data
+        both = sorted(self.files.keys() & self.dirs)
+        if both:
+            bad(f"{INDEX}: {both[0]!r} is both a file and a folder")
 
     @functools.cached_property
     def dirs(self):
