@@ -398,3 +398,11 @@ def test_campaign_without_energy_keeps_its_output(tmp_path, fakes):  # noqa: F81
     with open(tmp_path / "t.csv") as f:
         assert f.readline().strip() == "comparison,match,label,numerator,denominator,round," \
             "numerator_value,denominator_value,ratio"
+
+
+def test_a_setting_of_booleans_is_a_parameter_not_a_size():
+    from karma_tools.compare import compare
+    assert compare._category("mgs.n", 4096, 8192) == "problem size"
+    assert compare._category("hexgrad.n", [8, 8, 8], [16, 16, 16]) == "problem size"
+    assert compare._category("run.flags", [True, False], [False, False]) == "parameter"
+    assert compare._category("run.check", True, False) == "parameter"

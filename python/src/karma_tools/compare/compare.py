@@ -103,10 +103,13 @@ def _category(key, a, b):
         return "precision"
     if key in ("ranks", "nodes"):
         return "scale"
-    if all(isinstance(x, int) and not isinstance(x, bool) or
-           (isinstance(x, list) and all(isinstance(y, int) for y in x)) for x in (a, b)):
+    if all(_integer(x) or isinstance(x, list) and all(map(_integer, x)) for x in (a, b)):
         return "problem size"
     return "parameter"
+
+
+def _integer(x):
+    return isinstance(x, int) and not isinstance(x, bool)
 
 
 def differences(base, other):
