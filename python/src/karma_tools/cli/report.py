@@ -90,7 +90,7 @@ def main(argv=None):
         if (args.reference or args.weights) and not args.score:
             raise ToolError("--reference and --weights go with --score", 2)
         scored = bundle.mark_official(figure.score(
-            [(figure.label_of(args.results), args.results)], args.reference, args.weights)) \
+            [(figure.label_of(args.results), result_set)], args.reference, args.weights)) \
             if args.score else None
         out_path = args.output or (os.path.join(args.results, "report.md")
                                    if archive.split(args.results) is None else

@@ -305,7 +305,7 @@ def compare(sets, baseline_label, how="median", per_node=False, weights_path=Non
 def _records(base, others, weights_path):
     """{label: figure of record} as `karma-score SET --reference BASELINE` gives it, or why."""
     try:
-        report = figure.score([(s.label, s.path) for s in others], base.path, weights_path)
+        report = figure.score([(s.label, s) for s in others], base, weights_path)
     except ToolError as e:
         return {s.label: {"name": figure.NAME, "why": str(e)} for s in others}
     return {s["label"]: s["record"] for s in report["sets"]}

@@ -27,11 +27,13 @@ MEANS = ("score", "interval", "per_watt", "per_watt_interval", "band", "per_watt
          "board_band")
 
 
-def load_runs(path):
-    """(a set's karma runs, [{file, reasons}] of its jobs without results)."""
-    result_set = resultset.open(path)
+def load_runs(source):
+    """(a set's karma runs, [{file, reasons}] of its jobs without results and of the files
+    a tool opened it without); source: a path, or the ResultSet a tool has opened."""
+    result_set = source if isinstance(source, resultset.ResultSet) else resultset.open(source)
     return result_set.runs, [{"file": f"{result_set.manifest_path}: job {name}",
-                              "reasons": [why]} for name, why in result_set.missing()]
+                              "reasons": [why]} for name, why in result_set.missing()] + [
+        {"file": f, "reasons": [why]} for f, why in result_set.invalid]
 
 
 def left_out_reasons(run, kind):
@@ -499,9 +501,10 @@ def score_tier(figures, reference, weights, board=None):
                                   if k not in known])
 
 
-def score_set(path, label, reference, weights):
+def score_set(source, label, reference, weights):
     """One set scored against the reference: nothing of another set enters."""
-    runs, no_results = load_runs(path)
+    runs, no_results = load_runs(source)
+    path = getattr(source, "path", source)
     why = [left_out_reasons(run, reference["device"]["kind"]) for run in runs]
     kept = [r for r, w in zip(runs, why) if not w]
     left_out = [{"file": r.path, "reasons": w} for r, w in zip(runs, why) if w]
@@ -551,15 +554,17 @@ def reference_of(source=None):
     """(where, reference) of --reference: shipped (None), a file, or a set (GPU rows of both)."""
     if source is None:
         source = shipped(DEFAULT_REFERENCE, "shipped reference", "--reference")
-    if not archive.isdir(source) and not archive.is_archive_name(source):
+    path = getattr(source, "path", source)
+    if path is source and not archive.isdir(source) and not archive.is_archive_name(source):
         return source, load_reference(source)
     runs, _ = load_runs(source)
     kinds = {r.device_kind for r in runs if not left_out_reasons(r, None)}
-    return source, make_reference([source], kind="gpu" if "gpu" in kinds else None, runs=runs)
+    return path, make_reference([path], kind="gpu" if "gpu" in kinds else None, runs=runs)
 
 
 def score(sets, reference=None, weights_file=None):
-    """Every tool's scoring: sets [(label, path)], each on its own; what --json writes."""
+    """Every tool's scoring: sets [(label, path or opened ResultSet)], each on its own; what
+    --json writes."""
     reference_file, doc = reference_of(reference)
     weights_file = weights_file or shipped(weights.DEFAULT, "default weights file", "--weights")
     apps = sorted({r["app"] for r in doc["rows"]}, key=lambda a: sort_key((a,)))
