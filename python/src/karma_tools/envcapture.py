@@ -28,25 +28,28 @@ JOB_IDS = (("slurm", "SLURM_JOB_ID"), ("pbs", "PBS_JOBID"), ("lsf", "LSB_JOBID")
 RUNTIME_PREFIXES = ("OMP_", "KOKKOS_", "KARMA_", "CUDA_", "NCCL_", "OMPI_", "PMIX_", "UCX_",
                     "MPICH_", "I_MPI_", "FI_", "HWLOC_", "GOMP_", "KMP_", "MV2_", "CRAY_")
 
-# (key, file name, argv alternatives (" | " between them), what); the first found runs.
-COMMANDS = [(key, name, [a.split() for a in argv.split(" | ")], what) for key, name, argv, what in (
-    ("lscpu", "lscpu.txt", "lscpu", "CPUs, caches, NUMA"),
-    ("topology", "topology.xml", "lstopo-no-graphics --of xml - | lstopo --of xml -",
+# (key, file name, argv alternatives, what); the first alternative that exists runs.
+COMMANDS = [
+    ("lscpu", "lscpu.txt", [["lscpu"]], "CPUs, caches, NUMA"),
+    ("topology", "topology.xml", [["lstopo-no-graphics", "--of", "xml", "-"],
+                                  ["lstopo", "--of", "xml", "-"]],
      "hardware topology: packages, caches, cores, NUMA, PCI devices (hwloc)"),
-    ("nvidia-smi", "nvidia-smi.txt", "nvidia-smi -q", "NVIDIA GPUs, driver, clocks, ECC"),
-    ("nvidia-smi-xml", "nvidia-smi.xml", "nvidia-smi -q -x",
+    ("nvidia-smi", "nvidia-smi.txt", [["nvidia-smi", "-q"]], "NVIDIA GPUs, driver, clocks, ECC"),
+    ("nvidia-smi-xml", "nvidia-smi.xml", [["nvidia-smi", "-q", "-x"]],
      "the same as XML: clocks, power limits"),
-    ("nvidia-smi-topo", "nvidia-smi-topo.txt", "nvidia-smi topo -m", "GPU/NIC/CPU affinity"),
-    ("rocm-smi", "rocm-smi.txt", "rocm-smi --showallinfo", "AMD GPUs"),
-    ("rocm-smi-json", "rocm-smi.json", "rocm-smi --showallinfo --json", "the same as JSON"),
-    ("ibv_devinfo", "ibv_devinfo.txt", "ibv_devinfo -v",
+    ("nvidia-smi-topo", "nvidia-smi-topo.txt", [["nvidia-smi", "topo", "-m"]],
+     "GPU/NIC/CPU affinity"),
+    ("rocm-smi", "rocm-smi.txt", [["rocm-smi", "--showallinfo"]], "AMD GPUs"),
+    ("rocm-smi-json", "rocm-smi.json", [["rocm-smi", "--showallinfo", "--json"]],
+     "the same as JSON"),
+    ("ibv_devinfo", "ibv_devinfo.txt", [["ibv_devinfo", "-v"]],
      "InfiniBand/RoCE adapters: firmware, ports, link (rdma-core)"),
-    ("fi_info", "fi_info.txt", "fi_info", "libfabric providers and interfaces"),
-    ("ucx_info", "ucx_info.txt", "ucx_info -v", "UCX version and configuration"),
-    ("ucx_info-devices", "ucx_info-devices.txt", "ucx_info -d", "UCX transports, devices"),
-    ("numactl", "numactl.txt", "numactl --hardware", "NUMA nodes and distances"),
-    ("uname", "uname.txt", "uname -a", "kernel"),
-)]
+    ("fi_info", "fi_info.txt", [["fi_info"]], "libfabric providers and interfaces"),
+    ("ucx_info", "ucx_info.txt", [["ucx_info", "-v"]], "UCX version and configuration"),
+    ("ucx_info-devices", "ucx_info-devices.txt", [["ucx_info", "-d"]], "UCX transports, devices"),
+    ("numactl", "numactl.txt", [["numactl", "--hardware"]], "NUMA nodes and distances"),
+    ("uname", "uname.txt", [["uname", "-a"]], "kernel"),
+]
 # (key, argv alternatives) of each `--version`.
 COMPILERS = [(name, [[exe, "--version"] for exe in exes or [name]]) for name, *exes in (
     ("c++", os.environ.get("CXX", "c++")), ("cc", os.environ.get("CC", "cc")), ("g++",),
