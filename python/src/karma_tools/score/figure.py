@@ -338,8 +338,10 @@ ROUNDS_FACTOR = 10
 def unsteady(rounds):
     """Why the rounds of one figure are no measurement, or None."""
     values = [v for v in rounds or [] if v]
-    return f"rounds differ {max(values) / min(values):.3g}x (more than {ROUNDS_FACTOR}x): " \
-        "not scored" if values and max(values) > ROUNDS_FACTOR * min(values) else None
+    if values and max(values) > ROUNDS_FACTOR * min(values):
+        return f"rounds differ {max(values) / min(values):.3g}x (more than {ROUNDS_FACTOR}x): " \
+            "not scored"
+    return None
 
 
 def _ratio(figure, reference, hib):
@@ -404,9 +406,10 @@ def _row_ratio(ref, fig, units=0, board=None):
     row = dict(_key_dict(_ref_key(ref)), reference=ref["figure"], units=ref["units"],
                figure=None, runs=0, ratio=None, interval=None, per_watt=None, missing=None)
     hib = ref["higher_is_better"]
-    if fig is None or (fig["units"], fig["higher_is_better"]) != (ref["units"], hib):
-        return dict(row, missing="no figure" if fig is None else
-                    f"measured in {fig['units']}, the reference in {ref['units']}")
+    if fig is None:
+        return dict(row, missing="no figure")
+    if (fig["units"], fig["higher_is_better"]) != (ref["units"], hib):
+        return dict(row, missing=f"measured in {fig['units']}, the reference in {ref['units']}")
     row.update(figure=fig["figure"], runs=fig["runs"], missing=unsteady(fig["rounds"]))
     if row["missing"]:
         return row
@@ -447,6 +450,11 @@ def row_name(row):
     return f"{row['app']}/{row['class']}/{row['case']}/{row['work']}"
 
 
+def _class_order(cls):
+    order = rules.CLASSES + (rules.WEAK_CLASS,)  # then any other class, by name
+    return (order.index(cls), "") if cls in order else (len(order), str(cls))
+
+
 def _app_score(rows):
     """One app's score over its rows, only where every row has a ratio."""
     scored = [r for r in rows if r["ratio"] is not None]
@@ -472,11 +480,13 @@ def app_scores(rows, weights):
     """({app: its rows' geomean}, the apps' weighted geomean unless a weighted row has no ratio)."""
     apps = {app: _app_score([r for r in rows if r["app"] == app]) for app in weights}
     missing = [r for r in rows if r["ratio"] is None and weights.get(r["app"], 0) > 0]
-    names = [] if missing else [a for a in apps if apps[a]["score"] is not None]  # []: means None
+    overall = {"complete": not missing, "missing": missing}
+    names = [a for a in apps if apps[a]["score"] is not None]
     ws = [weights[a] for a in names]
-    return apps, _verdicts({"complete": not missing, "missing": missing, **{
-        k: (geomean if k in ("score", "per_watt") else span_mean)([apps[a][k] for a in names], ws)
-        for k in MEANS}})
+    for name in MEANS:
+        mean = geomean if name in ("score", "per_watt") else span_mean
+        overall[name] = None if missing else mean([apps[a][name] for a in names], ws)
+    return apps, _verdicts(overall)
 
 
 def score_tier(figures, reference, weights, board=None):
@@ -486,12 +496,10 @@ def score_tier(figures, reference, weights, board=None):
     for r in rows:
         r["in_score"] = r["class"] in rules.SCORED_CLASSES
     known = {_ref_key(ref) for ref in reference["rows"]}
-    order = rules.CLASSES + (rules.WEAK_CLASS,)  # then any other class, by name
     apps, overall = app_scores([r for r in rows if r["in_score"]], weights)
     classes = {cls: dict(app_scores([r for r in rows if r["class"] == cls], weights)[1],
                          in_score=cls in rules.SCORED_CLASSES)
-               for cls in sorted({r["class"] for r in rows}, key=lambda c: (
-                   (order.index(c), "") if c in order else (len(order), str(c))))}
+               for cls in sorted({r["class"] for r in rows}, key=_class_order)}
     return dict(overall, rows=rows, apps=apps, classes=classes,
                 coverage=sum(r["ratio"] is not None for r in rows) / len(rows),
                 missing=[r for r in rows if r["ratio"] is None], incomplete=overall["missing"],
@@ -555,7 +563,8 @@ def reference_of(source=None):
     if source is None:
         source = shipped(DEFAULT_REFERENCE, "shipped reference", "--reference")
     path = getattr(source, "path", source)
-    if path is source and not archive.isdir(source) and not archive.is_archive_name(source):
+    if not isinstance(source, resultset.ResultSet) and not archive.isdir(source) \
+            and not archive.is_archive_name(source):
         return source, load_reference(source)
     runs, _ = load_runs(source)
     kinds = {r.device_kind for r in runs if not left_out_reasons(r, None)}
