@@ -14,6 +14,7 @@ import os
 
 from karma_tools.core import ToolError
 from karma_tools.results.archive import read_json
+from karma_tools.results.results import is_number
 
 # nvidia-smi's columns, best first, and the seconds of a window each leaves out by default
 # (older drivers have only power.draw, a mean over the last second).
@@ -44,10 +45,10 @@ def read_samples(path, utc_offset_h=0.0):
 
 
 def _window(energy):
-    window, watts = energy["window_unix_s"], energy.get("average_power_W")
-    numbers = [*window, watts] if isinstance(window, list) and len(window) == 2 else []
-    return bool(numbers) and all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                 for x in numbers)
+    """Whether a measured window is [start, end] with its average power, all numbers."""
+    window = energy["window_unix_s"]
+    return isinstance(window, list) and len(window) == 2 and \
+        all(map(is_number, [*window, energy.get("average_power_W")]))
 
 
 def check(results, samples, tolerance=0.10, skip=0.0, min_samples=5):
