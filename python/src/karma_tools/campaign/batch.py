@@ -132,44 +132,40 @@ def job_state(entry, scheduler_state):
                                        f"results {result}") + f": {see}"
 
 
-def _local_runner(job_id):
-    """The pid of the `karma-batch submit` running a local job (local-<pid>-<k>)."""
+def _live_runner(job_id):
+    """The pid of the `karma-batch submit` running a local job (local-<pid>-<k>), while it lives."""
     found = re.fullmatch(r"local-([1-9][0-9]*)-[^-]*", job_id or "")  # 0: our own group
-    return int(found.group(1)) if found else None
-
-
-def _alive(pid):
+    if not found:
+        return None
     try:
         with contextlib.suppress(PermissionError):  # another user's
-            os.kill(pid, 0)
+            os.kill(int(found.group(1)), 0)
     except (ProcessLookupError, OverflowError):  # past C's long: no process
-        return False
-    return True
+        return None
+    return int(found.group(1))
 
 
 def _local_states(chosen):
-    """A local runner's job whose log it opened is running, its others pending."""
+    """A live local runner's job whose log it opened is running, its others pending."""
     seen = {}
     for entry in chosen:
-        runner = _local_runner(entry.get("job_id"))
-        seen[entry.get("job_id")] = jobs.UNKNOWN if runner is None or not _alive(runner) else \
-            jobs.RUNNING if os.path.exists(os.path.join(entry["results_dir"], jobs.LOCAL_LOG)) \
-            else jobs.PENDING
+        runner = _live_runner(entry.get("job_id"))
+        seen[entry.get("job_id")] = jobs.UNKNOWN if runner is None else jobs.RUNNING \
+            if os.path.exists(os.path.join(entry["results_dir"], jobs.LOCAL_LOG)) else jobs.PENDING
     return seen
 
 
 def run_order(manifest, entries):
     """entries by round, process, then campaign order (reversed in even rounds if alternate)."""
     alternate = manifest.get("round_order") == "alternate"
-    index = {id(e): i for i, e in enumerate(entries)}
 
-    def key(e):
+    def key(numbered):
+        i, e = numbered
         rnd = e.get("round") if isinstance(e.get("round"), int) else 1
         process = e.get("process") if isinstance(e.get("process"), int) else 1
-        i = index[id(e)]
         return (rnd, process, -i if alternate and rnd % 2 == 0 else i)
 
-    return sorted(entries, key=key)
+    return [e for _, e in sorted(enumerate(entries), key=key)]
 
 
 def collect(out, manifest, patterns=None, query=True):
@@ -294,14 +290,15 @@ def submit(directory, only, dry_run, resubmit_failed, say):
     if isinstance(was, str) and os.path.realpath(was) != os.path.realpath(out):
         raise ToolError(f"{out}: generated in {was}, where its job scripts write; run "
                         "karma-batch generate again here to submit from this place", 2)
-    if scheduler == "local" and not dry_run:
+    if dry_run:
+        how = {"slurm": "sbatch", "pbs": "qsub", "local": "run here: bash"}[scheduler]
+        for k, entry in enumerate(todo, start=1):
+            say(f"[{k}/{len(todo)}] would submit {entry['name']}: {how} "
+                f"{os.path.join(out, entry['script'])}")
+        return 0
+    if scheduler == "local":
         return _run_local(out, todo, loaded, say)
     for k, entry in enumerate(todo, start=1):
-        script = os.path.join(out, entry["script"])
-        if dry_run:
-            how = {"slurm": "sbatch", "pbs": "qsub", "local": "run here: bash"}[scheduler]
-            say(f"[{k}/{len(todo)}] would submit {entry['name']}: {how} {script}")
-            continue
         with _locked(out):
             now = load_manifest(out)
             if entry["name"] in _taken(now, loaded):
@@ -310,7 +307,7 @@ def submit(directory, only, dry_run, resubmit_failed, say):
                 continue
             _prepare_results_dir(entry)  # Slurm opens the job's log there when the job starts
             try:
-                job_id = jobs.submit(scheduler, script)
+                job_id = jobs.submit(scheduler, os.path.join(out, entry["script"]))
             except ToolError as e:
                 raise ToolError(f"{e} ({k - 1} of {len(todo)} job(s) were submitted and "
                                 f"are recorded in {os.path.join(out, MANIFEST)}; fix the "
@@ -318,9 +315,7 @@ def submit(directory, only, dry_run, resubmit_failed, say):
             entry["job_id"], entry["submitted"] = job_id, now_text()
             _record(out, now, [entry])  # after each job: a failure later loses nothing
         say(f"[{k}/{len(todo)}] submitted {entry['name']} as job {job_id}")
-    if not dry_run:
-        say(f"karma-batch: follow them with: karma-batch status {out}  "
-            f"(or: karma-batch wait {out})")
+    say(f"karma-batch: follow them with: karma-batch status {out}  (or: karma-batch wait {out})")
     return 0
 
 
@@ -434,7 +429,7 @@ def cancel(directory, only, say):
         return 0
     if manifest["scheduler"] == "local":
         # The runner stops its job and leaves the rest unsubmitted.
-        for runner in sorted({_local_runner(e["job_id"]) for e, _ in live}):
+        for runner in sorted({_live_runner(e["job_id"]) for e, _ in live} - {None}):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(runner, signal.SIGTERM)
     else:
