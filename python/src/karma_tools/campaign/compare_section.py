@@ -5,7 +5,7 @@ import difflib
 import fnmatch
 
 from karma_tools.campaign import deck
-from karma_tools.campaign.format import item, strings, unique_name
+from karma_tools.campaign.format import did_you_mean, item, strings, unique_name
 from karma_tools.compare import sides
 from karma_tools.core import APPS
 from karma_tools.results import kerneltable
@@ -34,11 +34,10 @@ class Vocabulary:
                 (self.any_section or section in self.open):
             return
         # The key meant may be in a section whose keys are not listed here.
-        near = difflib.get_close_matches(key, sorted(self.keys | {
-            f"{s}.{key.split('.', 1)[1]}" for s in self.open - {section}}), n=1, cutoff=0.6)
+        meant = sorted(self.keys | {f"{s}.{key.split('.', 1)[1]}" for s in self.open - {section}})
         check.fail(node, path, f"'{key}' is not a deck key of {_programs(self.apps.values())} "
-                   f"nor one of {', '.join(sides.PAIRING_KEYS)}"
-                   + (f" (did you mean '{near[0]}'?)" if near else ""), at_key=at_key)
+                   f"nor one of {', '.join(sides.PAIRING_KEYS)}{did_you_mean(key, meant)}",
+                   at_key=at_key)
 
     def names(self, what, runs):
         """(the runs' apps, the `what` names their results can have (None: a site's own

@@ -65,6 +65,12 @@ def _specific(e):
     return [s for c in fit[0] for s in _specific(c)] if len(fit) == 1 else [e]
 
 
+def did_you_mean(word, choices, otherwise=""):
+    """" (did you mean 'X'?)" naming the choice nearest word, else otherwise."""
+    near = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f" (did you mean '{near[0]}'?)" if near else otherwise
+
+
 def _places(root, e):
     """[(rank, node, path, message, at_key)] of one error: where it is and what."""
     node, path = root, list(e.absolute_path)
@@ -76,13 +82,10 @@ def _places(root, e):
                  _message(e, node.value[e.instance], e.instance), True)]
     if kind == "additionalProperties":
         known = list(e.schema.get("properties", {}))
-        out = []
-        for key in [k for k in node.value if k not in known]:
-            near = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-            hint = f" (did you mean '{near[0]}'?)" if near else f" (known keys: {', '.join(known)})"
-            out.append((0, node.value[key], schemas.dotted(path + [key]), "unknown key" + hint,
-                        True))
-        return out
+        listed = f" (known keys: {', '.join(known)})"
+        return [(0, node.value[key], schemas.dotted(path + [key]),
+                 "unknown key" + did_you_mean(key, known, listed), True)
+                for key in node.value if key not in known]
     if kind == "required":  # after the rest: an unknown key may be the one missing
         return [(1, node, schemas.dotted(path + [k]), "is required", False)
                 for k in want if k not in node.value]
@@ -108,11 +111,10 @@ def _message(e, node, text):
         return f"'{text}' is not {e.schema.get('description', 'valid here').split(': ')[0]}"
     if kind in ("enum", "const"):
         choices = [str(c) for c in (want if kind == "enum" else [want])]
-        near = difflib.get_close_matches(text, choices, n=1, cutoff=0.6)
         # A rule that holds only where another does (if/then) says why.
         why = e.schema.get("description") if "then" in e.absolute_schema_path else None
-        return f"'{text}' is not one of: {', '.join(choices)}" + \
-            (f" (did you mean '{near[0]}'?)" if near else "") + (f"; {why}" if why else "")
+        return f"'{text}' is not one of: {', '.join(choices)}" + did_you_mean(text, choices) + \
+            (f"; {why}" if why else "")
     if kind in ("minItems", "minLength", "minProperties"):
         keys = list(e.schema.get("properties", {}))
         return {"minItems": "the list is empty", "minLength": "must not be empty"}.get(

@@ -1,7 +1,6 @@
 """A campaign's runs expanded into jobs: each run's app, deck, launch and
 scalings checked, its set and sweep keys crossed, its variables filled in."""
 
-import difflib
 import itertools
 import math
 import os
@@ -10,8 +9,8 @@ import shutil
 import types
 from karma_tools.campaign import deck as deck_mod
 from karma_tools import yamlread
-from karma_tools.campaign.format import (INT_MAX, MAX_JOBS, PLACEHOLDER, item, shortened, strings,
-                                         unique_name)
+from karma_tools.campaign.format import (INT_MAX, MAX_JOBS, PLACEHOLDER, did_you_mean, item,
+                                         shortened, strings, unique_name)
 
 
 def _overrides(node):
@@ -137,10 +136,9 @@ def _check_run_keys(check, entries, path, app, executable, lister, overrides, sw
                        [(sc, entries["scaling"], f"{path}.scaling") for sc in scalings]))
     for key, n, where, at_key, values in checks:
         if key not in known:
-            near = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
             check.fail(n, where, f"{key}: not a deck key of karma-{app}"
-                       + (f" (did you mean '{near[0]}'?)" if near else "")
-                       + f"; see karma-{app} --help", at_key=at_key)
+                       f"{did_you_mean(key, sorted(known))}; see karma-{app} --help",
+                       at_key=at_key)
         for value, vnode, vpath in values:
             try:
                 why = deck_mod.problem(known[key], yamlread.parse_value(
