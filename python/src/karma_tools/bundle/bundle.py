@@ -38,10 +38,9 @@ WEIGHTS = "weights"
 RULES_VERSION = "1"
 
 
-# The disclosure's fields, the one list pack, check and the template's test
-# read: (dotted key, kind, what). Kinds: text (a non-empty string), count (a
-# whole number >= 1), count0 (>= 0), number (> 0), number0 (>= 0), tier
-# (baseline or optimized), list (of strings; [] when none), date (YYYY-MM-DD).
+# The disclosure's fields, the one list pack, check and the template's test read: (dotted key,
+# kind, what). Kinds: text (non-empty), count (whole, >= 1), count0 (>= 0), number (> 0),
+# number0 (>= 0), tier (baseline or optimized), list (of strings; [] when none), date.
 FIELDS = (
     ("system.name", "text", "the system's name"),
     ("system.vendor", "text", "who builds or sells it"),
@@ -218,8 +217,7 @@ _SOFTWARE = (("software.kokkos", "kokkos.version"), ("software.compiler", "build
 
 
 def _software_problems(values, karma):
-    """Kokkos, the compilers and MPI against every result: exactly the versions the results
-    name (4.6.01 is 4.6.1; 13.3 is not 13.3.0), and MPI's name."""
+    """Kokkos, compilers, MPI against every result: its very versions (13.3 is not 13.3.0)."""
     out, used = [], {}
     for path, doc in karma:
         for key, where in _SOFTWARE:
@@ -494,8 +492,7 @@ def pack(campaign, disclosure, build_logs, weights=(), campaign_file=None):
 
 
 def examine(path, record=None):
-    """(problems [(where, why)], summary lines, why a valid bundle is not a complete
-    reportable campaign) of the bundle at path; record: its figure of record, if scored."""
+    """(problems [(where, why)], summary, why a valid bundle is not reportable); record: scored."""
     if not os.path.isfile(path):
         raise ToolError(f"{path}: not a file", 2)
     decks, problems = class_decks(), []

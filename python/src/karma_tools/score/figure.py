@@ -28,8 +28,7 @@ MEANS = ("score", "interval", "per_watt", "per_watt_interval", "band", "per_watt
 
 
 def load_runs(source):
-    """(a set's karma runs, [{file, reasons}] of its jobs without results and of the files
-    a tool opened it without); source: a path, or the ResultSet a tool has opened."""
+    """(a set's runs, [{file, reasons}] of its jobs without results and its unread files)."""
     result_set = source if isinstance(source, resultset.ResultSet) else resultset.open(source)
     return result_set.runs, [{"file": f"{result_set.manifest_path}: job {name}",
                               "reasons": [why]} for name, why in result_set.missing()] + [
@@ -175,8 +174,7 @@ UNIT_IDENTITY = {"models": "model", "boards": "board_part_number", "vbios": "vbi
 
 
 def captured_gpus(run):
-    """{uuid: {board_part_number, vbios_version}} of the nvidia-smi -q -x capture beside a run
-    ({} without one): results written before state_at_start held them."""
+    """{uuid: {board_part_number, vbios_version}} of nvidia-smi.xml beside a run ({} without)."""
     path = os.path.join(os.path.dirname(run.path), "environment", "nvidia-smi.xml")
     try:
         root = ElementTree.fromstring(archive.read_bytes(path))
@@ -349,8 +347,7 @@ def _ratio(figure, reference, hib):
 
 
 def interval(figures, references, hib):
-    """[low, high]: the set's worst round over the reference's best, and best over worst (a
-    side of one value, a reference made before rounds were kept, is a point)."""
+    """[low, high]: the set's worst round over the reference's best, and best over worst."""
     worst, best = (min, max) if hib else (max, min)
     return [_ratio(worst(figures), best(references), hib),
             _ratio(best(figures), worst(references), hib)]
@@ -363,8 +360,7 @@ def span_mean(spans, weights=None):
 
 
 def verdict(span, band=None):
-    """What an interval of ratios says: one holding 1, or reaching into the band one
-    model's units span (a reference of several units), is no difference of machines."""
+    """What an interval of ratios says: one holding 1 or reaching into the units' band, none."""
     if span is None:
         return None
     if band is not None:
@@ -376,10 +372,8 @@ def verdict(span, band=None):
 
 
 WITHIN = "within the spread of one model's units"
-# The unit band (docs/score.md): +-BAND_SIGMAS standard deviations of a model's units'
-# log figures about the reference's, the deviation estimated from the reference units'
-# range over the expected range of as many normal draws; never narrower than the
-# units' own figures, nor than BAND_FLOOR (units of one board agree within 0.5%).
+# The unit band (docs/score.md): +-BAND_SIGMAS deviations of the units' log figures, from
+# their range; never narrower than their own figures nor BAND_FLOOR (one board: 0.5%).
 BAND_SIGMAS = 2
 BAND_FLOOR = 0.005
 
@@ -401,8 +395,7 @@ def unit_band(spread, units):
 
 
 def _row_ratio(ref, fig, units=0, board=None):
-    """One row of a tier: the set's figure against the reference's, or why not; the band
-    the reference's units span, and that of its units of the set's board (of several)."""
+    """One row of a tier: the set's figure against the reference's, or why not; units' bands."""
     row = dict(_key_dict(_ref_key(ref)), reference=ref["figure"], units=ref["units"],
                figure=None, runs=0, ratio=None, interval=None, per_watt=None, missing=None)
     hib = ref["higher_is_better"]
@@ -572,8 +565,7 @@ def reference_of(source=None):
 
 
 def score(sets, reference=None, weights_file=None):
-    """Every tool's scoring: sets [(label, path or opened ResultSet)], each on its own; what
-    --json writes."""
+    """Every tool's scoring, what --json writes: sets [(label, path or ResultSet)], each alone."""
     reference_file, doc = reference_of(reference)
     weights_file = weights_file or shipped(weights.DEFAULT, "default weights file", "--weights")
     apps = sorted({r["app"] for r in doc["rows"]}, key=lambda a: sort_key((a,)))
@@ -583,9 +575,8 @@ def score(sets, reference=None, weights_file=None):
             "sets": [score_set(path, label, doc, weighed) for label, path in sets]}
 
 
-# Acceptance without a unit band: what an app of the delivered node may fall short of the
-# bid's, beyond its rounds (docs/run-rules.md#acceptance): above the 2.0% the apps of two
-# H200 boards differ by, below any difference of machine types.
+# What an app may fall short of the bid's without a unit band (docs/run-rules.md#acceptance):
+# above the 2.0% two H200 boards differ by, below any difference of machine types.
 ACCEPT_TOLERANCE = 0.03
 
 
