@@ -360,7 +360,7 @@ def span_mean(spans, weights=None):
 
 
 def verdict(span, band=None):
-    """What an interval of ratios says: one holding 1 or reaching into the units' band, none."""
+    """What an interval of ratios says; holding 1 or touching the units' band: no difference."""
     if span is None:
         return None
     if band is not None:
