@@ -11,7 +11,7 @@ from karma_tools.core import ToolError, __version__
 from karma_tools.results import codeversion
 from karma_tools.score import figure, weights
 from karma_tools.compare.sides import aggregate
-from karma_tools.results.results import field, format_size
+from karma_tools.results.results import field, flatten, format_size
 from karma_tools.results.cases import case_key, case_values, values_key
 from karma_tools.results.codestatus import code_info, code_status
 
@@ -29,13 +29,6 @@ class Group:
 
     def kernels(self):
         return list(dict.fromkeys(k for r in self.runs for k in r.kernels))
-
-
-def _flat(prefix, value):
-    """{'prefix.key...': leaf} of a nested default."""
-    if not isinstance(value, dict):
-        return {prefix: value}
-    return {k: v for key, sub in value.items() for k, v in _flat(f"{prefix}.{key}", sub).items()}
 
 
 def schema_defaults(schema, prefix=""):
@@ -103,13 +96,10 @@ def _category(key, a, b):
         return "precision"
     if key in ("ranks", "nodes"):
         return "scale"
-    if all(_integer(x) or isinstance(x, list) and all(map(_integer, x)) for x in (a, b)):
+    if all(type(x) is int or isinstance(x, list) and all(type(v) is int for v in x)
+           for x in (a, b)):
         return "problem size"
     return "parameter"
-
-
-def _integer(x):
-    return isinstance(x, int) and not isinstance(x, bool)
 
 
 def differences(base, other):

@@ -24,6 +24,14 @@ def field(node, dotted):
     return node
 
 
+def flatten(value, prefix=""):
+    """{'prefix.key...': leaf} of nested dicts."""
+    if not isinstance(value, dict):
+        return {prefix: value}
+    return {key: leaf for k, v in value.items()
+            for key, leaf in flatten(v, f"{prefix}.{k}" if prefix else k).items()}
+
+
 def _beyond_float(value, path=()):
     """(path, value) of each integer in value too large for a float."""
     if isinstance(value, (dict, list)):
@@ -100,13 +108,7 @@ class Run:
 
     def deck_values(self, include_run=False):
         """The resolved deck as {'stream.shape': [..], ...}, the run section only if asked."""
-        def walk(prefix, value):
-            if not isinstance(value, dict):
-                return {prefix: value}
-            return {key: leaf for k, v in value.items()
-                    for key, leaf in walk(f"{prefix}.{k}" if prefix else k, v).items()}
-
-        return {k: v for k, v in walk("", self.resolved).items()
+        return {k: v for k, v in flatten(self.resolved).items()
                 if include_run or not k.startswith("run.")}
 
 
