@@ -38,7 +38,7 @@ def schema_defaults(schema, prefix=""):
     for key, sub in (properties if isinstance(properties, dict) else {}).items():
         name = f"{prefix}.{key}" if prefix else key
         if isinstance(sub, dict) and "default" in sub:
-            out.update(_flat(name, sub["default"]))
+            out.update(flatten(sub["default"], name))
         elif isinstance(sub, dict) and "properties" in sub:
             out.update(schema_defaults(sub, name))
     return {k: v for k, v in out.items() if not k.startswith("run.")}

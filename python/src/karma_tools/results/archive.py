@@ -1,10 +1,8 @@
-"""Results archives: one `.tar.xz` file that holds a campaign directory (karma-batch
-generate/submit's OUT) or a plain folder of results, and that the tools read wherever they read
-a directory.
-
-Format 1 (docs/campaigns.md): GNU tar in xz, the index `karma-archive.json` first, then each
-distinct content once (a job's `environment/` files as `environment/<sha256>`), owners, modes
-and times fixed: the same folder, the same bytes. `ARCHIVE/results/x.json` names a file inside."""
+"""Results archives: one `.tar.xz` of a campaign directory or a folder of results, read wherever
+the tools read a directory (`ARCHIVE/results/x.json` names a file inside). Format 1
+(docs/campaigns.md): GNU tar in xz, the index `karma-archive.json` first, then each distinct
+content once (a job's `environment/` files as `environment/<sha256>`), owners, modes and times
+fixed: the same folder, the same bytes."""
 
 import functools
 import hashlib
@@ -69,8 +67,7 @@ def _job_entries(folder, manifest, files, by_path):
 
 
 def write(folder, out, kind, name=None, manifest=None):
-    """Writes folder's archive to out atomically (a campaign's with resultset.read_manifest's
-    manifest); its bytes."""
+    """Writes folder's archive to out atomically (a campaign's with its manifest); its bytes."""
     if not is_archive_name(out):
         raise ToolError(f"{out}: an archive's name ends in {SUFFIX}", 2)
     files = folder_files(folder)
@@ -124,8 +121,7 @@ class Archive:
         members = read_members(path)
 
         def bad(why):
-            raise ToolError(f"{path}: {why}; not a karma results archive of format "
-                            f"{FORMAT}", 2)
+            raise ToolError(f"{path}: {why}; not a karma results archive of format {FORMAT}", 2)
 
         if INDEX not in members:
             if BUNDLE_MANIFEST not in members:
@@ -181,8 +177,7 @@ def safe_path(rel):
 
 
 def read_members(path, problems=None, what="karma results archive"):
-    """{member name: bytes} of a .tar.xz's regular files; a bundle's check (problems) gets a
-    (member, why) for a link, a path that leaves it or a member twice."""
+    """{member name: bytes} of a .tar.xz's regular files; problems gets a bundle's bad members."""
     members, total = {}, 0
     try:
         with tarfile.open(path, "r:xz") as tar:
@@ -340,8 +335,7 @@ def read_measurements(path):
 
 
 def register(list_path, archives):
-    """Appends the archives' measurements that list_path lacks (paths `results/...`, from the
-    list's folder's parent); (added, listed)."""
+    """Appends the archives' measurements that list_path lacks; (added, listed)."""
     base = os.path.dirname(os.path.dirname(os.path.abspath(list_path)))
     listed = read_measurements(list_path) if os.path.exists(list_path) else {}
     before = len(listed)
@@ -362,8 +356,7 @@ def register(list_path, archives):
 
 
 def read_json(path):
-    """The JSON document at path; ToolError (2) for bad JSON (parse_json) or nesting deeper
-    than MAX_DEPTH, `unreadable`'s when it cannot be read."""
+    """The JSON document at path; ToolError (2) for bad JSON or nesting deeper than MAX_DEPTH."""
     try:
         data = read_bytes(path) if split(path) else read_input_file(path, "JSON file")
     except OSError as e:
@@ -372,8 +365,7 @@ def read_json(path):
     if why:
         raise ToolError(f"{path}: not valid JSON ({why})", 2)
     if too_deep(doc):
-        raise ToolError(f"{path}: nested more than {MAX_DEPTH} levels deep; no karma file "
-                        "is", 2)
+        raise ToolError(f"{path}: nested more than {MAX_DEPTH} levels deep; no karma file is", 2)
     return doc
 
 

@@ -35,8 +35,7 @@ def case_key(app, values, *more):
 
 def rounds_key(run, tier):
     """What makes runs rounds of one another: deck (no run section), tier, ranks, nodes."""
-    return json.dumps([run.deck_values(), tier, run.ranks, run.nodes], sort_keys=True,
-                      default=str)
+    return json.dumps([run.deck_values(), tier, run.ranks, run.nodes], sort_keys=True, default=str)
 
 
 def holds_one(span):

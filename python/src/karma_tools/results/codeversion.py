@@ -1,10 +1,9 @@
-"""Code versions: a hash of the source a kernel runs, derived from the sources, never kept
-by hand (karma/code_version.hpp; the build writes each mini-app's table of source hashes).
-
-A namespace-scope definition's source hash covers its tokens and, transitively, those of
-every definition it names (looked up as C++ does in namespaces; an overload set counts
-whole): moving code, or renaming what a kernel does not use, leaves it. A kernel's code
-version hashes its entries' source hashes and its launch shape, never the run's sizes."""
+"""Code versions: a hash of the source a kernel runs, derived from the sources, never kept by
+hand (karma/code_version.hpp; the build writes each mini-app's table of source hashes). A
+namespace-scope definition's source hash covers its tokens and, transitively, those of every
+definition it names (looked up as C++ does in namespaces; an overload set counts whole): moving
+code, or renaming what a kernel does not use, leaves it. A kernel's code version hashes its
+entries' source hashes and its launch shape, never the run's sizes."""
 
 import hashlib
 import itertools
@@ -40,8 +39,7 @@ _PARENS_BEFORE_NAME = ("decltype", "operator", "__launch_bounds__")
 def tokens(text):
     """The C++ tokens of `text`, without comments or preprocessor lines (continued too)."""
     text = re.sub(r"^[ \t]*#(?:[^\n]*\\[ \t\r]*\n)*[^\n]*", "", text, flags=re.M)
-    return [m.group(0) for m in _TOKEN.finditer(text)
-            if m.lastgroup not in ("space", "comment")]
+    return [m.group(0) for m in _TOKEN.finditer(text) if m.lastgroup not in ("space", "comment")]
 
 
 def _is_word(token):
@@ -256,8 +254,7 @@ class _Names:
         if not chain:  # ::w
             return self.visible.get(w, set())
         suffix = "::".join(chain + [w])
-        return {q for full, q in self.simple[w]
-                if full == suffix or full.endswith("::" + suffix)}
+        return {q for full, q in self.simple[w] if full == suffix or full.endswith("::" + suffix)}
 
 
 def source_hashes(files):
@@ -340,8 +337,7 @@ def git_sources(repo, revision, app):
         if not git("ls-tree", revision, folder).strip():
             return []
         return sorted(git("ls-tree", "-r", "--name-only", f"{revision}:{folder}").splitlines())
-    return app_sources(repo, app, read=lambda p: git("show", f"{revision}:{p}"),
-                       listing=listing)
+    return app_sources(repo, app, read=lambda p: git("show", f"{revision}:{p}"), listing=listing)
 
 
 def write_table(root, app, out):

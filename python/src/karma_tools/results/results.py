@@ -94,8 +94,7 @@ class Run:
         reference = doc.get("reference", {})
         self.reference = reference.get("format")  # of a reference program's output
         # gpu or host: a node's host CPU runs and its GPU runs are different cases.
-        self.device_kind = (reference.get("device") if self.reference else device.get("kind")) \
-            or ""
+        self.device_kind = (reference.get("device") if self.reference else device.get("kind")) or ""
         self.kernels = {}
         for k in doc["kernels"]:
             implementation, variant = kernel_identity(self, k)

@@ -1,7 +1,6 @@
 """One result set: a directory of results, a campaign (its folder or campaign.json), an archive
-or a bundle opens as its validated runs and, for each campaign job without one, the reason.
-Also the one reader of campaign.json. A job's run is found wherever the campaign is now (its
-results file, or one in a folder named as its results folder), so a moved one still reads."""
+or a bundle as its validated runs and, for each campaign job without one, the reason; the one
+reader of campaign.json, which finds a job's run wherever the campaign has moved."""
 
 import functools
 import os
@@ -24,8 +23,7 @@ NOT_RUN = "no results: not run, or stopped before it ended"
 
 
 def check_manifest(path, manifest, complete=True):
-    """Refuses a manifest the tools cannot use (all karma-batch reads, or with complete False
-    where results are), naming the key, rather than failing half-way."""
+    """Refuses a manifest the tools cannot use (complete False: only where results are)."""
     if not isinstance(manifest, dict) or manifest.get("karma_batch_manifest") != 1:
         raise ToolError(f"{path}: not a karma-batch manifest of version 1", 2)
     found = schemas.problems(schemas.strict(schemas.load("manifest.schema.json"),
@@ -150,8 +148,7 @@ def open(path, label=None, committed_only=False, need_runs=True, skip_invalid=Fa
         raise ToolError(f"{path}: no such file or directory", 2)
     found = manifest_path(path)
     walked = os.path.dirname(path) or "." if found == path else path
-    label = label or os.path.basename(os.path.normpath(walked)).removesuffix(archive.SUFFIX) \
-        or path
+    label = label or os.path.basename(os.path.normpath(walked)).removesuffix(archive.SUFFIX) or path
     result = ResultSet(label, path)
     files = archive.walk_files(walked, ".json")
     if committed_only:

@@ -37,7 +37,7 @@ def cross_field_problems(doc, expect):
     if isinstance(date, str) and len(date) >= 20 and not _real_date(date):
         out.append(f"date: {json.dumps(date)} is not a real UTC date and time of day")
     mpi_ranks = _get(doc, "mpi.ranks")
-    ranks = mpi_ranks if isinstance(mpi_ranks, int) and not isinstance(mpi_ranks, bool) else None
+    ranks = mpi_ranks if type(mpi_ranks) is int else None
     for where, entries in (("ranks", _get(doc, "ranks")),
                            ("energy.ranks", _get(doc, "energy.ranks"))):
         if isinstance(entries, list) and ranks is not None and len(entries) != ranks:
@@ -53,8 +53,7 @@ def cross_field_problems(doc, expect):
         middle = "mean" if _get(t, "median") is None else "median"
         lo, mid, hi = _get(t, "min"), _get(t, middle), _get(t, "max")
         if all(map(_is_number, (lo, mid, hi))) and not 0 < lo <= mid <= hi:
-            out.append(f"kernels[{i}].time_s: not 0 < min <= {middle} <= max "
-                       f"({lo}, {mid}, {hi})")
+            out.append(f"kernels[{i}].time_s: not 0 < min <= {middle} <= max ({lo}, {mid}, {hi})")
         window = _get(k, "energy.window_unix_s")
         if isinstance(window, list) and len(window) == 2 and all(map(_is_number, window)) \
                 and window[0] > window[1]:
