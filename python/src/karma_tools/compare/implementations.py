@@ -34,8 +34,7 @@ def _side(run, implementation):
 
 
 def compare_within(result_set, ours, theirs, **options):
-    """compare() of one set's implementations: sets labelled LABEL:IMPLEMENTATION of its own
-    runs with kernels of it, THEIRS's the baseline (options: compare's how)."""
+    """compare() of sets LABEL:IMPLEMENTATION of one set's runs, THEIRS's the baseline."""
     sides = []
     for implementation in (theirs, ours):
         side = ResultSet(f"{result_set.label}:{implementation}", result_set.path)

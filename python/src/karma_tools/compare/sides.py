@@ -234,9 +234,6 @@ def _add_energy(spec, table, items):
             row[name] = {k: e[k] for k in none} if e else dict(none)
 
 
-# --- output: karma-compare's and karma-report's tables ----------------------------------
-
-
 def csv_of(rows):
     """The rows as CSV text (csv writes None as an empty cell)."""
     buf = io.StringIO()

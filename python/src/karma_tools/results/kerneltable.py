@@ -100,17 +100,16 @@ def expand(table):
     fields = table.get("fields") or {}
     out = []
     for entry in table.get("kernels") or []:
-        texts = [entry["name"], entry.get("variant", ""), entry.get("work", "")] + \
-            list(entry.get("implementation") or [])
-        used = list(dict.fromkeys(f for t in texts for f in FIELD.findall(t)))
-        for values in (dict(zip(used, vs)) for vs in
-                       itertools.product(*(fields.get(f, []) for f in used))):
-            def put(text, values=values):
+        texts = {"name": entry["name"], "variant": entry.get("variant", ""),
+                 "work": entry.get("work", "")}
+        implementations = list(entry.get("implementation") or [])
+        used = list(dict.fromkeys(f for t in [*texts.values(), *implementations]
+                                  for f in FIELD.findall(t)))
+        for vs in itertools.product(*(fields.get(f, []) for f in used)):
+            def put(text, values=dict(zip(used, vs))):
                 return FIELD.sub(lambda m: values[m[1]], text)
-            out.append({"name": put(entry["name"]), "variant": put(entry.get("variant", "")),
-                        "work": put(entry.get("work", "")),
-                        "implementation": [put(i) for i in entry.get("implementation") or []],
-                        "entry": entry})
+            out.append({**{key: put(text) for key, text in texts.items()},
+                        "implementation": [put(i) for i in implementations], "entry": entry})
     return out
 
 

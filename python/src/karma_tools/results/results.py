@@ -171,8 +171,7 @@ def format_size(value):
     return one(value)
 
 
-# Clock-event causes (device.state_at_start/_end) that mean the unit, not the work, held
-# the clocks back.
+# Clock-event causes (device.state_at_*) that mean the unit, not the work, held the clocks.
 UNIT_HELD_BACK = ("power", "thermal")
 # A cause's share of the run below which it is noise, not a held-back run.
 UNIT_SHARE = 0.01
