@@ -1,2 +1,1 @@
-"""Results: reading, checking and grouping the documents the mini-apps write
-(and their archives), the run rules read back, code versions."""
+"""Results: the mini-apps' documents read, checked, grouped; archives, run rules, code versions."""
