@@ -177,7 +177,7 @@ def safe_path(rel):
 
 
 def read_members(path, problems=None, what="karma results archive"):
-    """{member name: bytes} of a .tar.xz's regular files; problems gets a bundle's bad members."""
+    """{member name: bytes} of a .tar.xz's regular files; problems gets (name, why) of bad ones."""
     members, total = {}, 0
     try:
         with tarfile.open(path, "r:xz") as tar:

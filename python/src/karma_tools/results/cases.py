@@ -11,7 +11,8 @@ def is_selection(value):
 
 
 def case_values(run, defaults=None, retired=None):
-    """{deck key: value} of run's case: `defaults` where it lacks a key, `retired` ones left out."""
+    """{deck key: value} of run's case: values that do not select, `defaults` for keys it
+    lacks, less `retired` keys holding their old value, and "reference"."""
     values = {k: v for k, v in run.deck_values().items() if not is_selection(v)}
     values.update((k, v) for k, v in (defaults or {}).items()
                   if k not in values and not is_selection(v))
