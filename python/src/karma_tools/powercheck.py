@@ -44,13 +44,6 @@ def read_samples(path, utc_offset_h=0.0):
     return samples, column
 
 
-def _window(energy):
-    """Whether a measured window is [start, end] with its average power, all numbers."""
-    window = energy["window_unix_s"]
-    return isinstance(window, list) and len(window) == 2 and \
-        all(map(is_number, [*window, energy.get("average_power_W")]))
-
-
 def check(results, samples, tolerance=0.10, skip=0.0, min_samples=5):
     """One row per kernel with a measured energy window, its first `skip` seconds left out."""
     rows = []
@@ -64,10 +57,12 @@ def check(results, samples, tolerance=0.10, skip=0.0, min_samples=5):
             if not isinstance(e, dict) or e.get("status") != "measured" or \
                     "window_unix_s" not in e:
                 continue
-            if not _window(e):
+            window = e["window_unix_s"]
+            if not (isinstance(window, list) and len(window) == 2
+                    and all(map(is_number, [*window, e.get("average_power_W")]))):
                 raise ToolError(f"{path}: kernels[{i}].energy: a measured window needs "
                                 "window_unix_s [start, end] and average_power_W, numbers", 2)
-            t0, t1 = e["window_unix_s"]
+            t0, t1 = window
             inside = [w for t, w in samples if t0 + skip <= t <= t1]
             row = {"file": os.path.basename(path), "app": doc.get("app", "?"),
                    "kernel": k["name"], "window_s": t1 - t0,
@@ -90,10 +85,10 @@ def markdown(rows, column, tolerance, skip):
            "| counter / nvidia-smi | |",
            "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        smi = f"{r['nvidia_smi_W']:.1f}" if "ratio" in r else "-"
-        ratio = f"{r['ratio']:.3f}" if "ratio" in r else "-"
-        verdict = ("agrees" if r["agrees"] else "**differs**") if "ratio" in r \
-            else "too few samples"
+        smi, ratio, verdict = "-", "-", "too few samples"
+        if "ratio" in r:
+            smi, ratio = f"{r['nvidia_smi_W']:.1f}", f"{r['ratio']:.3f}"
+            verdict = "agrees" if r["agrees"] else "**differs**"
         out.append(f"| {r['file']} | {r['app']} | {r['kernel']} | {r['window_s']:.2f} "
                    f"| {r['samples']} | {r['counter_W']:.1f} | {smi} | {ratio} | {verdict} |")
     return "\n".join(out) + "\n"
