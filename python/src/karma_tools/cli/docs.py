@@ -1,9 +1,8 @@
 """karma-docs' command line and main (the work is karma_tools.docgen's)."""
 
 import os
-import sys
-from karma_tools.core import ToolError, __version__, write_all
-from karma_tools.cli import ArgumentParser, main_wrapper, warn
+from karma_tools.core import __version__, write_all
+from karma_tools.cli import ArgumentParser, main_wrapper, refuse, warn
 from karma_tools.docgen import PROGRAM, RESULTS_DOC, find_root, first_difference, read_text, wanted
 
 
@@ -26,11 +25,10 @@ def run(argv):
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     args = p.parse_args(argv)
     root = find_root(args.root or os.getcwd())
-    if args.root and os.path.abspath(args.root) != root:
-        raise ToolError(f"--root {args.root}: not a karma checkout (no miniapps/ and "
-                        "python/pyproject.toml)", 2)
-    if args.bin_dir is not None and not os.path.isdir(args.bin_dir):
-        raise ToolError(f"--bin-dir {args.bin_dir}: not a folder", 2)
+    refuse((args.root and os.path.abspath(args.root) != root,
+            f"--root {args.root}: not a karma checkout (no miniapps/ and python/pyproject.toml)"),
+           (args.bin_dir is not None and not os.path.isdir(args.bin_dir),
+            f"--bin-dir {args.bin_dir}: not a folder"))
     changed = {path: text for path, text in wanted(args, root).items() if read_text(path) != text}
     if args.check:
         for path in changed:
@@ -49,4 +47,4 @@ def run(argv):
 
 
 def main(argv=None):
-    return main_wrapper(PROGRAM, lambda: run(sys.argv[1:] if argv is None else argv))
+    return main_wrapper(PROGRAM, lambda: run(argv))
