@@ -75,8 +75,7 @@ class _Builder:
         self.text, self.source, self.at = text, source, at
         self.lines = text.split("\n")
         # Open collections, innermost last: [node, pending (key, line, col) or None, flow?].
-        self.stack = []
-        self.root = None
+        self.stack, self.root = [], None
 
     def error(self, mark, message):
         raise YamlError(self.source, *self.at(mark), message)
