@@ -58,8 +58,7 @@ class _StoreOnce(argparse._StoreAction):
 
 
 class ArgumentParser(argparse.ArgumentParser):
-    """Every command's parser: a usage error (an option twice too) is one line, exit 2;
-    a description written in lines is shown as written, with its epilog."""
+    """Every command's parser: a usage error (an option twice too) is one line, exit 2."""
 
     def __init__(self, *args, **kwargs):
         if "\n" in (kwargs.get("description") or ""):

@@ -84,8 +84,7 @@ class Plotter:
                 entries.setdefault(label, handle)
         if not entries:
             return
-        # As many columns as fit (about 14 characters of 8 pt text an inch): long labels must
-        # not widen the figure.
+        # As many columns as fit (8 pt text: about 14 characters an inch); labels never widen it.
         fit = int(fig.get_size_inches()[0] * 14) // (max(map(len, entries)) + 6)
         fig.legend(list(entries.values()), list(entries), loc="upper center",
                    bbox_to_anchor=(0.5, 0.0), ncol=max(1, min(ncol, fit, len(entries))),
