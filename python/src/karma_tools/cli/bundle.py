@@ -48,7 +48,24 @@ def check(path):
     return 1 if problems or reasons else 0
 
 
-def parser():
+def _ask(key, question):
+    """An answer the tester types on the terminal."""
+    print(f"{question} ({key}): ", end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip()
+
+
+def write_disclosure(args):
+    flags = {key: getattr(args, flag[2:].replace("-", "_")) for key, flag, _ in disclose.ASKED}
+    if args.check_answers:
+        disclose.answers(args.answers, flags, ask=None, require=args.no_input)
+        return
+    text = disclose.make(args.campaign, args.answers, flags,
+                         ask=None if args.no_input or not sys.stdin.isatty() else _ask)
+    atomic_write(args.output, text)
+    print(f"{PROGRAM}: wrote {args.output}")
+
+
+def main(argv=None):
     p = ArgumentParser(prog=PROGRAM, description=bundle.__doc__, epilog=EPILOG)
     p.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
     p.add_argument("--check", metavar="BUNDLE", help="check a bundle (as `check BUNDLE`)")
@@ -86,28 +103,6 @@ def parser():
         d.add_argument(flag, metavar="TEXT", help=f"{key}: {what}")
     d.add_argument("--no-input", action="store_true",
                    help="never ask: what is not given is an error")
-    return p
-
-
-def _ask(key, question):
-    """An answer the tester types on the terminal."""
-    print(f"{question} ({key}): ", end="", file=sys.stderr, flush=True)
-    return sys.stdin.readline().strip()
-
-
-def write_disclosure(args):
-    flags = {key: getattr(args, flag[2:].replace("-", "_")) for key, flag, _ in disclose.ASKED}
-    if args.check_answers:
-        disclose.answers(args.answers, flags, ask=None, require=args.no_input)
-        return
-    text = disclose.make(args.campaign, args.answers, flags,
-                         ask=None if args.no_input or not sys.stdin.isatty() else _ask)
-    atomic_write(args.output, text)
-    print(f"{PROGRAM}: wrote {args.output}")
-
-
-def main(argv=None):
-    p = parser()
     args = p.parse_args(argv)
     if args.check and args.command:
         p.error("--check and a command together")
