@@ -28,8 +28,7 @@ def miniapps_with_decks(root):
             if os.path.isdir(os.path.join(root, "inputs", app))]
 
 
-# The mini-apps that take a deck and write karma results, in order, as the results schema's
-# `app` names them (the package's own file: an installed package has no miniapps/).
+# The results schema's `app` names, in order (an installed package has no miniapps/ to list).
 APPS = tuple(json.loads(pathlib.Path(PACKAGE, "schemas", "results.schema.json").read_text(
     encoding="utf-8"))["properties"]["app"]["x-karma-apps"])
 

@@ -19,7 +19,6 @@ BEGIN = "<!-- karma-docs: deck table begin -->"
 END = "<!-- karma-docs: deck table end -->"
 RESULTS_DOC = "docs/results-format.md"
 SCHEMA = "results.schema.json"
-# Where the schema lives in the repository, for the page's link.
 SCHEMA_IN_REPO = "python/src/karma_tools/schemas/results.schema.json"
 APPS_DATA = "python/src/karma_tools/data/apps/head.json"
 

@@ -185,8 +185,7 @@ class _Builder:
             self.error(_Mark(0, 0), problem or context)
         line_text = self.lines[mark.line] if mark.line < len(self.lines) else ""
         indent = _Mark(mark.line, len(line_text) - len(line_text.lstrip()))
-        if "'\\t' that cannot start any token" in problem and \
-                not line_text[:mark.column].strip():
+        if "'\\t' that cannot start any token" in problem and not line_text[:mark.column].strip():
             self.error(mark, "a tab in indentation; YAML indents with spaces")
         if "quoted scalar" in context and "end of stream" in problem and context_mark:
             quote = self.lines[context_mark.line][context_mark.column]
