@@ -184,7 +184,6 @@ def _sources(items, repo, labels):
                 f"{', '.join(labels)})"))
         check = subprocess.run(["git", "-C", repo, "rev-parse", "--verify", "--quiet",
                                 f"{rev}^{{commit}}"], capture_output=True, text=True)
-        if check.returncode != 0:
-            raise ToolError(f"--source {item}: '{rev}' is no commit of {repo}", 2)
+        refuse((check.returncode != 0, f"--source {item}: '{rev}' is no commit of {repo}"))
         out[label] = SourceAt(repo, rev)
     return out

@@ -3,7 +3,7 @@
 import sys
 from karma_tools import powercheck
 from karma_tools.core import ToolError, __version__, atomic_write, unreadable
-from karma_tools.cli import ArgumentParser, main_wrapper
+from karma_tools.cli import ArgumentParser, main_wrapper, refuse
 
 
 def main(argv=None):
@@ -31,13 +31,11 @@ def main(argv=None):
             raise unreadable(e.filename, e) from None
         except (ValueError, KeyError) as e:
             raise ToolError(e, 2) from None
-        if not rows:
-            raise ToolError("no kernel with a measured energy window", 2)
+        refuse((not rows, "no kernel with a measured energy window"))
         text = powercheck.markdown(rows, column, args.tolerance, skip)
         sys.stdout.write(text)
         checked = [r for r in rows if "ratio" in r]
-        if not checked:  # bad input: nothing written
-            raise ToolError("no window holds enough samples", 2)
+        refuse((not checked, "no window holds enough samples"))  # bad input: nothing written
         if args.markdown:
             atomic_write(args.markdown, text)
         return 0 if all(r["agrees"] for r in checked) else 1
