@@ -174,7 +174,8 @@ UNIT_IDENTITY = {"models": "model", "boards": "board_part_number", "vbios": "vbi
 
 
 def captured_gpus(run):
-    """{uuid: {board_part_number, vbios_version}} of nvidia-smi.xml beside a run ({} without)."""
+    """{uuid: {board_part_number, vbios_version}} of nvidia-smi.xml beside a run ({} without):
+    results written before state_at_start held them."""
     path = os.path.join(os.path.dirname(run.path), "environment", "nvidia-smi.xml")
     try:
         root = ElementTree.fromstring(archive.read_bytes(path))
