@@ -1038,6 +1038,19 @@ def test_results_off_the_release_commit_name_it():
         "111ea86a" in check(H100).stdout
 
 
+def test_acceptance_passes_two_runs_of_one_unit():
+    """Issue 93: the reportable campaign and one more round of it, made on one H200 in one lease
+    (GPU-0ab1f3b8), are accepted app by app; both ran on that unit alone."""
+    bid = os.path.join(PROCUREMENT, "h200-1.1.0-dev-0ab1f3b8.tar.xz")
+    delivered = os.path.join(PROCUREMENT, "acceptance", "h200-1.1.0-dev-0ab1f3b8-delivered.tar.xz")
+    units = [figure.unit_of(p, figure.load_runs(p)[0], "gpu")["ids"] for p in (bid, delivered)]
+    assert units == [["GPU-0ab1f3b8-029c-2230-0a0b-7cfb68ec3a02"]] * 2
+    r = tool("karma-score", "accept", bid, delivered)
+    accepted = [line for line in r.stdout.splitlines() if line.endswith(": accepted")]
+    assert r.returncode == 0 and len(accepted) == 5, r.stdout + r.stderr
+    assert r.stdout.endswith(f"{delivered} against {bid}: ACCEPTED\n")
+
+
 def test_acceptance_passes_a_unit_of_the_bid_s_model_and_catches_a_consistent_forgery(tmp_path):
     """karma-score accept: the third H200 (board -001) delivered for a bid of the second
     (-001) is accepted; a bid whose hexgrad was made 10% faster in every file, job.out

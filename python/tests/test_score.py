@@ -631,7 +631,8 @@ def test_the_procurement_readme_gives_the_committed_scores(tmp_path):
             "h200-1.0.0-third": "h200-1.0.0-third.tar.xz",
             "h200-1.1.0-dev-91524dc8": "h200-1.1.0-dev-91524dc8.tar.xz",
             "h200-1.1.0-dev-1b66883b": "h200-1.1.0-dev-1b66883b.tar.xz",
-            "h200-1.1.0-dev-54b4912c": "h200-1.1.0-dev-54b4912c.tar.xz"}
+            "h200-1.1.0-dev-54b4912c": "h200-1.1.0-dev-54b4912c.tar.xz",
+            "h200-1.1.0-dev-0ab1f3b8": "h200-1.1.0-dev-0ab1f3b8.tar.xz"}
     r, doc = score_default(tmp_path, *(f"{k}={os.path.join(PROCUREMENT, v)}"
                                        for k, v in sets.items()))
     assert r.returncode == 0, r.stderr
@@ -651,14 +652,14 @@ def test_the_procurement_readme_gives_the_committed_scores(tmp_path):
 
 
 @pytest.mark.parametrize("unit, others", [("A", "BC"), ("B", "AC"), ("C", "AB"),
-                                          ("D", "EF"), ("E", "DF"), ("F", "DE")])
+                                          ("D", "EF"), ("E", "DF"), ("F", "DE"), ("G", "DEF")])
 def test_the_procurement_readme_gives_each_unit_against_the_others(tmp_path, unit, others):
     """Leave-one-out: each unit of one code (1.0.0's; 1.1.0-dev's) against a reference of the
-    other two, as the README's tables give it (figure, rounds, band, words, the apps outside
-    the band; per watt the same)."""
-    bundles = dict(zip("ABCDEF", ("h200-1.0.0", "h200-1.0.0-again", "h200-1.0.0-third",
-                                  "h200-1.1.0-dev-91524dc8", "h200-1.1.0-dev-1b66883b",
-                                  "h200-1.1.0-dev-54b4912c")))
+    other two, and G, a unit outside them, against D, E and F, as the README's tables give it
+    (figure, rounds, band, words, the apps outside the band; per watt the same)."""
+    bundles = dict(zip("ABCDEFG", ("h200-1.0.0", "h200-1.0.0-again", "h200-1.0.0-third",
+                                   "h200-1.1.0-dev-91524dc8", "h200-1.1.0-dev-1b66883b",
+                                   "h200-1.1.0-dev-54b4912c", "h200-1.1.0-dev-0ab1f3b8")))
     ref = tmp_path / "ref.json"
     r = tool("karma-score", "reference", *(os.path.join(PROCUREMENT, bundles[u] + ".tar.xz")
                                            for u in others), "-o", ref)
