@@ -16,7 +16,8 @@ from karma_tools.core import ToolError
 from karma_tools.results.archive import read_json
 from karma_tools.results.results import is_number
 
-# nvidia-smi's columns, best first, and the seconds of a window each leaves out by default.
+# nvidia-smi's columns, best first, and the seconds of a window each leaves out by default
+# (older drivers have only power.draw, a mean over the last second).
 POWER_COLUMNS = {"power.draw.instant [W]": 0.0, "power.draw [W]": 1.0}
 
 

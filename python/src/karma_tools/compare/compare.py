@@ -69,6 +69,7 @@ def group_runs(runs, schemas=None):
         schema = (schemas or {}).get(r.app)
         values = dict(case_values(r, schema_defaults(schema), schema_retired(schema)),
                       ranks=r.ranks, nodes=r.nodes)
+        # A node's host CPU runs are cases of their own beside its GPU runs.
         if r.device_kind:
             values["device"] = r.device_kind
         key = case_key(r.app, values)
