@@ -23,7 +23,8 @@ NOT_RUN = "no results: not run, or stopped before it ended"
 
 
 def check_manifest(path, manifest, complete=True):
-    """Refuses a manifest the tools cannot use (complete False: only where results are)."""
+    """Refuses a manifest the tools cannot use, naming the key, rather than failing half-way
+    (complete False: only what reading results needs)."""
     if not isinstance(manifest, dict) or manifest.get("karma_batch_manifest") != 1:
         raise ToolError(f"{path}: not a karma-batch manifest of version 1", 2)
     found = schemas.problems(schemas.strict(schemas.load("manifest.schema.json"),
