@@ -217,7 +217,8 @@ _SOFTWARE = (("software.kokkos", "kokkos.version"), ("software.compiler", "build
 
 
 def _software_problems(values, karma):
-    """Kokkos, compilers, MPI against every result: its very versions (13.3 is not 13.3.0)."""
+    """Kokkos, the compilers and MPI against every result: exactly the versions the results
+    name (4.6.01 is 4.6.1; 13.3 is not 13.3.0), and MPI's name."""
     out, used = [], {}
     for path, doc in karma:
         for key, where in _SOFTWARE:
@@ -492,7 +493,8 @@ def pack(campaign, disclosure, build_logs, weights=(), campaign_file=None):
 
 
 def examine(path, record=None):
-    """(problems [(where, why)], summary, why a valid bundle is not reportable); record: scored."""
+    """(problems [(where, why)], summary lines, why a valid bundle is not a complete
+    reportable campaign) of the bundle at path; record: its figure of record, if scored."""
     if not os.path.isfile(path):
         raise ToolError(f"{path}: not a file", 2)
     decks, problems = class_decks(), []

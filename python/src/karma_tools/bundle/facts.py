@@ -164,7 +164,8 @@ def gpu_problems(values, smis):
 
 
 def campaign_problems(jobs, results, campaign_file):
-    """[(path, why)] of copied results, rounds out of order by date, campaign jobs not run."""
+    """[(path, why)]: no two results with the same times, the rounds in order by date, and
+    every job of the campaign file (expanded again) among the manifest's `jobs`."""
     out, first, by_round = [], {}, {}
     rounds = {e["name"]: e.get("round") or 1 for e in jobs}
     for name, path, doc in results:

@@ -348,7 +348,8 @@ def _ratio(figure, reference, hib):
 
 
 def interval(figures, references, hib):
-    """[low, high]: the set's worst round over the reference's best, and best over worst."""
+    """[low, high]: the set's worst round over the reference's best, and best over worst (a
+    side of one value, a reference made before rounds were kept, is a point)."""
     worst, best = (min, max) if hib else (max, min)
     return [_ratio(worst(figures), best(references), hib),
             _ratio(best(figures), worst(references), hib)]
