@@ -103,6 +103,9 @@ RUN_CASES = [
     ("args: ['']", False), ("reference: babelstream\n    executable: x", True),
     ("reference: babelstream", False), ("reference: other\n    executable: x", False),
     ("executable: ''", False),
+    ("min_ranks: 2", True), ("min_ranks: 0", False),
+    ("each_device: 2\n    gpus_per_rank: 0", True),
+    ("each_device: '2'", False), ("nodes: '{n'", False), ("nodes: ['{n}']", False),
 ]
 APP_CASES = [("app: mine\n    executable: x", True), ("app: mine", False),
              ("app: Stream\n    executable: x", False)]

@@ -1,8 +1,9 @@
 """Side-by-side campaigns: karma-batch's local scheduler (with a stand-in
 mini-app and a stand-in BabelStream), the BabelStream CSV reader, the ratio
 tables of karma-compare --campaign and karma-report, implementation and
-variant of schema_version 1 results, and every campaign file under
-campaigns/."""
+variant of schema_version 1 results, every campaign file under
+campaigns/, and the grammar of a campaign for a node of G GPUs ({gpus}
+counts, min_ranks, each_device)."""
 
 import glob
 import json
@@ -15,6 +16,8 @@ import sys
 import pytest
 
 from conftest import ROOT, load_json, load_manifest, stand_in_bin, stand_ins, tool, tool_path, write
+from karma_tools import ToolError
+from karma_tools.campaign import campaign as campaign_mod
 from karma_tools.campaign.batch import run_order
 
 STREAM_DECK = os.path.join(ROOT, "inputs", "stream", "default.yaml")
@@ -719,6 +722,152 @@ def test_unknown_var_on_the_command_line(tmp_path, fakes):
     r = generate(local_campaign(tmp_path, fakes), str(tmp_path / "out"), "--var", "nope=1")
     assert r.returncode == 2 and "--var nope: " in r.stderr and "babelstream" in r.stderr
     assert not (tmp_path / "out").exists()
+
+
+# --- A node of G GPUs (generate --var gpus=G): node and rank counts from a
+# campaign variable, min_ranks leaving out the jobs of fewer ranks (listed),
+# each_device making one single-rank job per device, pinned with
+# --kokkos-device-id; all of them run here one after another.
+
+LARGE = os.path.join(ROOT, "inputs", "stream", "large.yaml")
+# The reportable campaign's shape: the large deck on all GPUs (only where
+# there are two or more), strong scaling on G ranks, STREAM on each GPU alone.
+NODE = f"""\
+name: node
+scheduler: pbs
+variables: {{gpus: 1}}
+runs:
+  - name: all
+    app: stream
+    deck: {LARGE}
+    ranks_per_node: "{{gpus}}"
+    min_ranks: 2
+  - name: strong
+    app: stream
+    deck: {LARGE}
+    ranks_per_node: "{{gpus}}"
+    scaling: strong
+  - name: alone
+    app: stream
+    deck: {LARGE}
+    each_device: "{{gpus}}"
+    min_ranks: 2
+    sweep: {{stream.precision: [double, float]}}
+    args: [--quiet]
+"""
+
+
+def node_campaign(tmp_path, text=NODE):
+    return write(str(tmp_path / "c.yaml"), text)
+
+
+def load_jobs(path, **variables):
+    return campaign_mod.load(path, check_keys=False, variables=variables).jobs
+
+
+def refusal(path, **variables):
+    with pytest.raises(ToolError) as e:
+        load_jobs(path, **variables)
+    assert e.value.code == 2 and "\n" not in str(e.value)
+    return str(e.value)
+
+
+def place(path, text):
+    """FILE:LINE:COL of the first `text` in the file at path."""
+    lines = open(path).read().split("\n")
+    line = next(i for i, t in enumerate(lines) if text in t)
+    return f"{path}:{line + 1}:{lines[line].index(text) + 1}"
+
+
+def test_counts_take_a_campaign_variable(tmp_path):
+    top = NODE.split("  - name: alone")[0].replace(
+        "variables:", 'ranks_per_node: "{gpus}"\nvariables:')
+    assert [(j.name, j.ranks) for j in load_jobs(node_campaign(tmp_path, top), gpus="4")] == \
+        [("all.n1x4", 4), ("strong.strong.n1x4", 4)]
+    path = node_campaign(tmp_path, NODE.replace("    min_ranks: 2\n  - name: strong",
+                                                '    nodes: "{gpus}"\n  - name: strong', 1))
+    assert load_jobs(path, gpus="3")[0].name == "all.n3x3"
+
+
+@pytest.mark.parametrize("value", ["two", "0", "-1", "1.5", "2147483648", ""])
+def test_a_count_variable_must_be_a_count(tmp_path, value):
+    path = node_campaign(tmp_path)
+    at = place(path, '"{gpus}"')
+    assert refusal(path, gpus=value).startswith(
+        f"{at}: runs[0].ranks_per_node: {{gpus}} is '{value}', not a count (1 to 2147483647)")
+
+
+def test_an_unknown_variable_in_a_count_is_refused(tmp_path):
+    path = node_campaign(tmp_path, NODE.replace('each_device: "{gpus}"',
+                                                'each_device: "{gpu}"'))
+    at = place(path, '"{gpu}"')
+    assert refusal(path).startswith(f"{at}: runs[2].each_device: {{gpu}}: not a campaign "
+                                    "variable (known: {gpus})")
+    path = node_campaign(tmp_path, NODE.replace("variables:",
+                                                'ranks_per_node: "{n}"\nvariables:'))
+    assert refusal(path).startswith(f"{path}:3:17: ranks_per_node: {{n}}: not a campaign")
+
+
+def test_each_device_makes_one_pinned_job_per_device(tmp_path):
+    jobs = [j for j in load_jobs(node_campaign(tmp_path), gpus="3") if j.run == "alone"]
+    assert [j.name for j in jobs] == [f"alone.n1x1.precision{p}.dev{k}"
+                                      for p in ("double", "float") for k in range(3)]
+    assert [j.args for j in jobs[:3]] == [["--quiet", f"--kokkos-device-id={k}"]
+                                          for k in range(3)]
+    assert {(j.nodes, j.ranks_per_node) for j in jobs} == {(1, 1)}
+
+
+def test_one_gpu_leaves_out_the_runs_of_min_ranks_2(tmp_path):
+    path = node_campaign(tmp_path)
+    out = str(tmp_path / "out")
+    r = generate(path, out)
+    assert r.returncode == 0, r.stderr
+    assert [j["name"] for j in load_manifest(out)["jobs"]] == ["strong.strong.n1x1"]
+    assert "left out 3 job(s) of fewer ranks than their run's min_ranks: all, alone" in r.stdout
+    r = generate(path, out, "--force", "--var", "gpus=2")
+    assert r.returncode == 0 and "left out" not in r.stdout, r.stdout + r.stderr
+    assert len(load_manifest(out)["jobs"]) == 6
+    path = node_campaign(tmp_path, NODE.replace("  - name: strong",
+                                                "  - name: strong\n    min_ranks: 2"))
+    r = generate(path, str(tmp_path / "none"))
+    assert r.returncode == 2 and not os.path.exists(tmp_path / "none")
+    assert "every job of " in r.stderr and "is left out by its run's min_ranks" in r.stderr
+
+
+def test_each_device_runs_one_rank_on_one_node_that_it_sees_whole(tmp_path):
+    path = node_campaign(tmp_path, NODE.replace("    min_ranks: 2\n    sweep",
+                                                "    ranks_per_node: 2\n    sweep"))
+    assert refusal(path, gpus="2").startswith(
+        f"{place(path, 'each_device')}: runs[2].each_device: one rank on each device of one "
+        "node: needs nodes 1 and ranks_per_node 1, not 1 and 2")
+    path = node_campaign(tmp_path, NODE.replace("scheduler: pbs", "scheduler: slurm"))
+    assert refusal(path, gpus="2").startswith(
+        f"{place(path, 'each_device')}: runs[2].each_device: pins device K of the node, but a "
+        "Slurm job sees only the GPUs it is given: use the local scheduler or PBS")
+
+
+def test_device_jobs_run_here_one_after_another(tmp_path, fakes):
+    path = write(str(tmp_path / "c.yaml"), f"""\
+name: alone
+scheduler: local
+gpus_per_rank: 0
+variables: {{gpus: 1}}
+runs:
+  - {{name: alone, app: stream, executable: {fakes['app']}, deck: {LARGE},
+     each_device: "{{gpus}}", repeat: 2}}
+compare:
+  - {{name: c, numerator: {{kernel: copy}}, denominator: {{kernel: triad}}, match: [job.point]}}
+""")
+    out = str(tmp_path / "out")
+    assert generate(path, out, "--var", "gpus=2").returncode == 0
+    r = tool("karma-batch", "submit", out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert re.findall(r"\] running (\S+)", r.stdout) == [
+        "alone.n1x1.dev0.r1", "alone.n1x1.dev1.r1", "alone.n1x1.dev0.r2", "alone.n1x1.dev1.r2"]
+    r = tool("karma-batch", "status", out)
+    assert r.returncode == 0 and "4 passed" in r.stdout, r.stdout
+    r = tool("karma-compare", "--campaign", out)
+    assert r.returncode == 0 and "alone.n1x1.dev1" in r.stdout, r.stdout + r.stderr
 
 
 # Inside the archive of results/gpu-setup's runs: the tools read the path.

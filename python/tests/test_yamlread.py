@@ -160,7 +160,7 @@ def test_campaigns_read_yaml_1_1_spellings_as_before(tmp_path):
     assert _refused(tmp_path, "slurm: {exclusive: yes}\n" + run) == \
         f"{tmp_path}/c.yaml:3:20: slurm.exclusive: expected true or false, got the string 'yes'"
     assert _refused(tmp_path, run + "    nodes: 010\n").endswith(
-        ":7:12: runs[0].nodes: expected an integer or a list, got the number 010")
+        ":7:12: runs[0].nodes: expected an integer or a string or a list, got the number 010")
 
 
 def test_campaign_syntax_errors_are_one_line_at_their_place(tmp_path):

@@ -141,28 +141,32 @@ def load(path, out_dir=None, bin_dir=None, check_keys=True, tool_dir=None, sched
                         "--bin-dir" if bin_dir else "the campaign's bin_dir", tool_dir,
                         executables)
 
-    defaults = launch(top, {"ranks_per_node": [1], "gpus_per_rank": 1, "cpus_per_rank": None,
-                            "time": "00:30:00", "launcher": None})
+    defaults = launch(check, top, {"ranks_per_node": [1], "gpus_per_rank": 1,
+                                   "cpus_per_rank": None, "time": "00:30:00", "launcher": None},
+                      names)
     environment = environment_of(check, top.get("environment"), "environment", names)
     exclusive = top["exclusive"].value if "exclusive" in top else True
     slurm, pbs = _batch_options(top, "slurm"), _batch_options(top, "pbs")
 
     inputs = inputs_dir(tool_dir)
     lister = KeyLister() if check_keys else None
-    jobs, run_names, job_names = [], {}, {}
+    jobs, left_out, run_names, job_names = [], [], {}, {}
     for index, run_node in enumerate(top["runs"].value):
-        jobs.extend(expand_run(check, run_node, f"runs[{index}]", base, inputs, results_dir,
-                               programs, defaults, environment, run_names, job_names, lister,
-                               names, scheduler))
+        made, left = expand_run(check, run_node, f"runs[{index}]", base, inputs, results_dir,
+                                programs, defaults, environment, run_names, job_names, lister,
+                                names, scheduler)
+        jobs.extend(made)
+        left_out.extend(left)
     several = sorted({j.run for j in jobs if j.process})
-    compare = check_comparisons(check, top["compare"], Vocabulary(jobs, lister), several) \
+    vocabulary = Vocabulary(jobs + left_out, lister)  # a run left out (min_ranks) is still named
+    compare = check_comparisons(check, top["compare"], vocabulary, several) \
         if "compare" in top else []
     return types.SimpleNamespace(
         name=name, path=os.path.abspath(path), sha256=hashlib.sha256(data).hexdigest(),
         scheduler=scheduler, results_dir=results_dir, slurm=slurm, pbs=pbs,
         exclusive=slurm.get("exclusive", exclusive) if scheduler == "slurm" else exclusive,
-        jobs=jobs, warnings=notes + (lister.warnings if lister else []), variables=names,
-        round_order=round_order, compare=compare)
+        jobs=jobs, left_out=left_out, warnings=notes + (lister.warnings if lister else []),
+        variables=names, round_order=round_order, compare=compare)
 
 
 def _batch_options(top, scheduler):

@@ -21,6 +21,9 @@ def generate(campaign, output, scheduler, var, bin_dir, max_ranks_per_node, no_k
     camp = campaign_mod.load(campaign, out_dir=out, bin_dir=bin_dir, check_keys=not no_key_check,
                              tool_dir=tools, scheduler=scheduler, variables=variables,
                              executables=True)
+    if not camp.jobs:
+        raise ToolError(f"every job of {camp.path} is left out by its run's min_ranks; "
+                        "nothing written", 2)
     left_out = fit_node(camp, max_ranks_per_node)
     scheduler = camp.scheduler
     for w in camp.warnings:
@@ -54,6 +57,9 @@ def generate(campaign, output, scheduler, var, bin_dir, max_ranks_per_node, no_k
         gpus = f", {job.gpus_per_rank} GPU/rank" if job.gpus_per_rank else ""
         say(f"  {job.name}: karma-{job.app}, {job.nodes} node(s) x {job.ranks_per_node} "
             f"rank(s){gpus}, {job.time}")
+    if camp.left_out:
+        say(f"left out {len(camp.left_out)} job(s) of fewer ranks than their run's min_ranks: "
+            f"{', '.join(dict.fromkeys(j.run for j in camp.left_out))}")
     if left_out:
         say(f"left out {len(left_out)} job(s) of more than {max_ranks_per_node} "
             f"rank(s) a node: {', '.join(sorted({j.run for j in left_out}))} "

@@ -44,16 +44,33 @@ def _run_deck(check, entries, path, base, inputs, variables):
     return deck
 
 
-def launch(entries, defaults):
-    """{key: entries' value, else defaults'} for each key of defaults (how jobs start)."""
-    read = {"ranks_per_node": _counts, "nodes": _counts, "time": parse_time,
-            "launcher": yamlread.Node.text, "scaling_key": yamlread.Node.text}
-    return {key: read.get(key, lambda n: n.value)(entries[key]) if key in entries else default
-            for key, default in defaults.items()}
+def launch(check, entries, defaults, variables, where=""):
+    """{key: entries' value, else defaults'} for each key of defaults (how jobs start); where:
+    the entries' path and its '.' (none at the campaign's top)."""
+    read = {"time": parse_time, "launcher": yamlread.Node.text, "scaling_key": yamlread.Node.text}
+    how = {}
+    for key, default in defaults.items():
+        node = entries.get(key)
+        if node is None:
+            how[key] = default
+        elif key in ("nodes", "ranks_per_node"):
+            listed = node.value if isinstance(node.value, list) else [node]
+            how[key] = [_count(check, n, where + key, variables) for n in listed]
+        elif key in ("min_ranks", "each_device"):
+            how[key] = _count(check, node, where + key, variables)
+        else:
+            how[key] = read.get(key, lambda n: n.value)(node)
+    return how
 
 
-def _counts(node):
-    return [n.value for n in node.value] if isinstance(node.value, list) else [node.value]
+def _count(check, node, path, variables):
+    """A count as written, or the count that the campaign variable {NAME} holds."""
+    if not isinstance(node.value, str):
+        return node.value
+    text = _fill(check, node, path, node.value, variables)
+    if not re.fullmatch(r"[0-9]+", text) or not 1 <= int(text) <= INT_MAX:
+        check.fail(node, path, f"{node.value} is '{text}', not a count (1 to {INT_MAX})")
+    return int(text)
 
 
 class Programs:
@@ -159,11 +176,22 @@ def expand_run(check, node, path, base, inputs, results_dir, programs, defaults,
     app = entries["app"].text()
     reference = entries["reference"].value if "reference" in entries else None
     deck = _run_deck(check, entries, path, base, inputs, variables)
-    how = launch(entries, dict(defaults, nodes=[1], repeat=1, processes=1,
-                               scaling_key=f"{app}.scaling"))
+    how = launch(check, entries, dict(defaults, nodes=[1], repeat=1, processes=1, min_ranks=1,
+                                      each_device=None, scaling_key=f"{app}.scaling"),
+                 variables, f"{path}.")
     rpn_list, nodes_list, gpus, cpus, launcher, repeat, processes, scaling_key = (how[k] for k in (
         "ranks_per_node", "nodes", "gpus_per_rank", "cpus_per_rank", "launcher", "repeat",
         "processes", "scaling_key"))
+    devices = how["each_device"]
+    if devices and (nodes_list != [1] or rpn_list != [1]):
+        check.fail(entries["each_device"], f"{path}.each_device", "one rank on each device of "
+                   "one node: needs nodes 1 and ranks_per_node 1, not "
+                   f"{', '.join(map(str, nodes_list))} and {', '.join(map(str, rpn_list))}",
+                   at_key=True)
+    if devices and gpus and scheduler == "slurm":
+        check.fail(entries["each_device"], f"{path}.each_device", "pins device K of the node, but "
+                   "a Slurm job sees only the GPUs it is given: use the local scheduler or PBS",
+                   at_key=True)
     scalings = strings(entries["scaling"]) if "scaling" in entries else [None]
     overrides = _overrides(entries["set"]) if "set" in entries else []
     # [(key, [(value text, node), ...]), ...]
@@ -182,16 +210,17 @@ def expand_run(check, node, path, base, inputs, results_dir, programs, defaults,
                         scalings, scaling_key, run)
 
     # Counted before anything is expanded: a typo must not fill the memory.
-    count = math.prod([len(scalings), len(nodes_list), len(rpn_list), repeat, processes]
+    count = math.prod([len(scalings), len(nodes_list), len(rpn_list), devices or 1, repeat,
+                       processes]
                       + [len(vals) for _, vals in sweep])
     if len(job_names) + count > MAX_JOBS:
         check.fail(node, path, f"makes {count} jobs ({len(job_names)} before it); a campaign "
                    f"makes at most {MAX_JOBS}")
-    jobs = []
+    jobs, left_out = [], []
     sweep_points = list(itertools.product(*[[(k, t) for t, _ in vals] for k, vals in sweep]))
-    for scaling, nodes, rpn, point, process, rnd in itertools.product(
-            scalings, nodes_list, rpn_list, sweep_points, range(1, processes + 1),
-            range(1, repeat + 1)):
+    for scaling, nodes, rpn, point, device, process, rnd in itertools.product(
+            scalings, nodes_list, rpn_list, sweep_points, range(devices) if devices else [None],
+            range(1, processes + 1), range(1, repeat + 1)):
         if nodes * rpn > INT_MAX:
             check.fail(entries.get("nodes", node), f"{path}.nodes", f"nodes x ranks_per_node = "
                        f"{nodes} x {rpn} ranks, more than {INT_MAX}")
@@ -202,7 +231,8 @@ def expand_run(check, node, path, base, inputs, results_dir, programs, defaults,
             check.fail(entries.get("launcher", node), f"{path}.launcher",
                        f"'none' runs one rank, but nodes x ranks_per_node = {nodes * rpn}")
         job_name = ".".join([run] + [scaling] * bool(scaling) + [f"n{nodes}x{rpn}"]
-                            + [_slug(k, t) for k, t in point] + [f"p{process}"] * (processes > 1)
+                            + [_slug(k, t) for k, t in point] + [f"dev{device}"] * bool(devices)
+                            + [f"p{process}"] * (processes > 1)
                             + [f"r{rnd}"] * (repeat > 1))
         if job_name in job_names:
             check.fail(entries.get("sweep", node), path, f"two jobs would be named '{job_name}' "
@@ -214,14 +244,17 @@ def expand_run(check, node, path, base, inputs, results_dir, programs, defaults,
         values = dict(o.split("=", 1) for o in job_overrides)
         job_args = [_fill(check, item(entries["args"], i), f"{path}.args[{i}]", a,
                           variables, values) for i, a in enumerate(args)]
-        jobs.append(Job(name=job_name, run=run, app=app, deck=deck, executable=executable,
+        job_args += [f"--kokkos-device-id={device}"] * bool(devices)
+        # Below min_ranks: left out (generate lists them); each_device's N counts as ranks.
+        made = jobs if (devices or nodes * rpn) >= how["min_ranks"] else left_out
+        made.append(Job(name=job_name, run=run, app=app, deck=deck, executable=executable,
                         overrides=job_overrides, args=job_args, nodes=nodes, ranks_per_node=rpn,
                         gpus_per_rank=gpus, cpus_per_rank=cpus, scaling=scaling,
                         sweep={k: t for k, t in point}, round=rnd,
                         process=process if processes > 1 else None, time=how["time"],
                         launcher=launcher, environment=env, reference=reference,
                         results_dir=os.path.join(results_dir, job_name)))
-    return jobs
+    return jobs, left_out
 
 
 def _fill(check, node, path, text, variables, deck_values=None, keep=()):
