@@ -137,7 +137,7 @@ def test_a_class_is_the_deck_text_not_its_path(tmp_path):
     assert edited["reportable"]["class"] is None
     assert edited["reportable"]["reasons"][0] == (
         f"the deck {copy} is not one of karma-mgs's class decks "
-        "(inputs/mgs/small|medium|large.yaml as shipped)")
+        "(inputs/mgs/small|medium|large|strong.yaml as shipped)")
 
 
 def test_a_failed_check_is_not_reportable(tmp_path):
@@ -154,5 +154,22 @@ def test_small_on_two_ranks_is_no_class_of_several(tmp_path):
     _, result = run(tmp_path, "stream", deck("stream", "small"), launcher=(mpiexec, "-n", "2"))
     assert result["mpi"]["ranks"] == 2
     assert result["reportable"]["class"] == "small"
-    assert ("class small runs on one rank (on several, the large deck is the weak class)"
-            in result["reportable"]["reasons"])
+    assert ("class small runs on one rank (on several: the strong deck, or the large deck as "
+            "the weak class)" in result["reportable"]["reasons"])
+
+
+@pytest.mark.parametrize("app, size", (("mgs", "mgs.n=4096"), ("contact", "contact.n=16")))
+def test_the_strong_deck_is_its_class_on_any_ranks(app, size, tmp_path):
+    """One problem split over the ranks, on one rank as on several (here at
+    a test's size, which --set makes unreportable)."""
+    mpiexec = os.environ.get("KARMA_MPIEXEC")
+    for ranks in (1, 2) if mpiexec else (1,):
+        launcher = (mpiexec, "-n", str(ranks)) if ranks > 1 else ()
+        rc, result = run(tmp_path, app, deck(app, "strong"), size, "run.energy=off",
+                         launcher=launcher)
+        assert rc == 0 and result["mpi"]["ranks"] == ranks
+        record = result["reportable"]
+        assert (record["class"], record["tier"]) == ("strong", None)
+        assert record["reasons"] == [
+            f"{size.split('=')[0]} was set by --set: no tier lets a run change it"] + \
+            environment_reasons(result) + [ENERGY_OFF]

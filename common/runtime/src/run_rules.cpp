@@ -18,6 +18,16 @@ std::string class_of(const std::string& app, const std::string& sha256) {
   return "";
 }
 
+// "small|medium|large", with "|strong" for an app that has that deck.
+std::string classes_of(const std::string& app) {
+  std::string names;
+  for (std::size_t i = 0; i < build_info::class_deck_count; ++i) {
+    const auto& d = build_info::class_decks[i];
+    if (app == d.app) names += (names.empty() ? "" : "|") + std::string(d.problem_class);
+  }
+  return names.empty() ? "<class>" : names;
+}
+
 // "4.6.01" and "4.6.1" alike; a part that is not a number reads as 0.
 std::tuple<int, int, int> version_of(const std::string& text) {
   int major = 0, minor = 0, patch = 0;
@@ -36,13 +46,14 @@ nlohmann::json reportable_record(const Schema& schema, const Deck& deck, const R
   std::string problem_class = class_of(run.app, deck.sha256());
   if (problem_class.empty())
     reasons.push_back("the deck " + deck.source() + " is not one of karma-" + run.app +
-                      "'s class decks (inputs/" + run.app + "/small|medium|large.yaml as shipped)");
+                      "'s class decks (inputs/" + run.app + "/" + classes_of(run.app) +
+                      ".yaml as shipped)");
   else if (run.ranks > 1 && problem_class == "large")
     problem_class = "weak";
-  else if (run.ranks > 1)
+  else if (run.ranks > 1 && problem_class != "strong")  // strong: one problem over any ranks
     reasons.push_back("class " + problem_class +
-                      " runs on one rank (on several, the large deck "
-                      "is the weak class)");
+                      " runs on one rank (on several: the strong deck, or the large deck as "
+                      "the weak class)");
 
   bool tuned = false, fixed_changed = false;
   for (const auto& key : schema.keys()) {

@@ -2,12 +2,17 @@
 // cell-list search feeding all three storages against a brute-force search
 // and the check of every row, the row statistics, and every checker shown
 // to catch a corrupted list or a search that misses pairs; and a
-// partitioned run's split, ghost rule and search, rank by rank, without MPI.
+// partitioned run's split, ghost rule and search, rank by rank, without MPI;
+// the run rules' class of the strong deck.
 #include "contact_scene.hpp"
+#include "deck/contact_deck.hpp"
 #include "partition/contact_decomposition.hpp"
 #include "partition/contact_ghosts.hpp"
 #include "storages/contact_row_stats.hpp"
 #include "verification/contact_verify.hpp"
+
+#include "karma/build_info.hpp"
+#include "karma/run_rules.hpp"
 
 #include <gtest/gtest.h>
 #include <Kokkos_Core.hpp>
@@ -15,6 +20,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace karma_test_contact {
@@ -630,6 +636,20 @@ TEST(Ghosts, WirePartsLeaveOutEachNonEmptyPartsFirstGhostOnAFault) {
   EXPECT_EQ(received.offsets, (std::vector<std::int64_t>{0, 14, 14}));
   EXPECT_EQ(received.counts, sent.counts);
   EXPECT_EQ(received.total, 21);
+}
+
+// The strong deck as shipped (one mesh partitioned over the ranks) is class
+// strong on any number of ranks, in a Release build on the pinned Kokkos.
+TEST(ContactRunRules, StrongDeckOnAnyRanks) {
+  const std::string path = std::string(KARMA_INPUTS) + "/contact/strong.yaml";
+  const karma::Deck deck = karma::Deck::load(path, contact_schema());
+  EXPECT_EQ(deck.string("contact.decomposition"), "partitioned");
+  for (int ranks : {1, 2, 8}) {
+    const karma::RunFacts run{"contact", ranks, true, "Release", karma::build_info::kokkos_pinned};
+    const nlohmann::json r = karma::reportable_record(contact_schema(), deck, run);
+    EXPECT_EQ(r["class"], "strong") << ranks;
+    EXPECT_TRUE(r["reportable"].get<bool>()) << r.dump();
+  }
 }
 
 }  // namespace karma_test_contact

@@ -2,12 +2,17 @@
 // native and cuBLAS implementations) against a QR computed independently here
 // by Householder reflections in long double; the checks failing on a Q that
 // is not orthogonal and on a wrong R; the input's row split, independence of
-// the split, and exact conditioning; the launch and byte counts.
+// the split, and exact conditioning; the launch and byte counts; the run
+// rules' verdict on the class decks.
 #include "mgs_cublas.hpp"
 #include "mgs_cuda.hpp"
+#include "mgs_deck.hpp"
 #include "mgs_kernels.hpp"
 #include "mgs_matrix.hpp"
 #include "mgs_verify.hpp"
+
+#include "karma/build_info.hpp"
+#include "karma/run_rules.hpp"
 
 #include <gtest/gtest.h>
 #include <Kokkos_Core.hpp>
@@ -464,6 +469,35 @@ TEST(MgsInput, IllConditioningSeparatesMgsFromCgs2) {
   EXPECT_GT(o_mgs, 1e3 * o_cgs2);  // MGS loses about eps * kappa, CGS2 nothing
   EXPECT_LT(o_mgs, tolerances(Algorithm::mgs, eps, m, 1e10).orthogonality);
   EXPECT_LT(o_cgs2, tolerances(Algorithm::cgs2, eps, m, 1e10).orthogonality);
+}
+
+// The run rules' verdict on mgs's class decks as shipped, in a Release build
+// on the pinned Kokkos whose checks passed: strong counts on any number of
+// ranks, large on several is weak, medium and small count on one only.
+nlohmann::json record_of(const std::string& problem_class, int ranks) {
+  const std::string path = std::string(KARMA_INPUTS) + "/mgs/" + problem_class + ".yaml";
+  const karma::RunFacts run{"mgs", ranks, true, "Release", karma::build_info::kokkos_pinned};
+  return karma::reportable_record(mgs_schema(), karma::Deck::load(path, mgs_schema()), run);
+}
+
+TEST(MgsRunRules, StrongCountsOnAnyRanks) {
+  for (int ranks : {1, 4}) {
+    const nlohmann::json r = record_of("strong", ranks);
+    EXPECT_EQ(r["class"], "strong") << ranks;
+    EXPECT_EQ(r["tier"], "baseline") << ranks;
+    EXPECT_TRUE(r["reportable"].get<bool>()) << r.dump();
+  }
+  const nlohmann::json weak = record_of("large", 2);
+  EXPECT_EQ(weak["class"], "weak");
+  EXPECT_TRUE(weak["reportable"].get<bool>()) << weak.dump();
+  const nlohmann::json medium = record_of("medium", 2);
+  EXPECT_EQ(medium["class"], "medium");
+  EXPECT_FALSE(medium["reportable"].get<bool>());
+  EXPECT_EQ(medium["reasons"],
+            nlohmann::json::array(
+                {"class medium runs on one rank (on several: the strong deck, or the large deck as "
+                 "the weak class)"}));
+  EXPECT_TRUE(record_of("medium", 1)["reportable"].get<bool>());
 }
 
 }  // namespace karma_test_mgs

@@ -18,7 +18,7 @@ extern const char* const kokkos_pinned;  // scripts/bootstrap.sh's KOKKOS_PINNED
 // The run rules' class decks as the sources held them (docs/run-rules.md).
 struct ClassDeck {
   const char* app;
-  const char* problem_class;  // small, medium, large
+  const char* problem_class;  // small, medium, large, strong
   const char* sha256;         // of the deck file
 };
 extern const ClassDeck class_decks[];

@@ -21,9 +21,10 @@ struct RunFacts {
   std::string kokkos_version;  // "4.6.1"
 };
 
-// {rules, class, tier, reportable, reasons}: class small, medium or large
-// when the deck file is that class deck (by sha256), weak for the large deck
-// on more than one rank; tier baseline unless a tuning key was set, then
+// {rules, class, tier, reportable, reasons}: class small, medium, large or
+// strong when the deck file is that class deck (by sha256), weak for the
+// large deck on more than one rank (strong counts on any number, small and
+// medium on one); tier baseline unless a tuning key was set, then
 // optimized; null where a key no tier allows was set.
 nlohmann::json reportable_record(const Schema& schema, const Deck& deck, const RunFacts& run);
 

@@ -9,8 +9,8 @@ import pathlib
 from karma_tools.results import kerneltable
 from karma_tools.results.results import field
 
-# Fixed sizes, the same work on every machine: inputs/<app>/<class>.yaml.
-CLASSES = ("small", "medium", "large")
+# Fixed sizes, the same work on every machine: inputs/<app>/<class>.yaml (strong: some apps').
+CLASSES = ("small", "medium", "large", "strong")
 # The large deck on more than one rank: per rank the size of `large`.
 WEAK_CLASS = "weak"
 # The overall score's; `small` (on a GPU, launch latency that repeats poorly) has its own line.

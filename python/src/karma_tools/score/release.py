@@ -104,12 +104,14 @@ def record(root, bin_dir, reference, deck_keys_too=True):
     apps = sorted({r["app"] for r in reference["rows"]})
     weights = weights_file.of_apps(os.path.join(root, weights_file.DEFAULT), apps,
                                    reference["device"]["kind"])
-    decks = [f"inputs/{app}/{cls}.yaml" for app in apps for cls in rules.CLASSES]
+    decks = [rel for rel in (f"inputs/{app}/{cls}.yaml" for app in apps for cls in rules.CLASSES)
+             if os.path.isfile(os.path.join(root, rel))]  # strong: some apps', none in 1.0.0
+    classes = [c for c in rules.CLASSES if any(rel.endswith(f"/{c}.yaml") for rel in decks)]
     rules_py = [rel for rel in RULES_PY if os.path.isfile(os.path.join(root, rel))][:1]
     return {"karma_release": RELEASE_FORMAT, "version": __version__,
             "reference": {"file": DEFAULT_REFERENCE.replace(os.sep, "/"),
                           "sha256": _sha256(root, DEFAULT_REFERENCE), "name": reference["name"]},
-            "classes": {"classes": list(rules.CLASSES), "weak": rules.WEAK_CLASS,
+            "classes": {"classes": classes, "weak": rules.WEAK_CLASS,
                         "scored": list(rules.SCORED_CLASSES), "tiers": list(rules.TIERS)},
             "class_decks": {rel: _sha256(root, rel) for rel in decks},
             "campaigns": {f"campaigns/procurement/{c}": _sha256(root, f"campaigns/procurement/{c}")
