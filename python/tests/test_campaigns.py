@@ -841,9 +841,12 @@ def test_each_device_runs_one_rank_on_one_node_that_it_sees_whole(tmp_path):
         f"{place(path, 'each_device')}: runs[2].each_device: one rank on each device of one "
         "node: needs nodes 1 and ranks_per_node 1, not 1 and 2")
     path = node_campaign(tmp_path, NODE.replace("scheduler: pbs", "scheduler: slurm"))
-    assert refusal(path, gpus="2").startswith(
-        f"{place(path, 'each_device')}: runs[2].each_device: pins device K of the node, but a "
-        "Slurm job sees only the GPUs it is given: use the local scheduler or PBS")
+    r = generate(path, str(tmp_path / "slurm"), "--var", "gpus=2")
+    assert r.returncode == 0, r.stderr
+    jobs = json.load(open(tmp_path / "slurm" / "campaign.json"))["jobs"]
+    script = open(tmp_path / "slurm" / "jobs" / "alone.n1x1.precisionfloat.dev1.sbatch").read()
+    assert {j["gpus_per_rank"] for j in jobs if ".dev" in j["name"]} == {2}
+    assert "--gpus-per-task=2" in script and "--kokkos-device-id=1" in script
 
 
 def test_device_jobs_run_here_one_after_another(tmp_path, fakes):

@@ -188,10 +188,8 @@ def expand_run(check, node, path, base, inputs, results_dir, programs, defaults,
                    "one node: needs nodes 1 and ranks_per_node 1, not "
                    f"{', '.join(map(str, nodes_list))} and {', '.join(map(str, rpn_list))}",
                    at_key=True)
-    if devices and gpus and scheduler == "slurm":
-        check.fail(entries["each_device"], f"{path}.each_device", "pins device K of the node, but "
-                   "a Slurm job sees only the GPUs it is given: use the local scheduler or PBS",
-                   at_key=True)
+    if devices and gpus:
+        gpus = devices  # the job holds the node's N GPUs (a batch job sees those it asks for)
     scalings = strings(entries["scaling"]) if "scaling" in entries else [None]
     overrides = _overrides(entries["set"]) if "set" in entries else []
     # [(key, [(value text, node), ...]), ...]
