@@ -36,6 +36,8 @@ RESULTS = "results"
 BUILD_LOGS = "build-logs"
 WEIGHTS = "weights"
 RULES_VERSION = "1"
+# The classes a node's GPUs run together (docs/run-rules.md#classes): each GPU one rank.
+NODE_CLASSES = (rules.WEAK_CLASS, "strong")
 
 
 # The disclosure's fields, the one list pack, check and the template's test read: (dotted key,
@@ -168,6 +170,11 @@ def _gpu_problems(values, karma, envs):
         if count is not None and most > count:
             out.append((path, f"ranks[].device: {most} GPUs on one host, but the disclosure's "
                         f"node.gpus_per_node is {count}"))
+        cls, ranks = field(doc, "reportable.class"), field(doc, "mpi.ranks")
+        if count is not None and cls in NODE_CLASSES and (len(gpus) != ranks or most != count):
+            out.append((path, f"reportable.class {cls}: {ranks} rank(s) on {len(gpus)} GPU(s), "
+                        f"{most} on a host; a node class runs one rank on each GPU of the node "
+                        f"(node.gpus_per_node: {count})"))
     for path, env in envs:
         found = field(env, "gpu.count")
         seen += [f"{path}: gpu.count {found}"] if isinstance(found, int) and found > 0 else []
@@ -351,7 +358,7 @@ def _campaign_problems(files):
             sorted({p.split("/")[1] for p in files if p.startswith(RESULTS + "/")} - set(names))]
     if not any(p.startswith(BUILD_LOGS + "/") for p in files):
         out.append((f"{BUILD_LOGS}/", "no build log"))
-    return manifest["jobs"], out
+    return manifest, out
 
 
 def campaign_file(files):
@@ -382,9 +389,10 @@ def _job_problems(files, name, path, decks):
 
 def content_problems(files, decks):
     """All but the manifest: ([(path, why)], summary, [(path, karma result)] (no reference))."""
-    jobs, problems = _campaign_problems(files)
-    if jobs is None:
+    manifest, problems = _campaign_problems(files)
+    if manifest is None:
         return problems, [], []
+    jobs = manifest["jobs"]
     results, envs, smis, named, karma = [], [], [], [], []
     for entry in jobs:
         name, folder = entry["name"], f"{RESULTS}/{entry['name']}"
@@ -406,7 +414,7 @@ def content_problems(files, decks):
     values, why = read_disclosure(files[DISCLOSURE]) if DISCLOSURE in files else ({}, ["missing"])
     problems += [(DISCLOSURE, w) for w in why] + disclosure_problems(values, karma, envs)
     problems += facts.gpu_problems(values, smis) + facts.campaign_problems(
-        jobs, named, campaign_file(files))
+        jobs, named, campaign_file(files), manifest.get("variables"))
     tiers = [t for _, d in karma if (t := rules.reportable(d).get("tier")) in rules.TIERS]
     highest = max(tiers, key=rules.TIERS.index, default=None)
     if "tier" in values and values["tier"] != highest:

@@ -163,9 +163,10 @@ def gpu_problems(values, smis):
         path, f"FB Memory Usage Total {m} MiB", m * 2**20, values, "node.gpu_memory_GB")]
 
 
-def campaign_problems(jobs, results, campaign_file):
+def campaign_problems(jobs, results, campaign_file, variables=None):
     """[(path, why)]: no two results with the same times, the rounds in order by date, and
-    every job of the campaign file (expanded again) among the manifest's `jobs`."""
+    every job of the campaign file (expanded again with the manifest's `variables`) among the
+    manifest's `jobs`."""
     out, first, by_round = [], {}, {}
     rounds = {e["name"]: e.get("round") or 1 for e in jobs}
     for name, path, doc in results:
@@ -184,7 +185,8 @@ def campaign_problems(jobs, results, campaign_file):
         path = os.path.join(tmp, os.path.basename(campaign_file[0]))
         atomic_write(path, campaign_file[1])
         try:
-            want = {j.name for j in campaign_mod.load(path, tmp, check_keys=False).jobs}
+            want = {j.name for j in campaign_mod.load(path, tmp, check_keys=False,
+                                                      variables=variables).jobs}
         except ToolError:  # no campaign of this suite, so no release's (release_reasons)
             return out
     missing = sorted(want - set(rounds))
