@@ -19,6 +19,8 @@
 #                      system.vendor, interconnect, tester.name, tester.organisation),
 #                      or the flags --system-name, --system-vendor, --interconnect,
 #                      --tester, --organisation; asked on a terminal where missing
+#   --gpus N           the node's GPUs the node classes run on (default: those this node
+#                      shows: CUDA_VISIBLE_DEVICES, else nvidia-smi -L); a GPU campaign only
 #   --var NAME=VALUE   a campaign variable, passed to karma-batch generate (repeatable)
 #   --backend, --arch, --kokkos   as scripts/bootstrap.sh (default: the device's own)
 #
@@ -31,7 +33,7 @@ set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "$0")/common.sh"
 
-out='' campaign='' bin_dir='' scheduler=local collect=0 reference='' answers=()
+out='' campaign='' bin_dir='' scheduler=local collect=0 reference='' answers=() gpus=''
 generate_vars=()
 karma_split_setup_args "$@"
 set -- "${karma_rest_args[@]}"
@@ -50,6 +52,10 @@ while [[ $# -gt 0 ]]; do
     --scheduler) need "$@"; scheduler=$2; shift 2 ;;
     --collect) collect=1; shift ;;
     --reference) need "$@"; reference=$2; shift 2 ;;
+    --gpus)
+      need "$@"
+      [[ $2 =~ ^[1-9][0-9]{0,2}$ ]] || { echo "run-reportable: --gpus $2: a number of GPUs, 1 or more" >&2; exit 2; }
+      gpus=$2; shift 2 ;;
     --var) [[ $# -ge 2 ]] || need "$@"; generate_vars+=(--var "$2"); shift 2 ;;
     --answers)
       need "$@"
@@ -57,7 +63,7 @@ while [[ $# -gt 0 ]]; do
       answers+=("$1" "$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"); shift 2 ;;
     --system-name|--system-vendor|--interconnect|--tester|--organisation)
       need "$@"; answers+=("$1" "$2"); shift 2 ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "run-reportable: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -117,6 +123,37 @@ default_campaign() {
   else
     echo "$karma_root/campaigns/procurement/reportable-host.yaml"
   fi
+}
+
+# The GPUs this node shows, as the mini-apps will see them (0: none counted).
+visible_gpus() {
+  if [[ -n ${CUDA_VISIBLE_DEVICES:-} ]]; then
+    tr ',' '\n' <<< "$CUDA_VISIBLE_DEVICES" | grep -c . || true
+  elif command -v nvidia-smi > /dev/null 2>&1; then
+    nvidia-smi -L 2> /dev/null | grep -c '^GPU ' || true
+  else
+    echo 0
+  fi
+}
+
+# The node classes run one rank on each of the node's G GPUs: G is --gpus,
+# else counted; more than the node shows would share GPUs, and is refused.
+node_gpus() {
+  local seen
+  [[ -z $campaign || -n $gpus ]] || return 0  # a campaign of one's own: --var says
+  gpu_build || { [[ -z $gpus ]] || { say "--gpus $gpus: this is a CPU build (no GPU to run on)"; exit 2; }; return 0; }
+  seen=$(visible_gpus)
+  if [[ -n $gpus && $seen -gt 0 && $gpus -gt $seen ]]; then
+    say "--gpus $gpus: this node shows $seen GPU(s) (CUDA_VISIBLE_DEVICES or nvidia-smi -L)"
+    exit 2
+  fi
+  [[ -n $gpus ]] || gpus=$seen
+  if [[ $gpus -lt 1 ]]; then
+    say "the node's GPUs could not be counted (no CUDA_VISIBLE_DEVICES, no nvidia-smi): give --gpus N"
+    exit 2
+  fi
+  generate_vars+=(--var "gpus=$gpus")
+  say "the node classes run on $gpus GPU(s)"
 }
 
 # Before anything runs: a CPU node scored against the shipped reference,
@@ -196,6 +233,7 @@ finish() {
   echo "=== $(tail -n 1 "$out/check.log" | awk '{ if (length($0) > 240) print substr($0, 1, 240) "... (all: check.log)"; else print }')"
   sed -n '3p' "$page"
   sed -n '5p' "$page"
+  sed -n '7p' "$page"
   echo "bundle: $bundle"
   echo "verdict: $page (the chart: ${page%.md}.png; the whole score: $out/score.md)"
   echo "time: $(elapsed)"
@@ -221,6 +259,10 @@ have_tools() {
 }
 # An install given, or the one of before: checked before anything is written.
 [[ -z $bin_dir ]] || { have_tools; check_answers; }
+if [[ -n $gpus && $(visible_gpus) -gt 0 && $gpus -gt $(visible_gpus) ]]; then
+  say "--gpus $gpus: this node shows $(visible_gpus) GPU(s) (CUDA_VISIBLE_DEVICES or nvidia-smi -L)"
+  exit 2
+fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 if [[ -n $bin_dir ]]; then
@@ -233,5 +275,6 @@ fi
 [[ ${#answers[@]} -eq 0 ]] || printf '%s\0' "${answers[@]}" > "$out/answers.args"
 echo "$bin_dir" > "$out/bin-dir"
 reference_note
+[[ -f $out/campaign/campaign.json ]] || node_gpus
 run_campaign
 finish

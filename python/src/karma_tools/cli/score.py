@@ -194,7 +194,8 @@ def score_main(argv):
             outputs += [(args.page, text + "\n"), (args.page[:-3] + ".png", png)]
         write_all(outputs)
         sys.stdout.write(markdown(report) + "\n")
-        code = incomplete(PROGRAM, ((s["label"], s["record"]) for s in sets))
+        code = incomplete(PROGRAM, [(s["label"], s["record"]) for s in sets] + [
+            (f"{s['label']} per node", s["node"]) for s in sets if s["node"]["scored"]])
         off = [s for s in sets if s["record"]["unofficial"] and not args.unofficial]
         for s in off:
             warn(f"{PROGRAM}: {s['label']} is UNOFFICIAL: "

@@ -14,7 +14,7 @@ from karma_tools.results import archive, codeversion, resultset, rules
 from karma_tools.results.archive import read_json
 from karma_tools.results.results import field, gpu_units, is_number, unit_events
 from karma_tools.results.cases import holds_one, rounds_key
-from karma_tools.score import weights
+from karma_tools.score import node, weights
 
 REFERENCE_FORMAT = 2
 # The reference machine's figures that ship with the suite (docs/run-rules.md).
@@ -250,10 +250,31 @@ def make_reference(paths, name=None, kind=None, runs=None):
         used.append(mine)
     units = [unit_of(path, mine, kind) for path, mine in zip(paths, used)]
     _one_machine_type(units)
-    tables = [tier_figures(mine, "baseline") for mine in used]
+    parts = [node.split(mine)[1:3] for mine in used]
+    tables = [tier_figures(per_gpu, "baseline") for per_gpu, _ in parts]
     if not all(tables):
         raise ToolError(f"{paths[tables.index({})]}: the reportable baseline results have no "
                         "Kokkos kernel with a figure of merit", 2)
+    nodes = [node.node_figures(*part) for part in parts]
+    rows = _reference_rows(paths, tables, units)
+    node_rows = _reference_rows(paths, [t for _, t in nodes], units) if all(
+        t for _, t in nodes) else []
+    every = [r for mine in used for r in mine]
+    return {"karma_score_reference": REFERENCE_FORMAT,
+            "name": name or " + ".join(map(label_of, paths)), "source": ", ".join(paths),
+            "device": {"kind": kind, "names": _distinct(r.device for r in every)},
+            "suite": {k: _distinct(field(r.doc, f"suite.{v}") for r in every)
+                      for k, v in (("versions", "version"), ("git_describe", "git_describe"))},
+            "kokkos": {"versions": _distinct(r.kokkos_version for r in every),
+                       "backends": _distinct(r.backend for r in every)},
+            "rules": _distinct(str(rules.reportable(r.doc).get("rules")) for r in every),
+            "results": len(every), "environment": environment_summary(every),
+            "units": units, "rows": rows,
+            **({"node_gpus": nodes[0][0], "node_rows": node_rows} if node_rows else {})}
+
+
+def _reference_rows(paths, tables, units):
+    """The reference's rows: each key's figures of the units, pooled; one campaign, one code."""
     for path, table in zip(paths, tables):
         lacks = sorted(set(tables[0]).symmetric_difference(table), key=sort_key)
         if lacks:
@@ -272,17 +293,7 @@ def make_reference(paths, name=None, kind=None, runs=None):
         if max(schemes, default=1) > 1:  # absent: scheme 1, as in results
             row["code_scheme"] = max(schemes)
         rows.append(dict(row, codes=codes) if codes else row)
-    every = [r for mine in used for r in mine]
-    return {"karma_score_reference": REFERENCE_FORMAT,
-            "name": name or " + ".join(map(label_of, paths)), "source": ", ".join(paths),
-            "device": {"kind": kind, "names": _distinct(r.device for r in every)},
-            "suite": {k: _distinct(field(r.doc, f"suite.{v}") for r in every)
-                      for k, v in (("versions", "version"), ("git_describe", "git_describe"))},
-            "kokkos": {"versions": _distinct(r.kokkos_version for r in every),
-                       "backends": _distinct(r.backend for r in every)},
-            "rules": _distinct(str(rules.reportable(r.doc).get("rules")) for r in every),
-            "results": len(every), "environment": environment_summary(every),
-            "units": units, "rows": rows}
+    return rows
 
 
 def _key_dict(key):
@@ -396,9 +407,9 @@ def unit_band(spread, units):
     return [math.exp(-half), math.exp(half)]
 
 
-def _row_ratio(ref, fig, units=0, board=None):
+def row_ratio(ref, fig, units=0, board=None):
     """One row of a tier: the set's figure against the reference's, or why not; units' bands."""
-    row = dict(_key_dict(_ref_key(ref)), reference=ref["figure"], units=ref["units"],
+    row = dict(_key_dict(ref_key(ref)), reference=ref["figure"], units=ref["units"],
                figure=None, runs=0, ratio=None, interval=None, per_watt=None, missing=None)
     hib = ref["higher_is_better"]
     if fig is None:
@@ -437,7 +448,7 @@ def _row_ratio(ref, fig, units=0, board=None):
     return row
 
 
-def _ref_key(row):
+def ref_key(row):
     return (row["app"], row["class"], row["case"], row["work"])
 
 
@@ -484,16 +495,16 @@ def app_scores(rows, weights):
     return apps, _verdicts(overall)
 
 
-def score_tier(figures, reference, weights, board=None):
+def score_tier(figures, reference, weights, board=None, scored=rules.SCORED_CLASSES):
     """A tier's rows, per-app, overall (the scored classes) and per-class scores, and coverage."""
     units = len(reference.get("units") or [])
-    rows = [_row_ratio(ref, figures.get(_ref_key(ref)), units, board) for ref in reference["rows"]]
+    rows = [row_ratio(ref, figures.get(ref_key(ref)), units, board) for ref in reference["rows"]]
     for r in rows:
-        r["in_score"] = r["class"] in rules.SCORED_CLASSES
-    known = {_ref_key(ref) for ref in reference["rows"]}
+        r["in_score"] = r["class"] in scored
+    known = {ref_key(ref) for ref in reference["rows"]}
     apps, overall = app_scores([r for r in rows if r["in_score"]], weights)
     classes = {cls: dict(app_scores([r for r in rows if r["class"] == cls], weights)[1],
-                         in_score=cls in rules.SCORED_CLASSES)
+                         in_score=cls in scored)
                for cls in sorted({r["class"] for r in rows}, key=_class_order)}
     return dict(overall, rows=rows, apps=apps, classes=classes,
                 coverage=sum(r["ratio"] is not None for r in rows) / len(rows),
@@ -513,11 +524,14 @@ def score_set(source, label, reference, weights):
     left_out = [{"file": r.path, "reasons": w} for r, w in zip(runs, why) if w]
     units = gpu_units(kept, captured_gpus)
     boards = _distinct(u["board_part_number"] for u in units.values())
-    tiers = {tier: score_tier(tier_figures(kept, tier), reference, weights,
-                              boards[0] if len(boards) == 1 else None)
+    board = boards[0] if len(boards) == 1 else None
+    main, per_gpu, node_runs, others = node.split(kept)
+    tiers = {tier: score_tier(tier_figures(per_gpu, tier), reference, weights, board)
              for tier in rules.TIERS}
     scored = {"label": label, "path": path, "results": len(runs), "scored": len(kept),
               "devices": _distinct(r.device for r in kept), "tiers": tiers, "boards": boards,
+              "node": node.score(per_gpu, node_runs, reference, weights, board),
+              "gpus_alone": node.gpus_alone(main, per_gpu, others, reference, weights, units),
               "suite_versions": _distinct(field(r.doc, "suite.version") for r in kept),
               "left_out": left_out + no_results, "units": units,
               "held_back": [{"file": r.path, "why": w} for r in kept if (w := unit_events(r))]}

@@ -6,7 +6,8 @@ import os
 from karma_tools.core import md_table
 from karma_tools.report.report import pyplot
 from karma_tools.score import figure
-from karma_tools.score.score import MEASURES, board_line, fmt_span, other_board, with_span
+from karma_tools.score.score import (MEASURES, board_line, fmt_span, gpus_alone_lines,
+                                     node_line, other_board, with_span)
 
 
 def _yes_no(flag, why):
@@ -153,12 +154,21 @@ def chart(scored, weights, reference_name):
     return buf.getvalue()
 
 
+# Which figure is which, for a reader who decides.
+WHICH = "Two figures of record. The procurement figure is **per GPU**: one GPU of this node " \
+    "against one of the reference's, on every problem size. The **per-node** figure is the " \
+    "whole node against the reference's node: all its GPUs at once, each on a problem of " \
+    "the large size, and all together on one fixed problem; 2.0 is twice the reference " \
+    "node's work in the same time."
+
+
 def render(scored, weights, reference, page_path, reportable, disclosure):
     """(Markdown text, PNG bytes) of the page; the PNG goes beside it."""
     record = scored["record"]
     png_name = os.path.splitext(os.path.basename(page_path))[0] + ".png"
     lines = [f"# karma: {scored['label']} against {reference['name']}" + other_board(record), "",
              verdict_line(record, reportable), "", *figure_lines(record), "",
+             node_line(scored["node"]), "", WHICH, "",
              f"![per-app scores and their rounds]({png_name})", "",
              *app_table(scored, weights), "",
              "The figure is the baseline tier's overall (docs/score.md): per row the best "
@@ -169,6 +179,7 @@ def render(scored, weights, reference, page_path, reportable, disclosure):
                  f"{record['units']} units span (their spread, widened for few units: "
                  "docs/score.md) is within the spread of one model's units." if record["band"]
                  else "A range that holds 1 is no measurable difference."), "",
+             *gpus_alone_lines(scored["gpus_alone"]),
              "## Disclosure", "", *disclosure_lines(disclosure), *unit_lines(scored), "",
              f"Set: `{scored['path']}` ({scored['scored']} of {scored['results']} results "
              f"scored); the reference: {reference['name']}.", ""]

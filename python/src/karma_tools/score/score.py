@@ -107,6 +107,41 @@ def record_line(record):
     return text + "."
 
 
+def node_line(record):
+    """The per-node figure in one line, or why there is none."""
+    gpus = f"{record['gpus']} GPU{'s' * (record['gpus'] > 1)}"
+    if not record["scored"]:
+        return f"Per node ({gpus}): not scored, {record['why']}."
+    if not record["complete"]:
+        return f"**Per node ({gpus}): INCOMPLETE**: {len(record['missing'])} of " \
+            f"{record['rows']} node rows have no figure ({', '.join(record['missing'][:4])})."
+    text = f"**Per node, {gpus} against the reference's {record['reference_gpus']}: " \
+        f"{record['figure']:.3f}** " + _banded(record["interval"], record["band"],
+                                               record["verdict"])
+    if record["per_watt"] is not None:
+        text += f"; per watt {record['per_watt']:.3f} " + _banded(
+            record["per_watt_interval"], record["per_watt_band"], record["per_watt_verdict"])
+    return text + "."
+
+
+def gpus_alone_lines(gpus):
+    """The node's GPUs, each alone on the large decks: a table, and those outside the band."""
+    if not gpus:
+        return []
+    scores = [g["score"] for g in gpus if g["score"]]
+    outside = [f"`{g['uuid']}`" for g in gpus if g["band"] and g["verdict"] != figure.WITHIN]
+    spread = f"the best {max(scores) / min(scores) - 1:.1%} above the slowest" if scores \
+        else "no score"
+    band = f"outside the reference's unit band: {', '.join(outside)}" if outside else \
+        "none outside the reference's unit band" if any(g["band"] for g in gpus) else \
+        "the reference has no unit band (one unit)"
+    table = md_table(["GPU", "board", "rows", "score (rounds)", "units' band", "difference"], [
+        [f"`{g['uuid']}`" + " (per GPU)" * g["per_gpu"], g["board"] or "?", g["rows"],
+         with_span(g["score"], g["interval"]), fmt_span(g["band"]), g["verdict"] or "-"]
+        for g in gpus])
+    return table + ["", f"The node's {len(gpus)} GPUs, each alone: {spread}; {band}.", ""]
+
+
 def _tier_table(s, heads, cells):
     """A table of a row per tier and measure, its cells(t, field, span) under heads."""
     return md_table(["tier", "measure", *heads], [
@@ -237,7 +272,8 @@ def markdown(report):
         lines += [f"## {s['label']}", "",
                   f"`{s['path']}`: {s['scored']} of {s['results']} results scored"
                   + (f" ({', '.join(s['devices'])})" if s["devices"] else "") + ".", "",
-                  record_line(s["record"]), ""]
+                  record_line(s["record"]), "", node_line(s["node"]), "",
+                  *gpus_alone_lines(s["gpus_alone"])]
         if s["record"].get("unofficial"):
             lines += ["Not a figure of record (docs/score.md#official-or-not):", ""] + \
                 [f"- {why}" for why in s["record"]["unofficial"]] + [""]
