@@ -9,9 +9,10 @@ import os
 
 import pytest
 
-from conftest import tool
+from conftest import ROOT, tool
 from test_score import JOBS, ROUNDS, close, make_set, original, scale, with_rules, write
 
+PROCUREMENT = os.path.join(ROOT, "results", "procurement")
 STRONG = {"mgs.n1x1.layoutleft": "mgs", "contact.n1x1": "contact"}
 ALONE = ("stream.n1x1.shape2p25", "hexgrad.n1x1.precisiondouble.layoutleft")
 
@@ -127,3 +128,34 @@ def test_the_bundle_check_wants_each_node_run_on_every_gpu(cls, uuids, wrong):
     found = bundle._gpu_problems({"node.gpus_per_node": 2, "node.gpu_model": "X"},
                                  [("r.json", node_run(cls, uuids))], [])
     assert any("a node class runs one rank on each GPU" in why for _, why in found) == wrong
+
+
+def test_the_procurement_readme_gives_the_node_s_figures(tmp_path):
+    """results/procurement/README.md's node of two H200s, made again: its per-GPU and per-node
+    figures against the reference of its own one-GPU runs, and its GPUs each alone."""
+    ref, out = tmp_path / "one.json", tmp_path / "s.json"
+    r = tool("karma-score", "reference", os.path.join(PROCUREMENT, "node",
+                                                      "h200-1.1.0-dev-af001311-one-gpu.tar.xz"),
+             "-o", ref)
+    assert r.returncode == 0, r.stderr
+    r = tool("karma-score", f"node={os.path.join(PROCUREMENT, 'h200x2-1.1.0-dev-af001311')}"
+             ".tar.xz", "--reference", ref, "--json", out, "--unofficial")
+    assert r.returncode == 0, r.stderr
+    s = json.loads(out.read_text())["sets"][0]
+    text = open(os.path.join(PROCUREMENT, "README.md"), encoding="utf-8").read()
+
+    def cell(value, span):
+        return f"{value:.3f} ({span[0]:.3f}-{span[1]:.3f})"
+
+    record, node = s["record"], s["node"]
+    assert node["gpus"] == 2 and node["complete"] and node["rows"] == 16
+    for what, r in (("per GPU (GPU 0)", record), ("**per node**", node)):
+        figure = cell(r["figure"], r["interval"])
+        figure = f"**{figure}**" if what.startswith("**") else figure
+        assert f"| {what}" in text and f"| {figure} | " \
+            f"{cell(r['per_watt'], r['per_watt_interval'])} |" in text
+    for app, a in node["apps"].items():
+        assert f"{app} {a['score']:.3f}" in text
+    for g, name in zip(s["gpus_alone"], "HI"):
+        assert f"{name} scores {cell(g['score'], g['interval'])}" in text \
+            or f"{name} {cell(g['score'], g['interval'])}" in text
