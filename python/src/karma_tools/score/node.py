@@ -17,7 +17,8 @@ _AS = {rules.WEAK_CLASS: THROUGHPUT, "large": THROUGHPUT, STRONG: STRONG}
 
 
 def _uuids(run):
-    return [(rank.get("device") or {}).get("uuid") for rank in run.doc.get("ranks") or []]
+    """Each rank's GPU UUID (None where none is recorded); [None] without ranks."""
+    return [(rank.get("device") or {}).get("uuid") for rank in run.doc.get("ranks") or [{}]]
 
 
 def _class(run):
