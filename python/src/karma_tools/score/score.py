@@ -121,7 +121,8 @@ def node_line(record):
     if record["per_watt"] is not None:
         text += f"; per watt {record['per_watt']:.3f} " + _banded(
             record["per_watt_interval"], record["per_watt_band"], record["per_watt_verdict"])
-    return text + "."
+    apps = [f"{app} {a['score']:.3f}" for app, a in record["apps"].items() if a["score"]]
+    return text + "; by app: " + ", ".join(apps) + "."
 
 
 def gpus_alone_lines(gpus):
