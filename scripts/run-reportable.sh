@@ -141,7 +141,7 @@ visible_gpus() {
 node_gpus() {
   local seen
   [[ -z $campaign || -n $gpus ]] || return 0  # a campaign of one's own: --var says
-  gpu_build || { [[ -z $gpus ]] || { say "--gpus $gpus: this is a CPU build (no GPU to run on)"; exit 2; }; return 0; }
+  gpu_build || { [[ -z $gpus ]] || no_gpus; return 0; }
   seen=$(visible_gpus)
   if [[ -n $gpus && $seen -gt 0 && $gpus -gt $seen ]]; then
     say "--gpus $gpus: this node shows $seen GPU(s) (CUDA_VISIBLE_DEVICES or nvidia-smi -L)"
@@ -258,7 +258,8 @@ have_tools() {
   done
 }
 # An install given, or the one of before: checked before anything is written.
-[[ -z $bin_dir ]] || { have_tools; check_answers; }
+no_gpus() { say "--gpus $gpus: this is a CPU build (no GPU to run on)"; exit 2; }
+[[ -z $bin_dir ]] || { have_tools; check_answers; [[ -z $gpus ]] || gpu_build || no_gpus; }
 if [[ -n $gpus && $(visible_gpus) -gt 0 && $gpus -gt $(visible_gpus) ]]; then
   say "--gpus $gpus: this node shows $(visible_gpus) GPU(s) (CUDA_VISIBLE_DEVICES or nvidia-smi -L)"
   exit 2

@@ -114,6 +114,8 @@ def test_bad_input_is_refused_at_once(tmp_path, bin_dir, small):
             (("--campaign", tmp_path / "none.yaml"), "none.yaml: no such file"),
             (("--answers", tmp_path / "none.yaml"), "--answers"),
             (("-o", tmp_path / "fresh", "--collect"), "--collect finishes a campaign"),
+            (("--gpus", "0"), "--gpus 0: a number of GPUs, 1 or more"),
+            (("--gpus", "two"), "--gpus two: a number of GPUs"),
             (("-o", tmp_path / "x", "--campaign", small, "--bin-dir", bin_dir),
              "the disclosure needs what no capture knows")):
         r = run(*args, timeout=60)
@@ -132,7 +134,8 @@ def test_every_input_is_checked_before_anything_is_written(tmp_path, bin_dir, sm
              "answers.yaml:1:1: vendr: not one of"),
             (("--bin-dir", tmp_path / "none", *ANSWERS), "--bin-dir"),
             (("--scheduler", "slurm", "--collect", "--bin-dir", bin_dir, *ANSWERS),
-             f"{out}/campaign has none")):
+             f"{out}/campaign has none"),
+            (("--gpus", "2", "--bin-dir", bin_dir, *ANSWERS), "--gpus 2: this is a CPU build")):
         r = run("-o", out, "--campaign", small, *args, timeout=60)
         assert r.returncode == 2 and words in r.stderr, (args, r.stderr)
         assert not out.exists(), args
