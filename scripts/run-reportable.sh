@@ -136,18 +136,12 @@ visible_gpus() {
   fi
 }
 
-# The node classes run one rank on each of the node's G GPUs: G is --gpus,
-# else counted; more than the node shows would share GPUs, and is refused.
+# The node classes run one rank on each of the node's G GPUs: G is --gpus
+# (more than the node shows is refused at the start), else counted.
 node_gpus() {
-  local seen
   [[ -z $campaign || -n $gpus ]] || return 0  # a campaign of one's own: --var says
   gpu_build || { [[ -z $gpus ]] || no_gpus; return 0; }
-  seen=$(visible_gpus)
-  if [[ -n $gpus && $seen -gt 0 && $gpus -gt $seen ]]; then
-    say "--gpus $gpus: this node shows $seen GPU(s) (CUDA_VISIBLE_DEVICES or nvidia-smi -L)"
-    exit 2
-  fi
-  [[ -n $gpus ]] || gpus=$seen
+  [[ -n $gpus ]] || gpus=$(visible_gpus)
   if [[ $gpus -lt 1 ]]; then
     say "the node's GPUs could not be counted (no CUDA_VISIBLE_DEVICES, no nvidia-smi): give --gpus N"
     exit 2
@@ -260,6 +254,7 @@ have_tools() {
 # An install given, or the one of before: checked before anything is written.
 no_gpus() { say "--gpus $gpus: this is a CPU build (no GPU to run on)"; exit 2; }
 [[ -z $bin_dir ]] || { have_tools; check_answers; [[ -z $gpus ]] || gpu_build || no_gpus; }
+# More ranks than GPUs would share them: not the node's figure.
 if [[ -n $gpus && $(visible_gpus) -gt 0 && $gpus -gt $(visible_gpus) ]]; then
   say "--gpus $gpus: this node shows $(visible_gpus) GPU(s) (CUDA_VISIBLE_DEVICES or nvidia-smi -L)"
   exit 2
