@@ -255,7 +255,7 @@ def make_reference(paths, name=None, kind=None, runs=None):
     if not all(tables):
         raise ToolError(f"{paths[tables.index({})]}: the reportable baseline results have no "
                         "Kokkos kernel with a figure of merit", 2)
-    nodes = [node.node_figures(*part) for part in parts]
+    nodes = [node_figures(*part) for part in parts]
     rows = _reference_rows(paths, tables, units)
     node_rows = _reference_rows(paths, [t for _, t in nodes], units) if all(
         t for _, t in nodes) else []
@@ -530,12 +530,53 @@ def score_set(source, label, reference, weights):
              for tier in rules.TIERS}
     scored = {"label": label, "path": path, "results": len(runs), "scored": len(kept),
               "devices": _distinct(r.device for r in kept), "tiers": tiers, "boards": boards,
-              "node": node.score(per_gpu, node_runs, reference, weights, board),
-              "gpus_alone": node.gpus_alone(main, per_gpu, others, reference, weights, units),
+              "node": node_score(per_gpu, node_runs, reference, weights, board),
+              "gpus_alone": gpus_alone(node.each_alone(main, per_gpu, others), reference,
+                                       weights, units),
               "suite_versions": _distinct(field(r.doc, "suite.version") for r in kept),
               "left_out": left_out + no_results, "units": units,
               "held_back": [{"file": r.path, "why": w} for r in kept if (w := unit_events(r))]}
     return dict(scored, record=of_record(scored, reference, weights))
+
+
+def node_figures(per_gpu, node_runs):
+    """(G, {row key: row}) of the node classes on all G GPUs (docs/score.md#per-node)."""
+    gpus, runs = node.on_all_gpus(per_gpu, node_runs)
+    table = tier_figures(runs, TIER)
+    return gpus, {(k[0], node.AS_NODE_CLASS[k[1]], *k[2:]): row for k, row in table.items()
+                  if k[1] in node.AS_NODE_CLASS}
+
+
+def node_score(per_gpu, node_runs, reference, weights, board):
+    """The set's per-node figure against the reference's node rows (none: why not)."""
+    gpus, figs = node_figures(per_gpu, node_runs)
+    theirs = reference.get("node_rows") or []
+    if not theirs:
+        return {"name": node.NAME, "gpus": gpus, "scored": False, "why": "the reference has "
+                "no node rows (its sets ran no node classes)"}
+    t = score_tier(figs, {"rows": theirs, "units": reference.get("units")}, weights, board,
+                   node.NODE_CLASSES)
+    return {"name": node.NAME, "gpus": gpus, "scored": True,
+            "reference_gpus": reference.get("node_gpus", 1), "complete": t["complete"],
+            "figure": t["score"], "rows": len(t["rows"]), "apps": t["apps"],
+            "missing": [row_name(r) for r in t["incomplete"]],
+            **{k: t[k] for k in ("interval", "verdict", "per_watt", "per_watt_interval", "band",
+                                 "per_watt_band", "per_watt_verdict")}}
+
+
+def gpus_alone(alone, reference, weights, units):
+    """[{uuid, board, score, interval, band, verdict}] of each GPU's runs alone (node.each_alone)
+    against the reference's rows they have."""
+    out, count = [], len(reference.get("units") or [])
+    for uuid, runs in alone.items():
+        figs = tier_figures(runs, TIER)
+        rows = [row_ratio(ref, figs[key], count) for ref in reference["rows"]
+                if (key := ref_key(ref)) in figs]
+        overall = app_scores(rows, weights)[1]
+        out.append({"uuid": uuid, "board": (units.get(uuid) or {}).get("board_part_number"),
+                    "per_gpu": uuid == next(iter(alone)), "rows": len(rows),
+                    **{k: overall[k] for k in ("score", "interval", "band", "verdict")}})
+    return out
 
 
 NAME = "procurement figure"
