@@ -141,7 +141,7 @@ visible_gpus() {
 node_gpus() {
   [[ -z $campaign || -n $gpus ]] || return 0  # a campaign of one's own: --var says
   gpu_build || { [[ -z $gpus ]] || no_gpus; return 0; }
-  [[ -n $gpus ]] || gpus=$(visible_gpus)
+  [[ -n $gpus ]] || gpus=$seen_gpus
   if [[ $gpus -lt 1 ]]; then
     say "the node's GPUs could not be counted (no CUDA_VISIBLE_DEVICES, no nvidia-smi): give --gpus N"
     exit 2
@@ -255,8 +255,9 @@ have_tools() {
 no_gpus() { say "--gpus $gpus: this is a CPU build (no GPU to run on)"; exit 2; }
 [[ -z $bin_dir ]] || { have_tools; check_answers; [[ -z $gpus ]] || gpu_build || no_gpus; }
 # More ranks than GPUs would share them: not the node's figure.
-if [[ -n $gpus && $(visible_gpus) -gt 0 && $gpus -gt $(visible_gpus) ]]; then
-  say "--gpus $gpus: this node shows $(visible_gpus) GPU(s) (CUDA_VISIBLE_DEVICES or nvidia-smi -L)"
+seen_gpus=$(visible_gpus)
+if [[ -n $gpus && $seen_gpus -gt 0 && $gpus -gt $seen_gpus ]]; then
+  say "--gpus $gpus: this node shows $seen_gpus GPU(s) (CUDA_VISIBLE_DEVICES or nvidia-smi -L)"
   exit 2
 fi
 mkdir -p "$out"

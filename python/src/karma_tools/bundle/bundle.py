@@ -36,8 +36,6 @@ RESULTS = "results"
 BUILD_LOGS = "build-logs"
 WEIGHTS = "weights"
 RULES_VERSION = "1"
-# The classes a node's GPUs run together (docs/run-rules.md#classes): each GPU one rank.
-NODE_CLASSES = (rules.WEAK_CLASS, "strong")
 
 
 # The disclosure's fields, the one list pack, check and the template's test read: (dotted key,
@@ -171,7 +169,8 @@ def _gpu_problems(values, karma, envs):
             out.append((path, f"ranks[].device: {most} GPUs on one host, but the disclosure's "
                         f"node.gpus_per_node is {count}"))
         cls, ranks = field(doc, "reportable.class"), field(doc, "mpi.ranks")
-        if count is not None and cls in NODE_CLASSES and (len(gpus) != ranks or most != count):
+        every_gpu = len(gpus) == ranks and most == count
+        if count is not None and cls in rules.NODE_RUN_CLASSES and not every_gpu:
             out.append((path, f"reportable.class {cls}: {ranks} rank(s) on {len(gpus)} GPU(s), "
                         f"{most} on a host; a node class runs one rank on each GPU of the node "
                         f"(node.gpus_per_node: {count})"))

@@ -9,10 +9,14 @@ import pathlib
 from karma_tools.results import kerneltable
 from karma_tools.results.results import field
 
-# Fixed sizes, the same work on every machine: inputs/<app>/<class>.yaml (strong: some apps').
-CLASSES = ("small", "medium", "large", "strong")
+# One problem over any number of ranks, a node's GPUs together (some apps have its deck).
+STRONG_CLASS = "strong"
+# Fixed sizes, the same work on every machine: inputs/<app>/<class>.yaml.
+CLASSES = ("small", "medium", "large", STRONG_CLASS)
 # The large deck on more than one rank: per rank the size of `large`.
 WEAK_CLASS = "weak"
+# The classes whose runs take every GPU of a node, a rank each (docs/run-rules.md#the-node).
+NODE_RUN_CLASSES = (WEAK_CLASS, STRONG_CLASS)
 # The overall score's; `small` (on a GPU, launch latency that repeats poorly) has its own line.
 SCORED_CLASSES = ("medium", "large", WEAK_CLASS)
 TIERS = ("baseline", "optimized")

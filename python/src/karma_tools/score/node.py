@@ -10,7 +10,7 @@ NAME = "per-node figure"
 # The rows' classes in the per-node figure: all the GPUs at once on the large decks, each
 # rank the size of one (the weak class on one node; one GPU's large deck as shipped), and
 # all of them on one problem (the strong class).
-THROUGHPUT, STRONG = "throughput", "strong"
+THROUGHPUT, STRONG = "throughput", rules.STRONG_CLASS
 NODE_CLASSES = (THROUGHPUT, STRONG)
 AS_NODE_CLASS = {rules.WEAK_CLASS: THROUGHPUT, "large": THROUGHPUT, STRONG: STRONG}
 
