@@ -30,6 +30,13 @@ def bin_dir():
     return os.path.join(built("KARMA_BUILD_DIR", "the build folder"), "bin")
 
 
+def gpu_build(bin_dir):
+    """Whether the mini-apps of bin_dir run on a GPU (their --version names CUDA or HIP)."""
+    version = subprocess.run([os.path.join(bin_dir, "karma-stream"), "--version"],
+                             capture_output=True, text=True).stdout
+    return re.search(r"\b(cuda|hip)\b", version, re.IGNORECASE) is not None
+
+
 @pytest.fixture
 def small(tmp_path):
     """Two small decks, two rounds each, one thread: seconds on a CPU."""
@@ -53,11 +60,8 @@ def test_a_campaign_end_to_end_and_resumed(tmp_path, bin_dir, small):
     # A CPU build on Debian's Kokkos against the shipped GPU reference: the
     # bundle is valid but not reportable and the score INCOMPLETE: exit 1.
     assert r.returncode == 1, r.stdout + r.stderr
-    version = subprocess.run([os.path.join(bin_dir, "karma-stream"), "--version"],
-                             capture_output=True, text=True).stdout
-    gpu_build = re.search(r"\b(cuda|hip)\b", version, re.IGNORECASE) is not None
     # Said before the jobs ran, on a CPU build only (run-reportable.sh's test).
-    assert ("the shipped reference is a GPU node's" in r.stderr) != gpu_build, r.stderr
+    assert ("the shipped reference is a GPU node's" in r.stderr) != gpu_build(bin_dir), r.stderr
     assert re.search(r"\[4/4\] \S+: passed; 4 of 4 jobs done, \d:\d\d:\d\d elapsed", r.stdout)
     assert f"bundle: {out}/bundle.tar.xz" in r.stdout
     assert f"verdict: {out}/verdict.md" in r.stdout
@@ -125,18 +129,22 @@ def test_bad_input_is_refused_at_once(tmp_path, bin_dir, small):
 
 def test_every_input_is_checked_before_anything_is_written(tmp_path, bin_dir, small):
     """A misspelt answer, an install that is not there, --collect with no
-    campaign submitted: exit 2 naming it, and no folder made (the default
-    one is in the checkout)."""
+    campaign submitted, more GPUs than there are: exit 2 naming it, and no
+    folder made (the default one is in the checkout)."""
     (tmp_path / "answers.yaml").write_text("vendr: Example\n")
     out = tmp_path / "node"
+    # A GPU build is shown one GPU, so that the refusal is the same on every node.
+    more_gpus = ("--gpus 2: this node shows 1 GPU(s)" if gpu_build(bin_dir)
+                 else "--gpus 2: this is a CPU build")
     for args, words in (
             (("--answers", tmp_path / "answers.yaml", "--bin-dir", bin_dir),
              "answers.yaml:1:1: vendr: not one of"),
             (("--bin-dir", tmp_path / "none", *ANSWERS), "--bin-dir"),
             (("--scheduler", "slurm", "--collect", "--bin-dir", bin_dir, *ANSWERS),
              f"{out}/campaign has none"),
-            (("--gpus", "2", "--bin-dir", bin_dir, *ANSWERS), "--gpus 2: this is a CPU build")):
-        r = run("-o", out, "--campaign", small, *args, timeout=60)
+            (("--gpus", "2", "--bin-dir", bin_dir, *ANSWERS), more_gpus)):
+        r = run("-o", out, "--campaign", small, *args, timeout=60,
+                env={"CUDA_VISIBLE_DEVICES": "0"})
         assert r.returncode == 2 and words in r.stderr, (args, r.stderr)
         assert not out.exists(), args
 
