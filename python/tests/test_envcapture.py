@@ -2,6 +2,7 @@
 nvidia-smi and batch job."""
 
 import os
+import sys
 import time
 
 import pytest
@@ -119,6 +120,47 @@ def test_capture_of_a_node_in_a_batch_job(tmp_path):
                  "modules.txt", "scheduler-environment.txt", "compilers.txt"):
         assert (out / name).stat().st_size > 0, name
     assert "SLURM_JOB_ID=4242" in (out / "scheduler-environment.txt").read_text()
+
+
+# Stand-in for nvidia-smi on a node of two GPUs that, as the real one, ignores
+# CUDA_VISIBLE_DEVICES and reports the GPUs of `-i LIST` (indices or UUIDs) alone.
+SELECTING_SMI = """#!{python}
+import sys
+args, gpus = sys.argv[1:], [("00000000:00:06.0", "GPU-aaaa"), ("00000000:00:07.0", "GPU-bbbb")]
+if "-i" in args:
+    want = args[args.index("-i") + 1].split(",")
+    gpus = [g for k, g in enumerate(gpus) if str(k) in want or g[1] in want]
+if "-x" in args:
+    print("<nvidia_smi_log>" + "".join(f'<gpu id="{{bus}}"><product_name>NVIDIA H200'
+                                       "</product_name></gpu>" for bus, _ in gpus) +
+          "</nvidia_smi_log>")
+elif args[:1] == ["-q"]:
+    print("Driver Version : 580.159.04")
+    for bus, uuid in gpus:
+        print(f"GPU {{bus}}\\n    Product Name : NVIDIA H200\\n    GPU UUID : {{uuid}}")
+"""
+
+
+@pytest.mark.parametrize("visible, found", [
+    ("1", ["GPU-bbbb"]), ("GPU-aaaa", ["GPU-aaaa"]), ("0, 1", ["GPU-aaaa", "GPU-bbbb"]),
+    ("MIG-0f2c", ["GPU-aaaa", "GPU-bbbb"]), (None, ["GPU-aaaa", "GPU-bbbb"])])
+def test_a_job_shown_some_gpus_captures_those(tmp_path, visible, found):
+    """One campaign on each GPU of a node: a job's CUDA_VISIBLE_DEVICES (indices
+    or UUIDs) is the node's GPUs its capture reports; MIG instances or none: all."""
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text(SELECTING_SMI.format(python=sys.executable))
+    smi.chmod(0o755)
+    env = {"PATH": f"{tmp_path}:{os.environ['PATH']}"}
+    env.update({"CUDA_VISIBLE_DEVICES": visible} if visible else {})
+    r = tool("karma-envcapture", "--output", tmp_path / "env", env=env)
+    assert r.returncode == 0, r.stderr
+    doc = load_json(tmp_path / "env" / "environment.json")
+    assert doc["gpu"]["count"] == len(found) and len(doc["gpu"]["devices"]) == len(found)
+    text = (tmp_path / "env" / "nvidia-smi.txt").read_text()
+    assert [u for u in ("GPU-aaaa", "GPU-bbbb") if u in text] == found
+    shown = ["-i", visible.replace(" ", "")] if visible and visible[0] != "M" else []
+    assert doc["commands"]["nvidia-smi"]["argv"][1:] == ["-q", *shown]
+    assert doc["commands"]["nvidia-smi-topo"]["argv"][1:] == ["topo", "-m"]  # the node's links
 
 
 def test_missing_commands_are_recorded_not_fatal(tmp_path):

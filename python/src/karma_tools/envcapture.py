@@ -50,6 +50,12 @@ COMMANDS = [
     ("numactl", "numactl.txt", [["numactl", "--hardware"]], "NUMA nodes and distances"),
     ("uname", "uname.txt", [["uname", "-a"]], "kernel"),
 ]
+# CUDA_VISIBLE_DEVICES naming GPUs by nvidia-smi's index or UUID (not MIG instances): nvidia-smi
+# ignores it, so `-q` is asked for those GPUs alone, the ones the job's ranks can use (one
+# campaign on each GPU of a node then discloses a node of one GPU).
+_VISIBLE = re.compile(r"^(\d+|GPU-[0-9a-fA-F-]+)(,(\d+|GPU-[0-9a-fA-F-]+))*$")
+SELECTED = ("nvidia-smi", "nvidia-smi-xml")
+
 # (key, argv alternatives) of each `--version`.
 COMPILERS = [(name, [[exe, "--version"] for exe in exes or [name]]) for name, *exes in (
     ("c++", os.environ.get("CXX", "c++")), ("cc", os.environ.get("CC", "cc")), ("g++",),
@@ -119,8 +125,11 @@ def capture(timeout=20, environ=None):
         pretty = re.findall(r"^\s*PRETTY_NAME=(.*)", f.read(), re.M)
     doc["platform"]["os"] = pretty[-1].strip().strip('"') if pretty else None
 
+    visible = environ.get("CUDA_VISIBLE_DEVICES", "").replace(" ", "")
+    select = ["-i", visible] if _VISIBLE.match(visible) else []
     # All at once: each waits on its own program (nvidia-smi starts NVML for every GPU).
-    jobs = [c[2] for c in COMMANDS] + [c[1] for c in COMPILERS]
+    jobs = [[a + select for a in c[2]] if c[0] in SELECTED else c[2] for c in COMMANDS] + \
+        [c[1] for c in COMPILERS]
     with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
         ran = list(pool.map(run_command, jobs, [timeout] * len(jobs)))
     results = {c[0]: r for c, r in zip(COMMANDS, ran)}
