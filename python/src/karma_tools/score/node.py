@@ -42,10 +42,11 @@ def split(runs):
     main = ids.most_common(1)[0][0] if ids else None
     per_gpu, node_runs, others = [], [], {}
     for run in runs:
-        if _class(run) == STRONG or (_class(run) == rules.WEAK_CLASS and run.nodes == 1):
+        cls, first = _class(run), _uuids(run)[0]
+        if cls == STRONG or (cls == rules.WEAK_CLASS and run.nodes == 1):
             node_runs.append(run)
-        elif run.ranks == 1 and main and _uuids(run)[0] not in (None, main):
-            others.setdefault(_uuids(run)[0], []).append(run)
+        elif run.ranks == 1 and main and first not in (None, main):
+            others.setdefault(first, []).append(run)
         else:
             per_gpu.append(run)
     return main, per_gpu, node_runs, others
