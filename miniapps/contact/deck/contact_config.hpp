@@ -3,7 +3,6 @@
 // RunSettings, beside it.
 #pragma once
 
-#include "partition/contact_decomposition.hpp"
 #include "storages/contact_storages.hpp"
 
 #include <algorithm>
@@ -35,8 +34,6 @@ struct Config {
   // contact.step_timing whole: each storage's step is also run and timed as
   // one (its .step kernel); kernels: a step is the sum of its kernels' means.
   bool whole_steps = true;
-  // The tiles the search's threads take the rows in (contact.search_tile).
-  Tile search_tile;
 };
 
 // The timed steps: 1 .. steps, or the start position alone when steps is 0.

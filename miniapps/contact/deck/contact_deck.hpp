@@ -100,12 +100,6 @@ inline Schema contact_schema() {
            "runs it and timed as one, between two fences (the <storage>.step kernels: the step "
            "figures); kernels: a step's figure is the sum of its rebuild's and sweeps' own fenced "
            "means, as karma 1.0 timed it. Either way each kernel keeps its own fenced samples");
-  s.choice("contact.search_tile", "auto", {"auto", "1x1", "4x8", "8x4", "16x2", "32x1"},
-           "the order in which the search's threads take the rows: each block's elements layer "
-           "by layer, a layer in tiles of X x Y elements, so that a GPU warp of 32 threads "
-           "searches one compact patch of the plane, however narrow a rank's part of it; 1x1: "
-           "the elements' own order, a run of a row a warp, as karma 1.0 searched; auto: 8x4 on "
-           "GPUs, 1x1 on CPUs");
   s.integer("contact.seed", 2021, "seed of the node perturbations", 0);
   s.number("contact.cell_size", 1.0, "edge of a search cell, in units of block A's element size",
            0.25, 16.0);
@@ -149,10 +143,9 @@ inline Schema contact_schema() {
   s.stepped_run_section(1,
                         "untimed rebuilds and sweeps at the start position before the timed steps");
   // What a reportable run may change (docs/run-rules.md).
-  s.rule(karma::Rule::tuning,
-         {"contact.storage", "contact.search", "contact.capacity", "contact.cell_size",
-          "contact.dynamic_layout", "contact.lanes", "contact.list_stripes",
-          "contact.growth_factor", "contact.search_tile"});
+  s.rule(karma::Rule::tuning, {"contact.storage", "contact.search", "contact.capacity",
+                               "contact.cell_size", "contact.dynamic_layout", "contact.lanes",
+                               "contact.list_stripes", "contact.growth_factor"});
   return s;
 }
 
@@ -208,11 +201,6 @@ inline Config read_config(const Deck& deck, const RunSettings& run) {
   c.partitioned = deck.string("contact.decomposition") == "partitioned";
   c.growth_factor = deck.number("contact.growth_factor");
   c.whole_steps = deck.string("contact.step_timing") == "whole";
-  const std::string tile = deck.string("contact.search_tile");
-  if (tile == "auto")
-    c.search_tile = on_gpu ? Tile{8, 4} : Tile{1, 1};
-  else
-    c.search_tile = Tile{std::stoi(tile), std::stoi(tile.substr(tile.find('x') + 1))};
   const std::string& fault = run.inject_fault;
   if (fault == "ghost" && !c.partitioned)
     deck.fail("run.inject_fault", "ghost needs contact.decomposition: partitioned");

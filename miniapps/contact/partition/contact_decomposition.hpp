@@ -1,8 +1,6 @@
 // Partitioned runs (contact.decomposition: partitioned): the split of the
 // two blocks over the ranks by space, the elements each rank owns, the
-// ranks it exchanges ghosts with, the grid of its part of the scene, and
-// the order its search takes its rows in (every run's: a replicated run's
-// part is the whole plane).
+// ranks it exchanges ghosts with, and the grid of its part of the scene.
 #pragma once
 
 #include "search/contact_cells.hpp"
@@ -149,56 +147,6 @@ inline Grid region_grid(int n, std::int64_t b_z, int cell, const Region& r) {
     g.cells *= g.dims[d];
   }
   return g;
-}
-
-// --- the search's order ------------------------------------------------------
-
-// The order in which the search's threads take the rows
-// (contact.search_tile): each block's own elements layer by layer, a layer
-// in tiles of x by y elements, so that the 32 threads of a GPU warp search
-// one compact patch of the plane. In the elements' own order a warp takes
-// a run of a row, cut short where a row of the region ends: more often the
-// narrower the region, as a rank's part of a partitioned mesh is.
-struct Tile {
-  int x = 1, y = 1;
-};
-
-inline std::string tile_name(Tile t) { return std::to_string(t.x) + "x" + std::to_string(t.y); }
-
-// Position p of a w by h layer taken in tiles of t.x by t.y, a row of tiles
-// after another (the last row and column of tiles may be narrower), as the
-// element's place in the layer's own order, y w + x.
-KOKKOS_INLINE_FUNCTION Index tiled_place(const Index p, const Index w, const Index h,
-                                         const Tile t) {
-  const Index band = p / (w * t.y);
-  const Index band_h = h - band * t.y < t.y ? h - band * t.y : t.y;
-  const Index r = p - band * w * t.y;
-  const Index col = r / (t.x * band_h);
-  const Index tile_w = w - col * t.x < t.x ? w - col * t.x : t.x;
-  const Index s = r - col * t.x * band_h;
-  return (band * t.y + s / tile_w) * w + col * t.x + s % tile_w;
-}
-
-// The rows of a rank owning region r (the whole plane: every element), in
-// the search's order; empty for 1 x 1, the elements' own order. The own
-// elements are block A's in the region, then block B's, each in increasing
-// global id: layer after layer, row after row.
-inline Kokkos::View<int*, Memory> search_order(const MeshShape& shape, const Region& r,
-                                               const Tile t) {
-  if (t.x == 1 && t.y == 1) return {};
-  const Index wa = (r.hi[0] - r.lo[0]) / h_a, ha = (r.hi[1] - r.lo[1]) / h_a;
-  const Index own_a = wa * ha * shape.n, own_b = 4 * own_a;
-  Kokkos::View<int*, Memory> order(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "contact::search_order"), own_a + own_b);
-  Kokkos::parallel_for(
-      "contact::search_order", Range(0, own_a + own_b), KOKKOS_LAMBDA(const Index p) {
-        const bool b = p >= own_a;
-        const Index q = b ? p - own_a : p, w = b ? 2 * wa : wa, h = b ? 2 * ha : ha;
-        const Index layer = w * h;
-        order(p) =
-            static_cast<int>((b ? own_a : 0) + q / layer * layer + tiled_place(q % layer, w, h, t));
-      });
-  return order;
 }
 
 }  // namespace karma::contact

@@ -261,7 +261,6 @@ inline nlohmann::json problem_json(const Scene& scene, const Estimate& est, cons
           {"dynamic_layout", dynamic_layout},
           {"lanes", cfg.lanes},
           {"search", cfg.pairs ? "pairs" : "rows"},
-          {"search_tile", tile_name(cfg.search_tile)},
           {"list_stripes", cfg.list_stripes},
           {"fixed_point_units_per_h", unit},
           {"scaling", scaling},

@@ -201,9 +201,6 @@ struct Search {
   Kokkos::View<int*, Memory> ids;  // global id of each element; empty: the index itself
   Index rows = 0;                  // elements [0, rows) have a row
   Index elements = 0;              // boxes in use (own and ghosts)
-  // The row each thread searches (search_order, contact_decomposition.hpp);
-  // empty: thread i searches row i.
-  Kokkos::View<int*, Memory> order;
 
   Search(const Boxes& b, const CellLists& cl, bool pair_search)
       : boxes(b),
@@ -221,9 +218,6 @@ struct Search {
     elements = count;
   }
 
-  KOKKOS_INLINE_FUNCTION Index row_of(const Index thread) const {
-    return order.extent(0) > 0 ? static_cast<Index>(order(thread)) : thread;
-  }
   KOKKOS_INLINE_FUNCTION int id(const Index j) const {
     return ids.extent(0) > 0 ? ids(j) : static_cast<int>(j);
   }

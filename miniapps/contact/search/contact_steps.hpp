@@ -140,8 +140,6 @@ struct Scene {
   // rows that changes.
   Index search_fault = -1;
   std::int64_t search_fault_rows = 0;
-  // The rows in the search's order (search_order); empty: their own.
-  Kokkos::View<int*, Memory> search_order;
 
   StorageRecord& record(const NeighbourStorage& st) {
     return records[static_cast<std::size_t>(st.kind)];
@@ -173,14 +171,6 @@ void make_scene(Scene& s) {
   s.arrays =
       s.part ? make_check_arrays(s.rows, s.sample_ids, GlobalIds{s.part->split.owned}, s.blocks.xyz)
              : make_check_arrays(s.rows, s.sample_ids);
-  const int side = cfg.n * h_a;
-  s.search_order =
-      search_order(cfg.shape,
-                   s.part ? s.part->split.regions[static_cast<std::size_t>(s.part->split.rank)]
-                          : Region{{0, 0}, {side, side}},
-                   cfg.search_tile);
-  if (s.search_order.extent(0) > 0 && static_cast<Index>(s.search_order.extent(0)) != s.rows)
-    throw Error(exit_runtime_error, "karma-contact: the search order misses rows");
   s.trace("allocated");
 }
 
@@ -188,11 +178,9 @@ void make_scene(Scene& s) {
 // then ghosts.
 inline Search make_search(const Scene& s) {
   const Blocks& b = s.blocks;
-  Search search =
-      s.part ? Search(b.boxes, b.cells, s.cfg.pairs, s.part->local.ids, s.rows, s.part->local.count)
+  return s.part
+             ? Search(b.boxes, b.cells, s.cfg.pairs, s.part->local.ids, s.rows, s.part->local.count)
              : Search(b.boxes, b.cells, s.cfg.pairs);
-  search.order = s.search_order;
-  return search;
 }
 
 // Before a step's turns: block B's boxes at the step's position (timed

@@ -68,16 +68,14 @@ inline void count_rows(const Search& search, const CompressedRows& c) {
   if (search.pairs) {
     Kokkos::deep_copy(sizes, 0);
     Kokkos::parallel_for(
-        "contact::csr::count_pairs", Range(0, n), KOKKOS_LAMBDA(const Index t) {
-          const Index i = search.row_of(t);
+        "contact::csr::count_pairs", Range(0, n), KOKKOS_LAMBDA(const Index i) {
           CountPairSink sink{sizes, 0};
           search(i, sink);
           Kokkos::atomic_add(&sizes(i), sink.n);
         });
   } else {
     Kokkos::parallel_for(
-        "contact::csr::count", Range(0, n), KOKKOS_LAMBDA(const Index t) {
-          const Index i = search.row_of(t);
+        "contact::csr::count", Range(0, n), KOKKOS_LAMBDA(const Index i) {
           CountSink sink;
           search(i, sink);
           sizes(i) = sink.n;
@@ -103,15 +101,13 @@ inline void fill_rows(const Search& search, CompressedRows& c) {
   if (search.pairs) {
     Kokkos::deep_copy(sizes, 0);
     Kokkos::parallel_for(
-        "contact::csr::fill_pairs", Range(0, n), KOKKOS_LAMBDA(const Index t) {
-          const Index i = search.row_of(t);
+        "contact::csr::fill_pairs", Range(0, n), KOKKOS_LAMBDA(const Index i) {
           FillPairSink sink{offsets, sizes, values, static_cast<int>(i), search.id(i)};
           search(i, sink);
         });
   } else {
     Kokkos::parallel_for(
-        "contact::csr::fill", Range(0, n), KOKKOS_LAMBDA(const Index t) {
-          const Index i = search.row_of(t);
+        "contact::csr::fill", Range(0, n), KOKKOS_LAMBDA(const Index i) {
           RowSink sink{values.data() + offsets(i)};
           search(i, sink);
         });

@@ -84,15 +84,13 @@ void fill_dynamic(const Search& search, const Dynamic& lists) {
   if (search.pairs) {
     lists.clear();
     Kokkos::parallel_for(
-        "contact::dynamic::search_pairs", Range(0, lists.num_rows()), KOKKOS_LAMBDA(const Index t) {
-          const Index i = search.row_of(t);
+        "contact::dynamic::search_pairs", Range(0, lists.num_rows()), KOKKOS_LAMBDA(const Index i) {
           DynamicPairSink<Dynamic> sink{lists, static_cast<int>(i), search.id(i)};
           search(i, sink);
         });
   } else {
     Kokkos::parallel_for(
-        "contact::dynamic::search", Range(0, lists.num_rows()), KOKKOS_LAMBDA(const Index t) {
-          const Index i = search.row_of(t);
+        "contact::dynamic::search", Range(0, lists.num_rows()), KOKKOS_LAMBDA(const Index i) {
           DynamicRowSink<Dynamic> sink{lists, i, 0};
           search(i, sink);
           lists.set_count(i, sink.n);

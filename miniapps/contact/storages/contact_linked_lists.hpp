@@ -136,15 +136,13 @@ inline PoolUse fill_lists(const Search& search, const LinkedLists& l) {
   if (search.pairs) {
     Kokkos::deep_copy(heads, list_end);
     Kokkos::parallel_for(
-        "contact::linked_list::search_pairs", Range(0, n), KOKKOS_LAMBDA(const Index t) {
-          const Index i = search.row_of(t);
+        "contact::linked_list::search_pairs", Range(0, n), KOKKOS_LAMBDA(const Index i) {
           ListPairSink sink{ListStripe(l, i), heads, static_cast<int>(i), search.id(i)};
           search(i, sink);
         });
   } else {
     Kokkos::parallel_for(
-        "contact::linked_list::search", Range(0, n), KOKKOS_LAMBDA(const Index t) {
-          const Index i = search.row_of(t);
+        "contact::linked_list::search", Range(0, n), KOKKOS_LAMBDA(const Index i) {
           ListRowSink sink{ListStripe(l, i), list_end};
           search(i, sink);
           heads(i) = sink.head;

@@ -3,7 +3,7 @@
 // and the check of every row, the row statistics, and every checker shown
 // to catch a corrupted list or a search that misses pairs; and a
 // partitioned run's split, ghost rule and search, rank by rank, without MPI;
-// the search's order of the rows; the run rules' class of the strong deck.
+// the run rules' class of the strong deck.
 #include "contact_scene.hpp"
 #include "deck/contact_deck.hpp"
 #include "partition/contact_decomposition.hpp"
@@ -552,61 +552,26 @@ TEST(Decomposition, OwnRowsWithGhostsEqualTheWholeMeshRows) {
       Kokkos::deep_copy(local_ids, hi);
       CellLists cells;
       bin(local, region_grid(n, s.bz, unit / 2, mine), cells);
-      for (const Tile tile : {Tile{1, 1}, Tile{8, 4}, Tile{4, 8}})
-        for (bool pairs : {true, false}) {
-          CompressedRows c;
-          c.sizes = Kokkos::View<int*, Memory>("sizes", d.owned_count);
-          c.offsets = Kokkos::View<std::int64_t*, Memory>("offsets", d.owned_count + 1);
-          Search search(local, cells, pairs, local_ids, d.owned_count, count);
-          search.order = search_order(s.shape, mine, tile);
-          count_rows(search, c);
-          fill_rows(search, c);
-          sort_rows(c.rows);
-          const auto got = host_lists(c.rows);
-          for (Index k = 0; k < d.owned_count; ++k) {
-            const int e = ids[static_cast<std::size_t>(k)];
-            EXPECT_EQ(got[static_cast<std::size_t>(k)], whole[static_cast<std::size_t>(e)])
-                << ranks << " ranks, rank " << r << ", element " << e << (pairs ? ", pairs" : "")
-                << ", tiles " << tile_name(tile);
-            if (pairs)
-              for (int j : got[static_cast<std::size_t>(k)]) crossing += own.count(j) ? 0 : 1;
-          }
-        }
-    }
-    EXPECT_GT(crossing, 0) << ranks << " ranks: no pair crossed a rank boundary";
-  }
-}
-
-// The search's order takes every own row once, a block after the other, a
-// layer after the other; a warp's 32 threads (a whole tile, where the
-// region holds one) search one tile's patch of the plane.
-TEST(SearchOrder, EveryRowOnceAndAWarpOneTile) {
-  for (int n : {5, 8, 13})
-    for (int ranks : {1, 2, 3}) {
-      const MeshShape shape = mesh_shape(n);
-      for (int r = 0; r < ranks; ++r) {
-        const Decomposition d = decompose(shape, r, ranks);
-        const Region mine = d.regions[static_cast<std::size_t>(r)];
-        const int w = (mine.hi[0] - mine.lo[0]) / h_a, h = (mine.hi[1] - mine.lo[1]) / h_a;
-        EXPECT_EQ(search_order(shape, mine, Tile{1, 1}).extent(0), 0u);
-        for (const Tile t : {Tile{8, 4}, Tile{4, 8}, Tile{16, 2}, Tile{32, 1}}) {
-          const std::vector<int> order = host_ids(search_order(shape, mine, t));
-          std::vector<int> sorted = order;
-          std::sort(sorted.begin(), sorted.end());
-          ASSERT_EQ(static_cast<Index>(order.size()), d.owned_count);
-          for (Index k = 0; k < d.owned_count; ++k)
-            ASSERT_EQ(sorted[static_cast<std::size_t>(k)], k) << tile_name(t);
-          const Index layer_a = Index(w) * h, own_a = layer_a * n;
-          EXPECT_TRUE(std::is_sorted(order.begin(), order.begin() + own_a,
-                                     [&](int a, int b) { return a / layer_a < b / layer_a; }))
-              << "block A's layers in turn, " << tile_name(t);
-          EXPECT_GE(*std::min_element(order.begin() + own_a, order.end()), own_a) << "then B's";
-          if (w < t.x || h < t.y) continue;
-          for (int p = 0; p < t.x * t.y; ++p)  // block A's first tile of its first layer
-            EXPECT_TRUE(order[p] % w < t.x && order[p] / w < t.y) << tile_name(t) << " " << p;
+      for (bool pairs : {true, false}) {
+        CompressedRows c;
+        c.sizes = Kokkos::View<int*, Memory>("sizes", d.owned_count);
+        c.offsets = Kokkos::View<std::int64_t*, Memory>("offsets", d.owned_count + 1);
+        const Search search(local, cells, pairs, local_ids, d.owned_count, count);
+        count_rows(search, c);
+        fill_rows(search, c);
+        sort_rows(c.rows);
+        const auto got = host_lists(c.rows);
+        for (Index k = 0; k < d.owned_count; ++k) {
+          const int e = ids[static_cast<std::size_t>(k)];
+          EXPECT_EQ(got[static_cast<std::size_t>(k)], whole[static_cast<std::size_t>(e)])
+              << ranks << " ranks, rank " << r << ", element " << e << (pairs ? ", pairs" : "");
+          if (pairs)
+            for (int j : got[static_cast<std::size_t>(k)]) crossing += own.count(j) ? 0 : 1;
         }
       }
     }
+    EXPECT_GT(crossing, 0) << ranks << " ranks: no pair crossed a rank boundary";
+  }
 }
 
 // The plan made from the boxes of step 0 packs, at a later step, peer after
