@@ -578,23 +578,39 @@ def test_report_includes_the_ratio_tables(tmp_path, fakes):
 
 def test_compare_says_when_jobs_were_left_out_for_the_node(tmp_path, fakes):
     """A campaign generated for a node of fewer GPUs than its largest rank
-    count: its tables come with a note saying which jobs were left out."""
+    count, or with runs of fewer ranks than their min_ranks: the manifest
+    lists the jobs left out and why, and the tables come with a note."""
     wide = f"""\
   - name: wide
     app: stream
     executable: {fakes['app']}
     deck: {STREAM_DECK}
     ranks_per_node: [2]
+  - name: few
+    app: stream
+    executable: {fakes['app']}
+    deck: {STREAM_DECK}
+    min_ranks: 2
 """
     out = str(tmp_path / "out")
     r = generate(local_campaign(tmp_path, fakes, extra_runs=wide), out,
                  "--max-ranks-per-node", "1")
     assert r.returncode == 0, r.stderr
-    assert "wide" not in {j["run"] for j in load_manifest(out)["jobs"]}
+    manifest = load_manifest(out)
+    assert not {"wide", "few"} & {j["run"] for j in manifest["jobs"]}
+    assert [(j["run"], j["ranks"], j["by"]) for j in manifest["left_out"]] == [
+        ("few", 1, "min_ranks"), ("wide", 2, "max_ranks_per_node")]
     r = tool("karma-compare", "--campaign", out)
     assert r.returncode == 0, r.stderr
     assert ("generated with --max-ranks-per-node 1: the campaign's jobs of more ranks a node "
             "were left out") in r.stdout, r.stdout
+    assert ("generated without 1 job(s) of fewer ranks than their run's min_ranks (few): no "
+            "table has their rows") in r.stdout, r.stdout
+    with open(os.path.join(out, "campaign.json"), "w") as f:
+        json.dump(dict(manifest, left_out=[3]), f)
+    r = tool("karma-compare", "--campaign", out)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "campaign.json: left_out: not what karma-batch generate writes" in r.stderr
 
 
 def test_compare_campaign_needs_a_campaign_directory(tmp_path):

@@ -46,7 +46,10 @@ def generate(campaign, output, scheduler, var, bin_dir, max_ranks_per_node, no_k
         "campaign": {"name": camp.name, "path": camp.path, "sha256": camp.sha256},
         "results_dir": camp.results_dir, "round_order": camp.round_order,
         "max_ranks_per_node": max_ranks_per_node, "variables": camp.variables,
-        "compare": camp.compare, "jobs": entries})
+        "compare": camp.compare, "jobs": entries,
+        "left_out": [{"job": j.name, "run": j.run, "ranks": j.ranks, "by": by}
+                     for by, left in (("min_ranks", camp.left_out),
+                                      ("max_ranks_per_node", left_out)) for j in left]})
     # OUT whole or absent, never half written
     write_folder(out, files, executable={e["script"] for e in entries},
                  what=f"the job scripts under {out}")
