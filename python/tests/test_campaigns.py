@@ -610,7 +610,7 @@ def test_compare_says_when_jobs_were_left_out_for_the_node(tmp_path, fakes):
         json.dump(dict(manifest, left_out=[3]), f)
     r = tool("karma-compare", "--campaign", out)
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
-    assert "campaign.json: left_out: not what karma-batch generate writes" in r.stderr
+    assert "campaign.json: left_out[0]: expected an object, got the number 3 (edit" in r.stderr
 
 
 def test_compare_campaign_needs_a_campaign_directory(tmp_path):
