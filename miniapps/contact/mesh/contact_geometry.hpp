@@ -35,6 +35,9 @@ inline constexpr int inflate = unit / 20;    // boxes grow by 0.05 on every side
 inline constexpr int step_move = unit / 20;  // block B moves down 0.05 per step
 inline constexpr int start_gap = unit / 2;   // and starts 0.5 above block A
 inline constexpr int standard_steps = 30;    // ... ending 1.0 deep inside A
+// How far a box reaches beyond its element's nominal cube: the node
+// perturbation and the inflation (block A's, the larger, for both blocks).
+inline constexpr int box_reach = perturb_a + inflate;
 
 inline constexpr bool on_gpu = is_gpu_space<Exec>();
 

@@ -24,11 +24,9 @@ struct Region {
   bool empty() const { return lo[0] >= hi[0] || lo[1] >= hi[1]; }
 };
 
-// How far a box reaches beyond its element's nominal cube: the node
-// perturbation and the inflation (block A's, the larger, for both blocks).
-// Every box lies within its cube widened by this: the check of every row
-// verifies it at every step, so the ghost rule below is complete.
-inline constexpr int ghost_reach = perturb_a + inflate;
+// Every box lies within its cube widened by box_reach: the check of every
+// row verifies it at every step, so the ghost rule below is complete.
+inline constexpr int ghost_reach = box_reach;
 
 // Recursive bisection of columns [x0, x1) x [y0, y1) (A's element sizes)
 // over ranks first .. first + parts - 1: the longer side is cut, at a whole
@@ -135,11 +133,12 @@ inline Decomposition decompose(const MeshShape& s, int rank, int ranks) {
 }
 
 // The grid of a rank's part of the scene: its region widened by the reach
-// of ghosts and half an element in x and y, the whole height in z. Boxes
-// reaching past it are binned into its border cells, still found.
+// of ghosts and half an element in x and y (the whole scene's faces), the
+// whole height in z. Boxes reaching past it are binned into its border
+// cells, still found.
 inline Grid region_grid(int n, std::int64_t b_z, int cell, const Region& r) {
   Grid g = make_grid(n, b_z, cell);
-  const std::int64_t margin = ghost_reach + unit / 2;
+  const std::int64_t margin = grid_margin_xy;
   g.cells = g.dims[2];
   for (int d = 0; d < 2; ++d) {
     g.lo[d] = static_cast<int>(r.lo[d] - margin);

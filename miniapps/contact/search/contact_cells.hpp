@@ -35,18 +35,25 @@ struct Grid {
   }
 };
 
+// How far the grid reaches past the nominal cubes along x and y: a box's
+// reach and half an element, so that the cell faces lie a quarter of an
+// element inside block A's elements. B's elements, half as wide, then
+// alternately fit in one cell and straddle one face; faces through the
+// middle of A's elements would cut every box of B and list it in twice the
+// cells (results/contact). A partitioned rank's grid keeps these faces.
+inline constexpr int grid_margin_xy = box_reach + unit / 2;
+
 // The grid for a step, from the scene's known extent (boxes reach at most
-// 0.25 h beyond their nominal element); a box outside would still be found,
-// in a clamped border cell.
+// box_reach beyond their nominal element); a box outside would still be
+// found, in a clamped border cell.
 inline Grid make_grid(int n, std::int64_t b_z, int cell) {
   Grid g;
   g.cell = cell;
-  const std::int64_t margin = unit / 2;
+  const std::int64_t xy = grid_margin_xy, z = unit / 2;
   const std::int64_t top = scene_top(n, b_z);
   const std::int64_t bottom = std::min<std::int64_t>(0, b_z);
-  const std::int64_t lo[3] = {-margin, -margin, bottom - margin};
-  const std::int64_t hi[3] = {std::int64_t(n) * h_a + margin, std::int64_t(n) * h_a + margin,
-                              top + margin};
+  const std::int64_t lo[3] = {-xy, -xy, bottom - z};
+  const std::int64_t hi[3] = {std::int64_t(n) * h_a + xy, std::int64_t(n) * h_a + xy, top + z};
   g.cells = 1;
   for (int d = 0; d < 3; ++d) {
     g.lo[d] = static_cast<int>(lo[d]);

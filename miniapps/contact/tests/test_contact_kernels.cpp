@@ -116,6 +116,31 @@ TEST(Grid, CellOfClampsOutsideValues) {
   EXPECT_EQ(g.cells, static_cast<std::int64_t>(g.dims[0]) * g.dims[1] * g.dims[2]);
 }
 
+// The cell faces along x and y lie a quarter of an element inside A's
+// elements, in the whole scene's grid and in a partitioned rank's alike:
+// every box of A then spans two cells an axis and every other box of B one,
+// where faces through the middle of A's elements would cut every box of B.
+TEST(Grid, FacesLetHalfOfBlockBFitInOneCell) {
+  const int n = 4;
+  const Scene s = make_scene(n, 0);
+  const Grid g = make_grid(n, s.bz, unit);
+  const Grid part = region_grid(n, s.bz, unit, bisect_plane(n, 2)[1]);
+  for (int d = 0; d < 2; ++d) EXPECT_EQ((part.lo[d] - g.lo[d]) % unit, 0);
+  auto boxes = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, s.boxes);
+  std::int64_t cells_b = 0;
+  for (std::int64_t e = 0; e < s.shape.elements; ++e)
+    for (int d = 0; d < 2; ++d) {
+      const int spans = g.cell_of(d, boxes(e, 3 + d)) - g.cell_of(d, boxes(e, d)) + 1;
+      if (e < s.shape.elements_a) {
+        EXPECT_EQ(spans, 2);
+      } else {
+        EXPECT_LE(spans, 2);
+        cells_b += spans;
+      }
+    }
+  EXPECT_EQ(2 * cells_b, 3 * 2 * s.shape.elements_b);  // 1.5 cells an axis
+}
+
 // The cell-list search against the O(N^2) one, at several positions and
 // cell sizes (a tiny cell lists a box in many cells; a huge one puts all in
 // one), searching rows or pairs: every row exact, structure clean.
