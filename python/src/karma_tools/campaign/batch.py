@@ -34,7 +34,7 @@ def now_text():
 
 def _relative(out, path):
     """path relative to out when inside it (so out can move), else as it is."""
-    if not isinstance(path, str) or not os.path.isabs(path):
+    if not os.path.isabs(path):  # results_dir "": the manifest named none
         return path
     rel = os.path.relpath(path, out)
     return path if rel == ".." or rel.startswith(".." + os.sep) else rel
@@ -59,9 +59,8 @@ def manifest_text(out, manifest):
 def _locked(out):
     """The campaign's karma-batch processes (a shell per GPU) take turns at campaign.json."""
     with contextlib.ExitStack() as stack:
-        with contextlib.suppress(OSError):
-            handle = stack.enter_context(open(os.path.join(out, LOCK), "a"))
-            fcntl.flock(handle, fcntl.LOCK_EX)
+        with contextlib.suppress(OSError):  # unlocked where no lock can be taken
+            fcntl.flock(stack.enter_context(open(os.path.join(out, LOCK), "a")), fcntl.LOCK_EX)
         yield
 
 
@@ -330,14 +329,11 @@ def _seconds(hhmmss):
 def _stop(proc):
     """SIGTERM to the job's group (its trap writes exit_code 143), then SIGKILL."""
     for sig, grace in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
-        try:
-            os.killpg(proc.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            with contextlib.suppress(ProcessLookupError):  # the group has gone
+                os.killpg(proc.pid, sig)
             proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            continue
-        except ProcessLookupError:
-            pass
-        return
+            return
 
 
 def _prepare_results_dir(entry, *more):

@@ -8,14 +8,13 @@ import os
 import re
 import shutil
 import subprocess
-from karma_tools.campaign.format import shortened
-from karma_tools.core import ToolError
+from karma_tools.core import ToolError, shortened
 from karma_tools.results import kerneltable
 
 
-def packaged(app, release=kerneltable.HEAD):
+def packaged(app):
     """The deck schema a mini-app of the suite exported (package data), or None."""
-    return kerneltable.release(release).get(app)
+    return kerneltable.release(kerneltable.HEAD).get(app)
 
 
 @functools.lru_cache(maxsize=None)

@@ -5,7 +5,7 @@ import difflib
 import json
 import re
 from karma_tools import schemas
-from karma_tools.core import ToolError
+from karma_tools.core import ToolError, shortened
 
 
 _SCHEMA = schemas.load("campaign.schema.json").schema
@@ -24,7 +24,6 @@ INT_MAX = _DEFS["count"]["maximum"]
 MAX_JOBS = 10000
 
 _WORDS = dict(schemas.TYPE_WORDS, object="a mapping", null="nothing")  # YAML's words
-shortened = schemas.shortened
 
 
 class Checker:

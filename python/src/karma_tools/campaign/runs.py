@@ -10,7 +10,8 @@ import types
 from karma_tools.campaign import deck as deck_mod
 from karma_tools import yamlread
 from karma_tools.campaign.format import (INT_MAX, MAX_JOBS, PLACEHOLDER, did_you_mean, item,
-                                         shortened, strings, unique_name)
+                                         strings, unique_name)
+from karma_tools.core import shortened
 
 
 def _overrides(node):
@@ -86,47 +87,36 @@ class Programs:
 
     def resolve(self, check, entries, path, app, base, variables, env):
         """The program of the run at path (its entries); env: its Environment."""
+        name, node, key = f"karma-{app}", entries["app"], f"{path}.app"
+        looked, hint = f" beside karma-batch ({self.tool_dir}) nor", self.BIN_HINT
         if "executable" in entries:
             node, key = entries["executable"], f"{path}.executable"
             raw = node.text()
             filled = _fill(check, node, key, raw, variables)
             # A bare name is looked up in PATH as the job runs.
-            executable = filled if "/" not in filled else \
+            name = filled if "/" not in filled else \
                 os.path.normpath(os.path.join(base, os.path.expanduser(filled)))
             names = [n for n, _ in PLACEHOLDER.findall(raw) if n in variables]
-            hint = f"--var {names[0]}=PATH names it" if names else \
+            looked, hint = "", f"--var {names[0]}=PATH names it" if names else \
                 "a path is relative to the campaign file" if "/" in filled else \
                 "a bare name is looked up in PATH"
-            self._found(check, node, key, executable, "", hint, env)
-            return executable
-        name, node, key = f"karma-{app}", entries["app"], f"{path}.app"
-        if self.bin_dir:
-            executable = os.path.join(self.bin_dir, name)
-            self._found(check, node, key, executable, f" ({self.bin_origin} {self.bin_dir})",
-                        self.BIN_HINT, env)
-            return executable
-        if _runnable(os.path.join(self.tool_dir, name)):
+        elif self.bin_dir:
+            name, looked = os.path.join(self.bin_dir, name), f" ({self.bin_origin} {self.bin_dir})"
+        elif _runnable(os.path.join(self.tool_dir, name)):
             return os.path.join(self.tool_dir, name)  # beside the tools: a build's bin/
-        self._found(check, node, key, name, f" beside karma-batch ({self.tool_dir}) nor",
-                    self.BIN_HINT, env)
-        return name  # found in PATH when the job runs
-
-    def _found(self, check, node, key, executable, looked, hint, env):
-        """Refuses (check.fail) an executable that is not here, when required."""
         if not self.required:
-            return
-        if "/" in executable:
-            if _runnable(executable):
-                return
-            what = "not an executable" if os.path.exists(executable) else "not found"
-        else:
-            # In PATH here, or in the PATH that the run's environment exports.
+            return name  # a bare name is found in PATH when the job runs
+        if "/" in name:
+            what = None if _runnable(name) else \
+                "not an executable" if os.path.exists(name) else "not found"
+        else:  # in PATH here, or in the PATH that the run's environment exports
             search = os.path.expandvars(env.variables["PATH"]) if "PATH" in env.variables else None
-            if shutil.which(executable, path=search):
-                return
-            what, looked = "not found", f"{looked} in PATH"
-        check.fail(node, key, f"{executable}: {what}{looked}; its jobs would fail with "
-                   f"exit 127 ({hint})")
+            what = None if shutil.which(name, path=search) else "not found"
+            looked += " in PATH"
+        if what:
+            check.fail(node, key, f"{name}: {what}{looked}; its jobs would fail with exit 127 "
+                       f"({hint})")
+        return name
 
 
 def _runnable(path):
@@ -209,8 +199,7 @@ def expand_run(check, node, path, base, inputs, results_dir, programs, defaults,
 
     # Counted before anything is expanded: a typo must not fill the memory.
     count = math.prod([len(scalings), len(nodes_list), len(rpn_list), devices or 1, repeat,
-                       processes]
-                      + [len(vals) for _, vals in sweep])
+                       processes, *(len(vals) for _, vals in sweep)])
     if len(job_names) + count > MAX_JOBS:
         check.fail(node, path, f"makes {count} jobs ({len(job_names)} before it); a campaign "
                    f"makes at most {MAX_JOBS}")
@@ -314,13 +303,13 @@ def parse_time(node):
     return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
 
 
-def environment_of(check, node, path, variables=None):
+def environment_of(check, node, path, variables):
     if node is None or node.value is None:
         return Environment()
     entries = node.value
     return Environment(
         strings(entries["setup"], lines=True) if "setup" in entries else (),
         strings(entries["modules"]) if "modules" in entries else (),
-        {name: _fill(check, value, f"{path}.variables.{name}", value.text(), variables or {})
+        {name: _fill(check, value, f"{path}.variables.{name}", value.text(), variables)
          for name, value in entries["variables"].value.items()} if "variables" in entries
         else None)
