@@ -1,7 +1,6 @@
 """karma-compare: machines' results side by side, per figure of merit: values, ratios to a
 baseline, flags; the figure of record is karma-score's with the baseline as the reference."""
 
-import json
 import math
 import os
 import re
@@ -63,10 +62,10 @@ def newest_schemas(sets):
     return {r.app: r.doc["deck"]["schema"] for r in sorted(runs, key=rank)}  # the newest last
 
 
-def group_runs(runs, schemas=None):
+def group_runs(runs, schemas):
     groups = {}
     for r in runs:
-        schema = (schemas or {}).get(r.app)
+        schema = schemas.get(r.app)
         values = dict(case_values(r, schema_defaults(schema), schema_retired(schema)),
                       ranks=r.ranks, nodes=r.nodes)
         # A node's host CPU runs are cases of their own beside its GPU runs.
@@ -80,7 +79,7 @@ def group_runs(runs, schemas=None):
 def loose_identity(group):
     """What two cases must share to be compared: the app, non-numeric settings but precision."""
     # device is matched apart: a result that does not say (older reference runs) pairs with either.
-    return (group.app, tuple((k, json.dumps(v)) for k, v in sorted(group.values.items())
+    return (group.app, tuple((k, v) for k, v in sorted(group.values.items())
                              if k not in ("ranks", "nodes", "device")
                              and not k.endswith(".precision") and isinstance(v, (str, bool))))
 
@@ -175,8 +174,7 @@ def _match_set(s, base_groups, theirs, labels_by_key, notes):
 
 def _pair(e, b, diffs, hib, per_node):
     """Gives a paired entry e its flags, ratio and interval against the baseline's b."""
-    flags = e["flags"] + [f"{category} differs: {key} {_shown(x)} vs {_shown(y)}"
-                          for category, key, x, y in diffs if category != "scale"]
+    flags = e["flags"] + [f"{d[0]} differs: {_why([d])}" for d in diffs if d[0] != "scale"]
     if e["nodes"] != b["nodes"] or e["ranks"] != b["ranks"]:
         flags.append(f"scale differs: {e['nodes']} node(s)/{e['ranks']} rank(s) vs "
                      f"{b['nodes']}/{b['ranks']}"

@@ -1,6 +1,5 @@
 """karma-report's configurations (runs of one case, device, ranks, nodes, threads), their labels."""
 
-import json
 import re
 import statistics
 
@@ -16,14 +15,18 @@ class Config(Group):
         super().__init__(None, app, values)
         self.device, self.ranks, self.nodes, self.concurrency = device, ranks, nodes, concurrency
 
+    def best_result(self, kernel, measured=False):
+        """The kernel's result of the best run (of those that measured energy), or None."""
+        found = [k for k in (r.kernels.get(kernel) for r in self.runs)
+                 if k and k["value"] is not None and (k["energy"] or not measured)]
+        if not found:
+            return None
+        return (max if found[0]["higher_is_better"] else min)(found, key=lambda k: k["value"])
+
     def best(self, kernel):
         """(value, units, higher_is_better) of the best run for kernel."""
-        found = [r.kernels[kernel] for r in self.runs
-                 if kernel in r.kernels and r.kernels[kernel]["value"] is not None]
-        if not found:
-            return None, "", True
-        hib = found[0]["higher_is_better"]
-        return (max if hib else min)(k["value"] for k in found), found[0]["units"], hib
+        k = self.best_result(kernel)
+        return (k["value"], k["units"], k["higher_is_better"]) if k else (None, "", True)
 
     def footprint(self):
         found = [r.problem.get("footprint_bytes_per_rank") for r in self.runs]
@@ -77,7 +80,7 @@ def values_without(values, drop):
 
 def varying_keys(configs):
     keys = sorted({k for c in configs for k in c.values})
-    return [k for k in keys if len({json.dumps(c.values.get(k)) for c in configs}) > 1]
+    return [k for k in keys if len({values_key(c.values.get(k)) for c in configs}) > 1]
 
 
 def heading_anchor(title):

@@ -14,13 +14,9 @@ def power_points(configs):
     by_device = {}
     for c in configs:
         for kernel in c.kernels():
-            measured = [k for k in (r.kernels.get(kernel) for r in c.runs)
-                        if k and k["value"] is not None and k["energy"]]
-            if not measured:
-                continue
-            pick = max if measured[0]["higher_is_better"] else min
-            best = pick(measured, key=lambda k: k["value"])
-            by_device.setdefault(c.device, []).append((c, kernel, best))
+            best = c.best_result(kernel, measured=True)
+            if best:
+                by_device.setdefault(c.device, []).append((c, kernel, best))
     return by_device
 
 
