@@ -24,7 +24,7 @@ from karma_tools.core import ToolError, read_input_file
 from karma_tools.results import archive, derived, resultset, rules, validate
 from karma_tools.bundle import facts
 from karma_tools.campaign import batch, campaign as campaign_mod, jobs as jobs_mod
-from karma_tools.results.results import field
+from karma_tools.results.results import field, gpu_devices
 from karma_tools.score import figure, release
 from karma_tools import yamlread
 
@@ -159,7 +159,7 @@ def _gpu_problems(values, karma, envs):
     model, count = values.get("node.gpu_model"), values.get("node.gpus_per_node")
     out, seen = [], []
     for path, doc in karma:
-        devices = facts.gpu_devices(doc)
+        devices = gpu_devices(doc)
         names = {str(d.get("name")) for _, d in devices}
         seen += [f"{path}: ranks[].device"] if devices else []
         out += _unlike(path, "ranks[].device.name {!r}", names, "node.gpu_model", model)
@@ -261,7 +261,7 @@ def _node_problems(values, karma, envs):
     if nodes not in (None, values.get("system.nodes", nodes)):
         out.append((DISCLOSURE, f"system.nodes: {values['system.nodes']}, but the results ran "
                     f"on {nodes} node(s) at most (mpi.nodes)"))
-    cudas = {v[:2] for _, doc in karma for _, d in facts.gpu_devices(doc)
+    cudas = {v[:2] for _, doc in karma for _, d in gpu_devices(doc)
              for v in _versions(d.get("runtime_version"))}
     adapters = []
     for path, env in envs:
@@ -303,26 +303,25 @@ def _record_problems(doc, decks):
     record = doc.get("reportable")
     if record is None:
         return ["reportable: missing (results of the run rules carry it)"]
-    if not isinstance(record, dict):
-        return []
-    cls, tier, ok, reasons = (record.get(k) for k in ("class", "tier", "reportable", "reasons"))
-    out = [] if record.get("rules") == RULES_VERSION else [
-        f"reportable.rules: {record.get('rules')!r}, expected {RULES_VERSION!r}"]
-    if isinstance(ok, bool) and isinstance(reasons, list) and ok == bool(reasons):
+    # The schema has checked the record's keys and their types.
+    cls, tier, ok, reasons = (record[k] for k in ("class", "tier", "reportable", "reasons"))
+    out = [] if record["rules"] == RULES_VERSION else [
+        f"reportable.rules: {record['rules']!r}, expected {RULES_VERSION!r}"]
+    if ok == bool(reasons):
         out.append("reportable.reasons: " + ("given for a reportable result" if ok else
                                              "empty for a result not reportable"))
-    if ok is True and (cls is None or tier is None):
+    if ok and (cls is None or tier is None):
         out.append("reportable: reportable without a class and a tier")
-    if isinstance(cls, str) and cls in rules.CLASSES + (rules.WEAK_CLASS,):
-        sha = field(doc, "deck.sha256")
-        want = (doc.get("app"), "large" if cls == rules.WEAK_CLASS else cls)
-        found = decks.get(sha) if isinstance(sha, str) else None
+    if cls in rules.CLASSES + (rules.WEAK_CLASS,):
+        sha = doc["deck"]["sha256"]
+        want = (doc["app"], "large" if cls == rules.WEAK_CLASS else cls)
+        found = decks.get(sha)
         if found != want:
             it = f"inputs/{found[0]}/{found[1]}.yaml" if found else "no class deck of this suite"
-            out.append(f"reportable.class: {cls}, but deck.sha256 {str(sha)[:12]}... is not "
+            out.append(f"reportable.class: {cls}, but deck.sha256 {sha[:12]}... is not "
                        f"inputs/{want[0]}/{want[1]}.yaml of this suite (it is {it})")
-        ranks = (doc.get("mpi") or {}).get("ranks")
-        if cls == rules.WEAK_CLASS and not (isinstance(ranks, int) and ranks > 1):
+        ranks = doc["mpi"]["ranks"]
+        if cls == rules.WEAK_CLASS and ranks <= 1:
             out.append(f"reportable.class: weak on {ranks} rank(s); weak is the large deck "
                        "on more than one")
     return out

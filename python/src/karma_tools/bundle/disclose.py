@@ -10,9 +10,9 @@ from karma_tools.results import resultset, rules
 from karma_tools.score import figure
 from karma_tools.bundle.bundle import (FIELDS, disclosure_problems, name_and_version,
                                        read_disclosure)
-from karma_tools.bundle.facts import gpu_devices, unit_list
+from karma_tools.bundle.facts import unit_list
 from karma_tools import yamlread
-from karma_tools.results.results import field, is_number
+from karma_tools.results.results import field, gpu_devices, is_number
 
 # Asked of the tester: (dotted key, flag, question).
 ASKED = (

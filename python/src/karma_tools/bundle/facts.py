@@ -1,19 +1,20 @@
 """What a bundle's files say of one another (docs/campaigns.md#a-submission-bundle): captures,
 job.out, GPUs, jobs, rounds, release. A bundle assembled from edits contradicts itself."""
 
+import functools
 import hashlib
 import json
 import math
 import os
 import re
-import subprocess
 import tempfile
 from collections import Counter
 
 from karma_tools import envcapture
 from karma_tools.core import CHECKOUT, ToolError, atomic_write, read_input_file
 from karma_tools.campaign import campaign as campaign_mod
-from karma_tools.results.results import field
+from karma_tools.results.codeversion import git
+from karma_tools.results.results import field, gpu_devices
 from karma_tools.results.validate import parse_json
 from karma_tools.score import figure, release
 
@@ -34,13 +35,7 @@ _MADE = (("cpu", "lscpu.txt", envcapture.parse_colon_lines),
 _PRINTED = re.compile(r"karma-\S+ \S+ \(.*\), Kokkos |  rank \d+ on |(FOM|FOM_PER_WATT|RESULT): ")
 GB_RULE = "a size in GB lies between the capture's in GiB rounded down and in GB rounded up"
 MADE_AT = "made at "
-
-
-def gpu_devices(doc):
-    """[(host, device)] of the result's ranks that ran on a GPU."""
-    return [(r.get("host"), r["device"]) for r in doc.get("ranks") or []
-            if isinstance(r, dict) and isinstance(r.get("device"), dict)
-            and r["device"].get("kind") == "gpu"]
+_git = functools.partial(git, CHECKOUT)  # the suite's own checkout
 
 
 def unit_list(karma):
@@ -193,14 +188,6 @@ def campaign_problems(jobs, results, campaign_file, variables=None):
     return out + ([("campaign/campaign.json", f"{len(missing)} job(s) of {campaign_file[0]} "
                     "missing: " + ", ".join(missing[:6]) + ", ..." * (len(missing) > 6))]
                   if missing else [])
-
-
-def _git(*args):
-    try:
-        made = subprocess.run(["git", "-C", CHECKOUT, *args], capture_output=True)
-    except OSError:  # no git
-        return None
-    return made.stdout if made.returncode == 0 else None
 
 
 def _shipped(rel):

@@ -33,7 +33,6 @@ MAX_BYTES = 2 << 30
 # xz's 64 MiB dictionary: a campaign's near-alike environment captures (5 to 20
 # MB together) are more than preset 6's 8 MiB window sees at once.
 XZ_PRESET = 9 | lzma.PRESET_EXTREME
-_CACHE_SIZE = 4
 
 
 def is_archive_name(path):
@@ -212,7 +211,7 @@ def open_archive(path):
     return _read_archive(path, os.path.abspath(path), st.st_mtime_ns, st.st_size)
 
 
-@functools.lru_cache(maxsize=_CACHE_SIZE)
+@functools.lru_cache(maxsize=4)
 def _read_archive(path, where, mtime, size):  # cached by where it is and its stamp
     return Archive(path)
 

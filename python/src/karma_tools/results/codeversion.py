@@ -323,21 +323,25 @@ def _files_in(folder):
                   for top, _, names in os.walk(folder) for n in names)
 
 
+def git(repo, *args):
+    """git's output (bytes) in repo, or None where it fails or there is no git."""
+    try:
+        made = subprocess.run(["git", "-C", repo, *args], capture_output=True)
+    except OSError:
+        return None
+    return made.stdout if made.returncode == 0 else None
+
+
 def git_sources(repo, revision, app):
     """app_sources at a git revision of `repo`; None when git does not know it."""
-    def git(*args):
-        return subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True,
-                              check=True).stdout
-    try:
-        git("rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")
-    except (OSError, subprocess.CalledProcessError):
+    if git(repo, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}") is None:
         return None
 
-    def listing(folder):
-        if not git("ls-tree", revision, folder).strip():
-            return []
-        return sorted(git("ls-tree", "-r", "--name-only", f"{revision}:{folder}").splitlines())
-    return app_sources(repo, app, read=lambda p: git("show", f"{revision}:{p}"), listing=listing)
+    def listing(folder):  # none where the revision lacks the folder
+        names = git(repo, "ls-tree", "-r", "--name-only", f"{revision}:{folder}") or b""
+        return sorted(names.decode("utf-8").splitlines())
+    return app_sources(repo, app, listing=listing,
+                       read=lambda p: git(repo, "show", f"{revision}:{p}").decode("utf-8"))
 
 
 def write_table(root, app, out):

@@ -182,19 +182,24 @@ def gpu_units(runs, captured=None):
     GPUs; captured(run): {uuid: {board_part_number, vbios_version}} the results lack."""
     out = {}
     for run in runs:
-        for rank in run.doc.get("ranks") or []:
-            device = rank.get("device") or {}
+        for device in (d for _, d in gpu_devices(run.doc) if d.get("uuid")):
             state = device.get("state_at_start") or {}
-            if device.get("kind") == "gpu" and device.get("uuid"):
-                unit = out.setdefault(device["uuid"], {
-                    "model": device.get("name"), "driver_version": device.get("driver_version"),
-                    **{k: state.get(k) for k in ("board_part_number", "vbios_version",
-                                                 "power_limit_W", "persistence_mode",
-                                                 "ecc_enabled")}, "ends_recorded": 0})
-                if unit["board_part_number"] is None and captured:
-                    unit.update(captured(run).get(device["uuid"]) or {})
-                unit["ends_recorded"] += "state_at_end" in device
+            unit = out.setdefault(device["uuid"], {
+                "model": device.get("name"), "driver_version": device.get("driver_version"),
+                **{k: state.get(k) for k in ("board_part_number", "vbios_version",
+                                             "power_limit_W", "persistence_mode",
+                                             "ecc_enabled")}, "ends_recorded": 0})
+            if unit["board_part_number"] is None and captured:
+                unit.update(captured(run).get(device["uuid"]) or {})
+            unit["ends_recorded"] += "state_at_end" in device
     return out
+
+
+def gpu_devices(doc):
+    """[(host, device)] of the result's ranks that ran on a GPU."""
+    return [(r.get("host"), r["device"]) for r in doc.get("ranks") or []
+            if isinstance(r, dict) and isinstance(r.get("device"), dict)
+            and r["device"].get("kind") == "gpu"]
 
 
 def _growth(start, end, group, key):
