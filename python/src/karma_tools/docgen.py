@@ -100,10 +100,9 @@ def result_type(sub):
     return " or ".join(array if kind == "array" else kind for kind in kinds)
 
 
-def result_rows(schema, prefix="", parent_text="", rows=None):
+def result_rows(schema, prefix="", parent_text=""):
     """(field, type, meaning) of every property in order, an object's (`name[].field` for
     an array's) after it. One without a description must be named in its parent's."""
-    rows = [] if rows is None else rows
     for name, sub in schema.get("properties", {}).items():
         if not isinstance(sub, dict):
             raise ToolError(f"{SCHEMA}: {prefix}{name}: not a schema object", 2)
@@ -118,10 +117,9 @@ def result_rows(schema, prefix="", parent_text="", rows=None):
         elif not isinstance(text, str):
             raise ToolError(f"{SCHEMA}: {path}.description: not a string", 2)
         else:
-            rows.append((path, result_type(sub), text))
+            yield path, result_type(sub), text
         for child in (sub, items) if nested else (sub,):  # a leaf has no properties to walk
-            result_rows(child, path + ".", text or "", rows)
-    return rows
+            yield from result_rows(child, path + ".", text or "")
 
 
 def results_doc(schema):
@@ -234,24 +232,20 @@ def deck_type(sub):
 
 def deck_rows(schema, app, where):
     """(key, type, default, rule, meaning) of each deck key, dotted; the app's first, run last."""
-    order = sorted(schema["properties"], key=lambda s: (s == "run") - (s == app))
-    rows = []
-
     def walk(sub, path):
         if not isinstance(sub, dict):
             raise ToolError(f"{where}: {path}: not a schema object", 2)
         if sub.get("type") == "object" and isinstance(sub.get("properties"), dict):
             for name, child in sub["properties"].items():
-                walk(child, f"{path}.{name}")
-            return
-        if not isinstance(sub.get("description"), str) or "default" not in sub:
+                yield from walk(child, f"{path}.{name}")
+        elif not isinstance(sub.get("description"), str) or "default" not in sub:
             raise ToolError(f"{where}: {path}: a key needs a description and a default", 2)
-        rows.append((path, deck_type(sub), deck_value(sub["default"]), sub.get("x-rules", "fixed"),
-                     sub["description"]))
+        else:
+            yield (path, deck_type(sub), deck_value(sub["default"]), sub.get("x-rules", "fixed"),
+                   sub["description"])
 
-    for section in order:
-        walk(schema["properties"][section], section)
-    return rows
+    order = sorted(schema["properties"], key=lambda s: (s == "run") - (s == app))
+    return [row for section in order for row in walk(schema["properties"][section], section)]
 
 
 def deck_table(app, schema, where):

@@ -17,7 +17,7 @@ import socket
 import subprocess
 import xml.etree.ElementTree as ElementTree
 
-from karma_tools.core import __version__, write_folder
+from karma_tools.core import __version__
 
 # Variables of the batch systems karma knows (as the results' `job`), and each's job id.
 SCHEDULER_PREFIXES = ("SLURM_", "SBATCH_", "SRUN_", "PBS_", "LSB_", "LSF_", "FLUX_", "COBALT_",
@@ -110,11 +110,10 @@ def version_line(text):
                 lines[0] if lines else None)
 
 
-def capture(timeout=20, environ=None):
-    """(document, {file name: text}) describing this node."""
+def capture(timeout=20):
+    """(document, {file name: text}) describing this node; the files hold the document too."""
     # Bytes not UTF-8 (lone surrogates in Python) become U+FFFD: the outputs must be UTF-8.
-    environ = {_valid_text(k): _valid_text(v)
-               for k, v in (os.environ if environ is None else environ).items()}
+    environ = {_valid_text(k): _valid_text(v) for k, v in os.environ.items()}
     doc = {"karma_environment": 1, "karma_version": __version__,
            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "hostname": socket.gethostname(),
@@ -176,6 +175,7 @@ def capture(timeout=20, environ=None):
                                 if k.startswith(RUNTIME_PREFIXES)}
     files["scheduler-environment.txt"] = "".join(
         f"{k}={v}\n" for k, v in variables.items()) or "(no batch job)\n"
+    files["environment.json"] = json.dumps(doc, indent=2) + "\n"
     return doc, files
 
 
@@ -255,8 +255,3 @@ def _ucx_summary(version_text, devices_text):
             pairs.append(f"{transport}/{t.group(2)}")
     return {"version": m.group(1) if m else None,
             "transports": list(dict.fromkeys(pairs)) if devices_text is not None else None}
-
-
-def write(out_dir, doc, files):
-    """Writes the capture into out_dir, whole or absent."""
-    write_folder(out_dir, {**files, "environment.json": json.dumps(doc, indent=2) + "\n"})

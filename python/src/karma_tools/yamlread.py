@@ -244,8 +244,6 @@ def leaves(node, prefix=""):
 def parse_value(text, source="<value>", line=1, col=1):
     """One value as written after a key (`--set key=text`), errors placed at `line`:`col`."""
     text = text.strip()
-    if not text:
-        return Node(None, line, col, raw="")
     prefix = "value: "  # the text as the value of a one-key document
 
     def at(mark):

@@ -1,7 +1,7 @@
 """karma-envcapture's command line and main (the work is karma_tools.envcapture's)."""
 
 import os
-from karma_tools.core import ToolError, __version__
+from karma_tools.core import ToolError, __version__, write_folder
 from karma_tools.cli import ArgumentParser, main_wrapper
 from karma_tools import envcapture
 
@@ -25,7 +25,7 @@ def main(argv=None):
             raise ToolError(f"{args.output} exists and is not a directory; the capture "
                             "replaces a directory only", 2)
         doc, files = envcapture.capture(timeout=args.timeout)
-        envcapture.write(args.output, doc, files)
+        write_folder(args.output, files)  # whole or absent
         if not args.quiet:
             found = [k for k, v in doc["commands"].items() if v is not None]
             gpus = doc["gpu"]["count"] if doc["gpu"] else 0
