@@ -58,17 +58,14 @@ def reference_main(argv):
     p.add_argument("--kind", choices=figure.KINDS, help="the device kind, where the set has both")
     args = p.parse_args(argv)
 
-    def run():
-        doc = figure.make_reference(args.sets, args.name, args.kind)
-        atomic_write(args.output, json.dumps(doc, indent=2) + "\n")
-        warn(f"{PROGRAM}: wrote {args.output} ({len(doc['rows'])} rows from {doc['results']} "
-             f"results of {len(doc['units'])} unit(s))")
-        for unit in doc["units"]:  # a unit is left out only for a fault: the tester decides
-            if unit["held_back"]:
-                warn(f"{PROGRAM}: {unit['source']}: {unit['held_back']} run(s) that power or "
-                     "heat held back, or whose ECC errors grew (karma-score --page names them)")
-
-    return main_wrapper(PROGRAM, run)
+    doc = figure.make_reference(args.sets, args.name, args.kind)
+    atomic_write(args.output, json.dumps(doc, indent=2) + "\n")
+    warn(f"{PROGRAM}: wrote {args.output} ({len(doc['rows'])} rows from {doc['results']} "
+         f"results of {len(doc['units'])} unit(s))")
+    for unit in doc["units"]:  # a unit is left out only for a fault: the tester decides
+        if unit["held_back"]:
+            warn(f"{PROGRAM}: {unit['source']}: {unit['held_back']} run(s) that power or "
+                 "heat held back, or whose ECC errors grew (karma-score --page names them)")
 
 
 def accept_main(argv):
@@ -87,27 +84,24 @@ def accept_main(argv):
     p.add_argument("--json", metavar="OUT", help="also write the comparison as JSON")
     args = p.parse_args(argv)
 
-    def run():
-        problems, _, reasons = bundle.examine(args.bid)
-        if problems:
-            raise ToolError(f"{args.bid}: not a valid karma-bundle ({len(problems)} problem(s): "
-                            "karma-bundle check lists them)", 2)
-        report = figure.accept(args.bid, args.delivered, args.reference, args.weights)
-        apps = report["sets"][0]["tiers"][figure.TIER]["apps"]
-        write_all([(args.json, json.dumps(report, indent=2) + "\n")] if args.json else [])
-        for why in reasons:
-            print(f"{PROGRAM} accept: note: the bid is not reportable: {why}")
-        for app, a in apps.items():
-            print(f"{app}: {with_span(a['score'], a['interval'])} of the bid; at least "
-                  f"{a['floor']:.3f}: " + ("accepted" if a["accepted"] else "**NOT ACCEPTED**"
-                                           + (f" ({', '.join(a['short'])})" if a["short"] else
-                                              "" if a["complete"] else " (rows missing)")))
-        short = [app for app, a in apps.items() if not a["accepted"]]
-        print(f"{PROGRAM} accept: {args.delivered} against {args.bid}: " + (
-            f"NOT ACCEPTED ({', '.join(short)})" if short else "ACCEPTED"))
-        return 1 if short else 0
-
-    return main_wrapper(PROGRAM, run)
+    problems, _, reasons = bundle.examine(args.bid)
+    if problems:
+        raise ToolError(f"{args.bid}: not a valid karma-bundle ({len(problems)} problem(s): "
+                        "karma-bundle check lists them)", 2)
+    report = figure.accept(args.bid, args.delivered, args.reference, args.weights)
+    apps = report["sets"][0]["tiers"][figure.TIER]["apps"]
+    write_all([(args.json, json.dumps(report, indent=2) + "\n")] if args.json else [])
+    for why in reasons:
+        print(f"{PROGRAM} accept: note: the bid is not reportable: {why}")
+    for app, a in apps.items():
+        print(f"{app}: {with_span(a['score'], a['interval'])} of the bid; at least "
+              f"{a['floor']:.3f}: " + ("accepted" if a["accepted"] else "**NOT ACCEPTED**"
+                                       + (f" ({', '.join(a['short'])})" if a["short"] else
+                                          "" if a["complete"] else " (rows missing)")))
+    short = [app for app, a in apps.items() if not a["accepted"]]
+    print(f"{PROGRAM} accept: {args.delivered} against {args.bid}: " + (
+        f"NOT ACCEPTED ({', '.join(short)})" if short else "ACCEPTED"))
+    return 1 if short else 0
 
 
 def release_main(argv):
@@ -128,40 +122,35 @@ def release_main(argv):
     if args.at and args.write:
         p.error("--at checks a commit; --write writes this checkout's release file")
 
-    def run():
-        root = os.path.normpath(CHECKOUT)
-        if not os.path.isdir(os.path.join(root, "inputs")):
-            raise ToolError(f"{PROGRAM} release reads a checkout's sources; {root} is none", 2)
-        if args.write:
-            doc = release.new_record(root, args.bin_dir)
-            atomic_write(os.path.join(root, release.RELEASE_FILE), json.dumps(doc, indent=2) + "\n")
-            warn(f"{PROGRAM}: wrote {release.RELEASE_FILE} (karma {doc['version']})")
-            return 0
-        with tempfile.TemporaryDirectory() as tmp:  # where --at's files go
-            tree = release.tree_at(root, args.at, tmp) if args.at else root
-            keys_too = not args.at or args.bin_dir is not None  # --at's need a build of it
-            version, found = release.check(tree, args.bin_dir, keys_too)
-        if args.at and args.bin_dir is None:
-            print(f"{PROGRAM}: the deck keys are not compared: --bin-dir names no build "
-                  f"of {args.at}")
-        for line in found:
-            print(f"{PROGRAM}: {line}")
-        if not args.at and __version__ != version:
-            if not __version__.endswith("-dev"):
-                raise ToolError(f"this checkout says karma {__version__}, but "
-                                f"{release.RELEASE_FILE} is karma {version}'s: write the "
-                                "release file (--write)", 1)
-            print(f"{PROGRAM}: this checkout is karma {__version__}, a development version "
-                  f"that claims no release; it differs from karma {version}'s release in "
-                  f"{len(found)} way(s) (above); check {version} at its own commit with --at")
-            return 0
-        what = f"commit {args.at}" if args.at else "this checkout"
-        print(f"{PROGRAM}: {len(found)} difference(s) of {what} from karma {version}'s release "
-              f"({release.RELEASE_FILE}): {release.NEEDS}" if found else
-              f"{PROGRAM}: {what} is karma {version}'s release")
-        return 1 if found else 0
-
-    return main_wrapper(PROGRAM, run)
+    root = os.path.normpath(CHECKOUT)
+    if not os.path.isdir(os.path.join(root, "inputs")):
+        raise ToolError(f"{PROGRAM} release reads a checkout's sources; {root} is none", 2)
+    if args.write:
+        doc = release.new_record(root, args.bin_dir)
+        atomic_write(os.path.join(root, release.RELEASE_FILE), json.dumps(doc, indent=2) + "\n")
+        warn(f"{PROGRAM}: wrote {release.RELEASE_FILE} (karma {doc['version']})")
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:  # where --at's files go
+        tree = release.tree_at(root, args.at, tmp) if args.at else root
+        keys_too = not args.at or args.bin_dir is not None  # --at's need a build of it
+        version, found = release.check(tree, args.bin_dir, keys_too)
+    if not keys_too:
+        print(f"{PROGRAM}: the deck keys are not compared: --bin-dir names no build of {args.at}")
+    for line in found:
+        print(f"{PROGRAM}: {line}")
+    if not args.at and __version__ != version:
+        if not __version__.endswith("-dev"):
+            raise ToolError(f"this checkout says karma {__version__}, but {release.RELEASE_FILE} "
+                            f"is karma {version}'s: write the release file (--write)", 1)
+        print(f"{PROGRAM}: this checkout is karma {__version__}, a development version "
+              f"that claims no release; it differs from karma {version}'s release in "
+              f"{len(found)} way(s) (above); check {version} at its own commit with --at")
+        return 0
+    what = f"commit {args.at}" if args.at else "this checkout"
+    print(f"{PROGRAM}: {len(found)} difference(s) of {what} from karma {version}'s release "
+          f"({release.RELEASE_FILE}): {release.NEEDS}" if found else
+          f"{PROGRAM}: {what} is karma {version}'s release")
+    return 1 if found else 0
 
 
 def score_main(argv):
@@ -180,32 +169,30 @@ def score_main(argv):
     p.add_argument("--version", action="version", version=f"{PROGRAM} {__version__}")
     args = p.parse_args(argv)
 
-    def run():
-        if args.page and (len(args.sets) != 1 or not args.page.endswith(".md")):
-            raise ToolError(f"--page {args.page}: a page is of one set and its name ends in .md", 2)
-        sets = [parse_set(s, figure.label_of(s)) for s in args.sets]
-        report = bundle.mark_official(figure.score(sets, args.reference, args.weights))
-        sets = report["sets"]
-        facts = [s.pop("facts") for s in sets]
-        outputs = [(args.json, json.dumps(report, indent=2) + "\n")] if args.json else []
-        if args.page:
-            text, png = page.render(sets[0], report["weights"], report["reference"], args.page,
-                                    *facts[0])
-            outputs += [(args.page, text + "\n"), (args.page[:-3] + ".png", png)]
-        write_all(outputs)
-        sys.stdout.write(markdown(report) + "\n")
-        code = incomplete(PROGRAM, [(s["label"], s["record"]) for s in sets] + [
-            (f"{s['label']} per node", s["node"]) for s in sets if s["node"]["scored"]])
-        off = [s for s in sets if s["record"]["unofficial"] and not args.unofficial]
-        for s in off:
-            warn(f"{PROGRAM}: {s['label']} is UNOFFICIAL: "
-                 f"{'; '.join(s['record']['unofficial'])}; exit 1 (--unofficial: 0)")
-        return 1 if off else code
-
-    return main_wrapper(PROGRAM, run)
+    if args.page and (len(args.sets) != 1 or not args.page.endswith(".md")):
+        raise ToolError(f"--page {args.page}: a page is of one set and its name ends in .md", 2)
+    sets = [parse_set(s, figure.label_of(s)) for s in args.sets]
+    report = bundle.mark_official(figure.score(sets, args.reference, args.weights))
+    sets = report["sets"]
+    facts = [s.pop("facts") for s in sets]
+    outputs = [(args.json, json.dumps(report, indent=2) + "\n")] if args.json else []
+    if args.page:
+        text, png = page.render(sets[0], report["weights"], report["reference"], args.page,
+                                *facts[0])
+        outputs += [(args.page, text + "\n"), (args.page[:-3] + ".png", png)]
+    write_all(outputs)
+    sys.stdout.write(markdown(report) + "\n")
+    code = incomplete(PROGRAM, [(s["label"], s["record"]) for s in sets] + [
+        (f"{s['label']} per node", s["node"]) for s in sets if s["node"]["scored"]])
+    off = [s for s in sets if s["record"]["unofficial"] and not args.unofficial]
+    for s in off:
+        warn(f"{PROGRAM}: {s['label']} is UNOFFICIAL: "
+             f"{'; '.join(s['record']['unofficial'])}; exit 1 (--unofficial: 0)")
+    return 1 if off else code
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     commands = {"reference": reference_main, "release": release_main, "accept": accept_main}
-    return commands[argv[0]](argv[1:]) if argv and argv[0] in commands else score_main(argv)
+    command = commands.get(argv[0]) if argv else None
+    return main_wrapper(PROGRAM, lambda: command(argv[1:]) if command else score_main(argv))

@@ -20,6 +20,7 @@ REFERENCE_FORMAT = 2
 # The reference machine's figures that ship with the suite (docs/run-rules.md).
 DEFAULT_REFERENCE = os.path.join("campaigns", "procurement", "reference.json")
 KINDS = ("gpu", "host")
+NAME = "procurement figure"
 # The figure of record is this tier's overall.
 TIER = "baseline"
 # What an app's and an overall score give: each a (weighted) geometric mean.
@@ -498,9 +499,8 @@ def app_scores(rows, weights):
 def score_tier(figures, reference, weights, board=None, scored=rules.SCORED_CLASSES):
     """A tier's rows, per-app, overall (the scored classes) and per-class scores, and coverage."""
     units = len(reference.get("units") or [])
-    rows = [row_ratio(ref, figures.get(ref_key(ref)), units, board) for ref in reference["rows"]]
-    for r in rows:
-        r["in_score"] = r["class"] in scored
+    rows = [dict(row_ratio(ref, figures.get(ref_key(ref)), units, board),
+                 in_score=ref["class"] in scored) for ref in reference["rows"]]
     known = {ref_key(ref) for ref in reference["rows"]}
     apps, overall = app_scores([r for r in rows if r["in_score"]], weights)
     classes = {cls: dict(app_scores([r for r in rows if r["class"] == cls], weights)[1],
@@ -577,9 +577,6 @@ def gpus_alone(alone, reference, weights, units):
                     "per_gpu": uuid == next(iter(alone)), "rows": len(rows),
                     **{k: overall[k] for k in ("score", "interval", "band", "verdict")}})
     return out
-
-
-NAME = "procurement figure"
 
 
 def board_scores(reference, weights):

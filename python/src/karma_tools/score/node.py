@@ -24,14 +24,11 @@ def _class(run):
     return rules.reportable(run.doc).get("class")
 
 
-def _as_shipped(run):
-    """A run of its deck unchanged but for the run section (no axis set on it)."""
-    return not [o for o in (run.doc.get("deck") or {}).get("overrides") or []
-                if not o.startswith("run.")]
-
-
 def _large_as_shipped(run):
-    return run.ranks == 1 and _class(run) == "large" and _as_shipped(run)
+    """A one-rank run of its large deck unchanged but for the run section (no axis set on it)."""
+    overrides = (run.doc.get("deck") or {}).get("overrides") or []
+    return run.ranks == 1 and _class(run) == "large" \
+        and all(o.startswith("run.") for o in overrides)
 
 
 def split(runs):

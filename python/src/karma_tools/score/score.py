@@ -74,9 +74,10 @@ def board_line(record):
     return text
 
 
-def _banded(span, band, words):
-    """A ratio's rounds' interval, the band of the reference's units and what they say."""
-    return f"(rounds span {fmt_span(span)}" + \
+def _banded(record, of=""):
+    """A figure's (of="per_watt_": its per watt's) rounds, the units' band and what they say."""
+    band, words = record[of + "band"], record[of + "verdict"]
+    return f"(rounds span {fmt_span(record[of + 'interval'])}" + \
         (f"; the reference's units {fmt_span(band)}" if band else "") + \
         (f": {words})" if words else ")")
 
@@ -87,12 +88,10 @@ def record_line(record):
         return f"**INCOMPLETE**: {len(record['missing'])} of {record['rows']} scored rows " \
             "have no figure, so no overall is given (missing rows below)."
     text = "**UNOFFICIAL** " * bool(record.get("unofficial")) + \
-        f"**{figure.NAME.capitalize()}: {record['figure']:.3f}** " + \
-        _banded(record["interval"], record["band"], record["verdict"])
+        f"**{figure.NAME.capitalize()}: {record['figure']:.3f}** " + _banded(record)
     if record["per_watt"] is not None:
         text += f"; per watt {record['per_watt']:.3f} " + (
-            _banded(record["per_watt_interval"], record["per_watt_band"],
-                    record["per_watt_verdict"]) if record["band"]
+            _banded(record, "per_watt_") if record["band"]
             else f"({fmt_span(record['per_watt_interval'])})")
     if record["units"] > 1:
         text += f"; the reference is made of {record['units']} units"
@@ -116,11 +115,9 @@ def node_line(record):
         return f"**Per node ({gpus}): INCOMPLETE**: {len(record['missing'])} of " \
             f"{record['rows']} node rows have no figure ({', '.join(record['missing'][:4])})."
     text = f"**Per node, {gpus} against the reference's {record['reference_gpus']}: " \
-        f"{record['figure']:.3f}** " + _banded(record["interval"], record["band"],
-                                               record["verdict"])
+        f"{record['figure']:.3f}** " + _banded(record)
     if record["per_watt"] is not None:
-        text += f"; per watt {record['per_watt']:.3f} " + _banded(
-            record["per_watt_interval"], record["per_watt_band"], record["per_watt_verdict"])
+        text += f"; per watt {record['per_watt']:.3f} " + _banded(record, "per_watt_")
     apps = [f"{app} {a['score']:.3f}" for app, a in record["apps"].items() if a["score"]]
     return text + "; by app: " + ", ".join(apps) + "."
 
