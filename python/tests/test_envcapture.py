@@ -144,9 +144,12 @@ elif args[:1] == ["-q"]:
 @pytest.mark.parametrize("visible, found", [
     ("1", ["GPU-bbbb"]), ("GPU-aaaa", ["GPU-aaaa"]), ("0, 1", ["GPU-aaaa", "GPU-bbbb"]),
     ("MIG-0f2c", ["GPU-aaaa", "GPU-bbbb"]), (None, ["GPU-aaaa", "GPU-bbbb"])])
-def test_a_job_shown_some_gpus_captures_those(tmp_path, visible, found):
+def test_a_job_shown_some_gpus_captures_those(tmp_path, monkeypatch, visible, found):
     """One campaign on each GPU of a node: a job's CUDA_VISIBLE_DEVICES (indices
-    or UUIDs) is the node's GPUs its capture reports; MIG instances or none: all."""
+    or UUIDs) is the node's GPUs its capture reports; MIG instances or none: all.
+    None means unset here too, also where the test command itself runs on some
+    GPUs of a node (a batch job's CUDA_VISIBLE_DEVICES)."""
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     smi = tmp_path / "nvidia-smi"
     smi.write_text(SELECTING_SMI.format(python=sys.executable))
     smi.chmod(0o755)
