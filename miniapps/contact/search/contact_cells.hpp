@@ -40,7 +40,7 @@ struct Grid {
 // element inside block A's elements. B's elements, half as wide, then
 // alternately fit in one cell and straddle one face; faces through the
 // middle of A's elements would cut every box of B and list it in twice the
-// cells (results/contact). A partitioned rank's grid keeps these faces.
+// cells (results/campaigns/h200x2). A partitioned rank's grid keeps them.
 inline constexpr int grid_margin_xy = box_reach + unit / 2;
 
 // The grid for a step, from the scene's known extent (boxes reach at most
