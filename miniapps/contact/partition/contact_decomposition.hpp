@@ -32,14 +32,17 @@ inline constexpr int ghost_reach = box_reach;
 // over ranks first .. first + parts - 1: the longer side is cut, at a whole
 // element of A, in proportion to the ranks on either side (parts / 2 and
 // the rest). Every column of the plane holds the same elements (n of A, 4 n
-// of B per unit of area), so area is load.
+// of B per unit of area), so area is load. A square is cut across y: its
+// parts keep whole rows along x, the elements' fastest index, so that fewer
+// warps of the search straddle two rows of unlike work
+// (results/campaigns/h200x2).
 inline void bisect(int x0, int x1, int y0, int y1, int first, int parts, std::vector<Region>& out) {
   if (parts == 1) {
     out[first] = Region{{x0 * h_a, y0 * h_a}, {x1 * h_a, y1 * h_a}};
     return;
   }
   const int left = parts / 2;
-  const bool along_x = x1 - x0 >= y1 - y0;
+  const bool along_x = x1 - x0 > y1 - y0;
   const int a = along_x ? x0 : y0, b = along_x ? x1 : y1;
   const int cut = a + static_cast<int>((std::int64_t{b - a} * left + parts / 2) / parts);
   if (along_x) {

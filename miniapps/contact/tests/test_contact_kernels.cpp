@@ -523,6 +523,23 @@ std::vector<int> host_ids(const Kokkos::View<int*, Memory>& v) {
   return std::vector<int>(h.data(), h.data() + h.extent(0));
 }
 
+// Two ranks split the square plane across y: each keeps whole rows of A and
+// B along x (the elements' fastest index), half of them each.
+TEST(Decomposition, TwoRanksKeepWholeRows) {
+  const int n = 126;
+  const auto regions = bisect_plane(n, 2);
+  for (const Region& r : regions) {
+    EXPECT_EQ(r.lo[0], 0);
+    EXPECT_EQ(r.hi[0], n * h_a);
+  }
+  EXPECT_EQ(regions[0].hi[1], 63 * h_a);
+  EXPECT_EQ(regions[1].lo[1], 63 * h_a);
+  // A part's own elements are whole rows: n of A, then 2 n of B, in turn.
+  const std::vector<int> own = host_ids(decompose(mesh_shape(8), 0, 2).owned);
+  ASSERT_EQ(own.size(), std::size_t{5 * 8 * 8 * 8 / 2});
+  for (std::size_t k = 1; k < 8; ++k) EXPECT_EQ(own[k], own[0] + static_cast<int>(k));
+}
+
 // Every element has exactly one owner, for any rank count the plane allows.
 TEST(Decomposition, EveryElementHasOneOwner) {
   for (int n : {2, 5, 8})
