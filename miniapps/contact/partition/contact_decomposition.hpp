@@ -135,20 +135,12 @@ inline Decomposition decompose(const MeshShape& s, int rank, int ranks) {
   return d;
 }
 
-// The grid of a rank's part of the scene: its region widened by the reach
-// of ghosts and half an element in x and y (the whole scene's faces), the
-// whole height in z. Boxes reaching past it are binned into its border
-// cells, still found.
+// The grid of a rank's part of the scene: its region widened as the whole
+// scene's grid is (the reach of ghosts and half an element), so with the
+// same faces. Boxes reaching past it are binned into its border cells,
+// still found.
 inline Grid region_grid(int n, std::int64_t b_z, int cell, const Region& r) {
-  Grid g = make_grid(n, b_z, cell);
-  const std::int64_t margin = grid_margin_xy;
-  g.cells = g.dims[2];
-  for (int d = 0; d < 2; ++d) {
-    g.lo[d] = static_cast<int>(r.lo[d] - margin);
-    g.dims[d] = static_cast<int>((std::int64_t{r.hi[d]} + margin - g.lo[d]) / cell + 1);
-    g.cells *= g.dims[d];
-  }
-  return g;
+  return make_grid(n, b_z, cell, {r.lo[0], r.lo[1]}, {r.hi[0], r.hi[1]});
 }
 
 }  // namespace karma::contact

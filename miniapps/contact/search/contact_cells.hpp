@@ -6,6 +6,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <array>
 #include <climits>
 #include <cstdint>
 #include <functional>
@@ -43,17 +44,20 @@ struct Grid {
 // cells (results/campaigns/h200x2). A partitioned rank's grid keeps them.
 inline constexpr int grid_margin_xy = box_reach + unit / 2;
 
-// The grid for a step, from the scene's known extent (boxes reach at most
-// box_reach beyond their nominal element); a box outside would still be
-// found, in a clamped border cell.
-inline Grid make_grid(int n, std::int64_t b_z, int cell) {
+// The grid for a step over the plane's columns [lo_xy, hi_xy) (fixed-point
+// x and y), widened by grid_margin_xy, and the scene's whole height: boxes
+// reach at most box_reach beyond their nominal element, and a box outside
+// would still be found, in a clamped border cell. Every grid over any part
+// of the plane has the same faces.
+inline Grid make_grid(int n, std::int64_t b_z, int cell, const std::array<std::int64_t, 2>& lo_xy,
+                      const std::array<std::int64_t, 2>& hi_xy) {
   Grid g;
   g.cell = cell;
   const std::int64_t xy = grid_margin_xy, z = unit / 2;
   const std::int64_t top = scene_top(n, b_z);
   const std::int64_t bottom = std::min<std::int64_t>(0, b_z);
-  const std::int64_t lo[3] = {-xy, -xy, bottom - z};
-  const std::int64_t hi[3] = {std::int64_t(n) * h_a + xy, std::int64_t(n) * h_a + xy, top + z};
+  const std::int64_t lo[3] = {lo_xy[0] - xy, lo_xy[1] - xy, bottom - z};
+  const std::int64_t hi[3] = {hi_xy[0] + xy, hi_xy[1] + xy, top + z};
   g.cells = 1;
   for (int d = 0; d < 3; ++d) {
     g.lo[d] = static_cast<int>(lo[d]);
@@ -61,6 +65,12 @@ inline Grid make_grid(int n, std::int64_t b_z, int cell) {
     g.cells *= g.dims[d];
   }
   return g;
+}
+
+// The grid of the whole scene.
+inline Grid make_grid(int n, std::int64_t b_z, int cell) {
+  const std::int64_t side = std::int64_t{n} * h_a;
+  return make_grid(n, b_z, cell, {0, 0}, {side, side});
 }
 
 // Elements sorted by cell (a counting sort): cell c holds
