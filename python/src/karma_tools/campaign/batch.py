@@ -60,7 +60,8 @@ def _locked(out):
     """The campaign's karma-batch processes (a shell per GPU) take turns at campaign.json."""
     with contextlib.ExitStack() as stack:
         with contextlib.suppress(OSError):  # unlocked where no lock can be taken
-            fcntl.flock(stack.enter_context(open(os.path.join(out, LOCK), "a")), fcntl.LOCK_EX)
+            handle = stack.enter_context(open(os.path.join(out, LOCK), "a"))
+            fcntl.flock(handle, fcntl.LOCK_EX)
         yield
 
 
@@ -329,11 +330,14 @@ def _seconds(hhmmss):
 def _stop(proc):
     """SIGTERM to the job's group (its trap writes exit_code 143), then SIGKILL."""
     for sig, grace in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            with contextlib.suppress(ProcessLookupError):  # the group has gone
-                os.killpg(proc.pid, sig)
+        try:
+            os.killpg(proc.pid, sig)
             proc.wait(timeout=grace)
-            return
+        except subprocess.TimeoutExpired:
+            continue  # the next signal
+        except ProcessLookupError:
+            pass  # the group has gone
+        return
 
 
 def _prepare_results_dir(entry, *more):

@@ -79,9 +79,10 @@ def launcher_command(job, scheduler):
              # Hydra-like: Cray PALS, Intel MPI
              "mpiexec": f"mpiexec -n {job.ranks}"
              + f" --ppn {job.ranks_per_node}" * (job.ranks > 1)}
-    return words[launcher] if launcher in words else launcher.format(
-        nodes=job.nodes, ranks=job.ranks, ranks_per_node=job.ranks_per_node,
-        gpus_per_rank=job.gpus_per_rank, cpus_per_rank=job.cpus_per_rank or 1)
+    if launcher in words:
+        return words[launcher]
+    return launcher.format(nodes=job.nodes, ranks=job.ranks, ranks_per_node=job.ranks_per_node,
+                           gpus_per_rank=job.gpus_per_rank, cpus_per_rank=job.cpus_per_rank or 1)
 
 
 def auto_lines(job):
@@ -241,16 +242,20 @@ _PBS_STATES = {**dict.fromkeys("QHWT", PENDING), **dict.fromkeys("SREB", RUNNING
                **dict.fromkeys("XFC", FINISHED)}
 
 
+SCHEDULER_ANSWER_S = 60  # how long sbatch, squeue, qsub, ... may take to answer
+
+
 def _run(argv, check=True):
     """argv's CompletedProcess; ToolError (3) where it cannot run or (check) fails."""
     try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=60,
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=SCHEDULER_ANSWER_S,
                              stdin=subprocess.DEVNULL)
     except FileNotFoundError:  # Slurm's commands begin with s (scancel too), PBS's with q
         raise ToolError(f"{argv[0]} not found: is this a login node of a cluster with "
                         f"{'Slurm' if argv[0].startswith('s') else 'PBS'}?", 3) from None
     except subprocess.TimeoutExpired:
-        raise ToolError(f"{' '.join(argv)} did not answer within 60 s", 3) from None
+        raise ToolError(f"{' '.join(argv)} did not answer within {SCHEDULER_ANSWER_S} s",
+                        3) from None
     if check and out.returncode != 0:
         raise ToolError(f"{' '.join(argv)} failed: {out.stderr.strip() or out.stdout.strip()}", 3)
     return out
