@@ -87,36 +87,47 @@ class Programs:
 
     def resolve(self, check, entries, path, app, base, variables, env):
         """The program of the run at path (its entries); env: its Environment."""
-        name, node, key = f"karma-{app}", entries["app"], f"{path}.app"
-        looked, hint = f" beside karma-batch ({self.tool_dir}) nor", self.BIN_HINT
         if "executable" in entries:
             node, key = entries["executable"], f"{path}.executable"
             raw = node.text()
             filled = _fill(check, node, key, raw, variables)
             # A bare name is looked up in PATH as the job runs.
-            name = filled if "/" not in filled else \
+            executable = filled if "/" not in filled else \
                 os.path.normpath(os.path.join(base, os.path.expanduser(filled)))
             names = [n for n, _ in PLACEHOLDER.findall(raw) if n in variables]
-            looked, hint = "", f"--var {names[0]}=PATH names it" if names else \
+            hint = f"--var {names[0]}=PATH names it" if names else \
                 "a path is relative to the campaign file" if "/" in filled else \
                 "a bare name is looked up in PATH"
-        elif self.bin_dir:
-            name, looked = os.path.join(self.bin_dir, name), f" ({self.bin_origin} {self.bin_dir})"
-        elif _runnable(os.path.join(self.tool_dir, name)):
+            self._found(check, node, key, executable, "", hint, env)
+            return executable
+        name, node, key = f"karma-{app}", entries["app"], f"{path}.app"
+        if self.bin_dir:
+            executable = os.path.join(self.bin_dir, name)
+            self._found(check, node, key, executable, f" ({self.bin_origin} {self.bin_dir})",
+                        self.BIN_HINT, env)
+            return executable
+        if _runnable(os.path.join(self.tool_dir, name)):
             return os.path.join(self.tool_dir, name)  # beside the tools: a build's bin/
+        self._found(check, node, key, name, f" beside karma-batch ({self.tool_dir}) nor",
+                    self.BIN_HINT, env)
+        return name  # found in PATH when the job runs
+
+    def _found(self, check, node, key, executable, looked, hint, env):
+        """Refuses (check.fail) an executable that is not here, when required."""
         if not self.required:
-            return name  # a bare name is found in PATH when the job runs
-        if "/" in name:
-            what = None if _runnable(name) else \
-                "not an executable" if os.path.exists(name) else "not found"
-        else:  # in PATH here, or in the PATH that the run's environment exports
+            return
+        if "/" in executable:
+            if _runnable(executable):
+                return
+            what = "not an executable" if os.path.exists(executable) else "not found"
+        else:
+            # In PATH here, or in the PATH that the run's environment exports.
             search = os.path.expandvars(env.variables["PATH"]) if "PATH" in env.variables else None
-            what = None if shutil.which(name, path=search) else "not found"
-            looked += " in PATH"
-        if what:
-            check.fail(node, key, f"{name}: {what}{looked}; its jobs would fail with exit 127 "
-                       f"({hint})")
-        return name
+            if shutil.which(executable, path=search):
+                return
+            what, looked = "not found", f"{looked} in PATH"
+        check.fail(node, key, f"{executable}: {what}{looked}; its jobs would fail with "
+                   f"exit 127 ({hint})")
 
 
 def _runnable(path):
