@@ -64,7 +64,7 @@ def is_committed(path):
 
 
 @pytest.mark.parametrize("readme,commands", COMMANDS, ids=[c[0] for c in COMMANDS])
-def test_the_committed_tables_come_from_the_archives(tmp_path, readme, commands):
+def test_the_tables_come_from_the_archives(tmp_path, readme, commands):
     """Each command as its README gives it, run in the repository's top
     folder with its outputs written elsewhere: a committed output must come
     out byte for byte; one that is not committed (a report) must be made.
