@@ -478,6 +478,24 @@ TYPED_TEST(DynamicRagged, StorageLayout) {
   }
 }
 
+// Layout left pads its rows so that every slot starts on a 64-byte line,
+// also after a grow; layout right keeps rows of exactly the capacity.
+TYPED_TEST(DynamicRagged, LayoutLeftSlotsStartOnWholeLines) {
+  using D = DynamicRaggedRight<int, Memory, TypeParam>;
+  D d("d", 1001, 3);
+  for (int grown = 0; grown < 2; ++grown) {
+    const auto data = d.data();
+    EXPECT_EQ(data.extent(0), 1001u);
+    if (std::is_same<TypeParam, Kokkos::LayoutLeft>::value) {
+      EXPECT_EQ(data.stride(1) * sizeof(int) % 64, 0u);
+      EXPECT_GE(data.stride(1), 1001u);
+    } else {
+      EXPECT_EQ(data.stride(0), data.extent(1));
+    }
+    d.grow(5);
+  }
+}
+
 TEST(DynamicRaggedDown, ColumnsGrowDownAndCompress) {
   using D = DynamicRaggedDown<int>;
   D d("down", 4, 3);  // capacity 4, 3 columns
