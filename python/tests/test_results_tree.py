@@ -66,9 +66,9 @@ def is_committed(path):
 @pytest.mark.parametrize("readme,commands", COMMANDS, ids=[c[0] for c in COMMANDS])
 def test_the_tables_come_from_the_archives(tmp_path, readme, commands):
     """Each command as its README gives it, run in the repository's top
-    folder with its outputs written elsewhere: a committed output must come
-    out byte for byte; one that is not committed (a report) must be made.
-    Outputs of earlier commands stand in for their paths in later ones."""
+    folder with its outputs written elsewhere: each must be made (none is
+    committed: test_no_generated_table_is_committed). Outputs of earlier
+    commands stand in for their paths in later ones."""
     for words in commands:
         for i, w in enumerate(words[:-1]):
             if w == "--source":
@@ -92,13 +92,7 @@ def test_the_tables_come_from_the_archives(tmp_path, readme, commands):
         r = tool(*argv, cwd=ROOT, timeout=600)
         assert r.returncode == 0, (words, r.stderr)
         for out in outputs:
-            made = open(written[out], encoding="utf-8").read()
-            committed = os.path.join(ROOT, out)
-            if is_committed(out):
-                assert made == open(committed, encoding="utf-8").read(), \
-                    f"{out} is not what `{shlex.join(words)}` makes now"
-            else:
-                assert made, out
+            assert open(written[out], encoding="utf-8").read(), out
 
 
 def test_no_generated_table_is_committed():
