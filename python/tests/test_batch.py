@@ -111,7 +111,7 @@ def test_pbs_scripts(tmp_path, flavor):
     # launcher auto: the MPI the executable is linked with chooses the options.
     for line in ("#PBS -l walltime=00:20:00", "#PBS -q workq", "#PBS -A proj42", "#PBS -j oe",
                  f'karma_mpi=$(ldd "$(command -v {BIN}/karma-stream)" 2>/dev/null)',
-                 'karma_launch="mpiexec -n 16 --map-by ppr:4:node"',
+                 'karma_launch="mpiexec -n 16 --map-by ppr:4:node --bind-to none"',
                  'karma_launch="mpiexec -n 16 -ppn 4"',
                  f"$karma_launch {BIN}/karma-stream"):
         assert line in script

@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import socket
+import subprocess
 import sys
 
 import pytest
@@ -263,10 +264,20 @@ runs:
             for n in ("one.n1x1", "two.n1x2", "mine.n1x2")}
     assert f"\n{bin_dir}/karma-stream " in text["one.n1x1"]
     # More ranks: mpiexec with the options of the MPI karma-stream is linked with.
-    assert 'karma_launch="mpiexec -n 2 --map-by ppr:2:node"' in text["two.n1x2"]
+    assert 'karma_launch="mpiexec -n 2 --map-by ppr:2:node --bind-to none"' in text["two.n1x2"]
     assert 'karma_launch="mpiexec -n 2 -ppn 2"' in text["two.n1x2"]
     assert f"\n$karma_launch {bin_dir}/karma-stream " in text["two.n1x2"]
     assert f"\nmpirun --oversubscribe -np 2 {bin_dir}/karma-stream " in text["mine.n1x2"]
+    # Those words give each rank the node's cores: Open MPI's default binds each of two ranks
+    # to one core, where a mini-app's host threads (its checks) then queue.
+    words = re.search(r'libmpi\.so\.40.*karma_launch="([^"]+)"', text["two.n1x2"]).group(1)
+    if "Open MPI" in subprocess.run(["mpiexec", "--version"], capture_output=True,
+                                    text=True).stdout and (os.cpu_count() or 1) > 1:
+        r = subprocess.run(words.split() + [sys.executable, "-c",
+                                            "import os; print(len(os.sched_getaffinity(0)))"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and r.stdout.split() == [str(os.cpu_count())] * 2, \
+            r.stdout + r.stderr
     # Several nodes cannot run here.
     write(campaign, open(campaign).read() + f"  - {{name: far, app: stream, deck: "
           f"{STREAM_DECK}, nodes: 2}}\n")

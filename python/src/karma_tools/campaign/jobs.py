@@ -42,11 +42,13 @@ def not_found(logs):
 
 
 def _openmpi_words(job, command="mpiexec"):
-    """Open MPI: --map-by ppr (no --ppn), PE= cpus_per_rank cores; one unbound rank: neither."""
+    """Open MPI: --map-by ppr (no --ppn), PE= cpus_per_rank cores; one unbound rank: neither.
+    Several ranks without cpus_per_rank share the node's cores unbound, as under MPICH: Open
+    MPI's default binds each of two ranks to one core, where their host threads then queue."""
     ppr = f" --map-by ppr:{job.ranks_per_node}:node"
     if job.cpus_per_rank:
         return f"{command} -n {job.ranks}{ppr}:PE={job.cpus_per_rank} --bind-to core"
-    return f"{command} -n {job.ranks}" + ppr * (job.ranks > 1)
+    return f"{command} -n {job.ranks}" + f"{ppr} --bind-to none" * (job.ranks > 1)
 
 
 def _mpich_words(job):
