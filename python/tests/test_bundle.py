@@ -18,7 +18,8 @@ import pytest
 from conftest import ROOT, tool, write
 from karma_tools.bundle import bundle, facts
 from karma_tools.bundle.disclose import yaml_text
-from karma_tools.score import figure
+from karma_tools.core import __version__
+from karma_tools.score import figure, release
 from karma_tools.results import derived
 from karma_tools import yamlread
 
@@ -596,9 +597,12 @@ def test_the_committed_bundles_are_valid_and_reportable(name):
     r = check(path)
     jobs = 93 if name.startswith("h200x2-") else 66  # a node of two: its node classes too
     assert f"{jobs} job(s), {jobs} result(s) (0 reference)" in r.stdout
-    if "-dev" in name:  # a development version's, as HEAD makes them: no release
+    # A development version's, as HEAD makes them, or the release's being made (its version
+    # raised, its release file not yet written: docs/run-rules.md#releases): no release.
+    making = release.released(ROOT)["version"] != __version__
+    if "-dev-" in name or making and f"-{__version__}-" in name:
         assert r.returncode == 1 and "valid, not reportable" in r.stdout, r.stdout
-        assert "1.1.0-dev: no release" in r.stdout
+        assert re.search(r"suite\.version \S+: no release", r.stdout), r.stdout
         return
     assert r.returncode == 0 and r.stderr == "", r.stderr
     assert r.stdout.endswith(f"karma-bundle: {path}: valid and reportable\n")

@@ -1039,20 +1039,28 @@ def test_each_release_is_intact_at_its_own_commit():
         assert "deck keys are not compared" in r.stdout
 
 
-def test_a_development_version_claims_no_release():
-    """HEAD between releases: the version says -dev everywhere, and the
-    release check names what differs from the last release without failing."""
-    assert __version__.endswith("-dev")
+def test_the_checkout_claims_only_a_written_release():
+    """HEAD between releases says -dev everywhere, and the release check names what differs
+    from the last release without failing. While a release is made (docs/run-rules.md#releases,
+    its version raised, its release file not yet written) the check fails; once written, it
+    passes."""
     r = tool("karma-score", "release", "--bin-dir", build_bin())
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert f"this checkout is karma {__version__}, a development version that claims no " \
-        "release" in r.stdout
     out = subprocess.run([miniapp("stream"), "--version"], capture_output=True, text=True)
     assert __version__ in out.stdout, out.stdout
     with open(os.path.join(ROOT, "python", "pyproject.toml")) as f:  # PEP 440's spelling
         assert f'version = "{__version__.replace("-dev", ".dev0")}"' in f.read()
-    r = tool("karma-score", "release", "--write", "--bin-dir", build_bin())
-    assert r.returncode == 2 and "is a development version, no release" in r.stderr
+    if __version__.endswith("-dev"):
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert f"this checkout is karma {__version__}, a development version that claims " \
+            "no release" in r.stdout
+        r = tool("karma-score", "release", "--write", "--bin-dir", build_bin())
+        assert r.returncode == 2 and "is a development version, no release" in r.stderr
+    elif release.released(ROOT)["version"] != __version__:
+        assert r.returncode == 1 and f"this checkout says karma {__version__}, but " \
+            f"{release.RELEASE_FILE} is karma" in r.stderr, r.stdout + r.stderr
+    else:
+        assert r.returncode == 0 and f"this checkout is karma {__version__}'s release" \
+            in r.stdout, r.stdout + r.stderr
 
 
 def test_a_reference_records_what_its_code_versions_are_made_of(tmp_path):

@@ -8,7 +8,7 @@ import shutil
 import stat
 
 # Kept equal to project(VERSION) in the top-level CMakeLists.txt (a test checks).
-__version__ = "1.1.0-dev"
+__version__ = "1.1.0"
 
 # The package's folder (its schemas/ is package data) and the checkout holding it, if any.
 PACKAGE = os.path.dirname(os.path.abspath(__file__))
