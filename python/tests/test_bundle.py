@@ -587,6 +587,25 @@ PROCUREMENT = os.path.join(ROOT, "results", "procurement")
 BUNDLES = sorted(f for f in os.listdir(PROCUREMENT) if f.endswith(".tar.xz"))
 
 
+def test_a_bundle_is_complete_by_its_own_release_s_reference(monkeypatch):
+    """The rows a bundle must have are those its release's reference weighs (from git for an
+    earlier release), not the shipped reference's: 1.0.0's bundles lack 1.1's contact rows."""
+    real = facts.release_reasons
+
+    def with_a_row_more(karma, campaign_file):
+        reasons, notes, reference = real(karma, campaign_file)
+        row = next(r for r in reference["rows"] if r["class"] == "large")
+        reference = dict(reference, rows=reference["rows"] + [dict(row, work="not-measured")])
+        return reasons, notes, reference
+
+    path = os.path.join(PROCUREMENT, "h200-1.0.0.tar.xz")
+    assert bundle.examine(path)[2] == []
+    monkeypatch.setattr(facts, "release_reasons", with_a_row_more)
+    reasons = bundle.examine(path)[2]
+    assert len(reasons) == 1 and "1 row(s) the procurement score weighs have no reportable " \
+        "figure: " in reasons[0] and reasons[0].endswith("/not-measured"), reasons
+
+
 @pytest.mark.parametrize("name", BUNDLES)
 def test_the_committed_bundles_are_valid_and_reportable(name):
     """Every bundle under results/procurement, each unit's as committed: one

@@ -509,11 +509,11 @@ def examine(path, record=None):
     problems += archive.manifest_check(files)[1] + found
     if problems:
         return problems, summary, []
-    reasons, notes = facts.release_reasons(karma, campaign_file(files))
+    reasons, notes, reference = facts.release_reasons(karma, campaign_file(files))
     reasons += [] if any(rules.reportable(doc).get("reportable") is True for _, doc in karma) \
         else ["no result is reportable"]
-    if record is None:
-        record = figure.score([(figure.label_of(path), path)])["sets"][0]["record"]
+    if record is None:  # the rows its own release's reference weighs, else the shipped one's
+        record = figure.score([(figure.label_of(path), path)], reference)["sets"][0]["record"]
     if record["missing"]:
         reasons.append(f"{len(record['missing'])} row(s) the procurement score weighs have no "
                        "reportable figure: " + ", ".join(record["missing"]))

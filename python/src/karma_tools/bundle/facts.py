@@ -217,31 +217,32 @@ def release_of(version, commit):
 
 
 def release_reasons(karma, campaign_file):
-    """(why the results are not the release's reportable campaign, notes): one build of a
-    release from a clean tree, its campaign byte for byte, each kernel's code_version."""
+    """(why the results are not the release's reportable campaign, notes, the release's
+    reference or None): one build of a release from a clean tree, its campaign
+    byte for byte, each kernel's code_version."""
     builds = Counter((d["suite"]["version"], d["suite"]["git_describe"]) for _, d in karma)
     dirty = sum(d["suite"]["git_dirty"] is not False for _, d in karma)
     out = [f"{dirty} result(s) made from a modified tree (suite.git_dirty)"] if dirty else []
     if len(builds) != 1:
         return out + [f"the results name {len(builds)} builds (" + ", ".join(
-            f"{v} at {c}" for v, c in builds) + "): a submission is one build's"], []
+            f"{v} at {c}" for v, c in builds) + "): a submission is one build's"], [], None
     ((version, commit),) = builds
     rec, at = (None, None) if version.endswith("-dev") else release_of(version, commit)
     if rec is None:
         return out + [f"suite.version {version}: no release (campaigns/procurement/release.json "
-                      "or, before 1.0.0, a commit of that version git keeps)"], []
+                      "or, before 1.0.0, a commit of that version git keeps)"], [], None
     name, data = campaign_file
     if rec["campaigns"].get(f"campaigns/procurement/{os.path.basename(name)}") != \
             hashlib.sha256(data).hexdigest():
         out.append(f"{name}: not release {version}'s campaign of that name, byte for byte")
     if "before" in rec:
         return out, [f"release {version} has no release file: its campaigns as of the results' "
-                     f"commit {commit}; its code versions are not checked"]
+                     f"commit {commit}; its code versions are not checked"], None
     ref = rec["reference"]
     data = _git("show", f"{at}:{ref['file']}") if at else _shipped(figure.DEFAULT_REFERENCE)
     if data is None or hashlib.sha256(data).hexdigest() != ref["sha256"]:
         return out + [f"release {version}'s reference ({ref['file']}) is not at hand to "
-                      "compare the kernels' code versions with"], []
+                      "compare the kernels' code versions with"], [], None
     reference = json.loads(data)
     codes = {(row["app"], json.dumps([c["symbols"], c["launch"]], sort_keys=True)): c["version"]
              for row in reference["rows"] for c in row.get("codes") or []}
@@ -251,8 +252,8 @@ def release_reasons(karma, campaign_file):
                  k.get("code_version")) != k.get("code_version")]
     if other:
         return out + [f"{len(other)} kernel result(s) ran code other than release {version}'s "
-                      f"(code_version; {other[0]})"], []
+                      f"(code_version; {other[0]})"], [], reference
     made = field(reference, "suite.git_describe") or [commit]
     return out, [] if commit in made else [
         f"{MADE_AT}{commit}, not release {version}'s commit {made[0]}: its kernels' code "
-        "versions are the release's"]
+        "versions are the release's"], reference

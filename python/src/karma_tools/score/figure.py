@@ -606,7 +606,10 @@ def of_record(scored, reference, weights):
 
 
 def reference_of(source=None):
-    """(where, reference) of --reference: shipped (None), a file, or a set (GPU rows of both)."""
+    """(where, reference) of --reference: shipped (None), a file, a set (GPU rows of both),
+    or a reference already read (a release's, its sha256 checked: karma-bundle check)."""
+    if isinstance(source, dict):
+        return source["name"], source
     if source is None:
         source = shipped(DEFAULT_REFERENCE, "shipped reference", "--reference")
     path = getattr(source, "path", source)
