@@ -552,14 +552,15 @@ def missing_rows(path):
 
 
 def test_an_incomplete_campaign_is_not_reportable(packed):
-    """contact-gpu holds one reportable result, contact's large run: the
-    score's other rows have no figure."""
+    """contact-gpu holds one reportable result, contact's large run, from before contact
+    timed a step as one (its build and stats rows): the score's other rows have no figure."""
     r = check(packed)
     assert r.returncode == 1 and r.stderr == "", r.stderr
-    missing = [row for row in scored_rows() if not row.startswith("contact/large/")]
-    assert len(missing) == 29 and len(scored_rows()) == 31
+    given = ("contact/large/-/build", "contact/large/-/stats")
+    missing = [row for row in scored_rows() if row not in given]
+    assert len(missing) == 31 and len(scored_rows()) == 33
     assert r.stdout.endswith(
-        f"karma-bundle: {packed}: valid, not reportable: {NO_RELEASE}; 29 row(s) the "
+        f"karma-bundle: {packed}: valid, not reportable: {NO_RELEASE}; 31 row(s) the "
         f"procurement score weighs have no reportable figure: {', '.join(missing)}\n"), r.stdout
     assert missing_rows(str(packed)) == missing
 
@@ -573,7 +574,7 @@ def test_a_bundle_without_a_reportable_result_is_not_reportable(tmp_path, cpu_ca
     assert r.returncode == 1 and r.stderr == "", r.stderr
     assert r.stdout.splitlines()[-1] == (
         f"karma-bundle: {out}: valid, not reportable: {NO_RELEASE}; no result is reportable; "
-        "31 row(s) the "
+        "33 row(s) the "
         f"procurement score weighs have no reportable figure: {', '.join(scored_rows())}")
 
 
@@ -627,7 +628,10 @@ def test_the_committed_bundles_are_valid_and_reportable(name):
         return
     assert r.returncode == 0 and r.stderr == "", r.stderr
     assert r.stdout.endswith(f"karma-bundle: {path}: valid and reportable\n")
-    assert missing_rows(path) == []
+    # The shipped reference's rows: the release's bundles have them all; an earlier
+    # release's, those of its own reference.
+    if release.released(ROOT)["version"] in name:
+        assert missing_rows(path) == []
 
 
 def test_the_tier_is_the_highest_among_the_results(tmp_path, campaign):

@@ -343,16 +343,16 @@ def test_the_score_reads_the_set_as_the_report_opened_it(tmp_path):
     from karma_tools.core import write_folder
     from karma_tools.results import archive, resultset
     from karma_tools.score import figure
-    third = os.path.join(ROOT, "results", "procurement", "h200-1.0.0-third.tar.xz")
-    d = tmp_path / "third"
-    write_folder(str(d), archive.open_archive(third).files)
+    unit = os.path.join(ROOT, "results", "procurement", "h200-1.1.0-2b92b403.tar.xz")
+    d = tmp_path / "unit"
+    write_folder(str(d), archive.open_archive(unit).files)
     broken = write(str(d / "results" / "broken.json"), '{"schema_version": 2, "app": 1}')
     r = tool("karma-report", d, "--score", "--skip-invalid", "--no-plots", "-o", tmp_path / "r.md")
     assert r.returncode == 0, r.stderr
-    assert "Procurement figure: 0.996" in (tmp_path / "r.md").read_text()
+    assert "Procurement figure: 1.000" in (tmp_path / "r.md").read_text()
     opened = resultset.open(str(d), skip_invalid=True)
-    scored = figure.score([("third", opened)])["sets"][0]
-    assert scored["record"] == figure.score([("third", third)])["sets"][0]["record"]
+    scored = figure.score([("unit", opened)])["sets"][0]
+    assert scored["record"] == figure.score([("unit", unit)])["sets"][0]["record"]
     assert [x["file"] for x in scored["left_out"]] == [broken]
 
 

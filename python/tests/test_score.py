@@ -626,8 +626,13 @@ def test_the_shipped_reference_is_the_committed_release_bundles(tmp_path):
 
 
 def test_the_procurement_readme_gives_the_committed_scores(tmp_path):
-    """results/procurement/README.md's score table, made again from the
-    committed bundles against the shipped reference (the default)."""
+    """results/procurement/README.md's score tables, made again from the
+    committed bundles against 1.0.0's reference as git keeps it."""
+    commit = released_versions()["1.0.0"]
+    whole_history_or_skip(commit)
+    ref = tmp_path / "ref-1.0.0.json"
+    ref.write_bytes(subprocess.run(["git", "-C", ROOT, "show", f"{commit}:campaigns/procurement/"
+                                    "reference.json"], capture_output=True, check=True).stdout)
     sets = {"h100-0.2.0": "h100.tar.xz", "h200-0.2.0": "h200.tar.xz",
             "h200-1.0.0-again": "h200-1.0.0-again.tar.xz",
             "h200-1.0.0-third": "h200-1.0.0-third.tar.xz",
@@ -635,10 +640,8 @@ def test_the_procurement_readme_gives_the_committed_scores(tmp_path):
             "h200-1.1.0-dev-1b66883b": "h200-1.1.0-dev-1b66883b.tar.xz",
             "h200-1.1.0-dev-54b4912c": "h200-1.1.0-dev-54b4912c.tar.xz",
             "h200-1.1.0-dev-0ab1f3b8": "h200-1.1.0-dev-0ab1f3b8.tar.xz"}
-    r, doc = score_default(tmp_path, *(f"{k}={os.path.join(PROCUREMENT, v)}"
-                                       for k, v in sets.items()))
+    r, doc = score(tmp_path, ref, *(f"{k}={os.path.join(PROCUREMENT, v)}" for k, v in sets.items()))
     assert r.returncode == 0, r.stderr
-    assert doc["reference_file"] == SHIPPED
     text = open(os.path.join(PROCUREMENT, "README.md"), encoding="utf-8").read()
     for s in doc["sets"]:
         for tier in ("baseline", "optimized"):
@@ -834,7 +837,9 @@ def test_a_figure_of_record_only_for_a_valid_bundle_with_the_release_s_reference
     """A karma-bundle that checks valid and reportable, scored with the release's reference
     and weights, has a figure of record; any other score says UNOFFICIAL on its first line,
     its figure's line, its JSON and its page, and why, and exits 1 (--unofficial: 0)."""
-    bundle = f"c={os.path.join(PROCUREMENT, 'h200-1.0.0-third.tar.xz')}"
+    version = release.released(ROOT)["version"]
+    path = os.path.join(PROCUREMENT, f"h200-{version}-2b92b403.tar.xz")  # unit K
+    bundle = f"c={path}"
     out = tmp_path / "s.json"
     r = tool("karma-score", bundle, "--json", out)
     assert r.returncode == 0 and "UNOFFICIAL" not in r.stdout, r.stderr
@@ -845,8 +850,8 @@ def test_a_figure_of_record_only_for_a_valid_bundle_with_the_release_s_reference
         row["rounds"] = [x * 0.95 for x in row["rounds"]]
     (tmp_path / "ref.json").write_text(json.dumps(doctored))
     (tmp_path / "w.txt").write_text("hexgrad 1\n")
-    reference = "the reference ({}) is not karma 1.0.0's"
-    weights = "the weights ({}) are not karma 1.0.0's"
+    reference = f"the reference ({{}}) is not karma {version}'s"
+    weights = f"the weights ({{}}) are not karma {version}'s"
     for args, whys in ((["--reference", tmp_path / "ref.json"], [reference]),
                        (["--weights", tmp_path / "w.txt"], [weights]),
                        (["--reference", make_set(tmp_path / "set")], [reference])):
@@ -863,7 +868,7 @@ def test_a_figure_of_record_only_for_a_valid_bundle_with_the_release_s_reference
         assert "Of record: **no, UNOFFICIAL**" in page.read_text()
     r = tool("karma-score", bundle, "--weights", tmp_path / "w.txt", "--unofficial")
     assert r.returncode == 0 and r.stdout.startswith("# karma score: UNOFFICIAL (c: the weights")
-    with tarfile.open(os.path.join(PROCUREMENT, "h200-1.0.0-third.tar.xz")) as tar:
+    with tarfile.open(path) as tar:
         tar.extractall(tmp_path / "tree")  # its results as a tree: no bundle
     r = tool("karma-score", tmp_path / "tree" / "results")
     assert r.returncode == 1 and "not a karma-bundle (karma-bundle pack makes one)" in \

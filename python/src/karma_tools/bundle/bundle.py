@@ -500,7 +500,8 @@ def pack(campaign, disclosure, build_logs, weights=(), campaign_file=None):
 
 def examine(path, record=None):
     """(problems [(where, why)], summary lines, why a valid bundle is not a complete
-    reportable campaign) of the bundle at path; record: its figure of record, if scored."""
+    reportable campaign) of the bundle at path; record: its figure of record, if scored
+    with the shipped reference."""
     if not os.path.isfile(path):
         raise ToolError(f"{path}: not a file", 2)
     decks, problems = class_decks(), []
@@ -512,9 +513,12 @@ def examine(path, record=None):
     reasons, notes, reference = facts.release_reasons(karma, campaign_file(files))
     reasons += [] if any(rules.reportable(doc).get("reportable") is True for _, doc in karma) \
         else ["no result is reportable"]
-    if record is None:  # the rows its own release's reference weighs, else the shipped one's
+    # The rows its own release's reference weighs (record: scored with the shipped one).
+    if reference is facts.NO_REFERENCE:
+        record = None
+    elif record is None or reference is not None:
         record = figure.score([(figure.label_of(path), path)], reference)["sets"][0]["record"]
-    if record["missing"]:
+    if record and record["missing"]:
         reasons.append(f"{len(record['missing'])} row(s) the procurement score weighs have no "
                        "reportable figure: " + ", ".join(record["missing"]))
     return problems, summary + notes, reasons

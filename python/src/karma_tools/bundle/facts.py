@@ -216,9 +216,13 @@ def release_of(version, commit):
         for c in release.CAMPAIGNS}}, None
 
 
+# A release before release files had no reference file: the rows it weighed are not known.
+NO_REFERENCE = {"rows": None}
+
+
 def release_reasons(karma, campaign_file):
     """(why the results are not the release's reportable campaign, notes, the release's
-    reference or None): one build of a release from a clean tree, its campaign
+    reference, NO_REFERENCE or None): one build of a release from a clean tree, its campaign
     byte for byte, each kernel's code_version."""
     builds = Counter((d["suite"]["version"], d["suite"]["git_describe"]) for _, d in karma)
     dirty = sum(d["suite"]["git_dirty"] is not False for _, d in karma)
@@ -237,7 +241,7 @@ def release_reasons(karma, campaign_file):
         out.append(f"{name}: not release {version}'s campaign of that name, byte for byte")
     if "before" in rec:
         return out, [f"release {version} has no release file: its campaigns as of the results' "
-                     f"commit {commit}; its code versions are not checked"], None
+                     f"commit {commit}; its code versions and rows are not checked"], NO_REFERENCE
     ref = rec["reference"]
     data = _git("show", f"{at}:{ref['file']}") if at else _shipped(figure.DEFAULT_REFERENCE)
     if data is None or hashlib.sha256(data).hexdigest() != ref["sha256"]:
