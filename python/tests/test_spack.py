@@ -249,11 +249,11 @@ def test_source_addresses_come_from_the_site(recipe):
     assert module.Karma.git == "/srv/git/karma.git" and module.Karma.homepage == "file:///srv"
     versions = [(args, kwargs) for k, args, kwargs in load_recipe()[1] if k == "version"]
     assert versions[0] == (("main",), {"branch": "main"})
-    assert [args for args, _ in versions] == [("main",), ("1.0.0",)]
+    assert [args for args, _ in versions] == [("main",), ("1.1.0",), ("1.0.0",)]
 
 
 def test_a_release_version_is_the_commit_of_that_release(recipe):
-    """karma@1.0.0 builds the commit whose release file is 1.0.0's."""
+    """karma@X builds the commit whose release file is X's."""
     releases = [v[1:] for v in recipe[1] if v[0] == "version" and v[1] != ("main",)]
     assert releases
     for args, kwargs in releases:

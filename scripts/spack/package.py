@@ -40,8 +40,9 @@ class Karma(CMakePackage, CudaPackage, ROCmPackage):
     license("BSD-3-Clause")
 
     version("main", branch="main")
-    # The frozen release (CHANGELOG.md): its code, reference and release file.
-    version("1.0.0", commit="714c33acdaf4a0b56a7c36d0d27707cbe142accd", preferred=True)
+    # The frozen releases (CHANGELOG.md): their code, reference and release file.
+    version("1.1.0", commit="c0b215ee0929425c9ba11e512cb0face50307d7c", preferred=True)
+    version("1.0.0", commit="714c33acdaf4a0b56a7c36d0d27707cbe142accd")
 
     variant("mpi", default=True, description="MPI, one rank per device (off: a single-rank suite)")
     variant("tests", default=False, description="Build the unit and integration tests")
