@@ -1058,8 +1058,8 @@ def test_an_earlier_release_is_read_from_git(monkeypatch):
 def test_results_off_the_release_commit_name_it():
     """h200-1.0.0-again ran karma 1.0.0's kernels at e2cbe0bc: accepted, the commit named
     (on the page too)."""
-    note = "made at e2cbe0bc, not release 1.0.0's commit 1c4d884a: its kernels' code " \
-        "versions are the release's"
+    note = "made at e2cbe0bc, not at a commit release 1.0.0's reference ran (1c4d884a): its " \
+        "kernels' code versions are the release's"
     assert note in check(AGAIN).stdout.splitlines()
     record = figure.score([("b", AGAIN)])["sets"][0]["record"]
     assert bundle.page_facts(AGAIN, record)[0] == (True, [note])

@@ -259,5 +259,5 @@ def release_reasons(karma, campaign_file):
                       f"(code_version; {other[0]})"], [], reference
     made = field(reference, "suite.git_describe") or [commit]
     return out, [] if commit in made else [
-        f"{MADE_AT}{commit}, not release {version}'s commit {made[0]}: its kernels' code "
-        "versions are the release's"], reference
+        f"{MADE_AT}{commit}, not at a commit release {version}'s reference ran "
+        f"({', '.join(made)}): its kernels' code versions are the release's"], reference
