@@ -192,7 +192,7 @@ def test_register_lists_each_measurement_once(tmp_path):
     copy = results / "contact-gpu.tar.xz"
     copy.write_bytes(open(COMMITTED, "rb").read())
     listing = results / "measurements.sha256.xz"
-    listing.write_bytes(lzma.compress(f"{'0' * 64}  results/old.tar.xz/r.json\n".encode()))
+    listing.write_bytes(lzma.compress(f"{'0' * 16}  results/old.tar.xz/r.json\n".encode()))
     inside = [p for p in archive.walk_files(str(copy), ".json")
               if archive.is_measurement(archive.read_bytes(p))]
     assert inside
@@ -203,7 +203,7 @@ def test_register_lists_each_measurement_once(tmp_path):
     assert list(listed)[0] == "results/old.tar.xz/r.json"
     for p in inside:
         rel = os.path.relpath(p, tmp_path)
-        assert listed[rel] == hashlib.sha256(archive.read_bytes(p)).hexdigest(), rel
+        assert listed[rel] == hashlib.sha256(archive.read_bytes(p)).hexdigest()[:16], rel
     before = listing.read_bytes()
     r = tool("karma-archive", "register", listing, copy)
     assert r.returncode == 0 and "0 measurement(s) added" in r.stderr, r.stderr
@@ -215,6 +215,10 @@ def test_register_lists_each_measurement_once(tmp_path):
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and says in r.stderr, r.stderr
         assert listing.read_bytes() == before
     outside.unlink()
+    listing.write_bytes(lzma.compress(f"{'0' * 64}  results/old.tar.xz/r.json\n".encode()))
+    r = tool("karma-archive", "register", listing, copy)
+    assert r.returncode == 2 and r.stderr == f"karma-archive: error: {listing}:1: not a `digest  " \
+        "path` line (the digest: a sha256's first 16 hex digits)\n", r.stderr
 
 
 def test_an_empty_folder_is_not_archived(tmp_path):

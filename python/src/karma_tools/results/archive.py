@@ -318,15 +318,27 @@ def is_measurement(data):
                                       or "benchmarks" in doc and "context" in doc)
 
 
+# A list entry's digest: the sha256's first 16 hex digits, as code versions are. The list
+# guards against lost or changed files, not forgery; the full digest, all entropy, made
+# nine tenths of the list's bytes.
+DIGEST_DIGITS = 16
+
+
+def measurement_digest(data):
+    return hashlib.sha256(data).hexdigest()[:DIGEST_DIGITS]
+
+
 def read_measurements(path):
-    """{path: sha256} of a list of measurements (`sha256  path` lines, xz), in its order."""
+    """{path: digest} of a list of measurements (`digest  path` lines, xz; the digest is the
+    sha256's first DIGEST_DIGITS hex digits), in its order."""
     listed = {}
     try:
         with lzma.open(path, "rt", encoding="utf-8") as f:
             for number, line in enumerate(f, 1):
                 digest, sep, rel = line.rstrip("\n").partition("  ")
-                if not sep or len(digest) != 64:
-                    raise ToolError(f"{path}:{number}: not a `sha256  path` line", 2)
+                if not sep or not re.fullmatch(f"[0-9a-f]{{{DIGEST_DIGITS}}}", digest):
+                    raise ToolError(f"{path}:{number}: not a `digest  path` line (the digest: "
+                                    f"a sha256's first {DIGEST_DIGITS} hex digits)", 2)
                 listed[rel] = digest
     except (OSError, lzma.LZMAError, EOFError, UnicodeDecodeError) as e:
         raise ToolError(f"{path}: not a list of measurements ({e})", 2)
@@ -348,7 +360,7 @@ def register(list_path, archives):
             data = read_bytes(p)
             rel = os.path.relpath(p, base)
             if rel not in listed and is_measurement(data):
-                listed[rel] = hashlib.sha256(data).hexdigest()
+                listed[rel] = measurement_digest(data)
     text = "".join(f"{digest}  {rel}\n" for rel, digest in listed.items())
     atomic_write(list_path, xz(text.encode("utf-8")))
     return len(listed) - before, len(listed)
