@@ -501,7 +501,7 @@ def pack(campaign, disclosure, build_logs, weights=(), campaign_file=None):
 def examine(path, record=None):
     """(problems [(where, why)], summary lines, why a valid bundle is not a complete
     reportable campaign) of the bundle at path; record: its figure of record, if scored
-    with the shipped reference."""
+    with the shipped reference and weights."""
     if not os.path.isfile(path):
         raise ToolError(f"{path}: not a file", 2)
     decks, problems = class_decks(), []
@@ -513,7 +513,7 @@ def examine(path, record=None):
     reasons, notes, reference = facts.release_reasons(karma, campaign_file(files))
     reasons += [] if any(rules.reportable(doc).get("reportable") is True for _, doc in karma) \
         else ["no result is reportable"]
-    # The rows its own release's reference weighs (record: scored with the shipped one).
+    # The rows its own release's reference weighs: the shipped one's are the record's.
     if reference is facts.NO_REFERENCE:
         record = None
     elif record is None or reference is not None:
@@ -551,8 +551,8 @@ def mark_official(report):
     if {a: round(w, 12) for a, w in report["weights"].items()} != frozen["weights"]:
         scored.append(f"the weights ({report['weights_file']}) are not karma {version}'s "
                       f"({release.RELEASE_FILE})")
-    for s in report["sets"]:
-        s["facts"] = page_facts(s["path"], s["record"])
+    for s in report["sets"]:  # a record scored with other files: the check scores again
+        s["facts"] = page_facts(s["path"], None if scored else s["record"])
         answer, other = s["facts"][0], [v for v in s["suite_versions"] if v != version]
         # (True, [a note]) where the check names the commit results off the release's came from
         reasons = ["not a karma-bundle (karma-bundle pack makes one)"] if answer is None else \

@@ -221,9 +221,10 @@ NO_REFERENCE = {"rows": None}
 
 
 def release_reasons(karma, campaign_file):
-    """(why the results are not the release's reportable campaign, notes, the release's
-    reference, NO_REFERENCE or None): one build of a release from a clean tree, its campaign
-    byte for byte, each kernel's code_version."""
+    """(why the results are not the release's reportable campaign, notes, the reference whose
+    rows they must have: an earlier release's as git keeps it, NO_REFERENCE, or None for the
+    shipped one's): one build of a release from a clean tree, its campaign byte for byte,
+    each kernel's code_version."""
     builds = Counter((d["suite"]["version"], d["suite"]["git_describe"]) for _, d in karma)
     dirty = sum(d["suite"]["git_dirty"] is not False for _, d in karma)
     out = [f"{dirty} result(s) made from a modified tree (suite.git_dirty)"] if dirty else []
@@ -248,6 +249,7 @@ def release_reasons(karma, campaign_file):
         return out + [f"release {version}'s reference ({ref['file']}) is not at hand to "
                       "compare the kernels' code versions with"], [], None
     reference = json.loads(data)
+    earlier = reference if at else None  # the shipped reference is scored by default
     codes = {(row["app"], json.dumps([c["symbols"], c["launch"]], sort_keys=True)): c["version"]
              for row in reference["rows"] for c in row.get("codes") or []}
     other = [f"{path}: {k['name']} {k.get('code_version')}" for path, doc in karma
@@ -256,8 +258,8 @@ def release_reasons(karma, campaign_file):
                  k.get("code_version")) != k.get("code_version")]
     if other:
         return out + [f"{len(other)} kernel result(s) ran code other than release {version}'s "
-                      f"(code_version; {other[0]})"], [], reference
+                      f"(code_version; {other[0]})"], [], earlier
     made = field(reference, "suite.git_describe") or [commit]
     return out, [] if commit in made else [
         f"{MADE_AT}{commit}, not at a commit release {version}'s reference ran "
-        f"({', '.join(made)}): its kernels' code versions are the release's"], reference
+        f"({', '.join(made)}): its kernels' code versions are the release's"], earlier
