@@ -1058,8 +1058,8 @@ def test_an_earlier_release_is_read_from_git(monkeypatch):
 def test_results_off_the_release_commit_name_it():
     """h200-1.0.0-again ran karma 1.0.0's kernels at e2cbe0bc: accepted, the commit named
     (on the page too)."""
-    note = "made at e2cbe0bc, not at a commit release 1.0.0's reference ran (1c4d884a): its " \
-        "kernels' code versions are the release's"
+    note = "made at e2cbe0bc, not at release 1.0.0's commit or a commit its reference ran " \
+        "(714c33ac, 1c4d884a): its kernels' code versions are the release's"
     assert note in check(AGAIN).stdout.splitlines()
     record = figure.score([("b", AGAIN)])["sets"][0]["record"]
     assert bundle.page_facts(AGAIN, record)[0] == (True, [note])
@@ -1068,13 +1068,27 @@ def test_results_off_the_release_commit_name_it():
         "111ea86a" in check(H100).stdout
 
 
-def test_acceptance_passes_two_runs_of_one_unit():
-    """Issue 93: the reportable campaign and one more round of it, made on one H200 in one lease
-    (GPU-0ab1f3b8), are accepted app by app; both ran on that unit alone."""
-    bid = os.path.join(PROCUREMENT, "h200-1.1.0-dev-0ab1f3b8.tar.xz")
-    delivered = os.path.join(PROCUREMENT, "acceptance", "h200-1.1.0-dev-0ab1f3b8-delivered.tar.xz")
+def test_results_of_the_release_commit_name_none():
+    """A fresh clone of the release's commit (Spack's: the last to write its release file)
+    is the release: unit M ran 1.1.0 at c0b215ee, where no reference unit ran."""
+    needs_history("714c33ac")
+    assert [facts.release_commit(v)[:8] for v in ("1.0.0", "1.1.0")] == ["714c33ac", "c0b215ee"]
+    path = os.path.join(PROCUREMENT, "h200-1.1.0-70cf3e9e.tar.xz")
+    r = check(path)
+    assert r.returncode == 0 and facts.MADE_AT not in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize("bid, uuid", [
+    ("h200-1.1.0-dev-0ab1f3b8", "GPU-0ab1f3b8-029c-2230-0a0b-7cfb68ec3a02"),
+    ("h200-1.1.0-70cf3e9e", "GPU-70cf3e9e-e4a2-9063-329d-8d16786cf4d1")])
+def test_acceptance_passes_two_runs_of_one_unit(bid, uuid):
+    """Issues 93 and 99: the reportable campaign and one more round of it, made on one H200 in
+    one lease (unit G; M, 1.1.0's proof), are accepted app by app; both ran on that unit
+    alone."""
+    delivered = os.path.join(PROCUREMENT, "acceptance", f"{bid}-delivered.tar.xz")
+    bid = os.path.join(PROCUREMENT, f"{bid}.tar.xz")
     units = [figure.unit_of(p, figure.load_runs(p)[0], "gpu")["ids"] for p in (bid, delivered)]
-    assert units == [["GPU-0ab1f3b8-029c-2230-0a0b-7cfb68ec3a02"]] * 2
+    assert units == [[uuid]] * 2
     r = tool("karma-score", "accept", bid, delivered)
     accepted = [line for line in r.stdout.splitlines() if line.endswith(": accepted")]
     assert r.returncode == 0 and len(accepted) == 5, r.stdout + r.stderr

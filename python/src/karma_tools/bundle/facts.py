@@ -216,6 +216,21 @@ def release_of(version, commit):
         for c in release.CAMPAIGNS}}, None
 
 
+def release_commit(version):
+    """The commit of release `version` (Spack's): the last to write its release file; None
+    without git."""
+    def log(*args):
+        out = _git("log", "--format=%H", *args, "--", release.RELEASE_FILE)
+        return (out or b"").decode().split()
+    changed = log("-S", f'"version": "{version}"')
+    if not changed:
+        return None
+    shipped, _ = parse_json(_shipped(release.RELEASE_FILE) or b"null")
+    # A later release's file replaced it: the release is the last commit before that one.
+    later = not (isinstance(shipped, dict) and shipped.get("version") == version)
+    return (log("-1", f"{changed[0]}^" if later else "HEAD") or [None])[0]
+
+
 # A release before release files had no reference file: the rows it weighed are not known.
 NO_REFERENCE = {"rows": None}
 
@@ -260,6 +275,10 @@ def release_reasons(karma, campaign_file):
         return out + [f"{len(other)} kernel result(s) ran code other than release {version}'s "
                       f"(code_version; {other[0]})"], [], earlier
     made = field(reference, "suite.git_describe") or [commit]
-    return out, [] if commit in made else [
-        f"{MADE_AT}{commit}, not at a commit release {version}'s reference ran "
-        f"({', '.join(made)}): its kernels' code versions are the release's"], earlier
+    at_release = release_commit(version)
+    if commit in made or (at_release or "").startswith(commit):
+        return out, [], earlier
+    made = [at_release[:len(commit)]] * bool(at_release) + made
+    return out, [f"{MADE_AT}{commit}, not at release {version}'s commit or a commit its "
+                 f"reference ran ({', '.join(made)}): its kernels' code versions are the "
+                 "release's"], earlier
