@@ -197,11 +197,15 @@ def _shipped(rel):
         return None
 
 
+def _release_file_log(*args):
+    """The commits, newest first, that `git log ARGS` lists of the release file."""
+    return (_git("log", "--format=%H", *args, "--", release.RELEASE_FILE) or b"").decode().split()
+
+
 def release_of(version, commit):
     """(the release file of `version`, the commit git keeps it at or None), or (None, None);
     a release before release files: its campaigns {path: sha256} at `commit`, 'before'."""
-    for at in [None] + (_git("log", "--format=%H", "-S", f'"version": "{version}"', "--",
-                             release.RELEASE_FILE) or b"").decode().split()[-1:]:
+    for at in [None] + _release_file_log("-S", f'"version": "{version}"')[-1:]:
         doc, _ = parse_json((_git("show", f"{at}:{release.RELEASE_FILE}") if at else
                              _shipped(release.RELEASE_FILE)) or b"null")
         if isinstance(doc, dict) and doc.get("version") == version:
@@ -219,16 +223,13 @@ def release_of(version, commit):
 def release_commit(version):
     """The commit of release `version` (Spack's): the last to write its release file; None
     without git."""
-    def log(*args):
-        out = _git("log", "--format=%H", *args, "--", release.RELEASE_FILE)
-        return (out or b"").decode().split()
-    changed = log("-S", f'"version": "{version}"')
+    changed = _release_file_log("-S", f'"version": "{version}"')
     if not changed:
         return None
     shipped, _ = parse_json(_shipped(release.RELEASE_FILE) or b"null")
     # A later release's file replaced it: the release is the last commit before that one.
     later = not (isinstance(shipped, dict) and shipped.get("version") == version)
-    return (log("-1", f"{changed[0]}^" if later else "HEAD") or [None])[0]
+    return (_release_file_log("-1", f"{changed[0]}^" if later else "HEAD") or [None])[0]
 
 
 # A release before release files had no reference file: the rows it weighed are not known.
@@ -278,7 +279,7 @@ def release_reasons(karma, campaign_file):
     at_release = release_commit(version)
     if commit in made or (at_release or "").startswith(commit):
         return out, [], earlier
-    made = [at_release[:len(commit)]] * bool(at_release) + made
+    made = ([at_release[:len(commit)]] if at_release else []) + made
     return out, [f"{MADE_AT}{commit}, not at release {version}'s commit or a commit its "
                  f"reference ran ({', '.join(made)}): its kernels' code versions are the "
                  "release's"], earlier
