@@ -6,6 +6,7 @@ would have them."""
 import copy
 import json
 import os
+import re
 
 import pytest
 
@@ -130,6 +131,35 @@ def test_the_bundle_check_wants_each_node_run_on_every_gpu(cls, uuids, wrong):
     assert any("a node class runs one rank on each GPU" in why for _, why in found) == wrong
 
 
+def readme_section(title):
+    """results/procurement/README.md's section `title`, its whitespace made single spaces."""
+    text = open(os.path.join(PROCUREMENT, "README.md"), encoding="utf-8").read()
+    start = text.index(f"\n## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return " ".join(text[start:end if end > 0 else None].split())
+
+
+def cell(value, span):
+    return f"{value:.3f} ({span[0]:.3f}-{span[1]:.3f})"
+
+
+def assert_gives_the_node(s, section, per_gpu, names):
+    """The section's figures of a node of two: per GPU and per node (with per watt), the
+    per-node apps, and each GPU alone (named in `names`)."""
+    record, node = s["record"], s["node"]
+    assert node["gpus"] == 2 and node["complete"] and node["rows"] == 16
+    for what, r in ((per_gpu, record), ("**per node**", node)):
+        figure = cell(r["figure"], r["interval"])
+        figure = f"**{figure}**" if what.startswith("**") else figure
+        row = f"| {figure} | {cell(r['per_watt'], r['per_watt_interval'])} |"
+        assert re.search(rf"\| {re.escape(what)}[^|]* {re.escape(row)}", section), (what, row)
+    for app, a in node["apps"].items():
+        assert f"{app} {a['score']:.3f}" in section, app
+    for g, name in zip(s["gpus_alone"], names):
+        alone = cell(g["score"], g["interval"])
+        assert f"{name} scores {alone}" in section or f"{name} {alone}" in section, name
+
+
 def test_the_procurement_readme_gives_the_node_s_figures(tmp_path):
     """results/procurement/README.md's node of two H200s, made again: its per-GPU and per-node
     figures against the reference of its own one-GPU runs, and its GPUs each alone."""
@@ -142,20 +172,23 @@ def test_the_procurement_readme_gives_the_node_s_figures(tmp_path):
              ".tar.xz", "--reference", ref, "--json", out, "--unofficial")
     assert r.returncode == 0, r.stderr
     s = json.loads(out.read_text())["sets"][0]
-    text = open(os.path.join(PROCUREMENT, "README.md"), encoding="utf-8").read()
+    assert_gives_the_node(s, readme_section("A node of two H200s: per GPU and per node "
+                                            "(issue 94)"), "per GPU (GPU 0)", "HI")
 
-    def cell(value, span):
-        return f"{value:.3f} ({span[0]:.3f}-{span[1]:.3f})"
 
-    record, node = s["record"], s["node"]
-    assert node["gpus"] == 2 and node["complete"] and node["rows"] == 16
-    for what, r in (("per GPU (GPU 0)", record), ("**per node**", node)):
-        figure = cell(r["figure"], r["interval"])
-        figure = f"**{figure}**" if what.startswith("**") else figure
-        assert f"| {what}" in text and f"| {figure} | " \
-            f"{cell(r['per_watt'], r['per_watt_interval'])} |" in text
-    for app, a in node["apps"].items():
-        assert f"{app} {a['score']:.3f}" in text
-    for g, name in zip(s["gpus_alone"], "HI"):
-        assert f"{name} scores {cell(g['score'], g['interval'])}" in text \
-            or f"{name} {cell(g['score'], g['interval'])}" in text
+def test_the_procurement_readme_gives_the_release_s_node(tmp_path):
+    """Issue 99: karma 1.1.0's node of two (N and O) against the reference of J, K and L, the
+    per-node figure from their one-GPU node rows, as results/procurement/README.md gives it."""
+    ref, out = tmp_path / "jkl.json", tmp_path / "s.json"
+    r = tool("karma-score", "reference", *(os.path.join(PROCUREMENT, f"h200-1.1.0-{u}.tar.xz")
+                                           for u in ("141bbcbf", "2b92b403", "1fdbb3e3")),
+             "-o", ref)
+    assert r.returncode == 0, r.stderr
+    r = tool("karma-score", f"N={os.path.join(PROCUREMENT, 'h200x2-1.1.0-a132b1b7.tar.xz')}",
+             "--reference", ref, "--json", out, "--unofficial")
+    assert r.returncode == 0, r.stderr
+    s = json.loads(out.read_text())["sets"][0]
+    assert s["node"]["reference_gpus"] == 1 and s["node"]["verdict"] == "better than the reference"
+    assert_gives_the_node(s, readme_section("A node of two H200s of karma 1.1.0: units N and O "
+                                            "(issue 99)"), "per GPU (N), against J, K and L",
+                          "NO")

@@ -659,18 +659,18 @@ def test_the_procurement_readme_gives_the_committed_scores(tmp_path):
 @pytest.mark.parametrize("unit, others", [("A", "BC"), ("B", "AC"), ("C", "AB"),
                                           ("D", "EF"), ("E", "DF"), ("F", "DE"), ("G", "DEF"),
                                           ("H", "DEF"), ("J", "KL"), ("K", "JL"), ("L", "JK"),
-                                          ("M", "JKL")])
+                                          ("M", "JKL"), ("N", "JKL")])
 def test_the_procurement_readme_gives_each_unit_against_the_others(tmp_path, unit, others):
     """Leave-one-out: each unit of one code (1.0.0's; 1.1.0-dev's; 1.1.0's reference units)
     against a reference of the other two, and G and H (GPU 0 of a node of two), units outside
-    them, against D, E and F, and M, 1.1.0's proof, against J, K and L, as the README's tables
-    give it
+    them, against D, E and F, and M, 1.1.0's proof, and N (GPU 0 of 1.1.0's node of two) against
+    J, K and L, as the README's tables give it
     (figure, rounds, band, words, the apps outside the band; per watt the same)."""
-    bundles = dict(zip("ABCDEFGHJKLM", (
+    bundles = dict(zip("ABCDEFGHJKLMN", (
         "h200-1.0.0", "h200-1.0.0-again", "h200-1.0.0-third", "h200-1.1.0-dev-91524dc8",
         "h200-1.1.0-dev-1b66883b", "h200-1.1.0-dev-54b4912c", "h200-1.1.0-dev-0ab1f3b8",
         "h200x2-1.1.0-dev-af001311", "h200-1.1.0-141bbcbf", "h200-1.1.0-2b92b403",
-        "h200-1.1.0-1fdbb3e3", "h200-1.1.0-70cf3e9e")))
+        "h200-1.1.0-1fdbb3e3", "h200-1.1.0-70cf3e9e", "h200x2-1.1.0-a132b1b7")))
     ref = tmp_path / "ref.json"
     r = tool("karma-score", "reference", *(os.path.join(PROCUREMENT, bundles[u] + ".tar.xz")
                                            for u in others), "-o", ref)
