@@ -11,7 +11,8 @@ import re
 import pytest
 
 from conftest import ROOT, tool
-from test_score import JOBS, ROUNDS, close, make_set, original, scale, with_rules, write
+from test_score import JOBS, ROUNDS, close, figure_span, make_set, original, scale, \
+    with_rules, write
 
 PROCUREMENT = os.path.join(ROOT, "results", "procurement")
 STRONG = {"mgs.n1x1.layoutleft": "mgs", "contact.n1x1": "contact"}
@@ -140,7 +141,7 @@ def readme_section(title):
 
 
 def cell(value, span):
-    return f"{value:.3f} ({span[0]:.3f}-{span[1]:.3f})"
+    return f"{value:.3f} ({figure_span(span)})"
 
 
 def assert_gives_the_node(s, section, per_gpu, names):
