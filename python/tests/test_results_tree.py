@@ -21,7 +21,7 @@ MEASUREMENTS = os.path.join(RESULTS, "measurements.sha256.xz")
 # documents, 22 Google Benchmark files), then raised with the list by each
 # archive or bundle added since and lowered by each retired (results/README.md
 # counts them by kind).
-MEASURED = 8315
+MEASURED = 8407
 OUTPUT_FLAGS = ("--markdown", "--csv", "--json", "-o")
 
 
