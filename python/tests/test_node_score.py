@@ -11,8 +11,7 @@ import re
 import pytest
 
 from conftest import ROOT, tool
-from test_score import JOBS, ROUNDS, close, figure_span, make_set, original, scale, \
-    with_rules, write
+from test_score import JOBS, ROUNDS, cell, close, make_set, original, scale, with_rules, write
 
 PROCUREMENT = os.path.join(ROOT, "results", "procurement")
 STRONG = {"mgs.n1x1.layoutleft": "mgs", "contact.n1x1": "contact"}
@@ -138,10 +137,6 @@ def readme_section(title):
     start = text.index(f"\n## {title}\n")
     end = text.find("\n## ", start + 1)
     return " ".join(text[start:end if end > 0 else None].split())
-
-
-def cell(value, span):
-    return f"{value:.3f} ({figure_span(span)})"
 
 
 def assert_gives_the_node(s, section, per_gpu, names):

@@ -628,11 +628,7 @@ def test_the_shipped_reference_is_the_committed_release_bundles(tmp_path):
 def test_the_procurement_readme_gives_the_committed_scores(tmp_path):
     """results/procurement/README.md's score tables, made again from the
     committed bundles against 1.0.0's reference as git keeps it."""
-    commit = released_versions()["1.0.0"]
-    whole_history_or_skip(commit)
-    ref = tmp_path / "ref-1.0.0.json"
-    ref.write_bytes(subprocess.run(["git", "-C", ROOT, "show", f"{commit}:campaigns/procurement/"
-                                    "reference.json"], capture_output=True, check=True).stdout)
+    ref = released_reference(tmp_path, "1.0.0")
     sets = {"h100-0.2.0": "h100.tar.xz", "h200-0.2.0": "h200.tar.xz",
             "h200-1.0.0-again": "h200-1.0.0-again.tar.xz",
             "h200-1.0.0-third": "h200-1.0.0-third.tar.xz",
@@ -679,7 +675,7 @@ def test_the_procurement_readme_gives_each_unit_against_the_others(tmp_path, uni
     record = doc["sets"][0]["record"]
 
     def cells(value, span, band, words):
-        return [f"{value:.3f} ({figure_span(span)})", figure_span(band),
+        return [cell(value, span), figure_span(band),
                 "within" if words.startswith("within") else f"**{words.split()[0]}**"]
 
     apps = doc["sets"][0]["tiers"]["baseline"]["apps"]
@@ -736,6 +732,11 @@ def test_a_unit_on_two_boards_counts_for_neither():
 
 def figure_span(span):
     return f"{span[0]:.3f}-{span[1]:.3f}"
+
+
+def cell(value, span):
+    """A figure with its rounds' interval, as the READMEs' tables write it."""
+    return f"{value:.3f} ({figure_span(span)})"
 
 
 def assert_pages_quote(record, *pages, words_too=()):
@@ -1033,6 +1034,16 @@ def whole_history_or_skip(commit):
                            capture_output=True, text=True)
     if shown.returncode != 0:
         pytest.skip(f"not a whole git checkout: {commit} cannot be read")
+
+
+def released_reference(tmp_path, version):
+    """The reference file a release shipped, as git keeps it at the release's commit."""
+    commit = released_versions()[version]
+    whole_history_or_skip(commit)
+    ref = tmp_path / f"ref-{version}.json"
+    ref.write_bytes(subprocess.run(["git", "-C", ROOT, "show", f"{commit}:campaigns/procurement/"
+                                    "reference.json"], capture_output=True, check=True).stdout)
+    return ref
 
 
 def test_each_release_is_intact_at_its_own_commit():
