@@ -1041,8 +1041,9 @@ def released_reference(tmp_path, version):
     commit = released_versions()[version]
     whole_history_or_skip(commit)
     ref = tmp_path / f"ref-{version}.json"
-    ref.write_bytes(subprocess.run(["git", "-C", ROOT, "show", f"{commit}:campaigns/procurement/"
-                                    "reference.json"], capture_output=True, check=True).stdout)
+    shown = subprocess.run(["git", "-C", ROOT, "show", f"{commit}:{figure.DEFAULT_REFERENCE}"],
+                           capture_output=True, check=True)
+    ref.write_bytes(shown.stdout)
     return ref
 
 
