@@ -272,16 +272,17 @@ std::optional<Reading> next_step(const Counter& c, double timeout_s, std::string
   // second. A reader preempted there, or a read that stalled, widens that
   // bracket and would date a window's edge by the stall: such a change becomes
   // the new baseline and the next one is awaited.
-  double previous_start = now_s();
+  const auto clock_s = [&c] { return c.now ? c.now() : now_s(); };
+  double previous_start = clock_s();
   auto last = c.read(why);
   if (!last) return std::nullopt;
-  const double give_up = now_s() + timeout_s;
+  const double give_up = clock_s() + timeout_s;
   double narrowest = 0;  // of the brackets without a change: how slow reads are
   std::optional<Reading> loose;
   while (true) {
-    const double start = now_s();
+    const double start = clock_s();
     const auto v = c.read(why);
-    const double end = now_s();
+    const double end = clock_s();
     if (!v) return std::nullopt;
     const double bracket = end - previous_start;
     Reading r{*v, 0.5 * (previous_start + end), loose ? loose->changes + 1 : 1};
@@ -310,15 +311,15 @@ std::optional<Reading> next_step(const Counter& c, double timeout_s, std::string
 double bracket_for_step(double step_s) { return std::max(max_bracket_s, step_s / 4); }
 
 std::optional<Idle> measure_idle(const Counter& c, std::string& why) {
-  // The step is not known before the first interval: any bracket dates the
-  // first change.
-  const auto first = next_step(c, 2.0, why, 2.0);
+  // Until the step is known, changes are dated in the narrowest bracket any
+  // step allows: one read in a stall would lengthen the step by half the stall.
+  const auto first = next_step(c, 2.0, why);
   if (!first) return std::nullopt;
   Reading last = *first;
   Idle idle;
   int changes = 0;
   for (int readings = 0; readings < 4 || last.at_s - first->at_s < 0.2; ++readings) {
-    const double bracket = idle.interval_s > 0 ? bracket_for_step(idle.interval_s) : 2.0;
+    const double bracket = idle.interval_s > 0 ? bracket_for_step(idle.interval_s) : max_bracket_s;
     const auto r = next_step(c, 2.0, why, bracket);
     if (!r) return std::nullopt;
     // An interval over a change read in a wide bracket spans two steps or more.

@@ -37,6 +37,10 @@ struct Counter {
   // source gives them (empty object otherwise).
   std::function<nlohmann::json()> limits;
   std::function<nlohmann::json()> clocks;
+  // Seconds on the clock next_step dates readings by; empty: now_s. Tests
+  // of the step logic give one that only they advance, which a loaded host
+  // cannot preempt between two reads.
+  std::function<double()> now;
 };
 
 // One RAPL domain as the powercap tree shows it.
