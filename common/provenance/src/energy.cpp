@@ -312,15 +312,15 @@ double bracket_for_step(double step_s) { return std::max(max_bracket_s, step_s /
 
 std::optional<Idle> measure_idle(const Counter& c, std::string& why) {
   // Until the step is known, changes are dated in the narrowest bracket any
-  // step allows: one read in a stall would lengthen the step by half the stall.
+  // step allows (bracket_for_step(0), max_bracket_s): one read in a stall
+  // would lengthen the step by half the stall.
   const auto first = next_step(c, 2.0, why);
   if (!first) return std::nullopt;
   Reading last = *first;
   Idle idle;
   int changes = 0;
   for (int readings = 0; readings < 4 || last.at_s - first->at_s < 0.2; ++readings) {
-    const double bracket = idle.interval_s > 0 ? bracket_for_step(idle.interval_s) : max_bracket_s;
-    const auto r = next_step(c, 2.0, why, bracket);
+    const auto r = next_step(c, 2.0, why, bracket_for_step(idle.interval_s));
     if (!r) return std::nullopt;
     // An interval over a change read in a wide bracket spans two steps or more.
     if (r->changes == 1) idle.interval_s = std::max(idle.interval_s, r->at_s - last.at_s);
